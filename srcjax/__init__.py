@@ -1,0 +1,20 @@
+"""srcjax: JAX's function transformations by source-to-source transformation.
+
+``grad``, ``value_and_grad`` (and, as they land, ``jit``, ``vmap``, ``jvp`` ...)
+read a function's source, rewrite its AST and run the generated Python code,
+which ``srcjax.source(fn)`` prints.
+"""
+
+from . import errors  # noqa: F401
+from .config import config  # noqa: F401
+from . import numpy  # noqa: F401  (registers the primitives)
+from .primitives import control as _control
+from .api import grad, source, value_and_grad  # noqa: F401
+from . import tree_util  # noqa: F401
+
+stop_gradient = _control.stop_gradient
+
+__version__ = "0.1.0"
+
+__all__ = ["grad", "value_and_grad", "source", "stop_gradient", "config", "tree_util", "numpy",
+           "errors"]

@@ -1,0 +1,305 @@
+"""Public transformations: thin wrappers that build, cache and call generated code."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any, Callable, Dict, Sequence, Tuple, Union
+
+import numpy as np
+
+from .codegen import emit
+from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
+from .frontend.normalize import normalize
+from .frontend.source import get_source, unwrap_callable
+from .transforms.reverse import reverse
+
+__all__ = ["grad", "value_and_grad", "source", "Transformed"]
+
+
+def _x64() -> bool:
+    try:
+        from .config import config
+
+        return bool(config.jax_enable_x64)
+    except Exception:  # pragma: no cover - config always importable
+        return False
+
+
+_TREE_TYPES = (dict, list, tuple)
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, _TREE_TYPES) or x is None:
+        return "tree"
+    try:
+        from . import tree_util
+
+        if type(x) in getattr(tree_util, "_REGISTRY", {}):
+            return "tree"
+    except ImportError:  # pragma: no cover
+        pass
+    return "leaf"
+
+
+def _canon_leaf(x: Any, wrt: bool) -> Any:
+    """JAX's argument canonicalization: Python floats become float32 (float64 with
+    x64), float64/int64 arrays are narrowed when x64 is off."""
+    if isinstance(x, np.ndarray):
+        k = x.dtype.kind
+        if not _x64() and x.dtype.itemsize == 8 and k in "fiu":
+            return x.astype(np.float32 if k == "f" else np.int32)
+        return x
+    if isinstance(x, float):
+        return np.float64(x) if _x64() else np.float32(x)
+    if isinstance(x, np.floating) and not _x64() and x.dtype == np.float64:
+        return np.float32(x)
+    if wrt and isinstance(x, (bool, int, np.integer, np.bool_)):
+        return np.asarray(x)
+    return x
+
+
+def _check_float(x: Any, argnum: int) -> None:
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        if isinstance(x, (bool, int)):
+            dt = np.dtype(np.int32) if not isinstance(x, bool) else np.dtype(bool)
+        else:
+            return
+    if dt.kind not in "fc":
+        raise NonDifferentiableError(
+            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+            f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
+            f"inputs, use vjp or set allow_int to True. (argument {argnum})",
+            hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
+        )
+
+
+def _map_leaves(fn: Callable, x: Any) -> Any:
+    if isinstance(x, dict):
+        return type(x)((k, _map_leaves(fn, v)) for k, v in x.items())
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_map_leaves(fn, v) for v in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_map_leaves(fn, v) for v in x)
+    if x is None:
+        return None
+    from . import tree_util
+
+    reg = getattr(tree_util, "_REGISTRY", {})
+    if type(x) in reg:
+        return tree_util.tree_map(fn, x)
+    return fn(x)
+
+
+class Transformed:
+    """A function transformed by srcjax; calls dispatch to generated code.
+
+    The generated code is specialized on which arguments are pytrees (containers)
+    and which are leaves; all else is decided at run time by NumPy.
+    """
+
+    kind = "transform"
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self._cache: Dict[Tuple, Any] = {}
+        self._lock = threading.Lock()
+        try:
+            functools.update_wrapper(self, fun)
+        except (AttributeError, TypeError):  # partials and callables without names
+            pass
+        self.__srcjax_transform__ = self.kind
+
+    # subclasses: _build(kinds) -> python function
+    def _generated(self, kinds: Tuple[str, ...]):
+        fn = self._cache.get(kinds)
+        if fn is None:
+            with self._lock:
+                fn = self._cache.get(kinds)
+                if fn is None:
+                    fn = self._build(kinds)
+                    self._cache[kinds] = fn
+        return fn
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def _resolve_target(fun: Any, kinds: Tuple[str, ...]):
+    """The Python function (with source) to transform, plus bound leading args."""
+    if isinstance(fun, Transformed):
+        return fun._generated(kinds), (), {}
+    pyfn, bargs, bkwargs = unwrap_callable(fun)
+    return pyfn, bargs, bkwargs
+
+
+class _Grad(Transformed):
+    kind = "grad"
+
+    def __init__(self, fun, argnums, has_aux, with_value):
+        super().__init__(fun)
+        if isinstance(argnums, (list, tuple)):
+            argnums_t = tuple(int(a) for a in argnums)
+            self.tuple_out = True
+        else:
+            argnums_t = (int(argnums),)
+            self.tuple_out = False
+        if not argnums_t:
+            raise TransformValueError("argnums must be non-empty")
+        self.argnums = argnums_t
+        self.has_aux = has_aux
+        self.with_value = with_value
+        inner = fun
+        bound: tuple = ()
+        bkw: dict = {}
+        if not isinstance(fun, Transformed):
+            inner, bound, bkw = unwrap_callable(fun)
+        self._bound = bound
+        self._bound_kwargs = bkw
+        self._pyfn = inner
+
+    def _build(self, kinds):
+        if isinstance(self._pyfn, Transformed):
+            target = self._pyfn._generated(kinds)
+        else:
+            target = self._pyfn
+        src = get_source(target)
+        nparams = len(src.node.args.args)
+        argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
+        for a in argnums:
+            if not 0 <= a < nparams:
+                raise TransformValueError(
+                    f"argnums {self.argnums} out of range for a function of {nparams} "
+                    "positional arguments"
+                )
+        norm = normalize(src)
+        norm.tuple_wrt = self.tuple_out
+        params = [a.id for a in src.node.args.args]
+        wrt = [params[a] for a in argnums]
+        pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
+        label = "value_and_grad" if self.with_value else "grad"
+        gname = f"{src.name}_{label}"
+        fdef = reverse(
+            norm, wrt, pkinds, has_aux=self.has_aux, with_value=self.with_value, name=gname
+        )
+        user_file = src.filename
+        header = (
+            f"srcjax: {label} of {src.name} ({os.path.basename(user_file)}:{src.node.lineno}) "
+            f"with respect to {', '.join(wrt)}"
+        )
+        text = emit.render(fdef, header, user_file)
+        fn = emit.load(text, gname, src.globals, src.closure, norm.bindings, gname)
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        args = self._bound + args
+        if self._bound_kwargs:
+            kwargs = {**self._bound_kwargs, **kwargs}
+        n = len(args)
+        wrt = set()
+        for a in self.argnums:
+            i = a + len(self._bound) if a >= 0 else n + a
+            if not 0 <= i < n:
+                raise TransformValueError(
+                    f"argnums {self.argnums} out of range: called with {n - len(self._bound)} "
+                    "positional arguments"
+                )
+            wrt.add(i)
+        new_args = []
+        kinds = []
+        for i, x in enumerate(args):
+            k = _kind(x)
+            kinds.append(k)
+            if i in wrt:
+                x = _map_leaves(lambda v, i=i: _canon_leaf(v, True), x)
+                _map_leaves(lambda v, i=i: _check_float(v, i), x)
+            elif k == "leaf":
+                x = _canon_leaf(x, False)
+            new_args.append(x)
+        fn = self._generated(tuple(kinds))
+        return fn(*new_args, **kwargs)
+
+
+def grad(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+) -> Callable:
+    """Gradient of a scalar-valued function, by reverse-mode source transformation.
+
+    Semantics follow ``jax.grad``: ``fun`` must return a real floating scalar
+    (else ``TypeError``); differentiated arguments must be floating (integer or
+    boolean inputs raise ``TypeError``); ``argnums`` is an int (the gradient has
+    that argument's structure) or a tuple (a tuple of gradients); with
+    ``has_aux=True``, ``fun`` returns ``(value, aux)`` and the result is
+    ``(gradient, aux)``. Arguments may be pytrees (dicts, lists, tuples,
+    namedtuples, registered classes); gradients come back in the same structure
+    and dtype (float32 unless ``jax_enable_x64``).
+
+    Unlike JAX, ``fun`` may use Python ``if``/``while``/``for`` on array values.
+
+    Args:
+        fun: a Python function (or lambda, ``functools.partial``, bound method, or
+            another srcjax transform) whose source is available.
+        argnums: which positional argument(s) to differentiate.
+        has_aux: whether ``fun`` returns a pair ``(value, auxiliary data)``.
+
+    Returns:
+        A function with ``fun``'s signature returning the gradient.
+
+    Raises:
+        srcjax.errors.UnsupportedSyntaxError (a ``NotImplementedError``) for code
+        the transform cannot handle; srcjax.errors.NoDerivativeRuleError for calls
+        without a rule on the differentiated path; ``TypeError`` as above. Every
+        such error names the user's ``file:line:col``.
+    """
+    return _Grad(fun, argnums, has_aux, with_value=False)
+
+
+def value_and_grad(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+) -> Callable:
+    """``fun``'s value and gradient in one pass (``jax.value_and_grad``).
+
+    Returns a function giving ``(value, grad)``, or ``((value, aux), grad)`` with
+    ``has_aux=True``. See :func:`grad` for argument rules and errors.
+    """
+    return _Grad(fun, argnums, has_aux, with_value=True)
+
+
+def source(fn: Callable, *example_args: Any) -> str:
+    """The generated Python source of a srcjax-transformed function.
+
+    Args:
+        fn: the result of ``srcjax.grad`` / ``value_and_grad`` / other transforms.
+        example_args: arguments deciding the specialization (which arguments are
+            pytrees); by default every argument is taken to be an array.
+
+    Returns:
+        The text of the generated module, exactly what runs.
+    """
+    if not isinstance(fn, Transformed):
+        raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
+    if example_args:
+        bound = getattr(fn, "_bound", ())
+        kinds = tuple(_kind(a) for a in bound + tuple(example_args))
+    else:
+        kinds = None
+        if fn._cache:
+            kinds = next(iter(fn._cache))
+        else:
+            target = fn._pyfn if hasattr(fn, "_pyfn") else fn.fun
+            while isinstance(target, Transformed):
+                target = target._pyfn if hasattr(target, "_pyfn") else target.fun
+            nparams = len(get_source(target).node.args.args)
+            kinds = ("leaf",) * nparams
+    return fn._generated(kinds).__srcjax_source__

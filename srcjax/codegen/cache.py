@@ -1,0 +1,61 @@
+"""The on-disk home of generated source files.
+
+Files live in a per-user directory created with mode 0700:
+``$SRCJAX_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/srcjax`` or
+``~/.cache/srcjax``. A file is named after its function and the SHA-256 of its
+content; an existing file is reused only if its content hashes to that name
+(a file changed by someone else is rewritten, never trusted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+
+__all__ = ["cache_dir", "write_source"]
+
+_DIR = None
+
+
+def cache_dir() -> str:
+    """The cache directory (created 0700 on first use)."""
+    global _DIR
+    env = os.environ.get("SRCJAX_CACHE_DIR")
+    if env:
+        path = env
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "srcjax")
+    if _DIR != path or not os.path.isdir(path):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        try:
+            os.chmod(path, 0o700)
+        except OSError:  # pragma: no cover - not our directory
+            pass
+        _DIR = path
+    return path
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_source(text: str, tag: str) -> str:
+    """Store ``text`` and return its path; reuse an existing file only if its hash matches."""
+    digest = _digest(text)
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", tag)[:60] or "fn"
+    path = os.path.join(cache_dir(), f"{safe}_{digest[:16]}.py")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if _digest(fh.read()) == digest:
+                return path
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return path

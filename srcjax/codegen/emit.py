@@ -1,0 +1,212 @@
+"""IR -> source text -> a live Python function, backed by a real file.
+
+- :func:`render` prints a gast ``FunctionDef`` with a trailing ``# file.py:LINE``
+  comment on every statement that comes from user code, and section comments.
+- :func:`load` writes the text to the per-user cache directory (see
+  :mod:`srcjax.codegen.cache`), registers it with :mod:`linecache` so tracebacks,
+  ``pdb`` and ``inspect.getsource`` see it, compiles it, and builds the function
+  with globals that read the user's *live* module globals and closure cells
+  (nothing is copied: a later rebinding of a global is seen) behind srcjax's own
+  namespaces (``jnp``, ``ad``, ``nn``, ``special``, ``lax``).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import types
+from typing import Any, Dict, List, Optional
+
+import gast
+
+from . import cache
+
+__all__ = ["render", "load", "GeneratedGlobals", "namespaces"]
+
+_COMMENT_COL = 44
+
+
+class GeneratedGlobals(dict):
+    """Globals of a generated function: srcjax namespaces and bindings first, then
+    the user's live closure cells and module globals."""
+
+    __slots__ = ("user_globals", "cells")
+
+    def __init__(self, base: Dict[str, Any], user_globals: dict, cells: Dict[str, Any]):
+        super().__init__(base)
+        self.user_globals = user_globals
+        self.cells = cells
+
+    def __missing__(self, key: str) -> Any:
+        cell = self.cells.get(key)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                pass
+        return self.user_globals[key]
+
+
+def _ad_namespace() -> types.SimpleNamespace:
+    from ..primitives import registry
+
+    ns = types.SimpleNamespace()
+    for public, prim in registry.REGISTRY.items():
+        if public.startswith("ad."):
+            setattr(ns, public[3:], prim)
+    return ns
+
+
+_NAMESPACES: Optional[Dict[str, Any]] = None
+
+
+def namespaces() -> Dict[str, Any]:
+    """The names every generated module binds."""
+    global _NAMESPACES
+    if _NAMESPACES is None:
+        import numpy as np
+
+        import srcjax.numpy as jnp
+
+        ns: Dict[str, Any] = {"jnp": jnp, "np": np, "ad": _ad_namespace()}
+        try:
+            import srcjax.nn as nn
+
+            ns["nn"] = nn
+        except ImportError:  # pragma: no cover
+            pass
+        try:
+            import srcjax.scipy.special as special
+
+            ns["special"] = special
+        except ImportError:  # pragma: no cover
+            pass
+        try:
+            import srcjax.lax as lax
+
+            ns["lax"] = lax
+        except ImportError:
+            from ..primitives import control
+
+            ns["lax"] = types.SimpleNamespace(stop_gradient=control.stop_gradient)
+        _NAMESPACES = ns
+    return _NAMESPACES
+
+
+def refresh_namespaces() -> None:
+    global _NAMESPACES
+    _NAMESPACES = None
+
+
+# ---------------------------------------------------------------------------- rendering
+def _origin_comment(stmt: Any, default_file: str) -> str:
+    line = getattr(stmt, "sj_origin", None)
+    if not line:
+        return ""
+    fname = os.path.basename(getattr(stmt, "sj_file", None) or default_file)
+    note = getattr(stmt, "sj_note", None)
+    return f"{note}, {fname}:{line}" if note else f"{fname}:{line}"
+
+
+def _line(indent: int, text: str, comment: str) -> str:
+    pad = "    " * indent
+    out = pad + text
+    if comment:
+        width = max(_COMMENT_COL, len(out) + 2)
+        out = out.ljust(width) + "# " + comment
+    return out
+
+
+def _render_block(stmts: List[Any], indent: int, fname: str, out: List[str]) -> None:
+    if not stmts:
+        out.append(_line(indent, "pass", ""))
+        return
+    for s in stmts:
+        comment = _origin_comment(s, fname)
+        if getattr(s, "sj_comment", None):
+            out.append("    " * indent + "# " + s.sj_comment)
+            continue
+        if isinstance(s, gast.If):
+            out.append(_line(indent, f"if {gast.unparse(s.test).strip()}:", comment))
+            _render_block(s.body, indent + 1, fname, out)
+            orelse = s.orelse
+            while (
+                len(orelse) == 1
+                and isinstance(orelse[0], gast.If)
+                and not getattr(orelse[0], "sj_comment", None)
+            ):
+                inner = orelse[0]
+                out.append(
+                    _line(indent, f"elif {gast.unparse(inner.test).strip()}:",
+                          _origin_comment(inner, fname))
+                )
+                _render_block(inner.body, indent + 1, fname, out)
+                orelse = inner.orelse
+            if orelse:
+                out.append(_line(indent, "else:", ""))
+                _render_block(orelse, indent + 1, fname, out)
+        elif isinstance(s, gast.While):
+            out.append(_line(indent, f"while {gast.unparse(s.test).strip()}:", comment))
+            _render_block(s.body, indent + 1, fname, out)
+        elif isinstance(s, gast.For):
+            head = f"for {gast.unparse(s.target).strip()} in {gast.unparse(s.iter).strip()}:"
+            out.append(_line(indent, head, comment))
+            _render_block(s.body, indent + 1, fname, out)
+        elif isinstance(s, gast.FunctionDef):
+            _render_function(s, indent, fname, out)
+        else:
+            text = gast.unparse(s).strip()
+            lines = text.splitlines()
+            for i, ln in enumerate(lines):
+                out.append(_line(indent, ln, comment if i == len(lines) - 1 else ""))
+
+
+def _render_function(fdef: Any, indent: int, fname: str, out: List[str]) -> None:
+    args = gast.unparse(fdef.args).strip()
+    out.append(_line(indent, f"def {fdef.name}({args}):", ""))
+    _render_block(fdef.body, indent + 1, fname, out)
+
+
+def render(fdef: Any, header: str, user_file: str) -> str:
+    """Source text of ``fdef`` with a header comment and origin comments."""
+    out: List[str] = [f"# {line}" for line in header.splitlines()]
+    for n in gast.walk(fdef):
+        if "lineno" in getattr(n, "_attributes", ()) and not hasattr(n, "lineno"):
+            n.lineno = 1
+            n.col_offset = 0
+            n.end_lineno = 1
+            n.end_col_offset = 0
+    _render_function(fdef, 0, user_file, out)
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------- loading
+def load(
+    text: str,
+    fn_name: str,
+    user_globals: dict,
+    cells: Dict[str, Any],
+    bindings: Dict[str, Any],
+    tag: str,
+) -> types.FunctionType:
+    """Write ``text`` to the cache, register it with linecache, compile, and return
+    the function named ``fn_name`` bound to live user globals."""
+    path = cache.write_source(text, tag)
+    lines = text.splitlines(keepends=True)
+    linecache.cache[path] = (len(text), None, lines, path)
+    code = compile(text, path, "exec")
+    fcode = None
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType) and c.co_name == fn_name:
+            fcode = c
+    if fcode is None:  # pragma: no cover - render always produces one def
+        raise RuntimeError(f"generated code has no function {fn_name}")
+    base = dict(namespaces())
+    base.update(bindings)
+    base["__builtins__"] = __builtins__
+    base["__name__"] = user_globals.get("__name__", "srcjax_generated")
+    g = GeneratedGlobals(base, user_globals, cells)
+    fn = types.FunctionType(fcode, g, fn_name)
+    fn.__srcjax_source__ = text
+    fn.__srcjax_path__ = path
+    return fn

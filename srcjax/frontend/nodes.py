@@ -1,0 +1,121 @@
+"""The one place that builds gast nodes (gast's node classes change between
+versions; Tangent died of that), plus small tree utilities."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable, List, Optional
+
+import gast
+
+__all__ = [
+    "name",
+    "const",
+    "assign",
+    "call",
+    "attr",
+    "expr_stmt",
+    "parse_expr",
+    "parse_stmts",
+    "dotted",
+    "names_in",
+    "assigned_names",
+    "clone",
+    "is_atom",
+    "copy_origin",
+    "to_source",
+]
+
+
+def name(id_: str, store: bool = False) -> Any:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def const(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[const(v) for v in value], ctx=gast.Load())
+    if isinstance(value, float) and value != value:  # nan
+        return parse_expr("float('nan')")
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return parse_expr("float('inf')" if value > 0 else "-float('inf')")
+    return gast.Constant(value=value, kind=None)
+
+
+def dotted(path: str) -> Any:
+    """``"jnp.linalg.inv"`` -> Attribute(Attribute(Name(jnp), linalg), inv)."""
+    parts = path.split(".")
+    node = name(parts[0])
+    for p in parts[1:]:
+        node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
+    return node
+
+
+def attr(value: Any, attribute: str) -> Any:
+    return gast.Attribute(value=value, attr=attribute, ctx=gast.Load())
+
+
+def call(func: Any, args: Iterable[Any] = (), keywords: Optional[dict] = None) -> Any:
+    if isinstance(func, str):
+        func = dotted(func)
+    kws = [gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
+    return gast.Call(func=func, args=list(args), keywords=kws)
+
+
+def assign(target: Any, value: Any) -> Any:
+    if isinstance(target, str):
+        target = name(target, store=True)
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def expr_stmt(value: Any) -> Any:
+    return gast.Expr(value=value)
+
+
+def parse_expr(text: str) -> Any:
+    return gast.parse(text).body[0].value
+
+
+def parse_stmts(text: str) -> List[Any]:
+    return gast.parse(text).body
+
+
+def clone(node: Any) -> Any:
+    return copy.deepcopy(node)
+
+
+def is_atom(node: Any) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def names_in(node: Any) -> List[str]:
+    """Names read (Load context) anywhere inside ``node``, in order, with repeats removed."""
+    out: List[str] = []
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in out:
+            out.append(n.id)
+    return out
+
+
+def assigned_names(stmts: Iterable[Any]) -> List[str]:
+    """Names stored anywhere in ``stmts`` (including nested blocks), in order."""
+    out: List[str] = []
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in out:
+                out.append(n.id)
+    return out
+
+
+def copy_origin(dst: Any, src: Any) -> Any:
+    """Copy line/column and srcjax origin annotations from ``src`` to ``dst``."""
+    for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        if hasattr(src, a):
+            setattr(dst, a, getattr(src, a))
+    if hasattr(src, "sj_origin"):
+        dst.sj_origin = src.sj_origin
+    return dst
+
+
+def to_source(node: Any) -> str:
+    return gast.unparse(node).strip()

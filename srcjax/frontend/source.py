@@ -1,0 +1,179 @@
+"""Find the source of a Python function and parse it into a gast tree.
+
+Handles plain functions, nested functions and closures, lambdas (several on one
+line, or inside a call), functions decorated with srcjax transforms, functions
+defined in notebook cells (IPython registers cells in :mod:`linecache`) and
+functions srcjax generated itself (their files are registered in ``linecache``
+too, so generated code is valid input for the next transform).
+
+``functools.partial`` objects and bound methods are unwrapped by the API layer
+(:func:`unwrap_callable`) into a function plus leading bound arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import types
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+import gast
+
+from ..errors import Location, SourceUnavailableError
+
+__all__ = ["FunctionSource", "get_source", "unwrap_callable"]
+
+
+@dataclass
+class FunctionSource:
+    """A parsed function and the environment its names resolve in."""
+
+    fn: types.FunctionType
+    node: Any  # gast.FunctionDef (lambdas are converted to a FunctionDef)
+    filename: str
+    globals: Dict[str, Any]
+    closure: Dict[str, Any] = field(default_factory=dict)  # free var name -> cell
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def location(self, node: Any) -> Location:
+        lineno = getattr(node, "lineno", None) or self.node.lineno
+        col = getattr(node, "col_offset", 0) or 0
+        end_col = getattr(node, "end_col_offset", None)
+        if getattr(node, "end_lineno", lineno) != lineno:
+            end_col = None
+        return Location(self.filename, lineno, col, end_col)
+
+
+_TREE_CACHE: Dict[Tuple[str, int, int], Any] = {}
+
+
+def _parse_file(filename: str) -> Any:
+    lines = linecache.getlines(filename)
+    if not lines:
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    text = "".join(lines)
+    key = (filename, len(text), hash(text))
+    tree = _TREE_CACHE.get(key)
+    if tree is None:
+        tree = gast.parse(text)
+        _TREE_CACHE[key] = tree
+    return tree
+
+
+def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
+    """Split ``fun`` into (python function, leading bound args, bound kwargs).
+
+    ``functools.partial(f, a)(x)`` is ``f(a, x)``; ``obj.method(x)`` is
+    ``type(obj).method(obj, x)``. Raises :class:`SourceUnavailableError` for
+    callables that are not Python functions (builtins, ufuncs, classes).
+    """
+    args: tuple = ()
+    kwargs: dict = {}
+    while True:
+        if isinstance(fun, functools.partial):
+            args = tuple(fun.args) + args
+            kwargs = {**fun.keywords, **kwargs}
+            fun = fun.func
+        elif isinstance(fun, types.MethodType):
+            args = (fun.__self__,) + args
+            fun = fun.__func__
+        elif hasattr(fun, "__srcjax_wrapped__"):
+            # a srcjax-transformed function: its generated python function
+            fun = fun.__srcjax_wrapped__
+        else:
+            break
+    if not isinstance(fun, types.FunctionType):
+        raise SourceUnavailableError(
+            f"cannot transform {fun!r}: it is not a Python function with source",
+            hint="pass a function defined with `def` or `lambda` in a file or notebook cell",
+        )
+    return fun, args, kwargs
+
+
+def _lambda_matches(node: Any, code: types.CodeType) -> bool:
+    names = [a.id for a in node.args.args]
+    return tuple(names) == code.co_varnames[: code.co_argcount]
+
+
+def get_source(fn: types.FunctionType) -> FunctionSource:
+    """Parse the source of ``fn``; the returned node keeps real line numbers."""
+    code = fn.__code__
+    filename = code.co_filename
+    tree = _parse_file(filename)
+    if tree is None:
+        raise SourceUnavailableError(
+            f"cannot find the source of {fn.__qualname__} (file {filename!r} is not readable)",
+            hint="define the function in a .py file or a notebook cell, not through exec/eval",
+        )
+    first = code.co_firstlineno
+    is_lambda = fn.__name__ == "<lambda>"
+    candidates = []
+    for node in gast.walk(tree):
+        if is_lambda:
+            if isinstance(node, gast.Lambda) and node.lineno == first:
+                candidates.append(node)
+        elif isinstance(node, (gast.FunctionDef,)) and node.name == fn.__name__:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if start == first or node.lineno == first:
+                candidates.append(node)
+    if is_lambda:
+        matching = [c for c in candidates if _lambda_matches(c, code)]
+        if len(matching) > 1:
+            # several lambdas with the same arguments on one line: compare bytecode
+            exact = []
+            for c in matching:
+                try:
+                    expr = gast.gast_to_ast(gast.Expression(body=c))
+                    compiled = compile(gast_fix(expr), filename, "eval")
+                    inner = [k for k in compiled.co_consts if isinstance(k, types.CodeType)]
+                    if inner and inner[0].co_code == code.co_code:
+                        exact.append(c)
+                except Exception:  # pragma: no cover - best effort
+                    pass
+            matching = exact or matching
+        candidates = matching
+    if not candidates:
+        raise SourceUnavailableError(
+            f"cannot find the source of {fn.__qualname__} in {filename}:{first}",
+            hint="the file changed since the function was defined? re-run its definition",
+        )
+    node = candidates[0]
+    if is_lambda:
+        node = _lambda_to_def(node)
+    closure: Dict[str, Any] = {}
+    if fn.__closure__:
+        closure = dict(zip(code.co_freevars, fn.__closure__))
+    return FunctionSource(fn, node, filename, fn.__globals__, closure)
+
+
+def gast_fix(tree: Any) -> Any:
+    import ast
+
+    return ast.fix_missing_locations(tree)
+
+
+def _lambda_to_def(lam: Any) -> Any:
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    fdef = gast.FunctionDef(
+        name="lambda",
+        args=lam.args,
+        body=[ret],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    gast.copy_location(fdef, lam)
+    return fdef
+
+
+def origin_of(node: Any) -> Optional[int]:
+    return getattr(node, "lineno", None)

@@ -1,0 +1,559 @@
+"""Reverse mode (vjp / grad) as an AST -> AST pass over normalized code.
+
+The generated function runs the user's (normalized) code forward, then an
+adjoint sweep in reverse order. Design (Tangent's model, tightened):
+
+- **Activity.** Only values that depend on the differentiated inputs get
+  adjoints; statements whose result's adjoint is statically zero emit nothing.
+- **Adjoints** are named ``x_bar``. Each statement's adjoint code is its
+  primitive's rules inlined as templates (:mod:`srcjax.transforms.rules`).
+- **Control flow.** An ``if`` records its condition in a variable (it already
+  is one after normalization) and the adjoint sweep branches on it. A ``while``
+  counts its trips; its adjoint is ``for _ in range(n)``. A ``for i in
+  range(...)`` is reversed as ``for i in reversed(range(...))``.
+- **What is recorded.** The adjoint sweep needs a primal value exactly when an
+  inlined rule reads it. Such a value is saved only where the forward code
+  later overwrites it: outside loops in a plain variable (``x_prev = x``),
+  inside loops on a tape (``tape.append(x)`` / ``x = tape.pop()``). Straight
+  line code without overwrites records nothing.
+- **Zeros.** Adjoints are symbolic zeros until their first contribution;
+  control flow materializes them (``0.0`` for arrays, ``ad.zeros_like`` for
+  containers) only where a branch or a loop needs a value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import gast
+
+from ..errors import NoDerivativeRuleError
+from ..frontend import nodes as N
+from ..frontend.normalize import Normalized, Op
+from ..primitives import registry
+from .rules import inline_rule
+
+__all__ = ["reverse"]
+
+
+def _bar(name: str) -> str:
+    return f"{name}_bar"
+
+
+class _Restore:
+    """Placeholder in the adjoint sweep: restore `name` if its old value was saved."""
+
+    def __init__(self, name: str, site: Any, in_loop: bool, defined_before: bool):
+        self.name = name
+        self.site = site  # the forward statement that overwrites `name`
+        self.in_loop = in_loop
+        self.defined_before = defined_before
+
+
+class Reverse:
+    def __init__(self, norm: Normalized, wrt: List[str], param_kinds: Dict[str, str]):
+        self.norm = norm
+        self.fdef = norm.node
+        self.src = norm.src
+        self.namer = norm.namer
+        self.bindings = norm.bindings
+        self.wrt = wrt
+        self.params = [a.id for a in self.fdef.args.args]
+        self.param_kinds = param_kinds
+        self.active: Set[str] = set(wrt)
+        self.containers: Set[str] = {p for p, k in param_kinds.items() if k == "tree"}
+        self.reads: Set[str] = set()  # primal names the adjoint sweep reads
+        self.materialized: Set[str] = set()
+        self.tape: Optional[str] = None
+        self.emit_code = True
+
+    # ------------------------------------------------------------------ analysis
+    def analyze(self, stmts: List[Any]) -> None:
+        changed = True
+        while changed:
+            before = (len(self.active), len(self.containers))
+            self._activity(stmts)
+            changed = before != (len(self.active), len(self.containers))
+
+    def _activity(self, stmts: List[Any]) -> None:
+        for s in stmts:
+            op: Optional[Op] = getattr(s, "sj_op", None)
+            if isinstance(s, gast.Assign) and op is not None:
+                t = s.targets[0].id
+                if op.kind == "prim":
+                    if op.prim.differentiable and any(
+                        n in self.active for n in op.operand_names()
+                    ):
+                        self.active.add(t)
+                    if op.prim.public in ("ad.getitem", "ad.setitem"):
+                        x = op.bound.get("x")
+                        if isinstance(x, gast.Name) and x.id in self.containers:
+                            self.containers.add(t)
+                elif op.kind == "copy":
+                    if any(n in self.active for n in op.operand_names()):
+                        self.active.add(t)
+                    if any(n in self.containers for n in op.operand_names()):
+                        self.containers.add(t)
+                elif op.kind == "pack":
+                    self.containers.add(t)
+                    if any(n in self.active for n in op.operand_names()):
+                        self.active.add(t)
+                elif op.kind == "unknown":
+                    if any(n in self.active for n in op.operand_names()):
+                        self.active.add(t)
+            elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
+                if any(n in self.active for n in op.operand_names()):
+                    self.active.add(op.target)
+            elif isinstance(s, gast.If):
+                self._activity(s.body)
+                self._activity(s.orelse)
+            elif isinstance(s, (gast.While, gast.For)):
+                for _ in range(2):
+                    self._activity(s.body)
+
+    # ------------------------------------------------------------------ helpers
+    def zero_for(self, name: str) -> Any:
+        if name in self.containers:
+            return N.call("ad.zeros_like", [N.name(name)])
+        return N.const(0.0)
+
+    def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
+        bar = _bar(name)
+        if name in nz:
+            if name in self.containers:
+                value = N.call("ad.add_any", [N.name(bar), expr])
+            else:
+                value = gast.BinOp(left=N.name(bar), op=gast.Add(), right=expr)
+        else:
+            value = expr
+            nz.add(name)
+        out.append(self._at(N.assign(bar, value), origin))
+
+    def _at(self, stmt: Any, origin: Any) -> Any:
+        if origin is not None:
+            if hasattr(origin, "sj_origin"):
+                stmt.sj_origin = origin.sj_origin
+            if hasattr(origin, "sj_file"):
+                stmt.sj_file = origin.sj_file
+            stmt.sj_note = getattr(origin, "sj_note", None)
+        return stmt
+
+    def _collect_reads(self, nodes_: List[Any]) -> None:
+        for n in nodes_:
+            for nm in N.names_in(n):
+                if not nm.endswith("_bar"):
+                    self.reads.add(nm)
+
+    def _no_rule(self, s: Any, op: Op, what: str) -> Exception:
+        loc = self.src.location(s) if hasattr(s, "lineno") else None
+        if loc is not None and getattr(s, "sj_file", None) not in (None, self.src.filename):
+            from ..errors import Location
+
+            loc = Location(s.sj_file, s.lineno, getattr(s, "col_offset", 0) or 0)
+        return NoDerivativeRuleError(
+            f"no derivative rule for `{what}` on a path from a differentiated input to the output",
+            loc,
+            "use a srcjax.numpy function that has a rule, wrap the value in "
+            "srcjax.lax.stop_gradient if it should not be differentiated, or register "
+            "a rule with @srcjax.custom_vjp",
+        )
+
+    # ------------------------------------------------------------------ adjoint sweep
+    def rev_block(self, stmts: List[Any], nz: Set[str], defined: Set[str], in_loop: bool):
+        """Adjoint code for ``stmts`` (a list in execution order of the sweep)."""
+        # names defined before each statement, in forward order
+        before: List[Set[str]] = []
+        cur = set(defined)
+        for s in stmts:
+            before.append(set(cur))
+            cur |= set(N.assigned_names([s]))
+            if isinstance(s, gast.Expr) and getattr(s, "sj_op", None) is not None:
+                pass
+        out: List[Any] = []
+        for s, defs in zip(reversed(stmts), reversed(before)):
+            out.extend(self.rev_stmt(s, nz, defs, in_loop))
+        return out
+
+    def rev_stmt(self, s: Any, nz: Set[str], defined: Set[str], in_loop: bool) -> List[Any]:
+        op: Optional[Op] = getattr(s, "sj_op", None)
+        out: List[Any] = []
+        if isinstance(s, gast.Assign):
+            t = s.targets[0].id
+            if op is not None and t in self.active and t in nz:
+                code = self.adjoint_of_assign(s, op, t, nz)
+                self._collect_reads(code)
+                out.extend(code)
+            else:
+                nz.discard(t)
+            out.append(_Restore(t, s, in_loop, t in defined))
+            return out
+        if isinstance(s, gast.Expr):
+            if op is not None and op.kind == "append" and op.target in nz:
+                lst = op.target
+                pop = N.call(N.attr(N.name(_bar(lst)), "pop"), [])
+                v = op.elts[0]
+                if isinstance(v, gast.Name) and v.id in self.active:
+                    self.accumulate(out, v.id, pop, nz, s)
+                else:
+                    out.append(self._at(N.expr_stmt(pop), s))
+            return out
+        if isinstance(s, gast.If):
+            return self.rev_if(s, nz, defined, in_loop)
+        if isinstance(s, (gast.While, gast.For)):
+            return self.rev_loop(s, nz, defined)
+        if isinstance(s, gast.Return):
+            return out
+        return out
+
+    def adjoint_of_assign(self, s: Any, op: Op, t: str, nz: Set[str]) -> List[Any]:
+        out: List[Any] = []
+        g = N.name(_bar(t))
+        contribs: List[Tuple[str, Any]] = []  # (operand name, expression)
+        kind = op.kind
+        if kind == "copy":
+            v = op.elts[0]
+            if isinstance(v, gast.Name) and v.id in self.active:
+                contribs.append((v.id, g))
+        elif kind == "pack":
+            value = s.value
+            if isinstance(value, gast.Dict):
+                for k, v in zip(value.keys, value.values):
+                    if isinstance(v, gast.Name) and v.id in self.active:
+                        contribs.append((v.id, gast.Subscript(value=N.clone(g), slice=N.clone(k),
+                                                              ctx=gast.Load())))
+            else:
+                for i, v in enumerate(op.elts):
+                    if isinstance(v, gast.Name) and v.id in self.active:
+                        contribs.append((v.id, gast.Subscript(value=N.clone(g),
+                                                              slice=N.const(i), ctx=gast.Load())))
+        elif kind == "unknown":
+            if any(n in self.active for n in op.operand_names()):
+                raise self._no_rule(s, op, op.what or N.to_source(s.value))
+        elif kind == "prim":
+            prim = op.prim
+            if not prim.differentiable:
+                nz.discard(t)
+                return out
+            for pname, p in prim.signature.parameters.items():
+                arg = op.bound.get(pname)
+                if arg is None:
+                    continue
+                items = arg if isinstance(arg, list) else [arg]
+                active_items = [
+                    (i, a) for i, a in enumerate(items)
+                    if isinstance(a, gast.Name) and a.id in self.active
+                ]
+                if not active_items:
+                    continue
+                rule = prim.vjps.get(pname)
+                if rule is None:
+                    if p.kind == p.VAR_POSITIONAL or isinstance(arg, gast.Name):
+                        raise self._no_rule(s, op, f"{prim.public} (argument `{pname}`)")
+                    continue
+                for i, a in active_items:
+                    extra = {"argnum": i} if p.kind == p.VAR_POSITIONAL else None
+                    pre, expr = inline_rule(
+                        rule, N.clone(g), N.name(t), prim, op.bound, self.namer,
+                        self.bindings, extra,
+                    )
+                    for st in pre:
+                        out.append(self._at(st, s))
+                    if prim.broadcasting and self._may_broadcast(op, a.id):
+                        expr = N.call("ad.unbroadcast", [expr, N.name(a.id)])
+                    contribs.append((a.id, expr))
+        # contributions to other names first (they read t_bar), then t's own
+        own = [e for n, e in contribs if n == t]
+        for n, e in contribs:
+            if n != t:
+                self.accumulate(out, n, e, nz, s)
+        nz.discard(t)
+        if own:
+            total = own[0]
+            for e in own[1:]:
+                total = gast.BinOp(left=total, op=gast.Add(), right=e)
+            out.append(self._at(N.assign(_bar(t), total), s))
+            nz.add(t)
+        return out
+
+    @staticmethod
+    def _may_broadcast(op: Op, name: str) -> bool:
+        """False when every other operand is a Python number (the output then has
+        ``name``'s shape, so the adjoint needs no reduction)."""
+        for v in op.bound.values():
+            items = v if isinstance(v, list) else [v]
+            for it in items:
+                if isinstance(it, gast.Name) and it.id != name:
+                    return True
+        return False
+
+    def rev_if(self, s, nz, defined, in_loop) -> List[Any]:
+        nz_then = set(nz)
+        nz_else = set(nz)
+        b_then = self.rev_block(s.body, nz_then, defined, in_loop)
+        b_else = self.rev_block(s.orelse, nz_else, defined, in_loop)
+        after = (nz_then | nz_else) & (defined | set(self.params))
+        for names, block in ((nz_then, b_then), (nz_else, b_else)):
+            for n in sorted(after - names):
+                block.append(N.assign(_bar(n), self.zero_for(n)))
+                self.materialized.add(n)
+        nz.clear()
+        nz.update(after)
+        if not _has_code(b_then) and not _has_code(b_else):
+            return b_then + b_else  # only restores (they are no-ops unless saved)
+        cond = N.clone(s.test)
+        self._collect_reads([cond])
+        node = gast.If(test=cond, body=b_then, orelse=b_else)
+        return [node]
+
+    def rev_loop(self, s, nz, defined) -> List[Any]:
+        # fixpoint of adjoints that may be nonzero at the start of a reverse iteration
+        body_defs = set(N.assigned_names(s.body))
+        if isinstance(s, gast.For):
+            body_defs.add(s.target.id)
+        inner_defined = defined | body_defs
+        state = set(nz)
+        saved_emit, saved_reads, saved_mat = self.emit_code, set(self.reads), set(self.materialized)
+        while True:
+            trial = set(state)
+            self.rev_block(s.body, trial, inner_defined, True)
+            new = state | trial
+            if new == state:
+                break
+            state = new
+        self.reads, self.materialized = saved_reads, saved_mat
+        self.emit_code = saved_emit
+        out: List[Any] = []
+        for n in sorted(state - nz):
+            out.append(N.assign(_bar(n), self.zero_for(n)))
+            self.materialized.add(n)
+        body_nz = set(state)
+        body = self.rev_block(s.body, body_nz, inner_defined, True)
+        for n in sorted(state - body_nz):
+            body.append(N.assign(_bar(n), self.zero_for(n)))
+        if isinstance(s, gast.While):
+            header_target = N.name("_", store=True)
+            it = N.call(N.name("range"), [N.name(s.sj_count)])
+            self.reads.add(s.sj_count)
+        else:
+            header_target = N.name(s.target.id, store=True)
+            it = N.call(N.name("reversed"), [N.clone(s.iter)])
+            self._collect_reads([s.iter])
+        loop = gast.For(target=header_target, iter=it, body=body or [gast.Pass()], orelse=[],
+                        type_comment=None)
+        self._at(loop, s)
+        loop.sj_note = "reverse of the loop"
+        out.append(loop)
+        nz.clear()
+        nz.update(state & (defined | set(self.params)))
+        if isinstance(s, gast.While):
+            out.append(_Restore(s.sj_count, s, s.sj_in_loop, s.sj_in_loop))
+        else:
+            out.append(_Restore(s.target.id, s, s.sj_in_loop, s.target.id in defined))
+        return out
+
+    # ------------------------------------------------------------------ forward sweep
+    def prepare_forward(self, stmts: List[Any], in_loop: bool) -> None:
+        """Add trip counters to while loops; mark loop nesting."""
+        for s in stmts:
+            if isinstance(s, gast.If):
+                self.prepare_forward(s.body, in_loop)
+                self.prepare_forward(s.orelse, in_loop)
+            elif isinstance(s, (gast.While, gast.For)):
+                s.sj_in_loop = in_loop
+                if isinstance(s, gast.While):
+                    s.sj_count = self.namer.fresh("n_iter")
+                self.prepare_forward(s.body, True)
+
+    def forward(self, stmts: List[Any], saves: Dict[int, str]) -> List[Any]:
+        out: List[Any] = []
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                key = id(s)
+                if key in saves:
+                    out.append(self._save_stmt(s.targets[0].id, saves[key], s))
+                out.append(s)
+            elif isinstance(s, gast.If):
+                s.body = self.forward(s.body, saves) or [gast.Pass()]
+                s.orelse = self.forward(s.orelse, saves)
+                out.append(s)
+            elif isinstance(s, gast.While):
+                key = id(s)
+                if key in saves:
+                    out.append(self._save_stmt(s.sj_count, saves[key], s))
+                out.append(self._at(N.assign(s.sj_count, N.const(0)), s))
+                s.body = self.forward(s.body, saves) + [
+                    N.assign(s.sj_count, gast.BinOp(left=N.name(s.sj_count), op=gast.Add(),
+                                                    right=N.const(1)))
+                ]
+                out.append(s)
+            elif isinstance(s, gast.For):
+                key = id(s)
+                if key in saves:
+                    out.append(self._save_stmt(s.target.id, saves[key], s))
+                s.body = self.forward(s.body, saves) or [gast.Pass()]
+                out.append(s)
+            else:
+                out.append(s)
+        return out
+
+    def _save_stmt(self, name: str, how: str, origin) -> Any:
+        if how == "tape":
+            st = N.expr_stmt(N.call(N.attr(N.name(self.tape), "append"), [N.name(name)]))
+        else:
+            st = N.assign(how, N.name(name))
+        return self._at(st, origin)
+
+    def resolve_restores(self, stmts: List[Any], saves: Dict[int, str],
+                         preinit: Set[str]) -> List[Any]:
+        out: List[Any] = []
+        for s in stmts:
+            if isinstance(s, _Restore):
+                if s.name in self.reads and (s.in_loop or s.defined_before):
+                    if s.in_loop:
+                        if self.tape is None:
+                            self.tape = self.namer.fresh("tape")
+                        saves[id(s.site)] = "tape"
+                        if s.name not in self.params:
+                            preinit.add(s.name)
+                        pop = N.call(N.attr(N.name(self.tape), "pop"), [])
+                        out.append(self._at(N.assign(s.name, pop), s.site))
+                    else:
+                        prev = self.namer.fresh(s.name + "_prev")
+                        saves[id(s.site)] = prev
+                        out.append(self._at(N.assign(s.name, N.name(prev)), s.site))
+                continue
+            if isinstance(s, gast.If):
+                s.body = self.resolve_restores(s.body, saves, preinit) or [gast.Pass()]
+                s.orelse = self.resolve_restores(s.orelse, saves, preinit)
+                if not _has_code(s.body) and not s.orelse:
+                    continue
+            elif isinstance(s, gast.For):
+                s.body = self.resolve_restores(s.body, saves, preinit) or [gast.Pass()]
+            out.append(s)
+        return out
+
+
+def _has_code(stmts: List[Any]) -> bool:
+    return any(not isinstance(s, (_Restore, gast.Pass)) for s in stmts)
+
+
+def reverse(
+    norm: Normalized,
+    wrt: List[str],
+    param_kinds: Dict[str, str],
+    *,
+    has_aux: bool = False,
+    with_value: bool = False,
+    name: Optional[str] = None,
+) -> Any:
+    """Build the gradient function of a normalized function.
+
+    Args:
+        norm: output of :func:`srcjax.frontend.normalize.normalize`.
+        wrt: parameter names to differentiate with respect to, in argnums order.
+        param_kinds: parameter name -> ``"leaf"`` (array or scalar) or ``"tree"``.
+        has_aux: the function returns ``(value, aux)``.
+        with_value: return ``(value, grads)`` as ``value_and_grad``.
+        name: the generated function's name.
+
+    Returns:
+        A gast ``FunctionDef`` taking the original parameters and returning the
+        gradient (a tuple of them when ``len(wrt) > 1``... as decided by the
+        caller via ``wrt``), with the aux/value layout of JAX's ``grad`` /
+        ``value_and_grad``.
+    """
+    fdef = norm.node
+    body = list(fdef.body)
+    assert body and isinstance(body[-1], gast.Return)
+    ret = body.pop()
+    rv = ret.value
+    aux = None
+    if has_aux:
+        value_name = norm.namer.fresh("value")
+        aux = norm.namer.fresh("aux")
+        getitem = registry.by_public("ad.getitem")
+        for nm, i in ((value_name, 0), (aux, 1)):
+            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i),
+                                             ctx=gast.Load()))
+            st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})
+            N.copy_origin(st, ret)
+            st.sj_origin = getattr(ret, "lineno", None)
+            body.append(st)
+        out_name = value_name
+    elif isinstance(rv, gast.Name):
+        out_name = rv.id
+    else:
+        out_name = norm.namer.fresh("out")
+        st = N.assign(out_name, rv)
+        st.sj_op = Op("copy", elts=[rv])
+        body.append(st)
+
+    rv_ = Reverse(norm, wrt, param_kinds)
+    rv_.prepare_forward(body, False)
+    rv_.analyze(body)
+
+    nz: Set[str] = set()
+    seed = []
+    if out_name in rv_.active:
+        seed = [N.assign(_bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
+        nz.add(out_name)
+    else:
+        seed = [N.expr_stmt(N.call("ad.seed", [N.name(out_name)]))]
+    bwd = rv_.rev_block(body, nz, set(rv_.params), False)
+    saves: Dict[int, str] = {}
+    preinit: Set[str] = set()
+    bwd = rv_.resolve_restores(bwd, saves, preinit)
+    fwd = rv_.forward(body, saves)
+
+    results = []
+    fix = []
+    for p in wrt:
+        if p in nz:
+            if p in rv_.materialized:
+                fix.append(N.assign(_bar(p), N.call("ad.cotangent_like", [N.name(_bar(p)),
+                                                                         N.name(p)])))
+            results.append(N.name(_bar(p)))
+        else:
+            results.append(N.call("ad.zeros_like", [N.name(p)]))
+    grads = results[0] if len(results) == 1 and not getattr(norm, "tuple_wrt", False) else (
+        gast.Tuple(elts=results, ctx=gast.Load())
+    )
+    if with_value:
+        value = N.name(out_name)
+        if has_aux:
+            value = gast.Tuple(elts=[N.name(out_name), N.name(aux)], ctx=gast.Load())
+        retval = gast.Tuple(elts=[value, grads], ctx=gast.Load())
+    elif has_aux:
+        retval = gast.Tuple(elts=[grads, N.name(aux)], ctx=gast.Load())
+    else:
+        retval = grads
+
+    head = []
+    for n in sorted(preinit):
+        head.append(N.assign(n, N.const(None)))
+    if rv_.tape is not None:
+        head.append(N.assign(rv_.tape, gast.List(elts=[], ctx=gast.Load())))
+    new_body = head + fwd
+    for st in new_body:
+        st.sj_section = getattr(st, "sj_section", None)
+    new_body[0:0] = [_Marker("forward")] if new_body else []
+    new_body += [_Marker("backward")] + seed + bwd + fix + [gast.Return(value=retval)]
+    new = gast.FunctionDef(
+        name=name or f"{fdef.name}_grad",
+        args=fdef.args,
+        body=new_body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    new.sj_origin = getattr(fdef, "sj_origin", None)
+    return new
+
+
+class _Marker(gast.Pass):
+    """A section comment (``# forward`` / ``# backward``) for the emitter."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.sj_comment = text

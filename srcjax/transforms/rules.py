@@ -1,0 +1,199 @@
+"""Inlining derivative rules as templates.
+
+A rule is a Python function over primitives (see
+:mod:`srcjax.primitives.registry`). To inline it, its source is parsed once,
+its parameters are replaced by the argument expressions of the call site, and
+every global it names is resolved: primitives become their public dotted
+name (``cos`` -> ``jnp.cos``), modules and other objects are bound in the
+generated module's namespace. Shared by every transform that inlines rules
+(reverse mode, forward mode).
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from typing import Any, Dict, List, Tuple
+
+import gast
+
+from ..frontend import nodes as N
+from ..frontend.source import get_source
+from ..primitives import registry
+
+__all__ = ["inline_rule"]
+
+_PARSED: Dict[Any, Any] = {}
+
+
+def _rule_ast(rule) -> Any:
+    node = _PARSED.get(rule)
+    if node is None:
+        node = get_source(rule).node
+        _PARSED[rule] = node
+    return node
+
+
+def _literal(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return N.const(value)
+    if isinstance(value, tuple) and all(
+        v is None or isinstance(v, (bool, int, float, str)) for v in value
+    ):
+        return N.const(value)
+    return None
+
+
+def _resolve_global(rule, path: List[str]) -> Tuple[str, Any]:
+    g = rule.__globals__
+    if path[0] in g:
+        obj = g[path[0]]
+    elif hasattr(builtins, path[0]):
+        return "builtin", getattr(builtins, path[0])
+    else:
+        return "missing", None
+    for p in path[1:]:
+        try:
+            obj = getattr(obj, p)
+        except AttributeError:
+            return "missing", None
+    return "found", obj
+
+
+def _dotted_path(node) -> List[str]:
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, gast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return []
+
+
+def inline_rule(
+    rule,
+    g: Any,
+    ans: Any,
+    prim,
+    bound: Dict[str, Any],
+    namer,
+    bindings: Dict[str, Any],
+    extra: Dict[str, Any] = None,
+) -> Tuple[List[Any], Any]:
+    """Instantiate ``rule`` at a call site.
+
+    Args:
+        rule: the rule function ``rule(g, ans, *params)``.
+        g, ans: expression nodes for the cotangent/tangent and the primal output.
+        prim: the primitive (for parameter defaults).
+        bound: parameter name -> argument node (lists for varargs).
+        namer: fresh-name source for a multi-statement rule's locals.
+        bindings: the generated module's extra bindings, added to when the rule
+            refers to non-primitive globals (``np``).
+        extra: more parameter values (``argnum`` for varargs rules).
+
+    Returns:
+        (statements, expression): statements to emit first (empty for
+        single-``return`` rules) and the expression of the contribution.
+    """
+    fdef = _rule_ast(rule)
+    params = [a.id for a in fdef.args.args]
+    mapping: Dict[str, Any] = {}
+    mapping[params[0]] = g
+    if len(params) > 1:
+        mapping[params[1]] = ans
+    sig = prim.signature
+    for pname, p in sig.parameters.items():
+        if pname in bound:
+            v = bound[pname]
+            if isinstance(v, list):
+                v = gast.Tuple(elts=[N.clone(x) for x in v], ctx=gast.Load())
+            mapping[pname] = v
+        elif p.default is not p.empty:
+            lit = _literal(p.default)
+            if lit is None:
+                nm = namer.fresh(pname)
+                bindings[nm] = p.default
+                lit = N.name(nm)
+            mapping[pname] = lit
+    if fdef.args.vararg is not None:
+        vname = fdef.args.vararg.id
+        for pname, p in sig.parameters.items():
+            if p.kind == p.VAR_POSITIONAL and pname in bound:
+                mapping[vname] = gast.Tuple(elts=[N.clone(x) for x in bound[pname]],
+                                            ctx=gast.Load())
+    for a in fdef.args.kwonlyargs:
+        if extra and a.id in extra:
+            mapping[a.id] = N.const(extra[a.id])
+    for k, v in (extra or {}).items():
+        mapping.setdefault(k, N.const(v))
+    # defaults of the rule's own parameters not otherwise given
+    defaults = fdef.args.defaults
+    first_default = len(params) - len(defaults)
+    for i, pname in enumerate(params):
+        if pname not in mapping and i >= first_default:
+            mapping[pname] = N.clone(defaults[i - first_default])
+
+    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(
+        s.value, gast.Constant))]
+    local_names = set(N.assigned_names(body)) - set(mapping)
+    renames = {n: namer.fresh(n) for n in sorted(local_names)}
+
+    def subst(node):
+        node = N.clone(node)
+        return _Subst(mapping, renames, rule, bindings, namer).visit(node)
+
+    stmts = [subst(s) for s in body[:-1]]
+    last = body[-1]
+    if not isinstance(last, gast.Return):
+        raise TypeError(f"rule {rule.__qualname__} must end with `return`")
+    return stmts, subst(last.value)
+
+
+class _Subst(gast.NodeTransformer):
+    def __init__(self, mapping, renames, rule, bindings, namer):
+        self.mapping = mapping
+        self.renames = renames
+        self.rule = rule
+        self.bindings = bindings
+        self.namer = namer
+
+    def visit_Name(self, node):
+        if node.id in self.mapping and isinstance(node.ctx, gast.Load):
+            return N.clone(self.mapping[node.id])
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+            return node
+        if isinstance(node.ctx, gast.Load):
+            return self._global([node.id], node)
+        return node
+
+    def visit_Attribute(self, node):
+        path = _dotted_path(node)
+        if path and path[0] not in self.mapping and path[0] not in self.renames:
+            return self._global(path, node)
+        self.generic_visit(node)
+        return node
+
+    def _global(self, path, node):
+        status, obj = _resolve_global(self.rule, path)
+        if status == "builtin":
+            return node
+        if status == "missing":
+            raise NameError(f"rule {self.rule.__qualname__}: cannot resolve {'.'.join(path)}")
+        prim = registry.lookup_callable(obj)
+        if prim is not None:
+            return N.dotted(prim.public)
+        root = path[0]
+        status0, obj0 = _resolve_global(self.rule, [root])
+        if isinstance(obj0, types.ModuleType):
+            if root in self.bindings and self.bindings[root] is not obj0:
+                new = self.namer.fresh(root)
+                self.bindings[new] = obj0
+                return N.dotted(".".join([new] + path[1:]))
+            self.bindings[root] = obj0
+            return node
+        new = self.namer.fresh(path[-1])
+        self.bindings[new] = obj
+        return N.name(new)

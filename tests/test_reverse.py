@@ -1,0 +1,380 @@
+"""Reverse mode: grad through straight-line code, control flow, calls, pytrees.
+
+Oracle: float64 central differences (or analytic values), never recorded output.
+"""
+
+import functools
+import math
+
+import numpy as np
+import pytest
+from helpers import assert_close, fd_grad
+
+import srcjax
+import srcjax.numpy as jnp
+
+pytestmark = pytest.mark.usefixtures("x64")
+
+RNG = np.random.default_rng(0)
+
+
+def check(f, x, rtol=1e-6, atol=1e-8):
+    g = srcjax.grad(f)(x)
+    assert_close(g, fd_grad(f, x), rtol=rtol, atol=atol)
+    return g
+
+
+# ---------------------------------------------------------------- straight line
+def logistic(x):
+    return 1.0 / (1.0 + jnp.exp(-x))
+
+
+def test_logistic_scalar():
+    g = srcjax.grad(logistic)(1.0)
+    s = 1 / (1 + math.exp(-1))
+    assert abs(float(g) - s * (1 - s)) < 1e-12
+
+
+def loss(w, x, y):
+    h = jnp.tanh(x @ w)
+    err = h - y
+    return jnp.mean(err**2)
+
+
+def test_mlp_like_loss_all_argnums():
+    w = RNG.normal(size=(3, 2))
+    x = RNG.normal(size=(4, 3))
+    y = RNG.normal(size=(4, 2))
+    gw = srcjax.grad(loss)(w, x, y)
+    assert_close(gw, fd_grad(lambda w_: loss(w_, x, y), w))
+    gw2, gx = srcjax.grad(loss, argnums=(0, 1))(w, x, y)
+    assert_close(gw2, gw)
+    assert_close(gx, fd_grad(lambda x_: loss(w, x_, y), x))
+
+
+def test_value_and_grad():
+    x = RNG.normal(size=5)
+    v, g = srcjax.value_and_grad(lambda x: jnp.sum(jnp.sin(x) * x))(x)
+    assert_close(v, np.sum(np.sin(x) * x))
+    assert_close(g, np.cos(x) * x + np.sin(x))
+
+
+def test_reassignment_keeps_old_value():
+    def f(x):
+        y = jnp.sin(x)
+        x = x * 2.0
+        z = jnp.cos(x)
+        x = y * z
+        return jnp.sum(x * x)
+
+    check(f, RNG.normal(size=4))
+
+
+def test_broadcasting_adjoint():
+    def f(a, b):
+        return jnp.sum((a + b) * a)
+
+    a = RNG.normal(size=(3, 4))
+    b = RNG.normal(size=(4,))
+    gb = srcjax.grad(f, argnums=1)(a, b)
+    assert gb.shape == (4,)
+    assert_close(gb, fd_grad(lambda b_: f(a, b_), b))
+
+
+def test_unused_argument_gets_zeros():
+    def f(x, y):
+        return jnp.sum(x * 2.0)
+
+    gx, gy = srcjax.grad(f, argnums=(0, 1))(np.ones(3), np.ones((2, 2)))
+    assert_close(gx, 2 * np.ones(3))
+    assert gy.shape == (2, 2) and not gy.any()
+
+
+# ---------------------------------------------------------------- control flow
+def branchy(x):
+    if x > 0:
+        y = jnp.sqrt(x)
+    elif x > -1:
+        y = x * x
+    else:
+        y = -2.0 * x
+    return y
+
+
+@pytest.mark.parametrize("x0", [2.0, -0.5, -3.0])
+def test_if_elif_else(x0):
+    check(branchy, np.array(x0))
+
+
+def grow(x):
+    while x < 10.0:
+        x = x * 1.7
+    return x
+
+
+def test_while_data_dependent():
+    g = srcjax.grad(grow)(1.0)
+    # 1.7**5 = 14.2 > 10 after 5 multiplications
+    assert_close(g, 1.7**5)
+
+
+def test_for_range_overwrites_array():
+    def f(x):
+        h = x
+        for i in range(4):
+            h = jnp.tanh(h * 1.5 + 0.1 * i)
+        return jnp.sum(h)
+
+    check(f, RNG.normal(size=3))
+
+
+def test_for_over_array_rows_and_zip_enumerate():
+    def f(X, w):
+        total = 0.0
+        for row in X:
+            total = total + jnp.sum(jnp.sin(row) * w)
+        for i, (a, b) in enumerate(zip(X, X)):
+            total = total + i * jnp.sum(a * b)
+        return total
+
+    X = RNG.normal(size=(3, 2))
+    w = RNG.normal(size=2)
+    check(lambda X_: f(X_, w), X)
+    gw = srcjax.grad(f, argnums=1)(X, w)
+    assert_close(gw, fd_grad(lambda w_: f(X, w_), w))
+
+
+def breaker(v):
+    total = 0.0
+    for i in range(v.shape[0]):
+        if v[i] < 0:
+            continue
+        total = total + v[i] ** 2
+        if total > 10.0:
+            break
+    return total
+
+
+def test_break_continue():
+    v = np.array([1.0, -2.0, 3.0, 4.0, 5.0])
+    assert_close(srcjax.grad(breaker)(v), [2, 0, 6, 8, 0])
+
+
+def early(x):
+    if jnp.sum(x) > 0:
+        return jnp.sum(x**2)
+    y = x * 3.0
+    return jnp.sum(jnp.exp(y))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_early_return(sign):
+    check(early, sign * np.abs(RNG.normal(size=3)))
+
+
+def return_in_loop(x):
+    for i in range(10):
+        x = x * 1.5
+        if jnp.sum(x) > 5.0:
+            return jnp.sum(x * x)
+    return jnp.sum(x)
+
+
+def test_return_inside_loop():
+    check(return_in_loop, np.array([0.3, 0.4]))
+    check(return_in_loop, np.array([-0.3, 0.1]))
+
+
+def nested_loops(x):
+    acc = 0.0
+    for i in range(3):
+        y = x
+        n = 0
+        while jnp.sum(y * y) < 4.0 * (i + 1):
+            y = y * 1.3 + 0.01
+            n += 1
+        acc = acc + jnp.sum(jnp.sin(y)) * n
+    return acc
+
+
+def test_nested_loops_with_tape():
+    check(nested_loops, np.array([0.5, -0.2]))
+
+
+def test_list_append_and_stack():
+    def f(x):
+        outs = []
+        h = x
+        for k in range(4):
+            h = jnp.tanh(h * 1.5 + k * 0.1)
+            outs.append(h)
+        H = jnp.stack(outs)
+        a, b = H[0], H[-1]
+        acc = {"s": 0.0}
+        for o in outs:
+            acc["s"] += jnp.sum(o)
+        return acc["s"] + jnp.sum(a * b)
+
+    check(f, np.array([0.2, -0.3, 0.7]))
+
+
+# ---------------------------------------------------------------- calls and closures
+def helper_loop(x, n):
+    for _ in range(n):
+        x = jnp.sin(x) + x
+    return x
+
+
+def calls_helper(x):
+    return jnp.sum(helper_loop(x, 3) * logistic(x))
+
+
+def test_user_function_calls():
+    check(calls_helper, RNG.normal(size=3))
+
+
+def test_closure_and_lambda_and_partial():
+    scale = 3.0
+
+    def inner(x):
+        return jnp.sum(jnp.sin(x) * scale)
+
+    x = RNG.normal(size=3)
+    assert_close(srcjax.grad(inner)(x), 3 * np.cos(x))
+    f, g = (lambda x: jnp.sum(x * x)), (lambda x: jnp.sum(x * x * x))
+    assert_close(srcjax.grad(g)(x), 3 * x**2)
+    assert_close(srcjax.grad(f)(x), 2 * x)
+
+    def two(a, b):
+        return jnp.sum(a * jnp.exp(b))
+
+    b = RNG.normal(size=3)
+    gb = srcjax.grad(functools.partial(two, x))(b)
+    assert_close(gb, x * np.exp(b))
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def energy(self, x):
+        return jnp.sum(self.w * x * x)
+
+
+def test_bound_method():
+    m = Model(np.array([1.0, 2.0]))
+    assert_close(srcjax.grad(m.energy)(np.array([3.0, 4.0])), [6.0, 16.0])
+
+
+def test_decorated():
+    @srcjax.grad
+    def dcube(x):
+        return x * x * x
+
+    assert_close(dcube(2.0), 12.0)
+
+
+def test_live_globals_seen():
+    global SCALE_G
+    SCALE_G = 2.0
+    f = srcjax.grad(uses_global)
+    assert_close(f(1.0), 2.0)
+    SCALE_G = 5.0
+    assert_close(f(1.0), 5.0)
+
+
+SCALE_G = 2.0
+
+
+def uses_global(x):
+    return x * SCALE_G
+
+
+# ---------------------------------------------------------------- higher order
+def test_grad_grad_grad_sin():
+    f = srcjax.grad(srcjax.grad(srcjax.grad(jnp.sin)))
+    assert_close(f(0.5), -np.cos(0.5))
+
+
+def sin_fn(x):
+    return jnp.sin(x)
+
+
+def test_third_derivative_of_sin():
+    f3 = srcjax.grad(srcjax.grad(srcjax.grad(sin_fn)))
+    assert_close(f3(0.5), -np.cos(0.5))
+
+
+def test_second_derivative_with_loop_and_branch():
+    def f(x):
+        y = x
+        for _ in range(3):
+            if y > 0:
+                y = y * y
+            else:
+                y = -y
+        return y
+
+    d2 = srcjax.grad(srcjax.grad(f))
+    # y = x**8 for x > 0 -> 56 x**6
+    assert_close(d2(0.9), 56 * 0.9**6, rtol=1e-8)
+    assert_close(srcjax.grad(srcjax.grad(grow))(1.0), 0.0, atol=1e-12)
+
+
+# ---------------------------------------------------------------- pytrees and aux
+def test_dict_params_and_has_aux():
+    def model_loss(params, x):
+        h = jnp.tanh(x @ params["w"] + params["b"])
+        out = jnp.sum(h**2)
+        return out, {"h": h}
+
+    params = {"w": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    x = RNG.normal(size=(4, 3))
+    g, aux = srcjax.grad(model_loss, has_aux=True)(params, x)
+    assert sorted(g) == ["b", "w"]
+    assert aux["h"].shape == (4, 2)
+    gw = fd_grad(lambda w: model_loss({"w": w, "b": params["b"]}, x)[0], params["w"])
+    assert_close(g["w"], gw)
+    gb = fd_grad(lambda b: model_loss({"w": params["w"], "b": b}, x)[0], params["b"])
+    assert_close(g["b"], gb)
+
+
+def test_list_of_layers():
+    def net(layers, x):
+        for w, b in layers:
+            x = jnp.tanh(x @ w + b)
+        return jnp.sum(x)
+
+    layers = [(RNG.normal(size=(3, 3)), RNG.normal(size=3)) for _ in range(2)]
+    x = RNG.normal(size=(2, 3))
+    g = srcjax.grad(net)(layers, x)
+    assert isinstance(g, list) and len(g) == 2
+    w0 = layers[0][0]
+    fd = fd_grad(lambda w: net([(w, layers[0][1]), layers[1]], x), w0)
+    assert_close(g[0][0], fd)
+
+
+# ---------------------------------------------------------------- errors and dtypes
+def test_integer_input_is_type_error():
+    with pytest.raises(TypeError):
+        srcjax.grad(lambda x: x * 2.0)(np.arange(3))
+
+
+def test_non_scalar_output_is_type_error():
+    with pytest.raises(TypeError, match="scalar"):
+        srcjax.grad(lambda x: x * 2.0)(np.ones(3))
+
+
+def test_float32_default():
+    srcjax.config.update("jax_enable_x64", False)
+    g = srcjax.grad(lambda x: x**2)(3.0)
+    assert g.dtype == np.float32
+    assert float(g) == 6.0
+
+
+def test_stop_gradient():
+    def f(x):
+        return jnp.sum(x * srcjax.stop_gradient(x))
+
+    x = RNG.normal(size=3)
+    assert_close(srcjax.grad(f)(x), x)
