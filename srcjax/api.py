@@ -107,7 +107,7 @@ class Transformed:
         self._cache: Dict[Tuple, Any] = {}
         self._lock = threading.Lock()
         try:
-            functools.update_wrapper(self, fun)
+            functools.update_wrapper(self, fun, updated=())  # never share __dict__ (caches)
         except (AttributeError, TypeError):  # partials and callables without names
             pass
         self.__srcjax_transform__ = self.kind

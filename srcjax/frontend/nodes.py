@@ -119,3 +119,13 @@ def copy_origin(dst: Any, src: Any) -> Any:
 
 def to_source(node: Any) -> str:
     return gast.unparse(node).strip()
+
+
+def index_value(node: Any) -> Any:
+    """An index expression usable as a value: ``1:n`` becomes ``slice(1, n, None)``."""
+    if isinstance(node, gast.Slice):
+        parts = [N if N is not None else const(None) for N in (node.lower, node.upper, node.step)]
+        return call(name("slice"), [clone(p) for p in parts])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in node.elts], ctx=gast.Load())
+    return clone(node)

@@ -302,11 +302,12 @@ class _Lowerer:
                     "used_brk": False,
                     "used_cont": False,
                 }
+                has_ret = self.ret_flag is not None and self._has(s.body, gast.Return, True)
                 body = self.lower_block(s.body, info)
                 stops = []
                 if info["used_brk"]:
                     stops.append(info["brk"])
-                if self.ret_flag and self._has(s.body, gast.Return, True):
+                if has_ret:
                     stops.append(self.ret_flag)
                 pre = []
                 if info["used_cont"]:
@@ -322,22 +323,8 @@ class _Lowerer:
                 out.extend(pre)
                 out.append(s)
                 rest = stmts[i + 1 :]
-                if self.ret_flag and self._has(s.body, gast.Return, True) and rest:
-                    pass  # handled below via flags
-                if (
-                    self.ret_flag
-                    and rest
-                    and any(isinstance(n, gast.Return) for n in gast.walk(s))
-                ):
-                    lowered_rest = self.lower_block(rest, loop)
-                    if lowered_rest:
-                        out.append(
-                            gast.If(test=self._guard([self.ret_flag]), body=lowered_rest, orelse=[])
-                        )
-                    return out
-                # a loop containing `return` also stops the enclosing loop
-                if self.ret_flag and loop is not None and stops and self.ret_flag in stops:
-                    rest = stmts[i + 1 :]
+                if has_ret:
+                    # code after a loop that may `return` runs only if it did not
                     lowered_rest = self.lower_block(rest, loop)
                     if lowered_rest:
                         out.append(
@@ -746,44 +733,56 @@ class Normalizer:
                 )
                 self.emit(loop)
                 return
-            if status == "found" and obj in (enumerate, zip):
-                if obj is enumerate:
-                    seqs = [self.atom(it.args[0], base="seq")]
-                else:
-                    seqs = [self.atom(a, base="seq") for a in it.args]
-                self._index_loop(s, seqs, enumerate_target=obj is enumerate)
-                return
-        seq = self.atom(it, base="seq")
-        self._index_loop(s, [seq], enumerate_target=False, single=True)
+        spec = self._iter_spec(it)
+        self._index_loop(s, spec)
 
-    def _index_loop(self, s, seqs, enumerate_target, single=False):
+    def _iter_spec(self, it: Any) -> tuple:
+        """("enumerate", inner) | ("zip", [specs]) | ("seq", atom) for a loop iterable."""
+        if isinstance(it, gast.Call) and not it.keywords:
+            status, obj = self.resolve(it.func)
+            if status == "found" and obj is enumerate and len(it.args) == 1:
+                return ("enumerate", self._iter_spec(it.args[0]))
+            if status == "found" and obj is zip and it.args:
+                return ("zip", [self._iter_spec(a) for a in it.args])
+            if status == "found" and obj is reversed and len(it.args) == 1:
+                inner = self._iter_spec(it.args[0])
+                n = self.temp("n")
+                self.emit(N.assign(n, self._spec_len(inner)), Op("inactive", what="len"))
+                return ("reversed", (inner, n))
+        return ("seq", self.atom(it, base="seq"))
+
+    def _spec_len(self, spec) -> Any:
+        kind, val = spec
+        if kind == "seq":
+            return N.call(N.name("len"), [N.clone(val)])
+        if kind == "enumerate":
+            return self._spec_len(val)
+        if kind == "reversed":
+            return N.name(val[1])
+        return N.call(N.name("min"), [self._spec_len(v) for v in val])
+
+    def _spec_item(self, spec, idx: str) -> Any:
+        kind, val = spec
+        if kind == "seq":
+            return gast.Subscript(value=N.clone(val), slice=N.name(idx), ctx=gast.Load())
+        if kind == "enumerate":
+            return gast.Tuple(elts=[N.name(idx), self._spec_item(val, idx)], ctx=gast.Load())
+        if kind == "reversed":
+            inner, n = val
+            j = self.temp("j")
+            self.emit(
+                N.assign(j, N.parse_expr(f"{n} - 1 - {idx}")), Op("inactive", what="index")
+            )
+            return self._spec_item(inner, j)
+        return gast.Tuple(elts=[self._spec_item(v, idx) for v in val], ctx=gast.Load())
+
+    def _index_loop(self, s, spec):
         idx = self.temp("i")
         n = self.temp("n")
-        if len(seqs) == 1:
-            self.emit(N.assign(n, N.call(N.name("len"), [seqs[0]])), Op("inactive", what="len"))
-        else:
-            self.emit(
-                N.assign(n, N.call(N.name("min"), [N.call(N.name("len"), [q]) for q in seqs])),
-                Op("inactive", what="len"),
-            )
-        items = [gast.Subscript(value=N.clone(q), slice=N.name(idx), ctx=gast.Load()) for q in seqs]
-        target = s.target
+        self.emit(N.assign(n, self._spec_len(spec)), Op("inactive", what="len"))
         saved = self.out
         self.out = []
-        if enumerate_target:
-            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
-                raise _unsupported(target, "this `enumerate` target", src=self.src)
-            self.assign_target(target.elts[0], N.name(idx))
-            self.assign_target(target.elts[1], items[0])
-        elif single:
-            self.assign_target(target, items[0])
-        else:
-            if not (isinstance(target, gast.Tuple) and len(target.elts) == len(items)):
-                # for pair in zip(a, b): pair = (a[i], b[i])
-                self.assign_target(target, gast.Tuple(elts=items, ctx=gast.Load()))
-            else:
-                for t, it in zip(target.elts, items):
-                    self.assign_target(t, it)
+        self.assign_target(s.target, self._spec_item(spec, idx))
         head, self.out = self.out, saved
         body = head + self.block(s.body)
         loop = gast.For(
@@ -1011,7 +1010,8 @@ class Normalizer:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             fnode = self.rename_all(func)
-            return N.call(fnode, args, kws), Op("unknown", elts=args + list(kws.values()),
+            kind = "unknown" if obj in (float, int, complex) else "inactive"
+            return N.call(fnode, args, kws), Op(kind, elts=args + list(kws.values()),
                                                  what=N.to_source(func))
         if getattr(obj, "__srcjax_transform__", None) is not None:
             fnode = self.rename_all(func)
@@ -1036,6 +1036,9 @@ class Normalizer:
         methods = _methods()
         mname = func.attr
         recv = self.atom(func.value)
+        if mname == "pop" and not e.args and not e.keywords and isinstance(recv, gast.Name):
+            node = N.call(N.attr(recv, "pop"), [])
+            return node, Op("pop", elts=[recv], target=recv.id)
         prim = methods.get(mname)
         if prim is None:
             args = [self.atom(a) for a in e.args]

@@ -12,6 +12,7 @@ too, so generated code is valid input for the next transform).
 
 from __future__ import annotations
 
+import copy
 import functools
 import linecache
 import types
@@ -84,6 +85,8 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
         elif isinstance(fun, types.MethodType):
             args = (fun.__self__,) + args
             fun = fun.__func__
+        elif _is_primitive(fun):
+            fun = primitive_function(fun)
         elif hasattr(fun, "__srcjax_wrapped__"):
             # a srcjax-transformed function: its generated python function
             fun = fun.__srcjax_wrapped__
@@ -95,6 +98,37 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
             hint="pass a function defined with `def` or `lambda` in a file or notebook cell",
         )
     return fun, args, kwargs
+
+
+def _is_primitive(obj: Any) -> bool:
+    from ..primitives.registry import Primitive
+
+    return isinstance(obj, Primitive)
+
+
+_PRIM_FUNCS: Dict[str, types.FunctionType] = {}
+
+
+def primitive_function(prim: Any) -> types.FunctionType:
+    """A Python function with source that calls ``prim`` (so ``grad(jnp.sin)`` works)."""
+    fn = _PRIM_FUNCS.get(prim.public)
+    if fn is None:
+        from ..codegen.emit import namespaces
+
+        params = [
+            p.name
+            for p in prim.signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        ]
+        args = ", ".join(params)
+        text = f"def {prim.name}({args}):\n    return {prim.public}({args})\n"
+        filename = f"<srcjax primitive {prim.public}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        ns = dict(namespaces())
+        exec(compile(text, filename, "exec"), ns)
+        fn = ns[prim.name]
+        _PRIM_FUNCS[prim.public] = fn
+    return fn
 
 
 def _lambda_matches(node: Any, code: types.CodeType) -> bool:
@@ -125,26 +159,30 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
                 candidates.append(node)
     if is_lambda:
         matching = [c for c in candidates if _lambda_matches(c, code)]
-        if len(matching) > 1:
-            # several lambdas with the same arguments on one line: compare bytecode
-            exact = []
-            for c in matching:
-                try:
-                    expr = gast.gast_to_ast(gast.Expression(body=c))
-                    compiled = compile(gast_fix(expr), filename, "eval")
-                    inner = [k for k in compiled.co_consts if isinstance(k, types.CodeType)]
-                    if inner and inner[0].co_code == code.co_code:
-                        exact.append(c)
-                except Exception:  # pragma: no cover - best effort
-                    pass
-            matching = exact or matching
+        if len(matching) > 1 and hasattr(code, "co_positions"):
+            # several lambdas with the same parameters on one line: the columns of
+            # the code's instructions say which one this is (Python >= 3.11)
+            spans = [
+                (p[2], p[3])
+                for p in code.co_positions()
+                if p[0] == first and p[2] is not None and p[3] and (p[2], p[3]) != (0, 0)
+            ]
+            if spans:
+                lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+                exact = [
+                    c
+                    for c in matching
+                    if c.col_offset <= lo
+                    and (c.end_col_offset is None or hi <= c.end_col_offset)
+                ]
+                matching = exact or matching
         candidates = matching
     if not candidates:
         raise SourceUnavailableError(
             f"cannot find the source of {fn.__qualname__} in {filename}:{first}",
             hint="the file changed since the function was defined? re-run its definition",
         )
-    node = candidates[0]
+    node = copy.deepcopy(candidates[0])  # transforms edit their tree; the cache stays clean
     if is_lambda:
         node = _lambda_to_def(node)
     closure: Dict[str, Any] = {}

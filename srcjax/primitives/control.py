@@ -92,11 +92,11 @@ setitem = register(Primitive("ad.setitem", _setitem, kind="structural"))
 
 
 def _setitem_vjp_x(g, ans, x, idx, v):
-    return setitem(g, idx, 0.0)
+    return forget(g, idx)
 
 
 def _setitem_vjp_v(g, ans, x, idx, v):
-    return g[idx]
+    return part(g, idx, v)
 
 
 def _setitem_jvp_x(t, ans, x, idx, v):
@@ -120,3 +120,185 @@ def _stop_gradient(x):
 stop_gradient = register(
     Primitive("lax.stop_gradient", _stop_gradient, kind="elementwise", differentiable=False)
 )
+
+
+# ---------------------------------------------------------------------------
+# Sparse cotangents of Python containers.
+#
+# The adjoint of ``w = params["w"]`` is a container holding ``w_bar`` at "w"
+# and *nothing* elsewhere: ``None`` stands for a zero cotangent, so reading
+# six entries of a parameter dict does not allocate six dicts of zero arrays.
+# ``ad.cotangent_like`` fills the holes with zeros once, at the end.
+
+
+def _tree_add(a, b):
+    """``a + b`` for cotangents that may be ``None`` (zero) or containers."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = _tree_add(out.get(k), v)
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        n = max(len(a), len(b))
+        a = list(a) + [None] * (n - len(a))
+        b = list(b) + [None] * (n - len(b))
+        return [_tree_add(x, y) for x, y in zip(a, b)]
+    return a + b
+
+
+tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal"))
+tree_add.def_vjp(lambda g, ans, a, b: g, lambda g, ans, a, b: g)
+tree_add.def_jvp(lambda t, ans, a, b: t, lambda t, ans, a, b: t)
+
+
+def _tree_index_adjoint(g, x, idx):
+    """The cotangent of ``x`` from ``x[idx]``'s cotangent ``g``: sparse for containers,
+    dense (scatter-add into zeros) for arrays."""
+    if isinstance(x, dict):
+        return {idx: g}
+    if isinstance(x, (list, tuple)):
+        out = [None] * len(x)
+        if isinstance(idx, slice):
+            for j, v in zip(range(*idx.indices(len(x))), g):
+                out[j] = v
+        else:
+            out[idx] = g
+        return out
+    from .ad import index_adjoint
+
+    return index_adjoint(g, x, idx)
+
+
+tree_index_adjoint = register(
+    Primitive("ad.tree_index_adjoint", _tree_index_adjoint, kind="internal")
+)
+tree_index_adjoint.def_vjp(lambda g, ans, g_in, x, idx: g[idx])
+tree_index_adjoint.def_jvp(lambda t, ans, g_in, x, idx: tree_index_adjoint(t, x, idx))
+
+
+def _pop(lst):
+    """Pop the last cotangent of a list's cotangent (``None`` = all zero)."""
+    if lst is None:
+        return None
+    return lst.pop()
+
+
+pop = register(Primitive("ad.pop", _pop, kind="internal", differentiable=False))
+
+
+def _fill(g, x):
+    if g is None:
+        if isinstance(x, dict):
+            return type(x)((k, _fill(None, v)) for k, v in x.items())
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            return type(x)(*[_fill(None, v) for v in x])
+        if isinstance(x, (list, tuple)):
+            return type(x)(_fill(None, v) for v in x)
+        if x is None:
+            return None
+        dt = getattr(x, "dtype", None)
+        if dt is None:
+            return np.zeros((), np.float32 if isinstance(x, float) else np.float64)
+        return np.zeros(np.shape(x), dt if dt.kind in "fc" else np.float32)
+    if isinstance(x, dict):
+        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, v))
+                       for k, v in x.items())
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x)])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x))
+    shape = np.shape(x)
+    if np.shape(g) != shape:
+        g = np.broadcast_to(g, shape).copy()
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind == "f" and getattr(g, "dtype", dt) != dt:
+        g = np.asarray(g, dtype=dt)
+    return g
+
+
+def _seq(g, n):
+    if g is None:
+        return [None] * n
+    g = list(g)
+    return g + [None] * (n - len(g))
+
+
+def _cotangent_like_tree(g, x):
+    """Final form of ``x``'s cotangent: holes (``None``) become zeros of the right
+    shape and dtype, scalars are broadcast, floating dtypes match ``x``."""
+    return _fill(g, x)
+
+
+cotangent_like.impl = _cotangent_like_tree
+
+
+def _part(g, idx, like=None):
+    """``g[idx]`` of a sparse container cotangent; a hole gives zeros like ``like``
+    (or ``None`` when ``like`` is not given)."""
+    out = None
+    if g is not None:
+        if isinstance(g, dict):
+            out = g.get(idx)
+        elif isinstance(g, (list, tuple)):
+            try:
+                out = g[idx]
+            except IndexError:
+                out = None
+        else:
+            out = g[idx]
+    if out is None and like is not None:
+        return _fill(None, like)
+    return out
+
+
+part = register(Primitive("ad.part", _part, kind="internal"))
+part.def_vjp(lambda g, ans, g_in, idx, like=None: tree_index_adjoint(g, g_in, idx))
+part.def_jvp(lambda t, ans, g_in, idx, like=None: part(t, idx, like))
+
+
+def _forget(g, idx):
+    """A copy of a container cotangent with the entry at ``idx`` set to zero (hole)."""
+    if g is None:
+        return None
+    if isinstance(g, dict):
+        out = dict(g)
+        out.pop(idx, None)
+        return out
+    if isinstance(g, (list, tuple)):
+        out = list(g)
+        out[idx] = None
+        return out
+    out = np.array(g, copy=True)
+    out[idx] = 0
+    return out
+
+
+forget = register(Primitive("ad.forget", _forget, kind="internal"))
+forget.def_vjp(lambda g, ans, g_in, idx: forget(g, idx))
+forget.def_jvp(lambda t, ans, g_in, idx: forget(t, idx))
+
+
+def _pop_like(lst, like):
+    """Pop the last entry of a list cotangent; a hole gives zeros like ``like``."""
+    out = None if lst is None or not lst else lst.pop()
+    if out is None:
+        return _fill(None, like)
+    return out
+
+
+pop_like = register(Primitive("ad.pop_like", _pop_like, kind="internal", differentiable=False))
+
+
+def _push(lst, v):
+    """Append ``v`` to a list cotangent (``None`` = empty) and return the list."""
+    if lst is None:
+        lst = []
+    lst.append(v)
+    return lst
+
+
+push = register(Primitive("ad.push", _push, kind="internal", differentiable=False))

@@ -17,8 +17,10 @@ adjoint sweep in reverse order. Design (Tangent's model, tightened):
   inside loops on a tape (``tape.append(x)`` / ``x = tape.pop()``). Straight
   line code without overwrites records nothing.
 - **Zeros.** Adjoints are symbolic zeros until their first contribution;
-  control flow materializes them (``0.0`` for arrays, ``ad.zeros_like`` for
-  containers) only where a branch or a loop needs a value.
+  control flow materializes them (``0.0`` for arrays, ``None`` -- a hole -- for
+  containers, whose cotangents are sparse: reading ``params["w"]`` contributes
+  ``{"w": w_bar}``) only where a branch or a loop needs a value;
+  ``ad.cotangent_like`` fills holes with zeros once, at the end.
 """
 
 from __future__ import annotations
@@ -36,8 +38,6 @@ from .rules import inline_rule
 __all__ = ["reverse"]
 
 
-def _bar(name: str) -> str:
-    return f"{name}_bar"
 
 
 class _Restore:
@@ -66,6 +66,16 @@ class Reverse:
         self.materialized: Set[str] = set()
         self.tape: Optional[str] = None
         self.emit_code = True
+        self.bars: Dict[str, str] = {}
+
+    def bar(self, name: str) -> str:
+        """The adjoint's name: ``x_bar``, unless that name is taken by a primal
+        (as in the generated code of a first derivative, differentiated again)."""
+        b = self.bars.get(name)
+        if b is None:
+            b = self.namer.fresh(f"{name}_bar")
+            self.bars[name] = b
+        return b
 
     # ------------------------------------------------------------------ analysis
     def analyze(self, stmts: List[Any]) -> None:
@@ -101,6 +111,9 @@ class Reverse:
                 elif op.kind == "unknown":
                     if any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
+                elif op.kind == "pop":
+                    if op.target in self.active:
+                        self.active.add(t)
             elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
                 if any(n in self.active for n in op.operand_names()):
                     self.active.add(op.target)
@@ -114,14 +127,14 @@ class Reverse:
     # ------------------------------------------------------------------ helpers
     def zero_for(self, name: str) -> Any:
         if name in self.containers:
-            return N.call("ad.zeros_like", [N.name(name)])
+            return N.const(None)  # a hole: container cotangents are sparse
         return N.const(0.0)
 
     def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
-        bar = _bar(name)
+        bar = self.bar(name)
         if name in nz:
             if name in self.containers:
-                value = N.call("ad.add_any", [N.name(bar), expr])
+                value = N.call("ad.tree_add", [N.name(bar), expr])
             else:
                 value = gast.BinOp(left=N.name(bar), op=gast.Add(), right=expr)
         else:
@@ -139,9 +152,10 @@ class Reverse:
         return stmt
 
     def _collect_reads(self, nodes_: List[Any]) -> None:
+        self._bar_names = set(self.bars.values())
         for n in nodes_:
             for nm in N.names_in(n):
-                if not nm.endswith("_bar"):
+                if nm not in self._bar_names:
                     self.reads.add(nm)
 
     def _no_rule(self, s: Any, op: Op, what: str) -> Exception:
@@ -177,9 +191,33 @@ class Reverse:
     def rev_stmt(self, s: Any, nz: Set[str], defined: Set[str], in_loop: bool) -> List[Any]:
         op: Optional[Op] = getattr(s, "sj_op", None)
         out: List[Any] = []
+        if isinstance(s, gast.Assign) and op is not None and op.kind == "pop":
+            t = s.targets[0].id
+            lst = op.target
+            if lst in self.active:
+                # the adjoint of `t = lst.pop()` pushes t's cotangent (None = zero), so
+                # the adjoint of the matching `lst.append(v)` pops it
+                g = N.name(self.bar(t)) if t in nz else N.const(None)
+                push = N.call("ad.push", [N.name(self.bar(lst)) if lst in nz else N.const(None), g])
+                out.append(self._at(N.assign(self.bar(lst), push), s))
+                nz.add(lst)
+            nz.discard(t)
+            out.append(_Restore(t, s, in_loop, t in defined))
+            return out
         if isinstance(s, gast.Assign):
             t = s.targets[0].id
             if op is not None and t in self.active and t in nz:
+                if t in op.operand_names():
+                    # `t = f(t, ...)`: the rule reads the old t (operand) and the new
+                    # one (ans): keep the new value aside and restore the old first
+                    new_name = self.namer.fresh(t + "_new")
+                    code = self.adjoint_of_assign(s, op, t, nz, ans=new_name)
+                    self._collect_reads(code)
+                    if any(new_name in N.names_in(c) for c in code):
+                        out.append(self._at(N.assign(new_name, N.name(t)), s))
+                    out.append(_Restore(t, s, in_loop, True))
+                    out.extend(code)
+                    return out
                 code = self.adjoint_of_assign(s, op, t, nz)
                 self._collect_reads(code)
                 out.extend(code)
@@ -190,12 +228,16 @@ class Reverse:
         if isinstance(s, gast.Expr):
             if op is not None and op.kind == "append" and op.target in nz:
                 lst = op.target
-                pop = N.call(N.attr(N.name(_bar(lst)), "pop"), [])
                 v = op.elts[0]
                 if isinstance(v, gast.Name) and v.id in self.active:
+                    if v.id in self.containers:
+                        pop = N.call("ad.pop", [N.name(self.bar(lst))])
+                    else:
+                        pop = N.call("ad.pop_like", [N.name(self.bar(lst)), N.name(v.id)])
                     self.accumulate(out, v.id, pop, nz, s)
+                    self._collect_reads(out[-1:])
                 else:
-                    out.append(self._at(N.expr_stmt(pop), s))
+                    out.append(self._at(N.expr_stmt(N.call("ad.pop", [N.name(self.bar(lst))])), s))
             return out
         if isinstance(s, gast.If):
             return self.rev_if(s, nz, defined, in_loop)
@@ -205,9 +247,12 @@ class Reverse:
             return out
         return out
 
-    def adjoint_of_assign(self, s: Any, op: Op, t: str, nz: Set[str]) -> List[Any]:
+    def adjoint_of_assign(
+        self, s: Any, op: Op, t: str, nz: Set[str], ans: Optional[str] = None
+    ) -> List[Any]:
         out: List[Any] = []
-        g = N.name(_bar(t))
+        ans = ans or t
+        g = N.name(self.bar(t))
         contribs: List[Tuple[str, Any]] = []  # (operand name, expression)
         kind = op.kind
         if kind == "copy":
@@ -217,15 +262,15 @@ class Reverse:
         elif kind == "pack":
             value = s.value
             if isinstance(value, gast.Dict):
-                for k, v in zip(value.keys, value.values):
-                    if isinstance(v, gast.Name) and v.id in self.active:
-                        contribs.append((v.id, gast.Subscript(value=N.clone(g), slice=N.clone(k),
-                                                              ctx=gast.Load())))
+                pairs = list(zip(value.keys, value.values))
             else:
-                for i, v in enumerate(op.elts):
-                    if isinstance(v, gast.Name) and v.id in self.active:
-                        contribs.append((v.id, gast.Subscript(value=N.clone(g),
-                                                              slice=N.const(i), ctx=gast.Load())))
+                pairs = [(N.const(i), v) for i, v in enumerate(op.elts)]
+            for k, v in pairs:
+                if isinstance(v, gast.Name) and v.id in self.active:
+                    args = [N.clone(g), N.clone(k)]
+                    if v.id not in self.containers:
+                        args.append(N.name(v.id))
+                    contribs.append((v.id, N.call("ad.part", args)))
         elif kind == "unknown":
             if any(n in self.active for n in op.operand_names()):
                 raise self._no_rule(s, op, op.what or N.to_source(s.value))
@@ -250,10 +295,15 @@ class Reverse:
                     if p.kind == p.VAR_POSITIONAL or isinstance(arg, gast.Name):
                         raise self._no_rule(s, op, f"{prim.public} (argument `{pname}`)")
                     continue
+                if prim.public == "ad.getitem" and arg.id in self.containers:
+                    expr = N.call("ad.tree_index_adjoint",
+                                  [N.clone(g), N.name(arg.id), N.index_value(op.bound["idx"])])
+                    contribs.append((arg.id, expr))
+                    continue
                 for i, a in active_items:
                     extra = {"argnum": i} if p.kind == p.VAR_POSITIONAL else None
                     pre, expr = inline_rule(
-                        rule, N.clone(g), N.name(t), prim, op.bound, self.namer,
+                        rule, N.clone(g), N.name(ans), prim, op.bound, self.namer,
                         self.bindings, extra,
                     )
                     for st in pre:
@@ -271,7 +321,7 @@ class Reverse:
             total = own[0]
             for e in own[1:]:
                 total = gast.BinOp(left=total, op=gast.Add(), right=e)
-            out.append(self._at(N.assign(_bar(t), total), s))
+            out.append(self._at(N.assign(self.bar(t), total), s))
             nz.add(t)
         return out
 
@@ -294,7 +344,7 @@ class Reverse:
         after = (nz_then | nz_else) & (defined | set(self.params))
         for names, block in ((nz_then, b_then), (nz_else, b_else)):
             for n in sorted(after - names):
-                block.append(N.assign(_bar(n), self.zero_for(n)))
+                block.append(N.assign(self.bar(n), self.zero_for(n)))
                 self.materialized.add(n)
         nz.clear()
         nz.update(after)
@@ -324,12 +374,12 @@ class Reverse:
         self.emit_code = saved_emit
         out: List[Any] = []
         for n in sorted(state - nz):
-            out.append(N.assign(_bar(n), self.zero_for(n)))
+            out.append(N.assign(self.bar(n), self.zero_for(n)))
             self.materialized.add(n)
         body_nz = set(state)
         body = self.rev_block(s.body, body_nz, inner_defined, True)
         for n in sorted(state - body_nz):
-            body.append(N.assign(_bar(n), self.zero_for(n)))
+            body.append(N.assign(self.bar(n), self.zero_for(n)))
         if isinstance(s, gast.While):
             header_target = N.name("_", store=True)
             it = N.call(N.name("range"), [N.name(s.sj_count)])
@@ -495,7 +545,7 @@ def reverse(
     nz: Set[str] = set()
     seed = []
     if out_name in rv_.active:
-        seed = [N.assign(_bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
+        seed = [N.assign(rv_.bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
         nz.add(out_name)
     else:
         seed = [N.expr_stmt(N.call("ad.seed", [N.name(out_name)]))]
@@ -509,10 +559,10 @@ def reverse(
     fix = []
     for p in wrt:
         if p in nz:
-            if p in rv_.materialized:
-                fix.append(N.assign(_bar(p), N.call("ad.cotangent_like", [N.name(_bar(p)),
+            if p in rv_.materialized or p in rv_.containers:
+                fix.append(N.assign(rv_.bar(p), N.call("ad.cotangent_like", [N.name(rv_.bar(p)),
                                                                          N.name(p)])))
-            results.append(N.name(_bar(p)))
+            results.append(N.name(rv_.bar(p)))
         else:
             results.append(N.call("ad.zeros_like", [N.name(p)]))
     grads = results[0] if len(results) == 1 and not getattr(norm, "tuple_wrt", False) else (

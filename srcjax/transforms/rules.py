@@ -109,7 +109,7 @@ def inline_rule(
             v = bound[pname]
             if isinstance(v, list):
                 v = gast.Tuple(elts=[N.clone(x) for x in v], ctx=gast.Load())
-            mapping[pname] = v
+            mapping[pname] = N.index_value(v)
         elif p.default is not p.empty:
             lit = _literal(p.default)
             if lit is None:

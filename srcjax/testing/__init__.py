@@ -1,0 +1,1 @@
+"""Test utilities shipped with srcjax: numerical oracles and a random program generator."""

@@ -1,0 +1,230 @@
+"""Random differentiable programs with Python control flow, for property tests.
+
+A program is a list of :class:`Stmt` trees rendered to the source of a function
+``f(x)`` of a float64 vector. The same generator serves the hypothesis test
+(``tests/test_property.py``) and ``tools/fuzz.py``, which also shrinks a failing
+program to a minimal reproducer by deleting statements.
+
+Every generated program terminates (loops are bounded by a counter) and is
+smooth almost everywhere; branch conditions compare a reduction with a
+threshold, so a finite-difference step crosses a branch boundary with
+negligible probability.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+__all__ = ["Stmt", "Program", "generate", "render", "load", "shrink", "check_program"]
+
+UNARY = [
+    "jnp.sin({a})",
+    "jnp.cos({a})",
+    "jnp.tanh({a})",
+    "jnp.exp(0.3 * jnp.tanh({a}))",
+    "jnp.sqrt({a} * {a} + 1.0)",
+    "jnp.log1p({a} * {a})",
+    "{a} * {a}",
+    "-{a}",
+    "jnp.square(jnp.sin({a}))",
+    "nn.sigmoid({a})",
+    "nn.softplus({a})",
+    "jnp.arctan({a})",
+    "{a} ** 3",
+    "jnp.cumsum({a}) * 0.3",
+    "jnp.flip({a})",
+    "{a}[::-1] * 0.5",
+    "jnp.roll({a}, 1)",
+]
+BINARY = [
+    "{a} + {b}",
+    "{a} - {b}",
+    "{a} * {b}",
+    "{a} / (1.5 + jnp.cos({b}))",
+    "jnp.sin({a}) * {b}",
+    "jnp.sum({a}) * {b}",
+    "jnp.mean({a} * {b}) + {b}",
+    "jnp.logaddexp({a}, {b})",
+    "jnp.dot({a}, {b}) * {a}",
+    "jnp.where({a} > {b}, {a}, {b} * 0.5)",
+]
+
+
+@dataclass
+class Stmt:
+    """One statement: ``kind`` is assign / if / for / while / break_if."""
+
+    kind: str
+    text: str = ""
+    body: List["Stmt"] = field(default_factory=list)
+    orelse: List["Stmt"] = field(default_factory=list)
+
+
+@dataclass
+class Program:
+    stmts: List[Stmt]
+    nvars: int
+    result: str
+
+    def size(self) -> int:
+        def count(ss):
+            return sum(1 + count(s.body) + count(s.orelse) for s in ss)
+
+        return count(self.stmts)
+
+
+def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Program:
+    """A random program over variables ``v0..v{nvars-1}`` (all defined up front)."""
+    budget = [max_stmts]
+
+    def expr():
+        a = f"v{rng.integers(nvars)}"
+        if rng.random() < 0.5:
+            return UNARY[rng.integers(len(UNARY))].format(a=a)
+        b = f"v{rng.integers(nvars)}"
+        return BINARY[rng.integers(len(BINARY))].format(a=a, b=b)
+
+    def block(depth, in_loop):
+        out = []
+        n = int(rng.integers(1, 4))
+        for _ in range(n):
+            if budget[0] <= 0:
+                break
+            budget[0] -= 1
+            r = rng.random()
+            if depth < 2 and r < 0.15:
+                c = round(float(rng.normal()), 2)
+                a = f"v{rng.integers(nvars)}"
+                out.append(Stmt("if", f"jnp.sum({a}) > {c}", block(depth + 1, in_loop),
+                                block(depth + 1, in_loop) if rng.random() < 0.6 else []))
+            elif depth < 2 and r < 0.27:
+                k = int(rng.integers(1, 4))
+                out.append(Stmt("for", str(k), block(depth + 1, True)))
+            elif depth < 2 and r < 0.37:
+                k = int(rng.integers(1, 4))
+                c = round(float(rng.uniform(1.0, 20.0)), 2)
+                a = f"v{rng.integers(nvars)}"
+                out.append(Stmt("while", f"{k}|jnp.sum({a} * {a}) < {c}",
+                                block(depth + 1, True)))
+            elif in_loop and r < 0.42:
+                c = round(float(rng.uniform(0.0, 5.0)), 2)
+                a = f"v{rng.integers(nvars)}"
+                out.append(Stmt("break_if", f"jnp.sum({a} * {a}) > {c}"))
+            else:
+                t = f"v{rng.integers(nvars)}"
+                out.append(Stmt("assign", f"{t} = {expr()}"))
+        return out
+
+    stmts = block(0, False)
+    result = f"jnp.sum(v{rng.integers(nvars)} * v{rng.integers(nvars)})"
+    return Program(stmts, nvars, result)
+
+
+def render(prog: Program, name: str = "f") -> str:
+    lines = [f"def {name}(x):"]
+    inits = ["x", "jnp.sin(x)", "x * 0.5 + 0.1", "jnp.cos(x)", "x * x"]
+    for i in range(prog.nvars):
+        lines.append(f"    v{i} = {inits[i % len(inits)]}")
+    counter = [0]
+
+    def emit(ss, ind):
+        if not ss:
+            lines.append("    " * ind + "pass")
+        for s in ss:
+            pad = "    " * ind
+            if s.kind == "assign":
+                lines.append(pad + s.text)
+            elif s.kind == "if":
+                lines.append(pad + f"if {s.text}:")
+                emit(s.body, ind + 1)
+                if s.orelse:
+                    lines.append(pad + "else:")
+                    emit(s.orelse, ind + 1)
+            elif s.kind == "for":
+                counter[0] += 1
+                lines.append(pad + f"for i{counter[0]} in range({s.text}):")
+                emit(s.body, ind + 1)
+            elif s.kind == "while":
+                k, cond = s.text.split("|", 1)
+                counter[0] += 1
+                c = f"n{counter[0]}"
+                lines.append(pad + f"{c} = 0")
+                lines.append(pad + f"while {c} < {k} and {cond}:")
+                emit(s.body, ind + 1)
+                lines.append(pad + f"    {c} = {c} + 1")
+            elif s.kind == "break_if":
+                lines.append(pad + f"if {s.text}:")
+                lines.append(pad + "    break")
+
+    emit(prog.stmts, 1)
+    lines.append(f"    return {prog.result}")
+    return "\n".join(lines) + "\n"
+
+
+_HEADER = "import srcjax.numpy as jnp\nimport srcjax.nn as nn\n\n\n"
+
+
+def load(source: str, directory: Optional[str] = None):
+    """Write the program to a real file (so its source is readable) and import it."""
+    directory = directory or tempfile.mkdtemp(prefix="srcjax_prog_")
+    path = os.path.join(directory, f"prog_{abs(hash(source)) % 10**12}.py")
+    with open(path, "w") as fh:
+        fh.write(_HEADER + source)
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.f
+
+
+def check_program(prog: Program, x: np.ndarray, directory: Optional[str] = None,
+                  rtol: float = 1e-5, atol: float = 1e-7) -> Optional[str]:
+    """None when grad matches float64 central differences, else a description.
+
+    Requires ``jax_enable_x64``.
+    """
+    import srcjax
+
+    from .fd import fd_grad
+
+    src = render(prog)
+    f = load(src, directory)
+    try:
+        g = np.asarray(srcjax.grad(f)(x))
+    except Exception as exc:  # noqa: BLE001 - report every failure as a finding
+        return f"{type(exc).__name__}: {exc}\n{src}"
+    ref = fd_grad(f, x)
+    if not np.all(np.isfinite(ref)):
+        return None  # overflowed program: not a usable oracle
+    if not np.allclose(g, ref, rtol=rtol, atol=atol):
+        return f"grad mismatch: got {g}, finite differences {ref}\n{src}"
+    return None
+
+
+def shrink(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> Program:
+    """Delete statements while the program still fails (greedy delta debugging)."""
+
+    def lists(ss):
+        yield ss
+        for s in ss:
+            yield from lists(s.body)
+            yield from lists(s.orelse)
+
+    changed = True
+    while changed:
+        changed = False
+        for lst in list(lists(prog.stmts)):
+            for i in range(len(lst)):
+                removed = lst.pop(i)
+                if check_program(prog, x, directory) is not None:
+                    changed = True
+                    break
+                lst.insert(i, removed)
+            if changed:
+                break
+    return prog

@@ -1,0 +1,128 @@
+"""Errors name the user's file:line:col, show the line with a caret, and a hint."""
+
+import os
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax import errors
+
+HERE = os.path.basename(__file__)
+
+
+def _line_of(fn, needle):
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    for i, ln in enumerate(lines):
+        if needle in ln:
+            return start + i
+    raise AssertionError(needle)
+
+
+def uses_try(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with open(os.devnull):
+        y = x * 2.0
+    return y
+
+
+def uses_yield(x):
+    yield x
+
+
+GLOBAL_STATE = 0.0
+
+
+def uses_global(x):
+    global GLOBAL_STATE
+    GLOBAL_STATE = x
+    return x
+
+
+def uses_del(x):
+    y = x * 2.0
+    del y
+    return x
+
+
+def uses_star(x):
+    args = (x,)
+    return jnp.sum(*args)
+
+
+def opaque(v):  # a callable with no source srcjax can use: a builtin
+    return v
+
+
+def no_rule(x):
+    y = np.frompyfunc(opaque, 1, 1)(x).astype(np.float64)
+    return jnp.sum(y * x)
+
+
+def recursive(x):
+    if x > 1.0:
+        return recursive(x / 2.0)
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, needle, what",
+    [
+        (uses_try, "try:", "`try`"),
+        (uses_with, "with open", "`with`"),
+        (uses_yield, "yield x", "yield"),
+        (uses_global, "global GLOBAL_STATE", "`global`"),
+        (uses_del, "del y", "`del`"),
+        (uses_star, "*args", "star-arguments"),
+    ],
+)
+def test_unsupported_syntax_points_at_line(fn, needle, what):
+    with pytest.raises(errors.UnsupportedSyntaxError) as info:
+        srcjax.grad(fn)(1.0)
+    msg = str(info.value)
+    assert isinstance(info.value, NotImplementedError)
+    assert f"{HERE}:{_line_of(fn, needle)}:" in msg
+    assert what in msg
+    assert "^" in msg and "hint:" in msg
+
+
+def test_no_rule_on_active_path():
+    with pytest.raises(errors.NoDerivativeRuleError) as info:
+        srcjax.grad(no_rule)(np.ones(3, dtype=np.float32))
+    msg = str(info.value)
+    assert f"{HERE}:{_line_of(no_rule, 'frompyfunc')}:" in msg
+    assert "custom_vjp" in msg
+
+
+def test_no_rule_on_inactive_path_just_runs():
+    def f(x, n):
+        k = np.frompyfunc(opaque, 1, 1)(n).astype(np.float64)  # not differentiated
+        return jnp.sum(x * k)
+
+    g = srcjax.grad(f)(np.ones(2, dtype=np.float32), np.array([2.0, 3.0]))
+    assert np.allclose(g, [2.0, 3.0])
+
+
+def test_recursion_is_a_clear_error():
+    with pytest.raises(errors.RecursionUnsupportedError) as info:
+        srcjax.grad(recursive)(3.0)
+    assert f"{HERE}:{_line_of(recursive, 'return recursive')}:" in str(info.value)
+
+
+def test_immutable_array_assignment_raises_type_error():
+    def f(x):
+        x[0] = 1.0
+        return jnp.sum(x)
+
+    with pytest.raises(TypeError, match="at\\[idx\\]"):
+        srcjax.grad(f)(np.ones(3, dtype=np.float32))

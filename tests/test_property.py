@@ -1,0 +1,20 @@
+"""Property test: grad of random programs with if/for/while/break vs finite differences."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from srcjax.testing import programs
+
+pytestmark = pytest.mark.usefixtures("x64")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_programs_grad_matches_finite_differences(seed, tmp_path_factory):
+    rng = np.random.default_rng(seed)
+    prog = programs.generate(rng)
+    x = rng.normal(size=3)
+    problem = programs.check_program(prog, x, str(tmp_path_factory.getbasetemp()))
+    assert problem is None, problem

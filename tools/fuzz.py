@@ -1,0 +1,47 @@
+#!/usr/bin/env python
+"""Check grad of N random programs against finite differences (outside CI).
+
+    python tools/fuzz.py            # 10,000 programs
+    python tools/fuzz.py -n 500 --seed 7
+
+Each mismatch is shrunk to a minimal program and printed as a reproducer.
+The generator is srcjax.testing.programs, the same one the hypothesis test uses.
+"""
+
+import argparse
+import sys
+import tempfile
+
+import numpy as np
+
+import srcjax
+from srcjax.testing import programs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=10_000, help="programs to check (default 10000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-stmts", type=int, default=8)
+    args = ap.parse_args(argv)
+    srcjax.config.update("jax_enable_x64", True)
+    tmp = tempfile.mkdtemp(prefix="srcjax_fuzz_")
+    failures = 0
+    for k in range(args.n):
+        rng = np.random.default_rng([args.seed, k])
+        prog = programs.generate(rng, max_stmts=args.max_stmts)
+        x = rng.normal(size=3)
+        if programs.check_program(prog, x, tmp) is not None:
+            failures += 1
+            small = programs.shrink(prog, x, tmp)
+            print(f"--- mismatch (seed {args.seed}, program {k}), shrunk reproducer:")
+            print(programs.check_program(small, x, tmp))
+            print(f"x = np.array({x.tolist()!r})")
+        if (k + 1) % 500 == 0:
+            print(f"{k + 1} programs checked, {failures} mismatches", file=sys.stderr)
+    print(f"{args.n - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
