@@ -29,7 +29,7 @@ def test_pdb_breakpoint_inside_generated_gradient():
     lines = text.splitlines()
     # stop on the first backward statement: every forward local is defined there
     target = next(i for i, ln in enumerate(lines, 1) if "_bar" in ln and "=" in ln)
-    commands = io.StringIO("p h.shape\np float(jnp.sum(h))\ncontinue\n")
+    commands = io.StringIO("continue\np h.shape\np float(jnp.sum(h))\ncontinue\n")
     out = io.StringIO()
     debugger = pdb.Pdb(stdin=commands, stdout=out)
     debugger.use_rawinput = False

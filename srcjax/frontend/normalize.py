@@ -990,17 +990,17 @@ class Normalizer:
         status, obj = self.resolve(func)
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
-        if status == "local":
-            raise UnsupportedSyntaxError(
-                f"calling `{N.to_source(func)}`, a function held in a local variable, "
-                "is not supported in transformed functions",
-                self.loc(e),
-                "call a module-level function by its name",
+        if status == "dynamic" and isinstance(func, gast.Attribute):
+            return self.method_call(e, target)
+        if status in ("local", "dynamic"):
+            # a callable computed at run time: it just runs (an error if on the
+            # differentiated path, since srcjax cannot see its source)
+            fvar = self.atom(func, base="fn")
+            args = [self.atom(a) for a in e.args]
+            kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            return N.call(fvar, args, kws), Op(
+                "unknown", elts=args + list(kws.values()), what=N.to_source(func)
             )
-        if status == "dynamic":
-            if isinstance(func, gast.Attribute):
-                return self.method_call(e, target)
-            raise _unsupported(e, "this kind of call", src=self.src)
         if status == "missing":
             raise _resolution_error(self, func)
         prim = registry.lookup_callable(obj)

@@ -125,9 +125,13 @@ class Reverse:
                     self._activity(s.body)
 
     # ------------------------------------------------------------------ helpers
-    def zero_for(self, name: str) -> Any:
+    def zero_for(self, name: str, defined: bool = False) -> Any:
+        """A materialized zero cotangent: zeros like the primal where it is surely
+        defined, else a scalar 0.0 (fixed up by ``ad.cotangent_like``)."""
         if name in self.containers:
             return N.const(None)  # a hole: container cotangents are sparse
+        if defined:
+            return N.call("ad.zeros_like", [N.name(name)])
         return N.const(0.0)
 
     def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
@@ -344,12 +348,10 @@ class Reverse:
         after = (nz_then | nz_else) & (defined | set(self.params))
         for names, block in ((nz_then, b_then), (nz_else, b_else)):
             for n in sorted(after - names):
-                block.append(N.assign(self.bar(n), self.zero_for(n)))
+                block.append(N.assign(self.bar(n), self.zero_for(n, True)))
                 self.materialized.add(n)
         nz.clear()
         nz.update(after)
-        if not _has_code(b_then) and not _has_code(b_else):
-            return b_then + b_else  # only restores (they are no-ops unless saved)
         cond = N.clone(s.test)
         self._collect_reads([cond])
         node = gast.If(test=cond, body=b_then, orelse=b_else)
@@ -374,12 +376,12 @@ class Reverse:
         self.emit_code = saved_emit
         out: List[Any] = []
         for n in sorted(state - nz):
-            out.append(N.assign(self.bar(n), self.zero_for(n)))
+            out.append(N.assign(self.bar(n), self.zero_for(n, n in defined)))
             self.materialized.add(n)
         body_nz = set(state)
         body = self.rev_block(s.body, body_nz, inner_defined, True)
         for n in sorted(state - body_nz):
-            body.append(N.assign(self.bar(n), self.zero_for(n)))
+            body.append(N.assign(self.bar(n), self.zero_for(n, n in defined)))
         if isinstance(s, gast.While):
             header_target = N.name("_", store=True)
             it = N.call(N.name("range"), [N.name(s.sj_count)])
