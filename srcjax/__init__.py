@@ -9,6 +9,8 @@ from . import errors  # noqa: F401
 from .config import config  # noqa: F401
 from . import numpy  # noqa: F401  (registers the primitives)
 from .primitives import control as _control
+
+_control.mark_tree_outputs()
 from .api import grad, source, value_and_grad  # noqa: F401
 from . import tree_util  # noqa: F401
 

@@ -302,3 +302,23 @@ def _push(lst, v):
 
 
 push = register(Primitive("ad.push", _push, kind="internal", differentiable=False))
+
+
+def mark_tree_outputs() -> None:
+    """Flag the registered primitives whose result is a Python container."""
+    from .registry import REGISTRY
+
+    for public in (
+        "jnp.split",
+        "jnp.array_split",
+        "jnp.hsplit",
+        "jnp.vsplit",
+        "jnp.unstack",
+        "jnp.meshgrid",
+        "jnp.linalg.slogdet",
+        "jnp.linalg.eigh",
+        "jnp.linalg.qr",
+        "jnp.linalg.svd",
+    ):
+        if public in REGISTRY:
+            REGISTRY[public].returns_tree = True

@@ -99,6 +99,9 @@ class Primitive:
         #: ``samples(rng) -> [(args, kwargs), ...]`` float64 example inputs for
         #: the registry-driven tests; ``None`` = derive from ``test_domain``.
         self.samples: Optional[Callable] = None
+        #: the output is a Python container of arrays (``split``, ``slogdet``):
+        #: its cotangent is a container too.
+        self.returns_tree = False
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 

@@ -95,6 +95,8 @@ class Reverse:
                         n in self.active for n in op.operand_names()
                     ):
                         self.active.add(t)
+                    if op.prim.returns_tree:
+                        self.containers.add(t)
                     if op.prim.public in ("ad.getitem", "ad.setitem"):
                         x = op.bound.get("x")
                         if isinstance(x, gast.Name) and x.id in self.containers:
@@ -296,9 +298,9 @@ class Reverse:
                     continue
                 rule = prim.vjps.get(pname)
                 if rule is None:
-                    if p.kind == p.VAR_POSITIONAL or isinstance(arg, gast.Name):
-                        raise self._no_rule(s, op, f"{prim.public} (argument `{pname}`)")
-                    continue
+                    if not prim.vjps:
+                        raise self._no_rule(s, op, prim.public)
+                    continue  # not differentiable in this argument (shapes, indices)
                 if prim.public == "ad.getitem" and arg.id in self.containers:
                     expr = N.call("ad.tree_index_adjoint",
                                   [N.clone(g), N.name(arg.id), N.index_value(op.bound["idx"])])
