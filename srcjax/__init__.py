@@ -5,18 +5,24 @@ read a function's source, rewrite its AST and run the generated Python code,
 which ``srcjax.source(fn)`` prints.
 """
 
-from . import errors  # noqa: F401
-from .config import config  # noqa: F401
-from . import numpy  # noqa: F401  (registers the primitives)
+from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
+from .api import grad, source, value_and_grad
+from .config import config
 from .primitives import control as _control
 
 _control.mark_tree_outputs()
-from .api import grad, source, value_and_grad  # noqa: F401
-from . import tree_util  # noqa: F401
 
 stop_gradient = _control.stop_gradient
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "value_and_grad", "source", "stop_gradient", "config", "tree_util", "numpy",
-           "errors"]
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "source",
+    "stop_gradient",
+    "config",
+    "tree_util",
+    "numpy",
+    "errors",
+]

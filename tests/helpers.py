@@ -23,5 +23,6 @@ def fd_grad(f, x, eps=1e-6):
 
 
 def assert_close(a, b, rtol=1e-6, atol=1e-8):
-    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
-                               rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=rtol, atol=atol
+    )

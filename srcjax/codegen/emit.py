@@ -137,8 +137,11 @@ def _render_block(stmts: List[Any], indent: int, fname: str, out: List[str]) -> 
             ):
                 inner = orelse[0]
                 out.append(
-                    _line(indent, f"elif {gast.unparse(inner.test).strip()}:",
-                          _origin_comment(inner, fname))
+                    _line(
+                        indent,
+                        f"elif {gast.unparse(inner.test).strip()}:",
+                        _origin_comment(inner, fname),
+                    )
                 )
                 _render_block(inner.body, indent + 1, fname, out)
                 orelse = inner.orelse

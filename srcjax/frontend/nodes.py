@@ -28,8 +28,9 @@ __all__ = [
 
 
 def name(id_: str, store: bool = False) -> Any:
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
-                     type_comment=None)
+    return gast.Name(
+        id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None
+    )
 
 
 def const(value: Any) -> Any:

@@ -139,10 +139,48 @@ _CMPOPS = {
 _INACTIVE_BUILTINS = {
     id(f)
     for f in (
-        len, range, print, isinstance, int, bool, str, repr, type, tuple, list, dict,
-        enumerate, zip, reversed, sorted, hasattr, getattr, format, hash, id, iter, next,
-        min, max, any, all, breakpoint, callable, divmod, set, frozenset, issubclass, slice,
-        np.shape, np.ndim, np.size, np.dtype, np.float32, np.float64, np.int32, np.int64,
+        len,
+        range,
+        print,
+        isinstance,
+        int,
+        bool,
+        str,
+        repr,
+        type,
+        tuple,
+        list,
+        dict,
+        enumerate,
+        zip,
+        reversed,
+        sorted,
+        hasattr,
+        getattr,
+        format,
+        hash,
+        id,
+        iter,
+        next,
+        min,
+        max,
+        any,
+        all,
+        breakpoint,
+        callable,
+        divmod,
+        set,
+        frozenset,
+        issubclass,
+        slice,
+        np.shape,
+        np.ndim,
+        np.size,
+        np.dtype,
+        np.float32,
+        np.float64,
+        np.int32,
+        np.int64,
         np.random.default_rng,
     )
 }
@@ -384,9 +422,6 @@ class Normalizer:
         taken = set(self.locals) | set(N.names_in(node))
         if namer is None:
             namer = Namer(taken)
-        else:
-            for t in taken:
-                pass
         self.namer = namer
         self.rename: Dict[str, str] = {}
         self.ops = _ops_table()
@@ -665,8 +700,10 @@ class Normalizer:
     def expr_statement(self, value: Any) -> None:
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             status, root = self.resolve(value.func.value)
-            if status == "local" and value.func.attr == "append" and isinstance(
-                value.func.value, gast.Name
+            if (
+                status == "local"
+                and value.func.attr == "append"
+                and isinstance(value.func.value, gast.Name)
             ):
                 lst = self.var(value.func.value.id)
                 if len(value.args) != 1:
@@ -770,9 +807,7 @@ class Normalizer:
         if kind == "reversed":
             inner, n = val
             j = self.temp("j")
-            self.emit(
-                N.assign(j, N.parse_expr(f"{n} - 1 - {idx}")), Op("inactive", what="index")
-            )
+            self.emit(N.assign(j, N.parse_expr(f"{n} - 1 - {idx}")), Op("inactive", what="index"))
             return self._spec_item(inner, j)
         return gast.Tuple(elts=[self._spec_item(v, idx) for v in val], ctx=gast.Load())
 
@@ -901,7 +936,9 @@ class Normalizer:
             return self.rename_all(e), Op("inactive", what="f-string")
         if isinstance(e, gast.Lambda):
             raise _unsupported(
-                e, "lambdas inside transformed functions", "define the function at module level",
+                e,
+                "lambdas inside transformed functions",
+                "define the function at module level",
                 src=self.src,
             )
         raise UnsupportedSyntaxError(
@@ -1011,14 +1048,16 @@ class Normalizer:
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             fnode = self.rename_all(func)
             kind = "unknown" if obj in (float, int, complex) else "inactive"
-            return N.call(fnode, args, kws), Op(kind, elts=args + list(kws.values()),
-                                                 what=N.to_source(func))
+            return N.call(fnode, args, kws), Op(
+                kind, elts=args + list(kws.values()), what=N.to_source(func)
+            )
         if getattr(obj, "__srcjax_transform__", None) is not None:
             fnode = self.rename_all(func)
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return N.call(fnode, args, kws), Op("unknown", elts=args + list(kws.values()),
-                                                 what=N.to_source(func))
+            return N.call(fnode, args, kws), Op(
+                "unknown", elts=args + list(kws.values()), what=N.to_source(func)
+            )
         fn = obj
         import functools
 
@@ -1108,8 +1147,9 @@ class Normalizer:
         )
         # rename all of the callee's locals to fresh names in our namespace
         for local in sorted(sub.locals):
-            sub.rename[local] = self.namer.fresh(f"{pyfn.__name__}_{local}"
-                                                 if local in self.namer.taken else local)
+            sub.rename[local] = self.namer.fresh(
+                f"{pyfn.__name__}_{local}" if local in self.namer.taken else local
+            )
         params = [a.id for a in src.node.args.args]
         defaults = src.node.args.defaults
         values: Dict[str, Any] = {}
@@ -1218,8 +1258,15 @@ def _fold_constant(e: Any) -> Any:
 def _base_name(op: Optional[Op], e: Any) -> str:
     if op is not None and op.kind == "prim":
         short = {
-            "+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow", "@": "matmul",
-            "unary -": "neg", "//": "floordiv", "%": "mod",
+            "+": "add",
+            "-": "sub",
+            "*": "mul",
+            "/": "div",
+            "**": "pow",
+            "@": "matmul",
+            "unary -": "neg",
+            "//": "floordiv",
+            "%": "mod",
         }
         if op.prim.op in short:
             return short[op.prim.op]
@@ -1259,8 +1306,10 @@ def _copy_annotations(dst, src):
 
 
 def _is_docstring(s) -> bool:
-    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and isinstance(
-        s.value.value, str
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Constant)
+        and isinstance(s.value.value, str)
     )
 
 

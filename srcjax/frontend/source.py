@@ -172,8 +172,7 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
                 exact = [
                     c
                     for c in matching
-                    if c.col_offset <= lo
-                    and (c.end_col_offset is None or hi <= c.end_col_offset)
+                    if c.col_offset <= lo and (c.end_col_offset is None or hi <= c.end_col_offset)
                 ]
                 matching = exact or matching
         candidates = matching

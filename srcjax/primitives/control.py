@@ -64,8 +64,19 @@ def _cotangent_like(g, x):
 
 
 cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="internal"))
-cotangent_like.def_vjp(lambda g, ans, g_in, x: g)
-cotangent_like.def_jvp(lambda t, ans, g_in, x: t)
+
+
+def _cotangent_like_vjp(g, ans, g_in, x):
+    return g
+
+
+def _cotangent_like_jvp(t, ans, g_in, x):
+    return t
+
+
+cotangent_like.def_vjp(_cotangent_like_vjp)
+cotangent_like.def_jvp(_cotangent_like_jvp)
+cotangent_like.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
 def _setitem(x, idx, v):
@@ -109,6 +120,7 @@ def _setitem_jvp_v(t, ans, x, idx, v):
 
 setitem.def_vjp(_setitem_vjp_x, None, _setitem_vjp_v)
 setitem.def_jvp(_setitem_jvp_x, None, _setitem_jvp_v)
+setitem.samples = lambda rng: []  # containers only; tested through grad
 
 
 def _stop_gradient(x):
@@ -151,8 +163,27 @@ def _tree_add(a, b):
 
 
 tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal"))
-tree_add.def_vjp(lambda g, ans, a, b: g, lambda g, ans, a, b: g)
-tree_add.def_jvp(lambda t, ans, a, b: t, lambda t, ans, a, b: t)
+
+
+def _tree_add_vjp_a(g, ans, a, b):
+    return g
+
+
+def _tree_add_vjp_b(g, ans, a, b):
+    return g
+
+
+def _tree_add_jvp_a(t, ans, a, b):
+    return t
+
+
+def _tree_add_jvp_b(t, ans, a, b):
+    return t
+
+
+tree_add.def_vjp(_tree_add_vjp_a, _tree_add_vjp_b)
+tree_add.def_jvp(_tree_add_jvp_a, _tree_add_jvp_b)
+tree_add.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
 def _tree_index_adjoint(g, x, idx):
@@ -176,8 +207,19 @@ def _tree_index_adjoint(g, x, idx):
 tree_index_adjoint = register(
     Primitive("ad.tree_index_adjoint", _tree_index_adjoint, kind="internal")
 )
-tree_index_adjoint.def_vjp(lambda g, ans, g_in, x, idx: g[idx])
-tree_index_adjoint.def_jvp(lambda t, ans, g_in, x, idx: tree_index_adjoint(t, x, idx))
+
+
+def _tia_vjp(g, ans, g_in, x, idx):
+    return g[idx]
+
+
+def _tia_jvp(t, ans, g_in, x, idx):
+    return tree_index_adjoint(t, x, idx)
+
+
+tree_index_adjoint.def_vjp(_tia_vjp)
+tree_index_adjoint.def_jvp(_tia_jvp)
+tree_index_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(2, 3)), 1), {})]
 
 
 def _pop(lst):
@@ -205,8 +247,9 @@ def _fill(g, x):
             return np.zeros((), np.float32 if isinstance(x, float) else np.float64)
         return np.zeros(np.shape(x), dt if dt.kind in "fc" else np.float32)
     if isinstance(x, dict):
-        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, v))
-                       for k, v in x.items())
+        return type(x)(
+            (k, _fill(g.get(k) if isinstance(g, dict) else None, v)) for k, v in x.items()
+        )
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x)])
     if isinstance(x, (list, tuple)):
@@ -256,8 +299,19 @@ def _part(g, idx, like=None):
 
 
 part = register(Primitive("ad.part", _part, kind="internal"))
-part.def_vjp(lambda g, ans, g_in, idx, like=None: tree_index_adjoint(g, g_in, idx))
-part.def_jvp(lambda t, ans, g_in, idx, like=None: part(t, idx, like))
+
+
+def _part_vjp(g, ans, g_in, idx, like=None):
+    return tree_index_adjoint(g, g_in, idx)
+
+
+def _part_jvp(t, ans, g_in, idx, like=None):
+    return part(t, idx, like)
+
+
+part.def_vjp(_part_vjp)
+part.def_jvp(_part_jvp)
+part.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
 
 
 def _forget(g, idx):
@@ -278,8 +332,19 @@ def _forget(g, idx):
 
 
 forget = register(Primitive("ad.forget", _forget, kind="internal"))
-forget.def_vjp(lambda g, ans, g_in, idx: forget(g, idx))
-forget.def_jvp(lambda t, ans, g_in, idx: forget(t, idx))
+
+
+def _forget_vjp(g, ans, g_in, idx):
+    return forget(g, idx)
+
+
+def _forget_jvp(t, ans, g_in, idx):
+    return forget(t, idx)
+
+
+forget.def_vjp(_forget_vjp)
+forget.def_jvp(_forget_jvp)
+forget.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
 
 
 def _pop_like(lst, like):

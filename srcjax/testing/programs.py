@@ -101,8 +101,14 @@ def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Pr
             if depth < 2 and r < 0.15:
                 c = round(float(rng.normal()), 2)
                 a = f"v{rng.integers(nvars)}"
-                out.append(Stmt("if", f"jnp.sum({a}) > {c}", block(depth + 1, in_loop),
-                                block(depth + 1, in_loop) if rng.random() < 0.6 else []))
+                out.append(
+                    Stmt(
+                        "if",
+                        f"jnp.sum({a}) > {c}",
+                        block(depth + 1, in_loop),
+                        block(depth + 1, in_loop) if rng.random() < 0.6 else [],
+                    )
+                )
             elif depth < 2 and r < 0.27:
                 k = int(rng.integers(1, 4))
                 out.append(Stmt("for", str(k), block(depth + 1, True)))
@@ -110,8 +116,7 @@ def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Pr
                 k = int(rng.integers(1, 4))
                 c = round(float(rng.uniform(1.0, 20.0)), 2)
                 a = f"v{rng.integers(nvars)}"
-                out.append(Stmt("while", f"{k}|jnp.sum({a} * {a}) < {c}",
-                                block(depth + 1, True)))
+                out.append(Stmt("while", f"{k}|jnp.sum({a} * {a}) < {c}", block(depth + 1, True)))
             elif in_loop and r < 0.42:
                 c = round(float(rng.uniform(0.0, 5.0)), 2)
                 a = f"v{rng.integers(nvars)}"
@@ -182,8 +187,13 @@ def load(source: str, directory: Optional[str] = None):
     return mod.f
 
 
-def check_program(prog: Program, x: np.ndarray, directory: Optional[str] = None,
-                  rtol: float = 1e-5, atol: float = 1e-7) -> Optional[str]:
+def check_program(
+    prog: Program,
+    x: np.ndarray,
+    directory: Optional[str] = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+) -> Optional[str]:
     """None when grad matches float64 central differences, else a description.
 
     Requires ``jax_enable_x64``.

@@ -38,8 +38,6 @@ from .rules import inline_rule
 __all__ = ["reverse"]
 
 
-
-
 class _Restore:
     """Placeholder in the adjoint sweep: restore `name` if its old value was saved."""
 
@@ -91,9 +89,7 @@ class Reverse:
             if isinstance(s, gast.Assign) and op is not None:
                 t = s.targets[0].id
                 if op.kind == "prim":
-                    if op.prim.differentiable and any(
-                        n in self.active for n in op.operand_names()
-                    ):
+                    if op.prim.differentiable and any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)
@@ -291,7 +287,8 @@ class Reverse:
                     continue
                 items = arg if isinstance(arg, list) else [arg]
                 active_items = [
-                    (i, a) for i, a in enumerate(items)
+                    (i, a)
+                    for i, a in enumerate(items)
                     if isinstance(a, gast.Name) and a.id in self.active
                 ]
                 if not active_items:
@@ -302,15 +299,23 @@ class Reverse:
                         raise self._no_rule(s, op, prim.public)
                     continue  # not differentiable in this argument (shapes, indices)
                 if prim.public == "ad.getitem" and arg.id in self.containers:
-                    expr = N.call("ad.tree_index_adjoint",
-                                  [N.clone(g), N.name(arg.id), N.index_value(op.bound["idx"])])
+                    expr = N.call(
+                        "ad.tree_index_adjoint",
+                        [N.clone(g), N.name(arg.id), N.index_value(op.bound["idx"])],
+                    )
                     contribs.append((arg.id, expr))
                     continue
                 for i, a in active_items:
                     extra = {"argnum": i} if p.kind == p.VAR_POSITIONAL else None
                     pre, expr = inline_rule(
-                        rule, N.clone(g), N.name(ans), prim, op.bound, self.namer,
-                        self.bindings, extra,
+                        rule,
+                        N.clone(g),
+                        N.name(ans),
+                        prim,
+                        op.bound,
+                        self.namer,
+                        self.bindings,
+                        extra,
                     )
                     for st in pre:
                         out.append(self._at(st, s))
@@ -392,8 +397,9 @@ class Reverse:
             header_target = N.name(s.target.id, store=True)
             it = N.call(N.name("reversed"), [N.clone(s.iter)])
             self._collect_reads([s.iter])
-        loop = gast.For(target=header_target, iter=it, body=body or [gast.Pass()], orelse=[],
-                        type_comment=None)
+        loop = gast.For(
+            target=header_target, iter=it, body=body or [gast.Pass()], orelse=[], type_comment=None
+        )
         self._at(loop, s)
         loop.sj_note = "reverse of the loop"
         out.append(loop)
@@ -436,8 +442,10 @@ class Reverse:
                     out.append(self._save_stmt(s.sj_count, saves[key], s))
                 out.append(self._at(N.assign(s.sj_count, N.const(0)), s))
                 s.body = self.forward(s.body, saves) + [
-                    N.assign(s.sj_count, gast.BinOp(left=N.name(s.sj_count), op=gast.Add(),
-                                                    right=N.const(1)))
+                    N.assign(
+                        s.sj_count,
+                        gast.BinOp(left=N.name(s.sj_count), op=gast.Add(), right=N.const(1)),
+                    )
                 ]
                 out.append(s)
             elif isinstance(s, gast.For):
@@ -457,8 +465,9 @@ class Reverse:
             st = N.assign(how, N.name(name))
         return self._at(st, origin)
 
-    def resolve_restores(self, stmts: List[Any], saves: Dict[int, str],
-                         preinit: Set[str]) -> List[Any]:
+    def resolve_restores(
+        self, stmts: List[Any], saves: Dict[int, str], preinit: Set[str]
+    ) -> List[Any]:
         out: List[Any] = []
         for s in stmts:
             if isinstance(s, _Restore):
@@ -527,8 +536,7 @@ def reverse(
         aux = norm.namer.fresh("aux")
         getitem = registry.by_public("ad.getitem")
         for nm, i in ((value_name, 0), (aux, 1)):
-            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i),
-                                             ctx=gast.Load()))
+            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i), ctx=gast.Load()))
             st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})
             N.copy_origin(st, ret)
             st.sj_origin = getattr(ret, "lineno", None)
@@ -564,13 +572,18 @@ def reverse(
     for p in wrt:
         if p in nz:
             if p in rv_.materialized or p in rv_.containers:
-                fix.append(N.assign(rv_.bar(p), N.call("ad.cotangent_like", [N.name(rv_.bar(p)),
-                                                                         N.name(p)])))
+                fix.append(
+                    N.assign(
+                        rv_.bar(p), N.call("ad.cotangent_like", [N.name(rv_.bar(p)), N.name(p)])
+                    )
+                )
             results.append(N.name(rv_.bar(p)))
         else:
             results.append(N.call("ad.zeros_like", [N.name(p)]))
-    grads = results[0] if len(results) == 1 and not getattr(norm, "tuple_wrt", False) else (
-        gast.Tuple(elts=results, ctx=gast.Load())
+    grads = (
+        results[0]
+        if len(results) == 1 and not getattr(norm, "tuple_wrt", False)
+        else (gast.Tuple(elts=results, ctx=gast.Load()))
     )
     if with_value:
         value = N.name(out_name)

@@ -121,8 +121,9 @@ def inline_rule(
         vname = fdef.args.vararg.id
         for pname, p in sig.parameters.items():
             if p.kind == p.VAR_POSITIONAL and pname in bound:
-                mapping[vname] = gast.Tuple(elts=[N.clone(x) for x in bound[pname]],
-                                            ctx=gast.Load())
+                mapping[vname] = gast.Tuple(
+                    elts=[N.clone(x) for x in bound[pname]], ctx=gast.Load()
+                )
     for a in fdef.args.kwonlyargs:
         if extra and a.id in extra:
             mapping[a.id] = N.const(extra[a.id])
@@ -135,8 +136,11 @@ def inline_rule(
         if pname not in mapping and i >= first_default:
             mapping[pname] = N.clone(defaults[i - first_default])
 
-    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(
-        s.value, gast.Constant))]
+    body = [
+        s
+        for s in fdef.body
+        if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))
+    ]
     local_names = set(N.assigned_names(body)) - set(mapping)
     renames = {n: namer.fresh(n) for n in sorted(local_names)}
 

@@ -1,0 +1,103 @@
+"""Global configuration, mirroring ``jax.config``.
+
+``config.update("jax_enable_x64", True)`` turns on 64-bit floats and ints; it is
+off by default, as in JAX (``JAX_ENABLE_X64=1`` in the environment turns it on at
+import). Reading the flag is cheap: code on hot paths reads the module-level
+boolean :data:`x64_enabled` (``from srcjax import config as _cfg; _cfg.x64_enabled``)
+rather than going through the ``config`` object.
+
+Other modules that cache something derived from an option (for example the
+dtype tables in :mod:`srcjax.dtypes`) register a callback with :func:`on_change`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List
+
+__all__ = ["config", "Config", "on_change", "x64_enabled"]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+#: The current value of ``jax_enable_x64`` as a plain module global (fast to read).
+x64_enabled: bool = _env_flag("JAX_ENABLE_X64")
+
+# Options JAX users commonly set. Options other than jax_enable_x64 are stored
+# and can be read back, but srcjax does not act on them (yet).
+_DEFAULTS: Dict[str, Any] = {
+    "jax_enable_x64": x64_enabled,
+    "jax_platform_name": "",
+    "jax_platforms": None,
+    "jax_debug_nans": False,
+    "jax_debug_infs": False,
+    "jax_disable_jit": False,
+    "jax_default_matmul_precision": None,
+    "jax_numpy_rank_promotion": "allow",
+    "jax_numpy_dtype_promotion": "standard",
+    "jax_default_prng_impl": "threefry2x32",
+    "jax_threefry_partitionable": True,
+    "jax_traceback_filtering": "auto",
+    "jax_log_compiles": False,
+}
+
+_listeners: List[Callable[[str, Any], None]] = []
+
+
+def on_change(callback: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
+    """Call ``callback(name, value)`` after every :meth:`Config.update`."""
+    _listeners.append(callback)
+    return callback
+
+
+class Config:
+    """The ``srcjax.config`` object: ``update(name, value)``, ``read(name)`` and
+    attribute access (``config.jax_enable_x64``), as ``jax.config``."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_values", dict(_DEFAULTS))
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option ``name`` to ``value``. Unknown names raise ``AttributeError``
+        (as JAX does)."""
+        global x64_enabled
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        if name == "jax_enable_x64":
+            value = bool(value)
+            x64_enabled = value
+        self._values[name] = value
+        for cb in list(_listeners):
+            cb(name, value)
+
+    def read(self, name: str) -> Any:
+        """The current value of option ``name``."""
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"Unrecognized config option: {name}") from None
+
+    @property
+    def jax_enable_x64(self) -> bool:
+        return x64_enabled
+
+    @property
+    def x64_enabled(self) -> bool:
+        return x64_enabled
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"Unrecognized config option: {name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("use config.update(name, value) to change an option")
+
+    def __repr__(self) -> str:
+        return f"srcjax.config({self._values!r})"
+
+
+config = Config()

@@ -1,0 +1,447 @@
+"""JAX dtype semantics on top of NumPy.
+
+What JAX does and this module reproduces:
+
+- **Canonical dtypes.** With ``jax_enable_x64`` off (the default) there are no
+  64-bit types: ``float64 -> float32``, ``int64 -> int32``, ``uint64 -> uint32``,
+  ``complex128 -> complex64`` (:func:`canonicalize_dtype`). Python floats
+  become ``float32`` and Python ints ``int32`` (:func:`default_float`,
+  :func:`default_int`).
+- **Weak types.** Python scalars (``int``, ``float``, ``complex``) are *weakly
+  typed*: they take the dtype of the array they meet, so ``float32_array * 2.0``
+  stays ``float32`` and ``int8_array + 1`` stays ``int8``. NumPy 2 (NEP 50)
+  does the same for arrays and NumPy scalars, but not everywhere
+  (``int32_array * 2.0`` is ``float64`` in NumPy, ``float32`` in JAX).
+- **The promotion lattice.** Mixed strong types promote along JAX's lattice,
+  not NumPy's table: an integer meeting a float gives that float
+  (``int32 + float16 -> float16``; NumPy says ``float64``); ``uint8 + int8 ->
+  int16`` in both (:func:`promote_types`, :func:`result_type`).
+- **Inexact promotion.** Functions that need a float (``sin``, ``/``) turn
+  ``bool`` and integers of up to 32 bits into ``float32`` and 64-bit integers
+  into ``float64`` (:func:`to_inexact_dtype`).
+
+The hot paths of the elementwise primitives call a NumPy ufunc and then test
+the result dtype against one of the small sets below (``BINARY_SUSPECT`` ...);
+only a result dtype in that set (one where NumPy *may* disagree with JAX) takes
+the slow path through :func:`fix_binary` and friends, which recompute with the
+JAX dtype. The sets are updated in place when ``jax_enable_x64`` changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, FrozenSet, Tuple
+
+import numpy as np
+
+from .config import config as _config
+from .config import on_change as _on_change
+
+__all__ = [
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "dtype",
+    "canonicalize_dtype",
+    "default_float",
+    "default_int",
+    "default_uint",
+    "default_complex",
+    "is_weakly_typed",
+    "dtype_of",
+    "promote_types",
+    "result_type",
+    "to_inexact_dtype",
+    "issubdtype",
+    "finfo",
+    "iinfo",
+    "x64_enabled",
+]
+
+# -- scalar types (the objects users write as jnp.float32 ...) ----------------
+bool_ = np.bool_
+int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
+uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
+float16, float32, float64 = np.float16, np.float32, np.float64
+complex64, complex128 = np.complex64, np.complex128
+dtype = np.dtype
+issubdtype = np.issubdtype
+finfo = np.finfo
+iinfo = np.iinfo
+
+_B = np.dtype(np.bool_)
+_I8, _I16, _I32, _I64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+_U8, _U16, _U32, _U64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+_F16, _F32, _F64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+_TO_32BIT: Dict[np.dtype, np.dtype] = {_I64: _I32, _U64: _U32, _F64: _F32, _C128: _C64}
+
+_TO_INEXACT: Dict[np.dtype, np.dtype] = {
+    _B: _F32,
+    _I8: _F32,
+    _U8: _F32,
+    _I16: _F32,
+    _U16: _F32,
+    _I32: _F32,
+    _U32: _F32,
+    _I64: _F64,
+    _U64: _F64,
+}
+
+
+def x64_enabled() -> bool:
+    """Whether ``jax_enable_x64`` is on."""
+    return _X64[0]
+
+
+_X64 = [bool(_config.jax_enable_x64)]
+
+
+# dtype (or scalar type) -> canonical dtype, and -> canonical inexact dtype, for
+# the builtin numeric types; rebuilt when jax_enable_x64 changes. Lookups in
+# these dicts are the fast path of canonicalize_dtype / to_inexact_dtype.
+_CANON: Dict[Any, np.dtype] = {}
+_INEXACT: Dict[Any, np.dtype] = {}
+_NUMERIC = [_B, _I8, _I16, _I32, _I64, _U8, _U16, _U32, _U64, _F16, _F32, _F64, _C64, _C128]
+
+
+def _rebuild_tables() -> None:
+    _CANON.clear()
+    _INEXACT.clear()
+    for d in _NUMERIC:
+        c = d if _X64[0] else _TO_32BIT.get(d, d)
+        i = _TO_INEXACT.get(d, d)
+        i = i if _X64[0] else _TO_32BIT.get(i, i)
+        for key in (d, d.type):
+            _CANON[key] = c
+            _INEXACT[key] = i
+    _CANON[float] = _CANON[_F64]
+    _CANON[int] = _CANON[_I64]
+    _CANON[complex] = _CANON[_C128]
+    _CANON[bool] = _B
+
+
+def canonicalize_dtype(dt: Any) -> np.dtype:
+    """The dtype JAX actually uses for ``dt``: 64-bit types become 32-bit ones
+    unless ``jax_enable_x64`` is on. ``canonicalize_dtype(float)`` is the
+    default float."""
+    c = _CANON.get(dt)
+    if c is not None:
+        return c
+    d = np.dtype(dt)
+    if _X64[0]:
+        return d
+    return _TO_32BIT.get(d, d)
+
+
+def default_float() -> np.dtype:
+    """``float32``, or ``float64`` with ``jax_enable_x64``."""
+    return _F64 if _X64[0] else _F32
+
+
+def default_int() -> np.dtype:
+    """``int32``, or ``int64`` with ``jax_enable_x64``."""
+    return _I64 if _X64[0] else _I32
+
+
+def default_uint() -> np.dtype:
+    """``uint32``, or ``uint64`` with ``jax_enable_x64``."""
+    return _U64 if _X64[0] else _U32
+
+
+def default_complex() -> np.dtype:
+    """``complex64``, or ``complex128`` with ``jax_enable_x64``."""
+    return _C128 if _X64[0] else _C64
+
+
+def to_inexact_dtype(dt: Any) -> np.dtype:
+    """The float dtype a float-valued function uses for input dtype ``dt``
+    (JAX: bool and ints up to 32 bits -> float32, 64-bit ints -> float64),
+    canonicalized."""
+    i = _INEXACT.get(dt)
+    if i is not None:
+        return i
+    d = np.dtype(dt)
+    return canonicalize_dtype(_TO_INEXACT.get(d, d))
+
+
+# -- the promotion lattice ----------------------------------------------------
+# Nodes are NumPy dtypes (strong types) and the strings "i*", "f*", "c*" (the
+# weak types of Python int, float and complex). Edges go from a type to the
+# types it promotes to directly; the join of two types is their least upper
+# bound. This is JAX's "standard" lattice (bfloat16 and the float8 types are
+# not NumPy dtypes and are left out).
+_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+_EDGES: Dict[Any, Tuple[Any, ...]] = {
+    _B: (_WEAK_INT,),
+    _WEAK_INT: (_U8, _I8),
+    _U8: (_U16, _I16),
+    _U16: (_U32, _I32),
+    _U32: (_U64, _I64),
+    _U64: (_WEAK_FLOAT,),
+    _I8: (_I16,),
+    _I16: (_I32,),
+    _I32: (_I64,),
+    _I64: (_WEAK_FLOAT,),
+    _WEAK_FLOAT: (_F16, _WEAK_COMPLEX),
+    _F16: (_F32,),
+    _F32: (_F64, _C64),
+    _F64: (_C128,),
+    _WEAK_COMPLEX: (_C64,),
+    _C64: (_C128,),
+    _C128: (),
+}
+
+
+def _upper_sets() -> Dict[Any, FrozenSet[Any]]:
+    ups: Dict[Any, FrozenSet[Any]] = {}
+
+    def up(node: Any) -> FrozenSet[Any]:
+        if node not in ups:
+            acc = {node}
+            for nxt in _EDGES[node]:
+                acc |= up(nxt)
+            ups[node] = frozenset(acc)
+        return ups[node]
+
+    for n in _EDGES:
+        up(n)
+    return ups
+
+
+_UPPER = _upper_sets()
+
+
+def _join_nodes(a: Any, b: Any) -> Any:
+    common = _UPPER[a] & _UPPER[b]
+    for c in common:
+        if common <= _UPPER[c]:
+            return c
+    raise TypeError(f"no common type for {a} and {b}")  # pragma: no cover (lattice is total)
+
+
+_JOIN: Dict[Tuple[Any, Any], Any] = {(a, b): _join_nodes(a, b) for a in _EDGES for b in _EDGES}
+_WEAK_NODES = {_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX}
+
+
+def is_weakly_typed(x: Any) -> bool:
+    """``True`` for Python ``int``, ``float`` and ``complex`` scalars (not
+    ``bool``, not NumPy scalars), which JAX treats as weakly typed."""
+    t = type(x)
+    return t is float or t is int or t is complex
+
+
+def _node(x: Any) -> Any:
+    """The lattice node of a value, dtype or scalar type (canonicalized)."""
+    t = type(x)
+    if t is float:
+        return _WEAK_FLOAT
+    if t is int:
+        return _WEAK_INT
+    if t is bool:
+        return _B
+    if t is complex:
+        return _WEAK_COMPLEX
+    d = getattr(x, "dtype", None)
+    c = _CANON.get(d) if isinstance(d, np.dtype) else None
+    if c is not None:
+        return c
+    if isinstance(d, np.dtype):
+        return canonicalize_dtype(d)
+    if x is float:
+        return _WEAK_FLOAT
+    if x is int:
+        return _WEAK_INT
+    if x is complex:
+        return _WEAK_COMPLEX
+    if x is bool:
+        return _B
+    if isinstance(x, (np.dtype, str)) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return canonicalize_dtype(x)
+    if isinstance(x, bool):
+        return _B
+    if isinstance(x, int):
+        return _WEAK_INT
+    if isinstance(x, float):
+        return _WEAK_FLOAT
+    if isinstance(x, complex):
+        return _WEAK_COMPLEX
+    return canonicalize_dtype(np.asarray(x).dtype)
+
+
+def _materialize(node: Any) -> np.dtype:
+    # identity tests: comparing a NumPy dtype with a string parses the string
+    if node is _WEAK_FLOAT:
+        return default_float()
+    if node is _WEAK_INT:
+        return default_int()
+    if node is _WEAK_COMPLEX:
+        return default_complex()
+    return canonicalize_dtype(node)
+
+
+def dtype_of(x: Any) -> np.dtype:
+    """The canonical dtype JAX gives ``x``: Python scalars get the default
+    dtypes, arrays and NumPy scalars their (canonicalized) dtype."""
+    return _materialize(_node(x))
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """JAX's ``promote_types`` for two dtypes (both strongly typed)."""
+    return canonicalize_dtype(_JOIN[canonicalize_dtype(a), canonicalize_dtype(b)])
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """JAX's result dtype for an operation on ``args`` (values, dtypes or scalar
+    types). Python scalars are weakly typed; the result is canonicalized.
+
+    ``result_type(int32_array, 2.0)`` is ``float32``; ``result_type(float16_array,
+    2.0)`` is ``float16``; ``result_type(int32_array, float16_array)`` is
+    ``float16``. With ``return_weak_type_flag=True`` returns ``(dtype, weak)``.
+    """
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    node = _node(args[0])
+    for a in args[1:]:
+        node = _JOIN[node, _node(a)]
+    dt = _materialize(node)
+    if return_weak_type_flag:
+        return dt, node in _WEAK_NODES
+    return dt
+
+
+def result_type_inexact(*args: Any) -> np.dtype:
+    """:func:`result_type` turned into a float/complex dtype (JAX's
+    ``promote_args_inexact``): ``int32 / int32 -> float32``."""
+    return to_inexact_dtype(result_type(*args))
+
+
+# -- hot-path fix-ups used by the elementwise primitives ----------------------
+#: result dtypes of a binary arithmetic ufunc for which NumPy may disagree with JAX
+BINARY_SUSPECT: set = set()
+#: result dtypes of a dtype-preserving unary ufunc (neg, abs, floor ...) to fix
+UNARY_SUSPECT: set = set()
+#: result dtypes of a float-valued unary ufunc (sin, exp ...) to check
+INEXACT_SUSPECT: set = set()
+#: result dtypes of a float-valued binary ufunc (/, arctan2, logaddexp ...) to check
+BINARY_INEXACT_SUSPECT: set = set()
+
+
+def _refresh(name: str = "jax_enable_x64", value: Any = None) -> None:
+    if name != "jax_enable_x64":
+        return
+    _X64[0] = bool(_config.jax_enable_x64)
+    _rebuild_tables()
+    wide = {_F64, _I64, _U64, _C128}
+    for s in (BINARY_SUSPECT, UNARY_SUSPECT, INEXACT_SUSPECT, BINARY_INEXACT_SUSPECT):
+        s.clear()
+    if _X64[0]:
+        # int32 + float32 -> float64 in NumPy, float32 in JAX; int + complex64 ...
+        BINARY_SUSPECT.update({_F64, _C128})
+        # sin(int32) -> float64 in NumPy, float32 in JAX; sin(int8) -> float16
+        INEXACT_SUSPECT.update({_F16, _F64})
+        BINARY_INEXACT_SUSPECT.update({_F16, _F64, _C128})
+    else:
+        BINARY_SUSPECT.update(wide)
+        UNARY_SUSPECT.update(wide)
+        INEXACT_SUSPECT.update(wide | {_F16})
+        BINARY_INEXACT_SUSPECT.update(wide | {_F16})
+
+
+_refresh()
+_on_change(_refresh)
+
+
+_PY_SCALARS = (float, int, complex, bool)
+
+
+def _cast(a: Any, dt: np.dtype) -> Any:
+    """``a`` converted to ``dt`` (Python and NumPy scalars become NumPy scalars)."""
+    if type(a) in _PY_SCALARS:
+        return dt.type(a)
+    d = getattr(a, "dtype", None)
+    if d == dt:
+        return a
+    if d is not None and d.kind == "c" and dt.kind != "c":
+        raise TypeError("would drop an imaginary part")
+    return a.astype(dt) if d is not None else np.asarray(a, dtype=dt)
+
+
+def _recompute(ufunc: Any, dt: np.dtype, r: Any, args: Tuple[Any, ...]) -> Any:
+    """``ufunc(*args)`` computed in dtype ``dt``: the inputs are converted first,
+    as JAX converts them before the operation."""
+    try:
+        out = ufunc(*[_cast(a, dt) for a in args])
+        if out.dtype == dt:
+            return out
+    except (TypeError, ValueError, OverflowError):
+        pass
+    try:
+        return ufunc(*args, dtype=dt)
+    except (TypeError, ValueError):
+        return r.astype(dt)
+
+
+def fix_binary(ufunc: Any, r: Any, x: Any, y: Any) -> Any:
+    """Slow path of a binary ufunc whose result dtype is in ``BINARY_SUSPECT``:
+    recompute in JAX's result dtype when NumPy's differs."""
+    rd = r.dtype
+    if _X64[0] and (getattr(x, "dtype", None) == rd or getattr(y, "dtype", None) == rd):
+        return r  # an operand already has the result's 64-bit type
+    dt = result_type(x, y)
+    if dt == rd:
+        return r
+    return _recompute(ufunc, dt, r, (x, y))
+
+
+def fix_binary_inexact(ufunc: Any, r: Any, x: Any, y: Any) -> Any:
+    """Slow path of a float-valued binary ufunc (``/``, ``arctan2``): the result
+    dtype is ``to_inexact(result_type(x, y))`` (``int32 / int32 -> float32``)."""
+    rd = r.dtype
+    if _X64[0] and (getattr(x, "dtype", None) == rd or getattr(y, "dtype", None) == rd):
+        return r
+    dt = to_inexact_dtype(result_type(x, y))
+    if dt == rd:
+        return r
+    return _recompute(ufunc, dt, r, (x, y))
+
+
+def fix_unary(ufunc: Any, r: Any, x: Any) -> Any:
+    """Slow path of a dtype-preserving unary ufunc with a 64-bit result while
+    x64 is off: recompute in the canonical dtype."""
+    return _recompute(ufunc, canonicalize_dtype(r.dtype), r, (x,))
+
+
+def fix_inexact(ufunc: Any, r: Any, x: Any) -> Any:
+    """Slow path of a float-valued unary ufunc (``sin``, ``exp``): the result
+    dtype is ``to_inexact(dtype_of(x))`` (``sin(int32) -> float32``)."""
+    rd = r.dtype
+    d = getattr(x, "dtype", None)
+    if d is not None and d == rd and _X64[0]:
+        return r
+    dt = to_inexact_dtype(dtype_of(x))
+    if dt.kind == "c" and rd.kind == "f":  # abs-like: complex in, real out
+        dt = np.dtype(dt.char.lower())
+    if dt == rd:
+        return r
+    return _recompute(ufunc, dt, r, (x,))
+
+
+def canonicalize_value(r: Any) -> Any:
+    """``r`` cast to its canonical dtype (64-bit -> 32-bit while x64 is off)."""
+    d = getattr(r, "dtype", None)
+    if d is None or _X64[0]:
+        return r
+    c = _TO_32BIT.get(d)
+    return r if c is None else r.astype(c)

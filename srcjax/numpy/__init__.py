@@ -1,0 +1,64 @@
+"""``srcjax.numpy``: the NumPy API with JAX semantics (``import srcjax.numpy as jnp``).
+
+Every function here is a registered primitive (see
+:mod:`srcjax.primitives.registry`), re-exported under its ``jnp`` name, so
+user code ported from JAX only changes its imports. Results are plain
+``numpy.ndarray`` objects (or NumPy scalars) with JAX's dtypes: float32 and
+int32 by default, float64/int64 with ``jax_enable_x64``, and weakly typed
+Python scalars (``float32_array * 2.0`` stays float32). See
+:mod:`srcjax.dtypes`.
+"""
+
+# ruff: noqa: F401 (this module re-exports)
+from __future__ import annotations
+
+import numpy as _np
+
+from ..dtypes import (
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    issubdtype,
+    promote_types,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ..primitives.creation import *  # noqa: F403
+from ..primitives.elementwise import *  # noqa: F403
+from ..primitives.linalg import *  # noqa: F403
+from ..primitives.reductions import *  # noqa: F403
+from ..primitives.structural import *  # noqa: F403
+from . import linalg
+
+bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
+ndarray = _np.ndarray
+generic = _np.generic
+number = _np.number
+inexact = _np.inexact
+floating = _np.floating
+integer = _np.integer
+signedinteger = _np.signedinteger
+unsignedinteger = _np.unsignedinteger
+complexfloating = _np.complexfloating
+
+pi = _np.pi
+e = _np.e
+euler_gamma = _np.euler_gamma
+inf = _np.inf
+nan = _np.nan
+newaxis = None
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]

@@ -1,0 +1,875 @@
+"""Core structural primitives and the internal helpers the AD transforms emit.
+
+This module is the bottom layer of the non-elementwise primitives: it defines
+the few user-facing primitives that every adjoint rule needs (``jnp.sum``,
+``jnp.reshape``, ``jnp.moveaxis``, ``jnp.expand_dims``, ``jnp.broadcast_to``,
+``jnp.triu``, ``jnp.tril``, ``jnp.getitem``), re-exported by
+:mod:`~srcjax.primitives.reductions` and :mod:`~srcjax.primitives.structural`,
+and the internal helpers with public names ``ad.<name>`` (not exported to
+:mod:`srcjax.numpy`). Every differentiable helper carries its own vjp/jvp
+rules, so generated gradient code can be differentiated again.
+
+Conventions the transforms rely on:
+
+- ``ad.unbroadcast(g, x)`` sums ``g`` down to ``np.shape(x)`` and returns ``g``
+  itself (the same object) when the shapes already match; a Python scalar
+  ``x`` gives a NumPy scalar.
+- ``ad.zeros_like(x)`` and ``ad.add_any(a, b)`` work leafwise on pytrees
+  (dict / list / tuple); ``add_any`` treats ``None`` as a symbolic zero.
+- ``ad.index_adjoint(g, x, idx)`` is the adjoint of ``x[idx]`` (arrays: scatter
+  with accumulation of duplicate indices; containers: same container, zeros
+  elsewhere).
+- ``ad.expand_reduced(g, x, axis, keepdims)`` broadcasts a reduction's
+  cotangent back to ``np.shape(x)`` (a read-only broadcast view).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from srcjax import dtypes as _dt
+from srcjax.primitives.registry import Primitive, register
+
+__all__: list = []  # nothing defined here is exported from this module directly
+
+canonical_dtype = _dt.canonicalize_dtype
+default_float = _dt.default_float
+default_int = _dt.default_int
+
+
+def int_accumulator(dtype):
+    """Accumulation dtype of ``sum``/``prod``/``cumsum`` for bool/int inputs (JAX
+    promotes to the default-width int / uint), ``None`` for other dtypes."""
+    kind = np.dtype(dtype).kind
+    if kind in "bi":
+        return default_int()
+    if kind == "u":
+        return _dt.default_uint()
+    return None
+
+
+def norm_axes(axis, ndim):
+    """Normalize ``axis`` (None, int, tuple, negative) to a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(int(a) % ndim if ndim else 0 for a in axis))
+    return (int(axis) % ndim if ndim else 0,)
+
+
+def _internal(public, impl, differentiable=True):
+    return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
+
+
+def _structural(public, impl, *aliases):
+    return register(Primitive(public, impl, kind="structural"), *aliases)
+
+
+# ---------------------------------------------------------------------------
+# jnp.sum (the reduction every adjoint needs)
+
+
+def _sum(x, axis=None, dtype=None, keepdims=False):
+    """Sum of ``x`` over ``axis`` (jax.numpy.sum).
+
+    ``axis``: None (all), int (negative allowed) or tuple. Bool/int inputs
+    accumulate in the default int (int32 unless x64), as in JAX.
+    """
+    if dtype is None:
+        dtype = int_accumulator(np.result_type(x))
+    out = np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return out
+
+
+sum = register(Primitive("jnp.sum", _sum, kind="reduction"), np.sum)  # noqa: A001
+
+
+def _sum_vjp(g, ans, x, axis=None, dtype=None, keepdims=False):
+    return expand_reduced(g, x, axis, keepdims)
+
+
+def _sum_jvp(t, ans, x, axis=None, dtype=None, keepdims=False):
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+sum.def_vjp(_sum_vjp)
+sum.def_jvp(_sum_jvp)
+
+
+def reduction_samples(rng, shape=(2, 3, 4)):
+    """Standard (args, kwargs) samples for a reduction ``f(x, axis, keepdims)``."""
+    out = []
+    for axis, keepdims in [(None, False), (0, False), (-1, True), ((0, 2), False), (1, True)]:
+        out.append(((rng.normal(size=shape),), {"axis": axis, "keepdims": keepdims}))
+    out.append(((rng.normal(size=(5,)),), {}))
+    return out
+
+
+sum.samples = reduction_samples
+
+
+# ---------------------------------------------------------------------------
+# unbroadcast / broadcast_to
+
+
+def _unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x`` (the adjoint of broadcasting ``x``).
+
+    Returns ``g`` unchanged (the same object) when the shapes already match. When
+    ``x`` is a Python scalar the result is a NumPy scalar.
+    """
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    out = np.sum(g, axis=axes) if axes else np.asarray(g)
+    out = np.reshape(out, shape)
+    if isinstance(x, (int, float, complex)):
+        return out[()]
+    return out
+
+
+unbroadcast = _internal("ad.unbroadcast", _unbroadcast)
+
+
+def _unbroadcast_vjp(h, ans, g, x):
+    return broadcast_to(h, np.shape(g))
+
+
+def _unbroadcast_jvp(t, ans, g, x):
+    return unbroadcast(t, x)
+
+
+unbroadcast.def_vjp(_unbroadcast_vjp)
+unbroadcast.def_jvp(_unbroadcast_jvp)
+unbroadcast.samples = lambda rng: [
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,))), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(4, 1))), {}),
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {}),
+]
+
+
+def _broadcast_to(array, shape):
+    """Broadcast ``array`` to ``shape`` (jax.numpy.broadcast_to); a read-only view."""
+    return np.broadcast_to(array, shape)
+
+
+broadcast_to = _structural("jnp.broadcast_to", _broadcast_to, np.broadcast_to)
+
+
+def _broadcast_to_vjp(g, ans, array, shape):
+    return unbroadcast(g, array)
+
+
+def _broadcast_to_jvp(t, ans, array, shape):
+    return broadcast_to(t, shape)
+
+
+broadcast_to.def_vjp(_broadcast_to_vjp)
+broadcast_to.def_jvp(_broadcast_to_jvp)
+broadcast_to.samples = lambda rng: [
+    ((rng.normal(size=(3,)), (2, 3)), {}),
+    ((rng.normal(size=(2, 1)), (4, 2, 3)), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# reshape / moveaxis / expand_dims / triu / tril
+
+
+def _reshape(a, shape, order="C"):
+    """``a`` with a new ``shape`` (jax.numpy.reshape); ``-1`` infers one dimension."""
+    return np.reshape(a, shape, order=order)
+
+
+reshape = _structural("jnp.reshape", _reshape, np.reshape)
+
+
+def _reshape_vjp(g, ans, a, shape, order="C"):
+    return reshape(g, np.shape(a), order=order)
+
+
+def _reshape_jvp(t, ans, a, shape, order="C"):
+    return reshape(t, shape, order=order)
+
+
+reshape.def_vjp(_reshape_vjp)
+reshape.def_jvp(_reshape_jvp)
+reshape.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), (3, 2)), {}),
+    ((rng.normal(size=(2, 3, 4)), (-1, 4)), {}),
+    ((rng.normal(size=(2, 3)), (6,)), {"order": "F"}),
+]
+
+
+def _moveaxis(a, source, destination):
+    """Move axes ``source`` to ``destination`` (jax.numpy.moveaxis); ints or tuples."""
+    return np.moveaxis(a, source, destination)
+
+
+moveaxis = _structural("jnp.moveaxis", _moveaxis, np.moveaxis)
+
+
+def _moveaxis_vjp(g, ans, a, source, destination):
+    return moveaxis(g, destination, source)
+
+
+def _moveaxis_jvp(t, ans, a, source, destination):
+    return moveaxis(t, source, destination)
+
+
+moveaxis.def_vjp(_moveaxis_vjp)
+moveaxis.def_jvp(_moveaxis_jvp)
+moveaxis.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 4)), 0, -1), {}),
+    ((rng.normal(size=(2, 3, 4)), (0, 1), (2, 0)), {}),
+]
+
+
+def _expand_dims(a, axis):
+    """Insert length-1 axes at ``axis`` (int or tuple) (jax.numpy.expand_dims)."""
+    return np.expand_dims(a, axis)
+
+
+expand_dims = _structural("jnp.expand_dims", _expand_dims, np.expand_dims)
+
+
+def _expand_dims_vjp(g, ans, a, axis):
+    return reshape(g, np.shape(a))
+
+
+def _expand_dims_jvp(t, ans, a, axis):
+    return expand_dims(t, axis)
+
+
+expand_dims.def_vjp(_expand_dims_vjp)
+expand_dims.def_jvp(_expand_dims_jvp)
+expand_dims.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), -2), {}),
+    ((rng.normal(size=(2, 3)), (0, 3)), {}),
+]
+
+
+def _triu(m, k=0):
+    """Upper triangle (on and above diagonal ``k``) of the last two axes (jax.numpy.triu)."""
+    return np.triu(m, k)
+
+
+def _tril(m, k=0):
+    """Lower triangle (on and below diagonal ``k``) of the last two axes (jax.numpy.tril)."""
+    return np.tril(m, k)
+
+
+triu = _structural("jnp.triu", _triu, np.triu)
+tril = _structural("jnp.tril", _tril, np.tril)
+
+
+def _triu_vjp(g, ans, m, k=0):
+    return triu(g, k)
+
+
+def _triu_jvp(t, ans, m, k=0):
+    return triu(t, k)
+
+
+def _tril_vjp(g, ans, m, k=0):
+    return tril(g, k)
+
+
+def _tril_jvp(t, ans, m, k=0):
+    return tril(t, k)
+
+
+triu.def_vjp(_triu_vjp)
+triu.def_jvp(_triu_jvp)
+tril.def_vjp(_tril_vjp)
+tril.def_jvp(_tril_jvp)
+_tri_samples = lambda rng: [  # noqa: E731
+    ((rng.normal(size=(3, 4)),), {}),
+    ((rng.normal(size=(2, 3, 3)), 1), {}),
+    ((rng.normal(size=(4, 3)), -1), {}),
+]
+triu.samples = _tri_samples
+tril.samples = _tri_samples
+
+
+# ---------------------------------------------------------------------------
+# pytree zeros / add
+
+
+def _zeros_like(x):
+    """Zeros with the structure, shape and dtype of ``x``.
+
+    Works on pytrees: dicts, lists and tuples give the same container of zeros;
+    Python floats give ``0.0``, NumPy scalars a zero of their dtype; ``None``
+    stays ``None``.
+    """
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: _zeros_like(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_zeros_like(v) for v in x]
+    if isinstance(x, tuple):
+        vals = [_zeros_like(v) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else tuple(vals)
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, float):
+        return 0.0
+    if isinstance(x, int):
+        return 0
+    if isinstance(x, complex):
+        return 0j
+    if isinstance(x, np.generic):
+        return x.dtype.type(0)
+    return np.zeros_like(x)
+
+
+zeros_like = _internal("ad.zeros_like", _zeros_like, differentiable=False)
+
+
+def _add_any(a, b):
+    """Add two cotangents leafwise (dict / list / tuple pytrees); ``None`` is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: _add_any(a.get(k), b.get(k)) for k in a}
+    if isinstance(a, (list, tuple)):
+        vals = [_add_any(u, v) for u, v in zip(a, b)]
+        if isinstance(a, list):
+            return vals
+        return type(a)(*vals) if hasattr(a, "_fields") else tuple(vals)
+    return a + b
+
+
+add_any = _internal("ad.add_any", _add_any)
+
+
+def _add_any_vjp(g, ans, a, b):
+    return g
+
+
+def _add_any_jvp(t, ans, a, b):
+    return t
+
+
+add_any.def_vjp(_add_any_vjp, _add_any_vjp)
+add_any.def_jvp(_add_any_jvp, _add_any_jvp)
+add_any.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {})]
+
+
+# ---------------------------------------------------------------------------
+# getitem (operator ``[]``) and its adjoint
+
+
+def is_basic_index(idx):
+    """True when ``x[idx]`` is NumPy basic indexing (no gather, no duplicates)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for it in items:
+        if it is None or it is Ellipsis or isinstance(it, slice):
+            continue
+        if isinstance(it, (bool, np.bool_)):
+            return False
+        if isinstance(it, (int, np.integer)):
+            continue
+        if isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind in "iu":
+            continue
+        return False
+    return True
+
+
+def flat_positions(shape, idx):
+    """Flat positions, in an array of ``shape``, selected by any index ``idx``."""
+    size = 1
+    for n in shape:
+        size *= int(n)
+    return np.arange(size).reshape(shape)[idx]
+
+
+def _getitem(x, idx):
+    """``x[idx]`` (operator ``[]``), with NumPy/JAX indexing semantics.
+
+    Arrays: basic indexing, slices with steps, integer arrays (gather), boolean
+    masks, tuples, ``None`` and ``Ellipsis``. Python lists, tuples and dicts are
+    indexed as containers (pytree access).
+    """
+    if isinstance(x, (list, tuple, dict)):
+        return x[idx]
+    return np.asarray(x)[idx]
+
+
+getitem = _structural("ad.getitem", _getitem)
+getitem.op = "[]"
+
+
+def _index_adjoint(g, x, idx):
+    """The adjoint of ``x[idx]``: zeros shaped like ``x`` with ``g`` scattered in.
+
+    Duplicate integer indices accumulate (``np.add.at`` semantics). For dict /
+    list / tuple ``x`` the result is the same container with ``zeros_like``
+    everywhere except at ``idx``, which holds ``g``.
+    """
+    if isinstance(x, dict):
+        out = {k: _zeros_like(v) for k, v in x.items()}
+        out[idx] = g
+        return out
+    if isinstance(x, (list, tuple)):
+        out = [_zeros_like(v) for v in x]
+        if isinstance(idx, slice):
+            for i, gi in zip(range(len(x))[idx], g):
+                out[i] = gi
+        else:
+            out[idx] = g
+        if isinstance(x, tuple):
+            return type(x)(*out) if hasattr(x, "_fields") else tuple(out)
+        return out
+    shape = np.shape(x)
+    gdt = np.result_type(g)
+    dtype = gdt if gdt.kind in "fc" else np.result_type(x)
+    out = np.zeros(shape, dtype=dtype)
+    if is_basic_index(idx):
+        out[idx] = g
+        return out
+    pos = flat_positions(shape, idx)
+    np.add.at(out.reshape(-1), pos.reshape(-1), np.broadcast_to(g, pos.shape).reshape(-1))
+    return out
+
+
+index_adjoint = _internal("ad.index_adjoint", _index_adjoint)
+
+
+def _getitem_vjp(g, ans, x, idx):
+    return index_adjoint(g, x, idx)
+
+
+def _getitem_jvp(t, ans, x, idx):
+    return getitem(t, idx)
+
+
+getitem.def_vjp(_getitem_vjp)
+getitem.def_jvp(_getitem_jvp)
+
+
+def _index_adjoint_vjp(h, ans, g, x, idx):
+    return getitem(h, idx)
+
+
+def _index_adjoint_jvp(t, ans, g, x, idx):
+    return index_adjoint(t, x, idx)
+
+
+index_adjoint.def_vjp(_index_adjoint_vjp)
+index_adjoint.def_jvp(_index_adjoint_jvp)
+
+INDEX_SAMPLES = [
+    ((4, 5), (1, slice(None))),
+    ((4, 5), (slice(None, None, -2), slice(1, 4))),
+    ((4, 5), (np.array([0, 2, 2, -1]),)),
+    ((4, 5), (np.array([0, 2, 2]), np.array([1, 3, 3]))),
+    ((4, 5), (Ellipsis, None, 2)),
+    ((6,), np.array([True, False, True, True, False, False])),
+    ((3, 4), np.array([[1, 1], [0, 2]])),
+    ((3, 4), (slice(None), np.array([3, 0, 3]))),
+]
+
+
+def _getitem_samples(rng):
+    return [((rng.normal(size=s), idx), {}) for s, idx in INDEX_SAMPLES]
+
+
+def _index_adjoint_samples(rng):
+    out = []
+    for s, idx in INDEX_SAMPLES:
+        x = rng.normal(size=s)
+        out.append(((rng.normal(size=np.shape(x[idx])), x, idx), {}))
+    return out
+
+
+getitem.samples = _getitem_samples
+index_adjoint.samples = _index_adjoint_samples
+
+
+# ---------------------------------------------------------------------------
+# expand_reduced
+
+
+def _expand_reduced(g, x, axis=None, keepdims=False):
+    """Broadcast a reduction's cotangent ``g`` back to ``np.shape(x)``.
+
+    ``axis``/``keepdims`` are those of the reduction (``axis`` may be None, an
+    int, a negative int or a tuple). Returns a read-only broadcast view.
+    """
+    shape = np.shape(x)
+    g = np.asarray(g)
+    if not keepdims:
+        axes = norm_axes(axis, len(shape))
+        g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return np.broadcast_to(g, shape)
+
+
+expand_reduced = _internal("ad.expand_reduced", _expand_reduced)
+
+
+def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False):
+    return sum(h, axis=axis, keepdims=keepdims)
+
+
+def _expand_reduced_jvp(t, ans, g, x, axis=None, keepdims=False):
+    return expand_reduced(t, x, axis, keepdims)
+
+
+expand_reduced.def_vjp(_expand_reduced_vjp)
+expand_reduced.def_jvp(_expand_reduced_jvp)
+expand_reduced.samples = lambda rng: [
+    ((rng.normal(size=(3,)), rng.normal(size=(2, 3)), 0, False), {}),
+    ((rng.normal(size=(2, 1)), rng.normal(size=(2, 3)), -1, True), {}),
+    ((rng.normal(size=()), rng.normal(size=(2, 3)), None, False), {}),
+    ((rng.normal(size=(4,)), rng.normal(size=(2, 4, 3)), (0, 2), False), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# astype
+
+
+def _astype(x, dtype):
+    """``x`` converted to ``dtype`` (jax.numpy.astype); always a new array."""
+    return np.asarray(x).astype(dtype)
+
+
+astype = _internal("ad.astype", _astype)
+
+
+def _astype_vjp(g, ans, x, dtype):
+    return astype(g, np.result_type(x))
+
+
+def _astype_jvp(t, ans, x, dtype):
+    return astype(t, dtype)
+
+
+astype.def_vjp(_astype_vjp)
+astype.def_jvp(_astype_jvp)
+astype.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]
+
+
+# ---------------------------------------------------------------------------
+# static helpers (non-differentiable: their results are shapes / specs / constants)
+
+
+def _axis_or_zero(axis):
+    """``0`` when ``axis`` is None (the axis of a flattened array), else ``axis``."""
+    return 0 if axis is None else axis
+
+
+axis_or_zero = _internal("ad.axis_or_zero", _axis_or_zero, differentiable=False)
+
+
+def _inverse_permutation(axes, ndim):
+    """The permutation undoing ``transpose(x, axes)``; None when ``axes`` is None."""
+    if axes is None:
+        return None
+    return tuple(int(i) for i in np.argsort([int(a) % ndim for a in axes]))
+
+
+inverse_permutation = _internal(
+    "ad.inverse_permutation", _inverse_permutation, differentiable=False
+)
+
+
+def _eye_mask(n, dtype=np.float32):
+    """Constant ``n x n`` identity (rules use it as a 0/1 mask)."""
+    return np.eye(n, dtype=dtype)
+
+
+eye_mask = _internal("ad.eye_mask", _eye_mask, differentiable=False)
+
+
+def _last_onehot(y):
+    """Constant: zeros like ``y`` with ones at the last position of the last axis."""
+    out = np.zeros(np.shape(y), dtype=np.result_type(y))
+    out[..., -1] = 1
+    return out
+
+
+last_onehot = _internal("ad.last_onehot", _last_onehot, differentiable=False)
+
+
+def _flatten_if_none(x, axis):
+    """``ravel(x)`` when ``axis`` is None, else ``x`` (rules of axis=None ops)."""
+    return np.ravel(x) if axis is None else np.asarray(x)
+
+
+flatten_if_none = _internal("ad.flatten_if_none", _flatten_if_none)
+
+
+def _flatten_if_none_vjp(g, ans, x, axis):
+    return reshape(g, np.shape(x))
+
+
+def _flatten_if_none_jvp(t, ans, x, axis):
+    return flatten_if_none(t, axis)
+
+
+flatten_if_none.def_vjp(_flatten_if_none_vjp)
+flatten_if_none.def_jvp(_flatten_if_none_jvp)
+flatten_if_none.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), None), {}),
+    ((rng.normal(size=(2, 3)), 1), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# grouping reduced axes last (used by the prod / median rules)
+
+
+def _group_last(x, axis):
+    """``x`` with the reduced ``axis`` (None / int / tuple) moved last and
+    flattened into one axis: shape ``(kept..., n)``."""
+    x = np.asarray(x)
+    axes = norm_axes(axis, x.ndim)
+    k = len(axes)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
+    return moved.reshape(moved.shape[: x.ndim - k] + (-1,))
+
+
+def _ungroup_last(y, x, axis):
+    """Inverse of ``ad.group_last(x, axis)`` for an array ``y`` of the grouped shape."""
+    x_shape = np.shape(x)
+    ndim = len(x_shape)
+    axes = norm_axes(axis, ndim)
+    k = len(axes)
+    kept = tuple(n for i, n in enumerate(x_shape) if i not in axes)
+    red = tuple(x_shape[i] for i in axes)
+    y = np.reshape(y, kept + red)
+    return np.moveaxis(y, tuple(range(ndim - k, ndim)), axes)
+
+
+group_last = _internal("ad.group_last", _group_last)
+ungroup_last = _internal("ad.ungroup_last", _ungroup_last)
+
+
+def _group_last_vjp(g, ans, x, axis):
+    return ungroup_last(g, x, axis)
+
+
+def _group_last_jvp(t, ans, x, axis):
+    return group_last(t, axis)
+
+
+def _ungroup_last_vjp(h, ans, y, x, axis):
+    return group_last(h, axis)
+
+
+def _ungroup_last_jvp(t, ans, y, x, axis):
+    return ungroup_last(t, x, axis)
+
+
+group_last.def_vjp(_group_last_vjp)
+group_last.def_jvp(_group_last_jvp)
+ungroup_last.def_vjp(_ungroup_last_vjp)
+ungroup_last.def_jvp(_ungroup_last_jvp)
+group_last.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 4)), (0, 2)), {}),
+    ((rng.normal(size=(2, 3, 4)), None), {}),
+    ((rng.normal(size=(2, 3, 4)), -2), {}),
+]
+ungroup_last.samples = lambda rng: [
+    ((rng.normal(size=(3, 8)), rng.normal(size=(2, 3, 4)), (0, 2)), {}),
+    ((rng.normal(size=(24,)), rng.normal(size=(2, 3, 4)), None), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# cumprod adjoints, division-free (correct with zeros in the input)
+#
+# For y = cumprod(x) along an int axis, let M[i, k] = prod_{j <= k, j != i} x_j
+# for k >= i (else 0). Then
+#   ad.cumprod_vjp(g, x, axis)_i = sum_k M[i, k] g_k          (J^T g)
+#   ad.cumprod_jvp(t, x, axis)_k = sum_i M[i, k] t_i          (J t)
+# The impls are O(n): a division formula when x has no zeros, else a linear
+# recurrence. The rules w.r.t. x use the O(n^2) matrix form (M is the upper
+# triangle of cumprods of "x with x_i replaced by 1"), so every order of
+# derivative stays exact.
+
+
+def _excl_cumprod(xm):
+    """Exclusive cumprod along axis 0: P_0 = 1, P_i = prod_{j<i} x_j."""
+    p = np.empty_like(xm)
+    p[0] = 1
+    if xm.shape[0] > 1:
+        np.cumprod(xm[:-1], axis=0, out=p[1:])
+    return p
+
+
+def _cumprod_vjp(g, x, axis):
+    """``J^T g`` for ``J`` the Jacobian of ``cumprod(x, axis)`` (``axis`` an int)."""
+    x = np.asarray(x)
+    g = np.asarray(g)
+    dtype = np.result_type(g, x)
+    if x.size == 0:
+        return np.zeros(x.shape, dtype)
+    if np.all(x != 0):
+        y = np.cumprod(x, axis=axis)
+        r = np.flip(np.cumsum(np.flip(g * y, axis), axis=axis), axis)
+        return (r / x).astype(dtype, copy=False)
+    xm = np.moveaxis(x, axis, 0).astype(dtype)
+    gm = np.moveaxis(np.broadcast_to(g, x.shape), axis, 0).astype(dtype)
+    n = xm.shape[0]
+    acc = np.empty_like(gm)
+    acc[n - 1] = gm[n - 1]
+    for i in range(n - 2, -1, -1):
+        acc[i] = gm[i] + xm[i + 1] * acc[i + 1]
+    return np.moveaxis(_excl_cumprod(xm) * acc, 0, axis)
+
+
+def _cumprod_jvp(t, x, axis):
+    """``J t`` for ``J`` the Jacobian of ``cumprod(x, axis)`` (``axis`` an int)."""
+    x = np.asarray(x)
+    t = np.asarray(t)
+    dtype = np.result_type(t, x)
+    if x.size == 0:
+        return np.zeros(x.shape, dtype)
+    if np.all(x != 0):
+        y = np.cumprod(x, axis=axis)
+        return (y * np.cumsum(t / x, axis=axis)).astype(dtype, copy=False)
+    xm = np.moveaxis(x, axis, 0).astype(dtype)
+    tm = np.moveaxis(np.broadcast_to(t, x.shape), axis, 0).astype(dtype)
+    p = _excl_cumprod(xm)
+    s = np.empty_like(tm)
+    s[0] = tm[0]
+    for k in range(1, xm.shape[0]):
+        s[k] = s[k - 1] * xm[k] + p[k] * tm[k]
+    return np.moveaxis(s, 0, axis)
+
+
+cumprod_vjp = _internal("ad.cumprod_vjp", _cumprod_vjp)
+cumprod_jvp = _internal("ad.cumprod_jvp", _cumprod_jvp)
+
+
+def _cumprod_vjp_vjp_g(h, ans, g, x, axis):
+    return cumprod_jvp(h, x, axis)
+
+
+def _cumprod_vjp_jvp_g(t, ans, g, x, axis):
+    return cumprod_vjp(t, x, axis)
+
+
+def _cumprod_vjp_vjp_x(h, ans, g, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(moveaxis(h, axis, -1), -1) * expand_dims(moveaxis(g, axis, -1), -2))
+    x_bar = cumprod_vjp(c_bar, big_x, -1) * off
+    return moveaxis(sum(x_bar, axis=-2), -1, axis)
+
+
+def _cumprod_vjp_jvp_x(t, ans, g, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(moveaxis(t, axis, -1), -2) * off, big_x, -1))
+    return moveaxis(sum(d_c * expand_dims(moveaxis(g, axis, -1), -2), axis=-1), -1, axis)
+
+
+def _cumprod_jvp_vjp_t(h, ans, t, x, axis):
+    return cumprod_vjp(h, x, axis)
+
+
+def _cumprod_jvp_jvp_t(dt, ans, t, x, axis):
+    return cumprod_jvp(dt, x, axis)
+
+
+def _cumprod_jvp_vjp_x(h, ans, t, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(moveaxis(t, axis, -1), -1) * expand_dims(moveaxis(h, axis, -1), -2))
+    x_bar = cumprod_vjp(c_bar, big_x, -1) * off
+    return moveaxis(sum(x_bar, axis=-2), -1, axis)
+
+
+def _cumprod_jvp_jvp_x(dx, ans, t, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(moveaxis(dx, axis, -1), -2) * off, big_x, -1))
+    return moveaxis(sum(d_c * expand_dims(moveaxis(t, axis, -1), -1), axis=-2), -1, axis)
+
+
+cumprod_vjp.def_vjp(_cumprod_vjp_vjp_g, _cumprod_vjp_vjp_x)
+cumprod_vjp.def_jvp(_cumprod_vjp_jvp_g, _cumprod_vjp_jvp_x)
+cumprod_jvp.def_vjp(_cumprod_jvp_vjp_t, _cumprod_jvp_vjp_x)
+cumprod_jvp.def_jvp(_cumprod_jvp_jvp_t, _cumprod_jvp_jvp_x)
+
+
+def cumprod_helper_samples(rng):
+    """Samples ``(g, x, axis)`` with zeros in ``x`` (one and two zeros)."""
+    x0 = rng.normal(size=(3, 4))
+    x0[1, 1] = 0.0
+    x1 = rng.normal(size=(4,))
+    x1[0] = 0.0
+    x1[2] = 0.0
+    return [
+        ((rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1), {}),
+        ((rng.normal(size=(3, 4)), x0, -1), {}),
+        ((rng.normal(size=(3, 4)), x0, 0), {}),
+        ((rng.normal(size=(4,)), x1, 0), {}),
+    ]
+
+
+cumprod_vjp.samples = cumprod_helper_samples
+cumprod_jvp.samples = cumprod_helper_samples
+
+
+def _prod_others(x, axis):
+    """For each element of ``x``, the product of the *other* elements of its
+    reduction group over ``axis`` (= d prod(x, axis) / dx), without division."""
+    xr = _group_last(x, axis)
+    return _ungroup_last(_cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
+
+
+prod_others = _internal("ad.prod_others", _prod_others)
+
+
+def _prod_others_vjp(h, ans, x, axis):
+    xr = group_last(x, axis)
+    off = 1.0 - eye_mask(np.shape(xr)[-1])
+    big_x = expand_dims(xr, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(group_last(h, axis), -1) * expand_dims(last_onehot(xr), -2))
+    return ungroup_last(sum(cumprod_vjp(c_bar, big_x, -1) * off, axis=-2), x, axis)
+
+
+def _prod_others_jvp(t, ans, x, axis):
+    xr = group_last(x, axis)
+    off = 1.0 - eye_mask(np.shape(xr)[-1])
+    big_x = expand_dims(xr, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(group_last(t, axis), -2) * off, big_x, -1))
+    return ungroup_last(sum(d_c * expand_dims(last_onehot(xr), -2), axis=-1), x, axis)
+
+
+prod_others.def_vjp(_prod_others_vjp)
+prod_others.def_jvp(_prod_others_jvp)
+
+
+def _prod_others_samples(rng):
+    x = rng.normal(size=(3, 4))
+    x[0, 1] = 0.0
+    y = rng.normal(size=(2, 3, 2))
+    y[1, 1, 1] = 0.0
+    y[1, 2, 1] = 0.0
+    return [((x, 1), {}), ((x, None), {}), ((y, (0, 2)), {}), ((rng.normal(size=(4,)), 0), {})]
+
+
+prod_others.samples = _prod_others_samples
+
+_builtin_sum = builtins.sum

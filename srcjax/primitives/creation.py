@@ -1,0 +1,371 @@
+"""Array-creation primitives: zeros, ones, full, arange, linspace, eye, array, ...
+
+Dtypes follow JAX with ``jax_enable_x64`` off by default: float32 floats, int32
+ints; ``array``/``asarray`` canonicalize 64-bit NumPy inputs to 32 bits.
+``array``/``asarray`` are differentiable (identity on their float inputs,
+including lists of arrays); ``full``/``full_like`` are differentiable in
+``fill_value`` and ``linspace`` in ``start``/``stop``; the others are constants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax.primitives.ad import (
+    canonical_dtype,
+    default_float,
+    default_int,
+    sum,
+    unbroadcast,
+)
+from srcjax.primitives.registry import Primitive, register
+
+__all__ = [
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "identity",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "array",
+    "asarray",
+    "shape",
+    "ndim",
+    "size",
+]
+
+
+def _creation(public, impl, *aliases, differentiable=False):
+    return register(
+        Primitive(public, impl, kind="creation", differentiable=differentiable), *aliases
+    )
+
+
+def _dtype_or(dtype, default):
+    return canonical_dtype(dtype) if dtype is not None else default
+
+
+def _value_dtype(value):
+    """JAX's dtype for a fill value: Python float -> default float, Python int ->
+    default int, arrays canonicalized."""
+    if isinstance(value, bool):
+        return np.dtype(bool)
+    if isinstance(value, int):
+        return default_int()
+    if isinstance(value, float):
+        return default_float()
+    if isinstance(value, complex):
+        return canonical_dtype(np.complex128)
+    return canonical_dtype(np.result_type(value))
+
+
+def _zeros(shape, dtype=None):
+    """Array of zeros (jax.numpy.zeros); float32 unless ``dtype`` / x64."""
+    return np.zeros(shape, _dtype_or(dtype, default_float()))
+
+
+def _ones(shape, dtype=None):
+    """Array of ones (jax.numpy.ones); float32 unless ``dtype`` / x64."""
+    return np.ones(shape, _dtype_or(dtype, default_float()))
+
+
+def _empty(shape, dtype=None):
+    """Like :func:`zeros` (jax.numpy.empty: XLA has no uninitialized memory)."""
+    return np.zeros(shape, _dtype_or(dtype, default_float()))
+
+
+zeros = _creation("jnp.zeros", _zeros, np.zeros)
+ones = _creation("jnp.ones", _ones, np.ones)
+empty = _creation("jnp.empty", _empty, np.empty)
+
+
+def _full(shape, fill_value, dtype=None):
+    """Array of ``shape`` filled with ``fill_value`` (jax.numpy.full); dtype from
+    ``fill_value`` (Python float -> float32, int -> int32). Differentiable in
+    ``fill_value``."""
+    dt = _dtype_or(dtype, _value_dtype(fill_value))
+    return np.full(shape, fill_value, dtype=dt)
+
+
+full = _creation("jnp.full", _full, np.full, differentiable=True)
+
+
+def _full_vjp_fill_value(g, ans, shape, fill_value, dtype=None):
+    return unbroadcast(g, fill_value)
+
+
+full.def_vjp(fill_value=_full_vjp_fill_value)
+
+
+def _full_jvp_fill_value(t, ans, shape, fill_value, dtype=None):
+    return full(shape, t, np.result_type(ans))
+
+
+full.def_jvp(fill_value=_full_jvp_fill_value)
+full.samples = lambda rng: [
+    (((2, 3), rng.normal()), {"dtype": "float64"}),
+    (((2, 3), rng.normal(size=(3,))), {"dtype": "float64"}),
+]
+
+
+def _like_dtype(a, dtype):
+    if dtype is not None:
+        return canonical_dtype(dtype)
+    return _value_dtype(a) if isinstance(a, (bool, int, float, complex)) else np.result_type(a)
+
+
+def _zeros_like(a, dtype=None, shape=None):
+    """Zeros with the shape and dtype of ``a`` (jax.numpy.zeros_like)."""
+    return np.zeros(np.shape(a) if shape is None else shape, _like_dtype(a, dtype))
+
+
+def _ones_like(a, dtype=None, shape=None):
+    """Ones with the shape and dtype of ``a`` (jax.numpy.ones_like)."""
+    return np.ones(np.shape(a) if shape is None else shape, _like_dtype(a, dtype))
+
+
+def _empty_like(a, dtype=None, shape=None):
+    """Like :func:`zeros_like` (jax.numpy.empty_like)."""
+    return np.zeros(np.shape(a) if shape is None else shape, _like_dtype(a, dtype))
+
+
+zeros_like = _creation("jnp.zeros_like", _zeros_like, np.zeros_like)
+ones_like = _creation("jnp.ones_like", _ones_like, np.ones_like)
+empty_like = _creation("jnp.empty_like", _empty_like, np.empty_like)
+
+
+def _full_like(a, fill_value, dtype=None, shape=None):
+    """Array like ``a`` filled with ``fill_value`` (jax.numpy.full_like);
+    differentiable in ``fill_value``."""
+    return np.full(np.shape(a) if shape is None else shape, fill_value, _like_dtype(a, dtype))
+
+
+full_like = _creation("jnp.full_like", _full_like, np.full_like, differentiable=True)
+
+
+def _full_like_vjp_fill_value(g, ans, a, fill_value, dtype=None, shape=None):
+    return unbroadcast(g, fill_value)
+
+
+full_like.def_vjp(fill_value=_full_like_vjp_fill_value)
+
+
+def _full_like_jvp_fill_value(t, ans, a, fill_value, dtype=None, shape=None):
+    return full_like(ans, t, np.result_type(ans), shape)
+
+
+full_like.def_jvp(fill_value=_full_like_jvp_fill_value)
+full_like.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal()), {})]
+
+
+def _arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)`` (jax.numpy.arange); int32 for int
+    arguments, float32 for float ones (unless ``dtype`` / x64)."""
+    out = (
+        np.arange(start, stop, step)
+        if step is not None
+        else (np.arange(start) if stop is None else np.arange(start, stop))
+    )
+    return out.astype(_dtype_or(dtype, canonical_dtype(out.dtype)), copy=False)
+
+
+arange = _creation("jnp.arange", _arange, np.arange)
+
+
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (jax.numpy.linspace);
+    float32 unless ``dtype`` / x64. Differentiable in ``start`` and ``stop``."""
+    res = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, axis=axis)
+    dt = _dtype_or(dtype, default_float())
+    if retstep:
+        return res[0].astype(dt), dt.type(res[1])
+    return res.astype(dt)
+
+
+linspace = _creation("jnp.linspace", _linspace, np.linspace, differentiable=True)
+
+
+def _lin_frac(num, endpoint, dtype):
+    """Static: the fractions ``linspace(0, 1, num, endpoint)`` in ``dtype``."""
+    return np.linspace(0.0, 1.0, num, endpoint=endpoint).astype(dtype)
+
+
+lin_frac = register(Primitive("ad.linspace_frac", _lin_frac, kind="internal", differentiable=False))
+
+
+def _linspace_vjp_start(
+    g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
+):
+    return sum(g * (1.0 - lin_frac(num, endpoint, np.result_type(ans))))
+
+
+def _linspace_vjp_stop(
+    g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
+):
+    return sum(g * lin_frac(num, endpoint, np.result_type(ans)))
+
+
+def _linspace_jvp_start(
+    t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
+):
+    return t * (1.0 - lin_frac(num, endpoint, np.result_type(ans)))
+
+
+def _linspace_jvp_stop(
+    t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
+):
+    return t * lin_frac(num, endpoint, np.result_type(ans))
+
+
+linspace.def_vjp(_linspace_vjp_start, _linspace_vjp_stop)
+linspace.def_jvp(_linspace_jvp_start, _linspace_jvp_stop)
+linspace.samples = lambda rng: [
+    ((rng.normal(), rng.normal(), 5), {"dtype": "float64"}),
+    ((rng.normal(), rng.normal(), 4), {"endpoint": False, "dtype": "float64"}),
+]
+
+
+def _eye(N, M=None, k=0, dtype=None):
+    """2-D array with ones on diagonal ``k`` (jax.numpy.eye); float32 default."""
+    return np.eye(N, M, k, dtype=_dtype_or(dtype, default_float()))
+
+
+def _identity(n, dtype=None):
+    """Square identity matrix (jax.numpy.identity); float32 default."""
+    return np.identity(n, dtype=_dtype_or(dtype, default_float()))
+
+
+eye = _creation("jnp.eye", _eye, np.eye)
+identity = _creation("jnp.identity", _identity, np.identity)
+
+
+# ---------------------------------------------------------------------------
+# array / asarray
+
+
+def _canon_array(out, dtype):
+    if dtype is not None:
+        return out
+    cd = canonical_dtype(out.dtype)
+    return out if cd == out.dtype else out.astype(cd)
+
+
+def _array(object, dtype=None, copy=True, order="K", ndmin=0):
+    """A new array from ``object`` (jax.numpy.array): scalars, nested lists of
+    numbers or arrays (stacked), arrays. 64-bit NumPy dtypes become 32-bit
+    unless x64; Python floats give float32, ints int32. Differentiable: the
+    cotangent of a list input is a list of cotangents."""
+    dt = None if dtype is None else canonical_dtype(dtype)
+    out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
+    return _canon_array(out, dtype)
+
+
+def _asarray(a, dtype=None, order=None, copy=None):
+    """``a`` as an array (jax.numpy.asarray), without a copy when it already has
+    the canonical dtype. Same dtype rules as :func:`array`."""
+    dt = None if dtype is None else canonical_dtype(dtype)
+    out = np.asarray(a, dtype=dt, order=order)
+    if copy:
+        out = out.copy()
+    return _canon_array(out, dtype)
+
+
+array = _creation("jnp.array", _array, np.array, differentiable=True)
+asarray = _creation("jnp.asarray", _asarray, np.asarray, differentiable=True)
+
+
+def _array_adjoint(g, like):
+    """Cotangent of ``like`` given the cotangent ``g`` of ``array(like)``: the same
+    nesting of lists/tuples as ``like``; leaves keep the shape of ``like``'s leaves."""
+    if isinstance(like, (list, tuple)):
+        out = [_array_adjoint(g[i], v) for i, v in enumerate(like)]
+        return out if isinstance(like, list) else tuple(out)
+    if isinstance(like, (int, float, complex)) and not isinstance(like, bool):
+        return np.asarray(g)[()]
+    return np.reshape(g, np.shape(like))
+
+
+array_adjoint = register(
+    Primitive("ad.array_adjoint", _array_adjoint, kind="internal", differentiable=True)
+)
+
+
+def _array_adjoint_vjp_g(h, ans, g, like):
+    return array(h)
+
+
+array_adjoint.def_vjp(_array_adjoint_vjp_g)
+
+
+def _array_adjoint_jvp_g(t, ans, g, like):
+    return array_adjoint(t, like)
+
+
+array_adjoint.def_jvp(_array_adjoint_jvp_g)
+array_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), [rng.normal(size=3), rng.normal(size=3)]), {}),
+    ((rng.normal(size=(3,)), rng.normal(size=3)), {}),
+]
+
+
+def _array_vjp_object(g, ans, object, dtype=None, copy=True, order="K", ndmin=0):
+    return array_adjoint(g, object)
+
+
+array.def_vjp(_array_vjp_object)
+
+
+def _array_jvp_object(t, ans, object, dtype=None, copy=True, order="K", ndmin=0):
+    return array(t, dtype, True, order, ndmin)
+
+
+array.def_jvp(_array_jvp_object)
+
+
+def _asarray_vjp_a(g, ans, a, dtype=None, order=None, copy=None):
+    return array_adjoint(g, a)
+
+
+asarray.def_vjp(_asarray_vjp_a)
+
+
+def _asarray_jvp_a(t, ans, a, dtype=None, order=None, copy=None):
+    return asarray(t, dtype, order)
+
+
+asarray.def_jvp(_asarray_jvp_a)
+array.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)),), {"dtype": "float64"}),
+    (([rng.normal(size=2), rng.normal(size=2)],), {"dtype": "float64"}),
+]
+asarray.samples = lambda rng: [((rng.normal(size=(2, 3)),), {"dtype": "float64"})]
+
+
+# ---------------------------------------------------------------------------
+# shape queries (not differentiable)
+
+
+def _shape(a):
+    """``a``'s shape as a tuple (jax.numpy.shape)."""
+    return np.shape(a)
+
+
+def _ndim(a):
+    """Number of dimensions (jax.numpy.ndim)."""
+    return np.ndim(a)
+
+
+def _size(a, axis=None):
+    """Number of elements, or the length of ``axis`` (jax.numpy.size)."""
+    return np.size(a) if axis is None else np.shape(a)[axis]
+
+
+shape = _creation("jnp.shape", _shape, np.shape)
+ndim = _creation("jnp.ndim", _ndim, np.ndim)
+size = _creation("jnp.size", _size, np.size)

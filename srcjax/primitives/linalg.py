@@ -1,0 +1,1125 @@
+"""Linear-algebra primitives: dot, matmul (``@``), einsum, ..., and ``jnp.linalg.*``.
+
+Products (``dot``, ``matmul``, ``inner``, ``tensordot``, ``einsum``, ``kron``)
+differentiate through einsum: each is described by an einsum specification and
+its adjoints are einsums of the transposed specification (``ad.einsum_vjp_spec``),
+un-broadcast to the operand's shape (batch dimensions of ``matmul`` and ``...``
+of ``einsum`` broadcast). ``jnp.linalg.*`` primitives (``inv``, ``solve``,
+``det``, ``slogdet``, ``cholesky``, ``eigh``, ``eigvalsh``, ``norm``) follow
+JAX's gradient conventions; ``norm`` at 0 has a NaN gradient, as in JAX.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from srcjax.primitives.ad import (
+    expand_dims,
+    expand_reduced,
+    eye_mask,
+    reshape,
+    sum,
+    unbroadcast,
+    zeros_like,
+)
+from srcjax.primitives.registry import Primitive, register
+from srcjax.primitives.structural import (
+    diagonal,
+    diagonal_adjoint,
+    matrix_transpose,
+    ravel,
+    tril,
+)
+
+__all__ = [
+    "dot",
+    "matmul",
+    "vdot",
+    "inner",
+    "outer",
+    "tensordot",
+    "einsum",
+    "trace",
+    "kron",
+]
+
+
+def _linalg(public, impl, *aliases, differentiable=True):
+    return register(Primitive(public, impl, kind="linalg", differentiable=differentiable), *aliases)
+
+
+def _internal(public, impl, differentiable=False):
+    return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
+
+
+def _rand(rng, *shape):
+    return rng.normal(size=shape)
+
+
+# ---------------------------------------------------------------------------
+# einsum and its transposed specifications
+
+
+def _split_spec(subscripts, nops):
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        ins, out = s.split("->")
+        terms = ins.split(",")
+    else:
+        terms = s.split(",")
+        letters = [c for t in terms for c in t.replace("...", "")]
+        single = sorted(c for c in set(letters) if letters.count(c) == 1)
+        out = ("..." if any("..." in t for t in terms) else "") + "".join(single)
+    if len(terms) != nops:
+        raise ValueError(f"einsum: {len(terms)} subscripts for {nops} operands")
+    return terms, out
+
+
+def _label_sizes(term, shape):
+    sizes = {}
+    if "..." in term:
+        head, tail = term.split("...")
+        for c, n in zip(head, shape[: len(head)]):
+            sizes[c] = n
+        for c, n in zip(tail, shape[len(shape) - len(tail) :] if tail else ()):
+            sizes[c] = n
+    else:
+        for c, n in zip(term, shape):
+            sizes[c] = n
+    return sizes
+
+
+def _einsum_vjp_parts(subscripts, argnum, shapes, dtype):
+    terms, out = _split_spec(subscripts, len(shapes))
+    k_term = terms[argnum]
+    others = terms[:argnum] + terms[argnum + 1 :]
+    used = set(c for t in terms + [out] for c in t if c.isalpha())
+    fresh = iter(c for c in string.ascii_letters if c not in used)
+    avail = set(c for t in [out] + others for c in t)
+    sizes = _label_sizes(k_term, shapes[argnum])
+    extra_terms, consts, seen = [], [], set()
+    k_out = ""
+    i = 0
+    while i < len(k_term):
+        if k_term.startswith("...", i):
+            k_out += "..."
+            i += 3
+            continue
+        c = k_term[i]
+        i += 1
+        if c in seen:
+            f = next(fresh)
+            extra_terms.append(c + f)
+            consts.append(np.eye(sizes[c], dtype=dtype))
+            k_out += f
+            continue
+        seen.add(c)
+        if c not in avail:
+            extra_terms.append(c)
+            consts.append(np.ones(sizes[c], dtype=dtype))
+        k_out += c
+    ins = [out] + others + extra_terms
+    if "..." not in k_out and any("..." in t for t in ins):
+        k_out = "..." + k_out
+    return ",".join(ins) + "->" + k_out, tuple(consts)
+
+
+def _einsum_vjp_spec(subscripts, argnum, *operands):
+    """Static: the einsum spec giving the cotangent of operand ``argnum`` from
+    ``(g, *other operands, *ad.einsum_vjp_consts(...))``."""
+    shapes = [np.shape(o) for o in operands]
+    return _einsum_vjp_parts(subscripts, argnum, shapes, np.float32)[0]
+
+
+def _einsum_vjp_consts(subscripts, argnum, *operands):
+    """Static: constant operands (identity matrices for repeated labels, ones for
+    labels summed only in operand ``argnum``) of the cotangent einsum."""
+    shapes = [np.shape(o) for o in operands]
+    dtype = np.result_type(operands[argnum])
+    return _einsum_vjp_parts(subscripts, argnum, shapes, dtype)[1]
+
+
+einsum_vjp_spec = _internal("ad.einsum_vjp_spec", _einsum_vjp_spec)
+einsum_vjp_consts = _internal("ad.einsum_vjp_consts", _einsum_vjp_consts)
+
+
+def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_element_type=None):
+    """Einstein summation (jax.numpy.einsum): string subscripts with optional
+    ``->`` and ``...``; any number of operands."""
+    return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
+
+
+einsum = _linalg("jnp.einsum", _einsum, np.einsum)
+
+
+def _einsum_vjp(
+    g,
+    ans,
+    subscripts,
+    *operands,
+    argnum,
+    optimize="auto",
+    precision=None,
+    preferred_element_type=None,
+):
+    return unbroadcast(
+        einsum(
+            einsum_vjp_spec(subscripts, argnum, *operands),
+            g,
+            *operands[:argnum],
+            *operands[argnum + 1 :],
+            *einsum_vjp_consts(subscripts, argnum, *operands),
+        ),
+        operands[argnum],
+    )
+
+
+def _einsum_jvp(
+    t,
+    ans,
+    subscripts,
+    *operands,
+    argnum,
+    optimize="auto",
+    precision=None,
+    preferred_element_type=None,
+):
+    return einsum(subscripts, *operands[:argnum], t, *operands[argnum + 1 :])
+
+
+einsum.def_vjp(operands=_einsum_vjp)
+einsum.def_jvp(operands=_einsum_jvp)
+einsum.samples = lambda rng: [
+    (("ij,jk->ik", _rand(rng, 2, 3), _rand(rng, 3, 4)), {}),
+    (("bij,bjk->bik", _rand(rng, 2, 2, 3), _rand(rng, 2, 3, 4)), {}),
+    (("ii->", _rand(rng, 3, 3)), {}),
+    (("ii->i", _rand(rng, 3, 3)), {}),
+    (("i,j->ij", _rand(rng, 3), _rand(rng, 2)), {}),
+    (("ij->", _rand(rng, 2, 3)), {}),
+    (("ij,j", _rand(rng, 2, 3), _rand(rng, 3)), {}),
+    (("...ij,...jk->...ik", _rand(rng, 2, 2, 3), _rand(rng, 3, 4)), {}),
+    (("ij,jk,kl->il", _rand(rng, 2, 3), _rand(rng, 3, 2), _rand(rng, 2, 2)), {}),
+    (("iij,k->jk", _rand(rng, 2, 2, 3), _rand(rng, 2)), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# bilinear products described by a two-operand einsum spec
+
+
+def _bilinear_spec(kind, a, b, axes=None):
+    """Static: the einsum spec ``"A,B->O"`` equal to ``kind(a, b)`` (``dot``,
+    ``matmul``, ``inner``, ``tensordot``)."""
+    na, nb = np.ndim(a), np.ndim(b)
+    letters = iter(string.ascii_lowercase)
+    if kind == "matmul":
+        ta = "...ij" if na >= 2 else "...j"
+        tb = "...jk" if nb >= 2 else "...j"
+        to = "..." + ("i" if na >= 2 else "") + ("k" if nb >= 2 else "")
+        return f"{ta},{tb}->{to}"
+    if na == 0 or nb == 0:
+        ta = "".join(next(letters) for _ in range(na))
+        tb = "".join(next(letters) for _ in range(nb))
+        return f"{ta},{tb}->{ta}{tb}"
+    if kind == "dot":
+        fa = "".join(next(letters) for _ in range(na - 1))
+        k = next(letters)
+        if nb == 1:
+            return f"{fa}{k},{k}->{fa}"
+        fb = "".join(next(letters) for _ in range(nb - 2))
+        m = next(letters)
+        return f"{fa}{k},{fb}{k}{m}->{fa}{fb}{m}"
+    if kind == "inner":
+        fa = "".join(next(letters) for _ in range(na - 1))
+        fb = "".join(next(letters) for _ in range(nb - 1))
+        k = next(letters)
+        return f"{fa}{k},{fb}{k}->{fa}{fb}"
+    if kind == "tensordot":
+        if isinstance(axes, (int, np.integer)):
+            ax_a = list(range(na - int(axes), na))
+            ax_b = list(range(int(axes)))
+        else:
+            ax_a, ax_b = axes
+            ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+            ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+        ax_a = [x % na for x in ax_a]
+        ax_b = [x % nb for x in ax_b]
+        la = [next(letters) for _ in range(na)]
+        lb = [None] * nb
+        for i, j in zip(ax_a, ax_b):
+            lb[j] = la[i]
+        lb = [c if c is not None else next(letters) for c in lb]
+        out = [c for i, c in enumerate(la) if i not in ax_a]
+        out += [c for j, c in enumerate(lb) if j not in ax_b]
+        return f"{''.join(la)},{''.join(lb)}->{''.join(out)}"
+    raise ValueError(kind)
+
+
+bilinear_spec = _internal("ad.bilinear_spec", _bilinear_spec)
+
+
+def _transpose_spec(spec, argnum):
+    """Static: ``"A,B->O"`` -> ``"O,B->A"`` (argnum 0) or ``"A,O->B"`` (argnum 1);
+    adds a leading ``...`` to the result when the inputs carry one."""
+    ins, out = spec.split("->")
+    ta, tb = ins.split(",")
+    if argnum == 0:
+        res, new = ta, f"{out},{tb}"
+    else:
+        res, new = tb, f"{ta},{out}"
+    if "..." in new and "..." not in res:
+        res = "..." + res
+    return f"{new}->{res}"
+
+
+transpose_spec = _internal("ad.transpose_spec", _transpose_spec)
+
+
+def _dot(a, b, precision=None, preferred_element_type=None):
+    """Dot product with NumPy semantics (jax.numpy.dot): vector·vector, matrix·
+    vector, matrix·matrix, and sum over the last axis of ``a`` and the second to
+    last of ``b`` for N-d."""
+    return np.dot(a, b)
+
+
+def _matmul(a, b, precision=None, preferred_element_type=None):
+    """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
+    batch dimensions and broadcast."""
+    return np.matmul(a, b)
+
+
+def _inner(a, b, precision=None, preferred_element_type=None):
+    """Sum product over the last axes of ``a`` and ``b`` (jax.numpy.inner)."""
+    return np.inner(a, b)
+
+
+dot = _linalg("jnp.dot", _dot, np.dot)
+
+
+def _dot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 0), g, b)
+
+
+def _dot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 1), a, g)
+
+
+def _dot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+    return dot(t, b)
+
+
+def _dot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+    return dot(a, t)
+
+
+dot.def_vjp(_dot_vjp_a, _dot_vjp_b)
+dot.def_jvp(_dot_jvp_a, _dot_jvp_b)
+
+matmul = register(Primitive("jnp.matmul", _matmul, op="@", kind="linalg"), np.matmul)
+
+
+def _matmul_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return unbroadcast(einsum(transpose_spec(bilinear_spec("matmul", a, b), 0), g, b), a)
+
+
+def _matmul_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return unbroadcast(einsum(transpose_spec(bilinear_spec("matmul", a, b), 1), a, g), b)
+
+
+def _matmul_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+    return matmul(t, b)
+
+
+def _matmul_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+    return matmul(a, t)
+
+
+matmul.def_vjp(_matmul_vjp_a, _matmul_vjp_b)
+matmul.def_jvp(_matmul_jvp_a, _matmul_jvp_b)
+
+inner = _linalg("jnp.inner", _inner, np.inner)
+
+
+def _inner_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("inner", a, b), 0), g, b)
+
+
+def _inner_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("inner", a, b), 1), a, g)
+
+
+def _inner_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+    return inner(t, b)
+
+
+def _inner_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+    return inner(a, t)
+
+
+inner.def_vjp(_inner_vjp_a, _inner_vjp_b)
+inner.def_jvp(_inner_jvp_a, _inner_jvp_b)
+
+
+def _tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction over ``axes`` (int: last ``axes`` of ``a`` with the
+    first of ``b``; or a pair of axis sequences) (jax.numpy.tensordot)."""
+    return np.tensordot(a, b, axes)
+
+
+tensordot = _linalg("jnp.tensordot", _tensordot, np.tensordot)
+
+
+def _tensordot_vjp_a(g, ans, a, b, axes=2, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("tensordot", a, b, axes), 0), g, b)
+
+
+def _tensordot_vjp_b(g, ans, a, b, axes=2, precision=None, preferred_element_type=None):
+    return einsum(transpose_spec(bilinear_spec("tensordot", a, b, axes), 1), a, g)
+
+
+def _tensordot_jvp_a(t, ans, a, b, axes=2, precision=None, preferred_element_type=None):
+    return tensordot(t, b, axes)
+
+
+def _tensordot_jvp_b(t, ans, a, b, axes=2, precision=None, preferred_element_type=None):
+    return tensordot(a, t, axes)
+
+
+tensordot.def_vjp(_tensordot_vjp_a, _tensordot_vjp_b)
+tensordot.def_jvp(_tensordot_jvp_a, _tensordot_jvp_b)
+
+
+def _pair_samples(pairs):
+    def samples(rng):
+        return [((_rand(rng, *sa), _rand(rng, *sb)), {}) for sa, sb in pairs]
+
+    return samples
+
+
+dot.samples = _pair_samples(
+    [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 4)),
+        ((2, 3), (3, 4)),
+        ((2, 2, 3), (4, 3, 2)),
+        ((), (2, 3)),
+        ((2, 3), ()),
+    ]
+)
+matmul.samples = _pair_samples(
+    [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 4)),
+        ((2, 3), (3, 4)),
+        ((2, 2, 3), (3, 4)),
+        ((2, 1, 2, 3), (4, 3, 2)),
+        ((3,), (2, 3, 4)),
+    ]
+)
+inner.samples = _pair_samples([((3,), (3,)), ((2, 3), (4, 3)), ((), (3,))])
+
+
+def _tensordot_samples(rng):
+    return [
+        ((_rand(rng, 2, 3, 4), _rand(rng, 3, 4, 5)), {}),
+        ((_rand(rng, 2, 3), _rand(rng, 3, 4)), {"axes": 1}),
+        ((_rand(rng, 2, 3, 4), _rand(rng, 4, 2)), {"axes": ([0, 2], [1, 0])}),
+        ((_rand(rng, 2), _rand(rng, 3)), {"axes": 0}),
+    ]
+
+
+tensordot.samples = _tensordot_samples
+
+
+def _outer(a, b, out=None):
+    """Outer product of the flattened ``a`` and ``b`` (jax.numpy.outer)."""
+    return np.outer(a, b)
+
+
+outer = _linalg("jnp.outer", _outer, np.outer)
+
+
+def _outer_vjp_a(g, ans, a, b, out=None):
+    return reshape(einsum("ij,j->i", g, ravel(b)), np.shape(a))
+
+
+def _outer_vjp_b(g, ans, a, b, out=None):
+    return reshape(einsum("ij,i->j", g, ravel(a)), np.shape(b))
+
+
+outer.def_vjp(_outer_vjp_a, _outer_vjp_b)
+
+
+def _outer_jvp_a(t, ans, a, b, out=None):
+    return outer(t, b)
+
+
+def _outer_jvp_b(t, ans, a, b, out=None):
+    return outer(a, t)
+
+
+outer.def_jvp(_outer_jvp_a, _outer_jvp_b)
+outer.samples = _pair_samples([((3,), (2,)), ((2, 2), (3,))])
+
+
+def _vdot(a, b, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays, conjugating ``a`` (jax.numpy.vdot)."""
+    return np.vdot(a, b)
+
+
+vdot = _linalg("jnp.vdot", _vdot, np.vdot)
+
+
+def _vdot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return reshape(g * ravel(b), np.shape(a))
+
+
+def _vdot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return reshape(g * ravel(a), np.shape(b))
+
+
+vdot.def_vjp(_vdot_vjp_a, _vdot_vjp_b)
+
+
+def _vdot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+    return vdot(t, b)
+
+
+def _vdot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+    return vdot(a, t)
+
+
+vdot.def_jvp(_vdot_jvp_a, _vdot_jvp_b)
+vdot.samples = _pair_samples([((3,), (3,)), ((2, 3), (3, 2))])
+
+
+# ---------------------------------------------------------------------------
+# kron / trace
+
+
+def _kron_layout(a, b):
+    """Static: ``(spec, interleaved_shape, a_shape_padded, b_shape_padded)`` with
+    ``kron(a, b) == reshape(einsum(spec, reshape(a, pa), reshape(b, pb)), out)``."""
+    sa, sb = np.shape(a), np.shape(b)
+    nd = max(len(sa), len(sb))
+    pa = (1,) * (nd - len(sa)) + tuple(sa)
+    pb = (1,) * (nd - len(sb)) + tuple(sb)
+    la = string.ascii_lowercase[:nd]
+    lb = string.ascii_lowercase[nd : 2 * nd]
+    lo = "".join(x + y for x, y in zip(la, lb))
+    inter = tuple(v for pair in zip(pa, pb) for v in pair)
+    return f"{la},{lb}->{lo}", inter, pa, pb
+
+
+kron_layout = _internal("ad.kron_layout", _kron_layout)
+
+
+def _kron(a, b):
+    """Kronecker product (jax.numpy.kron)."""
+    return np.kron(a, b)
+
+
+kron = _linalg("jnp.kron", _kron, np.kron)
+
+
+def _kron_vjp_a(g, ans, a, b):
+    lay = kron_layout(a, b)
+    return reshape(
+        einsum(transpose_spec(lay[0], 0), reshape(g, lay[1]), reshape(b, lay[3])), np.shape(a)
+    )
+
+
+def _kron_vjp_b(g, ans, a, b):
+    lay = kron_layout(a, b)
+    return reshape(
+        einsum(transpose_spec(lay[0], 1), reshape(a, lay[2]), reshape(g, lay[1])), np.shape(b)
+    )
+
+
+kron.def_vjp(_kron_vjp_a, _kron_vjp_b)
+
+
+def _kron_jvp_a(t, ans, a, b):
+    return kron(t, b)
+
+
+def _kron_jvp_b(t, ans, a, b):
+    return kron(a, t)
+
+
+kron.def_jvp(_kron_jvp_a, _kron_jvp_b)
+kron.samples = _pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2,), (2, 3))])
+
+
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    """Sum along a diagonal (jax.numpy.trace)."""
+    return np.trace(a, offset, axis1, axis2, dtype=dtype)
+
+
+trace = _linalg("jnp.trace", _trace, np.trace)
+
+
+def _trace_vjp_a(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None):
+    return diagonal_adjoint(expand_dims(g, -1), a, offset, axis1, axis2)
+
+
+trace.def_vjp(_trace_vjp_a)
+
+
+def _trace_jvp_a(t, ans, a, offset=0, axis1=0, axis2=1, dtype=None):
+    return trace(t, offset, axis1, axis2)
+
+
+trace.def_jvp(_trace_jvp_a)
+trace.samples = lambda rng: [
+    ((_rand(rng, 3, 3),), {}),
+    ((_rand(rng, 3, 4), 1), {}),
+    ((_rand(rng, 2, 3, 3),), {"axis1": -2, "axis2": -1}),
+]
+
+
+# ---------------------------------------------------------------------------
+# jnp.linalg: inv / solve / det / slogdet
+
+
+def _la(name, impl, *aliases, differentiable=True):
+    return _linalg("jnp.linalg." + name, impl, *aliases, differentiable=differentiable)
+
+
+def _spd(rng, n, batch=()):
+    m = rng.normal(size=batch + (n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def _wellcond(rng, n, batch=()):
+    return rng.normal(size=batch + (n, n)) + 3 * np.eye(n)
+
+
+def _inv(a):
+    """Matrix inverse over the last two axes (jax.numpy.linalg.inv)."""
+    return np.linalg.inv(a)
+
+
+inv = _la("inv", _inv, np.linalg.inv)
+
+
+def _inv_vjp_a(g, ans, a):
+    return -(matrix_transpose(ans) @ g @ matrix_transpose(ans))
+
+
+inv.def_vjp(_inv_vjp_a)
+
+
+def _inv_jvp_a(t, ans, a):
+    return -(ans @ t @ ans)
+
+
+inv.def_jvp(_inv_jvp_a)
+inv.samples = lambda rng: [((_wellcond(rng, 3),), {}), ((_wellcond(rng, 2, (2,)),), {})]
+
+
+def _rhs_matrix(y, b):
+    """``y[..., None]`` when ``b`` is a vector right-hand side, else ``y``."""
+    return np.expand_dims(y, -1) if np.ndim(b) == 1 else np.asarray(y)
+
+
+def _rhs_unmatrix(y, b):
+    """Inverse of ``ad.rhs_matrix``."""
+    return np.asarray(y)[..., 0] if np.ndim(b) == 1 else np.asarray(y)
+
+
+rhs_matrix = _internal("ad.rhs_matrix", _rhs_matrix, differentiable=True)
+rhs_unmatrix = _internal("ad.rhs_unmatrix", _rhs_unmatrix, differentiable=True)
+
+
+def _rhs_matrix_vjp_y(h, ans, y, b):
+    return rhs_unmatrix(h, b)
+
+
+rhs_matrix.def_vjp(_rhs_matrix_vjp_y)
+
+
+def _rhs_matrix_jvp_y(t, ans, y, b):
+    return rhs_matrix(t, b)
+
+
+rhs_matrix.def_jvp(_rhs_matrix_jvp_y)
+
+
+def _rhs_unmatrix_vjp_y(h, ans, y, b):
+    return rhs_matrix(h, b)
+
+
+rhs_unmatrix.def_vjp(_rhs_unmatrix_vjp_y)
+
+
+def _rhs_unmatrix_jvp_y(t, ans, y, b):
+    return rhs_unmatrix(t, b)
+
+
+rhs_unmatrix.def_jvp(_rhs_unmatrix_jvp_y)
+rhs_matrix.samples = lambda rng: [((_rand(rng, 2, 3), _rand(rng, 3)), {})]
+rhs_unmatrix.samples = lambda rng: [((_rand(rng, 2, 3, 1), _rand(rng, 3)), {})]
+
+
+def _solve(a, b):
+    """Solve ``a @ x = b`` (jax.numpy.linalg.solve); ``b`` is a vector when 1-D,
+    else a (batch of) matrices; batch dimensions broadcast."""
+    return np.linalg.solve(a, b)
+
+
+solve = _la("solve", _solve, np.linalg.solve)
+
+
+def _solve_vjp_a(g, ans, a, b):
+    return unbroadcast(
+        -(solve(matrix_transpose(a), rhs_matrix(g, b)) @ matrix_transpose(rhs_matrix(ans, b))), a
+    )
+
+
+def _solve_vjp_b(g, ans, a, b):
+    return unbroadcast(rhs_unmatrix(solve(matrix_transpose(a), rhs_matrix(g, b)), b), b)
+
+
+def _solve_jvp_a(t, ans, a, b):
+    return rhs_unmatrix(-solve(a, t @ rhs_matrix(ans, b)), b)
+
+
+def _solve_jvp_b(t, ans, a, b):
+    return solve(a, t)
+
+
+solve.def_vjp(_solve_vjp_a, _solve_vjp_b)
+solve.def_jvp(_solve_jvp_a, _solve_jvp_b)
+solve.samples = lambda rng: [
+    ((_wellcond(rng, 3), _rand(rng, 3)), {}),
+    ((_wellcond(rng, 3), _rand(rng, 3, 2)), {}),
+    ((_wellcond(rng, 3, (2,)), _rand(rng, 2, 3, 2)), {}),
+    ((_wellcond(rng, 3), _rand(rng, 2, 3, 2)), {}),
+]
+
+
+def _det(a):
+    """Determinant over the last two axes (jax.numpy.linalg.det)."""
+    return np.linalg.det(a)
+
+
+det = _la("det", _det, np.linalg.det)
+
+
+def _det_vjp_a(g, ans, a):
+    return expand_dims(g * ans, (-2, -1)) * matrix_transpose(inv(a))
+
+
+det.def_vjp(_det_vjp_a)
+
+
+def _det_jvp_a(t, ans, a):
+    return ans * trace(solve(a, t), axis1=-2, axis2=-1)
+
+
+det.def_jvp(_det_jvp_a)
+det.samples = lambda rng: [((_wellcond(rng, 3),), {}), ((_wellcond(rng, 2, (2,)),), {})]
+
+
+def _slogdet(a):
+    """``(sign, log|det|)`` over the last two axes (jax.numpy.linalg.slogdet);
+    returns a tuple."""
+    sign, logdet = np.linalg.slogdet(a)
+    return (sign, logdet)
+
+
+slogdet = _la("slogdet", _slogdet, np.linalg.slogdet)
+
+
+def _slogdet_vjp_a(g, ans, a):
+    return expand_dims(g[1], (-2, -1)) * matrix_transpose(inv(a))
+
+
+slogdet.def_vjp(_slogdet_vjp_a)
+
+
+def _slogdet_jvp_a(t, ans, a):
+    return (zeros_like(ans[0]), trace(solve(a, t), axis1=-2, axis2=-1))
+
+
+slogdet.def_jvp(_slogdet_jvp_a)
+slogdet.samples = det.samples
+
+
+# ---------------------------------------------------------------------------
+# cholesky / eigh
+
+
+def _maybe_mT(x, flag):
+    """``matrix_transpose(x)`` when ``flag`` else ``x`` (static flag)."""
+    return np.swapaxes(x, -1, -2) if flag else np.asarray(x)
+
+
+maybe_mT = _internal("ad.maybe_mT", _maybe_mT, differentiable=True)
+
+
+def _maybe_mT_vjp_x(g, ans, x, flag):
+    return maybe_mT(g, flag)
+
+
+maybe_mT.def_vjp(_maybe_mT_vjp_x)
+
+
+def _maybe_mT_jvp_x(t, ans, x, flag):
+    return maybe_mT(t, flag)
+
+
+maybe_mT.def_jvp(_maybe_mT_jvp_x)
+maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
+
+
+def _cholesky(a, *, upper=False, symmetrize_input=True):
+    """Cholesky factor of a symmetric positive-definite matrix
+    (jax.numpy.linalg.cholesky): lower ``L`` with ``a = L @ L.T`` (``upper=True``:
+    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does."""
+    a = np.asarray(a)
+    if symmetrize_input:
+        a = (a + np.swapaxes(a, -1, -2)) / 2
+    low = np.linalg.cholesky(a)
+    return np.swapaxes(low, -1, -2) if upper else low
+
+
+cholesky = _la("cholesky", _cholesky, np.linalg.cholesky)
+
+
+def _cholesky_phi(x):
+    """Lower triangle of the last two axes with the diagonal halved."""
+    return np.tril(x) - 0.5 * x * np.eye(np.shape(x)[-1])
+
+
+phi = _internal("ad.cholesky_phi", _cholesky_phi, differentiable=True)
+
+
+def _phi_vjp_x(g, ans, x):
+    return tril(g) - 0.5 * (g * eye_mask(np.shape(x)[-1]))
+
+
+phi.def_vjp(_phi_vjp_x)
+
+
+def _phi_jvp_x(t, ans, x):
+    return tril(t) - 0.5 * (t * eye_mask(np.shape(x)[-1]))
+
+
+phi.def_jvp(_phi_jvp_x)
+phi.samples = lambda rng: [((_rand(rng, 3, 3),), {})]
+
+
+def _cholesky_vjp(g, ans, a, *, upper=False, symmetrize_input=True):
+    low = maybe_mT(ans, upper)
+    low_t = matrix_transpose(low)
+    p = phi(low_t @ maybe_mT(g, upper))
+    s = solve(low_t, matrix_transpose(solve(low_t, matrix_transpose(p))))
+    return 0.5 * (s + matrix_transpose(s))
+
+
+def _cholesky_jvp(t, ans, a, *, upper=False, symmetrize_input=True):
+    low = maybe_mT(ans, upper)
+    z = solve(low, 0.5 * (t + matrix_transpose(t)))
+    return maybe_mT(low @ phi(matrix_transpose(solve(low, matrix_transpose(z)))), upper)
+
+
+cholesky.def_vjp(_cholesky_vjp)
+cholesky.def_jvp(_cholesky_jvp)
+cholesky.samples = lambda rng: [
+    ((_spd(rng, 3),), {}),
+    ((_spd(rng, 2, (2,)),), {}),
+    ((_spd(rng, 3),), {"upper": True}),
+]
+
+
+def _eigh(a, UPLO=None, symmetrize_input=True):
+    """Eigen-decomposition of a symmetric matrix (jax.numpy.linalg.eigh):
+    ascending eigenvalues ``w`` and orthonormal eigenvectors ``v`` (columns), as
+    a tuple ``(w, v)``. The input is symmetrized first, as JAX does."""
+    a = np.asarray(a)
+    if symmetrize_input:
+        a = (a + np.swapaxes(a, -1, -2)) / 2
+    w, v = np.linalg.eigh(a, UPLO="L" if UPLO is None else UPLO)
+    return (w, v)
+
+
+eigh = _la("eigh", _eigh, np.linalg.eigh)
+
+
+def _eigh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
+    w, v = ans[0], ans[1]
+    off = 1.0 - eye_mask(np.shape(w)[-1])
+    gap_inv = off / (expand_dims(w, -2) - expand_dims(w, -1) + (1.0 - off))
+    inner_ = expand_dims(g[0], -1) * (1.0 - off) + gap_inv * (matrix_transpose(v) @ g[1])
+    full = v @ inner_ @ matrix_transpose(v)
+    return 0.5 * (full + matrix_transpose(full))
+
+
+def _eigh_jvp(t, ans, a, UPLO=None, symmetrize_input=True):
+    w, v = ans[0], ans[1]
+    off = 1.0 - eye_mask(np.shape(w)[-1])
+    gap_inv = off / (expand_dims(w, -2) - expand_dims(w, -1) + (1.0 - off))
+    vtv = matrix_transpose(v) @ (0.5 * (t + matrix_transpose(t))) @ v
+    return (diagonal(vtv, 0, -2, -1), v @ (gap_inv * vtv))
+
+
+eigh.def_vjp(_eigh_vjp)
+eigh.def_jvp(_eigh_jvp)
+
+
+def _eigh_samples(rng):
+    m = rng.normal(size=(3, 3))
+    return [((m + m.T,), {}), ((_spd(rng, 2, (2,)),), {})]
+
+
+eigh.samples = _eigh_samples
+
+
+def _eigvalsh(a, UPLO=None, symmetrize_input=True):
+    """Ascending eigenvalues of a symmetric matrix (jax.numpy.linalg.eigvalsh)."""
+    return _eigh(a, UPLO, symmetrize_input)[0]
+
+
+eigvalsh = _la("eigvalsh", _eigvalsh, np.linalg.eigvalsh)
+
+
+def _eigvalsh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
+    v = eigh(a, UPLO, symmetrize_input)[1]
+    return v @ (expand_dims(g, -1) * matrix_transpose(v))
+
+
+def _eigvalsh_jvp(t, ans, a, UPLO=None, symmetrize_input=True):
+    v = eigh(a, UPLO, symmetrize_input)[1]
+    return diagonal(matrix_transpose(v) @ (0.5 * (t + matrix_transpose(t))) @ v, 0, -2, -1)
+
+
+eigvalsh.def_vjp(_eigvalsh_vjp)
+eigvalsh.def_jvp(_eigvalsh_jvp)
+eigvalsh.samples = _eigh_samples
+
+
+# ---------------------------------------------------------------------------
+# norm
+
+
+def _norm_is_matrix(x, ord, axis):
+    nd = np.ndim(x)
+    if axis is None:
+        return nd == 2 and ord is not None
+    return isinstance(axis, (tuple, list)) and len(axis) == 2
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm (jax.numpy.linalg.norm). Vectors: ``ord`` None/2,
+    1, inf, -inf, 0, any p; matrices (2-D, or a 2-tuple ``axis``): None/'fro',
+    1, -1, inf, -inf, 2, -2, 'nuc'. ``axis=None`` with ``ord=None`` is the
+    2-norm of the flattened array. The gradient at 0 is NaN, as in JAX."""
+    x = np.asarray(x)
+    if x.dtype.kind in "biu":
+        from srcjax.primitives.ad import default_float
+
+        x = x.astype(default_float())
+    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+norm = _la("norm", _norm, np.linalg.norm)
+
+
+def _vector_p(ord):
+    if ord is None or ord == 2 or ord == "fro":
+        return 2.0
+    if ord in (np.inf, -np.inf, "inf", "-inf"):
+        return np.inf
+    return float(ord)
+
+
+def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
+    """``d norm(x) / d x`` given ``nrm = norm(x, ord, axis, keepdims)``.
+
+    Vector norms: ``sign(x) |x|**(p-1) / nrm**(p-1)`` (2-norm: ``x / nrm``, NaN at
+    0 as in JAX); inf / -inf: split equally among tied extreme entries; matrix
+    norms 1 / inf: that of the selected column / row; 2 / -2 / 'nuc': from the
+    SVD."""
+    x = np.asarray(x)
+    dt = np.result_type(x, nrm)
+    n_e = _expand_reduced(nrm, x, axis, keepdims)
+    if _norm_is_matrix(x, ord, axis) and ord not in (None, "fro"):
+        ax = (0, 1) if axis is None else tuple(a % x.ndim for a in axis)
+        xm = np.moveaxis(x, ax, (-2, -1))
+        if ord in (1, -1, np.inf, -np.inf):
+            red = -2 if ord in (1, -1) else -1
+            sums = np.sum(np.abs(xm), axis=red, keepdims=True)
+            target = np.max(sums, axis=-1 if red == -2 else -2, keepdims=True)
+            if ord in (-1, -np.inf):
+                target = np.min(sums, axis=-1 if red == -2 else -2, keepdims=True)
+            hit = (sums == target).astype(dt)
+            hit = hit / np.sum(hit, axis=-1 if red == -2 else -2, keepdims=True)
+            w = np.sign(xm) * hit
+        else:
+            u, s, vt = np.linalg.svd(xm, full_matrices=False)
+            if ord == "nuc":
+                w = u @ vt
+            else:
+                k = 0 if ord == 2 else -1
+                w = u[..., :, k : k + 1 if k else 1] @ vt[..., k : k + 1 if k else 1, :]
+                if k == -1:
+                    w = u[..., :, -1:] @ vt[..., -1:, :]
+        return np.moveaxis(w, (-2, -1), ax).astype(dt, copy=False)
+    p = _vector_p(ord)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 2.0:
+            return (x / n_e).astype(dt, copy=False)
+        if np.isinf(p):
+            hit = (np.abs(x) == n_e).astype(dt)
+            cnt = _expand_reduced(np.sum(hit, axis=axis, keepdims=keepdims), x, axis, keepdims)
+            return (np.sign(x) * hit / cnt).astype(dt, copy=False)
+        if p == 0:
+            return np.zeros_like(x, dtype=dt)
+        if p == 1:
+            return np.sign(x).astype(dt, copy=False)
+        return (np.sign(x) * np.abs(x) ** (p - 1) / n_e ** (p - 1)).astype(dt, copy=False)
+
+
+def _expand_reduced(g, x, axis, keepdims):
+    from srcjax.primitives.ad import _expand_reduced as er
+
+    return er(g, x, axis, keepdims)
+
+
+norm_grad = _internal("ad.norm_grad", _norm_grad, differentiable=True)
+
+
+def _norm_coef(x, nrm, ord=None, axis=None, keepdims=False):
+    """Static-shape helper: ``(p - 1) |x|**(p-2) / nrm**(p-1)`` (elementwise
+    second-derivative coefficient of a vector p-norm; 0 for p in {0, 1, inf})."""
+    if _norm_is_matrix(x, ord, axis) and ord not in (None, "fro"):
+        raise NotImplementedError(f"srcjax: no second derivative of matrix norm ord={ord!r}")
+    p = _vector_p(ord)
+    x = np.asarray(x)
+    if np.isinf(p) or p in (0.0, 1.0):
+        return np.zeros_like(x)
+    n_e = _expand_reduced(nrm, x, axis, keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 2.0:
+            return np.broadcast_to(1.0 / n_e, x.shape)
+        return (p - 1) * np.abs(x) ** (p - 2) / n_e ** (p - 1)
+
+
+def _norm_pm1(ord, x, axis):
+    """Static: ``p - 1`` for a vector p-norm (0 for p in {0, 1, inf})."""
+    p = _vector_p(ord)
+    return 0.0 if (np.isinf(p) or p in (0.0, 1.0)) else p - 1.0
+
+
+norm_coef = _internal("ad.norm_coef", _norm_coef, differentiable=True)
+norm_pm1 = _internal("ad.norm_pm1", _norm_pm1)
+
+
+def _norm_coef3(x, nrm, ord=None, axis=None, keepdims=False):
+    """Static: ``(p-1)(p-2) sign(x) |x|**(p-3) / nrm**(p-1)``, the partial derivative
+    of ``ad.norm_coef`` in ``x`` (0 for p in {0, 1, 2, inf})."""
+    p = _vector_p(ord)
+    x = np.asarray(x)
+    if np.isinf(p) or p in (0.0, 1.0, 2.0):
+        return np.zeros_like(x)
+    n_e = _expand_reduced(nrm, x, axis, keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (p - 1) * (p - 2) * np.sign(x) * np.abs(x) ** (p - 3) / n_e ** (p - 1)
+
+
+norm_coef3 = _internal("ad.norm_coef3", _norm_coef3)
+
+
+def _norm_coef_vjp_x(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return h * norm_coef3(x, nrm, ord, axis, keepdims)
+
+
+def _norm_coef_vjp_nrm(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return -(sum(h * ans, axis=axis, keepdims=keepdims) * norm_pm1(ord, x, axis)) / nrm
+
+
+def _norm_coef_jvp_x(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return t * norm_coef3(x, nrm, ord, axis, keepdims)
+
+
+def _norm_coef_jvp_nrm(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return -ans * expand_reduced(t * norm_pm1(ord, x, axis) / nrm, x, axis, keepdims)
+
+
+norm_coef.def_vjp(_norm_coef_vjp_x, _norm_coef_vjp_nrm)
+norm_coef.def_jvp(_norm_coef_jvp_x, _norm_coef_jvp_nrm)
+
+
+def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
+    return expand_reduced(g, x, axis, keepdims) * norm_grad(x, ans, ord, axis, keepdims)
+
+
+def _norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
+    return sum(t * norm_grad(x, ans, ord, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+norm.def_vjp(_norm_vjp)
+norm.def_jvp(_norm_jvp)
+
+
+def _norm_grad_vjp_x(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return h * norm_coef(x, nrm, ord, axis, keepdims)
+
+
+def _norm_grad_vjp_nrm(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return -(sum(h * ans, axis=axis, keepdims=keepdims) * norm_pm1(ord, x, axis)) / nrm
+
+
+def _norm_grad_jvp_x(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return t * norm_coef(x, nrm, ord, axis, keepdims)
+
+
+def _norm_grad_jvp_nrm(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+    return -ans * expand_reduced(t * norm_pm1(ord, x, axis) / nrm, x, axis, keepdims)
+
+
+norm_grad.def_vjp(_norm_grad_vjp_x, _norm_grad_vjp_nrm)
+norm_grad.def_jvp(_norm_grad_jvp_x, _norm_grad_jvp_nrm)
+
+
+def _norm_samples(rng):
+    return [
+        ((_rand(rng, 4),), {}),
+        ((_rand(rng, 3, 4),), {}),
+        ((_rand(rng, 3, 4),), {"axis": -1}),
+        ((_rand(rng, 3, 4),), {"axis": 0, "keepdims": True}),
+        ((_rand(rng, 4),), {"ord": 1}),
+        ((_rand(rng, 4),), {"ord": np.inf}),
+        ((_rand(rng, 4),), {"ord": 3}),
+        ((_rand(rng, 3, 4),), {"ord": "fro"}),
+        ((_rand(rng, 3, 4),), {"ord": 1}),
+        ((_rand(rng, 3, 4),), {"ord": np.inf}),
+        ((_rand(rng, 3, 4),), {"ord": 2}),
+        ((_rand(rng, 3, 4),), {"ord": "nuc"}),
+        ((_rand(rng, 2, 3, 4),), {"ord": 2, "axis": (1, 2)}),
+    ]
+
+
+norm.samples = _norm_samples
+
+
+def _norm_grad_samples(rng):
+    out = []
+    for (x,), kw in _norm_samples(rng):
+        if _norm_is_matrix(x, kw.get("ord"), kw.get("axis")) and kw.get("ord") not in (None, "fro"):
+            continue
+        if kw.get("ord") in (1, np.inf):
+            continue
+        nrm = _norm(x, **kw)
+        out.append(((x, nrm), kw))
+    return out
+
+
+norm_grad.samples = _norm_grad_samples
+norm_coef.samples = _norm_grad_samples

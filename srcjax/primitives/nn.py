@@ -1,0 +1,409 @@
+"""Neural-network primitives (``srcjax.nn``): activations, softmax, one-hot.
+
+Each is one primitive (rather than a composite of ``jnp`` calls) so generated
+derivative code stays short (``x_bar = y_bar * ans * (1 - ans)`` for the
+sigmoid) and the subgradient conventions are JAX's own: ``relu'(0) = 0``,
+``relu6`` passes the gradient only strictly inside ``(0, 6)``, ``leaky_relu'(0)
+= 1``, ``celu'(0) = 1``. The elementwise activations share one rule for JVP and
+VJP (see :func:`srcjax.primitives.elementwise.defderiv`). ``softmax`` and
+``log_softmax`` reduce over ``axis``; their rules use ``jnp.sum``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dtypes import INEXACT_SUSPECT, UNARY_SUSPECT
+from .ad import sum  # the jnp.sum primitive (used by the softmax rules)
+from .elementwise import (  # rules below call these primitives by name
+    _as_inexact,
+    abs,
+    defderiv,
+    exp,
+    logical_and,
+    tanh,
+    where,
+)
+from .registry import Primitive, register
+from .special import erf
+
+__all__ = [
+    "sigmoid",
+    "relu",
+    "relu6",
+    "gelu",
+    "softplus",
+    "silu",
+    "swish",
+    "elu",
+    "celu",
+    "selu",
+    "leaky_relu",
+    "log_sigmoid",
+    "soft_sign",
+    "hard_tanh",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "softmax",
+    "log_softmax",
+    "one_hot",
+]
+
+_ndarray = np.ndarray
+
+
+def _nn(public: str, impl, *aliases, **kw) -> Primitive:
+    kw.setdefault("kind", "elementwise")
+    return register(Primitive(public, impl, **kw), *aliases)
+
+
+def _float_in(x):
+    """``x`` as an array of its JAX float dtype (no copy for float arrays)."""
+    if type(x) is _ndarray and x.dtype.kind == "f" and x.dtype not in INEXACT_SUSPECT:
+        return x
+    return _as_inexact(x)
+
+
+def _out(r):
+    return r if r.ndim else r[()]
+
+
+# -- sigmoid family -------------------------------------------------------------
+def _sigmoid(x):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise, without overflow."""
+    x = _float_in(x)
+    return _out(_logistic(x))
+
+
+def _logistic(x):
+    # exp of a non-positive number only: no overflow, ~1 ulp accurate everywhere
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
+
+
+sigmoid = _nn("nn.sigmoid", _sigmoid, c_expr="(1 / (1 + exp(-({x}))))")
+
+
+def _sigmoid_x(g, ans, x):
+    return g * ans * (1 - ans)
+
+
+defderiv(sigmoid, _sigmoid_x)
+
+
+def _log_sigmoid(x):
+    """``log(sigmoid(x)) = -softplus(-x)``, elementwise, stable for large ``|x|``."""
+    x = _float_in(x)
+    return _out(-np.logaddexp(0, -x))
+
+
+log_sigmoid = _nn(
+    "nn.log_sigmoid", _log_sigmoid, c_expr="(-(fmax(-({x}), 0) + log1p(exp(-fabs({x})))))"
+)
+
+
+def _log_sigmoid_x(g, ans, x):
+    return g * sigmoid(-x)
+
+
+defderiv(log_sigmoid, _log_sigmoid_x)
+
+
+def _softplus(x):
+    """``log(1 + exp(x))`` (``logaddexp(x, 0)``), elementwise, without overflow."""
+    x = _float_in(x)
+    return _out(np.logaddexp(x, 0))
+
+
+softplus = _nn("nn.softplus", _softplus, c_expr="(fmax({x}, 0) + log1p(exp(-fabs({x}))))")
+
+
+def _softplus_x(g, ans, x):
+    return g * sigmoid(x)
+
+
+defderiv(softplus, _softplus_x)
+
+
+def _silu(x):
+    """SiLU / swish: ``x * sigmoid(x)``, elementwise."""
+    x = _float_in(x)
+    return _out(x * _logistic(x))
+
+
+silu = _nn("nn.silu", _silu, c_expr="(({x}) / (1 + exp(-({x}))))")
+swish = silu
+
+
+def _silu_x(g, ans, x):
+    s = sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+defderiv(silu, _silu_x)
+
+
+# -- rectifiers -------------------------------------------------------------------
+def _relu(x):
+    """``max(x, 0)``, elementwise. Derivative 0 at 0 (JAX: ``select(x > 0, g, 0)``)."""
+    r = np.maximum(x, 0)
+    return r if r.dtype not in UNARY_SUSPECT else _dt.canonicalize_value(r)
+
+
+relu = _nn("nn.relu", _relu, c_expr="(({x}) > 0 ? ({x}) : 0)")
+
+
+def _relu_x(g, ans, x):
+    return where(x > 0, g, 0)
+
+
+defderiv(relu, _relu_x)
+
+
+def _relu6(x):
+    """``min(max(x, 0), 6)``, elementwise. Gradient only strictly inside (0, 6)."""
+    r = np.minimum(np.maximum(x, 0), 6)
+    return r if r.dtype not in UNARY_SUSPECT else _dt.canonicalize_value(r)
+
+
+relu6 = _nn("nn.relu6", _relu6, c_expr="fmin(fmax({x}, 0), 6)")
+
+
+def _relu6_x(g, ans, x):
+    return where(logical_and(x > 0, x < 6), g, 0)
+
+
+defderiv(relu6, _relu6_x)
+relu6.test_domain = (-3.0, 9.0)
+
+
+def _leaky_relu(x, negative_slope=0.01):
+    """``x`` where ``x >= 0`` else ``negative_slope * x`` (derivative 1 at 0, JAX)."""
+    x = _float_in(x)
+    return np.where(x >= 0, x, negative_slope * x)
+
+
+leaky_relu = _nn(
+    "nn.leaky_relu", _leaky_relu, c_expr="(({x}) >= 0 ? ({x}) : {negative_slope} * ({x}))"
+)
+
+
+def _leaky_relu_x(g, ans, x, negative_slope=0.01):
+    return where(x >= 0, g, negative_slope * g)
+
+
+defderiv(leaky_relu, _leaky_relu_x)
+
+
+def _elu(x, alpha=1.0):
+    """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)``, elementwise."""
+    x = _float_in(x)
+    return _out(np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))))
+
+
+elu = _nn("nn.elu", _elu, c_expr="(({x}) > 0 ? ({x}) : {alpha} * expm1({x}))")
+
+
+def _elu_x(g, ans, x, alpha=1.0):
+    return where(x > 0, g, g * (ans + alpha))
+
+
+defderiv(elu, _elu_x)
+
+
+def _celu(x, alpha=1.0):
+    """Continuously differentiable ELU: ``max(x, 0) + alpha * expm1(min(x, 0) / alpha)``."""
+    x = _float_in(x)
+    return _out(np.maximum(x, 0) + alpha * np.expm1(np.minimum(x, 0) / alpha))
+
+
+celu = _nn("nn.celu", _celu, c_expr="(fmax({x}, 0) + {alpha} * expm1(fmin({x}, 0) / {alpha}))")
+
+
+def _celu_x(g, ans, x, alpha=1.0):
+    return where(x > 0, g, g * exp(x / alpha))
+
+
+defderiv(celu, _celu_x)
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu(x):
+    """Scaled ELU: ``scale * elu(x, alpha)`` with the self-normalizing constants."""
+    x = _float_in(x)
+    return _out(_SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(np.minimum(x, 0))))
+
+
+selu = _nn(
+    "nn.selu", _selu,
+    c_expr="(1.0507009873554805 * (({x}) > 0 ? ({x}) : 1.6732632423543772 * expm1({x})))",
+)  # fmt: skip
+
+
+def _selu_x(g, ans, x):
+    return where(x > 0, 1.0507009873554805 * g, g * (ans + 1.7580993408473766))
+
+
+defderiv(selu, _selu_x)
+
+
+# -- GELU -------------------------------------------------------------------------
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def _gelu(x, approximate=True):
+    """Gaussian error linear unit. ``approximate=True`` (JAX's default) uses
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``; ``False`` the exact
+    ``0.5 x (1 + erf(x / sqrt(2)))`` (needs SciPy)."""
+    x = _float_in(x)
+    if approximate:
+        return _out(0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))))
+    return _out(0.5 * x * (1 + erf(x * 0.7071067811865476)))
+
+
+gelu = _nn("nn.gelu", _gelu)
+
+
+def _gelu_x(g, ans, x, approximate=True):
+    if approximate:
+        t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
+        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x)
+    else:
+        d = 0.5 * (1 + erf(x * 0.7071067811865476)) + x * exp(-0.5 * x * x) * 0.3989422804014327
+    return g * d
+
+
+defderiv(gelu, _gelu_x)
+gelu.samples = lambda rng: [
+    ((rng.uniform(-3, 3, s),), {"approximate": a}) for s in [(), (3,), (2, 3)] for a in (True, False)
+]  # fmt: skip
+
+
+# -- other elementwise activations ----------------------------------------------
+def _soft_sign(x):
+    """``x / (|x| + 1)``, elementwise."""
+    x = _float_in(x)
+    return _out(x / (np.abs(x) + 1))
+
+
+soft_sign = _nn("nn.soft_sign", _soft_sign, c_expr="(({x}) / (fabs({x}) + 1))")
+
+
+def _soft_sign_x(g, ans, x):
+    return g / ((abs(x) + 1) * (abs(x) + 1))
+
+
+def _hard_tanh(x):
+    """``-1`` below -1, ``1`` above 1, ``x`` in between (derivative 1 on [-1, 1])."""
+    x = _float_in(x)
+    return _out(np.where(x > 1, 1, np.where(x < -1, -1, x)).astype(x.dtype, copy=False))
+
+
+hard_tanh = _nn("nn.hard_tanh", _hard_tanh, c_expr="fmin(fmax({x}, -1), 1)")
+
+
+def _hard_tanh_x(g, ans, x):
+    return where(x > 1, 0, where(x < -1, 0, g))
+
+
+def _hard_sigmoid(x):
+    """``relu6(x + 3) / 6``, elementwise."""
+    x = _float_in(x)
+    return _out(np.minimum(np.maximum(x + 3, 0), 6) / 6)
+
+
+hard_sigmoid = _nn("nn.hard_sigmoid", _hard_sigmoid, c_expr="(fmin(fmax(({x}) + 3, 0), 6) / 6)")
+
+
+def _hard_sigmoid_x(g, ans, x):
+    return where(logical_and(x > -3, x < 3), g / 6, 0)
+
+
+def _hard_silu(x):
+    """Hard SiLU / hard swish: ``x * hard_sigmoid(x)``, elementwise."""
+    x = _float_in(x)
+    return _out(x * (np.minimum(np.maximum(x + 3, 0), 6) / 6))
+
+
+hard_silu = _nn("nn.hard_silu", _hard_silu, c_expr="(({x}) * fmin(fmax(({x}) + 3, 0), 6) / 6)")
+hard_swish = hard_silu
+
+
+def _hard_silu_x(g, ans, x):
+    return g * (hard_sigmoid(x) + where(logical_and(x > -3, x < 3), x / 6, 0))
+
+
+defderiv(soft_sign, _soft_sign_x)
+defderiv(hard_tanh, _hard_tanh_x)
+defderiv(hard_sigmoid, _hard_sigmoid_x)
+defderiv(hard_silu, _hard_silu_x)
+hard_sigmoid.test_domain = hard_silu.test_domain = (-5.0, 5.0)
+
+
+# -- softmax ----------------------------------------------------------------------
+def _softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x), axis)`` computed with a max shift (no overflow).
+    ``axis`` is an int or tuple of ints. Output has ``x``'s shape."""
+    x = _float_in(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return _out(e / np.sum(e, axis=axis, keepdims=True))
+
+
+softmax = _nn("nn.softmax", _softmax, kind="nn")
+
+
+def _softmax_x(g, ans, x, axis=-1):
+    return ans * (g - sum(g * ans, axis=axis, keepdims=True))
+
+
+defderiv(softmax, _softmax_x)
+
+
+def _log_softmax(x, axis=-1):
+    """``x - logsumexp(x, axis, keepdims=True)``, computed stably."""
+    x = _float_in(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    return _out(z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True)))
+
+
+log_softmax = _nn("nn.log_softmax", _log_softmax, kind="nn")
+
+
+def _log_softmax_vjp(g, ans, x, axis=-1):
+    return g - exp(ans) * sum(g, axis=axis, keepdims=True)
+
+
+def _log_softmax_jvp(g, ans, x, axis=-1):
+    return g - sum(exp(ans) * g, axis=axis, keepdims=True)
+
+
+log_softmax.def_vjp(_log_softmax_vjp)
+log_softmax.def_jvp(_log_softmax_jvp)
+
+_AXIS_SAMPLES = [((2, 3), -1), ((2, 3), 0), ((4,), -1), ((2, 3, 2), (0, 2)), ((3, 2), 1)]
+softmax.samples = log_softmax.samples = lambda rng: [
+    ((rng.uniform(-2, 2, s),), {"axis": a}) for s, a in _AXIS_SAMPLES
+]  # fmt: skip
+
+
+# -- one_hot ----------------------------------------------------------------------
+def _one_hot(x, num_classes, *, dtype=None, axis=-1):
+    """One-hot encoding: ``x[..., None] == arange(num_classes)`` as ``dtype``
+    (default float), with the new axis at ``axis``. Out-of-range values give
+    all-zero rows. Not differentiable."""
+    x = np.asarray(x)
+    dt = _dt.default_float() if dtype is None else _dt.canonicalize_dtype(dtype)
+    out_ndim = x.ndim + 1
+    ax = axis + out_ndim if axis < 0 else axis
+    if not 0 <= ax < out_ndim:
+        raise ValueError(f"one_hot: axis {axis} out of range for {out_ndim} dimensions")
+    classes = np.arange(num_classes).reshape((num_classes,) + (1,) * (out_ndim - 1 - ax))
+    return np.equal(np.expand_dims(x, ax), classes).astype(dt)
+
+
+one_hot = _nn("nn.one_hot", _one_hot, kind="nn", differentiable=False)

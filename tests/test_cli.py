@@ -1,0 +1,274 @@
+"""The ``srcjax show`` command line, driven in subprocesses (plain output)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import srcjax
+from srcjax import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MODEL = textwrap.dedent(
+    """\
+    import srcjax.numpy as jnp
+
+
+    def loss(w, x, y):
+        h = jnp.tanh(x * w)
+        err = h - y
+        return jnp.mean(err ** 2)
+
+
+    def clipped(x):
+        if x > 1.0:
+            y = x * x
+        else:
+            y = 2.0 * x
+        while y < 10.0:
+            y = y * 1.5
+        return y
+
+
+    class Model:
+        def energy(self, x):
+            return x * x * x
+
+
+    NOT_A_FUNCTION = 3
+
+    if __name__ == "__main__":
+        raise SystemExit("the CLI must not run the __main__ block")
+    """
+)
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return path
+
+
+def run_cli(*args):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("FORCE_COLOR", None)
+    cmd = [sys.executable, "-m", "srcjax", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+
+
+# -- the happy path (needs srcjax.grad and srcjax.source) -------------------------
+
+
+def test_show_grad(model_file):
+    r = run_cli("show", f"{model_file}:loss", "--grad")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "def " in out
+    assert "w_bar" in out  # adjoint of the differentiated argument
+    assert "\x1b[" not in out  # plain text when stdout is not a terminal
+    compile(out, "<generated>", "exec")  # the printed source is valid Python
+    assert "model.py:" in out  # origin comments point at the user's file
+
+
+def test_show_grad_argnums(model_file):
+    r = run_cli("show", f"{model_file}:loss", "--grad", "--argnums", "0,1")
+    assert r.returncode == 0, r.stderr
+    assert "w_bar" in r.stdout and "x_bar" in r.stdout
+
+
+def test_show_grad_with_control_flow(model_file):
+    r = run_cli("show", f"{model_file}:clipped", "--grad")
+    assert r.returncode == 0, r.stderr
+    assert "x_bar" in r.stdout
+    compile(r.stdout, "<generated>", "exec")
+
+
+def test_show_with_example_args(model_file):
+    r = run_cli("show", f"{model_file}:loss", "--grad", "--args", "f32[]", "f32[8]", "f32[8]")
+    assert r.returncode == 0, r.stderr
+    assert "w_bar" in r.stdout
+
+
+def test_show_method(model_file):
+    r = run_cli("show", f"{model_file}:Model.energy", "--grad", "--argnums", "1")
+    assert r.returncode == 0, r.stderr
+    assert "x_bar" in r.stdout
+
+
+def test_show_matches_library_source(model_file, tmp_path):
+    """The CLI prints exactly what srcjax.source returns."""
+    script = textwrap.dedent(
+        f"""\
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import srcjax, model
+        sys.stdout.write(srcjax.source(srcjax.grad(model.loss)))
+        """
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    lib = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert lib.returncode == 0, lib.stderr
+    r = run_cli("show", f"{model_file}:loss", "--grad")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == lib.stdout.strip()
+
+
+def test_console_script_entry_point_is_main():
+    assert callable(cli.main)
+
+
+# -- transforms that may not exist yet ------------------------------------------
+
+
+@pytest.mark.parametrize("flag,name", [("--vmap", "vmap"), ("--jit", "jit")])
+def test_vmap_jit_flags(model_file, flag, name):
+    r = run_cli("show", f"{model_file}:loss", flag)
+    if hasattr(srcjax, name):
+        assert r.returncode == 0, r.stderr
+        assert "def " in r.stdout
+    else:
+        assert r.returncode == 2
+        assert "not implemented yet" in r.stderr
+        assert "Traceback" not in r.stderr
+
+
+# -- errors: one line on stderr, exit status 2, no traceback --------------------
+
+
+def _assert_clean_error(r, *needles):
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+    for needle in needles:
+        assert needle in r.stderr, r.stderr
+
+
+def test_missing_file(tmp_path):
+    r = run_cli("show", f"{tmp_path}/nope.py:loss", "--grad")
+    _assert_clean_error(r, "no such file", "nope.py")
+
+
+def test_missing_function(model_file):
+    r = run_cli("show", f"{model_file}:nope", "--grad")
+    _assert_clean_error(r, "'nope'")
+
+
+def test_missing_method(model_file):
+    r = run_cli("show", f"{model_file}:Model.nope", "--grad")
+    _assert_clean_error(r, "'nope'")
+
+
+def test_not_callable(model_file):
+    r = run_cli("show", f"{model_file}:NOT_A_FUNCTION", "--grad")
+    _assert_clean_error(r, "not callable")
+
+
+def test_target_without_function(model_file):
+    r = run_cli("show", str(model_file), "--grad")
+    _assert_clean_error(r, "FILE.py:FUNC")
+
+
+def test_no_transform_requested(model_file):
+    r = run_cli("show", f"{model_file}:loss")
+    _assert_clean_error(r, "--grad")
+
+
+def test_syntax_error_in_file(tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("def f(x):\n    return x +\n")
+    r = run_cli("show", f"{bad}:f", "--grad")
+    _assert_clean_error(r, "broken.py:2", "syntax error")
+
+
+def test_import_error_in_file(tmp_path):
+    bad = tmp_path / "raises.py"
+    bad.write_text("raise RuntimeError('boom at import')\n\ndef f(x):\n    return x\n")
+    r = run_cli("show", f"{bad}:f", "--grad")
+    _assert_clean_error(r, "boom at import")
+
+
+def test_sys_exit_in_file(tmp_path):
+    bad = tmp_path / "exits.py"
+    bad.write_text("import sys\nsys.exit(3)\n")
+    r = run_cli("show", f"{bad}:f", "--grad")
+    _assert_clean_error(r, "sys.exit(3)")
+
+
+def test_directory_is_not_a_file(tmp_path):
+    r = run_cli("show", f"{tmp_path}:f", "--grad")
+    _assert_clean_error(r, "not a file")
+
+
+def test_srcjax_error_is_reported_cleanly(tmp_path):
+    bad = tmp_path / "unsupported.py"
+    bad.write_text(
+        textwrap.dedent(
+            """\
+            def f(x):
+                try:
+                    y = x * x
+                except ValueError:
+                    y = x
+                return y
+            """
+        )
+    )
+    r = run_cli("show", f"{bad}:f", "--grad")
+    _assert_clean_error(r, "unsupported.py")
+
+
+def test_bad_args_spec(model_file):
+    r = run_cli("show", f"{model_file}:loss", "--grad", "--args", "q32[3]")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "q32[3]" in r.stderr
+
+
+def test_no_command_prints_help():
+    r = run_cli()
+    assert r.returncode == 2
+    assert "show" in r.stderr
+
+
+# -- argument parsing, in process -----------------------------------------------
+
+
+def test_parse_argnums():
+    assert cli.parse_argnums("0") == 0
+    assert cli.parse_argnums("0,1") == (0, 1)
+    assert cli.parse_argnums("2,") == (2,)
+
+
+def test_parse_in_axes():
+    assert cli.parse_in_axes("0") == 0
+    assert cli.parse_in_axes("None") is None
+    assert cli.parse_in_axes("0,None") == (0, None)
+    assert cli.parse_in_axes("1, 0") == (1, 0)
+
+
+def test_parse_abstract_args():
+    import numpy as np
+
+    a = cli.parse_abstract_arg("f32[128,784]")
+    assert a.shape == (128, 784) and a.dtype == np.float32
+    s = cli.parse_abstract_arg("f64[]")
+    assert s.shape == () and s.dtype == np.float64
+    assert cli.parse_abstract_arg("i32").dtype == np.int32
+    assert cli.parse_abstract_arg("1.5") == 1.5
+    assert cli.parse_abstract_arg("None") is None
+
+
+def test_split_target():
+    assert cli.split_target("a/b.py:f") == ("a/b.py", "f")
+    assert cli.split_target("C:/dir/b.py:Model.loss") == ("C:/dir/b.py", "Model.loss")
+    with pytest.raises(cli.CliError):
+        cli.split_target("a/b.py")
+    with pytest.raises(cli.CliError):
+        cli.split_target("a/b.py:1f")

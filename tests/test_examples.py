@@ -1,0 +1,64 @@
+"""Every example runs, as a user would run it, and prints what it promises."""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+# Each example file has a test below; adding an example means adding its check.
+CHECKED = {"seed_grad.py", "train_digits.py"}
+
+
+def run_example(name, *args, cwd=None, timeout=300):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["MPLBACKEND"] = "Agg"
+    r = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, name), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+    )
+    assert r.returncode == 0, f"{name} failed:\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def test_every_example_is_checked():
+    found = {f for f in os.listdir(EXAMPLES) if f.endswith(".py")}
+    assert found == CHECKED, f"examples without a test (or stale entries): {found ^ CHECKED}"
+
+
+def test_seed_grad():
+    out = run_example("seed_grad.py")
+    m = re.search(r"grad\(logistic\)\(1\.0\) = ([0-9.]+)", out)
+    assert m, out
+    # d/dx 1/(1+exp(-x)) at 1 = s(1)(1 - s(1)) = 0.19661193324...; float32 rounding
+    # moves the 8th digit (0.19661193/4 by operation order; JAX prints 0.19661197).
+    assert abs(float(m.group(1)) - 0.19661193324148185) < 1e-6
+
+
+def test_seed_grad_show():
+    out = run_example("seed_grad.py", "--show")
+    assert "def " in out
+    assert "x_bar" in out
+    assert "grad(logistic)(1.0) = 0.196611" in out
+
+
+def test_train_digits(tmp_path):
+    out = run_example("train_digits.py", "--out", str(tmp_path), "--no-progress", cwd=tmp_path)
+    lines = out.strip().splitlines()
+    assert re.search(r"epoch\s+1\s+train loss", out), out
+    m = re.fullmatch(r"test accuracy: ([0-9.]+)", lines[-1])
+    assert m, lines[-1]
+    assert float(m.group(1)) >= 0.95, out
+    png = tmp_path / "loss_curve.png"
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert "no loss curve" in out

@@ -1,0 +1,130 @@
+"""Value checks of the reduction primitives against NumPy and JAX's conventions
+(tie splitting, zeros in products, NaN gradient of std at a constant)."""
+
+import numpy as np
+import pytest
+
+from srcjax.primitives import reductions as R
+from srcjax.primitives.ad import expand_reduced
+
+
+def vjp(p, g, *args, wrt="x", **kw):
+    ans = p(*args, **kw)
+    return p.vjps[wrt](g, ans, *args, **kw)
+
+
+X = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4) - 7.0
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize(
+    "name, ref",
+    [
+        ("sum", np.sum),
+        ("mean", np.mean),
+        ("prod", np.prod),
+        ("max", np.max),
+        ("min", np.min),
+        ("var", np.var),
+        ("std", np.std),
+        ("all", np.all),
+        ("any", np.any),
+    ],
+)
+def test_values_match_numpy(name, ref, axis, keepdims):
+    got = getattr(R, name)(X, axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(got, ref(X, axis=axis, keepdims=keepdims), rtol=1e-5)
+
+
+def test_dtypes_follow_jax():
+    assert R.sum(np.array([True, False, True])).dtype == np.int32
+    assert R.mean(np.array([1, 2], dtype=np.int32)).dtype == np.float32
+    assert R.sum(np.ones(3, np.float32)).dtype == np.float32
+    assert R.argmax(np.array([2.0, 5.0, 5.0])).dtype == np.int32
+    assert R.count_nonzero(np.array([0, 1, 2])).dtype == np.int32
+    assert R.cumsum(np.array([1, 2], dtype=np.int32)).dtype == np.int32
+
+
+def test_max_min_ties_split_equally():
+    np.testing.assert_allclose(vjp(R.max, 1.0, np.array([1.0, 3.0, 3.0])), [0, 0.5, 0.5])
+    np.testing.assert_allclose(
+        vjp(R.min, 1.0, np.array([4.0, -1.0, -1.0, -1.0])), [0, 1 / 3, 1 / 3, 1 / 3]
+    )
+    m = np.array([[2.0, 5.0], [2.0, 1.0], [0.0, 5.0]])
+    np.testing.assert_allclose(
+        vjp(R.max, np.ones(2), m, axis=0), [[0.5, 0.5], [0.5, 0.0], [0.0, 0.5]]
+    )
+    np.testing.assert_allclose(vjp(R.amax, 1.0, np.array([7.0, 7.0, 7.0])), [1 / 3] * 3)
+
+
+def test_argmax_first_of_ties():
+    v = np.array([2.0, 5.0, 5.0, 5.0, 1.0])
+    assert int(R.argmax(v)) == 1
+    assert int(R.argmin(np.array([3.0, 1.0, 1.0]))) == 1
+    assert R.argmax(X, axis=1, keepdims=True).shape == (2, 1, 4)
+
+
+def test_prod_gradient_with_zeros():
+    np.testing.assert_allclose(vjp(R.prod, 1.0, np.array([4.0, 0.0])), [0.0, 4.0])
+    np.testing.assert_allclose(vjp(R.prod, 1.0, np.array([0.0, 0.0, 2.0])), [0.0, 0.0, 0.0])
+    m = np.array([[1.0, 0.0, 3.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_allclose(
+        vjp(R.prod, np.ones(3), m, axis=0), [[4.0, 5.0, 6.0], [1.0, 0.0, 3.0]]
+    )
+    x = np.array([2.0, 3.0, 0.0, 5.0])
+    assert not np.isnan(vjp(R.prod, 1.0, x)).any()
+
+
+def test_cumsum_cumprod_gradients():
+    w = np.array([1.0, -1.0, 2.0])
+    np.testing.assert_allclose(
+        vjp(R.cumsum, w, np.array([1.0, 2.0, 3.0]), wrt="a"), [2.0, 1.0, 2.0]
+    )
+    np.testing.assert_allclose(
+        vjp(R.cumprod, np.ones(3), np.array([2.0, 0.0, 3.0]), wrt="a"), [1.0, 8.0, 0.0]
+    )
+    x = np.array([1.0, 0.0])
+    g = 2 * R.cumprod(x)
+    np.testing.assert_allclose(vjp(R.cumprod, g, x, wrt="a"), [2.0, 0.0])
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(R.cumprod(m, axis=None), np.cumprod(m))
+    assert vjp(R.cumprod, np.ones(6), m, wrt="a").shape == (2, 3)
+
+
+def test_std_constant_nan_var_zero():
+    c = np.array([1.0, 1.0], np.float32)
+    with np.errstate(all="ignore"):
+        assert np.isnan(vjp(R.std, 1.0, c)).all()
+    np.testing.assert_array_equal(vjp(R.var, 1.0, c), [0.0, 0.0])
+    v = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(vjp(R.std, 1.0, v), [-0.3563483, -0.0890871, 0.4454354], rtol=1e-6)
+    np.testing.assert_allclose(
+        vjp(R.std, 1.0, v, ddof=1), [-0.4364358, -0.1091089, 0.5455447], rtol=1e-6
+    )
+
+
+def test_logsumexp_stable():
+    big = np.array([1000.0, 1001.0, 1002.0], np.float32)
+    out = R.logsumexp(big)
+    np.testing.assert_allclose(out, 1002.0 + np.log(np.exp(-2.0) + np.exp(-1.0) + 1.0), rtol=1e-6)
+    g = vjp(R.logsumexp, 1.0, big, wrt="a")
+    assert np.isfinite(g).all()
+    np.testing.assert_allclose(g.sum(), 1.0, rtol=1e-4)
+    np.testing.assert_allclose(R.logsumexp(np.array([-np.inf, -np.inf])), -np.inf)
+    m = np.array([[1000.0, 1001.0], [-5.0, 5.0]])
+    np.testing.assert_allclose(R.logsumexp(m, axis=1, keepdims=True).shape, (2, 1))
+
+
+def test_median():
+    x = np.array([3.0, 1.0, 2.0, 10.0])
+    assert float(R.median(x)) == 2.5
+    np.testing.assert_allclose(vjp(R.median, 1.0, x, wrt="a"), [0.5, 0.0, 0.5, 0.0])
+    np.testing.assert_allclose(vjp(R.median, 1.0, np.array([5.0, 1.0, 3.0]), wrt="a"), [0, 0, 1])
+
+
+def test_expand_reduced_shapes():
+    g = np.ones((2, 4))
+    assert expand_reduced(g, X, 1, False).shape == X.shape
+    assert expand_reduced(np.ones((2, 1, 4)), X, -2, True).shape == X.shape
+    assert expand_reduced(1.0, X, None, False).shape == X.shape

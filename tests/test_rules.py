@@ -1,0 +1,450 @@
+"""Registry-driven tests of every primitive's derivative rules.
+
+For each differentiable :class:`~srcjax.primitives.registry.Primitive` in the
+registry, on float64 inputs (``jax_enable_x64`` on for the duration):
+
+- every VJP rule ``rule(g, ans, *args, **kwargs)``, summed back to the operand's
+  shape for broadcasting primitives, must match central differences of
+  ``sum(g * impl(*args, **kwargs))``;
+- every JVP rule ``rule(t, ans, *args, **kwargs)`` must match the directional
+  derivative ``(impl(x + eps t) - impl(x - eps t)) / (2 eps)``;
+- every operand generated as a float array must have both rules, and rules
+  must be ``def`` functions with the signature ``(g, ans, <impl parameters>)``
+  (same names, kinds and defaults), so the transforms can inline them.
+
+Inputs come from ``p.samples(rng)`` when the primitive sets it (``[(args,
+kwargs), ...]``), otherwise random arrays in ``p.test_domain`` for the impl's
+required parameters and for every parameter with a rule, on scalar, vector and
+matrix shapes (plus broadcasting pairs for ``broadcasting=True`` primitives).
+Adding a primitive adds its tests; test ids are the public names.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+import srcjax.nn  # noqa: F401  (registers the nn primitives)
+import srcjax.numpy  # noqa: F401  (registers every jnp primitive)
+import srcjax.scipy.special  # noqa: F401
+from srcjax.config import config
+from srcjax.primitives.registry import REGISTRY
+
+EPS = 1e-6
+RTOL = 1e-5
+ATOL = 1e-6
+
+ALL = list(REGISTRY.values())
+DIFF = [p for p in ALL if p.differentiable]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _x64():
+    """The checks run in float64: turn x64 on for this module, then restore it."""
+    old = config.jax_enable_x64
+    config.update("jax_enable_x64", True)
+    yield
+    config.update("jax_enable_x64", old)
+
+
+# -- inputs -----------------------------------------------------------------------
+def _positional_names(p):
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [q.name for q in p.signature.parameters.values() if q.kind in kinds]
+
+
+def _varargs_name(p):
+    for q in p.signature.parameters.values():
+        if q.kind == inspect.Parameter.VAR_POSITIONAL:
+            return q.name
+    return None
+
+
+def _auto_array_params(p):
+    """Parameters that get random arrays: required ones and those with rules."""
+    names = []
+    for q in p.signature.parameters.values():
+        if q.kind in (q.VAR_POSITIONAL, q.VAR_KEYWORD):
+            continue
+        if q.default is q.empty or q.name in p.vjps or q.name in p.jvps:
+            names.append(q.name)
+    return names
+
+
+def _shape_sets(p, n):
+    same = [[s] * n for s in [(), (3,), (2, 3)]]
+    if not p.broadcasting or n < 2:
+        return same
+    mixed = [
+        [(2, 3)] + [(3,)] * (n - 1),
+        [(3,)] + [(2, 3)] * (n - 1),
+        [(2, 1) if i % 2 == 0 else (1, 3) for i in range(n)],
+        [()] + [(2, 3)] * (n - 1),
+    ]
+    return same + mixed
+
+
+def _auto_samples(p, rng):
+    names = _auto_array_params(p)
+    lo, hi = p.test_domain
+    out = []
+    pos = _positional_names(p)
+    for shapes in _shape_sets(p, len(names)):
+        vals = {n: rng.uniform(lo, hi, s) for n, s in zip(names, shapes)}
+        args = []
+        for n in pos:
+            if n not in vals:
+                break
+            args.append(vals.pop(n))
+        out.append((tuple(args), vals))
+    return out
+
+
+def _samples(p):
+    rng = np.random.default_rng(sum(map(ord, p.public)))
+    out = p.samples(rng) if p.samples is not None else _auto_samples(p, rng)
+    if not out:
+        # container-only primitives (ad.setitem) are checked through grad in
+        # tests/test_reverse.py, not on arrays here
+        pytest.skip(f"{p.public}: no array samples")
+    return out
+
+
+# -- slots: where each operand lives in (args, kwargs) ----------------------------
+def _slots(p, args, kwargs):
+    """``(param_name, location, argnum)`` for every operand: ``location`` is an
+    int index into ``args`` or a str key of ``kwargs``; ``argnum`` is the index
+    among varargs (or ``None``)."""
+    pos = _positional_names(p)
+    var = _varargs_name(p)
+    out = []
+    for i in range(len(args)):
+        if i < len(pos):
+            out.append((pos[i], i, None))
+        elif var is not None:
+            out.append((var, i, i - len(pos)))
+    for k in kwargs:
+        out.append((k, k, None))
+    return out
+
+
+def _flatten(v):
+    """Leaves of an operand: itself, or the items of a (nested) list / tuple."""
+    if isinstance(v, (list, tuple)):
+        return [leaf for item in v for leaf in _flatten(item)]
+    return [v]
+
+
+def _unflatten(like, leaves):
+    it = iter(leaves)
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(build(item) for item in v)
+        return next(it)
+
+    return build(like)
+
+
+def _is_float_leaf(v):
+    if isinstance(v, bool) or isinstance(v, type):
+        return False
+    if isinstance(v, float):
+        return True
+    d = getattr(v, "dtype", None)
+    return isinstance(d, np.dtype) and d.kind == "f"
+
+
+def _is_float(v):
+    """A float array or scalar, or a list / tuple of them (pytree operands)."""
+    leaves = _flatten(v)
+    return bool(leaves) and all(_is_float_leaf(leaf) for leaf in leaves)
+
+
+def _replace(args, kwargs, loc, value):
+    args = list(args)
+    kwargs = dict(kwargs)
+    if isinstance(loc, int):
+        args[loc] = value
+    else:
+        kwargs[loc] = value
+    return args, kwargs
+
+
+def _get(args, kwargs, loc):
+    return args[loc] if isinstance(loc, int) else kwargs[loc]
+
+
+def _call_rule(rule, g, ans, args, kwargs, argnum):
+    extra = {} if argnum is None else {"argnum": argnum}
+    return rule(g, ans, *args, **kwargs, **extra)
+
+
+# -- output handling (arrays or tuples of arrays) -----------------------------------
+def _leaves(out):
+    if isinstance(out, (tuple, list)):
+        return [np.asarray(o) for o in out]
+    return [np.asarray(out)]
+
+
+def _pack_like(out, leaves):
+    if isinstance(out, (tuple, list)):
+        return type(out)(leaves) if not hasattr(out, "_fields") else type(out)(*leaves)
+    return leaves[0]
+
+
+def _random_cotangent(out, rng):
+    leaves = [
+        rng.normal(size=o.shape) if o.dtype.kind == "f" else np.zeros(o.shape) for o in _leaves(out)
+    ]
+    return _pack_like(out, leaves)
+
+
+def _unbroadcast(a, shape):
+    a = np.asarray(a)
+    while a.ndim > len(shape):
+        a = a.sum(axis=0)
+    for i, n in enumerate(shape):
+        if n == 1 and a.shape[i] != 1:
+            a = a.sum(axis=i, keepdims=True)
+    return a
+
+
+def _loss(p, g, args, kwargs):
+    out = p.impl(*args, **kwargs)
+    return math.fsum(
+        float(np.sum(gi * oi)) for gi, oi in zip(_leaves(g), _leaves(out)) if oi.dtype.kind == "f"
+    )
+
+
+def _describe(args, kwargs):
+    def one(a):
+        return f"array{np.shape(a)}" if isinstance(a, np.ndarray) else repr(a)
+
+    inner = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
+    return "inputs (" + ", ".join(inner) + ")"
+
+
+# -- the checks ---------------------------------------------------------------------
+def _operands(p):
+    """(args, kwargs, param, loc, argnum) for every float operand of every sample."""
+    cases = []
+    for args, kwargs in _samples(p):
+        for name, loc, argnum in _slots(p, args, kwargs):
+            if _is_float(_get(args, kwargs, loc)):
+                cases.append((args, kwargs, name, loc, argnum))
+    return cases
+
+
+def _check_has_rules(p):
+    for name in set(p.vjps) | set(p.jvps):
+        assert name in p.vjps, f"{p.public}: a jvp rule for {name!r} but no vjp rule"
+        assert name in p.jvps, f"{p.public}: a vjp rule for {name!r} but no jvp rule"
+    assert p.vjps, f"{p.public} is differentiable but has no rules (or set differentiable=False)"
+    if p.samples is None:
+        # auto-generated inputs: every required array operand must be differentiable
+        for name in _auto_array_params(p):
+            assert name in p.vjps, f"{p.public}: float operand {name!r} has no vjp/jvp rules"
+
+
+def _perturbed(value, leaf_i, delta):
+    """``value`` with ``delta`` added to its ``leaf_i``-th leaf (floats stay floats)."""
+    leaves = _flatten(value)
+    base = np.array(leaves[leaf_i], dtype=float)
+    new = base + delta
+    leaves = list(leaves)
+    leaves[leaf_i] = new if np.ndim(leaves[leaf_i]) else float(new)
+    return _unflatten(value, leaves)
+
+
+@pytest.mark.parametrize("p", DIFF, ids=[p.public for p in DIFF])
+def test_vjp_rules(p):
+    _check_has_rules(p)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for args, kwargs, name, loc, argnum in _operands(p):
+        rule = p.vjps.get(name)
+        if rule is None:
+            continue
+        value = _get(args, kwargs, loc)
+        ans = p.impl(*args, **kwargs)
+        g = _random_cotangent(ans, rng)
+        got_tree = _call_rule(rule, g, ans, args, kwargs, argnum)
+        got_leaves = _flatten(got_tree) if isinstance(value, (list, tuple)) else [got_tree]
+        leaves = _flatten(value)
+        assert len(got_leaves) == len(leaves), f"{p.public}: vjp for {name!r} has wrong structure"
+        for li, (got, leaf) in enumerate(zip(got_leaves, leaves)):
+            got = np.asarray(got, dtype=float)
+            shape = np.shape(leaf)
+            if p.broadcasting:
+                got = _unbroadcast(got, shape)
+            assert got.shape == shape, (
+                f"{p.public}: vjp for {name!r} has shape {got.shape}, not {shape}"
+            )
+            want = np.zeros(shape)
+            for idx in np.ndindex(*shape):
+                e = np.zeros(shape)
+                e[idx] = EPS
+                a_p, k_p = _replace(args, kwargs, loc, _perturbed(value, li, e))
+                a_m, k_m = _replace(args, kwargs, loc, _perturbed(value, li, -e))
+                want[idx] = (_loss(p, g, a_p, k_p) - _loss(p, g, a_m, k_m)) / (2 * EPS)
+            np.testing.assert_allclose(
+                got, want, rtol=RTOL, atol=ATOL,
+                err_msg=f"{p.public}: vjp for {name!r}, {_describe(args, kwargs)}",
+            )  # fmt: skip
+        checked += 1
+    assert checked, f"{p.public}: no float operand with a rule was tested"
+
+
+@pytest.mark.parametrize("p", DIFF, ids=[p.public for p in DIFF])
+def test_jvp_rules(p):
+    _check_has_rules(p)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for args, kwargs, name, loc, argnum in _operands(p):
+        rule = p.jvps.get(name)
+        if rule is None:
+            continue
+        value = _get(args, kwargs, loc)
+        ans = p.impl(*args, **kwargs)
+        leaves = _flatten(value)
+        t_leaves = [rng.normal(size=np.shape(leaf)) for leaf in leaves]
+        t_arg = _unflatten(value, [t if np.ndim(t) else float(t) for t in t_leaves])
+        if not isinstance(value, (list, tuple)):
+            t_arg = t_leaves[0] if np.ndim(t_leaves[0]) else float(t_leaves[0])
+        got = _call_rule(rule, t_arg, ans, args, kwargs, argnum)
+        plus, minus = value, value
+        for li, t in enumerate(t_leaves):
+            plus = _perturbed(plus, li, EPS * t)
+            minus = _perturbed(minus, li, -EPS * t)
+        a_p, k_p = _replace(args, kwargs, loc, plus)
+        a_m, k_m = _replace(args, kwargs, loc, minus)
+        out_p, out_m = p.impl(*a_p, **k_p), p.impl(*a_m, **k_m)
+        for got_i, ans_i, hi, lo in zip(_leaves(got), _leaves(ans), _leaves(out_p), _leaves(out_m)):
+            if ans_i.dtype.kind != "f":
+                continue
+            want = (hi.astype(float) - lo.astype(float)) / (2 * EPS)
+            if p.broadcasting:
+                got_i = np.broadcast_to(got_i, want.shape)
+            assert np.shape(got_i) == want.shape, (
+                f"{p.public}: jvp for {name!r} has shape {np.shape(got_i)}, not {want.shape}"
+            )
+            np.testing.assert_allclose(
+                np.asarray(got_i, dtype=float), want, rtol=RTOL, atol=ATOL,
+                err_msg=f"{p.public}: jvp for {name!r}, {_describe(args, kwargs)}",
+            )  # fmt: skip
+        checked += 1
+    assert checked, f"{p.public}: no float operand with a rule was tested"
+
+
+RULED = [p for p in ALL if p.vjps or p.jvps]
+
+
+@pytest.mark.parametrize("p", RULED, ids=[p.public for p in RULED])
+def test_rule_signatures(p):
+    """Rules take ``(g, ans, <impl parameters>)`` (same names, kinds and
+    defaults) and have readable source: the transforms inline them, binding the
+    impl's arguments by name."""
+    impl_params = list(p.signature.parameters.values())
+    for kind, table in (("vjp", p.vjps), ("jvp", p.jvps)):
+        for name, rule in table.items():
+            inspect.getsource(rule)  # the transforms read and inline it
+            params = list(inspect.signature(rule).parameters.values())
+            # an impl parameter that clashes with the cotangent / tangent name may be renamed
+            taken = {q.name for q in params[:2]} | {"g", "t", "ans"}
+            rest = [q for q in params[2:] if q.name != "argnum"]
+            ok = len(rest) == len(impl_params) and all(
+                (r.name == q.name or q.name in taken)
+                and r.kind == q.kind
+                and r.default == q.default
+                for r, q in zip(rest, impl_params)
+            )
+            assert ok, f"{p.public}: {kind} rule for {name!r} does not take (g, ans, <impl params>)"
+
+
+def test_every_primitive_has_a_docstring():
+    missing = [p.public for p in ALL if not (p.impl.__doc__ or "").strip()]
+    assert not missing, f"primitives without a docstring: {missing}"
+
+
+# -- higher-order spot checks (rules of rules) ----------------------------------------
+def test_sinc_derivatives_at_zero():
+    """sinc'(0) = 0 and sinc''(0) = -pi**2/3 through the rules (JAX)."""
+    from srcjax.primitives.elementwise import _sinc_x, sinc, sinc_maclaurin
+
+    x = np.array(0.0)
+    assert float(_sinc_x(1.0, sinc(x), x)) == 0.0
+    second = sinc_maclaurin.jvps["x"](1.0, None, x, 1)
+    np.testing.assert_allclose(second, -(np.pi**2) / 3, rtol=1e-12)
+    # the rule's far branch stays finite at 0 (no NaN leaks through where)
+    assert np.isfinite(_sinc_x(1.0, sinc(np.array([0.0, 0.5])), np.array([0.0, 0.5]))).all()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "name, args, want",
+    [
+        ("jnp.abs", (0.0,), 1.0),  # JAX: select(x >= 0, g, -g)
+        ("jnp.abs", (-0.0,), 1.0),
+        ("jnp.sqrt", (0.0,), np.inf),
+        ("nn.relu", (0.0,), 0.0),
+        ("nn.relu6", (6.0,), 0.0),
+        ("nn.leaky_relu", (0.0,), 1.0),
+        ("nn.celu", (0.0,), 1.0),
+        ("jnp.sinc", (0.0,), 0.0),
+    ],
+)
+def test_subgradient_conventions(name, args, want):
+    p = REGISTRY[name]
+    x = np.array(args[0])
+    got = p.vjps["x"](np.array(1.0), p.impl(x), x)
+    assert float(got) == want
+
+
+@pytest.mark.parametrize(
+    "name, x, y, want_x, want_y",
+    [
+        ("jnp.maximum", 1.0, 1.0, 0.5, 0.5),
+        ("jnp.minimum", -2.0, -2.0, 0.5, 0.5),
+        ("jnp.maximum", 0.0, -0.0, 0.5, 0.5),
+        ("jnp.maximum", 2.0, 1.0, 1.0, 0.0),
+        ("jnp.fmin", 1.0, np.nan, 1.0, 0.0),
+        ("jnp.logaddexp", 1000.0, 1001.0, 0.2689414213699951, 0.7310585786300049),
+        ("jnp.logaddexp", np.inf, np.inf, 1.0, 1.0),
+        ("jnp.power", 0.0, 2.0, 0.0, 0.0),  # d/dy uses log(1) at x == 0, as JAX
+    ],
+)
+def test_binary_conventions(name, x, y, want_x, want_y):
+    p = REGISTRY[name]
+    x, y = np.array(x), np.array(y)
+    ans = p.impl(x, y)
+    np.testing.assert_allclose(float(p.vjps["x"](np.array(1.0), ans, x, y)), want_x, rtol=1e-12)
+    np.testing.assert_allclose(float(p.vjps["y"](np.array(1.0), ans, x, y)), want_y, rtol=1e-12)
+
+
+def test_clip_ties_split_like_jax():
+    """jnp.clip is minimum(maximum(x, lo), hi): 0.5 at either bound (JAX)."""
+    p = REGISTRY["jnp.clip"]
+    x = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0])
+    ans = p.impl(x, 0.0, 1.0)
+    got = p.vjps["x"](np.ones(6), ans, x, 0.0, 1.0)
+    np.testing.assert_array_equal(got, [0.0, 0.0, 0.5, 1.0, 0.5, 0.0])
+    got_lo = p.vjps["min"](np.ones(6), ans, x, 0.0, 1.0)
+    np.testing.assert_array_equal(got_lo, [1.0, 1.0, 0.5, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_where_keeps_nan_of_unselected_branch_rule():
+    """where's cotangent to the unselected branch is exactly 0, so a NaN or inf
+    partial there gives NaN, as in JAX (0 * inf)."""
+    p = REGISTRY["jnp.where"]
+    c = np.array([True, False])
+    g = np.array([1.0, 1.0])
+    np.testing.assert_array_equal(p.vjps["x"](g, None, c, 1.0, 2.0), [1.0, 0.0])
+    np.testing.assert_array_equal(p.vjps["y"](g, None, c, 1.0, 2.0), [0.0, 1.0])
+    sqrt = REGISTRY["jnp.sqrt"]
+    y_bar = p.vjps["y"](np.array(1.0), None, np.array(True), 0.0, sqrt.impl(0.0))
+    assert np.isnan(sqrt.vjps["x"](y_bar, sqrt.impl(np.array(0.0)), np.array(0.0)))

@@ -1,0 +1,175 @@
+"""Value checks of the structural primitives (indexing, ``.at[]``, list ops,
+sort, pad, ...) against NumPy and JAX's conventions."""
+
+import numpy as np
+import pytest
+
+from srcjax.primitives import ad
+from srcjax.primitives import structural as S
+from srcjax.primitives.methods import ATTRIBUTES, METHODS
+
+
+def vjp(p, g, *args, wrt, **kw):
+    ans = p(*args, **kw)
+    return p.vjps[wrt](g, ans, *args, **kw)
+
+
+def test_getitem_kinds():
+    m = np.arange(12.0).reshape(3, 4)
+    for idx in [
+        1,
+        (1, 2),
+        (slice(None, None, -1), 1),
+        (Ellipsis, None, 0),
+        np.array([2, 0]),
+        (np.array([0, 2, 2]), np.array([1, 3, 3])),
+        m > 5,
+        (slice(None), [0, 0]),
+    ]:
+        np.testing.assert_array_equal(S.getitem(m, idx), m[idx])
+    assert S.getitem({"a": 1, "b": 2}, "b") == 2
+    assert S.getitem([10, 20, 30], 1) == 20
+    assert S.getitem((1, 2, 3), slice(1, None)) == (2, 3)
+
+
+def test_index_adjoint_accumulates_duplicates():
+    x = np.array([10.0, 20.0, 30.0, 40.0])
+    idx = np.array([0, 2, 2, -1])
+    g = ad.index_adjoint(np.array([1.0, 2.0, 3.0, 4.0]), x, idx)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 5.0, 4.0])
+    m = np.arange(12.0).reshape(3, 4)
+    rows, cols = np.array([0, 2, 2]), np.array([1, 3, 3])
+    g2 = ad.index_adjoint(2 * m[rows, cols], m, (rows, cols))
+    expect = np.zeros((3, 4))
+    expect[0, 1] = 2.0
+    expect[2, 3] = 2 * 2 * 11.0
+    np.testing.assert_array_equal(g2, expect)
+    g3 = ad.index_adjoint(np.ones((3, 4)), m, np.array([1, 1, 0]))
+    np.testing.assert_array_equal(g3, [[1] * 4, [2] * 4, [0] * 4])
+    # upper triangle by scalar indexing accumulates nothing
+    assert ad.index_adjoint(1.0, m, (1, 2))[1, 2] == 1.0
+
+
+def test_index_adjoint_containers():
+    assert ad.index_adjoint(5.0, {"a": 1.0, "b": np.ones(2)}, "a")["a"] == 5.0
+    out = ad.index_adjoint(np.ones(2), [1.0, np.zeros(2), 3.0], 1)
+    assert out[0] == 0.0 and out[2] == 0.0 and isinstance(out, list)
+    out = ad.index_adjoint((7.0, 8.0), (1.0, 2.0, 3.0), slice(1, None))
+    assert out == (0.0, 7.0, 8.0)
+
+
+def test_argmax_index_gradient_first_tie():
+    v = np.array([2.0, 5.0, 5.0, 5.0, 1.0])
+    i = int(np.argmax(v))
+    np.testing.assert_array_equal(ad.index_adjoint(1.0, v, i), [0, 1, 0, 0, 0])
+
+
+def test_at_ops_functional():
+    x = np.zeros(5)
+    idx = np.array([0, 2, 2])
+    y = S.at_add(x, idx, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(y, [1.0, 0.0, 5.0, 0.0, 0.0])
+    assert (x == 0).all()  # functional
+    np.testing.assert_array_equal(S.at_set(x, 1, 7.0), [0, 7, 0, 0, 0])
+    np.testing.assert_array_equal(S.at_multiply(np.ones(3) * 2, np.array([1, 1]), 3.0), [2, 18, 2])
+    np.testing.assert_array_equal(S.at_min(np.ones(3), 0, -1.0), [-1, 1, 1])
+    np.testing.assert_array_equal(S.at_max(np.ones(3), (slice(None),), 0.0), [1, 1, 1])
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(S.at_set(m, (0, 1), 0.0)[0, 1], 0.0)
+
+
+def test_at_gradients():
+    x = np.arange(5.0)
+    idx = np.array([0, 2, 2])
+    v = np.array([1.0, 2.0, 3.0])
+    g = np.arange(5.0) + 1
+    np.testing.assert_array_equal(vjp(S.at_add, g, x, idx, v, wrt="v"), [1.0, 3.0, 3.0])
+    np.testing.assert_array_equal(vjp(S.at_add, g, x, idx, v, wrt="x"), g)
+    np.testing.assert_array_equal(vjp(S.at_set, g, x, 1, 9.0, wrt="x"), [1, 0, 3, 4, 5])
+    assert vjp(S.at_set, g, x, 1, 9.0, wrt="v") == 2.0
+    np.testing.assert_array_equal(vjp(S.at_set, g, x, slice(0, 2), 9.0, wrt="v"), 3.0)
+
+
+def test_concat_stack_split_adjoints():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.array([[0.5, -1.0], [2.0, 0.0]])
+    c = S.concatenate([a, b], axis=1)
+    parts = vjp(S.concatenate, np.arange(8.0).reshape(2, 4), [a, b], wrt="arrays", axis=1)
+    assert isinstance(parts, list)
+    np.testing.assert_array_equal(parts[0], [[0, 1], [4, 5]])
+    np.testing.assert_array_equal(c, np.concatenate([a, b], 1))
+    st = S.stack([a, b], axis=1)
+    np.testing.assert_array_equal(st, np.stack([a, b], 1))
+    gs = vjp(S.stack, np.ones((2, 2, 2)), [a, b], wrt="arrays", axis=1)
+    assert len(gs) == 2 and gs[1].shape == (2, 2)
+    p = S.split(np.arange(8.0).reshape(4, 2), 2)
+    assert len(p) == 2
+    g = vjp(S.split, [None, np.ones((2, 2))], np.arange(8.0).reshape(4, 2), 2, wrt="ary")
+    np.testing.assert_array_equal(g, [[0, 0], [0, 0], [1, 1], [1, 1]])
+    q = S.array_split(np.arange(8.0), 3)
+    assert [len(t) for t in q] == [3, 3, 2]
+    h = vjp(S.hstack, np.arange(4.0), [a[0], b[1]], wrt="tup")
+    np.testing.assert_array_equal(h[1], [2.0, 3.0])
+    v = vjp(S.vstack, np.ones((3, 2)), [np.ones(2), np.ones((2, 2))], wrt="tup")
+    assert v[0].shape == (2,) and v[1].shape == (2, 2)
+
+
+def test_sort_argsort_stable():
+    x = np.array([3.0, 1.0, 3.0, 2.0])
+    np.testing.assert_array_equal(S.argsort(x), [1, 3, 0, 2])
+    assert S.argsort(x).dtype == np.int32
+    np.testing.assert_array_equal(S.sort(x), [1, 2, 3, 3])
+    np.testing.assert_array_equal(S.sort(x, descending=True), [3, 3, 2, 1])
+    np.testing.assert_array_equal(S.argsort(x, descending=True), [0, 2, 3, 1])
+    g = vjp(S.sort, np.array([10.0, 20.0, 30.0, 40.0]), x, wrt="a")
+    np.testing.assert_array_equal(g, [30.0, 10.0, 40.0, 20.0])
+
+
+def test_misc_values_match_numpy():
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(S.tile(m, (2, 1)), np.tile(m, (2, 1)))
+    np.testing.assert_array_equal(S.repeat(m, 2, axis=0), np.repeat(m, 2, axis=0))
+    np.testing.assert_array_equal(S.pad(m, 1), np.pad(m, 1))
+    np.testing.assert_array_equal(S.roll(m, 1, 1), np.roll(m, 1, 1))
+    np.testing.assert_array_equal(S.take(m, np.array([0, 5])), np.take(m, [0, 5]))
+    np.testing.assert_array_equal(S.diag(np.array([1.0, 2.0]), 1), np.diag([1.0, 2.0], 1))
+    np.testing.assert_array_equal(S.diagonal(m, 1), np.diagonal(m, 1))
+    np.testing.assert_array_equal(S.triu(m, 1), np.triu(m, 1))
+    np.testing.assert_array_equal(S.transpose(np.ones((2, 3, 4)), (2, 0, 1)).shape, (4, 2, 3))
+    assert S.astype(m, np.int32).dtype == np.int32
+    assert ad.unbroadcast(np.ones((4, 3)), np.ones((4, 1))).shape == (4, 1)
+    assert float(ad.unbroadcast(np.ones((4, 3)), 2.0)) == 12.0
+    same = np.ones(3)
+    assert ad.unbroadcast(same, np.zeros(3)) is same
+    np.testing.assert_array_equal(
+        vjp(S.repeat, np.arange(6.0), np.array([1.0, 2.0]), 3, wrt="a"), [3.0, 12.0]
+    )
+    np.testing.assert_array_equal(
+        vjp(S.tile, np.ones((4, 3)), np.ones(3), (4, 1), wrt="A"), [4] * 3
+    )
+    np.testing.assert_array_equal(
+        vjp(S.pad, np.arange(5.0), np.ones(3), 1, wrt="array"), [1.0, 2.0, 3.0]
+    )
+
+
+def test_zeros_like_and_add_any_pytrees():
+    z = ad.zeros_like({"w": np.ones((2, 2), np.float32), "b": [1.0, (2.0,)]})
+    assert z["w"].dtype == np.float32 and z["b"][0] == 0.0 and z["b"][1] == (0.0,)
+    s = ad.add_any({"a": 1.0, "b": [np.ones(2), None]}, {"a": 2.0, "b": [None, np.ones(2)]})
+    assert s["a"] == 3.0 and s["b"][1].shape == (2,)
+    assert ad.add_any(None, 2.0) == 2.0
+
+
+def test_methods_table():
+    assert METHODS["sum"].public == "jnp.sum"
+    assert METHODS["reshape"].public == "jnp.reshape"
+    assert METHODS["astype"].public == "ad.astype"
+    assert ATTRIBUTES["T"].public == "jnp.transpose"
+
+
+@pytest.mark.parametrize("shape, idx", [((4, 5), (1, slice(None))), ((6,), np.arange(6) > 2)])
+def test_getitem_rule_is_index_adjoint(shape, idx):
+    x = np.ones(shape)
+    g = np.ones(np.shape(x[idx]))
+    out = S.getitem.vjps["x"](g, x[idx], x, idx)
+    assert out.shape == shape and out.sum() == g.sum()

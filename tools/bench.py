@@ -1,0 +1,738 @@
+"""Side-by-side benchmarks: srcjax against hand-written NumPy (and JAX when installed).
+
+    python tools/bench.py            # full sizes (several GB of RAM for W1/W7)
+    python tools/bench.py --quick    # small sizes, fewer repeats: a smoke run
+    python tools/bench.py --only W3,W4
+
+Each workload has a NumPy baseline; every other implementation is timed in the
+same process (median of ``--repeats`` samples after a warm-up call) and reported
+as a ratio to that baseline. Every result is checked against the baseline's
+values; a result off by more than the workload's tolerance is marked MISMATCH.
+Timings are reported, never asserted. The workloads follow
+``shared/anchors/RESULTS.md``:
+
+- W1 seed cube ``x*x*x``, float32 (10000, 10000)
+- W2 GELU (tanh approximation), 1e7 float32
+- W3 d/dx exp(x)/(exp(x)+1) at x=1.0, per call
+- W4 MLP 784-512-512-10 (tanh), batch 128, softmax cross-entropy, value_and_grad
+  with respect to a params dict
+- W5 per-example grads, MLP 32-64(tanh)-1, squared error, batch 256
+- W7 ``sum((x - mean(x))**2)``, 1e8 float32
+- T1 first transformation of a 30-line function, and the cost of a cached call
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Generated code goes to a private cache for this run, so "first transformation"
+# really is a first transformation (unless the caller chose a cache directory).
+_TMP_CACHE = None
+if "SRCJAX_CACHE_DIR" not in os.environ:
+    _TMP_CACHE = tempfile.TemporaryDirectory(prefix="srcjax-bench-")
+    os.environ["SRCJAX_CACHE_DIR"] = _TMP_CACHE.name
+
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+def _try_import(name):
+    try:
+        return __import__(name, fromlist=["_"]), None
+    except Exception as e:  # noqa: BLE001 - any import failure means "n/a"
+        return None, f"{type(e).__name__}: {e}"
+
+
+srcjax, SRCJAX_ERR = _try_import("srcjax")
+sjnp, _ = _try_import("srcjax.numpy") if srcjax else (None, None)
+jax, JAX_ERR = _try_import("jax")
+jjnp, _ = _try_import("jax.numpy") if jax else (None, None)
+
+
+def has(name):
+    """Whether the srcjax public API provides ``name`` (grad, vmap, jit, ...)."""
+    return srcjax is not None and hasattr(srcjax, name)
+
+
+# ---------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    workload: str
+    impl: str
+    baseline: bool = False
+    median: float | None = None
+    min: float | None = None
+    first: float | None = None
+    status: str = "ok"  # ok | n/a | error
+    note: str = ""
+    err: float | None = None
+    mismatch: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class Bench:
+    def __init__(self, repeats, min_sample_s, verbose):
+        self.repeats = repeats
+        self.min_sample_s = min_sample_s
+        self.verbose = verbose
+        self.rows: list[Row] = []
+        self.reference = {}
+
+    def time_call(self, fn):
+        """(first-call seconds, [per-call seconds per sample], result)."""
+        t0 = time.perf_counter()
+        result = fn()
+        first = time.perf_counter() - t0
+        fn()  # warm-up
+        # Calls per sample: enough that one sample lasts min_sample_s.
+        number = 1
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            elapsed = time.perf_counter() - t0
+            if elapsed >= self.min_sample_s or number >= 1 << 20:
+                break
+            number = max(number * 2, int(number * self.min_sample_s / max(elapsed, 1e-9)))
+        repeats = self.repeats if elapsed / number < 1.0 else max(3, self.repeats - 2)
+        samples = [elapsed / number]
+        for _ in range(repeats - 1):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples.append((time.perf_counter() - t0) / number)
+        return first, samples, result
+
+    def run(self, workload, impl, make, *, baseline=False, tol=1e-4, note=""):
+        """Time ``make()()``; ``make`` builds the callable (it may raise)."""
+        row = Row(workload, impl, baseline=baseline, note=note)
+        try:
+            fn = make()
+            first, samples, result = self.time_call(fn)
+        except NotAvailable as e:
+            row.status, row.note = "n/a", str(e)
+            self.rows.append(row)
+            self._log(row)
+            return row
+        except Exception as e:  # noqa: BLE001 - report, keep benchmarking
+            row.status = "error"
+            row.note = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+            if self.verbose:
+                traceback.print_exc()
+            self.rows.append(row)
+            self._log(row)
+            return row
+        row.first = first
+        row.median = statistics.median(samples)
+        row.min = min(samples)
+        if baseline:
+            self.reference[workload] = result
+        elif workload in self.reference:
+            row.err = rel_err(result, self.reference[workload])
+            row.mismatch = not (row.err <= tol)
+        self.rows.append(row)
+        self._log(row)
+        return row
+
+    def _log(self, row):
+        what = fmt_time(row.median) if row.status == "ok" else row.status
+        print(f"  {row.workload} {row.impl}: {what} {row.note}", file=sys.stderr, flush=True)
+
+
+class NotAvailable(Exception):
+    """This implementation does not exist here (library missing or API not implemented)."""
+
+
+def need(name):
+    if srcjax is None:
+        raise NotAvailable(f"srcjax not importable ({SRCJAX_ERR})")
+    if not has(name):
+        raise NotAvailable(f"n/a (not implemented): srcjax.{name}")
+
+
+def need_jnp():
+    if sjnp is None:
+        raise NotAvailable(f"srcjax.numpy not importable ({SRCJAX_ERR or 'missing'})")
+
+
+def need_jax():
+    if jax is None:
+        raise NotAvailable("jax not installed")
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        return [x for k in sorted(tree) for x in _leaves(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [x for t in tree for x in _leaves(t)]
+    return [tree]
+
+
+def rel_err(out, ref):
+    """max |out - ref| / max |ref| over all leaves (inf on a structure mismatch)."""
+    a, b = _leaves(out), _leaves(ref)
+    if len(a) != len(b):
+        return math.inf
+    num = 0.0
+    den = 0.0
+    for x, y in zip(a, b):
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if x.shape != y.shape:
+            return math.inf
+        if x.size:
+            num = max(num, float(np.max(np.abs(x - y))))
+            den = max(den, float(np.max(np.abs(y))))
+    if math.isnan(num):
+        return math.inf
+    return num / den if den else num
+
+
+def fmt_time(t):
+    if t is None:
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.2f} µs"
+    if t < 1:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t:.3f} s"
+
+
+# ---------------------------------------------------------------------------
+# Workloads
+# ---------------------------------------------------------------------------
+
+
+def w1(b: Bench, quick):
+    n = 2000 if quick else 10000
+    x = np.ones((n, n), np.float32)
+
+    def cube(x):
+        return x * x * x
+
+    b.run("W1", "numpy eager", lambda: lambda: x * x * x, baseline=True)
+
+    def srcjax_eager():
+        need_jnp()
+        return lambda: sjnp.multiply(sjnp.multiply(x, x), x)
+
+    def srcjax_jit():
+        need("jit")
+        f = srcjax.jit(cube)
+        return lambda: f(x)
+
+    def jax_jit():
+        need_jax()
+        f = jax.jit(cube)
+        xj = jax.device_put(x)
+        return lambda: f(xj).block_until_ready()
+
+    b.run("W1", "srcjax eager (jnp ops)", srcjax_eager)
+    b.run("W1", "srcjax.jit", srcjax_jit)
+    b.run("W1", "jax.jit", jax_jit)
+    return f"x*x*x ({n}x{n} f32)"
+
+
+def _gelu(ns):
+    c = math.sqrt(2.0 / math.pi)
+
+    def gelu(x):
+        return 0.5 * x * (1.0 + ns.tanh(c * (x + 0.044715 * x * x * x)))
+
+    return gelu
+
+
+def w2(b: Bench, quick):
+    n = 1_000_000 if quick else 10_000_000
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    b.run("W2", "numpy eager", lambda: (lambda f: lambda: f(x))(_gelu(np)), baseline=True)
+
+    def srcjax_eager():
+        need_jnp()
+        f = _gelu(sjnp)
+        return lambda: f(x)
+
+    def srcjax_jit():
+        need("jit")
+        f = srcjax.jit(_gelu(sjnp))
+        return lambda: f(x)
+
+    def jax_jit():
+        need_jax()
+        f = jax.jit(_gelu(jjnp))
+        xj = jax.device_put(x)
+        return lambda: f(xj).block_until_ready()
+
+    b.run("W2", "srcjax eager (jnp ops)", srcjax_eager, tol=1e-5)
+    b.run("W2", "srcjax.jit", srcjax_jit, tol=1e-5)
+    b.run("W2", "jax.jit", jax_jit, tol=1e-5)
+    return f"GELU ({n:.0e} f32)"
+
+
+def _logistic(ns):
+    def logistic(x):
+        return ns.exp(x) / (ns.exp(x) + 1.0)
+
+    return logistic
+
+
+def w3(b: Bench, quick):
+    def hand(x):
+        e = np.exp(x)
+        return e / (e + 1.0) ** 2
+
+    b.run("W3", "numpy hand-written derivative", lambda: lambda: hand(1.0), baseline=True)
+
+    def srcjax_grad():
+        need("grad")
+        g = srcjax.grad(_logistic(sjnp))
+        return lambda: g(1.0)
+
+    def srcjax_jit_grad():
+        need("grad")
+        need("jit")
+        g = srcjax.jit(srcjax.grad(_logistic(sjnp)))
+        return lambda: g(1.0)
+
+    def jax_jit_grad():
+        need_jax()
+        g = jax.jit(jax.grad(_logistic(jjnp)))
+        return lambda: g(1.0).block_until_ready()
+
+    b.run("W3", "srcjax.grad", srcjax_grad, tol=1e-6, note="float32")
+    b.run("W3", "srcjax.jit(srcjax.grad)", srcjax_jit_grad, tol=1e-6, note="float32")
+    b.run("W3", "jax.jit(jax.grad)", jax_jit_grad, tol=1e-6, note="float32")
+    return "d/dx exp(x)/(exp(x)+1) at 1.0"
+
+
+def _mlp_loss(ns):
+    def predict(params, x):
+        h1 = ns.tanh(x @ params["w1"] + params["b1"])
+        h2 = ns.tanh(h1 @ params["w2"] + params["b2"])
+        return h2 @ params["w3"] + params["b3"]
+
+    def loss(params, x, y):
+        logits = predict(params, x)
+        shifted = logits - ns.max(logits, axis=1, keepdims=True)
+        logp = shifted - ns.log(ns.sum(ns.exp(shifted), axis=1, keepdims=True))
+        return -ns.mean(ns.sum(y * logp, axis=1))
+
+    return loss
+
+
+def _mlp_backprop(params, x, y):
+    """Hand-written value and gradient of the W4 loss."""
+    a1 = x @ params["w1"] + params["b1"]
+    h1 = np.tanh(a1)
+    a2 = h1 @ params["w2"] + params["b2"]
+    h2 = np.tanh(a2)
+    logits = h2 @ params["w3"] + params["b3"]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    logp = shifted - np.log(s)
+    value = -np.mean(np.sum(y * logp, axis=1))
+    d_logits = (e / s - y) * np.float32(1.0 / x.shape[0])
+    grads = {"w3": h2.T @ d_logits, "b3": d_logits.sum(axis=0)}
+    d_a2 = (d_logits @ params["w3"].T) * (1 - h2 * h2)
+    grads["w2"] = h1.T @ d_a2
+    grads["b2"] = d_a2.sum(axis=0)
+    d_a1 = (d_a2 @ params["w2"].T) * (1 - h1 * h1)
+    grads["w1"] = x.T @ d_a1
+    grads["b1"] = d_a1.sum(axis=0)
+    return value, grads
+
+
+def w4(b: Bench, quick):
+    rng = np.random.default_rng(0)
+    sizes = (784, 512, 512, 10)
+    params = {}
+    for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+        params[f"w{i}"] = (rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32)
+        params[f"b{i}"] = np.zeros(n, np.float32)
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+
+    b.run(
+        "W4",
+        "numpy hand-written backprop",
+        lambda: lambda: _mlp_backprop(params, x, y),
+        baseline=True,
+    )
+
+    def srcjax_vg():
+        need("value_and_grad")
+        vg = srcjax.value_and_grad(_mlp_loss(sjnp))
+        return lambda: vg(params, x, y)
+
+    def srcjax_jit_vg():
+        need("value_and_grad")
+        need("jit")
+        vg = srcjax.jit(srcjax.value_and_grad(_mlp_loss(sjnp)))
+        return lambda: vg(params, x, y)
+
+    def jax_vg(jit):
+        def make():
+            need_jax()
+            vg = jax.value_and_grad(_mlp_loss(jjnp))
+            if jit:
+                vg = jax.jit(vg)
+            pj, xj, yj = jax.device_put((params, x, y))
+
+            def call():
+                v, g = vg(pj, xj, yj)
+                jax.block_until_ready(g)
+                return v, g
+
+            return call
+
+        return make
+
+    b.run("W4", "srcjax.value_and_grad", srcjax_vg, tol=1e-4)
+    b.run("W4", "srcjax.jit(srcjax.value_and_grad)", srcjax_jit_vg, tol=1e-4)
+    b.run("W4", "jax.value_and_grad (no jit)", jax_vg(False), tol=1e-4)
+    b.run("W4", "jax.jit(jax.value_and_grad)", jax_vg(True), tol=1e-4)
+    return "MLP 784-512-512-10, batch 128"
+
+
+def _tiny_loss(ns):
+    def loss(params, x, y):
+        h = ns.tanh(x @ params["w1"] + params["b1"])
+        pred = h @ params["w2"] + params["b2"]
+        return ns.sum((pred - y) ** 2)
+
+    return loss
+
+
+def _per_example_grads(params, x, y):
+    """Hand-written per-example gradients, vectorised over the batch."""
+    a = x @ params["w1"] + params["b1"]  # (B, 64)
+    h = np.tanh(a)
+    pred = h @ params["w2"] + params["b2"]  # (B, 1)
+    d_pred = 2.0 * (pred - y)  # (B, 1)
+    g_w2 = h[:, :, None] * d_pred[:, None, :]  # (B, 64, 1)
+    g_b2 = d_pred
+    d_a = (d_pred @ params["w2"].T) * (1 - h * h)  # (B, 64)
+    g_w1 = x[:, :, None] * d_a[:, None, :]  # (B, 32, 64)
+    return {"b1": d_a, "b2": g_b2, "w1": g_w1, "w2": g_w2}
+
+
+def w5(b: Bench, quick):
+    rng = np.random.default_rng(0)
+    params = {
+        "w1": (rng.standard_normal((32, 64)) / np.sqrt(32)).astype(np.float32),
+        "b1": np.zeros(64, np.float32),
+        "w2": (rng.standard_normal((64, 1)) / 8).astype(np.float32),
+        "b2": np.zeros(1, np.float32),
+    }
+    x = rng.standard_normal((256, 32)).astype(np.float32)
+    y = rng.standard_normal((256, 1)).astype(np.float32)
+
+    b.run(
+        "W5",
+        "numpy hand-written, batch-vectorised",
+        lambda: lambda: _per_example_grads(params, x, y),
+        baseline=True,
+    )
+
+    def srcjax_vmap_grad(jit):
+        def make():
+            need("grad")
+            need("vmap")
+            f = srcjax.vmap(srcjax.grad(_tiny_loss(sjnp)), in_axes=(None, 0, 0))
+            if jit:
+                need("jit")
+                f = srcjax.jit(f)
+            return lambda: f(params, x, y)
+
+        return make
+
+    def jax_vmap_grad(jit):
+        def make():
+            need_jax()
+            f = jax.vmap(jax.grad(_tiny_loss(jjnp)), in_axes=(None, 0, 0))
+            if jit:
+                f = jax.jit(f)
+            pj, xj, yj = jax.device_put((params, x, y))
+            return lambda: jax.block_until_ready(f(pj, xj, yj))
+
+        return make
+
+    b.run("W5", "srcjax.vmap(srcjax.grad)", srcjax_vmap_grad(False), tol=1e-4)
+    b.run("W5", "srcjax.jit(srcjax.vmap(srcjax.grad))", srcjax_vmap_grad(True), tol=1e-4)
+    b.run("W5", "jax.jit(jax.vmap(jax.grad))", jax_vmap_grad(True), tol=1e-4)
+    return "per-example grads, batch 256"
+
+
+def _centered_sq(ns):
+    def f(x):
+        return ns.sum((x - ns.mean(x)) ** 2)
+
+    return f
+
+
+def w7(b: Bench, quick):
+    n = 10_000_000 if quick else 100_000_000
+    x = (np.random.default_rng(0).standard_normal(n, dtype=np.float32) * 2 + 3).astype(np.float32)
+    b.run("W7", "numpy eager", lambda: (lambda f: lambda: f(x))(_centered_sq(np)), baseline=True)
+
+    def srcjax_eager():
+        need_jnp()
+        f = _centered_sq(sjnp)
+        return lambda: f(x)
+
+    def srcjax_jit():
+        need("jit")
+        f = srcjax.jit(_centered_sq(sjnp))
+        return lambda: f(x)
+
+    def jax_jit():
+        need_jax()
+        f = jax.jit(_centered_sq(jjnp))
+        xj = jax.device_put(x)
+        return lambda: f(xj).block_until_ready()
+
+    b.run("W7", "srcjax eager (jnp ops)", srcjax_eager, tol=1e-5)
+    b.run("W7", "srcjax.jit", srcjax_jit, tol=1e-5)
+    b.run("W7", "jax.jit", jax_jit, tol=1e-5)
+    return f"sum((x-mean(x))**2) ({n:.0e} f32)"
+
+
+# -- T1: transformation cost --------------------------------------------------
+
+# A 30-line function: straight-line code, a branch and a loop. `{ns}` is the
+# namespace (np for the float64 reference, jnp for srcjax); `{k}` makes each
+# instance's source unique, so each srcjax.grad is a first transformation.
+_T1_TEMPLATE = """\
+import numpy as np
+import srcjax.numpy as jnp
+
+
+def f_{k}(x):
+    a = {ns}.sin(x) * 1.5
+    b = {ns}.cos(x) + a * a
+    c = {ns}.exp(-0.5 * x * x)
+    d = a * b - c
+    e = {ns}.tanh(d) + 0.{k}
+    g = {ns}.log1p(e * e)
+    h = g * x + b
+    if h > 0.0:
+        u = h * {ns}.sqrt(1.0 + x * x)
+    else:
+        u = -h
+    v = u / (1.0 + {ns}.abs(a))
+    w = v * v - 0.25 * u
+    for i in range(3):
+        w = w * 0.9 + {ns}.sin(w) * 0.1
+    p = w + c * d
+    q = p * {ns}.cos(p)
+    r = q - 0.5 * g
+    s = {ns}.tanh(r) * a
+    t = s + e * 0.125
+    z = t * t + s
+    m = {ns}.maximum(z, 0.0) + 0.5 * {ns}.minimum(z, 0.0)
+    n = m * {ns}.exp(-0.1 * m * m)
+    o = n + 0.25 * {ns}.sin(3.0 * x)
+    k = 0
+    while k < 2:
+        o = o * 0.95 + 0.05 * {ns}.cos(o)
+        k = k + 1
+    return o + 0.01 * x
+"""
+
+
+def _load_source(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def t1(b: Bench, quick, tmpdir):
+    """First transformation of a fresh 30-line function, and cached-call overhead."""
+    n_fresh = 3 if quick else 7
+    x0 = 0.7
+    token = f"{os.getpid()}{time.time_ns() % 100000}"
+    mods = []
+    for i in range(n_fresh + 1):
+        k = f"{token}{i}"
+        for ns in ("np", "jnp"):
+            path = os.path.join(tmpdir, f"t1_{ns}_{k}.py")
+            with open(path, "w") as fh:
+                fh.write(_T1_TEMPLATE.format(k=k, ns=ns))
+        mods.append(k)
+
+    # float64 central-difference reference, from the NumPy instance.
+    k0 = mods[0]
+    f_np = getattr(_load_source(os.path.join(tmpdir, f"t1_np_{k0}.py"), f"t1_np_{k0}"), f"f_{k0}")
+    h = 1e-6
+    ref = (f_np(x0 + h) - f_np(x0 - h)) / (2 * h)
+
+    row = Row("T1", "first srcjax.grad + call of a 30-line function")
+    try:
+        need("grad")
+        n_lines = len(_T1_TEMPLATE.split("def f_", 1)[1].splitlines())
+        times = []
+        value = None
+        for k in mods[1:]:
+            mod = _load_source(os.path.join(tmpdir, f"t1_jnp_{k}.py"), f"t1_jnp_{k}")
+            f = getattr(mod, f"f_{k}")
+            t0 = time.perf_counter()
+            g = srcjax.grad(f)
+            out = g(x0)
+            times.append(time.perf_counter() - t0)
+            if value is None:
+                value = out
+        row.median, row.min = statistics.median(times), min(times)
+        row.note = f"{n_lines}-line function, {len(times)} fresh functions"
+        # each instance differs only in a constant, so all share one derivative
+        row.err = abs(float(value) - ref) / abs(ref)
+        row.mismatch = not row.err <= 1e-3
+    except NotAvailable as e:
+        row.status, row.note = "n/a", str(e)
+    except Exception as e:  # noqa: BLE001
+        row.status, row.note = "error", f"{type(e).__name__}: {e}"[:160]
+    b.rows.append(row)
+    b._log(row)
+
+    # Cached calls: a transformed square vs the hand-written derivative.
+    def square(x):
+        return x * x
+
+    def hand_dsquare(x):
+        return 2.0 * x
+
+    base = b.run(
+        "T2", "hand-written 2*x (Python)", lambda: lambda: hand_dsquare(3.0), baseline=True
+    )
+
+    def cached_call():
+        need("grad")
+        g = srcjax.grad(square)
+        return lambda: g(3.0)
+
+    def rewrap_call():
+        need("grad")
+        return lambda: srcjax.grad(square)(3.0)
+
+    called = b.run("T2", "srcjax.grad(square), cached call", cached_call, tol=1e-6)
+    if called.status == "ok" and base.status == "ok":
+        called.note = f"overhead over hand-written ≈ {fmt_time(called.median - base.median)}"
+    b.run(
+        "T2",
+        "srcjax.grad(square)(x) re-created each call",
+        rewrap_call,
+        tol=1e-6,
+        note="transformation-cache hit",
+    )
+    return "transformation and call overhead"
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "T1": t1}
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+
+def report(b: Bench, titles, wall, args):
+    import numpy
+
+    lines = ["# srcjax benchmarks", ""]
+    lines.append(f"- date: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
+    load = f", loadavg {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    lines.append(
+        f"- machine: {platform.system()} {platform.machine()}, nproc={os.cpu_count()}{load}"
+    )
+    versions = [f"python {platform.python_version()}", f"numpy {numpy.__version__}"]
+    if srcjax is not None:
+        versions.append(f"srcjax {getattr(srcjax, '__version__', '(dev)')}")
+    else:
+        versions.append(f"srcjax not importable ({SRCJAX_ERR})")
+    versions.append(f"jax {jax.__version__}" if jax is not None else "jax not installed")
+    lines.append("- versions: " + ", ".join(versions))
+    lines.append(
+        f"- repeats={args.repeats}, quick={args.quick}, total wall time {wall:.1f} s; "
+        "ratio = median / median of the workload's baseline row"
+    )
+    lines.append("")
+    for key, title in titles:
+        lines.append(f"- **{key}**: {title}")
+    lines.append("")
+    lines.append(
+        "| workload | implementation | median | min | ratio | first call | check | notes |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
+    base = {r.workload: r for r in b.rows if r.baseline and r.status == "ok"}
+    for r in b.rows:
+        if r.status == "n/a":
+            median, ratio = "n/a", "n/a"
+        elif r.status == "error":
+            median, ratio = r.note.split(":")[0], "-"
+        else:
+            median = fmt_time(r.median)
+            ref = base.get(r.workload)
+            ratio = f"{r.median / ref.median:.2f}×" if ref and ref.median else "-"
+        if r.baseline:
+            check = "baseline"
+        elif r.err is None:
+            check = "-"
+        else:
+            check = ("**MISMATCH** " if r.mismatch else "") + f"err={r.err:.1e}"
+        lines.append(
+            f"| {r.workload} | {r.impl} | {median} | {fmt_time(r.min)} | {ratio} | "
+            f"{fmt_time(r.first)} | {check} | {r.note} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
+    parser.add_argument("--repeats", type=int, default=None, help="samples per row (default 7)")
+    parser.add_argument("--only", default=None, help="comma-separated workloads, e.g. W3,W4")
+    parser.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    args = parser.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 7
+    wanted = list(WORKLOADS) if not args.only else [w.strip() for w in args.only.split(",")]
+    unknown = [w for w in wanted if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+
+    b = Bench(args.repeats, 0.005 if args.quick else 0.02, args.verbose)
+    titles = []
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="srcjax-bench-src-") as tmpdir:
+        for key in wanted:
+            print(f"{key} ...", file=sys.stderr, flush=True)
+            if key == "T1":
+                titles.append((key, WORKLOADS[key](b, args.quick, tmpdir)))
+            else:
+                titles.append((key, WORKLOADS[key](b, args.quick)))
+    print(report(b, titles, time.perf_counter() - t_start, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
