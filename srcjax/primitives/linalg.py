@@ -299,11 +299,11 @@ dot = _linalg("jnp.dot", _dot, np.dot)
 
 
 def _dot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
-    return einsum(transpose_spec(bilinear_spec("dot", a, b), 0), g, b)
+    return dot_left(g, a, b)
 
 
 def _dot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
-    return einsum(transpose_spec(bilinear_spec("dot", a, b), 1), a, g)
+    return dot_right(g, a, b)
 
 
 def _dot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
@@ -321,11 +321,11 @@ matmul = register(Primitive("jnp.matmul", _matmul, op="@", kind="linalg"), np.ma
 
 
 def _matmul_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
-    return unbroadcast(einsum(transpose_spec(bilinear_spec("matmul", a, b), 0), g, b), a)
+    return matmul_left(g, a, b)
 
 
 def _matmul_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
-    return unbroadcast(einsum(transpose_spec(bilinear_spec("matmul", a, b), 1), a, g), b)
+    return matmul_right(g, a, b)
 
 
 def _matmul_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
@@ -1123,3 +1123,181 @@ def _norm_grad_samples(rng):
 
 norm_grad.samples = _norm_grad_samples
 norm_coef.samples = _norm_grad_samples
+
+
+# ---------------------------------------------------------------------------
+# Adjoints of matmul: BLAS products, no einsum. ``matmul_left(g, a, b)`` is the
+# cotangent of ``a`` in ``a @ b`` (``g @ b^T`` summed to ``a``'s shape) and
+# ``matmul_right(g, a, b)`` that of ``b`` (``a^T @ g``). Each is the exact
+# adjoint of ``matmul`` in one argument, so their own rules are matmuls again:
+# <h, matmul_left(g, a, b)> = <g, h @ b> and <k, matmul_right(g, a, b)> = <g, a @ k>.
+
+
+def _sum_to(r, shape):
+    if np.shape(r) == shape:
+        return r
+    return unbroadcast(r, np.zeros(shape, dtype=np.result_type(r)))
+
+
+def _matmul_left(g, a, b):
+    """Cotangent of ``a`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    an, bn = np.ndim(a), np.ndim(b)
+    if bn == 1:
+        r = g * b if an == 1 else np.asarray(g)[..., None] * b
+    elif an == 1:
+        r = np.matmul(b, np.asarray(g)[..., None])[..., 0]
+    else:
+        r = np.matmul(g, np.swapaxes(b, -1, -2))
+    return _sum_to(r, np.shape(a))
+
+
+def _matmul_right(g, a, b):
+    """Cotangent of ``b`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    an, bn = np.ndim(a), np.ndim(b)
+    if an == 1:
+        r = g * a if bn == 1 else a[:, None] * np.asarray(g)[..., None, :]
+    elif bn == 1:
+        r = np.matmul(np.swapaxes(a, -1, -2), np.asarray(g)[..., None])[..., 0]
+    else:
+        r = np.matmul(np.swapaxes(a, -1, -2), g)
+    return _sum_to(r, np.shape(b))
+
+
+matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
+matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
+
+
+def _ml_vjp_g(h, ans, g, a, b):
+    return matmul(h, b)
+
+
+def _ml_vjp_b(h, ans, g, a, b):
+    return matmul_right(g, h, b)
+
+
+def _ml_jvp_g(t, ans, g, a, b):
+    return matmul_left(t, a, b)
+
+
+def _ml_jvp_b(t, ans, g, a, b):
+    return matmul_left(g, a, t)
+
+
+matmul_left.def_vjp(_ml_vjp_g, None, _ml_vjp_b)
+matmul_left.def_jvp(_ml_jvp_g, None, _ml_jvp_b)
+
+
+def _mr_vjp_g(h, ans, g, a, b):
+    return matmul(a, h)
+
+
+def _mr_vjp_a(h, ans, g, a, b):
+    return matmul_left(g, a, h)
+
+
+def _mr_jvp_g(t, ans, g, a, b):
+    return matmul_right(t, a, b)
+
+
+def _mr_jvp_a(t, ans, g, a, b):
+    return matmul_right(g, t, b)
+
+
+matmul_right.def_vjp(_mr_vjp_g, _mr_vjp_a)
+matmul_right.def_jvp(_mr_jvp_g, _mr_jvp_a)
+
+
+def _mm_samples(rng):
+    shapes = [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),
+              ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4))]
+    out = []
+    for sa, sb in shapes:
+        a, b = rng.normal(size=sa), rng.normal(size=sb)
+        g = rng.normal(size=np.shape(np.matmul(a, b)))
+        out.append(((g, a, b), {}))
+    return out
+
+
+matmul_left.samples = _mm_samples
+matmul_right.samples = _mm_samples
+
+
+def _dot_is_matmul(a, b):
+    return 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2
+
+
+def _dot_left(g, a, b):
+    """Cotangent of ``a`` in ``dot(a, b)``."""
+    if _dot_is_matmul(a, b):
+        return _matmul_left(g, a, b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _sum_to(np.multiply(g, b), np.shape(a))
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 0), g, b)
+
+
+def _dot_right(g, a, b):
+    """Cotangent of ``b`` in ``dot(a, b)``."""
+    if _dot_is_matmul(a, b):
+        return _matmul_right(g, a, b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _sum_to(np.multiply(g, a), np.shape(b))
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 1), a, g)
+
+
+dot_left = _internal("ad.dot_left", _dot_left, differentiable=True)
+dot_right = _internal("ad.dot_right", _dot_right, differentiable=True)
+
+
+def _dl_vjp_g(h, ans, g, a, b):
+    return dot(h, b)
+
+
+def _dl_vjp_b(h, ans, g, a, b):
+    return dot_right(g, h, b)
+
+
+def _dl_jvp_g(t, ans, g, a, b):
+    return dot_left(t, a, b)
+
+
+def _dl_jvp_b(t, ans, g, a, b):
+    return dot_left(g, a, t)
+
+
+dot_left.def_vjp(_dl_vjp_g, None, _dl_vjp_b)
+dot_left.def_jvp(_dl_jvp_g, None, _dl_jvp_b)
+
+
+def _dr_vjp_g(h, ans, g, a, b):
+    return dot(a, h)
+
+
+def _dr_vjp_a(h, ans, g, a, b):
+    return dot_left(g, a, h)
+
+
+def _dr_jvp_g(t, ans, g, a, b):
+    return dot_right(t, a, b)
+
+
+def _dr_jvp_a(t, ans, g, a, b):
+    return dot_right(g, t, b)
+
+
+dot_right.def_vjp(_dr_vjp_g, _dr_vjp_a)
+dot_right.def_jvp(_dr_jvp_g, _dr_jvp_a)
+
+
+def _dot_samples(rng):
+    shapes = [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((), (3,)),
+              ((2, 3, 4), (4, 2))]
+    out = []
+    for sa, sb in shapes:
+        a, b = rng.normal(size=sa), rng.normal(size=sb)
+        g = rng.normal(size=np.shape(np.dot(a, b)))
+        out.append(((g, a, b), {}))
+    return out
+
+
+dot_left.samples = _dot_samples
+dot_right.samples = _dot_samples
