@@ -9,22 +9,21 @@ from typing import Any, Callable, Dict, Sequence, Tuple, Union
 
 import numpy as np
 
+import importlib
+
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend.normalize import normalize
 from .frontend.source import get_source, unwrap_callable
 from .transforms.reverse import reverse
 
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
 __all__ = ["grad", "value_and_grad", "source", "Transformed"]
 
 
 def _x64() -> bool:
-    try:
-        from .config import config
-
-        return bool(config.jax_enable_x64)
-    except Exception:  # pragma: no cover - config always importable
-        return False
+    return _cfg.x64_enabled
 
 
 _TREE_TYPES = (dict, list, tuple)
@@ -164,6 +163,9 @@ class _Grad(Transformed):
         self._bound = bound
         self._bound_kwargs = bkw
         self._pyfn = inner
+        self._wrt_fixed = None
+        if all(a >= 0 for a in argnums_t):
+            self._wrt_fixed = tuple(sorted(a + len(bound) for a in argnums_t))
 
     def _build(self, kinds):
         if isinstance(self._pyfn, Transformed):
@@ -199,11 +201,53 @@ class _Grad(Transformed):
         return fn
 
     def __call__(self, *args, **kwargs):
-        args = self._bound + args
+        if self._bound:
+            args = self._bound + args
         if self._bound_kwargs:
             kwargs = {**self._bound_kwargs, **kwargs}
         n = len(args)
-        wrt = set()
+        wrt = self._wrt_fixed
+        if wrt is None or wrt[-1] >= n:
+            wrt = self._wrt_positions(n)
+        x64 = _cfg.x64_enabled
+        new_args = list(args)
+        kinds = []
+        for i, x in enumerate(args):
+            t = type(x)
+            if t is np.ndarray:
+                kinds.append("leaf")
+                dt = x.dtype
+                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                    new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
+                if i in wrt and dt.kind not in "fc":
+                    _check_float(x, i)
+            elif t is float:
+                kinds.append("leaf")
+                new_args[i] = np.float64(x) if x64 else np.float32(x)
+            elif isinstance(x, np.generic):
+                kinds.append("leaf")
+                dt = x.dtype
+                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                    new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
+                if i in wrt and dt.kind not in "fc":
+                    _check_float(x, i)
+            else:
+                k = _kind(x)
+                kinds.append(k)
+                if i in wrt:
+                    x = _map_leaves(lambda v: _canon_leaf(v, True), x)
+                    _map_leaves(lambda v, i=i: _check_float(v, i), x)
+                elif k == "leaf":
+                    x = _canon_leaf(x, False)
+                new_args[i] = x
+        key = tuple(kinds)
+        fn = self._cache.get(key)
+        if fn is None:
+            fn = self._generated(key)
+        return fn(*new_args, **kwargs)
+
+    def _wrt_positions(self, n: int) -> frozenset:
+        out = set()
         for a in self.argnums:
             i = a + len(self._bound) if a >= 0 else n + a
             if not 0 <= i < n:
@@ -211,20 +255,8 @@ class _Grad(Transformed):
                     f"argnums {self.argnums} out of range: called with {n - len(self._bound)} "
                     "positional arguments"
                 )
-            wrt.add(i)
-        new_args = []
-        kinds = []
-        for i, x in enumerate(args):
-            k = _kind(x)
-            kinds.append(k)
-            if i in wrt:
-                x = _map_leaves(lambda v, i=i: _canon_leaf(v, True), x)
-                _map_leaves(lambda v, i=i: _check_float(v, i), x)
-            elif k == "leaf":
-                x = _canon_leaf(x, False)
-            new_args.append(x)
-        fn = self._generated(tuple(kinds))
-        return fn(*new_args, **kwargs)
+            out.add(i)
+        return frozenset(out)
 
 
 def grad(

@@ -47,14 +47,38 @@ class GeneratedGlobals(dict):
         return self.user_globals[key]
 
 
-def _ad_namespace() -> types.SimpleNamespace:
+def _fast_namespace(name: str, module: Any = None) -> types.ModuleType:
+    """The namespace generated code sees as ``name`` (``jnp``, ``ad`` ...): the
+    public module's attributes, with every primitive replaced by its NumPy
+    implementation, so a call in generated code costs what the NumPy call costs.
+    (Resolution maps an implementation back to its primitive.)"""
     from ..primitives import registry
 
-    ns = types.SimpleNamespace()
+    ns = types.ModuleType(f"srcjax.generated.{name}")
+    if module is not None:
+        for k, v in vars(module).items():
+            if not k.startswith("__"):
+                setattr(ns, k, v)
+    prefix = name + "."
     for public, prim in registry.REGISTRY.items():
-        if public.startswith("ad."):
-            setattr(ns, public[3:], prim)
+        if not public.startswith(prefix):
+            continue
+        parts = public[len(prefix):].split(".")
+        target = ns
+        for part in parts[:-1]:
+            sub = getattr(target, part, None)
+            if not isinstance(sub, types.ModuleType) or not sub.__name__.startswith(
+                "srcjax.generated"
+            ):
+                sub = _fast_namespace(f"{name}.{part}", sub)
+                setattr(target, part, sub)
+            target = sub
+        setattr(target, parts[-1], prim.impl)
     return ns
+
+
+def _ad_namespace() -> types.ModuleType:
+    return _fast_namespace("ad")
 
 
 _NAMESPACES: Optional[Dict[str, Any]] = None
@@ -68,17 +92,18 @@ def namespaces() -> Dict[str, Any]:
 
         import srcjax.numpy as jnp
 
-        ns: Dict[str, Any] = {"jnp": jnp, "np": np, "ad": _ad_namespace()}
+        ns: Dict[str, Any] = {"jnp": _fast_namespace("jnp", jnp), "np": np,
+                              "ad": _ad_namespace()}
         try:
             import srcjax.nn as nn
 
-            ns["nn"] = nn
+            ns["nn"] = _fast_namespace("nn", nn)
         except ImportError:  # pragma: no cover
             pass
         try:
             import srcjax.scipy.special as special
 
-            ns["special"] = special
+            ns["special"] = _fast_namespace("special", special)
         except ImportError:  # pragma: no cover
             pass
         try:

@@ -120,6 +120,11 @@ def _unbroadcast(g, x):
     Returns ``g`` unchanged (the same object) when the shapes already match. When
     ``x`` is a Python scalar the result is a NumPy scalar.
     """
+    try:
+        if g.shape == x.shape:  # the common case, kept cheap
+            return g
+    except AttributeError:
+        pass
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:

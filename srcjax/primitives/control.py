@@ -15,6 +15,9 @@ from .registry import Primitive, register
 __all__ = ["stop_gradient"]
 
 
+_ONES: dict = {}
+
+
 def _seed(out):
     """Cotangent seed for ``grad``: 1 of ``out``'s dtype.
 
@@ -22,6 +25,11 @@ def _seed(out):
     (``grad`` requires real scalar outputs; see ``jax.grad``).
     """
     dt = getattr(out, "dtype", None)
+    if dt is not None and dt.kind == "f" and out.shape == ():
+        one = _ONES.get(dt)
+        if one is None:
+            one = _ONES[dt] = dt.type(1.0)
+        return one
     shape = np.shape(out)
     if shape != ():
         raise NonDifferentiableError(

@@ -163,6 +163,8 @@ def register(prim: Primitive, *aliases: Any) -> Primitive:
     if prim.public in REGISTRY:
         raise ValueError(f"primitive {prim.public} registered twice")
     REGISTRY[prim.public] = prim
+    _ALIAS_KEEP.append(prim.impl)
+    _ALIASES[id(prim.impl)] = prim  # generated code calls impls directly
     for a in aliases:
         _ALIAS_KEEP.append(a)
         _ALIASES[id(a)] = prim
