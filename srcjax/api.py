@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import threading
 from typing import Any, Callable, Dict, Sequence, Tuple, Union
 
 import numpy as np
-
-import importlib
 
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError

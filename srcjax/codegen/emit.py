@@ -63,7 +63,7 @@ def _fast_namespace(name: str, module: Any = None) -> types.ModuleType:
     for public, prim in registry.REGISTRY.items():
         if not public.startswith(prefix):
             continue
-        parts = public[len(prefix):].split(".")
+        parts = public[len(prefix) :].split(".")
         target = ns
         for part in parts[:-1]:
             sub = getattr(target, part, None)
@@ -92,8 +92,7 @@ def namespaces() -> Dict[str, Any]:
 
         import srcjax.numpy as jnp
 
-        ns: Dict[str, Any] = {"jnp": _fast_namespace("jnp", jnp), "np": np,
-                              "ad": _ad_namespace()}
+        ns: Dict[str, Any] = {"jnp": _fast_namespace("jnp", jnp), "np": np, "ad": _ad_namespace()}
         try:
             import srcjax.nn as nn
 

@@ -1208,8 +1208,14 @@ matmul_right.def_jvp(_mr_jvp_g, _mr_jvp_a)
 
 
 def _mm_samples(rng):
-    shapes = [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),
-              ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4))]
+    shapes = [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((5, 2, 3), (3, 4)),
+        ((2, 3), (5, 3, 4)),
+    ]
     out = []
     for sa, sb in shapes:
         a, b = rng.normal(size=sa), rng.normal(size=sb)
@@ -1289,8 +1295,14 @@ dot_right.def_jvp(_dr_jvp_g, _dr_jvp_a)
 
 
 def _dot_samples(rng):
-    shapes = [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((), (3,)),
-              ((2, 3, 4), (4, 2))]
+    shapes = [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((), (3,)),
+        ((2, 3, 4), (4, 2)),
+    ]
     out = []
     for sa, sb in shapes:
         a, b = rng.normal(size=sa), rng.normal(size=sb)

@@ -159,12 +159,17 @@ amin = _reduction("jnp.min", _min, np.min, np.amin)
 
 def _extremum_vjp(g, ans, x, axis=None, keepdims=False, initial=None):
     hit = x == expand_reduced(ans, x, axis, keepdims)
-    return expand_reduced(g / sum(hit, axis=axis, dtype=x.dtype, keepdims=keepdims), x, axis, keepdims) * hit
+    return (
+        expand_reduced(g / sum(hit, axis=axis, dtype=x.dtype, keepdims=keepdims), x, axis, keepdims)
+        * hit
+    )
 
 
 def _extremum_jvp(t, ans, x, axis=None, keepdims=False, initial=None):
     hit = x == expand_reduced(ans, x, axis, keepdims)
-    return sum(t * hit, axis=axis, keepdims=keepdims) / sum(hit, axis=axis, dtype=x.dtype, keepdims=keepdims)
+    return sum(t * hit, axis=axis, keepdims=keepdims) / sum(
+        hit, axis=axis, dtype=x.dtype, keepdims=keepdims
+    )
 
 
 amax.def_vjp(_extremum_vjp)
