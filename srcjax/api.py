@@ -6,6 +6,7 @@ import functools
 import importlib
 import os
 import threading
+import weakref
 from typing import Any, Callable, Dict, Sequence, Tuple, Union
 
 import numpy as np
@@ -91,6 +92,12 @@ def _map_leaves(fn: Callable, x: Any) -> Any:
     return fn(x)
 
 
+#: python function -> {transform key: generated function}; shared by every
+#: transform object, so ``srcjax.grad(f)(x)`` in a loop transforms ``f`` once.
+_TRANSFORM_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
 class Transformed:
     """A function transformed by srcjax; calls dispatch to generated code.
 
@@ -171,6 +178,17 @@ class _Grad(Transformed):
             target = self._pyfn._generated(kinds)
         else:
             target = self._pyfn
+        key = (self.kind, self.argnums, self.has_aux, self.with_value, self.tuple_out,
+               len(self._bound), kinds)
+        per_fn = _TRANSFORM_CACHE.get(target)
+        if per_fn is not None and key in per_fn:
+            return per_fn[key]
+        fn = self._transform(target, kinds)
+        with _CACHE_LOCK:
+            _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
+        return fn
+
+    def _transform(self, target, kinds):
         src = get_source(target)
         nparams = len(src.node.args.args)
         argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)

@@ -125,6 +125,11 @@ _BINOPS = {
     gast.Mod: "%",
     gast.Pow: "**",
     gast.MatMult: "@",
+    gast.BitAnd: "&",
+    gast.BitOr: "|",
+    gast.BitXor: "^",
+    gast.LShift: "<<",
+    gast.RShift: ">>",
 }
 _UNARY = {gast.USub: "unary -", gast.UAdd: "unary +", gast.Invert: "unary ~", gast.Not: "unary not"}
 _CMPOPS = {

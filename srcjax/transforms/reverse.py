@@ -217,6 +217,7 @@ class Reverse:
                     self._collect_reads(code)
                     if any(new_name in N.names_in(c) for c in code):
                         out.append(self._at(N.assign(new_name, N.name(t)), s))
+                        self.reads.add(t)
                     out.append(_Restore(t, s, in_loop, True))
                     out.extend(code)
                     return out
