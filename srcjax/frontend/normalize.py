@@ -1277,6 +1277,13 @@ def _base_name(op: Optional[Op], e: Any) -> str:
             return short[op.prim.op]
         if op.prim.public == "ad.getitem":
             v = op.bound.get("x")
+            idx = op.bound.get("idx")
+            if (
+                isinstance(idx, gast.Constant)
+                and isinstance(idx.value, str)
+                and idx.value.isidentifier()
+            ):
+                return idx.value  # params["w"] -> w
             if isinstance(v, gast.Name):
                 return v.id + "_i"
             return "item"

@@ -348,7 +348,7 @@ def _div_x(g, ans, x, y):
 
 
 def _div_y(g, ans, x, y):
-    return -g * ans / y
+    return -g * x / (y * y)  # as JAX: g * -x * y**-2
 
 
 def _mod_y(g, ans, x, y):

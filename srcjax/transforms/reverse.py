@@ -325,9 +325,13 @@ class Reverse:
                     contribs.append((a.id, expr))
         # contributions to other names first (they read t_bar), then t's own
         own = [e for n, e in contribs if n == t]
-        for n, e in contribs:
+        grouped: Dict[str, Any] = {}
+        for n, e in contribs:  # x * x: one statement for both contributions
             if n != t:
-                self.accumulate(out, n, e, nz, s)
+                prev = grouped.get(n)
+                grouped[n] = e if prev is None else gast.BinOp(left=prev, op=gast.Add(), right=e)
+        for n, e in grouped.items():
+            self.accumulate(out, n, e, nz, s)
         nz.discard(t)
         if own:
             total = own[0]

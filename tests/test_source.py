@@ -1,0 +1,74 @@
+"""Frontend: finding the source of every kind of callable."""
+
+import functools
+import linecache
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax.errors import SourceUnavailableError
+from srcjax.frontend.source import get_source, unwrap_callable
+
+
+def test_notebook_cell_source_from_linecache():
+    # IPython compiles each cell under a fake file name and registers its text
+    # in linecache; srcjax must read it from there.
+    cell = "import srcjax.numpy as jnp\ndef cubic(x):\n    return jnp.sum(x ** 3)\n"
+    name = "<ipython-input-7-0123456789ab>"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+    ns = {}
+    exec(compile(cell, name, "exec"), ns)
+    g = srcjax.grad(ns["cubic"])(np.array([1.0, 2.0], dtype=np.float32))
+    assert np.allclose(g, [3.0, 12.0])
+    assert "cubic.py" not in srcjax.source(srcjax.grad(ns["cubic"]))
+
+
+def test_two_lambdas_on_one_line_and_lambda_in_call():
+    sq, cube = (lambda x: x * x), (lambda x: x * x * x)
+    assert np.isclose(srcjax.grad(sq)(3.0), 6.0)
+    assert np.isclose(srcjax.grad(cube)(3.0), 27.0)
+    out = list(map(lambda f: float(f(2.0)), [srcjax.grad(lambda x: jnp.sin(x) * 2.0)]))
+    assert np.isclose(out[0], 2 * np.cos(2.0), rtol=1e-6)
+
+
+def test_nested_closure_three_levels():
+    def outer(a):
+        def middle(b):
+            def inner(x):
+                return jnp.sum(x * a * b)
+
+            return inner
+
+        return middle
+
+    f = outer(2.0)(5.0)
+    assert np.allclose(srcjax.grad(f)(np.ones(2, dtype=np.float32)), [10.0, 10.0])
+
+
+def test_partial_and_method_unwrap():
+    def f(a, b, c):
+        return a * b * c
+
+    fn, args, kwargs = unwrap_callable(functools.partial(f, 1.0, c=3.0))
+    assert fn is f and args == (1.0,) and kwargs == {"c": 3.0}
+    assert np.isclose(srcjax.grad(functools.partial(f, 2.0), argnums=0)(5.0, 3.0), 6.0)
+
+
+def test_builtin_has_no_source():
+    with pytest.raises(SourceUnavailableError) as info:
+        srcjax.grad(len)([1.0])
+    assert "not a Python function" in str(info.value)
+
+
+def test_grad_of_a_primitive_directly():
+    assert np.isclose(srcjax.grad(jnp.sin)(0.5), np.cos(0.5), rtol=1e-6)
+    assert np.isclose(srcjax.grad(jnp.tanh)(0.5), 1 - np.tanh(0.5) ** 2, rtol=1e-6)
+
+
+def test_source_keeps_real_line_numbers():
+    src = get_source(test_builtin_has_no_source)
+    import inspect
+
+    assert src.node.lineno == inspect.getsourcelines(test_builtin_has_no_source)[1]
