@@ -378,3 +378,26 @@ def test_stop_gradient():
 
     x = RNG.normal(size=3)
     assert_close(srcjax.grad(f)(x), x)
+
+
+# ---------------------------------------------------------------- namedtuples, builtin sum
+def test_namedtuple_params_and_builtin_sum():
+    from collections import namedtuple
+
+    P = namedtuple("P", ["w", "b"])
+
+    def f(p, x):
+        return jnp.sum(jnp.tanh(x * p.w + p.b)) + sum([p.w, p.b * p.b])
+
+    p = P(np.float64(0.5), np.float64(0.1))
+    x = np.arange(3.0)
+    g = srcjax.grad(f)(p, x)
+    assert isinstance(g, P)
+    assert_close(g.w, fd_grad(lambda w: f(P(w, p.b), x), np.array(0.5)))
+    assert_close(g.b, fd_grad(lambda b: f(P(p.w, b), x), np.array(0.1)))
+
+    def rows(m):
+        return jnp.sum(sum(m) ** 2)
+
+    m = RNG.normal(size=(4, 3))
+    check(rows, m)

@@ -852,7 +852,12 @@ class Normalizer:
         if isinstance(node, gast.Constant) and not force_name:
             return node
         t = self.temp(base or _base_name(op, e))
-        self.emit(N.assign(t, node), op)
+        stmt = self.emit(N.assign(t, node), op)
+        if getattr(e, "lineno", None) == getattr(stmt, "lineno", None) and hasattr(
+            e, "col_offset"
+        ):
+            stmt.col_offset = e.col_offset  # errors point at the sub-expression
+            stmt.end_col_offset = getattr(e, "end_col_offset", None)
         return N.name(t)
 
     def index(self, sl: Any) -> Any:
@@ -993,8 +998,12 @@ class Normalizer:
             if e.attr in ("real", "imag"):
                 base = self.atom(e.value)
                 return N.attr(base, e.attr), Op("unknown", elts=[base], what="." + e.attr)
+            # a field of a pytree node (namedtuple): differentiable
             base = self.atom(e.value)
-            return N.attr(base, e.attr), Op("unknown", elts=[base], what="." + e.attr)
+            prim = registry.by_public("ad.getattr")
+            return N.attr(base, e.attr), Op(
+                "prim", prim=prim, bound={"x": base, "name": N.const(e.attr)}
+            )
         if status == "found":
             # a module constant like jnp.pi or np.float32: keep as written
             node = self.rename_all(e)
@@ -1275,6 +1284,8 @@ def _base_name(op: Optional[Op], e: Any) -> str:
         }
         if op.prim.op in short:
             return short[op.prim.op]
+        if op.prim.public == "ad.getattr":
+            return op.bound["name"].value  # p.w -> w
         if op.prim.public == "ad.getitem":
             v = op.bound.get("x")
             idx = op.bound.get("idx")

@@ -395,3 +395,107 @@ def mark_tree_outputs() -> None:
     ):
         if public in REGISTRY:
             REGISTRY[public].returns_tree = True
+
+
+# ---------------------------------------------------------------------------
+# Attribute reads on pytrees (namedtuple fields) and Python's builtin sum.
+
+
+def _getattr(x, name):
+    """``x.name`` for pytree nodes such as namedtuples (differentiable in ``x``)."""
+    return getattr(x, name)
+
+
+getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural"))
+
+
+def _attr_adjoint(g, x, name):
+    """Sparse cotangent of ``x`` from the cotangent ``g`` of ``x.name``."""
+    fields = getattr(type(x), "_fields", None)
+    if fields is not None:
+        out = [None] * len(fields)
+        out[fields.index(name)] = g
+        return out
+    raise NotImplementedError(
+        f"differentiating through the attribute .{name} of a {type(x).__name__} is not "
+        "supported; use a namedtuple, a dict or a registered pytree accessed by index"
+    )
+
+
+attr_adjoint = register(Primitive("ad.attr_adjoint", _attr_adjoint, kind="internal"))
+
+
+def _getattr_vjp(g, ans, x, name):
+    return attr_adjoint(g, x, name)
+
+
+def _getattr_jvp(t, ans, x, name):
+    return getattr_(t, name)
+
+
+getattr_.def_vjp(_getattr_vjp)
+getattr_.def_jvp(_getattr_jvp)
+getattr_.samples = lambda rng: []  # containers only; tested through grad
+
+
+def _attr_adjoint_vjp(h, ans, g, x, name):
+    return part(h, list(type(x)._fields).index(name))
+
+
+def _attr_adjoint_jvp(t, ans, g, x, name):
+    return attr_adjoint(t, x, name)
+
+
+attr_adjoint.def_vjp(_attr_adjoint_vjp)
+attr_adjoint.def_jvp(_attr_adjoint_jvp)
+attr_adjoint.samples = lambda rng: []
+
+
+def _pysum(x, start=0):
+    """Python's builtin ``sum``: adds the items of a list, or the rows of an array."""
+    total = start
+    for item in x:
+        total = total + item
+    return total
+
+
+pysum = register(Primitive("ad.pysum", _pysum, kind="reduction"), sum)
+
+
+def _pysum_adjoint(g, x):
+    """Cotangent of ``x`` in ``sum(x)``: ``g`` for every item (summed to its shape)."""
+    from .ad import unbroadcast
+
+    if isinstance(x, (list, tuple)):
+        return [unbroadcast(g, item) for item in x]
+    x = np.asarray(x)
+    return np.broadcast_to(g, x.shape[1:]) * np.ones((x.shape[0],) + (1,) * (x.ndim - 1), x.dtype)
+
+
+pysum_adjoint = register(Primitive("ad.pysum_adjoint", _pysum_adjoint, kind="internal"))
+
+
+def _pysum_vjp(g, ans, x, start=0):
+    return pysum_adjoint(g, x)
+
+
+def _pysum_jvp(t, ans, x, start=0):
+    return pysum(t)
+
+
+pysum.def_vjp(_pysum_vjp)
+pysum.def_jvp(_pysum_jvp)
+pysum.samples = lambda rng: [((rng.normal(size=(4, 3)),), {})]
+
+
+def _pysum_adjoint_vjp(h, ans, g, x):
+    return pysum(h)
+
+
+def _pysum_adjoint_jvp(t, ans, g, x):
+    return pysum_adjoint(t, x)
+
+
+pysum_adjoint.def_vjp(_pysum_adjoint_vjp)
+pysum_adjoint.def_jvp(_pysum_adjoint_jvp)
+pysum_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(4, 3))), {})]

@@ -93,7 +93,7 @@ class Reverse:
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)
-                    if op.prim.public in ("ad.getitem", "ad.setitem"):
+                    if op.prim.public in ("ad.getitem", "ad.setitem", "ad.getattr"):
                         x = op.bound.get("x")
                         if isinstance(x, gast.Name) and x.id in self.containers:
                             self.containers.add(t)
