@@ -178,8 +178,15 @@ class _Grad(Transformed):
             target = self._pyfn._generated(kinds)
         else:
             target = self._pyfn
-        key = (self.kind, self.argnums, self.has_aux, self.with_value, self.tuple_out,
-               len(self._bound), kinds)
+        key = (
+            self.kind,
+            self.argnums,
+            self.has_aux,
+            self.with_value,
+            self.tuple_out,
+            len(self._bound),
+            kinds,
+        )
         per_fn = _TRANSFORM_CACHE.get(target)
         if per_fn is not None and key in per_fn:
             return per_fn[key]

@@ -7,10 +7,10 @@ and review the diff of tests/golden/.
 
 import os
 
+import golden_models as m
 import numpy as np
 import pytest
 
-import golden_models as m
 import srcjax
 
 HERE = os.path.join(os.path.dirname(__file__), "golden")

@@ -853,9 +853,7 @@ class Normalizer:
             return node
         t = self.temp(base or _base_name(op, e))
         stmt = self.emit(N.assign(t, node), op)
-        if getattr(e, "lineno", None) == getattr(stmt, "lineno", None) and hasattr(
-            e, "col_offset"
-        ):
+        if getattr(e, "lineno", None) == getattr(stmt, "lineno", None) and hasattr(e, "col_offset"):
             stmt.col_offset = e.col_offset  # errors point at the sub-expression
             stmt.end_col_offset = getattr(e, "end_col_offset", None)
         return N.name(t)
