@@ -13,7 +13,7 @@ import numpy as np
 
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
-from .frontend.normalize import normalize
+from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import get_source, unwrap_callable
 from .transforms.reverse import reverse
 
@@ -221,7 +221,10 @@ class _Grad(Transformed):
             f"with respect to {', '.join(wrt)}"
         )
         text = emit.render(fdef, header, user_file)
-        fn = emit.load(text, gname, src.globals, src.closure, norm.bindings, gname)
+        fn = emit.load(
+            text, gname, src.globals, src.closure, norm.bindings, gname, src.fn.__defaults__
+        )
+        fn.__srcjax_deps__ = tuple(norm.deps)
         return fn
 
     def __call__(self, *args, **kwargs):
@@ -268,7 +271,18 @@ class _Grad(Transformed):
         fn = self._cache.get(key)
         if fn is None:
             fn = self._generated(key)
+        if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+            fn = self._rebuild(key)
         return fn(*new_args, **kwargs)
+
+    def _rebuild(self, key):
+        """A callee was redefined since this code was generated: transform again."""
+        with self._lock:
+            self._cache.pop(key, None)
+            target = self._pyfn
+            if not isinstance(target, Transformed):
+                _TRANSFORM_CACHE.pop(target, None)
+        return self._generated(key)
 
     def _wrt_positions(self, n: int) -> frozenset:
         out = set()

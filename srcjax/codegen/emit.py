@@ -215,6 +215,7 @@ def load(
     cells: Dict[str, Any],
     bindings: Dict[str, Any],
     tag: str,
+    defaults: Optional[tuple] = None,
 ) -> types.FunctionType:
     """Write ``text`` to the cache, register it with linecache, compile, and return
     the function named ``fn_name`` bound to live user globals."""
@@ -233,7 +234,7 @@ def load(
     base["__builtins__"] = __builtins__
     base["__name__"] = user_globals.get("__name__", "srcjax_generated")
     g = GeneratedGlobals(base, user_globals, cells)
-    fn = types.FunctionType(fcode, g, fn_name)
+    fn = types.FunctionType(fcode, g, fn_name, defaults)
     fn.__srcjax_source__ = text
     fn.__srcjax_path__ = path
     return fn

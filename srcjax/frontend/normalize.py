@@ -86,6 +86,12 @@ class Op:
     target: Optional[str] = None  # the list for ``append``
     what: str = ""  # description for error messages
 
+    def __post_init__(self) -> None:
+        if self.kind == "prim":
+            unknown = set(self.bound) - set(self.prim.signature.parameters)
+            if unknown:  # a wrong name here would silently zero a derivative
+                raise AssertionError(f"{self.prim.public}: no parameters {sorted(unknown)}")
+
     def operand_names(self) -> List[str]:
         """Names that may carry derivatives into this op."""
         out: List[str] = []
@@ -114,6 +120,7 @@ class Normalized:
     src: FunctionSource
     namer: Namer
     bindings: Dict[str, Any]  # extra names the generated module must bind
+    deps: List[tuple] = field(default_factory=list)  # inlined callees, see dependencies_valid
 
 
 _BINOPS = {
@@ -148,47 +155,34 @@ _INACTIVE_BUILTINS = {
         range,
         print,
         isinstance,
-        int,
         bool,
         str,
         repr,
         type,
-        tuple,
-        list,
-        dict,
         enumerate,
         zip,
         reversed,
-        sorted,
         hasattr,
-        getattr,
         format,
         hash,
         id,
         iter,
-        next,
-        min,
-        max,
         any,
         all,
         breakpoint,
         callable,
-        divmod,
-        set,
-        frozenset,
         issubclass,
         slice,
         np.shape,
         np.ndim,
         np.size,
         np.dtype,
-        np.float32,
-        np.float64,
-        np.int32,
-        np.int64,
         np.random.default_rng,
     )
-}
+}  # results carry no derivative: shapes, flags, strings, printing
+
+#: numpy scalar types used as casts: ``np.float32(x)`` is ``x.astype(float32)``
+_CAST_TYPES = (np.float16, np.float32, np.float64, np.complex64, np.complex128)
 
 _UNSUPPORTED = {
     gast.Try: "`try` blocks",
@@ -414,11 +408,13 @@ class Normalizer:
         bindings: Optional[Dict[str, Any]] = None,
         prefix: str = "",
         root_globals: Optional[dict] = None,
+        deps: Optional[List[tuple]] = None,
     ) -> None:
         self.src = src
         self.stack = stack + (src.fn,)
         self.prefix = prefix
         self.bindings = bindings if bindings is not None else {}
+        self.deps: List[tuple] = deps if deps is not None else []
         self.root_globals = root_globals if root_globals is not None else src.globals
         node = src.node
         params = [a.id for a in node.args.args]
@@ -980,7 +976,7 @@ class Normalizer:
         idx = self.index(e.slice)
         prim = registry.by_public("ad.getitem")
         node = gast.Subscript(value=value, slice=idx, ctx=gast.Load())
-        return node, Op("prim", prim=prim, bound={"x": value, "idx": idx})
+        return node, Op("prim", prim=prim, bound=_bind(prim, value, idx))
 
     def attribute(self, e: Any) -> tuple:
         status, obj = self.resolve(e)
@@ -988,11 +984,11 @@ class Normalizer:
             if e.attr in ("shape", "ndim", "dtype", "size"):
                 base = self.atom(e.value)
                 return N.attr(base, e.attr), Op("inactive", what="." + e.attr)
-            methods = _methods()
             if e.attr in ("T", "mT"):
                 base = self.atom(e.value)
-                prim = methods.get("T") or registry.by_public("jnp.transpose")
-                return N.call(prim.public, [base]), Op("prim", prim=prim, bound={"x": base})
+                attrs = _attributes()
+                prim = attrs.get(e.attr) or registry.by_public("jnp.transpose")
+                return N.call(prim.public, [base]), Op("prim", prim=prim, bound=_bind(prim, base))
             if e.attr in ("real", "imag"):
                 base = self.atom(e.value)
                 return N.attr(base, e.attr), Op("unknown", elts=[base], what="." + e.attr)
@@ -1034,8 +1030,9 @@ class Normalizer:
                 if len(e.args) != 1:
                     raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=self.src)
                 v = self.atom(e.args[0])
+                idx = N.index_value(idx)  # slices as slice(...) objects in a call
                 node = N.call(prim.public, [x, idx, v])
-                return node, Op("prim", prim=prim, bound={"x": x, "idx": idx, "v": v})
+                return node, Op("prim", prim=prim, bound=_bind(prim, x, idx, v))
         status, obj = self.resolve(func)
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
@@ -1055,11 +1052,14 @@ class Normalizer:
         prim = registry.lookup_callable(obj)
         if prim is not None:
             return self.prim_call(prim, e.args, e.keywords, e)
+        special = self.builtin_call(obj, e, target)
+        if special is not None:
+            return special
         if id(obj) in _INACTIVE_BUILTINS or isinstance(obj, type):
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             fnode = self.rename_all(func)
-            kind = "unknown" if obj in (float, int, complex) else "inactive"
+            kind = "inactive" if id(obj) in _INACTIVE_BUILTINS else "unknown"
             return N.call(fnode, args, kws), Op(
                 kind, elts=args + list(kws.values()), what=N.to_source(func)
             )
@@ -1074,6 +1074,7 @@ class Normalizer:
         import functools
 
         if isinstance(fn, (types.FunctionType, functools.partial, types.MethodType)):
+            self._record_dependency(func, fn)
             return self.inline(fn, e, target)
         args = [self.atom(a) for a in e.args]
         kws = {k.arg: self.atom(k.value) for k in e.keywords}
@@ -1081,6 +1082,61 @@ class Normalizer:
         return N.call(fnode, args, kws), Op(
             "unknown", elts=args + list(kws.values()), what=N.to_source(func)
         )
+
+    def builtin_call(self, obj: Any, e: Any, target: Optional[str]) -> Optional[tuple]:
+        """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
+        (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
+        nargs = len(e.args)
+        if obj in (max, min) and not e.keywords and nargs >= 1:
+            items = e.args
+            if nargs == 1:
+                if not isinstance(e.args[0], (gast.List, gast.Tuple)):
+                    return None
+                items = e.args[0].elts
+            atoms = [self.atom(a) for a in items]
+            t = target or self.temp("max_" if obj is max else "min_")
+            self.emit(N.assign(t, atoms[0]), Op("copy", elts=[atoms[0]]))
+            cmp = gast.Gt() if obj is max else gast.Lt()
+            for a in atoms[1:]:  # Python keeps the first of equal items
+                c = self.temp("cond")
+                test = gast.Compare(left=N.clone(a), ops=[cmp], comparators=[N.name(t)])
+                self.emit(N.assign(c, test), Op("inactive", what="comparison"))
+                body = [N.assign(t, N.clone(a))]
+                body[0].sj_op = Op("copy", elts=[a])
+                self.emit(gast.If(test=N.name(c), body=body, orelse=[]))
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if obj in (list, tuple) and nargs == 1 and not e.keywords:
+            arg = e.args[0]
+            if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
+                return self.comprehension(arg, target)
+            a = self.atom(arg)
+            return a, Op("copy", elts=[a])
+        if obj is dict and nargs == 0 and all(k.arg for k in e.keywords):
+            keys = [N.const(k.arg) for k in e.keywords]
+            vals = [self.atom(k.value) for k in e.keywords]
+            return gast.Dict(keys=keys, values=vals), Op("pack", elts=vals)
+        if obj in _CAST_TYPES and nargs == 1 and not e.keywords:
+            prim = registry.by_public("ad.astype")
+            x = self.atom(e.args[0])
+            dname = self.namer.fresh(np.dtype(obj).name)
+            self.bindings[dname] = np.dtype(obj)
+            node = N.call(prim.public, [x, N.name(dname)])
+            return node, Op("prim", prim=prim, bound=_bind(prim, x, N.name(dname)))
+        return None
+
+    def _record_dependency(self, func: Any, obj: Any) -> None:
+        """Remember where an inlined callee came from, so a redefinition (the usual
+        notebook workflow) invalidates the generated code."""
+        if isinstance(func, gast.Name):
+            cell = self.src.closure.get(func.id)
+            if cell is not None:
+                self.deps.append(("cell", cell, None, obj))
+            else:
+                self.deps.append(("dict", self.src.globals, func.id, obj))
+        elif isinstance(func, gast.Attribute):
+            status, base = self.resolve(func.value)
+            if status == "found":
+                self.deps.append(("attr", base, func.attr, obj))
 
     def method_call(self, e: Any, target: Optional[str]) -> tuple:
         func = e.func
@@ -1154,6 +1210,7 @@ class Normalizer:
             namer=self.namer,
             stack=self.stack,
             bindings=self.bindings,
+            deps=self.deps,
             prefix=pyfn.__name__,
             root_globals=self.root_globals,
         )
@@ -1217,6 +1274,18 @@ class Normalizer:
         return ret, Op("copy", elts=[ret])
 
 
+def _bind(prim: Any, *args: Any) -> Dict[str, Any]:
+    """Bind argument nodes to ``prim``'s positional parameters, by its signature."""
+    names = [
+        p.name
+        for p in prim.signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(args) > len(names):
+        raise TypeError(f"{prim.public} takes {len(names)} positional arguments")
+    return dict(zip(names, args))
+
+
 def _resolution_error(norm: Normalizer, node: Any):
     from ..errors import ResolutionError
 
@@ -1238,6 +1307,14 @@ def _prim_expr(prim, atoms, kws) -> Any:
     if prim.public == "ad.getitem" and len(atoms) == 2 and not kws:
         return gast.Subscript(value=atoms[0], slice=atoms[1], ctx=gast.Load())
     return N.call(prim.public, atoms, kws)
+
+
+def _attributes() -> Dict[str, Any]:
+    try:
+        from ..primitives.methods import ATTRIBUTES  # type: ignore
+    except ImportError:  # pragma: no cover
+        ATTRIBUTES = {}
+    return ATTRIBUTES
 
 
 def _methods() -> Dict[str, Any]:
@@ -1338,8 +1415,31 @@ def normalize(src: FunctionSource) -> Normalized:
     """Normalize ``src`` (see module docstring). Raises srcjax errors with locations."""
     norm = Normalizer(src)
     fdef = norm.run()
-    return Normalized(fdef, src, norm.namer, norm.bindings)
+    return Normalized(fdef, src, norm.namer, norm.bindings, norm.deps)
 
 
 def _unused():  # keep imports used for static analysis tools
     return math
+
+
+_MISSING = object()
+
+
+def dependencies_valid(deps: List[tuple]) -> bool:
+    """True when every inlined callee is still bound where it was found."""
+    for kind, where, key, obj in deps:
+        if kind == "dict":
+            try:
+                cur = where[key]
+            except KeyError:
+                cur = _MISSING
+        elif kind == "cell":
+            try:
+                cur = where.cell_contents
+            except ValueError:
+                cur = _MISSING
+        else:
+            cur = getattr(where, key, _MISSING)
+        if cur is not obj:
+            return False
+    return True

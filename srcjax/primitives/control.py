@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import NonDifferentiableError
 from .registry import Primitive, register
+from .registry import alias as registry_alias
 
 __all__ = ["stop_gradient"]
 
@@ -57,28 +58,28 @@ def _seed(out):
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
 
 
-def _cotangent_like(g, x):
-    """``g`` as a cotangent for ``x``: a materialized scalar zero becomes zeros of
+def _cotangent_like(ct, x):
+    """``ct`` as a cotangent for ``x``: a materialized scalar zero becomes zeros of
     ``x``'s shape and dtype; arrays are cast to ``x``'s floating dtype."""
     xs = np.shape(x)
     if isinstance(x, (dict, list, tuple)):
-        return g
-    if np.shape(g) != xs:
-        g = np.broadcast_to(g, xs).copy()
+        return ct
+    if np.shape(ct) != xs:
+        ct = np.broadcast_to(ct, xs).copy()
     dt = getattr(x, "dtype", None)
-    if dt is not None and getattr(g, "dtype", dt) != dt and dt.kind == "f":
-        g = np.asarray(g, dtype=dt)
-    return g
+    if dt is not None and getattr(ct, "dtype", dt) != dt and dt.kind == "f":
+        ct = np.asarray(ct, dtype=dt)
+    return ct
 
 
 cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="internal"))
 
 
-def _cotangent_like_vjp(g, ans, g_in, x):
+def _cotangent_like_vjp(g, ans, ct, x):
     return g
 
 
-def _cotangent_like_jvp(t, ans, g_in, x):
+def _cotangent_like_jvp(t, ans, ct, x):
     return t
 
 
@@ -194,22 +195,22 @@ tree_add.def_jvp(_tree_add_jvp_a, _tree_add_jvp_b)
 tree_add.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
-def _tree_index_adjoint(g, x, idx):
-    """The cotangent of ``x`` from ``x[idx]``'s cotangent ``g``: sparse for containers,
+def _tree_index_adjoint(ct, x, idx):
+    """The cotangent of ``x`` from ``x[idx]``'s cotangent ``ct``: sparse for containers,
     dense (scatter-add into zeros) for arrays."""
     if isinstance(x, dict):
-        return {idx: g}
+        return {idx: ct}
     if isinstance(x, (list, tuple)):
         out = [None] * len(x)
         if isinstance(idx, slice):
-            for j, v in zip(range(*idx.indices(len(x))), g):
+            for j, v in zip(range(*idx.indices(len(x))), ct):
                 out[j] = v
         else:
-            out[idx] = g
+            out[idx] = ct
         return out
     from .ad import index_adjoint
 
-    return index_adjoint(g, x, idx)
+    return index_adjoint(ct, x, idx)
 
 
 tree_index_adjoint = register(
@@ -217,11 +218,11 @@ tree_index_adjoint = register(
 )
 
 
-def _tia_vjp(g, ans, g_in, x, idx):
+def _tia_vjp(g, ans, ct, x, idx):
     return g[idx]
 
 
-def _tia_jvp(t, ans, g_in, x, idx):
+def _tia_jvp(t, ans, ct, x, idx):
     return tree_index_adjoint(t, x, idx)
 
 
@@ -278,29 +279,30 @@ def _seq(g, n):
     return g + [None] * (n - len(g))
 
 
-def _cotangent_like_tree(g, x):
+def _cotangent_like_tree(ct, x):
     """Final form of ``x``'s cotangent: holes (``None``) become zeros of the right
     shape and dtype, scalars are broadcast, floating dtypes match ``x``."""
-    return _fill(g, x)
+    return _fill(ct, x)
 
 
 cotangent_like.impl = _cotangent_like_tree
+registry_alias(cotangent_like, _cotangent_like_tree)
 
 
-def _part(g, idx, like=None):
-    """``g[idx]`` of a sparse container cotangent; a hole gives zeros like ``like``
+def _part(ct, idx, like=None):
+    """``ct[idx]`` of a sparse container cotangent; a hole gives zeros like ``like``
     (or ``None`` when ``like`` is not given)."""
     out = None
-    if g is not None:
-        if isinstance(g, dict):
-            out = g.get(idx)
-        elif isinstance(g, (list, tuple)):
+    if ct is not None:
+        if isinstance(ct, dict):
+            out = ct.get(idx)
+        elif isinstance(ct, (list, tuple)):
             try:
-                out = g[idx]
+                out = ct[idx]
             except IndexError:
                 out = None
         else:
-            out = g[idx]
+            out = ct[idx]
     if out is None and like is not None:
         return _fill(None, like)
     return out
@@ -309,11 +311,11 @@ def _part(g, idx, like=None):
 part = register(Primitive("ad.part", _part, kind="internal"))
 
 
-def _part_vjp(g, ans, g_in, idx, like=None):
-    return tree_index_adjoint(g, g_in, idx)
+def _part_vjp(g, ans, ct, idx, like=None):
+    return tree_index_adjoint(g, ct, idx)
 
 
-def _part_jvp(t, ans, g_in, idx, like=None):
+def _part_jvp(t, ans, ct, idx, like=None):
     return part(t, idx, like)
 
 
@@ -322,19 +324,19 @@ part.def_jvp(_part_jvp)
 part.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
 
 
-def _forget(g, idx):
+def _forget(ct, idx):
     """A copy of a container cotangent with the entry at ``idx`` set to zero (hole)."""
-    if g is None:
+    if ct is None:
         return None
-    if isinstance(g, dict):
-        out = dict(g)
+    if isinstance(ct, dict):
+        out = dict(ct)
         out.pop(idx, None)
         return out
-    if isinstance(g, (list, tuple)):
-        out = list(g)
+    if isinstance(ct, (list, tuple)):
+        out = list(ct)
         out[idx] = None
         return out
-    out = np.array(g, copy=True)
+    out = np.array(ct, copy=True)
     out[idx] = 0
     return out
 
@@ -342,11 +344,11 @@ def _forget(g, idx):
 forget = register(Primitive("ad.forget", _forget, kind="internal"))
 
 
-def _forget_vjp(g, ans, g_in, idx):
+def _forget_vjp(g, ans, ct, idx):
     return forget(g, idx)
 
 
-def _forget_jvp(t, ans, g_in, idx):
+def _forget_jvp(t, ans, ct, idx):
     return forget(t, idx)
 
 
@@ -409,12 +411,12 @@ def _getattr(x, name):
 getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural"))
 
 
-def _attr_adjoint(g, x, name):
-    """Sparse cotangent of ``x`` from the cotangent ``g`` of ``x.name``."""
+def _attr_adjoint(ct, x, name):
+    """Sparse cotangent of ``x`` from the cotangent ``ct`` of ``x.name``."""
     fields = getattr(type(x), "_fields", None)
     if fields is not None:
         out = [None] * len(fields)
-        out[fields.index(name)] = g
+        out[fields.index(name)] = ct
         return out
     raise NotImplementedError(
         f"differentiating through the attribute .{name} of a {type(x).__name__} is not "
@@ -438,11 +440,11 @@ getattr_.def_jvp(_getattr_jvp)
 getattr_.samples = lambda rng: []  # containers only; tested through grad
 
 
-def _attr_adjoint_vjp(h, ans, g, x, name):
-    return part(h, list(type(x)._fields).index(name))
+def _attr_adjoint_vjp(g, ans, ct, x, name):
+    return part(g, list(type(x)._fields).index(name))
 
 
-def _attr_adjoint_jvp(t, ans, g, x, name):
+def _attr_adjoint_jvp(t, ans, ct, x, name):
     return attr_adjoint(t, x, name)
 
 
@@ -462,14 +464,14 @@ def _pysum(x, start=0):
 pysum = register(Primitive("ad.pysum", _pysum, kind="reduction"), sum)
 
 
-def _pysum_adjoint(g, x):
-    """Cotangent of ``x`` in ``sum(x)``: ``g`` for every item (summed to its shape)."""
+def _pysum_adjoint(ct, x):
+    """Cotangent of ``x`` in ``sum(x)``: ``ct`` for every item (summed to its shape)."""
     from .ad import unbroadcast
 
     if isinstance(x, (list, tuple)):
-        return [unbroadcast(g, item) for item in x]
+        return [unbroadcast(ct, item) for item in x]
     x = np.asarray(x)
-    return np.broadcast_to(g, x.shape[1:]) * np.ones((x.shape[0],) + (1,) * (x.ndim - 1), x.dtype)
+    return np.broadcast_to(ct, x.shape[1:]) * np.ones((x.shape[0],) + (1,) * (x.ndim - 1), x.dtype)
 
 
 pysum_adjoint = register(Primitive("ad.pysum_adjoint", _pysum_adjoint, kind="internal"))
@@ -488,14 +490,28 @@ pysum.def_jvp(_pysum_jvp)
 pysum.samples = lambda rng: [((rng.normal(size=(4, 3)),), {})]
 
 
-def _pysum_adjoint_vjp(h, ans, g, x):
-    return pysum(h)
+def _pysum_adjoint_vjp(g, ans, ct, x):
+    return pysum(g)
 
 
-def _pysum_adjoint_jvp(t, ans, g, x):
+def _pysum_adjoint_jvp(t, ans, ct, x):
     return pysum_adjoint(t, x)
 
 
 pysum_adjoint.def_vjp(_pysum_adjoint_vjp)
 pysum_adjoint.def_jvp(_pysum_adjoint_jvp)
 pysum_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(4, 3))), {})]
+
+
+def _check_aux(out):
+    """``has_aux=True`` requires ``fun`` to return a pair ``(output, aux)`` (as JAX)."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        what = f"a {type(out).__name__}"
+        if isinstance(out, (tuple, list)):
+            what += f" of length {len(out)}"
+        raise TypeError(
+            f"has_aux=True requires the function to return a pair (output, aux); it returned {what}"
+        )
+
+
+check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))

@@ -540,6 +540,9 @@ def reverse(
         value_name = norm.namer.fresh("value")
         aux = norm.namer.fresh("aux")
         getitem = registry.by_public("ad.getitem")
+        check = N.expr_stmt(N.call("ad.check_aux", [N.clone(rv)]))
+        check.sj_op = Op("inactive", what="has_aux check")
+        body.append(check)
         for nm, i in ((value_name, 0), (aux, 1)):
             st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i), ctx=gast.Load()))
             st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})

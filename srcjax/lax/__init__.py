@@ -1,0 +1,132 @@
+"""``srcjax.lax``: JAX's structured control flow, as plain Python.
+
+Called directly, each function runs its Python equivalent. Inside a function
+that srcjax transforms, the normalizer rewrites each call into the Python
+control flow it stands for (``cond`` becomes ``if``, ``fori_loop`` a ``for``,
+``while_loop`` a ``while``, ``scan`` a loop that stacks its outputs), so every
+transform differentiates and batches them like any Python loop. In particular
+reverse mode works through ``while_loop`` (JAX refuses it): the trip count is
+taped as for a Python ``while``.
+
+Semantics and signatures follow ``jax.lax`` (https://docs.jax.dev/en/latest/jax.lax.html).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..primitives.control import stop_gradient
+
+__all__ = [
+    "cond",
+    "switch",
+    "select",
+    "fori_loop",
+    "while_loop",
+    "scan",
+    "map",
+    "stop_gradient",
+]
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)`` (``jax.lax.cond``).
+
+    ``pred`` is a boolean scalar (a Python bool or a 0-d array). Only the branch
+    taken runs, as in JAX.
+    """
+    if np.shape(pred) != ():
+        raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
+    return true_fun(*operands) if pred else false_fun(*operands)
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
+    to ``[0, len(branches) - 1]``."""
+    i = int(np.clip(index, 0, len(branches) - 1))
+    return branches[i](*operands)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """Elementwise ``pred ? on_true : on_false`` (``jax.lax.select``); shapes must match."""
+    from .. import numpy as jnp
+
+    return jnp.where(pred, on_true, on_false)
+
+
+def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``)."""
+    val = init_val
+    for i in range(int(lower), int(upper)):
+        val = body_fun(i, val)
+    return val
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``)."""
+    val = init_val
+    while cond_fun(val):
+        val = body_fun(val)
+    return val
+
+
+def _tree_index(xs: Any, i: int) -> Any:
+    from ..tree_util import tree_map
+
+    return tree_map(lambda a: a[i], xs)
+
+
+def _tree_stack(items: list) -> Any:
+    from ..tree_util import tree_map
+
+    if not items:
+        return None
+    return tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves]), *items)
+
+
+def _leading_length(xs: Any) -> Optional[int]:
+    from ..tree_util import tree_leaves
+
+    leaves = tree_leaves(xs)
+    if not leaves:
+        return None
+    lengths = {np.shape(v)[0] for v in leaves}
+    if len(lengths) != 1:
+        raise ValueError(f"scan got leading axes of different sizes: {sorted(lengths)}")
+    return lengths.pop()
+
+
+def scan(
+    f: Callable,
+    init: Any,
+    xs: Any = None,
+    length: Optional[int] = None,
+    reverse: bool = False,
+    unroll: int = 1,
+) -> Any:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs`` and stack the
+    ``y`` (``jax.lax.scan``). Returns ``(carry, ys)``; ``reverse=True`` scans from the
+    end (``ys`` stays in input order); ``length`` is needed when ``xs`` is None."""
+    n = _leading_length(xs)
+    if n is None:
+        if length is None:
+            raise ValueError("scan got no xs and no length")
+        n = int(length)
+    elif length is not None and int(length) != n:
+        raise ValueError(f"scan got length={length} but xs have leading size {n}")
+    carry = init
+    ys = [None] * n
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        x = None if xs is None else _tree_index(xs, i)
+        carry, y = f(carry, x)
+        ys[i] = y
+    return carry, _tree_stack(ys)
+
+
+def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
+    """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``)."""
+    n = _leading_length(xs)
+    return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
