@@ -6,6 +6,7 @@ which ``srcjax.source(fn)`` prints.
 """
 
 from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
+from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from .api import grad, source, value_and_grad
 from .config import config
 from .primitives import control as _control
@@ -25,4 +26,5 @@ __all__ = [
     "tree_util",
     "numpy",
     "errors",
+    "lax",
 ]

@@ -196,7 +196,6 @@ _UNSUPPORTED = {
     gast.Delete: "`del`",
     gast.Import: "`import` inside the function",
     gast.ImportFrom: "`import` inside the function",
-    gast.FunctionDef: "nested function definitions",
 }
 
 
@@ -409,6 +408,7 @@ class Normalizer:
         prefix: str = "",
         root_globals: Optional[dict] = None,
         deps: Optional[List[tuple]] = None,
+        outer: Optional["Normalizer"] = None,
     ) -> None:
         self.src = src
         self.stack = stack + (src.fn,)
@@ -419,12 +419,17 @@ class Normalizer:
         node = src.node
         params = [a.id for a in node.args.args]
         self.params = params
-        self.locals: Set[str] = set(params) | set(N.assigned_names(node.body))
+        self.locals: Set[str] = set(params) | _own_locals(node.body)
+        self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
+        if outer is not None:
+            # a nested function: the enclosing function's locals are visible
+            self.locals |= outer.locals
+            self.local_fns.update(outer.local_fns)
         taken = set(self.locals) | set(N.names_in(node))
         if namer is None:
             namer = Namer(taken)
         self.namer = namer
-        self.rename: Dict[str, str] = {}
+        self.rename: Dict[str, str] = dict(outer.rename) if outer is not None else {}
         self.ops = _ops_table()
         self.out: List[Any] = []
         self.origin: Any = None
@@ -610,6 +615,10 @@ class Normalizer:
         elif isinstance(s, gast.Return):
             val = N.const(None) if s.value is None else self.atom(s.value, base="out")
             self.emit(gast.Return(value=val))
+        elif isinstance(s, gast.FunctionDef):
+            if s.decorator_list:
+                raise _unsupported(s, "decorated nested functions", src=self.src)
+            self.local_fns[self.var(s.name)] = s
         elif isinstance(s, gast.Pass):
             return
         elif isinstance(s, (gast.Assert, gast.Raise)):
@@ -633,6 +642,13 @@ class Normalizer:
         return node
 
     def assign_target(self, target: Any, value: Any) -> None:
+        if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
+            from .source import _lambda_to_def
+
+            fdef = _lambda_to_def(value)
+            fdef.name = target.id
+            self.local_fns[self.var(target.id)] = fdef
+            return
         if isinstance(target, gast.Name):
             tname = self.var(target.id)
             self.compute_into(tname, value)
@@ -1033,7 +1049,19 @@ class Normalizer:
                 idx = N.index_value(idx)  # slices as slice(...) objects in a call
                 node = N.call(prim.public, [x, idx, v])
                 return node, Op("prim", prim=prim, bound=_bind(prim, x, idx, v))
+        if (
+            isinstance(func, gast.Name)
+            and self.var(func.id) in self.local_fns
+            and (func.id in self.locals)
+        ):
+            args = [self.atom(a) for a in e.args]
+            kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            return self.inline_local(self.local_fns[self.var(func.id)], args, kws, e)
         status, obj = self.resolve(func)
+        if status == "found":
+            lax_kind = getattr(obj, "__srcjax_lax__", None)
+            if lax_kind is not None:
+                return self.lax_call(lax_kind, e, target)
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
         if status == "dynamic" and isinstance(func, gast.Attribute):
@@ -1202,26 +1230,9 @@ class Normalizer:
             raise RecursionUnsupportedError(
                 f"`{pyfn.__name__}` calls itself (recursion) under a transformation",
                 self.loc(e),
-                "rewrite the recursion as a loop, or use lax.while_loop",
+                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
             )
         src = get_source(pyfn)
-        sub = Normalizer(
-            src,
-            namer=self.namer,
-            stack=self.stack,
-            bindings=self.bindings,
-            deps=self.deps,
-            prefix=pyfn.__name__,
-            root_globals=self.root_globals,
-        )
-        # rename all of the callee's locals to fresh names in our namespace
-        for local in sorted(sub.locals):
-            sub.rename[local] = self.namer.fresh(
-                f"{pyfn.__name__}_{local}" if local in self.namer.taken else local
-            )
-        params = [a.id for a in src.node.args.args]
-        defaults = src.node.args.defaults
-        values: Dict[str, Any] = {}
         # bound partial/method args are constants captured at transform time
         args = []
         for pv in pre_args:
@@ -1234,18 +1245,61 @@ class Normalizer:
             tmp = self.namer.fresh(k)
             self.bindings[tmp] = v
             kws.setdefault(k, N.name(tmp))
+        sub = Normalizer(
+            src,
+            namer=self.namer,
+            stack=self.stack,
+            bindings=self.bindings,
+            deps=self.deps,
+            prefix=pyfn.__name__,
+            root_globals=self.root_globals,
+        )
+        return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
+
+    def inline_local(self, fdef: Any, args: list, kws: dict, e: Any) -> tuple:
+        """Inline a function defined inside this one (a nested ``def`` or a lambda):
+        it sees this function's variables, as a closure does."""
+        key = ("local", id(fdef))
+        if key in self.stack:
+            raise RecursionUnsupportedError(
+                f"`{fdef.name}` calls itself (recursion) under a transformation",
+                self.loc(e),
+                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
+            )
+        src = FunctionSource(
+            self.src.fn, fdef, self.src.filename, self.src.globals, self.src.closure
+        )
+        sub = Normalizer(
+            src,
+            namer=self.namer,
+            stack=self.stack + (key,),
+            bindings=self.bindings,
+            deps=self.deps,
+            prefix=fdef.name,
+            root_globals=self.root_globals,
+            outer=self,
+        )
+        return self._inline_into(sub, fdef, fdef.name, args, kws, e)
+
+    def _inline_into(self, sub, fnode, fname, args, kws, e) -> tuple:
+        own = {a.id for a in fnode.args.args} | _own_locals(fnode.body)
+        # rename the callee's own locals to fresh names in our namespace
+        for local in sorted(own):
+            sub.rename[local] = self.namer.fresh(
+                f"{fname}_{local}" if local in self.namer.taken else local
+            )
+        params = [a.id for a in fnode.args.args]
+        defaults = fnode.args.defaults
+        values: Dict[str, Any] = {}
         if len(args) > len(params):
             raise UnsupportedSyntaxError(
-                f"`{pyfn.__name__}` takes {len(params)} arguments, {len(args)} given",
-                self.loc(e),
+                f"`{fname}` takes {len(params)} arguments, {len(args)} given", self.loc(e)
             )
         for p, a in zip(params, args):
             values[p] = a
         for k, v in kws.items():
             if k not in params:
-                raise UnsupportedSyntaxError(
-                    f"`{pyfn.__name__}` has no parameter `{k}`", self.loc(e)
-                )
+                raise UnsupportedSyntaxError(f"`{fname}` has no parameter `{k}`", self.loc(e))
             values[k] = v
         first_default = len(params) - len(defaults)
         for i, p in enumerate(params):
@@ -1255,7 +1309,7 @@ class Normalizer:
                     values[p] = sub.rename_all(d) if not isinstance(d, gast.Constant) else d
                 else:
                     raise UnsupportedSyntaxError(
-                        f"missing argument `{p}` in call to `{pyfn.__name__}`", self.loc(e)
+                        f"missing argument `{p}` in call to `{fname}`", self.loc(e)
                     )
         saved_origin = self.origin
         for p in params:
@@ -1272,6 +1326,234 @@ class Normalizer:
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
+
+    # -- lax: structured control flow becomes Python control flow ------------------
+    def call_value(self, fn_node: Any, args: list, e: Any) -> Any:
+        """Call a function given as an expression (lambda, local, global); return an atom."""
+        if isinstance(fn_node, gast.Lambda):
+            from .source import _lambda_to_def
+
+            node, op = self.inline_local(_lambda_to_def(fn_node), args, {}, e)
+        elif (
+            isinstance(fn_node, gast.Name)
+            and fn_node.id in self.locals
+            and self.var(fn_node.id) in self.local_fns
+        ):
+            node, op = self.inline_local(self.local_fns[self.var(fn_node.id)], args, {}, e)
+        else:
+            status, obj = self.resolve(fn_node)
+            if status != "found":
+                raise UnsupportedSyntaxError(
+                    f"cannot tell statically which function `{N.to_source(fn_node)}` is",
+                    self.loc(fn_node),
+                    "pass a lambda, a nested def or a module-level function",
+                )
+            fake = gast.Call(func=fn_node, args=list(args), keywords=[])
+            N.copy_origin(fake, e)
+            node, op = self.call(fake, None)
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return node
+        t = self.temp("r")
+        self.emit(N.assign(t, node), op)
+        return N.name(t)
+
+    def lax_call(self, kind: str, e: Any, target: Optional[str]) -> tuple:
+        a = list(e.args)
+        kw = {k.arg: k.value for k in e.keywords}
+        t = target or self.temp(kind + "_out" if kind != "map" else "mapped")
+        if kind == "cond":
+            if len(a) < 3:
+                raise _unsupported(e, "lax.cond with fewer than 3 arguments", src=self.src)
+            pred = self.atom(a[0], base="pred", force_name=not isinstance(a[0], gast.Name))
+            ops = [self.atom(o) for o in a[3:]]
+            branches = []
+            for fn_node in (a[1], a[2]):
+                saved, self.out = self.out, []
+                r = self.call_value(fn_node, ops, e)
+                self.emit(N.assign(t, r), Op("copy", elts=[r]))
+                branches.append(self.out)
+                self.out = saved
+            self.emit(gast.If(test=N.clone(pred), body=branches[0], orelse=branches[1]))
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if kind == "switch":
+            if len(a) < 2 or not isinstance(a[1], (gast.List, gast.Tuple)):
+                raise _unsupported(
+                    e, "lax.switch with branches that are not a list display", src=self.src
+                )
+            idx = self.atom(a[0], base="index")
+            fns = a[1].elts
+            ops = [self.atom(o) for o in a[2:]]
+            k = self.temp("branch")
+            clamp = N.parse_expr(f"min(max(int({N.to_source(idx)}), 0), {len(fns) - 1})")
+            self.emit(N.assign(k, clamp), Op("inactive", what="clamp"))
+            chain: List[Any] = []
+            for j in range(len(fns) - 1, -1, -1):
+                saved, self.out = self.out, []
+                r = self.call_value(fns[j], ops, e)
+                self.emit(N.assign(t, r), Op("copy", elts=[r]))
+                body, self.out = self.out, saved
+                if j == len(fns) - 1:
+                    chain = body
+                    continue
+                c = self.temp("cond")
+                test_stmt = N.assign(c, N.parse_expr(f"{k} == {j}"))
+                test_stmt.sj_op = Op("inactive", what="comparison")
+                chain = [test_stmt, gast.If(test=N.name(c), body=body, orelse=chain)]
+            self.out.extend(chain)
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if kind == "fori_loop":
+            lo, hi = self.atom(a[0]), self.atom(a[1])
+            val = self.temp("val")
+            init = self.atom(a[3])
+            self.emit(N.assign(val, init), Op("copy", elts=[init]))
+            i = self.temp("i")
+            saved, self.out = self.out, []
+            r = self.call_value(a[2], [N.name(i), N.name(val)], e)
+            self.emit(N.assign(val, r), Op("copy", elts=[r]))
+            body, self.out = self.out, saved
+            loop = gast.For(
+                target=N.name(i, store=True),
+                iter=N.call(N.name("range"), [lo, hi]),
+                body=body,
+                orelse=[],
+                type_comment=None,
+            )
+            self.emit(loop)
+            return N.name(val), Op("copy", elts=[N.name(val)])
+        if kind == "while_loop":
+            val = self.temp("val")
+            init = self.atom(a[2])
+            self.emit(N.assign(val, init), Op("copy", elts=[init]))
+            c = self.temp("cond")
+
+            def test_code():
+                saved, self.out = self.out, []
+                r = self.call_value(a[0], [N.name(val)], e)
+                self.emit(N.assign(c, r), Op("copy", elts=[r]))
+                code, self.out = self.out, saved
+                return code
+
+            self.out.extend(test_code())
+            saved, self.out = self.out, []
+            r = self.call_value(a[1], [N.name(val)], e)
+            self.emit(N.assign(val, r), Op("copy", elts=[r]))
+            body, self.out = self.out, saved
+            body += test_code()
+            self.emit(gast.While(test=N.name(c), body=body, orelse=[]))
+            return N.name(val), Op("copy", elts=[N.name(val)])
+        if kind in ("scan", "map"):
+            return self._scan(kind, a, kw, e, t)
+        raise _unsupported(e, f"lax.{kind}", src=self.src)
+
+    def _scan(self, kind, a, kw, e, t) -> tuple:
+        if kind == "scan":
+            f = a[0] if a else kw.get("f")
+            init = a[1] if len(a) > 1 else kw.get("init")
+            xs = a[2] if len(a) > 2 else kw.get("xs", N.const(None))
+            length = a[3] if len(a) > 3 else kw.get("length", N.const(None))
+            rev = a[4] if len(a) > 4 else kw.get("reverse", N.const(False))
+        else:
+            f, xs = a[0], a[1]
+            init, length, rev = None, N.const(None), N.const(False)
+        rev_c = _fold_constant(rev)
+        if not isinstance(rev_c, gast.Constant):
+            raise _unsupported(e, "a non-constant `reverse=` in lax.scan", src=self.src)
+        reverse = bool(rev_c.value)
+        xs_a = self.atom(xs, base="xs")
+        n = self.temp("n")
+        length_a = self.atom(length)
+        scan_len = registry.by_public("ad.scan_length")
+        self.emit(
+            N.assign(n, N.call(scan_len.public, [N.clone(xs_a), length_a])),
+            Op("inactive", what="scan length"),
+        )
+        carry = None
+        if kind == "scan":
+            carry = self.temp("carry")
+            init_a = self.atom(init)
+            self.emit(N.assign(carry, init_a), Op("copy", elts=[init_a]))
+        ys = self.temp("ys")
+        self.emit(N.assign(ys, gast.List(elts=[], ctx=gast.Load())), Op("pack", elts=[]))
+        k = self.temp("k")
+        saved, self.out = self.out, []
+        i = k
+        if reverse:
+            i = self.temp("i")
+            self.emit(N.assign(i, N.parse_expr(f"{n} - 1 - {k}")), Op("inactive", what="index"))
+        x = self.temp("x")
+        if isinstance(xs_a, gast.Constant) and xs_a.value is None:
+            self.emit(N.assign(x, N.const(None)), Op("copy", elts=[N.const(None)]))
+        else:
+            sl = registry.by_public("ad.tree_slice")
+            self.emit(
+                N.assign(x, N.call(sl.public, [N.clone(xs_a), N.name(i)])),
+                Op("prim", prim=sl, bound=_bind(sl, N.clone(xs_a), N.name(i))),
+            )
+        if kind == "scan":
+            r = self.call_value(f, [N.name(carry), N.name(x)], e)
+            getitem = registry.by_public("ad.getitem")
+            y = self.temp("y")
+            for nm, j in ((carry, 0), (y, 1)):
+                node = gast.Subscript(value=N.clone(r), slice=N.const(j), ctx=gast.Load())
+                self.emit(
+                    N.assign(nm, node),
+                    Op("prim", prim=getitem, bound=_bind(getitem, N.clone(r), N.const(j))),
+                )
+            y_atom = N.name(y)
+        else:
+            y_atom = self.call_value(f, [N.name(x)], e)
+        self.emit(
+            N.expr_stmt(N.call(N.attr(N.name(ys), "append"), [y_atom])),
+            Op("append", elts=[y_atom], target=ys),
+        )
+        body, self.out = self.out, saved
+        loop = gast.For(
+            target=N.name(k, store=True),
+            iter=N.call(N.name("range"), [N.name(n)]),
+            body=body,
+            orelse=[],
+            type_comment=None,
+        )
+        self.emit(loop)
+        if reverse:
+            getitem = registry.by_public("ad.getitem")
+            rv = self.temp("ys")
+            idx = gast.Slice(lower=None, upper=None, step=N.const(-1))
+            self.emit(
+                N.assign(rv, gast.Subscript(value=N.name(ys), slice=idx, ctx=gast.Load())),
+                Op("prim", prim=getitem, bound=_bind(getitem, N.name(ys), idx)),
+            )
+            ys = rv
+        st = registry.by_public("ad.tree_stack")
+        stacked = self.temp("stacked")
+        self.emit(
+            N.assign(stacked, N.call(st.public, [N.name(ys)])),
+            Op("prim", prim=st, bound=_bind(st, N.name(ys))),
+        )
+        if kind == "map":
+            return N.name(stacked), Op("copy", elts=[N.name(stacked)])
+        elts = [N.name(carry), N.name(stacked)]
+        return gast.Tuple(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
+
+
+def _own_locals(stmts: List[Any]) -> Set[str]:
+    """Names a function body assigns, not looking inside nested functions/lambdas."""
+    out: Set[str] = set()
+
+    def visit(node):
+        if isinstance(node, gast.FunctionDef):
+            out.add(node.name)
+            return
+        if isinstance(node, gast.Lambda):
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            out.add(node.id)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for s in stmts:
+        visit(s)
+    return out
 
 
 def _bind(prim: Any, *args: Any) -> Dict[str, Any]:

@@ -130,3 +130,17 @@ def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
     """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``)."""
     n = _leading_length(xs)
     return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
+
+
+for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):
+    # the normalizer rewrites calls to these into Python control flow
+    globals()[_name].__srcjax_lax__ = _name
+
+
+def _register_aliases() -> None:
+    from ..primitives import registry
+
+    registry.alias(registry.by_public("jnp.where"), select)
+
+
+_register_aliases()

@@ -515,3 +515,136 @@ def _check_aux(out):
 
 
 check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))
+
+
+# ---------------------------------------------------------------------------
+# lax.scan support: slicing and stacking pytrees along the leading axis.
+
+
+def _leaves_map(fn, *trees):
+    from ..tree_util import tree_map
+
+    return tree_map(fn, *trees)
+
+
+def _scan_length(xs, length=None):
+    """Trip count of ``lax.scan``: ``length`` or the leading size of ``xs``'s leaves."""
+    from ..lax import _leading_length
+
+    n = None if xs is None else _leading_length(xs)
+    if n is None:
+        if length is None:
+            raise ValueError("scan got no xs and no length")
+        return int(length)
+    if length is not None and int(length) != n:
+        raise ValueError(f"scan got length={length} but xs have leading size {n}")
+    return n
+
+
+scan_length = register(
+    Primitive("ad.scan_length", _scan_length, kind="internal", differentiable=False)
+)
+
+
+def _tree_slice(xs, i):
+    """``xs[i]`` for every leaf of the pytree ``xs``."""
+    if isinstance(xs, np.ndarray):
+        return xs[i]
+    return _leaves_map(lambda a: a[i], xs)
+
+
+tree_slice = register(Primitive("ad.tree_slice", _tree_slice, kind="structural"))
+
+
+def _tree_slice_adjoint(ct, xs, i):
+    """Cotangent of ``xs`` from that of ``xs[i]``: zeros with ``ct`` at row ``i``."""
+
+    def one(c, a):
+        out = np.zeros(np.shape(a), dtype=np.result_type(a, c))
+        out[i] = c
+        return out
+
+    if isinstance(xs, np.ndarray):
+        return one(ct, xs)
+    return _leaves_map(one, ct, xs)
+
+
+tree_slice_adjoint = register(
+    Primitive("ad.tree_slice_adjoint", _tree_slice_adjoint, kind="internal")
+)
+
+
+def _tree_slice_vjp(g, ans, xs, i):
+    return tree_slice_adjoint(g, xs, i)
+
+
+def _tree_slice_jvp(t, ans, xs, i):
+    return tree_slice(t, i)
+
+
+tree_slice.def_vjp(_tree_slice_vjp)
+tree_slice.def_jvp(_tree_slice_jvp)
+tree_slice.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
+
+
+def _tsa_vjp(g, ans, ct, xs, i):
+    return tree_slice(g, i)
+
+
+def _tsa_jvp(t, ans, ct, xs, i):
+    return tree_slice_adjoint(t, xs, i)
+
+
+tree_slice_adjoint.def_vjp(_tsa_vjp)
+tree_slice_adjoint.def_jvp(_tsa_jvp)
+tree_slice_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(4, 3)), 1), {})]
+
+
+def _tree_stack(items):
+    """Stack a list of pytrees with equal structure leafwise along a new axis 0."""
+    if not items:
+        raise ValueError("cannot stack an empty list (scan of length 0)")
+    first = items[0]
+    if isinstance(first, (np.ndarray, np.generic, float, int)):
+        return np.stack(items)
+    return _leaves_map(lambda *leaves: np.stack(leaves), *items)
+
+
+tree_stack = register(Primitive("ad.tree_stack", _tree_stack, kind="structural"))
+
+
+def _tree_unstack(ct, items):
+    """The cotangents of the items of ``tree_stack(items)``: a list, one per item."""
+    n = len(items)
+    if isinstance(ct, np.ndarray):
+        return [ct[k] for k in range(n)]
+    return [_leaves_map(lambda a, k=k: a[k], ct) for k in range(n)]
+
+
+tree_unstack = register(Primitive("ad.tree_unstack", _tree_unstack, kind="internal"))
+
+
+def _tree_stack_vjp(g, ans, items):
+    return tree_unstack(g, items)
+
+
+def _tree_stack_jvp(t, ans, items):
+    return tree_stack(t)
+
+
+tree_stack.def_vjp(_tree_stack_vjp)
+tree_stack.def_jvp(_tree_stack_jvp)
+tree_stack.samples = lambda rng: []  # list operand; covered by the lax.scan tests
+
+
+def _tree_unstack_vjp(g, ans, ct, items):
+    return tree_stack(g)
+
+
+def _tree_unstack_jvp(t, ans, ct, items):
+    return tree_unstack(t, items)
+
+
+tree_unstack.def_vjp(_tree_unstack_vjp)
+tree_unstack.def_jvp(_tree_unstack_jvp)
+tree_unstack.samples = lambda rng: []
