@@ -8,6 +8,7 @@ which ``srcjax.source(fn)`` prints.
 from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from .api import grad, source, value_and_grad
+from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
 from .primitives import control as _control
 
@@ -27,4 +28,10 @@ __all__ = [
     "numpy",
     "errors",
     "lax",
+    "jvp",
+    "vjp",
+    "linearize",
+    "jacfwd",
+    "jacrev",
+    "hessian",
 ]

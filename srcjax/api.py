@@ -215,17 +215,7 @@ class _Grad(Transformed):
         fdef = reverse(
             norm, wrt, pkinds, has_aux=self.has_aux, with_value=self.with_value, name=gname
         )
-        user_file = src.filename
-        header = (
-            f"srcjax: {label} of {src.name} ({os.path.basename(user_file)}:{src.node.lineno}) "
-            f"with respect to {', '.join(wrt)}"
-        )
-        text = emit.render(fdef, header, user_file)
-        fn = emit.load(
-            text, gname, src.globals, src.closure, norm.bindings, gname, src.fn.__defaults__
-        )
-        fn.__srcjax_deps__ = tuple(norm.deps)
-        return fn
+        return finish(src, norm, fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
 
     def __call__(self, *args, **kwargs):
         if self._bound:
@@ -297,6 +287,26 @@ class _Grad(Transformed):
         return frozenset(out)
 
 
+def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
+    """Render a generated FunctionDef with its header and load it as a live function."""
+    user_file = src.filename
+    header = (
+        f"srcjax: {what} {src.name} ({os.path.basename(user_file)}:{src.node.lineno}) {detail}"
+    ).rstrip()
+    text = emit.render(fdef, header, user_file)
+    fn = emit.load(
+        text,
+        fdef.name,
+        src.globals,
+        src.closure,
+        norm.bindings,
+        fdef.name,
+        src.fn.__defaults__ if defaults else None,
+    )
+    fn.__srcjax_deps__ = tuple(norm.deps)
+    return fn
+
+
 def grad(
     fun: Callable,
     argnums: Union[int, Sequence[int]] = 0,
@@ -359,6 +369,9 @@ def source(fn: Callable, *example_args: Any) -> str:
     """
     if not isinstance(fn, Transformed):
         raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
+    specialized = getattr(fn, "_source_for", None)  # jit: specialized on example args
+    if specialized is not None:
+        return specialized(*example_args)
     if example_args:
         bound = getattr(fn, "_bound", ())
         kinds = tuple(_kind(a) for a in bound + tuple(example_args))
@@ -373,3 +386,7 @@ def source(fn: Callable, *example_args: Any) -> str:
             nparams = len(get_source(target).node.args.args)
             kinds = ("leaf",) * nparams
     return fn._generated(kinds).__srcjax_source__
+
+
+grad.__srcjax_factory__ = True
+value_and_grad.__srcjax_factory__ = True

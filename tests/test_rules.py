@@ -448,3 +448,39 @@ def test_where_keeps_nan_of_unselected_branch_rule():
     sqrt = REGISTRY["jnp.sqrt"]
     y_bar = p.vjps["y"](np.array(1.0), None, np.array(True), 0.0, sqrt.impl(0.0))
     assert np.isnan(sqrt.vjps["x"](y_bar, sqrt.impl(np.array(0.0)), np.array(0.0)))
+
+
+@pytest.mark.parametrize("p", DIFF, ids=[p.public for p in DIFF])
+def test_jvp_vjp_consistency(p):
+    """<vjp(u), v> == <u, jvp(v)> for random u, v: the two rules are transposes."""
+    rng = np.random.default_rng(13)
+    checked = 0
+    for args, kwargs, name, loc, argnum in _operands(p):
+        if name not in p.vjps or name not in p.jvps:
+            continue
+        value = _get(args, kwargs, loc)
+        if isinstance(value, (list, tuple)):
+            continue  # list operands: covered by the two rule tests above
+        ans = p.impl(*args, **kwargs)
+        if (
+            not isinstance(ans, (np.ndarray, np.generic, float))
+            or np.asarray(ans).dtype.kind != "f"
+        ):
+            continue
+        u = rng.normal(size=np.shape(ans))
+        v = rng.normal(size=np.shape(value))
+        v_arg = v if np.ndim(v) else float(v)
+        u_arg = u if np.ndim(u) else float(u)
+        vj = np.asarray(_call_rule(p.vjps[name], u_arg, ans, args, kwargs, argnum), dtype=float)
+        if p.broadcasting:
+            vj = _unbroadcast(vj, np.shape(value))
+        jv = np.asarray(_call_rule(p.jvps[name], v_arg, ans, args, kwargs, argnum), dtype=float)
+        jv = np.broadcast_to(jv, np.shape(ans))
+        lhs, rhs = float(np.sum(vj * v)), float(np.sum(u * jv))
+        assert np.isclose(lhs, rhs, rtol=1e-7, atol=1e-9), (
+            f"{p.public}: <vjp(u), v> = {lhs} but <u, jvp(v)> = {rhs} for {name!r}, "
+            f"{_describe(args, kwargs)}"
+        )
+        checked += 1
+    if not checked:
+        pytest.skip(f"{p.public}: no array operand with both rules")

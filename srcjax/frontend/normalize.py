@@ -1057,11 +1057,17 @@ class Normalizer:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             return self.inline_local(self.local_fns[self.var(func.id)], args, kws, e)
+        if isinstance(func, gast.Call):
+            st, factory = self.resolve(func.func)
+            if st == "found" and getattr(factory, "__srcjax_factory__", False):
+                return self.transform_call(factory, func, e, target)
         status, obj = self.resolve(func)
         if status == "found":
             lax_kind = getattr(obj, "__srcjax_lax__", None)
             if lax_kind is not None:
                 return self.lax_call(lax_kind, e, target)
+            if getattr(obj, "__srcjax_jvp__", False):
+                return self.jvp_call(e, target)
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
         if status == "dynamic" and isinstance(func, gast.Attribute):
@@ -1091,6 +1097,10 @@ class Normalizer:
             return N.call(fnode, args, kws), Op(
                 kind, elts=args + list(kws.values()), what=N.to_source(func)
             )
+        if getattr(obj, "__srcjax_transform__", None) == "jit" and hasattr(
+            obj, "__srcjax_wrapped__"
+        ):
+            obj = obj.__srcjax_wrapped__  # jit is an identity for other transforms
         if getattr(obj, "__srcjax_transform__", None) is not None:
             fnode = self.rename_all(func)
             args = [self.atom(a) for a in e.args]
@@ -1326,6 +1336,64 @@ class Normalizer:
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
+
+    # -- srcjax transforms called inside transformed code ---------------------------
+    def _static_function(self, node: Any) -> Any:
+        status, obj = self.resolve(node)
+        if status != "found" or not callable(obj):
+            raise UnsupportedSyntaxError(
+                f"a transform inside a transformed function needs a function known before "
+                f"the call; `{N.to_source(node)}` is computed at run time",
+                self.loc(node),
+                "pass a module-level function (or define it outside)",
+            )
+        return obj
+
+    def _static_value(self, node: Any) -> Any:
+        c = _fold_constant(node)
+        if isinstance(c, gast.Constant):
+            return c.value
+        if isinstance(c, gast.Tuple):
+            return tuple(x.value for x in c.elts)
+        raise UnsupportedSyntaxError(
+            "options of a transform used inside a transformed function must be constants",
+            self.loc(node),
+        )
+
+    def transform_call(self, factory: Any, make: Any, e: Any, target: Optional[str]) -> tuple:
+        """``srcjax.grad(f, argnums=1)(x, y)`` inside transformed code: inline the
+        generated code of the inner transform (arguments are taken to be arrays)."""
+        if not make.args:
+            raise _unsupported(make, "a transform without a function", src=self.src)
+        fobj = self._static_function(make.args[0])
+        extra = [self._static_value(a) for a in make.args[1:]]
+        kws = {k.arg: self._static_value(k.value) for k in make.keywords}
+        tobj = factory(fobj, *extra, **kws)
+        gen = tobj._generated(("leaf",) * len(e.args))
+        return self.inline(gen, e, target)
+
+    def jvp_call(self, e: Any, target: Optional[str]) -> tuple:
+        """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
+        from ..api_fwd import _jvp_function
+
+        if len(e.args) != 3 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]):
+            raise _unsupported(
+                e,
+                "jvp inside a transformed function needs tuple displays of primals and tangents",
+                src=self.src,
+            )
+        fobj = self._static_function(e.args[0])
+        primals, tangents = e.args[1].elts, e.args[2].elts
+        has_aux = False
+        for k in e.keywords:
+            if k.arg == "has_aux":
+                has_aux = bool(self._static_value(k.value))
+        gen, bound = _jvp_function(fobj, ("leaf",) * len(primals), has_aux, False)
+        if bound:
+            raise _unsupported(e, "jvp of a partial inside a transformed function", src=self.src)
+        fake = gast.Call(func=e.args[0], args=list(primals) + list(tangents), keywords=[])
+        N.copy_origin(fake, e)
+        return self.inline(gen, fake, target)
 
     # -- lax: structured control flow becomes Python control flow ------------------
     def call_value(self, fn_node: Any, args: list, e: Any) -> Any:

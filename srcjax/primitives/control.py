@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NonDifferentiableError
+from .ad import unbroadcast
 from .registry import Primitive, register
 from .registry import alias as registry_alias
 
@@ -648,3 +649,193 @@ def _tree_unstack_jvp(t, ans, ct, items):
 tree_unstack.def_vjp(_tree_unstack_vjp)
 tree_unstack.def_jvp(_tree_unstack_jvp)
 tree_unstack.samples = lambda rng: []
+
+
+def _broadcast_like(x, like):
+    """``x`` broadcast to ``like``'s shape (a tangent of a broadcasting primitive)."""
+    shape = np.shape(like)
+    if np.shape(x) == shape:
+        return x
+    return np.broadcast_to(x, shape)
+
+
+broadcast_like = register(Primitive("ad.broadcast_like", _broadcast_like, kind="internal"))
+
+
+def _broadcast_like_vjp(g, ans, x, like):
+    return unbroadcast(g, x)
+
+
+def _broadcast_like_jvp(t, ans, x, like):
+    return broadcast_like(t, like)
+
+
+broadcast_like.def_vjp(_broadcast_like_vjp)
+broadcast_like.def_jvp(_broadcast_like_jvp)
+broadcast_like.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(2, 3))), {})]
+
+
+# ---------------------------------------------------------------------------
+# Jacobians: one-hot bases and assembly of columns (jacfwd) or rows (jacrev).
+
+
+def _flat(tree):
+    from ..tree_util import tree_flatten
+
+    leaves, treedef = tree_flatten(tree)
+    return [np.asarray(v) for v in leaves], treedef
+
+
+def _basis(x):
+    """One-hot pytrees like ``x``, one per element of its leaves, in flattened order."""
+    leaves, treedef = _flat(x)
+    out = []
+    for i, leaf in enumerate(leaves):
+        dt = leaf.dtype if leaf.dtype.kind in "fc" else np.float32
+        for k in range(leaf.size):
+            parts = [
+                np.zeros(
+                    v.shape, dt if j == i else (v.dtype if v.dtype.kind in "fc" else np.float32)
+                )
+                for j, v in enumerate(leaves)
+            ]
+            parts[i].reshape(-1)[k] = 1
+            out.append(treedef.unflatten(parts))
+    return out
+
+
+basis = register(Primitive("ad.basis", _basis, kind="internal", differentiable=False))
+
+
+def _blocks(items, outer, inner, items_index_outer):
+    """Assemble a Jacobian with structure outer-tree of inner-tree of blocks."""
+    o_leaves, o_def = _flat(outer)
+    i_leaves, i_def = _flat(inner)
+    flat_items = [_flat(it)[0] for it in items]
+    result = []
+    if items_index_outer:  # rows: items[k] is an inner-tree, k runs over outer elements
+        off = 0
+        for o in o_leaves:
+            row_blocks = []
+            for j, leaf in enumerate(i_leaves):
+                stack = [flat_items[k][j] for k in range(off, off + o.size)]
+                block = np.stack(stack) if stack else np.zeros((0,) + leaf.shape, leaf.dtype)
+                row_blocks.append(block.reshape(o.shape + leaf.shape))
+            result.append(i_def.unflatten(row_blocks))
+            off += o.size
+    else:  # columns: items[k] is an outer-tree, k runs over inner elements
+        for jo, o in enumerate(o_leaves):
+            row_blocks = []
+            off = 0
+            for leaf in i_leaves:
+                stack = [flat_items[k][jo] for k in range(off, off + leaf.size)]
+                block = np.stack(stack) if stack else np.zeros((0,) + o.shape, o.dtype)
+                block = block.reshape(leaf.shape + o.shape)
+                nd_in = leaf.ndim
+                block = np.moveaxis(block, list(range(nd_in)), list(range(o.ndim, o.ndim + nd_in)))
+                row_blocks.append(block)
+                off += leaf.size
+            result.append(i_def.unflatten(row_blocks))
+    return o_def.unflatten(result)
+
+
+def _unblocks(ct, outer, inner, items_index_outer):
+    """The transpose of :func:`_blocks`: the list of item cotangents."""
+    o_leaves, o_def = _flat(outer)
+    i_leaves, i_def = _flat(inner)
+    ct_outer = o_def.flatten_up_to(ct) if hasattr(o_def, "flatten_up_to") else None
+    if ct_outer is None:
+        from ..tree_util import tree_leaves
+
+        flat = tree_leaves(ct)
+        ct_outer = [flat[j * len(i_leaves) : (j + 1) * len(i_leaves)] for j in range(len(o_leaves))]
+    else:
+        ct_outer = [_flat(c)[0] for c in ct_outer]
+    items = []
+    if items_index_outer:
+        for jo, o in enumerate(o_leaves):
+            for k in range(o.size):
+                parts = []
+                for j, leaf in enumerate(i_leaves):
+                    block = np.asarray(ct_outer[jo][j]).reshape((o.size,) + leaf.shape)
+                    parts.append(block[k])
+                items.append(i_def.unflatten(parts))
+    else:
+        for j, leaf in enumerate(i_leaves):
+            for k in range(leaf.size):
+                parts = []
+                for jo, o in enumerate(o_leaves):
+                    block = np.asarray(ct_outer[jo][j]).reshape(o.shape + (leaf.size,))
+                    parts.append(block[..., k])
+                items.append(o_def.unflatten(parts))
+    return items
+
+
+def _jac_columns(cols, x, out):
+    """Jacobian from jvp columns: outer = ``out``'s tree, inner = ``x``'s tree."""
+    return _blocks(cols, out, x, False)
+
+
+def _jac_rows(rows, x, out):
+    """Jacobian from vjp rows: outer = ``out``'s tree, inner = ``x``'s tree."""
+    return _blocks(rows, out, x, True)
+
+
+def _jac_columns_t(ct, x, out):
+    """Transpose of ``jac_columns`` in its columns."""
+    return _unblocks(ct, out, x, False)
+
+
+def _jac_rows_t(ct, x, out):
+    """Transpose of ``jac_rows`` in its rows."""
+    return _unblocks(ct, out, x, True)
+
+
+jac_columns = register(Primitive("ad.jac_columns", _jac_columns, kind="internal"))
+jac_rows = register(Primitive("ad.jac_rows", _jac_rows, kind="internal"))
+jac_columns_t = register(Primitive("ad.jac_columns_t", _jac_columns_t, kind="internal"))
+jac_rows_t = register(Primitive("ad.jac_rows_t", _jac_rows_t, kind="internal"))
+
+
+def _jc_vjp(g, ans, cols, x, out):
+    return jac_columns_t(g, x, out)
+
+
+def _jc_jvp(t, ans, cols, x, out):
+    return jac_columns(t, x, out)
+
+
+def _jr_vjp(g, ans, rows, x, out):
+    return jac_rows_t(g, x, out)
+
+
+def _jr_jvp(t, ans, rows, x, out):
+    return jac_rows(t, x, out)
+
+
+def _jct_vjp(g, ans, ct, x, out):
+    return jac_columns(g, x, out)
+
+
+def _jct_jvp(t, ans, ct, x, out):
+    return jac_columns_t(t, x, out)
+
+
+def _jrt_vjp(g, ans, ct, x, out):
+    return jac_rows(g, x, out)
+
+
+def _jrt_jvp(t, ans, ct, x, out):
+    return jac_rows_t(t, x, out)
+
+
+jac_columns.def_vjp(_jc_vjp)
+jac_columns.def_jvp(_jc_jvp)
+jac_rows.def_vjp(_jr_vjp)
+jac_rows.def_jvp(_jr_jvp)
+jac_columns_t.def_vjp(_jct_vjp)
+jac_columns_t.def_jvp(_jct_jvp)
+jac_rows_t.def_vjp(_jrt_vjp)
+jac_rows_t.def_jvp(_jrt_jvp)
+for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
+    _p.samples = lambda rng: []  # list operands; checked against finite differences in tests

@@ -513,8 +513,13 @@ def reverse(
     has_aux: bool = False,
     with_value: bool = False,
     name: Optional[str] = None,
+    cotangent: Optional[str] = None,
 ) -> Any:
     """Build the gradient function of a normalized function.
+
+    With ``cotangent`` (a parameter name), the output's cotangent is that extra
+    parameter instead of the scalar seed 1 (``vjp``), and the function returns
+    ``(value, grads)``.
 
     Args:
         norm: output of :func:`srcjax.frontend.normalize.normalize`.
@@ -564,7 +569,11 @@ def reverse(
 
     nz: Set[str] = set()
     seed = []
-    if out_name in rv_.active:
+    if cotangent is not None:
+        if out_name in rv_.active:
+            seed = [N.assign(rv_.bar(out_name), N.name(cotangent))]
+            nz.add(out_name)
+    elif out_name in rv_.active:
         seed = [N.assign(rv_.bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
         nz.add(out_name)
     else:
@@ -613,9 +622,21 @@ def reverse(
         st.sj_section = getattr(st, "sj_section", None)
     new_body[0:0] = [_Marker("forward")] if new_body else []
     new_body += [_Marker("backward")] + seed + bwd + fix + [gast.Return(value=retval)]
+    args = fdef.args
+    if cotangent is not None:
+        args = gast.arguments(
+            args=list(fdef.args.args)
+            + [gast.Name(id=cotangent, ctx=gast.Param(), annotation=None, type_comment=None)],
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
     new = gast.FunctionDef(
         name=name or f"{fdef.name}_grad",
-        args=fdef.args,
+        args=args,
         body=new_body,
         decorator_list=[],
         returns=None,

@@ -1,0 +1,321 @@
+"""Forward mode and the rest of JAX's differentiation API.
+
+``jvp``, ``linearize``, ``vjp``, ``jacfwd``, ``jacrev`` and ``hessian``, with
+JAX's signatures and semantics (https://docs.jax.dev/en/latest/jax.html).
+Every one of them runs generated code that ``srcjax.source`` can print, and
+every generated function is itself valid srcjax input, so they compose:
+``jacfwd(jacrev(f))``, ``jvp`` of ``grad``, ``grad`` of ``jvp``, ``vjp`` of a
+``vjp`` function.
+
+Jacobians are built column by column (``jacfwd``: one jvp per input element) or
+row by row (``jacrev``: one vjp per output element) in a generated Python loop;
+srcjax has no ``vmap`` to batch them yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any, Callable, Sequence, Tuple, Union
+
+import gast
+
+from .api import _TRANSFORM_CACHE, Transformed, _kind, finish
+from .errors import TransformTypeError, TransformValueError
+from .frontend import nodes as N
+from .frontend.normalize import normalize
+from .frontend.source import FunctionSource, get_source, unwrap_callable
+from .transforms.forward import forward
+from .transforms.reverse import reverse
+
+__all__ = ["jvp", "linearize", "vjp", "jacfwd", "jacrev", "hessian"]
+
+_LOCK = threading.Lock()
+
+
+def _target(fun: Any, kinds: Tuple[str, ...]):
+    """(python function with source, leading bound args) for ``fun``."""
+    if isinstance(fun, Transformed):
+        return fun._generated(kinds), ()
+    pyfn, bound, bkw = unwrap_callable(fun)
+    if bkw:
+        raise TransformTypeError("functools.partial with keyword arguments is not supported here")
+    return pyfn, bound
+
+
+def _cached(target, key, build):
+    per = _TRANSFORM_CACHE.get(target)
+    if per is not None and key in per:
+        return per[key]
+    fn = build()
+    with _LOCK:
+        _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
+    return fn
+
+
+def _jvp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only: bool):
+    """Generated ``f_jvp(*primals, *tangents)``; returns (out, out_dot[, aux]), or just
+    out_dot with ``tangent_only``. Leading bound arguments of a partial come first."""
+    target, bound = _target(fun, kinds)
+
+    def build():
+        src = get_source(target)
+        norm = normalize(src)
+        params = [a.id for a in src.node.args.args]
+        wrt = params[len(bound) :]
+        label = "linearize" if tangent_only else "jvp"
+        fdef = forward(norm, wrt, has_aux=has_aux, name=f"{src.name}_{label}")
+        if tangent_only:
+            ret = fdef.body[-1]
+            ret.value = ret.value.elts[1]
+        return finish(
+            src, norm, fdef, f"{label} of", f"with tangents for {', '.join(wrt)}", defaults=False
+        )
+
+    fn = _cached(target, ("jvp", kinds, has_aux, tangent_only), build)
+    return fn, bound
+
+
+def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool):
+    """Generated ``f_vjp(*primals, ct)`` returning the tuple of cotangents of the
+    primals (after bound arguments)."""
+    target, bound = _target(fun, kinds)
+
+    def build():
+        src = get_source(target)
+        norm = normalize(src)
+        norm.tuple_wrt = True
+        params = [a.id for a in src.node.args.args]
+        wrt = params[len(bound) :]
+        pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
+        ct = norm.namer.fresh("out_bar_in")
+        fdef = reverse(
+            norm,
+            wrt,
+            pkinds,
+            has_aux=has_aux,
+            with_value=False,
+            name=f"{src.name}_vjp",
+            cotangent=ct,
+        )
+        if has_aux:  # the vjp function returns cotangents only
+            ret = fdef.body[-1]
+            ret.value = ret.value.elts[0]
+        return finish(
+            src, norm, fdef, "vjp of", f"with respect to {', '.join(wrt)}", defaults=False
+        )
+
+    fn = _cached(target, ("vjp", kinds, has_aux), build)
+    return fn, bound
+
+
+def _kinds(args) -> Tuple[str, ...]:
+    return tuple(_kind(a) for a in args)
+
+
+def jvp(
+    fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
+    """Jacobian-vector product (``jax.jvp``).
+
+    Args:
+        fun: function of ``len(primals)`` positional arguments (pytrees allowed).
+        primals: tuple of the point to evaluate at.
+        tangents: tuple of tangents, same structure, shapes and dtypes as ``primals``.
+        has_aux: ``fun`` returns ``(out, aux)``.
+
+    Returns:
+        ``(fun(*primals), J @ tangents)`` (plus ``aux`` with ``has_aux``); the
+        tangent has ``out``'s structure.
+
+    Raises:
+        TypeError if ``primals``/``tangents`` are not tuples or lists of equal length.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TransformTypeError(
+            "primal and tangent arguments to jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
+    if len(primals) != len(tangents):
+        raise TransformValueError(
+            "jvp called with different primal and tangent lengths; primals have length "
+            f"{len(primals)} and tangents have length {len(tangents)}"
+        )
+    fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
+    return fn(*bound, *primals, *tangents)
+
+
+def bound_of(fun: Any) -> tuple:
+    if isinstance(fun, Transformed):
+        return ()
+    try:
+        return unwrap_callable(fun)[1]
+    except Exception:  # noqa: BLE001 - reported later with a better message
+        return ()
+
+
+def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
+    """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents) = J @ tangents`` (``jax.linearize``).
+
+    ``f_jvp`` is a ``functools.partial`` of generated code with the primals bound;
+    unlike JAX it re-evaluates the primal computation on each call.
+    """
+    fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
+    out = fun(*primals)
+    return out, functools.partial(fn, *bound, *primals)
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """Vector-Jacobian product (``jax.vjp``).
+
+    Returns:
+        ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``), where
+        ``vjp_fn(ct)`` gives the tuple of cotangents of ``primals`` for an output
+        cotangent ``ct`` with ``out``'s structure. ``vjp_fn`` is a
+        ``functools.partial`` of generated code, so it can be transformed again
+        (``vjp`` of ``vjp``); it re-runs the forward sweep on each call.
+    """
+    fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux)
+    res = fun(*primals)
+    if has_aux:
+        out, aux = res
+        return out, functools.partial(fn, *bound, *primals), aux
+    return res, functools.partial(fn, *bound, *primals)
+
+
+# ------------------------------------------------------------------------- jacobians
+_JAC_TEMPLATE = {
+    "jacfwd": """\
+def {name}({params}):
+    cols = []
+    for tangent in ad.basis({x}):
+        col = {inner}({params_before}{tangents})
+        cols.append(col)
+    return ad.jac_columns(cols, {x}, {fun}({params}))
+""",
+    "jacrev": """\
+def {name}({params}):
+    out = {fun}({params})
+    rows = []
+    for cotangent in ad.basis(out):
+        row = {inner}({params}, cotangent)
+        rows.append(row)
+    return ad.jac_rows(rows, {x}, out)
+""",
+}
+
+
+class _Jacobian(Transformed):
+    """``jacfwd``/``jacrev`` of ``fun`` for one argument position (or a tuple)."""
+
+    def __init__(self, fun, argnums, has_aux, mode):
+        super().__init__(fun)
+        if has_aux:
+            raise NotImplementedError(f"{mode}(has_aux=True) is not supported yet")
+        self.argnums = argnums
+        self.mode = mode
+        self.kind = mode
+
+    def _build(self, kinds):
+        target, bound = _target(self.fun, kinds)
+        src = get_source(target)
+        params = [a.id for a in src.node.args.args][len(bound) :]
+        argnums = self.argnums
+        single = isinstance(argnums, int)
+        nums = (argnums,) if single else tuple(argnums)
+        nums = tuple(a % len(params) for a in nums)
+        key = (self.mode, nums, single, kinds)
+        per = _TRANSFORM_CACHE.get(target)
+        if per is not None and key in per:
+            return per[key]
+        if self.mode == "jacfwd":
+            inner, _ = _jvp_function(target, kinds, False, True)
+        else:
+            inner, _ = _vjp_function(target, kinds, False)
+        wrt = [params[a] for a in nums]
+        x = wrt[0] if single else "(" + ", ".join(wrt) + ",)"
+        if self.mode == "jacfwd":
+            # one-hot tangents for the differentiated arguments, zeros for the others
+            tangents = []
+            for i, p in enumerate(params):
+                if i in nums:
+                    tangents.append("tangent" if single else f"tangent[{nums.index(i)}]")
+                else:
+                    tangents.append(f"ad.zeros_like({p})")
+            text = _JAC_TEMPLATE["jacfwd"].format(
+                name=f"{src.name}_jacfwd",
+                params=", ".join(params),
+                x=x,
+                inner="inner",
+                params_before=", ".join(params) + ", ",
+                tangents=", ".join(tangents),
+                fun="fun",
+            )
+        else:
+            picks = wrt[0] if single else ", ".join(wrt)
+            idx = nums[0] if single else None
+            text = _JAC_TEMPLATE["jacrev"].format(
+                name=f"{src.name}_jacrev",
+                params=", ".join(params),
+                x=x,
+                inner="inner",
+                fun="fun",
+            )
+            if single:
+                text = text.replace("row = inner(", "row = inner(").replace(
+                    "rows.append(row)", f"rows.append(row[{idx}])"
+                )
+            else:
+                sel = ", ".join(f"row[{a}]" for a in nums)
+                text = text.replace("rows.append(row)", f"rows.append(({sel},))")
+            del picks
+        fname = f"{src.name}_{self.mode}"
+        header = (
+            f"# srcjax: {self.mode} of {src.name} "
+            f"({os.path.basename(src.filename)}:{src.node.lineno}) with respect to "
+            f"{', '.join(wrt)}\n"
+        )
+        text = header + text
+        from .codegen import emit
+
+        fn = emit.load(text, fname, {}, {}, {"inner": inner, "fun": target}, fname)
+        fn.__srcjax_deps__ = ()
+        with _LOCK:
+            _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
+        return fn
+
+    def __call__(self, *args):
+        fn = self._generated(_kinds(bound_of(self.fun) + args))
+        return fn(*bound_of(self.fun), *args)
+
+
+def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+    """Jacobian by forward mode (``jax.jacfwd``): one jvp per input element.
+
+    The result has the structure outer = output pytree, inner = input pytree
+    (a tuple over ``argnums`` when it is a tuple); each leaf has shape
+    ``out_leaf.shape + in_leaf.shape``.
+    """
+    return _Jacobian(fun, argnums, has_aux, "jacfwd")
+
+
+def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+    """Jacobian by reverse mode (``jax.jacrev``): one vjp per output element; same
+    result structure as :func:`jacfwd`."""
+    return _Jacobian(fun, argnums, has_aux, "jacrev")
+
+
+def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+    """Hessian of a scalar function, forward-over-reverse (``jax.hessian``):
+    ``jacfwd(jacrev(fun, argnums), argnums)``."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums)
+
+
+def _unused(*_):  # keep imports used by type checkers
+    return gast, N, FunctionSource
+
+
+jvp.__srcjax_jvp__ = True
+for _f in (jacfwd, jacrev, hessian):
+    _f.__srcjax_factory__ = True

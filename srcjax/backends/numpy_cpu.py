@@ -1,0 +1,273 @@
+"""CPU backend: fused regions become readable, chunked, multi-threaded NumPy.
+
+For each region found by :mod:`srcjax.transforms.fusion` the backend emits,
+in place of the region's statements::
+
+    # fused region: 9 elementwise ops over float32[10000000], flat chunks
+    y = _rt.empty((10000000,), np.float32)        # output (pooled buffer)
+    x_flat = x.reshape(-1)
+    y_flat = y.reshape(-1)
+    def region(lo, hi, t0, t1):                   # one chunk; t0, t1: scratch
+        x_c = x_flat[lo:hi]
+        np.multiply(x_c, x_c, out=t0)             # x_sq = x * x
+        ...
+        np.multiply(t0, t1, out=y_flat[lo:hi])    # y = mul * add1
+    _rt.run_chunked(region, n=10000000, chunk=131072, scratch=(np.float32, np.float32))
+
+so a chain of n operations reads its inputs once and writes its outputs once,
+with scratch buffers the size of a chunk (reused in place: a value's buffer is
+recycled as soon as its last reader has run). Regions ending in a reduction
+return a partial per chunk, combined by :func:`srcjax.backends.runtime.run_chunked`.
+
+Regions below :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` elements are
+not formed at all: their statements stay plain NumPy (small arrays: the thread
+hand-off would cost more than it saves). Non-contiguous inputs are still
+correct (``reshape(-1)`` copies them), only slower.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import gast
+import numpy as np
+
+from ..frontend import nodes as N
+from ..transforms import fusion
+from . import runtime
+
+__all__ = ["lower", "emit_region"]
+
+
+def _dtype_expr(dt: np.dtype) -> str:
+    return f"np.{np.dtype(dt).name}"
+
+
+def _chunk_rows(reg: fusion.Region, itemsize: int) -> Tuple[int, tuple]:
+    """(rows per chunk, shape of one row) for the region's chunking mode."""
+    elems = max(1024, runtime.CHUNK_BYTES // max(1, itemsize))
+    if reg.mode == "flat":
+        return elems, ()
+    row = tuple(reg.shape[1:])
+    row_size = 1
+    for d in row:
+        row_size *= d
+    return max(1, elems // max(1, row_size)), row
+
+
+def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
+    """Statements computing ``reg`` (see the module docstring)."""
+    lines: List[str] = []
+    inner: List[Tuple[str, Any]] = []  # (text, origin statement) inside the region
+    flat = reg.mode == "flat"
+    shape_txt = repr(tuple(reg.shape))
+    n_rows = reg.size if flat else reg.shape[0]
+    out_names: Dict[str, str] = {}  # value -> full array name
+    renames: List[Tuple[str, str]] = []
+    for t in reg.outputs:
+        k = max(i for i, p in enumerate(reg.plan) if p[2] == t)
+        dt = reg.plan[k][3].dtype
+        full = t if t not in reg.inputs else namer.fresh(f"{t}_new")
+        if full != t:
+            renames.append((t, full))
+        out_names[t] = full
+        if t in reg.donate:
+            lines.append(
+                f"{full} = _rt.donated({reg.donate[t]}, {shape_txt}, {_dtype_expr(dt)})"
+                f"  # donated buffer"
+            )
+        else:
+            lines.append(f"{full} = _rt.empty({shape_txt}, {_dtype_expr(dt)})")
+    # views read chunk by chunk
+    view: Dict[str, str] = {}
+    for name in list(reg.inputs) + list(out_names.values()):
+        if name in reg.inputs and not reg.sliced(name):
+            continue
+        if flat:
+            v = namer.fresh(f"{name}_flat")
+            lines.append(f"{v} = {name}.reshape(-1)")
+            view[name] = v
+        else:
+            view[name] = name
+    whole: Dict[str, str] = {}
+    for name, a in reg.inputs.items():
+        if not reg.sliced(name):
+            if flat and not a.weak and a.size == 1 and a.shape:
+                v = namer.fresh(f"{name}_0d")
+                lines.append(f"{v} = {name}.reshape(())")
+                whole[name] = v
+            else:
+                whole[name] = name
+    # scratch allocation: linear scan with reuse after the last read
+    last_read: Dict[str, int] = {}
+    for k, (_, ops, _, _) in enumerate(reg.plan):
+        for kind, v in ops:
+            if kind == "val":
+                last_read[v] = k
+    final_def = {p[2]: k for k, p in enumerate(reg.plan)}
+    red_val = reg.reduce_operand if reg.reduction is not None else None
+    if red_val is not None and red_val in final_def:
+        last_read[red_val] = len(reg.plan)
+    slots: List[np.dtype] = []
+    free: List[int] = []
+    where: Dict[str, str] = {}  # value -> expression of its chunk buffer
+    slot_of: Dict[str, Any] = {}  # value -> scratch slot (None: an output view)
+    slot_names: List[str] = []
+    lo, hi = namer.fresh("lo"), namer.fresh("hi")
+    chunk_names: Dict[str, str] = {}
+    body_pre: List[str] = []
+
+    def chunk_of(name: str) -> str:
+        c = chunk_names.get(name)
+        if c is None:
+            c = namer.fresh(f"{name}_c")
+            chunk_names[name] = c
+            body_pre.append(f"{c} = {view[name]}[{lo}:{hi}]")
+        return c
+
+    for k, (uf, ops, t, res) in enumerate(reg.plan):
+        args = []
+        for kind, v in ops:
+            if kind == "val":
+                args.append(where[v])
+            elif kind == "in":
+                args.append(chunk_of(v) if v in view else whole[v])
+            else:
+                args.append(N.to_source(v))
+        # operands whose last read is this statement free their slot first
+        for kind, v in ops:
+            if kind == "val" and last_read.get(v) == k and slot_of.get(v) is not None:
+                if slot_of[v] not in free:
+                    free.append(slot_of[v])
+        slot_of[t] = None
+        if t in out_names and final_def[t] == k:
+            dest = chunk_of(out_names[t])
+        else:
+            for slot in free:
+                if slots[slot] == res.dtype:
+                    free.remove(slot)
+                    slot_of[t] = slot
+                    break
+            else:
+                slots.append(res.dtype)
+                slot_names.append(namer.fresh(f"t{len(slots) - 1}"))
+                slot_of[t] = len(slots) - 1
+            dest = slot_names[slot_of[t]]
+        where[t] = dest
+        src = N.to_source(reg.stmts[k])
+        inner.append((f"np.{uf.__name__}({', '.join(args)}, out={dest})", reg.stmts[k], src))
+        if t not in last_read and not (t in out_names and final_def[t] == k):
+            # never read again: its slot is free at once
+            if slot_of[t] is not None:
+                free.append(slot_of[t])
+    region_name = namer.fresh("region")
+    call_kw = ""
+    target = None
+    if reg.reduction is not None:
+        x = reg.reduce_operand
+        operand = where[x] if x in where else (chunk_of(x) if x in view else whole[x])
+        kind = reg.reduce_kind
+        res = reg.reduction.sj_aval
+        fn = {"sum": "np.sum", "mean": "np.sum", "max": "np.max", "min": "np.min"}[kind]
+        extra = f", dtype={_dtype_expr(res.dtype)}" if kind == "sum" else ""
+        inner.append((f"return {fn}({operand}{extra})", reg.reduction, N.to_source(reg.reduction)))
+        target = reg.reduction.targets[0].id
+        call_kw = f", reduce={kind!r}, dtype={_dtype_expr(res.dtype)}"
+        if kind == "mean":
+            call_kw += f", count={reg.size}"
+    itemsize = max(
+        [np.dtype(d).itemsize for d in slots]
+        + [a.dtype.itemsize for a in reg.inputs.values()]
+        + [1]
+    )
+    rows, row = _chunk_rows(reg, itemsize)
+    params = [lo, hi] + slot_names
+    scratch = (
+        "(" + ", ".join(_dtype_expr(d) for d in slots) + ("," if len(slots) == 1 else "") + ")"
+    )
+    call = (
+        f"_rt.run_chunked({region_name}, n={n_rows}, chunk={rows}, scratch={scratch}"
+        + (f", row={row!r}" if row else "")
+        + call_kw
+        + ")"
+    )
+    if target is not None:
+        call = f"{target} = {call}"
+    # build nodes
+    stmts: List[Any] = []
+    origin = reg.stmts[0] if reg.stmts else reg.reduction
+    comment = gast.Pass()
+    comment.sj_comment = fusion.describe(reg)
+    stmts.append(comment)
+    for text in lines:
+        stmts.extend(_parse(text, origin, fname))
+    body: List[Any] = []
+    for text in body_pre:
+        body.extend(_parse(text, None, fname))
+    for text, s, src in inner:
+        body.extend(_parse(text, s, fname, note=src))
+    fdef = gast.FunctionDef(
+        name=region_name,
+        args=gast.parse(f"def _({', '.join(params)}): pass").body[0].args,
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    stmts.append(fdef)
+    stmts.extend(_parse(call, origin, fname))
+    for t, full in renames:
+        stmts.extend(_parse(f"{t} = {full}", None, fname))
+    return stmts
+
+
+def _parse(text: str, origin: Any, fname: str, note: str = "") -> List[Any]:
+    nodes = N.parse_stmts(text)
+    for s in nodes:
+        if origin is not None and getattr(origin, "sj_origin", None):
+            s.sj_origin = origin.sj_origin
+            s.sj_file = getattr(origin, "sj_file", None) or fname
+            if note:
+                s.sj_note = note
+    return nodes
+
+
+def lower(
+    fdef: Any,
+    namer: Any,
+    fname: str,
+    donatable: Tuple[str, ...] = (),
+    min_size: int = None,
+) -> Tuple[Any, int]:
+    """Replace every region in ``fdef`` (with abstract values annotated) by chunked
+    code. Returns ``(fdef, number of regions)``."""
+    if min_size is None:
+        min_size = runtime.CHUNK_MIN_ELEMENTS
+    reads = fusion.read_counts(fdef.body)
+    count = [0]
+    assigned = set(N.assigned_names(fdef.body))
+    donatable = tuple(p for p in donatable if p not in assigned)
+
+    def block(stmts: List[Any], top: bool) -> List[Any]:
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body = block(s.body, top)
+                s.orelse = block(s.orelse, top)
+            elif isinstance(s, (gast.While, gast.For)):
+                s.body = block(s.body, False)
+        regions = fusion.find_regions(stmts, reads, min_size, donatable, top)
+        if not regions:
+            return stmts
+        out: List[Any] = []
+        pos = 0
+        for start, end, reg in regions:
+            out.extend(stmts[pos:start])
+            out.extend(emit_region(reg, namer, fname))
+            count[0] += 1
+            pos = end
+        out.extend(stmts[pos:])
+        return out
+
+    fdef.body = block(fdef.body, True)
+    return fdef, count[0]

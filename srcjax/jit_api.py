@@ -1,0 +1,407 @@
+"""``srcjax.jit``: specialize a function on its abstract signature, optimize its
+source, fuse elementwise chains into chunked multi-threaded NumPy, and cache.
+
+Pipeline for one signature (shapes, dtypes, weak types, static values, device)::
+
+    source -> normalize (ANF, inlined calls) -> bind static arguments
+           -> propagate / fold constants / infer abstract values / simplify
+              (x**3 -> x*x*x ...) / CSE / DCE          (srcjax.transforms.optimize)
+           -> fused regions -> chunked NumPy            (srcjax.transforms.fusion,
+                                                         srcjax.backends.numpy_cpu)
+           -> render -> load                            (srcjax.codegen.emit)
+
+A cache hit costs a dictionary lookup keyed by the arguments' shapes and
+dtypes (a few microseconds). ``srcjax.source(jitted, *example_args)`` prints
+the code for the example arguments' signature.
+
+Differences from ``jax.jit`` (documented, by design):
+
+- There is no tracing: Python ``if``/``while``/``for`` on array values run
+  natively in the generated code, at every call. ``print(...)`` prints values
+  (not tracers) at every call, and ``breakpoint()`` stops in the generated
+  file, which is a real file registered with ``linecache``.
+- Global and closure *scalars* are read at every call, but specialization
+  assumes they keep their type (a Python float stays a Python float).
+- ``donate_argnums``: an output may be written into the donated argument's
+  buffer (when shapes and dtypes match and it is C-contiguous); reading a
+  donated array afterwards gives undefined contents, as in JAX (where it
+  raises).
+- Composition: ``jit(grad(f))`` transforms grad's generated source like any
+  user function. Other transforms of a jitted function (``grad(jit(f))``, or a
+  jitted function called inside a function being differentiated) *see through*
+  jit to the original function: jit is an identity for them, and the result is
+  not re-specialized (apply ``jit`` outermost for speed).
+- Outputs of large fused regions live in pooled buffers (see
+  :mod:`srcjax.backends.runtime`): ``srcjax.backends.runtime.clear_pool()``
+  returns idle memory to the system.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .api import Transformed, _kind
+from .backends import numpy_cpu, runtime
+from .codegen import emit
+from .errors import TransformValueError
+from .frontend.normalize import normalize
+from .frontend.source import get_source, unwrap_callable
+from .transforms import optimize as opt
+
+_cfg = importlib.import_module("srcjax.config")
+
+__all__ = ["jit"]
+
+_WEAK = {float: ("weak", "float"), int: ("weak", "int"), bool: ("weak", "bool")}
+
+
+def _static_key(x: Any) -> tuple:
+    try:
+        hash(x)
+    except TypeError as e:
+        raise TransformValueError(
+            "Non-hashable static arguments are not supported. An error occurred while "
+            f"trying to hash an object of type {type(x)}, {x!r}. The error was:\n"
+            f"TypeError: {e}",
+            hint="pass a tuple instead of a list or array, or make the argument non-static",
+        ) from None
+    return ("static", type(x), x)
+
+
+def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
+    """(canonical argument, its key): JAX's argument canonicalization (float64 ->
+    float32 without x64; a Python float becomes a float32 scalar that remembers
+    it was weakly typed)."""
+    t = type(x)
+    if t is np.ndarray:
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            x = x.astype(np.float32 if dt.kind == "f" else np.int32)
+            dt = x.dtype
+        return x, (x.shape, dt)
+    if t is float:
+        return (np.float64(x) if x64 else np.float32(x)), _WEAK[float]
+    if t is int or t is bool:
+        return x, _WEAK[t]
+    if isinstance(x, np.generic):
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            x = (np.float32 if dt.kind == "f" else np.int32)(x)
+        return x, ((), x.dtype)
+    if isinstance(x, dict):
+        items = [(k, _canon(v, x64)) for k, v in x.items()]
+        return type(x)((k, v[0]) for k, v in items), (
+            "dict",
+            type(x),
+            tuple((k, v[1]) for k, v in items),
+        )
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        items = [_canon(v, x64) for v in x]
+        return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
+    if isinstance(x, (list, tuple)):
+        items = [_canon(v, x64) for v in x]
+        return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
+    if x is None:
+        return x, None
+    return x, ("object", type(x))
+
+
+def _aval_tree(x: Any, weak_key: Any = None) -> Any:
+    """Abstract value (or pytree of them) of a canonical argument."""
+    if weak_key is not None and weak_key[0] == "weak":
+        if weak_key[1] == "float":  # a Python float, now a float32 scalar: weak
+            return opt.Aval((), np.asarray(x).dtype)
+        return opt.Aval.of(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return opt.Aval(np.shape(x), x.dtype)
+    if isinstance(x, (bool, int, float)):
+        return opt.Aval.of(x)
+    if isinstance(x, dict):
+        return {k: _aval_tree(v) for k, v in x.items()}
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_aval_tree(v) for v in x)
+    if isinstance(x, list):
+        return [_aval_tree(v) for v in x]
+    return None
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"{np.dtype(x.dtype).name}[{','.join(map(str, np.shape(x)))}]"
+    if isinstance(x, (dict, list, tuple)):
+        return type(x).__name__
+    return type(x).__name__
+
+
+class _Jit(Transformed):
+    kind = "jit"
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, device):
+        super().__init__(fun)
+        self._specs: Dict[tuple, Callable] = {}
+        self._sources: Dict[tuple, str] = {}
+        self._build_lock = threading.Lock()
+        self._builds = 0
+        self._device = None if device is None else str(device)
+        try:
+            sig = inspect.signature(fun)
+            names = [
+                p.name
+                for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+        except (TypeError, ValueError):
+            names = []
+        self._param_names = names
+        nums = _as_tuple(static_argnums)
+        anames = _as_tuple(static_argnames)
+        for a in anames:
+            if not isinstance(a, str):
+                raise TransformValueError(f"static_argnames must be strings, got {a!r}")
+        pos = set()
+        for i in nums:
+            i = int(i)
+            if i < 0:
+                if not names:
+                    raise TransformValueError("negative static_argnums need a known signature")
+                i += len(names)
+            pos.add(i)
+        snames = set(anames)
+        for i in pos:
+            if i < len(names):
+                snames.add(names[i])
+        for n in anames:
+            if n in names:
+                pos.add(names.index(n))
+        self._static_pos = frozenset(pos)
+        self._static_names = frozenset(snames)
+        dn = set()
+        for i in _as_tuple(donate_argnums):
+            i = int(i)
+            dn.add(i + len(names) if i < 0 else i)
+        self._donate_pos = frozenset(dn)
+
+    # -- composition: other transforms see through jit ---------------------------
+    @property
+    def __srcjax_wrapped__(self):
+        if isinstance(self.fun, Transformed):
+            raise AttributeError("__srcjax_wrapped__")
+        return self.fun
+
+    def _generated(self, kinds):
+        """The function other transforms read: jit is transparent to them."""
+        if isinstance(self.fun, Transformed):
+            return self.fun._generated(kinds)
+        return unwrap_callable(self.fun)[0]
+
+    def _cache_size(self) -> int:
+        return len(self._specs)
+
+    # -- calling -------------------------------------------------------------------
+    def _key(self, args: tuple, kwargs: dict) -> Tuple[tuple, tuple, dict]:
+        x64 = _cfg.x64_enabled
+        static = self._static_pos
+        keys = []
+        new_args = None
+        for i, x in enumerate(args):
+            if i in static:
+                keys.append(_static_key(x))
+                continue
+            if type(x) is np.ndarray:
+                dt = x.dtype
+                if x64 or dt.itemsize != 8 or dt.kind not in "fiu":
+                    keys.append((x.shape, dt))
+                    continue
+            y, k = _canon(x, x64)
+            keys.append(k)
+            if y is not x:
+                if new_args is None:
+                    new_args = list(args)
+                new_args[i] = y
+        if new_args is not None:
+            args = tuple(new_args)
+        kw_key = ()
+        if kwargs:
+            items = []
+            new_kw = {}
+            for k in sorted(kwargs):
+                v = kwargs[k]
+                if k in self._static_names:
+                    items.append((k, _static_key(v)))
+                    new_kw[k] = v
+                else:
+                    y, kk = _canon(v, x64)
+                    items.append((k, kk))
+                    new_kw[k] = y
+            kwargs = new_kw
+            kw_key = tuple(items)
+        return (tuple(keys), kw_key, x64, self._device), args, kwargs
+
+    def __call__(self, *args, **kwargs):
+        key, args, kwargs = self._key(args, kwargs)
+        fn = self._specs.get(key)
+        if fn is None:
+            fn = self._specialize(key, args, kwargs)
+        return fn(*args, **kwargs)
+
+    def _specialize(self, key, args, kwargs):
+        with self._build_lock:
+            fn = self._specs.get(key)
+            if fn is None:
+                fn, text = self._build(key, args, kwargs)
+                self._sources[key] = text
+                self._specs[key] = fn
+                self._builds += 1
+        return fn
+
+    def _source_for(self, *example_args, **example_kwargs) -> str:
+        """The specialized source for the example arguments' signature
+        (``srcjax.source(jitted, *example_args)``)."""
+        if not example_args and not example_kwargs and self._sources:
+            return next(reversed(self._sources.values()))
+        key, args, kwargs = self._key(example_args, example_kwargs)
+        self._specialize(key, args, kwargs)
+        return self._sources[key]
+
+    # -- building ------------------------------------------------------------------
+    def _build(self, key, args, kwargs):
+        kinds = tuple(_kind(a) for a in args)
+        if isinstance(self.fun, Transformed):
+            target, bargs, bkw = self.fun._generated(kinds), (), {}
+        else:
+            target, bargs, bkw = unwrap_callable(self.fun)
+        src = get_source(target)
+        norm = normalize(src)
+        fdef = norm.node
+        all_args = tuple(bargs) + tuple(args)
+        all_kwargs = {**bkw, **kwargs}
+        try:
+            bound = inspect.signature(target).bind(*all_args, **all_kwargs)
+            bound.apply_defaults()
+            values = dict(bound.arguments)
+        except TypeError as e:
+            raise TypeError(f"{src.name}() {e}") from None
+        nb = len(bargs)
+        params = [a.id for a in fdef.args.args]
+        static_names = set(self._static_names)
+        static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
+        arg_keys = dict(zip(params[nb:], key[0]))
+        avals: Dict[str, Any] = {}
+        statics: Dict[str, Any] = {}
+        for p in params:
+            if p not in values:
+                avals[p] = None
+                continue
+            v = values[p]
+            if p in static_names:
+                statics[p] = v
+                avals[p] = opt.Aval.of(v) if isinstance(v, (bool, int, float)) else None
+            else:
+                avals[p] = _aval_tree(v, arg_keys.get(p))
+        opt.bind_static(fdef, statics)
+        resolve = _resolver(src, norm.bindings)
+        opt.optimize(fdef, avals, resolve, norm.namer)
+        donatable = tuple(
+            params[i + nb]
+            for i in sorted(self._donate_pos)
+            if i + nb < len(params) and params[i + nb] not in static_names
+        )
+        numpy_cpu.lower(fdef, norm.namer, src.filename, donatable)
+        gname = f"{src.name}_jit"
+        fdef.name = gname
+        sig_text = ", ".join(
+            f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
+            for p in params
+            if p in values and (p in statics or params.index(p) >= nb)
+        )
+        header = (
+            f"srcjax: jit of {src.name} ({os.path.basename(src.filename)}:{src.node.lineno})"
+            f" for {sig_text or 'no arguments'}"
+        )
+        text = emit.render(fdef, header, src.filename)
+        bindings = dict(norm.bindings)
+        bindings["_rt"] = runtime
+        fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
+        if bargs or bkw:
+            fn2 = functools.partial(fn, *bargs, **bkw)
+            return fn2, text
+        return fn, text
+
+
+def _resolver(src, bindings):
+    def resolve(name: str) -> Any:
+        if name in bindings:
+            return bindings[name]
+        cell = src.closure.get(name)
+        if cell is not None:
+            return cell.cell_contents
+        return src.globals[name]
+
+    return resolve
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+def jit(
+    fun: Optional[Callable] = None,
+    static_argnums: Union[int, Sequence[int]] = (),
+    static_argnames: Union[str, Sequence[str]] = (),
+    donate_argnums: Union[int, Sequence[int]] = (),
+    device: Any = None,
+) -> Callable:
+    """Compile ``fun`` by source transformation, specialized per abstract signature.
+
+    Semantics follow ``jax.jit``: the function is specialized (and cached) on
+    the shapes and dtypes of its array arguments, on whether scalars were Python
+    scalars (weak types), on the values of static arguments and on the device;
+    a call with a signature seen before dispatches to the cached code in a few
+    microseconds; ``fn._cache_size()`` counts specializations. Unhashable static
+    arguments raise ``ValueError``. Arguments are canonicalized as JAX does
+    (float64 becomes float32 unless ``jax_enable_x64``).
+
+    The CPU code is NumPy: constant folding, CSE, dead-code elimination and
+    algebraic simplification (``x**3`` becomes ``x*x*x``) are applied to the
+    source, and chains of elementwise operations on large arrays (optionally
+    ending in a full ``sum``/``mean``/``max``/``min``) run fused, over
+    cache-sized chunks, on a thread pool sized to the cores. Print it with
+    ``srcjax.source(jitted, *example_args)``.
+
+    Unlike JAX, Python control flow on array values works inside ``fun``, and
+    ``print``/``breakpoint()`` run at every call (see the module docstring).
+
+    Args:
+        fun: a Python function (lambda, ``functools.partial``, bound method or
+            another srcjax transform) whose source is available. Without it,
+            ``jit(static_argnums=...)`` returns a decorator.
+        static_argnums: positional arguments treated as compile-time constants.
+        static_argnames: keyword arguments treated as compile-time constants.
+        donate_argnums: arguments whose buffers an output may reuse.
+        device: the device to run on (the CPU; recorded in the cache key).
+
+    Returns:
+        The jitted function, with ``fun``'s signature.
+    """
+    if fun is None:
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            device=device,
+        )
+    if not callable(fun):
+        raise TypeError(f"jit expects a callable, got {fun!r}")
+    return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)

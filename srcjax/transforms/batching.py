@@ -1,0 +1,1068 @@
+"""Batching (vmap) as an AST -> AST pass over normalized code.
+
+The generated function takes the user's parameters (batched ones with their
+mapped axis where the caller put it), moves every mapped axis to the front,
+and runs the user's code rewritten so that each value either *carries the
+batch axis at axis 0* ("batched") or is exactly the unbatched value every
+example shares. Design:
+
+- **Batched-ness analysis.** A forward, flow-sensitive analysis over the IR:
+  a statement's result is batched when one of its operands is. At the joins
+  of control flow (after an ``if``, at a loop head) a name batched on one
+  path is made batched on the others with ``ad.batch_broadcast(v, batch)``
+  (a read-only broadcast view), so each name has one batched-ness at each
+  program point. Unbatched values are never broadcast otherwise.
+- **Containers.** A batched list / tuple / dict has *every* leaf batched: a
+  container display with some batched items broadcasts the others. So
+  ``params["w"]`` of a batched container is batched, and ``len(lst)`` stays
+  the number of items.
+- **Primitives.** Each statement with batched operands is rewritten by its
+  primitive's batching rule (:mod:`srcjax.primitives.batch_rules`; rule
+  convention there). Elementwise primitives need none: operands only get
+  their per-example ranks aligned (``ad.lift`` inserts unit axes after the
+  batch axis where a batched operand has a lower per-example rank than
+  another operand), so NumPy's broadcasting lines them up. A call without a
+  rule on batched operands (or a call srcjax cannot see into) becomes a
+  Python loop over the examples in the generated code, with a ``# no batching
+  rule`` note: correct, readable, slow.
+- **Per-example metadata.** ``x.shape``, ``x.ndim``, ``x.size`` and
+  ``len(x)`` of a batched array read the per-example values.
+- **Control flow.** An ``if`` on an unbatched condition stays an ``if``. An
+  ``if`` on a batched condition runs the then-branch alone when every example
+  takes it, the else-branch alone when none does, and otherwise both, each on
+  *safe inputs* (``ad.branch_input``: rows that do not take the branch see
+  the inputs of a row that does, with no gradient path) and selects the
+  results with ``ad.select``; so gradients through the converted ``if`` never
+  pick up NaN/inf from the branch not taken (the "double where" done for the
+  user). Side effects in the branches (``print``) run once for the whole
+  batch, and in the mixed case for both branches. A ``while`` with a batched
+  test runs until no example continues; its body is a batched ``if`` on the
+  per-example "still running" flags, so finished examples keep their values.
+- **Generated code is ordinary srcjax input**: every helper is a registered
+  primitive with derivative rules where it can carry a derivative, so
+  ``grad(vmap(f))`` and ``vmap(vmap(f))`` transform this pass's output.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import gast
+
+from ..errors import TransformValueError
+from ..frontend import nodes as N
+from ..frontend.normalize import Namer, Normalized, Op
+from ..primitives import registry
+
+__all__ = ["batch", "BatchCall", "BatchSpec"]
+
+
+class BatchSpec:
+    """How the generated function receives its parameters and returns its result.
+
+    Attributes:
+        in_axes: parameter name -> ``None`` (unbatched), an int (the mapped
+            axis of an array), or a pytree prefix of ints/None (for a container).
+        param_kinds: parameter name -> ``"leaf"`` or ``"tree"``.
+        out_axes: ``None``, an int, or a pytree prefix for the output.
+        axis_size: static batch size (``vmap(axis_size=...)``), or None.
+        bound: leading parameter name -> binding name (``functools.partial``
+            arguments, unbatched constants captured at transform time).
+    """
+
+    def __init__(self, in_axes, param_kinds, out_axes=0, axis_size=None, bound=None):
+        self.in_axes = in_axes
+        self.param_kinds = param_kinds
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self.bound = bound or {}
+
+
+def _leaf_axes(spec) -> List[Any]:
+    if isinstance(spec, dict):
+        return [a for v in spec.values() for a in _leaf_axes(v)]
+    if isinstance(spec, (list, tuple)):
+        return [a for v in spec for a in _leaf_axes(v)]
+    return [spec]
+
+
+# --------------------------------------------------------------------------- rule context
+class BatchCall:
+    """What a batching rule sees: one primitive call with some batched operands.
+
+    A rule is ``rule(c: BatchCall)`` returning the expression of the batched
+    result (batched along axis 0), or ``(expression, False)`` when the result
+    is the same for every example, or ``None`` to fall back to a loop over the
+    examples. Rules may emit statements first with :meth:`let`.
+    """
+
+    def __init__(self, bp: "Batcher", prim, bound: Dict[str, Any], out: List[Any], origin):
+        self.bp = bp
+        self.prim = prim
+        self.bound = bound
+        self.out = out
+        self.origin = origin
+
+    # -- inspection ------------------------------------------------------------
+    def batched(self, pname: str) -> bool:
+        v = self.bound.get(pname)
+        if v is None:
+            return False
+        items = v if isinstance(v, list) else [v]
+        return any(self.bp.is_batched(it) for it in items)
+
+    def arg(self, pname: str) -> Any:
+        v = self.bound.get(pname)
+        if v is None:
+            return None
+        if isinstance(v, list):
+            return [N.clone(x) for x in v]
+        return N.clone(v)
+
+    def default(self, pname: str) -> Any:
+        p = self.prim.signature.parameters[pname]
+        return p.default
+
+    def static(self, pname: str) -> Tuple[bool, Any]:
+        """(True, value) when the argument is a compile-time constant (or absent:
+        the parameter's default)."""
+        v = self.bound.get(pname)
+        if v is None:
+            d = self.default(pname)
+            return True, None if d is self.prim.signature.parameters[pname].empty else d
+        return _const_value(v)
+
+    def is_container(self, node: Any) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.bp.containers
+
+    @property
+    def size(self) -> Any:
+        return N.name(self.bp.size_name)
+
+    # -- building --------------------------------------------------------------
+    def let(self, base: str, expr: Any) -> Any:
+        name = self.bp.namer.fresh(base)
+        self.out.append(self.bp.at(N.assign(name, expr), self.origin))
+        return N.name(name)
+
+    def materialize(self, node: Any) -> Any:
+        """``node`` made batched (broadcast along a new leading axis) if it is not."""
+        if node is None or self.bp.is_batched(node):
+            return node
+        if isinstance(node, gast.Constant) and node.value is None:
+            return node
+        return N.call("ad.batch_broadcast", [N.clone(node), self.size])
+
+    def lift(self, x: Any, other: Any) -> Any:
+        """Batched ``x`` with unit axes inserted after the batch axis so that its
+        per-example rank is at least that of ``other``."""
+        if isinstance(other, gast.Constant):
+            return x
+        rank = N.call("jnp.ndim", [N.clone(other)])
+        if self.bp.is_batched(other):
+            rank = gast.BinOp(left=rank, op=gast.Sub(), right=N.const(1))
+        base = x.id + "_al" if isinstance(x, gast.Name) else "lifted"
+        return self.let(base, N.call("ad.lift", [N.clone(x), rank]))
+
+    def ndim(self, x: Any) -> Any:
+        return N.call("jnp.ndim", [N.clone(x)])
+
+    def call(self, public: str, args=(), kws: Optional[dict] = None) -> Any:
+        return N.call(public, list(args), kws)
+
+    def rebuild(self, **changes: Any) -> Any:
+        """The primitive's call with some arguments replaced (``None`` removes)."""
+        bound = dict(self.bound)
+        for k, v in changes.items():
+            if v is None:
+                bound.pop(k, None)
+            else:
+                bound[k] = v
+        return build_call(self.prim, bound)
+
+    def shift_axis(self, pname: str, x: Any, none: str = "all") -> Any:
+        """The argument ``pname`` (an axis, tuple of axes or None) for the batched
+        operand ``x``: non-negative axes move up by one; ``None`` becomes every
+        per-example axis (``none="all"``)."""
+        ok, val = self.static(pname)
+        if ok:
+            if val is None:
+                if none == "all":
+                    return N.call("ad.batch_axis", [N.const(None), self.ndim(x)])
+                return N.const(None)
+            if isinstance(val, (tuple, list)):
+                return N.const(tuple(int(a) + 1 if a >= 0 else int(a) for a in val))
+            if isinstance(val, int):
+                return N.const(val + 1 if val >= 0 else val)
+        return N.call("ad.batch_axis", [self.arg(pname), self.ndim(x)])
+
+
+def _const_value(node: Any) -> Tuple[bool, Any]:
+    if isinstance(node, gast.Constant):
+        return True, node.value
+    if isinstance(node, gast.Tuple):
+        vals = []
+        for e in node.elts:
+            ok, v = _const_value(e)
+            if not ok:
+                return False, None
+            vals.append(v)
+        return True, tuple(vals)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        ok, v = _const_value(node.operand)
+        if ok and isinstance(v, (int, float)):
+            return True, -v
+    return False, None
+
+
+_BINOP_CLS = {
+    "+": gast.Add,
+    "-": gast.Sub,
+    "*": gast.Mult,
+    "/": gast.Div,
+    "//": gast.FloorDiv,
+    "%": gast.Mod,
+    "**": gast.Pow,
+    "@": gast.MatMult,
+    "&": gast.BitAnd,
+    "|": gast.BitOr,
+    "^": gast.BitXor,
+    "<<": gast.LShift,
+    ">>": gast.RShift,
+}
+_UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert}
+
+
+def build_call(prim, bound: Dict[str, Any]) -> Any:
+    """Expression calling ``prim`` with ``bound`` (operators stay operators)."""
+    op = prim.op
+    if op in _BINOP_CLS and set(bound) <= set(list(prim.signature.parameters)[:2]):
+        names = list(prim.signature.parameters)[:2]
+        if all(n in bound for n in names):
+            return gast.BinOp(
+                left=N.clone(bound[names[0]]), op=_BINOP_CLS[op](), right=N.clone(bound[names[1]])
+            )
+    if op in _UNARY_CLS and len(bound) == 1:
+        (v,) = bound.values()
+        return gast.UnaryOp(op=_UNARY_CLS[op](), operand=N.clone(v))
+    if prim.public == "ad.getitem" and set(bound) == {"x", "idx"}:
+        return gast.Subscript(
+            value=N.clone(bound["x"]), slice=_as_index(bound["idx"]), ctx=gast.Load()
+        )
+    args: List[Any] = []
+    kws: Dict[str, Any] = {}
+    positional = True
+    for pname, p in prim.signature.parameters.items():
+        if pname not in bound:
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY):
+                positional = False
+            continue
+        v = bound[pname]
+        if p.kind == p.VAR_POSITIONAL:
+            args.extend(N.clone(x) for x in v)
+        elif (
+            positional
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and (p.default is p.empty)
+        ):
+            args.append(N.index_value(v))
+        else:
+            positional = positional and p.default is p.empty
+            kws[pname] = N.index_value(v)
+    return N.call(prim.public, args, kws)
+
+
+def _as_index(node: Any) -> Any:
+    return N.clone(node)
+
+
+# --------------------------------------------------------------------------- the pass
+class Batcher:
+    def __init__(self, norm: Normalized, spec: BatchSpec):
+        self.norm = norm
+        self.fdef = norm.node
+        self.namer: Namer = norm.namer
+        self.bindings = norm.bindings
+        self.spec = spec
+        self.params = [a.id for a in self.fdef.args.args]
+        self.containers: Set[str] = {p for p, k in spec.param_kinds.items() if k == "tree"}
+        self.bat: Set[str] = set()
+        self.size_name = self.namer.fresh("batch")
+        self.dry = False
+        from ..primitives import batch_rules  # noqa: F401  (registers rules and helpers)
+
+    # ------------------------------------------------------------------ helpers
+    def is_batched(self, node: Any) -> bool:
+        if isinstance(node, gast.Name):
+            return node.id in self.bat
+        if node is None or isinstance(node, gast.Constant):
+            return False
+        return any(n in self.bat for n in N.names_in(node))
+
+    def at(self, stmt: Any, origin: Any) -> Any:
+        if origin is not None:
+            for a in ("sj_origin", "sj_file", "lineno", "col_offset"):
+                if hasattr(origin, a):
+                    setattr(stmt, a, getattr(origin, a))
+        return stmt
+
+    def broadcast_stmt(self, name: str, origin=None) -> Any:
+        st = N.assign(name, N.call("ad.batch_broadcast", [N.name(name), N.name(self.size_name)]))
+        return self.at(st, origin)
+
+    # ------------------------------------------------------------------ blocks
+    def block(self, stmts: List[Any], defined: Set[str]) -> List[Any]:
+        out: List[Any] = []
+        for s in stmts:
+            out.extend(self.stmt(s, defined))
+            defined |= set(N.assigned_names([s]))
+        return out
+
+    def stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        op: Optional[Op] = getattr(s, "sj_op", None)
+        if isinstance(s, gast.Assign) and op is not None:
+            return self.assign(s, op)
+        if isinstance(s, gast.Assign):
+            t = s.targets[0]
+            if isinstance(t, gast.Name):
+                if self.is_batched(s.value):
+                    self.bat.add(t.id)
+                else:
+                    self.bat.discard(t.id)
+            return [s]
+        if isinstance(s, gast.Expr):
+            return self.expr_stmt(s, op)
+        if isinstance(s, gast.If):
+            return self.if_stmt(s, defined)
+        if isinstance(s, gast.While):
+            return self.while_stmt(s, defined)
+        if isinstance(s, gast.For):
+            return self.for_stmt(s, defined)
+        return [s]
+
+    # ------------------------------------------------------------------ statements
+    def assign(self, s: Any, op: Op) -> List[Any]:
+        t = s.targets[0].id
+        out: List[Any] = []
+        kind = op.kind
+        if kind == "copy":
+            v = op.elts[0] if op.elts else s.value
+            if isinstance(v, gast.Name) and v.id in self.containers:
+                self.containers.add(t)
+            self._set(t, self.is_batched(v))
+            return [s]
+        if kind == "pack":
+            self.containers.add(t)
+            value = s.value
+            if any(self.is_batched(e) for e in op.elts):
+                s.value = self._materialize_display(value)
+                self._set(t, True)
+            else:
+                self._set(t, False)
+            return [s]
+        if kind == "pop":
+            self._set(t, op.target in self.bat)
+            if op.target in self.containers:
+                pass
+            return [s]
+        if kind == "prim":
+            return self.prim_assign(s, op, t)
+        if kind in ("inactive", "unknown"):
+            return self.inactive_assign(s, op, t)
+        self._set(t, self.is_batched(s.value))
+        out.append(s)
+        return out
+
+    def _set(self, name: str, batched: bool) -> None:
+        if batched:
+            self.bat.add(name)
+        else:
+            self.bat.discard(name)
+
+    def _materialize_display(self, value: Any) -> Any:
+        def fix(e):
+            if self.is_batched(e):
+                return e
+            if isinstance(e, gast.Constant) and (e.value is None or isinstance(e.value, str)):
+                return e
+            return N.call("ad.batch_broadcast", [e, N.name(self.size_name)])
+
+        if isinstance(value, gast.Dict):
+            value.values = [fix(v) for v in value.values]
+        elif isinstance(value, (gast.List, gast.Tuple)):
+            value.elts = [fix(v) for v in value.elts]
+        return value
+
+    def prim_assign(self, s: Any, op: Op, t: str) -> List[Any]:
+        prim = op.prim
+        any_b = False
+        for v in op.bound.values():
+            items = v if isinstance(v, list) else [v]
+            if any(self.is_batched(it) for it in items):
+                any_b = True
+        if not any_b:
+            self._track_container(prim, op, t)
+            self._set(t, False)
+            return [s]
+        out: List[Any] = []
+        c = BatchCall(self, prim, op.bound, out, s)
+        rule = prim.batch
+        if rule is None and prim.kind == "elementwise":
+            from ..primitives.batch_rules import elementwise_rule
+
+            rule = elementwise_rule
+        res = rule(c) if rule is not None else None
+        self._track_container(prim, op, t)
+        if res is None:
+            out = self.loop_fallback(s, op, t, prim.public)
+            self._set(t, True)
+            return out
+        batched = True
+        if isinstance(res, tuple):
+            res, batched = res
+        new = self.at(N.assign(t, res), s)
+        new.sj_op = None
+        out.append(new)
+        self._set(t, batched)
+        return out
+
+    def _track_container(self, prim, op: Op, t: str) -> None:
+        if prim.returns_tree:
+            self.containers.add(t)
+        if prim.public in ("ad.getitem", "ad.setitem", "ad.getattr", "ad.tree_add", "ad.part"):
+            x = op.bound.get("x") if "x" in op.bound else op.bound.get("a")
+            if isinstance(x, gast.Name) and x.id in self.containers:
+                if prim.public != "ad.getitem" or _nested_container(self, op):
+                    self.containers.add(t)
+        if prim.public == "ad.tree_index_adjoint":
+            x = op.bound.get("x")
+            if isinstance(x, gast.Name) and x.id in self.containers:
+                self.containers.add(t)
+        if prim.public == "ad.cotangent_like":
+            x = op.bound.get("x")
+            if isinstance(x, gast.Name) and x.id in self.containers:
+                self.containers.add(t)
+
+    def inactive_assign(self, s: Any, op: Op, t: str) -> List[Any]:
+        value = s.value
+        names = N.names_in(value)
+        if not any(n in self.bat for n in names):
+            self._set(t, False)
+            return [s]
+        # attributes: per-example metadata
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            base = value.value
+            if base.id not in self.containers:
+                if value.attr == "shape":
+                    s.value = gast.Subscript(
+                        value=value,
+                        slice=gast.Slice(lower=N.const(1), upper=None, step=None),
+                        ctx=gast.Load(),
+                    )
+                    self._set(t, False)
+                    return [s]
+                if value.attr == "ndim":
+                    s.value = gast.BinOp(left=value, op=gast.Sub(), right=N.const(1))
+                    self._set(t, False)
+                    return [s]
+                if value.attr == "size":
+                    s.value = N.call("ad.example_size", [N.clone(base)])
+                    self._set(t, False)
+                    return [s]
+                if value.attr == "dtype":
+                    self._set(t, False)
+                    return [s]
+            self._set(t, True)
+            return [s]
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+            fname = value.func.id
+            if fname == "len" and len(value.args) == 1:
+                a = value.args[0]
+                if isinstance(a, gast.Name) and a.id not in self.containers:
+                    s.value = N.call("ad.example_len", [N.clone(a)])
+                self._set(t, False)
+                return [s]
+            if fname in ("isinstance", "type", "hasattr", "callable", "id", "repr", "str"):
+                self._set(t, False)
+                return [s]
+        if isinstance(value, gast.Compare) and len(value.ops) == 1:
+            prim = _compare_prim(value.ops[0])
+            if prim is not None:
+                bound = {"x": value.left, "y": value.comparators[0]}
+                return self.prim_assign(s, Op("prim", prim=prim, bound=bound), t)
+        if isinstance(value, gast.BoolOp):
+            return self.boolop(s, value, t)
+        if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.Not):
+            prim = registry.by_public("jnp.logical_not")
+            return self.prim_assign(s, Op("prim", prim=prim, bound={"x": value.operand}), t)
+        if (
+            isinstance(value, gast.Call)
+            and op.kind == "unknown"
+            or (isinstance(value, gast.Call) and _is_builtin_conversion(value))
+        ):
+            out = self.loop_fallback(s, op, t, N.to_source(value.func))
+            self._set(t, True)
+            return out
+        self._set(t, True)
+        return [s]
+
+    def boolop(self, s: Any, value: Any, t: str) -> List[Any]:
+        """``a and b`` / ``a or b`` per example: ``where(a, b, a)`` / ``where(a, a, b)``."""
+        where = registry.by_public("jnp.where")
+        vals = list(value.values)
+        out: List[Any] = []
+        acc = vals[0]
+        for i, v in enumerate(vals[1:]):
+            last = i == len(vals) - 2
+            name = t if last else self.namer.fresh(t + "_part")
+            if isinstance(value.op, gast.And):
+                bound = {"condition": acc, "x": v, "y": acc}
+            else:
+                bound = {"condition": acc, "x": acc, "y": v}
+            st = self.at(N.assign(name, N.const(None)), s)
+            out.extend(self.prim_assign(st, Op("prim", prim=where, bound=bound), name))
+            acc = N.name(name)
+        return out
+
+    def expr_stmt(self, s: Any, op: Optional[Op]) -> List[Any]:
+        if op is not None and op.kind == "append":
+            v = op.elts[0]
+            lst = op.target
+            self.containers.add(lst)
+            if self.is_batched(v) and lst not in self.bat:
+                self.bat.add(lst)
+                return [self.broadcast_stmt(lst, s), s]
+            if lst in self.bat and not self.is_batched(v):
+                s.value.args = [N.call("ad.batch_broadcast", [N.clone(v), N.name(self.size_name)])]
+            return [s]
+        if (
+            op is not None
+            and op.kind == "prim"
+            and any(self.is_batched(n) for n in op.bound.values() if not isinstance(n, list))
+        ):
+            tmp = self.namer.fresh("_unused")
+            st = self.at(N.assign(tmp, s.value), s)
+            return self.prim_assign(st, op, tmp)
+        return [s]
+
+    # ------------------------------------------------------------------ fallback
+    def loop_fallback(self, s: Any, op: Op, t: str, what: str) -> List[Any]:
+        """``t = f(args)`` on batched args as a Python loop over the examples."""
+        value = s.value
+        parts = self.namer.fresh(t + "_rows")
+        i = self.namer.fresh("row")
+        batched_names = sorted(n for n in N.names_in(value) if n in self.bat)
+        body: List[Any] = []
+        renames = {}
+        for n in batched_names:
+            r = self.namer.fresh(n + "_row")
+            renames[n] = r
+            body.append(
+                N.assign(r, gast.Subscript(value=N.name(n), slice=N.name(i), ctx=gast.Load()))
+            )
+        new_value = N.clone(value)
+        for node in gast.walk(new_value):
+            if (
+                isinstance(node, gast.Name)
+                and isinstance(node.ctx, gast.Load)
+                and node.id in renames
+            ):
+                node.id = renames[node.id]
+        body.append(N.expr_stmt(N.call(N.attr(N.name(parts), "append"), [new_value])))
+        loop = gast.For(
+            target=N.name(i, store=True),
+            iter=N.call(N.name("range"), [N.name(self.size_name)]),
+            body=body,
+            orelse=[],
+            type_comment=None,
+        )
+        self.at(loop, s)
+        loop.sj_note = f"no batching rule for {what}: loop over the examples"
+        stack = "ad.tree_stack" if t in self.containers else "jnp.stack"
+        return [
+            self.at(N.assign(parts, gast.List(elts=[], ctx=gast.Load())), s),
+            loop,
+            self.at(N.assign(t, N.call(stack, [N.name(parts)])), s),
+        ]
+
+    # ------------------------------------------------------------------ joins
+    def _dry(self, fn, *args):
+        """Run ``fn`` on copies for the analysis only: (batched set after, containers)."""
+        saved = (self.bat, self.containers, self.namer, self.bindings, self.dry)
+        self.bat = set(self.bat)
+        self.containers = set(self.containers)
+        self.namer = Namer(set(self.namer.taken))
+        self.bindings = dict(self.bindings)
+        self.dry = True
+        try:
+            args = copy.deepcopy(args)
+            fn(*args)
+            res = (self.bat, self.containers)
+        finally:
+            self.bat, self.containers, self.namer, self.bindings, self.dry = saved
+        return res
+
+    def if_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        cond = s.test
+        if not self.is_batched(cond):
+            entry = set(self.bat)
+            body = self.block(s.body, set(defined))
+            bat_then = self.bat
+            self.bat = set(entry)
+            orelse = self.block(s.orelse, set(defined))
+            bat_else = self.bat
+            joined = bat_then | bat_else
+            for names, blk, stmts in ((bat_then, body, s.body), (bat_else, orelse, s.orelse)):
+                reach = defined | set(N.assigned_names(stmts))
+                for n in sorted(joined - names):
+                    if n in reach:
+                        blk.append(self.broadcast_stmt(n, s))
+            s.body = body or [gast.Pass()]
+            s.orelse = orelse
+            self.bat = joined
+            return [s]
+        return self.batched_if(s, cond, defined)
+
+    def batched_if(self, s: Any, cond: Any, defined: Set[str]) -> List[Any]:
+        take = cond
+        assigned = [n for n in N.assigned_names(s.body + s.orelse)]
+        entry = set(self.bat)
+        # fast paths: every example takes the same branch
+        all_then = self.block(copy.deepcopy(s.body), set(defined))
+        bat1 = self.bat
+        self.bat = set(entry)
+        none_then = self.block(copy.deepcopy(s.orelse), set(defined))
+        bat2 = self.bat
+        self.bat = set(entry)
+        mixed, bat3 = self.mixed_if(s, take, defined, assigned)
+        joined = bat1 | bat2 | bat3 | set(a for a in assigned if a in defined or True)
+        joined = bat1 | bat2 | bat3 | set(assigned)
+        for names, blk, stmts in ((bat1, all_then, s.body), (bat2, none_then, s.orelse)):
+            reach = defined | set(N.assigned_names(stmts))
+            for n in sorted(joined - names):
+                if n in reach:
+                    blk.append(self.broadcast_stmt(n, s))
+        self.bat = joined
+        all_test = N.call("jnp.all", [N.clone(take)])
+        none_test = gast.UnaryOp(op=gast.Not(), operand=N.call("jnp.any", [N.clone(take)]))
+        inner = gast.If(test=none_test, body=none_then or [gast.Pass()], orelse=mixed)
+        self.at(inner, s)
+        if not s.orelse:
+            # no else branch: when no example takes the branch, nothing happens
+            inner = gast.If(test=N.call("jnp.any", [N.clone(take)]), body=mixed, orelse=[])
+            self.at(inner, s)
+        node = gast.If(test=all_test, body=all_then or [gast.Pass()], orelse=[inner])
+        self.at(node, s)
+        node.sj_note = "batched condition"
+        return [node]
+
+    def mixed_if(self, s, take, defined, assigned) -> Tuple[List[Any], Set[str]]:
+        out: List[Any] = []
+        entry = set(self.bat)
+        results = {}
+        for which, stmts, flag in (("then", s.body, True), ("else", s.orelse, False)):
+            self.bat = set(entry)
+            stmts = copy.deepcopy(stmts)
+            local_assigned = N.assigned_names(stmts)
+            reads = _reads_before_write(stmts)
+            renames: Dict[str, str] = {}
+            pre: List[Any] = []
+            mask = take if flag else None
+            if not flag:
+                mask_name = self.namer.fresh("skip")
+                pre.append(
+                    self.at(N.assign(mask_name, N.call("jnp.logical_not", [N.clone(take)])), s)
+                )
+                self.bat.add(mask_name)
+                mask = N.name(mask_name)
+            for n in sorted(set(local_assigned) | set(reads)):
+                needs_mask = (
+                    n in reads and n in self.bat and n not in self.containers and n in defined
+                )
+                if n in local_assigned or needs_mask:
+                    r = self.namer.fresh(f"{n}_{which}")
+                    renames[n] = r
+                    if needs_mask:
+                        pre.append(
+                            self.at(
+                                N.assign(r, N.call("ad.branch_input", [N.clone(mask), N.name(n)])),
+                                s,
+                            )
+                        )
+                        self.bat.add(r)
+                    elif n in defined:
+                        pre.append(self.at(N.assign(r, N.name(n)), s))
+                        if n in self.bat:
+                            self.bat.add(r)
+                        if n in self.containers:
+                            self.containers.add(r)
+            _rename(stmts, renames)
+            body = self.block(stmts, set(defined) | set(renames.values()))
+            out.extend(pre)
+            out.extend(body)
+            results[which] = (renames, set(self.bat))
+        # select
+        r_then, bat_t = results["then"]
+        r_else, bat_e = results["else"]
+        self.bat = bat_t | bat_e
+        for n in sorted(set(assigned)):
+            a = r_then.get(n, n if n in defined else None)
+            b = r_else.get(n, n if n in defined else None)
+            if a is None and b is None:
+                continue
+            if a is None or b is None:
+                out.append(self.at(N.assign(n, N.name(a or b)), s))
+                self._set(n, (a or b) in self.bat)
+                continue
+            av = (
+                N.name(a)
+                if a in self.bat
+                else N.call("ad.batch_broadcast", [N.name(a), N.name(self.size_name)])
+            )
+            bv = (
+                N.name(b)
+                if b in self.bat
+                else N.call("ad.batch_broadcast", [N.name(b), N.name(self.size_name)])
+            )
+            st = self.at(N.assign(n, N.call("ad.select", [N.clone(take), av, bv])), s)
+            out.append(st)
+            self.bat.add(n)
+            if a in self.containers or b in self.containers:
+                self.containers.add(n)
+        return out, set(self.bat)
+
+    # ------------------------------------------------------------------ loops
+    def _loop_head(self, s: Any, defined: Set[str], body_fn) -> Set[str]:
+        head = set(self.bat)
+        for _ in range(20):
+            saved = self.bat
+            self.bat = set(head)
+            end, _ = self._dry(body_fn, s, set(defined))
+            self.bat = saved
+            new = head | end
+            if new == head:
+                break
+            head = new
+        return head
+
+    def while_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        def trial(loop, defs):
+            if self.is_batched(loop.test):
+                self.bat |= set(N.assigned_names(loop.body))
+                self.bat |= set(n for n in N.names_in(loop.test))
+            self.block(loop.body, defs)
+
+        head = self._loop_head(s, defined, trial)
+        if not any(n in head for n in N.names_in(s.test)):
+            return self._plain_loop(s, defined, head)
+        return self.batched_while(s, defined, head)
+
+    def _plain_loop(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
+        pre: List[Any] = []
+        reach = set(defined)
+        for n in sorted(head - self.bat):
+            if n in reach:
+                pre.append(self.broadcast_stmt(n, s))
+        self.bat = set(head)
+        inner_defined = set(defined) | set(N.assigned_names(s.body))
+        if isinstance(s, gast.For):
+            inner_defined.add(s.target.id)
+        body = self.block(s.body, inner_defined)
+        for n in sorted(head - self.bat):
+            body.append(self.broadcast_stmt(n, s))
+        self.bat = head | self.bat
+        s.body = body or [gast.Pass()]
+        return pre + [s]
+
+    def batched_while(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
+        out: List[Any] = []
+        test = s.test
+        body = list(s.body)
+        if isinstance(test, gast.Name):
+            cond = test.id
+        else:
+            cond = self.namer.fresh("running")
+            st = N.assign(cond, N.clone(test))
+            st.sj_op = Op("inactive", what="loop test")
+            self.at(st, s)
+            body = body + [copy.deepcopy(st)]
+            for b in body[-1:]:
+                b.sj_op = Op("inactive", what="loop test")
+            self.bat = set(self.bat)
+            out.extend(self.stmt(st, defined))
+        # loop-carried values all become batched
+        assigned = set(N.assigned_names(body)) | {cond}
+        for n in sorted(assigned & (set(defined)) - self.bat):
+            out.append(self.broadcast_stmt(n, s))
+            self.bat.add(n)
+        if cond not in self.bat:
+            out.append(self.broadcast_stmt(cond, s))
+            self.bat.add(cond)
+        self.bat |= head & set(defined)
+        inner = gast.If(test=N.name(cond), body=body, orelse=[])
+        self.at(inner, s)
+        inner_defined = set(defined) | assigned
+        mixed, bat_m = self.mixed_if(inner, N.name(cond), inner_defined, sorted(assigned))
+        self.bat = set(bat_m) | assigned
+        loop = gast.While(test=N.call("jnp.any", [N.name(cond)]), body=mixed, orelse=[])
+        self.at(loop, s)
+        loop.sj_note = "batched loop: runs until every example is done"
+        out.append(loop)
+        return out
+
+    def for_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        if self.is_batched(s.iter):
+            raise TransformValueError(
+                "vmap: a `for` loop whose trip count differs between examples is not supported yet",
+                hint="use a `while` loop with a batched condition",
+            )
+
+        def trial(loop, defs):
+            self.block(loop.body, defs | {loop.target.id})
+
+        head = self._loop_head(s, defined, trial)
+        return self._plain_loop(s, defined, head)
+
+
+def _nested_container(bp: Batcher, op: Op) -> bool:
+    """Whether ``x[idx]`` of a container is itself a container: unknown statically
+    (a list of arrays or a list of lists); assume an item is a leaf unless the
+    container came from a parameter marked as a tree of trees."""
+    return False
+
+
+def _compare_prim(op: Any):
+    table = {
+        gast.Lt: "jnp.less",
+        gast.LtE: "jnp.less_equal",
+        gast.Gt: "jnp.greater",
+        gast.GtE: "jnp.greater_equal",
+        gast.Eq: "jnp.equal",
+        gast.NotEq: "jnp.not_equal",
+    }
+    name = table.get(type(op))
+    return registry.by_public(name) if name else None
+
+
+def _is_builtin_conversion(call: Any) -> bool:
+    return isinstance(call.func, gast.Name) and call.func.id in ("float", "int", "bool", "complex")
+
+
+def _reads_before_write(stmts: List[Any]) -> List[str]:
+    """Names a block reads before (possibly) writing them."""
+    written: Set[str] = set()
+    out: List[str] = []
+
+    def visit(block):
+        for st in block:
+            if isinstance(st, gast.If):
+                for n in N.names_in(st.test):
+                    if n not in written and n not in out:
+                        out.append(n)
+                visit(st.body)
+                visit(st.orelse)
+                continue
+            if isinstance(st, (gast.While, gast.For)):
+                for n in N.names_in(st.test if isinstance(st, gast.While) else st.iter):
+                    if n not in written and n not in out:
+                        out.append(n)
+                for n in N.names_in(gast.Module(body=st.body, type_ignores=[])):
+                    if n not in written and n not in out:
+                        out.append(n)
+                written.update(N.assigned_names([st]))
+                continue
+            value = st.value if isinstance(st, (gast.Assign, gast.Expr)) else st
+            for n in N.names_in(value):
+                if n not in written and n not in out:
+                    out.append(n)
+            written.update(N.assigned_names([st]))
+
+    visit(stmts)
+    return out
+
+
+def _rename(stmts: List[Any], renames: Dict[str, str]) -> None:
+    if not renames:
+        return
+    for st in stmts:
+        for node in gast.walk(st):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+            op = getattr(node, "sj_op", None)
+            if op is not None:
+                _rename_op(op, renames)
+
+
+def _rename_op(op: Op, renames: Dict[str, str]) -> None:
+    def fix(v):
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        if v is None:
+            return v
+        for node in gast.walk(v):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+        return v
+
+    op.bound = {k: fix(v) for k, v in op.bound.items()}
+    op.elts = [fix(e) for e in op.elts]
+    if op.target in renames:
+        op.target = renames[op.target]
+
+
+# --------------------------------------------------------------------------- entry
+def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
+    """Build the batched version of a normalized function.
+
+    Args:
+        norm: output of :func:`srcjax.frontend.normalize.normalize`.
+        spec: in/out axes and parameter kinds (:class:`BatchSpec`).
+        name: the generated function's name.
+
+    Returns:
+        A gast ``FunctionDef`` with the original parameters (minus those bound
+        by ``functools.partial``) returning the batched result.
+    """
+    fdef = norm.node
+    bp = Batcher(norm, spec)
+    body = list(fdef.body)
+    assert body and isinstance(body[-1], gast.Return)
+    ret = body.pop()
+    head: List[Any] = []
+    size = N.name(bp.size_name)
+    # bound (partial) arguments: constants of the generated module
+    params = list(fdef.args.args)
+    kept = []
+    for a in params:
+        if a.id in spec.bound:
+            head.append(N.assign(a.id, N.name(spec.bound[a.id])))
+        else:
+            kept.append(a)
+    # the batch size, then mapped axes moved to the front
+    size_expr = None
+    for p in bp.params:
+        ax = spec.in_axes.get(p)
+        if ax is None or p in spec.bound:
+            continue
+        if spec.param_kinds.get(p) != "tree" and isinstance(ax, int):
+            size_expr = gast.Subscript(
+                value=N.attr(N.name(p), "shape"), slice=N.const(ax), ctx=gast.Load()
+            )
+            break
+        if spec.param_kinds.get(p) == "tree":
+            size_expr = N.call("ad.tree_axis_size", [N.name(p), N.parse_expr(repr(ax))])
+            break
+    if size_expr is None:
+        if spec.axis_size is None:
+            raise TransformValueError(
+                "vmap must have at least one non-None value in in_axes", hint="or pass axis_size"
+            )
+        size_expr = N.const(int(spec.axis_size))
+    head.append(N.assign(bp.size_name, size_expr))
+    for p in bp.params:
+        ax = spec.in_axes.get(p)
+        if ax is None or p in spec.bound:
+            continue
+        if spec.param_kinds.get(p) == "tree":
+            if _leaf_axes(ax) != [0] or not isinstance(ax, int):
+                head.append(
+                    N.assign(
+                        p, N.call("ad.tree_batch_in", [N.name(p), N.parse_expr(repr(ax)), size])
+                    )
+                )
+        elif ax != 0:
+            head.append(N.assign(p, N.call("jnp.moveaxis", [N.name(p), N.const(ax), N.const(0)])))
+        bp.bat.add(p)
+    for st in head:
+        st.sj_origin = getattr(fdef, "sj_origin", None)
+    defined = set(bp.params)
+    new_body = head + bp.block(body, defined)
+    # the result and out_axes
+    rv = ret.value
+    tail, retval = _output(bp, rv, spec.out_axes, body, ret)
+    new_body += tail + [gast.Return(value=retval)]
+    new = gast.FunctionDef(
+        name=name or f"{fdef.name}_vmap",
+        args=gast.arguments(
+            args=kept,
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=new_body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    new.sj_origin = getattr(fdef, "sj_origin", None)
+    return new
+
+
+def _pack_of(body: List[Any], name: str) -> Optional[Any]:
+    """The top-level container display last assigned to ``name``, if any."""
+    found = None
+    for st in body:
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+            if st.targets[0].id == name:
+                op = getattr(st, "sj_op", None)
+                found = st.value if op is not None and op.kind == "pack" else None
+        elif name in N.assigned_names([st]):
+            found = None
+    return found
+
+
+def _output(bp: Batcher, rv: Any, out_axes: Any, body: List[Any], ret) -> Tuple[List[Any], Any]:
+    size = N.name(bp.size_name)
+    tail: List[Any] = []
+
+    def one(node, axes, path):
+        batched = bp.is_batched(node)
+        is_tree = isinstance(node, gast.Name) and node.id in bp.containers
+        if axes is None:
+            if batched:
+                raise TransformValueError(
+                    "vmap has mapped output but out_axes is None"
+                    + (f" (output {path})" if path else ""),
+                    hint="return a value that does not depend on the mapped inputs, or map it",
+                )
+            return N.clone(node)
+        val = N.clone(node)
+        if not batched:
+            val = N.call("ad.batch_broadcast", [val, size])
+        if is_tree or not isinstance(axes, int):
+            if _leaf_axes(axes) == [0] and isinstance(axes, int):
+                return val
+            return N.call("ad.tree_batch_out", [val, N.parse_expr(repr(axes))])
+        if axes != 0:
+            return N.call("jnp.moveaxis", [val, N.const(0), N.const(axes)])
+        return val
+
+    if isinstance(rv, gast.Name) and isinstance(out_axes, (tuple, list)):
+        pack = _pack_of(body, rv.id)
+        if isinstance(pack, (gast.Tuple, gast.List)) and len(pack.elts) == len(out_axes):
+            # per-item out_axes: read the items of the returned display directly
+            items = []
+            for i, (e, ax) in enumerate(zip(_original_items(bp, pack), out_axes)):
+                items.append(one(e, ax, f"[{i}]"))
+            cls = gast.Tuple if isinstance(pack, gast.Tuple) else gast.List
+            return tail, cls(elts=items, ctx=gast.Load())
+    return tail, one(rv, out_axes, "")
+
+
+def _original_items(bp: Batcher, pack: Any) -> List[Any]:
+    out = []
+    for e in pack.elts:
+        # a broadcast added by the pack's materialization: use the original item
+        if (
+            isinstance(e, gast.Call)
+            and isinstance(e.func, gast.Attribute)
+            and e.func.attr == "batch_broadcast"
+        ):
+            e = e.args[0]
+        out.append(e)
+    return out

@@ -1,0 +1,298 @@
+"""Forward mode (jvp) as an AST -> AST pass over normalized code.
+
+Each statement ``t = prim(a, b)`` is followed (or preceded) by its tangent
+statement ``t_dot = <jvp rule for a>(a_dot) + <jvp rule for b>(b_dot)``, the
+rules inlined as templates (:mod:`srcjax.transforms.rules`), so tangents are
+interleaved with their primal statements and control flow needs nothing
+special: an ``if`` or a loop simply carries its tangent statements along, and no
+tape is recorded.
+
+Activity is a flow-insensitive fixpoint: a variable is active when some
+assignment can give it a nonzero tangent. Every assignment to an active
+variable defines its tangent (``ad.zeros_like`` when that assignment's value is
+constant), so the tangent of a variable is defined wherever the variable is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set
+
+import gast
+
+from ..errors import NoDerivativeRuleError
+from ..frontend import nodes as N
+from ..frontend.normalize import Normalized, Op
+from .rules import inline_rule
+
+__all__ = ["forward"]
+
+
+class Forward:
+    def __init__(self, norm: Normalized, wrt: List[str]):
+        self.norm = norm
+        self.src = norm.src
+        self.namer = norm.namer
+        self.bindings = norm.bindings
+        self.wrt = list(wrt)
+        self.params = [a.id for a in norm.node.args.args]
+        self.active: Set[str] = set(wrt)
+        self.dots: Dict[str, str] = {}
+
+    def dot(self, name: str) -> str:
+        d = self.dots.get(name)
+        if d is None:
+            d = self.namer.fresh(f"{name}_dot")
+            self.dots[name] = d
+        return d
+
+    # ---------------------------------------------------------------- activity
+    def analyze(self, stmts: List[Any]) -> None:
+        while True:
+            before = len(self.active)
+            self._activity(stmts)
+            if len(self.active) == before:
+                return
+
+    def _activity(self, stmts: List[Any]) -> None:
+        for s in stmts:
+            op: Optional[Op] = getattr(s, "sj_op", None)
+            if isinstance(s, gast.Assign) and op is not None:
+                t = s.targets[0].id
+                if op.kind == "prim":
+                    if op.prim.differentiable and any(n in self.active for n in op.operand_names()):
+                        self.active.add(t)
+                elif op.kind in ("copy", "pack", "unknown"):
+                    if any(n in self.active for n in op.operand_names()):
+                        self.active.add(t)
+                elif op.kind == "pop" and op.target in self.active:
+                    self.active.add(t)
+            elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
+                if any(n in self.active for n in op.operand_names()):
+                    self.active.add(op.target)
+            elif isinstance(s, gast.If):
+                self._activity(s.body)
+                self._activity(s.orelse)
+            elif isinstance(s, (gast.While, gast.For)):
+                self._activity(s.body)
+
+    # ---------------------------------------------------------------- helpers
+    def _at(self, stmt: Any, origin: Any) -> Any:
+        for a in ("sj_origin", "sj_file", "lineno", "col_offset"):
+            if hasattr(origin, a):
+                setattr(stmt, a, getattr(origin, a))
+        return stmt
+
+    def _tangent_of(self, node: Any) -> Any:
+        """The tangent of an operand atom (zeros for constants and inactive names)."""
+        if isinstance(node, gast.Name) and node.id in self.active:
+            return N.name(self.dot(node.id))
+        return N.call("ad.zeros_like", [N.clone(node)])
+
+    def _no_rule(self, s: Any, what: str) -> Exception:
+        return NoDerivativeRuleError(
+            f"no derivative rule for `{what}` on a path from a differentiated input",
+            self.src.location(s) if hasattr(s, "lineno") else None,
+            "use a srcjax.numpy function that has a rule, wrap the value in "
+            "srcjax.lax.stop_gradient, or register a rule with @srcjax.custom_jvp",
+        )
+
+    # ---------------------------------------------------------------- statements
+    def block(self, stmts: List[Any]) -> List[Any]:
+        out: List[Any] = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: Any) -> List[Any]:
+        op: Optional[Op] = getattr(s, "sj_op", None)
+        if isinstance(s, gast.Assign):
+            t = s.targets[0].id
+            if t not in self.active:
+                return [s]
+            return self.assign(s, op, t)
+        if isinstance(s, gast.Expr):
+            if op is not None and op.kind == "append" and op.target in self.active:
+                v = op.elts[0]
+                push = N.expr_stmt(
+                    N.call(N.attr(N.name(self.dot(op.target)), "append"), [self._tangent_of(v)])
+                )
+                return [s, self._at(push, s)]
+            return [s]
+        if isinstance(s, gast.If):
+            s.body = self.block(s.body) or [gast.Pass()]
+            s.orelse = self.block(s.orelse)
+            return [s]
+        if isinstance(s, (gast.While, gast.For)):
+            s.body = self.block(s.body) or [gast.Pass()]
+            return [s]
+        return [s]
+
+    def assign(self, s: Any, op: Optional[Op], t: str) -> List[Any]:
+        tdot = self.dot(t)
+        zero = self._at(N.assign(tdot, N.call("ad.zeros_like", [N.name(t)])), s)
+        if op is None or op.kind == "inactive":
+            return [s, zero]
+        if op.kind == "copy":
+            return [s, self._at(N.assign(tdot, self._tangent_of(op.elts[0])), s)]
+        if op.kind == "pack":
+            value = s.value
+            if isinstance(value, gast.Dict):
+                tan = gast.Dict(
+                    keys=[N.clone(k) for k in value.keys],
+                    values=[self._tangent_of(v) for v in value.values],
+                )
+            else:
+                cls = gast.List if isinstance(value, gast.List) else gast.Tuple
+                tan = cls(elts=[self._tangent_of(v) for v in op.elts], ctx=gast.Load())
+            return [s, self._at(N.assign(tdot, tan), s)]
+        if op.kind == "pop":
+            pop = N.call(N.attr(N.name(self.dot(op.target)), "pop"), [])
+            return [s, self._at(N.assign(tdot, pop), s)]
+        if op.kind == "unknown":
+            if any(n in self.active for n in op.operand_names()):
+                raise self._no_rule(s, op.what or N.to_source(s.value))
+            return [s, zero]
+        # a primitive
+        prim = op.prim
+        if not prim.differentiable:
+            return [s, zero]
+        operands = op.operand_names()
+        ans = self.namer.fresh(f"{t}_new") if t in operands else t
+        pre: List[Any] = []
+        terms: List[Any] = []
+        for pname, p in prim.signature.parameters.items():
+            arg = op.bound.get(pname)
+            if arg is None:
+                continue
+            items = arg if isinstance(arg, list) else [arg]
+            active_items = [
+                (i, a)
+                for i, a in enumerate(items)
+                if isinstance(a, gast.Name) and a.id in self.active
+            ]
+            if not active_items:
+                continue
+            rule = prim.jvps.get(pname)
+            if rule is None:
+                if not prim.jvps:
+                    raise self._no_rule(s, prim.public)
+                continue  # not differentiable in this argument
+            if p.kind == p.VAR_POSITIONAL:
+                for i, a in active_items:
+                    stmts, expr = inline_rule(
+                        rule,
+                        N.name(self.dot(a.id)),
+                        N.name(ans),
+                        prim,
+                        op.bound,
+                        self.namer,
+                        self.bindings,
+                        {"argnum": i},
+                    )
+                    pre.extend(stmts)
+                    terms.append(expr)
+                continue
+            if isinstance(arg, gast.Name):
+                tan = N.name(self.dot(arg.id))
+            else:  # a list operand (concatenate): the full list of tangents
+                tan = gast.List(elts=[self._tangent_of(a) for a in items], ctx=gast.Load())
+            stmts, expr = inline_rule(
+                rule, tan, N.name(ans), prim, op.bound, self.namer, self.bindings
+            )
+            pre.extend(stmts)
+            terms.append(expr)
+        if not terms:
+            return [s, zero]
+        total = terms[0]
+        for e in terms[1:]:
+            total = gast.BinOp(left=total, op=gast.Add(), right=e)
+        if prim.broadcasting and _may_broadcast(op):
+            total = N.call("ad.broadcast_like", [total, N.name(ans)])
+        tan_stmts = [self._at(st, s) for st in pre] + [self._at(N.assign(tdot, total), s)]
+        reads_ans = any(ans in N.names_in(st) for st in tan_stmts)
+        if not reads_ans:
+            return tan_stmts + [s]  # operands still hold their old values
+        if ans != t:
+            # t = f(t): the rule reads the old t (operand) and the new one (ans)
+            primal = self._at(N.assign(ans, s.value), s)
+            return [primal] + tan_stmts + [self._at(N.assign(t, N.name(ans)), s)]
+        return [s] + tan_stmts
+
+
+def _may_broadcast(op: Op) -> bool:
+    """Whether the output may be larger than an operand (two or more named operands)."""
+    names = 0
+    for v in op.bound.values():
+        for it in v if isinstance(v, list) else [v]:
+            if isinstance(it, gast.Name):
+                names += 1
+    return names > 1
+
+
+def _param(name: str) -> Any:
+    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+
+
+def forward(
+    norm: Normalized,
+    wrt: List[str],
+    *,
+    has_aux: bool = False,
+    name: Optional[str] = None,
+) -> Any:
+    """Build ``f_jvp(*params, *tangents) -> (out, out_dot)`` (``(out, out_dot, aux)``
+    with ``has_aux``) from a normalized function; tangent parameters are named
+    ``<param>_dot`` for each name in ``wrt``."""
+    fdef = norm.node
+    body = list(fdef.body)
+    ret = body.pop()
+    assert isinstance(ret, gast.Return)
+    rv = ret.value
+    fw = Forward(norm, wrt)
+    aux = None
+    if has_aux:
+        from ..primitives import registry
+
+        getitem = registry.by_public("ad.getitem")
+        value_name = norm.namer.fresh("value")
+        aux = norm.namer.fresh("aux")
+        check = N.expr_stmt(N.call("ad.check_aux", [N.clone(rv)]))
+        check.sj_op = Op("inactive", what="has_aux check")
+        body.append(check)
+        for nm, i in ((value_name, 0), (aux, 1)):
+            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i), ctx=gast.Load()))
+            st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})
+            body.append(st)
+        rv = N.name(value_name)
+    fw.analyze(body)
+    head: List[Any] = []
+    for p in fw.params:
+        if p in fw.active and p not in wrt:
+            head.append(N.assign(fw.dot(p), N.call("ad.zeros_like", [N.name(p)])))
+    tangent_params = [fw.dot(p) for p in wrt]
+    new_body = head + fw.block(body)
+    out_dot = fw._tangent_of(rv)
+    results = [N.clone(rv), out_dot]
+    if has_aux:
+        results.append(N.name(aux))
+    new_body.append(gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load())))
+    args = gast.arguments(
+        args=list(fdef.args.args) + [_param(t) for t in tangent_params],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
+    new = gast.FunctionDef(
+        name=name or f"{fdef.name}_jvp",
+        args=args,
+        body=new_body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    new.sj_origin = getattr(fdef, "sj_origin", None)
+    return new

@@ -1,0 +1,295 @@
+"""Fusion: maximal elementwise regions of the normalized IR, for kernel generation.
+
+A *region* is a run of consecutive assignments in one block, each one
+elementwise primitive (a NumPy ufunc) whose result has the region's shape, with
+operands that are earlier results of the region, scalars (Python constants,
+0-d and size-1 arrays) or arrays that broadcast to the region's shape (lower
+rank, or a leading axis of the region's length). A region may end in a full
+reduction (``sum``, ``mean``, ``max``, ``min`` with ``axis=None``) of one of its
+values or of an input; a lone reduction over a large array is a region too.
+
+For each region the analysis records: its statements, its shape and chunking
+mode (``flat``: every array operand has the region's shape, so operands are
+read as flat 1-D arrays; ``rows``: some operand broadcasts, so chunks are
+slices along axis 0), its external inputs, which of its values are read after
+it (*outputs*, materialized as full arrays; everything else lives in per-chunk
+scratch), and whether a donated argument may hold an output.
+
+Regions need abstract values (run :func:`srcjax.transforms.optimize.infer_avals`
+first): a statement whose shape or dtype is unknown ends a region. Backends
+(:mod:`srcjax.backends.numpy_cpu`, later CUDA) turn regions into code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import gast
+import numpy as np
+
+from ..frontend import nodes as N
+from ..primitives import registry
+from .optimize import Aval, _is_assign, _is_scalar_const
+
+__all__ = ["Region", "find_regions", "ufunc_of", "read_counts", "REDUCTIONS"]
+
+#: reductions that may end a region, by public name
+REDUCTIONS = {"jnp.sum": "sum", "jnp.mean": "mean", "jnp.max": "max", "jnp.min": "min"}
+
+_UFUNCS: Optional[Dict[str, np.ufunc]] = None
+
+
+def ufunc_of(prim: Any) -> Optional[np.ufunc]:
+    """The NumPy ufunc computing ``prim`` (from the registry's aliases), or None."""
+    global _UFUNCS
+    if _UFUNCS is None:
+        table: Dict[str, np.ufunc] = {}
+        for obj in registry._ALIAS_KEEP:
+            if isinstance(obj, np.ufunc):
+                p = registry._ALIASES.get(id(obj))
+                if p is not None and p.kind == "elementwise" and obj.nout == 1:
+                    table.setdefault(p.public, obj)
+        _UFUNCS = table
+    return _UFUNCS.get(prim.public)
+
+
+@dataclass
+class Region:
+    stmts: List[Any]
+    shape: Tuple[int, ...]
+    mode: str = "flat"  # "flat" or "rows"
+    inputs: Dict[str, Aval] = field(default_factory=dict)  # external array/scalar operands
+    outputs: List[str] = field(default_factory=list)  # values read after the region
+    reduction: Any = None  # the terminating reduction statement, if any
+    reduce_kind: Optional[str] = None
+    reduce_operand: Optional[str] = None
+    donate: Dict[str, str] = field(default_factory=dict)  # output -> donated input
+    # per statement: ufunc and operands (("val", name) / ("in", name) / ("const", node))
+    plan: List[tuple] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def sliced(self, name: str) -> bool:
+        """Whether input ``name`` is read chunk by chunk (else used whole)."""
+        a = self.inputs[name]
+        if a.weak or a.size == 1 and a.shape != self.shape:
+            return False
+        if self.mode == "flat":
+            return a.shape == self.shape
+        return len(a.shape) == len(self.shape) and a.shape[0] == self.shape[0] != 1
+
+
+def read_counts(body: List[Any]) -> Dict[str, int]:
+    reads: Dict[str, int] = {}
+    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            reads[n.id] = reads.get(n.id, 0) + 1
+    return reads
+
+
+def _operands(s: Any) -> Optional[List[Any]]:
+    """Positional operands of an elementwise statement, in ufunc order."""
+    op = s.sj_op
+    params = [
+        p.name
+        for p in op.prim.signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if set(op.bound) - set(params):
+        return None
+    out = []
+    for p in params:
+        if p not in op.bound:
+            break
+        out.append(op.bound[p])
+    if len(out) != len(op.bound):
+        return None
+    return out
+
+
+def _fusable(s: Any, min_size: int) -> Optional[tuple]:
+    """(ufunc, operands, aval) if ``s`` can join a region."""
+    if not _is_assign(s) or s.sj_op.kind != "prim" or s.sj_op.prim.kind != "elementwise":
+        return None
+    uf = ufunc_of(s.sj_op.prim)
+    res = getattr(s, "sj_aval", None)
+    if uf is None or not isinstance(res, Aval) or res.weak or res.size < min_size:
+        return None
+    ops = _operands(s)
+    if ops is None or len(ops) != uf.nin:
+        return None
+    avals = getattr(s, "sj_avals_in", {})
+    proxies = []
+    for o in ops:
+        if isinstance(o, gast.Name):
+            a = avals.get(o.id)
+            if not isinstance(a, Aval):
+                return None
+            try:
+                np.broadcast_shapes(a.shape, res.shape)
+            except ValueError:
+                return None
+            if np.broadcast_shapes(a.shape, res.shape) != res.shape:
+                return None
+            proxies.append(a.proxy())
+        elif _is_scalar_const(o):
+            proxies.append(o.value)
+        else:
+            return None
+    try:
+        with np.errstate(all="ignore"):
+            dt = np.asarray(uf(*proxies)).dtype
+    except Exception:  # noqa: BLE001
+        return None
+    if dt != res.dtype:
+        return None
+    return uf, ops, res
+
+
+def _reduction(s: Any, min_size: int) -> Optional[tuple]:
+    """(kind, operand name, operand aval, result aval) for a full reduction."""
+    if not _is_assign(s) or s.sj_op.kind != "prim":
+        return None
+    kind = REDUCTIONS.get(s.sj_op.prim.public)
+    if kind is None:
+        return None
+    bound = s.sj_op.bound
+    x = bound.get("x", bound.get("a"))
+    rest = set(bound) - {"x", "a"}
+    axis = bound.get("axis")
+    if rest - {"axis"} or not isinstance(x, gast.Name):
+        return None
+    if axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None):
+        return None
+    a = getattr(s, "sj_avals_in", {}).get(x.id)
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(a, Aval) or not isinstance(res, Aval) or a.weak or a.size < min_size:
+        return None
+    if kind == "mean" and (a.dtype.kind != "f" or res.dtype != a.dtype):
+        return None
+    if kind in ("max", "min") and res.dtype != a.dtype:
+        return None
+    return kind, x.id, a, res
+
+
+def find_regions(
+    stmts: List[Any],
+    reads: Dict[str, int],
+    min_size: int,
+    donatable: Tuple[str, ...] = (),
+    top_level: bool = True,
+) -> List[Tuple[int, int, Region]]:
+    """Regions among the statements of one block: ``(start, end, region)`` with
+    ``stmts[start:end]`` the statements the region replaces. ``reads`` counts
+    every read of each name in the whole function (see :func:`read_counts`)."""
+    out = []
+    i = 0
+    while i < len(stmts):
+        f = _fusable(stmts[i], min_size)
+        if f is None:
+            r = _reduction(stmts[i], min_size)
+            if r is not None:
+                kind, x, a, res = r
+                reg = Region([], a.shape, inputs={x: a})
+                reg.reduction, reg.reduce_kind, reg.reduce_operand = stmts[i], kind, x
+                _finish(reg, reads, donatable, top_level)
+                out.append((i, i + 1, reg))
+            i += 1
+            continue
+        shape = f[2].shape
+        members = [(stmts[i], f)]
+        j = i + 1
+        while j < len(stmts):
+            g = _fusable(stmts[j], min_size)
+            if g is None or g[2].shape != shape:
+                break
+            members.append((stmts[j], g))
+            j += 1
+        reg = Region([m[0] for m in members], shape)
+        defined: set = set()
+        for s, (uf, ops, res) in members:
+            plan_ops = []
+            for o in ops:
+                if isinstance(o, gast.Name):
+                    if o.id in defined:
+                        plan_ops.append(("val", o.id))
+                    else:
+                        reg.inputs.setdefault(o.id, s.sj_avals_in[o.id])
+                        plan_ops.append(("in", o.id))
+                else:
+                    plan_ops.append(("const", o))
+            t = s.targets[0].id
+            reg.plan.append((uf, plan_ops, t, res))
+            defined.add(t)
+        if j < len(stmts):
+            r = _reduction(stmts[j], min_size)
+            if r is not None and r[2].shape == shape:
+                kind, x, a, res = r
+                if x not in defined:
+                    reg.inputs.setdefault(x, a)
+                reg.reduction, reg.reduce_kind, reg.reduce_operand = stmts[j], kind, x
+                j += 1
+        _finish(reg, reads, donatable, top_level)
+        out.append((i, j, reg))
+        i = j
+    return out
+
+
+def _finish(reg: Region, reads: Dict[str, int], donatable, top_level: bool) -> None:
+    """Chunking mode, outputs and donation of a region."""
+    S = reg.shape
+    flat = all(a.weak or a.size == 1 or a.shape == S for a in reg.inputs.values())
+    reg.mode = "flat" if flat or len(S) < 2 else "rows"
+    # reads inside the region
+    inside: Dict[str, int] = {}
+    for s in reg.stmts + ([reg.reduction] if reg.reduction is not None else []):
+        for n in gast.walk(s.value):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                inside[n.id] = inside.get(n.id, 0) + 1
+    final = {}
+    for k, (_, _, t, _) in enumerate(reg.plan):
+        final[t] = k
+    reg.outputs = [t for t in final if reads.get(t, 0) - inside.get(t, 0) > 0]
+    # donation: an output may overwrite a donated input read only by this region,
+    # when nothing in the region reads the input after the output is written
+    if not top_level:
+        return
+    for t in reg.outputs:
+        k = final[t]
+        res = reg.plan[k][3]
+        for p in donatable:
+            if p in reg.donate.values() or p not in reg.inputs:
+                continue
+            a = reg.inputs[p]
+            if a != res or not reg.sliced(p):
+                continue
+            if reads.get(p, 0) != inside.get(p, 0):
+                continue
+            later = any(("in", p) in ops for (_, ops, _, _) in reg.plan[k + 1 :]) or (
+                reg.reduction is not None and reg.reduce_operand == p
+            )
+            if later:
+                continue
+            reg.donate[t] = p
+            break
+
+
+def describe(reg: Region) -> str:
+    """One line for the generated code's comment."""
+    n = len(reg.plan)
+    what = f"{n} elementwise op{'s' if n != 1 else ''}" if n else "a reduction"
+    if reg.reduce_kind and n:
+        what += f" and a {reg.reduce_kind}"
+    dt = reg.plan[-1][3].dtype.name if reg.plan else next(iter(reg.inputs.values())).dtype.name
+    shape = ",".join(map(str, reg.shape))
+    return f"fused region: {what} over {dt}[{shape}], {reg.mode} chunks"
+
+
+def _unused():  # pragma: no cover
+    return N

@@ -1,0 +1,911 @@
+"""Source-level optimization passes over the normalized IR (IR -> IR).
+
+Each pass takes the normalized ``FunctionDef`` (see
+:mod:`srcjax.frontend.normalize`), edits its body in place and returns it, so
+each can be applied and tested alone:
+
+- :func:`bind_static`: static arguments become constant assignments at the top.
+- :func:`propagate`: copy and constant propagation (``y = x; z = y * 2`` reads
+  ``x``), block-local with invalidation on reassignment and around loops.
+- :func:`fold_constants`: Python operators on constants (``0.5 * 2.0``) are
+  evaluated at transformation time, with Python's semantics (weak types kept).
+- :func:`infer_avals`: abstract values (shape, dtype, weak type) of every
+  assigned name, from the argument signature: an analysis, annotating each
+  assignment with ``stmt.sj_aval`` and the operands' values with
+  ``stmt.sj_avals_in``.
+- :func:`simplify`: algebraic simplification (``x*1``, ``x+0``, ``x-0``,
+  ``x**1``, ``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4``, ``x**0.5 -> sqrt``,
+  ``x**-1 -> 1/x``), only where the dtype and shape are unchanged (needs avals).
+- :func:`cse`: common-subexpression elimination of pure primitive calls.
+- :func:`dce`: dead-code elimination of pure statements whose result is never read.
+
+Inlining of user calls is done by the normalizer. Purity: primitives of kinds
+elementwise, reduction, linalg, structural and creation, copies and container
+displays are pure; everything else (``print``, list ``append``/``pop``, calls
+without a rule, internal AD helpers) is kept as written.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from typing import Any, Callable, Dict, List, Optional
+
+import gast
+import numpy as np
+
+from ..frontend import nodes as N
+from ..frontend.normalize import Op
+from ..primitives import registry
+
+__all__ = [
+    "Aval",
+    "bind_static",
+    "propagate",
+    "fold_constants",
+    "infer_avals",
+    "simplify",
+    "cse",
+    "dce",
+    "optimize",
+    "PURE_KINDS",
+]
+
+PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
+_SCALAR_TYPES = (bool, int, float)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _is_assign(s: Any) -> bool:
+    return (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and getattr(s, "sj_op", None) is not None
+    )
+
+
+def _is_pure(s: Any) -> bool:
+    op = s.sj_op
+    if op.kind in ("copy", "pack"):
+        return True
+    if op.kind == "prim":
+        return op.prim.kind in PURE_KINDS
+    if op.kind == "inactive":
+        return isinstance(s.value, (gast.Attribute, gast.Constant))
+    return False
+
+
+def _is_scalar_const(node: Any) -> bool:
+    return (
+        isinstance(node, gast.Constant)
+        and isinstance(node.value, _SCALAR_TYPES)
+        and not (isinstance(node.value, float) and not math.isfinite(node.value))
+    )
+
+
+def _assigned(stmt: Any) -> set:
+    return set(N.assigned_names([stmt]))
+
+
+def _new_assign(target: str, value: Any, op: Op, like: Any) -> Any:
+    s = N.assign(target, value)
+    N.copy_origin(s, like)
+    if hasattr(like, "sj_file"):
+        s.sj_file = like.sj_file
+    s.sj_op = op
+    return s
+
+
+class _Subst(gast.NodeTransformer):
+    """Replace Load names by atoms; constants only where a value is expected
+    (never as the base of an attribute, call or subscript)."""
+
+    def __init__(self, table: Dict[str, Any]) -> None:
+        self.table = table
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.table:
+            return N.clone(self.table[node.id])
+        return node
+
+    def _names_only(self, node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            new = self.table.get(node.id)
+            if isinstance(new, gast.Name):
+                return N.clone(new)
+            return node
+        return self.visit(node)
+
+    def visit_Attribute(self, node):
+        node.value = self._names_only(node.value)
+        return node
+
+    def visit_Subscript(self, node):
+        node.value = self._names_only(node.value)
+        node.slice = self.visit(node.slice)
+        return node
+
+    def visit_Call(self, node):
+        node.func = self._names_only(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            k.value = self.visit(k.value)
+        return node
+
+
+def _subst_stmt(s: Any, table: Dict[str, Any]) -> None:
+    """Substitute in a simple statement's value and its ``sj_op`` operands."""
+    if not table:
+        return
+    used = set(N.names_in(s.value if hasattr(s, "value") and s.value is not None else s))
+    if not used & set(table):
+        return
+    tr = _Subst(table)
+    if isinstance(s, (gast.Assign, gast.Expr, gast.Return)):
+        s.value = tr.visit(s.value)
+    else:
+        tr.visit(s)
+    op = getattr(s, "sj_op", None)
+    if op is not None:
+        # keep the op's operand nodes in step with the expression
+        for k, v in list(op.bound.items()):
+            if isinstance(v, list):
+                op.bound[k] = [_subst_node(x, table) for x in v]
+            else:
+                op.bound[k] = _subst_node(v, table)
+        op.elts = [_subst_node(x, table) for x in op.elts]
+
+
+def _subst_node(node: Any, table: Dict[str, Any]) -> Any:
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in table:
+        return N.clone(table[node.id])
+    if isinstance(node, gast.AST):
+        return _Subst(table).visit(N.clone(node))
+    return node
+
+
+def _kill(table: Dict[str, Any], names: set) -> None:
+    for k in list(table):
+        v = table[k]
+        if k in names or (isinstance(v, gast.Name) and v.id in names):
+            del table[k]
+
+
+# ---------------------------------------------------------------------------- static args
+def bind_static(fdef: Any, values: Dict[str, Any]) -> Any:
+    """Prepend ``name = value`` for static arguments whose value is a literal
+    (ints, floats, bools, strings, None and tuples of them)."""
+
+    def literal(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return not (isinstance(v, float) and not math.isfinite(v))
+        if isinstance(v, tuple):
+            return all(literal(x) for x in v)
+        return False
+
+    pre = []
+    for name, v in values.items():
+        if literal(v):
+            node = N.const(v)
+            s = N.assign(name, node)
+            s.sj_op = Op("copy", elts=[node])
+            s.sj_note = "static argument"
+            pre.append(s)
+    fdef.body[:0] = pre
+    return fdef
+
+
+# ---------------------------------------------------------------------------- propagation
+def propagate(fdef: Any) -> Any:
+    """Copy and constant propagation (block-local, conservative around control flow)."""
+    _propagate_block(fdef.body, {})
+    return fdef
+
+
+def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
+    for s in stmts:
+        if isinstance(s, gast.If):
+            if isinstance(s.test, gast.Name) and s.test.id in table:
+                s.test = N.clone(table[s.test.id])
+            _propagate_block(s.body, dict(table))
+            _propagate_block(s.orelse, dict(table))
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.While):
+            _kill(table, _assigned(s))
+            inner = dict(table)
+            s.test = _Subst(inner).visit(s.test) if inner else s.test
+            _propagate_block(s.body, inner)
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.For):
+            if table:
+                s.iter = _Subst(table).visit(s.iter)
+            _kill(table, _assigned(s))
+            _propagate_block(s.body, dict(table))
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.Assign):
+            _subst_stmt(s, table)
+            _kill(table, _assigned(s))
+            op = getattr(s, "sj_op", None)
+            if (
+                op is not None
+                and op.kind == "copy"
+                and _is_assign(s)
+                and (
+                    (isinstance(s.value, gast.Name) and s.value.id != s.targets[0].id)
+                    or _is_scalar_const(s.value)
+                    or (isinstance(s.value, gast.Constant) and s.value.value is None)
+                )
+            ):
+                table[s.targets[0].id] = N.clone(s.value)
+        else:
+            _subst_stmt(s, table)
+            _kill(table, _assigned(s))
+
+
+# ---------------------------------------------------------------------------- folding
+_PY_BINOPS = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.Pow: operator.pow,
+}
+_PY_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+_PY_CMP = {
+    gast.Lt: operator.lt,
+    gast.LtE: operator.le,
+    gast.Gt: operator.gt,
+    gast.GtE: operator.ge,
+    gast.Eq: operator.eq,
+    gast.NotEq: operator.ne,
+}
+
+
+def _py_eval(expr: Any) -> Any:
+    """Value of a Python operator over scalar constants, or raise."""
+    if isinstance(expr, gast.BinOp) and type(expr.op) in _PY_BINOPS:
+        if _is_scalar_const(expr.left) and _is_scalar_const(expr.right):
+            return _PY_BINOPS[type(expr.op)](expr.left.value, expr.right.value)
+    if isinstance(expr, gast.UnaryOp) and type(expr.op) in _PY_UNARY:
+        if _is_scalar_const(expr.operand):
+            return _PY_UNARY[type(expr.op)](expr.operand.value)
+    if (
+        isinstance(expr, gast.Compare)
+        and len(expr.ops) == 1
+        and type(expr.ops[0]) in _PY_CMP
+        and _is_scalar_const(expr.left)
+        and _is_scalar_const(expr.comparators[0])
+    ):
+        return _PY_CMP[type(expr.ops[0])](expr.left.value, expr.comparators[0].value)
+    raise ValueError("not foldable")
+
+
+def fold_constants(fdef: Any) -> Any:
+    """Evaluate Python operators over constants (``2 * 0.5`` -> ``1.0``).
+
+    Only operator expressions on Python scalars fold, with Python's own
+    semantics, which is what the unoptimized code computes; calls such as
+    ``jnp.sin(1.0)`` return strongly typed NumPy scalars and are left alone.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for s in _all_stmts(fdef.body):
+            if not (_is_assign(s) and s.sj_op.kind == "prim"):
+                continue
+            try:
+                v = _py_eval(s.value)
+            except (ValueError, ArithmeticError, TypeError):
+                continue
+            if not isinstance(v, _SCALAR_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
+                continue
+            node = N.const(v)
+            s.value = node
+            s.sj_op = Op("copy", elts=[node])
+            changed = True
+        if changed:
+            propagate(fdef)
+    return fdef
+
+
+def _all_stmts(stmts: List[Any]):
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from _all_stmts(s.body)
+            yield from _all_stmts(s.orelse)
+        elif isinstance(s, (gast.While, gast.For)):
+            yield from _all_stmts(s.body)
+
+
+# ---------------------------------------------------------------------------- abstract values
+class Aval:
+    """Abstract value of an array or scalar: shape, dtype, and weak type.
+
+    ``ptype`` is the Python type (``float``, ``int``, ``bool``) of a weakly typed
+    Python scalar, ``None`` for arrays and NumPy scalars.
+    """
+
+    __slots__ = ("shape", "dtype", "ptype")
+
+    def __init__(self, shape: tuple, dtype: Any, ptype: Optional[type] = None) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.ptype = ptype
+
+    @property
+    def weak(self) -> bool:
+        return self.ptype is not None
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @staticmethod
+    def of(x: Any) -> Optional["Aval"]:
+        if isinstance(x, bool):
+            return Aval((), np.bool_, bool)
+        if isinstance(x, int):
+            return Aval((), np.int64, int)
+        if isinstance(x, float):
+            return Aval((), np.float64, float)
+        if isinstance(x, (np.ndarray, np.generic)):
+            return Aval(np.shape(x), x.dtype)
+        return None
+
+    def proxy(self) -> Any:
+        """A one-element stand-in with this value's dtype, rank and weak type."""
+        if self.ptype is not None:
+            return self.ptype(1)
+        if not self.shape:
+            return self.dtype.type(1)
+        return np.ones((1,) * len(self.shape), self.dtype)
+
+    def __eq__(self, other: Any) -> bool:
+        return (
+            isinstance(other, Aval)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.ptype is other.ptype
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.ptype))
+
+    def __repr__(self) -> str:
+        if self.ptype is not None:
+            return f"weak {self.ptype.__name__}"
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+
+def _merge(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    if isinstance(a, Aval) or isinstance(b, Aval):
+        return a if a == b else None
+    if type(a) is not type(b):
+        return None
+    if isinstance(a, dict):
+        if a.keys() != b.keys():
+            return None
+        return {k: _merge(a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            return None
+        return type(a)(_merge(x, y) for x, y in zip(a, b))
+    return None
+
+
+def _merge_env(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    out = {}
+    for k in set(a) | set(b):
+        out[k] = _merge(a.get(k), b.get(k)) if (k in a and k in b) else None
+    return out
+
+
+class _Interp:
+    def __init__(self, resolve: Callable[[str], Any], locals_: set) -> None:
+        self.resolve = resolve
+        self.locals = locals_
+
+    def aval_of(self, node: Any, env: Dict[str, Any]) -> Any:
+        if isinstance(node, gast.Name):
+            if node.id in env:
+                return env[node.id]
+            if node.id in self.locals:
+                return None
+            try:
+                v = self.resolve(node.id)
+            except Exception:  # noqa: BLE001 - unknown global: no information
+                return None
+            if isinstance(v, (_SCALAR_TYPES, np.generic)):
+                return Aval.of(v)
+            return None
+        if isinstance(node, gast.Constant):
+            return Aval.of(node.value) if isinstance(node.value, _SCALAR_TYPES) else None
+        return None
+
+    def block(self, stmts: List[Any], env: Dict[str, Any]) -> Dict[str, Any]:
+        for s in stmts:
+            env = self.stmt(s, env)
+        return env
+
+    def stmt(self, s: Any, env: Dict[str, Any]) -> Dict[str, Any]:
+        if isinstance(s, gast.If):
+            a = self.block(s.body, dict(env))
+            b = self.block(s.orelse, dict(env))
+            return _merge_env(a, b)
+        if isinstance(s, (gast.While, gast.For)):
+            names = _assigned(s)
+            cur = dict(env)
+            if isinstance(s, gast.For):
+                for k in N.assigned_names([gast.Expr(value=s.target)]):
+                    cur[k] = None
+            for _ in range(4):
+                out = self.block(s.body, dict(cur))
+                new = dict(cur)
+                for k in names:
+                    new[k] = _merge(cur[k], out.get(k)) if k in cur else None
+                if isinstance(s, gast.For):
+                    for k in N.assigned_names([gast.Expr(value=s.target)]):
+                        new[k] = None
+                if repr(sorted(new.items())) == repr(sorted(cur.items())):
+                    break
+                cur = new
+            self.block(s.body, dict(cur))  # final pass: annotations under loop facts
+            return cur
+        if isinstance(s, gast.Assign):
+            env = dict(env)
+            val = None
+            if _is_assign(s):
+                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
+                try:
+                    with warnings.catch_warnings(), np.errstate(all="ignore"):
+                        warnings.simplefilter("ignore")
+                        val = self.value(s, env)
+                except Exception:  # noqa: BLE001 - no information
+                    val = None
+                s.sj_aval = val
+            for k in _assigned(s):
+                env[k] = None
+            if _is_assign(s):
+                env[s.targets[0].id] = val
+            return env
+        env = dict(env)
+        for k in _assigned(s):
+            env[k] = None
+        return env
+
+    # -- one assignment ------------------------------------------------------------
+    def value(self, s: Any, env: Dict[str, Any]) -> Any:
+        op = s.sj_op
+        if op.kind == "copy":
+            return self.aval_of(s.value, env) if N.is_atom(s.value) else None
+        if op.kind == "pack":
+            if isinstance(s.value, (gast.Tuple, gast.List)):
+                items = [self.aval_of(e, env) for e in s.value.elts]
+                return tuple(items) if isinstance(s.value, gast.Tuple) else list(items)
+            if isinstance(s.value, gast.Dict) and all(
+                isinstance(k, gast.Constant) for k in s.value.keys
+            ):
+                return {k.value: self.aval_of(v, env) for k, v in zip(s.value.keys, s.value.values)}
+            return None
+        if op.kind != "prim":
+            return None
+        prim = op.prim
+        if prim.public == "ad.getitem":
+            base = self.aval_of(op.bound.get("x"), env)
+            idx = op.bound.get("idx")
+            if isinstance(base, (dict, list, tuple)) and isinstance(idx, gast.Constant):
+                try:
+                    return base[idx.value]
+                except (KeyError, IndexError, TypeError):
+                    return None
+        if prim.kind == "elementwise":
+            return self.elementwise(s, env)
+        if prim.kind == "reduction":
+            r = self.reduction(s, env)
+            if r is not None:
+                return r
+        if prim.kind == "creation" and prim.name.endswith("_like"):
+            x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
+            if isinstance(x, Aval) and set(op.bound) <= {"a", "x", "fill_value"}:
+                fill = op.bound.get("fill_value")
+                if fill is None or not x.weak:
+                    return Aval(x.shape, x.dtype)
+        if prim.public in ("jnp.matmul", "jnp.dot"):
+            a = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
+            b = self.aval_of(op.bound.get("b", op.bound.get("y")), env)
+            if (
+                isinstance(a, Aval)
+                and isinstance(b, Aval)
+                and len(a.shape) == 2
+                and len(b.shape) == 2
+                and not a.weak
+                and not b.weak
+            ):
+                return Aval((a.shape[0], b.shape[1]), np.result_type(a.dtype, b.dtype))
+        if prim.kind in PURE_KINDS:
+            return self.small(s, env)
+        return None
+
+    def _operands(self, op: Op, env, make) -> tuple:
+        """(args, kwargs) for calling the impl with stand-ins from ``make(aval)``."""
+        sig = op.prim.signature
+        args, kwargs = [], {}
+        for pname, p in sig.parameters.items():
+            if pname not in op.bound:
+                continue
+            v = op.bound[pname]
+            vals = [self._stand_in(x, env, make) for x in (v if isinstance(v, list) else [v])]
+            if p.kind == p.VAR_POSITIONAL:
+                args.extend(vals)
+            elif p.kind == p.KEYWORD_ONLY:
+                kwargs[pname] = vals[0]
+            elif p.kind == p.VAR_KEYWORD:
+                raise ValueError("**kwargs")
+            elif kwargs:
+                kwargs[pname] = vals[0]
+            else:
+                args.append(vals[0])
+        return args, kwargs
+
+    def _stand_in(self, node: Any, env, make) -> Any:
+        if isinstance(node, gast.Name):
+            a = self.aval_of(node, env)
+            if not isinstance(a, Aval):
+                raise ValueError("unknown operand")
+            return make(a)
+        if isinstance(node, gast.Constant):
+            return node.value
+        import ast
+
+        return ast.literal_eval(N.to_source(node))
+
+    def elementwise(self, s: Any, env) -> Any:
+        op = s.sj_op
+        operands = []
+        for v in op.bound.values():
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, gast.Name):
+                    a = self.aval_of(x, env)
+                    if not isinstance(a, Aval):
+                        return None
+                    operands.append(a)
+        shape = np.broadcast_shapes(*[a.shape for a in operands]) if operands else ()
+        r = self._eval_form(s, env)
+        if isinstance(r, _SCALAR_TYPES):
+            return Aval.of(r) if not shape else None
+        dt = np.asarray(r).dtype
+        return Aval(shape, dt)
+
+    def _eval_form(self, s: Any, env) -> Any:
+        """Evaluate the statement's expression on one-element stand-ins, in the
+        form it is written (a Python operator runs NumPy's operator; a call runs
+        the primitive's implementation), so dtypes are what the code computes."""
+        e = s.value
+        make = Aval.proxy
+        if isinstance(e, gast.BinOp) and type(e.op) in _PY_BINOPS_ALL:
+            return _PY_BINOPS_ALL[type(e.op)](
+                self._stand_in(e.left, env, make), self._stand_in(e.right, env, make)
+            )
+        if isinstance(e, gast.UnaryOp) and type(e.op) in _PY_UNARY_ALL:
+            return _PY_UNARY_ALL[type(e.op)](self._stand_in(e.operand, env, make))
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _PY_CMP:
+            return _PY_CMP[type(e.ops[0])](
+                self._stand_in(e.left, env, make), self._stand_in(e.comparators[0], env, make)
+            )
+        args, kwargs = self._operands(s.sj_op, env, make)
+        return s.sj_op.prim.impl(*args, **kwargs)
+
+    def reduction(self, s: Any, env) -> Any:
+        op = s.sj_op
+        x = self.aval_of(op.bound.get("x", op.bound.get("a")), env)
+        if not isinstance(x, Aval) or set(op.bound) - {"x", "a", "axis", "keepdims"}:
+            return None
+        axis_node = op.bound.get("axis")
+        keep_node = op.bound.get("keepdims")
+        axis = None if axis_node is None else self._stand_in(axis_node, env, Aval.proxy)
+        keep = False if keep_node is None else self._stand_in(keep_node, env, Aval.proxy)
+        nd = len(x.shape)
+        if axis is None:
+            axes = tuple(range(nd))
+        else:
+            axes = tuple(a % nd for a in (axis if isinstance(axis, tuple) else (axis,)))
+        shape = tuple(
+            (1 if i in axes else d) for i, d in enumerate(x.shape) if keep or i not in axes
+        )
+        args, kwargs = self._operands(op, env, lambda a: np.ones((2,) * len(a.shape), a.dtype))
+        r = op.prim.impl(*args, **kwargs)
+        return Aval(shape, np.asarray(r).dtype)
+
+    def small(self, s: Any, env) -> Any:
+        """Any pure primitive on small operands: run it on zero-stride stand-ins."""
+        total = 0
+        for v in s.sj_op.bound.values():
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, gast.Name):
+                    a = self.aval_of(x, env)
+                    if not isinstance(a, Aval):
+                        return None
+                    total += a.size
+        if total > 4096:
+            return None
+
+        def make(a: Aval):
+            if a.weak:
+                return a.ptype(1)
+            return np.broadcast_to(np.ones((), a.dtype), a.shape)
+
+        r = self._eval_form(s, env) if not isinstance(s.value, gast.Call) else None
+        if r is None:
+            args, kwargs = self._operands(s.sj_op, env, make)
+            r = s.sj_op.prim.impl(*args, **kwargs)
+        if isinstance(r, (np.ndarray, np.generic)):
+            return Aval(np.shape(r), r.dtype)
+        return None
+
+
+_PY_BINOPS_ALL = dict(_PY_BINOPS)
+_PY_BINOPS_ALL.update(
+    {
+        gast.MatMult: operator.matmul,
+        gast.BitAnd: operator.and_,
+        gast.BitOr: operator.or_,
+        gast.BitXor: operator.xor,
+        gast.LShift: operator.lshift,
+        gast.RShift: operator.rshift,
+    }
+)
+_PY_UNARY_ALL = dict(_PY_UNARY)
+_PY_UNARY_ALL.update({gast.Invert: operator.invert, gast.Not: operator.not_})
+
+
+def infer_avals(
+    fdef: Any, params: Dict[str, Any], resolve: Optional[Callable[[str], Any]] = None
+) -> Dict[str, Any]:
+    """Annotate assignments with abstract values, given the parameters' ``Aval``
+    (or pytrees of them, or ``None`` for unknown). ``resolve(name)`` reads a
+    global or closure value (scalars there are taken as weak constants).
+    Returns the environment at the end of the body."""
+    locals_ = set(params) | set(N.assigned_names(fdef.body))
+
+    def no_globals(name):
+        raise KeyError(name)
+
+    interp = _Interp(resolve or no_globals, locals_)
+    return interp.block(fdef.body, dict(params))
+
+
+# ---------------------------------------------------------------------------- simplify
+def _prim(public: str):
+    return registry.by_public(public)
+
+
+def _binop(target: str, a: Any, opcls: Any, b: Any, public: str, like: Any) -> Any:
+    e = gast.BinOp(left=a, op=opcls(), right=b)
+    return _new_assign(target, e, Op("prim", prim=_prim(public), bound={"x": a, "y": b}), like)
+
+
+def _copy(target: str, src: Any, like: Any) -> Any:
+    node = N.clone(src)
+    return _new_assign(target, node, Op("copy", elts=[node]), like)
+
+
+def simplify(fdef: Any, namer: Any = None) -> Any:
+    """Algebraic simplification where dtype and shape provably do not change
+    (run :func:`infer_avals` first; unknown values are left alone)."""
+    fdef.body = _simplify_block(fdef.body, namer)
+    return fdef
+
+
+def _simplify_block(stmts: List[Any], namer) -> List[Any]:
+    out: List[Any] = []
+    for s in stmts:
+        if isinstance(s, gast.If):
+            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
+            s.orelse = _simplify_block(s.orelse, namer)
+        elif isinstance(s, (gast.While, gast.For)):
+            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
+        elif _is_assign(s) and s.sj_op.kind == "prim":
+            new = _simplify_one(s, namer)
+            if new is not None:
+                out.extend(new)
+                continue
+        out.append(s)
+    return out
+
+
+def _float_aval(node: Any, s: Any) -> Optional[Aval]:
+    if not isinstance(node, gast.Name):
+        return None
+    a = getattr(s, "sj_avals_in", {}).get(node.id)
+    if isinstance(a, Aval) and not a.weak and a.dtype.kind == "f":
+        return a
+    return None
+
+
+def _simplify_one(s: Any, namer) -> Optional[List[Any]]:
+    op = s.sj_op
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(res, Aval) or op.prim.public not in (
+        "jnp.multiply",
+        "jnp.add",
+        "jnp.subtract",
+        "jnp.power",
+    ):
+        return None
+    x, y = op.bound.get("x"), op.bound.get("y")
+    t = s.targets[0].id
+
+    def same(a: Optional[Aval]) -> bool:
+        return a is not None and a == res
+
+    def is_const(node, *values) -> bool:
+        return (
+            _is_scalar_const(node)
+            and not isinstance(node.value, bool)
+            and any(node.value == v and type(node.value) is type(v) for v in values)
+        )
+
+    name = op.prim.public
+    if name == "jnp.multiply":
+        if is_const(y, 1, 1.0) and same(_float_aval(x, s)):
+            return [_annot(_copy(t, x, s), res)]
+        if is_const(x, 1, 1.0) and same(_float_aval(y, s)):
+            return [_annot(_copy(t, y, s), res)]
+    elif name in ("jnp.add", "jnp.subtract"):
+        if is_const(y, 0, 0.0) and same(_float_aval(x, s)):
+            return [_annot(_copy(t, x, s), res)]
+        if name == "jnp.add" and is_const(x, 0, 0.0) and same(_float_aval(y, s)):
+            return [_annot(_copy(t, y, s), res)]
+    elif name == "jnp.power":
+        base = _float_aval(x, s)
+        if not same(base) or not _is_scalar_const(y) or isinstance(y.value, bool):
+            return None
+        e = y.value
+        mul = gast.Mult
+        if e == 1:
+            return [_annot(_copy(t, x, s), res)]
+        if e == 2:
+            return [_annot(_binop(t, N.clone(x), mul, N.clone(x), "jnp.multiply", s), res)]
+        if e in (3, 4) and namer is not None:
+            sq = namer.fresh(f"{x.id}_sq")
+            first = _annot(_binop(sq, N.clone(x), mul, N.clone(x), "jnp.multiply", s), res)
+            other = N.name(sq) if e == 4 else N.clone(x)
+            second = _annot(_binop(t, N.name(sq), mul, other, "jnp.multiply", s), res)
+            first.sj_note = f"x ** {e} -> multiplications"
+            return [first, second]
+        if e == 0.5:
+            node = N.call("jnp.sqrt", [N.clone(x)])
+            new = _new_assign(
+                t, node, Op("prim", prim=_prim("jnp.sqrt"), bound={"x": node.args[0]}), s
+            )
+            return [_annot(new, res)]
+        if e == -1:
+            return [
+                _annot(_binop(t, N.const(1.0), gast.Div, N.clone(x), "jnp.true_divide", s), res)
+            ]
+    return None
+
+
+def _annot(s: Any, res: Aval) -> Any:
+    s.sj_aval = res
+    s.sj_avals_in = {n: res for n in N.names_in(s.value)}
+    return s
+
+
+# ---------------------------------------------------------------------------- CSE
+def _cse_key(s: Any) -> Optional[tuple]:
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.kind not in (
+        "elementwise",
+        "reduction",
+        "linalg",
+        "structural",
+    ):
+        return None
+    return (op.prim.public, gast.dump(s.value))
+
+
+def cse(fdef: Any) -> Any:
+    """Replace a repeated pure primitive call by a copy of the first result."""
+    _cse_block(fdef.body, {})
+    return fdef
+
+
+def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
+    def kill(names: set) -> None:
+        for k in list(table):
+            tname, used = table[k]
+            if tname in names or used & names:
+                del table[k]
+
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.If):
+            _cse_block(s.body, dict(table))
+            _cse_block(s.orelse, dict(table))
+            kill(_assigned(s))
+        elif isinstance(s, (gast.While, gast.For)):
+            kill(_assigned(s))
+            _cse_block(s.body, dict(table))
+            kill(_assigned(s))
+        elif _is_assign(s):
+            key = _cse_key(s)
+            t = s.targets[0].id
+            if key is not None and key in table:
+                src = table[key][0]
+                node = N.name(src)
+                s.value = node
+                s.sj_op = Op("copy", elts=[node])
+                s.sj_note = "common subexpression"
+                kill({t})
+                continue
+            kill({t})
+            if key is not None:
+                used = set(N.names_in(s.value))
+                if t not in used:
+                    table[key] = (t, used)
+        else:
+            kill(_assigned(s))
+
+
+# ---------------------------------------------------------------------------- DCE
+def dce(fdef: Any) -> Any:
+    """Remove pure assignments whose target is never read anywhere."""
+    while True:
+        reads: Dict[str, int] = {}
+        for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                reads[n.id] = reads.get(n.id, 0) + 1
+        removed = [0]
+
+        def keep(s) -> bool:
+            if _is_assign(s) and _is_pure(s) and reads.get(s.targets[0].id, 0) == 0:
+                removed[0] += 1
+                return False
+            return True
+
+        fdef.body = _filter(fdef.body, keep)
+        if not removed[0]:
+            return fdef
+
+
+def _filter(stmts: List[Any], keep) -> List[Any]:
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.If):
+            s.body = _filter(s.body, keep) or [gast.Pass()]
+            s.orelse = _filter(s.orelse, keep)
+        elif isinstance(s, (gast.While, gast.For)):
+            s.body = _filter(s.body, keep) or [gast.Pass()]
+        elif not keep(s):
+            continue
+        out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------------------- driver
+def optimize(
+    fdef: Any,
+    params: Dict[str, Any],
+    resolve: Optional[Callable[[str], Any]] = None,
+    namer: Any = None,
+) -> Any:
+    """The jit pipeline's passes, in order; avals are left annotated for fusion."""
+    propagate(fdef)
+    fold_constants(fdef)
+    infer_avals(fdef, params, resolve)
+    simplify(fdef, namer)
+    cse(fdef)
+    propagate(fdef)
+    dce(fdef)
+    infer_avals(fdef, params, resolve)
+    return fdef

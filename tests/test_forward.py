@@ -1,0 +1,153 @@
+"""Forward mode and the differentiation API: jvp, linearize, vjp, jacfwd, jacrev,
+hessian, and their compositions, against float64 finite differences."""
+
+import numpy as np
+import pytest
+from helpers import assert_close, fd_grad
+
+import srcjax
+import srcjax.numpy as jnp
+
+pytestmark = pytest.mark.usefixtures("x64")
+RNG = np.random.default_rng(5)
+EPS = 1e-6
+
+
+def fd_jvp(f, x, v):
+    return (f(x + EPS * v) - f(x - EPS * v)) / (2 * EPS)
+
+
+def fd_jac(f, x):
+    cols = [fd_jvp(f, x, e.reshape(x.shape)) for e in np.eye(x.size)]
+    return np.stack(cols, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+def loopy(x):
+    y = x
+    for _ in range(3):
+        if jnp.sum(y) > 0:
+            y = jnp.sin(y) * x
+        else:
+            y = y * y
+    n = 0
+    while jnp.sum(y * y) < 4.0 and n < 5:
+        y = y * 1.5 + 0.1
+        n += 1
+    return y
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_jvp_through_control_flow(seed):
+    rng = np.random.default_rng(seed)
+    x, v = rng.normal(size=3), rng.normal(size=3)
+    out, out_dot = srcjax.jvp(loopy, (x,), (v,))
+    assert_close(out, loopy(x))
+    assert_close(out_dot, fd_jvp(loopy, x, v), rtol=1e-5)
+
+
+def test_jvp_pytrees_and_has_aux():
+    def f(p, x):
+        h = jnp.tanh(x @ p["w"] + p["b"])
+        return {"h": h, "s": jnp.sum(h)}, h.shape
+
+    p = {"w": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    t = {"w": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    x = RNG.normal(size=(4, 3))
+    out, out_dot, aux = srcjax.jvp(f, (p, x), (t, np.zeros_like(x)), has_aux=True)
+    assert aux == (4, 2)
+    want = fd_jvp(
+        lambda s: f({"w": p["w"] + s * t["w"], "b": p["b"] + s * t["b"]}, x)[0]["s"], 0.0, 1.0
+    )
+    assert_close(out_dot["s"], want, rtol=1e-5)
+
+
+def test_jvp_errors_as_jax():
+    with pytest.raises(TypeError):
+        srcjax.jvp(jnp.sin, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        srcjax.jvp(lambda a, b: a * b, (1.0, 2.0), (1.0,))
+
+
+def test_linearize():
+    x, v = RNG.normal(size=3), RNG.normal(size=3)
+    out, f_jvp = srcjax.linearize(loopy, x)
+    assert_close(out, loopy(x))
+    assert_close(f_jvp(v), fd_jvp(loopy, x, v), rtol=1e-5)
+
+
+def test_vjp_and_transpose_identity():
+    x, u, v = RNG.normal(size=3), RNG.normal(size=3), RNG.normal(size=3)
+    out, vjp_fn = srcjax.vjp(loopy, x)
+    (x_bar,) = vjp_fn(u)
+    _, jv = srcjax.jvp(loopy, (x,), (v,))
+    assert_close(np.dot(x_bar, v), np.dot(u, jv))
+
+
+def test_jacobians_match_finite_differences():
+    x = RNG.normal(size=3)
+    j = fd_jac(loopy, x)
+    assert_close(srcjax.jacfwd(loopy)(x), j, rtol=1e-5)
+    assert_close(srcjax.jacrev(loopy)(x), j, rtol=1e-5)
+
+
+def test_jacobian_structure_outer_output_inner_input():
+    def f(a, b):
+        return {"p": a * b[0], "q": jnp.sum(a) * b}
+
+    a, b = RNG.normal(size=2), RNG.normal(size=3)
+    for jac in (srcjax.jacfwd, srcjax.jacrev):
+        ja, jb = jac(f, argnums=(0, 1))(a, b)["p"]
+        assert ja.shape == (2, 2) and jb.shape == (2, 3)
+        assert_close(ja, np.eye(2) * b[0])
+        j = jac(f, argnums=1)(a, b)
+        assert j["q"].shape == (3, 3)
+        assert_close(j["q"], np.eye(3) * np.sum(a))
+
+
+def lse_quad(x):
+    return jnp.log(jnp.sum(jnp.exp(-0.5 * x * x + 0.3 * x)))
+
+
+def test_hessian_vs_finite_differences():
+    x = RNG.normal(size=5)
+    h = srcjax.hessian(lse_quad)(x)
+    g = srcjax.grad(lse_quad)
+    want = np.stack([fd_jvp(g, x, e) for e in np.eye(5)], 1)
+    assert_close(h, want, rtol=1e-5, atol=1e-7)
+    assert_close(h, h.T, atol=1e-12)
+
+
+def sin_x2(x):
+    return jnp.sum(jnp.sin(x) * x * x)
+
+
+def test_compositions():
+    x, v = RNG.normal(size=3), RNG.normal(size=3)
+    hv = srcjax.hessian(sin_x2)(x) @ v
+
+    def gv(x):
+        return srcjax.jvp(sin_x2, (x,), (v,))[1]
+
+    assert_close(srcjax.grad(gv)(x), hv)  # grad of jvp
+    assert_close(srcjax.jvp(srcjax.grad(sin_x2), (x,), (v,))[1], hv)  # jvp of grad
+    assert_close(srcjax.jacfwd(srcjax.jacrev(sin_x2))(x), srcjax.hessian(sin_x2)(x))
+
+    def h(x):
+        g = srcjax.grad(sin_x2)(x)  # grad inside a differentiated function
+        return jnp.sum(g * g)
+
+    assert_close(srcjax.grad(h)(x), fd_grad(h, x), rtol=1e-5)
+    out, vf = srcjax.vjp(lambda x: jnp.sin(x) * x, x)  # vjp of a vjp function
+    u = RNG.normal(size=3)
+    _, vf2 = srcjax.vjp(vf, u)
+    assert_close(vf2((v,))[0], srcjax.jvp(lambda x: jnp.sin(x) * x, (x,), (v,))[1])
+
+
+def test_source_of_jvp_interleaves_tangents():
+    text = srcjax.source(srcjax.jacfwd(sin_x2))
+    assert "ad.basis" in text
+    from srcjax.api_fwd import _jvp_function
+
+    fn, _ = _jvp_function(sin_x2, ("leaf",), False, False)
+    src = fn.__srcjax_source__
+    assert "x_dot" in src and "test_forward.py:" in src
