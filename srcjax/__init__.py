@@ -10,6 +10,7 @@ from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
+from .custom import custom_jvp, custom_vjp
 from .primitives import control as _control
 
 _control.mark_tree_outputs()
@@ -34,4 +35,6 @@ __all__ = [
     "jacfwd",
     "jacrev",
     "hessian",
+    "custom_jvp",
+    "custom_vjp",
 ]

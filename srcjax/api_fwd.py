@@ -77,7 +77,7 @@ def _jvp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only:
     return fn, bound
 
 
-def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool):
+def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None):
     """Generated ``f_vjp(*primals, ct)`` returning the tuple of cotangents of the
     primals (after bound arguments)."""
     target, bound = _target(fun, kinds)
@@ -88,6 +88,8 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool):
         norm.tuple_wrt = True
         params = [a.id for a in src.node.args.args]
         wrt = params[len(bound) :]
+        if argnums is not None:
+            wrt = [wrt[a] for a in argnums]
         pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
         ct = norm.namer.fresh("out_bar_in")
         fdef = reverse(
@@ -106,7 +108,7 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool):
             src, norm, fdef, "vjp of", f"with respect to {', '.join(wrt)}", defaults=False
         )
 
-    fn = _cached(target, ("vjp", kinds, has_aux), build)
+    fn = _cached(target, ("vjp", kinds, has_aux, argnums), build)
     return fn, bound
 
 

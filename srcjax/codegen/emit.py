@@ -47,6 +47,21 @@ class GeneratedGlobals(dict):
         return self.user_globals[key]
 
 
+class _RegistryNamespace(types.ModuleType):
+    """A namespace of generated code; primitives registered after it was built
+    (custom_jvp functions, late imports) are found in the registry on demand."""
+
+    _prefix = ""
+
+    def __getattr__(self, attr: str) -> Any:
+        from ..primitives import registry
+
+        prim = registry.REGISTRY.get(self._prefix + attr)
+        if prim is None:
+            raise AttributeError(f"{self.__name__} has no attribute {attr!r}")
+        return prim.impl
+
+
 def _fast_namespace(name: str, module: Any = None) -> types.ModuleType:
     """The namespace generated code sees as ``name`` (``jnp``, ``ad`` ...): the
     public module's attributes, with every primitive replaced by its NumPy
@@ -54,7 +69,8 @@ def _fast_namespace(name: str, module: Any = None) -> types.ModuleType:
     (Resolution maps an implementation back to its primitive.)"""
     from ..primitives import registry
 
-    ns = types.ModuleType(f"srcjax.generated.{name}")
+    ns = _RegistryNamespace(f"srcjax.generated.{name}")
+    ns._prefix = name + "."
     if module is not None:
         for k, v in vars(module).items():
             if not k.startswith("__"):
@@ -92,7 +108,12 @@ def namespaces() -> Dict[str, Any]:
 
         import srcjax.numpy as jnp
 
-        ns: Dict[str, Any] = {"jnp": _fast_namespace("jnp", jnp), "np": np, "ad": _ad_namespace()}
+        ns: Dict[str, Any] = {
+            "jnp": _fast_namespace("jnp", jnp),
+            "np": np,
+            "ad": _ad_namespace(),
+            "custom": _fast_namespace("custom"),
+        }
         try:
             import srcjax.nn as nn
 

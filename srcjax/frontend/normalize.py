@@ -1292,6 +1292,8 @@ class Normalizer:
         return self._inline_into(sub, fdef, fdef.name, args, kws, e)
 
     def _inline_into(self, sub, fnode, fname, args, kws, e) -> tuple:
+        if not fname.isidentifier():
+            fname = "lambda"
         own = {a.id for a in fnode.args.args} | _own_locals(fnode.body)
         # rename the callee's own locals to fresh names in our namespace
         for local in sorted(own):

@@ -86,7 +86,9 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
             args = (fun.__self__,) + args
             fun = fun.__func__
         elif _is_primitive(fun):
-            fun = primitive_function(fun)
+            from ..primitives.registry import lookup_callable
+
+            fun = primitive_function(lookup_callable(fun))
         elif hasattr(fun, "__srcjax_wrapped__"):
             # a srcjax-transformed function: its generated python function
             fun = fun.__srcjax_wrapped__
@@ -101,9 +103,9 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
 
 
 def _is_primitive(obj: Any) -> bool:
-    from ..primitives.registry import Primitive
+    from ..primitives.registry import lookup_callable
 
-    return isinstance(obj, Primitive)
+    return not isinstance(obj, types.FunctionType) and lookup_callable(obj) is not None
 
 
 _PRIM_FUNCS: Dict[str, types.FunctionType] = {}

@@ -839,3 +839,22 @@ jac_rows_t.def_vjp(_jrt_vjp)
 jac_rows_t.def_jvp(_jrt_jvp)
 for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
     _p.samples = lambda rng: []  # list operands; checked against finite differences in tests
+
+
+def _custom_transpose(tangent_map, ct, position, *args):
+    """``J^T ct`` for the linear map ``t -> tangent_map(*args, t)`` (the tangent of
+    argument ``position``), by srcjax's reverse mode on ``tangent_map``'s source.
+    Used to differentiate ``custom_jvp`` functions in reverse mode."""
+    from ..api import _kind
+    from ..api_fwd import _vjp_function
+
+    like = args[position]
+    t0 = np.zeros(np.shape(like), dtype=getattr(like, "dtype", np.float32))
+    kinds = tuple(_kind(a) for a in args) + ("leaf",)
+    fn, _ = _vjp_function(tangent_map, kinds, False, argnums=(len(args),))
+    return fn(*args, t0, ct)[0]
+
+
+custom_transpose = register(
+    Primitive("ad.custom_transpose", _custom_transpose, kind="internal", differentiable=False)
+)
