@@ -97,7 +97,7 @@ class custom_jvp(_Custom):
         nondiff = [params[i] for i in self.nondiff_argnums]
         args = ", ".join(params)
         lines = []
-        for i, p in enumerate(diff):
+        for p in diff:
             tangents = ", ".join("t" if q == p else f"ad.zeros_like({q})" for q in diff)
             primals = ", ".join(diff)
             lead = "".join(f"{q}, " for q in nondiff)
@@ -132,7 +132,7 @@ class custom_jvp(_Custom):
         args = ", ".join(params)
         lines = []
         env = {}
-        for i, (p, r) in enumerate(zip(diff, rules)):
+        for p, r in zip(diff, rules):
             if r is None:
                 continue
             env[f"rule_{p}"] = r
