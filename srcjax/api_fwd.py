@@ -321,3 +321,29 @@ def _unused(*_):  # keep imports used by type checkers
 jvp.__srcjax_jvp__ = True
 for _f in (jacfwd, jacrev, hessian):
     _f.__srcjax_factory__ = True
+
+
+class JvpView(Transformed):
+    """The generated jvp code of ``fun`` as a transform object, for ``srcjax.source``
+    and ``srcjax show --jvp``: ``f_jvp(*primals, *tangents) -> (out, out_dot)``."""
+
+    kind = "jvp"
+
+    def _build(self, kinds):
+        return _jvp_function(self.fun, kinds, False, False)[0]
+
+    def __call__(self, *args):
+        n = len(args) // 2
+        return jvp(self.fun, args[:n], args[n:])
+
+
+class VjpView(Transformed):
+    """The generated vjp code of ``fun``: ``f_vjp(*primals, ct) -> cotangents``."""
+
+    kind = "vjp"
+
+    def _build(self, kinds):
+        return _vjp_function(self.fun, kinds, False)[0]
+
+    def __call__(self, *args):
+        return self._generated(_kinds(args[:-1]))(*args)

@@ -155,6 +155,11 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--has-aux", action="store_true", help="the function returns (value, aux); for --grad"
     )
+    show.add_argument("--jvp", action="store_true", help="show the forward-mode (jvp) code")
+    show.add_argument("--vjp", action="store_true", help="show the reverse-mode (vjp) code")
+    show.add_argument("--jacfwd", action="store_true", help="apply srcjax.jacfwd")
+    show.add_argument("--jacrev", action="store_true", help="apply srcjax.jacrev")
+    show.add_argument("--hessian", action="store_true", help="apply srcjax.hessian")
     show.add_argument("--vmap", action="store_true", help="apply srcjax.vmap")
     show.add_argument(
         "--in-axes",
@@ -256,6 +261,15 @@ def get_function(module, dotted: str):
 
 
 def _transform(fn, args, srcjax):
+    from srcjax.api_fwd import JvpView, VjpView
+
+    if args.jvp:
+        fn = JvpView(fn)
+    if args.vjp:
+        fn = VjpView(fn)
+    for name in ("jacfwd", "jacrev", "hessian"):
+        if getattr(args, name):
+            fn = getattr(srcjax, name)(fn, argnums=args.argnums)
     if args.grad:
         grad = getattr(srcjax, "grad", None)
         if grad is None:
@@ -310,8 +324,11 @@ def print_source(text: str, color: str = "auto") -> None:
 
 def cmd_show(args) -> int:
     path, func_name = split_target(args.target)
-    if not (args.grad or args.vmap or args.jit):
-        raise CliError("nothing to show: pass at least one of --grad, --vmap, --jit")
+    modes = ("grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "jit")
+    if not any(getattr(args, m) for m in modes):
+        raise CliError(
+            "nothing to show: pass at least one of " + ", ".join("--" + m for m in modes)
+        )
     if not os.path.exists(path):
         raise CliError(f"no such file: {path}")
     # Import srcjax (and numpy) before the user's directory goes on sys.path, so a

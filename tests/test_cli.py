@@ -272,3 +272,27 @@ def test_split_target():
         cli.split_target("a/b.py")
     with pytest.raises(cli.CliError):
         cli.split_target("a/b.py:1f")
+
+
+def test_show_forward_mode_and_hessian(tmp_path):
+    import subprocess
+    import sys
+
+    f = tmp_path / "fm.py"
+    f.write_text(
+        "import srcjax.numpy as jnp\n\n\ndef f(x):\n    h = jnp.sin(x) * x\n    return jnp.sum(h)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "srcjax", "show", f"{f}:f", "--jvp"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "def f_jvp(x, x_dot):" in out and "h_dot" in out and "fm.py:5" in out
+    out = subprocess.run(
+        [sys.executable, "-m", "srcjax", "show", f"{f}:f", "--hessian"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "jacfwd" in out and "ad.basis" in out
