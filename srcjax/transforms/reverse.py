@@ -63,6 +63,7 @@ class Reverse:
         self.reads: Set[str] = set()  # primal names the adjoint sweep reads
         self.materialized: Set[str] = set()
         self.tape: Optional[str] = None
+        self.shape_class: Dict[str, Any] = {}
         self.emit_code = True
         self.bars: Dict[str, str] = {}
 
@@ -320,7 +321,7 @@ class Reverse:
                     )
                     for st in pre:
                         out.append(self._at(st, s))
-                    if prim.broadcasting and self._may_broadcast(op, a.id):
+                    if prim.broadcasting and self._may_broadcast(op, a.id, t):
                         expr = N.call("ad.unbroadcast", [expr, N.name(a.id)])
                     contribs.append((a.id, expr))
         # contributions to other names first (they read t_bar), then t's own
@@ -341,16 +342,68 @@ class Reverse:
             nz.add(t)
         return out
 
-    @staticmethod
-    def _may_broadcast(op: Op, name: str) -> bool:
-        """False when every other operand is a Python number (the output then has
-        ``name``'s shape, so the adjoint needs no reduction)."""
+    def _may_broadcast(self, op: Op, name: str, target: Optional[str] = None) -> bool:
+        """False when the output surely has ``name``'s shape: every other operand is a
+        Python number, or the output and ``name`` are in the same shape class."""
+        if target is not None:
+            c = self.shape_class.get(target)
+            if c is not None and c == self.shape_class.get(name):
+                return False
         for v in op.bound.values():
             items = v if isinstance(v, list) else [v]
             for it in items:
                 if isinstance(it, gast.Name) and it.id != name:
                     return True
         return False
+
+    # ------------------------------------------------------------------ shapes
+    def shape_classes(self, stmts: List[Any]) -> None:
+        """Names that surely share one shape (an elementwise chain from one input):
+        ``exp(x)``, ``1.0 + e``, ``e / a`` all have ``x``'s shape. A name assigned
+        with two different classes gets none (flow-insensitive, conservative)."""
+        seen: Dict[str, set] = {p: {p} for p in self.params}
+
+        def visit(block):
+            for s in block:
+                if isinstance(s, gast.Assign):
+                    t = s.targets[0].id
+                    op = getattr(s, "sj_op", None)
+                    cls = None
+                    if op is not None and op.kind == "copy":
+                        v = op.elts[0]
+                        if isinstance(v, gast.Name):
+                            cls = _one(seen.get(v.id))
+                    elif (
+                        op is not None
+                        and op.kind == "prim"
+                        and op.prim.kind == "elementwise"
+                        and op.prim.public not in _SHAPE_CHANGING
+                    ):
+                        classes = set()
+                        ok = True
+                        for v in op.bound.values():
+                            for it in v if isinstance(v, list) else [v]:
+                                if isinstance(it, gast.Name):
+                                    c = _one(seen.get(it.id))
+                                    if c is None:
+                                        ok = False
+                                    classes.add(c)
+                                elif not isinstance(it, gast.Constant):
+                                    ok = False
+                        if ok and len(classes) == 1:
+                            cls = classes.pop()
+                    seen.setdefault(t, set()).add(cls if cls is not None else object())
+                elif isinstance(s, gast.If):
+                    visit(s.body)
+                    visit(s.orelse)
+                elif isinstance(s, (gast.While, gast.For)):
+                    if isinstance(s, gast.For):
+                        seen.setdefault(s.target.id, set()).add(object())
+                    visit(s.body)
+                    visit(s.body)
+
+        visit(stmts)
+        self.shape_class = {n: c for n, cs in seen.items() if (c := _one(cs)) is not None}
 
     def rev_if(self, s, nz, defined, in_loop) -> List[Any]:
         nz_then = set(nz)
@@ -501,6 +554,19 @@ class Reverse:
         return out
 
 
+#: elementwise-kind primitives whose output shape is not their operands' shape
+_SHAPE_CHANGING = {"jnp.where", "jnp.clip", "nn.one_hot", "nn.softmax", "nn.log_softmax"}
+
+
+def _one(classes: Any) -> Any:
+    """The single class in ``classes`` (a set), or None."""
+    if classes and len(classes) == 1:
+        (c,) = tuple(classes)
+        if isinstance(c, str):
+            return c
+    return None
+
+
 def _has_code(stmts: List[Any]) -> bool:
     return any(not isinstance(s, (_Restore, gast.Pass)) for s in stmts)
 
@@ -566,6 +632,7 @@ def reverse(
     rv_ = Reverse(norm, wrt, param_kinds)
     rv_.prepare_forward(body, False)
     rv_.analyze(body)
+    rv_.shape_classes(body)
 
     nz: Set[str] = set()
     seed = []
