@@ -27,6 +27,9 @@ def _x64() -> bool:
 
 
 _TREE_TYPES = (dict, list, tuple)
+_LEAF1 = ("leaf",)
+_F32 = np.float32
+_F64 = np.float64
 
 
 def _kind(x: Any) -> str:
@@ -218,6 +221,20 @@ class _Grad(Transformed):
         return finish(src, norm, fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
 
     def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and not self._bound and self._wrt_fixed == (0,):
+            # fast path: one array or float argument, differentiated
+            x = args[0]
+            t = type(x)
+            if t is float:
+                fn = self._cache.get(_LEAF1)
+                if fn is not None and not fn.__srcjax_deps__:
+                    return fn(_F64(x) if _cfg.x64_enabled else _F32(x))
+            elif t is np.ndarray or t is _F32 or t is _F64:
+                dt = x.dtype
+                if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
+                    fn = self._cache.get(_LEAF1)
+                    if fn is not None and not fn.__srcjax_deps__:
+                        return fn(x)
         if self._bound:
             args = self._bound + args
         if self._bound_kwargs:
