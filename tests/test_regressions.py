@@ -114,3 +114,25 @@ def test_return_inside_for_loop():
         return x
 
     assert_close(srcjax.grad(f)(1.0), 4.0)
+
+
+def third_order_loop(x):
+    y = x
+    for _ in range(2):
+        if y > 0:
+            y = jnp.sin(y) * y
+        else:
+            y = -y * y
+    n = 0
+    while n < 2:
+        y = y * 1.1
+        n += 1
+    return y
+
+
+def test_third_derivative_through_loops_branches_and_tapes():
+    d2 = srcjax.grad(srcjax.grad(third_order_loop))
+    d3 = srcjax.grad(d2)
+    eps = 1e-4
+    assert_close(d3(0.7), (d2(0.7 + eps) - d2(0.7 - eps)) / (2 * eps), rtol=1e-6)
+    assert_close(d3(-0.4), (d2(-0.4 + eps) - d2(-0.4 - eps)) / (2 * eps), rtol=1e-6)

@@ -113,6 +113,11 @@ class Reverse:
                 elif op.kind == "pop":
                     if op.target in self.active:
                         self.active.add(t)
+                elif op.kind == "append":  # lst = ad.push(lst, v)
+                    self.containers.add(t)
+                    if any(n in self.active for n in op.operand_names()):
+                        self.active.add(op.target)
+                        self.active.add(t)
             elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
                 if any(n in self.active for n in op.operand_names()):
                     self.active.add(op.target)
@@ -194,6 +199,18 @@ class Reverse:
     def rev_stmt(self, s: Any, nz: Set[str], defined: Set[str], in_loop: bool) -> List[Any]:
         op: Optional[Op] = getattr(s, "sj_op", None)
         out: List[Any] = []
+        if isinstance(s, gast.Assign) and op is not None and op.kind == "append":
+            return self._rev_append(s, op, nz)
+        if isinstance(s, gast.Expr) and op is not None and op.kind == "pop":
+            lst = op.target
+            if lst in self.active:  # a discarded pop: its adjoint pushes a zero
+                push = N.call(
+                    "ad.push",
+                    [N.name(self.bar(lst)) if lst in nz else N.const(None), N.const(None)],
+                )
+                out.append(self._at(N.assign(self.bar(lst), push), s))
+                nz.add(lst)
+            return out
         if isinstance(s, gast.Assign) and op is not None and op.kind == "pop":
             t = s.targets[0].id
             lst = op.target
@@ -229,6 +246,8 @@ class Reverse:
                 nz.discard(t)
             out.append(_Restore(t, s, in_loop, t in defined))
             return out
+        if isinstance(s, gast.Expr) and op is not None and op.kind == "append":
+            return self._rev_append(s, op, nz)
         if isinstance(s, gast.Expr):
             if op is not None and op.kind == "append" and op.target in nz:
                 lst = op.target
@@ -249,6 +268,31 @@ class Reverse:
             return self.rev_loop(s, nz, defined)
         if isinstance(s, gast.Return):
             return out
+        return out
+
+    def _rev_append(self, s: Any, op: Op, nz: Set[str]) -> List[Any]:
+        """Adjoint of ``lst.append(v)`` / ``lst = ad.push(lst, v)``: pop ``v``'s
+        cotangent from the list's cotangent."""
+        out: List[Any] = []
+        lst = op.target
+        if lst not in nz:
+            return out
+        v = op.elts[0]
+        lbar = N.name(self.bar(lst))
+        if isinstance(v, gast.Name) and v.id in self.active:
+            if v.id in self.containers:
+                pop = N.call("ad.pop", [lbar])
+            else:
+                pop = N.call("ad.pop_like", [lbar, N.name(v.id)])
+            if v.id in nz:
+                # a tape may hold placeholders (None) whose cotangent is None
+                pop = N.call("ad.tree_add", [N.name(self.bar(v.id)), pop])
+                out.append(self._at(N.assign(self.bar(v.id), pop), s))
+            else:
+                self.accumulate(out, v.id, pop, nz, s)
+            self._collect_reads(out[-1:])
+        else:
+            out.append(self._at(N.expr_stmt(N.call("ad.pop", [lbar])), s))
         return out
 
     def adjoint_of_assign(
