@@ -151,3 +151,17 @@ def test_source_of_jvp_interleaves_tangents():
     fn, _ = _jvp_function(sin_x2, ("leaf",), False, False)
     src = fn.__srcjax_source__
     assert "x_dot" in src and "test_forward.py:" in src
+
+
+def tanh_loop(x):
+    y = x
+    for _ in range(3):
+        y = jnp.tanh(y * 1.3 + 0.2)
+    return jnp.sum(y * y)
+
+
+def test_hessian_through_a_loop():
+    x = np.array([0.3, -0.5, 0.9])
+    g = srcjax.grad(tanh_loop)
+    want = np.stack([fd_jvp(g, x, e) for e in np.eye(3)], 1)
+    assert_close(srcjax.hessian(tanh_loop)(x), want, rtol=1e-5, atol=1e-8)

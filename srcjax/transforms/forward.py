@@ -66,6 +66,9 @@ class Forward:
                         self.active.add(t)
                 elif op.kind == "pop" and op.target in self.active:
                     self.active.add(t)
+                elif op.kind == "append" and any(n in self.active for n in op.operand_names()):
+                    self.active.add(t)
+                    self.active.add(op.target)
             elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
                 if any(n in self.active for n in op.operand_names()):
                     self.active.add(op.target)
@@ -110,6 +113,11 @@ class Forward:
             if t not in self.active:
                 return [s]
             return self.assign(s, op, t)
+        if isinstance(s, gast.Expr) and op is not None and op.kind == "pop":
+            if op.target in self.active:
+                pop = N.expr_stmt(N.call("ad.pop", [N.name(self.dot(op.target))]))
+                return [s, self._at(pop, s)]
+            return [s]
         if isinstance(s, gast.Expr):
             if op is not None and op.kind == "append" and op.target in self.active:
                 v = op.elts[0]
@@ -146,8 +154,11 @@ class Forward:
                 tan = cls(elts=[self._tangent_of(v) for v in op.elts], ctx=gast.Load())
             return [s, self._at(N.assign(tdot, tan), s)]
         if op.kind == "pop":
-            pop = N.call(N.attr(N.name(self.dot(op.target)), "pop"), [])
+            pop = N.call("ad.pop_like", [N.name(self.dot(op.target)), N.name(t)])
             return [s, self._at(N.assign(tdot, pop), s)]
+        if op.kind == "append":  # lst = ad.push(lst, v), in generated adjoint code
+            push = N.call("ad.push", [N.name(self.dot(op.target)), self._tangent_of(op.elts[0])])
+            return [s, self._at(N.assign(tdot, push), s)]
         if op.kind == "unknown":
             if any(n in self.active for n in op.operand_names()):
                 raise self._no_rule(s, op.what or N.to_source(s.value))
