@@ -249,18 +249,6 @@ class Reverse:
         if isinstance(s, gast.Expr) and op is not None and op.kind == "append":
             return self._rev_append(s, op, nz)
         if isinstance(s, gast.Expr):
-            if op is not None and op.kind == "append" and op.target in nz:
-                lst = op.target
-                v = op.elts[0]
-                if isinstance(v, gast.Name) and v.id in self.active:
-                    if v.id in self.containers:
-                        pop = N.call("ad.pop", [N.name(self.bar(lst))])
-                    else:
-                        pop = N.call("ad.pop_like", [N.name(self.bar(lst)), N.name(v.id)])
-                    self.accumulate(out, v.id, pop, nz, s)
-                    self._collect_reads(out[-1:])
-                else:
-                    out.append(self._at(N.expr_stmt(N.call("ad.pop", [N.name(self.bar(lst))])), s))
             return out
         if isinstance(s, gast.If):
             return self.rev_if(s, nz, defined, in_loop)
