@@ -11,6 +11,8 @@ from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
 from .custom import custom_jvp, custom_vjp
+from .jit_api import jit
+from .vmap_api import vmap
 from .primitives import control as _control
 
 _control.mark_tree_outputs()
@@ -37,4 +39,6 @@ __all__ = [
     "hessian",
     "custom_jvp",
     "custom_vjp",
+    "jit",
+    "vmap",
 ]

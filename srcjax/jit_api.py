@@ -45,6 +45,7 @@ import os
 import threading
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
+import gast
 import numpy as np
 
 from .api import Transformed, _kind
@@ -264,8 +265,14 @@ class _Jit(Transformed):
     def _source_for(self, *example_args, **example_kwargs) -> str:
         """The specialized source for the example arguments' signature
         (``srcjax.source(jitted, *example_args)``)."""
-        if not example_args and not example_kwargs and self._sources:
-            return next(reversed(self._sources.values()))
+        if not example_args and not example_kwargs:
+            if self._sources:
+                return next(reversed(self._sources.values()))
+            raise TypeError(
+                "jit specializes on the shapes and dtypes of its arguments: pass example "
+                "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
+                "--args 'f32[3]' ...)"
+            )
         key, args, kwargs = self._key(example_args, example_kwargs)
         self._specialize(key, args, kwargs)
         return self._sources[key]
@@ -314,6 +321,8 @@ class _Jit(Transformed):
             if i + nb < len(params) and params[i + nb] not in static_names
         )
         numpy_cpu.lower(fdef, norm.namer, src.filename, donatable)
+        user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
+        opt.inline_temporaries(fdef, user_names)
         gname = f"{src.name}_jit"
         fdef.name = gname
         sig_text = ", ".join(
@@ -329,6 +338,7 @@ class _Jit(Transformed):
         bindings = dict(norm.bindings)
         bindings["_rt"] = runtime
         fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
+        fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
         if bargs or bkw:
             fn2 = functools.partial(fn, *bargs, **bkw)
             return fn2, text

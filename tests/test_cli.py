@@ -130,14 +130,17 @@ def test_console_script_entry_point_is_main():
 
 @pytest.mark.parametrize("flag,name", [("--vmap", "vmap"), ("--jit", "jit")])
 def test_vmap_jit_flags(model_file, flag, name):
-    r = run_cli("show", f"{model_file}:loss", flag)
-    if hasattr(srcjax, name):
-        assert r.returncode == 0, r.stderr
-        assert "def " in r.stdout
-    else:
-        assert r.returncode == 2
-        assert "not implemented yet" in r.stderr
-        assert "Traceback" not in r.stderr
+    extra = ["--args", "f32[]", "f32[3]", "f32[3]"] if flag == "--jit" else []
+    r = run_cli("show", f"{model_file}:loss", flag, *extra)
+    assert hasattr(srcjax, name)
+    assert r.returncode == 0, r.stderr
+    assert "def " in r.stdout
+
+
+def test_jit_without_example_args_is_a_clear_error(model_file):
+    r = run_cli("show", f"{model_file}:loss", "--jit")
+    assert r.returncode == 2
+    assert "example" in r.stderr and "Traceback" not in r.stderr
 
 
 # -- errors: one line on stderr, exit status 2, no traceback --------------------

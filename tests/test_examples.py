@@ -10,7 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
 # Each example file has a test below; adding an example means adding its check.
-CHECKED = {"seed_grad.py", "train_digits.py"}
+CHECKED = {"seed_grad.py", "seed_jit.py", "seed_vmap.py", "train_digits.py"}
 
 
 def run_example(name, *args, cwd=None, timeout=300):
@@ -48,6 +48,21 @@ def test_seed_grad_show():
     assert "def " in out
     assert "x_bar" in out
     assert "grad(logistic)(1.0) = 0.196611" in out
+
+
+def test_seed_jit():
+    out = run_example("seed_jit.py", "--n", "1000", "--show")
+    assert "def cube_jit(x):" in out
+    assert re.search(r"cube\(x\):\s+[0-9.]+ ms", out), out
+    assert re.search(r"jit_cube\(x\):\s+[0-9.]+ ms", out), out  # timings printed, not asserted
+
+
+def test_seed_vmap():
+    out = run_example("seed_vmap.py", "--batch", "32", "--show")
+    assert "def loss_grad_vmap(" in out
+    m = re.search(r"max abs difference to a Python loop of grad: ([0-9.e+-]+)", out)
+    assert m, out
+    assert float(m.group(1)) < 1e-4
 
 
 def test_train_digits(tmp_path):

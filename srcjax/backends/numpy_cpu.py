@@ -19,15 +19,15 @@ with scratch buffers the size of a chunk (reused in place: a value's buffer is
 recycled as soon as its last reader has run). Regions ending in a reduction
 return a partial per chunk, combined by :func:`srcjax.backends.runtime.run_chunked`.
 
-Regions below :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` elements are
-not formed at all: their statements stay plain NumPy (small arrays: the thread
+Regions below :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` elements
+(``..._CHEAP`` for chains of cheap operations) are not formed at all: their statements stay plain NumPy (small arrays: the thread
 hand-off would cost more than it saves). Non-contiguous inputs are still
 correct (``reshape(-1)`` copies them), only slower.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import gast
 import numpy as np
@@ -46,6 +46,8 @@ def _dtype_expr(dt: np.dtype) -> str:
 def _chunk_rows(reg: fusion.Region, itemsize: int) -> Tuple[int, tuple]:
     """(rows per chunk, shape of one row) for the region's chunking mode."""
     elems = max(1024, runtime.CHUNK_BYTES // max(1, itemsize))
+    if not reg.plan:
+        elems *= 4  # a lone reduction only streams its input: fewer, larger chunks
     if reg.mode == "flat":
         return elems, ()
     row = tuple(reg.shape[1:])
@@ -177,7 +179,7 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
             call_kw += f", count={reg.size}"
     itemsize = max(
         [np.dtype(d).itemsize for d in slots]
-        + [a.dtype.itemsize for a in reg.inputs.values()]
+        + [a.dtype.itemsize for a in reg.inputs.values() if not a.weak]
         + [1]
     )
     rows, row = _chunk_rows(reg, itemsize)
@@ -238,12 +240,16 @@ def lower(
     namer: Any,
     fname: str,
     donatable: Tuple[str, ...] = (),
-    min_size: int = None,
+    min_size: Optional[int] = None,
+    min_size_cheap: Optional[int] = None,
 ) -> Tuple[Any, int]:
     """Replace every region in ``fdef`` (with abstract values annotated) by chunked
-    code. Returns ``(fdef, number of regions)``."""
+    code. Returns ``(fdef, number of regions)``. Thresholds default to
+    :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` and ``..._CHEAP``."""
     if min_size is None:
         min_size = runtime.CHUNK_MIN_ELEMENTS
+        if min_size_cheap is None:
+            min_size_cheap = runtime.CHUNK_MIN_ELEMENTS_CHEAP
     reads = fusion.read_counts(fdef.body)
     count = [0]
     assigned = set(N.assigned_names(fdef.body))
@@ -256,7 +262,7 @@ def lower(
                 s.orelse = block(s.orelse, top)
             elif isinstance(s, (gast.While, gast.For)):
                 s.body = block(s.body, False)
-        regions = fusion.find_regions(stmts, reads, min_size, donatable, top)
+        regions = fusion.find_regions(stmts, reads, min_size, donatable, top, min_size_cheap)
         if not regions:
             return stmts
         out: List[Any] = []

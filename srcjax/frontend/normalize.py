@@ -1655,7 +1655,7 @@ def _resolution_error(norm: Normalizer, node: Any):
 
 def _prim_expr(prim, atoms, kws) -> Any:
     op = prim.op
-    if op and op.startswith("unary ") and len(atoms) == 1 and not kws:
+    if op and op.startswith("unary ") and op != "unary not" and len(atoms) == 1 and not kws:
         cls = {v: k for k, v in _UNARY.items()}[op]
         return gast.UnaryOp(op=cls(), operand=atoms[0])
     if op and op in _BINOPS.values() and len(atoms) == 2 and not kws:

@@ -71,7 +71,10 @@ class BatchSpec:
             arguments, unbatched constants captured at transform time).
     """
 
-    def __init__(self, in_axes, param_kinds, out_axes=0, axis_size=None, bound=None):
+    def __init__(
+        self, in_axes, param_kinds, out_axes=0, axis_size=None, bound=None, skeletons=None
+    ):
+        self.skeletons = skeletons or {}
         self.in_axes = in_axes
         self.param_kinds = param_kinds
         self.out_axes = out_axes
@@ -231,6 +234,14 @@ _BINOP_CLS = {
     "<<": gast.LShift,
     ">>": gast.RShift,
 }
+_CMP_CLS = {
+    "<": gast.Lt,
+    "<=": gast.LtE,
+    ">": gast.Gt,
+    ">=": gast.GtE,
+    "==": gast.Eq,
+    "!=": gast.NotEq,
+}
 _UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert}
 
 
@@ -242,6 +253,14 @@ def build_call(prim, bound: Dict[str, Any]) -> Any:
         if all(n in bound for n in names):
             return gast.BinOp(
                 left=N.clone(bound[names[0]]), op=_BINOP_CLS[op](), right=N.clone(bound[names[1]])
+            )
+    if op in _CMP_CLS and len(bound) == 2:
+        names = list(prim.signature.parameters)[:2]
+        if all(n in bound for n in names):
+            return gast.Compare(
+                left=N.clone(bound[names[0]]),
+                ops=[_CMP_CLS[op]()],
+                comparators=[N.clone(bound[names[1]])],
             )
     if op in _UNARY_CLS and len(bound) == 1:
         (v,) = bound.values()
@@ -287,6 +306,9 @@ class Batcher:
         self.spec = spec
         self.params = [a.id for a in self.fdef.args.args]
         self.containers: Set[str] = {p for p, k in spec.param_kinds.items() if k == "tree"}
+        #: name -> structure of a container ("leaf", ("seq", item), ("items", (...)),
+        #: ("dict", ((key, item), ...))), where known
+        self.skel: Dict[str, Any] = dict(spec.skeletons)
         self.bat: Set[str] = set()
         self.size_name = self.namer.fresh("batch")
         self.dry = False
@@ -350,6 +372,10 @@ class Batcher:
             v = op.elts[0] if op.elts else s.value
             if isinstance(v, gast.Name) and v.id in self.containers:
                 self.containers.add(t)
+                if v.id in self.skel:
+                    self.skel[t] = self.skel[v.id]
+            else:
+                self.containers.discard(t)
             self._set(t, self.is_batched(v))
             return [s]
         if kind == "pack":
@@ -428,6 +454,19 @@ class Batcher:
         return out
 
     def _track_container(self, prim, op: Op, t: str) -> None:
+        self.skel.pop(t, None)
+        if prim.public in ("ad.getitem", "ad.getattr"):
+            x = op.bound.get("x")
+            if isinstance(x, gast.Name) and x.id in self.containers:
+                item = _item_skeleton(
+                    self.skel.get(x.id), op.bound.get("idx", op.bound.get("name"))
+                )
+                if item is not None and item != "leaf":
+                    self.containers.add(t)
+                    self.skel[t] = item
+                else:
+                    self.containers.discard(t)
+                return
         if prim.returns_tree:
             self.containers.add(t)
         if prim.public in ("ad.getitem", "ad.setitem", "ad.getattr", "ad.tree_add", "ad.part"):
@@ -558,9 +597,11 @@ class Batcher:
         for n in batched_names:
             r = self.namer.fresh(n + "_row")
             renames[n] = r
-            body.append(
-                N.assign(r, gast.Subscript(value=N.name(n), slice=N.name(i), ctx=gast.Load()))
-            )
+            if n in self.containers:
+                row = N.call("ad.tree_row", [N.name(n), N.name(i)])
+            else:
+                row = gast.Subscript(value=N.name(n), slice=N.name(i), ctx=gast.Load())
+            body.append(N.assign(r, row))
         new_value = N.clone(value)
         for node in gast.walk(new_value):
             if (
@@ -668,14 +709,7 @@ class Batcher:
             reads = _reads_before_write(stmts)
             renames: Dict[str, str] = {}
             pre: List[Any] = []
-            mask = take if flag else None
-            if not flag:
-                mask_name = self.namer.fresh("skip")
-                pre.append(
-                    self.at(N.assign(mask_name, N.call("jnp.logical_not", [N.clone(take)])), s)
-                )
-                self.bat.add(mask_name)
-                mask = N.name(mask_name)
+            mask_args = [N.clone(take)] if flag else [N.clone(take), N.const(False)]
             for n in sorted(set(local_assigned) | set(reads)):
                 needs_mask = (
                     n in reads and n in self.bat and n not in self.containers and n in defined
@@ -686,7 +720,12 @@ class Batcher:
                     if needs_mask:
                         pre.append(
                             self.at(
-                                N.assign(r, N.call("ad.branch_input", [N.clone(mask), N.name(n)])),
+                                N.assign(
+                                    r,
+                                    N.call(
+                                        "ad.branch_input", [mask_args[0], N.name(n)] + mask_args[1:]
+                                    ),
+                                ),
                                 s,
                             )
                         )
@@ -698,7 +737,8 @@ class Batcher:
                         if n in self.containers:
                             self.containers.add(r)
             _rename(stmts, renames)
-            body = self.block(stmts, set(defined) | set(renames.values()))
+            pre_defined = {renames[n] for n in renames if n in defined}
+            body = self.block(stmts, set(defined) | pre_defined)
             out.extend(pre)
             out.extend(body)
             results[which] = (renames, set(self.bat))
@@ -706,7 +746,10 @@ class Batcher:
         r_then, bat_t = results["then"]
         r_else, bat_e = results["else"]
         self.bat = bat_t | bat_e
-        for n in sorted(set(assigned)):
+        take_id = take.id if isinstance(take, gast.Name) else None
+        # the condition itself is selected last: the other selects read its old value
+        order = sorted(set(assigned), key=lambda n: (n == take_id, n))
+        for n in order:
             a = r_then.get(n, n if n in defined else None)
             b = r_else.get(n, n if n in defined else None)
             if a is None and b is None:
@@ -811,18 +854,99 @@ class Batcher:
         out.append(loop)
         return out
 
-    def for_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
-        if self.is_batched(s.iter):
+    def batched_for(self, s: Any, defined: Set[str]) -> List[Any]:
+        """``for i in range(n)`` with a per-example ``n``: run to the largest trip
+        count; the body is a batched ``if`` on ``start <= i < n``."""
+        args = _range_args(s.iter)
+        if args is None:
             raise TransformValueError(
-                "vmap: a `for` loop whose trip count differs between examples is not supported yet",
+                "vmap: a `for` loop over a per-example range with a step (or over "
+                "`reversed`) is not supported",
                 hint="use a `while` loop with a batched condition",
             )
+        start, stop = (N.const(0), args[0]) if len(args) == 1 else (args[0], args[1])
+        out: List[Any] = []
+        lo = N.call("jnp.min", [N.clone(start)]) if self.is_batched(start) else N.clone(start)
+        hi = N.call("jnp.max", [N.clone(stop)]) if self.is_batched(stop) else N.clone(stop)
+        i = s.target.id
+        active = self.namer.fresh("active")
+        st = self.at(N.assign(active, N.const(None)), s)
+        less = registry.by_public("jnp.less")
+        body_pre = self.prim_assign(
+            st, Op("prim", prim=less, bound={"x": N.name(i), "y": N.clone(stop)}), active
+        )
+        if self.is_batched(start):
+            low = self.namer.fresh("started")
+            st2 = self.at(N.assign(low, N.const(None)), s)
+            ge = registry.by_public("jnp.greater_equal")
+            body_pre += self.prim_assign(
+                st2, Op("prim", prim=ge, bound={"x": N.name(i), "y": N.clone(start)}), low
+            )
+            both = N.call("jnp.logical_and", [N.name(active), N.name(low)])
+            body_pre.append(self.at(N.assign(active, both), s))
+        self.bat.add(active)
+        assigned = set(N.assigned_names(s.body))
+        for n in sorted(assigned & set(defined) - self.bat):
+            out.append(self.broadcast_stmt(n, s))
+            self.bat.add(n)
+        inner = gast.If(test=N.name(active), body=list(s.body), orelse=[])
+        self.at(inner, s)
+        inner_defined = set(defined) | assigned | {i, active}
+        mixed, bat_m = self.mixed_if(inner, N.name(active), inner_defined, sorted(assigned))
+        self.bat = set(bat_m) | assigned
+        loop = gast.For(
+            target=N.name(i, store=True),
+            iter=N.call(N.name("range"), [lo, hi]),
+            body=body_pre + mixed,
+            orelse=[],
+            type_comment=None,
+        )
+        self.at(loop, s)
+        loop.sj_note = "batched trip count: runs to the longest example"
+        out.append(loop)
+        return out
+
+    def for_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        if self.is_batched(s.iter):
+            return self.batched_for(s, defined)
 
         def trial(loop, defs):
             self.block(loop.body, defs | {loop.target.id})
 
         head = self._loop_head(s, defined, trial)
         return self._plain_loop(s, defined, head)
+
+
+def _range_args(it: Any) -> Optional[List[Any]]:
+    if (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "range"
+        and 1 <= len(it.args) <= 2
+        and not it.keywords
+    ):
+        return list(it.args)
+    return None
+
+
+def _item_skeleton(skel: Any, idx: Any) -> Any:
+    """The structure of ``x[idx]`` for a container of structure ``skel``."""
+    if not isinstance(skel, tuple):
+        return None
+    kind = skel[0]
+    if kind == "seq":
+        if isinstance(idx, gast.Slice):
+            return skel
+        return skel[1]
+    ok, val = _const_value(idx) if idx is not None else (False, None)
+    if kind == "items" and ok and isinstance(val, int):
+        try:
+            return skel[1][val]
+        except IndexError:
+            return None
+    if kind == "dict" and ok:
+        return dict(skel[1]).get(val)
+    return None
 
 
 def _nested_container(bp: Batcher, op: Op) -> bool:

@@ -28,7 +28,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import gast
 import numpy as np
 
-from ..frontend import nodes as N
 from ..primitives import registry
 from .optimize import Aval, _is_assign, _is_scalar_const
 
@@ -178,16 +177,40 @@ def _reduction(s: Any, min_size: int) -> Optional[tuple]:
     return kind, x.id, a, res
 
 
+#: ufuncs cheap enough that a chain of them is memory-bound
+CHEAP = {
+    "add", "subtract", "multiply", "negative", "positive", "absolute", "maximum", "minimum",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "left_shift", "right_shift", "copysign", "sign", "square", "fmax", "fmin",
+}  # fmt: skip
+
+
 def find_regions(
     stmts: List[Any],
     reads: Dict[str, int],
     min_size: int,
     donatable: Tuple[str, ...] = (),
     top_level: bool = True,
+    min_size_cheap: Optional[int] = None,
 ) -> List[Tuple[int, int, Region]]:
     """Regions among the statements of one block: ``(start, end, region)`` with
     ``stmts[start:end]`` the statements the region replaces. ``reads`` counts
-    every read of each name in the whole function (see :func:`read_counts`)."""
+    every read of each name in the whole function (see :func:`read_counts`).
+    Regions smaller than ``min_size`` elements are not formed, nor regions of
+    only :data:`CHEAP` operations (or a lone reduction) smaller than
+    ``min_size_cheap`` (default: ``min_size``)."""
+    found = _find_regions(stmts, reads, min_size, donatable, top_level)
+    if min_size_cheap is None:
+        return found
+    return [
+        r
+        for r in found
+        if r[2].size >= min_size_cheap or any(p[0].__name__ not in CHEAP for p in r[2].plan)
+    ]
+
+
+def _find_regions(stmts, reads, min_size, donatable, top_level):
     out = []
     i = 0
     while i < len(stmts):
@@ -289,7 +312,3 @@ def describe(reg: Region) -> str:
     dt = reg.plan[-1][3].dtype.name if reg.plan else next(iter(reg.inputs.values())).dtype.name
     shape = ",".join(map(str, reg.shape))
     return f"fused region: {what} over {dt}[{shape}], {reg.mode} chunks"
-
-
-def _unused():  # pragma: no cover
-    return N

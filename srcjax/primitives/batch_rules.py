@@ -1,0 +1,1645 @@
+"""Batching rules (vmap) for the registry's primitives, and the helpers the
+batched code calls.
+
+Rule convention
+---------------
+A batching rule is a plain Python function run by the batching pass
+(:mod:`srcjax.transforms.batching`) at transformation time, attached with
+``prim.def_batch(rule)``::
+
+    def rule(c: BatchCall) -> expression | (expression, batched) | None
+
+``c`` describes one call of the primitive in normalized code: ``c.bound``
+(parameter name -> argument node), ``c.batched(p)`` (whether argument ``p``
+carries the batch axis, always at axis 0), ``c.static(p)`` (its compile-time
+value, if constant), and builders: ``c.rebuild(p=node)`` (the same call with
+arguments replaced), ``c.shift_axis(p, x)`` (an axis argument for the batched
+operand ``x``: ``1`` for ``0``, per-example axes for ``None``),
+``c.materialize(node)`` (an unbatched operand broadcast along a new leading
+axis), ``c.lift(x, other)`` (aligns per-example ranks), ``c.let(base, expr)``
+(emit ``name = expr`` first) and ``c.size`` (the batch size). The rule returns
+the expression of the batched result (batched along axis 0), or ``(expr,
+False)`` when the result is the same for every example (``jnp.shape``), or
+``None`` to let the pass fall back to a Python loop over the examples.
+
+Rules produce calls of ordinary registered primitives, so the batched code is
+itself srcjax input (``grad(vmap(f))``, ``vmap(vmap(f))``). The helpers
+registered here (``ad.batch_broadcast``, ``ad.lift``, ``ad.select``,
+``ad.branch_input``, ``ad.bmatmul`` ...) carry their own derivative and
+batching rules where a derivative can flow through them; the index helpers
+(``ad.batch_axis`` ...) compute static metadata and are not differentiable.
+
+Elementwise primitives (``kind == "elementwise"``) need no rule: the pass
+aligns per-example ranks and calls them unchanged (:func:`elementwise_rule`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import gast
+import numpy as np
+
+from .. import dtypes as _dt
+from ..frontend import nodes as N
+from .registry import REGISTRY, Primitive, by_public, register
+
+__all__ = ["elementwise_rule"]
+
+
+def _reg(public, impl, differentiable=True):
+    if public in REGISTRY:
+        return REGISTRY[public]
+    return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
+
+
+# =========================================================================== runtime helpers
+def _canon_scalar(x):
+    if isinstance(x, bool):
+        return np.asarray(x)
+    if isinstance(x, int):
+        return np.asarray(x, _dt.default_int())
+    if isinstance(x, float):
+        return np.asarray(x, _dt.default_float())
+    if isinstance(x, complex):
+        return np.asarray(x, _dt.default_complex())
+    return np.asarray(x)
+
+
+def _batch_broadcast(x, size, axis=0):
+    """``x`` repeated along a new axis ``axis`` of length ``size`` (a read-only
+    view); containers leaf by leaf, ``None`` stays ``None``. Python scalars become
+    arrays of JAX's default dtypes."""
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, dict):
+        return {k: _batch_broadcast(v, size, axis) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_batch_broadcast(v, size, axis) for v in x]
+        if hasattr(x, "_fields"):
+            return type(x)(*vals)
+        return type(x)(vals)
+    a = x if isinstance(x, np.ndarray) else _canon_scalar(x)
+    a = np.expand_dims(a, axis)
+    shape = list(a.shape)
+    shape[axis] = size
+    return np.broadcast_to(a, tuple(shape))
+
+
+batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast)
+
+
+def _batch_broadcast_vjp(g, ans, x, size, axis=0):
+    return sum_(g, axis=axis)
+
+
+def _batch_broadcast_jvp(t, ans, x, size, axis=0):
+    return batch_broadcast(t, size, axis)
+
+
+batch_broadcast.samples = lambda rng: [
+    ((rng.normal(size=(3,)), 2), {}),
+    ((rng.normal(size=(2, 3)), 4, 1), {}),
+]
+
+
+def _lift(x, rank, nb=1):
+    """``x`` with unit axes inserted at position ``nb`` (after its ``nb`` batch
+    axes) so that its per-example rank ``ndim(x) - nb`` is at least ``rank``."""
+    x = np.asarray(x)
+    extra = rank - (x.ndim - nb)
+    if extra <= 0:
+        return x
+    return x.reshape(x.shape[:nb] + (1,) * extra + x.shape[nb:])
+
+
+lift = _reg("ad.lift", _lift)
+
+
+def _lift_vjp(g, ans, x, rank, nb=1):
+    return reshape(g, shape_(x))
+
+
+def _lift_jvp(t, ans, x, rank, nb=1):
+    return lift(t, rank, nb)
+
+
+lift.samples = lambda rng: [
+    ((rng.normal(size=(3,)), 2), {}),
+    ((rng.normal(size=(2, 3)), 3), {}),
+    ((rng.normal(size=(2, 3)), 1), {}),
+]
+
+
+def _aligned(take, v):
+    """``take`` reshaped to broadcast against batched ``v`` (same leading axes)."""
+    k = np.ndim(take)
+    return np.reshape(take, np.shape(take) + (1,) * (np.ndim(v) - k))
+
+
+def _select(take, a, b):
+    """Per example: ``a`` where ``take`` else ``b`` (``take`` holds one flag per
+    example, its axes the leading axes of ``a`` and ``b``). Per-example ranks are
+    aligned; containers are selected leaf by leaf; ``None`` (a value undefined on
+    one path) gives the other."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: _select(take, a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        vals = [_select(take, x, y) for x, y in zip(a, b)]
+        return type(a)(*vals) if hasattr(a, "_fields") else type(a)(vals)
+    k = np.ndim(take)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    nd = max(a.ndim, b.ndim)
+    a = _lift(a, nd - k, k)
+    b = _lift(b, nd - k, k)
+    return np.where(np.reshape(take, np.shape(take) + (1,) * (nd - k)), a, b)
+
+
+select = _reg("ad.select", _select)
+
+
+def _select_ct(g, take, x, which):
+    """The cotangent of operand ``x`` of ``select(take, a, b)`` (``which`` True for
+    ``a``): ``g`` masked to the examples that chose it, summed to ``x``'s shape."""
+    g = np.asarray(g)
+    k = np.ndim(take)
+    t = _aligned(take, g)
+    masked = np.where(t if which else np.logical_not(t), g, np.zeros((), g.dtype))
+    xs = np.shape(x)
+    lifted = xs[:k] + (1,) * (g.ndim - len(xs)) + xs[k:]
+    axes = tuple(i for i, n in enumerate(lifted) if n == 1 and g.shape[i] != 1)
+    if axes:
+        masked = masked.sum(axis=axes, keepdims=True)
+    return masked.reshape(xs)
+
+
+select_ct = _reg("ad.select_ct", _select_ct)
+select_ct.samples = lambda rng: []
+
+
+def _select_vjp_a(g, ans, take, a, b):
+    return select_ct(g, take, a, True)
+
+
+def _select_vjp_b(g, ans, take, a, b):
+    return select_ct(g, take, b, False)
+
+
+def _select_jvp_a(t, ans, take, a, b):
+    return select(take, t, zeros_like(b))
+
+
+def _select_jvp_b(t, ans, take, a, b):
+    return select(take, zeros_like(a), t)
+
+
+def _select_samples(rng):
+    take = np.array([True, False, True])
+    return [
+        ((take, rng.normal(size=(3, 2)), rng.normal(size=(3, 2))), {}),
+        ((take, rng.normal(size=(3,)), rng.normal(size=(3, 2))), {}),
+    ]
+
+
+select.samples = _select_samples
+
+
+def _branch_input(take, x, which=True):
+    """``x`` where ``take == which``, elsewhere the value of ``x`` at the first
+    example with ``take == which``: the inputs of a branch evaluated for every example, safe
+    for those that do not take it (they compute what a taking example computes;
+    the gradient does not flow through the substitute)."""
+    take = np.asarray(take)
+    if not which:
+        take = np.logical_not(take)
+    x = np.asarray(x)
+    if take.size == 0 or take.all():
+        return x
+    flat = int(np.argmax(take.reshape(-1)))
+    if not take.reshape(-1)[flat]:
+        return x
+    idx = np.unravel_index(flat, take.shape)
+    fill = x[idx]
+    return np.where(_aligned(take, x), x, fill)
+
+
+branch_input = _reg("ad.branch_input", _branch_input)
+
+
+def _branch_input_vjp(g, ans, take, x, which=True):
+    return select(take, g, zeros_like(g)) if which else select(take, zeros_like(g), g)
+
+
+def _branch_input_jvp(t, ans, take, x, which=True):
+    return select(take, t, zeros_like(t)) if which else select(take, zeros_like(t), t)
+
+
+branch_input.samples = lambda rng: [
+    ((np.array([True, False, True]), rng.normal(size=(3, 2))), {}),
+]
+
+
+def _tree_stack(parts):
+    """Stack a list of equally structured containers leaf by leaf."""
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _tree_stack([p[k] for p in parts]) for k in first}
+    if isinstance(first, (list, tuple)):
+        vals = [_tree_stack([p[i] for p in parts]) for i in range(len(first))]
+        return type(first)(*vals) if hasattr(first, "_fields") else type(first)(vals)
+    if first is None:
+        return None
+    return np.stack(parts)
+
+
+tree_stack = _reg("ad.tree_stack", _tree_stack)
+tree_stack.samples = lambda rng: []
+
+
+def _tree_axis_size(x, axes):
+    """The size of the mapped axes of container ``x`` (``axes``: a pytree prefix)."""
+    for leaf, ax in _leaves_with_axes(x, axes):
+        if ax is not None:
+            return np.shape(leaf)[ax]
+    raise ValueError("vmap: no mapped leaf in this argument")
+
+
+tree_axis_size = _reg("ad.tree_axis_size", _tree_axis_size, differentiable=False)
+
+
+def _leaves_with_axes(x, axes):
+    if isinstance(axes, dict):
+        for k in axes:
+            yield from _leaves_with_axes(x[k], axes[k])
+        return
+    if isinstance(axes, (list, tuple)):
+        for xi, ai in zip(x, axes):
+            yield from _leaves_with_axes(xi, ai)
+        return
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _leaves_with_axes(v, axes)
+        return
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _leaves_with_axes(v, axes)
+        return
+    if x is not None:
+        yield x, axes
+
+
+def _map_axes(x, axes, fn):
+    if isinstance(axes, dict):
+        out = dict(x)
+        for k in axes:
+            out[k] = _map_axes(x[k], axes[k], fn)
+        return out
+    if isinstance(axes, (list, tuple)):
+        vals = [_map_axes(xi, ai, fn) for xi, ai in zip(x, axes)]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if isinstance(x, dict):
+        return {k: _map_axes(v, axes, fn) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_map_axes(v, axes, fn) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if x is None:
+        return None
+    return fn(x, axes)
+
+
+def _tree_batch_in(x, axes, size):
+    """Every leaf of ``x`` with its mapped axis moved to the front; leaves with
+    axis ``None`` broadcast along a new leading axis."""
+
+    def fn(leaf, ax):
+        if ax is None:
+            return _batch_broadcast(leaf, size)
+        return np.moveaxis(np.asarray(leaf), ax, 0)
+
+    return _map_axes(x, axes, fn)
+
+
+tree_batch_in = _reg("ad.tree_batch_in", _tree_batch_in)
+tree_batch_in.samples = lambda rng: []
+
+
+def _tree_batch_out(x, axes):
+    """Every leaf of batched ``x`` with its batch axis moved to ``axes`` (a pytree
+    prefix of ints)."""
+
+    def fn(leaf, ax):
+        if ax is None:
+            return np.asarray(leaf)[0]
+        return np.moveaxis(np.asarray(leaf), 0, ax)
+
+    return _map_axes(x, axes, fn)
+
+
+tree_batch_out = _reg("ad.tree_batch_out", _tree_batch_out)
+tree_batch_out.samples = lambda rng: []
+
+
+# -- static metadata (not differentiable) ------------------------------------------------
+def _batch_axis(axis, ndim):
+    """An axis argument of a per-example operation for the batched operand of rank
+    ``ndim``: ``None`` -> every per-example axis, ``k >= 0`` -> ``k + 1``; negative
+    axes stay."""
+    if axis is None:
+        return tuple(range(1, ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) + 1 if a >= 0 else int(a) for a in axis)
+    axis = int(axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+batch_axis = _reg("ad.batch_axis", _batch_axis, differentiable=False)
+
+
+def _batch_shape(size, shape):
+    """``(size, *shape)``; ``shape`` may be an int."""
+    if isinstance(shape, (int, np.integer)):
+        return (size, int(shape))
+    return (size,) + tuple(shape)
+
+
+batch_shape = _reg("ad.batch_shape", _batch_shape, differentiable=False)
+
+
+def _batch_perm(axes, ndim):
+    """Axes of ``transpose`` for a batched operand of rank ``ndim``."""
+    if axes is None:
+        return (0,) + tuple(range(ndim - 1, 0, -1))
+    n = ndim - 1
+    return (0,) + tuple(int(a) % n + 1 for a in axes)
+
+
+batch_perm = _reg("ad.batch_perm", _batch_perm, differentiable=False)
+
+
+def _batch_index(idx, ndim=None):
+    """``x[idx]`` per example as an index of the batched ``x``: ``(:, *idx)``."""
+    if isinstance(idx, tuple):
+        return (slice(None),) + idx
+    return (slice(None), idx)
+
+
+batch_index = _reg("ad.batch_index", _batch_index, differentiable=False)
+
+
+def _gather_index(idx, batched, size, x_batched=True):
+    """``x[idx]`` per example where some index parts differ between examples:
+    ``batched`` flags each part of the tuple ``idx`` (all parts integer arrays or
+    ints); the batch coordinate is an ``arange`` broadcast against them."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    flags = batched if isinstance(batched, tuple) else (batched,)
+    if any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts):
+        raise NotImplementedError(
+            "vmap: indexing with a batched index mixed with slices is not supported"
+        )
+    arrs = [np.asarray(p) for p in parts]
+    bnd = max(a.ndim for a, f in zip(arrs, flags) if f)
+    fixed = []
+    for a, f in zip(arrs, flags):
+        if f:
+            fixed.append(_lift(a, bnd - 1, 1))
+        else:
+            fixed.append(a)
+    if not x_batched:
+        return tuple(fixed)
+    ar = np.arange(size).reshape(
+        (size,) + (1,) * (bnd - 1 + max(0, max(a.ndim for a in fixed) - bnd))
+    )
+    return (ar,) + tuple(fixed)
+
+
+gather_index = _reg("ad.gather_index", _gather_index, differentiable=False)
+
+
+def _example_size(x):
+    """The per-example number of elements of batched ``x``."""
+    s = np.shape(x)[1:]
+    return int(np.prod(s)) if s else 1
+
+
+example_size = _reg("ad.example_size", _example_size, differentiable=False)
+
+
+def _example_len(x):
+    """``len`` of one example of batched ``x``."""
+    s = np.shape(x)
+    if len(s) < 2:
+        raise TypeError("len() of unsized object")
+    return s[1]
+
+
+example_len = _reg("ad.example_len", _example_len, differentiable=False)
+
+
+def _squeeze_axes(shape, axis=None):
+    """Axes of ``squeeze`` for a batched operand of shape ``shape``."""
+    if axis is None:
+        return tuple(i for i in range(1, len(shape)) if shape[i] == 1)
+    return _batch_axis(axis, len(shape))
+
+
+squeeze_axes = _reg("ad.squeeze_axes", _squeeze_axes, differentiable=False)
+
+
+def _batch_pad_width(pad_width, ndim):
+    """``pad_width`` of a per-example ``pad`` for the batched operand."""
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim - 1, 2))
+    return ((0, 0),) + tuple((int(a), int(b)) for a, b in pw)
+
+
+batch_pad_width = _reg("ad.batch_pad_width", _batch_pad_width, differentiable=False)
+
+
+@functools.lru_cache(maxsize=512)
+def _batch_einsum_spec(spec, flags):
+    """``spec`` of an einsum over per-example operands, for the operands with
+    ``flags[i]`` carrying a leading batch axis: a fresh label for that axis."""
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        lhs, out = spec.split("->")
+    else:
+        lhs = spec
+        labels = lhs.replace("...", "").replace(",", "")
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(labels) if labels.count(c) == 1)
+        )
+    used = set(spec)
+    free = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
+    ins = lhs.split(",")
+    ins = [free + s if f else s for s, f in zip(ins, flags)]
+    return ",".join(ins) + "->" + free + out
+
+
+batch_einsum_spec = _reg(
+    "ad.batch_einsum_spec", lambda spec, flags: _batch_einsum_spec(spec, tuple(flags)), False
+)
+
+
+# -- batched matmul (fast paths, per-example semantics) ---------------------------------
+def _bmatmul(a, b, ab, bb):
+    """Per example ``a @ b``; ``ab`` / ``bb`` say which operand has a leading
+    batch axis."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if not bb:
+        if b.ndim <= 2:
+            return np.matmul(a, b)
+        ra = a.ndim - 1
+        if ra == 1:
+            return np.matmul(a[:, None, :], b[..., None, :, :])[..., 0, :]
+        return np.matmul(_lift(a, b.ndim), b)
+    if not ab:
+        rb = b.ndim - 1
+        if rb >= 2:
+            return np.matmul(a, _lift(b, a.ndim)) if a.ndim > 2 else np.matmul(a, b)
+        # per-example vector b
+        if a.ndim == 1:
+            return np.matmul(b, a)
+        return (
+            np.matmul(a, b[:, :, None])[..., 0]
+            if a.ndim == 2
+            else np.stack([np.matmul(a, bi) for bi in b])
+        )
+    ra, rb = a.ndim - 1, b.ndim - 1
+    a2 = a[:, None, :] if ra == 1 else a
+    b2 = b[:, :, None] if rb == 1 else b
+    n = max(a2.ndim, b2.ndim)
+    a2 = _lift(a2, n - 1)
+    b2 = _lift(b2, n - 1)
+    r = np.matmul(a2, b2)
+    if rb == 1:
+        r = r[..., 0]
+    if ra == 1:
+        r = r[..., 0, :] if rb != 1 else r[..., 0]
+    return r
+
+
+bmatmul = _reg("ad.bmatmul", _bmatmul)
+
+
+def _per_example(fn, args, flags, size):
+    """Fallback: ``fn`` per example in a loop, stacked."""
+    rows = []
+    for i in range(size):
+        rows.append(fn(*[a[i] if f else a for a, f in zip(args, flags)]))
+    return np.stack(rows)
+
+
+def _size_of(args, flags):
+    for a, f in zip(args, flags):
+        if f:
+            return np.shape(a)[0]
+    return 1
+
+
+def _bmatmul_left(g, a, b, ab, bb):
+    """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
+    when ``a`` is not batched); ``g`` is batched."""
+    from .linalg import _matmul_left
+
+    g = np.asarray(g)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ra = a.ndim - (1 if ab else 0)
+    rb = b.ndim - (1 if bb else 0)
+    if ra == 1 and rb == 2 and not bb:
+        r = np.matmul(g, b.T)
+    elif ra == 2 and rb == 2 and not bb:
+        r = np.matmul(g, b.T)
+    elif ra == 1 and rb == 1:
+        r = g[:, None] * (b if bb else b[None, :])
+    else:
+        size = g.shape[0]
+        r = _per_example(_matmul_left, (g, a, b), (True, ab, bb), size)
+    if not ab:
+        r = r.sum(axis=0)
+    return r
+
+
+def _bmatmul_right(g, a, b, ab, bb):
+    """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
+    when ``b`` is not batched); ``g`` is batched."""
+    from .linalg import _matmul_right
+
+    g = np.asarray(g)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ra = a.ndim - (1 if ab else 0)
+    rb = b.ndim - (1 if bb else 0)
+    if not bb and ab and ra in (1, 2) and rb == 2:
+        # summed over examples: one big product
+        if ra == 1:
+            return np.matmul(a.T, g)
+        return np.matmul(a.reshape(-1, a.shape[-1]).T, g.reshape(-1, g.shape[-1]))
+    if bb and ab and ra == 1 and rb == 2:
+        return a[:, :, None] * g[:, None, :]
+    if bb and ab and ra == 2 and rb == 2:
+        return np.matmul(np.swapaxes(a, -1, -2), g)
+    if bb and not ab and ra == 2 and rb == 2:
+        return np.matmul(a.T, g)
+    size = g.shape[0]
+    r = _per_example(_matmul_right, (g, a, b), (True, ab, bb), size)
+    if not bb:
+        r = r.sum(axis=0)
+    return r
+
+
+bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left)
+bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right)
+bmatmul_left.samples = lambda rng: []
+bmatmul_right.samples = lambda rng: []
+
+
+def _bmatmul_vjp_a(g, ans, a, b, ab, bb):
+    return bmatmul_left(g, a, b, ab, bb)
+
+
+def _bmatmul_vjp_b(g, ans, a, b, ab, bb):
+    return bmatmul_right(g, a, b, ab, bb)
+
+
+def _bmatmul_jvp_a(t, ans, a, b, ab, bb):
+    return bmatmul(t, b, ab, bb)
+
+
+def _bmatmul_jvp_b(t, ans, a, b, ab, bb):
+    return bmatmul(a, t, ab, bb)
+
+
+bmatmul.samples = lambda rng: [
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), True, False), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3, 2)), True, True), {}),
+    ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ((rng.normal(size=(4, 2, 3)), rng.normal(size=(3, 2)), True, False), {}),
+]
+
+
+def _bunbroadcast(g, x, gb, xb):
+    """Per example ``unbroadcast(g, x)``: ``g`` summed down to the per-example
+    shape of ``x`` (the result is batched when ``g`` is)."""
+    g = np.asarray(g)
+    xs = np.shape(x)[1:] if xb else np.shape(x)
+    if not gb:
+        from .ad import _unbroadcast
+
+        return _unbroadcast(g, np.zeros(xs))
+    gs = g.shape[1:]
+    if gs == xs:
+        return g
+    lead = len(gs) - len(xs)
+    axes = tuple(range(1, lead + 1)) + tuple(
+        1 + lead + i for i, n in enumerate(xs) if n == 1 and gs[lead + i] != 1
+    )
+    out = g.sum(axis=axes) if axes else g
+    return out.reshape((g.shape[0],) + tuple(xs))
+
+
+bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast)
+bunbroadcast.samples = lambda rng: []
+
+
+def _bunbroadcast_vjp(h, ans, g, x, gb, xb):
+    return broadcast_to(lift(h, ndim_(g) - 1), shape_(g))
+
+
+# =========================================================================== rules
+def _p(name):
+    return by_public(name)
+
+
+sum_ = _p("jnp.sum")
+reshape = _p("jnp.reshape")
+shape_ = _p("jnp.shape")
+ndim_ = _p("jnp.ndim")
+zeros_like = _p("jnp.zeros_like")
+broadcast_to = _p("jnp.broadcast_to")
+
+batch_broadcast.def_vjp(_batch_broadcast_vjp)
+batch_broadcast.def_jvp(_batch_broadcast_jvp)
+lift.def_vjp(_lift_vjp)
+lift.def_jvp(_lift_jvp)
+select.def_vjp(a=_select_vjp_a, b=_select_vjp_b)
+select.def_jvp(a=_select_jvp_a, b=_select_jvp_b)
+branch_input.def_vjp(x=_branch_input_vjp)
+branch_input.def_jvp(x=_branch_input_jvp)
+bmatmul.def_vjp(_bmatmul_vjp_a, _bmatmul_vjp_b)
+bmatmul.def_jvp(_bmatmul_jvp_a, _bmatmul_jvp_b)
+bunbroadcast.def_vjp(g=_bunbroadcast_vjp)
+
+
+def _is_name(node):
+    return isinstance(node, gast.Name)
+
+
+def elementwise_rule(c):
+    """Elementwise primitives: align the per-example ranks of the batched operands
+    with the other array operands, then call the primitive unchanged."""
+    if c.prim.public == "jnp.where" and c.bound.get("x") is None:
+        return None  # one-argument where (nonzero): shapes differ per example
+    names = []
+    for pname, v in c.bound.items():
+        items = v if isinstance(v, list) else [v]
+        for it in items:
+            if _is_name(it):
+                names.append((pname, it))
+    changes = {}
+    if len(names) > 1:
+        for pname, node in names:
+            if not c.batched(pname) or isinstance(c.bound[pname], list):
+                continue
+            cur = node
+            for qname, other in names:
+                if qname == pname or (_is_name(other) and other.id == node.id):
+                    continue
+                cur = c.lift(cur, other)
+            changes[pname] = cur
+    if c.prim.op == "unary not":
+        # `not x` per example; written as a comparison so that it stays an array
+        # operation when this code is normalized again
+        return gast.Compare(
+            left=changes.get("x", c.arg("x")), ops=[gast.Eq()], comparators=[N.const(False)]
+        )
+    return c.rebuild(**changes)
+
+
+def _same(c):
+    """The primitive applied to the batched operands as they are (it acts on
+    trailing axes or elementwise, or broadcasts over leading axes)."""
+    return c.rebuild()
+
+
+def _materialized(c, *names):
+    """Every operand ``names`` made batched, then the same call."""
+    changes = {}
+    for n in names:
+        v = c.bound.get(n)
+        if (
+            v is not None
+            and not isinstance(v, list)
+            and not (isinstance(v, gast.Constant) and v.value is None)
+        ):
+            changes[n] = c.materialize(v)
+    return c.rebuild(**changes)
+
+
+def _def(names, rule):
+    for n in names:
+        if n in REGISTRY:
+            REGISTRY[n].def_batch(rule)
+
+
+# -- same-call family --------------------------------------------------------------------
+_def(
+    [
+        "jnp.zeros_like",
+        "jnp.ones_like",
+        "jnp.empty_like",
+        "jnp.copy",
+        "jnp.asarray",
+        "jnp.array",
+        "ad.zeros_like",
+        "ad.astype",
+        "jnp.matrix_transpose",
+        "jnp.tril",
+        "jnp.triu",
+        "jnp.linalg.inv",
+        "jnp.linalg.det",
+        "jnp.linalg.slogdet",
+        "jnp.linalg.cholesky",
+        "jnp.linalg.eigh",
+        "jnp.linalg.eigvalsh",
+        "ad.getattr",
+        "ad.replace_inf",
+        "ad.cholesky_phi",
+    ],
+    _same,
+)
+
+
+def _full_like(c):
+    if c.batched("fill_value") and not c.batched("a"):
+        return c.rebuild(
+            a=c.materialize(c.arg("a")), fill_value=c.lift(c.arg("fill_value"), c.arg("a"))
+        )
+    if c.batched("fill_value"):
+        return c.rebuild(fill_value=c.lift(c.arg("fill_value"), c.arg("a")))
+    return c.rebuild()
+
+
+_def(["jnp.full_like"], _full_like)
+
+
+def _tree_same(c):
+    """Container helpers of reverse mode: every container operand made batched."""
+    names = [n for n in c.bound if n not in ("idx", "name")]
+    return _materialized(c, *names)
+
+
+_def(["ad.tree_add", "ad.part", "ad.push", "ad.fill_none", "ad.add_any"], _tree_same)
+
+
+def _setitem(c):
+    if c.batched("idx"):
+        return None
+    x = c.arg("x")
+    if c.is_container(x):
+        return _materialized(c, "x", "v")
+    return None
+
+
+_def(["ad.setitem"], _setitem)
+
+
+def _pop(c):
+    return c.rebuild()
+
+
+_def(["ad.pop", "ad.pop_like"], _pop)
+
+
+def _seed(c):
+    x = c.arg("out")
+    first = gast.Subscript(value=x, slice=N.const(0), ctx=gast.Load())
+    return N.call("ad.seed", [first]), False
+
+
+_def(["ad.seed"], _seed)
+
+
+def _shape_query(c):
+    name = c.prim.public
+    x = c.arg("a")
+    if name == "jnp.shape":
+        return (
+            gast.Subscript(
+                value=N.call("jnp.shape", [x]),
+                slice=gast.Slice(lower=N.const(1), upper=None, step=None),
+                ctx=gast.Load(),
+            ),
+            False,
+        )
+    if name == "jnp.ndim":
+        return gast.BinOp(left=N.call("jnp.ndim", [x]), op=gast.Sub(), right=N.const(1)), False
+    if name == "jnp.size":
+        ok, axis = c.static("axis")
+        if ok and axis is None:
+            return N.call("ad.example_size", [x]), False
+        return N.call("jnp.size", [x], {"axis": c.shift_axis("axis", x)}), False
+    return None
+
+
+_def(["jnp.shape", "jnp.ndim", "jnp.size"], _shape_query)
+
+
+# -- reductions and other axis-taking operations ---------------------------------------
+def _axis_rule(xname, axis="axis", others=()):
+    def rule(c):
+        changes = {}
+        x = c.arg(xname)
+        if not c.batched(xname):
+            x = c.materialize(x)
+            changes[xname] = x
+        for o in others:
+            v = c.bound.get(o)
+            if v is not None and not isinstance(v, gast.Constant):
+                changes[o] = c.lift(c.materialize(v), x) if c.batched(o) else c.materialize(v)
+        changes[axis] = c.shift_axis(axis, x)
+        return c.rebuild(**changes)
+
+    return rule
+
+
+for _n in (
+    "jnp.sum",
+    "jnp.mean",
+    "jnp.prod",
+    "jnp.std",
+    "jnp.var",
+    "jnp.all",
+    "jnp.any",
+    "jnp.count_nonzero",
+    "jnp.median",
+):
+    if _n in REGISTRY:
+        REGISTRY[_n].def_batch(_axis_rule(list(REGISTRY[_n].signature.parameters)[0]))
+
+for _n in ("jnp.max", "jnp.min"):
+    REGISTRY[_n].def_batch(_axis_rule("x"))
+
+
+def _logsumexp(c):
+    ok, rs = c.static("return_sign")
+    if not ok or rs:
+        return None
+    return _axis_rule("a", others=("b",))(c)
+
+
+_def(["special.logsumexp"], _logsumexp)
+
+
+def _flat_axis_rule(xname, none_flatten=True):
+    """``axis=None`` means "flattened" (argmax, cumsum, sort ...): reshape each
+    example to a vector and work along axis 1."""
+
+    def rule(c):
+        x = c.arg(xname)
+        ok, axis = c.static("axis")
+        if ok and axis is None and none_flatten:
+            flat = c.let(
+                (x.id if _is_name(x) else "x") + "_flat",
+                N.call("jnp.reshape", [x, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
+            )
+            return c.rebuild(**{xname: flat, "axis": N.const(1)})
+        if not ok:
+            return None
+        return c.rebuild(axis=c.shift_axis("axis", x))
+
+    return rule
+
+
+for _n, _x in (
+    ("jnp.argmax", "x"),
+    ("jnp.argmin", "x"),
+    ("jnp.cumsum", "a"),
+    ("jnp.cumprod", "a"),
+    ("jnp.sort", "a"),
+    ("jnp.argsort", "a"),
+):
+    REGISTRY[_n].def_batch(_flat_axis_rule(_x))
+
+
+def _softmax(c):
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("x")))
+
+
+_def(["nn.softmax", "nn.log_softmax"], _softmax)
+
+
+def _one_hot(c):
+    if c.batched("num_classes"):
+        return None
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("x")))
+
+
+_def(["nn.one_hot"], _one_hot)
+
+
+def _flip(c):
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("m")))
+
+
+_def(["jnp.flip"], _flip)
+
+
+def _expand_reduced(c):
+    g = c.materialize(c.arg("g"))
+    x = c.materialize(c.arg("x"))
+    ok, kd = c.static("keepdims")
+    return c.rebuild(g=g, x=x, axis=c.shift_axis("axis", x))
+
+
+_def(["ad.expand_reduced"], _expand_reduced)
+
+
+# -- structural --------------------------------------------------------------------------
+def _reshape(c):
+    if c.batched("shape"):
+        return None
+    a = c.arg("a")
+    ok, shape = c.static("shape")
+    if ok and shape is not None:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        new = gast.Tuple(elts=[c.size] + [N.const(s) for s in shape], ctx=gast.Load())
+    else:
+        new = N.call("ad.batch_shape", [c.size, c.arg("shape")])
+    return c.rebuild(a=a, shape=new)
+
+
+_def(["jnp.reshape"], _reshape)
+
+
+def _ravel(c):
+    return N.call(
+        "jnp.reshape", [c.arg("a"), gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]
+    )
+
+
+_def(["jnp.ravel"], _ravel)
+
+
+def _transpose(c):
+    a = c.arg("a")
+    ok, axes = c.static("axes")
+    if ok and axes is not None:
+        return c.rebuild(axes=N.const((0,) + tuple(k + 1 if k >= 0 else k for k in axes)))
+    if c.batched("axes"):
+        return None
+    return c.rebuild(
+        axes=N.call("ad.batch_perm", [c.arg("axes") if not ok else N.const(None), c.ndim(a)])
+    )
+
+
+_def(["jnp.transpose"], _transpose)
+if "T" in getattr(__import__("srcjax.primitives.methods", fromlist=["METHODS"]), "METHODS", {}):
+    pass
+
+
+def _axes_args(*names):
+    def rule(c):
+        x = c.arg(list(c.prim.signature.parameters)[0])
+        changes = {}
+        for n in names:
+            if c.batched(n):
+                return None
+            changes[n] = c.shift_axis(n, x)
+        return c.rebuild(**changes)
+
+    return rule
+
+
+REGISTRY["jnp.swapaxes"].def_batch(_axes_args("axis1", "axis2"))
+REGISTRY["jnp.moveaxis"].def_batch(_axes_args("source", "destination"))
+REGISTRY["jnp.expand_dims"].def_batch(_axes_args("axis"))
+REGISTRY["jnp.diagonal"].def_batch(_axes_args("axis1", "axis2"))
+REGISTRY["jnp.trace"].def_batch(_axes_args("axis1", "axis2"))
+REGISTRY["jnp.unstack"].def_batch(_axes_args("axis"))
+
+
+def _split(c):
+    if c.batched("indices_or_sections"):
+        return None
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("ary")))
+
+
+_def(["jnp.split", "jnp.array_split"], _split)
+
+
+def _squeeze(c):
+    a = c.arg("a")
+    ok, axis = c.static("axis")
+    if ok and axis is not None:
+        return c.rebuild(axis=c.shift_axis("axis", a))
+    axis = N.const(None) if ok else c.arg("axis")
+    return c.rebuild(axis=N.call("ad.squeeze_axes", [N.call("jnp.shape", [a]), axis]))
+
+
+_def(["jnp.squeeze"], _squeeze)
+
+
+def _int_axis_arg(c, pname):
+    ok, axis = c.static(pname)
+    if ok:
+        if axis is None:
+            return None
+        return N.const(axis + 1 if axis >= 0 else axis)
+    return N.call("ad.shift_int_axis", [c.arg(pname)])
+
+
+def _shift_int_axis(axis):
+    """An integer axis of a per-example operation for batched operands."""
+    if axis is None:
+        raise NotImplementedError("vmap: axis=None here (flattening) is not supported")
+    axis = int(axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+_reg("ad.shift_int_axis", _shift_int_axis, differentiable=False)
+
+
+def _concat(c):
+    arrays = c.arg("arrays")
+    axis = _int_axis_arg(c, "axis")
+    if axis is None:
+        return None
+    return c.rebuild(arrays=c.materialize(arrays), axis=axis)
+
+
+def _stack(c):
+    arrays = c.arg("arrays")
+    axis = _int_axis_arg(c, "axis")
+    if axis is None:
+        return None
+    return c.rebuild(arrays=c.materialize(arrays), axis=axis)
+
+
+_def(["jnp.concatenate"], _concat)
+_def(["jnp.stack"], _stack)
+
+
+def _roll(c):
+    ok, axis = c.static("axis")
+    if not ok or axis is None or c.batched("shift"):
+        return None
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("a")))
+
+
+_def(["jnp.roll"], _roll)
+
+
+def _repeat(c):
+    ok, axis = c.static("axis")
+    if not ok or axis is None or c.batched("repeats"):
+        return None
+    return c.rebuild(axis=c.shift_axis("axis", c.arg("a")))
+
+
+_def(["jnp.repeat"], _repeat)
+
+
+def _pad(c):
+    if c.batched("pad_width") or c.batched("constant_values"):
+        return None
+    a = c.arg("array")
+    return c.rebuild(pad_width=N.call("ad.batch_pad_width", [c.arg("pad_width"), c.ndim(a)]))
+
+
+_def(["jnp.pad"], _pad)
+
+
+def _broadcast_to(c):
+    if c.batched("shape"):
+        return None
+    arr = c.arg("array")
+    shape = c.arg("shape")
+    lifted = c.let(
+        (arr.id if _is_name(arr) else "x") + "_al",
+        N.call("ad.lift", [arr, N.call("len", [N.call("ad.as_shape", [shape])])]),
+    )
+    return c.rebuild(array=lifted, shape=N.call("ad.batch_shape", [c.size, shape]))
+
+
+_def(["jnp.broadcast_to"], _broadcast_to)
+
+
+def _as_shape(shape):
+    """``shape`` as a tuple (an int becomes a 1-tuple)."""
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(shape)
+
+
+_reg("ad.as_shape", _as_shape, differentiable=False)
+
+
+def _take_along_axis(c):
+    ok, axis = c.static("axis")
+    if not ok or axis is None:
+        return None
+    arr = c.materialize(c.arg("arr"))
+    ind = c.materialize(c.arg("indices"))
+    return c.rebuild(arr=arr, indices=ind, axis=c.shift_axis("axis", arr))
+
+
+_def(["jnp.take_along_axis"], _take_along_axis)
+
+
+def _take(c):
+    ok, axis = c.static("axis")
+    if c.batched("indices") or not ok:
+        return None
+    a = c.arg("a")
+    if axis is None:
+        flat = c.let(
+            (a.id if _is_name(a) else "a") + "_flat",
+            N.call("jnp.reshape", [a, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
+        )
+        return c.rebuild(a=flat, axis=N.const(1))
+    return c.rebuild(axis=c.shift_axis("axis", a))
+
+
+_def(["jnp.take"], _take)
+
+
+# -- indexing ------------------------------------------------------------------------------
+def _static_index(idx):
+    """Whether an index node is built only from constants, slices and None."""
+    for n in gast.walk(idx):
+        if isinstance(n, gast.Name):
+            return False
+    return True
+
+
+def _prepend_colon(idx):
+    colon = gast.Slice(lower=None, upper=None, step=None)
+    if isinstance(idx, gast.Tuple):
+        return gast.Tuple(elts=[colon] + [N.clone(e) for e in idx.elts], ctx=gast.Load())
+    return gast.Tuple(elts=[colon, N.clone(idx)], ctx=gast.Load())
+
+
+def _index_parts(idx):
+    return list(idx.elts) if isinstance(idx, gast.Tuple) else [idx]
+
+
+def _batched_index(c, idx, x_batched):
+    """The index of the batched array for per-example index ``idx``."""
+    parts = _index_parts(idx)
+    flags = [c.bp.is_batched(p) for p in parts]
+    if not any(flags):
+        if _static_index(idx):
+            return _prepend_colon(idx)
+        if isinstance(idx, gast.Tuple):
+            return _prepend_colon(idx)
+        return N.call("ad.batch_index", [N.index_value(idx)])
+    return N.call(
+        "ad.gather_index",
+        [
+            N.index_value(idx),
+            N.const(tuple(flags)) if isinstance(idx, gast.Tuple) else N.const(flags[0]),
+            c.size,
+            N.const(bool(x_batched)),
+        ],
+    )
+
+
+def _getitem(c):
+    x = c.arg("x")
+    idx = c.bound["idx"]
+    if c.is_container(x):
+        if c.batched("idx"):
+            return None
+        return c.rebuild()
+    xb = c.batched("x")
+    if not xb and not c.bp.is_batched(idx):
+        return c.rebuild()
+    return gast.Subscript(value=x, slice=_batched_index(c, idx, xb), ctx=gast.Load())
+
+
+_def(["ad.getitem"], _getitem)
+
+
+def _at_rule(c):
+    x = c.materialize(c.arg("x"))
+    idx = c.bound["idx"]
+    v = c.arg("v")
+    new_idx = _batched_index(c, idx, True)
+    if c.batched("v"):
+        target = gast.Subscript(value=N.clone(x), slice=N.clone(new_idx), ctx=gast.Load())
+        v = c.let(
+            (v.id if _is_name(v) else "v") + "_al",
+            N.call(
+                "ad.lift",
+                [v, gast.BinOp(left=N.call("jnp.ndim", [target]), op=gast.Sub(), right=N.const(1))],
+            ),
+        )
+    return N.call(c.prim.public, [x, N.index_value(new_idx), v])
+
+
+_def(["ad.at_set", "ad.at_add", "ad.at_multiply", "ad.at_min", "ad.at_max"], _at_rule)
+
+
+def _index_adjoint(c):
+    g = c.materialize(c.arg("g"))
+    x = c.materialize(c.arg("x"))
+    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, c.bound["idx"], True))])
+
+
+_def(["ad.index_adjoint"], _index_adjoint)
+
+
+def _tree_index_adjoint(c):
+    x = c.arg("x")
+    if c.is_container(x):
+        if c.batched("idx"):
+            return None
+        return c.rebuild(ct=c.materialize(c.arg("ct")))
+    ct = c.materialize(c.arg("ct"))
+    x = c.materialize(x)
+    idx = N.index_value(_batched_index(c, c.bound["idx"], True))
+    return N.call("ad.index_adjoint", [ct, x, idx])
+
+
+_def(["ad.tree_index_adjoint"], _tree_index_adjoint)
+
+
+def _cotangent_like(c):
+    x = c.arg("x")
+    if c.is_container(x):
+        return _materialized(c, "g", "x")
+    g = c.materialize(c.arg("g"))
+    x = c.materialize(x)
+    g = c.lift(g, x) if _is_name(g) else g
+    return c.rebuild(g=g, x=x)
+
+
+_def(["ad.cotangent_like"], _cotangent_like)
+
+
+def _unbroadcast(c):
+    return N.call(
+        "ad.bunbroadcast",
+        [c.arg("g"), c.arg("x"), N.const(c.batched("g")), N.const(c.batched("x"))],
+    ), c.batched("g")
+
+
+_def(["ad.unbroadcast"], _unbroadcast)
+
+
+def _pysum(c):
+    x = c.arg("x")
+    if c.is_container(x):
+        return _materialized(c, "x") if not c.batched("start") else None
+    if c.batched("start"):
+        return None
+    total = N.call("jnp.sum", [x], {"axis": N.const(1)})
+    ok, start = c.static("start")
+    if ok and start == 0:
+        return total
+    return gast.BinOp(left=total, op=gast.Add(), right=c.arg("start"))
+
+
+_def(["ad.pysum"], _pysum)
+
+
+# -- products ----------------------------------------------------------------------------
+def _matmul(c):
+    return N.call(
+        "ad.bmatmul", [c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))]
+    )
+
+
+_def(["jnp.matmul"], _matmul)
+
+
+def _matmul_left(c):
+    g = c.materialize(c.arg("g"))
+    return (
+        N.call(
+            "ad.bmatmul_left",
+            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
+        ),
+        True,
+    )
+
+
+def _matmul_right(c):
+    g = c.materialize(c.arg("g"))
+    return (
+        N.call(
+            "ad.bmatmul_right",
+            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
+        ),
+        True,
+    )
+
+
+def _matmul_left_rule(c):
+    # the cotangent of `a` is per example (batched) whatever is batched
+    expr, _ = _matmul_left(c)
+    # bmatmul_left sums over examples when `a` is unbatched: keep it per example
+    if not c.batched("a"):
+        a = c.materialize(c.arg("a"))
+        return N.call(
+            "ad.bmatmul_left",
+            [c.materialize(c.arg("g")), a, c.arg("b"), N.const(True), N.const(c.batched("b"))],
+        )
+    return expr
+
+
+def _matmul_right_rule(c):
+    if not c.batched("b"):
+        b = c.materialize(c.arg("b"))
+        return N.call(
+            "ad.bmatmul_right",
+            [c.materialize(c.arg("g")), c.arg("a"), b, N.const(c.batched("a")), N.const(True)],
+        )
+    expr, _ = _matmul_right(c)
+    return expr
+
+
+_def(["ad.matmul_left"], _matmul_left_rule)
+_def(["ad.matmul_right"], _matmul_right_rule)
+
+
+def _einsum(c):
+    ops = c.bound["operands"]
+    flags = tuple(c.bp.is_batched(o) for o in ops)
+    ok, spec = c.static("subscripts")
+    if c.batched("subscripts"):
+        return None
+    if ok and isinstance(spec, str):
+        new = N.const(_batch_einsum_spec(spec, flags))
+    else:
+        new = N.call("ad.batch_einsum_spec", [c.arg("subscripts"), N.const(flags)])
+    return c.rebuild(subscripts=new)
+
+
+_def(["jnp.einsum"], _einsum)
+
+
+def _bilinear(kind):
+    def rule(c):
+        a, b = c.arg("a"), c.arg("b")
+        spec = N.call(
+            "ad.batch_einsum_spec",
+            [
+                N.call("ad.bilinear_spec", [N.const(kind), _example(c, a), _example(c, b)]),
+                N.const((c.batched("a"), c.batched("b"))),
+            ],
+        )
+        return N.call("jnp.einsum", [spec, a, b])
+
+    return rule
+
+
+def _example(c, x):
+    """One example of ``x`` (for static shape queries)."""
+    if c.bp.is_batched(x):
+        return gast.Subscript(value=N.clone(x), slice=N.const(0), ctx=gast.Load())
+    return N.clone(x)
+
+
+def _dot(c):
+    # dot on per-example ranks <= 2 is matmul
+    return N.call(
+        "ad.bdot", [c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))]
+    )
+
+
+def _bdot(a, b, ab, bb):
+    """Per example ``dot(a, b)``."""
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if ra >= 1 and rb >= 1 and ra <= 2 and rb <= 2:
+        return _bmatmul(a, b, ab, bb)
+    spec = _batch_einsum_spec(
+        _bilinear_impl("dot", np.zeros((1,) * ra), np.zeros((1,) * rb)), (ab, bb)
+    )
+    return np.einsum(spec, a, b)
+
+
+def _bilinear_impl(kind, a, b):
+    return by_public("ad.bilinear_spec").impl(kind, a, b)
+
+
+bdot = _reg("ad.bdot", _bdot)
+
+
+def _bdot_vjp_a(g, ans, a, b, ab, bb):
+    return bmatmul_left(g, a, b, ab, bb)
+
+
+def _bdot_vjp_b(g, ans, a, b, ab, bb):
+    return bmatmul_right(g, a, b, ab, bb)
+
+
+bdot.samples = lambda rng: []
+bdot.def_vjp(_bdot_vjp_a, _bdot_vjp_b)
+
+_def(["jnp.dot"], _dot)
+_def(["jnp.inner"], _bilinear("inner"))
+
+
+def _vdot(c):
+    a = c.let("a_flat", N.call("jnp.reshape", [c.arg("a"), _flat_shape(c, "a")]))
+    b = c.let("b_flat", N.call("jnp.reshape", [c.arg("b"), _flat_shape(c, "b")]))
+    spec = {(True, True): "bi,bi->b", (True, False): "bi,i->b", (False, True): "i,bi->b"}[
+        (c.batched("a"), c.batched("b"))
+    ]
+    return N.call("jnp.einsum", [N.const(spec), a, b])
+
+
+def _flat_shape(c, name):
+    if c.batched(name):
+        return gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())
+    return N.const((-1,))
+
+
+_def(["jnp.vdot"], _vdot)
+
+
+def _outer(c):
+    a = c.let("a_flat", N.call("jnp.reshape", [c.arg("a"), _flat_shape(c, "a")]))
+    b = c.let("b_flat", N.call("jnp.reshape", [c.arg("b"), _flat_shape(c, "b")]))
+    spec = {(True, True): "bi,bj->bij", (True, False): "bi,j->bij", (False, True): "i,bj->bij"}[
+        (c.batched("a"), c.batched("b"))
+    ]
+    return N.call("jnp.einsum", [N.const(spec), a, b])
+
+
+_def(["jnp.outer"], _outer)
+
+
+def _tensordot(c):
+    ok, axes = c.static("axes")
+    if not ok:
+        return None
+    a, b = c.arg("a"), c.arg("b")
+    spec = N.call(
+        "ad.batch_einsum_spec",
+        [
+            N.call(
+                "ad.bilinear_spec",
+                [N.const("tensordot"), _example(c, a), _example(c, b), N.const(axes)],
+            ),
+            N.const((c.batched("a"), c.batched("b"))),
+        ],
+    )
+    return N.call("jnp.einsum", [spec, a, b])
+
+
+_def(["jnp.tensordot"], _tensordot)
+
+
+def _solve(c):
+    # numpy's solve treats a stacked right-hand side as matrices: batch a and b
+    # together, with b as a column when it is a vector per example
+    a = c.materialize(c.arg("a"))
+    b = c.materialize(c.arg("b"))
+    return N.call("ad.bsolve", [a, b])
+
+
+def _bsolve(a, b):
+    """Per example ``solve(a, b)`` for batched ``a`` and ``b``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if b.ndim == 2:  # a vector per example
+        return np.linalg.solve(_lift(a, 2), b[..., None])[..., 0]
+    return np.linalg.solve(_lift(a, b.ndim - 1), _lift(b, a.ndim - 1))
+
+
+bsolve = _reg("ad.bsolve", _bsolve)
+bsolve.samples = lambda rng: []
+
+
+def _bsolve_vjp_a(g, ans, a, b):
+    return bsolve_vjp_a(g, ans, a)
+
+
+def _bsolve_vjp_b(g, ans, a, b):
+    return bsolve(matrix_transpose(a), g)
+
+
+def _bsolve_ct_a(g, ans, a):
+    """Cotangent of ``a`` in batched ``solve(a, b)`` (``ans`` the solution)."""
+    gb = _bsolve(np.swapaxes(a, -1, -2), g)
+    if ans.ndim == 2:
+        r = -gb[:, :, None] * ans[:, None, :]
+    else:
+        r = -np.matmul(gb, np.swapaxes(ans, -1, -2))
+    a = np.asarray(a)
+    axes = tuple(range(1, r.ndim - a.ndim + 1))
+    return r.sum(axis=axes) if axes else r
+
+
+bsolve_vjp_a = _reg("ad.bsolve_vjp_a", _bsolve_ct_a)
+bsolve_vjp_a.samples = lambda rng: []
+einsum = _p("jnp.einsum")
+matrix_transpose = _p("jnp.matrix_transpose")
+bsolve.def_vjp(_bsolve_vjp_a, _bsolve_vjp_b)
+
+
+_def(["jnp.linalg.solve"], _solve)
+
+
+def _norm(c):
+    x = c.arg("x")
+    ok, axis = c.static("axis")
+    okord, ord_ = c.static("ord")
+    if not ok or not okord:
+        return None
+    if axis is None and ord_ is None:
+        flat = c.let(
+            (x.id if _is_name(x) else "x") + "_flat",
+            N.call("jnp.reshape", [x, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
+        )
+        return c.rebuild(x=flat, axis=N.const(1))
+    return c.rebuild(axis=c.shift_axis("axis", x))
+
+
+_def(["jnp.linalg.norm"], _norm)
+
+
+# -- the batching helpers themselves (nested vmap) ---------------------------------------
+def _helper_materialized(*names):
+    def rule(c):
+        return _materialized(c, *names)
+
+    return rule
+
+
+_def(["ad.select"], _helper_materialized("take", "a", "b"))
+_def(["ad.branch_input"], _helper_materialized("take", "x"))
+
+
+def _batch_broadcast_rule(c):
+    if c.batched("size"):
+        return None
+    ok, axis = c.static("axis")
+    if not ok:
+        return None
+    return c.rebuild(axis=N.const((axis or 0) + 1))
+
+
+_def(["ad.batch_broadcast"], _batch_broadcast_rule)
+
+
+def _lift_rule(c):
+    if c.batched("rank"):
+        return None
+    ok, nb = c.static("nb")
+    if not ok:
+        return None
+    return c.rebuild(nb=N.const((1 if nb is None else nb) + 1))
+
+
+_def(["ad.lift"], _lift_rule)
+
+
+def _static_creation(c):
+    """Creation from shapes (``zeros(shape)``): a shape that differs between
+    examples cannot be vectorized; the pass falls back to a loop (whose stack
+    then fails unless every example has the same shape, as in JAX)."""
+    return None
+
+
+_def(
+    ["jnp.zeros", "jnp.ones", "jnp.empty", "jnp.arange", "jnp.eye", "jnp.identity"],
+    _static_creation,
+)
+
+
+def _tree_row(x, i):
+    """Example ``i`` of batched container ``x`` (every leaf indexed)."""
+    if isinstance(x, dict):
+        return {k: _tree_row(v, i) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_tree_row(v, i) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if x is None:
+        return None
+    return x[i]
+
+
+tree_row = _reg("ad.tree_row", _tree_row)
+tree_row.samples = lambda rng: []
+
+
+def _array_rule(c):
+    obj = c.arg("object")
+    if not c.is_container(obj):
+        return c.rebuild()
+    # a (nested) list of batched arrays: the batch axis ends up after the list axes
+    arr = c.let("stacked", c.rebuild())
+    return N.call("jnp.moveaxis", [arr, N.call("ad.list_depth", [obj]), N.const(0)])
+
+
+def _list_depth(x):
+    """How many list/tuple levels wrap the arrays of ``x``."""
+    d = 0
+    while isinstance(x, (list, tuple)) and len(x):
+        x = x[0]
+        d += 1
+    return d
+
+
+_reg("ad.list_depth", _list_depth, differentiable=False)
+_def(["jnp.array"], _array_rule)

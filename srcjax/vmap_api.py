@@ -1,0 +1,333 @@
+"""``vmap``: automatic vectorization by source transformation.
+
+``srcjax.vmap(f)`` reads ``f``'s source and generates a batched version (see
+:mod:`srcjax.transforms.batching`); ``srcjax.source(vmap(f), *args)`` prints it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .api import Transformed, _kind, finish
+from .errors import TransformValueError
+from .frontend.normalize import normalize
+from .frontend.source import get_source, unwrap_callable
+from .transforms.batching import BatchSpec, batch
+
+__all__ = ["vmap"]
+
+
+def _hashable(spec: Any) -> Any:
+    if isinstance(spec, dict):
+        return ("dict", tuple(sorted((k, _hashable(v)) for k, v in spec.items())))
+    if isinstance(spec, (list, tuple)):
+        return (type(spec).__name__, tuple(_hashable(v) for v in spec))
+    return spec
+
+
+def _skeleton(x: Any) -> Any:
+    """The container structure of ``x`` (what the batching analysis needs to know
+    about which items are containers)."""
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _skeleton(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        items = tuple(_skeleton(v) for v in x)
+        if items and all(i == items[0] for i in items) and not hasattr(x, "_fields"):
+            return ("seq", items[0])
+        return ("items", items)
+    if x is None:
+        return "none"
+    return "leaf"
+
+
+def _is_leaf(x: Any) -> bool:
+    return _kind(x) == "leaf"
+
+
+def _describe(x: Any) -> str:
+    dt = getattr(x, "dtype", None)
+    shape = np.shape(x)
+    name = dt.name if dt is not None else type(x).__name__
+    return f"{name}[{','.join(str(s) for s in shape)}]"
+
+
+def _check_axes(arg: Any, spec: Any, where: str, sizes: List[Tuple[str, int, int, Any]]) -> None:
+    """Validate the in_axes prefix ``spec`` against ``arg``; collect mapped sizes."""
+    if spec is None:
+        return
+    if isinstance(spec, bool) or not isinstance(spec, (int, np.integer, dict, list, tuple)):
+        raise ValueError(
+            f"vmap in_axes must be an int, None, or (nested) container with those types as "
+            f"leaves, but got {spec!r} for {where}"
+        )
+    if isinstance(spec, dict):
+        if not isinstance(arg, dict) or set(spec) != set(arg):
+            raise ValueError(
+                f"vmap in_axes specification must be a tree prefix of the corresponding value, "
+                f"got specification {spec!r} for value tree of {where} "
+                f"({type(arg).__name__}{'' if not isinstance(arg, dict) else sorted(arg)})"
+            )
+        for k in spec:
+            _check_axes(arg[k], spec[k], f"{where}[{k!r}]", sizes)
+        return
+    if isinstance(spec, (list, tuple)):
+        if not isinstance(arg, (list, tuple)) or len(arg) != len(spec):
+            raise ValueError(
+                f"vmap in_axes specification must be a tree prefix of the corresponding value, "
+                f"got specification {spec!r} for {where} of type {type(arg).__name__}"
+            )
+        for i, (a, s) in enumerate(zip(arg, spec)):
+            _check_axes(a, s, f"{where}[{i}]", sizes)
+        return
+    ax = int(spec)
+    if isinstance(arg, dict):
+        for k, v in arg.items():
+            _check_axes(v, ax, f"{where}[{k!r}]", sizes)
+        return
+    if isinstance(arg, (list, tuple)):
+        for i, v in enumerate(arg):
+            _check_axes(v, ax, f"{where}[{i}]", sizes)
+        return
+    if arg is None:
+        return
+    nd = np.ndim(arg)
+    if not -nd <= ax < nd:
+        raise ValueError(
+            f"vmap was requested to map its argument along axis {ax}, which implies that its "
+            f"rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
+            f"({where} of type {_describe(arg)})"
+        )
+    sizes.append((where, ax, np.shape(arg)[ax], arg))
+
+
+def _canon_axes(spec: Any) -> Any:
+    """Lists in in_axes behave as tuples (JAX treats them as pytree nodes)."""
+    if isinstance(spec, list):
+        return tuple(_canon_axes(s) for s in spec)
+    if isinstance(spec, dict):
+        return {k: _canon_axes(v) for k, v in spec.items()}
+    if isinstance(spec, np.integer):
+        return int(spec)
+    return spec
+
+
+class _Vmap(Transformed):
+    kind = "vmap"
+
+    def __init__(self, fun, in_axes, out_axes, axis_name, axis_size):
+        super().__init__(fun)
+        if isinstance(in_axes, list):
+            in_axes = tuple(in_axes)
+        if not (in_axes is None or isinstance(in_axes, (int, tuple, dict, np.integer))) or (
+            isinstance(in_axes, bool)
+        ):
+            raise TypeError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                f"positional arguments passed to the function, but got {in_axes!r}."
+            )
+        self.in_axes = _canon_axes(in_axes)
+        self.out_axes = _canon_axes(out_axes)
+        self.axis_name = axis_name
+        self.axis_size = axis_size
+        # functools.partial layers: leading bound arguments are unbatched constants
+        inner = fun
+        bound: tuple = ()
+        bkw: dict = {}
+        while isinstance(inner, functools.partial):
+            bound = tuple(inner.args) + bound
+            bkw = {**inner.keywords, **bkw}
+            inner = inner.func
+        self._inner = inner
+        self._pbound = bound
+        self._pkw = bkw
+        self._sig_names: Optional[List[str]] = None
+
+    # ------------------------------------------------------------------ targets
+    def _target(self, kinds: Tuple[str, ...]):
+        full = tuple(_kind(a) for a in self._pbound) + tuple(kinds)
+        if isinstance(self._inner, Transformed):
+            return self._inner._generated(full), full
+        pyfn, bargs, bkw = unwrap_callable(self._inner)
+        if bargs or bkw:
+            raise TransformValueError("vmap: bound methods with partials are not supported")
+        return pyfn, full
+
+    def _param_names(self) -> List[str]:
+        if self._sig_names is None:
+            if isinstance(self._inner, Transformed):
+                try:
+                    names = list(inspect.signature(self._inner).parameters)
+                except (TypeError, ValueError):
+                    names = []
+            else:
+                pyfn, _, _ = unwrap_callable(self._inner)
+                names = [a.id for a in get_source(pyfn).node.args.args]
+            self._sig_names = names
+        return self._sig_names
+
+    def _generated(self, kinds: Tuple[str, ...], axes: Any = None, skels: Any = None):
+        if axes is None:
+            axes = self.in_axes
+        key = (tuple(kinds), _hashable(axes), skels)
+        fn = self._cache.get(key)
+        if fn is None:
+            with self._lock:
+                fn = self._cache.get(key)
+                if fn is None:
+                    fn = self._build(tuple(kinds), axes, skels)
+                    self._cache[key] = fn
+        return fn
+
+    def _build(self, kinds: Tuple[str, ...], axes: Any, skels: Any = None):
+        target, full = self._target(kinds)
+        src = get_source(target)
+        norm = normalize(src)
+        params = [a.id for a in src.node.args.args]
+        nb = len(self._pbound)
+        visible = params[nb:]
+        nkw = len(self._pkw)
+        pkinds = {p: (full[i] if i < len(full) else "leaf") for i, p in enumerate(params)}
+        # per-parameter axes
+        per: Dict[str, Any] = {}
+        if isinstance(axes, tuple):
+            for p, ax in zip(visible, axes):
+                per[p] = ax
+            for p in visible[len(axes) :]:
+                per[p] = 0  # keyword arguments are mapped along axis 0
+        else:
+            for p in visible:
+                per[p] = axes
+        bound_names = {}
+        for p, v in zip(params[:nb], self._pbound):
+            bname = norm.namer.fresh(f"{p}_bound")
+            norm.bindings[bname] = v
+            bound_names[p] = bname
+        for k, v in self._pkw.items():
+            if k in params:
+                bname = norm.namer.fresh(f"{k}_bound")
+                norm.bindings[bname] = v
+                bound_names[k] = bname
+        del nkw
+        skel_map = {}
+        for p, v in zip(params[:nb], self._pbound):
+            skel_map[p] = _skeleton(v)
+        for p, sk in zip(visible, skels or ()):
+            skel_map[p] = sk
+        spec = BatchSpec(per, pkinds, self.out_axes, self.axis_size, bound_names, skel_map)
+        gname = f"{src.name}_vmap"
+        fdef = batch(norm, spec, name=gname)
+        shown = ", ".join(f"{p}={per[p]}" for p in visible if p not in bound_names)
+        header = (
+            f"srcjax: vmap of {src.name} ({os.path.basename(src.filename)}:{src.node.lineno}), "
+            f"in_axes: {shown}; out_axes={self.out_axes!r}"
+        )
+        del header
+        detail = f"in_axes: {shown}; out_axes={self.out_axes!r}"
+        return finish(src, norm, fdef, "vmap of", detail, defaults=False)
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, *args, **kwargs):
+        axes = self.in_axes
+        if kwargs:
+            names = self._param_names()[len(self._pbound) :]
+            ordered = list(args)
+            rest = dict(kwargs)
+            for n in names[len(args) :]:
+                if n in rest:
+                    ordered.append(rest.pop(n))
+                else:
+                    break
+            if rest:
+                raise TypeError(f"vmap: unexpected keyword arguments {sorted(rest)}")
+            nkw = len(ordered) - len(args)
+            if isinstance(axes, tuple):
+                if len(axes) != len(args):
+                    raise ValueError(_len_message(axes, args))
+                axes = axes + (0,) * nkw
+            elif axes is None:
+                axes = (None,) * len(args) + (0,) * nkw
+            args = tuple(ordered)
+        elif isinstance(axes, tuple) and len(axes) != len(args):
+            raise ValueError(_len_message(axes, args))
+        sizes: List[Tuple[str, int, int, Any]] = []
+        names = self._param_names()[len(self._pbound) :]
+        for i, a in enumerate(args):
+            where = f"argument {names[i]}" if i < len(names) else f"argument {i}"
+            spec = axes[i] if isinstance(axes, tuple) else axes
+            _check_axes(a, spec, where, sizes)
+        if not sizes and self.axis_size is None:
+            raise ValueError("vmap must have at least one non-None value in in_axes")
+        distinct = {s for _, _, s, _ in sizes}
+        if self.axis_size is not None:
+            distinct.add(int(self.axis_size))
+        if len(distinct) > 1:
+            lines = [
+                f"  * one axis had size {s}: axis {ax} of {where} of type {_describe(v)}"
+                for where, ax, s, v in sizes
+            ]
+            if self.axis_size is not None:
+                lines.insert(0, f"  * axis_size was given as {self.axis_size}")
+            raise ValueError(
+                "vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)
+            )
+        kinds = tuple(_kind(a) for a in args)
+        skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
+        fn = self._generated(kinds, axes, skels)
+        return fn(*args)
+
+
+def _len_message(axes, args) -> str:
+    return (
+        "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+        f"positional arguments passed to the function, but got len(in_axes)={len(axes)}, "
+        f"len(args)={len(args)}"
+    )
+
+
+def vmap(
+    fun: Callable,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Optional[str] = None,
+    axis_size: Optional[int] = None,
+) -> Callable:
+    """Vectorizing map (``jax.vmap``) by source transformation.
+
+    ``vmap(f)(xs)`` equals ``stack([f(x) for x in xs])``, computed with array
+    operations over the whole batch. Unlike JAX, ``f`` may branch with Python
+    ``if`` / ``while`` on batched values: a batched ``if`` evaluates the branches
+    the examples take and selects per example (gradients through it are those of
+    the branch each example took), a batched ``while`` runs until every example
+    is done.
+
+    Args:
+        fun: a Python function (lambda, ``functools.partial``, or another srcjax
+            transform such as ``grad(f)``) whose source is available.
+        in_axes: which axis of each positional argument is mapped: an int
+            (negative allowed), ``None`` (not mapped), or a tuple with one entry
+            per positional argument, each a pytree prefix of the argument (e.g.
+            a dict for a dict argument). Keyword arguments are mapped along axis 0.
+        out_axes: where the mapped axis appears in the output: an int, ``None``
+            (the output must not depend on the mapped inputs), or a pytree prefix
+            of the output.
+        axis_name: accepted for API compatibility (collectives are not supported
+            under vmap yet).
+        axis_size: the batch size when no argument is mapped.
+
+    Returns:
+        The batched function. ``srcjax.source(vmap(f), *args)`` shows its code.
+
+    Raises:
+        ValueError: inconsistent mapped sizes (naming each argument, its axis
+            and size), ``in_axes`` not matching the arguments, or no mapped
+            argument without ``axis_size``.
+    """
+    return _Vmap(fun, in_axes, out_axes, axis_name, axis_size)
+
+
+vmap.__srcjax_factory__ = True

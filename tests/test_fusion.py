@@ -1,0 +1,142 @@
+"""Fusion regions (srcjax.transforms.fusion) and their CPU code
+(srcjax.backends.numpy_cpu), each checked on its own."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import srcjax.numpy as jnp
+from srcjax.backends import numpy_cpu, runtime
+from srcjax.codegen import emit
+from srcjax.frontend.normalize import normalize
+from srcjax.frontend.source import get_source
+from srcjax.transforms import fusion
+from srcjax.transforms import optimize as opt
+
+F32 = np.dtype(np.float32)
+
+
+def analyzed(f, *avals):
+    n = normalize(get_source(f))
+    fdef = n.node
+    params = [a.id for a in fdef.args.args]
+    opt.optimize(fdef, dict(zip(params, avals)), None, n.namer)
+    return fdef, n
+
+
+def regions(f, *avals, min_size=16, donate=()):
+    fdef, _ = analyzed(f, *avals)
+    reads = fusion.read_counts(fdef.body)
+    return fusion.find_regions(fdef.body, reads, min_size, donate)
+
+
+def lowered(f, *avals, min_size=16, donate=()):
+    fdef, n = analyzed(f, *avals)
+    fdef, count = numpy_cpu.lower(fdef, n.namer, "t.py", donate, min_size=min_size)
+    src = get_source(f)
+    text = emit.render(fdef, "t", "t.py")
+    bindings = dict(n.bindings, _rt=runtime)
+    return (
+        emit.load(text, fdef.name, src.globals, src.closure, bindings, "fusion_test"),
+        text,
+        count,
+    )
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + jnp.tanh(0.79788456 * (x + 0.044715 * x**3)))
+
+
+def test_one_maximal_region():
+    ((start, end, reg),) = regions(gelu, opt.Aval((64,), F32))
+    assert len(reg.plan) == 9 and reg.mode == "flat"
+    assert list(reg.inputs) == ["x"] and len(reg.outputs) == 1
+    assert reg.reduction is None
+
+
+def test_threshold_leaves_small_arrays_alone():
+    assert regions(gelu, opt.Aval((8,), F32)) == []
+
+
+def test_rows_mode_for_lower_rank_operands():
+    def f(x, b):
+        return jnp.exp(x + b) * 2.0
+
+    ((_, _, reg),) = regions(f, opt.Aval((8, 4), F32), opt.Aval((4,), F32))
+    assert reg.mode == "rows"
+    assert reg.sliced("x") and not reg.sliced("b")
+
+
+def test_region_ending_in_reduction_and_lone_reduction():
+    def f(x):
+        return jnp.sum((x - jnp.mean(x)) ** 2)
+
+    rs = regions(f, opt.Aval((64,), F32))
+    assert [r[2].reduce_kind for r in rs] == ["mean", "sum"]
+    assert rs[0][2].plan == [] and len(rs[1][2].plan) == 2
+    assert rs[1][2].outputs == []  # the squares live in scratch only
+
+
+def test_values_read_later_are_outputs():
+    def f(x):
+        a = jnp.sin(x)
+        b = a * 2.0
+        n = jnp.linalg.norm(a)  # not fusable: reads `a` after the region
+        return b, n
+
+    ((_, _, reg),) = regions(f, opt.Aval((64,), F32))
+    assert set(reg.outputs) == {"a", "b"}
+
+
+def test_unknown_shapes_do_not_fuse():
+    def f(x):
+        return jnp.sin(x) * 2.0
+
+    assert regions(f, None) == []
+
+
+def test_donation_analysis():
+    def f(x):
+        return x * 2.0 + 1.0
+
+    ((_, _, reg),) = regions(f, opt.Aval((64,), F32), donate=("x",))
+    assert reg.donate == {reg.outputs[0]: "x"}
+
+    def g(x):
+        y = x * 2.0
+        return y, jnp.sum(x)  # x read after the output is written
+
+    ((_, _, reg),) = regions(g, opt.Aval((64,), F32), donate=("x",))
+    assert reg.donate == {}
+
+
+def test_emitted_code_runs_and_is_readable():
+    x = np.random.default_rng(0).standard_normal(5000).astype(np.float32)
+    fn, text, count = lowered(gelu, opt.Aval(x.shape, F32))
+    assert count == 1
+    assert "np.tanh(" in text and "out=" in text and "_rt.run_chunked(" in text
+    assert "def region(" in text
+    np.testing.assert_allclose(fn(x), gelu(x), rtol=2e-6, atol=1e-6)
+
+
+def test_emitted_rows_and_reduction_code_runs():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((300, 40)).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+
+    def f(x, b):
+        y = jnp.tanh(x * b + 1.0)
+        return y, jnp.max(y), jnp.sum(y * y)
+
+    fn, text, count = lowered(f, opt.Aval(x.shape, F32), opt.Aval(b.shape, F32))
+    assert "row=(40,)" in text
+    for o, r in zip(fn(x, b), f(x, b)):
+        np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-5)
+
+
+def test_ufunc_map_covers_elementwise_operators():
+    from srcjax.primitives.registry import by_public
+
+    assert fusion.ufunc_of(by_public("jnp.add")) is np.add
+    assert fusion.ufunc_of(by_public("jnp.tanh")) is np.tanh
+    assert fusion.ufunc_of(by_public("jnp.sum")) is None
