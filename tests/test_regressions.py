@@ -136,3 +136,28 @@ def test_third_derivative_through_loops_branches_and_tapes():
     eps = 1e-4
     assert_close(d3(0.7), (d2(0.7 + eps) - d2(0.7 - eps)) / (2 * eps), rtol=1e-6)
     assert_close(d3(-0.4), (d2(-0.4 + eps) - d2(-0.4 - eps)) / (2 * eps), rtol=1e-6)
+
+
+def test_layer_loop_with_changing_shapes_inside_a_loop():
+    # conformance 004: an inner loop whose values change shape between iterations
+    def predict(params, inputs):
+        for w, b in params:
+            outputs = jnp.dot(inputs, w) + b
+            inputs = jnp.tanh(outputs)
+        return outputs
+
+    def loss(params, inputs, targets):
+        return jnp.sum((predict(params, inputs) - targets) ** 2)
+
+    rng = np.random.default_rng(0)
+    params = [
+        (rng.normal(size=(3, 5)), rng.normal(size=5)),
+        (rng.normal(size=(5, 2)), rng.normal(size=2)),
+    ]
+    xs, ts = rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    g = srcjax.grad(lambda p: sum(loss(p, x, t) for x, t in zip(xs, ts)))(params)
+    w0 = params[0][0]
+    fd = fd_grad(
+        lambda w: sum(loss([(w, params[0][1]), params[1]], x, t) for x, t in zip(xs, ts)), w0
+    )
+    assert_close(g[0][0], fd, rtol=1e-5)

@@ -446,6 +446,7 @@ class Reverse:
         for names, block in ((nz_then, b_then), (nz_else, b_else)):
             for n in sorted(after - names):
                 block.append(N.assign(self.bar(n), self.zero_for(n, True)))
+                self._collect_reads(block[-1:])  # zeros_like(n) needs n's value here
                 self.materialized.add(n)
         nz.clear()
         nz.update(after)
@@ -479,6 +480,7 @@ class Reverse:
         body = self.rev_block(s.body, body_nz, inner_defined, True)
         for n in sorted(state - body_nz):
             body.append(N.assign(self.bar(n), self.zero_for(n, n in defined)))
+            self._collect_reads(body[-1:])  # zeros_like(n) needs n's value here
         if isinstance(s, gast.While):
             header_target = N.name("_", store=True)
             it = N.call(N.name("range"), [N.name(s.sj_count)])
