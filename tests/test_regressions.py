@@ -161,3 +161,16 @@ def test_layer_loop_with_changing_shapes_inside_a_loop():
         lambda w: sum(loss([(w, params[0][1]), params[1]], x, t) for x, t in zip(xs, ts)), w0
     )
     assert_close(g[0][0], fd, rtol=1e-5)
+
+
+def test_transforms_of_lambdas_closing_over_locals_inside_transformed_code():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    Y = np.array([[1.0, 1.0], [-1.0, 0.5]])
+    dots = srcjax.vmap(lambda x: srcjax.vmap(lambda y: jnp.dot(x, y))(Y))(X)
+    assert_close(dots, X @ Y.T)
+
+    def f(a, b):
+        return jnp.sum(srcjax.grad(lambda z: jnp.sum(jnp.sin(z * a)))(b))
+
+    b = np.array([1.0, 2.0])
+    assert_close(srcjax.grad(f)(0.5, b), np.sum(np.cos(0.5 * b) - 0.5 * b * np.sin(0.5 * b)))

@@ -1372,12 +1372,93 @@ class Normalizer:
         generated code of the inner transform (arguments are taken to be arrays)."""
         if not make.args:
             raise _unsupported(make, "a transform without a function", src=self.src)
-        fobj = self._static_function(make.args[0])
         extra = [self._static_value(a) for a in make.args[1:]]
         kws = {k.arg: self._static_value(k.value) for k in make.keywords}
+        lifted = self._lift(make.args[0])
+        if lifted is None:
+            fobj = self._static_function(make.args[0])
+            call = e
+        else:
+            # a lambda / nested def closing over our locals: they become leading
+            # arguments that the transform does not touch
+            fobj, free = lifted
+            k = len(free)
+            name = getattr(factory, "__name__", "")
+            if name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian"):
+                if extra:
+                    extra[0] = _shift_argnums(extra[0], k)
+                else:
+                    kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
+            elif name == "vmap":
+                axes = extra[0] if extra else kws.get("in_axes", 0)
+                nparams = len(e.args)
+                if isinstance(axes, (list, tuple)):
+                    axes = (None,) * k + tuple(axes)
+                else:
+                    axes = (None,) * k + (axes,) * nparams
+                if extra:
+                    extra[0] = axes
+                else:
+                    kws["in_axes"] = axes
+            call = gast.Call(
+                func=e.func,
+                args=[N.name(self.var(f)) for f in free] + list(e.args),
+                keywords=e.keywords,
+            )
+            N.copy_origin(call, e)
         tobj = factory(fobj, *extra, **kws)
-        gen = tobj._generated(("leaf",) * len(e.args))
-        return self.inline(gen, e, target)
+        gen = tobj._generated(("leaf",) * len(call.args))
+        return self.inline(gen, call, target)
+
+    def _lift(self, fn_node: Any) -> Optional[tuple]:
+        """A lambda or nested def as a real function whose free local variables are
+        leading parameters: ``(function, free names)``; None for other callees."""
+        from .source import _lambda_to_def
+
+        if isinstance(fn_node, gast.Lambda):
+            fdef = _lambda_to_def(N.clone(fn_node))
+            fdef.name = "lifted"
+        elif (
+            isinstance(fn_node, gast.Name)
+            and fn_node.id in self.locals
+            and self.var(fn_node.id) in self.local_fns
+        ):
+            fdef = N.clone(self.local_fns[self.var(fn_node.id)])
+        else:
+            return None
+        params = {a.id for a in fdef.args.args}
+        own = params | _own_locals(fdef.body)
+        free = sorted(
+            n
+            for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[]))
+            if n in self.locals and n not in own
+        )
+        for n in free:
+            if self.var(n) in self.local_fns:
+                raise UnsupportedSyntaxError(
+                    f"`{n}`, a local function, is used inside a function passed to a transform",
+                    self.loc(fn_node),
+                    "define it at module level",
+                )
+        fdef.args.args = [
+            gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in free
+        ] + list(fdef.args.args)
+        fdef.decorator_list = []
+        text = N.to_source(fdef) + "\n"
+        import linecache
+
+        filename = (
+            f"<srcjax lifted {fdef.name} from {self.src.filename}:{getattr(fn_node, 'lineno', 0)}>"
+        )
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        ns: Dict[str, Any] = {}
+        code = compile(text, filename, "exec")
+        import types as _types
+
+        fcode = next(c for c in code.co_consts if isinstance(c, _types.CodeType))
+        fobj = _types.FunctionType(fcode, self.src.globals, fdef.name)
+        del ns
+        return fobj, free
 
     def jvp_call(self, e: Any, target: Optional[str]) -> tuple:
         """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
@@ -1609,6 +1690,12 @@ class Normalizer:
             return N.name(stacked), Op("copy", elts=[N.name(stacked)])
         elts = [N.name(carry), N.name(stacked)]
         return gast.Tuple(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
+
+
+def _shift_argnums(argnums: Any, k: int) -> Any:
+    if isinstance(argnums, (tuple, list)):
+        return tuple(a + k if a >= 0 else a for a in argnums)
+    return argnums + k if argnums >= 0 else argnums
 
 
 def _own_locals(stmts: List[Any]) -> Set[str]:
