@@ -208,11 +208,54 @@ def {name}({params}):
 }
 
 
+_JAC_BATCHED = {
+    "jacfwd": """\
+def {name}({params}):
+    tangents = ad.basis_stack({x})
+    cols = batched({params}, {tangent_args})
+    return ad.jac_from_columns(cols, {x})
+""",
+    "jacrev": """\
+def {name}({params}):
+    out = fun({params})
+    cotangents = ad.cobasis_stack(out)
+    rows = batched({params}, cotangents)
+    return ad.jac_from_rows(rows[{argnum}], out)
+""",
+}
+
+
+def _batched_axes(mode, n, argnum):
+    if mode == "jacfwd":
+        return (None,) * n + tuple(0 if i == argnum else None for i in range(n))
+    return (None,) * n + (0,)
+
+
+def _batched_jacobian_text(mode, name, params, argnum):
+    """Generated source of a Jacobian as one vmap over the stacked one-hot basis
+    (one array argument differentiated)."""
+    x = params[argnum]
+    n = len(params)
+    if mode == "jacfwd":
+        axes = ", ".join(["None"] * n + ["0" if i == argnum else "None" for i in range(n)])
+        tangent_args = ", ".join(
+            "tangents" if i == argnum else f"ad.zeros_like({p})" for i, p in enumerate(params)
+        )
+        return _JAC_BATCHED["jacfwd"].format(
+            name=name, params=", ".join(params), x=x, axes=axes, tangent_args=tangent_args
+        )
+    axes = ", ".join(["None"] * n + ["0"])
+    return _JAC_BATCHED["jacrev"].format(
+        name=name, params=", ".join(params), axes=axes, argnum=argnum
+    )
+
+
 class _Jacobian(Transformed):
     """``jacfwd``/``jacrev`` of ``fun`` for one argument position (or a tuple)."""
 
-    def __init__(self, fun, argnums, has_aux, mode):
+    def __init__(self, fun, argnums, has_aux, mode, batched=True):
         super().__init__(fun)
+        self.batched = batched
         if has_aux:
             raise NotImplementedError(f"{mode}(has_aux=True) is not supported yet")
         self.argnums = argnums
@@ -227,7 +270,7 @@ class _Jacobian(Transformed):
         single = isinstance(argnums, int)
         nums = (argnums,) if single else tuple(argnums)
         nums = tuple(a % len(params) for a in nums)
-        key = (self.mode, nums, single, kinds)
+        key = (self.mode, nums, single, kinds, self.batched)
         per = _TRANSFORM_CACHE.get(target)
         if per is not None and key in per:
             return per[key]
@@ -237,7 +280,10 @@ class _Jacobian(Transformed):
             inner, _ = _vjp_function(target, kinds, False)
         wrt = [params[a] for a in nums]
         x = wrt[0] if single else "(" + ", ".join(wrt) + ",)"
-        if self.mode == "jacfwd":
+        batched = self.batched and single and all(k == "leaf" for k in kinds)
+        if batched:
+            text = _batched_jacobian_text(self.mode, f"{src.name}_{self.mode}", params, nums[0])
+        elif self.mode == "jacfwd":
             # one-hot tangents for the differentiated arguments, zeros for the others
             tangents = []
             for i, p in enumerate(params):
@@ -280,8 +326,12 @@ class _Jacobian(Transformed):
         )
         text = header + text
         from .codegen import emit
+        from .vmap_api import vmap
 
-        fn = emit.load(text, fname, {}, {}, {"inner": inner, "fun": target}, fname)
+        env = {"inner": inner, "fun": target}
+        if batched:
+            env["batched"] = vmap(inner, in_axes=_batched_axes(self.mode, len(params), nums[0]))
+        fn = emit.load(text, fname, {}, {}, env, fname)
         fn.__srcjax_deps__ = ()
         with _LOCK:
             _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
@@ -311,7 +361,38 @@ def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
 def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
     """Hessian of a scalar function, forward-over-reverse (``jax.hessian``):
     ``jacfwd(jacrev(fun, argnums), argnums)``."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums)
+    return _Hessian(fun, argnums, has_aux)
+
+
+class _Hessian(Transformed):
+    """``jacfwd(grad(f))`` (one vmap of the jvp of the gradient code) for scalar
+    functions, which is what Hessians are used for; ``jacfwd(jacrev(f))`` when
+    ``f``'s output is not a scalar."""
+
+    kind = "hessian"
+
+    def __init__(self, fun, argnums, has_aux):
+        super().__init__(fun)
+        from .api import grad
+
+        if has_aux:
+            raise NotImplementedError("hessian(has_aux=True) is not supported yet")
+        self.argnums = argnums
+        self.scalar = jacfwd(grad(fun, argnums), argnums)
+        self.general = jacfwd(_Jacobian(fun, argnums, has_aux, "jacrev", batched=False), argnums)
+
+    def _build(self, kinds):
+        return self.scalar._generated(kinds)
+
+    def __call__(self, *args):
+        from .errors import NonDifferentiableError
+
+        try:
+            return self.scalar(*args)
+        except NonDifferentiableError as exc:
+            if "scalar-output" not in str(exc):
+                raise
+            return self.general(*args)
 
 
 def _unused(*_):  # keep imports used by type checkers

@@ -1101,6 +1101,11 @@ class Normalizer:
             obj, "__srcjax_wrapped__"
         ):
             obj = obj.__srcjax_wrapped__  # jit is an identity for other transforms
+        if getattr(obj, "__srcjax_transform__", None) is not None and hasattr(obj, "_generated"):
+            # a transformed function (grad(f), vmap(f) ...) called here: inline its
+            # generated code, specialized for array arguments
+            if not e.keywords:
+                return self.inline(obj._generated(("leaf",) * len(e.args)), e, target)
         if getattr(obj, "__srcjax_transform__", None) is not None:
             fnode = self.rename_all(func)
             args = [self.atom(a) for a in e.args]

@@ -858,3 +858,144 @@ def _custom_transpose(tangent_map, ct, position, *args):
 custom_transpose = register(
     Primitive("ad.custom_transpose", _custom_transpose, kind="internal", differentiable=False)
 )
+
+
+# ---------------------------------------------------------------------------
+# Batched Jacobians (one vmap over a stacked one-hot basis instead of a loop).
+
+
+def _basis_stack(x):
+    """``eye(x.size)`` shaped ``(x.size, *x.shape)``: all one-hot tangents of ``x``."""
+    x = np.asarray(x)
+    dt = x.dtype if x.dtype.kind in "fc" else np.float32
+    return np.eye(x.size, dtype=dt).reshape((x.size,) + x.shape)
+
+
+basis_stack = register(
+    Primitive("ad.basis_stack", _basis_stack, kind="internal", differentiable=False)
+)
+
+
+def _cobasis_stack(out):
+    """One-hot cotangents for every element of the pytree ``out``, stacked: a tree
+    like ``out`` whose leaves have a leading axis of ``out``'s total size."""
+    leaves, treedef = _flat(out)
+    m = sum(v.size for v in leaves)
+    parts = []
+    off = 0
+    for v in leaves:
+        dt = v.dtype if v.dtype.kind in "fc" else np.float32
+        block = np.zeros((m, v.size), dt)
+        block[off : off + v.size] = np.eye(v.size, dtype=dt)
+        parts.append(block.reshape((m,) + v.shape))
+        off += v.size
+    return treedef.unflatten(parts)
+
+
+cobasis_stack = register(
+    Primitive("ad.cobasis_stack", _cobasis_stack, kind="internal", differentiable=False)
+)
+
+
+def _jac_from_columns(cols, x):
+    """Stacked jvp columns (a tree, leaves ``(n, *So)``) -> leaves ``(*So, *x.shape)``."""
+    sx = np.shape(x)
+
+    def one(c):
+        c = np.asarray(c)
+        so = c.shape[1:]
+        return np.moveaxis(
+            c.reshape(sx + so), list(range(len(sx))), list(range(len(so), len(so) + len(sx)))
+        )
+
+    return _leaves_map(one, cols)
+
+
+def _jac_to_columns(ct, x):
+    """Transpose of :func:`_jac_from_columns`."""
+    sx = np.shape(x)
+    n = int(np.prod(sx)) if sx else 1
+
+    def one(c):
+        c = np.asarray(c)
+        so = c.shape[: c.ndim - len(sx)]
+        moved = np.moveaxis(c, list(range(len(so), len(so) + len(sx))), list(range(len(sx))))
+        return moved.reshape((n,) + so)
+
+    return _leaves_map(one, ct)
+
+
+def _jac_from_rows(rows, out):
+    """Stacked vjp rows ``(m, *Sx)`` -> a tree like ``out`` with leaves ``(*So, *Sx)``."""
+    leaves, treedef = _flat(out)
+    rows = np.asarray(rows)
+    sx = rows.shape[1:]
+    parts = []
+    off = 0
+    for v in leaves:
+        parts.append(rows[off : off + v.size].reshape(v.shape + sx))
+        off += v.size
+    return treedef.unflatten(parts)
+
+
+def _jac_to_rows(ct, out):
+    """Transpose of :func:`_jac_from_rows`."""
+    leaves, _ = _flat(out)
+    cts, _ = _flat(ct)
+    blocks = []
+    for v, c in zip(leaves, cts):
+        sx = c.shape[v.ndim :]
+        blocks.append(c.reshape((v.size,) + sx))
+    return np.concatenate(blocks, axis=0)
+
+
+jac_from_columns = register(Primitive("ad.jac_from_columns", _jac_from_columns, kind="internal"))
+jac_to_columns = register(Primitive("ad.jac_to_columns", _jac_to_columns, kind="internal"))
+jac_from_rows = register(Primitive("ad.jac_from_rows", _jac_from_rows, kind="internal"))
+jac_to_rows = register(Primitive("ad.jac_to_rows", _jac_to_rows, kind="internal"))
+
+
+def _jfc_vjp(g, ans, cols, x):
+    return jac_to_columns(g, x)
+
+
+def _jfc_jvp(t, ans, cols, x):
+    return jac_from_columns(t, x)
+
+
+def _jtc_vjp(g, ans, ct, x):
+    return jac_from_columns(g, x)
+
+
+def _jtc_jvp(t, ans, ct, x):
+    return jac_to_columns(t, x)
+
+
+def _jfr_vjp(g, ans, rows, out):
+    return jac_to_rows(g, out)
+
+
+def _jfr_jvp(t, ans, rows, out):
+    return jac_from_rows(t, out)
+
+
+def _jtr_vjp(g, ans, ct, out):
+    return jac_from_rows(g, out)
+
+
+def _jtr_jvp(t, ans, ct, out):
+    return jac_to_rows(t, out)
+
+
+jac_from_columns.def_vjp(_jfc_vjp)
+jac_from_columns.def_jvp(_jfc_jvp)
+jac_to_columns.def_vjp(_jtc_vjp)
+jac_to_columns.def_jvp(_jtc_jvp)
+jac_from_rows.def_vjp(_jfr_vjp)
+jac_from_rows.def_jvp(_jfr_jvp)
+jac_to_rows.def_vjp(_jtr_vjp)
+jac_to_rows.def_jvp(_jtr_jvp)
+jac_from_columns.samples = lambda rng: [((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {})]
+jac_to_columns.samples = lambda rng: [((rng.normal(size=(4, 2, 3)), rng.normal(size=(2, 3))), {})]
+jac_from_rows.samples = lambda rng: [((rng.normal(size=(6, 3)), rng.normal(size=(2, 3))), {})]
+jac_to_rows.samples = lambda rng: [((rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))), {})]
