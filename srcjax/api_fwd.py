@@ -37,7 +37,7 @@ _LOCK = threading.Lock()
 def _target(fun: Any, kinds: Tuple[str, ...]):
     """(python function with source, leading bound args) for ``fun``."""
     if isinstance(fun, Transformed):
-        return fun._generated(kinds), ()
+        return fun._generated(kinds), tuple(getattr(fun, "_bound", ()))
     pyfn, bound, bkw = unwrap_callable(fun)
     if bkw:
         raise TransformTypeError("functools.partial with keyword arguments is not supported here")
@@ -54,9 +54,12 @@ def _cached(target, key, build):
     return fn
 
 
-def _jvp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only: bool):
+def _jvp_function(
+    fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only: bool, positions=None
+):
     """Generated ``f_jvp(*primals, *tangents)``; returns (out, out_dot[, aux]), or just
-    out_dot with ``tangent_only``. Leading bound arguments of a partial come first."""
+    out_dot with ``tangent_only``. Leading bound arguments of a partial come first.
+    ``positions`` (indices among all parameters): only those get tangents."""
     target, bound = _target(fun, kinds)
 
     def build():
@@ -64,6 +67,8 @@ def _jvp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only:
         norm = normalize(src)
         params = [a.id for a in src.node.args.args]
         wrt = params[len(bound) :]
+        if positions is not None:
+            wrt = [params[i] for i in positions]
         label = "linearize" if tangent_only else "jvp"
         fdef = forward(norm, wrt, has_aux=has_aux, name=f"{src.name}_{label}")
         if tangent_only:
@@ -73,7 +78,7 @@ def _jvp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, tangent_only:
             src, norm, fdef, f"{label} of", f"with tangents for {', '.join(wrt)}", defaults=False
         )
 
-    fn = _cached(target, ("jvp", kinds, has_aux, tangent_only), build)
+    fn = _cached(target, ("jvp", kinds, has_aux, tangent_only, positions), build)
     return fn, bound
 
 
@@ -116,6 +121,14 @@ def _kinds(args) -> Tuple[str, ...]:
     return tuple(_kind(a) for a in args)
 
 
+def _check_inexact(args, what: str) -> None:
+    """Differentiated arguments must be floating (JAX: integers need float0 tangents)."""
+    from .api import _check_float, _map_leaves
+
+    for i, a in enumerate(args):
+        _map_leaves(lambda v, i=i: _check_float(v, i), a)
+
+
 def jvp(
     fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
 ) -> Any:
@@ -144,13 +157,14 @@ def jvp(
             "jvp called with different primal and tangent lengths; primals have length "
             f"{len(primals)} and tangents have length {len(tangents)}"
         )
+    _check_inexact(primals, "jvp")
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
     return fn(*bound, *primals, *tangents)
 
 
 def bound_of(fun: Any) -> tuple:
     if isinstance(fun, Transformed):
-        return ()
+        return tuple(getattr(fun, "_bound", ()))
     try:
         return unwrap_callable(fun)[1]
     except Exception:  # noqa: BLE001 - reported later with a better message
@@ -178,6 +192,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         ``functools.partial`` of generated code, so it can be transformed again
         (``vjp`` of ``vjp``); it re-runs the forward sweep on each call.
     """
+    _check_inexact(primals, "vjp")
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux)
     res = fun(*primals)
     if has_aux:
@@ -226,9 +241,7 @@ def {name}({params}):
 
 
 def _batched_axes(mode, n, argnum):
-    if mode == "jacfwd":
-        return (None,) * n + tuple(0 if i == argnum else None for i in range(n))
-    return (None,) * n + (0,)
+    return (None,) * n + (0,)  # primals fixed, the stacked basis mapped
 
 
 def _batched_jacobian_text(mode, name, params, argnum):
@@ -238,9 +251,7 @@ def _batched_jacobian_text(mode, name, params, argnum):
     n = len(params)
     if mode == "jacfwd":
         axes = ", ".join(["None"] * n + ["0" if i == argnum else "None" for i in range(n)])
-        tangent_args = ", ".join(
-            "tangents" if i == argnum else f"ad.zeros_like({p})" for i, p in enumerate(params)
-        )
+        tangent_args = "tangents"
         return _JAC_BATCHED["jacfwd"].format(
             name=name, params=", ".join(params), x=x, axes=axes, tangent_args=tangent_args
         )
@@ -265,17 +276,18 @@ class _Jacobian(Transformed):
     def _build(self, kinds):
         target, bound = _target(self.fun, kinds)
         src = get_source(target)
-        params = [a.id for a in src.node.args.args][len(bound) :]
+        params = [a.id for a in src.node.args.args]  # bound (partial) ones first
+        nb = len(bound)
         argnums = self.argnums
         single = isinstance(argnums, int)
         nums = (argnums,) if single else tuple(argnums)
-        nums = tuple(a % len(params) for a in nums)
+        nums = tuple(nb + a % (len(params) - nb) for a in nums)
         key = (self.mode, nums, single, kinds, self.batched)
         per = _TRANSFORM_CACHE.get(target)
         if per is not None and key in per:
             return per[key]
         if self.mode == "jacfwd":
-            inner, _ = _jvp_function(target, kinds, False, True)
+            inner, _ = _jvp_function(target, kinds, False, True, positions=nums)
         else:
             inner, _ = _vjp_function(target, kinds, False)
         wrt = [params[a] for a in nums]
@@ -285,12 +297,7 @@ class _Jacobian(Transformed):
             text = _batched_jacobian_text(self.mode, f"{src.name}_{self.mode}", params, nums[0])
         elif self.mode == "jacfwd":
             # one-hot tangents for the differentiated arguments, zeros for the others
-            tangents = []
-            for i, p in enumerate(params):
-                if i in nums:
-                    tangents.append("tangent" if single else f"tangent[{nums.index(i)}]")
-                else:
-                    tangents.append(f"ad.zeros_like({p})")
+            tangents = ["tangent"] if single else [f"tangent[{k}]" for k in range(len(nums))]
             text = _JAC_TEMPLATE["jacfwd"].format(
                 name=f"{src.name}_jacfwd",
                 params=", ".join(params),
@@ -338,6 +345,8 @@ class _Jacobian(Transformed):
         return fn
 
     def __call__(self, *args):
+        nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
+        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         return fn(*bound_of(self.fun), *args)
 

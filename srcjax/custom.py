@@ -67,8 +67,14 @@ class _Custom:
         public = f"custom.{fun.__name__}"
         if public in REGISTRY:  # redefinition (notebooks) or a name clash
             public = f"custom.{fun.__name__}_{next(_COUNTER)}"
+        if not public.split(".", 1)[1].isidentifier():  # a lambda
+            public = f"custom.fn_{next(_COUNTER)}"
         self.prim = register(Primitive(public, fun, kind="custom"), self)
         self.prim.samples = lambda rng: []  # user rules are checked by the user's tests
+        self.prim.missing_rule_hint = (
+            f"`{fun.__name__}` is a {type(self).__name__} with no rule yet: call "
+            f"`{fun.__name__}.{'defjvp' if isinstance(self, custom_jvp) else 'defvjp'}(...)`"
+        )
 
     def __call__(self, *args: Any) -> Any:
         return self.fun(*args)

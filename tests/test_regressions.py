@@ -174,3 +174,127 @@ def test_transforms_of_lambdas_closing_over_locals_inside_transformed_code():
 
     b = np.array([1.0, 2.0])
     assert_close(srcjax.grad(f)(0.5, b), np.sum(np.cos(0.5 * b) - 0.5 * b * np.sin(0.5 * b)))
+
+
+# ---- from the second fresh-user run (forward mode, lax, custom rules) -----------
+def branch_local(x):
+    if x > 0:
+        y = x * x
+    else:
+        z = x * 3.0
+        y = z * x
+    return y
+
+
+def test_second_order_with_a_branch_local_variable():
+    d2 = srcjax.grad(srcjax.grad(branch_local))
+    assert_close(d2(0.5), 2.0)
+    assert_close(d2(-0.5), 6.0)
+
+
+def test_hessians_through_lax_while_and_scan():
+    from srcjax import lax
+
+    def wl(x):
+        return lax.while_loop(lambda s: s[1] < 2, lambda s: (s[0] * s[0], s[1] + 1), (x, 0))[0]
+
+    def sc(x):
+        return lax.scan(lambda c, _: (c * c, None), x, None, length=2)[0]
+
+    def prod(x):
+        return lax.scan(lambda c, xi: (c * xi, None), 1.0, x)[0]
+
+    assert_close(srcjax.hessian(wl)(1.5), 12 * 1.5**2)
+    assert_close(srcjax.hessian(sc)(1.5), 12 * 1.5**2)
+    assert_close(srcjax.hessian(prod)(np.array([2.0, 3.0])), [[0.0, 1.0], [1.0, 0.0]])
+    assert_close(srcjax.jvp(srcjax.grad(wl), (1.5,), (1.0,))[1], 12 * 1.5**2)
+
+
+def test_scan_over_tuple_and_dict_xs_under_grad():
+    from srcjax import lax
+
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+
+    def f(a):
+        return lax.scan(lambda c, x: (c + x[0] * x[1], None), 0.0, (a, b))[0]
+
+    def g(a):
+        return lax.scan(lambda c, x: (c + x["p"] * x["q"], None), 0.0, {"p": a, "q": b})[0]
+
+    assert_close(srcjax.grad(f)(a), b)
+    assert_close(srcjax.grad(g)(a), b)
+
+
+def test_forward_mode_of_container_item_assignment():
+    def f(x):
+        lst = [x, x * 2]
+        lst[0] = lst[0] * 3
+        return lst[0] + lst[1]
+
+    out, t = srcjax.jvp(f, (2.0,), (1.0,))
+    assert_close(out, 10.0)
+    assert_close(t, 5.0)
+
+
+def test_forward_over_reverse_with_pytree_arguments():
+    x = np.array([1.0, 2.0])
+
+    def g(t):
+        return jnp.sum(t[0] ** 2) * t[1]
+
+    (_, _), (tx, tb) = srcjax.jvp(srcjax.grad(g), ((x, 2.0),), ((np.ones(2), 0.0),))
+    assert_close(tx, 4 * np.ones(2))
+    assert_close(tb, 6.0)
+    h = srcjax.hessian(lambda d: jnp.sum(d["a"] ** 2) * d["b"])({"a": x, "b": 2.0})
+    assert_close(h["a"]["a"], 4 * np.eye(2))
+    assert_close(h["a"]["b"], 2 * x)
+
+
+def test_custom_rules_missing_or_unsupported_raise():
+    @srcjax.custom_jvp
+    def nodef(x):
+        return jnp.sin(x)
+
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="defjvp"):
+        srcjax.grad(nodef)(1.0)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="defjvp"):
+        srcjax.jvp(nodef, (1.0,), (1.0,))
+
+    @srcjax.custom_jvp
+    def s(x):
+        return jnp.sin(x)
+
+    s.defjvp(lambda p, t: (s(p[0]), jnp.cos(p[0]) * t[0]))
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="jacfwd"):
+        srcjax.grad(srcjax.grad(s))(0.7)
+    assert_close(srcjax.jacfwd(srcjax.jacfwd(s))(0.7), -np.sin(0.7))
+
+
+def test_integer_inputs_rejected_by_jvp_vjp_and_jacobians():
+    with pytest.raises(TypeError):
+        srcjax.jvp(lambda n, y: n * y, (3, 2.0), (1.0, 1.0))
+    with pytest.raises(TypeError):
+        srcjax.vjp(lambda n, y: n * y, 3, 2.0)
+    with pytest.raises(TypeError):
+        srcjax.jacfwd(lambda n: n * 2.0)(3)
+
+
+def test_jacobians_of_partials_and_bound_methods():
+    import functools
+
+    def f(a, x):
+        return jnp.sin(x) * a
+
+    pf = functools.partial(f, 2.0)
+    x = np.array([0.1, 0.2])
+    assert_close(srcjax.jacfwd(pf)(x), np.diag(2 * np.cos(x)))
+    assert_close(srcjax.jacrev(pf)(x), np.diag(2 * np.cos(x)))
+
+    class M:
+        def __init__(self):
+            self.w = 3.0
+
+        def e(self, x):
+            return jnp.sum(x * x * self.w)
+
+    assert_close(srcjax.hessian(M().e)(x), 6 * np.eye(2))

@@ -102,7 +102,9 @@ class Op:
                     out.append(n)
 
         if self.kind == "prim":
-            for pname in self.prim.vjps:
+            # with no rules at all, every argument may carry a derivative (so that a
+            # missing rule is an error, never a silent zero)
+            for pname in self.prim.vjps or self.prim.signature.parameters:
                 v = self.bound.get(pname)
                 if v is None:
                     continue

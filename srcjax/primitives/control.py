@@ -81,7 +81,7 @@ def _cotangent_like_vjp(g, ans, ct, x):
 
 
 def _cotangent_like_jvp(t, ans, ct, x):
-    return t
+    return cotangent_like(t, x)  # filling holes with zeros is linear
 
 
 cotangent_like.def_vjp(_cotangent_like_vjp)
@@ -125,7 +125,7 @@ def _setitem_jvp_x(t, ans, x, idx, v):
 
 
 def _setitem_jvp_v(t, ans, x, idx, v):
-    return t
+    return tree_index_adjoint(t, x, idx)
 
 
 setitem.def_vjp(_setitem_vjp_x, None, _setitem_vjp_v)
@@ -166,9 +166,10 @@ def _tree_add(a, b):
         return out
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         n = max(len(a), len(b))
+        kind = type(a) if isinstance(a, tuple) and not hasattr(a, "_fields") else list
         a = list(a) + [None] * (n - len(a))
         b = list(b) + [None] * (n - len(b))
-        return [_tree_add(x, y) for x, y in zip(a, b)]
+        return kind(_tree_add(x, y) for x, y in zip(a, b))
     return a + b
 
 
@@ -567,6 +568,7 @@ def _tree_slice_adjoint(ct, xs, i):
 
     if isinstance(xs, np.ndarray):
         return one(ct, xs)
+    ct = _fill(ct, _tree_slice(xs, i))  # a sparse cotangent: holes become zeros
     return _leaves_map(one, ct, xs)
 
 
@@ -855,9 +857,14 @@ def _custom_transpose(tangent_map, ct, position, *args):
     return fn(*args, t0, ct)[0]
 
 
-custom_transpose = register(
-    Primitive("ad.custom_transpose", _custom_transpose, kind="internal", differentiable=False)
+# differentiable, but with no rules: a second derivative through a custom_jvp
+# rule in reverse mode raises instead of silently giving zero
+custom_transpose = register(Primitive("ad.custom_transpose", _custom_transpose, kind="internal"))
+custom_transpose.missing_rule_hint = (
+    "second derivatives of a custom_jvp function that go through reverse mode are not "
+    "supported yet; use forward-over-forward (jacfwd(jacfwd(f))) or srcjax.custom_vjp"
 )
+custom_transpose.samples = lambda rng: []
 
 
 # ---------------------------------------------------------------------------

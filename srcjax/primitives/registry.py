@@ -102,6 +102,8 @@ class Primitive:
         #: the output is a Python container of arrays (``split``, ``slogdet``):
         #: its cotangent is a container too.
         self.returns_tree = False
+        #: what to tell the user when a derivative is needed and there is no rule
+        self.missing_rule_hint: Optional[str] = None
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 

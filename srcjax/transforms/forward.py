@@ -91,11 +91,12 @@ class Forward:
             return N.name(self.dot(node.id))
         return N.call("ad.zeros_like", [N.clone(node)])
 
-    def _no_rule(self, s: Any, what: str) -> Exception:
+    def _no_rule(self, s: Any, what: str, hint: Optional[str] = None) -> Exception:
         return NoDerivativeRuleError(
             f"no derivative rule for `{what}` on a path from a differentiated input",
             self.src.location(s) if hasattr(s, "lineno") else None,
-            "use a srcjax.numpy function that has a rule, wrap the value in "
+            hint
+            or "use a srcjax.numpy function that has a rule, wrap the value in "
             "srcjax.lax.stop_gradient, or register a rule with @srcjax.custom_jvp",
         )
 
@@ -186,7 +187,10 @@ class Forward:
             rule = prim.jvps.get(pname)
             if rule is None:
                 if not prim.jvps:
-                    raise self._no_rule(s, prim.public)
+                    hint = prim.missing_rule_hint
+                    if prim.kind == "custom" and prim.vjps and hint is None:
+                        hint = "forward mode of a custom_vjp function is not supported (as in JAX)"
+                    raise self._no_rule(s, prim.public, hint)
                 continue  # not differentiable in this argument
             if p.kind == p.VAR_POSITIONAL:
                 for i, a in active_items:
@@ -216,7 +220,10 @@ class Forward:
             return [s, zero]
         total = terms[0]
         for e in terms[1:]:
-            total = gast.BinOp(left=total, op=gast.Add(), right=e)
+            if prim.public in _TREE_VALUED:
+                total = N.call("ad.tree_add", [total, e])
+            else:
+                total = gast.BinOp(left=total, op=gast.Add(), right=e)
         if prim.broadcasting and _may_broadcast(op):
             total = N.call("ad.broadcast_like", [total, N.name(ans)])
         tan_stmts = [self._at(st, s) for st in pre] + [self._at(N.assign(tdot, total), s)]
@@ -228,6 +235,10 @@ class Forward:
             primal = self._at(N.assign(ans, s.value), s)
             return [primal] + tan_stmts + [self._at(N.assign(t, N.name(ans)), s)]
         return [s] + tan_stmts
+
+
+#: primitives whose value (hence tangent) may be a Python container
+_TREE_VALUED = {"ad.setitem", "ad.tree_add", "ad.part", "ad.forget", "ad.tree_index_adjoint"}
 
 
 def _may_broadcast(op: Op) -> bool:

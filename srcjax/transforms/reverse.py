@@ -64,6 +64,7 @@ class Reverse:
         self.materialized: Set[str] = set()
         self.tape: Optional[str] = None
         self.shape_class: Dict[str, Any] = {}
+        self.must_at: Dict[int, Set[str]] = {}
         self.emit_code = True
         self.bars: Dict[str, str] = {}
 
@@ -94,8 +95,13 @@ class Reverse:
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)
-                    if op.prim.public in ("ad.getitem", "ad.setitem", "ad.getattr"):
-                        x = op.bound.get("x")
+                    if op.prim.public in (
+                        "ad.getitem",
+                        "ad.setitem",
+                        "ad.getattr",
+                        "ad.tree_slice",
+                    ):
+                        x = next(iter(op.bound.values()), None)
                         if isinstance(x, gast.Name) and x.id in self.containers:
                             self.containers.add(t)
                 elif op.kind == "copy":
@@ -166,7 +172,7 @@ class Reverse:
                 if nm not in self._bar_names:
                     self.reads.add(nm)
 
-    def _no_rule(self, s: Any, op: Op, what: str) -> Exception:
+    def _no_rule(self, s: Any, op: Op, what: str, hint: Optional[str] = None) -> Exception:
         loc = self.src.location(s) if hasattr(s, "lineno") else None
         if loc is not None and getattr(s, "sj_file", None) not in (None, self.src.filename):
             from ..errors import Location
@@ -175,7 +181,8 @@ class Reverse:
         return NoDerivativeRuleError(
             f"no derivative rule for `{what}` on a path from a differentiated input to the output",
             loc,
-            "use a srcjax.numpy function that has a rule, wrap the value in "
+            hint
+            or "use a srcjax.numpy function that has a rule, wrap the value in "
             "srcjax.lax.stop_gradient if it should not be differentiated, or register "
             "a rule with @srcjax.custom_vjp",
         )
@@ -330,7 +337,7 @@ class Reverse:
                 rule = prim.vjps.get(pname)
                 if rule is None:
                     if not prim.vjps:
-                        raise self._no_rule(s, op, prim.public)
+                        raise self._no_rule(s, op, prim.public, prim.missing_rule_hint)
                     continue  # not differentiable in this argument (shapes, indices)
                 if prim.public == "ad.getitem" and arg.id in self.containers:
                     expr = N.call(
@@ -389,6 +396,23 @@ class Reverse:
         return False
 
     # ------------------------------------------------------------------ shapes
+    def must_defined(self, stmts: List[Any], have: Set[str]) -> Set[str]:
+        """Record, for each if/loop, the names surely defined when it starts
+        (``self.must_at``); return the names surely defined after ``stmts``."""
+        have = set(have)
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                have.add(s.targets[0].id)
+            elif isinstance(s, gast.If):
+                self.must_at[id(s)] = set(have)
+                a = self.must_defined(s.body, have)
+                b = self.must_defined(s.orelse, have)
+                have |= a & b
+            elif isinstance(s, (gast.While, gast.For)):
+                self.must_at[id(s)] = set(have)
+                self.must_defined(s.body, have)  # the body may not run
+        return have
+
     def shape_classes(self, stmts: List[Any]) -> None:
         """Names that surely share one shape (an elementwise chain from one input):
         ``exp(x)``, ``1.0 + e``, ``e / a`` all have ``x``'s shape. A name assigned
@@ -445,7 +469,8 @@ class Reverse:
         after = (nz_then | nz_else) & (defined | set(self.params))
         for names, block in ((nz_then, b_then), (nz_else, b_else)):
             for n in sorted(after - names):
-                block.append(N.assign(self.bar(n), self.zero_for(n, True)))
+                surely = n in self.must_at.get(id(s), set(self.params))
+                block.append(N.assign(self.bar(n), self.zero_for(n, surely)))
                 self._collect_reads(block[-1:])  # zeros_like(n) needs n's value here
                 self.materialized.add(n)
         nz.clear()
@@ -473,13 +498,14 @@ class Reverse:
         self.reads, self.materialized = saved_reads, saved_mat
         self.emit_code = saved_emit
         out: List[Any] = []
+        must = self.must_at.get(id(s), set(self.params))
         for n in sorted(state - nz):
-            out.append(N.assign(self.bar(n), self.zero_for(n, n in defined)))
+            out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
             self.materialized.add(n)
         body_nz = set(state)
         body = self.rev_block(s.body, body_nz, inner_defined, True)
         for n in sorted(state - body_nz):
-            body.append(N.assign(self.bar(n), self.zero_for(n, n in defined)))
+            body.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
             self._collect_reads(body[-1:])  # zeros_like(n) needs n's value here
         if isinstance(s, gast.While):
             header_target = N.name("_", store=True)
@@ -667,6 +693,7 @@ def reverse(
     rv_.prepare_forward(body, False)
     rv_.analyze(body)
     rv_.shape_classes(body)
+    rv_.must_defined(body, set(rv_.params))
 
     nz: Set[str] = set()
     seed = []
