@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable, Sequence, Tuple, Union
 
 import gast
+import numpy as np
 
 from .api import _TRANSFORM_CACHE, Transformed, _kind, finish
 from .errors import TransformTypeError, TransformValueError
@@ -121,6 +122,32 @@ def _kinds(args) -> Tuple[str, ...]:
     return tuple(_kind(a) for a in args)
 
 
+def _check_tangents(primals, tangents) -> None:
+    """JAX's checks: same pytree structure, shapes, and dtypes for tangents."""
+    from .tree_util import tree_flatten
+
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        pl, pdef = tree_flatten(p)
+        tl, tdef = tree_flatten(t)
+        if pdef != tdef:
+            raise TransformTypeError(
+                f"primal and tangent arguments to jvp must have the same tree structure; "
+                f"argument {i}: primal {pdef} and tangent {tdef}"
+            )
+        for a, b in zip(pl, tl):
+            if np.shape(a) != np.shape(b):
+                raise TransformValueError(
+                    "jvp called with different primal and tangent shapes; argument "
+                    f"{i}: primal shape {np.shape(a)}, tangent shape {np.shape(b)}"
+                )
+            da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+            if da is not None and db is not None and da != db and da.kind == db.kind:
+                raise TransformTypeError(
+                    "primal and tangent arguments to jvp must have equal types; argument "
+                    f"{i}: primal dtype {da}, tangent dtype {db}"
+                )
+
+
 def _check_inexact(args, what: str) -> None:
     """Differentiated arguments must be floating (JAX: integers need float0 tangents)."""
     from .api import _check_float, _map_leaves
@@ -158,6 +185,7 @@ def jvp(
             f"{len(primals)} and tangents have length {len(tangents)}"
         )
     _check_inexact(primals, "jvp")
+    _check_tangents(primals, tangents)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
     return fn(*bound, *primals, *tangents)
 
@@ -345,7 +373,10 @@ class _Jacobian(Transformed):
         return fn
 
     def __call__(self, *args):
+        from .api import _canon_leaf, _map_leaves
+
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
+        args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         return fn(*bound_of(self.fun), *args)
@@ -409,6 +440,8 @@ def _unused(*_):  # keep imports used by type checkers
 
 
 jvp.__srcjax_jvp__ = True
+vjp.__srcjax_not_inside__ = True
+linearize.__srcjax_not_inside__ = True
 for _f in (jacfwd, jacrev, hessian):
     _f.__srcjax_factory__ = True
 

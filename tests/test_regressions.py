@@ -298,3 +298,35 @@ def test_jacobians_of_partials_and_bound_methods():
             return jnp.sum(x * x * self.w)
 
     assert_close(srcjax.hessian(M().e)(x), 6 * np.eye(2))
+
+
+def test_second_order_through_tuple_state():
+    def f(x):
+        s = (x, 0.0)
+        for _ in range(2):
+            s = (s[0] * s[0], s[1] + 1.0)
+        return s[0]
+
+    def g(x):
+        s = (x, x)
+        t = (s[0] * s[0], s[1] + 1.0)
+        return t[0]
+
+    from srcjax import lax
+
+    def w(x):
+        return lax.while_loop(lambda s: s[1] < 2, lambda s: (s[0] * s[0], s[1] + 1), (x, 0))[0]
+
+    assert_close(srcjax.grad(srcjax.grad(f))(1.5), 12 * 1.5**2)
+    assert_close(srcjax.grad(srcjax.grad(g))(1.5), 2.0)
+    assert_close(srcjax.grad(srcjax.grad(w))(1.5), 12 * 1.5**2)
+    assert_close(srcjax.grad(lambda x: (lambda y: y * y)(x) * 2)(3.0), 12.0)
+
+
+def test_jvp_checks_tangent_shapes_and_dtypes():
+    with pytest.raises(ValueError):
+        srcjax.jvp(jnp.sin, (np.ones(3),), (1.0,))
+    with pytest.raises(TypeError):
+        srcjax.jvp(jnp.sin, (np.float64(1.0),), (np.float32(1.0),))
+    with pytest.raises(NotImplementedError, match="vjp"):
+        srcjax.grad(lambda x: srcjax.vjp(jnp.sin, x)[0])(1.0)

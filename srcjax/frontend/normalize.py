@@ -389,10 +389,9 @@ class _Lowerer:
 
 def _unsupported(node: Any, what: str, hint: str = "", src: Optional[FunctionSource] = None):
     loc = src.location(node) if src is not None else None
+    plural = what.endswith("s")
     return UnsupportedSyntaxError(
-        f"{what} are not supported in transformed functions"
-        if what.endswith("s") or what.endswith("blocks")
-        else f"{what} is not supported in transformed functions",
+        f"{what} {'are' if plural else 'is'} not supported in transformed functions",
         loc,
         hint or "move this code outside the transformed function",
     )
@@ -471,10 +470,9 @@ class Normalizer:
                         hint = "define the helper at module level and call it"
                     elif cls in (gast.Global, gast.Nonlocal):
                         hint = "pass the value in as an argument and return the new value"
+                    verb = "are" if what.endswith("s") else "is"
                     raise UnsupportedSyntaxError(
-                        f"{what} are not supported in transformed functions"
-                        if not what.startswith("`")
-                        else f"{what} is not supported in transformed functions",
+                        f"{what} {verb} not supported in transformed functions",
                         self.src.location(n),
                         hint or "move this code outside the transformed function",
                     )
@@ -957,11 +955,11 @@ class Normalizer:
         if isinstance(e, gast.JoinedStr):
             return self.rename_all(e), Op("inactive", what="f-string")
         if isinstance(e, gast.Lambda):
-            raise _unsupported(
-                e,
-                "lambdas inside transformed functions",
-                "define the function at module level",
-                src=self.src,
+            raise UnsupportedSyntaxError(
+                "a lambda used as a value here is not supported (a lambda can be called, "
+                "assigned to a name, or passed to a srcjax transform or srcjax.lax)",
+                self.loc(e),
+                "define the function with `def` and call it",
             )
         raise UnsupportedSyntaxError(
             f"`{type(e).__name__}` expressions are not supported in transformed functions",
@@ -1059,6 +1057,12 @@ class Normalizer:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             return self.inline_local(self.local_fns[self.var(func.id)], args, kws, e)
+        if isinstance(func, gast.Lambda):  # (lambda y: ...)(x)
+            from .source import _lambda_to_def
+
+            args = [self.atom(a) for a in e.args]
+            kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            return self.inline_local(_lambda_to_def(func), args, kws, e)
         if isinstance(func, gast.Call):
             st, factory = self.resolve(func.func)
             if st == "found" and getattr(factory, "__srcjax_factory__", False):
@@ -1070,6 +1074,12 @@ class Normalizer:
                 return self.lax_call(lax_kind, e, target)
             if getattr(obj, "__srcjax_jvp__", False):
                 return self.jvp_call(e, target)
+            if getattr(obj, "__srcjax_not_inside__", False):
+                raise UnsupportedSyntaxError(
+                    f"`{N.to_source(func)}` inside a transformed function is not supported",
+                    self.loc(e),
+                    "use srcjax.grad or srcjax.jvp inside; call vjp/linearize outside",
+                )
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
         if status == "dynamic" and isinstance(func, gast.Attribute):

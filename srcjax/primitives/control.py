@@ -177,11 +177,11 @@ tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal"))
 
 
 def _tree_add_vjp_a(g, ans, a, b):
-    return g
+    return densify(g, a)
 
 
 def _tree_add_vjp_b(g, ans, a, b):
-    return g
+    return densify(g, b)
 
 
 def _tree_add_jvp_a(t, ans, a, b):
@@ -221,7 +221,7 @@ tree_index_adjoint = register(
 
 
 def _tia_vjp(g, ans, ct, x, idx):
-    return g[idx]
+    return part(g, idx, ct)
 
 
 def _tia_jvp(t, ans, ct, x, idx):
@@ -1006,3 +1006,27 @@ jac_from_columns.samples = lambda rng: [((rng.normal(size=(6, 4)), rng.normal(si
 jac_to_columns.samples = lambda rng: [((rng.normal(size=(4, 2, 3)), rng.normal(size=(2, 3))), {})]
 jac_from_rows.samples = lambda rng: [((rng.normal(size=(6, 3)), rng.normal(size=(2, 3))), {})]
 jac_to_rows.samples = lambda rng: [((rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))), {})]
+
+
+def _densify(ct, like):
+    """A cotangent with its holes filled: ``None`` becomes zeros like ``like`` (arrays);
+    containers keep their (sparse) structure."""
+    if ct is None and not isinstance(like, (dict, list, tuple)):
+        return _fill(None, like)
+    return ct
+
+
+densify = register(Primitive("ad.densify", _densify, kind="internal"))
+
+
+def _densify_vjp(g, ans, ct, like):
+    return densify(g, like)
+
+
+def _densify_jvp(t, ans, ct, like):
+    return densify(t, like)
+
+
+densify.def_vjp(_densify_vjp)
+densify.def_jvp(_densify_jvp)
+densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]

@@ -95,6 +95,12 @@ class Reverse:
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)
+                    if op.prim.public.startswith("ad.") and op.prim.public not in _ARRAY_HELPERS:
+                        # helpers of generated adjoint code pass containers through
+                        for v in op.bound.values():
+                            for it in v if isinstance(v, list) else [v]:
+                                if isinstance(it, gast.Name) and it.id in self.containers:
+                                    self.containers.add(t)
                     if op.prim.public in (
                         "ad.getitem",
                         "ad.setitem",
@@ -613,6 +619,18 @@ class Reverse:
             out.append(s)
         return out
 
+
+#: internal helpers whose result is always an array, whatever their arguments
+_ARRAY_HELPERS = {
+    "ad.unbroadcast",
+    "ad.expand_reduced",
+    "ad.matmul_left",
+    "ad.matmul_right",
+    "ad.dot_left",
+    "ad.dot_right",
+    "ad.seed",
+    "ad.broadcast_like",
+}
 
 #: elementwise-kind primitives whose output shape is not their operands' shape
 _SHAPE_CHANGING = {"jnp.where", "jnp.clip", "nn.one_hot", "nn.softmax", "nn.log_softmax"}
