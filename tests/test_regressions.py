@@ -330,3 +330,17 @@ def test_jvp_checks_tangent_shapes_and_dtypes():
         srcjax.jvp(jnp.sin, (np.float64(1.0),), (np.float32(1.0),))
     with pytest.raises(NotImplementedError, match="vjp"):
         srcjax.grad(lambda x: srcjax.vjp(jnp.sin, x)[0])(1.0)
+
+
+def test_jacfwd_through_lax_while_loop_with_tuple_state():
+    # conformance 054: the batched jacfwd indexes a tangent tuple built in a loop
+    from srcjax import lax
+
+    def f(x):
+        def body(c):
+            return (c[0] * 2.0, c[1] * x + 1.0)
+
+        return lax.while_loop(lambda c: c[0] < 10.0, body, (1.0, 1.0))[1]
+
+    eps = 1e-6
+    assert_close(srcjax.jacfwd(f)(0.5), (f(0.5 + eps) - f(0.5 - eps)) / (2 * eps), rtol=1e-6)
