@@ -707,7 +707,68 @@ def t1(b: Bench, quick, tmpdir):
     return "transformation and call overhead"
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "T1": t1}
+def h1(b: Bench, quick):
+    """Hessian of a 100-dimensional scalar function (log-sum-exp of a quadratic form)."""
+    rng = np.random.default_rng(0)
+    n = 100
+    a = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+
+    def lse_quad(ns):
+        def f(v):
+            return ns.log(ns.sum(ns.exp(-0.5 * (a @ v) * v)))
+
+        return f
+
+    f_np = lse_quad(np)
+
+    def fd_hessian():
+        # central differences of the analytic gradient, float64 (the baseline)
+        v64 = x.astype(np.float64)
+        a64 = a.astype(np.float64)
+
+        def grad(v):
+            q = -0.5 * (a64 @ v) * v
+            w = np.exp(q - q.max())
+            w /= w.sum()
+            return -0.5 * ((a64 @ v) * w + a64.T @ (w * v))
+
+        eps = 1e-4
+        cols = [(grad(v64 + eps * e) - grad(v64 - eps * e)) / (2 * eps) for e in np.eye(n)]
+        return np.stack(cols, 1)
+
+    del f_np
+    b.run("H1", "finite-difference Hessian (NumPy, float64)", lambda: fd_hessian, baseline=True)
+
+    def srcjax_h(jit):
+        def make():
+            need("hessian")
+            h = srcjax.hessian(lse_quad(sjnp))
+            if jit:
+                need("jit")
+                h = srcjax.jit(h)
+            return lambda: h(x)
+
+        return make
+
+    def jax_h(jit):
+        def make():
+            need_jax()
+            h = jax.hessian(lse_quad(jjnp))
+            if jit:
+                h = jax.jit(h)
+            xj = jax.device_put(x)
+            return lambda: jax.block_until_ready(h(xj))
+
+        return make
+
+    b.run("H1", "srcjax.hessian", srcjax_h(False), tol=1e-3)
+    b.run("H1", "jax.hessian (no jit)", jax_h(False), tol=1e-3)
+    b.run("H1", "jax.jit(jax.hessian)", jax_h(True), tol=1e-3)
+    return "hessian, n=100"
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "H1": h1, "T1": t1}
 
 
 # ---------------------------------------------------------------------------

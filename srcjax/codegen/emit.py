@@ -59,6 +59,7 @@ class _RegistryNamespace(types.ModuleType):
         prim = registry.REGISTRY.get(self._prefix + attr)
         if prim is None:
             raise AttributeError(f"{self.__name__} has no attribute {attr!r}")
+        setattr(self, attr, prim.impl)  # next lookups are plain attribute hits
         return prim.impl
 
 

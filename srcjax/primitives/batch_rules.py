@@ -557,6 +557,12 @@ def _bmatmul_left(g, a, b, ab, bb):
         r = np.matmul(g, b.T)
     elif ra == 1 and rb == 1:
         r = g[:, None] * (b if bb else b[None, :])
+    elif ra == 2 and rb == 1:  # per example outer(g, b)
+        r = g[:, :, None] * (b[:, None, :] if bb else b[None, None, :])
+    elif ra == 1 and rb == 2 and bb:  # per example b @ g
+        r = np.matmul(b, g[..., None])[..., 0]
+    elif ra == 2 and rb == 2 and bb:
+        r = np.matmul(g, np.swapaxes(b, -1, -2))
     else:
         size = g.shape[0]
         r = _per_example(_matmul_left, (g, a, b), (True, ab, bb), size)
@@ -586,6 +592,17 @@ def _bmatmul_right(g, a, b, ab, bb):
         return np.matmul(np.swapaxes(a, -1, -2), g)
     if bb and not ab and ra == 2 and rb == 2:
         return np.matmul(a.T, g)
+    if ra == 2 and rb == 1:  # per example a^T @ g
+        r = np.matmul(np.swapaxes(a, -1, -2), g[..., None])[..., 0] if ab else np.matmul(g, a)
+        return r if bb else r.sum(axis=0)
+    if ra == 1 and rb == 1:  # per example g * a
+        r = g[:, None] * (a if ab else a[None, :])
+        return r if bb else r.sum(axis=0)
+    if ra == 1 and rb == 2:  # per example outer(a, g)
+        r = (a[:, :, None] if ab else a[None, :, None]) * g[:, None, :]
+        return r if bb else r.sum(axis=0)
+    if ra == 2 and rb == 2 and not ab and not bb:
+        return np.matmul(a.T, g.sum(axis=0))
     size = g.shape[0]
     r = _per_example(_matmul_right, (g, a, b), (True, ab, bb), size)
     if not bb:
@@ -1267,11 +1284,23 @@ _def(["ad.tree_index_adjoint"], _tree_index_adjoint)
 def _cotangent_like(c):
     x = c.arg("x")
     if c.is_container(x):
-        return _materialized(c, "g", "x")
-    g = c.materialize(c.arg("g"))
+        return _materialized(c, "ct", "x")
+    g = c.materialize(c.arg("ct"))
     x = c.materialize(x)
     g = c.lift(g, x) if _is_name(g) else g
-    return c.rebuild(g=g, x=x)
+    return c.rebuild(ct=g, x=x)
+
+
+def _broadcast_like_rule(c):
+    """``ad.broadcast_like(x, like)``: per-example ranks aligned, then broadcast."""
+    x = c.arg("x")
+    like = c.arg("like")
+    if c.batched("x") and _is_name(x):
+        x = c.lift(x, like)  # against the per-example rank of like
+    return c.rebuild(x=x, like=c.materialize(like))
+
+
+_def(["ad.broadcast_like"], _broadcast_like_rule)
 
 
 _def(["ad.cotangent_like"], _cotangent_like)
