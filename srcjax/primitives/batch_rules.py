@@ -1286,18 +1286,38 @@ def _cotangent_like(c):
     if c.is_container(x):
         return _materialized(c, "ct", "x")
     g = c.materialize(c.arg("ct"))
-    x = c.materialize(x)
-    g = c.lift(g, x) if _is_name(g) else g
-    return c.rebuild(ct=g, x=x)
+    g = c.lift(g, x) if _is_name(g) else g  # against x's per-example rank
+    return c.rebuild(ct=g, x=c.materialize(x))
 
 
 def _broadcast_like_rule(c):
     """``ad.broadcast_like(x, like)``: per-example ranks aligned, then broadcast."""
-    x = c.arg("x")
-    like = c.arg("like")
-    if c.batched("x") and _is_name(x):
-        x = c.lift(x, like)  # against the per-example rank of like
-    return c.rebuild(x=x, like=c.materialize(like))
+    return N.call(
+        "ad.bbroadcast_like",
+        [c.arg("x"), c.arg("like"), N.const(c.batched("x")), N.const(c.batched("like"))],
+    )
+
+
+def _bbroadcast_like(x, like, xb, lb):
+    """Batched ``broadcast_like``: per-example ranks aligned after the batch axis."""
+    x = np.asarray(x)
+    shape = tuple(np.shape(like))
+    if not lb:
+        shape = (x.shape[0],) + shape  # x is batched
+    if xb:
+        missing = (len(shape) - 1) - (x.ndim - 1)
+        if missing > 0:
+            x = x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
+    if x.shape == shape:
+        return x
+    return np.broadcast_to(x, shape)
+
+
+bbroadcast_like = _reg("ad.bbroadcast_like", _bbroadcast_like)
+bbroadcast_like.missing_rule_hint = (
+    "differentiating vmap-ed forward-mode code (grad of vmap of jvp) is not supported yet"
+)
+bbroadcast_like.samples = lambda rng: []
 
 
 _def(["ad.broadcast_like"], _broadcast_like_rule)
