@@ -18,3 +18,13 @@ def test_random_programs_grad_matches_finite_differences(seed, tmp_path_factory)
     x = rng.normal(size=3)
     problem = programs.check_program(prog, x, str(tmp_path_factory.getbasetemp()))
     assert problem is None, problem
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_programs_jit_matches_eager(seed, tmp_path_factory):
+    rng = np.random.default_rng(seed)
+    prog = programs.generate(rng)
+    x = rng.normal(size=3)
+    problem = programs.check_jit(prog, x, str(tmp_path_factory.getbasetemp()))
+    assert problem is None, problem

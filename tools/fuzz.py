@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     ap.add_argument("-n", type=int, default=10_000, help="programs to check (default 10000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-stmts", type=int, default=8)
+    ap.add_argument("--jit", action="store_true", help="also check jit and jit(grad) vs eager")
     args = ap.parse_args(argv)
     srcjax.config.update("jax_enable_x64", True)
     tmp = tempfile.mkdtemp(prefix="srcjax_fuzz_")
@@ -31,7 +32,14 @@ def main(argv=None) -> int:
         rng = np.random.default_rng([args.seed, k])
         prog = programs.generate(rng, max_stmts=args.max_stmts)
         x = rng.normal(size=3)
-        if programs.check_program(prog, x, tmp) is not None:
+        problem = programs.check_program(prog, x, tmp)
+        if problem is None and args.jit:
+            problem = programs.check_jit(prog, x, tmp)
+            if problem is not None:
+                failures += 1
+                print(f"--- jit mismatch (seed {args.seed}, program {k}):\n{problem}")
+                continue
+        if problem is not None:
             failures += 1
             small = programs.shrink(prog, x, tmp)
             print(f"--- mismatch (seed {args.seed}, program {k}), shrunk reproducer:")

@@ -21,7 +21,16 @@ from typing import List, Optional
 
 import numpy as np
 
-__all__ = ["Stmt", "Program", "generate", "render", "load", "shrink", "check_program"]
+__all__ = [
+    "Stmt",
+    "Program",
+    "generate",
+    "render",
+    "load",
+    "shrink",
+    "check_program",
+    "check_jit",
+]
 
 UNARY = [
     "jnp.sin({a})",
@@ -245,3 +254,26 @@ def shrink(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> Pro
             if changed:
                 break
     return prog
+
+
+def check_jit(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> Optional[str]:
+    """None when ``jit(f)(x)`` and ``jit(grad(f))(x)`` equal eager ``f(x)`` and
+    ``grad(f)(x)`` (to rounding), else a description."""
+    import srcjax
+
+    src = render(prog)
+    f = load(src, directory)
+    try:
+        want = np.asarray(f(x))
+        got = np.asarray(srcjax.jit(f)(x))
+        gwant = np.asarray(srcjax.grad(f)(x))
+        ggot = np.asarray(srcjax.jit(srcjax.grad(f))(x))
+    except Exception as exc:  # noqa: BLE001 - every failure is a finding
+        return f"{type(exc).__name__}: {exc}\n{src}"
+    if not np.all(np.isfinite(want)) or abs(float(want)) > 1e8:
+        return None
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        return f"jit value mismatch: got {got}, eager {want}\n{src}"
+    if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12):
+        return f"jit(grad) mismatch: got {ggot}, eager {gwant}\n{src}"
+    return None

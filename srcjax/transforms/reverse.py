@@ -487,6 +487,14 @@ class Reverse:
         return [node]
 
     def rev_loop(self, s, nz, defined) -> List[Any]:
+        depth = getattr(self, "_rev_depth", 0)
+        self._rev_depth = depth + 1
+        try:
+            return self._rev_loop(s, nz, defined, depth)
+        finally:
+            self._rev_depth = depth
+
+    def _rev_loop(self, s, nz, defined, depth) -> List[Any]:
         # fixpoint of adjoints that may be nonzero at the start of a reverse iteration
         body_defs = set(N.assigned_names(s.body))
         if isinstance(s, gast.For):
@@ -514,7 +522,9 @@ class Reverse:
             body.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
             self._collect_reads(body[-1:])  # zeros_like(n) needs n's value here
         if isinstance(s, gast.While):
-            header_target = N.name("_", store=True)
+            # "_" unless nested in another reversed while: names must differ, or the
+            # generated code, read back by another transform, reassigns a loop variable
+            header_target = N.name("_" if depth == 0 else f"_{depth}", store=True)
             it = N.call(N.name("range"), [N.name(s.sj_count)])
             self.reads.add(s.sj_count)
         else:
