@@ -295,8 +295,11 @@ class _Jacobian(Transformed):
     def __init__(self, fun, argnums, has_aux, mode, batched=True):
         super().__init__(fun)
         self.batched = batched
+        self.aux_fun = None
         if has_aux:
-            raise NotImplementedError(f"{mode}(has_aux=True) is not supported yet")
+            # differentiate the first output; the second is returned as it is
+            self.aux_fun = fun
+            fun = self.fun = _first_output(fun)
         self.argnums = argnums
         self.mode = mode
         self.kind = mode
@@ -379,7 +382,34 @@ class _Jacobian(Transformed):
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
         fn = self._generated(_kinds(bound_of(self.fun) + args))
-        return fn(*bound_of(self.fun), *args)
+        jac = fn(*bound_of(self.fun), *args)
+        if self.aux_fun is not None:
+            from .primitives.control import _check_aux
+
+            res = self.aux_fun(*args)
+            _check_aux(res)
+            return jac, res[1]
+        return jac
+
+
+def _first_output(fun: Callable) -> Callable:
+    """``lambda *args: fun(*args)[0]`` as a function with source (so it can be
+    transformed), with ``fun``'s positional parameters."""
+    import inspect
+
+    from .custom import _synthetic_module
+
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
+    args = ", ".join(params)
+    text = f"def value({args}):\n    return fun({args})[0]\n"
+    return _synthetic_module(text, "has_aux value", {"fun": fun})["value"]
 
 
 def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
@@ -415,11 +445,12 @@ class _Hessian(Transformed):
         super().__init__(fun)
         from .api import grad
 
+        self.aux_fun = fun if has_aux else None
         if has_aux:
-            raise NotImplementedError("hessian(has_aux=True) is not supported yet")
+            fun = _first_output(fun)
         self.argnums = argnums
         self.scalar = jacfwd(grad(fun, argnums), argnums)
-        self.general = jacfwd(_Jacobian(fun, argnums, has_aux, "jacrev", batched=False), argnums)
+        self.general = jacfwd(_Jacobian(fun, argnums, False, "jacrev", batched=False), argnums)
 
     def _build(self, kinds):
         return self.scalar._generated(kinds)
@@ -428,11 +459,18 @@ class _Hessian(Transformed):
         from .errors import NonDifferentiableError
 
         try:
-            return self.scalar(*args)
+            h = self.scalar(*args)
         except NonDifferentiableError as exc:
             if "scalar-output" not in str(exc):
                 raise
-            return self.general(*args)
+            h = self.general(*args)
+        if self.aux_fun is not None:
+            from .primitives.control import _check_aux
+
+            res = self.aux_fun(*args)
+            _check_aux(res)
+            return h, res[1]
+        return h
 
 
 def _unused(*_):  # keep imports used by type checkers

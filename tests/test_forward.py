@@ -165,3 +165,17 @@ def test_hessian_through_a_loop():
     g = srcjax.grad(tanh_loop)
     want = np.stack([fd_jvp(g, x, e) for e in np.eye(3)], 1)
     assert_close(srcjax.hessian(tanh_loop)(x), want, rtol=1e-5, atol=1e-8)
+
+
+def test_jacobians_with_has_aux():
+    def f(x):
+        return jnp.sin(x) * 2.0, {"n": x.shape[0]}
+
+    x = RNG.normal(size=3)
+    for jac in (srcjax.jacfwd, srcjax.jacrev):
+        j, aux = jac(f, has_aux=True)(x)
+        assert aux == {"n": 3}
+        assert_close(j, np.diag(2 * np.cos(x)))
+    h, aux = srcjax.hessian(lambda x: (jnp.sum(x**3), "aux"), has_aux=True)(x)
+    assert aux == "aux"
+    assert_close(h, np.diag(6 * x))
