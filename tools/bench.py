@@ -533,6 +533,17 @@ def w5(b: Bench, quick):
 
         return make
 
+    def srcjax_loop_grad():
+        need("grad")
+        g = srcjax.grad(_tiny_loss(sjnp))
+
+        def run():
+            per = [g(params, x[i], y[i]) for i in range(x.shape[0])]
+            return {k: np.stack([p[k] for p in per]) for k in per[0]}
+
+        return run
+
+    b.run("W5", "Python loop of srcjax.grad", srcjax_loop_grad, tol=1e-4)
     b.run("W5", "srcjax.vmap(srcjax.grad)", srcjax_vmap_grad(False), tol=1e-4)
     b.run("W5", "srcjax.jit(srcjax.vmap(srcjax.grad))", srcjax_vmap_grad(True), tol=1e-4)
     b.run("W5", "jax.jit(jax.vmap(jax.grad))", jax_vmap_grad(True), tol=1e-4)
