@@ -42,6 +42,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..frontend import nodes as N
+from .ad import _unbroadcast as _ad_unbroadcast
+from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
 
 __all__ = ["elementwise_rule"]
@@ -544,8 +546,6 @@ def _size_of(args, flags):
 def _bmatmul_left(g, a, b, ab, bb):
     """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
     when ``a`` is not batched); ``g`` is batched."""
-    from .linalg import _matmul_left
-
     g = np.asarray(g)
     a = np.asarray(a)
     b = np.asarray(b)
@@ -574,8 +574,6 @@ def _bmatmul_left(g, a, b, ab, bb):
 def _bmatmul_right(g, a, b, ab, bb):
     """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
     when ``b`` is not batched); ``g`` is batched."""
-    from .linalg import _matmul_right
-
     g = np.asarray(g)
     a = np.asarray(a)
     b = np.asarray(b)
@@ -646,9 +644,7 @@ def _bunbroadcast(g, x, gb, xb):
     g = np.asarray(g)
     xs = np.shape(x)[1:] if xb else np.shape(x)
     if not gb:
-        from .ad import _unbroadcast
-
-        return _unbroadcast(g, np.zeros(xs))
+        return _ad_unbroadcast(g, np.zeros(xs))
     gs = g.shape[1:]
     if gs == xs:
         return g
@@ -1696,3 +1692,356 @@ def _list_depth(x):
 
 _reg("ad.list_depth", _list_depth, differentiable=False)
 _def(["jnp.array"], _array_rule)
+
+
+# -- diag / hstack / vstack / tile / kron / linspace / full --------------------------------
+def _static_nb(c):
+    ok, nb = c.static("nb")
+    return (ok, 1 if nb is None else nb)
+
+
+def _bdiag(v, k=0, nb=1):
+    """Per example ``diag(v, k)`` for ``v`` with ``nb`` leading batch axes: a 1-D
+    example becomes a matrix with it on diagonal ``k``, a 2-D example gives its
+    diagonal ``k``."""
+    v = np.asarray(v)
+    k = int(k)
+    if v.ndim - nb == 1:
+        n = v.shape[-1]
+        m = n + abs(k)
+        out = np.zeros(v.shape[:-1] + (m, m), v.dtype)
+        i = np.arange(n)
+        rows, cols = (i, i + k) if k >= 0 else (i - k, i)
+        out[..., rows, cols] = v
+        return out
+    if v.ndim - nb != 2:
+        raise ValueError("diag: input must be 1-D or 2-D")
+    return np.diagonal(v, k, nb, nb + 1).copy()
+
+
+def _bdiag_adjoint(g, v, k=0, nb=1):
+    """Adjoint of :func:`_bdiag` in ``v``: for 1-D examples the diagonal ``k`` of
+    ``g``, for 2-D examples zeros like ``v`` with ``g`` on diagonal ``k``."""
+    g = np.asarray(g)
+    k = int(k)
+    if np.ndim(v) - nb == 1:
+        return np.diagonal(g, k, -2, -1).copy()
+    out = np.zeros(np.shape(v), g.dtype)
+    n = g.shape[-1]
+    i = np.arange(n)
+    rows, cols = (i, i + k) if k >= 0 else (i - k, i)
+    out[..., rows, cols] = g
+    return out
+
+
+bdiag = _reg("ad.bdiag", _bdiag)
+bdiag_adjoint = _reg("ad.bdiag_adjoint", _bdiag_adjoint)
+
+
+def _bdiag_vjp(g, ans, v, k=0, nb=1):
+    return bdiag_adjoint(g, v, k, nb)
+
+
+def _bdiag_jvp(t, ans, v, k=0, nb=1):
+    return bdiag(t, k, nb)
+
+
+def _bdiag_adjoint_vjp(h, ans, g, v, k=0, nb=1):
+    return bdiag(h, k, nb)
+
+
+def _bdiag_adjoint_jvp(t, ans, g, v, k=0, nb=1):
+    return bdiag_adjoint(t, v, k, nb)
+
+
+bdiag.def_vjp(_bdiag_vjp)
+bdiag.def_jvp(_bdiag_jvp)
+bdiag_adjoint.def_vjp(g=_bdiag_adjoint_vjp)
+bdiag_adjoint.def_jvp(g=_bdiag_adjoint_jvp)
+bdiag.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), 1), {}),
+    ((rng.normal(size=(2, 3, 4)), -1), {}),
+]
+bdiag_adjoint.samples = lambda rng: []
+
+
+def _diag_rule(c):
+    if c.batched("k"):
+        return None
+    return N.call("ad.bdiag", [c.arg("v"), c.arg("k") or N.const(0), N.const(1)])
+
+
+def _bdiag_rule(c):
+    ok, nb = _static_nb(c)
+    if not ok or c.batched("k"):
+        return None
+    return c.rebuild(v=c.materialize(c.arg("v")), nb=N.const(nb + 1))
+
+
+def _bdiag_adjoint_rule(c):
+    ok, nb = _static_nb(c)
+    if not ok or c.batched("k"):
+        return None
+    return c.rebuild(
+        g=c.materialize(c.arg("g")), v=c.materialize(c.arg("v")), nb=N.const(nb + 1)
+    )
+
+
+_def(["jnp.diag"], _diag_rule)
+_def(["ad.bdiag"], _bdiag_rule)
+_def(["ad.bdiag_adjoint"], _bdiag_adjoint_rule)
+
+
+def _join_layout(arrays, kind, nb):
+    """(per-item shapes after promotion, concatenation axis) of a batched
+    ``hstack`` / ``vstack`` of ``arrays`` (each with ``nb`` leading batch axes)."""
+    rank = 1 if kind == "hstack" else 2
+    shapes = []
+    for a in arrays:
+        s = tuple(np.shape(a))
+        extra = rank - (len(s) - nb)
+        if extra > 0:
+            s = s[:nb] + (1,) * extra + s[nb:]
+        shapes.append(s)
+    if kind == "hstack" and len(shapes[0]) - nb > 1:
+        return shapes, nb + 1
+    return shapes, nb
+
+
+def _bjoin(arrays, kind="hstack", nb=1, like=None):
+    """Per example ``hstack(arrays)`` / ``vstack(arrays)`` (``kind``) for items
+    with ``nb`` leading batch axes; ``None`` items (with ``like``) are zeros."""
+    if like is not None:
+        arrays = [
+            np.zeros(np.shape(b), np.result_type(b)) if a is None else a
+            for a, b in zip(arrays, like)
+        ]
+    shapes, axis = _join_layout(arrays, kind, nb)
+    return np.concatenate([np.reshape(a, s) for a, s in zip(arrays, shapes)], axis=axis)
+
+
+def _bsplit(g, arrays, kind="hstack", nb=1):
+    """Adjoint of :func:`_bjoin`: ``g`` cut into pieces shaped like ``arrays``."""
+    g = np.asarray(g)
+    shapes, axis = _join_layout(arrays, kind, nb)
+    cuts = np.cumsum([s[axis] for s in shapes])[:-1]
+    pieces = np.split(g, cuts, axis=axis)
+    return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
+
+
+bjoin = _reg("ad.bjoin", _bjoin)
+bsplit = _reg("ad.bsplit", _bsplit)
+
+
+def _bjoin_vjp(g, ans, arrays, kind="hstack", nb=1, like=None):
+    return bsplit(g, arrays if like is None else like, kind, nb)
+
+
+def _bjoin_jvp(t, ans, arrays, kind="hstack", nb=1, like=None):
+    return bjoin(t, kind, nb, arrays if like is None else like)
+
+
+def _bsplit_vjp(h, ans, g, arrays, kind="hstack", nb=1):
+    return bjoin(h, kind, nb, ans)
+
+
+def _bsplit_jvp(t, ans, g, arrays, kind="hstack", nb=1):
+    return bsplit(t, arrays, kind, nb)
+
+
+bjoin.def_vjp(_bjoin_vjp)
+bjoin.def_jvp(_bjoin_jvp)
+bsplit.def_vjp(g=_bsplit_vjp)
+bsplit.def_jvp(g=_bsplit_jvp)
+bjoin.samples = lambda rng: [
+    (([rng.normal(size=(2,)), rng.normal(size=(2, 3))], "hstack"), {}),
+    (([rng.normal(size=(2, 3)), rng.normal(size=(2, 2, 3))], "vstack"), {}),
+]
+bsplit.samples = lambda rng: []
+
+
+def _join_rule(kind):
+    def rule(c):
+        ok, dtype = c.static("dtype")
+        tup = c.arg("tup")
+        if not ok or dtype is not None or not c.is_container(tup):
+            return None
+        return N.call("ad.bjoin", [c.materialize(tup), N.const(kind), N.const(1)])
+
+    return rule
+
+
+def _bjoin_rule(c):
+    ok, nb = _static_nb(c)
+    if not ok or c.batched("kind"):
+        return None
+    return _materialized(c, "arrays", "like") if False else c.rebuild(
+        arrays=c.materialize(c.arg("arrays")),
+        like=c.materialize(c.arg("like")),
+        nb=N.const(nb + 1),
+    )
+
+
+def _bsplit_rule(c):
+    ok, nb = _static_nb(c)
+    if not ok or c.batched("kind"):
+        return None
+    return c.rebuild(
+        g=c.materialize(c.arg("g")), arrays=c.materialize(c.arg("arrays")), nb=N.const(nb + 1)
+    )
+
+
+_def(["jnp.hstack"], _join_rule("hstack"))
+_def(["jnp.vstack"], _join_rule("vstack"))
+_def(["ad.bjoin"], _bjoin_rule)
+_def(["ad.bsplit"], _bsplit_rule)
+
+
+def _batch_reps(reps, ndim):
+    """``reps`` of a per-example ``tile`` for the batched operand of rank ``ndim``
+    (already lifted to per-example rank ``>= len(reps)``): padded with ones."""
+    reps = _as_shape(reps)
+    return (1,) * (ndim - len(reps)) + tuple(int(r) for r in reps)
+
+
+_reg("ad.batch_reps", _batch_reps, differentiable=False)
+
+
+def _tile_rule(c):
+    if c.batched("reps"):
+        return None
+    a = c.arg("A")
+    reps = c.arg("reps")
+    lifted = c.let(
+        (a.id if _is_name(a) else "x") + "_al",
+        N.call("ad.lift", [a, N.call("len", [N.call("ad.as_shape", [N.clone(reps)])])]),
+    )
+    return c.rebuild(A=lifted, reps=N.call("ad.batch_reps", [reps, c.ndim(lifted)]))
+
+
+_def(["jnp.tile"], _tile_rule)
+
+
+def _bkron_shape(a, b, ab, bb, which):
+    """Static shapes of the batched ``kron(a, b)`` computed as
+    ``reshape(reshape(a, A) * reshape(b, B), OUT)``: ``which`` 0 -> ``A``, 1 ->
+    ``B``, 2 -> ``OUT`` (``ab`` / ``bb``: which operand has a leading batch axis)."""
+    sa = tuple(np.shape(a))
+    sb = tuple(np.shape(b))
+    size = sa[0] if ab else sb[0]
+    sa = sa[1:] if ab else sa
+    sb = sb[1:] if bb else sb
+    nd = max(len(sa), len(sb))
+    pa = (1,) * (nd - len(sa)) + sa
+    pb = (1,) * (nd - len(sb)) + sb
+    if which == 0:
+        return (size if ab else 1,) + tuple(v for x in pa for v in (x, 1))
+    if which == 1:
+        return (size if bb else 1,) + tuple(v for x in pb for v in (1, x))
+    return (size,) + tuple(x * y for x, y in zip(pa, pb))
+
+
+_reg("ad.bkron_shape", _bkron_shape, differentiable=False)
+
+
+def _kron_rule(c):
+    a, b = c.arg("a"), c.arg("b")
+    flags = [N.const(c.batched("a")), N.const(c.batched("b"))]
+
+    def shape(which):
+        return N.call("ad.bkron_shape", [N.clone(a), N.clone(b), *flags, N.const(which)])
+
+    ra = c.let("kron_a", N.call("jnp.reshape", [N.clone(a), shape(0)]))
+    rb = c.let("kron_b", N.call("jnp.reshape", [N.clone(b), shape(1)]))
+    prod = c.let("kron_ab", gast.BinOp(left=ra, op=gast.Mult(), right=rb))
+    return N.call("jnp.reshape", [prod, shape(2)])
+
+
+_def(["jnp.kron"], _kron_rule)
+
+
+def _full_rule(c):
+    if c.batched("shape"):
+        return None
+    fill = c.arg("fill_value")
+    shape = c.arg("shape")
+    lifted = c.let(
+        (fill.id if _is_name(fill) else "fill") + "_al",
+        N.call("ad.lift", [fill, N.call("len", [N.call("ad.as_shape", [N.clone(shape)])])]),
+    )
+    return c.rebuild(shape=N.call("ad.batch_shape", [c.size, shape]), fill_value=lifted)
+
+
+_def(["jnp.full"], _full_rule)
+
+
+def _linspace_dtype(dtype):
+    """The result dtype of ``linspace`` for its ``dtype`` argument."""
+    from .creation import _dtype_or
+
+    return _dtype_or(dtype, _dt.default_float())
+
+
+_reg("ad.linspace_dtype", _linspace_dtype, differentiable=False)
+
+
+def _linspace_frac_shape(num, ndim, axis):
+    """Shape putting the ``num`` fractions of ``linspace`` along ``axis`` of a
+    batched result of rank ``ndim``."""
+    shape = [1] * ndim
+    shape[axis % ndim] = int(num)
+    return tuple(shape)
+
+
+_reg("ad.linspace_frac_shape", _linspace_frac_shape, differentiable=False)
+
+
+def _linspace_rule(c):
+    """Per example ``start + frac * (stop - start)`` with the fractions of
+    ``linspace(0, 1, num, endpoint)`` along the (shifted) ``axis``."""
+    okr, retstep = c.static("retstep")
+    oka, axis = c.static("axis")
+    if not okr or retstep or not oka or not isinstance(axis, int):
+        return None
+    if c.batched("num") or c.batched("endpoint") or c.batched("dtype"):
+        return None
+    start = c.materialize(c.arg("start"))
+    stop = c.materialize(c.arg("stop"))
+    start = c.let("lin_start", start)
+    stop = c.let("lin_stop", stop)
+    rank_of = lambda x: gast.BinOp(  # noqa: E731
+        left=N.call("jnp.ndim", [N.clone(x)]), op=gast.Sub(), right=N.const(1)
+    )
+    s_al = c.let("lin_start_al", N.call("ad.lift", [N.clone(start), rank_of(stop)]))
+    e_al = c.let("lin_stop_al", N.call("ad.lift", [N.clone(stop), rank_of(start)]))
+    bax = N.const(axis + 1 if axis >= 0 else axis)
+    delta = c.let("lin_delta", gast.BinOp(left=N.clone(e_al), op=gast.Sub(), right=N.clone(s_al)))
+    s_e = c.let("lin_start_e", N.call("jnp.expand_dims", [N.clone(s_al), N.clone(bax)]))
+    d_e = c.let("lin_delta_e", N.call("jnp.expand_dims", [delta, N.clone(bax)]))
+    dtype = c.let("lin_dtype", N.call("ad.linspace_dtype", [c.arg("dtype") or N.const(None)]))
+    num = c.arg("num") or N.const(50)
+    endpoint = c.arg("endpoint") or N.const(True)
+    frac = c.let("lin_frac", N.call("ad.linspace_frac", [num, endpoint, N.clone(dtype)]))
+    frac = c.let(
+        "lin_frac_r",
+        N.call(
+            "jnp.reshape",
+            [
+                frac,
+                N.call(
+                    "ad.linspace_frac_shape",
+                    [N.clone(num), N.call("jnp.ndim", [N.clone(s_e)]), N.clone(bax)],
+                ),
+            ],
+        ),
+    )
+    out = c.let(
+        "lin_out",
+        gast.BinOp(
+            left=s_e, op=gast.Add(), right=gast.BinOp(left=frac, op=gast.Mult(), right=d_e)
+        ),
+    )
+    return N.call("ad.astype", [out, dtype])
+
+
+_def(["jnp.linspace"], _linspace_rule)
