@@ -774,6 +774,7 @@ def h1(b: Bench, quick):
         return make
 
     b.run("H1", "srcjax.hessian", srcjax_h(False), tol=1e-3)
+    b.run("H1", "srcjax.jit(srcjax.hessian)", srcjax_h(True), tol=1e-3)
     b.run("H1", "jax.hessian (no jit)", jax_h(False), tol=1e-3)
     b.run("H1", "jax.jit(jax.hessian)", jax_h(True), tol=1e-3)
     return "hessian, n=100"
