@@ -43,6 +43,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..frontend import nodes as N
 from .ad import _unbroadcast as _ad_unbroadcast
+from .creation import _dtype_or
 from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
 
@@ -1072,7 +1073,11 @@ def _concat(c):
     arrays = c.arg("arrays")
     axis = _int_axis_arg(c, "axis")
     if axis is None:
-        return None
+        ok, dtype = c.static("dtype")
+        if not ok or dtype is not None or not c.is_container(arrays):
+            return None
+        # axis=None: every example's items flattened, then joined
+        return N.call("ad.bjoin", [c.materialize(arrays), N.const("flat"), N.const(1)])
     return c.rebuild(arrays=c.materialize(arrays), axis=axis)
 
 
@@ -1088,11 +1093,26 @@ _def(["jnp.concatenate"], _concat)
 _def(["jnp.stack"], _stack)
 
 
+def _flat_rows(c, x):
+    """Batched ``x`` with every example flattened: ``reshape(x, (size, -1))``."""
+    return c.let(
+        (x.id if _is_name(x) else "x") + "_flat",
+        N.call(
+            "jnp.reshape", [N.clone(x), gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]
+        ),
+    )
+
+
 def _roll(c):
     ok, axis = c.static("axis")
-    if not ok or axis is None or c.batched("shift"):
+    if not ok or c.batched("shift"):
         return None
-    return c.rebuild(axis=c.shift_axis("axis", c.arg("a")))
+    a = c.arg("a")
+    if axis is None:
+        # roll of the flattened example, reshaped back
+        rolled = c.let("rolled", c.rebuild(a=_flat_rows(c, a), axis=N.const(1)))
+        return N.call("jnp.reshape", [rolled, N.call("jnp.shape", [a])])
+    return c.rebuild(axis=c.shift_axis("axis", a))
 
 
 _def(["jnp.roll"], _roll)
@@ -1100,8 +1120,10 @@ _def(["jnp.roll"], _roll)
 
 def _repeat(c):
     ok, axis = c.static("axis")
-    if not ok or axis is None or c.batched("repeats"):
+    if not ok or c.batched("repeats"):
         return None
+    if axis is None:  # repeat of the flattened example
+        return c.rebuild(a=_flat_rows(c, c.arg("a")), axis=N.const(1))
     return c.rebuild(axis=c.shift_axis("axis", c.arg("a")))
 
 
@@ -1145,8 +1167,14 @@ _reg("ad.as_shape", _as_shape, differentiable=False)
 
 def _take_along_axis(c):
     ok, axis = c.static("axis")
-    if not ok or axis is None:
+    if not ok:
         return None
+    if axis is None:  # along the flattened example (indices are 1-D per example)
+        arr = c.arg("arr")
+        arr = _flat_rows(c, arr) if c.batched("arr") else N.call("jnp.ravel", [arr])
+        arr = c.materialize(arr) if not c.batched("arr") else arr
+        ind = c.materialize(c.arg("indices"))
+        return c.rebuild(arr=arr, indices=ind, axis=N.const(1))
     arr = c.materialize(c.arg("arr"))
     ind = c.materialize(c.arg("indices"))
     return c.rebuild(arr=arr, indices=ind, axis=c.shift_axis("axis", arr))
@@ -1358,7 +1386,7 @@ def _matmul(c):
 _def(["jnp.matmul"], _matmul)
 
 
-def _matmul_left(c):
+def _matmul_left_expr(c):
     g = c.materialize(c.arg("g"))
     return (
         N.call(
@@ -1369,7 +1397,7 @@ def _matmul_left(c):
     )
 
 
-def _matmul_right(c):
+def _matmul_right_expr(c):
     g = c.materialize(c.arg("g"))
     return (
         N.call(
@@ -1382,7 +1410,7 @@ def _matmul_right(c):
 
 def _matmul_left_rule(c):
     # the cotangent of `a` is per example (batched) whatever is batched
-    expr, _ = _matmul_left(c)
+    expr, _ = _matmul_left_expr(c)
     # bmatmul_left sums over examples when `a` is unbatched: keep it per example
     if not c.batched("a"):
         a = c.materialize(c.arg("a"))
@@ -1400,7 +1428,7 @@ def _matmul_right_rule(c):
             "ad.bmatmul_right",
             [c.materialize(c.arg("g")), c.arg("a"), b, N.const(c.batched("a")), N.const(True)],
         )
-    expr, _ = _matmul_right(c)
+    expr, _ = _matmul_right_expr(c)
     return expr
 
 
@@ -1519,15 +1547,18 @@ _def(["jnp.outer"], _outer)
 
 def _tensordot(c):
     ok, axes = c.static("axes")
-    if not ok:
+    if c.batched("axes"):
         return None
+    # axes not written as a literal (a constant list or array): passed to the spec
+    # helper at run time
+    axes_node = N.const(axes) if ok else c.arg("axes")
     a, b = c.arg("a"), c.arg("b")
     spec = N.call(
         "ad.batch_einsum_spec",
         [
             N.call(
                 "ad.bilinear_spec",
-                [N.const("tensordot"), _example(c, a), _example(c, b), N.const(axes)],
+                [N.const("tensordot"), _example(c, a), _example(c, b), axes_node],
             ),
             N.const((c.batched("a"), c.batched("b"))),
         ],
@@ -1782,9 +1813,7 @@ def _bdiag_adjoint_rule(c):
     ok, nb = _static_nb(c)
     if not ok or c.batched("k"):
         return None
-    return c.rebuild(
-        g=c.materialize(c.arg("g")), v=c.materialize(c.arg("v")), nb=N.const(nb + 1)
-    )
+    return c.rebuild(g=c.materialize(c.arg("g")), v=c.materialize(c.arg("v")), nb=N.const(nb + 1))
 
 
 _def(["jnp.diag"], _diag_rule)
@@ -1794,7 +1823,12 @@ _def(["ad.bdiag_adjoint"], _bdiag_adjoint_rule)
 
 def _join_layout(arrays, kind, nb):
     """(per-item shapes after promotion, concatenation axis) of a batched
-    ``hstack`` / ``vstack`` of ``arrays`` (each with ``nb`` leading batch axes)."""
+    ``hstack`` / ``vstack`` / ``concatenate(axis=None)`` (``kind="flat"``) of
+    ``arrays`` (each with ``nb`` leading batch axes)."""
+    if kind == "flat":
+        return [
+            tuple(np.shape(a))[:nb] + (int(np.prod(np.shape(a)[nb:], dtype=int)),) for a in arrays
+        ], nb
     rank = 1 if kind == "hstack" else 2
     shapes = []
     for a in arrays:
@@ -1809,8 +1843,10 @@ def _join_layout(arrays, kind, nb):
 
 
 def _bjoin(arrays, kind="hstack", nb=1, like=None):
-    """Per example ``hstack(arrays)`` / ``vstack(arrays)`` (``kind``) for items
-    with ``nb`` leading batch axes; ``None`` items (with ``like``) are zeros."""
+    """Per example ``hstack(arrays)`` / ``vstack(arrays)`` /
+    ``concatenate(arrays, axis=None)`` (``kind``: ``"hstack"``, ``"vstack"``,
+    ``"flat"``) for items with ``nb`` leading batch axes; ``None`` items (with
+    ``like``) are zeros."""
     if like is not None:
         arrays = [
             np.zeros(np.shape(b), np.result_type(b)) if a is None else a
@@ -1875,7 +1911,7 @@ def _bjoin_rule(c):
     ok, nb = _static_nb(c)
     if not ok or c.batched("kind"):
         return None
-    return _materialized(c, "arrays", "like") if False else c.rebuild(
+    return c.rebuild(
         arrays=c.materialize(c.arg("arrays")),
         like=c.materialize(c.arg("like")),
         nb=N.const(nb + 1),
@@ -1944,6 +1980,16 @@ def _bkron_shape(a, b, ab, bb, which):
 _reg("ad.bkron_shape", _bkron_shape, differentiable=False)
 
 
+def _bkron_shape_rule(c):
+    """Nested vmap: the shapes of one outer example (the same for all)."""
+    if any(c.batched(n) for n in ("ab", "bb", "which")):
+        return None
+    return c.rebuild(a=_example(c, c.arg("a")), b=_example(c, c.arg("b"))), False
+
+
+_def(["ad.bkron_shape"], _bkron_shape_rule)
+
+
 def _kron_rule(c):
     a, b = c.arg("a"), c.arg("b")
     flags = [N.const(c.batched("a")), N.const(c.batched("b"))]
@@ -1977,8 +2023,6 @@ _def(["jnp.full"], _full_rule)
 
 def _linspace_dtype(dtype):
     """The result dtype of ``linspace`` for its ``dtype`` argument."""
-    from .creation import _dtype_or
-
     return _dtype_or(dtype, _dt.default_float())
 
 
@@ -2037,9 +2081,7 @@ def _linspace_rule(c):
     )
     out = c.let(
         "lin_out",
-        gast.BinOp(
-            left=s_e, op=gast.Add(), right=gast.BinOp(left=frac, op=gast.Mult(), right=d_e)
-        ),
+        gast.BinOp(left=s_e, op=gast.Add(), right=gast.BinOp(left=frac, op=gast.Mult(), right=d_e)),
     )
     return N.call("ad.astype", [out, dtype])
 
