@@ -344,3 +344,37 @@ def test_jacfwd_through_lax_while_loop_with_tuple_state():
 
     eps = 1e-6
     assert_close(srcjax.jacfwd(f)(0.5), (f(0.5 + eps) - f(0.5 - eps)) / (2 * eps), rtol=1e-6)
+
+
+# ---- from the third fresh-user run (vmap, jit) -----------------------------------
+def vm_while(x):
+    while x < 10.0:
+        y = x * 2
+        x = x + y * 0.1 + 0.3
+    return x
+
+
+def vm_if_in_while(x):
+    i = 0
+    s = 0.0
+    while i < 3:
+        if x > 2.0:
+            s = s + jnp.sin(x) * i
+        else:
+            s = s - x
+        i = i + 1
+    return s
+
+
+def vm_tuple_while(x):
+    c0, c1 = x, 0.0
+    while c0 < 10.0:
+        c0, c1 = c0 * 1.5 + 0.1, c1 + c0
+    return c1
+
+
+@pytest.mark.parametrize("fn", [vm_while, vm_if_in_while, vm_tuple_while])
+def test_vmap_of_loops_with_temporaries_and_of_their_grad(fn):
+    xs = np.array([0.5, 1.0, 5.0, 20.0])
+    assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
+    assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])

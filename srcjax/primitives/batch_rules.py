@@ -217,11 +217,13 @@ def _branch_input(take, x, which=True):
     example with ``take == which``: the inputs of a branch evaluated for every example, safe
     for those that do not take it (they compute what a taking example computes;
     the gradient does not flow through the substitute)."""
+    if x is None:
+        return None  # not assigned yet on this path (see batching.batch)
     take = np.asarray(take)
     if not which:
         take = np.logical_not(take)
     x = np.asarray(x)
-    if take.size == 0 or take.all():
+    if take.size == 0 or take.all() or x.ndim < take.ndim:
         return x
     flat = int(np.argmax(take.reshape(-1)))
     if not take.reshape(-1)[flat]:

@@ -836,6 +836,10 @@ class Batcher:
             out.extend(self.stmt(st, defined))
         # loop-carried values all become batched
         assigned = set(N.assigned_names(body)) | {cond}
+        # values first assigned in the body start as None (ad.select keeps the other
+        # operand of a None), so every example keeps its own last value
+        for n in sorted(assigned - set(defined) - {cond}):
+            out.append(self.at(N.assign(n, N.const(None)), s))
         for n in sorted(assigned & (set(defined)) - self.bat):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
@@ -886,6 +890,9 @@ class Batcher:
             body_pre.append(self.at(N.assign(active, both), s))
         self.bat.add(active)
         assigned = set(N.assigned_names(s.body))
+        # values first assigned in the body start as None (see batched_while)
+        for n in sorted(assigned - set(defined)):
+            out.append(self.at(N.assign(n, N.const(None)), s))
         for n in sorted(assigned & set(defined) - self.bat):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
@@ -1101,6 +1108,15 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
     for st in head:
         st.sj_origin = getattr(fdef, "sj_origin", None)
     defined = set(bp.params)
+    # names assigned inside a branch or a loop start as None: a per-example select
+    # may read them before every example has assigned them (ad.select keeps the
+    # other operand of a None)
+    nested: Set[str] = set()
+    for st in body:
+        if isinstance(st, (gast.If, gast.While, gast.For)):
+            nested |= set(N.assigned_names([st]))
+    for n in sorted(nested - defined):
+        head.append(N.assign(n, N.const(None)))
     new_body = head + bp.block(body, defined)
     # the result and out_axes
     rv = ret.value
