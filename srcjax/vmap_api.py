@@ -278,6 +278,10 @@ class _Vmap(Transformed):
         kinds = tuple(_kind(a) for a in args)
         skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
         fn = self._generated(kinds, axes, skels)
+        # JAX's canonicalization: float64/int64 arrays narrow unless x64 is on
+        from .api import _canon_leaf, _map_leaves
+
+        args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         return fn(*args)
 
 

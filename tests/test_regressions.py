@@ -378,3 +378,34 @@ def test_vmap_of_loops_with_temporaries_and_of_their_grad(fn):
     xs = np.array([0.5, 1.0, 5.0, 20.0])
     assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
     assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])
+
+
+def _run(fn):
+    return fn()
+
+
+def test_nested_zero_argument_lambdas_on_one_line():
+    r = _run(lambda: srcjax.vmap(lambda: jnp.ones(3), axis_size=4)())
+    assert np.shape(r) == (4, 3)
+
+
+def test_vmap_canonicalizes_inputs_like_jax():
+    srcjax.config.update("jax_enable_x64", False)
+    try:
+        assert srcjax.vmap(lambda x: x * 2.0)(np.ones(3)).dtype == np.float32
+    finally:
+        srcjax.config.update("jax_enable_x64", True)
+
+
+def test_nested_vmap_of_grad_with_if_in_loop():
+    def ff(x):
+        y = x
+        for i in range(2):
+            if y[i] > 0.2:
+                y = y * 1.5
+        return jnp.sum(y)
+
+    X = np.random.default_rng(0).normal(size=(2, 3, 3))
+    g = srcjax.vmap(srcjax.vmap(srcjax.grad(ff)))(X)
+    ref = np.stack([np.stack([srcjax.grad(ff)(X[i, j]) for j in range(3)]) for i in range(2)])
+    assert_close(g, ref)

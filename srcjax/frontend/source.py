@@ -176,6 +176,9 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
                     for c in matching
                     if c.col_offset <= lo and (c.end_col_offset is None or hi <= c.end_col_offset)
                 ]
+                # a lambda inside another one on the same line: the innermost
+                # enclosing span is this function's
+                exact.sort(key=lambda c: (c.end_col_offset or 10**9) - c.col_offset)
                 matching = exact or matching
         candidates = matching
     if not candidates:
