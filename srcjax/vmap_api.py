@@ -138,10 +138,21 @@ class _Vmap(Transformed):
         inner = fun
         bound: tuple = ()
         bkw: dict = {}
-        while isinstance(inner, functools.partial):
-            bound = tuple(inner.args) + bound
-            bkw = {**inner.keywords, **bkw}
-            inner = inner.func
+        import types as _types
+
+        while True:
+            if isinstance(inner, functools.partial):
+                bound = tuple(inner.args) + bound
+                bkw = {**inner.keywords, **bkw}
+                inner = inner.func
+            elif isinstance(inner, _types.MethodType):
+                bound = (inner.__self__,) + bound  # self is an unbatched constant
+                inner = inner.__func__
+            elif isinstance(inner, Transformed) and getattr(inner, "_bound", ()):
+                bound = tuple(inner._bound) + bound  # grad(m.f): its bound self
+                break
+            else:
+                break
         self._inner = inner
         self._pbound = bound
         self._pkw = bkw

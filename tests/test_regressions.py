@@ -409,3 +409,17 @@ def test_nested_vmap_of_grad_with_if_in_loop():
     g = srcjax.vmap(srcjax.vmap(srcjax.grad(ff)))(X)
     ref = np.stack([np.stack([srcjax.grad(ff)(X[i, j]) for j in range(3)]) for i in range(2)])
     assert_close(g, ref)
+
+
+def test_vmap_of_bound_methods_and_of_their_grad():
+    class M:
+        def __init__(self):
+            self.w = 3.0
+
+        def f(self, x):
+            return jnp.sum(x * x * self.w)
+
+    m = M()
+    X = np.arange(6.0).reshape(2, 3)
+    assert_close(srcjax.vmap(m.f)(X), [m.f(x) for x in X])
+    assert_close(srcjax.vmap(srcjax.grad(m.f))(X), 6 * X)
