@@ -415,3 +415,6 @@ def jit(
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r}")
     return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)
+
+
+jit.__srcjax_jit__ = True  # inside transformed code, jit(f)(x) is just f(x)

@@ -423,3 +423,14 @@ def test_vmap_of_bound_methods_and_of_their_grad():
     X = np.arange(6.0).reshape(2, 3)
     assert_close(srcjax.vmap(m.f)(X), [m.f(x) for x in X])
     assert_close(srcjax.vmap(srcjax.grad(m.f))(X), 6 * X)
+
+
+def _tanh_layer(X, w):
+    return jnp.tanh(X @ w)
+
+
+def test_jit_built_inside_a_differentiated_function():
+    X = np.ones((3, 2))
+    w = np.array([0.1, 0.2])
+    g = srcjax.grad(lambda w: jnp.sum(srcjax.jit(_tanh_layer)(X, w)))(w)
+    assert_close(g, np.full(2, 3 * (1 - np.tanh(0.3) ** 2)))

@@ -1065,6 +1065,11 @@ class Normalizer:
             return self.inline_local(_lambda_to_def(func), args, kws, e)
         if isinstance(func, gast.Call):
             st, factory = self.resolve(func.func)
+            if st == "found" and getattr(factory, "__srcjax_jit__", False) and func.args:
+                # jit(f, ...)(x) inside transformed code: jit is an identity here
+                call = gast.Call(func=func.args[0], args=list(e.args), keywords=e.keywords)
+                N.copy_origin(call, e)
+                return self.call(call, target)
             if st == "found" and getattr(factory, "__srcjax_factory__", False):
                 return self.transform_call(factory, func, e, target)
         status, obj = self.resolve(func)
