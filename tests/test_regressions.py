@@ -434,3 +434,20 @@ def test_jit_built_inside_a_differentiated_function():
     w = np.array([0.1, 0.2])
     g = srcjax.grad(lambda w: jnp.sum(srcjax.jit(_tanh_layer)(X, w)))(w)
     assert_close(g, np.full(2, 3 * (1 - np.tanh(0.3) ** 2)))
+
+
+def test_vmap_of_lax_scan_and_of_its_grad():
+    from srcjax import lax
+
+    def h(x):
+        c, ys = lax.scan(lambda c, xi: (c + xi * x, c * x), 0.0, jnp.arange(3.0))
+        return c + jnp.sum(ys)
+
+    def h2(x):
+        c, ys = lax.scan(lambda c, xi: (c * 0.5 + xi * x, c), x, jnp.arange(3.0) * x)
+        return jnp.sum(ys) + c
+
+    xs = np.array([0.5, 1.0, 5.0, 2.0])
+    for fn in (h, h2):
+        assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
+        assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])

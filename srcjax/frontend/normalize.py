@@ -1643,7 +1643,7 @@ class Normalizer:
         scan_len = registry.by_public("ad.scan_length")
         self.emit(
             N.assign(n, N.call(scan_len.public, [N.clone(xs_a), length_a])),
-            Op("inactive", what="scan length"),
+            Op("prim", prim=scan_len, bound=_bind(scan_len, N.clone(xs_a), length_a)),
         )
         carry = None
         if kind == "scan":

@@ -2089,3 +2089,108 @@ def _linspace_rule(c):
 
 
 _def(["jnp.linspace"], _linspace_rule)
+
+
+# -- lax.scan's pytree slicing and stacking under vmap -----------------------------------
+def _tree_map(fn, *trees):
+    from ..tree_util import tree_map
+
+    return tree_map(fn, *trees)
+
+
+def _btree_slice(xs, i):
+    """Per example ``xs[i]`` (every leaf has the batch axis first)."""
+    return _tree_map(lambda a: np.asarray(a)[:, i], xs)
+
+
+def _btree_slice_adjoint(ct, xs, i):
+    """Per example the cotangent of ``xs`` from that of ``xs[i]``."""
+
+    def one(c, a):
+        a = np.asarray(a)
+        c = np.asarray(c)
+        out = np.zeros(a.shape, np.result_type(a, c))
+        out[:, i] = c
+        return out
+
+    return _tree_map(one, ct, xs)
+
+
+def _btree_stack(items):
+    """Per example ``stack(items)``: the new axis goes after the batch axis."""
+    return _tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves], axis=1), *items)
+
+
+def _btree_unstack(ct, items):
+    """Per example the list of cotangents of the items of ``tree_stack(items)``."""
+    n = len(items)
+    return [_tree_map(lambda a, k=k: np.asarray(a)[:, k], ct) for k in range(n)]
+
+
+for _name, _fn in (
+    ("ad.btree_slice", _btree_slice),
+    ("ad.btree_slice_adjoint", _btree_slice_adjoint),
+    ("ad.btree_stack", _btree_stack),
+    ("ad.btree_unstack", _btree_unstack),
+):
+    _p = _reg(_name, _fn)
+    _p.missing_rule_hint = "differentiating vmap-ed lax.scan code again is not supported yet"
+    _p.samples = lambda rng: []
+REGISTRY["ad.btree_unstack"].returns_tree = True
+if "ad.tree_unstack" in REGISTRY:
+    REGISTRY["ad.tree_unstack"].returns_tree = True
+
+
+def _tree_slice_rule(c):
+    if not c.batched("xs"):
+        return c.rebuild(), False
+    if c.batched("i"):
+        return None
+    return N.call("ad.btree_slice", [c.arg("xs"), c.arg("i")])
+
+
+def _tree_slice_adjoint_rule(c):
+    if c.batched("i"):
+        return None
+    ct = c.materialize(c.arg("ct"))
+    xs = c.materialize(c.arg("xs"))
+    return N.call("ad.btree_slice_adjoint", [ct, xs, c.arg("i")])
+
+
+def _tree_stack_rule(c):
+    items = c.arg("items")
+    if not c.batched("items"):
+        return c.rebuild(), False
+    return N.call("ad.btree_stack", [c.materialize(items)])
+
+
+def _tree_unstack_rule(c):
+    if not c.batched("ct"):
+        return c.rebuild(), False
+    return N.call("ad.btree_unstack", [c.arg("ct"), c.arg("items")])
+
+
+_def(["ad.tree_slice"], _tree_slice_rule)
+_def(["ad.tree_slice_adjoint"], _tree_slice_adjoint_rule)
+_def(["ad.tree_stack"], _tree_stack_rule)
+_def(["ad.tree_unstack"], _tree_unstack_rule)
+
+
+def _bscan_length(xs, length=None):
+    """``lax.scan``'s trip count when ``xs`` carries a batch axis first."""
+    from .control import _scan_length
+
+    per_example = _tree_map(lambda a: np.asarray(a)[0], xs)
+    return _scan_length(per_example, length)
+
+
+_bsl = _reg("ad.bscan_length", _bscan_length, differentiable=False)
+
+
+def _scan_length_rule(c):
+    if not c.batched("xs"):
+        return c.rebuild(), False
+    return N.call("ad.bscan_length", [c.arg("xs"), c.arg("length")]), False
+
+
+_def(["ad.scan_length"], _scan_length_rule)
