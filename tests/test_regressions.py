@@ -451,3 +451,16 @@ def test_vmap_of_lax_scan_and_of_its_grad():
     for fn in (h, h2):
         assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
         assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])
+
+
+def test_vmap_of_grad_through_while_loop_with_tuple_state_and_zero_trips():
+    from srcjax import lax
+
+    def w(x):
+        return lax.while_loop(
+            lambda c: c[0] < 10.0, lambda c: (c[0] * 1.5 + 0.1, c[1] + c[0]), (x, 0.0)
+        )[1]
+
+    xs = np.array([0.5, 1.0, 5.0, 20.0])  # the last example runs no iteration
+    assert_close(srcjax.vmap(w)(xs), [w(x) for x in xs])
+    assert_close(srcjax.vmap(srcjax.grad(w))(xs), [srcjax.grad(w)(x) for x in xs])

@@ -140,15 +140,35 @@ def _aligned(take, v):
     return np.reshape(take, np.shape(take) + (1,) * (np.ndim(v) - k))
 
 
+def _tree_zeros(x):
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: _tree_zeros(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_tree_zeros(v) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    x = np.asarray(x)
+    return np.zeros(x.shape, x.dtype)
+
+
 def _select(take, a, b):
     """Per example: ``a`` where ``take`` else ``b`` (``take`` holds one flag per
     example, its axes the leading axes of ``a`` and ``b``). Per-example ranks are
     aligned; containers are selected leaf by leaf; ``None`` (a value undefined on
     one path) gives the other."""
-    if a is None:
-        return b
-    if b is None:
-        return a
+    if a is None and b is None:
+        return None
+    if a is None or b is None:
+        # None is a value not assigned yet on that path, or a zero cotangent (a
+        # hole): the examples that take it get zeros, never the other path's value
+        other = a if b is None else b
+        if isinstance(other, (dict, list, tuple)):
+            zeros = _tree_zeros(other)
+        else:
+            o = np.asarray(other)
+            zeros = np.zeros(o.shape, o.dtype)
+        a, b = (other, zeros) if b is None else (zeros, other)
     if isinstance(a, dict):
         return {k: _select(take, a[k], b[k]) for k in a}
     if isinstance(a, (list, tuple)):
@@ -219,6 +239,11 @@ def _branch_input(take, x, which=True):
     the gradient does not flow through the substitute)."""
     if x is None:
         return None  # not assigned yet on this path (see batching.batch)
+    if isinstance(x, dict):
+        return {k: _branch_input(take, v, which) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_branch_input(take, v, which) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     take = np.asarray(take)
     if not which:
         take = np.logical_not(take)
