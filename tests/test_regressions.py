@@ -464,3 +464,22 @@ def test_vmap_of_grad_through_while_loop_with_tuple_state_and_zero_trips():
     xs = np.array([0.5, 1.0, 5.0, 20.0])  # the last example runs no iteration
     assert_close(srcjax.vmap(w)(xs), [w(x) for x in xs])
     assert_close(srcjax.vmap(srcjax.grad(w))(xs), [srcjax.grad(w)(x) for x in xs])
+
+
+def vm_while_invariant(x):
+    v0 = x
+    v1 = jnp.sin(x)
+    n1 = 0
+    while n1 < 2 and jnp.sum(v1 * v1) < 3.42:
+        v1 = jnp.logaddexp(v1, v0)
+        n1 = n1 + 1
+    return jnp.sum((x * 0.5 + 0.1) * -v1)
+
+
+def test_vmap_of_grad_with_per_example_trip_counts_pops_its_own_tape_entries():
+    # examples with fewer trips must pop their own (first-pushed) tape entries
+    xs = np.array(
+        [[-1.72, 1.42, -0.31], [-0.81, -1.36, -2.18], [-0.63, 0.03, -0.73], [-0.42, 2.0, -0.02]]
+    )
+    f = vm_while_invariant
+    assert_close(srcjax.vmap(srcjax.grad(f))(xs), [srcjax.grad(f)(x) for x in xs])

@@ -24,6 +24,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-stmts", type=int, default=8)
     ap.add_argument("--jit", action="store_true", help="also check jit and jit(grad) vs eager")
+    ap.add_argument("--vmap", action="store_true", help="also check vmap and vmap(grad) vs a loop")
     args = ap.parse_args(argv)
     srcjax.config.update("jax_enable_x64", True)
     tmp = tempfile.mkdtemp(prefix="srcjax_fuzz_")
@@ -33,6 +34,12 @@ def main(argv=None) -> int:
         prog = programs.generate(rng, max_stmts=args.max_stmts)
         x = rng.normal(size=3)
         problem = programs.check_program(prog, x, tmp)
+        if problem is None and args.vmap:
+            problem = programs.check_vmap(prog, rng.normal(size=(4, 3)), tmp)
+            if problem is not None:
+                failures += 1
+                print(f"--- vmap mismatch (seed {args.seed}, program {k}):\n{problem}")
+                continue
         if problem is None and args.jit:
             problem = programs.check_jit(prog, x, tmp)
             if problem is not None:

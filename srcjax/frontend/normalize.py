@@ -49,7 +49,9 @@ class Namer:
 
     def fresh(self, base: str) -> str:
         base = base.strip("_") or "t"
-        if base in _BUILTIN_SHADOWS or base[0].isdigit():
+        if base[0].isdigit():
+            base = "v" + base
+        if base in _BUILTIN_SHADOWS:
             base = base + "_"
         if base not in self.taken:
             self.taken.add(base)
@@ -763,6 +765,16 @@ class Normalizer:
         it = s.iter
         target = s.target
         # for x in range(...)
+        rev = False
+        if (
+            isinstance(it, gast.Call)
+            and len(it.args) == 1
+            and not it.keywords
+            and isinstance(it.args[0], gast.Call)
+            and self.resolve(it.func) == ("found", reversed)
+            and self.resolve(it.args[0].func) == ("found", range)
+        ):
+            it, rev = it.args[0], True  # for i in reversed(range(...)): kept as written
         if isinstance(it, gast.Call):
             status, obj = self.resolve(it.func)
             if status == "found" and obj is range and not it.keywords:
@@ -778,9 +790,10 @@ class Normalizer:
                         "use another name inside the loop body",
                     )
                 body = self.block(s.body)
+                rng = N.call(N.name("range"), args)
                 loop = gast.For(
                     target=N.name(tname, store=True),
-                    iter=N.call(N.name("range"), args),
+                    iter=N.call(N.name("reversed"), [rng]) if rev else rng,
                     body=body or [gast.Pass()],
                     orelse=[],
                     type_comment=None,

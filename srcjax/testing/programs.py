@@ -30,6 +30,7 @@ __all__ = [
     "shrink",
     "check_program",
     "check_jit",
+    "check_vmap",
 ]
 
 UNARY = [
@@ -279,4 +280,29 @@ def check_jit(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> 
         return f"jit value mismatch: got {got}, eager {want}\n{src}"
     if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12):
         return f"jit(grad) mismatch: got {ggot}, eager {gwant}\n{src}"
+    return None
+
+
+def check_vmap(prog: Program, xs: np.ndarray, directory: Optional[str] = None) -> Optional[str]:
+    """None when ``vmap(f)(xs)`` and ``vmap(grad(f))(xs)`` equal a Python loop over
+    the rows of ``xs`` (to rounding), else a description. Conditions on batched
+    values make examples take different branches and trip counts."""
+    import srcjax
+
+    src = render(prog)
+    f = load(src, directory)
+    try:
+        want = np.array([np.asarray(f(x)) for x in xs])
+        if not np.all(np.isfinite(want)) or np.max(np.abs(want)) > 1e8:
+            return None
+        gwant = np.array([np.asarray(srcjax.grad(f)(x)) for x in xs])
+        got = np.asarray(srcjax.vmap(f)(xs))
+        ggot = np.asarray(srcjax.vmap(srcjax.grad(f))(xs))
+    except Exception as exc:  # noqa: BLE001 - every failure is a finding
+        return f"{type(exc).__name__}: {exc}\n{src}"
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        return f"vmap value mismatch: got {got}, loop {want}\n{src}"
+    scale = max(1.0, float(np.max(np.abs(gwant))))
+    if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12 * scale):
+        return f"vmap(grad) mismatch: got {ggot}, loop {gwant}\n{src}"
     return None

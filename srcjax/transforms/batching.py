@@ -901,9 +901,11 @@ class Batcher:
         inner_defined = set(defined) | assigned | {i, active}
         mixed, bat_m = self.mixed_if(inner, N.name(active), inner_defined, sorted(assigned))
         self.bat = set(bat_m) | assigned
+        descending = isinstance(s.iter, gast.Call) and getattr(s.iter.func, "id", "") == "reversed"
+        rng = N.call(N.name("range"), [lo, hi])
         loop = gast.For(
             target=N.name(i, store=True),
-            iter=N.call(N.name("range"), [lo, hi]),
+            iter=N.call(N.name("reversed"), [rng]) if descending else rng,
             body=body_pre + mixed,
             orelse=[],
             type_comment=None,
@@ -925,6 +927,13 @@ class Batcher:
 
 
 def _range_args(it: Any) -> Optional[List[Any]]:
+    if (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "reversed"
+        and len(it.args) == 1
+    ):
+        return _range_args(it.args[0])
     if (
         isinstance(it, gast.Call)
         and isinstance(it.func, gast.Name)

@@ -525,11 +525,16 @@ class Reverse:
             # "_" unless nested in another reversed while: names must differ, or the
             # generated code, read back by another transform, reassigns a loop variable
             header_target = N.name("_" if depth == 0 else f"_{depth}", store=True)
-            it = N.call(N.name("range"), [N.name(s.sj_count)])
+            # reversed: under vmap, examples with fewer trips are then active in the
+            # last steps, which pop their own (first-pushed) tape entries
+            it = N.call(N.name("reversed"), [N.call(N.name("range"), [N.name(s.sj_count)])])
             self.reads.add(s.sj_count)
         else:
             header_target = N.name(s.target.id, store=True)
-            it = N.call(N.name("reversed"), [N.clone(s.iter)])
+            if _is_reversed(s.iter):
+                it = N.clone(s.iter.args[0])  # the reverse of reversed(range) is range
+            else:
+                it = N.call(N.name("reversed"), [N.clone(s.iter)])
             self._collect_reads([s.iter])
         loop = gast.For(
             target=header_target, iter=it, body=body or [gast.Pass()], orelse=[], type_comment=None
@@ -653,6 +658,15 @@ def _one(classes: Any) -> Any:
         if isinstance(c, str):
             return c
     return None
+
+
+def _is_reversed(it: Any) -> bool:
+    return (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "reversed"
+        and len(it.args) == 1
+    )
 
 
 def _has_code(stmts: List[Any]) -> bool:
