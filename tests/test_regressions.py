@@ -483,3 +483,24 @@ def test_vmap_of_grad_with_per_example_trip_counts_pops_its_own_tape_entries():
     )
     f = vm_while_invariant
     assert_close(srcjax.vmap(srcjax.grad(f))(xs), [srcjax.grad(f)(x) for x in xs])
+
+
+def vm_loop_if_both_branches_tape(x):
+    v0 = x
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    for _ in range(3):
+        v2 = v2 / (1.5 + jnp.cos(v1))
+        if jnp.sum(v2) > -0.05:
+            v0 = v1 * 2.0
+        else:
+            v1 = v2 * 0.5
+    return jnp.sum(v0 * v2)
+
+
+def test_vmap_of_grad_when_both_branches_use_the_tape():
+    xs = np.array(
+        [[0.27, 1.27, -0.74], [-1.35, -0.73, -0.13], [1.43, 0.58, -0.48], [-1.05, -1.37, -0.33]]
+    )
+    f = vm_loop_if_both_branches_tape
+    assert_close(srcjax.vmap(srcjax.grad(f))(xs), [srcjax.grad(f)(x) for x in xs])

@@ -629,6 +629,15 @@ class Reverse:
                 s.orelse = self.resolve_restores(s.orelse, saves, preinit)
                 if not _has_code(s.body) and not s.orelse:
                     continue
+                if (
+                    self.tape is not None
+                    and _pops(s.body, self.tape)
+                    and _pops(s.orelse, self.tape)
+                ):
+                    # both branches pop the tape: under vmap both run, the forward
+                    # one in order then/else, so the adjoint must pop else's first
+                    s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
+                    s.body, s.orelse = s.orelse or [gast.Pass()], s.body
             elif isinstance(s, gast.For):
                 s.body = self.resolve_restores(s.body, saves, preinit) or [gast.Pass()]
             out.append(s)
@@ -658,6 +667,20 @@ def _one(classes: Any) -> Any:
         if isinstance(c, str):
             return c
     return None
+
+
+def _pops(stmts: List[Any], tape: str) -> bool:
+    """Whether ``stmts`` pop from the tape list ``tape``."""
+    for n in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and n.func.attr == "pop"
+            and isinstance(n.func.value, gast.Name)
+            and n.func.value.id == tape
+        ):
+            return True
+    return False
 
 
 def _is_reversed(it: Any) -> bool:
