@@ -28,3 +28,14 @@ def test_random_programs_jit_matches_eager(seed, tmp_path_factory):
     x = rng.normal(size=3)
     problem = programs.check_jit(prog, x, str(tmp_path_factory.getbasetemp()))
     assert problem is None, problem
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_programs_vmap_matches_a_loop(seed, tmp_path_factory):
+    # examples take different branches and trip counts; vmap(grad) included
+    rng = np.random.default_rng(seed)
+    prog = programs.generate(rng)
+    xs = rng.normal(size=(4, 3))
+    problem = programs.check_vmap(prog, xs, str(tmp_path_factory.getbasetemp()))
+    assert problem is None, problem

@@ -504,3 +504,40 @@ def test_vmap_of_grad_when_both_branches_use_the_tape():
     )
     f = vm_loop_if_both_branches_tape
     assert_close(srcjax.vmap(srcjax.grad(f))(xs), [srcjax.grad(f)(x) for x in xs])
+
+
+def vm_nested_if(x):
+    v0 = x
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    if jnp.sum(v1) > 0.11:
+        if jnp.sum(v0) > 0.75:
+            v2 = jnp.flip(v2)
+    return jnp.sum(v2 * v0)
+
+
+def vm_branch_with_empty_loop(x):
+    v1 = jnp.sin(x)
+    if jnp.sum(x) > -0.66:
+        pass
+    else:
+        n1 = 0
+        while n1 < 3 and jnp.sum(v1 * v1) < 3.11:
+            n1 = n1 + 1
+    return jnp.sum(x * x)
+
+
+@pytest.mark.parametrize("fn", [vm_nested_if, vm_branch_with_empty_loop])
+def test_vmap_of_grad_nested_control_flow(fn):
+    xs = np.array(
+        [
+            [-0.4, -1.09, -1.36],
+            [0.22, -1.11, 1.17],
+            [0.72, -2.0, 0.27],
+            [-1.1, 0.03, 0.04],
+            [1.12, -0.57, -0.53],
+            [0.94, 0.48, 2.36],
+        ]
+    )
+    assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
+    assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])

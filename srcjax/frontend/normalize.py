@@ -20,6 +20,7 @@ registry, a user function, a Python builtin that runs as-is, or "unknown"
 from __future__ import annotations
 
 import builtins
+import keyword
 import math
 import types
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ class Namer:
         base = base.strip("_") or "t"
         if base[0].isdigit():
             base = "v" + base
-        if base in _BUILTIN_SHADOWS:
+        if base in _BUILTIN_SHADOWS or keyword.iskeyword(base):
             base = base + "_"
         if base not in self.taken:
             self.taken.add(base)

@@ -1126,6 +1126,7 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
             nested |= set(N.assigned_names([st]))
     for n in sorted(nested - defined):
         head.append(N.assign(n, N.const(None)))
+    defined |= nested
     new_body = head + bp.block(body, defined)
     # the result and out_axes
     rv = ret.value
