@@ -541,3 +541,29 @@ def test_vmap_of_grad_nested_control_flow(fn):
     )
     assert_close(srcjax.vmap(fn)(xs), [fn(x) for x in xs])
     assert_close(srcjax.vmap(srcjax.grad(fn))(xs), [srcjax.grad(fn)(x) for x in xs])
+
+
+def vm_loops_in_both_branches(x):
+    v0 = x
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    if jnp.sum(v0) > -1.03:
+        if jnp.sum(v1) > 0.26:
+            v2 = jnp.flip(v1)
+        for _ in range(2):
+            v1 = v0 + v2
+    else:
+        for _ in range(2):
+            v1 = jnp.dot(v2, v2) * v2
+    return jnp.sum(v2 * v0)
+
+
+def test_vmap_of_grad_with_tape_pushes_in_loops_of_both_branches():
+    # the tape is one list both branches append to: batched once, not twice
+    xs = np.array(
+        [[2.38, 0.76, -0.28], [-0.26, -0.37, -1.5], [-0.28, -0.46, 0.11], [0.15, -0.77, 0.03]]
+    )
+    f = vm_loops_in_both_branches
+    g = srcjax.vmap(srcjax.grad(f))(xs)
+    assert g.shape == xs.shape
+    assert_close(g, [srcjax.grad(f)(x) for x in xs])

@@ -702,8 +702,11 @@ class Batcher:
         out: List[Any] = []
         entry = set(self.bat)
         results = {}
+        shared: Set[str] = set()  # lists both branches mutate in place (tapes)
         for which, stmts, flag in (("then", s.body, True), ("else", s.orelse, False)):
-            self.bat = set(entry)
+            # both branches run one after the other on the same list objects: a list
+            # the then branch made batched is batched when the else branch starts
+            self.bat = set(entry) | shared
             stmts = copy.deepcopy(stmts)
             local_assigned = N.assigned_names(stmts)
             reads = _reads_before_write(stmts)
@@ -742,6 +745,7 @@ class Batcher:
             out.extend(pre)
             out.extend(body)
             results[which] = (renames, set(self.bat))
+            shared = {n for n in self.bat if n in self.containers and n not in renames}
         # select
         r_then, bat_t = results["then"]
         r_else, bat_e = results["else"]
