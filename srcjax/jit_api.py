@@ -209,6 +209,11 @@ class _Jit(Transformed):
     def _key(self, args: tuple, kwargs: dict) -> Tuple[tuple, tuple, dict]:
         x64 = _cfg.x64_enabled
         static = self._static_pos
+        if static and max(static) >= len(args) + len(kwargs):
+            raise ValueError(
+                f"jitted function has static_argnums={tuple(sorted(static))} but was "
+                f"called with only {len(args)} positional arguments"
+            )
         keys = []
         new_args = None
         for i, x in enumerate(args):
