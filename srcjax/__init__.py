@@ -7,6 +7,7 @@ which ``srcjax.source(fn)`` prints.
 
 from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
+from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config

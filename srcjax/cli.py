@@ -340,6 +340,15 @@ def cmd_show(args) -> int:
 
     transformed = _transform(fn, args, srcjax)
     example_args = args.args or ()
+    wide = [a for a in example_args if getattr(getattr(a, "dtype", None), "itemsize", 0) == 8]
+    if wide and not srcjax.config.jax_enable_x64:
+        # as in JAX, 64-bit arguments become 32-bit unless x64 is on: say so
+        # rather than show float32 code for an f64 spec without a word
+        print(
+            "srcjax: note: 64-bit --args are converted to 32 bits (JAX's default); "
+            "call srcjax.config.update('jax_enable_x64', True) in the module for 64-bit code",
+            file=sys.stderr,
+        )
     source = getattr(srcjax, "source", None)
     if source is None:
         raise CliError("srcjax.source is not implemented yet")

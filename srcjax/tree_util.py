@@ -564,6 +564,14 @@ def tree_map(
     return _build(treedef, iter([f(*xs) for xs in zip(leaves, *others)]))
 
 
+# srcjax cannot see the leaves of a tree when it transforms source, so a
+# tree_map inside grad/jit/vmap would run `f` where no transform reaches it
+tree_map.__srcjax_not_inside__ = (
+    "call tree_map outside the transformed function (for example on the gradients "
+    "that jit(grad(loss)) returns), or index the tree by its keys: "
+    "{'w': p['w'] - lr * g['w'], 'b': p['b'] - lr * g['b']}"
+)
+
 _NO_INITIALIZER = object()
 
 

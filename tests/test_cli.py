@@ -299,3 +299,20 @@ def test_show_forward_mode_and_hessian(tmp_path):
         check=True,
     ).stdout
     assert "jacfwd" in out and "ad.basis" in out
+
+
+def test_show_says_when_64_bit_args_become_32_bit(model_file):
+    # `--args f64[8]` used to show float32 code without a word
+    r = run_cli("show", f"{model_file}:loss", "--jit", "--args", "f64[]", "f64[8]", "f64[8]")
+    assert r.returncode == 0, r.stderr
+    assert "float32[8]" in r.stdout
+    assert "jax_enable_x64" in r.stderr
+    r = run_cli("show", f"{model_file}:loss", "--jit", "--args", "f32[]", "f32[8]", "f32[8]")
+    assert "jax_enable_x64" not in r.stderr
+
+
+def test_nn_and_scipy_are_attributes_after_import_srcjax():
+    # `srcjax.nn.softmax` inside a transform failed unless something imported srcjax.nn
+    code = "import srcjax; print(srcjax.nn.relu, srcjax.scipy.special.erf)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

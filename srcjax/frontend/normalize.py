@@ -1093,11 +1093,14 @@ class Normalizer:
                 return self.lax_call(lax_kind, e, target)
             if getattr(obj, "__srcjax_jvp__", False):
                 return self.jvp_call(e, target)
-            if getattr(obj, "__srcjax_not_inside__", False):
+            not_inside = getattr(obj, "__srcjax_not_inside__", False)
+            if not_inside:
                 raise UnsupportedSyntaxError(
                     f"`{N.to_source(func)}` inside a transformed function is not supported",
                     self.loc(e),
-                    "use srcjax.grad or srcjax.jvp inside; call vjp/linearize outside",
+                    not_inside
+                    if isinstance(not_inside, str)
+                    else "use srcjax.grad or srcjax.jvp inside; call vjp/linearize outside",
                 )
         if status == "local" and isinstance(func, gast.Attribute):
             return self.method_call(e, target)
@@ -1136,7 +1139,7 @@ class Normalizer:
             # a transformed function (grad(f), vmap(f) ...) called here: inline its
             # generated code, specialized for array arguments
             if not e.keywords:
-                return self.inline(obj._generated(("leaf",) * len(e.args)), e, target)
+                return self.inline(obj._generated(("any",) * len(e.args)), e, target)
         if getattr(obj, "__srcjax_transform__", None) is not None:
             fnode = self.rename_all(func)
             args = [self.atom(a) for a in e.args]
@@ -1443,7 +1446,7 @@ class Normalizer:
             )
             N.copy_origin(call, e)
         tobj = factory(fobj, *extra, **kws)
-        gen = tobj._generated(("leaf",) * len(call.args))
+        gen = tobj._generated(("any",) * len(call.args))
         return self.inline(gen, call, target)
 
     def _lift(self, fn_node: Any) -> Optional[tuple]:

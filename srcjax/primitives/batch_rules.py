@@ -703,6 +703,7 @@ shape_ = _p("jnp.shape")
 ndim_ = _p("jnp.ndim")
 zeros_like = _p("jnp.zeros_like")
 broadcast_to = _p("jnp.broadcast_to")
+unbroadcast = _p("ad.unbroadcast")
 
 batch_broadcast.def_vjp(_batch_broadcast_vjp)
 batch_broadcast.def_jvp(_batch_broadcast_jvp)
@@ -715,6 +716,13 @@ branch_input.def_jvp(x=_branch_input_jvp)
 bmatmul.def_vjp(_bmatmul_vjp_a, _bmatmul_vjp_b)
 bmatmul.def_jvp(_bmatmul_jvp_a, _bmatmul_jvp_b)
 bunbroadcast.def_vjp(g=_bunbroadcast_vjp)
+
+
+def _bunbroadcast_jvp(t, ans, g, x, gb, xb):
+    return bunbroadcast(t, x, gb, xb)
+
+
+bunbroadcast.def_jvp(g=_bunbroadcast_jvp)
 
 
 def _is_name(node):
@@ -1369,6 +1377,18 @@ bbroadcast_like.missing_rule_hint = (
     "differentiating vmap-ed forward-mode code (grad of vmap of jvp) is not supported yet"
 )
 bbroadcast_like.samples = lambda rng: []
+
+
+def _bbroadcast_like_jvp(t, ans, x, like, xb, lb):
+    return bbroadcast_like(t, like, xb, lb)
+
+
+def _bbroadcast_like_vjp(h, ans, x, like, xb, lb):
+    return bunbroadcast(h, x, True, True) if xb else unbroadcast(h, x)
+
+
+bbroadcast_like.def_jvp(x=_bbroadcast_like_jvp)
+bbroadcast_like.def_vjp(x=_bbroadcast_like_vjp)
 
 
 _def(["ad.broadcast_like"], _broadcast_like_rule)

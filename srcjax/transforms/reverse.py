@@ -60,6 +60,11 @@ class Reverse:
         self.param_kinds = param_kinds
         self.active: Set[str] = set(wrt)
         self.containers: Set[str] = {p for p, k in param_kinds.items() if k == "tree"}
+        # names that may hold a container though nothing proves it (a parameter of
+        # a nested transform, whose argument types are unknown; the result of a
+        # call we know nothing about, like ``dict(params)``): their cotangents
+        # are summed with ``ad.tree_add``, which also adds arrays
+        self.maybe: Set[str] = {p for p, k in param_kinds.items() if k == "any"}
         self.reads: Set[str] = set()  # primal names the adjoint sweep reads
         self.materialized: Set[str] = set()
         self.tape: Optional[str] = None
@@ -81,9 +86,9 @@ class Reverse:
     def analyze(self, stmts: List[Any]) -> None:
         changed = True
         while changed:
-            before = (len(self.active), len(self.containers))
+            before = (len(self.active), len(self.containers), len(self.maybe))
             self._activity(stmts)
-            changed = before != (len(self.active), len(self.containers))
+            changed = before != (len(self.active), len(self.containers), len(self.maybe))
 
     def _activity(self, stmts: List[Any]) -> None:
         for s in stmts:
@@ -110,16 +115,21 @@ class Reverse:
                         x = next(iter(op.bound.values()), None)
                         if isinstance(x, gast.Name) and x.id in self.containers:
                             self.containers.add(t)
+                        if isinstance(x, gast.Name) and x.id in self.maybe:
+                            self.maybe.add(t)
                 elif op.kind == "copy":
                     if any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
                     if any(n in self.containers for n in op.operand_names()):
                         self.containers.add(t)
+                    if any(n in self.maybe for n in op.operand_names()):
+                        self.maybe.add(t)
                 elif op.kind == "pack":
                     self.containers.add(t)
                     if any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
                 elif op.kind == "unknown":
+                    self.maybe.add(t)
                     if any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
                 elif op.kind == "pop":
@@ -153,7 +163,7 @@ class Reverse:
     def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
         bar = self.bar(name)
         if name in nz:
-            if name in self.containers:
+            if name in self.containers or name in self.maybe:
                 value = N.call("ad.tree_add", [N.name(bar), expr])
             else:
                 value = gast.BinOp(left=N.name(bar), op=gast.Add(), right=expr)

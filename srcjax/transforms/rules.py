@@ -148,10 +148,13 @@ def inline_rule(
         node = N.clone(node)
         return _Subst(mapping, renames, rule, bindings, namer).visit(node)
 
-    stmts = [subst(s) for s in body[:-1]]
     last = body[-1]
     if not isinstance(last, gast.Return):
         raise TypeError(f"rule {rule.__qualname__} must end with `return`")
+    if any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s)):
+        # inlined, an early `return` would leave the generated function
+        raise TypeError(f"rule {rule.__qualname__} may `return` only at its end")
+    stmts = [subst(s) for s in body[:-1]]
     return stmts, subst(last.value)
 
 
