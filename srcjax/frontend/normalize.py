@@ -817,6 +817,23 @@ class Normalizer:
                 n = self.temp("n")
                 self.emit(N.assign(n, self._spec_len(inner)), Op("inactive", what="len"))
                 return ("reversed", (inner, n))
+        if (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Attribute)
+            and it.func.attr in ("keys", "values", "items")
+            and not it.args
+            and not it.keywords
+        ):
+            # for k, v in d.items(): the keys are listed once (they carry no
+            # derivative), the values are read as d[k] (differentiable)
+            d = self.atom(it.func.value, base="d")
+            ks = self.temp("keys")
+            prim = registry.by_public("ad.keys")
+            self.emit(
+                N.assign(ks, N.call("ad.keys", [N.clone(d)])),
+                Op("prim", prim=prim, bound=_bind(prim, d)),
+            )
+            return ("dict", (it.func.attr, d, ks))
         return ("seq", self.atom(it, base="seq"))
 
     def _spec_len(self, spec) -> Any:
@@ -827,6 +844,8 @@ class Normalizer:
             return self._spec_len(val)
         if kind == "reversed":
             return N.name(val[1])
+        if kind == "dict":
+            return N.call(N.name("len"), [N.name(val[2])])
         return N.call(N.name("min"), [self._spec_len(v) for v in val])
 
     def _spec_item(self, spec, idx: str) -> Any:
@@ -840,6 +859,15 @@ class Normalizer:
             j = self.temp("j")
             self.emit(N.assign(j, N.parse_expr(f"{n} - 1 - {idx}")), Op("inactive", what="index"))
             return self._spec_item(inner, j)
+        if kind == "dict":
+            how, d, ks = val
+            key = gast.Subscript(value=N.name(ks), slice=N.name(idx), ctx=gast.Load())
+            value = gast.Subscript(value=N.clone(d), slice=N.clone(key), ctx=gast.Load())
+            if how == "keys":
+                return key
+            if how == "values":
+                return value
+            return gast.Tuple(elts=[key, value], ctx=gast.Load())
         return gast.Tuple(elts=[self._spec_item(v, idx) for v in val], ctx=gast.Load())
 
     def _index_loop(self, s, spec):
@@ -964,7 +992,7 @@ class Normalizer:
             return self.attribute(e)
         if isinstance(e, gast.Call):
             return self.call(e, target)
-        if isinstance(e, (gast.ListComp, gast.GeneratorExp)):
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(e, target)
         if isinstance(e, gast.JoinedStr):
             return self.rename_all(e), Op("inactive", what="f-string")
@@ -986,8 +1014,14 @@ class Normalizer:
             raise _unsupported(e, "comprehensions with several `for`", src=self.src)
         gen = e.generators[0]
         t = target or self.temp("items")
-        self.emit(N.assign(t, gast.List(elts=[], ctx=gast.Load())), Op("pack", elts=[]))
-        app = N.expr_stmt(N.call(N.attr(N.name(t), "append"), [e.elt]))
+        if isinstance(e, gast.DictComp):
+            # {k: v for ...} is a loop of d[k] = v into an empty dict
+            self.emit(N.assign(t, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
+            key = gast.Subscript(value=N.name(t), slice=e.key, ctx=gast.Store())
+            app = gast.Assign(targets=[key], value=e.value, type_comment=None)
+        else:
+            self.emit(N.assign(t, gast.List(elts=[], ctx=gast.Load())), Op("pack", elts=[]))
+            app = N.expr_stmt(N.call(N.attr(N.name(t), "append"), [e.elt]))
         N.copy_origin(app, e)
         body = [app]
         for cond in reversed(gen.ifs):

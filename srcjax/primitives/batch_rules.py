@@ -1741,8 +1741,8 @@ def _tree_row(x, i):
     if isinstance(x, (list, tuple)):
         vals = [_tree_row(v, i) for v in x]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
-    if x is None:
-        return None
+    if x is None or isinstance(x, str):
+        return x  # a dict key popped from a batched tape is the same in every row
     return x[i]
 
 
@@ -2239,3 +2239,11 @@ def _scan_length_rule(c):
 
 
 _def(["ad.scan_length"], _scan_length_rule)
+
+
+def _keys_rule(c):
+    """``ad.keys(d)``: a batched dict has the keys of one example."""
+    return N.call("ad.keys", [c.arg("d")]), False
+
+
+_def(["ad.keys"], _keys_rule)

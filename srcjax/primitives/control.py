@@ -548,6 +548,16 @@ scan_length = register(
 )
 
 
+def _keys(d):
+    """The keys of the dict ``d`` as a list, in iteration order (``for k in d.items()``)."""
+    if not isinstance(d, dict):
+        raise TypeError(f"keys()/values()/items() need a dict, got {type(d).__name__}")
+    return list(d)
+
+
+keys = register(Primitive("ad.keys", _keys, kind="internal", differentiable=False))
+
+
 def _tree_slice(xs, i):
     """``xs[i]`` for every leaf of the pytree ``xs``."""
     if isinstance(xs, np.ndarray):

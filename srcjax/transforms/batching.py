@@ -597,10 +597,9 @@ class Batcher:
         for n in batched_names:
             r = self.namer.fresh(n + "_row")
             renames[n] = r
-            if n in self.containers:
-                row = N.call("ad.tree_row", [N.name(n), N.name(i)])
-            else:
-                row = gast.Subscript(value=N.name(n), slice=N.name(i), ctx=gast.Load())
+            # ad.tree_row, not n[i]: n may be a container, or a dict key popped
+            # from a batched tape (a str, the same in every row)
+            row = N.call("ad.tree_row", [N.name(n), N.name(i)])
             body.append(N.assign(r, row))
         new_value = N.clone(value)
         for node in gast.walk(new_value):
@@ -620,12 +619,22 @@ class Batcher:
         )
         self.at(loop, s)
         loop.sj_note = f"no batching rule for {what}: loop over the examples"
-        stack = "ad.tree_stack" if t in self.containers else "jnp.stack"
+        # ad.tree_stack stacks arrays as jnp.stack does, and containers leafwise
+        # (a sparse cotangent need not be known as a container here)
+        stack = "ad.tree_stack" if t in self.containers or self._may_be_tree(op) else "jnp.stack"
         return [
             self.at(N.assign(parts, gast.List(elts=[], ctx=gast.Load())), s),
             loop,
             self.at(N.assign(t, N.call(stack, [N.name(parts)])), s),
         ]
+
+    @staticmethod
+    def _may_be_tree(op: Op) -> bool:
+        """Whether ``op`` may return a container: helpers of generated adjoint code
+        (``ad.forget``, ``ad.tree_add`` ...) pass their argument's kind through."""
+        if op is None or op.kind != "prim":
+            return op is not None and op.kind == "unknown"
+        return op.prim.returns_tree or op.prim.public.startswith("ad.")
 
     # ------------------------------------------------------------------ joins
     def _dry(self, fn, *args):
