@@ -73,3 +73,24 @@ def test_cache_dir_mode_and_hash_check(tmp_path, monkeypatch):
     assert p2 == p
     with open(p) as fh:
         assert fh.read() == "x = 1\n"
+
+
+def composed_target(x):
+    y = jnp.sin(x) * x
+    return jnp.sum(y * y)
+
+
+def test_composed_transforms_name_the_users_lines():
+    # jit(grad(f)) and hessian(f) used to label lines with the intermediate
+    # generated file (f_grad_<hash>.py:N) instead of this file
+    x = np.array([0.5, 1.5])
+    for fn, args in [
+        (srcjax.jit(srcjax.grad(composed_target)), (x,)),
+        (srcjax.grad(srcjax.grad(lambda x: composed_target(x) * 1.0)), ()),
+    ]:
+        text = srcjax.source(fn, *args)
+        lines = [ln for ln in text.splitlines() if "jnp.sin(" in ln]
+        assert lines and all("test_debugging.py:" in ln for ln in lines), text
+    text = srcjax.source(srcjax.jit(srcjax.grad(composed_target)), x)
+    body = [ln for ln in text.splitlines() if "x_bar" in ln or "y_bar" in ln]
+    assert any("test_debugging.py:" in ln for ln in body), text

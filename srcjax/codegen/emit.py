@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import types
 from typing import Any, Dict, List, Optional
 
@@ -145,13 +146,20 @@ def refresh_namespaces() -> None:
 
 
 # ---------------------------------------------------------------------------- rendering
+# generated file -> {line: the user's "file.py:N" its origin comment names}, so a
+# transform of generated code (jit of grad, hessian) names the user's line too
+_ORIGINS: Dict[str, Dict[int, str]] = {}
+_ORIGIN_RE = re.compile(r"#\s(?:.*, )?([^\s,#]+\.py:\d+)$")
+
+
 def _origin_comment(stmt: Any, default_file: str) -> str:
     line = getattr(stmt, "sj_origin", None)
     if not line:
         return ""
-    fname = os.path.basename(getattr(stmt, "sj_file", None) or default_file)
+    path = getattr(stmt, "sj_file", None) or default_file
+    where = _ORIGINS.get(path, {}).get(line) or f"{os.path.basename(path)}:{line}"
     note = getattr(stmt, "sj_note", None)
-    return f"{note}, {fname}:{line}" if note else f"{fname}:{line}"
+    return f"{note}, {where}" if note else where
 
 
 def _line(indent: int, text: str, comment: str) -> str:
@@ -244,6 +252,12 @@ def load(
     path = cache.write_source(text, tag)
     lines = text.splitlines(keepends=True)
     linecache.cache[path] = (len(text), None, lines, path)
+    origins = {}
+    for i, ln in enumerate(lines, 1):
+        m = _ORIGIN_RE.search(ln.rstrip())
+        if m:
+            origins[i] = m.group(1)
+    _ORIGINS[path] = origins
     code = compile(text, path, "exec")
     fcode = None
     for c in code.co_consts:
