@@ -734,3 +734,19 @@ def test_items_of_a_non_dict_is_a_clear_error():
 
     with pytest.raises(Exception, match="need a dict"):
         srcjax.jit(f)(np.ones(3))
+
+
+def dl_list_keys(p):
+    s = 0.0
+    for k in list(p.keys()):
+        s = s + jnp.sum(p[k] * p[k])
+    return s
+
+
+def test_list_of_dict_keys_is_a_list():
+    # list(p.keys()) was treated as a copy of the dict_keys view: not subscriptable
+    p = {"w": np.array([1.0, 2.0]), "b": np.float64(0.5)}
+    assert_close(srcjax.jit(dl_list_keys)(p), 5.25)
+    g = srcjax.grad(dl_list_keys)(p)
+    assert_close(g["w"], 2 * p["w"])
+    assert_close(g["b"], 1.0)

@@ -1220,6 +1220,17 @@ class Normalizer:
             arg = e.args[0]
             if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
                 return self.comprehension(arg, target)
+            if (
+                obj is list
+                and isinstance(arg, gast.Call)
+                and isinstance(arg.func, gast.Attribute)
+                and arg.func.attr == "keys"
+                and not arg.args
+                and not arg.keywords
+            ):
+                d = self.atom(arg.func.value, base="d")
+                prim = registry.by_public("ad.keys")
+                return N.call("ad.keys", [d]), Op("prim", prim=prim, bound=_bind(prim, d))
             a = self.atom(arg)
             return a, Op("copy", elts=[a])
         if obj is dict and nargs == 0 and all(k.arg for k in e.keywords):
