@@ -6,6 +6,8 @@ from helpers import assert_close, fd_grad
 
 import srcjax
 import srcjax.numpy as jnp
+from srcjax import lax
+from srcjax.tree_util import tree_map
 
 pytestmark = pytest.mark.usefixtures("x64")
 RNG = np.random.default_rng(3)
@@ -646,8 +648,6 @@ def test_jacobian_of_jacobian_compositions(outer, inner):
 
 
 def tm_update(params, g):
-    from srcjax.tree_util import tree_map
-
     return tree_map(lambda a, b: a - 0.1 * b, params, g)
 
 
@@ -659,6 +659,7 @@ def test_tree_map_inside_jit_is_a_clear_error_at_the_users_line():
     msg = str(info.value)
     assert "test_regressions.py" in msg and "tree_map" in msg and "outside" in msg
     assert "tree_util.py" not in msg
+    assert "inside a transformed function is not supported" in msg
 
 
 def dl_items(p):
@@ -750,3 +751,153 @@ def test_list_of_dict_keys_is_a_list():
     g = srcjax.grad(dl_list_keys)(p)
     assert_close(g["w"], 2 * p["w"])
     assert_close(g["b"], 1.0)
+
+
+def comp_rebind_list(xs):
+    xs = [2.0 * x for x in xs]
+    return xs
+
+
+def comp_rebind_dict(d):
+    d = {k: v + 1.0 for k, v in d.items()}
+    return d
+
+
+def comp_rebind_loss(xs):
+    xs = [x * x for x in xs]
+    return xs[0] + xs[1]
+
+
+def test_comprehension_that_rebinds_the_name_it_reads():
+    # `xs = [... for x in xs]` emptied xs before reading it: [] under jit, silently
+    assert_close(srcjax.jit(comp_rebind_list)([1.0, 3.0]), [2.0, 6.0])
+    assert_close(srcjax.jit(comp_rebind_dict)({"a": 1.0})["a"], 2.0)
+    out = srcjax.vmap(comp_rebind_list)([np.ones(2), np.full(2, 3.0)])
+    assert_close(out, [[2.0, 2.0], [6.0, 6.0]])
+    assert_close(srcjax.grad(comp_rebind_loss)([1.0, 2.0]), [2.0, 4.0])
+
+
+def comp_leak(x, xs):
+    ys = [x * 2.0 for x in xs]
+    return x * (ys[0] + ys[1])
+
+
+def genexpr_leak(i, xs):
+    return i * sum(xs[i] * i for i in range(2))
+
+
+def test_comprehension_variables_do_not_leak_into_the_function():
+    # Python 3 scoping: the x of the comprehension is not the argument x
+    xs = [1.5, -0.5, 2.0]
+    assert_close(comp_leak(2.0, xs), 4.0)
+    assert_close(srcjax.jit(comp_leak)(2.0, xs), 4.0)
+    assert_close(srcjax.grad(comp_leak)(2.0, xs), 2.0)
+    xs = np.array([1.0, 5.0])
+    assert_close(srcjax.grad(genexpr_leak)(3.0, xs), 5.0)
+
+
+def default_arg_capture(w):
+    total = 0.0
+    for i in range(3):
+
+        def term(x, i=i):
+            return jnp.sin(w * x) * i
+
+        total = total + term(1.0)
+    return total
+
+
+def test_default_argument_named_like_the_variable_it_captures():
+    # `def term(x, i=i)` became `term_i = term_i`: UnboundLocalError / None
+    assert_close(srcjax.jit(default_arg_capture)(0.7), 3 * np.sin(0.7))
+    assert_close(srcjax.grad(default_arg_capture)(0.7), 3 * np.cos(0.7))
+
+
+def switch3(i, x):
+    return lax.switch(i, [lambda x: x**2, lambda x: x**3, lambda x: -x], x)
+
+
+def test_vmap_of_switch_with_a_batched_index():
+    # the index was clamped with int(): a batched index could not be converted
+    i = np.array([0, 1, 2, 5, -1])
+    x = np.array([2.0, 2.0, 2.0, 3.0, 3.0])
+    assert_close(srcjax.vmap(switch3)(i, x), [4.0, 8.0, -2.0, -3.0, 9.0])
+    g = srcjax.vmap(srcjax.grad(switch3, argnums=1))(i, x)
+    assert_close(g, [4.0, 12.0, -1.0, -1.0, 6.0])
+    assert_close(srcjax.grad(switch3, argnums=1)(1, 2.0), 12.0)
+
+
+def mut_add_sq(lst, v):
+    lst.append(v * v)
+
+
+def mut_put(d, v):
+    d["a"] = v * v
+
+
+def mut_helper_append(x):
+    acc = []
+    mut_add_sq(acc, x)
+    return acc[0]
+
+
+def mut_helper_setitem(x):
+    d = {}
+    mut_put(d, x)
+    return d["a"]
+
+
+def test_helper_that_mutates_its_list_or_dict_argument():
+    # the caller's list/dict did not see the change: zero gradient, or KeyError
+    assert_close(srcjax.grad(mut_helper_append)(0.5), 1.0)
+    assert_close(srcjax.jvp(mut_helper_append, (0.5,), (1.0,))[1], 1.0)
+    assert_close(srcjax.grad(mut_helper_setitem)(0.5), 1.0)
+    assert_close(srcjax.jit(mut_helper_setitem)(0.5), 0.25)
+
+
+def mut_alias_append(x):
+    acc = []
+    b = acc
+    b.append(x * x)
+    return acc[0]
+
+
+def mut_alias_setitem(x):
+    d = {"a": 0.0}
+    e = d
+    e["a"] = x * x
+    return d["a"]
+
+
+def mut_nested_append(x):
+    state = {"h": [x]}
+    state["h"].append(x * 3.0)
+    return state["h"][1]
+
+
+def mut_nested_named(x):
+    state = {"h": [x]}
+    h = state["h"]
+    h.append(x * 3.0)
+    state["h"] = h
+    return state["h"][1]
+
+
+@pytest.mark.parametrize(
+    "fn,line_text",
+    [
+        (mut_alias_append, "b.append(x * x)"),
+        (mut_alias_setitem, 'e["a"] = x * x'),
+        (mut_nested_append, 'state["h"].append(x * 3.0)'),
+    ],
+)
+def test_mutation_through_a_second_name_is_a_clear_error(fn, line_text):
+    # these gave a zero gradient without a word
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
+        srcjax.grad(fn)(0.5)
+    msg = str(info.value)
+    assert "test_regressions.py:" in msg and line_text in msg
+
+
+def test_the_suggested_rewrite_of_a_nested_append_works():
+    assert_close(srcjax.grad(mut_nested_named)(0.5), 3.0)

@@ -465,6 +465,10 @@ class Normalizer:
         return fdef
 
     def _check(self, fnode: Any) -> None:
+        bad = _shared_mutation(fnode)
+        if bad is not None:
+            node, message, hint = bad
+            raise UnsupportedSyntaxError(message, self.src.location(node), hint)
         for n in gast.walk(gast.Module(body=fnode.body, type_ignores=[])):
             for cls, what in _UNSUPPORTED.items():
                 if isinstance(n, cls):
@@ -1013,7 +1017,36 @@ class Normalizer:
         if len(e.generators) != 1 or e.generators[0].is_async:
             raise _unsupported(e, "comprehensions with several `for`", src=self.src)
         gen = e.generators[0]
-        t = target or self.temp("items")
+        # a fresh result name: `xs = [2 * x for x in xs]` must read the old xs
+        t = self.temp("items")
+        # the loop variables are the comprehension's own (Python 3 scoping):
+        # fresh names, so `[x * 2 for x in xs]` leaves an outer `x` alone
+        fresh = {}
+        for node in gast.walk(gen.target):
+            if isinstance(node, gast.Name):
+                fresh[node.id] = self.temp(node.id)
+
+        def own(node):
+            node = N.clone(node)
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and n.id in fresh:
+                    n.id = fresh[n.id]
+            return node
+
+        e = N.clone(e)
+        e.generators = [
+            gast.comprehension(
+                target=own(gen.target),
+                iter=gen.iter,
+                ifs=[own(c) for c in gen.ifs],
+                is_async=gen.is_async,
+            )
+        ]
+        if isinstance(e, gast.DictComp):
+            e.key, e.value = own(e.key), own(e.value)
+        else:
+            e.elt = own(e.elt)
+        gen = e.generators[0]
         if isinstance(e, gast.DictComp):
             # {k: v for ...} is a loop of d[k] = v into an empty dict
             self.emit(N.assign(t, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
@@ -1384,13 +1417,18 @@ class Normalizer:
         if not fname.isidentifier():
             fname = "lambda"
         own = {a.id for a in fnode.args.args} | _own_locals(fnode.body)
+        # default values belong to the scope the function was defined in, not to
+        # its own (`def term(x, i=i)` in a loop): resolve them before renaming
+        defaults = [
+            sub.rename_all(d) if not isinstance(d, gast.Constant) else d
+            for d in fnode.args.defaults
+        ]
         # rename the callee's own locals to fresh names in our namespace
         for local in sorted(own):
             sub.rename[local] = self.namer.fresh(
                 f"{fname}_{local}" if local in self.namer.taken else local
             )
         params = [a.id for a in fnode.args.args]
-        defaults = fnode.args.defaults
         values: Dict[str, Any] = {}
         if len(args) > len(params):
             raise UnsupportedSyntaxError(
@@ -1406,8 +1444,7 @@ class Normalizer:
         for i, p in enumerate(params):
             if p not in values:
                 if i >= first_default:
-                    d = defaults[i - first_default]
-                    values[p] = sub.rename_all(d) if not isinstance(d, gast.Constant) else d
+                    values[p] = defaults[i - first_default]
                 else:
                     raise UnsupportedSyntaxError(
                         f"missing argument `{p}` in call to `{fname}`", self.loc(e)
@@ -1424,6 +1461,19 @@ class Normalizer:
             ret = body[-1].value
             body = body[:-1]
         self.out.extend(body)
+        # a callee that mutates a list/dict argument (`lst.append(v)`, `d[k] = v`)
+        # mutates the caller's: the caller's name takes the callee's final value,
+        # so the derivative passes see the change (and functional setitem lands)
+        mutated = _mutated_params(fnode)
+        for p in sorted(mutated):
+            arg = values.get(p)
+            if isinstance(arg, gast.Name) and (
+                arg.id in self.locals or arg.id in self.rename.values()
+            ):
+                self.origin = e
+                final = N.name(sub.var(p))
+                self.emit(N.assign(arg.id, final), Op("copy", elts=[N.name(sub.var(p))]))
+                self.origin = saved_origin
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
@@ -1624,8 +1674,14 @@ class Normalizer:
             fns = a[1].elts
             ops = [self.atom(o) for o in a[2:]]
             k = self.temp("branch")
-            clamp = N.parse_expr(f"min(max(int({N.to_source(idx)}), 0), {len(fns) - 1})")
-            self.emit(N.assign(k, clamp), Op("inactive", what="clamp"))
+            # jnp.clip, not int(): under vmap the index is a batched array, and the
+            # chain of `if branch == j` below then selects per example
+            clip = registry.by_public("jnp.clip")
+            lo, hi = N.const(0), N.const(len(fns) - 1)
+            self.emit(
+                N.assign(k, N.call("jnp.clip", [N.clone(idx), lo, hi])),
+                Op("prim", prim=clip, bound=_bind(clip, idx, lo, hi)),
+            )
             chain: List[Any] = []
             for j in range(len(fns) - 1, -1, -1):
                 saved, self.out = self.out, []
@@ -1780,6 +1836,115 @@ def _shift_argnums(argnums: Any, k: int) -> Any:
     if isinstance(argnums, (tuple, list)):
         return tuple(a + k if a >= 0 else a for a in argnums)
     return argnums + k if argnums >= 0 else argnums
+
+
+_MUTATORS = {"append", "extend", "insert", "pop", "clear", "update", "setdefault", "remove"}
+
+
+def _mutated_params(fnode: Any) -> Set[str]:
+    """Parameters of ``fnode`` it mutates in place (``p.append(v)``, ``p[k] = v``)
+    and never rebinds (``p = ...``); nested functions are not looked into."""
+    params = {a.id for a in fnode.args.args}
+    mutated: Set[str] = set()
+    rebound: Set[str] = set()
+
+    def visit(node):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, gast.Name)
+        ):
+            mutated.add(node.func.value.id)
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            if isinstance(node.value, gast.Name):
+                mutated.add(node.value.id)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            rebound.add(node.id)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for st in fnode.body:
+        visit(st)
+    return (mutated & params) - rebound
+
+
+def _shared_mutation(fnode: Any) -> Optional[tuple]:
+    """A mutation srcjax would not see through: a list/dict changed in place
+    through a second name (``b = acc; b.append(v)`` and ``acc`` read later) or
+    inside another container (``state["h"].append(v)``). srcjax treats lists and
+    dicts as values, so these would give wrong derivatives: (node, message, hint)."""
+    own = _own_locals(fnode.body) | {a.id for a in fnode.args.args}
+    aliases: Dict[str, Set[str]] = {}
+    mutations: List[tuple] = []  # (name, node)
+    loads: Dict[str, List[int]] = {}
+
+    def visit(node):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if (
+            isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+            and isinstance(node.value, gast.Name)
+            and node.value.id in own
+        ):
+            a, b = node.targets[0].id, node.value.id
+            aliases.setdefault(a, set()).add(b)
+            aliases.setdefault(b, set()).add(a)
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr in _MUTATORS
+        ):
+            recv = node.func.value
+            if isinstance(recv, gast.Name):
+                mutations.append((recv.id, node))
+            elif isinstance(recv, gast.Subscript) and isinstance(recv.value, gast.Name):
+                if recv.value.id in own and node.func.attr != "pop":
+                    r = gast.unparse(recv).strip()
+                    return_hint = (
+                        f"give the inner list a name and store it back: `h = {r}`, "
+                        f"`h.{node.func.attr}(...)`, `{r} = h`"
+                    )
+                    raise _SharedMutation(
+                        node,
+                        f"`.{node.func.attr}` on a list inside another container is not "
+                        "supported in transformed functions (its derivative would be lost)",
+                        return_hint,
+                    )
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            if isinstance(node.value, gast.Name):
+                mutations.append((node.value.id, node))
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads.setdefault(node.id, []).append(getattr(node, "lineno", 0) or 0)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    try:
+        for st in fnode.body:
+            visit(st)
+    except _SharedMutation as exc:
+        return exc.args
+    for name, node in mutations:
+        line = getattr(node, "lineno", 0) or 0
+        for other in sorted(aliases.get(name, ())):
+            if any(ln > line for ln in loads.get(other, ())):
+                return (
+                    node,
+                    f"`{name}` is changed in place while `{other}` names the same "
+                    "list/dict and is read later; srcjax treats lists and dicts as "
+                    f"values, so the change would not reach `{other}`",
+                    f"use one name for it, or copy it first: `{name} = list({other})` / "
+                    f"`{name} = dict({other})`",
+                )
+    return None
+
+
+class _SharedMutation(Exception):
+    pass
 
 
 def _own_locals(stmts: List[Any]) -> Set[str]:
