@@ -901,3 +901,13 @@ def test_mutation_through_a_second_name_is_a_clear_error(fn, line_text):
 
 def test_the_suggested_rewrite_of_a_nested_append_works():
     assert_close(srcjax.grad(mut_nested_named)(0.5), 3.0)
+
+
+def returns_value_and_aux(x):
+    return jnp.sum(x * x), x
+
+
+def test_grad_of_a_tuple_output_suggests_has_aux():
+    # it said "Output had shape: (2,)" about a (value, aux) tuple
+    with pytest.raises(srcjax.errors.NonDifferentiableError, match="has_aux=True"):
+        srcjax.grad(returns_value_and_aux)(np.ones(3))

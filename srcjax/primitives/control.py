@@ -32,6 +32,13 @@ def _seed(out):
         if one is None:
             one = _ONES[dt] = dt.type(1.0)
         return one
+    if isinstance(out, (tuple, list, dict)):
+        raise NonDifferentiableError(
+            f"Gradient only defined for scalar-output functions; the output is a "
+            f"{type(out).__name__}",
+            hint="if the function returns (value, aux), pass has_aux=True; "
+            "otherwise use srcjax.vjp / srcjax.jacrev",
+        )
     shape = np.shape(out)
     if shape != ():
         raise NonDifferentiableError(
