@@ -911,3 +911,22 @@ def test_grad_of_a_tuple_output_suggests_has_aux():
     # it said "Output had shape: (2,)" about a (value, aux) tuple
     with pytest.raises(srcjax.errors.NonDifferentiableError, match="has_aux=True"):
         srcjax.grad(returns_value_and_aux)(np.ones(3))
+
+
+def tuple_concat(x):
+    t = (x,) + (x * 2.0,)
+    return t[1]
+
+
+def list_concat(x):
+    h = [x, 2.0 * x]
+    h = h + [x * 3.0, x]
+    return h[2] + h[0]
+
+
+@pytest.mark.parametrize("fn", [tuple_concat, list_concat])
+def test_joining_sequences_with_plus_under_grad_is_a_clear_error(fn):
+    # grad treated `+` of tuples as arithmetic: 3.0 instead of 2.0, silently
+    with pytest.raises(srcjax.errors.NonDifferentiableError, match="joining lists or tuples"):
+        srcjax.grad(fn)(0.5)
+    assert_close(srcjax.jit(fn)(0.5), fn(0.5))

@@ -30,6 +30,7 @@ import builtins
 import numpy as np
 
 from srcjax import dtypes as _dt
+from srcjax.errors import NonDifferentiableError
 from srcjax.primitives.registry import Primitive, register
 
 __all__: list = []  # nothing defined here is exported from this module directly
@@ -124,7 +125,12 @@ def _unbroadcast(g, x):
         if g.shape == x.shape:  # the common case, kept cheap
             return g
     except AttributeError:
-        pass
+        if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+            # the cotangent of a sequence: this `+` joined lists/tuples
+            raise NonDifferentiableError(
+                "`+` joining lists or tuples is not differentiable in srcjax yet",
+                hint="build the sequence in one display (`[a, b, c]`) or with .append",
+            ) from None
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
