@@ -930,3 +930,39 @@ def test_joining_sequences_with_plus_under_grad_is_a_clear_error(fn):
     with pytest.raises(srcjax.errors.NonDifferentiableError, match="joining lists or tuples"):
         srcjax.grad(fn)(0.5)
     assert_close(srcjax.jit(fn)(0.5), fn(0.5))
+
+
+def cast_int_times_x(x):
+    return jnp.sum(x.astype(jnp.int32) * x)
+
+
+def cast_int_roundtrip(x):
+    return jnp.sum(x.astype(jnp.int32).astype(jnp.float32))
+
+
+def asarray_int_times_x(x):
+    return jnp.sum(jnp.asarray(x, dtype=jnp.int32) * x)
+
+
+def cast_bool_times_x(x):
+    return jnp.sum(x.astype(bool) * x)
+
+
+@pytest.mark.parametrize(
+    "fn,expect",
+    [
+        (cast_int_times_x, [1.0, 2.0]),
+        (cast_int_roundtrip, [0.0, 0.0]),
+        (asarray_int_times_x, [1.0, 2.0]),
+        (cast_bool_times_x, [1.0, 1.0]),
+    ],
+)
+def test_casts_to_integer_or_bool_have_no_derivative(fn, expect):
+    # the cast passed the gradient through: [2.5, 4.5] instead of [1, 2]
+    a = np.array([1.5, 2.5], np.float32)
+    assert_close(srcjax.grad(fn)(a), expect)
+    assert_close(srcjax.jvp(fn, (a,), (np.ones(2, np.float32),))[1], sum(expect))
+    assert_close(srcjax.jit(srcjax.grad(fn))(a), expect)
+    batch = np.stack([a, a + 1.0])
+    per = srcjax.vmap(srcjax.grad(fn))(batch)
+    assert_close(per[0], expect)

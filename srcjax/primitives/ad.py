@@ -560,12 +560,86 @@ def _astype(x, dtype):
 astype = _internal("ad.astype", _astype)
 
 
+def _is_inexact(dtype) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+def _cast_cotangent(g, x, dtype):
+    """The cotangent of ``x`` through ``astype(x, dtype)``: ``g`` in ``x``'s dtype,
+    or zeros when ``dtype`` is an integer or bool (the cast has no derivative:
+    JAX's float0 tangent)."""
+    to = np.result_type(x)
+    shape = np.shape(g)
+    if shape != np.shape(x):  # under vmap one of them may carry the batch axis
+        shape = np.broadcast_shapes(shape, np.shape(x))
+    if _is_inexact(dtype):
+        return np.broadcast_to(np.asarray(g).astype(to, copy=False), shape)
+    return np.zeros(shape, to if to.kind in "fc" else np.float32)
+
+
+def _cast_tangent(t, dtype):
+    """The tangent of ``astype(x, dtype)``: ``t`` cast, or zeros (of ``t``'s
+    dtype) when ``dtype`` is an integer or bool."""
+    if _is_inexact(dtype):
+        return np.asarray(t).astype(dtype)
+    return np.zeros_like(t)
+
+
+def _keep_if_inexact(v, dtype):
+    """``v`` where a conversion to ``dtype`` keeps derivatives (``dtype`` None or
+    floating), zeros of ``v``'s shape and dtype where it is an integer or bool."""
+    if dtype is None or _is_inexact(dtype):
+        return v
+    return np.zeros_like(v)
+
+
+keep_if_inexact = register(Primitive("ad.keep_if_inexact", _keep_if_inexact))
+
+
+def _keep_if_inexact_lin(h, ans, v, dtype):
+    return keep_if_inexact(h, dtype)
+
+
+keep_if_inexact.def_vjp(v=_keep_if_inexact_lin)
+keep_if_inexact.def_jvp(v=_keep_if_inexact_lin)
+keep_if_inexact.samples = lambda rng: [((rng.normal(size=(2, 3)), "float32"), {})]
+
+cast_cotangent = register(Primitive("ad.cast_cotangent", _cast_cotangent))
+cast_tangent = register(Primitive("ad.cast_tangent", _cast_tangent))
+
+
+def _cast_cotangent_vjp(h, ans, g, x, dtype):
+    return cast_tangent(h, dtype)
+
+
+def _cast_cotangent_jvp(t, ans, g, x, dtype):
+    return cast_cotangent(t, x, dtype)
+
+
+def _cast_tangent_vjp(h, ans, t, dtype):
+    return cast_cotangent(h, t, dtype)
+
+
+def _cast_tangent_jvp(s, ans, t, dtype):
+    return cast_tangent(s, dtype)
+
+
+cast_cotangent.def_vjp(g=_cast_cotangent_vjp)
+cast_cotangent.def_jvp(g=_cast_cotangent_jvp)
+cast_cotangent.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), "float64"), {})
+]
+cast_tangent.def_vjp(t=_cast_tangent_vjp)
+cast_tangent.def_jvp(t=_cast_tangent_jvp)
+cast_tangent.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]
+
+
 def _astype_vjp(g, ans, x, dtype):
-    return astype(g, np.result_type(x))
+    return cast_cotangent(g, x, dtype)
 
 
 def _astype_jvp(t, ans, x, dtype):
-    return astype(t, dtype)
+    return cast_tangent(t, dtype)
 
 
 astype.def_vjp(_astype_vjp)

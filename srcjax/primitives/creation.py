@@ -15,6 +15,7 @@ from srcjax.primitives.ad import (
     canonical_dtype,
     default_float,
     default_int,
+    keep_if_inexact,
     sum,
     unbroadcast,
 )
@@ -315,28 +316,28 @@ array_adjoint.samples = lambda rng: [
 
 
 def _array_vjp_object(g, ans, object, dtype=None, copy=True, order="K", ndmin=0):
-    return array_adjoint(g, object)
+    return array_adjoint(keep_if_inexact(g, dtype), object)
 
 
 array.def_vjp(_array_vjp_object)
 
 
 def _array_jvp_object(t, ans, object, dtype=None, copy=True, order="K", ndmin=0):
-    return array(t, dtype, True, order, ndmin)
+    return keep_if_inexact(array(t, dtype, True, order, ndmin), dtype)
 
 
 array.def_jvp(_array_jvp_object)
 
 
 def _asarray_vjp_a(g, ans, a, dtype=None, order=None, copy=None):
-    return array_adjoint(g, a)
+    return array_adjoint(keep_if_inexact(g, dtype), a)
 
 
 asarray.def_vjp(_asarray_vjp_a)
 
 
 def _asarray_jvp_a(t, ans, a, dtype=None, order=None, copy=None):
-    return asarray(t, dtype, order)
+    return keep_if_inexact(asarray(t, dtype, order), dtype)
 
 
 asarray.def_jvp(_asarray_jvp_a)
