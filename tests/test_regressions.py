@@ -966,3 +966,21 @@ def test_casts_to_integer_or_bool_have_no_derivative(fn, expect):
     batch = np.stack([a, a + 1.0])
     per = srcjax.vmap(srcjax.grad(fn))(batch)
     assert_close(per[0], expect)
+
+
+def pow_zero(x):
+    return x**0
+
+
+def poly_features(x):
+    return jnp.sum(x ** np.array([0.0, 1.0, 2.0]))
+
+
+def test_derivative_of_power_zero_at_zero_is_zero():
+    # 0 * x**-1 gave nan at x == 0 (JAX: 0)
+    assert_close(srcjax.grad(pow_zero)(0.0), 0.0)
+    assert_close(srcjax.jvp(pow_zero, (0.0,), (1.0,))[1], 0.0)
+    assert_close(srcjax.grad(poly_features)(np.zeros(3)), [0.0, 1.0, 0.0])
+    assert_close(srcjax.jit(srcjax.grad(poly_features))(np.zeros(3)), [0.0, 1.0, 0.0])
+    x = np.array([0.5, -1.5, 2.0])
+    assert_close(srcjax.grad(poly_features)(x), [0.0, 1.0, 2 * x[2]])

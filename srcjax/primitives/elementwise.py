@@ -360,7 +360,8 @@ def _fmod_y(g, ans, x, y):
 
 
 def _pow_x(g, ans, x, y):
-    return g * y * x ** (y - 1)
+    # exponent 1 where y == 0: d/dx x**0 is 0 at x == 0 too, as in JAX (0 * x**-1 is nan)
+    return g * y * x ** (y - 1 + (y == 0))
 
 
 def _pow_y(g, ans, x, y):

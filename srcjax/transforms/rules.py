@@ -146,7 +146,7 @@ def inline_rule(
 
     def subst(node):
         node = N.clone(node)
-        return _Subst(mapping, renames, rule, bindings, namer).visit(node)
+        return _fold(_Subst(mapping, renames, rule, bindings, namer).visit(node))
 
     last = body[-1]
     if not isinstance(last, gast.Return):
@@ -156,6 +156,48 @@ def inline_rule(
         raise TypeError(f"rule {rule.__qualname__} may `return` only at its end")
     stmts = [subst(s) for s in body[:-1]]
     return stmts, subst(last.value)
+
+
+_FOLDABLE = {
+    gast.Add: lambda a, b: a + b,
+    gast.Sub: lambda a, b: a - b,
+    gast.Mult: lambda a, b: a * b,
+}
+
+
+def _small_number(node: Any) -> bool:
+    return (
+        isinstance(node, gast.Constant)
+        and type(node.value) in (int, float, bool)
+        and abs(node.value) < 2**31
+    )
+
+
+def _fold(node: Any) -> Any:
+    """Fold arithmetic on Python number literals that substitution produced
+    (``x ** (2 - 1 + (2 == 0))`` becomes ``x ** 1``): the generated code would
+    compute exactly this value at run time, so it only reads better."""
+
+    class Fold(gast.NodeTransformer):
+        def visit_BinOp(self, n):
+            self.generic_visit(n)
+            f = _FOLDABLE.get(type(n.op))
+            if f is not None and _small_number(n.left) and _small_number(n.right):
+                return N.const(f(n.left.value, n.right.value))
+            return n
+
+        def visit_Compare(self, n):
+            self.generic_visit(n)
+            if (
+                len(n.ops) == 1
+                and isinstance(n.ops[0], gast.Eq)
+                and _small_number(n.left)
+                and _small_number(n.comparators[0])
+            ):
+                return N.const(n.left.value == n.comparators[0].value)
+            return n
+
+    return Fold().visit(node)
 
 
 class _Subst(gast.NodeTransformer):
