@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, Tuple, Union
 import gast
 import numpy as np
 
-from .api import _TRANSFORM_CACHE, Transformed, _kind, finish
+from .api import _TRANSFORM_CACHE, Transformed, _canon_leaf, _kind, _map_leaves, finish
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import normalize
@@ -184,10 +184,17 @@ def jvp(
             "jvp called with different primal and tangent lengths; primals have length "
             f"{len(primals)} and tangents have length {len(tangents)}"
         )
+    primals, tangents = _canon_args(primals), _canon_args(tangents)
     _check_inexact(primals, "jvp")
     _check_tangents(primals, tangents)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
     return fn(*bound, *primals, *tangents)
+
+
+def _canon_args(args: Sequence[Any]) -> tuple:
+    """JAX's argument canonicalization, as grad does it: Python floats become
+    float32 arrays (float64 with x64), 64-bit arrays narrow when x64 is off."""
+    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
 
 
 def bound_of(fun: Any) -> tuple:
@@ -205,6 +212,7 @@ def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
     ``f_jvp`` is a ``functools.partial`` of generated code with the primals bound;
     unlike JAX it re-evaluates the primal computation on each call.
     """
+    primals = _canon_args(primals)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
     out = fun(*primals)
     return out, functools.partial(fn, *bound, *primals)
@@ -220,6 +228,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         ``functools.partial`` of generated code, so it can be transformed again
         (``vjp`` of ``vjp``); it re-runs the forward sweep on each call.
     """
+    primals = _canon_args(primals)
     _check_inexact(primals, "vjp")
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux)
     res = fun(*primals)

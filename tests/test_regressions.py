@@ -984,3 +984,20 @@ def test_derivative_of_power_zero_at_zero_is_zero():
     assert_close(srcjax.jit(srcjax.grad(poly_features))(np.zeros(3)), [0.0, 1.0, 0.0])
     x = np.array([0.5, -1.5, 2.0])
     assert_close(srcjax.grad(poly_features)(x), [0.0, 1.0, 2 * x[2]])
+
+
+def reciprocal(x):
+    return 1.0 / x
+
+
+def test_jvp_canonicalizes_python_float_primals_like_grad():
+    # Python floats ran in Python arithmetic: ZeroDivisionError, complex powers
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out, tan = srcjax.jvp(reciprocal, (0.0,), (1.0,))
+        assert np.isinf(out) and out > 0 and np.isinf(tan) and tan < 0
+        _, tan = srcjax.jvp(lambda x: x ** (1 / 3), (-8.0,), (1.0,))
+        assert not np.iscomplexobj(tan) and np.isnan(tan)
+        out, f_jvp = srcjax.linearize(reciprocal, 2.0)
+        assert_close(f_jvp(1.0), -0.25)
+        out, vjp_fn = srcjax.vjp(reciprocal, 2.0)
+        assert_close(vjp_fn(1.0)[0], -0.25)
