@@ -1001,3 +1001,13 @@ def test_jvp_canonicalizes_python_float_primals_like_grad():
         assert_close(f_jvp(1.0), -0.25)
         out, vjp_fn = srcjax.vjp(reciprocal, 2.0)
         assert_close(vjp_fn(1.0)[0], -0.25)
+
+
+def uses_missing_linalg(x):
+    return jnp.sum(jnp.linalg.svd(x, compute_uv=False))
+
+
+def test_missing_function_of_srcjax_numpy_is_named_as_missing():
+    # the hint asked whether it was imported before the function was transformed
+    with pytest.raises(srcjax.errors.ResolutionError, match="does not provide `svd`"):
+        srcjax.grad(uses_missing_linalg)(np.eye(2))

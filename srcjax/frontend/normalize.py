@@ -1982,11 +1982,14 @@ def _bind(prim: Any, *args: Any) -> Dict[str, Any]:
 def _resolution_error(norm: Normalizer, node: Any):
     from ..errors import ResolutionError
 
-    return ResolutionError(
-        f"cannot resolve `{N.to_source(node)}`",
-        norm.loc(node),
-        "is it defined (or imported) before the function is transformed?",
-    )
+    hint = "is it defined (or imported) before the function is transformed?"
+    if isinstance(node, gast.Attribute):
+        # a missing function of one of our modules (jnp.linalg.svd): say so
+        status, base = norm.resolve(node.value)
+        mod = getattr(base, "__name__", "") if status == "found" else ""
+        if isinstance(base, types.ModuleType) and mod.split(".")[0] == "srcjax":
+            hint = f"{mod} does not provide `{node.attr}` (yet)"
+    return ResolutionError(f"cannot resolve `{N.to_source(node)}`", norm.loc(node), hint)
 
 
 def _prim_expr(prim, atoms, kws) -> Any:
