@@ -1011,3 +1011,20 @@ def test_missing_function_of_srcjax_numpy_is_named_as_missing():
     # the hint asked whether it was imported before the function was transformed
     with pytest.raises(srcjax.errors.ResolutionError, match="does not provide `svd`"):
         srcjax.grad(uses_missing_linalg)(np.eye(2))
+
+
+def scalar_int_casts(x):
+    return x * np.int64(x) + jnp.float32(x) + jnp.sum(jnp.int32(x * 2.0))
+
+
+def index_with_int_cast(xs, t):
+    i = np.int32(t)
+    return xs[i] * t
+
+
+def test_numpy_integer_scalar_casts_have_zero_derivative():
+    # jnp.int32(x) on a differentiated value raised "no derivative rule"
+    assert_close(srcjax.grad(scalar_int_casts)(1.5), 2.0)
+    assert_close(srcjax.jit(scalar_int_casts)(1.5), 1.5 * 1 + 1.5 + 3)
+    xs = np.array([10.0, 20.0, 30.0])
+    assert_close(srcjax.grad(index_with_int_cast, argnums=1)(xs, 1.7), 20.0)

@@ -187,7 +187,24 @@ _INACTIVE_BUILTINS = {
 }  # results carry no derivative: shapes, flags, strings, printing
 
 #: numpy scalar types used as casts: ``np.float32(x)`` is ``x.astype(float32)``
-_CAST_TYPES = (np.float16, np.float32, np.float64, np.complex64, np.complex128)
+# numpy scalar types called as functions: a cast (ad.astype); to an integer or
+# bool type it has a zero derivative, as in JAX
+_CAST_TYPES = (
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+)
 
 _UNSUPPORTED = {
     gast.Try: "`try` blocks",
