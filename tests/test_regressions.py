@@ -1028,3 +1028,11 @@ def test_numpy_integer_scalar_casts_have_zero_derivative():
     assert_close(srcjax.jit(scalar_int_casts)(1.5), 1.5 * 1 + 1.5 + 3)
     xs = np.array([10.0, 20.0, 30.0])
     assert_close(srcjax.grad(index_with_int_cast, argnums=1)(xs, 1.7), 20.0)
+
+
+def test_vmap_of_plus_joining_tuples_and_lists():
+    # `(x,) + (2x,)` under vmap was lifted and added as arrays: [6.] for [2, 4, 6]
+    xs = np.array([1.0, 2.0, 3.0])
+    assert_close(srcjax.vmap(tuple_concat)(xs), [tuple_concat(v) for v in xs])
+    assert_close(srcjax.vmap(list_concat)(xs), [list_concat(v) for v in xs])
+    assert_close(srcjax.jit(srcjax.vmap(list_concat))(xs), [list_concat(v) for v in xs])

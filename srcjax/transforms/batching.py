@@ -427,6 +427,29 @@ class Batcher:
             items = v if isinstance(v, list) else [v]
             if any(self.is_batched(it) for it in items):
                 any_b = True
+        operands = [v for v in op.bound.values() if isinstance(v, gast.Name)]
+        if (
+            prim.public == "jnp.add"
+            and isinstance(s.value, gast.BinOp)
+            and any(v.id in self.containers for v in operands)
+        ):
+            # `+` of tuples/lists joins them: no lifting; every item batched
+            self.skel.pop(t, None)
+            self.containers.add(t)
+            if not any_b:
+                self._set(t, False)
+                return [s]
+            size = N.name(self.size_name)
+            value = N.clone(s.value)
+            for node in gast.walk(value):
+                for field in ("left", "right"):
+                    side = getattr(node, field, None) if isinstance(node, gast.BinOp) else None
+                    if isinstance(side, gast.Name) and not self.is_batched(side):
+                        setattr(node, field, N.call("ad.batch_broadcast", [side, size]))
+            new = self.at(N.assign(t, value), s)
+            new.sj_op = None
+            self._set(t, True)
+            return [new]
         if not any_b:
             self._track_container(prim, op, t)
             self._set(t, False)
