@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import types
 from typing import Any, Callable, Sequence, Tuple, Union
 
 import gast
@@ -185,10 +186,54 @@ def jvp(
             f"{len(primals)} and tangents have length {len(tangents)}"
         )
     primals, tangents = _canon_args(primals), _canon_args(tangents)
+    extra = _defaults_args(fun, len(primals))
     _check_inexact(primals, "jvp")
     _check_tangents(primals, tangents)
+    primals, tangents = primals + extra, tangents + _zero_tangents(extra)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
     return fn(*bound, *primals, *tangents)
+
+
+def _missing_defaults(fun: Any, nargs: int) -> dict:
+    """The default values of ``fun``'s parameters after the first ``nargs`` (and
+    after its bound arguments), when the call leaves them out: ``{name: value}``;
+    empty when nothing is missing or ``fun`` is not a plain Python function."""
+    if isinstance(fun, Transformed):
+        # grad(f) keeps f's defaults: look through it (hessian = jacfwd(grad(f)))
+        inner = getattr(fun, "_pyfn", None)
+        if not isinstance(inner, types.FunctionType) or getattr(fun, "_bound", ()):
+            return {}
+        if getattr(fun, "_bound_kwargs", None):
+            return {}
+        fun = inner
+    if hasattr(fun, "__srcjax_wrapped__"):
+        return {}
+    try:
+        py, bargs, bkw = unwrap_callable(fun)
+    except Exception:  # noqa: BLE001 - reported later with a better message
+        return {}
+    code = getattr(py, "__code__", None)
+    if code is None:
+        return {}
+    params = code.co_varnames[: code.co_argcount]
+    defaults = py.__defaults__ or ()
+    given = len(bargs) + nargs
+    first_default = len(params) - len(defaults)
+    missing = [p for p in params[given:] if p not in bkw]
+    if not missing or any(params.index(p) < first_default for p in missing):
+        return {}
+    return {p: defaults[params.index(p) - first_default] for p in missing}
+
+
+def _defaults_args(fun: Any, nargs: int) -> tuple:
+    """The values of the parameters a call leaves to their defaults, canonicalized,
+    to pass explicitly: the generated code's signature also has tangent or
+    cotangent parameters, so Python's own defaults cannot apply."""
+    return _canon_args(tuple(_missing_defaults(fun, nargs).values()))
+
+
+def _zero_tangents(values: tuple) -> tuple:
+    return tuple(_map_leaves(lambda v: np.zeros_like(v), v) for v in values)
 
 
 def _canon_args(args: Sequence[Any]) -> tuple:
@@ -213,6 +258,15 @@ def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
     unlike JAX it re-evaluates the primal computation on each call.
     """
     primals = _canon_args(primals)
+    extra = _defaults_args(fun, len(primals))
+    if extra:
+        fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals + extra), False, True)
+        zeros = _zero_tangents(extra)
+
+        def f_jvp(*tangents):
+            return fn(*bound, *primals, *extra, *tangents, *zeros)
+
+        return fun(*primals), f_jvp
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
     out = fun(*primals)
     return out, functools.partial(fn, *bound, *primals)
@@ -230,8 +284,12 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """
     primals = _canon_args(primals)
     _check_inexact(primals, "vjp")
-    fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux)
+    # parameters left to their defaults are passed explicitly, not differentiated
+    extra = _defaults_args(fun, len(primals))
+    nums = tuple(range(len(primals))) if extra else None
     res = fun(*primals)
+    primals = primals + extra
+    fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux, nums)
     if has_aux:
         out, aux = res
         return out, functools.partial(fn, *bound, *primals), aux
@@ -390,6 +448,9 @@ class _Jacobian(Transformed):
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
+        # parameters left to their defaults are passed explicitly (not differentiated)
+        if all(a >= 0 for a in nums):
+            args = args + tuple(_missing_defaults(self.fun, len(args)).values())
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         jac = fn(*bound_of(self.fun), *args)
         if self.aux_fun is not None:

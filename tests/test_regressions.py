@@ -1036,3 +1036,62 @@ def test_vmap_of_plus_joining_tuples_and_lists():
     assert_close(srcjax.vmap(tuple_concat)(xs), [tuple_concat(v) for v in xs])
     assert_close(srcjax.vmap(list_concat)(xs), [list_concat(v) for v in xs])
     assert_close(srcjax.jit(srcjax.vmap(list_concat))(xs), [list_concat(v) for v in xs])
+
+
+@srcjax.tree_util.register_pytree_node_class
+class RegLin:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def tree_flatten(self):
+        return (self.W, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+    def __call__(self, x):
+        return x @ self.W + self.b
+
+
+def call_model_loss(model, x):
+    return jnp.sum(model(x) ** 2)
+
+
+def test_calling_a_differentiated_model_object_is_not_a_constant():
+    # `model(x)` on a pytree-class argument gave a zero gradient without a word
+    m = RegLin(np.ones((2, 2)), np.zeros(2))
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="model"):
+        srcjax.grad(call_model_loss)(m, np.ones((3, 2)))
+
+
+def spring(k, x0=1.0, dt=0.1, n=5):
+    x, v = x0, 0.0
+    for _ in range(n):
+        v = v - dt * k * x
+        x = x + dt * v
+    return x
+
+
+def _np_spring(k):
+    return spring.__wrapped__(k) if hasattr(spring, "__wrapped__") else spring(k)
+
+
+def test_forward_mode_and_jacobians_use_default_arguments():
+    # jvp/linearize/vjp/jacfwd/jacrev/hessian called the generated code without
+    # the defaulted parameters: "missing 2 required positional arguments"
+    srcjax.config.update("jax_enable_x64", True)
+    try:
+        k, h = 2.0, 1e-6
+        fd = (spring(k + h) - spring(k - h)) / (2 * h)
+        fd2 = (spring(k + 1e-4) - 2 * spring(k) + spring(k - 1e-4)) / 1e-8
+        out, tan = srcjax.jvp(spring, (k,), (1.0,))
+        assert_close(out, spring(k))
+        assert_close(tan, fd, rtol=1e-6)
+        assert_close(srcjax.linearize(spring, k)[1](1.0), fd, rtol=1e-6)
+        assert_close(srcjax.vjp(spring, k)[1](1.0)[0], fd, rtol=1e-6)
+        assert_close(srcjax.jacfwd(spring)(k), fd, rtol=1e-6)
+        assert_close(srcjax.jacrev(spring)(k), fd, rtol=1e-6)
+        assert_close(srcjax.hessian(spring)(k), fd2, rtol=1e-4)
+    finally:
+        srcjax.config.update("jax_enable_x64", False)

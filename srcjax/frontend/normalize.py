@@ -1196,8 +1196,10 @@ class Normalizer:
             fvar = self.atom(func, base="fn")
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            # the callable is an operand too: calling a differentiated model object
+            # (`model(x)`) must not count as a constant
             return N.call(fvar, args, kws), Op(
-                "unknown", elts=args + list(kws.values()), what=N.to_source(func)
+                "unknown", elts=[fvar] + args + list(kws.values()), what=N.to_source(func)
             )
         if status == "missing":
             raise _resolution_error(self, func)
