@@ -239,7 +239,7 @@ class _Vmap(Transformed):
         )
         del header
         detail = f"in_axes: {shown}; out_axes={self.out_axes!r}"
-        return finish(src, norm, fdef, "vmap of", detail, defaults=False)
+        return finish(src, norm, fdef, "vmap of", detail, defaults=True)
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
@@ -286,6 +286,13 @@ class _Vmap(Transformed):
             raise ValueError(
                 "vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)
             )
+        from .api_fwd import _missing_defaults
+
+        extra = _missing_defaults(self.fun, len(args))
+        if extra:  # parameters left to their defaults: passed explicitly, unmapped
+            axes = axes if isinstance(axes, tuple) else (axes,) * len(args)
+            axes = axes + (None,) * len(extra)
+            args = args + tuple(extra.values())
         kinds = tuple(_kind(a) for a in args)
         skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
         fn = self._generated(kinds, axes, skels)

@@ -1095,3 +1095,16 @@ def test_forward_mode_and_jacobians_use_default_arguments():
         assert_close(srcjax.hessian(spring)(k), fd2, rtol=1e-4)
     finally:
         srcjax.config.update("jax_enable_x64", False)
+
+
+def scaled(k, c=3.0):
+    return k * c
+
+
+def test_vmap_passes_parameters_left_to_their_defaults():
+    # f_vmap() missing 1 required positional argument: 'c'
+    ks = np.array([1.0, 2.0, 4.0])
+    assert_close(srcjax.vmap(scaled)(ks), 3.0 * ks)
+    assert_close(srcjax.vmap(scaled, in_axes=(0,))(ks), 3.0 * ks)
+    assert_close(srcjax.vmap(srcjax.grad(scaled))(ks), [3.0, 3.0, 3.0])
+    assert_close(srcjax.jit(srcjax.vmap(scaled))(ks), 3.0 * ks)
