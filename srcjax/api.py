@@ -169,6 +169,11 @@ class _Grad(Transformed):
         bkw: dict = {}
         if not isinstance(fun, Transformed):
             inner, bound, bkw = unwrap_callable(fun)
+        else:
+            # grad(grad(obj.method)): the inner transform's bound arguments
+            # (self) come first in its generated code too
+            bound = tuple(getattr(fun, "_bound", ()) or ())
+            bkw = dict(getattr(fun, "_bound_kwargs", None) or {})
         self._bound = bound
         self._bound_kwargs = bkw
         self._pyfn = inner

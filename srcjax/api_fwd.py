@@ -80,7 +80,7 @@ def _jvp_function(
             src, norm, fdef, f"{label} of", f"with tangents for {', '.join(wrt)}", defaults=False
         )
 
-    fn = _cached(target, ("jvp", kinds, has_aux, tangent_only, positions), build)
+    fn = _cached(target, ("jvp", kinds, has_aux, tangent_only, positions, len(bound)), build)
     return fn, bound
 
 
@@ -115,7 +115,7 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
             src, norm, fdef, "vjp of", f"with respect to {', '.join(wrt)}", defaults=False
         )
 
-    fn = _cached(target, ("vjp", kinds, has_aux, argnums), build)
+    fn = _cached(target, ("vjp", kinds, has_aux, argnums, len(bound)), build)
     return fn, bound
 
 
@@ -387,12 +387,15 @@ class _Jacobian(Transformed):
         if self.mode == "jacfwd":
             inner, _ = _jvp_function(target, kinds, False, True, positions=nums)
         else:
-            inner, _ = _vjp_function(target, kinds, False)
+            # cotangents of the differentiated arguments only (not of a bound self)
+            inner, _ = _vjp_function(target, kinds, False, argnums=nums)
         wrt = [params[a] for a in nums]
         x = wrt[0] if single else "(" + ", ".join(wrt) + ",)"
         batched = self.batched and single and all(k == "leaf" for k in kinds)
         if batched:
             text = _batched_jacobian_text(self.mode, f"{src.name}_{self.mode}", params, nums[0])
+            if self.mode == "jacrev":
+                text = text.replace(f"rows[{nums[0]}]", "rows[0]")
         elif self.mode == "jacfwd":
             # one-hot tangents for the differentiated arguments, zeros for the others
             tangents = ["tangent"] if single else [f"tangent[{k}]" for k in range(len(nums))]
@@ -407,7 +410,7 @@ class _Jacobian(Transformed):
             )
         else:
             picks = wrt[0] if single else ", ".join(wrt)
-            idx = nums[0] if single else None
+            idx = 0 if single else None
             text = _JAC_TEMPLATE["jacrev"].format(
                 name=f"{src.name}_jacrev",
                 params=", ".join(params),
@@ -420,7 +423,7 @@ class _Jacobian(Transformed):
                     "rows.append(row)", f"rows.append(row[{idx}])"
                 )
             else:
-                sel = ", ".join(f"row[{a}]" for a in nums)
+                sel = ", ".join(f"row[{k}]" for k in range(len(nums)))
                 text = text.replace("rows.append(row)", f"rows.append(({sel},))")
             del picks
         fname = f"{src.name}_{self.mode}"

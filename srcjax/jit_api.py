@@ -286,7 +286,11 @@ class _Jit(Transformed):
     def _build(self, key, args, kwargs):
         kinds = tuple(_kind(a) for a in args)
         if isinstance(self.fun, Transformed):
-            target, bargs, bkw = self.fun._generated(kinds), (), {}
+            # grad(obj.method): the transform's bound arguments come first
+            fb = tuple(getattr(self.fun, "_bound", ()) or ())
+            kinds = tuple(_kind(a) for a in fb) + kinds
+            bkw = dict(getattr(self.fun, "_bound_kwargs", None) or {})
+            target, bargs = self.fun._generated(kinds), fb
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
         src = get_source(target)

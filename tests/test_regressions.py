@@ -1108,3 +1108,28 @@ def test_vmap_passes_parameters_left_to_their_defaults():
     assert_close(srcjax.vmap(scaled, in_axes=(0,))(ks), 3.0 * ks)
     assert_close(srcjax.vmap(srcjax.grad(scaled))(ks), [3.0, 3.0, 3.0])
     assert_close(srcjax.jit(srcjax.vmap(scaled))(ks), 3.0 * ks)
+
+
+class ScaledSquare:
+    def __init__(self):
+        self.c = 3.0
+
+    def f(self, x):
+        return jnp.sum(self.c * x * x)
+
+    def g(self, x):
+        return self.c * x * x
+
+
+def test_transforms_of_bound_methods_keep_self_bound_and_undifferentiated():
+    # jit(grad(m.f)) and grad(grad(m.g)) lost self; jacrev(m.g) differentiated
+    # self.c and then poisoned the cache for vjp(m.g)
+    m = ScaledSquare()
+    a = np.array([2.0])
+    assert_close(srcjax.jit(srcjax.grad(m.f))(a), [12.0])
+    assert_close(srcjax.jit(srcjax.value_and_grad(m.f))(a)[1], [12.0])
+    assert_close(srcjax.grad(srcjax.grad(m.g))(2.0), 6.0)
+    assert_close(srcjax.jacrev(m.g)(a), [[12.0]])
+    assert_close(srcjax.vjp(m.g, 2.0)[1](1.0)[0], 12.0)
+    assert_close(srcjax.jacfwd(m.g)(a), [[12.0]])
+    assert_close(srcjax.hessian(m.f)(a), [[6.0]])
