@@ -178,7 +178,10 @@ class custom_vjp(_Custom):
         lines = []
         for i, p in enumerate(diff):
             lines.append(
-                f"def _vjp_{p}(g, ans, {args}):\n    return bwd({lead}fwd({args})[1], g)[{i}]\n"
+                f"def _vjp_{p}(g, ans, {args}):\n"
+                f"    ct = ad.check_bwd(bwd({lead}fwd({args})[1], g), {len(diff)}, "
+                f"{self.fun.__name__!r})\n"
+                f"    return ct[{i}]\n"
             )
         ns = _synthetic_module(
             "\n\n".join(lines), f"custom_vjp rules of {self.fun.__name__}", {"fwd": fwd, "bwd": bwd}

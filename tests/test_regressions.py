@@ -1133,3 +1133,27 @@ def test_transforms_of_bound_methods_keep_self_bound_and_undifferentiated():
     assert_close(srcjax.vjp(m.g, 2.0)[1](1.0)[0], 12.0)
     assert_close(srcjax.jacfwd(m.g)(a), [[12.0]])
     assert_close(srcjax.hessian(m.f)(a), [[6.0]])
+
+
+@srcjax.custom_vjp
+def two_arg_custom(x, y):
+    return x * y
+
+
+def _two_arg_fwd(x, y):
+    return x * y, (x, y)
+
+
+def _two_arg_bwd_wrong(res, g):
+    x, y = res
+    return (g * y,)  # one cotangent for two arguments
+
+
+two_arg_custom.defvjp(_two_arg_fwd, _two_arg_bwd_wrong)
+
+
+def test_custom_vjp_bwd_with_the_wrong_number_of_cotangents_is_a_clear_error():
+    # argnums=0 silently worked; argnums=1 gave a bare IndexError
+    for argnums in (0, 1):
+        with pytest.raises(TypeError, match="must return a tuple of 2 cotangent"):
+            srcjax.grad(two_arg_custom, argnums=argnums)(2.0, 3.0)

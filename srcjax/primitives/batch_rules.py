@@ -2247,4 +2247,4 @@ def _keys_rule(c):
 
 
 _def(["ad.keys"], _keys_rule)
-_def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact"], _same)
+_def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact", "ad.check_bwd"], _same)

@@ -526,6 +526,25 @@ def _check_aux(out):
 check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))
 
 
+def _check_bwd(out, n, name):
+    """``out`` of a custom_vjp ``bwd`` rule, checked to hold one cotangent per
+    differentiable argument (``jax.custom_vjp`` raises TypeError too)."""
+    if not isinstance(out, (tuple, list)) or len(out) != n:
+        got = (
+            f"a {type(out).__name__} of length {len(out)}"
+            if isinstance(out, (tuple, list))
+            else (f"a {type(out).__name__}")
+        )
+        raise TypeError(
+            f"the custom_vjp bwd rule of {name} must return a tuple of {n} cotangent(s), "
+            f"one per differentiable argument; it returned {got}"
+        )
+    return out
+
+
+check_bwd = register(Primitive("ad.check_bwd", _check_bwd, kind="internal", differentiable=False))
+
+
 # ---------------------------------------------------------------------------
 # lax.scan support: slicing and stacking pytrees along the leading axis.
 
