@@ -429,7 +429,8 @@ def _attr_adjoint(ct, x, name):
         return out
     raise NotImplementedError(
         f"differentiating through the attribute .{name} of a {type(x).__name__} is not "
-        "supported; use a namedtuple, a dict or a registered pytree accessed by index"
+        "supported yet (also for registered pytree classes); keep the parameters in a "
+        "namedtuple or a dict, or pass the arrays themselves"
     )
 
 
