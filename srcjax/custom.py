@@ -170,6 +170,11 @@ class custom_vjp(_Custom):
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         self.fwd, self.bwd = fwd, bwd
+        # reverse mode only, as in JAX: say so to forward mode (jvp, jacfwd, hessian)
+        self.prim.missing_rule_hint = (
+            f"`{self.fun.__name__}` is a custom_vjp: forward mode (jvp, jacfwd, hessian) "
+            "cannot differentiate it, as in JAX; use grad/vjp/jacrev, or a custom_jvp"
+        )
         params = self.params
         diff = self._diff_params()
         nondiff = [params[i] for i in self.nondiff_argnums]

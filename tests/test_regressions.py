@@ -1157,3 +1157,9 @@ def test_custom_vjp_bwd_with_the_wrong_number_of_cotangents_is_a_clear_error():
     for argnums in (0, 1):
         with pytest.raises(TypeError, match="must return a tuple of 2 cotangent"):
             srcjax.grad(two_arg_custom, argnums=argnums)(2.0, 3.0)
+
+
+def test_forward_mode_of_a_custom_vjp_says_it_is_reverse_only():
+    # the hint asked to call defvjp, which had been called
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="forward mode"):
+        srcjax.jvp(two_arg_custom, (2.0, 3.0), (1.0, 0.0))
