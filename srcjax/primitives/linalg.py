@@ -165,15 +165,51 @@ def _einsum_vjp(
     preferred_element_type=None,
 ):
     return unbroadcast(
-        einsum(
+        einsum_with_consts(
             einsum_vjp_spec(subscripts, argnum, *operands),
+            einsum_vjp_consts(subscripts, argnum, *operands),
             g,
             *operands[:argnum],
             *operands[argnum + 1 :],
-            *einsum_vjp_consts(subscripts, argnum, *operands),
         ),
         operands[argnum],
     )
+
+
+def _einsum_with_consts(subscripts, consts, *operands):
+    """``einsum(subscripts, *operands, *consts)``: the cotangent einsum, with the
+    constant operands (identities, ones) as one tuple, so that the generated code
+    names every operand and can be transformed again."""
+    return np.einsum(subscripts, *operands, *consts, optimize=len(operands) + len(consts) > 2)
+
+
+einsum_with_consts = _linalg("ad.einsum_with_consts", _einsum_with_consts)
+
+
+def _einsum_with_consts_jvp(t, ans, subscripts, consts, *operands, argnum):
+    return einsum_with_consts(subscripts, consts, *operands[:argnum], t, *operands[argnum + 1 :])
+
+
+def _einsum_with_consts_vjp(h, ans, subscripts, consts, *operands, argnum):
+    # the constants are operands of the adjoint einsum too (reverse over reverse)
+    return unbroadcast(
+        einsum_with_consts(
+            einsum_vjp_spec(subscripts, argnum, *operands, *consts),
+            einsum_vjp_consts(subscripts, argnum, *operands, *consts),
+            h,
+            *operands[:argnum],
+            *operands[argnum + 1 :],
+            *consts,
+        ),
+        operands[argnum],
+    )
+
+
+einsum_with_consts.def_jvp(operands=_einsum_with_consts_jvp)
+einsum_with_consts.def_vjp(operands=_einsum_with_consts_vjp)
+einsum_with_consts.samples = lambda rng: [
+    (("ij,jk,k->i", (np.ones(4),), _rand(rng, 2, 3), _rand(rng, 3, 4)), {}),
+]
 
 
 def _einsum_jvp(

@@ -173,12 +173,59 @@ def _small_number(node: Any) -> bool:
     )
 
 
+def _starred_items(node: Any):
+    """The items of ``*(a, b)`` or ``*(a, b)[i:j]`` (constant bounds), else None."""
+    if not isinstance(node, gast.Starred):
+        return None
+    v = node.value
+    if isinstance(v, (gast.Tuple, gast.List)):
+        return list(v.elts)
+    if (
+        isinstance(v, gast.Subscript)
+        and isinstance(v.value, (gast.Tuple, gast.List))
+        and isinstance(v.slice, gast.Slice)
+        and v.slice.step is None
+    ):
+        bounds = []
+        for b in (v.slice.lower, v.slice.upper):
+            if b is None:
+                bounds.append(None)
+            elif isinstance(b, gast.Constant) and type(b.value) is int:
+                bounds.append(b.value)
+            elif (
+                isinstance(b, gast.UnaryOp)
+                and isinstance(b.op, gast.USub)
+                and isinstance(b.operand, gast.Constant)
+                and type(b.operand.value) is int
+            ):
+                bounds.append(-b.operand.value)
+            else:
+                return None
+        return list(v.value.elts[bounds[0] : bounds[1]])
+    return None
+
+
 def _fold(node: Any) -> Any:
     """Fold arithmetic on Python number literals that substitution produced
     (``x ** (2 - 1 + (2 == 0))`` becomes ``x ** 1``): the generated code would
     compute exactly this value at run time, so it only reads better."""
 
     class Fold(gast.NodeTransformer):
+        def visit_Call(self, n):
+            # `f(*(a, b)[:1], t, *(a, b)[2:])`: a variadic rule over a tuple display
+            # of operands, spelled out (`f(a, t)`) so generated code can be read,
+            # and transformed again (the frontend does not take star-arguments)
+            self.generic_visit(n)
+            args = []
+            for a in n.args:
+                items = _starred_items(a)
+                if items is None:
+                    args.append(a)
+                else:
+                    args.extend(items)
+            n.args = args
+            return n
+
         def visit_BinOp(self, n):
             self.generic_visit(n)
             f = _FOLDABLE.get(type(n.op))
