@@ -1189,3 +1189,15 @@ def test_einsum_gradients_can_be_transformed_again():
     assert_close(H.reshape(4, 4), 2 * np.eye(4))
     g2 = srcjax.grad(lambda a: jnp.sum(srcjax.grad(einsum_trace_quad)(a)))(a)
     assert_close(g2, np.full((2, 2), 2.0))
+
+
+def masked_sum(x):
+    return jnp.sum(x[x > 0])
+
+
+def test_vmap_of_a_per_example_boolean_mask_is_a_clear_error():
+    # it raised NumPy's "too many indices for array" from generated code
+    V = np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, -6.0]])
+    with pytest.raises(IndexError, match="boolean mask"):
+        srcjax.vmap(masked_sum)(V)
+    assert_close(srcjax.grad(masked_sum)(V[0]), [1.0, 0.0, 1.0])

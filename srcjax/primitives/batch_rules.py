@@ -432,6 +432,13 @@ def _gather_index(idx, batched, size, x_batched=True):
             "vmap: indexing with a batched index mixed with slices is not supported"
         )
     arrs = [np.asarray(p) for p in parts]
+    if any(a.dtype == np.bool_ for a, f in zip(arrs, flags) if f):
+        # JAX: NonConcreteBooleanIndexError (the result's shape would differ per example)
+        raise IndexError(
+            "vmap: indexing with a boolean mask that differs between examples is not "
+            "supported (each example would select a different number of elements); "
+            "use jnp.where(mask, x, 0)"
+        )
     bnd = max(a.ndim for a, f in zip(arrs, flags) if f)
     fixed = []
     for a, f in zip(arrs, flags):
