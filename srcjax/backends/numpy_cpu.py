@@ -208,15 +208,7 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
         body.extend(_parse(text, None, fname))
     for text, s, src in inner:
         body.extend(_parse(text, s, fname, note=src))
-    fdef = gast.FunctionDef(
-        name=region_name,
-        args=gast.parse(f"def _({', '.join(params)}): pass").body[0].args,
-        body=body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
+    fdef = N.function_def(region_name, N.arguments(params), body)
     stmts.append(fdef)
     stmts.extend(_parse(call, origin, fname))
     for t, full in renames:

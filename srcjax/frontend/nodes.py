@@ -24,7 +24,41 @@ __all__ = [
     "is_atom",
     "copy_origin",
     "to_source",
+    "param",
+    "arguments",
+    "function_def",
 ]
+
+
+def param(id_: str) -> Any:
+    """A parameter name of a generated function."""
+    return gast.Name(id=id_, ctx=gast.Param(), annotation=None, type_comment=None)
+
+
+def arguments(params: Iterable[Any]) -> Any:
+    """Positional-only-style parameter list: ``params`` are names (str) or Name nodes."""
+    return gast.arguments(
+        args=[param(p) if isinstance(p, str) else p for p in params],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
+
+
+def function_def(name_: str, args: Any, body: List[Any]) -> Any:
+    """``def name_(args): body`` (``args``: a gast.arguments, e.g. :func:`arguments`)."""
+    return gast.FunctionDef(
+        name=name_,
+        args=args,
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
 
 
 def name(id_: str, store: bool = False) -> Any:

@@ -468,15 +468,7 @@ class Normalizer:
         lowerer = _Lowerer(self.namer)
         body = lowerer.lower_function(body)
         new_body = self.block(body)
-        fdef = gast.FunctionDef(
-            name=node.name,
-            args=node.args,
-            body=new_body,
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
+        fdef = N.function_def(node.name, node.args, new_body)
         N.copy_origin(fdef, node)
         fdef.sj_origin = node.lineno
         return fdef

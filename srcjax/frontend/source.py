@@ -22,6 +22,7 @@ from typing import Any, Dict, Optional, Tuple
 import gast
 
 from ..errors import Location, SourceUnavailableError
+from . import nodes as N
 
 __all__ = ["FunctionSource", "get_source", "unwrap_callable"]
 
@@ -204,15 +205,7 @@ def gast_fix(tree: Any) -> Any:
 def _lambda_to_def(lam: Any) -> Any:
     ret = gast.Return(value=lam.body)
     gast.copy_location(ret, lam.body)
-    fdef = gast.FunctionDef(
-        name="lambda",
-        args=lam.args,
-        body=[ret],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
+    fdef = N.function_def("lambda", lam.args, [ret])
     gast.copy_location(fdef, lam)
     return fdef
 

@@ -1168,23 +1168,7 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
     rv = ret.value
     tail, retval = _output(bp, rv, spec.out_axes, body, ret)
     new_body += tail + [gast.Return(value=retval)]
-    new = gast.FunctionDef(
-        name=name or f"{fdef.name}_vmap",
-        args=gast.arguments(
-            args=kept,
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        ),
-        body=new_body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
+    new = N.function_def(name or f"{fdef.name}_vmap", N.arguments(kept), new_body)
     new.sj_origin = getattr(fdef, "sj_origin", None)
     return new
 

@@ -251,10 +251,6 @@ def _may_broadcast(op: Op) -> bool:
     return names > 1
 
 
-def _param(name: str) -> Any:
-    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
-
-
 def forward(
     norm: Normalized,
     wrt: List[str],
@@ -298,23 +294,7 @@ def forward(
     if has_aux:
         results.append(N.name(aux))
     new_body.append(gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load())))
-    args = gast.arguments(
-        args=list(fdef.args.args) + [_param(t) for t in tangent_params],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
-    new = gast.FunctionDef(
-        name=name or f"{fdef.name}_jvp",
-        args=args,
-        body=new_body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
+    args = N.arguments(list(fdef.args.args) + list(tangent_params))
+    new = N.function_def(name or f"{fdef.name}_jvp", args, new_body)
     new.sj_origin = getattr(fdef, "sj_origin", None)
     return new

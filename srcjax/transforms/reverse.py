@@ -827,25 +827,8 @@ def reverse(
     new_body += [_Marker("backward")] + seed + bwd + fix + [gast.Return(value=retval)]
     args = fdef.args
     if cotangent is not None:
-        args = gast.arguments(
-            args=list(fdef.args.args)
-            + [gast.Name(id=cotangent, ctx=gast.Param(), annotation=None, type_comment=None)],
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
-    new = gast.FunctionDef(
-        name=name or f"{fdef.name}_grad",
-        args=args,
-        body=new_body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
+        args = N.arguments(list(fdef.args.args) + [cotangent])
+    new = N.function_def(name or f"{fdef.name}_grad", args, new_body)
     new.sj_origin = getattr(fdef, "sj_origin", None)
     return new
 
