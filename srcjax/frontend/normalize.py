@@ -1006,7 +1006,7 @@ class Normalizer:
         if isinstance(e, gast.Call):
             return self.call(e, target)
         if isinstance(e, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
-            return self.comprehension(e, target)
+            return self.comprehension(e)
         if isinstance(e, gast.JoinedStr):
             return self.rename_all(e), Op("inactive", what="f-string")
         if isinstance(e, gast.Lambda):
@@ -1022,7 +1022,7 @@ class Normalizer:
             "move this code outside the transformed function",
         )
 
-    def comprehension(self, e, target):
+    def comprehension(self, e):
         if len(e.generators) != 1 or e.generators[0].is_async:
             raise _unsupported(e, "comprehensions with several `for`", src=self.src)
         gen = e.generators[0]
@@ -1263,7 +1263,7 @@ class Normalizer:
         if obj in (list, tuple) and nargs == 1 and not e.keywords:
             arg = e.args[0]
             if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
-                return self.comprehension(arg, target)
+                return self.comprehension(arg)
             if (
                 obj is list
                 and isinstance(arg, gast.Call)
@@ -1890,6 +1890,7 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
     own = _own_locals(fnode.body) | {a.id for a in fnode.args.args}
     aliases: Dict[str, Set[str]] = {}
     mutations: List[tuple] = []  # (name, node)
+    nested: List[tuple] = []  # (receiver, call node)
     loads: Dict[str, List[int]] = {}
 
     def visit(node):
@@ -1913,19 +1914,13 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
             recv = node.func.value
             if isinstance(recv, gast.Name):
                 mutations.append((recv.id, node))
-            elif isinstance(recv, gast.Subscript) and isinstance(recv.value, gast.Name):
-                if recv.value.id in own and node.func.attr != "pop":
-                    r = gast.unparse(recv).strip()
-                    return_hint = (
-                        f"give the inner list a name and store it back: `h = {r}`, "
-                        f"`h.{node.func.attr}(...)`, `{r} = h`"
-                    )
-                    raise _SharedMutation(
-                        node,
-                        f"`.{node.func.attr}` on a list inside another container is not "
-                        "supported in transformed functions (its derivative would be lost)",
-                        return_hint,
-                    )
+            elif (
+                isinstance(recv, gast.Subscript)
+                and isinstance(recv.value, gast.Name)
+                and recv.value.id in own
+                and node.func.attr != "pop"
+            ):
+                nested.append((recv, node))
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
             if isinstance(node.value, gast.Name):
                 mutations.append((node.value.id, node))
@@ -1934,11 +1929,18 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
         for child in gast.iter_child_nodes(node):
             visit(child)
 
-    try:
-        for st in fnode.body:
-            visit(st)
-    except _SharedMutation as exc:
-        return exc.args
+    for st in fnode.body:
+        visit(st)
+    if nested:
+        recv, node = nested[0]
+        r = gast.unparse(recv).strip()
+        return (
+            node,
+            f"`.{node.func.attr}` on a list inside another container is not supported in "
+            "transformed functions (its derivative would be lost)",
+            f"give the inner list a name and store it back: `h = {r}`, "
+            f"`h.{node.func.attr}(...)`, `{r} = h`",
+        )
     for name, node in mutations:
         line = getattr(node, "lineno", 0) or 0
         for other in sorted(aliases.get(name, ())):
@@ -1952,10 +1954,6 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
                     f"`{name} = dict({other})`",
                 )
     return None
-
-
-class _SharedMutation(Exception):
-    pass
 
 
 def _own_locals(stmts: List[Any]) -> Set[str]:

@@ -439,13 +439,12 @@ class Batcher:
             if not any_b:
                 self._set(t, False)
                 return [s]
-            size = N.name(self.size_name)
             value = N.clone(s.value)
-            for node in gast.walk(value):
-                for field in ("left", "right"):
-                    side = getattr(node, field, None) if isinstance(node, gast.BinOp) else None
-                    if isinstance(side, gast.Name) and not self.is_batched(side):
-                        setattr(node, field, N.call("ad.batch_broadcast", [side, size]))
+            for field in ("left", "right"):
+                side = getattr(value, field)
+                if not self.is_batched(side):
+                    bcast = N.call("ad.batch_broadcast", [side, N.name(self.size_name)])
+                    setattr(value, field, bcast)
             new = self.at(N.assign(t, value), s)
             new.sj_op = None
             self._set(t, True)

@@ -205,46 +205,43 @@ def _starred_items(node: Any):
     return None
 
 
-def _fold(node: Any) -> Any:
+class _Fold(gast.NodeTransformer):
     """Fold arithmetic on Python number literals that substitution produced
-    (``x ** (2 - 1 + (2 == 0))`` becomes ``x ** 1``): the generated code would
-    compute exactly this value at run time, so it only reads better."""
+    (``x ** (2 - 1 + (2 == 0))`` becomes ``x ** 1``) and spell out star-arguments
+    over tuple displays (``f(*(a, b)[:1], t)`` becomes ``f(a, t)``): the generated
+    code computes exactly the same at run time, it only reads better, and can be
+    transformed again (the frontend takes no star-arguments)."""
 
-    class Fold(gast.NodeTransformer):
-        def visit_Call(self, n):
-            # `f(*(a, b)[:1], t, *(a, b)[2:])`: a variadic rule over a tuple display
-            # of operands, spelled out (`f(a, t)`) so generated code can be read,
-            # and transformed again (the frontend does not take star-arguments)
-            self.generic_visit(n)
-            args = []
-            for a in n.args:
-                items = _starred_items(a)
-                if items is None:
-                    args.append(a)
-                else:
-                    args.extend(items)
-            n.args = args
-            return n
+    def visit_Call(self, n):
+        self.generic_visit(n)
+        args = []
+        for a in n.args:
+            items = _starred_items(a)
+            args.extend([a] if items is None else items)
+        n.args = args
+        return n
 
-        def visit_BinOp(self, n):
-            self.generic_visit(n)
-            f = _FOLDABLE.get(type(n.op))
-            if f is not None and _small_number(n.left) and _small_number(n.right):
-                return N.const(f(n.left.value, n.right.value))
-            return n
+    def visit_BinOp(self, n):
+        self.generic_visit(n)
+        f = _FOLDABLE.get(type(n.op))
+        if f is not None and _small_number(n.left) and _small_number(n.right):
+            return N.const(f(n.left.value, n.right.value))
+        return n
 
-        def visit_Compare(self, n):
-            self.generic_visit(n)
-            if (
-                len(n.ops) == 1
-                and isinstance(n.ops[0], gast.Eq)
-                and _small_number(n.left)
-                and _small_number(n.comparators[0])
-            ):
-                return N.const(n.left.value == n.comparators[0].value)
-            return n
+    def visit_Compare(self, n):
+        self.generic_visit(n)
+        if (
+            len(n.ops) == 1
+            and isinstance(n.ops[0], gast.Eq)
+            and _small_number(n.left)
+            and _small_number(n.comparators[0])
+        ):
+            return N.const(n.left.value == n.comparators[0].value)
+        return n
 
-    return Fold().visit(node)
+
+def _fold(node: Any) -> Any:
+    return _Fold().visit(node)
 
 
 class _Subst(gast.NodeTransformer):
