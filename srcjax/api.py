@@ -6,6 +6,7 @@ import functools
 import importlib
 import os
 import threading
+import types
 import weakref
 from typing import Any, Callable, Dict, Sequence, Tuple, Union
 
@@ -101,6 +102,37 @@ _TRANSFORM_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
+def _missing_defaults(fun: Any, nargs: int) -> dict:
+    """The default values of ``fun``'s parameters after the first ``nargs`` (and
+    after its bound arguments), when the call leaves them out: ``{name: value}``;
+    empty when nothing is missing or ``fun`` is not a plain Python function."""
+    if isinstance(fun, Transformed):
+        # grad(f) keeps f's defaults: look through it (hessian = jacfwd(grad(f)))
+        inner = getattr(fun, "_pyfn", None)
+        if not isinstance(inner, types.FunctionType) or getattr(fun, "_bound", ()):
+            return {}
+        if getattr(fun, "_bound_kwargs", None):
+            return {}
+        fun = inner
+    if hasattr(fun, "__srcjax_wrapped__"):
+        return {}
+    try:
+        py, bargs, bkw = unwrap_callable(fun)
+    except Exception:  # noqa: BLE001 - reported later with a better message
+        return {}
+    code = getattr(py, "__code__", None)
+    if code is None:
+        return {}
+    params = code.co_varnames[: code.co_argcount]
+    defaults = py.__defaults__ or ()
+    given = len(bargs) + nargs
+    first_default = len(params) - len(defaults)
+    missing = [p for p in params[given:] if p not in bkw]
+    if not missing or any(params.index(p) < first_default for p in missing):
+        return {}
+    return {p: defaults[params.index(p) - first_default] for p in missing}
+
+
 class Transformed:
     """A function transformed by srcjax; calls dispatch to generated code.
 
@@ -133,6 +165,15 @@ class Transformed:
 
     def _cache_size(self) -> int:
         return len(self._cache)
+
+    def _default_values(self, nargs: int) -> tuple:
+        """Values of the parameters a call with ``nargs`` arguments leaves to their
+        defaults (passed explicitly to generated code); looked up once per ``nargs``."""
+        cache = self.__dict__.setdefault("_defaults_by_nargs", {})
+        vals = cache.get(nargs)
+        if vals is None:
+            vals = cache[nargs] = tuple(_missing_defaults(self.fun, nargs).values())
+        return vals
 
     def __get__(self, obj, objtype=None):
         if obj is None:

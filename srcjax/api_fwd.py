@@ -17,13 +17,20 @@ from __future__ import annotations
 import functools
 import os
 import threading
-import types
 from typing import Any, Callable, Sequence, Tuple, Union
 
 import gast
 import numpy as np
 
-from .api import _TRANSFORM_CACHE, Transformed, _canon_leaf, _kind, _map_leaves, finish
+from .api import (
+    _TRANSFORM_CACHE,
+    Transformed,
+    _canon_leaf,
+    _kind,
+    _map_leaves,
+    _missing_defaults,
+    finish,
+)
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import normalize
@@ -192,37 +199,6 @@ def jvp(
     primals, tangents = primals + extra, tangents + _zero_tangents(extra)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
     return fn(*bound, *primals, *tangents)
-
-
-def _missing_defaults(fun: Any, nargs: int) -> dict:
-    """The default values of ``fun``'s parameters after the first ``nargs`` (and
-    after its bound arguments), when the call leaves them out: ``{name: value}``;
-    empty when nothing is missing or ``fun`` is not a plain Python function."""
-    if isinstance(fun, Transformed):
-        # grad(f) keeps f's defaults: look through it (hessian = jacfwd(grad(f)))
-        inner = getattr(fun, "_pyfn", None)
-        if not isinstance(inner, types.FunctionType) or getattr(fun, "_bound", ()):
-            return {}
-        if getattr(fun, "_bound_kwargs", None):
-            return {}
-        fun = inner
-    if hasattr(fun, "__srcjax_wrapped__"):
-        return {}
-    try:
-        py, bargs, bkw = unwrap_callable(fun)
-    except Exception:  # noqa: BLE001 - reported later with a better message
-        return {}
-    code = getattr(py, "__code__", None)
-    if code is None:
-        return {}
-    params = code.co_varnames[: code.co_argcount]
-    defaults = py.__defaults__ or ()
-    given = len(bargs) + nargs
-    first_default = len(params) - len(defaults)
-    missing = [p for p in params[given:] if p not in bkw]
-    if not missing or any(params.index(p) < first_default for p in missing):
-        return {}
-    return {p: defaults[params.index(p) - first_default] for p in missing}
 
 
 def _defaults_args(fun: Any, nargs: int) -> tuple:
@@ -453,7 +429,7 @@ class _Jacobian(Transformed):
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
         # parameters left to their defaults are passed explicitly (not differentiated)
         if all(a >= 0 for a in nums):
-            args = args + tuple(_missing_defaults(self.fun, len(args)).values())
+            args = args + self._default_values(len(args))
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         jac = fn(*bound_of(self.fun), *args)
         if self.aux_fun is not None:

@@ -286,13 +286,11 @@ class _Vmap(Transformed):
             raise ValueError(
                 "vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)
             )
-        from .api_fwd import _missing_defaults
-
-        extra = _missing_defaults(self.fun, len(args))
+        extra = self._default_values(len(args))
         if extra:  # parameters left to their defaults: passed explicitly, unmapped
             axes = axes if isinstance(axes, tuple) else (axes,) * len(args)
             axes = axes + (None,) * len(extra)
-            args = args + tuple(extra.values())
+            args = args + extra
         kinds = tuple(_kind(a) for a in args)
         skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
         fn = self._generated(kinds, axes, skels)
