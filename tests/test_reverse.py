@@ -401,3 +401,31 @@ def test_namedtuple_params_and_builtin_sum():
 
     m = RNG.normal(size=(4, 3))
     check(rows, m)
+
+
+# ---------------------------------------------------------------- call fast path
+def test_fast_path_float_argument_is_float32_like_numpy():
+    """grad(f)(python float) converts through the fast path exactly as np.float32
+    does (overflow to inf, NaN, rounding), and honours x64 when it is on."""
+    from srcjax import config
+
+    def ident(x):
+        return x * 1.0
+
+    g = srcjax.grad(lambda x: ident(x) * x)  # d/dx x**2 = 2x
+    config.update("jax_enable_x64", False)
+    try:
+        with np.errstate(over="ignore"):
+            for v in (1.1, 3.0e38, -2.5e-45, 0.1):
+                want = np.float32(2.0) * np.float32(v)
+                got = g(v)
+                assert type(got) is np.float32
+                assert got == want
+            assert np.isinf(g(1e300))
+        assert np.isnan(g(float("nan")))
+        f32 = np.float32(0.1)
+        assert g(f32) == np.float32(2.0) * f32
+    finally:
+        config.update("jax_enable_x64", True)
+    got = g(0.1)
+    assert type(got) is np.float64 and got == 0.2
