@@ -69,12 +69,12 @@ def test_rows_mode_for_lower_rank_operands():
 
 def test_region_ending_in_reduction_and_lone_reduction():
     def f(x):
-        return jnp.sum((x - jnp.mean(x)) ** 2)
+        return jnp.sum((x - jnp.mean(x)) ** 3)
 
     rs = regions(f, opt.Aval((64,), F32))
     assert [r[2].reduce_kind for r in rs] == ["mean", "sum"]
-    assert rs[0][2].plan == [] and len(rs[1][2].plan) == 2
-    assert rs[1][2].outputs == []  # the squares live in scratch only
+    assert rs[0][2].plan == [] and len(rs[1][2].plan) == 3
+    assert rs[1][2].outputs == []  # the cubes live in scratch only
 
 
 def test_values_read_later_are_outputs():
@@ -140,3 +140,76 @@ def test_ufunc_map_covers_elementwise_operators():
     assert fusion.ufunc_of(by_public("jnp.add")) is np.add
     assert fusion.ufunc_of(by_public("jnp.tanh")) is np.tanh
     assert fusion.ufunc_of(by_public("jnp.sum")) is None
+
+
+# ---------------------------------------------------------------- one-pass centered sums
+def centered(x):
+    return jnp.sum((x - jnp.mean(x)) ** 2)
+
+
+def centered_square_method(x):
+    return jnp.sum(jnp.square(x.mean() - x))
+
+
+def centered_and_mean(x):
+    m = jnp.mean(x)
+    return jnp.sum((x - m) * (x - m)), m
+
+
+def test_mean_then_centered_square_is_one_region():
+    for f in (centered, centered_square_method, centered_and_mean):
+        ((start, end, reg),) = regions(f, opt.Aval((4096,), F32))
+        assert reg.center is not None and reg.reduce_kind == "sum", f.__name__
+        assert list(reg.inputs) == ["x"]
+        assert "one pass" in fusion.describe(reg)
+
+
+def test_centered_merge_needs_the_same_array_and_private_deviations():
+    def other_array(x, y):
+        return jnp.sum((x - jnp.mean(y)) ** 2)
+
+    def deviations_reused(x):
+        d = x - jnp.mean(x)
+        return jnp.sum(d * d), d
+
+    def cube(x):
+        d = x - jnp.mean(x)
+        return jnp.sum(d * d * d)
+
+    a = opt.Aval((4096,), F32)
+    assert all(r[2].center is None for r in regions(other_array, a, a))
+    assert all(r[2].center is None for r in regions(deviations_reused, a))
+    assert all(r[2].center is None for r in regions(cube, a))
+
+
+def test_centered_region_matches_float64_over_many_chunks(monkeypatch):
+    monkeypatch.setattr(runtime, "CHUNK_BYTES", 4096)  # 1024-element chunks
+    rng = np.random.default_rng(2)
+    for n in (1024, 5003, 20480):
+        # a large offset makes a naive one-pass sum(x**2) - n*mean**2 useless
+        x = (rng.standard_normal(n) * 0.5 + 1000.0).astype(np.float32)
+        x64 = x.astype(np.float64)
+        want = np.sum((x64 - x64.mean()) ** 2)
+        for f in (centered, centered_square_method):
+            fn, text, count = lowered(f, opt.Aval(x.shape, F32))
+            assert count == 1 and "reduce='centered'" in text
+            got = fn(x)
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(got, want, rtol=2e-5)
+        fn, text, _ = lowered(centered_and_mean, opt.Aval(x.shape, F32))
+        s, m = fn(x)
+        assert abs(m - x64.mean()) < 1e-4 and m.dtype == np.float32
+        np.testing.assert_allclose(s, np.sum((x64 - float(m)) ** 2), rtol=2e-5)
+
+
+def test_combine_centered_identity_is_exact_in_float64():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(1000) + 5.0
+    chunk = 300
+    parts = []
+    for lo in range(0, x.size, chunk):
+        c = x[lo : lo + chunk]
+        parts.append((np.sum(c), np.mean(c), np.sum((c - np.mean(c)) ** 2)))
+    mean, m2 = runtime.combine_centered(parts, x.size, chunk, np.float64)
+    assert mean == np.sum([p[0] for p in parts]) / x.size
+    np.testing.assert_allclose(m2, np.sum((x - mean) ** 2), rtol=1e-12)

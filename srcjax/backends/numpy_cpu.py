@@ -100,6 +100,29 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
                 whole[name] = v
             else:
                 whole[name] = name
+    lo, hi = namer.fresh("lo"), namer.fresh("hi")
+    chunk_names: Dict[str, str] = {}
+    body_pre: List[str] = []
+
+    def chunk_of(name: str) -> str:
+        c = chunk_names.get(name)
+        if c is None:
+            c = namer.fresh(f"{name}_c")
+            chunk_names[name] = c
+            body_pre.append(f"{c} = {view[name]}[{lo}:{hi}]")
+        return c
+
+    center_vals: Tuple[str, str] = ("", "")
+    if reg.center is not None:
+        # the chunk's own mean stands in for the mean (corrected when combined)
+        m = reg.center.targets[0].id
+        x = reg.center.sj_op.bound.get("x", reg.center.sj_op.bound.get("a")).id
+        s_c, m_c = namer.fresh(f"{m}_sum_c"), namer.fresh(f"{m}_c")
+        dt = _dtype_expr(reg.inputs[x].dtype)
+        inner.append((f"{s_c} = np.sum({chunk_of(x)})", reg.center, "partial sum"))
+        inner.append((f"{m_c} = {s_c} / {dt}({hi} - {lo})", reg.center, "chunk mean"))
+        whole[m] = m_c
+        center_vals = (s_c, m_c)
     # scratch allocation: linear scan with reuse after the last read
     last_read: Dict[str, int] = {}
     for k, (_, ops, _, _) in enumerate(reg.plan):
@@ -115,18 +138,6 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
     where: Dict[str, str] = {}  # value -> expression of its chunk buffer
     slot_of: Dict[str, Any] = {}  # value -> scratch slot (None: an output view)
     slot_names: List[str] = []
-    lo, hi = namer.fresh("lo"), namer.fresh("hi")
-    chunk_names: Dict[str, str] = {}
-    body_pre: List[str] = []
-
-    def chunk_of(name: str) -> str:
-        c = chunk_names.get(name)
-        if c is None:
-            c = namer.fresh(f"{name}_c")
-            chunk_names[name] = c
-            body_pre.append(f"{c} = {view[name]}[{lo}:{hi}]")
-        return c
-
     for k, (uf, ops, t, res) in enumerate(reg.plan):
         args = []
         for kind, v in ops:
@@ -172,9 +183,14 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
         res = reg.reduction.sj_aval
         fn = {"sum": "np.sum", "mean": "np.sum", "max": "np.max", "min": "np.min"}[kind]
         extra = f", dtype={_dtype_expr(res.dtype)}" if kind == "sum" else ""
-        inner.append((f"return {fn}({operand}{extra})", reg.reduction, N.to_source(reg.reduction)))
+        value = f"{fn}({operand}{extra})"
         target = reg.reduction.targets[0].id
         call_kw = f", reduce={kind!r}, dtype={_dtype_expr(res.dtype)}"
+        if reg.center is not None:
+            value = f"{center_vals[0]}, {center_vals[1]}, {value}"
+            target = f"{reg.center.targets[0].id}, {target}"
+            call_kw = f", reduce='centered', dtype={_dtype_expr(res.dtype)}"
+        inner.append((f"return {value}", reg.reduction, N.to_source(reg.reduction)))
         if kind == "mean":
             call_kw += f", count={reg.size}"
     itemsize = max(
@@ -197,7 +213,7 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
         call = f"{target} = {call}"
     # build nodes
     stmts: List[Any] = []
-    origin = reg.stmts[0] if reg.stmts else reg.reduction
+    origin = reg.center or (reg.stmts[0] if reg.stmts else reg.reduction)
     comment = gast.Pass()
     comment.sj_comment = fusion.describe(reg)
     stmts.append(comment)

@@ -34,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "run_chunked",
+    "combine_centered",
     "empty",
     "donated",
     "clear_pool",
@@ -140,6 +141,8 @@ def run_chunked(
             f.result()
     if reduce is None:
         return None
+    if reduce == "centered":
+        return combine_centered(parts, n, chunk, dtype)
     return combine(parts, reduce, dtype, count)
 
 
@@ -157,6 +160,33 @@ def combine(parts: List[Any], reduce: str, dtype: Any, count: int = 0) -> Any:
     if reduce == "min":
         return dt.type(np.min(np.asarray(parts)))
     raise ValueError(f"unknown reduction {reduce!r}")
+
+
+def combine_centered(parts: List[Any], n: int, chunk: int, dtype: Any) -> tuple:
+    """``(mean, sum((x - mean)**2))`` from per-chunk ``(sum, mean, sum of squared
+    deviations from the chunk's mean)``, so both come from one read of ``x``.
+
+    ``mean`` is combined exactly as the ``"mean"`` reduction combines it (pairwise
+    over the chunk sums, in ``dtype``), so it equals the two-pass program's mean.
+    The squared deviations from that mean follow from each chunk's by the
+    parallel-variance identity (Chan, Golub & LeVeque, "Algorithms for computing
+    the sample variance", 1983): for a chunk of ``n_c`` values with mean ``m_c``,
+    ``sum((x - a)**2) = sum((x - m_c)**2) + 2 (m_c - a) sum(x - m_c) + n_c (m_c - a)**2``;
+    the correction terms are evaluated in float64 (``sum(x - m_c)`` is the
+    rounding left in ``m_c``: ``s_c - n_c m_c``).
+    """
+    dt = np.dtype(dtype)
+    sums = np.array([p[0] for p in parts], dtype=dt)
+    mean = dt.type(np.sum(sums) / n)
+    a = float(mean)
+    total = 0.0
+    corr = 0.0
+    for c, (s_c, m_c, q_c) in enumerate(parts):
+        n_c = min(chunk, n - c * chunk)
+        d = float(m_c) - a
+        total += float(q_c)
+        corr += n_c * d * d + 2.0 * d * (float(s_c) - n_c * float(m_c))
+    return mean, dt.type(total + corr)
 
 
 # ---------------------------------------------------------------------------- buffer pool

@@ -61,6 +61,8 @@ class Region:
     inputs: Dict[str, Aval] = field(default_factory=dict)  # external array/scalar operands
     outputs: List[str] = field(default_factory=list)  # values read after the region
     reduction: Any = None  # the terminating reduction statement, if any
+    # ``m = mean(x)`` computed by the region itself (see _merge_centered), or None
+    center: Any = None
     reduce_kind: Optional[str] = None
     reduce_operand: Optional[str] = None
     donate: Dict[str, str] = field(default_factory=dict)  # output -> donated input
@@ -200,7 +202,7 @@ def find_regions(
     Regions smaller than ``min_size`` elements are not formed, nor regions of
     only :data:`CHEAP` operations (or a lone reduction) smaller than
     ``min_size_cheap`` (default: ``min_size``)."""
-    found = _find_regions(stmts, reads, min_size, donatable, top_level)
+    found = _merge_centered(_find_regions(stmts, reads, min_size, donatable, top_level))
     if min_size_cheap is None:
         return found
     return [
@@ -264,6 +266,54 @@ def _find_regions(stmts, reads, min_size, donatable, top_level):
     return out
 
 
+def _centered_square(reg: Region) -> Optional[Tuple[str, str]]:
+    """``(x, m)`` when ``reg`` is exactly ``d = x - m; q = d*d; sum(q)`` (or
+    ``m - x``, or ``square(d)``) with ``d`` and ``q`` read nowhere else."""
+    if reg.reduce_kind != "sum" or reg.outputs or reg.mode != "flat" or len(reg.plan) != 2:
+        return None
+    (uf1, ops1, d, _), (uf2, ops2, q, _) = reg.plan
+    if uf1 is not np.subtract or reg.reduce_operand != q:
+        return None
+    if not (uf2 is np.square and ops2 == [("val", d)]) and not (
+        uf2 is np.multiply and ops2 == [("val", d), ("val", d)]
+    ):
+        return None
+    if [k for k, _ in ops1] != ["in", "in"]:
+        return None
+    return ops1[0][1], ops1[1][1]
+
+
+def _merge_centered(found: List[Tuple[int, int, Region]]) -> List[Tuple[int, int, Region]]:
+    """Fold ``m = mean(x)`` into a directly following ``sum((x - m)**2)`` region:
+    the backend then reads ``x`` once, computing per-chunk means and squared
+    deviations and combining them exactly (see
+    :func:`srcjax.backends.runtime.combine_centered`). Without this the mean is
+    a pass of its own over ``x``, and on arrays larger than the cache ``x`` is
+    read from memory twice."""
+    out: List[Tuple[int, int, Region]] = []
+    for start, end, reg in found:
+        if out and reg.reduction is not None:
+            s0, e0, prev = out[-1]
+            pair = _centered_square(reg)
+            if (
+                pair is not None
+                and e0 == start
+                and not prev.plan
+                and prev.reduce_kind == "mean"
+                and prev.center is None
+            ):
+                m = prev.reduction.targets[0].id
+                x = prev.reduce_operand
+                a = prev.inputs[x]
+                if set(pair) == {x, m} and a.shape == reg.shape and reg.inputs.get(x) == a:
+                    reg.center = prev.reduction
+                    del reg.inputs[m]
+                    out[-1] = (s0, end, reg)
+                    continue
+        out.append((start, end, reg))
+    return out
+
+
 def _finish(reg: Region, reads: Dict[str, int], donatable, top_level: bool) -> None:
     """Chunking mode, outputs and donation of a region."""
     S = reg.shape
@@ -307,7 +357,9 @@ def describe(reg: Region) -> str:
     """One line for the generated code's comment."""
     n = len(reg.plan)
     what = f"{n} elementwise op{'s' if n != 1 else ''}" if n else "a reduction"
-    if reg.reduce_kind and n:
+    if reg.center is not None:
+        what = "mean and sum of squared deviations, in one pass"
+    elif reg.reduce_kind and n:
         what += f" and a {reg.reduce_kind}"
     dt = reg.plan[-1][3].dtype.name if reg.plan else next(iter(reg.inputs.values())).dtype.name
     shape = ",".join(map(str, reg.shape))
