@@ -68,6 +68,8 @@ def _canon_leaf(x: Any, wrt: bool) -> Any:
     if isinstance(x, np.floating) and not _x64() and x.dtype == np.float64:
         return np.float32(x)
     if wrt and isinstance(x, (bool, int, np.integer, np.bool_)):
+        if isinstance(x, int) and not isinstance(x, bool):  # a Python int is int32 in JAX
+            return np.asarray(x, np.int64 if _x64() else np.int32)
         return np.asarray(x)
     return x
 
@@ -77,8 +79,14 @@ def _check_float(x: Any, argnum: int) -> None:
     if dt is None:
         if isinstance(x, (bool, int)):
             dt = np.dtype(np.int32) if not isinstance(x, bool) else np.dtype(bool)
-        else:
+        elif isinstance(x, (float, complex)):
             return
+        else:
+            raise TransformTypeError(
+                f"Argument {argnum} of type {type(x)} is not a valid JAX type: "
+                "a differentiated argument must be an array, a Python number or a pytree of them",
+                hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
+            )
     if dt.kind not in "fc":
         raise NonDifferentiableError(
             "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
