@@ -3,7 +3,10 @@ conventions (norm at 0, einsum adjoints, dtype defaults)."""
 
 import numpy as np
 import pytest
+from helpers import fd_grad
 
+import srcjax
+import srcjax.numpy as jnp
 from srcjax import config
 from srcjax.primitives import creation as C
 from srcjax.primitives import linalg as L
@@ -125,3 +128,87 @@ def x64():
 def test_creation_dtypes_x64(x64):
     assert C.array([1.0]).dtype == np.float64
     assert C.arange(3).dtype == np.int64
+
+
+# -- cross / qr / svd / pinv / matrix_power ------------------------------------------
+
+
+def test_cross_matches_numpy():
+    a = np.arange(6.0).reshape(2, 3) - 2
+    b = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(L.cross(a, b), np.cross(a, b))
+    np.testing.assert_allclose(L.cross(a.T, a.T, axis=0), np.cross(a.T, a.T, axis=0))
+    np.testing.assert_allclose(
+        L.cross(a.T, b, axisa=0, axisc=0), np.cross(a.T, b, axisa=0, axisc=0)
+    )
+    assert L.cross(a.astype(np.float32), b.astype(np.float32)).dtype == np.float32
+    with pytest.raises(ValueError):
+        L.cross(np.ones(2), np.ones(2))
+
+
+M43 = np.array([[2.0, -1.0, 0.5], [0.3, 1.5, -2.0], [1.0, 0.2, 0.7], [-0.4, 0.9, 1.1]])
+
+
+def test_qr_svd_pinv_matrix_power_match_numpy():
+    q, r = L.qr(M43)
+    np.testing.assert_allclose(q @ r, M43, atol=1e-12)
+    assert q.shape == (4, 3) and r.shape == (3, 3) and np.allclose(np.tril(r, -1), 0)
+    qc, rc = L.qr(M43, mode="complete")
+    assert qc.shape == (4, 4) and rc.shape == (4, 3)
+    u, s, vh = L.svd(M43, full_matrices=False)
+    np.testing.assert_allclose(u @ (s[:, None] * vh), M43, atol=1e-12)
+    np.testing.assert_allclose(L.svd(M43, compute_uv=False), np.linalg.svd(M43, compute_uv=False))
+    assert L.svd(M43)[0].shape == (4, 4)  # full_matrices=True by default, as in JAX
+    np.testing.assert_allclose(L.pinv(M43), np.linalg.pinv(M43), atol=1e-12)
+    sq = M43[:3]
+    for n in (0, 1, 3, -2):
+        np.testing.assert_allclose(L.matrix_power(sq, n), np.linalg.matrix_power(sq, n), rtol=1e-10)
+    f32 = M43.astype(np.float32)
+    assert L.qr(f32)[0].dtype == L.svd(f32)[1].dtype == L.pinv(f32).dtype == np.float32
+    assert L.qr(np.eye(2, dtype=np.int32))[0].dtype == np.float32
+    with pytest.raises(NotImplementedError):
+        L.qr(M43, mode="r")
+    with pytest.raises(TypeError):
+        L.matrix_power(sq, 1.5)
+    with pytest.raises(ValueError):
+        L.matrix_power(M43, 2)
+
+
+def svd_loss(a):
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    return jnp.sum(u[:, 0] ** 2 * a[:, 0]) + jnp.sum(s**3) + jnp.sum(vh[0] * jnp.arange(3.0))
+
+
+def svdvals_loss(a):
+    return jnp.sum(jnp.linalg.svd(a, compute_uv=False) ** 2)
+
+
+def qr_loss(a):
+    q, r = jnp.linalg.qr(a)
+    return jnp.sum(q[:, 1] * a[:, 2]) + jnp.sum(jnp.triu(r) ** 2)
+
+
+def pinv_power_loss(a):
+    return jnp.sum(jnp.linalg.pinv(a) ** 2) + jnp.sum(jnp.linalg.matrix_power(a[:3], 3))
+
+
+def cross_loss(a):
+    return jnp.sum(jnp.cross(a[:, :3], a[1]) ** 2)
+
+
+@pytest.mark.parametrize("loss", [svd_loss, svdvals_loss, qr_loss, pinv_power_loss, cross_loss])
+def test_linalg_grads_match_finite_differences(loss, x64):
+    np.testing.assert_allclose(srcjax.grad(loss)(M43), fd_grad(loss, M43), rtol=1e-6, atol=1e-8)
+
+
+def full_svd_loss(a):
+    return jnp.sum(jnp.linalg.svd(a)[0])
+
+
+def test_svd_full_matrices_derivative_needs_a_square_matrix(x64):
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        srcjax.grad(full_svd_loss)(M43)
+    sq = M43[:3]
+    np.testing.assert_allclose(
+        srcjax.grad(full_svd_loss)(sq), fd_grad(full_svd_loss, sq), rtol=1e-6
+    )

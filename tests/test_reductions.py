@@ -3,7 +3,10 @@
 
 import numpy as np
 import pytest
+from helpers import fd_grad
 
+import srcjax
+import srcjax.numpy as jnp
 from srcjax.primitives import reductions as R
 from srcjax.primitives.ad import expand_reduced
 
@@ -128,3 +131,87 @@ def test_expand_reduced_shapes():
     assert expand_reduced(g, X, 1, False).shape == X.shape
     assert expand_reduced(np.ones((2, 1, 4)), X, -2, True).shape == X.shape
     assert expand_reduced(1.0, X, None, False).shape == X.shape
+
+
+# -- quantile / percentile / where= ----------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (1, True), (-1, False), ((0, 2), True)])
+def test_quantile_percentile_match_numpy(method, axis, keepdims):
+    a = np.random.default_rng(3).normal(size=(2, 5, 4))
+    for q in (0.3, np.array([0.0, 0.45, 1.0])):
+        want = np.quantile(a, q, axis=axis, keepdims=keepdims, method=method)
+        got = R.quantile(a, q, axis=axis, keepdims=keepdims, method=method)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        got = R.percentile(a, np.asarray(q) * 100, axis=axis, keepdims=keepdims, method=method)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_quantile_dtypes_and_errors():
+    assert R.quantile(np.ones(3, np.float32), 0.5).dtype == np.float32
+    assert R.quantile(np.arange(4, dtype=np.int32), 0.5).dtype == np.float32
+    assert R.percentile(np.arange(5.0), np.array([10.0, 90.0])).shape == (2,)
+    with pytest.raises(ValueError):
+        R.quantile(np.ones(3), 1.5)
+    with pytest.raises(ValueError):
+        R.percentile(np.ones(3), -1.0)
+    with pytest.raises(ValueError):
+        R.quantile(np.ones(3), 0.5, method="cubic")
+    with pytest.raises(ValueError):
+        R.quantile(np.ones(3), np.ones((2, 2)) / 2)
+
+
+def test_quantile_gradient_goes_to_the_sorted_neighbours():
+    a = np.array([4.0, 1.0, 3.0, 2.0])  # sorted: 1 2 3 4; q=0.5 -> position 1.5
+    g = vjp(R.quantile, 1.0, a, 0.5, wrt="a")
+    np.testing.assert_allclose(g, [0.0, 0.0, 0.5, 0.5])
+    np.testing.assert_allclose(vjp(R.quantile, 1.0, a, 0.5, wrt="q"), 3.0)  # (n-1) * (3 - 2)
+    g = vjp(R.percentile, 1.0, a, 50.0, wrt="a", method="higher")
+    np.testing.assert_allclose(g, [0.0, 0.0, 1.0, 0.0])
+
+
+def quantile_loss(x):
+    return jnp.sum(jnp.quantile(x, jnp.array([0.2, 0.65]), axis=0) ** 2) + jnp.median(x)
+
+
+def test_quantile_grad_matches_finite_differences(x64):
+    x = np.random.default_rng(5).normal(size=(5, 3))
+    np.testing.assert_allclose(srcjax.grad(quantile_loss)(x), fd_grad(quantile_loss, x), rtol=1e-6)
+
+
+MASK = np.array([[True, False, True, True], [False, False, True, False], [True] * 4])
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), (-1, False)])
+def test_sum_mean_where_match_numpy(axis, keepdims):
+    x = X[0]
+    np.testing.assert_allclose(R.sum(x, axis=axis, keepdims=keepdims, where=MASK),
+                               np.sum(x, axis=axis, keepdims=keepdims, where=MASK))  # fmt: skip
+    np.testing.assert_allclose(R.mean(x, axis=axis, keepdims=keepdims, where=MASK),
+                               np.mean(x, axis=axis, keepdims=keepdims, where=MASK))  # fmt: skip
+    row = np.array([True, False, True, False])  # broadcasts against x
+    np.testing.assert_allclose(R.mean(x, axis=-1, where=row), np.mean(x, axis=-1, where=row))
+
+
+def test_sum_mean_where_gradients():
+    x = X[0].astype(np.float64)
+    np.testing.assert_array_equal(vjp(R.sum, 1.0, x, where=MASK), MASK.astype(float))
+    g = vjp(R.mean, np.ones(3), x, axis=1, where=MASK)
+    np.testing.assert_allclose(g, MASK / MASK.sum(axis=1, keepdims=True))
+    assert R.sum(np.ones(3, np.int32), where=np.array([True, False, True])).dtype == np.int32
+
+
+def masked_mean(x):
+    return jnp.mean(x**2, axis=1, where=x > 0.0).sum() + jnp.sum(x, where=MASK)
+
+
+def test_mean_where_grad_and_vmap(x64):
+    x = np.random.default_rng(2).normal(size=(3, 4))
+    x[:, 0] = 1.0  # every row keeps one element
+    np.testing.assert_allclose(srcjax.grad(masked_mean)(x), fd_grad(masked_mean, x), rtol=1e-6)
+    xs = np.stack([x, x + 0.5, x * 2])
+    got = srcjax.vmap(srcjax.grad(masked_mean))(xs)
+    for k in range(3):
+        np.testing.assert_allclose(got[k], srcjax.grad(masked_mean)(xs[k]), rtol=1e-12)

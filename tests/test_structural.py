@@ -3,7 +3,10 @@ sort, pad, ...) against NumPy and JAX's conventions."""
 
 import numpy as np
 import pytest
+from helpers import fd_grad
 
+import srcjax
+import srcjax.numpy as jnp
 from srcjax.primitives import ad
 from srcjax.primitives import structural as S
 from srcjax.primitives.methods import ATTRIBUTES, METHODS
@@ -173,3 +176,85 @@ def test_getitem_rule_is_index_adjoint(shape, idx):
     g = np.ones(np.shape(x[idx]))
     out = S.getitem.vjps["x"](g, x[idx], x, idx)
     assert out.shape == shape and out.sum() == g.sum()
+
+
+# -- diff / searchsorted / interp ------------------------------------------------------
+
+
+def test_diff_matches_numpy():
+    a = np.arange(24.0).reshape(2, 3, 4) ** 2
+    for n, axis in [(1, -1), (2, -1), (1, 0), (2, 1), (0, -1), (3, 2)]:
+        np.testing.assert_array_equal(S.diff(a, n, axis), np.diff(a, n, axis))
+    v = np.array([1.0, 4.0, 9.0])
+    np.testing.assert_array_equal(S.diff(v, prepend=0.0, append=[20.0, 30.0]),
+                                  np.diff(v, prepend=0.0, append=[20.0, 30.0]))  # fmt: skip
+    m = np.ones((2, 3))
+    np.testing.assert_array_equal(S.diff(m, axis=0, prepend=np.zeros((1, 3))),
+                                  np.diff(m, axis=0, prepend=np.zeros((1, 3))))  # fmt: skip
+    assert S.diff(np.ones(3, np.float32), prepend=0.0).dtype == np.float32
+    assert S.diff(np.array([1, 5, 2], np.int32)).dtype == np.int32
+    np.testing.assert_array_equal(S.diff(np.array([True, False, False])), [True, False])
+    with pytest.raises(ValueError):
+        S.diff(np.float32(1.0))
+    with pytest.raises(ValueError):
+        S.diff(np.ones(3), -1)
+
+
+def diff_loss(x):
+    return jnp.sum(jnp.diff(x, 2, prepend=0.5) ** 3)
+
+
+def test_diff_gradient_matches_finite_differences(x64):
+    x = np.array([0.3, -1.2, 0.8, 2.0, 0.1])
+    np.testing.assert_allclose(srcjax.grad(diff_loss)(x), fd_grad(diff_loss, x), rtol=1e-6)
+
+
+def test_searchsorted_matches_numpy():
+    a = np.array([0.0, 1.0, 1.0, 2.5, 4.0])
+    v = np.array([[-1.0, 1.0], [2.0, 9.0]])
+    for side in ("left", "right"):
+        got = S.searchsorted(a, v, side=side)
+        np.testing.assert_array_equal(got, np.searchsorted(a, v, side=side))
+        assert got.dtype == np.int32 and got.shape == v.shape
+    order = np.array([2, 0, 1])
+    np.testing.assert_array_equal(S.searchsorted(np.array([3.0, 1.0, 2.0]), 2.5, sorter=order),
+                                  np.searchsorted(np.array([3.0, 1.0, 2.0]), 2.5, sorter=order))  # fmt: skip
+    assert not S.searchsorted.differentiable
+    with pytest.raises(ValueError):
+        S.searchsorted(np.ones((2, 2)), 1.0)
+    with pytest.raises(ValueError):
+        S.searchsorted(a, 1.0, side="middle")
+
+
+def test_searchsorted_dtype_x64(x64):
+    assert S.searchsorted(np.arange(3.0), 1.5).dtype == np.int64
+
+
+def test_interp_matches_numpy():
+    xp = np.array([-1.0, 0.0, 0.5, 2.0])
+    fp = np.array([3.0, -1.0, 2.0, 0.0])
+    x = np.array([[-2.0, -1.0, -0.3], [0.5, 1.7, 2.0], [2.5, 0.25, 0.0]])
+    np.testing.assert_allclose(S.interp(x, xp, fp), np.interp(x, xp, fp), rtol=1e-6)
+    np.testing.assert_allclose(S.interp(x, xp, fp, left=-7.0, right=9.0),
+                               np.interp(x, xp, fp, left=-7.0, right=9.0), rtol=1e-6)  # fmt: skip
+    assert S.interp(x, xp, fp).dtype == np.float32  # x64 off: float32, as in JAX
+    assert S.interp(np.array([1, 2]), np.array([0, 3]), np.array([0, 6])).dtype == np.float32
+    assert S.interp(0.25, xp, fp).shape == ()
+    with pytest.raises(ValueError):
+        S.interp(x, np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(NotImplementedError):
+        S.interp(x, xp, fp, period=1.0)
+
+
+def interp_loss(x, fp):
+    return jnp.sum(jnp.interp(x, jnp.array([-1.0, 0.0, 0.5, 2.0]), fp, right=fp[0]) ** 2)
+
+
+def test_interp_gradients_match_finite_differences(x64):
+    x = np.array([-1.5, -0.4, 0.2, 1.1, 2.2])
+    fp = np.array([3.0, -1.0, 2.0, 0.5])
+    gx, gfp = srcjax.grad(interp_loss, argnums=(0, 1))(x, fp)
+    np.testing.assert_allclose(gx, fd_grad(lambda v: interp_loss(v, fp), x), rtol=1e-6)
+    np.testing.assert_allclose(gfp, fd_grad(lambda v: interp_loss(x, v), fp), rtol=1e-6)
+    # x below xp[0] with left=None: the value is fp[0], a zero slope in x
+    assert gx[0] == 0.0

@@ -12,9 +12,26 @@ from ..primitives.linalg import (
     eigh,
     eigvalsh,
     inv,
+    matrix_power,
     norm,
+    pinv,
+    qr,
     slogdet,
     solve,
+    svd,
 )
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "slogdet", "solve"]
+__all__ = [
+    "cholesky",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matrix_power",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+]

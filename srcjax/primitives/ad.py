@@ -72,27 +72,30 @@ def _structural(public, impl, *aliases):
 # jnp.sum (the reduction every adjoint needs)
 
 
-def _sum(x, axis=None, dtype=None, keepdims=False):
+def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     """Sum of ``x`` over ``axis`` (jax.numpy.sum).
 
     ``axis``: None (all), int (negative allowed) or tuple. Bool/int inputs
-    accumulate in the default int (int32 unless x64), as in JAX.
+    accumulate in the default int (int32 unless x64), as in JAX. ``where``: an
+    optional boolean mask broadcastable to ``x``; only the elements where it is
+    true are summed (the others get a zero gradient).
     """
     if dtype is None:
         dtype = int_accumulator(np.result_type(x))
-    out = np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    return out
+    if where is None:
+        return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 sum = register(Primitive("jnp.sum", _sum, kind="reduction"), np.sum)  # noqa: A001
 
 
-def _sum_vjp(g, ans, x, axis=None, dtype=None, keepdims=False):
-    return expand_reduced(g, x, axis, keepdims)
+def _sum_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return expand_reduced(g, x, axis, keepdims, where)
 
 
-def _sum_jvp(t, ans, x, axis=None, dtype=None, keepdims=False):
-    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims)
+def _sum_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 sum.def_vjp(_sum_vjp)
@@ -108,7 +111,21 @@ def reduction_samples(rng, shape=(2, 3, 4)):
     return out
 
 
-sum.samples = reduction_samples
+#: a fixed mask for the ``where=`` samples (each row keeps at least one element)
+_MASK23 = np.array([[True, False, True], [False, True, True]])
+
+
+def masked_reduction_samples(rng):
+    """:func:`reduction_samples` plus ``where=`` masks (full and broadcasting)."""
+    return reduction_samples(rng) + [
+        ((rng.normal(size=(2, 3)),), {"axis": 1, "where": _MASK23}),
+        ((rng.normal(size=(2, 3)),), {"where": _MASK23}),
+        ((rng.normal(size=(4, 2, 3)),), {"axis": (0, 2), "keepdims": True, "where": _MASK23}),
+        ((rng.normal(size=(2, 3)),), {"axis": 1, "where": np.array([True, False, True])}),
+    ]
+
+
+sum.samples = masked_reduction_samples
 
 
 # ---------------------------------------------------------------------------
@@ -513,29 +530,32 @@ index_adjoint.samples = _index_adjoint_samples
 # expand_reduced
 
 
-def _expand_reduced(g, x, axis=None, keepdims=False):
+def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     """Broadcast a reduction's cotangent ``g`` back to ``np.shape(x)``.
 
     ``axis``/``keepdims`` are those of the reduction (``axis`` may be None, an
-    int, a negative int or a tuple). Returns a read-only broadcast view.
+    int, a negative int or a tuple). Returns a read-only broadcast view; with a
+    ``where`` mask (that of ``sum(..., where=)``), zeros where it is false.
     """
     shape = np.shape(x)
     g = np.asarray(g)
     if not keepdims:
         axes = norm_axes(axis, len(shape))
         g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    if where is not None:
+        return np.where(np.broadcast_to(where, shape), g, np.zeros((), g.dtype))
     return np.broadcast_to(g, shape)
 
 
 expand_reduced = _internal("ad.expand_reduced", _expand_reduced)
 
 
-def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False):
-    return sum(h, axis=axis, keepdims=keepdims)
+def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False, where=None):
+    return sum(h, axis=axis, keepdims=keepdims, where=where)
 
 
-def _expand_reduced_jvp(t, ans, g, x, axis=None, keepdims=False):
-    return expand_reduced(t, x, axis, keepdims)
+def _expand_reduced_jvp(t, ans, g, x, axis=None, keepdims=False, where=None):
+    return expand_reduced(t, x, axis, keepdims, where)
 
 
 expand_reduced.def_vjp(_expand_reduced_vjp)
@@ -545,6 +565,7 @@ expand_reduced.samples = lambda rng: [
     ((rng.normal(size=(2, 1)), rng.normal(size=(2, 3)), -1, True), {}),
     ((rng.normal(size=()), rng.normal(size=(2, 3)), None, False), {}),
     ((rng.normal(size=(4,)), rng.normal(size=(2, 4, 3)), (0, 2), False), {}),
+    ((rng.normal(size=(2,)), rng.normal(size=(2, 3)), 1, False, _MASK23), {}),
 ]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from srcjax.dtypes import result_type, to_inexact_dtype
 from srcjax.primitives import elementwise as _ew  # noqa: F401  (registers jnp.exp, ...)
 from srcjax.primitives.ad import (
     axis_or_zero,
@@ -27,14 +28,17 @@ from srcjax.primitives.ad import (
     flatten_if_none,
     group_last,
     int_accumulator,
+    masked_reduction_samples,
+    norm_axes,
     prod_others,
     reduction_samples,
     reshape,
     sum,
     ungroup_last,
 )
+from srcjax.primitives.linalg import tensordot
 from srcjax.primitives.registry import REGISTRY, Primitive, register
-from srcjax.primitives.structural import argsort, expand_dims, flip, take_along_axis
+from srcjax.primitives.structural import argsort, expand_dims, flip, sort, take_along_axis
 
 __all__ = [
     "sum",
@@ -54,6 +58,8 @@ __all__ = [
     "any",
     "count_nonzero",
     "median",
+    "quantile",
+    "percentile",
 ]
 
 exp = REGISTRY["jnp.exp"]
@@ -69,28 +75,49 @@ def _reduction(public, impl, *aliases, differentiable=True):
 # mean
 
 
-def _mean(x, axis=None, dtype=None, keepdims=False):
+def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
     """Arithmetic mean over ``axis`` (jax.numpy.mean). Integer and bool inputs
-    give the default float (float32 unless x64)."""
+    give the default float (float32 unless x64). ``where``: an optional boolean
+    mask broadcastable to ``x``; the mean of the selected elements only (NaN
+    where none is selected, as in JAX)."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    if where is None:
+        return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 mean = _reduction("jnp.mean", _mean, np.mean)
 
 
-def _mean_vjp(g, ans, x, axis=None, dtype=None, keepdims=False):
-    return expand_reduced(g, x, axis, keepdims) * (np.size(ans) / np.size(x))
+def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
+    """Static: ``1 / count`` of the elements averaged into each output of
+    ``mean(x, axis, keepdims=keepdims, where=where)``: a Python float without a
+    mask, else an array broadcastable to ``x``."""
+    if where is None:
+        return np.size(ans) / np.size(x)
+    m = np.broadcast_to(where, np.shape(x))
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.sum(m, axis=axis, keepdims=True, dtype=np.result_type(ans))
 
 
-def _mean_jvp(t, ans, x, axis=None, dtype=None, keepdims=False):
-    return mean(t, axis=axis, dtype=dtype, keepdims=keepdims)
+mean_scale = register(
+    Primitive("ad.mean_scale", _mean_scale, kind="internal", differentiable=False)
+)
+
+
+def _mean_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return expand_reduced(g, x, axis, keepdims, where) * mean_scale(ans, x, axis, keepdims, where)
+
+
+def _mean_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return mean(t, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 mean.def_vjp(_mean_vjp)
 mean.def_jvp(_mean_jvp)
-mean.samples = reduction_samples
+mean.samples = masked_reduction_samples
 
 
 # ---------------------------------------------------------------------------
@@ -450,3 +477,257 @@ median.samples = lambda rng: [
     ((rng.normal(size=(2, 3, 4)),), {"axis": (0, 2)}),
     ((rng.normal(size=(2, 3)),), {}),
 ]
+
+
+# ---------------------------------------------------------------------------
+# quantile / percentile: weighted sums of the sorted values along the grouped
+# reduced axes (``ad.group_last``). The weights depend on ``q`` (piecewise
+# linearly for method="linear"), so ``q`` is differentiable too, as in JAX.
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_positions(q, n, method):
+    """``(low, high, high_weight)`` arrays of ``q``'s shape (JAX's quantile):
+    ``low = floor(q (n - 1))``, ``high = ceil(q (n - 1))``, clipped to
+    ``[0, n - 1]``; ``high_weight`` is the weight of ``high`` for ``method``."""
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"method can only be one of {list(_QUANTILE_METHODS)}, got {method!r}")
+    pos = np.asarray(q, dtype=np.result_type(q, np.float32)) * (n - 1)
+    low = np.clip(np.floor(pos), 0, n - 1)
+    high = np.clip(np.ceil(pos), 0, n - 1)
+    hw = pos - np.floor(pos)
+    if method == "lower":
+        hw = np.zeros_like(hw)
+    elif method == "higher":
+        hw = np.ones_like(hw)
+    elif method == "midpoint":
+        hw = np.full_like(hw, 0.5)
+    elif method == "nearest":
+        hw = (hw > 0.5).astype(hw.dtype)
+    return low.astype(np.intp), high.astype(np.intp), hw
+
+
+def _quantile_weights(q, ar, method="linear", scale=1.0):
+    """Constant weights of shape ``q.shape + (n,)`` (``n`` the last axis of
+    ``ar``) whose sum against the values sorted along that axis is the quantile
+    ``q / scale``."""
+    n = np.shape(ar)[-1]
+    low, high, hw = _quantile_positions(np.asarray(q) / scale, n, method)
+    w = np.zeros(np.shape(low) + (n,), dtype=np.result_type(ar, hw))
+    idx = np.indices(np.shape(low))
+    np.add.at(w, (*idx, low), 1 - hw)
+    np.add.at(w, (*idx, high), hw)
+    return w
+
+
+def _quantile_dweights(q, ar, method="linear", scale=1.0):
+    """``d _quantile_weights / d q`` (piecewise constant; zero unless linear)."""
+    n = np.shape(ar)[-1]
+    low, high, _ = _quantile_positions(np.asarray(q) / scale, n, method)
+    w = np.zeros(np.shape(low) + (n,), dtype=np.result_type(ar, np.asarray(q), np.float32))
+    if method == "linear":
+        idx = np.indices(np.shape(low))
+        np.add.at(w, (*idx, low), -(n - 1) / scale)
+        np.add.at(w, (*idx, high), (n - 1) / scale)
+    return w
+
+
+quantile_weights = register(
+    Primitive("ad.quantile_weights", _quantile_weights, kind="internal", differentiable=False)
+)
+quantile_dweights = register(
+    Primitive("ad.quantile_dweights", _quantile_dweights, kind="internal", differentiable=False)
+)
+
+
+def _quantile_impl(a, q, axis, method, keepdims, scale, name):
+    a = np.asarray(a)
+    dt = to_inexact_dtype(result_type(a, q))
+    qa = np.asarray(q, dtype=dt) / scale
+    if qa.ndim > 1:
+        raise ValueError(f"jnp.{name}: q must be zero- or one-dimensional, got shape {qa.shape}")
+    if np.any((qa < 0) | (qa > 1)):
+        raise ValueError(f"jnp.{name}: q must be in the range [0, {int(scale)}]")
+    if a.size == 0:
+        raise ValueError(f"jnp.{name}: cannot take the {name} of an empty array")
+    ar = np.sort(group_last(a.astype(dt, copy=False), axis), axis=-1)
+    low, high, hw = _quantile_positions(qa, ar.shape[-1], method)
+    lo_v = np.moveaxis(ar[..., low], -1, 0) if qa.ndim else ar[..., low]
+    hi_v = np.moveaxis(ar[..., high], -1, 0) if qa.ndim else ar[..., high]
+    hw = hw.reshape(hw.shape + (1,) * (ar.ndim - 1)).astype(dt)
+    out = np.where(hw == 0, lo_v, np.where(hw == 1, hi_v, (1 - hw) * lo_v + hw * hi_v))
+    if keepdims:
+        axes = norm_axes(axis, a.ndim)
+        out = out.reshape(qa.shape + tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+    return np.asarray(out, dtype=dt)
+
+
+def _quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    interpolation=None,
+):
+    """The ``q``-th quantile of ``a`` over ``axis`` (jax.numpy.quantile).
+
+    ``q``: a scalar or 1-D array in ``[0, 1]``; ``axis``: None (all), int or
+    tuple; ``method``: ``"linear"`` (default), ``"lower"``, ``"higher"``,
+    ``"midpoint"`` or ``"nearest"`` (``interpolation`` is its old name).
+    Shape: ``q.shape`` followed by ``a``'s shape without the reduced axes (kept
+    as 1 with ``keepdims``). Dtype: JAX's inexact promotion of ``a`` and ``q``
+    (integer input gives float32 unless x64). Differentiable in ``a`` through the
+    sorted values (ties follow the stable sort) and, for ``"linear"``, in ``q``.
+    Raises ``ValueError`` for ``q`` outside ``[0, 1]`` or of rank > 1, an empty
+    ``a`` or an unknown method; ``out=`` raises ``NotImplementedError``."""
+    if out is not None:
+        raise NotImplementedError("jnp.quantile: the out argument is not supported (JAX)")
+    method = interpolation if interpolation is not None else method
+    return _quantile_impl(a, q, axis, method, keepdims, 1.0, "quantile")
+
+
+def _percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    interpolation=None,
+):
+    """The ``q``-th percentile of ``a`` over ``axis`` (jax.numpy.percentile):
+    :func:`quantile` of ``q / 100``, ``q`` in ``[0, 100]``. Same shapes, dtypes,
+    methods, derivatives and errors as ``jnp.quantile``."""
+    if out is not None:
+        raise NotImplementedError("jnp.percentile: the out argument is not supported (JAX)")
+    method = interpolation if interpolation is not None else method
+    return _quantile_impl(a, q, axis, method, keepdims, 100.0, "percentile")
+
+
+quantile = _reduction("jnp.quantile", _quantile, np.quantile)
+percentile = _reduction("jnp.percentile", _percentile, np.percentile)
+
+
+def _quantile_vjp_a(
+    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    w = quantile_weights(q, ar, interpolation or method, 1.0)
+    g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
+    g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
+    return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
+
+
+def _quantile_jvp_a(
+    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
+    w = quantile_weights(q, ar, interpolation or method, 1.0)
+    return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
+
+
+def _quantile_vjp_q(
+    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    dw = quantile_dweights(q, ar, interpolation or method, 1.0)
+    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+    return reshape(
+        sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
+    )
+
+
+def _quantile_jvp_q(
+    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    dw = quantile_dweights(q, ar, interpolation or method, 1.0)
+    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+    return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
+
+
+def _percentile_vjp_a(
+    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    w = quantile_weights(q, ar, interpolation or method, 100.0)
+    g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
+    g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
+    return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
+
+
+def _percentile_jvp_a(
+    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
+    w = quantile_weights(q, ar, interpolation or method, 100.0)
+    return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
+
+
+def _percentile_vjp_q(
+    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    dw = quantile_dweights(q, ar, interpolation or method, 100.0)
+    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+    return reshape(
+        sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
+    )
+
+
+def _percentile_jvp_q(
+    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+    *, interpolation=None,
+):  # fmt: skip
+    ar = group_last(a, axis)
+    dw = quantile_dweights(q, ar, interpolation or method, 100.0)
+    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+    return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
+
+
+quantile.def_vjp(_quantile_vjp_a, _quantile_vjp_q)
+quantile.def_jvp(_quantile_jvp_a, _quantile_jvp_q)
+percentile.def_vjp(_percentile_vjp_a, _percentile_vjp_q)
+percentile.def_jvp(_percentile_jvp_a, _percentile_jvp_q)
+
+
+def _quantile_samples(scale):
+    def samples(rng):
+        return [
+            ((rng.normal(size=(3, 5)), 0.3 * scale), {"axis": 1}),
+            (
+                (rng.normal(size=(3, 4)), np.array([0.1, 0.45, 0.85]) * scale),
+                {"axis": 0, "keepdims": True},
+            ),
+            ((rng.normal(size=(2, 3, 4)), 0.6 * scale), {"axis": (0, 2)}),
+            ((rng.normal(size=(2, 3)), np.array([0.25, 0.7]) * scale), {}),
+            ((rng.normal(size=(6,)), 0.55 * scale), {"method": "nearest"}),
+            ((rng.normal(size=(2, 5)), 0.4 * scale), {"axis": -1, "method": "midpoint"}),
+            (
+                (rng.normal(size=(2, 5)), 0.4 * scale),
+                {"axis": -1, "method": "lower", "keepdims": True},
+            ),
+            ((rng.normal(size=(2, 5)), 0.4 * scale), {"axis": 0, "method": "higher"}),
+        ]
+
+    return samples
+
+
+quantile.samples = _quantile_samples(1.0)
+percentile.samples = _quantile_samples(100.0)
