@@ -486,3 +486,15 @@ def test_jvp_vjp_consistency(p):
         checked += 1
     if not checked:
         pytest.skip(f"{p.public}: no array operand with both rules")
+
+
+def test_batched_matmul_adjoint_rules():
+    """vmap's internal matmul helpers carry rules too (jacfwd(jacrev(f)) and
+    jacrev(jacrev(f)) differentiate jacrev's batched code): the same checks."""
+    from srcjax.primitives import batch_rules as br
+
+    for p in (br.bmatmul, br.bmatmul_left, br.bmatmul_right):
+        assert p.samples(np.random.default_rng(0)), p.public
+        test_vjp_rules(p)
+        test_jvp_rules(p)
+        test_jvp_vjp_consistency(p)

@@ -92,8 +92,42 @@ def _batch_broadcast(x, size, axis=0):
 batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast)
 
 
+def _batch_unbroadcast(g, size, axis=0):
+    """The adjoint of ``batch_broadcast(x, size, axis)``: ``g`` summed over ``axis``;
+    containers leaf by leaf, holes (``None``) stay holes."""
+    if g is None:
+        return None
+    if isinstance(g, dict):
+        return {k: _batch_unbroadcast(v, size, axis) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        vals = [_batch_unbroadcast(v, size, axis) for v in g]
+        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
+    if np.ndim(g) <= axis:  # a scalar standing for a broadcast value
+        return g * size
+    return np.sum(g, axis=axis)
+
+
+batch_unbroadcast = _reg("ad.batch_unbroadcast", _batch_unbroadcast)
+batch_unbroadcast.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), 2), {}),
+    ((rng.normal(size=(3, 4, 2)), 4, 1), {}),
+]
+
+
+def _batch_unbroadcast_vjp(h, ans, g, size, axis=0):
+    return batch_broadcast(h, size, axis)
+
+
+def _batch_unbroadcast_jvp(t, ans, g, size, axis=0):
+    return batch_unbroadcast(t, size, axis)
+
+
+batch_unbroadcast.def_vjp(_batch_unbroadcast_vjp)
+batch_unbroadcast.def_jvp(_batch_unbroadcast_jvp)
+
+
 def _batch_broadcast_vjp(g, ans, x, size, axis=0):
-    return sum_(g, axis=axis)
+    return batch_unbroadcast(g, size, axis)
 
 
 def _batch_broadcast_jvp(t, ans, x, size, axis=0):
@@ -188,7 +222,15 @@ select = _reg("ad.select", _select)
 
 def _select_ct(g, take, x, which):
     """The cotangent of operand ``x`` of ``select(take, a, b)`` (``which`` True for
-    ``a``): ``g`` masked to the examples that chose it, summed to ``x``'s shape."""
+    ``a``): ``g`` masked to the examples that chose it, summed to ``x``'s shape.
+    Containers leaf by leaf; a sparse cotangent keeps its holes (``None``)."""
+    if g is None or x is None:
+        return None
+    if isinstance(g, dict):
+        return {k: _select_ct(v, take, x[k], which) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        vals = [_select_ct(v, take, x[i], which) for i, v in enumerate(g)]
+        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
     g = np.asarray(g)
     k = np.ndim(take)
     t = _aligned(take, g)
@@ -323,23 +365,42 @@ def _leaves_with_axes(x, axes):
         yield x, axes
 
 
-def _map_axes(x, axes, fn):
+def _map_axes(x, axes, fn, role="in_axes"):
+    """``fn(leaf, axis)`` over ``x``, with ``axes`` a pytree prefix of ``x``; a
+    mismatch is JAX's ValueError ("must be a tree prefix"), never a silent zip."""
     if isinstance(axes, dict):
+        if not isinstance(x, dict) or set(axes) != set(x):
+            raise _not_a_prefix(role, axes, x)
         out = dict(x)
         for k in axes:
-            out[k] = _map_axes(x[k], axes[k], fn)
+            out[k] = _map_axes(x[k], axes[k], fn, role)
         return out
     if isinstance(axes, (list, tuple)):
-        vals = [_map_axes(xi, ai, fn) for xi, ai in zip(x, axes)]
+        if not isinstance(x, (list, tuple)) or len(x) != len(axes):
+            raise _not_a_prefix(role, axes, x)
+        vals = [_map_axes(xi, ai, fn, role) for xi, ai in zip(x, axes)]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if isinstance(x, dict):
-        return {k: _map_axes(v, axes, fn) for k, v in x.items()}
+        return {k: _map_axes(v, axes, fn, role) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        vals = [_map_axes(v, axes, fn) for v in x]
+        vals = [_map_axes(v, axes, fn, role) for v in x]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if x is None:
         return None
     return fn(x, axes)
+
+
+def _not_a_prefix(role, axes, x):
+    if isinstance(x, dict):
+        what = f"a dict with keys {sorted(map(str, x))}"
+    elif isinstance(x, (list, tuple)):
+        what = f"a {type(x).__name__} of {len(x)} items"
+    else:
+        what = f"a leaf of type {type(x).__name__}"
+    return ValueError(
+        f"vmap {role} specification must be a tree prefix of the corresponding value, "
+        f"got specification {axes!r} for {what}"
+    )
 
 
 def _tree_batch_in(x, axes, size):
@@ -367,7 +428,7 @@ def _tree_batch_out(x, axes):
             return np.asarray(leaf)[0]
         return np.moveaxis(np.asarray(leaf), 0, ax)
 
-    return _map_axes(x, axes, fn)
+    return _map_axes(x, axes, fn, "out_axes")
 
 
 tree_batch_out = _reg("ad.tree_batch_out", _tree_batch_out)
@@ -704,7 +765,6 @@ def _p(name):
     return by_public(name)
 
 
-sum_ = _p("jnp.sum")
 reshape = _p("jnp.reshape")
 shape_ = _p("jnp.shape")
 ndim_ = _p("jnp.ndim")
@@ -723,6 +783,62 @@ branch_input.def_jvp(x=_branch_input_jvp)
 bmatmul.def_vjp(_bmatmul_vjp_a, _bmatmul_vjp_b)
 bmatmul.def_jvp(_bmatmul_jvp_a, _bmatmul_jvp_b)
 bunbroadcast.def_vjp(g=_bunbroadcast_vjp)
+
+
+# bmatmul_left(g, a, b) = per example g @ b.T (summed unless `a` is batched) and
+# bmatmul_right(g, a, b) = per example a.T @ g (summed unless `b` is batched) are
+# the two adjoints of bmatmul: bilinear, in (g, b) and in (g, a); the remaining
+# operand only gives the shape. Their rules are therefore bmatmul and each other
+# (jacfwd(jacrev(f)) and jacrev(jacrev(f)) of code with a matmul need them).
+def _bmatmul_left_jvp_g(t, ans, g, a, b, ab, bb):
+    return bmatmul_left(t, a, b, ab, bb)
+
+
+def _bmatmul_left_jvp_b(t, ans, g, a, b, ab, bb):
+    return bmatmul_left(g, a, t, ab, bb)
+
+
+def _bmatmul_left_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bmatmul(h, b, ab, bb), shape_(g))
+
+
+def _bmatmul_left_vjp_b(h, ans, g, a, b, ab, bb):
+    return bmatmul_right(g, h, b, ab, bb)
+
+
+def _bmatmul_right_jvp_g(t, ans, g, a, b, ab, bb):
+    return bmatmul_right(t, a, b, ab, bb)
+
+
+def _bmatmul_right_jvp_a(t, ans, g, a, b, ab, bb):
+    return bmatmul_right(g, t, b, ab, bb)
+
+
+def _bmatmul_right_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bmatmul(a, h, ab, bb), shape_(g))
+
+
+def _bmatmul_right_vjp_a(h, ans, g, a, b, ab, bb):
+    return bmatmul_left(g, a, h, ab, bb)
+
+
+def _adjoint_samples(rng):
+    """(g, a, b, ab, bb) with g shaped like a @ b: every batching of bmatmul."""
+    out = []
+    for (a, b, ab, bb), _ in bmatmul.samples(rng) + [
+        ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), True, True), {}),
+        ((rng.normal(size=(3,)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ]:
+        g = rng.normal(size=np.shape(_bmatmul(a, b, ab, bb)))
+        out.append(((g, a, b, ab, bb), {}))
+    return out
+
+
+bmatmul_left.samples = bmatmul_right.samples = _adjoint_samples
+bmatmul_left.def_jvp(g=_bmatmul_left_jvp_g, b=_bmatmul_left_jvp_b)
+bmatmul_left.def_vjp(g=_bmatmul_left_vjp_g, b=_bmatmul_left_vjp_b)
+bmatmul_right.def_jvp(g=_bmatmul_right_jvp_g, a=_bmatmul_right_jvp_a)
+bmatmul_right.def_vjp(g=_bmatmul_right_vjp_g, a=_bmatmul_right_vjp_a)
 
 
 def _bunbroadcast_jvp(t, ans, g, x, gb, xb):
@@ -996,14 +1112,41 @@ def _flip(c):
 _def(["jnp.flip"], _flip)
 
 
+def _batched_mask(c, like):
+    """The ``where=`` mask of a reduction for the batched operand ``like``: an
+    unbatched mask broadcasts over the batch axis by itself; a batched one gets
+    unit axes so that it broadcasts against each example."""
+    if not _static_operand(c, "where") and c.batched("where"):
+        return {"where": c.lift(c.arg("where"), like)}
+    return {}
+
+
 def _expand_reduced(c):
     g = c.materialize(c.arg("g"))
     x = c.materialize(c.arg("x"))
-    ok, kd = c.static("keepdims")
-    return c.rebuild(g=g, x=x, axis=c.shift_axis("axis", x))
+    mask = _batched_mask(c, c.arg("x"))
+    return c.rebuild(g=g, x=x, axis=c.shift_axis("axis", x), **mask)
+
+
+def _masked_reduction(xname):
+    def rule(c):
+        x = c.materialize(c.arg(xname))
+        mask = _batched_mask(c, c.arg(xname))
+        return c.rebuild(**{xname: x, "axis": c.shift_axis("axis", x)}, **mask)
+
+    return rule
+
+
+def _mean_scale(c):
+    x = c.materialize(c.arg("x"))
+    mask = _batched_mask(c, c.arg("x"))
+    return c.rebuild(ans=c.materialize(c.arg("ans")), x=x, axis=c.shift_axis("axis", x), **mask)
 
 
 _def(["ad.expand_reduced"], _expand_reduced)
+_def(["jnp.sum"], _masked_reduction("x"))
+_def(["jnp.mean"], _masked_reduction("x"))
+_def(["ad.mean_scale"], _mean_scale)
 
 
 # -- structural --------------------------------------------------------------------------
@@ -1340,7 +1483,12 @@ def _tree_index_adjoint(c):
         return c.rebuild(ct=c.materialize(c.arg("ct")))
     ct = c.materialize(c.arg("ct"))
     x = c.materialize(x)
-    idx = N.index_value(_batched_index(c, c.bound["idx"], True))
+    idx = c.bound["idx"]
+    if not c.bp.is_batched(idx) and _static_index(idx):
+        # x may be a container the analysis did not see (a loop carry, a value
+        # taken out of a container): decide at run time, as ad.getitem does
+        return N.call("ad.batched_getitem_adjoint", [ct, x, N.index_value(idx)])
+    idx = N.index_value(_batched_index(c, idx, True))
     return N.call("ad.index_adjoint", [ct, x, idx])
 
 
@@ -1713,7 +1861,7 @@ def _batch_broadcast_rule(c):
     return c.rebuild(axis=N.const((axis or 0) + 1))
 
 
-_def(["ad.batch_broadcast"], _batch_broadcast_rule)
+_def(["ad.batch_broadcast", "ad.batch_unbroadcast"], _batch_broadcast_rule)
 
 
 def _lift_rule(c):
@@ -2186,8 +2334,55 @@ for _name, _fn in (
     ("ad.btree_unstack", _btree_unstack),
 ):
     _p = _reg(_name, _fn)
-    _p.missing_rule_hint = "differentiating vmap-ed lax.scan code again is not supported yet"
     _p.samples = lambda rng: []
+
+# the four are two transpose pairs, as ad.tree_slice/tree_stack and their adjoints
+btree_slice = REGISTRY["ad.btree_slice"]
+btree_slice_adjoint = REGISTRY["ad.btree_slice_adjoint"]
+btree_stack = REGISTRY["ad.btree_stack"]
+btree_unstack = REGISTRY["ad.btree_unstack"]
+
+
+def _btree_slice_vjp(g, ans, xs, i):
+    return btree_slice_adjoint(g, xs, i)
+
+
+def _btree_slice_jvp(t, ans, xs, i):
+    return btree_slice(t, i)
+
+
+def _btsa_vjp(g, ans, ct, xs, i):
+    return btree_slice(g, i)
+
+
+def _btsa_jvp(t, ans, ct, xs, i):
+    return btree_slice_adjoint(t, xs, i)
+
+
+def _btree_stack_vjp(g, ans, items):
+    return btree_unstack(g, items)
+
+
+def _btree_stack_jvp(t, ans, items):
+    return btree_stack(t)
+
+
+def _btree_unstack_vjp(g, ans, ct, items):
+    return btree_stack(g)
+
+
+def _btree_unstack_jvp(t, ans, ct, items):
+    return btree_unstack(t, items)
+
+
+btree_slice.def_vjp(_btree_slice_vjp)
+btree_slice.def_jvp(_btree_slice_jvp)
+btree_slice_adjoint.def_vjp(_btsa_vjp)
+btree_slice_adjoint.def_jvp(_btsa_jvp)
+btree_stack.def_vjp(_btree_stack_vjp)
+btree_stack.def_jvp(_btree_stack_jvp)
+btree_unstack.def_vjp(_btree_unstack_vjp)
+btree_unstack.def_jvp(_btree_unstack_jvp)
 REGISTRY["ad.btree_unstack"].returns_tree = True
 if "ad.tree_unstack" in REGISTRY:
     REGISTRY["ad.tree_unstack"].returns_tree = True
@@ -2255,3 +2450,155 @@ def _keys_rule(c):
 
 _def(["ad.keys"], _keys_rule)
 _def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact", "ad.check_bwd"], _same)
+
+
+# -- diff / searchsorted / interp / cross / quantile / qr / svd / pinv / matrix_power -----
+def _static_operand(c, name):
+    """Whether operand ``name`` is absent or a literal (``prepend=0.0``)."""
+    v = c.bound.get(name)
+    return v is None or isinstance(v, gast.Constant)
+
+
+def _diff_rule(xname):
+    def rule(c):
+        # array prepend / append operands: a loop over the examples (a scalar one
+        # broadcasts per example, an array one would need batching along with a)
+        if not (_static_operand(c, "prepend") and _static_operand(c, "append")):
+            return None
+        x = c.materialize(c.arg(xname))
+        changes = {xname: x, "axis": c.shift_axis("axis", x)}
+        if "a" in c.bound and xname != "a":
+            changes["a"] = c.materialize(c.arg("a"))
+        return c.rebuild(**changes)
+
+    return rule
+
+
+_def(["jnp.diff"], _diff_rule("a"))
+_def(["ad.diff_adjoint"], _diff_rule("g"))
+_def(["ad.diff_embed"], _diff_rule("h"))
+
+
+def _bsearchsorted(a, v, side="left"):
+    """Row-wise ``searchsorted``: ``a`` of shape ``(*batch, n)``, ``v`` of shape
+    ``(*batch, *rest)``; int32 (int64 with x64) of ``v``'s shape."""
+    a = np.asarray(a)
+    v = np.asarray(v)
+    k = a.ndim - 1
+    out = np.empty(v.shape, dtype=_dt.default_int())
+    for r in np.ndindex(*a.shape[:k]):
+        out[r] = np.searchsorted(a[r], v[r], side=side)
+    return out
+
+
+bsearchsorted = _reg("ad.bsearchsorted", _bsearchsorted, differentiable=False)
+
+
+def _searchsorted_rule(c):
+    if not c.batched("a"):
+        return c.rebuild()
+    ok, sorter = c.static("sorter")
+    if not ok or sorter is not None:
+        return None
+    kws = {"side": c.arg("side")} if "side" in c.bound else None
+    return c.call("ad.bsearchsorted", [c.arg("a"), c.materialize(c.arg("v"))], kws)
+
+
+_def(["jnp.searchsorted"], _searchsorted_rule)
+_def(["ad.bsearchsorted"], _helper_materialized("a", "v"))
+
+
+def _interp_rows_call(c):
+    """``ad.interp_rows`` with ``x``, ``xp``, ``fp`` batched and batched
+    ``left``/``right`` aligned with ``x``."""
+    x = c.materialize(c.arg("x"))
+    args = [x, c.materialize(c.arg("xp")), c.materialize(c.arg("fp"))]
+    kws = {}
+    for p in ("left", "right", "period"):
+        if p in c.bound:
+            v = c.arg(p)
+            kws[p] = c.lift(v, c.arg("x")) if c.batched(p) else v
+    return c.call("ad.interp_rows", args, kws)
+
+
+def _interp_rule(c):
+    if not any(c.batched(p) for p in ("xp", "fp", "left", "right")):
+        return c.rebuild()  # jnp.interp takes any shape of x
+    return _interp_rows_call(c)
+
+
+_def(["jnp.interp"], _interp_rule)
+_def(["ad.interp_rows"], _interp_rows_call)
+_def(["ad.interp_index", "ad.interp_region"], _helper_materialized("x", "xp"))
+_def(["ad.interp_take"], _helper_materialized("v", "i"))
+_def(["ad.interp_put"], _helper_materialized("g", "v", "i"))
+
+
+def _unbatched_result(c):
+    """The result does not depend on the batched operands' values (a static
+    flag, or a shape check): the same for every example."""
+    return c.rebuild(), False
+
+
+_def(["ad.interp_unset", "ad.qr_check", "ad.svd_ad_full"], _unbatched_result)
+
+
+def _cross_rule(c):
+    for p in ("axisa", "axisb", "axisc", "axis"):
+        ok, v = c.static(p)
+        if not ok or (v is not None and v >= 0):
+            return None  # non-negative vector axes: a loop over the examples
+    changes = {}
+    for p, other in (("a", "b"), ("b", "a")):
+        if c.batched(p):
+            changes[p] = c.lift(c.arg(p), c.arg(other))
+    return c.rebuild(**changes)
+
+
+_def(["jnp.cross"], _cross_rule)
+
+
+def _quantile_rule(c):
+    if c.batched("q"):
+        return None
+    a = c.arg("a")
+    call = c.rebuild(axis=c.shift_axis("axis", a))
+    ok, q = c.static("q")
+    if ok and np.ndim(q) == 0:
+        return call
+    # the quantile axes come first: move the batch axis in front of them
+    return c.call("jnp.moveaxis", [call, c.ndim(c.arg("q")), N.const(0)])
+
+
+_def(["jnp.quantile", "jnp.percentile"], _quantile_rule)
+
+
+def _quantile_weights_rule(c):
+    if c.batched("q"):
+        return None
+    return c.rebuild(), False  # depends on the length of the sorted axis only
+
+
+_def(["ad.quantile_weights", "ad.quantile_dweights"], _quantile_weights_rule)
+
+
+def _pinv_rule(c):
+    if c.batched("rtol") or c.batched("rcond"):
+        return None
+    return c.rebuild()
+
+
+_def(["jnp.linalg.pinv"], _pinv_rule)
+_def(
+    [
+        "jnp.linalg.qr",
+        "jnp.linalg.svd",
+        "jnp.linalg.matrix_power",
+        "ad.upper_right",
+        "ad.diag_blocks_sum",
+    ],
+    _same,
+)
+_def(["ad.block_upper"], _helper_materialized("a", "t"))
+_def(["ad.svd_embed"], _helper_materialized("g", "usv"))
+_def(["ad.svd_select"], _helper_materialized("h", "usv"))

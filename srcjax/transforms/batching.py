@@ -370,16 +370,22 @@ class Batcher:
         kind = op.kind
         if kind == "copy":
             v = op.elts[0] if op.elts else s.value
+            self.skel.pop(t, None)
             if isinstance(v, gast.Name) and v.id in self.containers:
                 self.containers.add(t)
                 if v.id in self.skel:
                     self.skel[t] = self.skel[v.id]
+            elif isinstance(v, (gast.Tuple, gast.List)):
+                # a folded constant display, as the initial carry `(0.0, 1.0)` of a loop
+                self.containers.add(t)
+                self.skel[t] = ("items", tuple("leaf" for _ in v.elts))
             else:
                 self.containers.discard(t)
             self._set(t, self.is_batched(v))
             return [s]
         if kind == "pack":
             self.containers.add(t)
+            self.skel.pop(t, None)
             value = s.value
             if any(self.is_batched(e) for e in op.elts):
                 s.value = self._materialize_display(value)

@@ -160,13 +160,33 @@ class Reverse:
             return N.call("ad.zeros_like", [N.name(name)])
         return N.const(0.0)
 
+    def may_be_sparse(self, name: str) -> bool:
+        """Whether ``name``'s cotangent may be a container or a hole (``None``)."""
+        return name in self.containers or name in self.maybe
+
+    def add_cotangents(self, name: str, a: Any, b: Any) -> Any:
+        """``a + b`` for two contributions to ``name``'s cotangent: ``ad.tree_add``
+        (``None`` is zero, containers add leafwise) where either may be sparse."""
+        if self.may_be_sparse(name):
+            return N.call("ad.tree_add", [a, b])
+        return gast.BinOp(left=a, op=gast.Add(), right=b)
+
+    def dense(self, g: Any, like: str) -> Any:
+        """Cotangent ``g``, which may be a hole (``None``), where an array's is
+        needed: a hole becomes zeros like the primal ``like``."""
+        return N.call("ad.densify", [g, N.name(like)])
+
+    @staticmethod
+    def _tree_valued(op: Op) -> bool:
+        """Whether the primitive call ``op`` may return a container (helpers of
+        generated adjoint code pass their operands' kind through)."""
+        public = op.prim.public
+        return op.prim.returns_tree or (public.startswith("ad.") and public not in _ARRAY_HELPERS)
+
     def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
         bar = self.bar(name)
         if name in nz:
-            if name in self.containers or name in self.maybe:
-                value = N.call("ad.tree_add", [N.name(bar), expr])
-            else:
-                value = gast.BinOp(left=N.name(bar), op=gast.Add(), right=expr)
+            value = self.add_cotangents(name, N.name(bar), expr)
         else:
             value = expr
             nz.add(name)
@@ -317,6 +337,8 @@ class Reverse:
         if kind == "copy":
             v = op.elts[0]
             if isinstance(v, gast.Name) and v.id in self.active:
+                if self.may_be_sparse(t) and not self.may_be_sparse(v.id):
+                    g = self.dense(g, v.id)  # t's cotangent may be a hole, v's may not
                 contribs.append((v.id, g))
         elif kind == "pack":
             value = s.value
@@ -338,6 +360,14 @@ class Reverse:
             if not prim.differentiable:
                 nz.discard(t)
                 return out
+            if (
+                self.may_be_sparse(t)
+                and not self._tree_valued(op)
+                and any(n in self.active for n in op.operand_names())
+            ):
+                # t also names containers elsewhere, so its cotangent may be a hole
+                # here, where t is an array: the rules below need a dense one
+                out.append(self._at(N.assign(self.bar(t), self.dense(g, ans)), s))
             for pname, p in prim.signature.parameters.items():
                 arg = op.bound.get(pname)
                 if arg is None:
@@ -385,14 +415,14 @@ class Reverse:
         for n, e in contribs:  # x * x: one statement for both contributions
             if n != t:
                 prev = grouped.get(n)
-                grouped[n] = e if prev is None else gast.BinOp(left=prev, op=gast.Add(), right=e)
+                grouped[n] = e if prev is None else self.add_cotangents(n, prev, e)
         for n, e in grouped.items():
             self.accumulate(out, n, e, nz, s)
         nz.discard(t)
         if own:
             total = own[0]
             for e in own[1:]:
-                total = gast.BinOp(left=total, op=gast.Add(), right=e)
+                total = self.add_cotangents(t, total, e)
             out.append(self._at(N.assign(self.bar(t), total), s))
             nz.add(t)
         return out
