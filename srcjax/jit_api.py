@@ -31,6 +31,15 @@ Differences from ``jax.jit`` (documented, by design):
   jitted function called inside a function being differentiated) *see through*
   jit to the original function: jit is an identity for them, and the result is
   not re-specialized (apply ``jit`` outermost for speed).
+- Dtypes: the generated code computes what the eager primitives (JAX)
+  compute. Operators are emitted as NumPy operators, and where NumPy's
+  promotion differs from JAX's for the specialized abstract values
+  (``int32 / 2``, ``int32 * 1.5``, ``int32 + float32``; a Python float argument,
+  weakly typed) the operands are converted first
+  (:func:`srcjax.transforms.optimize.promote`); elsewhere the code is plain.
+- Outputs are never (views of) non-donated arguments: ``jit(lambda a: a)(x)``
+  returns a copy of ``x``, as JAX arrays are immutable and NumPy arrays are
+  not. Python scalar results become NumPy scalars of the default dtype.
 - Outputs of large fused regions live in pooled buffers (see
   :mod:`srcjax.backends.runtime`): ``srcjax.backends.runtime.clear_pool()``
   returns idle memory to the system.
@@ -48,6 +57,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import gast
 import numpy as np
 
+from . import dtypes
 from .api import Transformed, _kind
 from .backends import numpy_cpu, runtime
 from .codegen import emit
@@ -118,7 +128,7 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
     """Abstract value (or pytree of them) of a canonical argument."""
     if weak_key is not None and weak_key[0] == "weak":
         if weak_key[1] == "float":  # a Python float, now a float32 scalar: weak
-            return opt.Aval((), np.asarray(x).dtype)
+            return opt.Aval.of(1.0)  # (held boxed: see optimize.promote)
         return opt.Aval.of(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return opt.Aval(np.shape(x), x.dtype)
@@ -152,20 +162,23 @@ class _Jit(Transformed):
         self._builds = 0
         self._device = None if device is None else str(device)
         try:
-            sig = inspect.signature(fun)
-            names = [
-                p.name
-                for p in sig.parameters.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            ]
+            sig: Optional[inspect.Signature] = inspect.signature(fun)
         except (TypeError, ValueError):
-            names = []
+            sig = None
+        params = list(sig.parameters.values()) if sig is not None else []
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._param_names = names
+        # positional parameters with a default: a static one may be left out
+        self._defaults = frozenset(
+            i for i, p in enumerate(params[: len(names)]) if p.default is not p.empty
+        )
         nums = _as_tuple(static_argnums)
         anames = _as_tuple(static_argnames)
         for a in anames:
             if not isinstance(a, str):
                 raise TransformValueError(f"static_argnames must be strings, got {a!r}")
+        if sig is not None:
+            _validate_argnames(params, anames, "static_argnames")
         pos = set()
         for i in nums:
             i = int(i)
@@ -209,11 +222,8 @@ class _Jit(Transformed):
     def _key(self, args: tuple, kwargs: dict) -> Tuple[tuple, tuple, dict]:
         x64 = _cfg.x64_enabled
         static = self._static_pos
-        if static and max(static) >= len(args) + len(kwargs):
-            raise ValueError(
-                f"jitted function has static_argnums={tuple(sorted(static))} but was "
-                f"called with only {len(args)} positional arguments"
-            )
+        # (a static argument left out takes its default; a missing one without a
+        # default fails when the call is bound, with Python's TypeError)
         keys = []
         new_args = None
         for i, x in enumerate(args):
@@ -251,11 +261,18 @@ class _Jit(Transformed):
         return (tuple(keys), kw_key, x64, self._device), args, kwargs
 
     def __call__(self, *args, **kwargs):
-        key, args, kwargs = self._key(args, kwargs)
+        key, cargs, ckwargs = self._key(args, kwargs)
         fn = self._specs.get(key)
         if fn is None:
-            fn = self._specialize(key, args, kwargs)
-        return fn(*args, **kwargs)
+            fn = self._specialize(key, cargs, ckwargs)
+        out = fn(*cargs, **ckwargs)
+        t = type(out)
+        if t is np.ndarray:
+            if out.base is None and not _is_input(out, args, kwargs):
+                return out  # the common case: a fresh array
+        elif t in _NUMPY_SCALARS:
+            return out  # immutable: nothing to unalias
+        return _unalias(out, args, kwargs, self._donate_pos)
 
     def _specialize(self, key, args, kwargs):
         with self._build_lock:
@@ -294,6 +311,9 @@ class _Jit(Transformed):
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
         src = get_source(target)
+        n_kwonly = len(src.node.args.kwonlyargs)
+        if n_kwonly and not (src.node.args.vararg or src.node.args.kwarg):
+            src = _kwonly_as_positional(src)
         norm = normalize(src)
         fdef = norm.node
         all_args = tuple(bargs) + tuple(args)
@@ -309,6 +329,7 @@ class _Jit(Transformed):
         static_names = set(self._static_names)
         static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
         arg_keys = dict(zip(params[nb:], key[0]))
+        arg_keys.update(key[1])
         avals: Dict[str, Any] = {}
         statics: Dict[str, Any] = {}
         for p in params:
@@ -323,7 +344,12 @@ class _Jit(Transformed):
                 avals[p] = _aval_tree(v, arg_keys.get(p))
         opt.bind_static(fdef, statics)
         resolve = _resolver(src, norm.bindings)
-        opt.optimize(fdef, avals, resolve, norm.namer)
+        boxed = {
+            p: np.asarray(values[p]).dtype
+            for p in params
+            if p in values and p not in statics and arg_keys.get(p) == _WEAK[float]
+        }
+        opt.optimize(fdef, avals, resolve, norm.namer, boxed)
         donatable = tuple(
             params[i + nb]
             for i in sorted(self._donate_pos)
@@ -343,15 +369,148 @@ class _Jit(Transformed):
             f"srcjax: jit of {src.name} ({os.path.basename(src.filename)}:{src.node.lineno})"
             f" for {sig_text or 'no arguments'}"
         )
+        if n_kwonly:  # back to keyword-only parameters in the generated function
+            a = fdef.args
+            a.kwonlyargs = a.args[len(a.args) - n_kwonly :]
+            a.args = a.args[: len(a.args) - n_kwonly]
+            a.kw_defaults = [None] * n_kwonly
         text = emit.render(fdef, header, src.filename)
         bindings = dict(norm.bindings)
         bindings["_rt"] = runtime
         fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
         fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
+        fn.__kwdefaults__ = target.__kwdefaults__
         if bargs or bkw:
             fn2 = functools.partial(fn, *bargs, **bkw)
             return fn2, text
         return fn, text
+
+
+def _validate_argnames(params: list, argnames: tuple, what: str) -> None:
+    """jax.jit's check: every name in ``static_argnames`` is a parameter that can
+    be passed by keyword (any name is fine when the function takes ``**kwargs``)."""
+    kinds = {p.name: p.kind for p in params}
+    posonly = {n for n in argnames if kinds.get(n) is inspect.Parameter.POSITIONAL_ONLY}
+    if posonly:
+        raise ValueError(
+            f"Jitted function has invalid argnames {posonly} in {what}. These are positional-only"
+        )
+    if inspect.Parameter.VAR_KEYWORD in kinds.values():
+        return
+    missing = {n for n in argnames if kinds.get(n) not in _KEYWORD_KINDS}
+    if missing:
+        raise ValueError(
+            f"Jitted function has invalid argnames {missing} in {what}. "
+            "Function does not take these args."
+        )
+
+
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def _kwonly_as_positional(src):
+    """``src`` with its keyword-only parameters appended to the positional ones
+    (the transforms see plain parameters; the generated function gets them back
+    as keyword-only, with the original defaults)."""
+    import copy
+    import dataclasses
+
+    node = copy.copy(src.node)
+    a = copy.copy(node.args)
+    a.args = list(a.args) + list(a.kwonlyargs)
+    a.kwonlyargs, a.kw_defaults = [], []
+    a.defaults = []  # defaults come from the function object, not the source
+    node.args = a
+    return dataclasses.replace(src, node=node)
+
+
+#: NumPy scalar types (immutable, so a jitted function may return them as they are)
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+
+
+def _root(x: np.ndarray) -> int:
+    return id(x if x.base is None else x.base)
+
+
+def _is_input(out: np.ndarray, args: tuple, kwargs: dict) -> bool:
+    for a in args:
+        if a is out:
+            return True
+    for a in kwargs.values():
+        if a is out:
+            return True
+    return False
+
+
+def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
+    roots: set = set()
+
+    def add(x: Any) -> None:
+        if isinstance(x, np.ndarray):
+            roots.add(_root(x))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                add(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                add(v)
+
+    for i, a in enumerate(args):
+        if i not in donate:
+            add(a)
+    for v in kwargs.values():
+        add(v)
+    return roots
+
+
+def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+    """``out`` as jax.jit returns it: every array that is (a view of) a
+    non-donated argument copied, as JAX arrays are immutable, so a jitted
+    function's outputs never share memory with its inputs (``y = jit(lambda a:
+    a)(x); y += 1`` leaves ``x`` alone; views of other arrays and fresh arrays
+    are returned as they are); Python scalars (weakly typed values) as NumPy
+    scalars of the default dtype (``jit(lambda n: n * 2)(3)`` is ``int32``)."""
+    roots: Optional[set] = None
+
+    def fix(x: Any) -> Any:
+        nonlocal roots
+        t = type(x)
+        if t is int or t is float or t is bool or t is complex:
+            return _as_array_scalar(x)
+        if isinstance(x, np.ndarray):
+            if roots is None:
+                roots = _input_roots(args, kwargs, donate)
+            return x.copy() if _root(x) in roots else x
+        if isinstance(x, tuple):
+            items = [fix(v) for v in x]
+            if all(a is b for a, b in zip(items, x)):
+                return x
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        if isinstance(x, dict):
+            items = {k: fix(v) for k, v in x.items()}
+            if all(items[k] is v for k, v in x.items()):
+                return x
+            if type(x) is dict:
+                return items
+            try:
+                return type(x)(items)
+            except TypeError:  # e.g. a defaultdict
+                return items
+        return x
+
+    return fix(out)
+
+
+def _as_array_scalar(x: Any) -> Any:
+    """A Python scalar output as the NumPy scalar of its default dtype."""
+    if type(x) is bool:
+        return np.bool_(x)
+    try:
+        return dtypes.dtype_of(x).type(x)
+    except OverflowError:
+        return x
 
 
 def _resolver(src, bindings):
@@ -402,11 +561,14 @@ def jit(
     ``print``/``breakpoint()`` run at every call (see the module docstring).
 
     Args:
-        fun: a Python function (lambda, ``functools.partial``, bound method or
-            another srcjax transform) whose source is available. Without it,
-            ``jit(static_argnums=...)`` returns a decorator.
-        static_argnums: positional arguments treated as compile-time constants.
-        static_argnames: keyword arguments treated as compile-time constants.
+        fun: a Python function (lambda, ``functools.partial``, bound method,
+            object with a Python ``__call__``, or another srcjax transform)
+            whose source is available; it may have keyword-only parameters.
+            Without it, ``jit(static_argnums=...)`` returns a decorator.
+        static_argnums: positional arguments treated as compile-time constants
+            (one left out of a call takes its default).
+        static_argnames: keyword arguments treated as compile-time constants;
+            each must name a parameter (``ValueError`` otherwise, as in JAX).
         donate_argnums: arguments whose buffers an output may reuse.
         device: the device to run on (the CPU; recorded in the cache key).
 

@@ -415,3 +415,273 @@ def test_cache_dir_file_and_linecache():
     f(x)
     fn = next(iter(f._specs.values()))
     assert os.path.exists(fn.__srcjax_path__)
+
+
+# -- dtype promotion: jit agrees with eager (JAX's promotion) ----------------------------
+_GRID_DTYPES = ["bool", "int8", "uint8", "int32", "float16", "float32"]
+_GRID_SCALARS = [2, 1.5, True]
+_OPERATORS = {  # operator source -> the jnp function that is its eager oracle
+    "+": "add",
+    "-": "subtract",
+    "*": "multiply",
+    "/": "true_divide",
+    "//": "floor_divide",
+    "%": "remainder",
+    "**": "power",
+    "&": "bitwise_and",
+    "|": "bitwise_or",
+    "^": "bitwise_xor",
+    "<<": "left_shift",
+    ">>": "right_shift",
+}
+_UNARY_OPERATORS = {"-": "negative", "+": "positive", "~": "invert"}
+# pairs of array dtypes for primitives called by name (their code calls the
+# primitive itself; these are the pairs where NumPy's and JAX's promotion differ)
+_CALL_PAIRS = [("int32", "float32"), ("float16", "int32"), ("bool", "float16"), ("uint8", "int8")]
+_BIG_DTYPES = ("bool", "int32", "float32")
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_value(dt, big=False):
+    if dt == "bool":
+        v = np.array([True, False, True, True, False])
+    else:
+        v = np.arange(1, 6).astype(dt)
+    if big:  # tiled to 2^16 elements: the fused, chunked path's threshold here
+        v = np.resize(v, (256, 256))
+    v.flags.writeable = False
+    return v
+
+
+def _grid_calls(nargs, operator, x64):
+    """(operand dtypes or scalars, written as constants?, big?) to try."""
+    D, S = _GRID_DTYPES, _GRID_SCALARS
+    if nargs == 1:
+        return [((d,), False, big) for d in D for big in (False, True)] + [
+            ((s,), False, False) for s in S
+        ]
+    out = []
+    pairs = [(a, b) for a in D for b in D] if operator else _CALL_PAIRS
+    for a, b in pairs:
+        out.append(((a, b), False, False))
+        if operator and a in _BIG_DTYPES and b in _BIG_DTYPES:
+            out.append(((a, b), False, True))
+    for d in D:
+        for s in S:
+            for ops in ((d, s), (s, d)):
+                out.append((ops, False, False))
+                if operator and not x64:
+                    out.append((ops, True, False))  # the scalar written in the source
+                    if d in _BIG_DTYPES:
+                        out.append((ops, False, True))
+    return out
+
+
+def _same(out, ref, what):
+    out, ref = np.asarray(out), np.asarray(ref)
+    assert out.dtype == ref.dtype, (what, out.dtype, ref.dtype)
+    if ref.dtype.kind in "fc":
+        np.testing.assert_allclose(out, ref, rtol=1e-6, atol=0, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(out, ref, err_msg=what)
+
+
+def _grid_cases():
+    """(expression template, its eager oracle, number of operands, is an operator)."""
+    cases = []
+    for p in REGISTRY.values():
+        if p.kind != "elementwise" or not p.public.startswith("jnp."):
+            continue
+        req = [
+            q
+            for q in p.signature.parameters.values()
+            if q.default is q.empty and q.kind == q.POSITIONAL_OR_KEYWORD
+        ]
+        if len(req) == 1:
+            cases.append((p.public + "({a})", p.impl, 1, False))
+        elif len(req) == 2:
+            cases.append((p.public + "({a}, {b})", p.impl, 2, False))
+    for sym, fn in _OPERATORS.items():
+        cases.append(("{a} " + sym + " {b}", getattr(jnp, fn), 2, True))
+    for sym, fn in _UNARY_OPERATORS.items():
+        cases.append((sym + "{a}", getattr(jnp, fn), 1, True))
+    return cases
+
+
+@pytest.mark.parametrize("enable_x64", [False, True], ids=["x32", "x64"])
+def test_jit_dtype_promotion_matches_eager_for_every_elementwise_op(tmp_path, enable_x64):
+    """Every elementwise primitive and Python operator over a grid of operand
+    dtypes (bool, int8, uint8, int32, float16, float32; Python scalars passed as
+    arguments and written as constants; small arrays and fused, chunked ones):
+    jit gives eager's (JAX's) dtype and value. The oracle of an operator is the
+    jnp function it stands for (under jit, operators follow JAX's promotion)."""
+    old = srcjax.config.jax_enable_x64
+    srcjax.config.update("jax_enable_x64", enable_x64)
+    failures = []
+    try:
+        for k, (expr, oracle, nargs, operator) in enumerate(_grid_cases()):
+            consts = {}
+            lines = []
+            for ops, as_const, _ in _grid_calls(nargs, operator, enable_x64):
+                key = tuple(o if isinstance(o, str) and not as_const else repr(o) for o in ops)
+                if as_const and key not in consts:
+                    names = iter("ab")
+                    fill = {}
+                    params = []
+                    for o in ops:
+                        n = next(names)
+                        if isinstance(o, str):
+                            fill[n] = n
+                            params.append(n)
+                        else:
+                            fill[n] = repr(o)
+                    consts[key] = f"fc_{len(consts)}"
+                    lines.append(
+                        f"def {consts[key]}({', '.join(params)}):\n"
+                        f"    return {expr.format(**fill)}\n"
+                    )
+            params = "a" if nargs == 1 else "a, b"
+            fill = {"a": "a", "b": "b"}
+            lines.append(f"def f({params}):\n    return {expr.format(**fill)}\n")
+            mod = _module_for("\n".join(lines), tmp_path, f"grid_{k}_{int(enable_x64)}")
+            jitted = {}
+            for ops, as_const, big in _grid_calls(nargs, operator, enable_x64):
+                vals = tuple(_grid_value(o, big) if isinstance(o, str) else o for o in ops)
+                if as_const:
+                    key = tuple(o if isinstance(o, str) and not as_const else repr(o) for o in ops)
+                    name = consts[key]
+                    args = tuple(v for v in vals if isinstance(v, np.ndarray))
+                else:
+                    name, args = "f", vals
+                what = f"{expr.format(a='a', b='b')} on {ops}{' (const)' if as_const else ''}"
+                with np.errstate(all="ignore"):
+                    try:
+                        ref = oracle(*vals)
+                    except Exception:  # noqa: BLE001 - not valid eagerly either
+                        continue
+                    if name not in jitted:
+                        jitted[name] = jit(getattr(mod, name))
+                    try:
+                        _same(jitted[name](*args), ref, what + (" big" if big else ""))
+                    except AssertionError as e:
+                        detail = " ".join(str(e).split())[:300]
+                        failures.append(f"{what}{' big' if big else ''}: {detail}")
+                    except Exception as e:  # noqa: BLE001
+                        failures.append(f"{what}: {type(e).__name__}: {e}"[:200])
+    finally:
+        srcjax.config.update("jax_enable_x64", old)
+    assert not failures, f"{len(failures)} mismatches:\n" + "\n".join(failures[:40])
+
+
+def test_jit_dtype_promotion_report_cases():
+    a = jnp.arange(3)  # int32
+    assert jit(lambda x: jnp.divide(x, 2))(a).dtype == np.float32
+    assert jit(lambda x, y: x + y)(a, jnp.ones(3)).dtype == np.float32
+    assert jit(lambda x: x * 1.5)(a).dtype == np.float32
+    out = jit(lambda x: x * 2.0)(jnp.array([True]))
+    assert out.dtype == np.float32 and out[0] == 2.0
+    # accuracy = sum(correct) / n inside a jitted step stays float32
+    acc = jit(lambda c, n: jnp.sum(c) / n)(jnp.array([True, False, True]), 3)
+    assert acc.dtype == np.float32 and np.isclose(acc, 2 / 3)
+    # casts are inserted only where NumPy and JAX disagree: float32 code is untouched
+    src = srcjax.source(jit(lambda x, y: x * y + 1.0), jnp.ones(3), jnp.ones(3))
+    assert "astype" not in src
+    src = srcjax.source(jit(lambda x: x / 2), a)
+    assert "astype" in src
+
+
+# -- outputs never alias non-donated inputs --------------------------------------------
+def test_returned_input_is_a_fresh_array():
+    """JAX arrays are immutable: a jitted function's result never shares memory
+    with an argument that is not donated (in-place updates of the result must
+    not change the caller's input), whether it is the argument itself, a view
+    of it, or inside a pytree."""
+    x = jnp.arange(3.0)
+    y = jit(lambda a: a)(x)
+    y += 1
+    np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
+    m = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for f in (lambda a: a.T, lambda a: a[1:], lambda a: a.reshape(-1), lambda a: (a, a[0])):
+        out = jit(f)(m)
+        for leaf in out if isinstance(out, tuple) else (out,):
+            assert not np.shares_memory(leaf, m)
+    x_view = m[1]  # an input that is itself a view
+    assert not np.shares_memory(jit(lambda a: a[::2])(x_view), m)
+    params = {"w": np.ones(2, np.float32), "b": np.zeros(2, np.float32)}
+    out = jit(lambda p: p)(params)
+    assert not any(np.shares_memory(out[k], params[k]) for k in params)
+    # a donated argument may be returned as it is (no copy)
+    d = np.ones(4, np.float32)
+    assert jit(lambda a: a, donate_argnums=0)(d) is d
+
+
+# -- static arguments -------------------------------------------------------------------
+def test_static_argnames_must_name_parameters():
+    """As jax.jit: a static_argnames entry that is no parameter is a ValueError."""
+    with pytest.raises(ValueError, match="invalid argnames .*'y'.* Function does not take"):
+        jit(lambda x: x, static_argnames=("y",))
+    with pytest.raises(ValueError, match="invalid argnames"):
+        jit(static_argnames="nope")(lambda x, n=1: x * n)
+    jit(lambda x, **kw: x, static_argnames=("y",))  # any name, with **kwargs
+
+
+def test_static_argument_left_at_its_default():
+    @functools.partial(jit, static_argnames=("k",))
+    def h(x, k=2):
+        return x**k
+
+    x = jnp.arange(3.0)
+    np.testing.assert_array_equal(h(x), x**2)
+    np.testing.assert_array_equal(h(x, k=3), x**3)
+    np.testing.assert_array_equal(h(x, 3), x**3)
+
+    @functools.partial(jit, static_argnums=(1,))
+    def g(x, k=2):
+        return x * k
+
+    np.testing.assert_array_equal(g(x), 2 * x)
+    np.testing.assert_array_equal(g(x, 4), 4 * x)
+    with pytest.raises(TypeError, match="missing"):
+        jit(lambda x, k: x * k, static_argnums=1)(x)
+
+
+def test_keyword_only_parameters():
+    """JAX's canonical static_argnames example: a keyword-only mode switch."""
+
+    @functools.partial(jit, static_argnames="mode")
+    def g(x, *, mode):
+        return x * x if mode == "sq" else x + 1
+
+    x = jnp.arange(3.0)
+    np.testing.assert_array_equal(g(x, mode="sq"), x * x)
+    np.testing.assert_array_equal(g(x, mode="inc"), x + 1)
+    assert g._cache_size() == 2
+
+    @jit
+    def h(x, *, scale=2.0, shift):
+        return x * scale + shift
+
+    np.testing.assert_allclose(h(x, shift=np.float32(1)), x * 2 + 1)
+    np.testing.assert_allclose(h(x, scale=3.0, shift=np.ones(3, np.float32)), x * 3 + 1)
+    with pytest.raises(TypeError):
+        h(x)
+
+
+# -- callable objects -------------------------------------------------------------------
+class _Scale:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return x * self.a
+
+
+def test_jit_and_grad_of_a_callable_object():
+    x = jnp.ones(2)
+    np.testing.assert_allclose(jit(_Scale(3.0))(x), [3.0, 3.0])
+    s = _Scale(2.0)  # called inside a transformed function
+    np.testing.assert_allclose(srcjax.grad(lambda v: jnp.sum(s(v)))(x), [2.0, 2.0])
+    np.testing.assert_allclose(jit(lambda v: s(v) + 1.0)(x), [3.0, 3.0])
+    np.testing.assert_allclose(srcjax.grad(_Scale(4.0))(1.5), 4.0)
+    with pytest.raises(TypeError, match="callable"):
+        jit(3)

@@ -1228,7 +1228,11 @@ class Normalizer:
         fn = obj
         import functools
 
-        if isinstance(fn, (types.FunctionType, functools.partial, types.MethodType)):
+        from .source import _is_callable_object
+
+        if isinstance(
+            fn, (types.FunctionType, functools.partial, types.MethodType)
+        ) or _is_callable_object(fn):
             self._record_dependency(func, fn)
             return self.inline(fn, e, target)
         args = [self.atom(a) for a in e.args]

@@ -73,7 +73,8 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
     """Split ``fun`` into (python function, leading bound args, bound kwargs).
 
     ``functools.partial(f, a)(x)`` is ``f(a, x)``; ``obj.method(x)`` is
-    ``type(obj).method(obj, x)``. Raises :class:`SourceUnavailableError` for
+    ``type(obj).method(obj, x)``; a callable object ``obj(x)`` is
+    ``type(obj).__call__(obj, x)``. Raises :class:`SourceUnavailableError` for
     callables that are not Python functions (builtins, ufuncs, classes).
     """
     args: tuple = ()
@@ -93,6 +94,10 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
         elif hasattr(fun, "__srcjax_wrapped__"):
             # a srcjax-transformed function: its generated python function
             fun = fun.__srcjax_wrapped__
+        elif _is_callable_object(fun):
+            # an instance with a Python __call__: obj(x) is type(obj).__call__(obj, x)
+            args = (fun,) + args
+            fun = type(fun).__call__
         else:
             break
     if not isinstance(fun, types.FunctionType):
@@ -101,6 +106,19 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
             hint="pass a function defined with `def` or `lambda` in a file or notebook cell",
         )
     return fun, args, kwargs
+
+
+def _is_callable_object(obj: Any) -> bool:
+    """An instance of a user class whose ``__call__`` is a Python function (not a
+    class, not one of srcjax's own transformed-function objects)."""
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return False
+    if not callable(obj):
+        return False
+    call = type(obj).__call__
+    if not isinstance(call, types.FunctionType):
+        return False
+    return not (getattr(call, "__module__", "") or "").startswith("srcjax")
 
 
 def _is_primitive(obj: Any) -> bool:

@@ -926,7 +926,7 @@ def _clip(x, min=None, max=None):  # noqa: A002 (JAX's parameter names)
     if max is not None:
         r = np.minimum(r, max)
     if r is x:
-        return np.asarray(x)[()] if type(x) is not _ndarray else x
+        return np.asarray(x, dtype=_dt.dtype_of(x))[()] if type(x) is not _ndarray else x
     if r.dtype in BINARY_SUSPECT:
         return r.astype(_dt.result_type(x, *[b for b in (min, max) if b is not None]))
     return r
