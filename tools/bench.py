@@ -296,6 +296,26 @@ def w1(b: Bench, quick):
     return f"x*x*x ({n}x{n} f32)"
 
 
+def _blas_info():
+    """NumPy's BLAS, its kernel and threads (threadpoolctl, when installed), and
+    OPENBLAS_CORETYPE: matmul-bound rows (W4) depend on them. OpenBLAS picks its
+    kernel from the CPU model; on a VM that reports an older model it may run
+    AVX2 (Haswell) kernels on an AVX-512 CPU (OPENBLAS_CORETYPE=SkylakeX fixes
+    that: 25-40% faster gemms, measured on the W4 shapes)."""
+    env = f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}"
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return f"threadpoolctl not installed; {env}"
+    libs = [
+        f"{i.get('internal_api')} {i.get('version')} kernel={i.get('architecture')} "
+        f"threads={i.get('num_threads')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
+    return "; ".join(libs + [env])
+
+
 def _bandwidth(row, nbytes, floor):
     """Append achieved GB/s (bytes read + written per call) to a row's note,
     and the fraction of the copy floor's bandwidth when one was measured."""
@@ -813,6 +833,7 @@ def report(b: Bench, titles, wall, args):
         versions.append(f"srcjax not importable ({SRCJAX_ERR})")
     versions.append(f"jax {jax.__version__}" if jax is not None else "jax not installed")
     lines.append("- versions: " + ", ".join(versions))
+    lines.append("- BLAS: " + _blas_info())
     lines.append(
         f"- repeats={args.repeats}, quick={args.quick}, total wall time {wall:.1f} s; "
         "ratio = median / median of the workload's baseline row"
