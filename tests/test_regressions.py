@@ -1425,3 +1425,57 @@ def test_grad_of_vmap_of_scan():
     assert_close(srcjax.grad(batch_scan_loss)(0.7, X), fd_grad(lambda w: np_loss(w, X), 0.7))
     want = fd_grad(lambda v: np_loss(0.7, v), X)
     assert_close(srcjax.grad(batch_scan_loss, argnums=1)(0.7, X), want)
+
+
+# ---------------------------------------------------------------- session 2, fresh-user run 2 (lead)
+def _sum_upper_pairs(x):
+    n = x.shape[0]
+    iu = np.triu_indices(n, 1)  # a NumPy helper on a Python int: runs as is
+    return jnp.sum(jnp.outer(x, x)[iu])
+
+
+def test_numpy_helper_inside_a_transform_is_called_not_inlined():
+    """np.triu_indices was inlined from NumPy's own source and failed there
+    (keyword-only parameters), with an error naming NumPy's file. Oracle: the
+    gradient of sum_{i<j} x_i x_j is sum(x) - x."""
+    x = np.array([1.0, 2.0, 4.0])
+    assert_close(srcjax.grad(_sum_upper_pairs)(x), np.sum(x) - x)
+    assert_close(srcjax.jit(_sum_upper_pairs)(x), 1 * 2 + 1 * 4 + 2 * 4)
+
+
+def _loop_else(x):
+    for i in range(3):
+        if i > 5:
+            break
+    else:
+        x = x * 3.0
+    return jnp.sum(x)
+
+
+def test_loop_else_error_names_the_line():
+    with pytest.raises(NotImplementedError, match=r"test_regressions.py:\d+:\d+: `else` on loops"):
+        srcjax.grad(_loop_else)(np.ones(3))
+
+
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_is_nan():
+    """NumPy raises LinAlgError (one bad matrix killed a whole vmap batch); JAX
+    returns NaNs, which the usual 'add jitter if isnan' idiom relies on."""
+    good = np.array([[4.0, 2.0], [2.0, 3.0]])
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])
+    out = jnp.linalg.cholesky(np.stack([good, bad, good]))
+    assert_close(out[0], np.linalg.cholesky(good))
+    assert_close(out[2], np.linalg.cholesky(good))
+    assert np.all(np.isnan(out[1]))
+    assert np.all(np.isnan(jnp.linalg.cholesky(bad)))
+
+    def logdet_with_jitter(k):
+        low = jnp.linalg.cholesky(k)
+        if jnp.any(jnp.isnan(low)):
+            low = jnp.linalg.cholesky(k + 2.0 * jnp.eye(2))
+        return 2.0 * jnp.sum(jnp.log(jnp.diag(low)))
+
+    # oracle: d logdet(K) / dK = inv(K). (At `bad` the gradient is NaN: the NaN
+    # factor's adjoint runs with a zero cotangent, 0 * NaN; see the notes.)
+    assert_close(srcjax.grad(logdet_with_jitter)(good), np.linalg.inv(good))
+    got = srcjax.vmap(logdet_with_jitter)(np.stack([good, bad]))
+    assert_close(got, [np.log(np.linalg.det(good)), np.log(np.linalg.det(bad + 2.0 * np.eye(2)))])

@@ -20,6 +20,7 @@ registry, a user function, a Python builtin that runs as-is, or "unknown"
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import math
 import types
@@ -232,8 +233,9 @@ def _ops_table() -> Dict[str, Any]:
 class _Lowerer:
     """Removes break/continue/early return by introducing flags."""
 
-    def __init__(self, namer: Namer):
+    def __init__(self, namer: Namer, src: Optional[FunctionSource] = None):
         self.namer = namer
+        self.src = src  # for error locations
         self.ret_flag: Optional[str] = None
         self.ret_val: Optional[str] = None
 
@@ -353,7 +355,12 @@ class _Lowerer:
                 continue
             if isinstance(s, (gast.While, gast.For)):
                 if s.orelse:
-                    raise _unsupported(s, "`else` on loops")
+                    raise _unsupported(
+                        s,
+                        "`else` on loops",
+                        "set a flag before `break` and test it after the loop",
+                        src=self.src,
+                    )
                 info = {
                     "brk": self.namer.fresh("broke"),
                     "cont": self.namer.fresh("skip"),
@@ -405,6 +412,22 @@ class _Lowerer:
                     if f not in flags and self.ret_flag:
                         flags.append(f)
         return flags
+
+
+#: top-level packages whose Python functions are called as they are, never
+#: inlined: their source is not user code (np.triu_indices has keyword-only
+#: parameters; an inlined library would also name its own files in errors).
+#: Such a call on a differentiated path is "no derivative rule", at the user's line.
+_LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "math", "functools", "itertools", "operator"})
+
+
+def _is_library_function(fn: Any) -> bool:
+    """A NumPy/SciPy/standard-library function (or a partial of one)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = getattr(fn, "__func__", fn)
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in _LIBRARY_PACKAGES
 
 
 def _unsupported(node: Any, what: str, hint: str = "", src: Optional[FunctionSource] = None):
@@ -465,7 +488,7 @@ class Normalizer:
                 node, "`*args`, `**kwargs` and keyword-only parameters", src=self.src
             )
         body = [s for s in node.body if not _is_docstring(s)]
-        lowerer = _Lowerer(self.namer)
+        lowerer = _Lowerer(self.namer, self.src)
         body = lowerer.lower_function(body)
         new_body = self.block(body)
         fdef = N.function_def(node.name, node.args, new_body)
@@ -1226,13 +1249,12 @@ class Normalizer:
                 "unknown", elts=args + list(kws.values()), what=N.to_source(func)
             )
         fn = obj
-        import functools
-
         from .source import _is_callable_object
 
-        if isinstance(
-            fn, (types.FunctionType, functools.partial, types.MethodType)
-        ) or _is_callable_object(fn):
+        if (
+            isinstance(fn, (types.FunctionType, functools.partial, types.MethodType))
+            or _is_callable_object(fn)
+        ) and not _is_library_function(fn):
             self._record_dependency(func, fn)
             return self.inline(fn, e, target)
         args = [self.atom(a) for a in e.args]

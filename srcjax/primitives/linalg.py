@@ -821,12 +821,28 @@ maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 
 def _cholesky(a, *, upper=False, symmetrize_input=True):
     """Cholesky factor of a symmetric positive-definite matrix
     (jax.numpy.linalg.cholesky): lower ``L`` with ``a = L @ L.T`` (``upper=True``:
-    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does."""
+    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does. A
+    matrix that is not positive definite gives a factor of NaNs (JAX's result;
+    NumPy raises), each matrix of a stack on its own."""
     a = np.asarray(a)
     if symmetrize_input:
         a = (a + np.swapaxes(a, -1, -2)) / 2
-    low = np.linalg.cholesky(a)
+    try:
+        low = np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        low = _cholesky_or_nan(a)
     return np.swapaxes(low, -1, -2) if upper else low
+
+
+def _cholesky_or_nan(a):
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.empty(flat.shape, np.result_type(flat.dtype, np.float32))
+    for i, m in enumerate(flat):
+        try:
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i] = np.nan
+    return out.reshape(a.shape)
 
 
 cholesky = _la("cholesky", _cholesky, np.linalg.cholesky)
