@@ -212,3 +212,129 @@ def test_svd_full_matrices_derivative_needs_a_square_matrix(x64):
     np.testing.assert_allclose(
         srcjax.grad(full_svd_loss)(sq), fd_grad(full_svd_loss, sq), rtol=1e-6
     )
+
+
+# -- scipy.linalg: solve_triangular / cho_factor / cho_solve; polyval, convolve, cross(2) --
+import srcjax.scipy.linalg as SL  # noqa: E402
+
+TRI = np.random.default_rng(21).normal(size=(4, 4)) + 4 * np.eye(4)
+RHS = np.random.default_rng(22).normal(size=(4, 2))
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2, "N", "T"])
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("unit_diagonal", [False, True])
+def test_solve_triangular_matches_scipy(trans, lower, unit_diagonal):
+    sl = pytest.importorskip("scipy.linalg")
+    kw = {"trans": trans, "lower": lower, "unit_diagonal": unit_diagonal}
+    np.testing.assert_allclose(SL.solve_triangular(TRI, RHS, **kw),
+                               sl.solve_triangular(TRI, RHS, **kw), rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(SL.solve_triangular(TRI, RHS[:, 0], **kw),
+                               sl.solve_triangular(TRI, RHS[:, 0], **kw), rtol=1e-5)  # fmt: skip
+
+
+def test_solve_triangular_batches_dtypes_and_errors():
+    a = np.stack([TRI, TRI.T + np.eye(4)])
+    b = np.stack([RHS, 2 * RHS])
+    got = SL.solve_triangular(a, b, lower=True)
+    want = np.stack([np.linalg.solve(np.tril(m), r) for m, r in zip(a, b)])
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert SL.solve_triangular(a[:, :, :], b[:, :, 0]).shape == (2, 4)  # a vector per matrix
+    assert SL.solve_triangular(TRI.astype(np.float32), RHS.astype(np.float32)).dtype == np.float32
+    assert SL.solve_triangular(np.eye(2, dtype=np.int32), np.ones(2, np.int32)).dtype == np.float32
+    with pytest.raises(ValueError, match="trans"):
+        SL.solve_triangular(TRI, RHS, trans=3)
+    with pytest.raises(ValueError):
+        SL.solve_triangular(TRI, np.ones(3))
+    singular = np.tril(TRI)
+    singular[1, 1] = 0.0
+    assert not np.all(np.isfinite(SL.solve_triangular(singular, RHS, lower=True)))
+
+
+def test_cho_factor_cho_solve_match_numpy():
+    m = np.random.default_rng(23).normal(size=(4, 4))
+    a = m @ m.T + 4 * np.eye(4)
+    for lower in (False, True):
+        c, low = SL.cho_factor(a, lower=lower)
+        assert low is lower
+        np.testing.assert_allclose(c, np.linalg.cholesky(a) if lower else np.linalg.cholesky(a).T,
+                                   rtol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(SL.cho_solve((c, lower), RHS), np.linalg.solve(a, RHS),
+                                   rtol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(SL.cho_solve((c, lower), RHS[:, 0]),
+                                   np.linalg.solve(a, RHS[:, 0]), rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(SL.cholesky(a), np.linalg.cholesky(a).T, rtol=1e-6)
+    import srcjax.scipy as sp_root
+
+    assert sp_root.linalg is SL
+
+
+def tri_loss(a, b):
+    x = SL.solve_triangular(a, b, lower=True)
+    y = SL.solve_triangular(a, x, trans=1, unit_diagonal=True)
+    return jnp.sum(jnp.sin(x) * y)
+
+
+def cho_loss(a, b):
+    return jnp.sum(SL.cho_solve(SL.cho_factor(a @ a.T + 4.0 * jnp.eye(4)), b) ** 2)
+
+
+@pytest.mark.parametrize("loss", [tri_loss, cho_loss])
+def test_triangular_solves_grads_match_finite_differences(loss, x64):
+    ga, gb = srcjax.grad(loss, argnums=(0, 1))(TRI, RHS)
+    np.testing.assert_allclose(ga, fd_grad(lambda a: loss(a, RHS), TRI), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gb, fd_grad(lambda b: loss(TRI, b), RHS), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(srcjax.jit(loss)(TRI, RHS), loss(TRI, RHS), rtol=1e-12)
+    aa = np.stack([TRI, TRI + 0.5 * np.eye(4)])
+    got = srcjax.vmap(srcjax.grad(loss), in_axes=(0, None))(aa, RHS)
+    np.testing.assert_allclose(got, np.stack([srcjax.grad(loss)(a, RHS) for a in aa]), rtol=1e-10)
+    h = srcjax.hessian(loss, argnums=1)(TRI, RHS[:, 0])
+    fd = np.stack(
+        [
+            fd_grad(lambda b, i=i: srcjax.grad(loss, argnums=1)(TRI, b)[i], RHS[:, 0])
+            for i in range(4)
+        ]
+    )
+    np.testing.assert_allclose(h, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_polyval_convolve_cross2_match_numpy():
+    rng = np.random.default_rng(24)
+    p, x = rng.normal(size=4), rng.normal(size=(2, 3))
+    np.testing.assert_allclose(jnp.polyval(p, x), np.polyval(p, x), rtol=1e-6)
+    np.testing.assert_array_equal(jnp.polyval(np.array([1, 2, 3]), np.array([2, 0])), [11, 3])
+    a, v = rng.normal(size=6), rng.normal(size=3)
+    for mode in ("full", "same", "valid"):
+        np.testing.assert_allclose(jnp.convolve(a, v, mode), np.convolve(a, v, mode), rtol=1e-6)
+        np.testing.assert_allclose(jnp.convolve(v, a, mode), np.convolve(v, a, mode), rtol=1e-6)
+    assert jnp.convolve(a.astype(np.float32), v.astype(np.float32)).dtype == np.float32
+    with pytest.raises(ValueError):
+        jnp.convolve(a, v, "bad")
+    with pytest.raises(ValueError):
+        jnp.convolve(np.ones((2, 2)), v)
+    u, w = rng.normal(size=(4, 2)), rng.normal(size=2)
+    np.testing.assert_allclose(jnp.cross(u, w), u[:, 0] * w[1] - u[:, 1] * w[0])
+    assert jnp.cross(u, w).shape == (4,)
+    w3 = rng.normal(size=3)
+    np.testing.assert_allclose(jnp.cross(u, w3), np.cross(np.pad(u, ((0, 0), (0, 1))), w3))
+    np.testing.assert_allclose(jnp.cross(u.T, w, axisa=0), jnp.cross(u, w))
+    with pytest.raises(ValueError, match="2 or 3"):
+        jnp.cross(np.ones(4), np.ones(3))
+
+
+def poly_conv_loss(p, a):
+    y = jnp.polyval(p, a)
+    return jnp.sum(jnp.convolve(y, p, "same") ** 2) + jnp.sum(jnp.cross(a[:2], p[1:3]))
+
+
+def test_polyval_convolve_cross2_grads_match_finite_differences(x64):
+    rng = np.random.default_rng(25)
+    p, a = rng.normal(size=4), rng.normal(size=5)
+    gp, ga = srcjax.grad(poly_conv_loss, argnums=(0, 1))(p, a)
+    np.testing.assert_allclose(gp, fd_grad(lambda p: poly_conv_loss(p, a), p), rtol=1e-6)
+    np.testing.assert_allclose(ga, fd_grad(lambda a: poly_conv_loss(p, a), a), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(jnp.polyval, argnums=1)(p, 0.0), p[-2])  # exact at 0
+    ps = np.stack([p, 2.0 * p])
+    got = srcjax.vmap(poly_conv_loss, in_axes=(0, None))(ps, a)
+    np.testing.assert_allclose(got, [poly_conv_loss(q, a) for q in ps], rtol=1e-10)
+    np.testing.assert_allclose(srcjax.jit(poly_conv_loss)(p, a), poly_conv_loss(p, a), rtol=1e-12)

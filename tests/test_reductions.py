@@ -6,7 +6,9 @@ import pytest
 from helpers import fd_grad
 
 import srcjax
+import srcjax.nn
 import srcjax.numpy as jnp
+import srcjax.scipy.special as SS
 from srcjax.primitives import reductions as R
 from srcjax.primitives.ad import expand_reduced
 
@@ -215,3 +217,142 @@ def test_mean_where_grad_and_vmap(x64):
     got = srcjax.vmap(srcjax.grad(masked_mean))(xs)
     for k in range(3):
         np.testing.assert_allclose(got[k], srcjax.grad(masked_mean)(xs[k]), rtol=1e-12)
+
+
+# -- NaN reductions, average, cov, logsumexp(b=, return_sign=) ---------------------------
+XN = np.random.default_rng(11).normal(size=(3, 4))
+XN[0, 1] = XN[2, 3] = XN[1, 0] = np.nan
+
+NAN_FUNCS = ["nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
+
+
+@pytest.mark.parametrize("name", NAN_FUNCS)
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), (-1, False)])
+def test_nan_reductions_match_numpy(name, axis, keepdims):
+    got = getattr(jnp, name)(XN, axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(got, getattr(np, name)(XN, axis=axis, keepdims=keepdims), rtol=1e-6)
+    assert np.asarray(getattr(jnp, name)(XN.astype(np.float32), axis=axis)).dtype == np.float32
+    if name in ("nanvar", "nanstd"):
+        np.testing.assert_allclose(getattr(jnp, name)(XN, axis=1, ddof=1),
+                                   getattr(np, name)(XN, axis=1, ddof=1), rtol=1e-6)  # fmt: skip
+
+
+def test_nan_reductions_dtypes_and_all_nan_slices():
+    assert jnp.nansum(np.arange(4, dtype=np.int32)).dtype == np.int32
+    assert jnp.nanmean(np.arange(4, dtype=np.int32)).dtype == np.float32
+    allnan = np.array([[np.nan, np.nan], [1.0, 2.0]], np.float32)
+    np.testing.assert_array_equal(jnp.nansum(allnan, axis=1), [0.0, 3.0])
+    for name in ("nanmean", "nanmax", "nanmin", "nanvar"):
+        assert np.isnan(getattr(jnp, name)(allnan, axis=1)[0])
+    with pytest.raises(NotImplementedError):
+        jnp.nansum(XN, out=np.zeros(()))
+
+
+def nan_loss(x):
+    return (
+        2.0 * jnp.nansum(x) + jnp.sum(jnp.nanmean(x, axis=1) ** 2) + jnp.nanmax(x)
+        - jnp.sum(jnp.nanmin(x, axis=1)) + jnp.sum(jnp.nanvar(x, axis=1) ** 2)
+        + jnp.nanstd(x, ddof=1)
+    )  # fmt: skip
+
+
+def test_nan_reductions_grad_matches_finite_differences_and_zero_at_nan(x64):
+    # NaN inputs get a zero gradient (as in JAX; a NaN inside, as in nansum(x**2),
+    # still gives NaN through the chain rule there, as in JAX)
+    g = srcjax.grad(nan_loss)(XN)
+    assert np.all(g[np.isnan(XN)] == 0.0)
+    np.testing.assert_allclose(g, fd_grad(nan_loss, XN), rtol=1e-6, atol=1e-8)
+    xs = np.stack([XN, XN * 2.0 + 1.0])
+    got = srcjax.vmap(srcjax.grad(nan_loss))(xs)
+    np.testing.assert_allclose(got, np.stack([srcjax.grad(nan_loss)(x) for x in xs]), rtol=1e-10)
+    np.testing.assert_allclose(srcjax.jit(nan_loss)(XN), nan_loss(XN), rtol=1e-12)
+    hess = srcjax.hessian(lambda x: jnp.nanvar(x))(XN[0])
+    fd = np.stack([fd_grad(lambda x, i=i: srcjax.grad(jnp.nanvar)(x)[i], XN[0]) for i in range(4)])
+    np.testing.assert_allclose(hess, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_nanmax_grad_splits_ties_and_skips_nan(x64):
+    x = np.array([1.0, np.nan, 3.0, 3.0])
+    np.testing.assert_array_equal(srcjax.grad(jnp.nanmax)(x), [0.0, 0.0, 0.5, 0.5])
+
+
+def test_average_matches_numpy():
+    a = np.random.default_rng(3).normal(size=(3, 4))
+    w = np.array([1.0, 2.0, 0.5, 1.5])
+    np.testing.assert_allclose(jnp.average(a), np.average(a), rtol=1e-6)
+    np.testing.assert_allclose(jnp.average(a, axis=1, weights=w), np.average(a, 1, w), rtol=1e-6)
+    ww = np.abs(a) + 0.1
+    np.testing.assert_allclose(jnp.average(a, axis=0, weights=ww), np.average(a, 0, ww), rtol=1e-6)
+    avg, sw = jnp.average(a, axis=1, weights=w, returned=True)
+    want_avg, want_sw = np.average(a, axis=1, weights=w, returned=True)
+    np.testing.assert_allclose(avg, want_avg, rtol=1e-6)
+    np.testing.assert_allclose(sw, want_sw, rtol=1e-6)
+    avg, cnt = jnp.average(a, axis=0, returned=True)
+    np.testing.assert_allclose(cnt, np.full(4, 3.0))
+    assert jnp.average(a, axis=1, keepdims=True, weights=w).shape == (3, 1)
+    assert jnp.average(np.arange(4, dtype=np.int32)).dtype == np.float32
+    with pytest.raises(ValueError, match="Axis must be specified"):
+        jnp.average(a, weights=w)
+    with pytest.raises(ValueError, match="Length of weights"):
+        jnp.average(a, axis=0, weights=w)
+
+
+def test_cov_matches_numpy():
+    m = np.random.default_rng(4).normal(size=(3, 6))
+    y = np.random.default_rng(5).normal(size=(2, 6))
+    np.testing.assert_allclose(jnp.cov(m), np.cov(m), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(m.T, rowvar=False), np.cov(m.T, rowvar=False), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(m, bias=True), np.cov(m, bias=True), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(m, ddof=2), np.cov(m, ddof=2), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(m, y), np.cov(m, y), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(m[0]), np.cov(m[0]), rtol=1e-5)
+    assert jnp.cov(m[0]).shape == ()
+    assert jnp.cov(np.arange(6, dtype=np.int32).reshape(2, 3)).dtype == np.float32
+    with pytest.raises(ValueError):
+        jnp.cov(np.ones((2, 2, 2)))
+
+
+def average_cov_loss(a, w):
+    return jnp.sum(jnp.average(a, axis=1, weights=w) ** 2) + jnp.sum(jnp.cov(a * w) ** 2)
+
+
+def test_average_cov_grads_match_finite_differences(x64):
+    rng = np.random.default_rng(6)
+    a, w = rng.normal(size=(3, 4)), rng.uniform(0.5, 2.0, size=4)
+    ga, gw = srcjax.grad(average_cov_loss, argnums=(0, 1))(a, w)
+    np.testing.assert_allclose(ga, fd_grad(lambda a: average_cov_loss(a, w), a), rtol=1e-6)
+    np.testing.assert_allclose(gw, fd_grad(lambda w: average_cov_loss(a, w), w), rtol=1e-6)
+    xs = np.stack([a, a + 1.0, 2.0 * a])
+    got = srcjax.vmap(average_cov_loss, in_axes=(0, None))(xs, w)
+    np.testing.assert_allclose(got, [average_cov_loss(x, w) for x in xs], rtol=1e-10)
+
+
+def test_logsumexp_b_and_return_sign_match_scipy():
+    sp = pytest.importorskip("scipy.special")
+    S = SS
+    a = np.random.default_rng(7).normal(size=(3, 4))
+    b = np.random.default_rng(8).normal(size=(3, 4))
+    np.testing.assert_allclose(S.logsumexp(a, axis=1, b=np.abs(b)),
+                               sp.logsumexp(a, axis=1, b=np.abs(b)), rtol=1e-5)  # fmt: skip
+    got, sign = S.logsumexp(a, axis=0, b=b, return_sign=True)
+    want, want_sign = sp.logsumexp(a, axis=0, b=b, return_sign=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_array_equal(sign, want_sign)
+    neg = S.logsumexp(a, axis=0, b=b)  # a negative sum is NaN without return_sign (JAX)
+    np.testing.assert_array_equal(np.isnan(neg), want_sign < 0)
+    assert S.logsumexp(a.astype(np.float32), b=np.float32(2.0)).dtype == np.float32
+    np.testing.assert_allclose(srcjax.nn.logsumexp(a, b=2.0), sp.logsumexp(a, b=2.0), rtol=1e-5)
+
+
+def lse_b_loss(a, b):
+    return jnp.sum(SS.logsumexp(a, axis=1, b=b) ** 2)
+
+
+def test_logsumexp_b_grads_match_finite_differences(x64):
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(size=(3, 4)), rng.uniform(0.5, 2.0, size=(3, 4))
+    ga, gb = srcjax.grad(lse_b_loss, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, fd_grad(lambda a: lse_b_loss(a, b), a), rtol=1e-6)
+    np.testing.assert_allclose(gb, fd_grad(lambda b: lse_b_loss(a, b), b), rtol=1e-6)
+    got = srcjax.vmap(lse_b_loss)(np.stack([a, a + 1.0]), np.stack([b, 2.0 * b]))
+    np.testing.assert_allclose(got, [lse_b_loss(a, b), lse_b_loss(a + 1.0, 2.0 * b)], rtol=1e-10)

@@ -258,3 +258,112 @@ def test_interp_gradients_match_finite_differences(x64):
     np.testing.assert_allclose(gfp, fd_grad(lambda v: interp_loss(x, v), fp), rtol=1e-6)
     # x below xp[0] with left=None: the value is fp[0], a zero slope in x
     assert gx[0] == 0.0
+
+
+# -- triu/tril/diag_indices, meshgrid, logspace, append, trapezoid -----------------------
+def test_index_creation_matches_numpy_with_default_int():
+    for got, want in [
+        (jnp.triu_indices(4), np.triu_indices(4)),
+        (jnp.triu_indices(3, 1, 5), np.triu_indices(3, 1, 5)),
+        (jnp.tril_indices(4, -1), np.tril_indices(4, -1)),
+        (jnp.tril_indices(3, k=1, m=2), np.tril_indices(3, k=1, m=2)),
+        (jnp.diag_indices(3), np.diag_indices(3)),
+        (jnp.diag_indices(2, ndim=3), np.diag_indices(2, ndim=3)),
+    ]:
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == np.int32  # x64 off
+    with pytest.raises(ValueError):
+        jnp.diag_indices(-1)
+
+
+def upper_sum(x):
+    i, j = jnp.triu_indices(x.shape[0], 1)
+    d = jnp.diag_indices(x.shape[0])
+    return jnp.sum(x[i, j] ** 2) + jnp.sum(x[d])
+
+
+def test_index_creation_inside_transforms(x64):
+    x = np.random.default_rng(31).normal(size=(3, 3))
+    np.testing.assert_allclose(srcjax.grad(upper_sum)(x), np.triu(2 * x, 1) + np.eye(3))
+    np.testing.assert_allclose(srcjax.jit(upper_sum)(x), upper_sum(x))
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(srcjax.vmap(upper_sum)(xs), [upper_sum(x), upper_sum(2 * x)])
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_meshgrid_matches_numpy(indexing, sparse):
+    xs = [np.arange(3.0), np.arange(4, dtype=np.float32), np.arange(2)]
+    for k in (1, 2, 3):
+        got = jnp.meshgrid(*xs[:k], indexing=indexing, sparse=sparse)
+        want = np.meshgrid(*xs[:k], indexing=indexing, sparse=sparse)
+        assert isinstance(got, list) and len(got) == k
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    assert jnp.meshgrid(xs[1], xs[2])[1].dtype == np.int64  # each input keeps its dtype
+    with pytest.raises(ValueError, match="1D"):
+        jnp.meshgrid(np.ones((2, 2)), xs[0])
+    with pytest.raises(ValueError, match="indexing"):
+        jnp.meshgrid(xs[0], indexing="xx")
+
+
+def mesh_loss(x, y):
+    gx, gy = jnp.meshgrid(x, y)
+    hx, hy = jnp.meshgrid(x, y, indexing="ij", sparse=True)
+    return jnp.sum(jnp.sin(gx) * gy**2) + jnp.sum(hx * hy)
+
+
+def test_meshgrid_grad_vmap_jit(x64):
+    rng = np.random.default_rng(32)
+    x, y = rng.normal(size=3), rng.normal(size=4)
+    gx, gy = srcjax.grad(mesh_loss, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, fd_grad(lambda x: mesh_loss(x, y), x), rtol=1e-6)
+    np.testing.assert_allclose(gy, fd_grad(lambda y: mesh_loss(x, y), y), rtol=1e-6)
+    only_x = srcjax.grad(lambda x, y: jnp.sum(jnp.meshgrid(x, y)[0] ** 2))(x, y)
+    np.testing.assert_allclose(only_x, 2 * x * len(y))  # the unused output's cotangent is zero
+    np.testing.assert_allclose(srcjax.jit(mesh_loss)(x, y), mesh_loss(x, y), rtol=1e-12)
+    xs = np.stack([x, x + 1.0])
+    got = srcjax.vmap(srcjax.grad(mesh_loss), in_axes=(0, None))(xs, y)
+    np.testing.assert_allclose(got, np.stack([srcjax.grad(mesh_loss)(v, y) for v in xs]))
+    fwd = srcjax.jacfwd(mesh_loss)(x, y)
+    np.testing.assert_allclose(fwd, gx, rtol=1e-10)
+
+
+def test_logspace_append_trapezoid_match_numpy():
+    np.testing.assert_allclose(jnp.logspace(0.0, 2.0, 5), np.logspace(0.0, 2.0, 5), rtol=1e-6)
+    np.testing.assert_allclose(jnp.logspace(1.0, 3.0, 4, endpoint=False, base=2.0),
+                               np.logspace(1.0, 3.0, 4, endpoint=False, base=2.0), rtol=1e-6)  # fmt: skip
+    assert jnp.logspace(0.0, 1.0, 3).dtype == np.float32
+    assert jnp.logspace(0.0, 1.0, 3, dtype=np.float16).dtype == np.float16
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((1, 3))
+    np.testing.assert_array_equal(jnp.append(a, b), np.append(a, b))
+    np.testing.assert_array_equal(jnp.append(a, b, axis=0), np.append(a, b, axis=0))
+    np.testing.assert_array_equal(jnp.append(a, 7.0), np.append(a, 7.0))
+    with pytest.raises(ValueError):
+        jnp.append(a, np.ones(3), axis=0)
+    trap = getattr(np, "trapezoid", None) or np.trapz
+    y = np.random.default_rng(33).normal(size=(3, 5))
+    x = np.cumsum(np.random.default_rng(34).uniform(0.1, 1.0, size=5))
+    np.testing.assert_allclose(jnp.trapezoid(y), trap(y), rtol=1e-6)
+    np.testing.assert_allclose(jnp.trapezoid(y, dx=0.5, axis=0), trap(y, dx=0.5, axis=0), rtol=1e-6)
+    np.testing.assert_allclose(jnp.trapezoid(y, x), trap(y, x), rtol=1e-6)
+    np.testing.assert_allclose(jnp.trapezoid(y, y + 10.0), trap(y, y + 10.0), rtol=1e-6)
+    assert jnp.trapezoid(np.arange(4, dtype=np.int32)).dtype == np.float32
+
+
+def log_app_trap_loss(s, y):
+    ls = jnp.logspace(s, 2.0 * s, 4, base=3.0)
+    return jnp.trapezoid(jnp.append(y, ls) ** 2, dx=0.3) + jnp.trapezoid(y, ls[:3] + y)
+
+
+def test_logspace_append_trapezoid_grads_match_finite_differences(x64):
+    s, y = np.array(0.4), np.random.default_rng(35).normal(size=3)
+    gs, gy = srcjax.grad(log_app_trap_loss, argnums=(0, 1))(s, y)
+    np.testing.assert_allclose(gs, fd_grad(lambda s: log_app_trap_loss(s, y), s), rtol=1e-6)
+    np.testing.assert_allclose(gy, fd_grad(lambda y: log_app_trap_loss(s, y), y), rtol=1e-6)
+    ss = np.array([0.4, 0.1, -0.3])
+    got = srcjax.vmap(log_app_trap_loss, in_axes=(0, None))(ss, y)
+    np.testing.assert_allclose(got, [log_app_trap_loss(v, y) for v in ss], rtol=1e-10)
+    np.testing.assert_allclose(srcjax.jit(log_app_trap_loss)(s, y), log_app_trap_loss(s, y))

@@ -527,11 +527,16 @@ def _row(v, i, ax):
     return np.take(v, i, axis=ax)
 
 
+# the ``ad.*`` primitives users reach through syntax (``x[i]``, ``x.at[i].op(v)``);
+# the ``.at`` samples scatter into an unbatched base with batched updates, which
+# the in_axes choices below produce
+SYNTAX_AD = {"ad.getitem", "ad.at_set", "ad.at_add", "ad.at_multiply", "ad.at_min", "ad.at_max"}
+
 BATCHABLE = [
     p
     for p in REGISTRY.values()
     if p.kind not in SKIP_KINDS
-    and not p.public.startswith("ad.")
+    and (not p.public.startswith("ad.") or p.public in SYNTAX_AD)
     # user primitives (custom_jvp / custom_vjp) made by other tests: under vmap they
     # run as a loop over the examples until custom rules get a batching rule
     and not p.public.startswith("custom.")

@@ -2,7 +2,10 @@
 
 Every function here is a registered primitive (see
 :mod:`srcjax.primitives.registry`), re-exported under its ``jnp`` name, so
-user code ported from JAX only changes its imports. Results are plain
+user code ported from JAX only changes its imports; a few (``average``,
+``cov``, ``polyval``, ``convolve``, ``trapezoid``, ``logspace``, ``append`` and
+the 2-vector cases of ``cross``, in ``_functions.py``) are compositions of
+primitives that transformed code inlines like user functions. Results are plain
 ``numpy.ndarray`` objects (or NumPy scalars) with JAX's dtypes: float32 and
 int32 by default, float64/int64 with ``jax_enable_x64``, and weakly typed
 Python scalars (``float32_array * 2.0`` stays float32). See
@@ -42,6 +45,7 @@ from ..primitives.linalg import *  # noqa: F403
 from ..primitives.reductions import *  # noqa: F403
 from ..primitives.structural import *  # noqa: F403
 from . import linalg
+from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
 ndarray = _np.ndarray

@@ -1466,6 +1466,47 @@ def _at_rule(c):
 _def(["ad.at_set", "ad.at_add", "ad.at_multiply", "ad.at_min", "ad.at_max"], _at_rule)
 
 
+def _at_helper_rule(c):
+    """``ad.at_set_winners`` / ``ad.at_multiply_others*(x, idx, v, ...)``: per
+    update element of ``x.at[idx]``; ``x`` gives the slots only (its shape), so
+    batching it makes the slots of different examples distinct."""
+    x = c.materialize(c.arg("x"))
+    new_idx = _batched_index(c, c.bound["idx"], True)
+    ops = []
+    for name in ("v", "t", "s"):
+        if name not in c.bound:
+            continue
+        a = c.arg(name)
+        if c.batched(name):
+            target = gast.Subscript(value=N.clone(x), slice=N.clone(new_idx), ctx=gast.Load())
+            a = c.let(
+                (a.id if _is_name(a) else name) + "_al",
+                N.call(
+                    "ad.lift",
+                    [
+                        a,
+                        gast.BinOp(
+                            left=N.call("jnp.ndim", [target]), op=gast.Sub(), right=N.const(1)
+                        ),
+                    ],
+                ),
+            )
+        ops.append(a)
+    return N.call(c.prim.public, [x, N.index_value(new_idx), *ops])
+
+
+_def(
+    [
+        "ad.at_set_winners",
+        "ad.at_multiply_others",
+        "ad.at_multiply_others_d1",
+        "ad.at_multiply_others_d2",
+        "ad.at_multiply_others_d3_check",
+    ],
+    _at_helper_rule,
+)
+
+
 def _index_adjoint(c):
     g = c.materialize(c.arg("g"))
     x = c.materialize(c.arg("x"))
@@ -2602,3 +2643,38 @@ _def(
 _def(["ad.block_upper"], _helper_materialized("a", "t"))
 _def(["ad.svd_embed"], _helper_materialized("g", "usv"))
 _def(["ad.svd_select"], _helper_materialized("h", "usv"))
+
+
+# -- nan reductions / logsumexp(b=) / index creation / meshgrid / solve_triangular -------
+_def(
+    ["jnp.nansum", "jnp.nanmean", "jnp.nanmax", "jnp.nanmin", "jnp.nanvar", "jnp.nanstd"],
+    _axis_rule("a"),
+)
+_def(["ad.nan_deviation"], _axis_rule("a"))
+_def(["ad.one_if_none", "ad.tri_mask"], _same)
+_def(["jnp.triu_indices", "jnp.tril_indices", "jnp.diag_indices"], _static_creation)
+# static helpers whose operands only stand for a rank, a shape or a dtype: the
+# same result for every example
+_def(
+    ["ad.mesh_axis_shape", "ad.inexact_dtype", "ad.average_weight_shape", "ad.convolve_table"],
+    _unbatched_result,
+)
+
+
+def _meshgrid_rule(c):
+    """Per-example 1-D inputs: a loop over the examples (each output is a
+    broadcast of one input; the stacked loop result is the batched grid)."""
+    return None
+
+
+_def(["jnp.meshgrid", "ad.mesh_tangent"], _meshgrid_rule)
+
+
+def _solve_triangular_rule(c):
+    # a vector right-hand side is told apart by ndim(a) == ndim(b) + 1: batch both
+    # so that the relation holds for the batched operands too
+    return c.rebuild(a=c.materialize(c.arg("a")), b=c.materialize(c.arg("b")))
+
+
+_def(["jnp.linalg.solve_triangular"], _solve_triangular_rule)
+_def(["ad.tri_rhs", "ad.tri_unrhs"], _helper_materialized("y", "a", "b"))

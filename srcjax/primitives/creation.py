@@ -16,10 +16,12 @@ from srcjax.primitives.ad import (
     default_float,
     default_int,
     keep_if_inexact,
+    reshape,
     sum,
     unbroadcast,
 )
 from srcjax.primitives.registry import Primitive, register
+from srcjax.primitives.structural import fill_none
 
 __all__ = [
     "zeros",
@@ -39,6 +41,10 @@ __all__ = [
     "shape",
     "ndim",
     "size",
+    "triu_indices",
+    "tril_indices",
+    "diag_indices",
+    "meshgrid",
 ]
 
 
@@ -370,3 +376,163 @@ def _size(a, axis=None):
 shape = _creation("jnp.shape", _shape, np.shape)
 ndim = _creation("jnp.ndim", _ndim, np.ndim)
 size = _creation("jnp.size", _size, np.size)
+
+
+# ---------------------------------------------------------------------------
+# index creation (not differentiable): tuples of default-int index arrays
+
+
+def _index_tuple(arrays):
+    return tuple(np.asarray(i, dtype=default_int()) for i in arrays)
+
+
+def _triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle of an ``(n, m)`` array, from
+    diagonal ``k`` up (jax.numpy.triu_indices); ``m`` defaults to ``n``.
+
+    Returns a tuple of two 1-D arrays of the default int (int32 unless x64), in
+    row-major order. ``n``, ``k`` and ``m`` must be static Python ints (under vmap
+    they are the same for every example). Not differentiable."""
+    return _index_tuple(np.triu_indices(n, k, m))
+
+
+def _tril_indices(n, k=0, m=None):
+    """Row and column indices of the lower triangle of an ``(n, m)`` array, up to
+    diagonal ``k`` (jax.numpy.tril_indices); ``m`` defaults to ``n``. Same
+    shapes, dtypes and restrictions as :func:`triu_indices`."""
+    return _index_tuple(np.tril_indices(n, k, m))
+
+
+def _diag_indices(n, ndim=2):
+    """Indices of the main diagonal of an ``(n,) * ndim`` array
+    (jax.numpy.diag_indices): a tuple of ``ndim`` copies of ``arange(n)`` in the
+    default int. Raises ``ValueError`` for negative ``n`` or ``ndim``. Not
+    differentiable."""
+    if n < 0 or ndim < 0:
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+    return _index_tuple(np.diag_indices(n, ndim))
+
+
+triu_indices = _creation("jnp.triu_indices", _triu_indices, np.triu_indices)
+tril_indices = _creation("jnp.tril_indices", _tril_indices, np.tril_indices)
+diag_indices = _creation("jnp.diag_indices", _diag_indices, np.diag_indices)
+triu_indices.samples = lambda rng: [((3,), {}), ((3, 1, 4), {}), ((4,), {"k": -1})]
+tril_indices.samples = lambda rng: [((3,), {}), ((3, -1, 4), {}), ((4,), {"k": 1})]
+diag_indices.samples = lambda rng: [((3,), {}), ((2, 3), {})]
+
+
+# ---------------------------------------------------------------------------
+# meshgrid (a list of outputs; differentiable in every input)
+
+
+def _mesh_axis(n, i, indexing):
+    """The output axis that input ``i`` of ``n`` varies along."""
+    if indexing == "xy" and n >= 2 and i < 2:
+        return 1 - i
+    return i
+
+
+def _mesh_axis_shape(x, n, i, indexing="xy"):
+    """Static: the shape input ``x`` (number ``i`` of ``n``) is reshaped to before
+    broadcasting: ``-1`` on its output axis, 1 on the others."""
+    ax = _mesh_axis(n, i, indexing)
+    return tuple(-1 if k == ax else 1 for k in range(n))
+
+
+mesh_axis_shape = register(
+    Primitive("ad.mesh_axis_shape", _mesh_axis_shape, kind="internal", differentiable=False)
+)
+
+
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate grids from 1-D coordinate vectors (jax.numpy.meshgrid).
+
+    ``indexing="xy"`` (default, Cartesian): for inputs of lengths ``(n0, n1,
+    ...)`` each output has shape ``(n1, n0, n2, ...)``; ``"ij"`` (matrix):
+    ``(n0, n1, n2, ...)``. With ``sparse=True`` each output keeps length 1 on the
+    other axes. Returns a list of arrays, each with its input's dtype (Python
+    scalars are not accepted). Differentiable in every input: the cotangent of
+    input ``i`` sums output ``i`` over the other axes. ``copy`` is ignored.
+    Raises ``ValueError`` for inputs that are not 1-D or an unknown
+    ``indexing``."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
+    arrays = [np.asarray(x) for x in xi]
+    for a in arrays:
+        if a.ndim != 1:
+            raise ValueError(f"Arrays passed to meshgrid must be 1D, got shape {a.shape}")
+    n = len(arrays)
+    full = [0] * n
+    for i, a in enumerate(arrays):
+        full[_mesh_axis(n, i, indexing)] = a.shape[0]
+    out = [np.reshape(a, _mesh_axis_shape(a, n, i, indexing)) for i, a in enumerate(arrays)]
+    if sparse:
+        return out
+    return [np.array(np.broadcast_to(o, tuple(full))) for o in out]
+
+
+meshgrid = _creation("jnp.meshgrid", _meshgrid, np.meshgrid, differentiable=True)
+
+
+def _mesh_tangent(x, like, index, indexing="xy"):
+    """The tangent of ``meshgrid``'s outputs ``like`` from the tangent ``x`` of
+    input ``index``: zeros, except output ``index``, which is ``x`` broadcast
+    along the other axes (a list)."""
+    shape_ = _mesh_axis_shape(x, len(like), index, indexing)
+    return [
+        np.broadcast_to(np.reshape(x, shape_), np.shape(o)).astype(np.result_type(o))
+        if j == index
+        else np.zeros(np.shape(o), np.result_type(o))
+        for j, o in enumerate(like)
+    ]
+
+
+mesh_tangent = register(Primitive("ad.mesh_tangent", _mesh_tangent, kind="internal"))
+
+
+def _mesh_tangent_vjp_x(g, ans, x, like, index, indexing="xy"):
+    return reshape(
+        unbroadcast(
+            fill_none(g, ans)[index], reshape(x, mesh_axis_shape(x, len(like), index, indexing))
+        ),
+        np.shape(x),
+    )
+
+
+def _mesh_tangent_jvp_x(t, ans, x, like, index, indexing="xy"):
+    return mesh_tangent(t, like, index, indexing)
+
+
+mesh_tangent.def_vjp(_mesh_tangent_vjp_x)
+mesh_tangent.def_jvp(_mesh_tangent_jvp_x)
+mesh_tangent.samples = lambda rng: [
+    ((rng.normal(size=3), _meshgrid(rng.normal(size=3), rng.normal(size=2)), 0), {}),
+    (
+        (rng.normal(size=2), _meshgrid(rng.normal(size=3), rng.normal(size=2), indexing="ij"), 1),
+        {"indexing": "ij"},
+    ),
+]
+
+
+def _meshgrid_vjp(g, ans, *xi, copy=True, sparse=False, indexing="xy", argnum):
+    return reshape(
+        unbroadcast(
+            fill_none(g, ans)[argnum],
+            reshape(xi[argnum], mesh_axis_shape(xi[argnum], len(ans), argnum, indexing)),
+        ),
+        np.shape(xi[argnum]),
+    )
+
+
+def _meshgrid_jvp(t, ans, *xi, copy=True, sparse=False, indexing="xy", argnum):
+    return mesh_tangent(t, ans, argnum, indexing)
+
+
+meshgrid.def_vjp(_meshgrid_vjp)
+meshgrid.def_jvp(_meshgrid_jvp)
+meshgrid.samples = lambda rng: [
+    ((rng.normal(size=3), rng.normal(size=2)), {}),
+    ((rng.normal(size=3), rng.normal(size=2), rng.normal(size=4)), {"indexing": "ij"}),
+    ((rng.normal(size=3), rng.normal(size=2)), {"sparse": True}),
+    ((rng.normal(size=4),), {}),
+]

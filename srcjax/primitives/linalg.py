@@ -1418,8 +1418,8 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
     Shape: the broadcast of the non-vector axes, with a length-3 axis at
     ``axisc``. Dtype: JAX's promotion of ``a`` and ``b``. Differentiable in both.
-    Raises ``ValueError`` when a vector axis does not have length 3 (2-vectors
-    are not supported)."""
+    Raises ``ValueError`` when a vector axis does not have length 3 (the public
+    ``jnp.cross``, a composition in :mod:`srcjax.numpy`, handles 2-vectors)."""
     if axis is not None:
         axisa = axisb = axisc = axis
     if np.shape(a)[axisa] != 3 or np.shape(b)[axisb] != 3:
@@ -1833,4 +1833,213 @@ matrix_power.samples = lambda rng: [
     ((_rand(rng, 3, 3), 1), {}),
     ((_rand(rng, 3, 3), 0), {}),
     ((_wellcond(rng, 3), -2), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# solve_triangular (jax.scipy.linalg.solve_triangular; srcjax.scipy.linalg)
+
+
+def _is_transposed(trans):
+    if trans in (0, "N"):
+        return False
+    if trans in (1, 2, "T", "C"):
+        return True
+    raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1, 2, 'N', 'T' or 'C'")
+
+
+def _tri_flag(trans):
+    """Static: whether ``trans`` solves with the transposed matrix."""
+    return _is_transposed(trans)
+
+
+def _tri_flip(trans):
+    """Static: the ``trans`` of the adjoint solve (0 <-> 1; real matrices)."""
+    return 0 if _is_transposed(trans) else 1
+
+
+tri_flag = _internal("ad.tri_flag", _tri_flag)
+tri_flip = _internal("ad.tri_flip", _tri_flip)
+
+
+def _tri_mask(x, lower, strict=False):
+    """The lower (``lower``) or upper triangle of ``x`` over its last two axes,
+    without the diagonal when ``strict``; zeros elsewhere."""
+    if lower:
+        return np.tril(x, -1 if strict else 0)
+    return np.triu(x, 1 if strict else 0)
+
+
+tri_mask = _internal("ad.tri_mask", _tri_mask, differentiable=True)
+
+
+def _tri_mask_vjp_x(h, ans, x, lower, strict=False):
+    return tri_mask(h, lower, strict)
+
+
+def _tri_mask_jvp_x(t, ans, x, lower, strict=False):
+    return tri_mask(t, lower, strict)
+
+
+tri_mask.def_vjp(_tri_mask_vjp_x)
+tri_mask.def_jvp(_tri_mask_jvp_x)
+tri_mask.samples = lambda rng: [
+    ((_rand(rng, 3, 3), True), {}),
+    ((_rand(rng, 2, 3, 3), False, True), {}),
+]
+
+
+def _tri_is_vector(a, b):
+    return np.ndim(a) == np.ndim(b) + 1
+
+
+def _tri_rhs(y, a, b):
+    """``y[..., None]`` when ``b`` is a vector right-hand side of
+    ``solve_triangular(a, b)`` (``ndim(a) == ndim(b) + 1``), else ``y``."""
+    return np.expand_dims(y, -1) if _tri_is_vector(a, b) else np.asarray(y)
+
+
+def _tri_unrhs(y, a, b):
+    """Inverse of ``ad.tri_rhs``."""
+    return np.asarray(y)[..., 0] if _tri_is_vector(a, b) else np.asarray(y)
+
+
+tri_rhs = _internal("ad.tri_rhs", _tri_rhs, differentiable=True)
+tri_unrhs = _internal("ad.tri_unrhs", _tri_unrhs, differentiable=True)
+
+
+def _tri_rhs_vjp_y(h, ans, y, a, b):
+    return tri_unrhs(h, a, b)
+
+
+def _tri_rhs_jvp_y(t, ans, y, a, b):
+    return tri_rhs(t, a, b)
+
+
+def _tri_unrhs_vjp_y(h, ans, y, a, b):
+    return tri_rhs(h, a, b)
+
+
+def _tri_unrhs_jvp_y(t, ans, y, a, b):
+    return tri_unrhs(t, a, b)
+
+
+tri_rhs.def_vjp(_tri_rhs_vjp_y)
+tri_rhs.def_jvp(_tri_rhs_jvp_y)
+tri_unrhs.def_vjp(_tri_unrhs_vjp_y)
+tri_unrhs.def_jvp(_tri_unrhs_jvp_y)
+tri_rhs.samples = lambda rng: [
+    ((_rand(rng, 3), _rand(rng, 3, 3), _rand(rng, 3)), {}),
+    ((_rand(rng, 3, 2), _rand(rng, 3, 3), _rand(rng, 3, 2)), {}),
+]
+tri_unrhs.samples = lambda rng: [
+    ((_rand(rng, 3, 1), _rand(rng, 3, 3), _rand(rng, 3)), {}),
+    ((_rand(rng, 3, 2), _rand(rng, 3, 3), _rand(rng, 3, 2)), {}),
+]
+
+
+def _solve_triangular(
+    a,
+    b,
+    trans=0,
+    lower=False,
+    unit_diagonal=False,
+    overwrite_b=False,
+    debug=None,
+    check_finite=True,
+):
+    """Solve ``op(a) @ x = b`` for a triangular ``a``
+    (jax.scipy.linalg.solve_triangular).
+
+    ``a``: ``(..., m, m)``; only its lower (``lower=True``) or upper triangle is
+    read, and with ``unit_diagonal`` its diagonal is taken to be ones. ``b``:
+    ``(..., m)`` (a vector per matrix, when ``b.ndim == a.ndim - 1``) or ``(..., m,
+    n)``; batch dimensions broadcast. ``trans``: ``0``/``"N"`` solves with ``a``,
+    ``1``/``"T"`` with ``a.T``, ``2``/``"C"`` with ``a.conj().T``. Shape: that of
+    ``b`` (with broadcast batch dimensions); dtype: JAX's inexact promotion of
+    ``a`` and ``b``. Differentiable in ``a`` (its triangle) and ``b``. A singular
+    ``a`` gives inf/NaN, as in JAX. Raises ``ValueError`` for an invalid
+    ``trans`` or mismatched shapes. The SciPy flags ``overwrite_b``, ``debug``
+    and ``check_finite`` are accepted and ignored."""
+    transposed = _is_transposed(trans)
+    dt = _dt.to_inexact_dtype(_dt.result_type(a, b))
+    a = np.asarray(a, dtype=dt)
+    b = np.asarray(b, dtype=dt)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"solve_triangular: a must be (..., m, m), got shape {a.shape}")
+    t = _tri_mask(a, lower, unit_diagonal)
+    if unit_diagonal:
+        t = t + np.eye(a.shape[-1], dtype=dt)
+    if transposed:
+        t = np.swapaxes(t, -1, -2)
+        if trans in (2, "C"):
+            t = np.conj(t)
+    bm = _tri_rhs(b, a, b)
+    if bm.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve_triangular: incompatible shapes a {a.shape} and b {b.shape}")
+    try:
+        x = np.linalg.solve(t, bm)
+    except np.linalg.LinAlgError:  # a zero on the diagonal: substitution's inf/NaN
+        x = _tri_substitute(t, bm, lower != transposed)
+    return _tri_unrhs(x, a, b).astype(dt, copy=False)
+
+
+def _tri_substitute(t, bm, lower):
+    """Forward (``lower``) or back substitution, row by row, for triangular ``t``
+    ``(..., m, m)`` and ``bm`` ``(..., m, n)`` (the singular case, where it gives
+    inf/NaN like XLA's triangular solve)."""
+    m = t.shape[-1]
+    shape = np.broadcast_shapes(t.shape[:-2], bm.shape[:-2]) + bm.shape[-2:]
+    x = np.zeros(shape, dtype=np.result_type(t, bm))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(m) if lower else range(m - 1, -1, -1):
+            r = bm[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+            x[..., i, :] = r / t[..., i, i][..., None]
+    return x
+
+
+solve_triangular = _la("solve_triangular", _solve_triangular)
+
+
+def _solve_triangular_vjp_a(
+    g, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
+    check_finite=True,
+):  # fmt: skip
+    u = solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal)
+    outer_ = -(tri_rhs(u, a, b) @ matrix_transpose(tri_rhs(ans, a, b)))
+    return unbroadcast(tri_mask(maybe_mT(outer_, tri_flag(trans)), lower, unit_diagonal), a)
+
+
+def _solve_triangular_vjp_b(
+    g, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
+    check_finite=True,
+):  # fmt: skip
+    return unbroadcast(solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal), b)
+
+
+def _solve_triangular_jvp_a(
+    t, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
+    check_finite=True,
+):  # fmt: skip
+    dop = maybe_mT(tri_mask(t, lower, unit_diagonal), tri_flag(trans))
+    dx = solve_triangular(a, dop @ tri_rhs(ans, a, b), trans, lower, unit_diagonal)
+    return -tri_unrhs(dx, a, b)
+
+
+def _solve_triangular_jvp_b(
+    t, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
+    check_finite=True,
+):  # fmt: skip
+    return solve_triangular(a, t, trans, lower, unit_diagonal)
+
+
+solve_triangular.def_vjp(_solve_triangular_vjp_a, _solve_triangular_vjp_b)
+solve_triangular.def_jvp(_solve_triangular_jvp_a, _solve_triangular_jvp_b)
+solve_triangular.samples = lambda rng: [
+    ((_wellcond(rng, 3), _rand(rng, 3)), {}),
+    ((_wellcond(rng, 3), _rand(rng, 3, 2)), {"lower": True}),
+    ((_wellcond(rng, 3), _rand(rng, 3)), {"trans": 1, "lower": True}),
+    ((_wellcond(rng, 3, (2,)), _rand(rng, 2, 3, 2)), {"trans": "T", "unit_diagonal": True}),
+    ((_wellcond(rng, 3), _rand(rng, 2, 3, 2)), {"lower": True, "unit_diagonal": True}),
+    ((_wellcond(rng, 3, (2,)), _rand(rng, 2, 3)), {"trans": 2}),
 ]

@@ -14,6 +14,8 @@ Every reduction takes ``axis`` (None, int, negative int or tuple) and
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from srcjax.dtypes import result_type, to_inexact_dtype
@@ -34,6 +36,7 @@ from srcjax.primitives.ad import (
     reduction_samples,
     reshape,
     sum,
+    unbroadcast,
     ungroup_last,
 )
 from srcjax.primitives.linalg import tensordot
@@ -364,36 +367,96 @@ cumprod.samples = _cum_samples
 
 
 def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """``log(sum(exp(a)))`` over ``axis``, stable for large inputs
-    (jax.scipy.special.logsumexp). ``b`` and ``return_sign`` are not supported."""
-    if b is not None or return_sign:
-        raise NotImplementedError("srcjax logsumexp: b= and return_sign= are not supported")
+    """``log(sum(b * exp(a)))`` over ``axis``, stable for large inputs
+    (jax.scipy.special.logsumexp, also jax.nn.logsumexp).
+
+    ``b``: optional scale factors broadcastable to ``a`` (zeros drop their
+    terms; negative ones are allowed). ``return_sign``: return ``(log|s|,
+    sign(s))`` of ``s = sum(b * exp(a))``; without it a negative ``s`` gives NaN
+    (as in JAX). Shape: ``a``'s without the reduced axes (kept as 1 with
+    ``keepdims``). Dtype: JAX's inexact promotion of ``a`` and ``b`` (integers give
+    the default float). Differentiable in ``a`` and ``b`` (``return_sign=False``)."""
     a = np.asarray(a)
-    if a.dtype.kind in "biu":
-        a = a.astype(default_float())
+    dt = to_inexact_dtype(result_type(a) if b is None else result_type(a, b))
+    a = a.astype(dt, copy=False)
     m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0).astype(a.dtype, copy=False)
-    with np.errstate(divide="ignore"):
-        s = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    m = np.where(np.isfinite(m), m, 0).astype(dt, copy=False)
+    e = np.exp(a - m)
+    if b is not None:
+        e = np.asarray(b, dtype=dt) * e
+    s = np.sum(e, axis=axis, keepdims=True)
+    sign = np.sign(s).astype(dt, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (np.log(np.abs(s) if return_sign else s) + m).astype(dt, copy=False)
     if not keepdims:
-        s = np.squeeze(s, axis=axis) if axis is not None else s.reshape(())
-    return s
+        out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+        sign = np.squeeze(sign, axis=axis) if axis is not None else sign.reshape(())
+    return (out, sign) if return_sign else out
 
 
 logsumexp = _reduction("special.logsumexp", _logsumexp)
 
 
+def _one_if_none(b):
+    """``b``, or ``1.0`` when it is None (an optional scale factor in a rule)."""
+    return 1.0 if b is None else b
+
+
+one_if_none = register(Primitive("ad.one_if_none", _one_if_none, kind="internal"))
+
+
+def _one_if_none_vjp(h, ans, b):
+    return h
+
+
+def _one_if_none_jvp(t, ans, b):
+    return t
+
+
+one_if_none.def_vjp(_one_if_none_vjp)
+one_if_none.def_jvp(_one_if_none_jvp)
+one_if_none.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]
+
+
 def _logsumexp_vjp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
-    return expand_reduced(g, a, axis, keepdims) * exp(a - expand_reduced(ans, a, axis, keepdims))
+    return (
+        expand_reduced(g, a, axis, keepdims)
+        * one_if_none(b)
+        * exp(a - expand_reduced(ans, a, axis, keepdims))
+    )
 
 
 def _logsumexp_jvp(t, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    return sum(
+        t * one_if_none(b) * exp(a - expand_reduced(ans, a, axis, keepdims)),
+        axis=axis,
+        keepdims=keepdims,
+    )
+
+
+def _logsumexp_vjp_b(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    return unbroadcast(
+        expand_reduced(g, a, axis, keepdims) * exp(a - expand_reduced(ans, a, axis, keepdims)), b
+    )
+
+
+def _logsumexp_jvp_b(t, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     return sum(t * exp(a - expand_reduced(ans, a, axis, keepdims)), axis=axis, keepdims=keepdims)
 
 
-logsumexp.def_vjp(_logsumexp_vjp)
-logsumexp.def_jvp(_logsumexp_jvp)
-logsumexp.samples = reduction_samples
+logsumexp.def_vjp(_logsumexp_vjp, b=_logsumexp_vjp_b)
+logsumexp.def_jvp(_logsumexp_jvp, b=_logsumexp_jvp_b)
+logsumexp.samples = lambda rng: (
+    reduction_samples(rng)
+    + [
+        ((rng.normal(size=(2, 3)),), {"axis": 1, "b": rng.uniform(0.5, 2.0, size=(2, 3))}),
+        ((rng.normal(size=(2, 3)),), {"b": rng.uniform(0.5, 2.0, size=(3,))}),
+        (
+            (rng.normal(size=(3, 4)),),
+            {"axis": 0, "keepdims": True, "b": np.array([[1.0], [0.5], [2.0]])},
+        ),
+    ]
+)
 
 
 # ---------------------------------------------------------------------------
@@ -731,3 +794,238 @@ def _quantile_samples(scale):
 
 quantile.samples = _quantile_samples(1.0)
 percentile.samples = _quantile_samples(100.0)
+
+
+# ---------------------------------------------------------------------------
+# NaN-ignoring reductions: nansum, nanmean, nanmax, nanmin, nanvar, nanstd. Each
+# is its reduction over the elements that are not NaN (a ``where=`` mask in the
+# rules); NaN entries get a zero gradient, as in JAX.
+
+isnan = REGISTRY["jnp.isnan"]
+logical_not = REGISTRY["jnp.logical_not"]
+maximum = REGISTRY["jnp.maximum"]
+where = REGISTRY["jnp.where"]
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"jnp.{name}: the out argument is not supported (JAX)")
+
+
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Sum over ``axis`` treating NaN as zero (jax.numpy.nansum).
+
+    ``axis``: None (all), int or tuple. Shape: ``a``'s without the reduced axes
+    (kept as 1 with ``keepdims``). Dtype: as :func:`sum` (bool/int accumulate in
+    the default int). An all-NaN slice sums to 0. Gradient: that of ``sum`` on
+    the non-NaN entries, zero on the NaN ones. ``out=`` raises
+    ``NotImplementedError``."""
+    _no_out(out, "nansum")
+    if dtype is None:
+        dtype = int_accumulator(np.result_type(a))
+    return np.asarray(np.nansum(a, axis=axis, dtype=dtype, keepdims=keepdims))[()]
+
+
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Mean over ``axis`` of the entries that are not NaN (jax.numpy.nanmean).
+
+    Shape as :func:`nansum`; bool/int inputs give the default float (float32
+    unless x64). An all-NaN slice gives NaN (no warning). Gradient: ``1/count``
+    on the non-NaN entries, zero on the NaN ones. ``out=`` raises
+    ``NotImplementedError``."""
+    _no_out(out, "nanmean")
+    if dtype is None and np.result_type(a).kind in "biu":
+        dtype = default_float()
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanmean(a, axis=axis, dtype=dtype, keepdims=keepdims))[()]
+
+
+def _nan_extremum(fn, a, axis, keepdims):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(fn(a, axis=axis, keepdims=keepdims))[()]
+
+
+def _nanmax(a, axis=None, out=None, keepdims=False):
+    """Maximum over ``axis`` ignoring NaN (jax.numpy.nanmax); NaN for an all-NaN
+    slice (no warning). Shape as :func:`nansum`, dtype that of ``a``. Gradient:
+    split equally among tied maxima, zero on NaN entries. ``out=`` raises
+    ``NotImplementedError``."""
+    _no_out(out, "nanmax")
+    return _nan_extremum(np.nanmax, a, axis, keepdims)
+
+
+def _nanmin(a, axis=None, out=None, keepdims=False):
+    """Minimum over ``axis`` ignoring NaN (jax.numpy.nanmin); NaN for an all-NaN
+    slice (no warning). Shape as :func:`nansum`, dtype that of ``a``. Gradient:
+    split equally among tied minima, zero on NaN entries. ``out=`` raises
+    ``NotImplementedError``."""
+    _no_out(out, "nanmin")
+    return _nan_extremum(np.nanmin, a, axis, keepdims)
+
+
+def _nan_moment(fn, a, axis, dtype, ddof, keepdims):
+    if dtype is None and np.result_type(a).kind in "biu":
+        dtype = default_float()
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(fn(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))[()]
+
+
+def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance over ``axis`` of the entries that are not NaN, with ``ddof``
+    degrees of freedom removed from their count (jax.numpy.nanvar).
+
+    Shape as :func:`nansum`; bool/int inputs give the default float. NaN where
+    ``count - ddof <= 0``. Gradient: ``2 (a - nanmean) / (count - ddof)`` on the
+    non-NaN entries, zero on the NaN ones. ``out=`` raises
+    ``NotImplementedError``."""
+    _no_out(out, "nanvar")
+    return _nan_moment(np.nanvar, a, axis, dtype, ddof, keepdims)
+
+
+def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Standard deviation over ``axis`` of the entries that are not NaN
+    (jax.numpy.nanstd): ``sqrt(nanvar)``. Same shapes, dtypes and errors as
+    :func:`nanvar`; the gradient is NaN at a constant slice (as ``std``) and
+    zero on NaN entries."""
+    _no_out(out, "nanstd")
+    return _nan_moment(np.nanstd, a, axis, dtype, ddof, keepdims)
+
+
+nansum = _reduction("jnp.nansum", _nansum, np.nansum)
+nanmean = _reduction("jnp.nanmean", _nanmean, np.nanmean)
+nanmax = _reduction("jnp.nanmax", _nanmax, np.nanmax)
+nanmin = _reduction("jnp.nanmin", _nanmin, np.nanmin)
+nanvar = _reduction("jnp.nanvar", _nanvar, np.nanvar)
+nanstd = _reduction("jnp.nanstd", _nanstd, np.nanstd)
+__all__ += ["nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
+
+
+def _nansum_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return expand_reduced(g, a, axis, keepdims, logical_not(isnan(a)))
+
+
+def _nansum_jvp(t, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, where=logical_not(isnan(a)))
+
+
+def _nanmean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    ok = logical_not(isnan(a))
+    return expand_reduced(g, a, axis, keepdims, ok) * mean_scale(ans, a, axis, keepdims, ok)
+
+
+def _nanmean_jvp(t, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return mean(t, axis=axis, dtype=dtype, keepdims=keepdims, where=logical_not(isnan(a)))
+
+
+def _nan_extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False):
+    hit = a == expand_reduced(ans, a, axis, keepdims)
+    count = maximum(sum(hit, axis=axis, dtype=ans.dtype, keepdims=keepdims), 1.0)
+    return expand_reduced(g / count, a, axis, keepdims) * hit
+
+
+def _nan_extremum_jvp(t, ans, a, axis=None, out=None, keepdims=False):
+    hit = a == expand_reduced(ans, a, axis, keepdims)
+    count = maximum(sum(hit, axis=axis, dtype=ans.dtype, keepdims=keepdims), 1.0)
+    return sum(t, axis=axis, keepdims=keepdims, where=hit) / count
+
+
+def _nan_deviation(a, axis, ddof):
+    """``where(isnan(a), 0, a - nanmean(a)) / (count - ddof)`` along ``axis``
+    (kept axes): the gradient of ``nanvar`` divided by 2."""
+    ok = logical_not(isnan(a))
+    dev = where(ok, a - nanmean(a, axis=axis, keepdims=True), 0.0)
+    return dev / (sum(ok, axis=axis, dtype=dev.dtype, keepdims=True) - ddof)
+
+
+nan_deviation = register(
+    Primitive("ad.nan_deviation", _nan_deviation, kind="internal", differentiable=True)
+)
+
+
+def _nan_deviation_vjp(h, ans, a, axis, ddof):
+    # d dev_i / d a_j = ok_i (delta_ij - ok_j / count) / (count - ddof)
+    ok = logical_not(isnan(a))
+    hs = where(ok, h, 0.0)
+    n = sum(ok, axis=axis, dtype=ans.dtype, keepdims=True)
+    return where(ok, hs - sum(hs, axis=axis, keepdims=True) / maximum(n, 1.0), 0.0) / (n - ddof)
+
+
+def _nan_deviation_jvp(t, ans, a, axis, ddof):
+    return nan_deviation(where(isnan(a), a, t), axis, ddof)
+
+
+nan_deviation.def_vjp(_nan_deviation_vjp)
+nan_deviation.def_jvp(_nan_deviation_jvp)
+
+
+def _nanvar_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return expand_reduced(g, a, axis, keepdims) * (2.0 * nan_deviation(a, axis, ddof))
+
+
+def _nanvar_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return 2.0 * sum(
+        t * nan_deviation(a, axis, ddof), axis=axis, keepdims=keepdims, where=logical_not(isnan(a))
+    )
+
+
+def _nanstd_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return expand_reduced(g / ans, a, axis, keepdims) * nan_deviation(a, axis, ddof)
+
+
+def _nanstd_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    dev = nan_deviation(a, axis, ddof)
+    return sum(t * dev, axis=axis, keepdims=keepdims, where=logical_not(isnan(a))) / ans
+
+
+nansum.def_vjp(_nansum_vjp)
+nansum.def_jvp(_nansum_jvp)
+nanmean.def_vjp(_nanmean_vjp)
+nanmean.def_jvp(_nanmean_jvp)
+nanmax.def_vjp(_nan_extremum_vjp)
+nanmax.def_jvp(_nan_extremum_jvp)
+nanmin.def_vjp(_nan_extremum_vjp)
+nanmin.def_jvp(_nan_extremum_jvp)
+nanvar.def_vjp(_nanvar_vjp)
+nanvar.def_jvp(_nanvar_jvp)
+nanstd.def_vjp(_nanstd_vjp)
+nanstd.def_jvp(_nanstd_jvp)
+
+
+def _with_nans(x, rng):
+    """``x`` with about a quarter of its entries NaN (the first entry kept)."""
+    x = np.array(x, dtype=float)
+    flat = x.reshape(-1)
+    flat[1:][rng.uniform(size=flat.size - 1) < 0.25] = np.nan
+    return x
+
+
+def _nan_samples(rng, ddof=False):
+    out = []
+    for axis, keepdims in [(None, False), (0, False), (-1, True), ((0, 2), False)]:
+        x = rng.normal(size=(3, 3, 4))
+        x[0, 1, 2] = x[1, 0, 3] = np.nan
+        out.append(((x,), {"axis": axis, "keepdims": keepdims}))
+    y = rng.normal(size=(3, 5))
+    y[:, 1] = np.nan
+    y[2, 3] = np.nan
+    out.append(((y,), {"axis": 1}))
+    out.append(((_with_nans(rng.normal(size=(6,)), rng),), {}))
+    if ddof:
+        out.append(((y,), {"axis": 1, "ddof": 1}))
+    return out
+
+
+nansum.samples = _nan_samples
+nanmean.samples = _nan_samples
+nanmax.samples = _nan_samples
+nanmin.samples = _nan_samples
+nanvar.samples = lambda rng: _nan_samples(rng, ddof=True)
+nanstd.samples = lambda rng: _nan_samples(rng, ddof=True)
+nan_deviation.samples = lambda rng: [
+    ((_nan_samples(rng)[4][0][0], 1, 0), {}),
+    ((_nan_samples(rng)[1][0][0], 0, 1), {}),
+    ((rng.normal(size=(2, 3)), None, 0), {}),
+]

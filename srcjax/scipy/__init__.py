@@ -1,5 +1,6 @@
-"""``srcjax.scipy``: the parts of ``jax.scipy`` srcjax provides (``special``)."""
+"""``srcjax.scipy``: the parts of ``jax.scipy`` srcjax provides (``special``,
+``linalg``)."""
 
-from . import special
+from . import linalg, special
 
-__all__ = ["special"]
+__all__ = ["linalg", "special"]
