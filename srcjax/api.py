@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import threading
 import types
 import weakref
@@ -373,7 +372,7 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     """Render a generated FunctionDef with its header and load it as a live function."""
     user_file = src.filename
     header = (
-        f"srcjax: {what} {src.name} ({os.path.basename(user_file)}:{src.node.lineno}) {detail}"
+        f"srcjax: {what} {src.name} ({emit.where(user_file, src.node.lineno)}) {detail}"
     ).rstrip()
     text = emit.render(fdef, header, user_file)
     fn = emit.load(

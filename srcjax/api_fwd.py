@@ -15,7 +15,6 @@ srcjax has no ``vmap`` to batch them yet.
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from typing import Any, Callable, Sequence, Tuple, Union
 
@@ -31,9 +30,10 @@ from .api import (
     _missing_defaults,
     finish,
 )
+from .codegen import emit
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
-from .frontend.normalize import normalize
+from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import FunctionSource, get_source, unwrap_callable
 from .transforms.forward import forward
 from .transforms.reverse import reverse
@@ -56,7 +56,11 @@ def _target(fun: Any, kinds: Tuple[str, ...]):
 def _cached(target, key, build):
     per = _TRANSFORM_CACHE.get(target)
     if per is not None and key in per:
-        return per[key]
+        fn = per[key]
+        deps = getattr(fn, "__srcjax_deps__", ())
+        if not deps or dependencies_valid(deps):
+            return fn
+        # an inlined callee was redefined since: transform again
     fn = build()
     with _LOCK:
         _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
@@ -124,6 +128,35 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
 
     fn = _cached(target, ("vjp", kinds, has_aux, argnums, len(bound)), build)
     return fn, bound
+
+
+def _primal_function(fun: Any, kinds: Tuple[str, ...]):
+    """(generated ``f(*args)`` computing ``fun``'s output, leading bound args).
+
+    Used wherever a transform needs the primal output (its shape for a Jacobian's
+    basis, ``vjp``'s and ``linearize``'s first result, ``has_aux`` outputs): user
+    code is never called as it is, since transformed-only syntax (``x.at[...]``,
+    ``lax`` loops on arrays) only works once normalized. A srcjax transform's
+    generated code is already such code and is used directly.
+    """
+    target, bound = _target(fun, kinds)
+    if isinstance(fun, Transformed):
+        return target, bound
+
+    def build():
+        src = get_source(target)
+        norm = normalize(src)
+        fdef = norm.node
+        fdef.name = f"{src.name}_primal"
+        return finish(src, norm, fdef, "primal of", "")
+
+    return _cached(target, ("primal", len(bound)), build), bound
+
+
+def _call_primal(fun: Any, args: tuple) -> Any:
+    """``fun(*args)`` through its generated primal code (see :func:`_primal_function`)."""
+    fn, bound = _primal_function(fun, _kinds(tuple(bound_of(fun)) + tuple(args)))
+    return fn(*bound, *args)
 
 
 def _kinds(args) -> Tuple[str, ...]:
@@ -242,9 +275,9 @@ def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
         def f_jvp(*tangents):
             return fn(*bound, *primals, *extra, *tangents, *zeros)
 
-        return fun(*primals), f_jvp
+        return _call_primal(fun, primals + extra), f_jvp
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
-    out = fun(*primals)
+    out = _call_primal(fun, primals)
     return out, functools.partial(fn, *bound, *primals)
 
 
@@ -263,8 +296,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     # parameters left to their defaults are passed explicitly, not differentiated
     extra = _defaults_args(fun, len(primals))
     nums = tuple(range(len(primals))) if extra else None
-    res = fun(*primals)
     primals = primals + extra
+    res = _call_primal(fun, primals)
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux, nums)
     if has_aux:
         out, aux = res
@@ -405,14 +438,14 @@ class _Jacobian(Transformed):
         fname = f"{src.name}_{self.mode}"
         header = (
             f"# srcjax: {self.mode} of {src.name} "
-            f"({os.path.basename(src.filename)}:{src.node.lineno}) with respect to "
+            f"({emit.where(src.filename, src.node.lineno)}) with respect to "
             f"{', '.join(wrt)}\n"
         )
         text = header + text
-        from .codegen import emit
         from .vmap_api import vmap
 
-        env = {"inner": inner, "fun": target}
+        # the output (for the cotangent basis) from generated code, never user code
+        env = {"inner": inner, "fun": _primal_function(self.fun, kinds)[0]}
         if batched:
             env["batched"] = vmap(inner, in_axes=_batched_axes(self.mode, len(params), nums[0]))
         fn = emit.load(text, fname, {}, {}, env, fname)
@@ -435,7 +468,7 @@ class _Jacobian(Transformed):
         if self.aux_fun is not None:
             from .primitives.control import _check_aux
 
-            res = self.aux_fun(*args)
+            res = _call_primal(self.aux_fun, args)
             _check_aux(res)
             return jac, res[1]
         return jac
@@ -516,7 +549,7 @@ class _Hessian(Transformed):
         if self.aux_fun is not None:
             from .primitives.control import _check_aux
 
-            res = self.aux_fun(*args)
+            res = _call_primal(self.aux_fun, args)
             _check_aux(res)
             return h, res[1]
         return h

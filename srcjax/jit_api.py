@@ -50,7 +50,6 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import os
 import threading
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -366,7 +365,7 @@ class _Jit(Transformed):
             if p in values and (p in statics or params.index(p) >= nb)
         )
         header = (
-            f"srcjax: jit of {src.name} ({os.path.basename(src.filename)}:{src.node.lineno})"
+            f"srcjax: jit of {src.name} ({emit.where(src.filename, src.node.lineno)})"
             f" for {sig_text or 'no arguments'}"
         )
         if n_kwonly:  # back to keyword-only parameters in the generated function

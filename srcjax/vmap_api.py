@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -233,11 +232,6 @@ class _Vmap(Transformed):
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)
         shown = ", ".join(f"{p}={per[p]}" for p in visible if p not in bound_names)
-        header = (
-            f"srcjax: vmap of {src.name} ({os.path.basename(src.filename)}:{src.node.lineno}), "
-            f"in_axes: {shown}; out_axes={self.out_axes!r}"
-        )
-        del header
         detail = f"in_axes: {shown}; out_axes={self.out_axes!r}"
         return finish(src, norm, fdef, "vmap of", detail, defaults=True)
 

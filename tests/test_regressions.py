@@ -1479,3 +1479,388 @@ def test_cholesky_of_a_matrix_that_is_not_positive_definite_is_nan():
     assert_close(srcjax.grad(logdet_with_jitter)(good), np.linalg.inv(good))
     got = srcjax.vmap(logdet_with_jitter)(np.stack([good, bad]))
     assert_close(got, [np.log(np.linalg.det(good)), np.log(np.linalg.det(bad + 2.0 * np.eye(2)))])
+
+
+# ---------------------------------------------------------------- fresh-user run 2: .at[] scatters
+_AT_I = np.array([0, 2])
+_AT_X = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def _at_add_const(v):
+    return jnp.zeros(3).at[_AT_I].add(v)
+
+
+def _at_mul_const(v):
+    return jnp.ones(3).at[_AT_I].multiply(v)
+
+
+def _at_max_const(v):
+    return jnp.zeros(3).at[_AT_I].max(v)
+
+
+def _at_min_const(v):
+    return jnp.full(3, 10.0).at[_AT_I].min(v)
+
+
+def _at_add_list_index(v):
+    return jnp.zeros(3).at[[0, 2]].add(v)
+
+
+def _segment_sum(i, v):
+    return jnp.zeros(3).at[i].add(v)
+
+
+def _np_at(ufunc, base, idx, v):
+    out = np.array(base, dtype=np.float64)
+    ufunc.at(out, idx, v)
+    return out
+
+
+def test_vmap_at_scatter_into_an_unbatched_base():
+    """Under vmap, .at[index_array].add/multiply/min/max into an unbatched base
+    returned the base unchanged: the base was broadcast to the batch (a
+    stride-0 view), copied in its own layout, and np.<ufunc>.at wrote into a
+    temporary reshape of that copy. Oracle: np.<ufunc>.at per example."""
+    cases = [
+        (_at_add_const, np.add, np.zeros(3)),
+        (_at_mul_const, np.multiply, np.ones(3)),
+        (_at_max_const, np.maximum, np.zeros(3)),
+        (_at_min_const, np.minimum, np.full(3, 10.0)),
+        (_at_add_list_index, np.add, np.zeros(3)),
+    ]
+    for f, ufunc, base in cases:
+        want = np.stack([_np_at(ufunc, base, _AT_I, v) for v in _AT_X])
+        assert_close(srcjax.vmap(f)(_AT_X), want)
+        assert_close(srcjax.jit(srcjax.vmap(f))(_AT_X), want)
+    assert_close(srcjax.vmap(_at_add_const)(_AT_X), [[1, 0, 2], [3, 0, 4]])
+    # a batched index (segment sum), batched and unbatched values
+    seg = np.array([[0, 0, 2], [1, 1, 1]])
+    vals = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    want = np.stack([_np_at(np.add, np.zeros(3), i, v) for i, v in zip(seg, vals)])
+    assert_close(srcjax.vmap(_segment_sum)(seg, vals), want)
+    want = np.stack([_np_at(np.add, np.zeros(3), i, vals[0]) for i in seg])
+    assert_close(srcjax.vmap(_segment_sum, in_axes=(0, None))(seg, vals[0]), want)
+    # the scatter primitive itself, on a base that is not C-contiguous
+    from srcjax.primitives.structural import at_add, at_multiply
+
+    base = np.arange(6.0).reshape(3, 2).T
+    want = _np_at(np.add, base, (0, np.array([0, 2, 0])), [1.0, 2.0, 3.0])
+    assert_close(at_add(base, (0, np.array([0, 2, 0])), np.array([1.0, 2.0, 3.0])), want)
+    wide = np.broadcast_to(np.ones(3), (2, 3))
+    want = _np_at(np.multiply, wide, (slice(None), _AT_I), np.broadcast_to(_AT_X, (2, 2)))
+    assert_close(at_multiply(wide, (slice(None), _AT_I), _AT_X), want)
+
+
+def _per_example_loss(v):
+    return jnp.sum(jnp.zeros(3).at[np.array([0, 0, 2])].add(v) ** 2)
+
+
+def test_vmap_grad_and_jacfwd_of_at_scatter():
+    """vmap(grad) and jacfwd (vmap of jvp) of .at[index_array].add/multiply
+    were all zeros (the same lost scatter). Oracle: float64 central
+    differences of np.add.at / np.multiply.at."""
+    idx = np.array([0, 0, 2])
+
+    def np_loss(v):
+        return np.sum(_np_at(np.add, np.zeros(3), idx, v) ** 2)
+
+    vals = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    want = np.stack([fd_grad(np_loss, v) for v in vals])
+    assert_close(srcjax.vmap(srcjax.grad(_per_example_loss))(vals), want, rtol=1e-5)
+    assert_close(want, [[6, 6, 6], [18, 18, 12]], rtol=1e-5)  # 2 * out[idx]
+    x = np.array([1.0, 2.0])
+    for f in (_at_add_const, _at_mul_const):
+        want = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+        assert_close(srcjax.jacfwd(f)(x), want)
+        assert_close(srcjax.jit(srcjax.jacfwd(f))(x), want)
+        assert_close(srcjax.jacrev(f)(x), want)
+
+
+_DUP = np.array([0, 0])
+
+
+def _at_mul_dup(x):
+    return jnp.sum(x[:1].at[_DUP].multiply(x[1:]))  # x0 * x1 * x2
+
+
+_DUP3 = np.array([0, 2, 2, 0, 2])
+_DUP_W = np.array([1.0, -2.0, 0.5, 3.0])
+
+
+def _at_dup_set(x):
+    return jnp.sum(jnp.sin(x[:4].at[_DUP3].set(x[4:] * x[4:])) * _DUP_W)
+
+
+def _at_dup_add(x):
+    return jnp.sum(jnp.sin(x[:4].at[_DUP3].add(x[4:] * x[4:])) * _DUP_W)
+
+
+def _at_dup_multiply(x):
+    return jnp.sum(jnp.sin(x[:4].at[_DUP3].multiply(x[4:] * x[4:])) * _DUP_W)
+
+
+def _at_dup_min(x):
+    return jnp.sum(jnp.sin(x[:4].at[_DUP3].min(x[4:] * x[4:])) * _DUP_W)
+
+
+def _at_dup_max(x):
+    return jnp.sum(jnp.sin(x[:4].at[_DUP3].max(x[4:] * x[4:])) * _DUP_W)
+
+
+def _np_at_dup(op):
+    def f(x):
+        y = np.array(x[:4], dtype=np.float64)
+        v = x[4:] * x[4:]
+        if op == "set":
+            for i, vi in zip(_DUP3, v):  # a Python loop: the last write wins
+                y[i] = vi
+        else:
+            getattr(np, op).at(y, _DUP3, v)
+        return np.sum(np.sin(y) * _DUP_W)
+
+    return f
+
+
+def test_at_scatter_gradients_with_repeated_indices():
+    """x.at[I].multiply(v) with repeated indices: d/dv[k] was x[I[k]], leaving
+    out the other factors multiplied into the same slot (x0*x1*x2 had gradient
+    [15, 2, 2] at [2, 3, 5]). Oracle: by hand, and float64 central differences
+    of a NumPy loop / np.<ufunc>.at for set, add, multiply, min and max with
+    repeated indices (first, second and per-example derivatives)."""
+    x = np.array([2.0, 3.0, 5.0])
+    for d in (srcjax.grad, srcjax.jacfwd, srcjax.jacrev):
+        assert_close(d(_at_mul_dup)(x), [15.0, 10.0, 6.0])
+        assert_close(srcjax.jit(d(_at_mul_dup))(x), [15.0, 10.0, 6.0])
+    # a zero factor: no division by the updates
+    assert_close(srcjax.grad(_at_mul_dup)(np.array([2.0, 0.0, 5.0])), [0.0, 10.0, 0.0])
+    # d^2 (x0 x1 x2): the off-diagonal products
+    assert_close(srcjax.hessian(_at_mul_dup)(x), [[0, 5, 3], [5, 0, 2], [3, 2, 0]])
+    rng = np.random.default_rng(5)
+    fs = {
+        "set": _at_dup_set,
+        "add": _at_dup_add,
+        "multiply": _at_dup_multiply,
+        "minimum": _at_dup_min,
+        "maximum": _at_dup_max,
+    }
+    for op, f in fs.items():
+        ref = _np_at_dup(op)
+        z = rng.uniform(0.3, 1.5, 9)
+        assert_close(srcjax.jit(f)(z), ref(z))
+        want = fd_grad(ref, z)
+        for d in (srcjax.grad, srcjax.jacfwd, srcjax.jacrev):
+            assert_close(d(f)(z), want, rtol=1e-5, atol=1e-7)
+        assert_close(srcjax.jit(srcjax.grad(f))(z), want, rtol=1e-5, atol=1e-7)
+        hess = np.stack(
+            [fd_grad(lambda u, i=i, r=ref: fd_grad(r, u, 1e-4)[i], z, 1e-4) for i in range(9)]
+        )
+        assert_close(srcjax.hessian(f)(z), hess, rtol=1e-4, atol=1e-5)
+        zs = rng.uniform(0.3, 1.5, (3, 9))
+        want = np.stack([fd_grad(ref, u) for u in zs])
+        assert_close(srcjax.vmap(srcjax.grad(f))(zs), want, rtol=1e-5, atol=1e-7)
+
+
+def _at_mul_dup_batched_index(i, v):
+    return jnp.sum(jnp.ones(3).at[i].multiply(v) * np.array([1.0, 2.0, 3.0]))
+
+
+def _at_mul_dup4(a):
+    return jnp.sum(
+        jnp.ones(1).at[np.array([0, 0, 0, 0])].multiply(a * np.array([1.0, 2.0, 3.0, 4.0]))
+    )
+
+
+def test_at_multiply_repeated_indices_batched_index_and_higher_derivatives():
+    """The product of the other factors of a slot under vmap with a batched
+    index (slots of different examples are distinct), and its own derivatives.
+    Oracle: central differences of np.multiply.at; 24 a^4 by hand."""
+    seg = np.array([[0, 0, 2], [1, 1, 1]])
+    vals = np.array([[1.5, -2.0, 3.0], [0.5, 2.0, -1.0]])
+
+    def ref(i, v):
+        return np.sum(_np_at(np.multiply, np.ones(3), i, v) * [1.0, 2.0, 3.0])
+
+    want = np.stack([fd_grad(lambda u, i=i: ref(i, u), v) for i, v in zip(seg, vals)])
+    got = srcjax.vmap(srcjax.grad(_at_mul_dup_batched_index, argnums=1))(seg, vals)
+    assert_close(got, want, rtol=1e-5)
+    a = 1.5
+    assert_close(srcjax.grad(srcjax.grad(srcjax.grad(_at_mul_dup4)))(a), 576 * a)
+    assert_close(srcjax.jacfwd(srcjax.grad(srcjax.grad(_at_mul_dup4)))(a), 576 * a)
+    with pytest.raises(NotImplementedError, match="multiply"):
+        srcjax.grad(srcjax.grad(srcjax.grad(srcjax.grad(_at_mul_dup4))))(a)
+
+
+def _at_max_tie(z):
+    return jnp.sum(z[:1].at[_DUP].max(z[1:]))
+
+
+def _at_set_dup_scalar(z):
+    return jnp.sum(z[:2].at[_DUP].set(z[2]) * 3.0)
+
+
+def test_at_min_max_ties_and_set_duplicates_follow_jax():
+    """JAX: a tie of .at[].min/max shares the derivative evenly among the base
+    element and the updates equal to the result; .at[].set with repeated
+    indices gives the derivative only to the update that was written (one
+    scalar broadcast into a repeated slot counts once). Oracle: by hand."""
+    z = np.ones(3)
+    for d in (srcjax.grad, srcjax.jacfwd, srcjax.jacrev):
+        assert_close(d(_at_max_tie)(z), [1 / 3, 1 / 3, 1 / 3])
+        assert_close(d(_at_set_dup_scalar)(np.array([2.0, 5.0, 7.0])), [0.0, 3.0, 3.0])
+
+
+# ------------------------------------- fresh-user run 2: jacrev(jacrev) of loops, jacrev of .at
+def _fr2_loop_energy(x):
+    e = 0.0
+    for i in range(2):
+        e = e + jnp.sum(x[i] ** 2)
+    return e
+
+
+def _fr2_loop_coupled(x):
+    e = 0.0
+    for i in range(2):
+        e = e + jnp.sum(jnp.sin(x[i]) * x[i + 1] ** 2)
+    return e
+
+
+def _fr2_np_loop_coupled(x):
+    x = x.reshape(3, 2)
+    return sum(np.sum(np.sin(x[i]) * x[i + 1] ** 2) for i in range(2))
+
+
+def _fr2_fd_hessian(f, x, h=1e-4):
+    n = x.size
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            ei, ej = np.eye(n)[i] * h, np.eye(n)[j] * h
+            H[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (
+                4 * h * h
+            )
+    return H
+
+
+def test_jacrev_of_jacrev_when_a_loop_indexes_the_input():
+    """jacrev(jacrev(f)) and vmap(vjp(grad(f))) crashed (broadcast (2,1) with
+    (6,2)) when f indexes its input in a Python loop: under vmap, a hole (None)
+    in the batched cotangent tape of the loop popped as unbatched zeros
+    (ad.pop_like's `like` was not materialized). Oracles: the Hessian by hand
+    (2 on the rows read), central differences of a NumPy version."""
+    x = np.arange(1.0, 7.0).reshape(3, 2)
+    want = np.diag([2.0, 2, 2, 2, 0, 0])
+    got = srcjax.jacrev(srcjax.jacrev(_fr2_loop_energy))(x)
+    assert_close(np.asarray(got).reshape(6, 6), want)
+    _, vjp_fn = srcjax.vjp(srcjax.grad(_fr2_loop_energy), x)
+    got = srcjax.vmap(vjp_fn)(np.eye(6).reshape(6, 3, 2))[0]
+    assert_close(np.asarray(got).reshape(6, 6), want)
+
+    z = np.random.default_rng(11).normal(size=(3, 2))
+    H = _fr2_fd_hessian(_fr2_np_loop_coupled, z.ravel())
+    for jac in (
+        srcjax.jacrev(srcjax.jacrev(_fr2_loop_coupled)),
+        srcjax.jacfwd(srcjax.jacrev(_fr2_loop_coupled)),
+        srcjax.jacrev(srcjax.jacfwd(_fr2_loop_coupled)),
+        srcjax.hessian(_fr2_loop_coupled),
+    ):
+        assert_close(np.asarray(jac(z)).reshape(6, 6), H, rtol=1e-5, atol=1e-6)
+    # vjp of the gradient mapped over primals, cotangents, or both
+    vjp_code = srcjax.api_fwd.VjpView(srcjax.grad(_fr2_loop_coupled))
+    zs = np.stack([z, z + 0.25])
+    hs = [_fr2_fd_hessian(_fr2_np_loop_coupled, u.ravel()) for u in zs]
+    cts = np.random.default_rng(12).normal(size=(2, 3, 2))
+    got = srcjax.vmap(vjp_code, in_axes=(0, None))(zs, cts[0])[0]
+    for b in range(2):
+        assert_close(np.asarray(got[b]).ravel(), hs[b] @ cts[0].ravel(), rtol=1e-5, atol=1e-6)
+    got = srcjax.vmap(vjp_code, in_axes=(0, 0))(zs, cts)[0]
+    for b in range(2):
+        assert_close(np.asarray(got[b]).ravel(), hs[b] @ cts[b].ravel(), rtol=1e-5, atol=1e-6)
+
+
+ad_prims = srcjax.primitives.control
+
+
+def _fr2_holes_batched_like(x, c):
+    lst = None
+    lst = ad_prims.push(lst, c)
+    lst = ad_prims.push(lst, None)
+    a = ad_prims.pop_like(lst, x)  # a hole: zeros like x
+    b = ad_prims.pop_like(lst, x)  # c
+    return a * 2.0 + b + x
+
+
+def _fr2_holes_unbatched_like(x, c):
+    lst = None
+    lst = ad_prims.push(lst, x)
+    lst = ad_prims.push(lst, None)
+    a = ad_prims.pop_like(lst, c)  # a hole: zeros like c
+    b = ad_prims.pop_like(lst, c)  # x
+    return a * 2.0 + b + c
+
+
+def test_vmap_of_cotangent_tape_pops_with_holes():
+    """ad.pop_like under vmap: its result is batched when the list or `like` is,
+    whether it pops an entry or a hole. Oracle: x + c per example."""
+    xs = np.arange(6.0).reshape(3, 2)
+    c = np.array([10.0, 20.0])
+    for f in (_fr2_holes_batched_like, _fr2_holes_unbatched_like):
+        assert_close(srcjax.vmap(f, in_axes=(0, None))(xs, c), xs + c)
+
+
+def _fr2_at_set(x):
+    return x.at[0].set(x[1] ** 2)
+
+
+def _fr2_at_two(x, y):
+    return x.at[0].set(x[1] ** 2 * y), jnp.sum(x.at[1].add(y))
+
+
+def _fr2_at_aux(x):
+    return jnp.sum(x.at[0].set(x[1] ** 2) ** 2), x.at[0].set(1.0)
+
+
+def test_jacobians_vjp_linearize_of_at_never_call_user_code_raw():
+    """jacrev (and vjp, linearize, has_aux outputs) called the untransformed
+    function on NumPy arrays to get its output, and `.at` is not a NumPy
+    attribute: the output now comes from generated code. Oracle: by hand."""
+    x = np.array([1.0, 2.0])
+    J = [[0.0, 4.0], [0.0, 1.0]]
+    assert_close(srcjax.jacrev(_fr2_at_set)(x), J)
+    assert_close(srcjax.jacfwd(_fr2_at_set)(x), J)
+    assert_close(srcjax.jacrev(srcjax.jacrev(_fr2_at_set))(x)[0], [[0.0, 0.0], [0.0, 2.0]])
+    out, vjp_fn = srcjax.vjp(_fr2_at_set, x)
+    assert_close(out, [4.0, 2.0])
+    assert_close(vjp_fn(np.ones(2))[0], [0.0, 5.0])
+    out, jvp_fn = srcjax.linearize(_fr2_at_set, x)
+    assert_close(out, [4.0, 2.0])
+    assert_close(jvp_fn(np.ones(2)), [4.0, 1.0])
+    # two arguments (the per-row jacrev path), outputs a tuple
+    for jac in (srcjax.jacrev, srcjax.jacfwd):
+        (jx, jy), (gx, gy) = jac(_fr2_at_two, argnums=(0, 1))(x, 3.0)
+        assert_close(jx, [[0.0, 12.0], [0.0, 1.0]])
+        assert_close(jy, [4.0, 0.0])
+        assert_close(gx, [1.0, 1.0])
+        assert_close(gy, 1.0)
+    # has_aux: the aux output is computed by generated code too
+    # f = x1^4 + x1^2: f' = [0, 4 x1^3 + 2 x1], f'' = 12 x1^2 + 2
+    g, aux = srcjax.jacrev(_fr2_at_aux, has_aux=True)(x)
+    assert_close(g, [0.0, 36.0])
+    assert_close(aux, [1.0, 2.0])
+    h, aux = srcjax.hessian(_fr2_at_aux, has_aux=True)(x)
+    assert_close(h, [[0.0, 0.0], [0.0, 50.0]])
+    assert_close(aux, [1.0, 2.0])
+    out, _, aux = srcjax.vjp(_fr2_at_aux, x, has_aux=True)
+    assert_close(out, 20.0)
+    assert_close(aux, [1.0, 2.0])
+
+
+def _sin_sq(x):
+    return jnp.sum(jnp.sin(x) ** 2)
+
+
+def test_headers_of_composed_transforms_name_the_users_file():
+    """vmap(grad(f))'s header named the cache file of grad(f)'s generated code."""
+    first = srcjax.source(srcjax.vmap(srcjax.grad(_sin_sq))).splitlines()[0]
+    assert "(test_regressions.py:" in first and "vmap of _sin_sq_grad" in first
+    first = srcjax.source(srcjax.jit(srcjax.grad(_sin_sq)), np.ones(3)).splitlines()[0]
+    assert "(test_regressions.py:" in first

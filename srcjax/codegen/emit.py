@@ -22,7 +22,7 @@ import gast
 
 from . import cache
 
-__all__ = ["render", "load", "GeneratedGlobals", "namespaces"]
+__all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where"]
 
 _COMMENT_COL = 44
 
@@ -152,6 +152,19 @@ _ORIGINS: Dict[str, Dict[int, str]] = {}
 _ORIGIN_RE = re.compile(r"#\s(?:.*, )?([^\s,#]+\.py:\d+)$")
 
 
+_HEADER_ORIGIN_RE = re.compile(r"^# srcjax: .*? \(([^()\s]+\.py:\d+)\)")
+
+
+def where(path: str, line: int) -> str:
+    """``file.py:LINE`` of a function for a header: the user's file and line,
+    also when ``path`` is generated code being transformed again (``vmap`` of
+    ``grad(f)`` names ``f``'s file, not the cache file)."""
+    known = _ORIGINS.get(path)
+    if known is not None:
+        return known.get(line) or known.get(0) or f"{os.path.basename(path)}:{line}"
+    return f"{os.path.basename(path)}:{line}"
+
+
 def _origin_comment(stmt: Any, default_file: str) -> str:
     line = getattr(stmt, "sj_origin", None)
     if not line:
@@ -257,6 +270,9 @@ def load(
         m = _ORIGIN_RE.search(ln.rstrip())
         if m:
             origins[i] = m.group(1)
+    head = _HEADER_ORIGIN_RE.search(lines[0]) if lines else None
+    if head:
+        origins[0] = head.group(1)  # where the user's function is (for headers)
     _ORIGINS[path] = origins
     code = compile(text, path, "exec")
     fcode = None

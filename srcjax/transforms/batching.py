@@ -394,10 +394,7 @@ class Batcher:
                 self._set(t, False)
             return [s]
         if kind == "pop":
-            self._set(t, op.target in self.bat)
-            if op.target in self.containers:
-                pass
-            return [s]
+            return self.pop_assign(s, op, t)
         if kind == "prim":
             return self.prim_assign(s, op, t)
         if kind in ("inactive", "unknown"):
@@ -405,6 +402,37 @@ class Batcher:
         self._set(t, self.is_batched(s.value))
         out.append(s)
         return out
+
+    def pop_assign(self, s: Any, op: Op, t: str) -> List[Any]:
+        """``t = lst.pop()`` / ``t = ad.pop(lst)`` / ``t = ad.pop_like(lst, like)``.
+
+        Entries of a batched list are batched (pushes materialize them). A hole
+        (``None``) in a cotangent tape pops as zeros like ``like``, so for a batched
+        list ``like`` is materialized too; for an unbatched list and a batched
+        ``like`` an entry is unbatched but a hole is batched, so zeros like ``like``
+        are added to make every result batched."""
+        lst_b = op.target in self.bat
+        v = s.value
+        like = None
+        if (
+            isinstance(v, gast.Call)
+            and len(v.args) == 2
+            and not v.keywords
+            and N.to_source(v.func).strip() == "ad.pop_like"
+        ):
+            like = v.args[1]
+        if like is None or lst_b == self.is_batched(like):
+            self._set(t, lst_b or (like is not None and self.is_batched(like)))
+            return [s]
+        value = N.clone(v)
+        if lst_b:
+            value.args[1] = N.call("ad.batch_broadcast", [value.args[1], N.name(self.size_name)])
+        else:
+            value = N.call("ad.tree_add", [value, N.call("ad.zeros_like", [N.clone(like)])])
+        new = self.at(N.assign(t, value), s)
+        new.sj_op = None
+        self._set(t, True)
+        return [new]
 
     def _set(self, name: str, batched: bool) -> None:
         if batched:
