@@ -120,3 +120,50 @@ def test_map_and_select():
         return jnp.sum(lax.map(jnp.sin, x) * lax.select(x > 0.5, x, -x))
 
     assert_close(srcjax.grad(f)(xs), fd_grad(f, xs))
+
+
+# ---------------------------------------------------------------- eager calls with .at
+def _rollout(x, n):
+    outs = jnp.zeros((n, x.shape[0]))
+
+    def step(t, carry):
+        outs, last = carry
+        nxt = 0.5 * last + t
+        return outs.at[t].set(nxt), nxt
+
+    outs, _ = lax.fori_loop(0, n, step, (outs, x))
+    return outs
+
+
+def test_eager_lax_bodies_may_use_at():
+    """Called outside any transform, a lax loop body using x.at[...] failed
+    (NumPy arrays have no .at); such bodies are now compiled, as JAX does.
+    Oracle: the same recurrence as a Python loop."""
+    x = np.array([1.0, -2.0])
+    want = np.zeros((4, 2))
+    last = x
+    for t in range(4):
+        last = 0.5 * last + t
+        want[t] = last
+    np.testing.assert_allclose(_rollout(x, 4), want, rtol=1e-6)
+    np.testing.assert_allclose(_rollout(x, 4), want, rtol=1e-6)  # a new closure: again
+
+    def body(c, v):
+        return c.at[0].add(v), c[0] * 1.0
+
+    carry, ys = lax.scan(body, np.zeros(2), np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(carry, [6.0, 0.0])
+    np.testing.assert_allclose(ys, [0.0, 1.0, 3.0])
+    got = lax.cond(True, lambda a: a.at[1].set(5.0), lambda a: a, np.zeros(3))
+    np.testing.assert_allclose(got, [0.0, 5.0, 0.0])
+
+
+def test_eager_lax_bodies_without_at_run_as_written():
+    calls = []
+
+    def body(i, v):
+        calls.append(i)  # a side effect: the body is the Python function itself
+        return v + i
+
+    assert lax.fori_loop(0, 3, body, 0.0) == 3.0
+    assert calls == [0, 1, 2]

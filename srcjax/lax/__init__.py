@@ -31,6 +31,39 @@ __all__ = [
 ]
 
 
+# code object -> whether its source uses ``.at[...]`` (see _eager)
+_USES_AT: dict = {}
+
+
+def _eager(fn: Callable) -> Callable:
+    """``fn`` as an eagerly called ``lax`` function runs it: ``fn`` itself, or
+    ``srcjax.jit(fn)`` when its source uses ``x.at[...]``, which NumPy arrays do
+    not have (transformed code rewrites it). JAX also compiles the functions an
+    eager ``lax.fori_loop`` is given; like JAX's, the compiled body is cached per
+    function object, so a body defined anew on each call is compiled each time."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn
+    uses = _USES_AT.get(code)
+    if uses is None:
+        import gast
+
+        from ..frontend.source import get_source
+
+        try:
+            node = get_source(fn).node
+        except Exception:  # noqa: BLE001 - no source: run it as it is
+            node = None
+        uses = _USES_AT[code] = node is not None and any(
+            isinstance(n, gast.Attribute) and n.attr == "at" for n in gast.walk(node)
+        )
+    if not uses:
+        return fn
+    from ..jit_api import jit
+
+    return jit(fn)
+
+
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)`` (``jax.lax.cond``).
 
@@ -39,14 +72,14 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     """
     if np.shape(pred) != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
-    return true_fun(*operands) if pred else false_fun(*operands)
+    return _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
     to ``[0, len(branches) - 1]``."""
     i = int(np.clip(index, 0, len(branches) - 1))
-    return branches[i](*operands)
+    return _eager(branches[i])(*operands)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -59,6 +92,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``)."""
     val = init_val
+    body_fun = _eager(body_fun)
     for i in range(int(lower), int(upper)):
         val = body_fun(i, val)
     return val
@@ -67,6 +101,7 @@ def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``)."""
     val = init_val
+    cond_fun, body_fun = _eager(cond_fun), _eager(body_fun)
     while cond_fun(val):
         val = body_fun(val)
     return val
@@ -117,6 +152,7 @@ def scan(
     elif length is not None and int(length) != n:
         raise ValueError(f"scan got length={length} but xs have leading size {n}")
     carry = init
+    f = _eager(f)
     ys = [None] * n
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
@@ -129,6 +165,7 @@ def scan(
 def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
     """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``)."""
     n = _leading_length(xs)
+    f = _eager(f)
     return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
 
 
