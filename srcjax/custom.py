@@ -7,10 +7,15 @@ to the user's rule, e.g. ``y_dot = log1pexp_jvp((x,), (x_dot,))[1]``.
 
 - ``custom_jvp``: forward mode calls the user's jvp rule; reverse mode uses its
   transpose, computed by srcjax's own reverse mode applied to the (linear)
-  tangent map of the rule.
-- ``custom_vjp``: reverse mode calls ``fwd`` then ``bwd`` (the residuals are
-  recomputed in the backward sweep); forward mode of a ``custom_vjp`` function
-  raises, as in JAX.
+  tangent map of the rule (``_LinearTranspose``, a transformed function: code
+  that transforms generated code again inlines it, so higher derivatives
+  differentiate the user's jvp rule, as in JAX).
+- ``custom_vjp``: reverse mode computes the output by ``fwd`` in the forward
+  sweep and calls ``fwd`` then ``bwd`` in the backward sweep (the residuals
+  are recomputed); generated code calls them as plain user functions, so a
+  further transform (grad, jacfwd, vmap, jit) differentiates or batches their
+  code, as in JAX. Forward mode of a ``custom_vjp`` function itself raises, as
+  in JAX.
 
 Semantics follow https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rules_for_Python_code.html
 """
@@ -23,6 +28,7 @@ import itertools
 import linecache
 from typing import Any, Callable, Dict, Sequence
 
+from .api import Transformed
 from .primitives.registry import Primitive, register
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -43,9 +49,12 @@ def _positional_names(fun: Callable) -> list:
     return names
 
 
-def _synthetic_module(text: str, label: str, env: Dict[str, Any]) -> Dict[str, Any]:
+def _synthetic_module(
+    text: str, label: str, env: Dict[str, Any], transposes: Dict[str, str] = None
+) -> Dict[str, Any]:
     """Execute ``text`` as a module whose source is readable (linecache), so the
-    functions it defines can be inlined as rule templates."""
+    functions it defines can be inlined as rule templates. ``transposes`` names
+    ``_LinearTranspose`` objects to bind: global name -> tangent map's name."""
     from .codegen.emit import namespaces
 
     filename = f"<srcjax {label} #{next(_COUNTER)}>"
@@ -53,7 +62,53 @@ def _synthetic_module(text: str, label: str, env: Dict[str, Any]) -> Dict[str, A
     ns = dict(namespaces())
     ns.update(env)
     exec(compile(text, filename, "exec"), ns)
+    for name, tangent_map in (transposes or {}).items():
+        ns[name] = _LinearTranspose(ns[tangent_map])
     return ns
+
+
+def _transpose_rule(p: str, args: str) -> str:
+    """The reverse-mode rule of a custom_jvp function for argument ``p``: the
+    transpose of its (linear) tangent map, ``_tangent_map_p(*args, t)``."""
+    return (
+        f"def _vjp_{p}(g, ans, {args}):\n"
+        f"    return _transpose_{p}({args}, ad.zeros_like({p}), g)[0]\n"
+    )
+
+
+def _transposes(names) -> Dict[str, str]:
+    return {f"_transpose_{p}": f"_tangent_map_{p}" for p in names}
+
+
+class _LinearTranspose(Transformed):
+    """``T(*args, t, ct) -> (J^T ct,)`` for the linear map ``t -> tangent_map(*args,
+    t)``: srcjax's reverse mode of ``tangent_map`` with respect to ``t``.
+
+    A transformed function like ``grad(f)``: called at run time it builds and runs
+    the generated vjp code; met in code that is transformed again (``grad(grad(f))``,
+    ``jacfwd(grad(f))``, ``jit(grad(f))``, ``vmap(grad(f))``), the normalizer inlines
+    that generated code like any user function, so the user's jvp rule is
+    differentiated, not treated as a constant (as JAX does).
+    """
+
+    kind = "custom_transpose"
+
+    def __init__(self, tangent_map: Callable) -> None:
+        super().__init__(tangent_map)
+        self.nargs = len(inspect.signature(tangent_map).parameters)
+
+    def _build(self, kinds):
+        from .api_fwd import _vjp_function
+
+        fn, _ = _vjp_function(
+            self.fun, tuple(kinds[: self.nargs]), False, argnums=(self.nargs - 1,)
+        )
+        return fn
+
+    def __call__(self, *args: Any) -> Any:
+        from .api import _kind
+
+        return self._generated(tuple(_kind(a) for a in args))(*args)
 
 
 class _Custom:
@@ -115,12 +170,10 @@ class custom_jvp(_Custom):
                 f"def _tangent_map_{p}({args}, t):\n"
                 f"    return rule({lead}({primals},), ({tangents},))[1]\n"
             )
-            lines.append(
-                f"def _vjp_{p}(g, ans, {args}):\n"
-                f"    return ad.custom_transpose(_tangent_map_{p}, g, {params.index(p)}, {args})\n"
-            )
+            lines.append(_transpose_rule(p, args))
+        env = {"rule": rule}
         ns = _synthetic_module(
-            "\n\n".join(lines), f"custom_jvp rules of {self.fun.__name__}", {"rule": rule}
+            "\n\n".join(lines), f"custom_jvp rules of {self.fun.__name__}", env, _transposes(diff)
         )
         self.prim.jvps.clear()
         self.prim.vjps.clear()
@@ -145,12 +198,14 @@ class custom_jvp(_Custom):
             lines.append(
                 f"def _tangent_map_{p}({args}, t):\n    return rule_{p}(t, fun({args}), {args})\n"
             )
-            lines.append(
-                f"def _vjp_{p}(g, ans, {args}):\n"
-                f"    return ad.custom_transpose(_tangent_map_{p}, g, {params.index(p)}, {args})\n"
-            )
+            lines.append(_transpose_rule(p, args))
         env["fun"] = self.fun
-        ns = _synthetic_module("\n\n".join(lines), f"custom_jvp rules of {self.fun.__name__}", env)
+        ns = _synthetic_module(
+            "\n\n".join(lines),
+            f"custom_jvp rules of {self.fun.__name__}",
+            env,
+            _transposes([p for p, r in zip(diff, rules) if r is not None]),
+        )
         self.prim.jvps.clear()
         self.prim.vjps.clear()
         for p, r in zip(diff, rules):
@@ -180,12 +235,18 @@ class custom_vjp(_Custom):
         nondiff = [params[i] for i in self.nondiff_argnums]
         args = ", ".join(params)
         lead = "".join(f"{q}, " for q in nondiff)
-        lines = []
+        # the value of ``f(x)`` in the forward sweep of reverse mode, as JAX
+        # computes it: by ``fwd``, so that a derivative of grad(f)'s code
+        # (jacfwd(grad(f)), hessian) differentiates the user's fwd
+        lines = [f"def _primal(g, ans, {args}):\n    return fwd({args})[0]\n"]
         for i, p in enumerate(diff):
+            # the check is a statement of its own, so that ``ct`` stays the bwd
+            # rule's (differentiable) output: a second differentiation goes
+            # through the user's fwd and bwd like through any user code
             lines.append(
                 f"def _vjp_{p}(g, ans, {args}):\n"
-                f"    ct = ad.check_bwd(bwd({lead}fwd({args})[1], g), {len(diff)}, "
-                f"{self.fun.__name__!r})\n"
+                f"    ct = bwd({lead}fwd({args})[1], g)\n"
+                f"    ad.check_bwd(ct, {len(diff)}, {self.fun.__name__!r})\n"
                 f"    return ct[{i}]\n"
             )
         ns = _synthetic_module(
@@ -194,3 +255,4 @@ class custom_vjp(_Custom):
         self.prim.vjps.clear()
         for p in diff:
             self.prim.vjps[p] = ns[f"_vjp_{p}"]
+        self.prim.primal_rule = ns["_primal"]

@@ -87,3 +87,200 @@ def test_custom_vjp_used_by_grad():
 def test_custom_vjp_forward_mode_raises():
     with pytest.raises(srcjax.errors.NoDerivativeRuleError):
         srcjax.jvp(lambda x: clip_gradient(x, -1.0, 1.0), (1.0,), (1.0,))
+
+
+# ---- higher derivatives go through the user's rules (fwd/bwd, jvp rule), as in JAX
+
+
+@srcjax.custom_vjp
+def vjp_sq(x):
+    return x * x
+
+
+def _vjp_sq_fwd(x):
+    return x * x, x
+
+
+def _vjp_sq_bwd(x, g):
+    return (2.0 * x * g,)
+
+
+vjp_sq.defvjp(_vjp_sq_fwd, _vjp_sq_bwd)
+
+
+@srcjax.custom_vjp
+def vjp_sin(x):
+    return jnp.sin(x)
+
+
+def _vjp_sin_fwd(x):
+    return jnp.sin(x), jnp.cos(x)  # the residual depends on x: differentiated too
+
+
+def _vjp_sin_bwd(cos_x, g):
+    return (cos_x * g,)
+
+
+vjp_sin.defvjp(_vjp_sin_fwd, _vjp_sin_bwd)
+
+
+def _scaled_cube(k, x):
+    return k * x**3
+
+
+scaled_cube = srcjax.custom_vjp(_scaled_cube, nondiff_argnums=(0,))
+scaled_cube.defvjp(lambda k, x: (k * x**3, x), lambda k, x, g: (3.0 * k * x * x * g,))
+
+
+def _second_derivative_transforms(f):
+    """Every composition that gives f'' of a scalar function, as scalar -> scalar."""
+    gg = srcjax.grad(srcjax.grad(f))
+    return {
+        "grad(grad)": gg,
+        "hessian": srcjax.hessian(f),
+        "jacfwd(grad)": srcjax.jacfwd(srcjax.grad(f)),
+        "jacrev(grad)": srcjax.jacrev(srcjax.grad(f)),
+        "jit(grad(grad))": srcjax.jit(gg),
+        "grad(jit(grad))": srcjax.grad(srcjax.jit(srcjax.grad(f))),
+    }
+
+
+def _check_second_derivatives(f, d2, xs):
+    for name, t in _second_derivative_transforms(f).items():
+        for x in xs:
+            np.testing.assert_allclose(
+                np.float64(t(x)), d2(x), rtol=1e-7, atol=1e-12, err_msg=f"{name} at {x}"
+            )
+    xs = np.asarray(xs, dtype=np.float64)
+    assert_close(srcjax.vmap(srcjax.grad(srcjax.grad(f)))(xs), [d2(x) for x in xs], rtol=1e-7)
+    assert_close(
+        srcjax.jit(srcjax.vmap(srcjax.grad(srcjax.grad(f))))(xs), [d2(x) for x in xs], rtol=1e-7
+    )
+
+
+def _fd2(f, x, eps=1e-5):
+    """float64 central difference of the analytic-free first derivative grad(f)."""
+    g = srcjax.grad(f)
+    return (float(g(x + eps)) - float(g(x - eps))) / (2 * eps)
+
+
+def test_second_derivatives_of_a_custom_vjp_differentiate_its_bwd_rule():
+    _check_second_derivatives(vjp_sq, lambda x: 2.0, [1.5, -0.3])
+    # x * sq(x) = x^3: 6x (the bwd rule's output is not a constant)
+    _check_second_derivatives(lambda x: x * vjp_sq(x), lambda x: 6.0 * x, [1.5, -0.3])
+    # residuals computed by fwd are differentiated too: sin'' = -sin
+    _check_second_derivatives(vjp_sin, lambda x: -np.sin(x), [0.7, 2.0])
+    _check_second_derivatives(
+        lambda x: vjp_sin(x) * x, lambda x: 2 * np.cos(x) - x * np.sin(x), [0.7]
+    )
+    for x in (0.7, 2.0):
+        assert_close(srcjax.grad(srcjax.grad(vjp_sin))(x), _fd2(jnp.sin, x), rtol=1e-6)
+
+
+def test_third_derivative_of_a_custom_vjp():
+    d3 = srcjax.grad(srcjax.grad(srcjax.grad(vjp_sin)))
+    assert_close(d3(0.7), -np.cos(0.7))
+    assert_close(srcjax.grad(srcjax.grad(srcjax.grad(lambda x: x * vjp_sq(x))))(0.4), 6.0)
+
+
+def test_second_derivatives_of_a_custom_vjp_with_nondiff_argnums():
+    f = lambda x: scaled_cube(2.5, x)  # noqa: E731
+    _check_second_derivatives(f, lambda x: 15.0 * x, [1.5, -0.3])
+    h = srcjax.hessian(lambda x: jnp.sum(scaled_cube(2.0, x)))(np.array([1.0, -2.0]))
+    assert_close(h, np.diag([12.0, -24.0]))
+    assert_close(srcjax.grad(srcjax.grad(scaled_cube, 1), 1)(2.0, 0.5), 6.0)
+
+
+def test_custom_vjp_hessian_of_a_vector_function():
+    x = np.array([0.3, -1.2, 2.0])
+    f = lambda x: jnp.sum(vjp_sin(x) * x)  # noqa: E731
+    expect = np.diag(2 * np.cos(x) - x * np.sin(x))
+    for h in (srcjax.hessian(f), srcjax.jacrev(srcjax.grad(f)), srcjax.jacfwd(srcjax.grad(f))):
+        assert_close(h(x), expect)
+
+
+def test_forward_mode_of_a_custom_vjp_still_raises_where_its_tangent_is_needed():
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="custom_vjp"):
+        srcjax.jacfwd(vjp_sq)(1.0)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="custom_vjp"):
+        srcjax.jacfwd(lambda x: vjp_sq(x) * x)(1.0)
+
+
+def _d2_log1pexp(x):
+    s = 1.0 / (1.0 + np.exp(-x))
+    return s * (1.0 - s)
+
+
+def test_second_derivatives_of_a_custom_jvp_differentiate_its_jvp_rule():
+    _check_second_derivatives(log1pexp, _d2_log1pexp, [0.0, 1.3, -2.0])
+    _check_second_derivatives(
+        lambda x: x * log1pexp(x),
+        lambda x: 2.0 / (1.0 + np.exp(-x)) + x * _d2_log1pexp(x),
+        [0.4, -1.1],
+    )
+    for x in (0.0, 1.3):
+        assert_close(
+            srcjax.grad(srcjax.grad(log1pexp))(x),
+            _fd2(lambda x: jnp.log(1.0 + jnp.exp(x)), x),
+            rtol=1e-6,
+        )
+
+
+def test_third_derivative_of_a_custom_jvp():
+    s = 1.0 / (1.0 + np.exp(-0.3))
+    d3 = s * (1 - s) * (1 - 2 * s)
+    assert_close(srcjax.grad(srcjax.grad(srcjax.grad(log1pexp)))(0.3), d3)
+    assert_close(srcjax.jacfwd(srcjax.grad(srcjax.grad(log1pexp)))(0.3), d3)
+
+
+@srcjax.custom_jvp
+def stable_log1pexp(x):
+    return jnp.log(1.0 + jnp.exp(x))
+
+
+@stable_log1pexp.defjvp
+def _stable_log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return stable_log1pexp(x), srcjax.nn.sigmoid(x) * t  # finite derivatives at +-100
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # the primal log(1 + exp(100))
+def test_custom_jvp_second_derivative_stays_finite_in_float32():
+    srcjax.config.update("jax_enable_x64", False)
+    f = stable_log1pexp
+    assert_close(srcjax.grad(f)(100.0), 1.0)
+    for name, t in _second_derivative_transforms(f).items():
+        v = t(100.0)
+        assert np.isfinite(v) and abs(float(v)) < 1e-30, (name, v)  # 3.7e-44, not NaN
+        assert_close(t(1.0), _d2_log1pexp(1.0), rtol=1e-5)
+    x = np.array([100.0, 0.0, -100.0], np.float32)
+    v = srcjax.vmap(srcjax.grad(srcjax.grad(f)))(x)
+    assert np.all(np.isfinite(v)) and v.dtype == np.float32
+    assert_close(v, [0.0, 0.25, 0.0], atol=1e-7)
+    # the rule matters: differentiating the primal formula itself gives NaN
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = srcjax.grad(srcjax.grad(lambda x: jnp.log(1.0 + jnp.exp(x))))(100.0)
+    assert not np.isfinite(naive)
+
+
+def _powk(k, x):
+    return x**k
+
+
+powk = srcjax.custom_jvp(_powk, nondiff_argnums=(0,))
+
+
+@powk.defjvp
+def _powk_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return powk(k, x), k * x ** (k - 1) * t
+
+
+def test_second_derivatives_of_a_custom_jvp_with_nondiff_argnums_and_defjvps():
+    _check_second_derivatives(lambda x: powk(3.0, x), lambda x: 6.0 * x, [1.5, -0.4])
+    assert_close(srcjax.grad(srcjax.grad(powk, 1), 1)(4.0, 0.5), 12 * 0.25)
+    f = lambda x: smooth_abs(x, 0.1)  # noqa: E731  (defjvps rule: x_dot * x / ans)
+    _check_second_derivatives(f, lambda x: 0.1 / (x * x + 0.1) ** 1.5, [0.3, -2.0])
+    x = np.array([0.3, -2.0])
+    h = srcjax.hessian(lambda x: jnp.sum(log1pexp(x) * x))(x)
+    assert_close(h, np.diag(2.0 / (1.0 + np.exp(-x)) + x * _d2_log1pexp(x)))

@@ -37,6 +37,9 @@ class Forward:
         self.params = [a.id for a in norm.node.args.args]
         self.active: Set[str] = set(wrt)
         self.dots: Dict[str, str] = {}
+        #: (tangent name, error): tangents of calls with no jvp rule; the error is
+        #: raised if generated code reads that tangent
+        self.deferred: List[tuple] = []
 
     def dot(self, name: str) -> str:
         d = self.dots.get(name)
@@ -190,7 +193,10 @@ class Forward:
                     hint = prim.missing_rule_hint
                     if prim.kind == "custom" and prim.vjps and hint is None:
                         hint = "forward mode of a custom_vjp function is not supported (as in JAX)"
-                    raise self._no_rule(s, prim.public, hint)
+                    # raised only if the tangent is read: a value whose tangent
+                    # nothing needs (only its shape is used) needs no rule
+                    self.deferred.append((tdot, self._no_rule(s, prim.public, hint)))
+                    return [s, zero]
                 continue  # not differentiable in this argument
             if p.kind == p.VAR_POSITIONAL:
                 for i, a in active_items:
@@ -294,6 +300,15 @@ def forward(
     if has_aux:
         results.append(N.name(aux))
     new_body.append(gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load())))
+    if fw.deferred:
+        reads = {
+            n.id
+            for n in gast.walk(gast.Module(body=new_body, type_ignores=[]))
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        }
+        for tdot, err in fw.deferred:
+            if tdot in reads:
+                raise err
     args = N.arguments(list(fdef.args.args) + list(tangent_params))
     new = N.function_def(name or f"{fdef.name}_jvp", args, new_body)
     new.sj_origin = getattr(fdef, "sj_origin", None)

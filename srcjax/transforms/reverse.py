@@ -610,7 +610,7 @@ class Reverse:
                 key = id(s)
                 if key in saves:
                     out.append(self._save_stmt(s.targets[0].id, saves[key], s))
-                out.append(s)
+                out.append(self._primal_by_fwd(s))
             elif isinstance(s, gast.If):
                 s.body = self.forward(s.body, saves) or [gast.Pass()]
                 s.orelse = self.forward(s.orelse, saves)
@@ -636,6 +636,29 @@ class Reverse:
             else:
                 out.append(s)
         return out
+
+    def _primal_by_fwd(self, s: Any) -> Any:
+        """``y = f(x)`` for a custom_vjp ``f`` on a differentiated path computes
+        ``y`` by the user's ``fwd`` (``y = fwd(x)[0]``), as JAX does: transforms
+        of the generated code (jacfwd(grad(f))) then differentiate ``fwd``
+        instead of meeting ``f``, which has no forward-mode rule."""
+        op: Optional[Op] = getattr(s, "sj_op", None)
+        rule = getattr(getattr(op, "prim", None), "primal_rule", None)
+        if rule is None or op.kind != "prim" or s.targets[0].id not in self.active:
+            return s
+        pre, expr = inline_rule(
+            rule,
+            N.const(None),
+            N.name(s.targets[0].id),
+            op.prim,
+            op.bound,
+            self.namer,
+            self.bindings,
+        )
+        if pre:
+            return s
+        s.value = expr
+        return s
 
     def _save_stmt(self, name: str, how: str, origin) -> Any:
         if how == "tape":
