@@ -13,7 +13,7 @@ import numpy as np
 
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
-from .frontend.normalize import dependencies_valid, normalize
+from .frontend.normalize import ClassKind, dependencies_valid, normalize, type_tree
 from .frontend.source import get_source, unwrap_callable
 from .transforms.reverse import reverse
 
@@ -42,15 +42,18 @@ else:  # pragma: no cover - NumPy 1.x promotes float32 * float to float64
 
 
 def _kind(x: Any) -> str:
+    """``"leaf"`` or ``"tree"``; for a tree holding instances of registered pytree
+    classes, a ``ClassKind`` (equal to ``"tree"``) that carries where they are,
+    so generated code can inline their methods (``model(x)``)."""
     if isinstance(x, _TREE_TYPES) or x is None:
-        return "tree"
-    try:
-        from . import tree_util
-
-        if type(x) in getattr(tree_util, "_REGISTRY", {}):
+        if x is None or not x:
             return "tree"
-    except ImportError:  # pragma: no cover
-        pass
+        ty = type_tree(x)
+        return "tree" if ty is None else ClassKind(ty)
+    from . import tree_util
+
+    if type(x) in tree_util._REGISTRY:
+        return ClassKind(type_tree(x))
     return "leaf"
 
 
@@ -110,6 +113,15 @@ def _map_leaves(fn: Callable, x: Any) -> Any:
     if type(x) in reg:
         return tree_util.tree_map(fn, x)
     return fn(x)
+
+
+def _check_leaves(x: Any, argnum: int) -> None:
+    """``_check_float`` on every leaf of ``x`` (without rebuilding ``x``: a
+    registered class need not accept non-array children)."""
+    from . import tree_util
+
+    for v in tree_util.tree_leaves(x):
+        _check_float(v, argnum)
 
 
 #: python function -> {transform key: generated function}; shared by every
@@ -271,7 +283,7 @@ class _Grad(Transformed):
                     f"argnums {self.argnums} out of range for a function of {nparams} "
                     "positional arguments"
                 )
-        norm = normalize(src)
+        norm = normalize(src, kinds)
         norm.tuple_wrt = self.tuple_out
         params = [a.id for a in src.node.args.args]
         wrt = [params[a] for a in argnums]
@@ -334,7 +346,7 @@ class _Grad(Transformed):
                 kinds.append(k)
                 if i in wrt:
                     x = _map_leaves(lambda v: _canon_leaf(v, True), x)
-                    _map_leaves(lambda v, i=i: _check_float(v, i), x)
+                    _check_leaves(x, i)
                 elif k == "leaf":
                     x = _canon_leaf(x, False)
                 new_args[i] = x

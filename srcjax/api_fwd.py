@@ -77,7 +77,7 @@ def _jvp_function(
 
     def build():
         src = get_source(target)
-        norm = normalize(src)
+        norm = normalize(src, kinds)
         params = [a.id for a in src.node.args.args]
         wrt = params[len(bound) :]
         if positions is not None:
@@ -102,7 +102,7 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
 
     def build():
         src = get_source(target)
-        norm = normalize(src)
+        norm = normalize(src, kinds)
         norm.tuple_wrt = True
         params = [a.id for a in src.node.args.args]
         wrt = params[len(bound) :]
@@ -145,12 +145,12 @@ def _primal_function(fun: Any, kinds: Tuple[str, ...]):
 
     def build():
         src = get_source(target)
-        norm = normalize(src)
+        norm = normalize(src, kinds)
         fdef = norm.node
         fdef.name = f"{src.name}_primal"
         return finish(src, norm, fdef, "primal of", "")
 
-    return _cached(target, ("primal", len(bound)), build), bound
+    return _cached(target, ("primal", len(bound), kinds), build), bound
 
 
 def _call_primal(fun: Any, args: tuple) -> Any:
@@ -191,10 +191,10 @@ def _check_tangents(primals, tangents) -> None:
 
 def _check_inexact(args, what: str) -> None:
     """Differentiated arguments must be floating (JAX: integers need float0 tangents)."""
-    from .api import _check_float, _map_leaves
+    from .api import _check_leaves
 
     for i, a in enumerate(args):
-        _map_leaves(lambda v, i=i: _check_float(v, i), a)
+        _check_leaves(a, i)
 
 
 def jvp(

@@ -41,6 +41,19 @@ def _skeleton(x: Any) -> Any:
         return ("items", items)
     if x is None:
         return "none"
+    from .primitives.control import _class_kind, static_attrs
+
+    kind = _class_kind(x)
+    if kind is not None:
+        # a registered class: the structure of the attributes that are children
+        # attributes that are children (their structure), and static ones (aux
+        # data, constants: unbatched under vmap)
+        children = kind.flatten(x)[0]
+        attrs = getattr(x, "__dict__", {})
+        named = tuple(
+            (a, _skeleton(v)) for a, v in sorted(attrs.items()) if any(v is c for c in children)
+        )
+        return ("class", named, static_attrs(x))
     return "leaf"
 
 
@@ -93,6 +106,12 @@ def _check_axes(arg: Any, spec: Any, where: str, sizes: List[Tuple[str, int, int
             _check_axes(v, ax, f"{where}[{i}]", sizes)
         return
     if arg is None:
+        return
+    if _kind(arg) == "tree":  # a registered pytree class: every leaf
+        from . import tree_util
+
+        for i, v in enumerate(tree_util.tree_leaves(arg)):
+            _check_axes(v, ax, f"{where} leaf {i}", sizes)
         return
     nd = np.ndim(arg)
     if not -nd <= ax < nd:
@@ -196,7 +215,7 @@ class _Vmap(Transformed):
     def _build(self, kinds: Tuple[str, ...], axes: Any, skels: Any = None):
         target, full = self._target(kinds)
         src = get_source(target)
-        norm = normalize(src)
+        norm = normalize(src, full)
         params = [a.id for a in src.node.args.args]
         nb = len(self._pbound)
         visible = params[nb:]

@@ -453,8 +453,13 @@ class Normalizer:
         root_globals: Optional[dict] = None,
         deps: Optional[List[tuple]] = None,
         outer: Optional["Normalizer"] = None,
+        types: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.src = src
+        #: variable -> type tree (see :func:`type_tree`) of the values known to be
+        #: registered pytree class instances (or containers of them): their method
+        #: calls are inlined. Shared with inlined callees (names are unique).
+        self.types: Dict[str, Any] = types if types is not None else {}
         self.stack = stack + (src.fn,)
         self.prefix = prefix
         self.bindings = bindings if bindings is not None else {}
@@ -545,8 +550,40 @@ class Normalizer:
             stmt.sj_file = self.src.filename
         if op is not None:
             stmt.sj_op = op
+        if (
+            self.types
+            and isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+        ):
+            self._type_assign(stmt.targets[0].id, op)
         self.out.append(stmt)
         return stmt
+
+    def _type_assign(self, t: str, op: Optional[Op]) -> None:
+        """Track the type tree of ``t`` through copies, attribute reads and
+        indexing of typed values; any other assignment forgets it."""
+        ty = None
+        if op is not None and op.kind == "copy" and op.elts:
+            ty = self.type_of(op.elts[0])
+        elif op is not None and op.kind == "prim" and op.prim.public == "ad.getattr":
+            ty = _attr_type(self.type_of(op.bound.get("x")), op.bound.get("name"))
+        elif op is not None and op.kind == "prim" and op.prim.public == "ad.getitem":
+            ty = _item_type(self.type_of(op.bound.get("x")), op.bound.get("idx"))
+        if ty is None:
+            self.types.pop(t, None)
+        else:
+            self.types[t] = ty
+
+    def type_of(self, node: Any) -> Any:
+        if isinstance(node, gast.Name):
+            return self.types.get(node.id)
+        return None
+
+    def class_of(self, node: Any) -> Any:
+        """The registered pytree class of the value of atom ``node``, if known."""
+        ty = self.type_of(node)
+        return ty[1] if ty is not None and ty[0] == "class" else None
 
     def temp(self, base: str) -> str:
         return self.namer.fresh(base)
@@ -1121,8 +1158,15 @@ class Normalizer:
             if e.attr in ("real", "imag"):
                 base = self.atom(e.value)
                 return N.attr(base, e.attr), Op("unknown", elts=[base], what="." + e.attr)
-            # a field of a pytree node (namedtuple): differentiable
+            # a field of a pytree node (namedtuple, registered class): differentiable,
+            # unless the class is known and the attribute is static (aux data)
             base = self.atom(e.value)
+            ty = self.type_of(base)
+            if ty is not None and ty[0] == "class" and e.attr in ty[3]:
+                prim = registry.by_public("ad.static_attr")
+                return N.attr(base, e.attr), Op(
+                    "prim", prim=prim, bound={"x": base, "name": N.const(e.attr)}
+                )
             prim = registry.by_public("ad.getattr")
             return N.attr(base, e.attr), Op(
                 "prim", prim=prim, bound={"x": base, "name": N.const(e.attr)}
@@ -1185,6 +1229,10 @@ class Normalizer:
                 return self.call(call, target)
             if st == "found" and getattr(factory, "__srcjax_factory__", False):
                 return self.transform_call(factory, func, e, target)
+        if self.types:
+            typed = self.typed_call(e)
+            if typed is not None:
+                return typed
         status, obj = self.resolve(func)
         if status == "found":
             lax_kind = getattr(obj, "__srcjax_lax__", None)
@@ -1422,8 +1470,74 @@ class Normalizer:
             deps=self.deps,
             prefix=pyfn.__name__,
             root_globals=self.root_globals,
+            types=self.types,
         )
         return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
+
+    def inline_method(self, fn: Any, lead: list, e: Any) -> tuple:
+        """Inline ``fn`` (a method of a registered pytree class) called on a value
+        whose class is known statically, with ``lead`` (the receiver) first."""
+        if fn in self.stack:
+            raise RecursionUnsupportedError(
+                f"`{fn.__name__}` calls itself (recursion) under a transformation",
+                self.loc(e),
+                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
+            )
+        src = get_source(fn)
+        args = list(lead) + [self.atom(a) for a in e.args]
+        kws = {k.arg: self.atom(k.value) for k in e.keywords}
+        name = fn.__name__.strip("_") or "method"  # __call__'s locals: call_x
+        sub = Normalizer(
+            src,
+            namer=self.namer,
+            stack=self.stack,
+            bindings=self.bindings,
+            deps=self.deps,
+            prefix=name,
+            root_globals=self.root_globals,
+            types=self.types,
+        )
+        return self._inline_into(sub, src.node, name, args, kws, e)
+
+    def expr_type(self, e: Any) -> Any:
+        """The type tree of expression ``e`` (a local name, its attributes and
+        items), decided without emitting anything; ``None`` when unknown."""
+        if isinstance(e, gast.Name):
+            return self.types.get(self.var(e.id)) if e.id in self.locals else None
+        if isinstance(e, gast.Attribute):
+            return _attr_type(self.expr_type(e.value), N.const(e.attr))
+        if isinstance(e, gast.Subscript):
+            idx = _fold_constant(e.slice) if not isinstance(e.slice, gast.Constant) else e.slice
+            ty = self.expr_type(e.value)
+            if ty is not None and ty[0] == "seq" and not isinstance(e.slice, gast.Slice):
+                return ty[1]
+            return _item_type(ty, idx) if idx is not None else None
+        return None
+
+    def typed_call(self, e: Any) -> Optional[tuple]:
+        """``obj(x)`` / ``obj.method(x)`` where ``obj`` is known to be a registered
+        pytree class instance (``model(x)``, ``self.layers[0](h)``, ``m.apply(x)``):
+        the method's source is inlined with ``obj`` as ``self``, so its ``self.w``
+        reads are differentiable attribute reads."""
+        func = e.func
+        ty = self.expr_type(func)
+        if ty is not None and ty[0] == "class":
+            fn = _plain_method(ty[1], "__call__")
+            if fn is not None:
+                return self.inline_method(fn, [self.atom(func, base=_callee_base(func))], e)
+            return None
+        if not isinstance(func, gast.Attribute):
+            return None
+        ty = self.expr_type(func.value)
+        if ty is None or ty[0] != "class":
+            return None
+        fn = _plain_method(ty[1], func.attr)
+        if fn is not None:
+            return self.inline_method(fn, [self.atom(func.value)], e)
+        static = _static_method(ty[1], func.attr)
+        if static is not None:
+            return self.inline_method(static, [], e)
+        return None
 
     def inline_local(self, fdef: Any, args: list, kws: dict, e: Any) -> tuple:
         """Inline a function defined inside this one (a nested ``def`` or a lambda):
@@ -1447,6 +1561,7 @@ class Normalizer:
             prefix=fdef.name,
             root_globals=self.root_globals,
             outer=self,
+            types=self.types,
         )
         return self._inline_into(sub, fdef, fdef.name, args, kws, e)
 
@@ -2090,7 +2205,7 @@ def _base_name(op: Optional[Op], e: Any) -> str:
         }
         if op.prim.op in short:
             return short[op.prim.op]
-        if op.prim.public == "ad.getattr":
+        if op.prim.public in ("ad.getattr", "ad.static_attr"):
             return op.bound["name"].value  # p.w -> w
         if op.prim.public == "ad.getitem":
             v = op.bound.get("x")
@@ -2142,11 +2257,137 @@ def _is_docstring(s) -> bool:
     )
 
 
-def normalize(src: FunctionSource) -> Normalized:
-    """Normalize ``src`` (see module docstring). Raises srcjax errors with locations."""
-    norm = Normalizer(src)
+def normalize(src: FunctionSource, kinds: Optional[tuple] = None) -> Normalized:
+    """Normalize ``src`` (see module docstring). Raises srcjax errors with locations.
+
+    ``kinds``: the argument kinds the code is specialized on (``api._kind``), one
+    per parameter; a :class:`ClassKind` tells the class (and the classes inside)
+    of an argument, whose method calls are then inlined."""
+    types: Dict[str, Any] = {}
+    if kinds:
+        for a, k in zip(src.node.args.args, kinds):
+            if isinstance(k, ClassKind):
+                types[a.id] = k.types
+    norm = Normalizer(src, types=types)
     fdef = norm.run()
     return Normalized(fdef, src, norm.namer, norm.bindings, norm.deps)
+
+
+class ClassKind(str):
+    """The kind ``"tree"`` of an argument that is an instance of a registered
+    pytree class (or a container holding some), carrying its type tree: equal to
+    ``"tree"`` for code that only asks that, but a different cache key per type
+    tree, since the normalized code inlines those classes' methods."""
+
+    types: Any
+
+    def __new__(cls, types: Any) -> "ClassKind":
+        obj = super().__new__(cls, "tree")
+        obj.types = types
+        return obj
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, ClassKind):
+            return self.types == other.types
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(("tree", self.types))
+
+    def __repr__(self) -> str:
+        return f"ClassKind({self.types!r})"
+
+
+def type_tree(x: Any) -> Any:
+    """What the normalizer needs to know statically about an argument: the
+    registered pytree classes in it, and where. ``("class", cls, ((attr, tree),
+    ...), static_attribute_names)``, ``("seq", tree)`` (every item alike), ``("items", trees)``,
+    ``("dict", ((key, tree), ...))``; ``None`` when there is no class inside."""
+    if isinstance(x, dict):
+        subs = tuple((k, type_tree(v)) for k, v in x.items())
+        return ("dict", subs) if any(t is not None for _, t in subs) else None
+    if isinstance(x, (list, tuple)):
+        items = tuple(type_tree(v) for v in x)
+        if not any(t is not None for t in items):
+            return None
+        if all(t == items[0] for t in items) and not hasattr(x, "_fields"):
+            return ("seq", items[0])
+        return ("items", items)
+    from ..tree_util import _REGISTRY
+
+    if x is None or type(x) not in _REGISTRY:
+        return None
+    attrs = getattr(x, "__dict__", None) or {}
+    subs = []
+    for a in sorted(attrs):
+        t = type_tree(attrs[a])
+        if t is not None:
+            subs.append((a, t))
+    from ..primitives.control import static_attrs
+
+    return ("class", type(x), tuple(subs), static_attrs(x))
+
+
+def _attr_type(ty: Any, name: Any) -> Any:
+    if ty is None or ty[0] != "class" or not isinstance(name, gast.Constant):
+        return None
+    return dict(ty[2]).get(name.value)
+
+
+def _item_type(ty: Any, idx: Any) -> Any:
+    if ty is None:
+        return None
+    if ty[0] == "seq":
+        return None if isinstance(idx, gast.Slice) else ty[1]
+    if not isinstance(idx, gast.Constant):
+        return None
+    if ty[0] == "items" and isinstance(idx.value, int):
+        try:
+            return ty[1][idx.value]
+        except IndexError:
+            return None
+    if ty[0] == "dict":
+        try:
+            return dict(ty[1]).get(idx.value)
+        except TypeError:
+            return None
+    return None
+
+
+def _callee_base(func: Any) -> str:
+    if isinstance(func, gast.Attribute):
+        return func.attr
+    if isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name):
+        return func.value.id + "_i"
+    return "module"
+
+
+def _plain_method(cls: type, name: str) -> Any:
+    """``cls.name`` when it is a plain Python function defined in user code."""
+    import inspect
+
+    try:
+        fn = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return None
+    if isinstance(fn, types.FunctionType) and not _is_library_function(fn):
+        return fn
+    return None
+
+
+def _static_method(cls: type, name: str) -> Any:
+    import inspect
+
+    try:
+        fn = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return None
+    if isinstance(fn, staticmethod) and isinstance(fn.__func__, types.FunctionType):
+        return fn.__func__
+    return None
 
 
 def _unused():  # keep imports used for static analysis tools

@@ -43,6 +43,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..frontend import nodes as N
 from .ad import _unbroadcast as _ad_unbroadcast
+from .control import _class_kind, class_map
 from .creation import _dtype_or
 from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
@@ -82,6 +83,8 @@ def _batch_broadcast(x, size, axis=0):
         if hasattr(x, "_fields"):
             return type(x)(*vals)
         return type(x)(vals)
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _batch_broadcast(v, size, axis), x)
     a = x if isinstance(x, np.ndarray) else _canon_scalar(x)
     a = np.expand_dims(a, axis)
     shape = list(a.shape)
@@ -102,6 +105,8 @@ def _batch_unbroadcast(g, size, axis=0):
     if isinstance(g, (list, tuple)):
         vals = [_batch_unbroadcast(v, size, axis) for v in g]
         return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
+    if _class_kind(g) is not None:
+        return class_map(lambda v: _batch_unbroadcast(v, size, axis), g)
     if np.ndim(g) <= axis:  # a scalar standing for a broadcast value
         return g * size
     return np.sum(g, axis=axis)
@@ -182,6 +187,8 @@ def _tree_zeros(x):
     if isinstance(x, (list, tuple)):
         vals = [_tree_zeros(v) for v in x]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if _class_kind(x) is not None:
+        return class_map(_tree_zeros, x)
     x = np.asarray(x)
     return np.zeros(x.shape, x.dtype)
 
@@ -197,7 +204,7 @@ def _select(take, a, b):
         # None is a value not assigned yet on that path, or a zero cotangent (a
         # hole): the examples that take it get zeros, never the other path's value
         other = a if b is None else b
-        if isinstance(other, (dict, list, tuple)):
+        if isinstance(other, (dict, list, tuple)) or _class_kind(other) is not None:
             zeros = _tree_zeros(other)
         else:
             o = np.asarray(other)
@@ -208,6 +215,8 @@ def _select(take, a, b):
     if isinstance(a, (list, tuple)):
         vals = [_select(take, x, y) for x, y in zip(a, b)]
         return type(a)(*vals) if hasattr(a, "_fields") else type(a)(vals)
+    if _class_kind(a) is not None:
+        return class_map(lambda x, y: _select(take, x, y), a, b)
     k = np.ndim(take)
     a = np.asarray(a)
     b = np.asarray(b)
@@ -231,6 +240,8 @@ def _select_ct(g, take, x, which):
     if isinstance(g, (list, tuple)):
         vals = [_select_ct(v, take, x[i], which) for i, v in enumerate(g)]
         return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
+    if _class_kind(g) is not None:
+        return class_map(lambda v, xv: _select_ct(v, take, xv, which), g, x)
     g = np.asarray(g)
     k = np.ndim(take)
     t = _aligned(take, g)
@@ -286,6 +297,8 @@ def _branch_input(take, x, which=True):
     if isinstance(x, (list, tuple)):
         vals = [_branch_input(take, v, which) for v in x]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _branch_input(take, v, which), x)
     take = np.asarray(take)
     if not which:
         take = np.logical_not(take)
@@ -326,6 +339,11 @@ def _tree_stack(parts):
         return type(first)(*vals) if hasattr(first, "_fields") else type(first)(vals)
     if first is None:
         return None
+    kind = _class_kind(first)
+    if kind is not None:
+        cols = list(zip(*[kind.flatten(p)[0] for p in parts]))
+        it = iter(cols)
+        return class_map(lambda _v: _tree_stack(list(next(it))), first)
     return np.stack(parts)
 
 
@@ -361,6 +379,10 @@ def _leaves_with_axes(x, axes):
         for v in x:
             yield from _leaves_with_axes(v, axes)
         return
+    if _class_kind(x) is not None:
+        for v in _class_kind(x).flatten(x)[0]:
+            yield from _leaves_with_axes(v, axes)
+        return
     if x is not None:
         yield x, axes
 
@@ -387,6 +409,8 @@ def _map_axes(x, axes, fn, role="in_axes"):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if x is None:
         return None
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _map_axes(v, axes, fn, role), x)
     return fn(x, axes)
 
 
@@ -929,7 +953,6 @@ _def(
         "jnp.linalg.cholesky",
         "jnp.linalg.eigh",
         "jnp.linalg.eigvalsh",
-        "ad.getattr",
         "ad.replace_inf",
         "ad.cholesky_phi",
     ],
@@ -957,6 +980,31 @@ def _tree_same(c):
 
 
 _def(["ad.tree_add", "ad.part", "ad.push", "ad.fill_none", "ad.add_any"], _tree_same)
+
+
+def _getattr_rule(c):
+    """``x.name`` of a batched object: batched, except a static attribute (one
+    that is no child of the registered class: aux data), the same for all."""
+    x, name = c.bound.get("x"), c.bound.get("name")
+    if isinstance(x, gast.Name) and isinstance(name, gast.Constant):
+        skel = c.bp.skel.get(x.id)
+        if isinstance(skel, tuple) and skel[0] == "class" and name.value in skel[2]:
+            return c.rebuild(), False
+    return c.rebuild()
+
+
+_def(["ad.getattr"], _getattr_rule)
+_def(["ad.static_attr"], lambda c: (c.rebuild(), False))
+
+
+def _attr_rule(c):
+    """``ad.attr_adjoint(ct, x, name)`` / ``ad.attr_part(ct, x, name)``: a batched
+    object is one whose leaves carry the batch axis, so the same call places (or
+    takes) the batched part; ``ct`` is made batched when only ``x`` is."""
+    return _materialized(c, "ct")
+
+
+_def(["ad.attr_adjoint", "ad.attr_part"], _attr_rule)
 
 
 def _setitem(c):
@@ -1939,6 +1987,8 @@ def _tree_row(x, i):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if x is None or isinstance(x, str):
         return x  # a dict key popped from a batched tape is the same in every row
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _tree_row(v, i), x)
     return x[i]
 
 

@@ -177,6 +177,13 @@ def _tree_add(a, b):
         a = list(a) + [None] * (n - len(a))
         b = list(b) + [None] * (n - len(b))
         return kind(_tree_add(x, y) for x, y in zip(a, b))
+    ka = _class_kind(a)
+    if ka is not None and type(b) is type(a):
+        ca, aux = ka.flatten(a)
+        cb, _ = ka.flatten(b)
+        ca, cb = list(ca), list(cb)
+        out = [_tree_add(x, y) for x, y in zip(ca, cb)]
+        return _unflatten_sparse(ka, aux, out, [x if x is not None else y for x, y in zip(ca, cb)])
     return a + b
 
 
@@ -260,6 +267,10 @@ def _fill(g, x):
             return type(x)(_fill(None, v) for v in x)
         if x is None:
             return None
+        kind = _class_kind(x)
+        if kind is not None:
+            xc, aux = kind.flatten(x)
+            return kind.unflatten(aux, tuple(_fill(None, v) for v in xc))
         dt = getattr(x, "dtype", None)
         if dt is None:
             return np.zeros((), np.float32 if isinstance(x, float) else np.float64)
@@ -272,6 +283,11 @@ def _fill(g, x):
         return type(x)(*[_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x)])
     if isinstance(x, (list, tuple)):
         return type(x)(_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x))
+    kind = _class_kind(x)
+    if kind is not None:
+        xc, aux = kind.flatten(x)
+        gc = list(kind.flatten(g)[0]) if type(g) is type(x) else [None] * len(xc)
+        return kind.unflatten(aux, tuple(_fill(gi, v) for gi, v in zip(gc, xc)))
     shape = np.shape(x)
     if np.shape(g) != shape:
         g = np.broadcast_to(g, shape).copy()
@@ -413,28 +429,205 @@ def mark_tree_outputs() -> None:
 
 
 def _getattr(x, name):
-    """``x.name`` for pytree nodes such as namedtuples (differentiable in ``x``)."""
+    """``x.name`` for pytree nodes: namedtuple fields and the attributes of
+    registered pytree class instances (differentiable in ``x``)."""
+    if x is None:  # the zero tangent/cotangent of a node
+        return None
     return getattr(x, name)
 
 
 getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural"))
 
 
+def _class_kind(x):
+    """The pytree node kind of an instance of a registered class (not a builtin
+    container, namedtuple or None), else ``None``."""
+    if x is None or isinstance(x, (tuple, list, dict)):
+        return None
+    from ..tree_util import _REGISTRY
+
+    return _REGISTRY.get(type(x))
+
+
+class _Probe:
+    """A stand-in child: ``tree_unflatten`` with probes tells which child an
+    attribute reads (``m.w`` is child 0 when ``unflatten(aux, probes).w`` is probe 0)."""
+
+    __slots__ = ()
+
+
+def _in_aux(value, aux) -> bool:
+    if value is aux:
+        return True
+    items = aux.values() if isinstance(aux, dict) else aux
+    if isinstance(items, (tuple, list)) or isinstance(aux, dict):
+        return any(v is value for v in items)
+    return False
+
+
+def class_map(fn, x, *others):
+    """``fn(child, *other_children)`` over the children of ``x``, an instance of a
+    registered pytree class, rebuilt as one (``None`` children allowed); ``others``
+    are instances of the same class or ``None`` (all children ``None``)."""
+    kind = _class_kind(x)
+    children, aux = kind.flatten(x)
+    children = list(children)
+    rest = [
+        list(kind.flatten(o)[0]) if type(o) is type(x) else [None] * len(children) for o in others
+    ]
+    out = [fn(c, *[r[i] for r in rest]) for i, c in enumerate(children)]
+    return _unflatten_sparse(kind, aux, out, children)
+
+
+def _attr_slot(x, name, kind):
+    """``(children, aux, k)``: ``x.name`` is child ``k`` of ``x``'s one-level
+    flatten; ``k`` is ``None`` when the attribute is static (aux data, or not a
+    floating value). Raises NotImplementedError when ``x.name`` is a floating
+    value that is no child (a child computed or stored transposed by
+    ``tree_flatten``): its derivative would silently be lost."""
+    children, aux = kind.flatten(x)
+    children = list(children)
+    value = getattr(x, name)
+    hits = [i for i, c in enumerate(children) if c is value]
+    if len(hits) == 1:
+        return children, aux, hits[0]
+    try:  # aliased children (w is b) or a property over a child: probe unflatten
+        probes = [_Probe() for _ in children]
+        got = getattr(kind.unflatten(aux, tuple(probes)), name)
+        for i, pr in enumerate(probes):
+            if got is pr:
+                return children, aux, i
+    except Exception:  # noqa: BLE001 - __init__ that computes on its children
+        pass
+    if hits:
+        return children, aux, hits[0]
+    if _is_static(value, aux):
+        return children, aux, None
+    cls = type(x).__name__
+    raise NotImplementedError(
+        f"differentiating through the attribute .{name} of a {cls} is not supported: "
+        f"{cls}.tree_flatten does not return it as a child (it computes or reorders its "
+        "children, e.g. stores w transposed), so its derivative cannot be placed in a "
+        f"{cls}; return the attribute itself from tree_flatten, or read the child the "
+        "gradient should go to"
+    )
+
+
+def _is_static(value, aux) -> bool:
+    """An attribute value that is no child is static when it is aux data or holds
+    no floating leaf (an int, a string, a function); a floating value computed from
+    the children (w stored transposed) is not: its derivative would be lost."""
+    if _in_aux(value, aux):
+        return True
+    from ..tree_util import tree_leaves
+
+    try:
+        return not any(_is_inexact(v) for v in tree_leaves(value))
+    except Exception:  # noqa: BLE001
+        return not _is_inexact(value)
+
+
+def static_attrs(x) -> tuple:
+    """The names of the instance attributes of ``x`` (a registered pytree class
+    instance) that are static: constants for every transform (see ``_is_static``)."""
+    kind = _class_kind(x)
+    children, aux = kind.flatten(x)
+    children = list(children)
+    attrs = getattr(x, "__dict__", None) or {}
+    return tuple(
+        a
+        for a in sorted(attrs)
+        if not any(attrs[a] is c for c in children) and _is_static(attrs[a], aux)
+    )
+
+
+def _static_attr(x, name):
+    """``x.name`` for a static attribute of a registered pytree class instance
+    (aux data, an int, a function): a constant, never differentiated or batched."""
+    return getattr(x, name)
+
+
+static_attr = register(
+    Primitive("ad.static_attr", _static_attr, kind="structural", differentiable=False)
+)
+static_attr.samples = lambda rng: []
+
+
+def _is_inexact(v) -> bool:
+    if isinstance(v, (float, complex)):
+        return True
+    dt = getattr(v, "dtype", None)
+    return dt is not None and getattr(dt, "kind", "") in "fc"
+
+
+def _unflatten_sparse(kind, aux, children, like):
+    """``kind.unflatten`` with ``None`` (zero) children; where the class cannot
+    take ``None`` (its ``__init__`` computes on children), zeros like ``like``."""
+    if all(c is not None for c in children):
+        return kind.unflatten(aux, tuple(children))
+    try:
+        out = kind.unflatten(aux, tuple(children))
+        back = list(kind.flatten(out)[0])
+        if len(back) == len(children) and all(b is c for b, c in zip(back, children)):
+            return out
+    except Exception:  # noqa: BLE001 - checked below with zeros
+        pass
+    # __init__ converts or checks its children (np.asarray(None) is not None)
+    full = [_fill(None, lk) if c is None else c for c, lk in zip(children, like)]
+    return kind.unflatten(aux, tuple(full))
+
+
 def _attr_adjoint(ct, x, name):
-    """Sparse cotangent of ``x`` from the cotangent ``ct`` of ``x.name``."""
+    """Sparse cotangent of ``x`` from the cotangent ``ct`` of ``x.name``: a list
+    for a namedtuple; for a registered class, an instance of it with ``ct`` in
+    the child ``x.name`` is and ``None`` (zero) in the others."""
+    if ct is None:
+        return None
     fields = getattr(type(x), "_fields", None)
     if fields is not None:
         out = [None] * len(fields)
         out[fields.index(name)] = ct
         return out
+    kind = _class_kind(x)
+    if kind is not None:
+        children, aux, k = _attr_slot(x, name, kind)
+        if k is None:
+            return None
+        out = [None] * len(children)
+        out[k] = ct
+        return _unflatten_sparse(kind, aux, out, children)
     raise NotImplementedError(
         f"differentiating through the attribute .{name} of a {type(x).__name__} is not "
-        "supported yet (also for registered pytree classes); keep the parameters in a "
-        "namedtuple or a dict, or pass the arrays themselves"
+        "supported: it is not a pytree node; register the class "
+        "(srcjax.tree_util.register_pytree_node_class), or keep the parameters in a "
+        "namedtuple or a dict"
     )
 
 
 attr_adjoint = register(Primitive("ad.attr_adjoint", _attr_adjoint, kind="internal"))
+
+
+def _attr_part(ct, x, name):
+    """The part of a (sparse) cotangent or tangent ``ct`` of ``x`` that belongs
+    to ``x.name`` (``None`` for a zero hole): the adjoint of ``ad.attr_adjoint``."""
+    if ct is None:
+        return None
+    fields = getattr(type(x), "_fields", None)
+    if fields is not None:
+        return _part(ct, fields.index(name))
+    kind = _class_kind(x)
+    if kind is not None:
+        _, _, k = _attr_slot(x, name, kind)
+        if k is None:  # static: a zero tangent (forward mode has no None holes)
+            from .ad import _zeros_like
+
+            return _zeros_like(getattr(x, name))
+        if type(ct) is type(x):
+            return list(kind.flatten(ct)[0])[k]
+    return getattr(ct, name)
+
+
+attr_part = register(Primitive("ad.attr_part", _attr_part, kind="internal"))
 
 
 def _getattr_vjp(g, ans, x, name):
@@ -442,7 +635,7 @@ def _getattr_vjp(g, ans, x, name):
 
 
 def _getattr_jvp(t, ans, x, name):
-    return getattr_(t, name)
+    return attr_part(t, x, name)
 
 
 getattr_.def_vjp(_getattr_vjp)
@@ -451,7 +644,7 @@ getattr_.samples = lambda rng: []  # containers only; tested through grad
 
 
 def _attr_adjoint_vjp(g, ans, ct, x, name):
-    return part(g, list(type(x)._fields).index(name))
+    return attr_part(g, x, name)
 
 
 def _attr_adjoint_jvp(t, ans, ct, x, name):
@@ -461,6 +654,19 @@ def _attr_adjoint_jvp(t, ans, ct, x, name):
 attr_adjoint.def_vjp(_attr_adjoint_vjp)
 attr_adjoint.def_jvp(_attr_adjoint_jvp)
 attr_adjoint.samples = lambda rng: []
+
+
+def _attr_part_vjp(g, ans, ct, x, name):
+    return attr_adjoint(g, x, name)
+
+
+def _attr_part_jvp(t, ans, ct, x, name):
+    return attr_part(t, x, name)
+
+
+attr_part.def_vjp(_attr_part_vjp)
+attr_part.def_jvp(_attr_part_jvp)
+attr_part.samples = lambda rng: []
 
 
 def _pysum(x, start=0):

@@ -1029,7 +1029,7 @@ def _item_skeleton(skel: Any, idx: Any) -> Any:
             return skel[1][val]
         except IndexError:
             return None
-    if kind == "dict" and ok:
+    if kind in ("dict", "class") and ok:
         return dict(skel[1]).get(val)
     return None
 
