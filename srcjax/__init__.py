@@ -8,10 +8,12 @@ which ``srcjax.source(fn)`` prints.
 from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
+from . import tree  # noqa: F401,I001  (jax.tree.map)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
 from .custom import custom_jvp, custom_vjp
+from .extras import block_until_ready, checkpoint, device_put, remat
 from .jit_api import jit
 from .vmap_api import vmap
 from .primitives import control as _control
@@ -42,4 +44,9 @@ __all__ = [
     "custom_vjp",
     "jit",
     "vmap",
+    "tree",
+    "block_until_ready",
+    "device_put",
+    "checkpoint",
+    "remat",
 ]

@@ -438,6 +438,36 @@ def fix_inexact(ufunc: Any, r: Any, x: Any) -> Any:
     return _recompute(ufunc, dt, r, (x,))
 
 
+_I32_RANGE = np.iinfo(np.int32)
+_U32_RANGE = np.iinfo(np.uint32)
+
+
+def check_int32_range(x: Any) -> None:
+    """Raise JAX's OverflowError when integer ``x`` (a Python int or an integer
+    array) does not fit the 32-bit type it becomes while x64 is off, instead of
+    letting NumPy wrap it around (``jnp.asarray(2**40)`` is an error in JAX, not
+    0)."""
+    if _X64[0]:
+        return
+    if isinstance(x, (bool, np.bool_)):
+        return
+    if isinstance(x, int):
+        if not _I32_RANGE.min <= x <= _I32_RANGE.max:
+            raise OverflowError(f"Python int {x} too large to convert to int32")
+        return
+    a = np.asarray(x)
+    if a.dtype.kind not in "iu" or a.dtype.itemsize < 8 or a.size == 0:
+        return
+    info = _U32_RANGE if a.dtype.kind == "u" else _I32_RANGE
+    lo, hi = a.min(), a.max()
+    if lo < info.min or hi > info.max:
+        bad = hi if hi > info.max else lo
+        raise OverflowError(
+            f"integer {bad} too large to convert to {np.dtype(info.dtype).name} "
+            "(64-bit integers need srcjax.config.update('jax_enable_x64', True))"
+        )
+
+
 def canonicalize_value(r: Any) -> Any:
     """``r`` cast to its canonical dtype (64-bit -> 32-bit while x64 is off)."""
     d = getattr(r, "dtype", None)

@@ -56,7 +56,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import gast
 import numpy as np
 
-from . import dtypes
+from . import dtypes, tree_util
 from .api import Transformed, _kind
 from .backends import numpy_cpu, runtime
 from .codegen import emit
@@ -93,12 +93,16 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
     if t is np.ndarray:
         dt = x.dtype
         if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            if dt.kind != "f":
+                dtypes.check_int32_range(x)
             x = x.astype(np.float32 if dt.kind == "f" else np.int32)
             dt = x.dtype
         return x, (x.shape, dt)
     if t is float:
         return (np.float64(x) if x64 else np.float32(x)), _WEAK[float]
     if t is int or t is bool:
+        if t is int and not x64:
+            dtypes.check_int32_range(x)
         return x, _WEAK[t]
     if isinstance(x, np.generic):
         dt = x.dtype
@@ -432,13 +436,18 @@ def _root(x: np.ndarray) -> int:
 
 
 def _is_input(out: np.ndarray, args: tuple, kwargs: dict) -> bool:
-    for a in args:
+    """Whether ``out`` may be one of the arguments: it is one, or an argument is
+    a container (a leaf of it could be ``out``; :func:`_unalias` looks inside)."""
+    for a in (*args, *kwargs.values()):
         if a is out:
             return True
-    for a in kwargs.values():
-        if a is out:
-            return True
+        if type(a) is np.ndarray or type(a) in _SCALAR_ARGS or isinstance(a, np.generic):
+            continue
+        return True
     return False
+
+
+_SCALAR_ARGS = frozenset({int, float, bool, complex, type(None), str})
 
 
 def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
@@ -453,6 +462,10 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
         elif isinstance(x, dict):
             for v in x.values():
                 add(v)
+        elif not isinstance(x, (int, float, complex, str, np.generic)) and x is not None:
+            for v in tree_util.tree_leaves(x):  # a registered pytree class
+                if isinstance(v, np.ndarray):
+                    roots.add(_root(v))
 
     for i, a in enumerate(args):
         if i not in donate:

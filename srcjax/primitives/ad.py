@@ -135,12 +135,17 @@ sum.samples = masked_reduction_samples
 def _unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (the adjoint of broadcasting ``x``).
 
-    Returns ``g`` unchanged (the same object) when the shapes already match. When
-    ``x`` is a Python scalar the result is a NumPy scalar.
+    Returns ``g`` unchanged (the same object) when the shapes and dtypes already
+    match. When ``x`` is a Python scalar the result is a NumPy scalar. A floating
+    ``g`` is cast to ``x``'s floating dtype: the cotangent of a float16 operand
+    promoted against float32 is float16, as in JAX (the transpose of the
+    promotion's conversion).
     """
     try:
         if g.shape == x.shape:  # the common case, kept cheap
-            return g
+            if g.dtype == x.dtype:
+                return g
+            return _to_float_dtype(g, x.dtype)
     except AttributeError:
         if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
             # the cotangent of a sequence: this `+` joined lists/tuples
@@ -160,7 +165,15 @@ def _unbroadcast(g, x):
     out = np.reshape(out, shape)
     if isinstance(x, (int, float, complex)):
         return out[()]
-    return out
+    dt = getattr(x, "dtype", None)
+    return out if dt is None or out.dtype == dt else _to_float_dtype(out, dt)
+
+
+def _to_float_dtype(g, dt):
+    """``g`` in floating dtype ``dt`` when both are floating, else ``g``."""
+    if dt.kind == "f" and g.dtype.kind == "f":
+        return g.astype(dt)
+    return g
 
 
 unbroadcast = _internal("ad.unbroadcast", _unbroadcast)
@@ -357,6 +370,13 @@ def _zeros_like(x):
         return 0j
     if isinstance(x, np.generic):
         return x.dtype.type(0)
+    if not isinstance(x, np.ndarray):
+        from .control import _class_kind
+
+        kind = _class_kind(x)
+        if kind is not None:  # a registered pytree class: the same class of zeros
+            children, aux = kind.flatten(x)
+            return kind.unflatten(aux, tuple(_zeros_like(v) for v in children))
     return np.zeros_like(x)
 
 

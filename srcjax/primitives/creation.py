@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from srcjax.dtypes import check_int32_range
 from srcjax.primitives.ad import (
     canonical_dtype,
     default_float,
@@ -260,7 +261,10 @@ def _canon_array(out, dtype):
     if dtype is not None:
         return out
     cd = canonical_dtype(out.dtype)
-    return out if cd == out.dtype else out.astype(cd)
+    if cd == out.dtype:
+        return out
+    check_int32_range(out)
+    return out.astype(cd)
 
 
 def _array(object, dtype=None, copy=True, order="K", ndmin=0):
