@@ -284,3 +284,37 @@ def test_second_derivatives_of_a_custom_jvp_with_nondiff_argnums_and_defjvps():
     x = np.array([0.3, -2.0])
     h = srcjax.hessian(lambda x: jnp.sum(log1pexp(x) * x))(x)
     assert_close(h, np.diag(2.0 / (1.0 + np.exp(-x)) + x * _d2_log1pexp(x)))
+
+
+@srcjax.custom_vjp
+def _two_outputs(x, y):
+    return x * y, x + y
+
+
+def _two_fwd(x, y):
+    return (x * y, x + y), (x, y)
+
+
+def _two_bwd(r, ct):
+    x, y = r
+    a, b = ct
+    return (a * y + b, a * x + b)
+
+
+_two_outputs.defvjp(_two_fwd, _two_bwd)
+
+
+def _uses_both_outputs(x):
+    u, v = _two_outputs(x, x * x)
+    return jnp.sum(u * v)
+
+
+def test_custom_vjp_with_a_tuple_output_used_twice():
+    """Both outputs of a tuple-valued custom_vjp read: the output's cotangent was
+    joined with `+` (tuple concatenation) and the user's bwd got four items.
+    Oracle: u*v = x^3 (x + x^2), derivative 4x^3 + 5x^4."""
+    x = np.array([1.3, 0.7])
+    want = 4 * x**3 + 5 * x**4
+    assert_close(srcjax.grad(_uses_both_outputs)(x), want)
+    assert_close(srcjax.vmap(srcjax.grad(_uses_both_outputs))(x[:, None])[:, 0], want)
+    assert_close(srcjax.jit(srcjax.grad(_uses_both_outputs))(x), want)

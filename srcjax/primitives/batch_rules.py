@@ -1558,7 +1558,12 @@ _def(
 def _index_adjoint(c):
     g = c.materialize(c.arg("g"))
     x = c.materialize(c.arg("x"))
-    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, c.bound["idx"], True))])
+    idx = c.bound["idx"]
+    if not c.bp.is_batched(idx) and _static_index(idx):
+        # x may be a tuple the analysis did not see (a custom_vjp's outputs):
+        # decide at run time, as ad.tree_index_adjoint does
+        return N.call("ad.batched_getitem_adjoint", [g, x, N.index_value(idx)])
+    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True))])
 
 
 _def(["ad.index_adjoint"], _index_adjoint)

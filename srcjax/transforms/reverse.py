@@ -100,6 +100,8 @@ class Reverse:
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)
+                    elif op.prim.kind == "custom":
+                        self.maybe.add(t)  # a custom_vjp/jvp function may return a tuple
                     if op.prim.public.startswith("ad.") and op.prim.public not in _ARRAY_HELPERS:
                         # helpers of generated adjoint code pass containers through
                         for v in op.bound.values():
