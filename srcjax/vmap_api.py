@@ -15,7 +15,7 @@ import numpy as np
 from .api import Transformed, _kind, finish
 from .errors import TransformValueError
 from .frontend.normalize import normalize
-from .frontend.source import get_source, unwrap_callable
+from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .transforms.batching import BatchSpec, batch
 
 __all__ = ["vmap"]
@@ -166,6 +166,9 @@ class _Vmap(Transformed):
             elif isinstance(inner, _types.MethodType):
                 bound = (inner.__self__,) + bound  # self is an unbatched constant
                 inner = inner.__func__
+            elif _is_callable_object(inner):  # vmap(model): model.__call__, self unbatched
+                bound = (inner,) + bound
+                inner = type(inner).__call__
             elif isinstance(inner, Transformed) and getattr(inner, "_bound", ()):
                 bound = tuple(inner._bound) + bound  # grad(m.f): its bound self
                 break

@@ -318,3 +318,30 @@ def test_custom_vjp_with_a_tuple_output_used_twice():
     assert_close(srcjax.grad(_uses_both_outputs)(x), want)
     assert_close(srcjax.vmap(srcjax.grad(_uses_both_outputs))(x[:, None])[:, 0], want)
     assert_close(srcjax.jit(srcjax.grad(_uses_both_outputs))(x), want)
+
+
+@srcjax.custom_jvp
+def _sin_cos(x):
+    return jnp.sin(x), jnp.cos(x)
+
+
+@_sin_cos.defjvp
+def _sin_cos_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sin_cos(x), (jnp.cos(x) * t, -jnp.sin(x) * t)
+
+
+def _sin_times_cos(x):
+    s, c = _sin_cos(x)
+    return s * c
+
+
+def test_vmap_of_a_tuple_valued_custom_function_returns_a_tuple():
+    """vmap(custom_jvp returning (sin, cos)) stacked the pair into one (3, 2)
+    array; vmap(grad) of a function unpacking it crashed. Oracles: NumPy, and
+    d/dx sin(x) cos(x) = cos(2x)."""
+    xs = np.array([0.1, 0.5, 1.3])
+    s, c = srcjax.vmap(_sin_cos)(xs)
+    assert_close(s, np.sin(xs))
+    assert_close(c, np.cos(xs))
+    assert_close(srcjax.vmap(srcjax.grad(_sin_times_cos))(xs), np.cos(2 * xs))

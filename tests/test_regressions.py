@@ -1923,3 +1923,89 @@ def test_cotangent_of_a_promoted_operand_has_the_operands_dtype():
     ):
         assert g.dtype == np.float16
     assert_close(g, np.float16(3.0) * np.ones(2, np.float16))
+
+
+# ---------------------------------------------------------------- fresh-user run 4 (vmap grad grad)
+def _square_until_five(x):
+    y = x
+    while y < 5.0:
+        y = y * y + 1.0
+    return y
+
+
+def _square_until_five_lax(x):
+    return lax.while_loop(lambda y: y < 5.0, lambda y: y * y + 1.0, x)
+
+
+def test_vmap_of_grad_grad_through_a_batched_while():
+    """vmap(grad(grad(f))) through a `while` on a batched condition gave 115.3125
+    for x=0.5 (right: 48.375), even with a batch of one; with lax.while_loop,
+    12.5. The second-order code pushes the first-order tape's cotangent
+    (`tape_bar = ad.push(tape_bar, v)`) in one masked loop and pops it in
+    another: vmap masked that list like a value (ad.branch_input copied it, and
+    ad.select zipped the old and the new list, dropping every push but the
+    first). Oracle: per-example grad(grad(f)) and float64 differences of grad."""
+    xs = np.array([0.5, 3.0, 0.6, 4.5, 7.0, -1.5])
+    for f in (_square_until_five, _square_until_five_lax):
+        gg = srcjax.grad(srcjax.grad(f))
+        g = srcjax.grad(f)
+        want = np.array([gg(v) for v in xs])
+        fd = np.array([(g(v + 1e-5) - g(v - 1e-5)) / 2e-5 for v in xs])
+        assert_close(want, fd, rtol=1e-5, atol=1e-5)
+        for batched in (
+            srcjax.vmap(gg),
+            srcjax.jit(srcjax.vmap(gg)),
+            srcjax.vmap(srcjax.jacrev(g)),
+            srcjax.vmap(srcjax.hessian(f)),
+        ):
+            assert_close(batched(xs), want)
+        assert_close(srcjax.vmap(srcjax.vmap(gg))(xs[:, None]), want[:, None])
+        for i in range(len(xs)):  # a batch of one
+            assert_close(srcjax.vmap(gg)(xs[i : i + 1]), want[i : i + 1])
+        f32 = srcjax.vmap(gg)(np.array([0.5, 3.0], np.float32))
+        assert_close(f32, np.array([48.375, 2.0]), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- fresh-user run 4 (lead)
+def _loop_over_dict(p):
+    s = 0.0
+    for k in p:
+        s = s + p[k] * (k + 1)
+    return s
+
+
+def test_for_over_a_dict_is_refused_not_iterated_by_position():
+    """`for k in d` read d[0], d[1], ... (values when the keys are 0..n-1): jit
+    gave 5.0 where Python gives 3.0 and grad was wrong. Now a clear TypeError."""
+    p = {0: 1.0, 1: 1.0, 2: 0.0}
+    assert _loop_over_dict(p) == 3.0
+    for t in (srcjax.jit, srcjax.grad):
+        with pytest.raises(TypeError, match=r"for k in d.keys\(\)"):
+            t(_loop_over_dict)(p)
+    # sequences still loop, under vmap too (oracle: a Python loop)
+    xs = np.arange(6.0).reshape(2, 3)
+    assert_close(srcjax.vmap(_sum_items)(xs), xs.sum(axis=1))
+    assert_close(srcjax.grad(_sum_items)(np.arange(3.0)), np.ones(3))
+
+
+def _sum_items(xs):
+    s = 0.0
+    for v in xs:
+        s = s + v
+    return s
+
+
+class _ScaleModel:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return jnp.tanh(x * self.w)
+
+
+def test_vmap_of_a_callable_object():
+    """vmap(model) raised 'bound methods with partials are not supported' (jit(model)
+    and vmap(model.__call__) worked). Oracle: NumPy per example."""
+    m = _ScaleModel(np.array([1.0, 2.0]))
+    xs = np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]])
+    assert_close(srcjax.vmap(m)(xs), np.tanh(xs * m.w))

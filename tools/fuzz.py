@@ -3,6 +3,7 @@
 
     python tools/fuzz.py            # 10,000 programs
     python tools/fuzz.py -n 500 --seed 7
+    python tools/fuzz.py -n 400 --vmap --vmap2 --jit   # + vmap, reverse over reverse, jit
 
 Each mismatch is shrunk to a minimal program and printed as a reproducer.
 The generator is srcjax.testing.programs, the same one the hypothesis test uses.
@@ -25,6 +26,11 @@ def main(argv=None) -> int:
     ap.add_argument("--max-stmts", type=int, default=8)
     ap.add_argument("--jit", action="store_true", help="also check jit and jit(grad) vs eager")
     ap.add_argument("--vmap", action="store_true", help="also check vmap and vmap(grad) vs a loop")
+    ap.add_argument(
+        "--vmap2",
+        action="store_true",
+        help="also check vmap(grad(<grad(f), v>)) (reverse over reverse) vs a loop",
+    )
     args = ap.parse_args(argv)
     srcjax.config.update("jax_enable_x64", True)
     tmp = tempfile.mkdtemp(prefix="srcjax_fuzz_")
@@ -39,6 +45,13 @@ def main(argv=None) -> int:
             if problem is not None:
                 failures += 1
                 print(f"--- vmap mismatch (seed {args.seed}, program {k}):\n{problem}")
+                continue
+        if problem is None and args.vmap2:
+            xs2, v = rng.normal(size=(4, 3)), rng.normal(size=3)
+            problem = programs.check_vmap_hvp(prog, xs2, v, tmp)
+            if problem is not None:
+                failures += 1
+                print(f"--- vmap(grad(grad)) mismatch (seed {args.seed}, program {k}):\n{problem}")
                 continue
         if problem is None and args.jit:
             problem = programs.check_jit(prog, x, tmp)

@@ -946,7 +946,15 @@ class Normalizer:
     def _index_loop(self, s, spec):
         idx = self.temp("i")
         n = self.temp("n")
-        self.emit(N.assign(n, self._spec_len(spec)), Op("inactive", what="len"))
+        if spec[0] == "seq":  # `for v in xs`: xs may be a dict (refused at run time)
+            prim = registry.by_public("ad.seq_len")
+            xs = N.clone(spec[1])
+            self.emit(
+                N.assign(n, N.call("ad.seq_len", [xs])),
+                Op("prim", prim=prim, bound=_bind(prim, xs)),
+            )
+        else:
+            self.emit(N.assign(n, self._spec_len(spec)), Op("inactive", what="len"))
         saved = self.out
         self.out = []
         self.assign_target(s.target, self._spec_item(spec, idx))

@@ -2545,6 +2545,16 @@ def _keys_rule(c):
 
 
 _def(["ad.keys"], _keys_rule)
+
+
+def _seq_len_rule(c):
+    xs = c.arg("xs")
+    if c.batched("xs") and not c.is_container(xs):
+        return N.call("ad.example_len", [xs]), False  # per example: the second axis
+    return N.call("ad.seq_len", [xs]), False
+
+
+_def(["ad.seq_len"], _seq_len_rule)
 _def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact", "ad.check_bwd"], _same)
 
 

@@ -791,6 +791,21 @@ def _keys(d):
 keys = register(Primitive("ad.keys", _keys, kind="internal", differentiable=False))
 
 
+def _seq_len(xs):
+    """``len(xs)`` for ``for v in xs`` in transformed code (the loop reads
+    ``xs[i]``). A dict is refused: Python iterates its keys, and ``xs[i]`` would
+    read values (or fail with ``KeyError: 0``)."""
+    if isinstance(xs, dict):
+        raise TypeError(
+            "`for k in d` over a dict is not supported inside transformed functions: "
+            "write `for k in d.keys()` (or `.items()`, `.values()`)"
+        )
+    return len(xs)
+
+
+seq_len = register(Primitive("ad.seq_len", _seq_len, kind="internal", differentiable=False))
+
+
 def _tree_slice(xs, i):
     """``xs[i]`` for every leaf of the pytree ``xs``."""
     if isinstance(xs, np.ndarray):

@@ -306,3 +306,43 @@ def check_vmap(prog: Program, xs: np.ndarray, directory: Optional[str] = None) -
     if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12 * scale):
         return f"vmap(grad) mismatch: got {ggot}, loop {gwant}\n{src}"
     return None
+
+
+def _directional_grad(f, v):
+    """``x -> <grad(f)(x), v>``: a scalar whose grad is the Hessian-vector product."""
+    import srcjax
+    import srcjax.numpy as jnp
+
+    gf = srcjax.grad(f)
+
+    def h(x):
+        return jnp.sum(gf(x) * v)
+
+    return h
+
+
+def check_vmap_hvp(
+    prog: Program, xs: np.ndarray, v: np.ndarray, directory: Optional[str] = None
+) -> Optional[str]:
+    """None when ``vmap(grad(h))(xs)``, ``h = <grad(f), v>`` (reverse over reverse
+    under vmap: tapes pushed in one masked loop and popped in another), equals
+    ``grad(h)`` in a Python loop over the rows of ``xs``, else a description."""
+    import srcjax
+
+    src = render(prog)
+    f = load(src, directory)
+    h = _directional_grad(f, v)
+    try:
+        want = np.array([np.asarray(f(x)) for x in xs])
+        if not np.all(np.isfinite(want)) or np.max(np.abs(want)) > 1e8:
+            return None
+        hwant = np.array([np.asarray(srcjax.grad(h)(x)) for x in xs])
+        if not np.all(np.isfinite(hwant)):
+            return None
+        hgot = np.asarray(srcjax.vmap(srcjax.grad(h))(xs))
+    except Exception as exc:  # noqa: BLE001 - every failure is a finding
+        return f"{type(exc).__name__}: {exc}\n{src}"
+    scale = max(1.0, float(np.max(np.abs(hwant))))
+    if not np.allclose(hgot, hwant, rtol=1e-9, atol=1e-12 * scale):
+        return f"vmap(grad(grad)) mismatch: got {hgot}, loop {hwant}\n{src}"
+    return None

@@ -690,7 +690,8 @@ class Batcher:
         (``ad.forget``, ``ad.tree_add`` ...) pass their argument's kind through."""
         if op is None or op.kind != "prim":
             return op is not None and op.kind == "unknown"
-        return op.prim.returns_tree or op.prim.public.startswith("ad.")
+        # custom_jvp/custom_vjp functions may return tuples too
+        return op.prim.returns_tree or op.prim.public.startswith("ad.") or op.prim.kind == "custom"
 
     # ------------------------------------------------------------------ joins
     def _dry(self, fn, *args):
@@ -768,13 +769,18 @@ class Batcher:
         entry = set(self.bat)
         results = {}
         shared: Set[str] = set()  # lists both branches mutate in place (tapes)
+        # stacks of generated adjoint code (`lst = ad.push(lst, v)`, popped by
+        # `ad.pop_like(lst, like)`) are pushed and popped on every pass, as tapes
+        # are, so that a masked loop that pushes and the masked loop that pops stay
+        # in step: never masked (ad.branch_input copies a list) nor selected
+        stacks = _stacks(s.body + s.orelse)
         for which, stmts, flag in (("then", s.body, True), ("else", s.orelse, False)):
             # both branches run one after the other on the same list objects: a list
             # the then branch made batched is batched when the else branch starts
             self.bat = set(entry) | shared
             stmts = copy.deepcopy(stmts)
-            local_assigned = N.assigned_names(stmts)
-            reads = _reads_before_write(stmts)
+            local_assigned = [n for n in N.assigned_names(stmts) if n not in stacks]
+            reads = [n for n in _reads_before_write(stmts) if n not in stacks]
             renames: Dict[str, str] = {}
             pre: List[Any] = []
             mask_args = [N.clone(take)] if flag else [N.clone(take), N.const(False)]
@@ -811,13 +817,14 @@ class Batcher:
             out.extend(body)
             results[which] = (renames, set(self.bat))
             shared = {n for n in self.bat if n in self.containers and n not in renames}
+            shared |= {n for n in stacks if n in self.bat}
         # select
         r_then, bat_t = results["then"]
         r_else, bat_e = results["else"]
         self.bat = bat_t | bat_e
         take_id = take.id if isinstance(take, gast.Name) else None
         # the condition itself is selected last: the other selects read its old value
-        order = sorted(set(assigned), key=lambda n: (n == take_id, n))
+        order = sorted(set(assigned) - stacks, key=lambda n: (n == take_id, n))
         for n in order:
             a = r_then.get(n, n if n in defined else None)
             b = r_else.get(n, n if n in defined else None)
@@ -1056,6 +1063,29 @@ def _compare_prim(op: Any):
 
 def _is_builtin_conversion(call: Any) -> bool:
     return isinstance(call.func, gast.Name) and call.func.id in ("float", "int", "bool", "complex")
+
+
+def _stacks(stmts: List[Any]) -> Set[str]:
+    """Lists a block only pushes to (``lst = ad.push(lst, v)``) and pops from
+    (``ad.pop_like(lst, like)``, ``lst.pop()``): the tapes and cotangent tapes
+    of generated adjoint code. A name also bound otherwise is a value, not a
+    stack."""
+    pushed: Dict[str, int] = {}
+    stores: Dict[str, int] = {}
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        op = getattr(node, "sj_op", None)
+        if (
+            isinstance(node, gast.Assign)
+            and op is not None
+            and op.kind == "append"
+            and [t.id for t in node.targets if isinstance(t, gast.Name)] == [op.target]
+        ):
+            pushed[op.target] = pushed.get(op.target, 0) + 1
+        elif op is not None and op.kind == "pop" and isinstance(node, (gast.Assign, gast.Expr)):
+            pushed.setdefault(op.target, 0)
+    return {n for n, k in pushed.items() if stores.get(n, 0) == k}
 
 
 def _reads_before_write(stmts: List[Any]) -> List[str]:
