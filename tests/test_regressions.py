@@ -2009,3 +2009,9 @@ def test_vmap_of_a_callable_object():
     m = _ScaleModel(np.array([1.0, 2.0]))
     xs = np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]])
     assert_close(srcjax.vmap(m)(xs), np.tanh(xs * m.w))
+
+
+def test_primitives_have_a_function_name():
+    """jnp.tanh.__name__ raised AttributeError (JAX's functions have names)."""
+    assert jnp.tanh.__name__ == "tanh"
+    assert jnp.linalg.solve.__name__ == "solve"

@@ -85,6 +85,7 @@ class Primitive:
     ) -> None:
         self.public = public
         self.name = public.rsplit(".", 1)[-1]
+        self.__name__ = self.__qualname__ = self.name  # as a function has (jnp.tanh.__name__)
         self.impl = impl
         self.op = op
         self.kind = kind
