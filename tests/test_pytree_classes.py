@@ -625,3 +625,155 @@ def test_class_whose_init_converts_its_children(x64):
     _close(g.b, ref["b"])
     g = srcjax.grad(lambda m, x: jnp.sum(x @ m.w))(Converting(w, b), x)
     _close(g.b, np.zeros(2))
+
+
+# -- a function in aux data called as self.act(...) (the Equinox MLP pattern) -----
+
+
+def _my_act(z):
+    return jnp.sin(z) * z
+
+
+@tu.register_pytree_node_class
+class ActDense:
+    """The activation function is static aux data, called as ``self.act(y)``."""
+
+    def __init__(self, w, act):
+        self.w, self.act = w, act
+
+    def tree_flatten(self):
+        return (self.w,), self.act
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+    def __call__(self, x):
+        return self.act(x @ self.w)
+
+
+def act_loss(m, x):
+    return jnp.sum(m(x) ** 2)
+
+
+_ACTS = [
+    (jnp.tanh, lambda z: 1 - np.tanh(z) ** 2, np.tanh),
+    (srcjax.nn.relu, lambda z: (z > 0).astype(z.dtype), lambda z: np.maximum(z, 0)),
+    (_my_act, lambda z: np.cos(z) * z + np.sin(z), lambda z: np.sin(z) * z),
+]
+
+
+@pytest.mark.parametrize("act,dact,act_np", _ACTS)
+def test_static_function_attribute_called_as_a_method(x64, act, dact, act_np):
+    w, _, x = _data(30)
+    z = x @ w
+    y = act_np(z)
+    gw = x.T @ (2 * y * dact(z))
+    gx = (2 * y * dact(z)) @ w.T
+    m = ActDense(w, act)
+    g = srcjax.grad(act_loss)(m, x)
+    assert type(g) is ActDense and g.act is act
+    _close(g.w, gw)
+    _close(srcjax.grad(act_loss, argnums=1)(m, x), gx)
+    _close(srcjax.jit(srcjax.grad(act_loss))(m, x).w, gw)
+    _close(srcjax.jacrev(act_loss)(m, x).w, gw)
+    _close(srcjax.jacfwd(act_loss, argnums=1)(m, x), gx)
+    _, t = srcjax.jvp(act_loss, (m, x), (ActDense(np.ones_like(w), act), np.zeros_like(x)))
+    _close(t, gw.sum())
+    _, vjp = srcjax.vjp(act_loss, m, x)
+    _close(vjp(1.0)[0].w, gw)
+    h = srcjax.hessian(act_loss, argnums=1)(m, x[:1])
+    f = lambda xx: act_loss(m, xx)  # noqa: E731
+    eps = 1e-6
+    e = np.zeros_like(x[:1])
+    e[0, 0] = eps
+    fd = (srcjax.grad(f)(x[:1] + e) - srcjax.grad(f)(x[:1] - e)) / (2 * eps)
+    _close(h[:, :, 0, 0], fd, tol=1e-5)
+
+
+def test_a_different_static_function_respecializes(x64):
+    w, _, x = _data(31)
+    grad = srcjax.grad(act_loss)
+    g1 = grad(ActDense(w, jnp.tanh), x)
+    g2 = grad(ActDense(w, _my_act), x)
+    z = x @ w
+    _close(g1.w, x.T @ (2 * np.tanh(z) * (1 - np.tanh(z) ** 2)))
+    y = np.sin(z) * z
+    _close(g2.w, x.T @ (2 * y * (np.cos(z) * z + np.sin(z))))
+
+
+# -- a closed-over (constant) model: derivatives with respect to the input -------
+
+
+def _closure_ref(m, x):
+    """The same MLP written with dicts and plain functions."""
+    ps = [{"w": layer.w, "b": layer.b} for layer in m.layers]
+    return srcjax.grad(lambda xx: mlp_loss_dict(ps, xx, m.scale))(x)
+
+
+@tu.register_pytree_node_class
+class CallMLP(MLP):
+    def __call__(self, x):
+        h = x
+        for layer in self.layers:
+            h = layer(h)
+        return h
+
+
+def _call_mlp(seed):
+    m, x = _mlp(seed)
+    return CallMLP(m.layers, m.scale), x
+
+
+_GLOBAL_MLP = _call_mlp(40)[0]
+_GLOBAL_LAYERS = _GLOBAL_MLP.layers
+
+
+def test_closed_over_model_with_a_list_of_layers(x64):
+    m, x = _call_mlp(41)
+    ref = _closure_ref(m, x)
+    # m(xx), with m a closure cell and a global
+    g = srcjax.grad(lambda xx: m.scale * jnp.sum(m(xx) ** 2))(x)
+    _close(g, ref)
+    gg = srcjax.grad(lambda xx: _GLOBAL_MLP.scale * jnp.sum(_GLOBAL_MLP(xx) ** 2))(x)
+    _close(gg, _closure_ref(_GLOBAL_MLP, x))
+    _close(srcjax.jit(srcjax.grad(lambda xx: m.scale * jnp.sum(m(xx) ** 2)))(x), ref)
+    per = srcjax.vmap(srcjax.grad(lambda xi: m.scale * jnp.sum(m(xi) ** 2)))(x)
+    _close(per, ref)
+    _close(srcjax.jacfwd(lambda xx: m.scale * jnp.sum(m(xx) ** 2))(x), ref)
+
+
+def test_closed_over_layer_item_and_loop_over_closed_over_layers(x64):
+    m, x = _call_mlp(42)
+    layers = m.layers
+    w0, b0 = layers[0].w, layers[0].b
+    t = np.tanh(x @ w0 + b0)
+    ref0 = (2 * t * (1 - t**2)) @ w0.T
+    _close(srcjax.grad(lambda xx: jnp.sum(m.layers[0](xx) ** 2))(x), ref0)
+    _close(srcjax.grad(lambda xx: jnp.sum(_GLOBAL_MLP.layers[1](xx @ w0) ** 2))(x).shape, x.shape)
+
+    def f(xx):
+        h = xx
+        for layer in layers:
+            h = layer(h)
+        return m.scale * jnp.sum(h**2)
+
+    _close(srcjax.grad(f)(x), _closure_ref(m, x))
+
+    def g(xx):
+        h = xx
+        for layer in _GLOBAL_LAYERS:
+            h = layer(h)
+        return _GLOBAL_MLP.scale * jnp.sum(h**2)
+
+    _close(srcjax.grad(g)(x), _closure_ref(_GLOBAL_MLP, x))
+
+
+def test_closed_over_model_with_a_static_activation(x64):
+    w, _, x = _data(43)
+    m = ActDense(w, _my_act)
+    z = x @ w
+    y = np.sin(z) * z
+    gx = (2 * y * (np.cos(z) * z + np.sin(z))) @ w.T
+    _close(srcjax.grad(lambda xx: act_loss(m, xx))(x), gx)
+    _close(srcjax.grad(lambda xx: jnp.sum(m(xx) ** 2))(x), gx)

@@ -977,7 +977,11 @@ class Normalizer:
         if isinstance(e, gast.Name) and not force_name:
             if e.id in self.locals:
                 return N.name(self.var(e.id))
-            return self.global_ref(N.name(e.id))
+            ref = self.global_ref(N.name(e.id))
+            ty = _constant_type(*self.lookup_global(e.id)) if isinstance(ref, gast.Name) else None
+            if ty is not None:
+                self.types[ref.id] = ty
+            return ref
         folded = _fold_constant(e)
         if folded is not None and not force_name:
             return folded
@@ -1237,8 +1241,8 @@ class Normalizer:
                 return self.call(call, target)
             if st == "found" and getattr(factory, "__srcjax_factory__", False):
                 return self.transform_call(factory, func, e, target)
-        if self.types:
-            typed = self.typed_call(e)
+        if self.types or not isinstance(func, gast.Name):
+            typed = self.typed_call(e, target)
             if typed is not None:
                 return typed
         status, obj = self.resolve(func)
@@ -1463,6 +1467,9 @@ class Normalizer:
         for pv in pre_args:
             tmp = self.namer.fresh("bound")
             self.bindings[tmp] = pv
+            ty = _constant_type("found", pv)
+            if ty is not None:  # model(x), model a constant: its methods inline too
+                self.types[tmp] = ty
             args.append(N.name(tmp))
         args += [self.atom(a) for a in e.args]
         kws = {k.arg: self.atom(k.value) for k in e.keywords}
@@ -1511,7 +1518,9 @@ class Normalizer:
         """The type tree of expression ``e`` (a local name, its attributes and
         items), decided without emitting anything; ``None`` when unknown."""
         if isinstance(e, gast.Name):
-            return self.types.get(self.var(e.id)) if e.id in self.locals else None
+            if e.id in self.locals:
+                return self.types.get(self.var(e.id))
+            return _constant_type(*self.lookup_global(e.id))
         if isinstance(e, gast.Attribute):
             return _attr_type(self.expr_type(e.value), N.const(e.attr))
         if isinstance(e, gast.Subscript):
@@ -1522,7 +1531,7 @@ class Normalizer:
             return _item_type(ty, idx) if idx is not None else None
         return None
 
-    def typed_call(self, e: Any) -> Optional[tuple]:
+    def typed_call(self, e: Any, target: Optional[str] = None) -> Optional[tuple]:
         """``obj(x)`` / ``obj.method(x)`` where ``obj`` is known to be a registered
         pytree class instance (``model(x)``, ``self.layers[0](h)``, ``m.apply(x)``):
         the method's source is inlined with ``obj`` as ``self``, so its ``self.w``
@@ -1532,7 +1541,7 @@ class Normalizer:
         if ty is not None and ty[0] == "class":
             fn = _plain_method(ty[1], "__call__")
             if fn is not None:
-                return self.inline_method(fn, [self.atom(func, base=_callee_base(func))], e)
+                return self.inline_method(fn, [self.typed_atom(func, ty, _callee_base(func))], e)
             return None
         if not isinstance(func, gast.Attribute):
             return None
@@ -1541,11 +1550,32 @@ class Normalizer:
             return None
         fn = _plain_method(ty[1], func.attr)
         if fn is not None:
-            return self.inline_method(fn, [self.atom(func.value)], e)
+            return self.inline_method(fn, [self.typed_atom(func.value, ty)], e)
         static = _static_method(ty[1], func.attr)
         if static is not None:
             return self.inline_method(static, [], e)
+        fns = dict(ty[4])
+        if func.attr in fns:  # self.act(y), act static (aux data): known here
+            fn = fns[func.attr]
+            prim = registry.lookup_callable(fn)
+            if prim is not None:
+                return self.prim_call(prim, e.args, e.keywords, e)
+            if isinstance(fn, (types.FunctionType, functools.partial)) and not (
+                _is_library_function(fn)
+            ):
+                return self.inline(fn, e, target)
         return None
+
+    def typed_atom(self, e: Any, ty: Any, base: Optional[str] = None) -> Any:
+        """``atom(e)``, with type tree ``ty`` known for it (a constant receiver,
+        ``m.layers[0]`` of a closed-over ``m``, is an untyped constant otherwise)."""
+        a = self.atom(e, base=base)
+        if self.type_of(a) is None and isinstance(a, gast.Name):
+            t = self.temp(base or "self")
+            self.emit(N.assign(t, N.clone(a)), Op("copy", elts=[a]))
+            self.types[t] = ty
+            return N.name(t)
+        return a
 
     def inline_local(self, fdef: Any, args: list, kws: dict, e: Any) -> tuple:
         """Inline a function defined inside this one (a nested ``def`` or a lambda):
@@ -2312,8 +2342,10 @@ class ClassKind(str):
 def type_tree(x: Any) -> Any:
     """What the normalizer needs to know statically about an argument: the
     registered pytree classes in it, and where. ``("class", cls, ((attr, tree),
-    ...), static_attribute_names)``, ``("seq", tree)`` (every item alike), ``("items", trees)``,
-    ``("dict", ((key, tree), ...))``; ``None`` when there is no class inside."""
+    ...), static_attribute_names, fns)``, ``("seq", tree)`` (every item alike), ``("items", trees)``,
+    ``("dict", ((key, tree), ...))``; ``None`` when there is no class inside.
+    A class's ``fns`` are its static callable attributes ``((name, fn), ...)``:
+    calls of them are resolved to ``fn``, so ``fn`` is part of the key."""
     if isinstance(x, dict):
         subs = tuple((k, type_tree(v)) for k, v in x.items())
         return ("dict", subs) if any(t is not None for _, t in subs) else None
@@ -2336,7 +2368,30 @@ def type_tree(x: Any) -> Any:
             subs.append((a, t))
     from ..primitives.control import static_attrs
 
-    return ("class", type(x), tuple(subs), static_attrs(x))
+    static = static_attrs(x)
+    fns = tuple((a, attrs[a]) for a in static if _static_callable(attrs[a]))
+    return ("class", type(x), tuple(subs), static, fns)
+
+
+def _static_callable(v: Any) -> bool:
+    """A static attribute whose calls (``self.act(y)``) are resolved statically:
+    a function or a primitive (hashable, so it can be part of the key)."""
+    if isinstance(v, type) or not callable(v):
+        return False
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _constant_type(status: str, obj: Any) -> Any:
+    """The type tree of a closed-over or global value (read at transform time)."""
+    from ..tree_util import _REGISTRY
+
+    if status != "found" or not (type(obj) in _REGISTRY or isinstance(obj, (list, tuple, dict))):
+        return None
+    return type_tree(obj)
 
 
 def _attr_type(ty: Any, name: Any) -> Any:
