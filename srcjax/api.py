@@ -275,6 +275,7 @@ class _Grad(Transformed):
 
     def _transform(self, target, kinds):
         src = get_source(target)
+        norm = normalize(src, kinds)  # first: `*args` is an error at the user's line
         nparams = len(src.node.args.args)
         argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
         for a in argnums:
@@ -283,7 +284,6 @@ class _Grad(Transformed):
                     f"argnums {self.argnums} out of range for a function of {nparams} "
                     "positional arguments"
                 )
-        norm = normalize(src, kinds)
         norm.tuple_wrt = self.tuple_out
         params = [a.id for a in src.node.args.args]
         wrt = [params[a] for a in argnums]

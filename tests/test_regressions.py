@@ -2015,3 +2015,13 @@ def test_primitives_have_a_function_name():
     """jnp.tanh.__name__ raised AttributeError (JAX's functions have names)."""
     assert jnp.tanh.__name__ == "tanh"
     assert jnp.linalg.solve.__name__ == "solve"
+
+
+def _star_args(*args):
+    return jnp.sum(args[0] ** 2)
+
+
+def test_grad_of_star_args_names_the_line():
+    """grad of `def f(*args)` said 'argnums (0,) out of range' with no location."""
+    with pytest.raises(NotImplementedError, match=r"test_regressions.py:\d+:\d+: `\*args`"):
+        srcjax.grad(_star_args)(np.ones(3))
