@@ -2025,3 +2025,27 @@ def test_grad_of_star_args_names_the_line():
     """grad of `def f(*args)` said 'argnums (0,) out of range' with no location."""
     with pytest.raises(NotImplementedError, match=r"test_regressions.py:\d+:\d+: `\*args`"):
         srcjax.grad(_star_args)(np.ones(3))
+
+
+# ---------------------------------------------------------------- fresh-user run 5 (lead)
+def _dot_by_zip(u, v):
+    acc = 0.0
+    for a, b in zip(u, v):
+        acc = acc + a * b
+    return acc
+
+
+def test_vmap_of_zip_and_generators_and_list_over_batched_arrays():
+    """Under vmap, zip(u, v) of batched arrays looped over the batch axis (its
+    length was taken of the whole batch): silently wrong dot products; list(x)
+    stacked back came out transposed. Oracle: NumPy per example."""
+    u = np.arange(8.0).reshape(2, 4)
+    v = np.arange(8.0, 16.0).reshape(2, 4)
+    assert_close(srcjax.vmap(_dot_by_zip)(u, v), np.sum(u * v, axis=1))
+    assert_close(srcjax.vmap(_dot_by_zip, in_axes=(0, None))(u, v[0]), u @ v[0])
+    assert_close(
+        srcjax.vmap(lambda x, y: sum(a * b for a, b in zip(x, y)))(u, v), np.sum(u * v, axis=1)
+    )
+    assert_close(srcjax.vmap(lambda x: jnp.stack(list(x)) * 2.0)(u), 2.0 * u)
+    big = np.arange(30.0).reshape(10, 3)  # a batch larger than each example
+    assert_close(srcjax.vmap(_dot_by_zip)(big, big), np.sum(big * big, axis=1))

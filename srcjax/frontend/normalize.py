@@ -887,9 +887,7 @@ class Normalizer:
                 return ("zip", [self._iter_spec(a) for a in it.args])
             if status == "found" and obj is reversed and len(it.args) == 1:
                 inner = self._iter_spec(it.args[0])
-                n = self.temp("n")
-                self.emit(N.assign(n, self._spec_len(inner)), Op("inactive", what="len"))
-                return ("reversed", (inner, n))
+                return ("reversed", (inner, self._emit_len(inner)))
         if (
             isinstance(it, gast.Call)
             and isinstance(it.func, gast.Attribute)
@@ -909,17 +907,28 @@ class Normalizer:
             return ("dict", (it.func.attr, d, ks))
         return ("seq", self.atom(it, base="seq"))
 
-    def _spec_len(self, spec) -> Any:
+    def _emit_len(self, spec) -> str:
+        """Emit the trip count of a loop over ``spec``; returns its name. Each
+        sequence's length is its own statement (``n = ad.seq_len(xs)``), so vmap
+        sees every one: ``zip(u, v)`` of batched arrays runs per-example lengths."""
         kind, val = spec
-        if kind == "seq":
-            return N.call(N.name("len"), [N.clone(val)])
         if kind == "enumerate":
-            return self._spec_len(val)
+            return self._emit_len(val)
         if kind == "reversed":
-            return N.name(val[1])
-        if kind == "dict":
-            return N.call(N.name("len"), [N.name(val[2])])
-        return N.call(N.name("min"), [self._spec_len(v) for v in val])
+            return val[1]
+        n = self.temp("n")
+        if kind == "seq":  # xs may be a dict: refused at run time (ad.seq_len)
+            prim = registry.by_public("ad.seq_len")
+            xs = N.clone(val)
+            op = Op("prim", prim=prim, bound=_bind(prim, xs))
+            self.emit(N.assign(n, N.call("ad.seq_len", [xs])), op)
+        elif kind == "dict":
+            length = N.call(N.name("len"), [N.name(val[2])])
+            self.emit(N.assign(n, length), Op("inactive", what="len"))
+        else:  # zip
+            parts = [N.name(self._emit_len(v)) for v in val]
+            self.emit(N.assign(n, N.call(N.name("min"), parts)), Op("inactive", what="len"))
+        return n
 
     def _spec_item(self, spec, idx: str) -> Any:
         kind, val = spec
@@ -945,16 +954,7 @@ class Normalizer:
 
     def _index_loop(self, s, spec):
         idx = self.temp("i")
-        n = self.temp("n")
-        if spec[0] == "seq":  # `for v in xs`: xs may be a dict (refused at run time)
-            prim = registry.by_public("ad.seq_len")
-            xs = N.clone(spec[1])
-            self.emit(
-                N.assign(n, N.call("ad.seq_len", [xs])),
-                Op("prim", prim=prim, bound=_bind(prim, xs)),
-            )
-        else:
-            self.emit(N.assign(n, self._spec_len(spec)), Op("inactive", what="len"))
+        n = self._emit_len(spec)
         saved = self.out
         self.out = []
         self.assign_target(s.target, self._spec_item(spec, idx))

@@ -1316,6 +1316,13 @@ def _concat(c):
 
 def _stack(c):
     arrays = c.arg("arrays")
+    if c.batched("arrays") and _is_name(arrays) and not c.is_container(arrays):
+        # stack(x) of an array (list(x) is a copy of x): per example its rows
+        # stacked back, x itself for axis 0; the batch axis must not be iterated
+        ok, ax = c.static("axis")
+        if ok and ax in (0, None):
+            return N.call("jnp.asarray", [arrays])
+        return None
     axis = _int_axis_arg(c, "axis")
     if axis is None:
         return None
