@@ -2049,3 +2049,33 @@ def test_vmap_of_zip_and_generators_and_list_over_batched_arrays():
     assert_close(srcjax.vmap(lambda x: jnp.stack(list(x)) * 2.0)(u), 2.0 * u)
     big = np.arange(30.0).reshape(10, 3)  # a batch larger than each example
     assert_close(srcjax.vmap(_dot_by_zip)(big, big), np.sum(big * big, axis=1))
+
+
+def _set_row1(x, j):
+    return jnp.sum(x.at[1, j].set(7.0) ** 2)
+
+
+def _pick_row1(x):
+    i = jnp.argmax(x[0])
+    return x[1, i]
+
+
+def test_vmap_of_an_index_mixing_a_constant_and_a_batched_part():
+    """x.at[1, j] / x[1, i] with a batched j or i: the index builder took one
+    batched flag for the whole tuple and zip dropped every part after the first,
+    so whole rows were set (vmap(grad) silently wrong) and vmap(jvp) returned a
+    row. Oracle: a Python loop of grad / NumPy."""
+    x = np.arange(12.0).reshape(2, 2, 3) / 10
+    j = np.array([2, 0])
+    want = np.stack([srcjax.grad(_set_row1)(x[k], j[k]) for k in range(2)])
+    for k in range(2):
+        y = x[k].copy()
+        y[1, j[k]] = 7.0
+        g = 2 * y
+        g[1, j[k]] = 0.0
+        assert_close(want[k], g)
+    assert_close(srcjax.vmap(srcjax.grad(_set_row1))(x, j), want)
+    t = np.ones_like(x)
+    _, tangents = srcjax.vmap(lambda a, b: srcjax.jvp(_pick_row1, (a,), (b,)))(x, t)
+    assert tangents.shape == (2,)
+    assert_close(tangents, np.ones(2))

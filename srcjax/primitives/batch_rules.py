@@ -511,7 +511,8 @@ def _gather_index(idx, batched, size, x_batched=True):
     ``batched`` flags each part of the tuple ``idx`` (all parts integer arrays or
     ints); the batch coordinate is an ``arange`` broadcast against them."""
     parts = idx if isinstance(idx, tuple) else (idx,)
-    flags = batched if isinstance(batched, tuple) else (batched,)
+    # one flag for the whole tuple applies to every part (zip would drop the rest)
+    flags = batched if isinstance(batched, tuple) else (batched,) * len(parts)
     if any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts):
         raise NotImplementedError(
             "vmap: indexing with a batched index mixed with slices is not supported"
