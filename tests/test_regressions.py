@@ -1,5 +1,7 @@
 """Regression tests: each failing input reported against srcjax, kept forever."""
 
+import functools
+
 import numpy as np
 import pytest
 from helpers import assert_close, fd_grad
@@ -2079,3 +2081,23 @@ def test_vmap_of_an_index_mixing_a_constant_and_a_batched_part():
     _, tangents = srcjax.vmap(lambda a, b: srcjax.jvp(_pick_row1, (a,), (b,)))(x, t)
     assert tangents.shape == (2,)
     assert_close(tangents, np.ones(2))
+
+
+def _doubling(fn):
+    @functools.wraps(fn)
+    def wrapper(x):
+        return fn(x) * 2.0
+
+    return wrapper
+
+
+@_doubling
+def _wrapped_square(x):
+    return x**2
+
+
+def test_functions_decorated_with_functools_wraps_transform_their_wrapper():
+    """A functools.wraps decorator renames the wrapper; its source was looked up
+    by the new name and not found ('file changed?'). Oracle: d/dx 2 x^2 = 4x."""
+    assert_close(srcjax.grad(_wrapped_square)(3.0), 12.0)
+    assert_close(srcjax.jit(_wrapped_square)(3.0), 18.0)

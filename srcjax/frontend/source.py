@@ -168,13 +168,14 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
             hint="define the function in a .py file or a notebook cell, not through exec/eval",
         )
     first = code.co_firstlineno
-    is_lambda = fn.__name__ == "<lambda>"
+    name = code.co_name  # not fn.__name__: functools.wraps renames the wrapper
+    is_lambda = name == "<lambda>"
     candidates = []
     for node in gast.walk(tree):
         if is_lambda:
             if isinstance(node, gast.Lambda) and node.lineno == first:
                 candidates.append(node)
-        elif isinstance(node, (gast.FunctionDef,)) and node.name == fn.__name__:
+        elif isinstance(node, (gast.FunctionDef,)) and node.name == name:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             if start == first or node.lineno == first:
                 candidates.append(node)
