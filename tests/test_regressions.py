@@ -2101,3 +2101,21 @@ def test_functions_decorated_with_functools_wraps_transform_their_wrapper():
     by the new name and not found ('file changed?'). Oracle: d/dx 2 x^2 = 4x."""
     assert_close(srcjax.grad(_wrapped_square)(3.0), 12.0)
     assert_close(srcjax.jit(_wrapped_square)(3.0), 18.0)
+
+
+def _uses_jit_of_a_local_def(x):
+    def inner(y):
+        return y * x
+
+    j = srcjax.jit(inner)
+    k = srcjax.jit(lambda y: y * x * x)
+    return j(3.0) + k(1.0)
+
+
+def test_jit_of_a_local_function_inside_a_transform():
+    """j = jit(inner) inside a grad-transformed function raised NameError from the
+    generated file (the local def is inlined, never defined there). Oracle:
+    d/dx (3x + x^2) = 3 + 2x."""
+    assert_close(_uses_jit_of_a_local_def(2.0), 10.0)
+    assert_close(srcjax.grad(_uses_jit_of_a_local_def)(2.0), 7.0)
+    assert_close(srcjax.jit(srcjax.grad(_uses_jit_of_a_local_def))(2.0), 7.0)

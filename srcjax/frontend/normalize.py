@@ -718,6 +718,13 @@ class Normalizer:
         return node
 
     def assign_target(self, target: Any, value: Any) -> None:
+        if isinstance(target, gast.Name) and self._jit_of_local(value):
+            # j = jit(inner) with a local def or lambda: jit is an identity for the
+            # transforms, so j names the same local function
+            value = value.args[0]
+            if isinstance(value, gast.Name):
+                self.local_fns[self.var(target.id)] = self.local_fns[self.var(value.id)]
+                return
         if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
             from .source import _lambda_to_def
 
@@ -780,6 +787,18 @@ class Normalizer:
             )
         else:
             raise _unsupported(target, f"assignment to {type(target).__name__}", src=self.src)
+
+    def _jit_of_local(self, value: Any) -> bool:
+        """Whether ``value`` is ``jit(f, ...)`` of a local def or a lambda."""
+        if not (isinstance(value, gast.Call) and value.args):
+            return False
+        st, factory = self.resolve(value.func)
+        if st != "found" or not getattr(factory, "__srcjax_jit__", False):
+            return False
+        f = value.args[0]
+        if isinstance(f, gast.Lambda):
+            return True
+        return isinstance(f, gast.Name) and self.var(f.id) in self.local_fns
 
     def compute_into(self, tname: str, value: Any) -> None:
         """Emit statements computing ``value`` with the final result stored in ``tname``."""
