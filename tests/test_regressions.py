@@ -2119,3 +2119,23 @@ def test_jit_of_a_local_function_inside_a_transform():
     assert_close(_uses_jit_of_a_local_def(2.0), 10.0)
     assert_close(srcjax.grad(_uses_jit_of_a_local_def)(2.0), 7.0)
     assert_close(srcjax.jit(srcjax.grad(_uses_jit_of_a_local_def))(2.0), 7.0)
+
+
+def _per_example_dot(w, x):
+    return jnp.tanh(jnp.dot(w, x))
+
+
+def _loss_of_vmapped_dot(w, xs):
+    return jnp.sum(srcjax.vmap(_per_example_dot, in_axes=(None, 0))(w, xs) ** 2)
+
+
+def test_forward_mode_through_a_vmapped_dot():
+    """hessian/jacfwd of a function that vmaps jnp.dot raised 'no derivative rule
+    for ad.bdot' (grad worked). Oracle: finite differences of the gradient."""
+    rng = np.random.default_rng(1)
+    w, xs = rng.normal(size=3), rng.normal(size=(5, 3))
+    g = srcjax.grad(_loss_of_vmapped_dot)
+    assert_close(srcjax.jacfwd(_loss_of_vmapped_dot)(w, xs), g(w, xs))
+    eps = 1e-6
+    fd = np.stack([(g(w + eps * e, xs) - g(w - eps * e, xs)) / (2 * eps) for e in np.eye(3)])
+    assert_close(srcjax.hessian(_loss_of_vmapped_dot)(w, xs), fd, rtol=1e-6, atol=1e-7)

@@ -493,7 +493,7 @@ def test_batched_matmul_adjoint_rules():
     jacrev(jacrev(f)) differentiate jacrev's batched code): the same checks."""
     from srcjax.primitives import batch_rules as br
 
-    for p in (br.bmatmul, br.bmatmul_left, br.bmatmul_right):
+    for p in (br.bmatmul, br.bmatmul_left, br.bmatmul_right, br.bdot):
         assert p.samples(np.random.default_rng(0)), p.public
         test_vjp_rules(p)
         test_jvp_rules(p)

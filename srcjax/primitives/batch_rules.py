@@ -1812,8 +1812,25 @@ def _bdot_vjp_b(g, ans, a, b, ab, bb):
     return bmatmul_right(g, a, b, ab, bb)
 
 
-bdot.samples = lambda rng: []
+def _bdot_jvp_a(t, ans, a, b, ab, bb):
+    return bdot(t, b, ab, bb)  # bilinear
+
+
+def _bdot_jvp_b(t, ans, a, b, ab, bb):
+    return bdot(a, t, ab, bb)
+
+
+# the adjoints above are bmatmul's, exact for operands of rank 1 and 2 (where dot
+# is matmul): the samples stay there
+bdot.samples = lambda rng: (
+    bmatmul.samples(rng)
+    + [
+        ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), True, True), {}),
+        ((rng.normal(size=(3,)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ]
+)
 bdot.def_vjp(_bdot_vjp_a, _bdot_vjp_b)
+bdot.def_jvp(_bdot_jvp_a, _bdot_jvp_b)
 
 _def(["jnp.dot"], _dot)
 _def(["jnp.inner"], _bilinear("inner"))
