@@ -22,7 +22,7 @@ import gast
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
-from .rules import inline_rule
+from .rules import active_operands, inline_rule
 
 __all__ = ["forward"]
 
@@ -175,18 +175,7 @@ class Forward:
         ans = self.namer.fresh(f"{t}_new") if t in operands else t
         pre: List[Any] = []
         terms: List[Any] = []
-        for pname, p in prim.signature.parameters.items():
-            arg = op.bound.get(pname)
-            if arg is None:
-                continue
-            items = arg if isinstance(arg, list) else [arg]
-            active_items = [
-                (i, a)
-                for i, a in enumerate(items)
-                if isinstance(a, gast.Name) and a.id in self.active
-            ]
-            if not active_items:
-                continue
+        for pname, p, arg, active_items in active_operands(prim, op.bound, self.active):
             rule = prim.jvps.get(pname)
             if rule is None:
                 if not prim.jvps:
@@ -216,7 +205,7 @@ class Forward:
             if isinstance(arg, gast.Name):
                 tan = N.name(self.dot(arg.id))
             else:  # a list operand (concatenate): the full list of tangents
-                tan = gast.List(elts=[self._tangent_of(a) for a in items], ctx=gast.Load())
+                tan = gast.List(elts=[self._tangent_of(a) for a in arg], ctx=gast.Load())
             stmts, expr = inline_rule(
                 rule, tan, N.name(ans), prim, op.bound, self.namer, self.bindings
             )

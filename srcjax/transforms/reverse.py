@@ -33,7 +33,7 @@ from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from ..primitives import registry
-from .rules import inline_rule
+from .rules import active_operands, inline_rule
 
 __all__ = ["reverse"]
 
@@ -370,18 +370,7 @@ class Reverse:
                 # t also names containers elsewhere, so its cotangent may be a hole
                 # here, where t is an array: the rules below need a dense one
                 out.append(self._at(N.assign(self.bar(t), self.dense(g, ans)), s))
-            for pname, p in prim.signature.parameters.items():
-                arg = op.bound.get(pname)
-                if arg is None:
-                    continue
-                items = arg if isinstance(arg, list) else [arg]
-                active_items = [
-                    (i, a)
-                    for i, a in enumerate(items)
-                    if isinstance(a, gast.Name) and a.id in self.active
-                ]
-                if not active_items:
-                    continue
+            for pname, p, arg, active_items in active_operands(prim, op.bound, self.active):
                 rule = prim.vjps.get(pname)
                 if rule is None:
                     if not prim.vjps:

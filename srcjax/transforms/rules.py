@@ -71,6 +71,22 @@ def _dotted_path(node) -> List[str]:
     return []
 
 
+def active_operands(prim: Any, bound: Dict[str, Any], active: Any):
+    """``(pname, param, arg, [(i, item), ...])`` for each parameter of ``prim``
+    bound to at least one active name (``active``: names whose derivative
+    flows); ``arg`` is the bound node or list of nodes (``concatenate``), the
+    items those of its entries that are active. Shared by both AD modes, which
+    then look up their own rule for ``pname``."""
+    for pname, p in prim.signature.parameters.items():
+        arg = bound.get(pname)
+        if arg is None:
+            continue
+        items = arg if isinstance(arg, list) else [arg]
+        hits = [(i, a) for i, a in enumerate(items) if isinstance(a, gast.Name) and a.id in active]
+        if hits:
+            yield pname, p, arg, hits
+
+
 def inline_rule(
     rule,
     g: Any,
