@@ -2139,3 +2139,57 @@ def test_forward_mode_through_a_vmapped_dot():
     eps = 1e-6
     fd = np.stack([(g(w + eps * e, xs) - g(w - eps * e, xs)) / (2 * eps) for e in np.eye(3)])
     assert_close(srcjax.hessian(_loss_of_vmapped_dot)(w, xs), fd, rtol=1e-6, atol=1e-7)
+
+
+def _sin2(x):
+    return jnp.sin(x) * 2.0
+
+
+def _pair_out(x):
+    return {"a": jnp.sin(x), "b": x * 3.0}
+
+
+def test_vjp_checks_the_cotangent():
+    """vjp's function took a (2, 3) cotangent for a (3,) output and returned a
+    (2, 3) "gradient" (JAX raises ValueError); a tuple for a leaf output and an
+    int32 or float16 cotangent for a float32 output were accepted too. Oracle: JAX's
+    errors, and the right value 2 cos(x) * ct when the cotangent fits (float64
+    cotangents are narrowed to float32 with x64 off, as JAX canonicalizes)."""
+    x = np.linspace(0.1, 0.9, 3).astype(np.float32)
+    out, f_vjp = srcjax.vjp(_sin2, x)
+    with pytest.raises(ValueError, match="got float64"):
+        f_vjp(np.ones(3))  # x64 on: a float64 cotangent does not fit a float32 output
+    srcjax.config.update("jax_enable_x64", False)
+    try:
+        _vjp_cotangent_checks(x)
+    finally:
+        srcjax.config.update("jax_enable_x64", True)
+
+
+def _vjp_cotangent_checks(x):
+    out, f_vjp = srcjax.vjp(_sin2, x)
+    for bad in (
+        np.ones((2, 3), np.float32),
+        (np.ones(3, np.float32),),
+        np.ones(3, np.int32),
+        np.ones(3, np.float16),
+        1.0,
+    ):
+        with pytest.raises(ValueError, match="cotangent|structure"):
+            f_vjp(bad)
+    ct = np.arange(3.0)
+    (g,) = f_vjp(ct)
+    assert g.dtype == np.float32
+    assert_close(g, 2 * np.cos(x) * ct, rtol=1e-6)
+    out, f_vjp = srcjax.vjp(_pair_out, x)
+    with pytest.raises(ValueError, match="tree structure"):
+        f_vjp({"a": np.ones(3, np.float32)})
+    (g,) = f_vjp({"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)})
+    assert_close(g, np.cos(x) + 3.0, rtol=1e-6)
+    # jacrev (which vmaps the same vjp code over stacked cotangents) still works
+    assert_close(srcjax.jacrev(_sin2)(x), np.diag(2 * np.cos(x)), rtol=1e-6)
+    assert_close(
+        srcjax.vmap(lambda c: f_vjp({"a": c, "b": c})[0])(np.eye(3, dtype=np.float32)),
+        np.diag(np.cos(x) + 3.0),
+        rtol=1e-6,
+    )

@@ -2768,3 +2768,18 @@ def _solve_triangular_rule(c):
 
 _def(["jnp.linalg.solve_triangular"], _solve_triangular_rule)
 _def(["ad.tri_rhs", "ad.tri_unrhs"], _helper_materialized("y", "a", "b"))
+
+
+def _check_cotangent(c):
+    """Per-example check: the mapped axes of the cotangent and of the output are
+    skipped (counted, so nested vmaps skip one more each)."""
+    _, cb = c.static("ct_batch")
+    _, ob = c.static("out_batch")
+    expr = c.rebuild(
+        ct_batch=N.const((cb or 0) + int(c.batched("ct"))),
+        out_batch=N.const((ob or 0) + int(c.batched("out"))),
+    )
+    return expr if c.batched("ct") else (expr, False)
+
+
+_def(["ad.check_cotangent"], _check_cotangent)

@@ -66,6 +66,117 @@ def _seed(out):
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
 
 
+def _leaf_type(x, skip: int) -> str:
+    shape = np.shape(x)[skip:]
+    dt = getattr(x, "dtype", None)
+    name = dt.name if dt is not None else type(x).__name__
+    return f"{name}[{','.join(str(d) for d in shape)}]"
+
+
+def _check_cotangent(ct, out, ct_batch=0, out_batch=0):
+    """The output cotangent ``ct`` handed to a ``vjp`` function, checked against
+    the primal output ``out`` as ``jax.vjp``'s pullback checks it: the output's
+    pytree structure, and each leaf of the output's shape and (canonical)
+    floating dtype. 64-bit cotangents narrow when x64 is off and Python scalars
+    take the output's dtype (JAX canonicalizes both). As in srcjax's sparse
+    cotangents, ``None`` stands for a zero cotangent and a list may stand for a
+    tuple. ``ct_batch``/``out_batch`` count leading vmap
+    axes to skip (set by the batching rule).
+
+    Raises:
+        ValueError (``TransformValueError``) on a structure, shape or dtype mismatch.
+    """
+    return _checked_ct(ct, out, ct_batch, out_batch, ct, out)
+
+
+def _ct_mismatch(what: str, ct_all, out_all):
+    from ..errors import TransformValueError
+    from ..tree_util import tree_structure
+
+    return TransformValueError(
+        f"unexpected {what} of the cotangent passed to the function returned by vjp"
+        f" (the cotangent has structure {tree_structure(ct_all)}, the differentiated "
+        f"function's output {tree_structure(out_all)}). Pass a cotangent with the "
+        "output's structure, shapes and dtypes, as jax.vjp requires."
+    )
+
+
+def _checked_ct(c, o, cb, ob, ct_all, out_all):
+    if c is None:
+        return c
+    if isinstance(o, (list, tuple)):
+        if not isinstance(c, (list, tuple)) or len(c) != len(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        new = [_checked_ct(ci, oi, cb, ob, ct_all, out_all) for ci, oi in zip(c, o)]
+        if all(a is b for a, b in zip(new, c)):
+            return c
+        return type(c)(*new) if hasattr(c, "_fields") else type(c)(new)
+    if isinstance(o, dict):
+        if not isinstance(c, dict) or set(c) != set(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        new = {k: _checked_ct(v, o[k], cb, ob, ct_all, out_all) for k, v in c.items()}
+        if all(new[k] is c[k] for k in c):
+            return c
+        return type(c)(new) if type(c) is not dict else new
+    kind = _class_kind(o)
+    if kind is not None:
+        if type(c) is not type(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        cc, aux = kind.flatten(c)
+        oc, _ = kind.flatten(o)
+        new = [_checked_ct(ci, oi, cb, ob, ct_all, out_all) for ci, oi in zip(cc, oc)]
+        if all(a is b for a, b in zip(new, cc)):
+            return c
+        return kind.unflatten(aux, tuple(new))
+    if o is None:
+        raise _ct_mismatch("tree structure", ct_all, out_all)
+    if isinstance(c, (dict, list, tuple)) or _class_kind(c) is not None:
+        raise _ct_mismatch("tree structure", ct_all, out_all)
+    if np.ndim(c) < cb:  # an unbatched leaf inside a batched container
+        return c
+    return _checked_ct_leaf(c, o, cb, ob)
+
+
+def _checked_ct_leaf(c, o, cb, ob):
+    from ..dtypes import canonicalize_dtype
+    from ..errors import TransformValueError
+
+    o_dt = getattr(o, "dtype", None)
+    if o_dt is None:
+        o_dt = np.asarray(o).dtype
+    c_dt = getattr(c, "dtype", None)
+    o_shape = np.shape(o)[ob:]
+    ok = np.shape(c)[cb:] == o_shape
+    if ok and o_dt.kind in "fc" and c_dt is not None:
+        ok = canonicalize_dtype(c_dt) == o_dt
+    if not ok:
+        raise TransformValueError(
+            "unexpected shape/dtype of the cotangent passed to the function returned by "
+            f"vjp: got {_leaf_type(c, cb)}, but expected "
+            f"{o_dt.name}[{','.join(str(d) for d in o_shape)}] because the corresponding "
+            "output of the differentiated function has that type."
+        )
+    if o_dt.kind in "fc" and (c_dt is None or c_dt != o_dt):
+        return np.asarray(c, o_dt)
+    return c
+
+
+check_cotangent = register(Primitive("ad.check_cotangent", _check_cotangent, kind="internal"))
+
+
+def _check_cotangent_vjp(g, ans, ct, out, ct_batch=0, out_batch=0):
+    return g
+
+
+def _check_cotangent_jvp(t, ans, ct, out, ct_batch=0, out_batch=0):
+    return t
+
+
+check_cotangent.def_vjp(_check_cotangent_vjp)
+check_cotangent.def_jvp(_check_cotangent_jvp)
+check_cotangent.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
 def _cotangent_like(ct, x):
     """``ct`` as a cotangent for ``x``: a materialized scalar zero becomes zeros of
     ``x``'s shape and dtype; arrays are cast to ``x``'s floating dtype."""

@@ -817,9 +817,13 @@ def reverse(
     nz: Set[str] = set()
     seed = []
     if cotangent is not None:
+        # checked against the output as jax.vjp's pullback checks it
+        check = N.call("ad.check_cotangent", [N.name(cotangent), N.name(out_name)])
         if out_name in rv_.active:
-            seed = [N.assign(rv_.bar(out_name), N.name(cotangent))]
+            seed = [N.assign(rv_.bar(out_name), check)]
             nz.add(out_name)
+        else:
+            seed = [N.expr_stmt(check)]
     elif out_name in rv_.active:
         seed = [N.assign(rv_.bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
         nz.add(out_name)
