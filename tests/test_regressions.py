@@ -2193,3 +2193,61 @@ def _vjp_cotangent_checks(x):
         np.diag(np.cos(x) + 3.0),
         rtol=1e-6,
     )
+
+
+def _nested_whiles(x):
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    n1 = 0
+    while n1 < 2 and jnp.sum(x * x) < 7.84:
+        v2 = jnp.sin(v2) * v2
+        n2 = 0
+        while n2 < 1 and jnp.sum(x * x) < 17.81:
+            v1 = jnp.sum(v2) * v2
+            n2 = n2 + 1
+        n1 = n1 + 1
+    return jnp.sum(v1 * v1)
+
+
+_W3 = np.array([1.0, 2.0, 3.0])
+
+
+def _weighted_grad_of_nested_whiles(x):
+    return jnp.sum(srcjax.grad(_nested_whiles)(x) * _W3)
+
+
+def test_grad_of_grad_through_nested_whiles():
+    """grad(grad) of nested while loops raised "assigning to the loop variable `_1`":
+    the inlined gradient's outer loop variable `_` was renamed `_1`, and the check
+    compared that new name with the inner loop's source name `_1` (fuzz --vmap2,
+    seed 1, program 94). Oracle: central differences of the first gradient."""
+    x = np.array([0.3, -0.2, 0.5])
+    fd = fd_grad(_weighted_grad_of_nested_whiles, x)
+    assert_close(srcjax.grad(_weighted_grad_of_nested_whiles)(x), fd, rtol=1e-6, atol=1e-8)
+
+
+def _cumsum_in_branches(x):
+    v0, v1, v2 = x, jnp.sin(x), x * 0.5 + 0.1
+    if jnp.sum(v0) > -0.67:
+        v2 = jnp.cumsum(v0) * 0.3
+        v0 = jnp.sin(v2) * v1
+    else:
+        v1 = jnp.cumsum(v2) * 0.3
+    return jnp.sum(v1 * v0)
+
+
+def _hvp_of_cumsum_in_branches(x):
+    return jnp.sum(srcjax.grad(_cumsum_in_branches)(x) * _W3)
+
+
+def test_vmap_of_grad_of_grad_with_axes_computed_in_a_batched_branch():
+    """vmap(grad(grad(f))) with cumsum in both branches of an `if` raised 'only
+    0-dimensional arrays can be converted to Python scalars': the adjoint's axis
+    (`ad.axis_or_zero(None)`, bound in a branch) was broadcast to a per-example array
+    and selected like a value (fuzz --vmap2, seed 1, program 95). Oracle: a Python
+    loop of grad(grad) over the rows, whose rows take both branches."""
+    xs = np.random.default_rng(0).normal(size=(4, 3))
+    xs[3] = -1.0  # takes the else branch
+    want = np.stack([srcjax.grad(_hvp_of_cumsum_in_branches)(x) for x in xs])
+    assert_close(srcjax.vmap(srcjax.grad(_hvp_of_cumsum_in_branches))(xs), want, rtol=1e-12)
+    assert_close(want[0], fd_grad(_hvp_of_cumsum_in_branches, xs[0]), rtol=1e-6, atol=1e-8)

@@ -875,7 +875,9 @@ class Normalizer:
                 if not isinstance(target, gast.Name):
                     raise _unsupported(target, "unpacking a range loop variable", src=self.src)
                 tname = self.var(target.id)
-                if tname in N.assigned_names(s.body):
+                # (the body is still source: compare source names, not the renamed
+                # one, which may be another source name of an inlined function)
+                if target.id in N.assigned_names(s.body):
                     raise UnsupportedSyntaxError(
                         f"assigning to the loop variable `{target.id}` inside its `for` loop "
                         "is not supported in transformed functions",

@@ -41,6 +41,7 @@ import gast
 import numpy as np
 
 from .. import dtypes as _dt
+from ..errors import TransformValueError
 from ..frontend import nodes as N
 from .ad import _unbroadcast as _ad_unbroadcast
 from .control import _class_kind, class_map
@@ -473,6 +474,28 @@ def _batch_axis(axis, ndim):
 
 
 batch_axis = _reg("ad.batch_axis", _batch_axis, differentiable=False)
+
+
+def _static_join(a, b):
+    """The value after a batched ``if`` of a name both branches bind to static
+    metadata (an axis, a shape): the same for every example, else an error.
+    ``None`` is the value of a name a branch did not assign."""
+    if a is None:
+        return b
+    if b is None or a is b:
+        return a
+    same = a == b
+    if isinstance(same, bool) and same:
+        return a
+    raise TransformValueError(
+        "under vmap, a value used as a static argument (an axis or a shape) depends on "
+        f"a per-example condition: {a!r} in one branch, {b!r} in the other. Make it the "
+        "same in both branches, or move the condition out of the vmapped function."
+    )
+
+
+static_join = _reg("ad.static_join", _static_join, differentiable=False)
+static_join.samples = lambda rng: []
 
 
 def _batch_shape(size, shape):

@@ -742,9 +742,11 @@ class Batcher:
         none_then = self.block(copy.deepcopy(s.orelse), set(defined))
         bat2 = self.bat
         self.bat = set(entry)
-        mixed, bat3 = self.mixed_if(s, take, defined, assigned)
-        joined = bat1 | bat2 | bat3 | set(a for a in assigned if a in defined or True)
-        joined = bat1 | bat2 | bat3 | set(assigned)
+        static = _static_names(s.body + s.orelse, entry)
+        mixed, bat3 = self.mixed_if(s, take, defined, assigned, static)
+        # a name either branch assigns differs between the examples, unless both
+        # bind it to static metadata (an axis, a shape): that stays unbatched
+        joined = bat1 | bat2 | bat3 | (set(assigned) - static)
         for names, blk, stmts in ((bat1, all_then, s.body), (bat2, none_then, s.orelse)):
             reach = defined | set(N.assigned_names(stmts))
             for n in sorted(joined - names):
@@ -764,7 +766,9 @@ class Batcher:
         node.sj_note = "batched condition"
         return [node]
 
-    def mixed_if(self, s, take, defined, assigned) -> Tuple[List[Any], Set[str]]:
+    def mixed_if(
+        self, s, take, defined, assigned, static: Set[str] = frozenset()
+    ) -> Tuple[List[Any], Set[str]]:
         out: List[Any] = []
         entry = set(self.bat)
         results = {}
@@ -833,6 +837,11 @@ class Batcher:
             if a is None or b is None:
                 out.append(self.at(N.assign(n, N.name(a or b)), s))
                 self._set(n, (a or b) in self.bat)
+                continue
+            if n in static and a not in self.bat and b not in self.bat:
+                join = N.call("ad.static_join", [N.name(a), N.name(b)])
+                out.append(self.at(N.assign(n, join), s))
+                self._set(n, False)
                 continue
             av = (
                 N.name(a)
@@ -1086,6 +1095,37 @@ def _stacks(stmts: List[Any]) -> Set[str]:
         elif op is not None and op.kind == "pop" and isinstance(node, (gast.Assign, gast.Expr)):
             pushed.setdefault(op.target, 0)
     return {n for n, k in pushed.items() if stores.get(n, 0) == k}
+
+
+#: primitives whose result is static metadata, the same for every example when
+#: their operands are (for the shape queries: whatever their operands are)
+_STATIC_RESULT = {"jnp.shape", "jnp.ndim", "jnp.size", "ad.axis_or_zero"}
+_SHAPE_QUERIES = {"jnp.shape", "jnp.ndim", "jnp.size"}
+
+
+def _static_names(stmts: List[Any], batched: Set[str]) -> Set[str]:
+    """Names every binding of which in ``stmts`` is static metadata (a shape, a
+    rank, an axis from unbatched operands): the generated adjoint code of an
+    ``if`` computes such values in its branches (``axis = ad.axis_or_zero(None)``)
+    and they must stay Python values under vmap, not become per-example arrays."""
+    good: Dict[str, bool] = {}
+    plain: Set[int] = set()  # Name nodes bound by `name = <static primitive>(...)`
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if not isinstance(node, gast.Assign) or len(node.targets) != 1:
+            continue
+        tgt = node.targets[0]
+        op = getattr(node, "sj_op", None)
+        if not isinstance(tgt, gast.Name) or op is None or op.kind != "prim":
+            continue
+        ok = op.prim.public in _STATIC_RESULT
+        if ok and op.prim.public not in _SHAPE_QUERIES:
+            ok = not any(n in batched for n in N.names_in(node.value))
+        if ok:
+            plain.add(id(tgt))
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            good[node.id] = good.get(node.id, True) and id(node) in plain
+    return {n for n, ok in good.items() if ok}
 
 
 def _reads_before_write(stmts: List[Any]) -> List[str]:
