@@ -2251,3 +2251,50 @@ def test_vmap_of_grad_of_grad_with_axes_computed_in_a_batched_branch():
     want = np.stack([srcjax.grad(_hvp_of_cumsum_in_branches)(x) for x in xs])
     assert_close(srcjax.vmap(srcjax.grad(_hvp_of_cumsum_in_branches))(xs), want, rtol=1e-12)
     assert_close(want[0], fd_grad(_hvp_of_cumsum_in_branches, xs[0]), rtol=1e-6, atol=1e-8)
+
+
+def _reversed_in_a_branch(x):
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    if jnp.sum(v2) > -0.02:
+        v1 = v1 * v1
+    else:
+        v1 = v2[::-1] * 0.5
+    return jnp.sum(v1 * v1)
+
+
+def _hvp_of_reversed_in_a_branch(x):
+    return jnp.sum(srcjax.grad(_reversed_in_a_branch)(x) * _W3)
+
+
+def _per_example_constant(x):
+    if jnp.sum(x) > 0:
+        k = 1
+    else:
+        k = 2
+    return jnp.sum(x * _W3) * k
+
+
+def _per_example_slice(x):
+    if jnp.sum(x) > 0:
+        s = slice(None, None, -1)
+    else:
+        s = slice(None, None, 1)
+    return jnp.sum(x[s] * _W3)
+
+
+def test_vmap_of_grad_of_grad_with_a_slice_bound_in_a_batched_branch():
+    """vmap(grad(grad(f))) with `v[::-1]` in one branch raised 'arrays used as
+    indices must be of integer type': the adjoint's constant slice was broadcast and
+    selected like data (fuzz --vmap2, seed 1, program 6). Oracle: a Python loop of
+    grad(grad). Constants and slices that differ per example are still data (or an
+    error), never silently one example's value."""
+    xs = np.random.default_rng(0).normal(size=(4, 3))
+    xs[3] = -1.0
+    want = np.stack([srcjax.grad(_hvp_of_reversed_in_a_branch)(x) for x in xs])
+    got = srcjax.vmap(srcjax.grad(_hvp_of_reversed_in_a_branch))(xs)
+    assert_close(got, want, rtol=1e-12)
+    want = np.array([_per_example_constant(x) for x in xs])
+    assert_close(srcjax.vmap(_per_example_constant)(xs), want)
+    with pytest.raises(ValueError, match="static argument"):
+        srcjax.vmap(_per_example_slice)(xs)

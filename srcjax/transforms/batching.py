@@ -312,6 +312,8 @@ class Batcher:
         self.bat: Set[str] = set()
         self.size_name = self.namer.fresh("batch")
         self.dry = False
+        #: names bound only to static metadata anywhere in the function (see _static_names)
+        self.static = _static_names(self.fdef.body)
         from ..primitives import batch_rules  # noqa: F401  (registers rules and helpers)
 
     # ------------------------------------------------------------------ helpers
@@ -742,7 +744,7 @@ class Batcher:
         none_then = self.block(copy.deepcopy(s.orelse), set(defined))
         bat2 = self.bat
         self.bat = set(entry)
-        static = _static_names(s.body + s.orelse, entry)
+        static = self.static & set(assigned)
         mixed, bat3 = self.mixed_if(s, take, defined, assigned, static)
         # a name either branch assigns differs between the examples, unless both
         # bind it to static metadata (an axis, a shape): that stays unbatched
@@ -1103,25 +1105,58 @@ _STATIC_RESULT = {"jnp.shape", "jnp.ndim", "jnp.size", "ad.axis_or_zero"}
 _SHAPE_QUERIES = {"jnp.shape", "jnp.ndim", "jnp.size"}
 
 
-def _static_names(stmts: List[Any], batched: Set[str]) -> Set[str]:
-    """Names every binding of which in ``stmts`` is static metadata (a shape, a
-    rank, an axis from unbatched operands): the generated adjoint code of an
-    ``if`` computes such values in its branches (``axis = ad.axis_or_zero(None)``)
-    and they must stay Python values under vmap, not become per-example arrays."""
-    good: Dict[str, bool] = {}
-    plain: Set[int] = set()  # Name nodes bound by `name = <static primitive>(...)`
+def _is_static_expr(e: Any) -> bool:
+    """A slice of constants, or a tuple of them and constants (an index a branch
+    of generated adjoint code binds: ``slice(None, None, -1)``). Plain
+    constants are not: ``k = 1`` / ``k = 2`` in two branches is per-example data."""
+    if isinstance(e, gast.Tuple):
+        return any(_is_static_expr(x) for x in e.elts) and all(
+            _is_static_expr(x) or _is_constant(x) for x in e.elts
+        )
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice":
+        return not e.keywords and all(_is_constant(a) for a in e.args)
+    return False
+
+
+def _is_constant(e: Any) -> bool:
+    if isinstance(e, gast.Constant):
+        return True
+    return (
+        isinstance(e, gast.UnaryOp)
+        and isinstance(e.op, gast.USub)
+        and isinstance(e.operand, gast.Constant)
+    )
+
+
+def _static_names(stmts: List[Any]) -> Set[str]:
+    """Names every binding of which in ``stmts`` (the whole function) is static
+    metadata: a shape or rank query, an axis from constants
+    (``ad.axis_or_zero(None)``), a constant slice. Generated adjoint code binds
+    such values in the branches of an ``if``; under a batched condition they
+    must stay Python values (joined by ``ad.static_join``), not become
+    per-example arrays selected like data."""
+    plain: Set[int] = set()  # Name nodes bound by a static assignment
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if not isinstance(node, gast.Assign) or len(node.targets) != 1:
             continue
         tgt = node.targets[0]
-        op = getattr(node, "sj_op", None)
-        if not isinstance(tgt, gast.Name) or op is None or op.kind != "prim":
+        if not isinstance(tgt, gast.Name):
             continue
-        ok = op.prim.public in _STATIC_RESULT
-        if ok and op.prim.public not in _SHAPE_QUERIES:
-            ok = not any(n in batched for n in N.names_in(node.value))
+        op = getattr(node, "sj_op", None)
+        ok = _is_static_expr(node.value)
+        if not ok and op is not None and op.kind == "prim":
+            public = op.prim.public
+            ok = public in _SHAPE_QUERIES or (
+                public in _STATIC_RESULT
+                and all(
+                    _is_constant(v)
+                    for v in op.bound.values()
+                    for v in (v if isinstance(v, list) else [v])
+                )
+            )
         if ok:
             plain.add(id(tgt))
+    good: Dict[str, bool] = {}
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             good[node.id] = good.get(node.id, True) and id(node) in plain
