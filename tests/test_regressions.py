@@ -2298,3 +2298,34 @@ def test_vmap_of_grad_of_grad_with_a_slice_bound_in_a_batched_branch():
     assert_close(srcjax.vmap(_per_example_constant)(xs), want)
     with pytest.raises(ValueError, match="static argument"):
         srcjax.vmap(_per_example_slice)(xs)
+
+
+def _loops_in_both_branches(x):
+    v1 = jnp.sin(x)
+    if jnp.sum(x) > 0.0:
+        for _i in range(1):
+            v1 = x * 0.5
+    else:
+        for _j in range(1):
+            v1 = v1 * v1 * v1
+    return jnp.sum(x * v1)
+
+
+def _hvp_of_loops_in_both_branches(x):
+    return jnp.sum(srcjax.grad(_loops_in_both_branches)(x) * _W3)
+
+
+def test_vmap_of_grad_of_grad_keeps_both_branches_cotangent_tapes():
+    """vmap(grad(grad(f))) with a loop in each branch of an `if` was silently wrong
+    for the examples of one branch: each branch of the second-order code starts its
+    cotangent tape (`tape_bar = None`), and under a mixed batched condition, where
+    both branches run, the second start dropped the first branch's pushes (the tape
+    was also selected like a value). Found by fuzz --vmap2 (seed 4, program 72).
+    Oracle: a Python loop of grad(grad), and finite differences of grad."""
+    xs = np.random.default_rng(4).normal(size=(4, 3))
+    assert {bool(np.sum(x) > 0) for x in xs} == {True, False}
+    want = np.stack([srcjax.grad(_hvp_of_loops_in_both_branches)(x) for x in xs])
+    got = srcjax.vmap(srcjax.grad(_hvp_of_loops_in_both_branches))(xs)
+    assert_close(got, want, rtol=1e-12)
+    for x, w in zip(xs, want):
+        assert_close(w, fd_grad(_hvp_of_loops_in_both_branches, x), rtol=1e-6, atol=1e-8)

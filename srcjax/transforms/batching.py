@@ -423,6 +423,9 @@ class Batcher:
             and N.to_source(v.func).strip() == "ad.pop_like"
         ):
             like = v.args[1]
+        if like is None and t in self.static:
+            self._set(t, False)  # restores static metadata pushed as it was
+            return [s]
         if like is None or lst_b == self.is_batched(like):
             self._set(t, lst_b or (like is not None and self.is_batched(like)))
             return [s]
@@ -630,7 +633,9 @@ class Batcher:
             if self.is_batched(v) and lst not in self.bat:
                 self.bat.add(lst)
                 return [self.broadcast_stmt(lst, s), s]
-            if lst in self.bat and not self.is_batched(v):
+            static = isinstance(v, gast.Name) and v.id in self.static
+            if lst in self.bat and not self.is_batched(v) and not static:
+                # (static metadata is pushed as it is and popped unbatched)
                 s.value.args = [N.call("ad.batch_broadcast", [N.clone(v), N.name(self.size_name)])]
             return [s]
         if (
@@ -785,6 +790,14 @@ class Batcher:
             # the then branch made batched is batched when the else branch starts
             self.bat = set(entry) | shared
             stmts = copy.deepcopy(stmts)
+            if not flag:
+                # the then branch ran first on the same stacks: a stack it started
+                # (`tape_bar = None`) holds its pushes, which the else branch must
+                # not drop by starting it again
+                started = set(N.assigned_names(s.body)) & stacks
+                stmts = [
+                    st for st in stmts if not (_is_none_init(st) and st.targets[0].id in started)
+                ]
             local_assigned = [n for n in N.assigned_names(stmts) if n not in stacks]
             reads = [n for n in _reads_before_write(stmts) if n not in stacks]
             renames: Dict[str, str] = {}
@@ -797,6 +810,8 @@ class Batcher:
                 if n in local_assigned or needs_mask:
                     r = self.namer.fresh(f"{n}_{which}")
                     renames[n] = r
+                    if n in self.static:
+                        self.static.add(r)
                     if needs_mask:
                         pre.append(
                             self.at(
@@ -927,7 +942,8 @@ class Batcher:
         # operand of a None), so every example keeps its own last value
         for n in sorted(assigned - set(defined) - {cond}):
             out.append(self.at(N.assign(n, N.const(None)), s))
-        for n in sorted(assigned & (set(defined)) - self.bat):
+        static = self.static & assigned  # stay Python values (see batched_if)
+        for n in sorted(assigned & (set(defined)) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
         if cond not in self.bat:
@@ -937,8 +953,8 @@ class Batcher:
         inner = gast.If(test=N.name(cond), body=body, orelse=[])
         self.at(inner, s)
         inner_defined = set(defined) | assigned
-        mixed, bat_m = self.mixed_if(inner, N.name(cond), inner_defined, sorted(assigned))
-        self.bat = set(bat_m) | assigned
+        mixed, bat_m = self.mixed_if(inner, N.name(cond), inner_defined, sorted(assigned), static)
+        self.bat = set(bat_m) | (assigned - static)
         loop = gast.While(test=N.call("jnp.any", [N.name(cond)]), body=mixed, orelse=[])
         self.at(loop, s)
         loop.sj_note = "batched loop: runs until every example is done"
@@ -980,14 +996,15 @@ class Batcher:
         # values first assigned in the body start as None (see batched_while)
         for n in sorted(assigned - set(defined)):
             out.append(self.at(N.assign(n, N.const(None)), s))
-        for n in sorted(assigned & set(defined) - self.bat):
+        static = self.static & assigned  # stay Python values (see batched_if)
+        for n in sorted(assigned & set(defined) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
         inner = gast.If(test=N.name(active), body=list(s.body), orelse=[])
         self.at(inner, s)
         inner_defined = set(defined) | assigned | {i, active}
-        mixed, bat_m = self.mixed_if(inner, N.name(active), inner_defined, sorted(assigned))
-        self.bat = set(bat_m) | assigned
+        mixed, bat_m = self.mixed_if(inner, N.name(active), inner_defined, sorted(assigned), static)
+        self.bat = set(bat_m) | (assigned - static)
         descending = isinstance(s.iter, gast.Call) and getattr(s.iter.func, "id", "") == "reversed"
         rng = N.call(N.name("range"), [lo, hi])
         loop = gast.For(
@@ -1087,7 +1104,10 @@ def _stacks(stmts: List[Any]) -> Set[str]:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         op = getattr(node, "sj_op", None)
-        if (
+        if _is_none_init(node):
+            # `tape_bar = None`: a cotangent tape started empty
+            pushed[node.targets[0].id] = pushed.get(node.targets[0].id, 0) + 1
+        elif (
             isinstance(node, gast.Assign)
             and op is not None
             and op.kind == "append"
@@ -1136,6 +1156,7 @@ def _static_names(stmts: List[Any]) -> Set[str]:
     must stay Python values (joined by ``ad.static_join``), not become
     per-example arrays selected like data."""
     plain: Set[int] = set()  # Name nodes bound by a static assignment
+    neutral: Set[int] = set()  # ... by `x = None` (pre-initialized) or a tape pop
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if not isinstance(node, gast.Assign) or len(node.targets) != 1:
             continue
@@ -1143,6 +1164,13 @@ def _static_names(stmts: List[Any]) -> Set[str]:
         if not isinstance(tgt, gast.Name):
             continue
         op = getattr(node, "sj_op", None)
+        if (isinstance(node.value, gast.Constant) and node.value.value is None) or (
+            op is not None and op.kind == "pop"
+        ):
+            # a pop restores what the same name pushed (the tape's restore
+            # pattern), so it is static when every other binding is
+            neutral.add(id(tgt))
+            continue
         ok = _is_static_expr(node.value)
         if not ok and op is not None and op.kind == "prim":
             public = op.prim.public
@@ -1157,10 +1185,25 @@ def _static_names(stmts: List[Any]) -> Set[str]:
         if ok:
             plain.add(id(tgt))
     good: Dict[str, bool] = {}
+    seen: Set[str] = set()
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if id(node) in neutral:
+                good.setdefault(node.id, True)
+                continue
             good[node.id] = good.get(node.id, True) and id(node) in plain
-    return {n for n, ok in good.items() if ok}
+            seen.add(node.id)
+    return {n for n, ok in good.items() if ok and n in seen}
+
+
+def _is_none_init(node: Any) -> bool:
+    return (
+        isinstance(node, gast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], gast.Name)
+        and isinstance(node.value, gast.Constant)
+        and node.value.value is None
+    )
 
 
 def _reads_before_write(stmts: List[Any]) -> List[str]:
