@@ -41,3 +41,15 @@ def test_random_programs_vmap_matches_a_loop(seed, tmp_path_factory):
     xs = rng.normal(size=(4, 3))
     problem = programs.check_vmap(prog, xs, str(tmp_path_factory.getbasetemp()))
     assert problem is None, problem
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_programs_vmap_of_reverse_over_reverse_matches_a_loop(seed, tmp_path_factory):
+    # vmap(grad(<grad(f), v>)): second-order tapes pushed and popped in masked branches
+    rng = np.random.default_rng(seed)
+    prog = programs.generate(rng)
+    xs = rng.normal(size=(4, 3))
+    v = rng.normal(size=3)
+    problem = programs.check_vmap_hvp(prog, xs, v, str(tmp_path_factory.getbasetemp()))
+    assert problem is None, problem
