@@ -2329,3 +2329,21 @@ def test_vmap_of_grad_of_grad_keeps_both_branches_cotangent_tapes():
     assert_close(got, want, rtol=1e-12)
     for x, w in zip(xs, want):
         assert_close(w, fd_grad(_hvp_of_loops_in_both_branches, x), rtol=1e-6, atol=1e-8)
+
+
+def _sum_of_map(x, y):
+    return sum(map(lambda a, b: a * b, x, y)) + sum(map(jnp.sin, x))
+
+
+def test_map_of_a_function_is_transformed():
+    """`sum(map(jnp.sin, x))` had no derivative rule (an opaque `map` call) and crashed
+    under vmap with an AxisError; map(f, xs, ys) is now the list [f(a, b) ...].
+    Oracles: d/dx = y + cos(x), d/dy = x; a Python loop for vmap."""
+    x, y = np.array([0.5, 2.0, 0.1]), np.array([1.0, 3.0, -1.0])
+    gx, gy = srcjax.grad(_sum_of_map, argnums=(0, 1))(x, y)
+    assert_close(gx, y + np.cos(x))
+    assert_close(gy, x)
+    xs, ys = np.stack([x, y]), np.stack([y, x])
+    want = [_sum_of_map(a, b) for a, b in zip(xs, ys)]
+    assert_close(srcjax.vmap(_sum_of_map)(xs, ys), want)
+    assert_close(srcjax.jit(_sum_of_map)(x, y), want[0])

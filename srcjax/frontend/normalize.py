@@ -1349,6 +1349,30 @@ class Normalizer:
         """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
         (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
         nargs = len(e.args)
+        if obj is map and not e.keywords and nargs >= 2:
+            # map(f, xs, ys): the list [f(x, y) for x, y in zip(xs, ys)], so that
+            # transforms see the calls (a list, not an iterator: sum, list, for
+            # loops and jnp.stack consume both alike)
+            items = [self.namer.fresh("map_item") for _ in e.args[1:]]
+            if len(items) == 1:
+                target_node, it = N.name(items[0], store=True), e.args[1]
+            else:
+                target_node = gast.Tuple(
+                    elts=[N.name(n, store=True) for n in items], ctx=gast.Store()
+                )
+                it = gast.Call(func=N.name("zip"), args=list(e.args[1:]), keywords=[])
+                gast.copy_location(it, e)
+            elt = gast.Call(func=e.args[0], args=[N.name(n) for n in items], keywords=[])
+            comp = gast.ListComp(
+                elt=elt,
+                generators=[
+                    gast.comprehension(target=target_node, iter=it, ifs=[], is_async=0)
+                ],
+            )
+            for node in (elt, comp):
+                gast.copy_location(node, e)
+            gast.fix_missing_locations(comp)
+            return self.comprehension(comp)
         if obj in (max, min) and not e.keywords and nargs >= 1:
             items = e.args
             if nargs == 1:
