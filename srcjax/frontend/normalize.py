@@ -1365,9 +1365,7 @@ class Normalizer:
             elt = gast.Call(func=e.args[0], args=[N.name(n) for n in items], keywords=[])
             comp = gast.ListComp(
                 elt=elt,
-                generators=[
-                    gast.comprehension(target=target_node, iter=it, ifs=[], is_async=0)
-                ],
+                generators=[gast.comprehension(target=target_node, iter=it, ifs=[], is_async=0)],
             )
             for node in (elt, comp):
                 gast.copy_location(node, e)
