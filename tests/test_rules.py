@@ -31,6 +31,7 @@ import srcjax.nn  # noqa: F401  (registers the nn primitives)
 import srcjax.numpy  # noqa: F401  (registers every jnp primitive)
 import srcjax.scipy.special  # noqa: F401
 from srcjax.config import config
+from srcjax.primitives import batch_rules  # noqa: F401  (vmap helpers carry rules too)
 from srcjax.primitives.registry import REGISTRY
 
 EPS = 1e-6

@@ -19,6 +19,7 @@ registry, a user function, a Python builtin that runs as-is, or "unknown"
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import keyword
@@ -1729,6 +1730,14 @@ class Normalizer:
             return c.value
         if isinstance(c, gast.Tuple):
             return tuple(x.value for x in c.elts)
+        try:  # nested displays of constants: in_axes=({"w": None, "b": 0}, 1)
+            return ast.literal_eval(N.to_source(node).strip())
+        except (ValueError, SyntaxError, TypeError):
+            pass
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            status, obj = self.resolve(node)  # a module-level constant: AXES = (0, None)
+            if status == "found" and _is_plain_data(obj):
+                return obj
         raise UnsupportedSyntaxError(
             "options of a transform used inside a transformed function must be constants",
             self.loc(node),
@@ -2253,6 +2262,17 @@ def _methods() -> Dict[str, Any]:
         except ImportError:
             METHODS = {}
     return METHODS
+
+
+def _is_plain_data(x: Any) -> bool:
+    """Numbers, strings, None and tuples/lists/dicts of them (transform options)."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    if isinstance(x, (tuple, list)):
+        return all(_is_plain_data(v) for v in x)
+    if isinstance(x, dict):
+        return all(_is_plain_data(k) and _is_plain_data(v) for k, v in x.items())
+    return False
 
 
 def _fold_constant(e: Any) -> Any:

@@ -256,7 +256,63 @@ def _select_ct(g, take, x, which):
 
 
 select_ct = _reg("ad.select_ct", _select_ct)
-select_ct.samples = lambda rng: []
+select_ct.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), np.array([True, False, True]), rng.normal(size=(3, 2)), True), {}),
+    ((rng.normal(size=(3, 2)), np.array([True, False, True]), rng.normal(size=(3, 1)), False), {}),
+]
+
+
+def _select_ct_adjoint(h, take, g, which):
+    """The transpose of :func:`_select_ct` in ``g``: ``h`` (shaped like ``x``)
+    broadcast to ``g``'s shape and masked to the examples with ``take == which``."""
+    if h is None or g is None:
+        return None
+    if isinstance(g, dict):
+        return {k: _select_ct_adjoint(h.get(k), take, v, which) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        vals = [_select_ct_adjoint(h[i], take, v, which) for i, v in enumerate(g)]
+        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
+    if _class_kind(g) is not None:
+        return class_map(lambda hv, gv: _select_ct_adjoint(hv, take, gv, which), h, g)
+    g = np.asarray(g)
+    h = np.asarray(h)
+    k = np.ndim(take)
+    hs = np.shape(h)
+    lifted = np.reshape(h, hs[:k] + (1,) * (g.ndim - len(hs)) + hs[k:])
+    full = np.broadcast_to(lifted, g.shape)
+    t = _aligned(take, g)
+    return np.where(t if which else np.logical_not(t), full, np.zeros((), full.dtype))
+
+
+select_ct_adjoint = _reg("ad.select_ct_adjoint", _select_ct_adjoint)
+select_ct_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), np.array([True, False, True]), rng.normal(size=(3, 2)), True), {}),
+    ((rng.normal(size=(3, 1)), np.array([True, False, True]), rng.normal(size=(3, 2)), False), {}),
+]
+
+
+def _select_ct_vjp(h, ans, g, take, x, which):
+    return select_ct_adjoint(h, take, g, which)
+
+
+def _select_ct_jvp(t, ans, g, take, x, which):
+    return select_ct(t, take, x, which)
+
+
+def _select_ct_adjoint_vjp(k, ans, h, take, g, which):
+    return select_ct(k, take, h, which)
+
+
+def _select_ct_adjoint_jvp(t, ans, h, take, g, which):
+    return select_ct_adjoint(t, take, g, which)
+
+
+# (second-order derivatives of vmapped code with a batched `if`: hessian(loss) where
+# loss vmaps a function with a branch)
+select_ct.def_vjp(g=_select_ct_vjp)
+select_ct.def_jvp(g=_select_ct_jvp)
+select_ct_adjoint.def_vjp(h=_select_ct_adjoint_vjp)
+select_ct_adjoint.def_jvp(h=_select_ct_adjoint_jvp)
 
 
 def _select_vjp_a(g, ans, take, a, b):
@@ -315,6 +371,13 @@ def _branch_input(take, x, which=True):
 
 
 branch_input = _reg("ad.branch_input", _branch_input)
+# its rules are the identity's: the substitute values of the examples that do not take
+# the branch get no gradient (their results are discarded by ad.select), so finite
+# differences agree only where every example takes it
+branch_input.samples = lambda rng: [
+    ((np.array([True, True, True]), rng.normal(size=(3, 2))), {}),
+    ((np.array([False, False]), rng.normal(size=(2, 3)), False), {}),
+]
 
 
 def _branch_input_vjp(g, ans, take, x, which=True):
@@ -323,11 +386,6 @@ def _branch_input_vjp(g, ans, take, x, which=True):
 
 def _branch_input_jvp(t, ans, take, x, which=True):
     return select(take, t, zeros_like(t)) if which else select(take, zeros_like(t), t)
-
-
-branch_input.samples = lambda rng: [
-    ((np.array([True, False, True]), rng.normal(size=(3, 2))), {}),
-]
 
 
 def _tree_stack(parts):
@@ -457,6 +515,126 @@ def _tree_batch_out(x, axes):
 
 
 tree_batch_out = _reg("ad.tree_batch_out", _tree_batch_out)
+
+
+def _tree_batch_in_adjoint(g, x, axes):
+    """The cotangent of ``x`` from that of ``tree_batch_in(x, axes, size)``: the
+    batch axis moved back to ``axes``; summed over it where ``x`` was broadcast."""
+
+    def fn(leaf, ax, xl):
+        if leaf is None:
+            return None
+        if ax is None:
+            return np.sum(leaf, axis=0)
+        return np.moveaxis(np.asarray(leaf), 0, ax)
+
+    return _map_axes2(g, x, axes, fn)
+
+
+def _tree_batch_out_adjoint(g, x, axes):
+    """The cotangent of batched ``x`` from that of ``tree_batch_out(x, axes)``: the
+    batch axis moved back to the front; for ``axes`` None (the first example
+    taken), ``g`` at example 0 and zeros elsewhere."""
+
+    def fn(leaf, ax, xl):
+        if leaf is None:
+            return None
+        if ax is None:
+            out = np.zeros(np.shape(xl), np.result_type(xl, leaf))
+            out[0] = leaf
+            return out
+        return np.moveaxis(np.asarray(leaf), ax, 0)
+
+    return _map_axes2(g, x, axes, fn)
+
+
+def _map_axes2(g, x, axes, fn):
+    """``fn(g_leaf, axis, x_leaf)`` over the leaves of ``g`` and ``x`` (same
+    structure; ``None`` leaves of ``g`` are zero cotangents) with ``axes`` a pytree
+    prefix of axes."""
+    if isinstance(axes, (int, type(None))):
+        if isinstance(x, dict):
+            return {
+                k: _map_axes2(None if g is None else g.get(k), v, axes, fn) for k, v in x.items()
+            }
+        if isinstance(x, (list, tuple)):
+            gs = [None] * len(x) if g is None else list(g)
+            vals = [_map_axes2(gi, xi, axes, fn) for gi, xi in zip(gs, x)]
+            return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+        if _class_kind(x) is not None:
+            kind = _class_kind(x)
+            xc, aux = kind.flatten(x)
+            gc = [None] * len(xc) if g is None else list(kind.flatten(g)[0])
+            return kind.unflatten(aux, tuple(_map_axes2(a, b, axes, fn) for a, b in zip(gc, xc)))
+        return fn(g, axes, x)
+    if isinstance(axes, dict):
+        return {k: _map_axes2(None if g is None else g.get(k), x[k], axes[k], fn) for k in x}
+    if isinstance(axes, (list, tuple)):
+        gs = [None] * len(x) if g is None else list(g)
+        vals = [_map_axes2(gi, xi, ai, fn) for gi, xi, ai in zip(gs, x, axes)]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    raise ValueError(f"vmap: axes {axes!r} do not match the argument's structure")
+
+
+tree_batch_in_adjoint = _reg("ad.tree_batch_in_adjoint", _tree_batch_in_adjoint)
+tree_batch_out_adjoint = _reg("ad.tree_batch_out_adjoint", _tree_batch_out_adjoint)
+
+
+def _tbi_vjp(g, ans, x, axes, size):
+    return tree_batch_in_adjoint(g, x, axes)
+
+
+def _tbi_jvp(t, ans, x, axes, size):
+    return tree_batch_in(t, axes, size)
+
+
+def _tbo_vjp(g, ans, x, axes):
+    return tree_batch_out_adjoint(g, x, axes)
+
+
+def _tbo_jvp(t, ans, x, axes):
+    return tree_batch_out(t, axes)
+
+
+def _tbia_vjp(h, ans, g, x, axes):
+    return tree_batch_in(h, axes, tree_axis_size(g, 0))
+
+
+def _tbia_jvp(t, ans, g, x, axes):
+    return tree_batch_in_adjoint(t, x, axes)
+
+
+def _tboa_vjp(h, ans, g, x, axes):
+    return tree_batch_out(h, axes)
+
+
+def _tboa_jvp(t, ans, g, x, axes):
+    return tree_batch_out_adjoint(t, x, axes)
+
+
+tree_batch_in.def_vjp(x=_tbi_vjp)
+tree_batch_in.def_jvp(x=_tbi_jvp)
+tree_batch_out.def_vjp(x=_tbo_vjp)
+tree_batch_out.def_jvp(x=_tbo_jvp)
+tree_batch_in_adjoint.def_vjp(g=_tbia_vjp)
+tree_batch_in_adjoint.def_jvp(g=_tbia_jvp)
+tree_batch_out_adjoint.def_vjp(g=_tboa_vjp)
+tree_batch_out_adjoint.def_jvp(g=_tboa_jvp)
+tree_batch_in.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), 1, 2), {}),
+    (({"a": rng.normal(size=(3,)), "b": rng.normal(size=(2, 3))}, {"a": None, "b": 1}, 3), {}),
+]
+tree_batch_out.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), 1), {}),
+    (({"a": rng.normal(size=(3, 2)), "b": rng.normal(size=(3, 4))}, {"a": 1, "b": 0}), {}),
+]
+tree_batch_in_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 1), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,)), None), {}),
+]
+tree_batch_out_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 1), {}),
+]
 tree_batch_out.samples = lambda rng: []
 
 
@@ -625,9 +803,12 @@ def _batch_einsum_spec(spec, flags):
     return ",".join(ins) + "->" + free + out
 
 
-batch_einsum_spec = _reg(
-    "ad.batch_einsum_spec", lambda spec, flags: _batch_einsum_spec(spec, tuple(flags)), False
-)
+def _batch_einsum_spec_any(spec, flags):
+    """:func:`_batch_einsum_spec` with ``flags`` any sequence of booleans."""
+    return _batch_einsum_spec(spec, tuple(flags))
+
+
+batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False)
 
 
 # -- batched matmul (fast paths, per-example semantics) ---------------------------------
@@ -1914,51 +2095,69 @@ _def(["jnp.tensordot"], _tensordot)
 
 
 def _solve(c):
-    # numpy's solve treats a stacked right-hand side as matrices: batch a and b
-    # together, with b as a column when it is a vector per example
+    # numpy's solve treats a stacked right-hand side as matrices: with a batched
+    # (materialized) `a`, a per-example vector `b` becomes a column first, so the
+    # batched call is jnp.linalg.solve itself, with all its derivative rules
+    # (per-example batch dimensions of a and of the right-hand side broadcast: both
+    # are lifted to the same per-example rank first)
     a = c.materialize(c.arg("a"))
     b = c.materialize(c.arg("b"))
-    return N.call("ad.bsolve", [a, b])
+    col = c.let("rhs", N.call("ad.rhs_column", [b, a]))
+
+    def per_example_rank(x):
+        return gast.BinOp(left=N.call("jnp.ndim", [x]), op=gast.Sub(), right=N.const(1))
+
+    a_l = c.let("a_lifted", N.call("ad.lift", [a, per_example_rank(col)]))
+    col_l = c.let("rhs_lifted", N.call("ad.lift", [col, per_example_rank(a)]))
+    x = c.let("solved", N.call("jnp.linalg.solve", [a_l, col_l]))
+    return N.call("ad.rhs_uncolumn", [x, b, a])
 
 
-def _bsolve(a, b):
-    """Per example ``solve(a, b)`` for batched ``a`` and ``b``."""
-    a = np.asarray(a)
+def _rhs_column(b, a):
+    """``b`` as a column when it is a vector per example of the batched
+    matrices ``a`` (``b.ndim == a.ndim - 1``), else ``b``."""
     b = np.asarray(b)
-    if b.ndim == 2:  # a vector per example
-        return np.linalg.solve(_lift(a, 2), b[..., None])[..., 0]
-    return np.linalg.solve(_lift(a, b.ndim - 1), _lift(b, a.ndim - 1))
+    return b[..., None] if b.ndim == np.ndim(a) - 1 else b
 
 
-bsolve = _reg("ad.bsolve", _bsolve)
-bsolve.samples = lambda rng: []
+def _rhs_uncolumn(x, b, a):
+    """The inverse of :func:`_rhs_column` for a solution ``x``."""
+    x = np.asarray(x)
+    return x[..., 0] if np.ndim(b) == np.ndim(a) - 1 else x
 
 
-def _bsolve_vjp_a(g, ans, a, b):
-    return bsolve_vjp_a(g, ans, a)
+rhs_column = _reg("ad.rhs_column", _rhs_column)
+rhs_uncolumn = _reg("ad.rhs_uncolumn", _rhs_uncolumn)
 
 
-def _bsolve_vjp_b(g, ans, a, b):
-    return bsolve(matrix_transpose(a), g)
+def _rhs_column_vjp(g, ans, b, a):
+    return rhs_uncolumn(g, b, a)
 
 
-def _bsolve_ct_a(g, ans, a):
-    """Cotangent of ``a`` in batched ``solve(a, b)`` (``ans`` the solution)."""
-    gb = _bsolve(np.swapaxes(a, -1, -2), g)
-    if ans.ndim == 2:
-        r = -gb[:, :, None] * ans[:, None, :]
-    else:
-        r = -np.matmul(gb, np.swapaxes(ans, -1, -2))
-    a = np.asarray(a)
-    axes = tuple(range(1, r.ndim - a.ndim + 1))
-    return r.sum(axis=axes) if axes else r
+def _rhs_column_jvp(t, ans, b, a):
+    return rhs_column(t, a)
 
 
-bsolve_vjp_a = _reg("ad.bsolve_vjp_a", _bsolve_ct_a)
-bsolve_vjp_a.samples = lambda rng: []
-einsum = _p("jnp.einsum")
-matrix_transpose = _p("jnp.matrix_transpose")
-bsolve.def_vjp(_bsolve_vjp_a, _bsolve_vjp_b)
+def _rhs_uncolumn_vjp(g, ans, x, b, a):
+    return rhs_column(g, a) if np.ndim(b) == np.ndim(a) - 1 else g
+
+
+def _rhs_uncolumn_jvp(t, ans, x, b, a):
+    return rhs_uncolumn(t, b, a)
+
+
+rhs_column.def_vjp(b=_rhs_column_vjp)
+rhs_column.def_jvp(b=_rhs_column_jvp)
+rhs_uncolumn.def_vjp(x=_rhs_uncolumn_vjp)
+rhs_uncolumn.def_jvp(x=_rhs_uncolumn_jvp)
+rhs_column.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),
+    ((rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))), {}),
+]
+rhs_uncolumn.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 1)), rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),
+    ((rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))), {}),
+]
 
 
 _def(["jnp.linalg.solve"], _solve)
@@ -1992,6 +2191,8 @@ def _helper_materialized(*names):
 
 _def(["ad.select"], _helper_materialized("take", "a", "b"))
 _def(["ad.branch_input"], _helper_materialized("take", "x"))
+_def(["ad.rhs_column"], _helper_materialized("b", "a"))
+_def(["ad.rhs_uncolumn"], _helper_materialized("x", "b", "a"))
 
 
 def _batch_broadcast_rule(c):
@@ -2046,7 +2247,23 @@ def _tree_row(x, i):
 
 
 tree_row = _reg("ad.tree_row", _tree_row)
-tree_row.samples = lambda rng: []
+tree_row.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
+
+
+def _tree_row_vjp(g, ans, x, i):
+    from .control import tree_slice_adjoint
+
+    return tree_slice_adjoint(g, x, i)
+
+
+def _tree_row_jvp(t, ans, x, i):
+    return tree_row(t, i)
+
+
+# (per-example loops of batched code differentiated again: jacfwd(jacrev(f)) where
+# f vmaps something with no batching rule)
+tree_row.def_vjp(_tree_row_vjp)
+tree_row.def_jvp(_tree_row_jvp)
 
 
 def _array_rule(c):

@@ -1307,7 +1307,9 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
                 value=N.attr(N.name(p), "shape"), slice=N.const(ax), ctx=gast.Load()
             )
             break
-        if spec.param_kinds.get(p) == "tree":
+        if spec.param_kinds.get(p) == "tree" or not isinstance(ax, int):
+            # (a pytree of axes also when the argument's kind is not known: a vmap
+            # inlined in other transformed code)
             size_expr = N.call("ad.tree_axis_size", [N.name(p), N.parse_expr(repr(ax))])
             break
     if size_expr is None:
@@ -1321,7 +1323,7 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
         ax = spec.in_axes.get(p)
         if ax is None or p in spec.bound:
             continue
-        if spec.param_kinds.get(p) == "tree":
+        if spec.param_kinds.get(p) == "tree" or not isinstance(ax, int):
             if _leaf_axes(ax) != [0] or not isinstance(ax, int):
                 head.append(
                     N.assign(
