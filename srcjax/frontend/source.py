@@ -47,7 +47,9 @@ class FunctionSource:
         end_col = getattr(node, "end_col_offset", None)
         if getattr(node, "end_lineno", lineno) != lineno:
             end_col = None
-        return Location(self.filename, lineno, col, end_col)
+        # a statement inlined from another function (or generated file) keeps its file
+        filename = getattr(node, "sj_file", None) or self.filename
+        return Location(filename, lineno, col, end_col)
 
 
 _TREE_CACHE: Dict[Tuple[str, int, int], Any] = {}

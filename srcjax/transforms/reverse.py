@@ -212,10 +212,6 @@ class Reverse:
 
     def _no_rule(self, s: Any, op: Op, what: str, hint: Optional[str] = None) -> Exception:
         loc = self.src.location(s) if hasattr(s, "lineno") else None
-        if loc is not None and getattr(s, "sj_file", None) not in (None, self.src.filename):
-            from ..errors import Location
-
-            loc = Location(s.sj_file, s.lineno, getattr(s, "col_offset", 0) or 0)
         return NoDerivativeRuleError(
             f"no derivative rule for `{what}` on a path from a differentiated input to the output",
             loc,
