@@ -303,7 +303,9 @@ class _Lowerer:
         )
         if loop_returns or tail_if_returns:
             self.ret_val = self.namer.fresh("result")
-            if loop_returns:
+            if loop_returns or self._nontail_return(body, True):
+                # a `return` that code after it must not overwrite (`if a: if b:
+                # return u` then `return v`): the flag guards that code
                 self.ret_flag = self.namer.fresh("returned")
         new = self.lower_block(body, loop=None)
         if self.ret_val is not None:
@@ -312,6 +314,21 @@ class _Lowerer:
                 pre.append(N.assign(self.ret_flag, N.const(False)))
             new = pre + new + [gast.Return(value=N.name(self.ret_val))]
         return new
+
+    @staticmethod
+    def _nontail_return(stmts, tail: bool) -> bool:
+        """Whether a ``return`` in ``stmts`` (restructured) is followed by code that
+        may run after it: one not last in its block, or in a branch of an ``if``
+        that is not itself last (in a block that is last, up to the function)."""
+        for i, s in enumerate(stmts):
+            last = tail and i == len(stmts) - 1
+            if isinstance(s, gast.Return) and not last:
+                return True
+            if isinstance(s, gast.If) and (
+                _Lowerer._nontail_return(s.body, last) or _Lowerer._nontail_return(s.orelse, last)
+            ):
+                return True
+        return False
 
     def _guard(self, flags: List[str]) -> Any:
         if len(flags) == 1:
@@ -337,7 +354,7 @@ class _Lowerer:
                     return out
                 val = s.value if s.value is not None else N.const(None)
                 out.append(N.copy_origin(N.assign(self.ret_val, val), s))
-                if self.ret_flag and loop is not None:
+                if self.ret_flag:
                     out.append(N.copy_origin(N.assign(self.ret_flag, N.const(True)), s))
                 return out
             if isinstance(s, gast.If):
