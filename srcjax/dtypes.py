@@ -366,8 +366,9 @@ _on_change(_refresh)
 _PY_SCALARS = (float, int, complex, bool)
 
 
-def _cast(a: Any, dt: np.dtype) -> Any:
-    """``a`` converted to ``dt`` (Python and NumPy scalars become NumPy scalars)."""
+def cast(a: Any, dt: np.dtype) -> Any:
+    """``a`` converted to ``dt`` (Python and NumPy scalars become NumPy scalars;
+    a complex value to a real dtype raises ``TypeError``)."""
     if type(a) in _PY_SCALARS:
         return dt.type(a)
     d = getattr(a, "dtype", None)
@@ -376,6 +377,9 @@ def _cast(a: Any, dt: np.dtype) -> Any:
     if d is not None and d.kind == "c" and dt.kind != "c":
         raise TypeError("would drop an imaginary part")
     return a.astype(dt) if d is not None else np.asarray(a, dtype=dt)
+
+
+_cast = cast
 
 
 def _recompute(ufunc: Any, dt: np.dtype, r: Any, args: Tuple[Any, ...]) -> Any:

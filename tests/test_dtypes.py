@@ -267,3 +267,53 @@ def test_dtype_names_exported():
     assert jnp.ndarray is np.ndarray
     assert jnp.newaxis is None and jnp.pi == np.pi and np.isinf(jnp.inf)
     assert jnp.dtype("float32") == F32
+
+
+# -- non-elementwise primitives (registry._jax_dtypes) --------------------------------
+def test_products_and_joins_promote_like_jax():
+    # user report P7; expected dtypes and values from JAX 0.10.2 (x64 off)
+    i, f = np.arange(4, dtype=I32), np.ones(4, F32)
+    assert d(jnp.concatenate([i, f])) == F32  # NumPy: float64
+    assert d(jnp.concatenate([i, f.astype(F16)])) == F16
+    assert d(jnp.stack([i, f])) == d(jnp.hstack([i, f])) == d(jnp.vstack([i, f])) == F32
+    assert d(jnp.append(i, f)) == F32
+    np.testing.assert_array_equal(jnp.dot(i, f), np.float32(6.0))
+    assert d(jnp.dot(i, f)) == d(jnp.inner(i, f)) == d(jnp.vdot(i, f)) == F32
+    assert d(jnp.outer(i, f)) == d(jnp.kron(i, f)) == d(jnp.tensordot(i, f, 1)) == F32
+    assert d(jnp.matmul(i, f)) == d(jnp.einsum("i,i->", i, f)) == F32
+    assert d(jnp.dot(2.0, f)) == F32 and d(jnp.dot(2.0, f.astype(F16))) == F16  # weak 2.0
+    assert d(jnp.linalg.solve(np.eye(2, dtype=I32), np.ones(2, F32))) == F32
+
+
+def test_float64_inputs_are_canonicalized_beyond_elementwise():
+    # user report P7: jnp.sin(float64) was float32 already, these were float64
+    x = np.ones(4)
+    assert d(jnp.sum(x)) == d(jnp.mean(x)) == d(jnp.cumsum(x)) == F32
+    assert d(jnp.matmul(x, x)) == d(jnp.sort(x)) == d(jnp.take(x, np.array([0, 1]))) == F32
+    assert d(jnp.linalg.inv(np.eye(2))) == d(jnp.linalg.inv(np.eye(2, dtype=I32))) == F32
+    assert [d(v) for v in jnp.linalg.slogdet(np.eye(2))] == [F32, F32]
+    assert [d(v) for v in jnp.linalg.eigh(np.eye(2))] == [F32, F32]
+    assert d(jnp.sum(2.5)) == d(jnp.full_like(x, 1.5)) == F32
+    assert d(jnp.linalg.norm(x)) == F32 and float(jnp.linalg.norm(x)) == 2.0
+
+
+def test_float64_inputs_beyond_elementwise_x64(x64):
+    x = np.ones(4)
+    assert d(jnp.sum(x)) == d(jnp.matmul(x, x)) == F64
+    assert d(jnp.concatenate([a(I32), a(F32)])) == F32  # JAX: float32 even with x64
+    assert d(jnp.dot(a(I64), a(F64))) == F64
+
+
+def test_gradients_keep_float32():
+    # user report P7 (grads were float64); JAX 0.10.2 values
+    import srcjax
+
+    g = srcjax.grad(lambda s: jnp.sum(jnp.linalg.cholesky(s)))(np.eye(2, dtype=F32) * 2)
+    assert d(g) == F32
+    np.testing.assert_allclose(g, np.full((2, 2), 0.35355335), rtol=1e-6)
+    g = srcjax.grad(lambda x: jnp.quantile(x, 0.3))(np.arange(4, dtype=F32))
+    assert d(g) == F32
+    np.testing.assert_allclose(g, [0.09999996, 0.90000004, 0.0, 0.0], rtol=1e-6)
+    g = srcjax.grad(lambda w: jnp.sum(jnp.dot(2.0, w)))(np.ones(4, F32))
+    assert d(g) == F32
+    np.testing.assert_array_equal(g, [2.0, 2.0, 2.0, 2.0])

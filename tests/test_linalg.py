@@ -26,7 +26,7 @@ A = np.linspace(-1, 1, 6).reshape(2, 3)
 B = np.linspace(0, 2, 12).reshape(3, 4)
 
 
-def test_products_match_numpy():
+def test_products_match_numpy(x64):  # float64 references
     v = np.array([1.0, -2.0, 0.5])
     np.testing.assert_allclose(L.matmul(A, B), A @ B)
     np.testing.assert_allclose(L.dot(A, v), A @ v)
@@ -49,7 +49,7 @@ def test_matmul_adjoints():
     np.testing.assert_allclose(gd, sum(c[i].T @ np.ones((3, 2)) for i in range(2)))
 
 
-def test_einsum_adjoints_trace_and_diag():
+def test_einsum_adjoints_trace_and_diag(x64):  # float64 references
     s = np.arange(9.0).reshape(3, 3)
     np.testing.assert_allclose(vjp_va(L.einsum, 1.0, s, argnum=0, subscripts="ii->"), np.eye(3))
     np.testing.assert_allclose(
@@ -80,7 +80,7 @@ def test_norm_values_and_gradients():
     )
 
 
-def test_decompositions():
+def test_decompositions(x64):  # float64 references
     rng = np.random.default_rng(0)
     a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
     b = rng.normal(size=3)
@@ -149,7 +149,13 @@ def test_cross_matches_numpy():
 M43 = np.array([[2.0, -1.0, 0.5], [0.3, 1.5, -2.0], [1.0, 0.2, 0.7], [-0.4, 0.9, 1.1]])
 
 
-def test_qr_svd_pinv_matrix_power_match_numpy():
+def test_qr_svd_pinv_dtypes():
+    f32 = M43.astype(np.float32)
+    assert L.qr(f32)[0].dtype == L.svd(f32)[1].dtype == L.pinv(f32).dtype == np.float32
+    assert L.qr(np.eye(2, dtype=np.int32))[0].dtype == np.float32
+
+
+def test_qr_svd_pinv_matrix_power_match_numpy(x64):  # float64 references
     q, r = L.qr(M43)
     np.testing.assert_allclose(q @ r, M43, atol=1e-12)
     assert q.shape == (4, 3) and r.shape == (3, 3) and np.allclose(np.tril(r, -1), 0)
@@ -163,9 +169,6 @@ def test_qr_svd_pinv_matrix_power_match_numpy():
     sq = M43[:3]
     for n in (0, 1, 3, -2):
         np.testing.assert_allclose(L.matrix_power(sq, n), np.linalg.matrix_power(sq, n), rtol=1e-10)
-    f32 = M43.astype(np.float32)
-    assert L.qr(f32)[0].dtype == L.svd(f32)[1].dtype == L.pinv(f32).dtype == np.float32
-    assert L.qr(np.eye(2, dtype=np.int32))[0].dtype == np.float32
     with pytest.raises(NotImplementedError):
         L.qr(M43, mode="r")
     with pytest.raises(TypeError):

@@ -228,7 +228,7 @@ NAN_FUNCS = ["nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"]
 
 @pytest.mark.parametrize("name", NAN_FUNCS)
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), (-1, False)])
-def test_nan_reductions_match_numpy(name, axis, keepdims):
+def test_nan_reductions_match_numpy(name, axis, keepdims, x64):  # float64 references
     got = getattr(jnp, name)(XN, axis=axis, keepdims=keepdims)
     np.testing.assert_allclose(got, getattr(np, name)(XN, axis=axis, keepdims=keepdims), rtol=1e-6)
     assert np.asarray(getattr(jnp, name)(XN.astype(np.float32), axis=axis)).dtype == np.float32

@@ -850,7 +850,7 @@ cholesky = _la("cholesky", _cholesky, np.linalg.cholesky)
 
 def _cholesky_phi(x):
     """Lower triangle of the last two axes with the diagonal halved."""
-    return np.tril(x) - 0.5 * x * np.eye(np.shape(x)[-1])
+    return np.tril(x) - 0.5 * x * np.eye(np.shape(x)[-1], dtype=np.result_type(x))
 
 
 phi = _internal("ad.cholesky_phi", _cholesky_phi, differentiable=True)
@@ -1999,6 +1999,12 @@ def _tri_substitute(t, bm, lower):
 
 
 solve_triangular = _la("solve_triangular", _solve_triangular)
+
+# products and solves promote their operands to one dtype first, as JAX does
+# (jnp.dot(int32, float32) is float32: see registry._fix_dtypes)
+for _p in (dot, matmul, inner, tensordot, outer, vdot, kron, einsum, cross, solve):
+    _p.promote_operands = True
+solve_triangular.promote_operands = True
 
 
 def _solve_triangular_vjp_a(

@@ -577,7 +577,7 @@ def _quantile_weights(q, ar, method="linear", scale=1.0):
     ``q / scale``."""
     n = np.shape(ar)[-1]
     low, high, hw = _quantile_positions(np.asarray(q) / scale, n, method)
-    w = np.zeros(np.shape(low) + (n,), dtype=np.result_type(ar, hw))
+    w = np.zeros(np.shape(low) + (n,), dtype=to_inexact_dtype(result_type(ar, q)))
     idx = np.indices(np.shape(low))
     np.add.at(w, (*idx, low), 1 - hw)
     np.add.at(w, (*idx, high), hw)
@@ -588,7 +588,7 @@ def _quantile_dweights(q, ar, method="linear", scale=1.0):
     """``d _quantile_weights / d q`` (piecewise constant; zero unless linear)."""
     n = np.shape(ar)[-1]
     low, high, _ = _quantile_positions(np.asarray(q) / scale, n, method)
-    w = np.zeros(np.shape(low) + (n,), dtype=np.result_type(ar, np.asarray(q), np.float32))
+    w = np.zeros(np.shape(low) + (n,), dtype=to_inexact_dtype(result_type(ar, q)))
     if method == "linear":
         idx = np.indices(np.shape(low))
         np.add.at(w, (*idx, low), -(n - 1) / scale)

@@ -41,6 +41,10 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, Optional
 
+import numpy as np
+
+from .. import dtypes as _dt
+
 __all__ = ["Primitive", "REGISTRY", "by_public", "register", "lookup_callable"]
 
 #: public name -> Primitive, in registration order (deterministic test order).
@@ -105,6 +109,9 @@ class Primitive:
         self.returns_tree = False
         #: what to tell the user when a derivative is needed and there is no rule
         self.missing_rule_hint: Optional[str] = None
+        #: the differentiable parameters are operands that JAX promotes to one
+        #: dtype before computing (``dot``, ``concatenate``): see :func:`register`
+        self.promote_operands = False
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -160,11 +167,117 @@ class Primitive:
         return [n for n in self.signature.parameters if n in self.vjps]
 
 
+#: kinds whose implementations get JAX's result dtypes from :func:`_jax_dtypes`
+#: (elementwise primitives check their ufunc results themselves, the same way)
+_DTYPE_CHECKED_KINDS = frozenset({"reduction", "linalg", "structural", "creation", "nn"})
+_SEQ = (list, tuple)
+
+
+def _jax_dtypes(prim: Primitive, impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl`` with JAX's result dtypes, by the elementwise primitives' method
+    (:mod:`srcjax.dtypes`): the NumPy result's dtype is tested against
+    ``BINARY_SUSPECT`` (the 64-bit dtypes while ``jax_enable_x64`` is off, where
+    NumPy may disagree with JAX); only a suspect result takes the slow path
+    :func:`_fix_dtypes`, which recomputes with the inputs JAX would use."""
+    suspect = _dt.BINARY_SUSPECT  # updated in place when x64 changes
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        r = impl(*args, **kwargs)
+        d = getattr(r, "dtype", None)
+        if d is not None:
+            if d not in suspect:
+                return r
+        elif not isinstance(r, _SEQ) or not any(getattr(v, "dtype", None) in suspect for v in r):
+            return r
+        return _fix_dtypes(prim, impl, r, args, kwargs)
+
+    checked.__name__ = impl.__name__
+    checked.__qualname__ = getattr(impl, "__qualname__", impl.__name__)
+    checked.__module__ = impl.__module__
+    checked.__doc__ = impl.__doc__
+    checked.__wrapped__ = impl
+    return checked
+
+
+def _leaves(v: Any) -> tuple:
+    return tuple(v) if isinstance(v, _SEQ) else (v,)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, int, float, complex))
+
+
+def _fix_dtypes(prim: Primitive, impl: Callable[..., Any], r: Any, args: tuple, kw: dict) -> Any:
+    """Slow path of :func:`_jax_dtypes`: ``impl`` run on the inputs JAX uses.
+
+    64-bit arrays become 32-bit ones while x64 is off (JAX canonicalizes its
+    inputs: ``jnp.sum(float64_array)`` is float32); for a primitive with
+    ``promote_operands`` the operands are first converted to their JAX result
+    type (``jnp.dot(int32, float32)`` is float32, NumPy says float64). A result
+    still 64-bit while x64 is off is converted last (``inv`` of int32)."""
+    x64 = _dt.x64_enabled()
+    outs = _leaves(r)
+    if x64:
+        # as fix_binary: a 64-bit result is right when an input has that dtype
+        wide = {getattr(o, "dtype", None) for o in outs}
+        for v in args + tuple(kw.values()):
+            if any(getattr(x, "dtype", None) in wide for x in _leaves(v)):
+                return r
+    try:
+        bound = prim.signature.bind(*args, **kw)
+    except TypeError:
+        return r
+    want = None
+    if prim.promote_operands:
+        ops = [x for n in prim.vjps if n in bound.arguments for x in _leaves(bound.arguments[n])]
+        ops = [x for x in ops if _is_number(x)]
+        want = _dt.result_type(*ops) if ops else None
+    changed = False
+    for name, value in bound.arguments.items():
+        to = want if name in prim.vjps else None
+        new = [_input_as(x, to, x64) for x in _leaves(value)]
+        if any(a is not b for a, b in zip(new, _leaves(value))):
+            changed = True
+            if not isinstance(value, _SEQ):
+                new = new[0]
+            elif hasattr(value, "_fields"):
+                new = type(value)(*new)
+            else:
+                new = type(value)(new)
+            bound.arguments[name] = new
+    if changed:
+        r = impl(*bound.args, **bound.kwargs)
+    if x64:
+        return r
+    if isinstance(r, _SEQ):
+        outs = [_dt.canonicalize_value(o) for o in r]
+        return type(r)(*outs) if hasattr(r, "_fields") else type(r)(outs)
+    return _dt.canonicalize_value(r)
+
+
+def _input_as(x: Any, to: Optional[np.dtype], x64: bool) -> Any:
+    """An input as JAX holds it: converted to ``to`` (a promoted operand), else a
+    64-bit array or NumPy scalar in its 32-bit type while x64 is off."""
+    if to is not None and _is_number(x):
+        if getattr(x, "dtype", None) != to:
+            return _dt.cast(x, to)
+        return x
+    if not x64 and isinstance(x, (np.ndarray, np.generic)):
+        return _dt.canonicalize_value(x)
+    return x
+
+
 def register(prim: Primitive, *aliases: Any) -> Primitive:
     """Add ``prim`` to the registry; ``aliases`` are other callables (``np.sin``,
-    ``math.sin``) that resolve to it when user code calls them."""
+    ``math.sin``) that resolve to it when user code calls them.
+
+    Implementations of the non-elementwise kinds (reductions, linear algebra,
+    structural, creation, ``nn``) are wrapped by :func:`_jax_dtypes`, so every
+    one returns JAX's canonical dtypes the way the elementwise ones do."""
     if prim.public in REGISTRY:
         raise ValueError(f"primitive {prim.public} registered twice")
+    if prim.kind in _DTYPE_CHECKED_KINDS:
+        prim.impl = _jax_dtypes(prim, prim.impl)
     REGISTRY[prim.public] = prim
     _ALIAS_KEEP.append(prim.impl)
     _ALIASES[id(prim.impl)] = prim  # generated code calls impls directly

@@ -474,6 +474,8 @@ def _unstack(x, axis=0):
 
 stack = _structural("jnp.stack", _stack, np.stack)
 unstack = _structural("jnp.unstack", _unstack)
+for _joined in (concatenate, hstack, vstack, stack):
+    _joined.promote_operands = True  # JAX promotes the arrays to one dtype first
 
 
 def _fill_none(pieces, like):
