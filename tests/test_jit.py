@@ -20,6 +20,7 @@ import srcjax.scipy.special  # noqa: F401
 from srcjax.backends import runtime
 from srcjax.codegen import emit
 from srcjax.jit_api import jit
+from srcjax.primitives import batch_rules  # noqa: F401  (vmap's helpers: every primitive)
 from srcjax.primitives.registry import REGISTRY
 
 BIG = (600, 500)  # over the thresholds set below: takes the fused, chunked path
@@ -164,6 +165,8 @@ def _literal(v):
 def _leaves(out):
     if isinstance(out, (list, tuple)):
         return [leaf for o in out for leaf in _leaves(o)]
+    if isinstance(out, dict):
+        return [leaf for k in sorted(out) for leaf in _leaves(out[k])]
     return [np.asarray(out)]
 
 
@@ -197,7 +200,12 @@ def test_every_primitive_jit_matches_eager(prim, tmp_path, x64):
             )
         )
     for k, (args, kwargs) in enumerate(samples):
-        names = [f"a{i}" for i in range(len(args))]
+        # positional options that are displays of constants (vmap's axes pytrees)
+        # are written into the call, as a user writes them: static, not traced
+        static_pos = {
+            i for i, a in enumerate(args) if isinstance(a, (dict, tuple, list)) and _literal(a)
+        }
+        names = [repr(a) if i in static_pos else f"a{i}" for i, a in enumerate(args)]
         kw_params, kw_text = [], []
         kw_vals = {}
         for key, v in kwargs.items():
@@ -207,7 +215,8 @@ def test_every_primitive_jit_matches_eager(prim, tmp_path, x64):
                 kw_params.append(f"k_{key}")
                 kw_text.append(f"{key}=k_{key}")
                 kw_vals[f"k_{key}"] = v
-        params = names + kw_params
+        params = [n for i, n in enumerate(names) if i not in static_pos] + kw_params
+        args = tuple(a for i, a in enumerate(args) if i not in static_pos)
         text = (
             f"def f({', '.join(params)}):\n    return {prim.public}({', '.join(names + kw_text)})\n"
         )

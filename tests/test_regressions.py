@@ -2530,3 +2530,37 @@ def test_a_return_nested_in_ifs_is_not_overwritten_by_later_code(f):
     for x in (0.5, 3.0):
         fd = (g(x + 1e-6) - g(x - 1e-6)) / 2e-6
         assert_close(srcjax.grad(srcjax.grad(f))(x), fd, rtol=1e-5, atol=1e-5)
+
+
+def _frozen_default(a):
+    k = a * 2
+
+    def g(t, k=k):  # the idiom that freezes k's value at definition time
+        return t * k
+
+    k = a * 100
+    h = lambda t, k=k: t + k  # noqa: E731
+    return g(a) + h(a) * 0.0 + k * 0.0
+
+
+def _defaults_in_a_loop(x):
+    fs = []
+    total = x * 0.0
+    for i in range(3):
+
+        def term(t, i=i):
+            return t ** (i + 1)
+
+        total = total + term(x)
+    return total + len(fs)
+
+
+def test_defaults_of_nested_functions_are_evaluated_at_definition():
+    """A nested def's default value (`def g(t, k=k)`) was evaluated when g was
+    called, after k changed: jit(f)(1.0) gave 100 (Python 2) and grad 200 (JAX 4).
+    Oracles: plain Python and the analytic derivative."""
+    for x in (1.0, 1.5):
+        assert_close(srcjax.jit(_frozen_default)(x), _frozen_default(x))
+        assert_close(srcjax.grad(_frozen_default)(x), 4 * x)
+        assert_close(srcjax.jit(_defaults_in_a_loop)(x), _defaults_in_a_loop(x))
+        assert_close(srcjax.grad(_defaults_in_a_loop)(x), 1 + 2 * x + 3 * x**2)

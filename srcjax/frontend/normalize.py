@@ -712,11 +712,14 @@ class Normalizer:
         elif isinstance(s, gast.FunctionDef):
             if s.decorator_list:
                 raise _unsupported(s, "decorated nested functions", src=self.src)
-            self.local_fns[self.var(s.name)] = s
+            self.local_fns[self.var(s.name)] = self.snapshot_defaults(s)
         elif isinstance(s, gast.Pass):
             return
         elif isinstance(s, (gast.Assert, gast.Raise)):
             self.emit(self.rename_all(s), Op("inactive", what="assert"))
+        elif isinstance(s, gast.Delete):
+            for t in s.targets:
+                self.delete(t)
         else:
             raise UnsupportedSyntaxError(
                 f"`{type(s).__name__}` statements are not supported in transformed functions",
@@ -724,10 +727,35 @@ class Normalizer:
                 "move this code outside the transformed function",
             )
 
+    def snapshot_defaults(self, fdef: Any) -> Any:
+        """``fdef`` with its default values computed now, as Python evaluates them
+        when the ``def`` runs (``def g(t, k=k)`` then ``k = ...``: g keeps the old
+        k). Each becomes an atom of this scope, marked so that inlining a call
+        does not rename it again."""
+        if not any(not isinstance(d, gast.Constant) for d in fdef.args.defaults):
+            return fdef
+        fdef = N.clone(fdef)
+        fixed = []
+        for d in fdef.args.defaults:
+            if not isinstance(d, gast.Constant):
+                value = self.atom(d, base=f"{fdef.name}_default")
+                if isinstance(value, gast.Name):
+                    # a copy: the name itself may be rebound before the call
+                    t = self.temp(f"{fdef.name}_default")
+                    self.emit(N.assign(t, value), Op("copy", elts=[value]))
+                    value = N.name(t)
+                    value.sj_resolved = True
+                d = value
+            fixed.append(d)
+        fdef.args.defaults = fixed
+        return fdef
+
     def rename_all(self, node: Any) -> Any:
         node = N.clone(node)
         for n in gast.walk(node):
             if isinstance(n, gast.Name):
+                if getattr(n, "sj_resolved", False):
+                    continue  # already a name of the normalized code
                 if n.id in self.locals:
                     n.id = self.var(n.id)
                 elif isinstance(n.ctx, gast.Load):
