@@ -415,6 +415,11 @@ def test_subgradient_conventions(name, args, want):
         ("jnp.maximum", 0.0, -0.0, 0.5, 0.5),
         ("jnp.maximum", 2.0, 1.0, 1.0, 0.0),
         ("jnp.fmin", 1.0, np.nan, 1.0, 0.0),
+        # fmax/fmin: a tie goes to the second operand (JAX 0.10.2: grad of fmax(x, 0)
+        # at 0 is 0, of fmax(0, x) is 1); maximum/minimum split it
+        ("jnp.fmax", 0.0, 0.0, 0.0, 1.0),
+        ("jnp.fmin", 2.0, 2.0, 0.0, 1.0),
+        ("jnp.fmax", np.nan, 1.0, 0.0, 1.0),
         ("jnp.logaddexp", 1000.0, 1001.0, 0.2689414213699951, 0.7310585786300049),
         ("jnp.logaddexp", np.inf, np.inf, 1.0, 1.0),
         ("jnp.power", 0.0, 2.0, 0.0, 0.0),  # d/dy uses log(1) at x == 0, as JAX

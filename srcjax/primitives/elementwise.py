@@ -877,11 +877,11 @@ minimum = _binop(
     None, "(({x} < {y} || {x} != {x}) ? {x} : {y})",
 )  # fmt: skip
 fmax = _binop(
-    "jnp.fmax", np.fmax, "Elementwise maximum ignoring NaN. Ties split the derivative 0.5/0.5.",
+    "jnp.fmax", np.fmax, "Elementwise maximum ignoring NaN. At a tie the derivative goes to y (JAX).",
     None, "fmax({x}, {y})",
 )  # fmt: skip
 fmin = _binop(
-    "jnp.fmin", np.fmin, "Elementwise minimum ignoring NaN. Ties split the derivative 0.5/0.5.",
+    "jnp.fmin", np.fmin, "Elementwise minimum ignoring NaN. At a tie the derivative goes to y (JAX).",
     None, "fmin({x}, {y})",
 )  # fmt: skip
 
@@ -912,8 +912,25 @@ def _max_y(g, ans, x, y):
 
 defderiv(maximum, _max_x, _max_y)
 defderiv(minimum, _max_x, _max_y)
-defderiv(fmax, _max_x, _max_y)
-defderiv(fmin, _max_x, _max_y)
+def _fmax_x(g, ans, x, y):
+    # JAX: fmax(x, y) = where((x > y) | isnan(y), x, y): a tie goes to y
+    return g * ((x > y) | isnan(y))
+
+
+def _fmax_y(g, ans, x, y):
+    return g * ~((x > y) | isnan(y))
+
+
+def _fmin_x(g, ans, x, y):
+    return g * ((x < y) | isnan(y))
+
+
+def _fmin_y(g, ans, x, y):
+    return g * ~((x < y) | isnan(y))
+
+
+defderiv(fmax, _fmax_x, _fmax_y)
+defderiv(fmin, _fmin_x, _fmin_y)
 
 
 def _clip(x, min=None, max=None):  # noqa: A002 (JAX's parameter names)
