@@ -213,3 +213,15 @@ def test_combine_centered_identity_is_exact_in_float64():
     mean, m2 = runtime.combine_centered(parts, x.size, chunk, np.float64)
     assert mean == np.sum([p[0] for p in parts]) / x.size
     np.testing.assert_allclose(m2, np.sum((x - mean) ** 2), rtol=1e-12)
+
+
+def test_float16_reductions_are_left_to_the_primitives():
+    # JAX accumulates float16 in float32 (user report P5): the fused chunked sums
+    # would accumulate in float16, so float16 reductions stay primitive calls
+    f16 = opt.Aval((1 << 16,), np.dtype(np.float16))
+    assert all(r[2].reduce_kind is None for r in regions(centered, f16))
+    fn, text, _ = lowered(centered, f16)
+    x = np.linspace(0, 1, 1 << 16).astype(np.float16)
+    got = fn(x)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(float(got), np.sum((x - x.mean(dtype=np.float64)) ** 2.0), rtol=1e-3)

@@ -356,3 +356,51 @@ def test_logsumexp_b_grads_match_finite_differences(x64):
     np.testing.assert_allclose(gb, fd_grad(lambda b: lse_b_loss(a, b), b), rtol=1e-6)
     got = srcjax.vmap(lse_b_loss)(np.stack([a, a + 1.0]), np.stack([b, 2.0 * b]))
     np.testing.assert_allclose(got, [lse_b_loss(a, b), lse_b_loss(a + 1.0, 2.0 * b)], rtol=1e-10)
+
+
+# -- float16 accumulates in float32, as in JAX (user report P5) -----------------------------
+H16 = np.linspace(0, 100, 1000).astype(np.float16)
+ONES16 = np.ones(3000, np.float16)
+
+
+def _f16(got, want, rtol=1e-3):
+    assert np.asarray(got).dtype == np.float16
+    np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=rtol)
+
+
+def test_float16_reductions_accumulate_in_float32():
+    # expected values: JAX 0.10.2 (x64 off); srcjax gave inf / 2048
+    _f16(jnp.sum(H16), 50016.0)
+    _f16(jnp.sum(H16, dtype=np.float16), 50016.0)
+    _f16(jnp.sum(ONES16), 3000.0)
+    _f16(jnp.mean(H16), 50.0)
+    _f16(jnp.var(H16), 835.0)
+    _f16(jnp.var(H16, ddof=1), 836.0)
+    _f16(jnp.std(H16), 28.890625)
+    _f16(jnp.var(H16.reshape(10, 100), axis=1)[:2], [8.3515625, 8.3515625])
+    _f16(jnp.trapezoid(H16), 49952.0)
+    _f16(jnp.cumsum(ONES16)[-1], 3000.0)
+    _f16(jnp.cumsum(np.ones((3000, 2), np.float16), axis=0)[-1], [3000.0, 3000.0])
+    _f16(jnp.prod(np.full(10, 1.5, np.float16)), 57.65625)
+    _f16(jnp.cumprod(np.full(10, 1.5, np.float16))[-1], 57.6875)
+    _f16(jnp.average(H16), 50.0)
+    _f16(jnp.nansum(H16), 50016.0)
+    _f16(jnp.nanmean(H16), 50.03125)
+    _f16(jnp.nanvar(H16), 835.0)
+    _f16(jnp.nanstd(H16), 28.890625)
+    _f16(SS.logsumexp(H16 / 10), 14.609375)
+    assert np.isinf(jnp.average(H16, weights=H16))  # JAX: inf too (sum of squares > f16 max)
+
+
+def test_float16_reductions_under_transforms():
+    # JAX 0.10.2: jit(var) 835, grads in float16
+    _f16(srcjax.jit(jnp.var)(H16), 835.0)
+    _f16(srcjax.jit(jnp.sum)(H16), 50016.0)
+    x = np.linspace(0, 10, 3000).astype(np.float16)
+    _f16(srcjax.jit(lambda x: jnp.sum((x - jnp.mean(x)) ** 2))(x), 25020.0)
+    g = srcjax.grad(jnp.var)(H16)
+    _f16(g[[0, 1, -1]], [-0.0999755859375, -0.09979248046875, 0.0999755859375])
+    g = srcjax.grad(jnp.std)(H16)
+    _f16(g[[0, -1]], [-0.0017299652099609375, 0.0017299652099609375], rtol=2e-3)
+    _f16(srcjax.grad(lambda x: jnp.cumsum(x)[-1])(ONES16), np.ones(3000))
+    _f16(srcjax.grad(jnp.trapezoid)(H16)[[0, 1, -1]], [0.5, 1.0, 0.5])

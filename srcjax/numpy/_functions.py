@@ -222,6 +222,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     dtype: JAX's inexact promotion of ``y`` and ``x``/``dx``. Differentiable in
     ``y``, ``x`` and ``dx``."""
     y = moveaxis(asarray(y, dtype=inexact_dtype(y)), axis, -1)
+    if x is None and len(shape(dx)) == 0:
+        # constant spacing: dx (sum(y) - (y_first + y_last) / 2), as JAX computes it
+        # (no doubled sum that could overflow float16)
+        return dx * (sum(y, axis=-1) - 0.5 * (y[..., 0] + y[..., -1]))
     if x is None:
         d = dx
     elif len(shape(x)) == 1:

@@ -51,6 +51,18 @@ def int_accumulator(dtype):
     return None
 
 
+def accumulate(reduce, x, dtype=None, **kwargs):
+    """``reduce(x, dtype=dtype, **kwargs)`` (a NumPy reduction or scan) with JAX's
+    accumulation: a float16 result is accumulated in float32 and rounded back
+    once at the end (``sum(ones(3000, float16))`` is 3000, not 2048; the
+    variance of float16 data whose squares overflow float16 is finite)."""
+    if (np.result_type(x) if dtype is None else np.dtype(dtype)) != np.float16:
+        return reduce(x, dtype=dtype, **kwargs)
+    r = reduce(x, dtype=np.float32, **kwargs)
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, as in JAX
+        return r.astype(np.float16)
+
+
 def norm_axes(axis, ndim):
     """Normalize ``axis`` (None, int, tuple, negative) to a sorted tuple."""
     if axis is None:
@@ -83,8 +95,8 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     if dtype is None:
         dtype = int_accumulator(np.result_type(x))
     if where is None:
-        return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+        return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims)
+    return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
 sum = register(Primitive("jnp.sum", _sum, kind="reduction"), np.sum)  # noqa: A001

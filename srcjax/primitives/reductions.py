@@ -21,6 +21,7 @@ import numpy as np
 from srcjax.dtypes import result_type, to_inexact_dtype
 from srcjax.primitives import elementwise as _ew  # noqa: F401  (registers jnp.exp, ...)
 from srcjax.primitives.ad import (
+    accumulate,
     axis_or_zero,
     cumprod_jvp,
     cumprod_vjp,
@@ -86,9 +87,9 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
     if where is None:
-        return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+        return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
 mean = _reduction("jnp.mean", _mean, np.mean)
@@ -132,7 +133,7 @@ def _prod(x, axis=None, dtype=None, keepdims=False):
     input contains zeros (``d prod([4, 0]) = [0, 4]``)."""
     if dtype is None:
         dtype = int_accumulator(np.result_type(x))
-    return np.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims)
 
 
 prod = _reduction("jnp.prod", _prod, np.prod)
@@ -237,7 +238,7 @@ def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
     (jax.numpy.var). Integer inputs give the default float."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    return np.var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -245,7 +246,7 @@ def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     input is NaN, as in JAX."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    return np.std(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 var = _reduction("jnp.var", _var, np.var)
@@ -303,7 +304,7 @@ def _cumsum(a, axis=None, dtype=None):
     the flattened array. Bool/int inputs accumulate in the default int."""
     if dtype is None:
         dtype = int_accumulator(np.result_type(a))
-    return np.cumsum(a, axis=axis, dtype=dtype)
+    return accumulate(np.cumsum, a, dtype, axis=axis)
 
 
 def _cumprod(a, axis=None, dtype=None):
@@ -311,7 +312,7 @@ def _cumprod(a, axis=None, dtype=None):
     on the flattened array. Gradient exact with zeros in the input."""
     if dtype is None:
         dtype = int_accumulator(np.result_type(a))
-    return np.cumprod(a, axis=axis, dtype=dtype)
+    return accumulate(np.cumprod, a, dtype, axis=axis)
 
 
 cumsum = _reduction("jnp.cumsum", _cumsum, np.cumsum)
@@ -384,7 +385,7 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     e = np.exp(a - m)
     if b is not None:
         e = np.asarray(b, dtype=dt) * e
-    s = np.sum(e, axis=axis, keepdims=True)
+    s = accumulate(np.sum, e, axis=axis, keepdims=True)
     sign = np.sign(s).astype(dt, copy=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (np.log(np.abs(s) if return_sign else s) + m).astype(dt, copy=False)
@@ -823,7 +824,7 @@ def _nansum(a, axis=None, dtype=None, out=None, keepdims=False):
     _no_out(out, "nansum")
     if dtype is None:
         dtype = int_accumulator(np.result_type(a))
-    return np.asarray(np.nansum(a, axis=axis, dtype=dtype, keepdims=keepdims))[()]
+    return np.asarray(accumulate(np.nansum, a, dtype, axis=axis, keepdims=keepdims))[()]
 
 
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
@@ -838,7 +839,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
         dtype = default_float()
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(np.nanmean(a, axis=axis, dtype=dtype, keepdims=keepdims))[()]
+        return np.asarray(accumulate(np.nanmean, a, dtype, axis=axis, keepdims=keepdims))[()]
 
 
 def _nan_extremum(fn, a, axis, keepdims):
@@ -870,7 +871,7 @@ def _nan_moment(fn, a, axis, dtype, ddof, keepdims):
         dtype = default_float()
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(fn(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))[()]
+        return np.asarray(accumulate(fn, a, dtype, axis=axis, ddof=ddof, keepdims=keepdims))[()]
 
 
 def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
