@@ -2564,3 +2564,32 @@ def test_defaults_of_nested_functions_are_evaluated_at_definition():
         assert_close(srcjax.grad(_frozen_default)(x), 4 * x)
         assert_close(srcjax.jit(_defaults_in_a_loop)(x), _defaults_in_a_loop(x))
         assert_close(srcjax.grad(_defaults_in_a_loop)(x), 1 + 2 * x + 3 * x**2)
+
+
+def _loop_to_a_per_example_count(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x * i
+    return s
+
+
+def _pick_from_a_list(x, i):
+    items = [x, x * 2, x * 3]
+    return items[i] * items[i]
+
+
+def test_vmap_of_grad_with_a_batched_integer_argument():
+    """vmap(grad(f)) with a per-example integer argument crashed: a loop to it
+    re-broadcast the tape inside the loop ("cannot reshape"), and `items[i]` gave
+    per-example sparse list cotangents of different structure; grad(vmap(f))
+    failed to resolve a rule helper. Oracle: a Python loop of grad (analytic:
+    n(n-1)/2, and 2 k^2 x for items[i] = k x)."""
+    xs = np.array([1.0, 2.0, 3.0])
+    ns = np.array([0, 2, 1], np.int32)
+    want = ns * (ns - 1) / 2.0
+    assert_close(srcjax.vmap(srcjax.grad(_loop_to_a_per_example_count))(xs, ns), want)
+    ks = np.array([1.0, 3.0, 2.0])
+    idx = np.array([0, 2, -2], np.int32)
+    assert_close(srcjax.vmap(srcjax.grad(_pick_from_a_list))(xs, idx), 2 * ks**2 * xs)
+    summed = srcjax.grad(lambda z: jnp.sum(srcjax.vmap(_pick_from_a_list)(z, idx)))(xs)
+    assert_close(summed, 2 * ks**2 * xs)

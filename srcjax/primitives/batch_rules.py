@@ -44,7 +44,7 @@ from .. import dtypes as _dt
 from ..errors import TransformValueError
 from ..frontend import nodes as N
 from .ad import _unbroadcast as _ad_unbroadcast
-from .control import _class_kind, class_map
+from .control import _class_kind, class_map, tree_slice_adjoint
 from .creation import _dtype_or
 from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
@@ -1785,7 +1785,11 @@ def _tree_index_adjoint(c):
     x = c.arg("x")
     if c.is_container(x):
         if c.batched("idx"):
-            return None
+            # `lst[i]` with a per-example i: each item's cotangent is ct where i
+            # picked it (a dense list: the per-example sparse ones differ in shape)
+            return N.call(
+                "ad.bseq_index_adjoint", [c.materialize(c.arg("ct")), x, c.arg("idx")]
+            )
         return c.rebuild(ct=c.materialize(c.arg("ct")))
     ct = c.materialize(c.arg("ct"))
     x = c.materialize(x)
@@ -2232,6 +2236,62 @@ _def(
 )
 
 
+def _bseq_index_adjoint(ct, x, idx):
+    """The cotangent of the list/tuple ``x`` (batched items) from that of
+    ``x[idx]`` with a per-example integer ``idx``: item ``j`` gets ``ct`` where
+    ``idx == j`` (negative indices count from the end), zeros elsewhere."""
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"vmap: a per-example index into a {type(x).__name__} is not supported")
+    n = len(x)
+    ct = np.asarray(ct)
+    where = np.mod(np.asarray(idx), n)
+    items = []
+    for j in range(n):
+        mask = _aligned(where == j, ct)
+        items.append(np.where(mask, ct, np.zeros((), ct.dtype)))
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+
+
+def _bseq_pick(g, idx):
+    """``g[idx[b]][b]`` per example ``b``: the item a per-example index picks from
+    a list of batched cotangents (the transpose of :func:`_bseq_index_adjoint`)."""
+    stacked = np.stack([np.asarray(v) for v in g])  # (n, batch, ...)
+    where = np.mod(np.asarray(idx), len(g))
+    return stacked[where, np.arange(stacked.shape[1])]
+
+
+bseq_index_adjoint = _reg("ad.bseq_index_adjoint", _bseq_index_adjoint)
+bseq_pick = _reg("ad.bseq_pick", _bseq_pick)
+
+
+def _bsia_vjp(h, ans, ct, x, idx):
+    return bseq_pick(h, idx)
+
+
+def _bsia_jvp(t, ans, ct, x, idx):
+    return bseq_index_adjoint(t, x, idx)
+
+
+def _bpick_vjp(h, ans, g, idx):
+    return bseq_index_adjoint(h, g, idx)
+
+
+def _bpick_jvp(t, ans, g, idx):
+    return bseq_pick(t, idx)
+
+
+bseq_index_adjoint.def_vjp(ct=_bsia_vjp)
+bseq_index_adjoint.def_jvp(ct=_bsia_jvp)
+bseq_pick.def_vjp(g=_bpick_vjp)
+bseq_pick.def_jvp(g=_bpick_jvp)
+bseq_index_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(4, 2)), [rng.normal(size=(4, 2))] * 3, np.array([0, 2, 1, -1])), {}),
+]
+bseq_pick.samples = lambda rng: [
+    (([rng.normal(size=(4, 2)) for _ in range(3)], np.array([0, 2, 1, -1])), {}),
+]
+
+
 def _tree_row(x, i):
     """Example ``i`` of batched container ``x`` (every leaf indexed)."""
     if isinstance(x, dict):
@@ -2251,8 +2311,6 @@ tree_row.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
 
 
 def _tree_row_vjp(g, ans, x, i):
-    from .control import tree_slice_adjoint
-
     return tree_slice_adjoint(g, x, i)
 
 

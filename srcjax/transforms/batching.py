@@ -943,7 +943,10 @@ class Batcher:
         for n in sorted(assigned - set(defined) - {cond}):
             out.append(self.at(N.assign(n, N.const(None)), s))
         static = self.static & assigned  # stay Python values (see batched_if)
-        for n in sorted(assigned & (set(defined)) - self.bat - static):
+        # lists the body appends to (tapes) are made batched once, before the loop:
+        # in the body, a batch_broadcast would re-broadcast them every iteration
+        lists = _appended_lists(body) & set(defined)
+        for n in sorted(((assigned & set(defined)) | lists) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
         if cond not in self.bat:
@@ -997,7 +1000,8 @@ class Batcher:
         for n in sorted(assigned - set(defined)):
             out.append(self.at(N.assign(n, N.const(None)), s))
         static = self.static & assigned  # stay Python values (see batched_if)
-        for n in sorted(assigned & set(defined) - self.bat - static):
+        lists = _appended_lists(s.body) & set(defined)  # (see batched_while)
+        for n in sorted(((assigned & set(defined)) | lists) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
         inner = gast.If(test=N.name(active), body=list(s.body), orelse=[])
@@ -1194,6 +1198,16 @@ def _static_names(stmts: List[Any]) -> Set[str]:
             good[node.id] = good.get(node.id, True) and id(node) in plain
             seen.add(node.id)
     return {n for n, ok in good.items() if ok and n in seen}
+
+
+def _appended_lists(stmts: List[Any]) -> Set[str]:
+    """Names of the lists ``stmts`` append to (``lst.append(v)``)."""
+    out: Set[str] = set()
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        op = getattr(node, "sj_op", None)
+        if op is not None and op.kind == "append" and op.target:
+            out.add(op.target)
+    return out
 
 
 def _is_none_init(node: Any) -> bool:
