@@ -1787,9 +1787,7 @@ def _tree_index_adjoint(c):
         if c.batched("idx"):
             # `lst[i]` with a per-example i: each item's cotangent is ct where i
             # picked it (a dense list: the per-example sparse ones differ in shape)
-            return N.call(
-                "ad.bseq_index_adjoint", [c.materialize(c.arg("ct")), x, c.arg("idx")]
-            )
+            return N.call("ad.bseq_index_adjoint", [c.materialize(c.arg("ct")), x, c.arg("idx")])
         return c.rebuild(ct=c.materialize(c.arg("ct")))
     ct = c.materialize(c.arg("ct"))
     x = c.materialize(x)

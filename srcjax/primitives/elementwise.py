@@ -912,6 +912,8 @@ def _max_y(g, ans, x, y):
 
 defderiv(maximum, _max_x, _max_y)
 defderiv(minimum, _max_x, _max_y)
+
+
 def _fmax_x(g, ans, x, y):
     # JAX: fmax(x, y) = where((x > y) | isnan(y), x, y): a tie goes to y
     return g * ((x > y) | isnan(y))
