@@ -2238,6 +2238,8 @@ def _bseq_index_adjoint(ct, x, idx):
     """The cotangent of the list/tuple ``x`` (batched items) from that of
     ``x[idx]`` with a per-example integer ``idx``: item ``j`` gets ``ct`` where
     ``idx == j`` (negative indices count from the end), zeros elsewhere."""
+    if isinstance(x, dict) and isinstance(idx, (str, int)):
+        return {idx: ct}  # a key popped from a batched tape: the same in every row
     if not isinstance(x, (list, tuple)):
         raise TypeError(f"vmap: a per-example index into a {type(x).__name__} is not supported")
     n = len(x)
