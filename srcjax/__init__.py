@@ -17,6 +17,7 @@ from .extras import block_until_ready, checkpoint, device_put, remat
 from .jit_api import jit
 from .vmap_api import vmap
 from .primitives import control as _control
+from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
 
 _control.mark_tree_outputs()
 

@@ -599,6 +599,43 @@ def test_jit_dtype_promotion_report_cases():
     assert "astype" in src
 
 
+SCALE64 = np.sqrt(64.0)  # a NumPy float64 scalar closed over (an attention scale)
+
+
+def test_jit_promotion_of_comparisons_casts_and_numpy_scalars():
+    # user report P6: each was float64 (int64) under srcjax.jit; JAX 0.10.2 (x64 off)
+    # gives the dtypes and values asserted here
+    a = np.array([1.0, -1.0], np.float32)
+    cases = [
+        (lambda a: (a > 0) * 2.5, np.float32, [2.5, 0.0]),
+        (lambda a: (a > 0).sum() * 2.5, np.float32, 2.5),
+        (lambda a: jnp.sum(a > 0) * 2.5, np.float32, 2.5),
+        (lambda a: a.astype(np.int32) * 2.5, np.float32, [2.5, -2.5]),
+        (lambda a: a * np.int32(2), np.float32, [2.0, -2.0]),
+        (lambda a: a / SCALE64, np.float32, [0.125, -0.125]),
+        (lambda a: a.astype(float), np.float32, [1.0, -1.0]),
+        (lambda a: a.astype(int), np.int32, [1, -1]),
+        (lambda a: jnp.ones_like(a, dtype=jnp.int32) * a, np.float32, [1.0, -1.0]),
+        (lambda a: jnp.ones_like(a, dtype=np.int32) * a, np.float32, [1.0, -1.0]),
+    ]
+    for f, dt, want in cases:
+        got = jit(f)(a)
+        assert got.dtype == dt, srcjax.source(jit(f), a)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_astype_canonicalizes_under_every_transform():
+    # JAX: astype(float) is float32 and astype(int) int32 with x64 off
+    a = np.array([1.0, -1.0], np.float32)
+    rows = np.stack([a, 2 * a])
+    assert srcjax.vmap(lambda a: a.astype(float))(rows).dtype == np.float32
+    assert srcjax.vmap(lambda a: a.astype(int))(rows).dtype == np.int32
+    g = srcjax.grad(lambda a: jnp.sum(a.astype(float) * 3.0))(a)
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g, [3.0, 3.0])
+    assert srcjax.vmap(lambda a: jnp.sum(a > 0))(rows).dtype == np.int32
+
+
 # -- outputs never alias non-donated inputs --------------------------------------------
 def test_returned_input_is_a_fresh_array():
     """JAX arrays are immutable: a jitted function's result never shares memory

@@ -217,7 +217,6 @@ _UNSUPPORTED = {
     gast.ClassDef: "class definitions",
     gast.Global: "`global` statements",
     gast.Nonlocal: "`nonlocal` statements",
-    gast.Delete: "`del`",
     gast.Import: "`import` inside the function",
     gast.ImportFrom: "`import` inside the function",
 }
@@ -500,6 +499,10 @@ class Normalizer:
         self.ops = _ops_table()
         self.out: List[Any] = []
         self.origin: Any = None
+        #: source name -> "list" / "tuple" / "dict" for the locals every assignment
+        #: of which makes that container (decides `l * 3`, `l + m`, `l += m`)
+        self.ckinds: Dict[str, str] = dict(outer.ckinds) if outer is not None else {}
+        self.ckinds.update(_container_kinds(node, params, self._builtin_of))
 
     # -- entry ---------------------------------------------------------------
     def run(self) -> Any:
@@ -689,6 +692,14 @@ class Normalizer:
             if s.value is not None:
                 self.assign_target(s.target, s.value)
         elif isinstance(s, gast.AugAssign):
+            if (
+                isinstance(s.target, gast.Name)
+                and isinstance(s.op, gast.Add)
+                and "list" in (self.seq_kind(s.target), self.seq_kind(s.value))
+            ):
+                # l += xs extends the list in place (any iterable xs, as l.extend)
+                self.extend(self.var(s.target.id), s.value)
+                return
             op = gast.BinOp(left=_as_load(N.clone(s.target)), op=s.op, right=s.value)
             N.copy_origin(op, s)
             self.assign_target(s.target, op)
@@ -857,6 +868,12 @@ class Normalizer:
 
     def expr_statement(self, value: Any) -> None:
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+            done = self.container_method(value, None, discard=True)
+            if done is not None:
+                node, op = done
+                if not isinstance(node, gast.Constant):
+                    self.emit(N.expr_stmt(node), op)
+                return
             status, root = self.resolve(value.func.value)
             if (
                 status == "local"
@@ -873,6 +890,235 @@ class Normalizer:
         node, op = self.simple(value, None)
         if node is not None:
             self.emit(N.expr_stmt(node), op)
+
+    # -- lists and dicts changed in place ------------------------------------------
+    def seq_kind(self, e: Any) -> Optional[str]:
+        """The kind of source expression ``e`` when it surely is a "list", "tuple"
+        or "dict"; else None."""
+        k = _value_kind(e, self.ckinds, self._builtin_of)
+        return k if k in _KINDS else None
+
+    def _builtin_of(self, func: Any) -> Any:
+        """The builtin ``list``/``tuple``/``dict`` that call target ``func`` names."""
+        if isinstance(func, gast.Name) and func.id not in self.locals:
+            status, obj = self.lookup_global(func.id)
+            if status == "found" and obj in (list, tuple, dict):
+                return obj
+        return None
+
+    def _seq_operand(self, e: Any) -> bool:
+        """Whether ``e`` is a list or tuple whose `+` / `*` must be the sequence
+        operation: a list, or a tuple holding values (``x.shape + (1,)`` and
+        ``(1,) * n`` stay as they are: static metadata)."""
+        kind = self.seq_kind(e)
+        if kind == "tuple" and isinstance(e, gast.Tuple):
+            return any(_fold_constant(x) is None for x in e.elts)
+        return kind in ("list", "tuple")
+
+    def sequence_binop(self, e: Any) -> Optional[tuple]:
+        """``l + m`` (``ad.concat``) and ``l * n`` / ``n * l`` (``ad.repeat``) of a
+        list or tuple known statically; None for any other operator."""
+        if isinstance(e.op, gast.Add):
+            if not (self._seq_operand(e.left) or self._seq_operand(e.right)):
+                return None
+            a, b = self.atom(e.left), self.atom(e.right)
+            return self._prim_node("ad.concat", a, b)
+        if not isinstance(e.op, gast.Mult):
+            return None
+        if self._seq_operand(e.left) and self.seq_kind(e.right) is None:
+            a, b = self.atom(e.left), self.atom(e.right)
+            return self._prim_node("ad.repeat", a, b)
+        if self._seq_operand(e.right) and self.seq_kind(e.left) is None:
+            a, b = self.atom(e.left), self.atom(e.right)
+            return self._prim_node("ad.repeat", b, a)
+        return None
+
+    def _prim_node(self, public: str, *args: Any) -> tuple:
+        prim = registry.by_public(public)
+        node = _prim_expr(prim, [N.clone(a) for a in args], {})
+        return node, Op("prim", prim=prim, bound=_bind(prim, *args))
+
+    def _prim_into(self, t: str, public: str, *args: Any) -> Any:
+        """Emit ``t = <public>(*args)`` (args are atoms); returns the name ``t``."""
+        node, op = self._prim_node(public, *args)
+        self.emit(N.assign(t, node), op)
+        return N.name(t)
+
+    def _append(self, lst: str, v: Any) -> None:
+        call = N.call(N.attr(N.name(lst), "append"), [v])
+        self.emit(N.expr_stmt(call), Op("append", elts=[v], target=lst))
+
+    def extend(self, lst: str, xs: Any) -> None:
+        """``lst.extend(xs)`` / ``lst += xs``: the items appended one by one, by a
+        loop over ``xs`` unless it is a display."""
+        if isinstance(xs, (gast.List, gast.Tuple)):
+            for v in [self.atom(x) for x in xs.elts]:
+                self._append(lst, v)
+            return
+        seq = self.atom(xs, base="items")
+        if isinstance(seq, gast.Name) and seq.id == lst:  # l.extend(l): the items before
+            seq = self._prim_into(self.temp("items"), "ad.as_list", seq)
+        i = self.temp("i")
+        n = self._emit_len(("seq", seq))
+        saved = self.out
+        self.out = []
+        item = gast.Subscript(value=N.clone(seq), slice=N.name(i), ctx=gast.Load())
+        self._append(lst, self.atom(item, base="item"))
+        body, self.out = self.out, saved
+        rng = N.call(N.name("range"), [N.name(n)])
+        loop = gast.For(target=N.name(i, store=True), iter=rng, body=body, orelse=[])
+        loop.type_comment = None
+        self.emit(loop)
+
+    def _position(self, x: str, i: Any, insert: bool = False, read: bool = False) -> Any:
+        """The nonnegative list position (or dict key) that ``x.pop(i)`` / ``del
+        x[i]`` / ``x.insert(i, v)`` acts on: ``i`` itself when it is a constant
+        that needs no check (``insert(0, v)``; ``pop(i)``, ``i >= 0``, whose
+        ``read`` of the item checks it), else ``ad.seq_pos``."""
+        if isinstance(i, gast.Constant) and type(i.value) is int:
+            if (i.value == 0 and insert) or (i.value >= 0 and read):
+                return i
+        return self._prim_into(self.temp("pos"), "ad.seq_pos", N.name(x), i, N.const(insert))
+
+    def delete(self, t: Any) -> None:
+        """``del x[i]`` of a local list or dict: ``x = ad.delitem(x, pos)``."""
+        if (
+            isinstance(t, gast.Subscript)
+            and isinstance(t.value, gast.Name)
+            and t.value.id in self.locals
+            and not isinstance(t.slice, (gast.Slice, gast.Tuple))
+        ):
+            x = self.var(t.value.id)
+            pos = self._position(x, self.index(t.slice))
+            self._prim_into(x, "ad.delitem", N.name(x), pos)
+            return
+        if isinstance(t, gast.Name):
+            what, hint = "`del` of a variable", "stop using the variable, or rebind it"
+        elif isinstance(t, gast.Subscript) and isinstance(t.slice, (gast.Slice, gast.Tuple)):
+            what, hint = "`del` of a slice", "build the shorter list: `l = l[:i] + l[j:]`"
+        else:
+            what = "`del` of this item"
+            hint = "give the container a name, delete from it (`del c[k]`) and store it back"
+        raise _unsupported(t, what, hint, src=self.src)
+
+    def container_method(self, e: Any, target: Optional[str], discard: bool = False):
+        """In-place methods of a local list or dict (``l.insert(i, v)``,
+        ``d.update(m)`` ...) as rebindings of its name, which every transform
+        follows: (node, Op) of the call's value, or None for any other call."""
+        func = e.func
+        name = func.attr if isinstance(func, gast.Attribute) else None
+        if (
+            name not in _CONTAINER_METHODS
+            or not isinstance(func.value, gast.Name)
+            or func.value.id not in self.locals
+            or self.expr_type(func.value) is not None  # a registered class's method
+            or (self.seq_kind(func.value), name) in _NOT_A_METHOD
+        ):
+            return None  # it runs as written (AttributeError for a tuple's .append)
+        x = self.var(func.value.id)
+        args = list(e.args)
+        kws = {k.arg: k.value for k in e.keywords}
+        none = (N.const(None), Op("copy", elts=[N.const(None)]))
+        nargs = _CONTAINER_METHODS[name]
+        if not (len(args) in nargs and (not kws or name in ("update", "sort"))):
+            raise _unsupported(e, f"`.{name}` with these arguments", src=self.src)
+        if name == "append":
+            self._append(x, self.atom(args[0]))
+            return none
+        if name == "extend":
+            self.extend(x, args[0])
+            return none
+        if name == "insert":
+            i, v = self.atom(args[0]), self.atom(args[1])
+            self._prim_into(x, "ad.insert", N.name(x), self._position(x, i, True), v)
+            return none
+        if name == "pop" and not args:
+            return N.call(N.attr(N.name(x), "pop"), []), Op("pop", elts=[N.name(x)], target=x)
+        if name == "pop" and len(args) == 1:
+            pos = self._position(x, self.atom(args[0]), read=True)
+            t = target if target is not None and target != x else self.temp("popped")
+            self._prim_into(t, "ad.getitem", N.name(x), pos)
+            self._prim_into(x, "ad.delitem", N.name(x), pos)
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if name == "pop":  # d.pop(key, default)
+            k, default = self.atom(args[0]), self.atom(args[1])
+            t = target if target is not None and target != x else self.temp("popped")
+            has = self._test(k, gast.In(), x, "has")
+            saved = self.out
+            self.out = []
+            self._prim_into(t, "ad.getitem", N.name(x), k)
+            self._prim_into(x, "ad.delitem", N.name(x), k)
+            body, self.out = self.out, []
+            self.emit(N.assign(t, default), Op("copy", elts=[default]))
+            orelse, self.out = self.out, saved
+            self.emit(gast.If(test=has, body=body, orelse=orelse))
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if name == "remove":
+            v = self.atom(args[0])
+            pos = self._prim_into(self.temp("pos"), "ad.seq_index", N.name(x), v)
+            self._prim_into(x, "ad.delitem", N.name(x), pos)
+            return none
+        if name == "reverse":
+            flip = gast.Slice(lower=None, upper=None, step=N.const(-1))
+            self._prim_into(x, "ad.getitem", N.name(x), flip)
+            return none
+        if name == "sort":
+            raise UnsupportedSyntaxError(
+                "`.sort()` (sorting a list in place) is not supported in transformed functions",
+                self.loc(e),
+                "sort an array instead: `x = jnp.sort(jnp.stack(l))` (for an array, "
+                "`x.sort()` returns the sorted copy: `x = x.sort()`)",
+            )
+        if name == "clear":
+            kind = self.seq_kind(func.value)
+            if kind == "list":
+                self.emit(N.assign(x, gast.List(elts=[], ctx=gast.Load())), Op("pack", elts=[]))
+            elif kind == "dict":
+                self.emit(N.assign(x, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
+            else:
+                self._prim_into(x, "ad.emptied", N.name(x))
+            return none
+        if name == "update":
+            self.update(x, args[0] if args else None, kws)
+            return none
+        if name == "setdefault":
+            k = self.atom(args[0])
+            v = self.atom(args[1]) if len(args) > 1 else N.const(None)
+            missing = self._test(k, gast.NotIn(), x, "missing")
+            saved = self.out
+            self.out = []
+            self._prim_into(x, "ad.setitem", N.name(x), k, v)
+            body, self.out = self.out, saved
+            self.emit(gast.If(test=missing, body=body, orelse=[]))
+            if discard:
+                return none
+            return self._prim_node("ad.getitem", N.name(x), k)
+        # popitem
+        keys = self._prim_into(self.temp("keys"), "ad.keys", N.name(x))
+        k = self._prim_into(self.temp("key"), "ad.getitem", keys, N.const(-1))
+        v = self._prim_into(self.temp("value"), "ad.getitem", N.name(x), k)
+        self._prim_into(x, "ad.delitem", N.name(x), k)
+        pair = gast.Tuple(elts=[k, v], ctx=gast.Load())
+        return pair, Op("pack", elts=[k, v])
+
+    def _test(self, k: Any, op: Any, x: str, base: str) -> Any:
+        """Emit ``c = k in x`` (or ``not in``): a condition with no derivative."""
+        c = self.temp(base)
+        test = gast.Compare(left=N.clone(k), ops=[op], comparators=[N.name(x)])
+        self.emit(N.assign(c, test), Op("inactive", what="comparison"))
+        return N.name(c)
+
+    def update(self, d: str, other: Any, kws: Dict[str, Any]) -> None:
+        """``d.update(other, **kws)``: item assignments (``ad.dict_update`` for an
+        ``other`` that is no dict display)."""
+        items = []
+        if isinstance(other, gast.Dict) and all(k is not None for k in other.keys):
+            items = [(self.atom(k), self.atom(v)) for k, v in zip(other.keys, other.values)]
+        elif other is not None:
+            self._prim_into(d, "ad.dict_update", N.name(d), self.atom(other, base="other"))
+        items += [(N.const(key), self.atom(v)) for key, v in kws.items()]
+        for k, v in items:
+            self._prim_into(d, "ad.setitem", N.name(d), k, v)
 
     def while_loop(self, s: Any) -> None:
         saved = self.out
@@ -1090,6 +1336,9 @@ class Normalizer:
         if folded is not None:
             return folded, Op("copy", elts=[folded])
         if isinstance(e, gast.BinOp):
+            seq = self.sequence_binop(e)
+            if seq is not None:
+                return seq
             sym = _BINOPS[type(e.op)]
             left = self.atom(e.left)
             right = self.atom(e.right)
@@ -1450,7 +1699,15 @@ class Normalizer:
                 d = self.atom(arg.func.value, base="d")
                 prim = registry.by_public("ad.keys")
                 return N.call("ad.keys", [d]), Op("prim", prim=prim, bound=_bind(prim, d))
+            kind = self.seq_kind(arg)
+            if isinstance(arg, gast.Attribute) and arg.attr == "shape":
+                kind = "tuple"
             a = self.atom(arg)
+            if (obj is list and kind in ("list", "tuple")) or (obj is tuple and kind == "list"):
+                # a new list of the items (a tuple's too): `m = list(l); m.append(v)`
+                # leaves l alone (an array, or a value of unknown kind, stays as it is)
+                prim = registry.by_public("ad.as_list" if obj is list else "ad.as_tuple")
+                return N.call(prim.public, [a]), Op("prim", prim=prim, bound=_bind(prim, a))
             return a, Op("copy", elts=[a])
         if obj is dict and nargs == 0 and all(k.arg for k in e.keywords):
             keys = [N.const(k.arg) for k in e.keywords]
@@ -1480,6 +1737,9 @@ class Normalizer:
                 self.deps.append(("attr", base, func.attr, obj))
 
     def method_call(self, e: Any, target: Optional[str]) -> tuple:
+        done = self.container_method(e, target)
+        if done is not None:
+            return done
         func = e.func
         methods = _methods()
         mname = func.attr
@@ -2119,13 +2379,118 @@ class Normalizer:
         return gast.Tuple(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
 
 
+#: in-place list/dict methods the normalizer rewrites -> numbers of positional args
+_CONTAINER_METHODS = {
+    "append": (1,),
+    "extend": (1,),
+    "insert": (2,),
+    "pop": (0, 1, 2),
+    "remove": (1,),
+    "reverse": (0,),
+    "sort": (0,),
+    "clear": (0,),
+    "update": (0, 1),
+    "setdefault": (1, 2),
+    "popitem": (0,),
+}
+_KINDS = ("list", "tuple", "dict")
+#: (kind, method) pairs with no such method: they run as written (AttributeError)
+_NOT_A_METHOD = {("tuple", m) for m in _CONTAINER_METHODS} | {
+    (kind, m)
+    for kind, methods in (
+        ("dict", ("append", "extend", "insert", "remove", "reverse", "sort")),
+        ("list", ("update", "setdefault", "popitem")),
+    )
+    for m in methods
+}
+_ANY = "?"  # not decided yet (the analysis starts optimistic)
+
+
+def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
+    """The kind ("list" / "tuple" / "dict") source expression ``e`` surely
+    evaluates to, ``_ANY`` when that rests on names not decided yet, else None."""
+    if isinstance(e, (gast.List, gast.ListComp)):
+        return "list"
+    if isinstance(e, gast.Tuple):
+        return "tuple"
+    if isinstance(e, (gast.Dict, gast.DictComp)):
+        return "dict"
+    if isinstance(e, gast.Name):
+        return known.get(e.id)
+    if isinstance(e, gast.Call):
+        b = builtin_of(e.func)
+        if b is list or (b is dict and not e.args):
+            return b.__name__
+        if b is tuple and len(e.args) == 1:
+            inner = _value_kind(e.args[0], known, builtin_of)
+            return "tuple" if inner in ("list", "tuple") else inner if inner == _ANY else None
+        return None
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Mult)):
+        sides = [_value_kind(e.left, known, builtin_of), _value_kind(e.right, known, builtin_of)]
+        for k in sides:
+            if k in ("list", "tuple"):
+                return k
+        return _ANY if _ANY in sides else None
+    if isinstance(e, gast.IfExp):
+        a = _value_kind(e.body, known, builtin_of)
+        b = _value_kind(e.orelse, known, builtin_of)
+        if a == b or b == _ANY:
+            return a
+        return b if a == _ANY else None
+    return None
+
+
+def _container_kinds(fnode: Any, params: List[str], builtin_of: Any) -> Dict[str, str]:
+    """Locals of ``fnode`` that are surely a list / tuple / dict wherever they are
+    defined: every assignment to them (``l = [...]``, ``l = list(...)``, ``l += [v]``,
+    ``l = l * 2``, ...) makes one; parameters and loop variables are unknown.
+    A greatest fixpoint, so that ``l *= 2`` keeps the kind ``l = [a]`` gave."""
+    values: Dict[str, List[Any]] = {p: [None] for p in params}
+    direct: Dict[int, Any] = {}
+
+    def visit(node):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+            for t in node.targets if isinstance(node, gast.Assign) else [node.target]:
+                if isinstance(t, gast.Name):
+                    direct[id(t)] = node.value
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            load = gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None, type_comment=None)
+            direct[id(node.target)] = gast.BinOp(left=load, op=node.op, right=node.value)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            values.setdefault(node.id, []).append(direct.get(id(node)))
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for st in fnode.body:
+        visit(st)
+    known = {name: _ANY for name in values}
+    changed = True
+    while changed:
+        changed = False
+        for name, vals in values.items():
+            kinds = {_value_kind(v, known, builtin_of) if v is not None else None for v in vals}
+            decided = kinds - {_ANY}
+            if not decided:
+                new = _ANY
+            elif len(decided) == 1 and None not in decided:
+                new = next(iter(decided))
+            else:
+                new = None
+            if new != known[name]:
+                known[name] = new
+                changed = True
+    return {k: v for k, v in known.items() if v in _KINDS}
+
+
 def _shift_argnums(argnums: Any, k: int) -> Any:
     if isinstance(argnums, (tuple, list)):
         return tuple(a + k if a >= 0 else a for a in argnums)
     return argnums + k if argnums >= 0 else argnums
 
 
-_MUTATORS = {"append", "extend", "insert", "pop", "clear", "update", "setdefault", "remove"}
+_MUTATORS = set(_CONTAINER_METHODS)
 
 
 def _mutated_params(fnode: Any) -> Set[str]:
@@ -2137,6 +2502,14 @@ def _mutated_params(fnode: Any) -> Set[str]:
 
     def visit(node):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if (
+            isinstance(node, gast.AugAssign)
+            and isinstance(node.target, gast.Name)
+            and isinstance(node.value, (gast.List, gast.ListComp))
+        ):
+            mutated.add(node.target.id)  # p += [v] extends p in place
+            visit(node.value)
             return
         if (
             isinstance(node, gast.Call)
@@ -2164,13 +2537,21 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
     inside another container (``state["h"].append(v)``). srcjax treats lists and
     dicts as values, so these would give wrong derivatives: (node, message, hint)."""
     own = _own_locals(fnode.body) | {a.id for a in fnode.args.args}
-    aliases: Dict[str, Set[str]] = {}
-    mutations: List[tuple] = []  # (name, node)
+    aliases: Dict[str, List[tuple]] = {}  # name -> [(other name, line, loops)]
+    mutations: List[tuple] = []  # (name, node, loops)
     nested: List[tuple] = []  # (receiver, call node)
     loads: Dict[str, List[int]] = {}
+    stores: Dict[str, List[int]] = {}  # lines that rebind a name
+    loops: List[tuple] = []  # (first line, last line) of the loops around the visit
 
     def visit(node):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if isinstance(node, (gast.For, gast.While)):
+            loops.append((node.lineno, getattr(node, "end_lineno", None) or node.lineno))
+            for child in gast.iter_child_nodes(node):
+                visit(child)
+            loops.pop()
             return
         if (
             isinstance(node, gast.Assign)
@@ -2180,8 +2561,17 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
             and node.value.id in own
         ):
             a, b = node.targets[0].id, node.value.id
-            aliases.setdefault(a, set()).add(b)
-            aliases.setdefault(b, set()).add(a)
+            where = (node.lineno, tuple(loops))
+            aliases.setdefault(a, []).append((b,) + where)
+            aliases.setdefault(b, []).append((a,) + where)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores.setdefault(node.id, []).append(getattr(node, "lineno", 0) or 0)
+        if (
+            isinstance(node, gast.AugAssign)
+            and isinstance(node.target, gast.Name)
+            and isinstance(node.value, (gast.List, gast.ListComp))
+        ):
+            mutations.append((node.target.id, node, tuple(loops)))  # l += [v] extends l
         if (
             isinstance(node, gast.Call)
             and isinstance(node.func, gast.Attribute)
@@ -2189,7 +2579,7 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
         ):
             recv = node.func.value
             if isinstance(recv, gast.Name):
-                mutations.append((recv.id, node))
+                mutations.append((recv.id, node, tuple(loops)))
             elif (
                 isinstance(recv, gast.Subscript)
                 and isinstance(recv.value, gast.Name)
@@ -2197,9 +2587,9 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
                 and node.func.attr != "pop"
             ):
                 nested.append((recv, node))
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
             if isinstance(node.value, gast.Name):
-                mutations.append((node.value.id, node))
+                mutations.append((node.value.id, node, tuple(loops)))
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             loads.setdefault(node.id, []).append(getattr(node, "lineno", 0) or 0)
         for child in gast.iter_child_nodes(node):
@@ -2217,9 +2607,30 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
             f"give the inner list a name and store it back: `h = {r}`, "
             f"`h.{node.func.attr}(...)`, `{r} = h`",
         )
-    for name, node in mutations:
+
+    def rebound(names, lo, hi):  # a name rebound on a line in (lo, hi)
+        return any(lo < ln < hi for n in names for ln in stores.get(n, ()))
+
+    def shared(name, other, alias_line, alias_loops, line, loops_here):
+        """Whether ``name`` and ``other`` may name one list at ``line``: the alias
+        ran before it (textually, or in an earlier trip of a loop around both) and
+        neither name was rebound in between (``l_prev = l; l = f(l); l.append(v)``
+        in generated code is no alias)."""
+        if alias_line < line:
+            return not rebound((name, other), alias_line, line)
+        common = [lp for lp in alias_loops if lp in loops_here]
+        if not common:
+            return False
+        first, last = common[-1]
+        return not (
+            rebound((name, other), alias_line, last + 1) or rebound((name, other), first - 1, line)
+        )
+
+    for name, node, loops_here in mutations:
         line = getattr(node, "lineno", 0) or 0
-        for other in sorted(aliases.get(name, ())):
+        for other, alias_line, alias_loops in sorted(aliases.get(name, ())):
+            if not shared(name, other, alias_line, alias_loops, line, loops_here):
+                continue
             if any(ln > line for ln in loads.get(other, ())):
                 return (
                     node,

@@ -606,8 +606,10 @@ expand_reduced.samples = lambda rng: [
 
 
 def _astype(x, dtype):
-    """``x`` converted to ``dtype`` (jax.numpy.astype); always a new array."""
-    return np.asarray(x).astype(dtype)
+    """``x`` converted to ``dtype`` (jax.numpy.astype); always a new array. The
+    dtype is canonicalized as in JAX: ``astype(x, float)`` is float32 and
+    ``astype(x, int)`` int32 unless x64."""
+    return np.asarray(x).astype(_dt.canonicalize_dtype(dtype))
 
 
 astype = _internal("ad.astype", _astype)
@@ -634,7 +636,7 @@ def _cast_tangent(t, dtype):
     """The tangent of ``astype(x, dtype)``: ``t`` cast, or zeros (of ``t``'s
     dtype) when ``dtype`` is an integer or bool."""
     if _is_inexact(dtype):
-        return np.asarray(t).astype(dtype)
+        return np.asarray(t).astype(_dt.canonicalize_dtype(dtype))
     return np.zeros_like(t)
 
 

@@ -812,9 +812,21 @@ def _pysum_jvp(t, ans, x, start=0):
     return pysum(t)
 
 
-pysum.def_vjp(_pysum_vjp)
-pysum.def_jvp(_pysum_jvp)
-pysum.samples = lambda rng: [((rng.normal(size=(4, 3)),), {})]
+def _pysum_vjp_start(g, ans, x, start=0):
+    return unbroadcast(g, start)
+
+
+def _pysum_jvp_start(t, ans, x, start=0):
+    return broadcast_like(t, ans)
+
+
+pysum.def_vjp(_pysum_vjp, _pysum_vjp_start)
+pysum.def_jvp(_pysum_jvp, _pysum_jvp_start)
+pysum.samples = lambda rng: [
+    ((rng.normal(size=(4, 3)),), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,))), {}),
+    (([rng.normal(size=(2,)), rng.normal(size=(2,))], rng.normal()), {}),
+]
 
 
 def _pysum_adjoint_vjp(g, ans, ct, x):

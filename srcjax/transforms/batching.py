@@ -586,6 +586,17 @@ class Batcher:
             if fname in ("isinstance", "type", "hasattr", "callable", "id", "repr", "str"):
                 self._set(t, False)
                 return [s]
+        if (
+            isinstance(value, gast.Compare)
+            and len(value.ops) == 1
+            and isinstance(value.ops[0], (gast.In, gast.NotIn))
+            and isinstance(value.comparators[0], gast.Name)
+            and value.comparators[0].id in self.containers
+            and not self.is_batched(value.left)
+        ):
+            # `k in d`: a batched dict has the same keys in every example
+            self._set(t, False)
+            return [s]
         if isinstance(value, gast.Compare) and len(value.ops) == 1:
             prim = _compare_prim(value.ops[0])
             if prim is not None:

@@ -215,7 +215,7 @@ class Forward:
             return [s, zero]
         total = terms[0]
         for e in terms[1:]:
-            if prim.public in _TREE_VALUED:
+            if prim.public in _TREE_VALUED or prim.returns_tree:
                 total = N.call("ad.tree_add", [total, e])
             else:
                 total = gast.BinOp(left=total, op=gast.Add(), right=e)

@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, List, Optional
 import gast
 import numpy as np
 
+from .. import dtypes
 from ..frontend import nodes as N
 from ..frontend.normalize import Op
 from ..primitives import registry
@@ -57,6 +58,26 @@ __all__ = [
 
 PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
 _SCALAR_TYPES = (bool, int, float)
+_UNKNOWN = object()  # a value not known at transformation time
+
+
+class _Static:
+    """A name's value known at transformation time (``t = np.int32``): the dtype
+    or scalar type it holds, for the dtype arguments that read it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _Static) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __repr__(self) -> str:
+        return f"static {self.value!r}"
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -353,14 +374,14 @@ class Aval:
 
     @staticmethod
     def of(x: Any) -> Optional["Aval"]:
+        if isinstance(x, (np.ndarray, np.generic)):  # first: np.float64 is a float
+            return Aval(np.shape(x), x.dtype)
         if isinstance(x, bool):
             return Aval((), np.bool_, bool)
         if isinstance(x, int):
             return Aval((), np.int64, int)
         if isinstance(x, float):
             return Aval((), np.float64, float)
-        if isinstance(x, (np.ndarray, np.generic)):
-            return Aval(np.shape(x), x.dtype)
         return None
 
     def proxy(self) -> Any:
@@ -391,7 +412,7 @@ class Aval:
 def _merge(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
-    if isinstance(a, Aval) or isinstance(b, Aval):
+    if isinstance(a, (Aval, _Static)) or isinstance(b, (Aval, _Static)):
         return a if a == b else None
     if type(a) is not type(b):
         return None
@@ -500,6 +521,11 @@ class _Interp:
             ):
                 return {k.value: self.aval_of(v, env) for k, v in zip(s.value.keys, s.value.values)}
             return None
+        if op.kind == "inactive" and isinstance(s.value, gast.Compare):
+            return self.compare(s, env)
+        if op.kind == "inactive" and isinstance(s.value, gast.Attribute):
+            v = self.static_value(s.value, env)  # t = np.int32
+            return None if v is _UNKNOWN else _Static(v)
         if op.kind != "prim":
             return None
         prim = op.prim
@@ -515,9 +541,9 @@ class _Interp:
             return self.elementwise(s, env)
         if prim.public == "ad.astype":
             x = self.aval_of(op.bound.get("x"), env)
-            dt = op.bound.get("dtype")
-            if isinstance(x, Aval) and isinstance(dt, gast.Constant) and isinstance(dt.value, str):
-                return Aval(x.shape, np.dtype(dt.value))
+            dt = self.static_value(op.bound.get("dtype"), env)
+            if isinstance(x, Aval) and dt is not _UNKNOWN:
+                return Aval(x.shape, dtypes.canonicalize_dtype(dt))
         if prim.kind == "reduction":
             r = self.reduction(s, env)
             if r is not None:
@@ -539,7 +565,9 @@ class _Interp:
                 and not a.weak
                 and not b.weak
             ):
-                return Aval((a.shape[0], b.shape[1]), np.result_type(a.dtype, b.dtype))
+                # a call has JAX's result dtype, the operator ``@`` NumPy's
+                rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
+                return Aval((a.shape[0], b.shape[1]), rt(a.dtype, b.dtype))
         if prim.kind in PURE_KINDS:
             return self.small(s, env)
         return None
@@ -569,13 +597,63 @@ class _Interp:
         if isinstance(node, gast.Name):
             a = self.aval_of(node, env)
             if not isinstance(a, Aval):
-                raise ValueError("unknown operand")
+                v = self.static_value(node, env)
+                if v is _UNKNOWN:
+                    raise ValueError("unknown operand")
+                return v
             return make(a)
         if isinstance(node, gast.Constant):
             return node.value
+        if isinstance(node, gast.Attribute):
+            v = self.static_value(node, env)
+            if v is not _UNKNOWN:
+                return v
         import ast
 
         return ast.literal_eval(N.to_source(node))
+
+    def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
+        """The value of a dtype argument known at transformation time (a string
+        constant, or a global or attribute naming a dtype or scalar type:
+        ``np.int32``, ``float``, ``jnp.float16``), else ``_UNKNOWN``."""
+        if isinstance(node, gast.Constant):
+            return node.value if isinstance(node.value, str) else _UNKNOWN
+        if isinstance(node, gast.Name) and isinstance(env.get(node.id), _Static):
+            return env[node.id].value
+        path = []
+        while isinstance(node, gast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in env or node.id in self.locals:
+            return _UNKNOWN
+        try:
+            v = self.resolve(node.id)
+            for attr in reversed(path):
+                v = getattr(v, attr)
+        except Exception:  # noqa: BLE001 - unknown global
+            return _UNKNOWN
+        if isinstance(v, np.dtype) or (
+            isinstance(v, type) and issubclass(v, (np.generic, *_SCALAR_TYPES, complex))
+        ):
+            return v
+        return _UNKNOWN
+
+    def compare(self, s: Any, env) -> Any:
+        """A comparison ``a < b``: bool of the operands' broadcast shape."""
+        e = s.value
+        if len(e.ops) != 1 or type(e.ops[0]) not in _PY_CMP:
+            return None
+        operands = []
+        for x in (e.left, e.comparators[0]):
+            a = self.aval_of(x, env)
+            if not isinstance(a, Aval):
+                return None
+            operands.append(a)
+        r = self._eval_form(s, env)
+        if isinstance(r, _SCALAR_TYPES):
+            return Aval.of(r) if all(a.weak for a in operands) else None
+        shape = np.broadcast_shapes(*[a.shape for a in operands])
+        return Aval(shape, np.asarray(r).dtype)
 
     def elementwise(self, s: Any, env) -> Any:
         op = s.sj_op
@@ -641,6 +719,8 @@ class _Interp:
             for x in v if isinstance(v, list) else [v]:
                 if isinstance(x, gast.Name):
                     a = self.aval_of(x, env)
+                    if isinstance(a, _Static):
+                        continue
                     if not isinstance(a, Aval):
                         return None
                     total += a.size
