@@ -356,7 +356,11 @@ class _Grad(Transformed):
             fn = self._generated(key)
         if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
             fn = self._rebuild(key)
-        return fn(*new_args, **kwargs)
+        out = fn(*new_args, **kwargs)
+        if type(out) is np.ndarray and not out.flags.writeable:
+            # a broadcast view (grad of jnp.sum): results are ordinary arrays (g *= 0.5)
+            return out.copy()
+        return out
 
     def _rebuild(self, key):
         """A callee was redefined since this code was generated: transform again."""

@@ -31,6 +31,7 @@ from .api import (
     finish,
 )
 from .codegen import emit
+from .jit_api import _unalias
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize
@@ -231,7 +232,8 @@ def jvp(
     _check_tangents(primals, tangents)
     primals, tangents = primals + extra, tangents + _zero_tangents(extra)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
-    return fn(*bound, *primals, *tangents)
+    # (outputs never share memory with the arguments, as in jit: JAX arrays are immutable)
+    return _unalias(fn(*bound, *primals, *tangents), primals + tangents, {}, frozenset())
 
 
 def _defaults_args(fun: Any, nargs: int) -> tuple:

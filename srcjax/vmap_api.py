@@ -16,6 +16,7 @@ from .api import Transformed, _kind, finish
 from .errors import TransformValueError
 from .frontend.normalize import normalize
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
+from .jit_api import _unalias
 from .transforms.batching import BatchSpec, batch
 
 __all__ = ["vmap"]
@@ -314,7 +315,9 @@ class _Vmap(Transformed):
         from .api import _canon_leaf, _map_leaves
 
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
-        return fn(*args)
+        # outputs never share memory with the arguments, as in jit (JAX arrays are
+        # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
+        return _unalias(fn(*args), args, {}, frozenset())
 
 
 def _len_message(axes, args) -> str:

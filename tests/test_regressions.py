@@ -2596,3 +2596,20 @@ def test_vmap_of_grad_with_a_batched_integer_argument():
     assert_close(srcjax.vmap(srcjax.grad(_pick_from_a_list))(xs, idx), 2 * ks**2 * xs)
     summed = srcjax.grad(lambda z: jnp.sum(srcjax.vmap(_pick_from_a_list)(z, idx)))(xs)
     assert_close(summed, 2 * ks**2 * xs)
+
+
+def test_results_do_not_alias_arguments_and_gradients_are_writeable():
+    """vmap(identity) and jvp returned the input arrays themselves (y += 1 changed x;
+    JAX arrays are immutable, and jit already copies), and grad(jnp.sum) returned a
+    read-only broadcast view (g *= 0.5 raised). Oracle: NumPy memory checks."""
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    y = srcjax.vmap(lambda a: a)(x)
+    assert not np.shares_memory(x, y)
+    out, t = srcjax.jvp(lambda a: a, (x,), (x,))
+    assert not np.shares_memory(x, t) and not np.shares_memory(x, out)
+    g = srcjax.grad(lambda a: jnp.sum(a))(x)
+    g *= 0.5
+    assert_close(g, [0.5, 0.5, 0.5])
+    gd = srcjax.grad(lambda p: jnp.sum(p["w"]))({"w": x})
+    gd["w"] *= 2.0
+    assert_close(gd["w"], [2.0, 2.0, 2.0])

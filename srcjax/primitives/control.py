@@ -188,6 +188,8 @@ def _cotangent_like(ct, x):
     dt = getattr(x, "dtype", None)
     if dt is not None and getattr(ct, "dtype", dt) != dt and dt.kind == "f":
         ct = np.asarray(ct, dtype=dt)
+    if isinstance(ct, np.ndarray) and not ct.flags.writeable:
+        ct = ct.copy()  # a broadcast view: gradients are ordinary arrays (g *= 0.5)
     return ct
 
 
@@ -405,6 +407,8 @@ def _fill(g, x):
     dt = getattr(x, "dtype", None)
     if dt is not None and dt.kind == "f" and getattr(g, "dtype", dt) != dt:
         g = np.asarray(g, dtype=dt)
+    if isinstance(g, np.ndarray) and not g.flags.writeable:
+        g = g.copy()  # a broadcast view: gradients are ordinary arrays
     return g
 
 
