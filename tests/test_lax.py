@@ -167,3 +167,43 @@ def test_eager_lax_bodies_without_at_run_as_written():
 
     assert lax.fori_loop(0, 3, body, 0.0) == 3.0
     assert calls == [0, 1, 2]
+
+
+@pytest.fixture
+def x64_off():
+    old = srcjax.config.jax_enable_x64
+    srcjax.config.update("jax_enable_x64", False)
+    yield
+    srcjax.config.update("jax_enable_x64", old)
+
+
+def _dtypes_values(tree):
+    return srcjax.tree_util.tree_map(lambda t: (np.asarray(t).dtype, np.asarray(t).tolist()), tree)
+
+
+def test_eager_lax_canonicalizes_carries_and_operands(x64_off):
+    # user report P8: Python-scalar carries gave float64/int64. JAX 0.10.2 (x64 off):
+    assert not srcjax.config.jax_enable_x64
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    got = _dtypes_values(lax.fori_loop(0, 5, lambda i, c: c * 1.3 + i, 1.0))
+    assert got[0] == f32 and np.isclose(got[1], 17.18992805480957, rtol=1e-6)
+    assert _dtypes_values(lax.fori_loop(0, 5, lambda i, c: c + i, 0)) == (i32, 10)
+    got = lax.while_loop(lambda c: c[0] < 10.0, lambda c: (c[0] * 1.7, c[1] + 1), (1.0, 0))
+    got = _dtypes_values(got)
+    assert got[0][0] == f32 and np.isclose(got[0][1], 14.19857120513916, rtol=1e-6)
+    assert got[1] == (i32, 5)
+    got = lax.cond(False, lambda y: np.sin(y), lambda y: y**2, -1.0)
+    assert _dtypes_values(got) == (f32, 1.0)
+    got = lax.switch(1, [lambda y: y + 1.0, lambda y: y * 2.0], 3.0)
+    assert _dtypes_values(got) == (f32, 6.0)
+    got = _dtypes_values(lax.scan(lambda c, _: (c * 1.1 + 0.1, None), 1.0, None, length=5)[0])
+    assert got[0] == f32 and np.isclose(got[1], 2.221020221710205, rtol=1e-6)
+    got = lax.scan(lambda c, x: (c + x, x * 2), 0.0, np.arange(3.0))  # float64 xs
+    assert _dtypes_values(got) == ((f32, 3.0), (f32, [0.0, 2.0, 4.0]))
+    assert _dtypes_values(lax.map(lambda x: x * 2, np.arange(3.0))) == (f32, [0.0, 2.0, 4.0])
+    got = lax.fori_loop(0, 2, lambda i, c: c * 2, np.ones(2))
+    assert _dtypes_values(got) == (f32, [4.0, 4.0])
+    got = lax.while_loop(
+        lambda c: c["n"] < 3, lambda c: {"n": c["n"] + 1, "x": c["x"] * 0.5}, {"n": 0, "x": 8.0}
+    )
+    assert _dtypes_values(got) == {"n": (i32, 3), "x": (f32, 1.0)}

@@ -1,6 +1,8 @@
 """``srcjax.lax``: JAX's structured control flow, as plain Python.
 
-Called directly, each function runs its Python equivalent. Inside a function
+Called directly, each function runs its Python equivalent, on initial carries
+and operands canonicalized as JAX does (a Python ``1.0`` is float32, ``0``
+int32 unless x64; 64-bit arrays become 32-bit). Inside a function
 that srcjax transforms, the normalizer rewrites each call into the Python
 control flow it stands for (``cond`` becomes ``if``, ``fori_loop`` a ``for``,
 ``while_loop`` a ``while``, ``scan`` a loop that stacks its outputs), so every
@@ -17,6 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .. import dtypes
 from ..primitives.control import stop_gradient
 
 __all__ = [
@@ -64,6 +67,24 @@ def _eager(fn: Callable) -> Callable:
     return jit(fn)
 
 
+def _canonical_leaf(x: Any) -> Any:
+    t = type(x)
+    if t is bool:
+        return np.bool_(x)
+    if t is int or t is float or t is complex:
+        return dtypes.dtype_of(x).type(x)  # OverflowError for an int beyond int32, as JAX
+    return dtypes.canonicalize_value(x)
+
+
+def _canonical(tree: Any) -> Any:
+    """Initial carries and operands as JAX holds them: Python scalars in their
+    default dtypes (``1.0`` is float32, ``0`` int32 unless x64) and 64-bit arrays
+    canonicalized, so an eager loop computes in the dtypes JAX's does."""
+    from ..tree_util import tree_map
+
+    return tree_map(_canonical_leaf, tree)
+
+
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)`` (``jax.lax.cond``).
 
@@ -72,6 +93,7 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     """
     if np.shape(pred) != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
+    operands = _canonical(operands)
     return _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
 
 
@@ -79,7 +101,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
     to ``[0, len(branches) - 1]``."""
     i = int(np.clip(index, 0, len(branches) - 1))
-    return _eager(branches[i])(*operands)
+    return _eager(branches[i])(*_canonical(operands))
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -91,7 +113,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``)."""
-    val = init_val
+    val = _canonical(init_val)
     body_fun = _eager(body_fun)
     for i in range(int(lower), int(upper)):
         val = body_fun(i, val)
@@ -100,7 +122,7 @@ def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``)."""
-    val = init_val
+    val = _canonical(init_val)
     cond_fun, body_fun = _eager(cond_fun), _eager(body_fun)
     while cond_fun(val):
         val = body_fun(val)
@@ -151,7 +173,7 @@ def scan(
         n = int(length)
     elif length is not None and int(length) != n:
         raise ValueError(f"scan got length={length} but xs have leading size {n}")
-    carry = init
+    carry, xs = _canonical(init), _canonical(xs)
     f = _eager(f)
     ys = [None] * n
     order = range(n - 1, -1, -1) if reverse else range(n)
@@ -165,7 +187,7 @@ def scan(
 def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
     """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``)."""
     n = _leading_length(xs)
-    f = _eager(f)
+    xs, f = _canonical(xs), _eager(f)
     return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
 
 
