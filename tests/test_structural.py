@@ -368,3 +368,35 @@ def test_logspace_append_trapezoid_grads_match_finite_differences(x64):
     got = srcjax.vmap(log_app_trap_loss, in_axes=(0, None))(ss, y)
     np.testing.assert_allclose(got, [log_app_trap_loss(v, y) for v in ss], rtol=1e-10)
     np.testing.assert_allclose(srcjax.jit(log_app_trap_loss)(s, y), log_app_trap_loss(s, y))
+
+
+def test_take_modes_follow_jax():
+    """jnp.take ignored `mode` and raised IndexError out of range (fresh-user P14).
+    Oracle: values recorded from JAX 0.10.2 (clip clamps to [0, n-1], negative
+    indices too; wrap is modulo n; fill, the default, keeps [-n, n) and fills the
+    rest with NaN / the signed minimum / fill_value)."""
+    v = np.array([0.3, -1.2, 2.0, 0.5], np.float32)
+    i = np.array([-6, -5, -4, -1, 0, 3, 4, 5, 9])
+    nan = np.nan
+    want = {
+        "clip": [0.3, 0.3, 0.3, 0.3, 0.3, 0.5, 0.5, 0.5, 0.5],
+        "wrap": [2.0, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3, -1.2, -1.2],
+        "fill": [nan, nan, 0.3, 0.5, 0.3, 0.5, nan, nan, nan],
+        None: [nan, nan, 0.3, 0.5, 0.3, 0.5, nan, nan, nan],
+    }
+    for mode, w in want.items():
+        np.testing.assert_allclose(jnp.take(v, i, mode=mode), w, rtol=1e-6)
+    np.testing.assert_allclose(
+        jnp.take(v, i, mode="fill", fill_value=-1.0),
+        [-1, -1, 0.3, 0.5, 0.3, 0.5, -1, -1, -1],
+        rtol=1e-6,
+    )
+    assert list(jnp.take(np.arange(4, dtype=np.int32), i))[:3] == [-(2**31), -(2**31), 0]
+    w9 = np.arange(9.0, dtype=np.float32)
+    g = srcjax.grad(lambda v: jnp.sum(jnp.take(v, i) * w9))(v)
+    np.testing.assert_allclose(g, [6.0, 0.0, 0.0, 8.0])
+    g = srcjax.grad(lambda v: jnp.sum(jnp.take(v, i, mode="clip") * w9))(v)
+    np.testing.assert_allclose(g, [10.0, 0.0, 0.0, 26.0])
+    np.testing.assert_allclose(
+        srcjax.jit(lambda v: jnp.take(v, i, mode="wrap"))(v), want["wrap"], rtol=1e-6
+    )

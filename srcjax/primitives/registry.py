@@ -123,7 +123,16 @@ class Primitive:
 
     # -- calling -----------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.impl(*args, **kwargs)
+        try:
+            return self.impl(*args, **kwargs)
+        except TypeError as e:
+            # a call that does not bind: name the public function, not the impl
+            head = f"{getattr(self.impl, '__name__', '')}() "
+            text = str(e)
+            if not text.startswith(head) or "argument" not in text:
+                raise
+            more = " (not supported by srcjax yet)" if "unexpected keyword" in text else ""
+            raise TypeError(f"{self.public}() {text[len(head) :]}{more}") from None
 
     def __repr__(self) -> str:
         return f"<srcjax primitive {self.public}>"

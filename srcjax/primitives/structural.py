@@ -654,10 +654,55 @@ tile.samples = lambda rng: [
 tile_adjoint.samples = lambda rng: [((_rand(rng, 4, 3), _rand(rng, 2, 3), (2, 1)), {})]
 
 
+def _take_plan(a, indices, axis, mode):
+    """(indices in range, mask of the valid ones or None) for ``take``'s ``mode``
+    as JAX defines it: "clip" clamps to ``[0, n - 1]`` (negative indices too),
+    "wrap" takes them modulo ``n``, "fill" (the default) keeps ``[-n, n)`` and
+    marks the rest."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    idx = np.asarray(indices)
+    if mode == "clip":
+        return np.clip(idx, 0, max(n - 1, 0)), None
+    if mode == "wrap":
+        return np.mod(idx, n), None
+    if mode not in (None, "fill", "promise_in_bounds"):
+        raise ValueError(f"jnp.take: invalid mode {mode!r} (use 'fill', 'clip' or 'wrap')")
+    valid = (idx >= -n) & (idx < n)
+    if valid.all():
+        return idx, None
+    return np.where(valid, idx, 0), valid
+
+
+def _take_valid_mask(valid, a, axis):
+    """``valid`` (shaped like the indices) reshaped to broadcast against the result."""
+    if axis is None:
+        return valid
+    ax = axis % np.ndim(a)
+    return valid.reshape((1,) * ax + valid.shape + (1,) * (np.ndim(a) - ax - 1))
+
+
 def _take(a, indices, axis=None, mode=None, fill_value=None):
     """Take elements of ``a`` at ``indices`` along ``axis`` (flattened when None)
-    (jax.numpy.take). Out-of-range indices raise (NumPy behaviour)."""
-    return np.take(a, indices, axis=axis)
+    (jax.numpy.take). ``mode`` as JAX: "fill" (the default) returns
+    ``fill_value`` (NaN for inexact dtypes, the minimum for signed integers, the
+    maximum for unsigned, True for bool) at indices outside ``[-n, n)``; "clip"
+    clamps to ``[0, n - 1]``; "wrap" wraps around."""
+    idx, valid = _take_plan(a, indices, axis, mode)
+    out = np.take(a, idx, axis=axis)
+    if valid is None:
+        return out
+    if fill_value is None:
+        dt = out.dtype
+        if dt.kind in "fc":
+            fill_value = np.nan
+        elif dt.kind == "i":
+            fill_value = np.iinfo(dt).min
+        elif dt.kind == "u":
+            fill_value = np.iinfo(dt).max
+        else:
+            fill_value = True
+    mask = _take_valid_mask(valid, a, axis)
+    return np.where(mask, out, np.asarray(fill_value, out.dtype))
 
 
 take = _structural("jnp.take", _take, np.take)
@@ -679,15 +724,51 @@ def _take_adjoint(g, a, indices, axis=None):
 take_adjoint = _internal("ad.take_adjoint", _take_adjoint)
 
 
+def _take_index(a, indices, axis=None, mode=None):
+    """The in-range indices ``take`` reads for ``mode`` (see :func:`_take`)."""
+    return _take_plan(a, indices, axis, mode)[0]
+
+
+def _take_mask(g, a, indices, axis=None, mode=None):
+    """``g`` (shaped like ``take``'s result) with zeros where ``mode`` "fill" put
+    the fill value: those positions depend on no element of ``a``."""
+    valid = _take_plan(a, indices, axis, mode)[1]
+    if valid is None:
+        return g
+    return np.where(_take_valid_mask(valid, a, axis), g, np.zeros((), np.result_type(g)))
+
+
+take_index = _internal("ad.take_index", _take_index, differentiable=False)
+take_mask = _internal("ad.take_mask", _take_mask)
+
+
+def _take_mask_vjp(h, ans, g, a, indices, axis=None, mode=None):
+    return take_mask(h, a, indices, axis, mode)
+
+
+def _take_mask_jvp(t, ans, g, a, indices, axis=None, mode=None):
+    return take_mask(t, a, indices, axis, mode)
+
+
+take_mask.def_vjp(_take_mask_vjp)
+take_mask.def_jvp(_take_mask_jvp)
+take_mask.samples = lambda rng: [
+    ((_rand(rng, 4), _rand(rng, 3), np.array([0, 5, -1, -4])), {}),
+    ((_rand(rng, 3, 2), _rand(rng, 3, 4), np.array([1, 7])), {"axis": 1}),
+]
+
+
 def _take_vjp_a(g, ans, a, indices, axis=None, mode=None, fill_value=None):
-    return take_adjoint(g, a, indices, axis)
+    return take_adjoint(
+        take_mask(g, a, indices, axis, mode), a, take_index(a, indices, axis, mode), axis
+    )
 
 
 take.def_vjp(_take_vjp_a)
 
 
 def _take_jvp_a(t, ans, a, indices, axis=None, mode=None, fill_value=None):
-    return take(t, indices, axis)
+    return take(t, indices, axis, mode, 0.0)
 
 
 take.def_jvp(_take_jvp_a)
@@ -707,6 +788,9 @@ def _take_adjoint_jvp_g(t, ans, g, a, indices, axis=None):
 take_adjoint.def_jvp(_take_adjoint_jvp_g)
 take.samples = lambda rng: [
     ((_rand(rng, 3, 4), np.array([0, 2, 2, -1])), {}),
+    ((_rand(rng, 4), np.array([-6, -1, 0, 3, 5, 9])), {"mode": "clip"}),
+    ((_rand(rng, 4), np.array([-6, -1, 0, 3, 5, 9])), {"mode": "wrap"}),
+    ((_rand(rng, 3, 4), np.array([1, 7, -2])), {"axis": 1, "mode": "fill", "fill_value": -1.0}),
     ((_rand(rng, 3, 4), np.array([[0, 1], [1, 1]])), {"axis": 1}),
     ((_rand(rng, 3, 4), np.array([2, 0, 2])), {"axis": 0}),
 ]
