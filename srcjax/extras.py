@@ -51,4 +51,7 @@ def checkpoint(
     return fun
 
 
+# inside transformed code, checkpoint(f)(x) is f(x), as jit(f)(x) is (the flag the
+# normalizer reads for both)
+checkpoint.__srcjax_jit__ = True  # type: ignore[attr-defined]
 remat = checkpoint

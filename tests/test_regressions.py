@@ -2613,3 +2613,38 @@ def test_results_do_not_alias_arguments_and_gradients_are_writeable():
     gd = srcjax.grad(lambda p: jnp.sum(p["w"]))({"w": x})
     gd["w"] *= 2.0
     assert_close(gd["w"], [2.0, 2.0, 2.0])
+
+
+def _kwonly_helper(t, *, scale=1.0, shift):
+    return t * scale + shift
+
+
+@srcjax.checkpoint
+def _checkpointed_block(t):
+    return jnp.tanh(t)
+
+
+def _uses_kwonly_remat_and_tree_leaves(p, x):
+    def inner(u, *, k=2.0):
+        return u * k
+
+    pred = jnp.tanh(x @ p["w"] + p["b"])
+    l2 = sum(jnp.sum(w**2) for w in srcjax.tree_util.tree_leaves(p))
+    y = _kwonly_helper(pred, scale=3.0, shift=1.0) + inner(pred, k=5.0) + inner(pred)
+    return jnp.sum(srcjax.remat(_checkpointed_block)(y)) + 0.1 * l2
+
+
+def test_kwonly_helpers_remat_and_tree_leaves_inside_grad():
+    """Inside a differentiated function, a helper with keyword-only parameters was
+    refused ("`helper` has no parameter `scale`"), srcjax.remat(f)(x) and
+    tree_util.tree_leaves(params) failed on srcjax's own source ('star-arguments'
+    at srcjax/extras.py / tree_util.py) (fresh-user P16). Oracle: central
+    differences in float64."""
+    p = {"w": np.array([[0.3, -0.2], [0.5, 0.1]]), "b": np.array([0.1, -0.3])}
+    x = np.array([[1.0, 2.0], [0.5, -1.0], [0.2, 0.3]])
+    g = srcjax.grad(_uses_kwonly_remat_and_tree_leaves)(p, x)
+    for k in ("w", "b"):
+        fd = fd_grad(lambda v: _uses_kwonly_remat_and_tree_leaves({**p, k: v}, x), p[k])
+        assert_close(g[k], fd, rtol=1e-6, atol=1e-8)
+    gj = srcjax.jit(srcjax.grad(_uses_kwonly_remat_and_tree_leaves))(p, x)
+    tree_map(lambda a, b: assert_close(a, b), gj, g)

@@ -485,7 +485,10 @@ class Normalizer:
         node = src.node
         params = [a.id for a in node.args.args]
         self.params = params
-        self.locals: Set[str] = set(params) | _own_locals(node.body)
+        kwonly = {a.id for a in node.args.kwonlyargs}  # (bound when inlined)
+        self.locals: Set[str] = set(params) | kwonly | _own_locals(node.body)
+        #: inlined into another function: its call binds keyword-only parameters
+        self.inlined = False
         self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         if outer is not None:
             # a nested function: the enclosing function's locals are visible
@@ -509,7 +512,7 @@ class Normalizer:
         node = self.src.node
         self._check(node)
         a = node.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.vararg or a.kwarg or (a.kwonlyargs and not self.inlined) or a.posonlyargs:
             raise _unsupported(
                 node, "`*args`, `**kwargs` and keyword-only parameters", src=self.src
             )
@@ -1955,13 +1958,20 @@ class Normalizer:
     def _inline_into(self, sub, fnode, fname, args, kws, e) -> tuple:
         if not fname.isidentifier():
             fname = "lambda"
-        own = {a.id for a in fnode.args.args} | _own_locals(fnode.body)
+        sub.inlined = True  # this call binds its keyword-only parameters
+        kwonly = [a.id for a in fnode.args.kwonlyargs]
+        own = {a.id for a in fnode.args.args} | set(kwonly) | _own_locals(fnode.body)
         # default values belong to the scope the function was defined in, not to
         # its own (`def term(x, i=i)` in a loop): resolve them before renaming
         defaults = [
             sub.rename_all(d) if not isinstance(d, gast.Constant) else d
             for d in fnode.args.defaults
         ]
+        kw_defaults = {
+            k: (sub.rename_all(d) if not isinstance(d, gast.Constant) else d)
+            for k, d in zip(kwonly, fnode.args.kw_defaults)
+            if d is not None
+        }
         # rename the callee's own locals to fresh names in our namespace
         for local in sorted(own):
             sub.rename[local] = self.namer.fresh(
@@ -1976,7 +1986,7 @@ class Normalizer:
         for p, a in zip(params, args):
             values[p] = a
         for k, v in kws.items():
-            if k not in params:
+            if k not in params and k not in kwonly:
                 raise UnsupportedSyntaxError(f"`{fname}` has no parameter `{k}`", self.loc(e))
             values[k] = v
         first_default = len(params) - len(defaults)
@@ -1988,6 +1998,14 @@ class Normalizer:
                     raise UnsupportedSyntaxError(
                         f"missing argument `{p}` in call to `{fname}`", self.loc(e)
                     )
+        for k in kwonly:  # keyword-only parameters: bound like the others
+            if k not in values:
+                if k not in kw_defaults:
+                    raise UnsupportedSyntaxError(
+                        f"missing keyword argument `{k}` in call to `{fname}`", self.loc(e)
+                    )
+                values[k] = kw_defaults[k]
+        params = params + kwonly
         saved_origin = self.origin
         for p in params:
             self.origin = e

@@ -1474,3 +1474,67 @@ batched_getitem.samples = lambda rng: [((rng.normal(size=(4, 3)), 1), {})]
 batched_getitem_adjoint.samples = lambda rng: [
     ((rng.normal(size=(4,)), rng.normal(size=(4, 3)), 1), {})
 ]
+
+
+# -- pytree utilities called inside transformed code ---------------------------------
+def _tree_leaves_prim(tree, is_leaf=None):
+    """The leaves of ``tree`` in flattening order (``jax.tree_util.tree_leaves``),
+    as a primitive: ``sum(jnp.sum(w ** 2) for w in tree_leaves(params))`` inside a
+    differentiated function."""
+    from ..tree_util import tree_leaves as _leaves
+
+    return _leaves(tree, is_leaf)
+
+
+tree_leaves_p = register(Primitive("ad.tree_leaves", _tree_leaves_prim, kind="internal"))
+tree_leaves_p.returns_tree = True
+
+
+def _tree_leaves_adjoint(g, tree):
+    """The cotangent of ``tree`` from that of its leaf list ``g`` (``None`` items,
+    or ``g`` itself ``None``, are zero: the result keeps them as holes)."""
+    from ..tree_util import tree_structure
+
+    treedef = tree_structure(tree)
+    n = treedef.num_leaves
+    items = [None] * n if g is None else list(g) + [None] * (n - len(g))
+    return treedef.unflatten(items)
+
+
+tree_leaves_adjoint = register(
+    Primitive("ad.tree_leaves_adjoint", _tree_leaves_adjoint, kind="internal")
+)
+tree_leaves_adjoint.returns_tree = True
+
+
+def _tree_leaves_vjp(g, ans, tree, is_leaf=None):
+    return tree_leaves_adjoint(g, tree)
+
+
+def _tree_leaves_jvp(t, ans, tree, is_leaf=None):
+    return tree_leaves_p(t)
+
+
+def _tla_vjp(h, ans, g, tree):
+    return tree_leaves_p(densify(h, tree))
+
+
+def _tla_jvp(t, ans, g, tree):
+    return tree_leaves_adjoint(t, tree)
+
+
+tree_leaves_p.def_vjp(tree=_tree_leaves_vjp)
+tree_leaves_p.def_jvp(tree=_tree_leaves_jvp)
+tree_leaves_adjoint.def_vjp(g=_tla_vjp)
+tree_leaves_adjoint.def_jvp(g=_tla_jvp)
+tree_leaves_p.samples = lambda rng: []  # containers: tested through grad
+tree_leaves_adjoint.samples = lambda rng: []
+
+
+def _alias_tree_utilities():
+    from .. import tree_util
+
+    registry_alias(tree_leaves_p, tree_util.tree_leaves)  # also srcjax.tree.leaves
+
+
+_alias_tree_utilities()
