@@ -429,3 +429,57 @@ def test_fast_path_float_argument_is_float32_like_numpy():
         config.update("jax_enable_x64", True)
     got = g(0.1)
     assert type(got) is np.float64 and got == 0.2
+
+
+# -- complex intermediates (user report P4): JAX's convention --------------------------------
+# A real input's cotangent is the real part of what reaches it; jnp.real's transpose
+# is complex(g, 0), jnp.imag's complex(0, -g), abs's g conj(x) / |x|. Expected values
+# are JAX 0.10.2's (float32); srcjax gave 0.0, complex64 and complex64 for the first three.
+def _real_close(got, want, rtol=1e-5):
+    assert np.isrealobj(got), got
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6)
+
+
+def test_grad_through_complex_intermediates_matches_jax():
+    _real_close(srcjax.grad(lambda a: jnp.imag(jnp.exp(1j * a)))(0.5), 0.87758255)
+    _real_close(srcjax.grad(lambda a: jnp.real(jnp.exp(1j * a)))(0.5), -0.47942555)
+    _real_close(srcjax.grad(lambda a: jnp.abs(a + 1j * a))(0.5), 1.4142135)
+    _real_close(srcjax.grad(lambda a: jnp.abs(a + 1j))(0.5), 0.4472136)
+    f = lambda a: jnp.real(jnp.conj(jnp.exp(1j * a)) * (2 + 1j))  # noqa: E731
+    _real_close(srcjax.grad(f)(0.5), -0.08126855)
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    g = srcjax.grad(lambda x: jnp.sum(jnp.abs(jnp.exp(1j * x) * (1 + x))))(x)
+    _real_close(g, [1.0, 0.0, 1.0])  # abs' of a complex 0 is 0
+    g = srcjax.grad(lambda x: jnp.sum(jnp.imag(jnp.exp(1j * x) * x**2)))(x)
+    _real_close(g, [0.6988212, 2.2232442, 1.9726022])
+
+
+def test_complex_intermediates_under_composed_transforms():
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    want = [0.87758255, 0.5403023, -0.41614684]
+    f = lambda a: jnp.imag(jnp.exp(1j * a))  # noqa: E731
+    _real_close(srcjax.vmap(srcjax.grad(f))(x), want)
+    _real_close(np.diag(srcjax.jacrev(f)(x)), want)
+    _real_close(np.diag(srcjax.jacfwd(f)(x)), want)
+    _real_close(srcjax.jit(srcjax.grad(lambda a: jnp.abs(a + 1j * a)))(0.5), 1.4142135)
+    _real_close(srcjax.grad(srcjax.grad(lambda a: jnp.abs(a + 1j)))(0.5), 0.7155417)
+    _real_close(srcjax.hessian(lambda a: jnp.abs(jnp.exp(1j * a) + a))(0.5), -0.6898258)
+    out, pullback = srcjax.vjp(lambda a: jnp.exp(1j * a), 0.5)
+    (ct,) = pullback(np.asarray(1 + 1j, out.dtype))
+    _real_close(ct, -1.3570081)
+
+
+def test_jvp_and_complex_inputs_through_real_imag_abs():
+    _, t = srcjax.jvp(lambda a: jnp.imag(jnp.exp(1j * a)), (0.5,), (1.0,))
+    _real_close(t, 0.87758255)
+    _, t = srcjax.jvp(lambda a: jnp.abs(a + 1j * a), (0.5,), (1.0,))
+    _real_close(t, 1.4142135)
+    z = np.complex64(1 + 2j)
+    _, t = srcjax.jvp(lambda z: jnp.abs(z), (z,), (np.complex64(0.5 - 1j),))
+    _real_close(t, -0.67082036)
+    # grad with respect to a complex input (JAX's convention, no conjugation)
+    np.testing.assert_allclose(srcjax.grad(lambda z: jnp.real(z * z))(z), 2 + 4j, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(lambda z: jnp.imag(z * z))(z), 4 - 2j, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(jnp.abs)(z), 0.4472136 - 0.8944272j, rtol=1e-6)
+    g = srcjax.grad(lambda z: jnp.abs(z * z + 1))(z)
+    np.testing.assert_allclose(g, 2.6832814 - 3.5777087j, rtol=1e-6)

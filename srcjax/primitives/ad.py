@@ -602,6 +602,53 @@ expand_reduced.samples = lambda rng: [
 
 
 # ---------------------------------------------------------------------------
+# the cotangent of a real input
+
+
+def _project_real(g, x):
+    """The gradient of input ``x`` from its accumulated cotangent ``g``: the real
+    part when ``x`` is real and ``g`` complex (a complex intermediate on the path:
+    JAX's convention, where converting a real value to complex transposes to
+    taking the real part), else ``g`` itself. Containers leaf by leaf."""
+    d = getattr(g, "dtype", None)
+    if d is not None:
+        if d.kind != "c":
+            return g
+        dx = getattr(x, "dtype", None)
+        if dx.kind == "c" if dx is not None else isinstance(x, complex):
+            return g
+        return np.real(g).copy()[()]
+    if isinstance(g, complex):
+        return g if isinstance(x, complex) or getattr(x, "dtype", _F).kind == "c" else g.real
+    if g is None or isinstance(g, (float, int)):
+        return g
+    from srcjax import tree_util
+
+    leaves = tree_util.tree_leaves(g)
+    if not any(isinstance(v, complex) or getattr(v, "dtype", _F).kind == "c" for v in leaves):
+        return g  # the common case: nothing complex, the container itself
+    # None holes (zero cotangents) stay None
+    return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
+
+
+_F = np.dtype(np.float32)
+project_real = _internal("ad.project_real", _project_real)
+
+
+def _project_real_vjp(h, ans, g, x):
+    return h  # the transpose of taking the real part: complex(h, 0)
+
+
+def _project_real_jvp(t, ans, g, x):
+    return project_real(t, x)
+
+
+project_real.def_vjp(g=_project_real_vjp)
+project_real.def_jvp(g=_project_real_jvp)
+project_real.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {})]
+
+
+# ---------------------------------------------------------------------------
 # astype
 
 

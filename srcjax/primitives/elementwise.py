@@ -796,7 +796,8 @@ reciprocal.test_domain = (0.3, 3.0)
 abs = _unop(  # noqa: A001
     "jnp.abs", np.absolute,
     "Elementwise absolute value (real magnitude for complex input). "
-    "Derivative ``select(x >= 0, g, -g)``: 1 at 0, as JAX.",
+    "Derivative ``select(x >= 0, g, -g)``: 1 at 0, as JAX; for complex input "
+    "``g conj(x) / |x|`` (0 at 0).",
     "fabs({x})", builtins.abs, operator.abs, inexact=False,
 )  # fmt: skip
 absolute = abs
@@ -859,7 +860,41 @@ def _abs_x(g, ans, x):
     return where(x >= 0, g, -g)
 
 
-defderiv(abs, _abs_x)
+def _abs_direction(x):
+    """``d|x| / dx`` as JAX's rules use it: ``conj(x) / |x|`` for complex ``x`` (0
+    at 0), ``select(x >= 0, 1, -1)`` for real ``x`` (1 at 0), in ``x``'s dtype."""
+    if type(x) in (float, int, bool):
+        return 1.0 if x >= 0 else -1.0
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        one = x.dtype.type(1) if x.dtype.kind == "f" else _dt.default_float().type(1)
+        return np.where(x >= 0, one, -one)[()]
+    r = np.abs(x)
+    nz = r != 0
+    return np.where(nz, np.conj(x) / np.where(nz, r, 1), 0).astype(x.dtype)[()]
+
+
+abs_direction = _ew("ad.abs_direction", _abs_direction, test_domain=(0.3, 2.0))
+
+
+def _abs_direction_jvp(t, ans, x):
+    # ans = conj(x)/|x|: its derivative (conj(t) - ans re(ans t)) / |x|, 0 for real x
+    return (conj(t) - ans * real(ans * t)) / where(x == 0, 1, abs(x)) * (x != 0)
+
+
+def _abs_direction_vjp(g, ans, x):
+    # the transpose of the jvp for JAX's pairing re(g t)
+    return (conj(g) - real(g * ans) * ans) / where(x == 0, 1, abs(x)) * (x != 0)
+
+
+def _abs_vjp(g, ans, x):
+    return g * abs_direction(x)
+
+
+def _abs_jvp(t, ans, x):
+    return real(t * abs_direction(x))
+
+
 defderiv(fabs, _abs_x)
 
 
@@ -1138,12 +1173,13 @@ def _real(x):
 
 
 def _imag(x):
-    """Imaginary part (zeros for real input). Not differentiable for now."""
+    """Imaginary part (zeros for real input). Its adjoint is ``complex(0, -g)``
+    (JAX's convention: cotangents pair with tangents by ``re(g t)``)."""
     return np.imag(x) if type(x) is _ndarray else _dt.canonicalize_value(np.imag(np.asarray(x))[()])
 
 
 real = _ew("jnp.real", _real, np.real, c_expr="real({x})")
-imag = _ew("jnp.imag", _imag, np.imag, c_expr="imag({x})", differentiable=False)
+imag = _ew("jnp.imag", _imag, np.imag, c_expr="imag({x})")
 conj = _unop(
     "jnp.conj", np.conjugate, "Complex conjugate (``x`` itself for real input).", "conj({x})",
     inexact=False,
@@ -1159,5 +1195,19 @@ def _conj_x(g, ans, x):
     return conj(g)
 
 
+def _imag_jvp(t, ans, x):
+    return imag(t)
+
+
+def _imag_vjp(g, ans, x):
+    return g * -1j
+
+
 defderiv(real, _real_x)
 defderiv(conj, _conj_x)
+imag.def_jvp(_imag_jvp)
+imag.def_vjp(_imag_vjp)
+abs.def_jvp(_abs_jvp)
+abs.def_vjp(_abs_vjp)
+abs_direction.def_jvp(_abs_direction_jvp)
+abs_direction.def_vjp(_abs_direction_vjp)

@@ -835,13 +835,14 @@ def reverse(
     fix = []
     for p in wrt:
         if p in nz:
+            # a real input's gradient is the real part of its cotangent (JAX's
+            # convention when complex values are on the path; free otherwise)
+            real = N.call("ad.project_real", [N.name(rv_.bar(p)), N.name(p)])
             if p in rv_.materialized or p in rv_.containers:
-                fix.append(
-                    N.assign(
-                        rv_.bar(p), N.call("ad.cotangent_like", [N.name(rv_.bar(p)), N.name(p)])
-                    )
-                )
-            results.append(N.name(rv_.bar(p)))
+                fix.append(N.assign(rv_.bar(p), N.call("ad.cotangent_like", [real, N.name(p)])))
+                results.append(N.name(rv_.bar(p)))
+            else:
+                results.append(real)
         else:
             results.append(N.call("ad.zeros_like", [N.name(p)]))
     grads = (
