@@ -285,7 +285,7 @@ class _Grad(Transformed):
                     "positional arguments"
                 )
         norm.tuple_wrt = self.tuple_out
-        params = [a.id for a in src.node.args.args]
+        params = [a.id for a in norm.node.args.args]  # as generated code names them
         wrt = [params[a] for a in argnums]
         pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
         label = "value_and_grad" if self.with_value else "grad"
@@ -356,6 +356,8 @@ class _Grad(Transformed):
             fn = self._generated(key)
         if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
             fn = self._rebuild(key)
+        if kwargs and fn.__srcjax_renamed__:
+            kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
         out = fn(*new_args, **kwargs)
         if type(out) is np.ndarray and not out.flags.writeable:
             # a broadcast view (grad of jnp.sum): results are ordinary arrays (g *= 0.5)
@@ -401,7 +403,15 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
         src.fn.__defaults__ if defaults else None,
     )
     fn.__srcjax_deps__ = tuple(norm.deps)
+    fn.__srcjax_renamed__ = renamed_params(src, norm)
     return fn
+
+
+def renamed_params(src, norm) -> Dict[str, str]:
+    """The parameters generated code names otherwise than the user (``ad`` ->
+    ``ad_``: see normalize._GENERATED_NAMES), for keyword arguments."""
+    pairs = zip((a.id for a in src.node.args.args), (a.id for a in norm.node.args.args))
+    return {user: gen for user, gen in pairs if user != gen}
 
 
 def grad(

@@ -31,11 +31,11 @@ from .api import (
     finish,
 )
 from .codegen import emit
-from .jit_api import _unalias
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
-from .frontend.normalize import dependencies_valid, normalize
+from .frontend.normalize import dependencies_valid, normalize, param_names
 from .frontend.source import FunctionSource, get_source, unwrap_callable
+from .jit_api import _unalias
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
@@ -79,7 +79,7 @@ def _jvp_function(
     def build():
         src = get_source(target)
         norm = normalize(src, kinds)
-        params = [a.id for a in src.node.args.args]
+        params = [a.id for a in norm.node.args.args]  # as generated code names them
         wrt = params[len(bound) :]
         if positions is not None:
             wrt = [params[i] for i in positions]
@@ -105,7 +105,7 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
         src = get_source(target)
         norm = normalize(src, kinds)
         norm.tuple_wrt = True
-        params = [a.id for a in src.node.args.args]
+        params = [a.id for a in norm.node.args.args]  # as generated code names them
         wrt = params[len(bound) :]
         if argnums is not None:
             wrt = [wrt[a] for a in argnums]
@@ -385,7 +385,7 @@ class _Jacobian(Transformed):
     def _build(self, kinds):
         target, bound = _target(self.fun, kinds)
         src = get_source(target)
-        params = [a.id for a in src.node.args.args]  # bound (partial) ones first
+        params = param_names(src)  # bound (partial) ones first; as generated code has them
         nb = len(bound)
         argnums = self.argnums
         single = isinstance(argnums, int)

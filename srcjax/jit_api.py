@@ -321,18 +321,20 @@ class _Jit(Transformed):
         fdef = norm.node
         all_args = tuple(bargs) + tuple(args)
         all_kwargs = {**bkw, **kwargs}
+        # the parameters as generated code names them (`ad` -> `ad_`, see normalize)
+        renamed = dict(zip((a.id for a in src.node.args.args), (a.id for a in fdef.args.args)))
         try:
             bound = inspect.signature(target).bind(*all_args, **all_kwargs)
             bound.apply_defaults()
-            values = dict(bound.arguments)
+            values = {renamed.get(k, k): v for k, v in bound.arguments.items()}
         except TypeError as e:
             raise TypeError(f"{src.name}() {e}") from None
         nb = len(bargs)
         params = [a.id for a in fdef.args.args]
-        static_names = set(self._static_names)
+        static_names = {renamed.get(n, n) for n in self._static_names}
         static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
         arg_keys = dict(zip(params[nb:], key[0]))
-        arg_keys.update(key[1])
+        arg_keys.update((renamed.get(k, k), v) for k, v in key[1])
         avals: Dict[str, Any] = {}
         statics: Dict[str, Any] = {}
         for p in params:
@@ -383,10 +385,29 @@ class _Jit(Transformed):
         fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
         fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
         fn.__kwdefaults__ = target.__kwdefaults__
+        renamed = {k: v for k, v in renamed.items() if k != v}
+        if renamed:
+            if fn.__kwdefaults__:
+                fn.__kwdefaults__ = {renamed.get(k, k): v for k, v in fn.__kwdefaults__.items()}
+            fn = _keywords_renamed(fn, renamed)
         if bargs or bkw:
             fn2 = functools.partial(fn, *bargs, **bkw)
             return fn2, text
         return fn, text
+
+
+def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:
+    """``fn`` called with keyword arguments by the user's parameter names where
+    generated code names them otherwise (``ad=`` for the parameter ``ad_``)."""
+
+    def call(*args, **kwargs):
+        if kwargs:
+            kwargs = {renamed.get(k, k): v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    call.__srcjax_source__ = fn.__srcjax_source__
+    call.__srcjax_path__ = fn.__srcjax_path__
+    return call
 
 
 def _validate_argnames(params: list, argnames: tuple, what: str) -> None:
@@ -528,7 +549,10 @@ def _as_array_scalar(x: Any) -> Any:
 def _resolver(src, bindings):
     def resolve(name: str) -> Any:
         if name in bindings:
-            return bindings[name]
+            value = bindings[name]
+            if not isinstance(value, emit.UserGlobal):
+                return value
+            name = value.name  # the user's variable, read live
         cell = src.closure.get(name)
         if cell is not None:
             return cell.cell_contents

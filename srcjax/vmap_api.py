@@ -220,7 +220,8 @@ class _Vmap(Transformed):
         target, full = self._target(kinds)
         src = get_source(target)
         norm = normalize(src, full)
-        params = [a.id for a in src.node.args.args]
+        params = [a.id for a in norm.node.args.args]  # as generated code names them
+        renamed = dict(zip((a.id for a in src.node.args.args), params))
         nb = len(self._pbound)
         visible = params[nb:]
         nkw = len(self._pkw)
@@ -241,6 +242,7 @@ class _Vmap(Transformed):
             norm.bindings[bname] = v
             bound_names[p] = bname
         for k, v in self._pkw.items():
+            k = renamed.get(k, k)
             if k in params:
                 bname = norm.namer.fresh(f"{k}_bound")
                 norm.bindings[bname] = v

@@ -22,23 +22,46 @@ import gast
 
 from . import cache
 
-__all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where"]
+__all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where", "UserGlobal"]
 
 _COMMENT_COL = 44
 
 
+class UserGlobal:
+    """A binding of generated code that reads the user's global (or closure)
+    variable ``name`` live. Generated code names it otherwise (``ad_`` for the
+    user's ``ad``, which would hide srcjax's ``ad`` namespace)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"UserGlobal({self.name!r})"
+
+
 class GeneratedGlobals(dict):
     """Globals of a generated function: srcjax namespaces and bindings first, then
-    the user's live closure cells and module globals."""
+    the user's live closure cells and module globals (``aliases``: generated name
+    -> the user's name, see :class:`UserGlobal`)."""
 
-    __slots__ = ("user_globals", "cells")
+    __slots__ = ("user_globals", "cells", "aliases")
 
-    def __init__(self, base: Dict[str, Any], user_globals: dict, cells: Dict[str, Any]):
+    def __init__(
+        self,
+        base: Dict[str, Any],
+        user_globals: dict,
+        cells: Dict[str, Any],
+        aliases: Optional[Dict[str, str]] = None,
+    ):
         super().__init__(base)
         self.user_globals = user_globals
         self.cells = cells
+        self.aliases = aliases or {}
 
     def __missing__(self, key: str) -> Any:
+        key = self.aliases.get(key, key)
         cell = self.cells.get(key)
         if cell is not None:
             try:
@@ -138,6 +161,39 @@ def namespaces() -> Dict[str, Any]:
             ns["lax"] = types.SimpleNamespace(stop_gradient=control.stop_gradient)
         _NAMESPACES = ns
     return _NAMESPACES
+
+
+def means_the_same(name: str, obj: Any) -> bool:
+    """Whether the user's global ``name`` holding ``obj`` is what generated code
+    means by ``name`` (numpy as ``np``, srcjax.numpy as ``jnp``, the builtin
+    ``min``), so that generated code may keep reading it by that name."""
+    import builtins
+    import math
+
+    import numpy as np
+
+    ns = namespaces()
+    if obj is ns.get(name, _NOTHING) or obj is getattr(builtins, name, _NOTHING):
+        return True
+    if name in ("np", "math"):
+        return obj is (np if name == "np" else math)
+    if name in _MODULES:
+        return isinstance(obj, types.ModuleType) and obj.__name__ == _MODULES[name]
+    if name == "_rt":
+        from ..backends import runtime
+
+        return obj is runtime
+    return False
+
+
+_NOTHING = object()
+#: the srcjax modules whose namespaces generated code binds under these names
+_MODULES = {
+    "jnp": "srcjax.numpy",
+    "nn": "srcjax.nn",
+    "special": "srcjax.scipy.special",
+    "lax": "srcjax.lax",
+}
 
 
 def refresh_namespaces() -> None:
@@ -282,10 +338,15 @@ def load(
     if fcode is None:  # pragma: no cover - render always produces one def
         raise RuntimeError(f"generated code has no function {fn_name}")
     base = dict(namespaces())
-    base.update(bindings)
+    aliases = {}
+    for k, v in bindings.items():
+        if isinstance(v, UserGlobal):
+            aliases[k] = v.name
+        else:
+            base[k] = v
     base["__builtins__"] = __builtins__
     base["__name__"] = user_globals.get("__name__", "srcjax_generated")
-    g = GeneratedGlobals(base, user_globals, cells)
+    g = GeneratedGlobals(base, user_globals, cells, aliases)
     fn = types.FunctionType(fcode, g, fn_name, defaults)
     fn.__srcjax_source__ = text
     fn.__srcjax_path__ = path

@@ -41,7 +41,30 @@ from .source import FunctionSource, get_source
 
 __all__ = ["Op", "Normalized", "normalize", "Namer"]
 
-_BUILTIN_SHADOWS = set(dir(builtins)) | {"np", "jnp", "ad", "nn", "special", "lax", "math"}
+_BUILTIN_SHADOWS = set(dir(builtins)) | {
+    "np",
+    "jnp",
+    "ad",
+    "nn",
+    "special",
+    "lax",
+    "math",
+    "custom",
+}
+#: names generated code uses for srcjax's namespaces (codegen.emit binds them) and
+#: for the builtins it calls (range, len, min ... and whatever a rule template
+#: inlines): a user variable with one of these names is renamed (`ad` -> `ad_`)
+_GENERATED_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {
+    "np",
+    "jnp",
+    "ad",
+    "nn",
+    "special",
+    "lax",
+    "math",
+    "custom",
+    "_rt",
+}
 
 
 class Namer:
@@ -49,6 +72,9 @@ class Namer:
 
     def __init__(self, taken: Set[str]) -> None:
         self.taken = set(taken)
+        #: (user global, its module, its closure) -> the name generated code reads
+        #: it by, when its own name is one generated code uses (``ad`` -> ``ad_``)
+        self.user_globals: Dict[tuple, str] = {}
 
     def fresh(self, base: str) -> str:
         base = base.strip("_") or "t"
@@ -471,6 +497,7 @@ class Normalizer:
         deps: Optional[List[tuple]] = None,
         outer: Optional["Normalizer"] = None,
         types: Optional[Dict[str, Any]] = None,
+        root_closure: Optional[dict] = None,
     ) -> None:
         self.src = src
         #: variable -> type tree (see :func:`type_tree`) of the values known to be
@@ -482,23 +509,32 @@ class Normalizer:
         self.bindings = bindings if bindings is not None else {}
         self.deps: List[tuple] = deps if deps is not None else []
         self.root_globals = root_globals if root_globals is not None else src.globals
+        #: the closure cells the generated module reads live (the root function's)
+        self.root_closure = root_closure if root_closure is not None else src.closure
         node = src.node
         params = [a.id for a in node.args.args]
         self.params = params
         kwonly = {a.id for a in node.args.kwonlyargs}  # (bound when inlined)
         self.locals: Set[str] = set(params) | kwonly | _own_locals(node.body)
+        self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
-        self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         if outer is not None:
             # a nested function: the enclosing function's locals are visible
             self.locals |= outer.locals
             self.local_fns.update(outer.local_fns)
         taken = set(self.locals) | set(N.names_in(node))
-        if namer is None:
-            namer = Namer(taken)
-        self.namer = namer
         self.rename: Dict[str, str] = dict(outer.rename) if outer is not None else {}
+        if namer is None:
+            # the function being transformed: its variables named like what
+            # generated code uses (`ad`, `np`, `min` ...) get other names (inlined
+            # callees are renamed anyway)
+            namer = Namer(taken)
+            self.rename.update(_root_renames(namer, self.locals))
+            for old, new in self.rename.items():
+                if old in self.types:
+                    self.types[new] = self.types.pop(old)
+        self.namer = namer
         self.ops = _ops_table()
         self.out: List[Any] = []
         self.origin: Any = None
@@ -520,7 +556,12 @@ class Normalizer:
         lowerer = _Lowerer(self.namer, self.src)
         body = lowerer.lower_function(body)
         new_body = self.block(body)
-        fdef = N.function_def(node.name, node.args, new_body)
+        args = node.args
+        if any(p.id in self.rename for p in args.args):
+            args = N.clone(args)
+            for p in args.args:
+                p.id = self.var(p.id)
+        fdef = N.function_def(node.name, args, new_body)
         N.copy_origin(fdef, node)
         fdef.sj_origin = node.lineno
         return fdef
@@ -651,7 +692,12 @@ class Normalizer:
         return "dynamic", None
 
     def global_ref(self, node: Any) -> Any:
-        """A reference to a global/closure name inside inlined code from another module."""
+        """A reference to a global/closure name inside inlined code from another
+        module, or to one named like a namespace of generated code (``ad``)."""
+        if isinstance(node, gast.Name) and node.id in _GENERATED_NAMES:
+            renamed = self._shadowing_global(node.id)
+            if renamed is not None:
+                return N.name(renamed)
         if self.src.globals is self.root_globals or not isinstance(node, gast.Name):
             return node
         status, obj = self.lookup_global(node.id)
@@ -664,6 +710,31 @@ class Normalizer:
         new = self.namer.fresh(node.id)
         self.bindings[new] = obj
         return N.name(new)
+
+    def _shadowing_global(self, name: str) -> Optional[str]:
+        """For a user global/closure variable ``name`` that generated code would
+        take for its own (``ad = 3.0`` vs the ``ad`` namespace, a global ``min``):
+        the name generated code reads it by (``ad_``), bound to the user's
+        variable itself, live, in the root function's module; None when ``name``
+        means what generated code means by it (numpy as ``np``, a builtin)."""
+        from ..codegen import emit
+
+        status, obj = self.lookup_global(name)
+        if status != "found" or emit.means_the_same(name, obj):
+            return None
+        key = (name, id(self.src.globals), id(self.src.closure))
+        known = self.namer.user_globals.get(key)
+        if known is not None:
+            return known
+        new = self.namer.fresh(name)
+        live = self.src.globals is self.root_globals and (
+            name not in self.src.closure or self.src.closure is self.root_closure
+        )
+        # (a variable of another module, or a closure cell of an inlined function,
+        # is read at transformation time, as other names of inlined code are)
+        self.bindings[new] = emit.UserGlobal(name) if live else obj
+        self.namer.user_globals[key] = new
+        return new
 
     # -- statements ----------------------------------------------------------
     def block(self, stmts: List[Any]) -> List[Any]:
@@ -1837,6 +1908,7 @@ class Normalizer:
             deps=self.deps,
             prefix=pyfn.__name__,
             root_globals=self.root_globals,
+            root_closure=self.root_closure,
             types=self.types,
         )
         return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
@@ -1862,6 +1934,7 @@ class Normalizer:
             deps=self.deps,
             prefix=name,
             root_globals=self.root_globals,
+            root_closure=self.root_closure,
             types=self.types,
         )
         return self._inline_into(sub, src.node, name, args, kws, e)
@@ -1950,6 +2023,7 @@ class Normalizer:
             deps=self.deps,
             prefix=fdef.name,
             root_globals=self.root_globals,
+            root_closure=self.root_closure,
             outer=self,
             types=self.types,
         )
@@ -2500,6 +2574,22 @@ def _container_kinds(fnode: Any, params: List[str], builtin_of: Any) -> Dict[str
                 known[name] = new
                 changed = True
     return {k: v for k, v in known.items() if v in _KINDS}
+
+
+def _root_renames(namer: Namer, names: Set[str]) -> Dict[str, str]:
+    """New names for the variables of a transformed function that generated code
+    would confuse with its own (``ad`` -> ``ad_``, see ``_GENERATED_NAMES``)."""
+    return {n: namer.fresh(n) for n in sorted(names & _GENERATED_NAMES)}
+
+
+def param_names(src: FunctionSource) -> List[str]:
+    """The parameter names of ``src`` as its normalized (generated) code has them:
+    the user's, except those renamed by :func:`_root_renames`."""
+    node = src.node
+    params = [a.id for a in node.args.args]
+    own = set(params) | _own_locals(node.body)
+    renames = _root_renames(Namer(own | set(N.names_in(node))), own)
+    return [renames.get(p, p) for p in params]
 
 
 def _shift_argnums(argnums: Any, k: int) -> Any:
