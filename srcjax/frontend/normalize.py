@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import keyword
 import math
 import types
@@ -616,7 +617,7 @@ class Normalizer:
         if op is not None:
             stmt.sj_op = op
         if (
-            self.types
+            (self.types or getattr(op, "construct_class", None) is not None)
             and isinstance(stmt, gast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
@@ -635,6 +636,9 @@ class Normalizer:
             ty = _attr_type(self.type_of(op.bound.get("x")), op.bound.get("name"))
         elif op is not None and op.kind == "prim" and op.prim.public == "ad.getitem":
             ty = _item_type(self.type_of(op.bound.get("x")), op.bound.get("idx"))
+        elif getattr(op, "construct_class", None) is not None:
+            # an instance built here: its class is known, its fields only at run time
+            ty = ("class", op.construct_class, (), (), ())
         if ty is None:
             self.types.pop(t, None)
         else:
@@ -1631,6 +1635,12 @@ class Normalizer:
                 return self.call(call, target)
             if st == "found" and getattr(factory, "__srcjax_factory__", False):
                 return self.transform_call(factory, func, e, target)
+            if st == "found" and isinstance(factory, type) and factory in _tree_registry():
+                # Linear(w, b)(x): build the instance, then inline its __call__
+                fn = _plain_method(factory, "__call__")
+                if fn is not None:
+                    obj = self.atom(func, base=factory.__name__.lower())
+                    return self.inline_method(fn, [obj], e)
         if self.types or not isinstance(func, gast.Name):
             typed = self.typed_call(e, target)
             if typed is not None:
@@ -1674,6 +1684,15 @@ class Normalizer:
         special = self.builtin_call(obj, e, target)
         if special is not None:
             return special
+        if isinstance(obj, type) and obj in _tree_registry():
+            # Linear(w, b) of a registered pytree class: a primitive whose
+            # derivative maps the instance's children back to the arguments
+            pos = _positional_construct_args(obj, e)
+            if pos is not None:
+                prim = registry.by_public("ad.construct")
+                node, op = self.prim_call(prim, [func] + pos, [], e)
+                op.construct_class = obj  # its methods are inlined (see track_type)
+                return node, op
         if id(obj) in _INACTIVE_BUILTINS or isinstance(obj, type):
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
@@ -2769,6 +2788,34 @@ def _own_locals(stmts: List[Any]) -> Set[str]:
     for s in stmts:
         visit(s)
     return out
+
+
+def _tree_registry() -> Dict[Any, Any]:
+    from .. import tree_util
+
+    return tree_util._REGISTRY
+
+
+def _positional_construct_args(cls: Any, e: Any) -> Optional[List[Any]]:
+    """The argument nodes of the call ``cls(...)`` in positional order (keywords
+    placed by ``cls``'s signature), or None when that is not possible."""
+    if not e.keywords:
+        return list(e.args)
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+    kws = {k.arg: k.value for k in e.keywords}
+    if None in kws or any(k not in names for k in kws):
+        return None
+    out = list(e.args)
+    for name in names[len(out) :]:
+        if name in kws:
+            out.append(kws.pop(name))
+        else:
+            break
+    return out if not kws else None
 
 
 def _bind(prim: Any, *args: Any) -> Dict[str, Any]:

@@ -3081,3 +3081,21 @@ def _check_cotangent(c):
 
 
 _def(["ad.check_cotangent"], _check_cotangent)
+
+
+def _construct_rule(c):
+    """``ad.construct(cls, *args)`` (and its derivative helpers) under vmap: the
+    arguments made batched, the same call (the instance's fields are batched);
+    the helpers find the fields by identity of memory, which broadcasting keeps."""
+    changes = {}
+    for pname, v in c.bound.items():
+        if pname == "cls":
+            continue
+        if isinstance(v, list):
+            changes[pname] = [a if isinstance(a, gast.Constant) else c.materialize(a) for a in v]
+        elif pname in ("g", "t", "ans"):
+            changes[pname] = c.materialize(v)
+    return c.rebuild(**changes)
+
+
+_def(["ad.construct", "ad.construct_ct", "ad.construct_tangent"], _construct_rule)

@@ -1538,3 +1538,126 @@ def _alias_tree_utilities():
 
 
 _alias_tree_utilities()
+
+
+# -- constructing a registered pytree class inside transformed code ------------------
+def _construct(cls, *args):
+    """``cls(*args)`` for a registered pytree class (``Linear(w, b)`` inside a
+    differentiated function). Differentiable in the arguments that become the
+    instance's children as they are (``self.w = w``), as most model classes do."""
+    return cls(*args)
+
+
+construct = register(Primitive("ad.construct", _construct, kind="internal"))
+construct.returns_tree = True
+
+
+def _same_value(a, b) -> bool:
+    """``a is b``, or two views of the same array memory with the same layout (a
+    vmapped construction sees broadcast views of one argument)."""
+    if a is b:
+        return True
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return False
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+def _child_positions(obj, argnum, args):
+    """Positions of the children of ``obj`` that are the value ``args[argnum]``
+    itself. When several arguments are the same value (``Linear(w, w)``, or
+    ``w`` and ``stop_gradient(w)``), the k-th of them owns the k-th matching
+    child (constructors store their arguments in order)."""
+    kind = _class_kind(obj)
+    children = list(kind.flatten(obj)[0]) if kind is not None else []
+    arg = args[argnum]
+    matches = [j for j, c in enumerate(children) if _same_value(c, arg)]
+    dups = [i for i, a in enumerate(args) if _same_value(a, arg)]
+    if len(dups) > 1:
+        k = dups.index(argnum)
+        if len(matches) == len(dups):
+            matches = [matches[k]]
+        elif k > 0:
+            matches = []  # fewer children than arguments: the first one owns them
+    return matches, children, kind
+
+
+def _construct_ct(g, ans, index, *args):
+    """The cotangent of ``args[index]`` of ``construct(cls, *args)`` from that of
+    the instance ``g`` (``None``: zero): the sum of the children that are that
+    argument. An array argument that became no child as it is (``self.w =
+    2 * w``) cannot be differentiated this way: an error, never a wrong zero."""
+    arg = args[index]
+    where, children, kind = _child_positions(ans, index, args)
+    if not where:
+        if isinstance(arg, np.ndarray) or isinstance(arg, (float, np.floating)):
+            raise NonDifferentiableError(
+                f"cannot differentiate constructing {type(ans).__name__}: its argument "
+                f"{index + 1} is not one of the instance's pytree children as it is "
+                "(the constructor computes a field from it)",
+                hint="construct the instance outside the differentiated function and pass "
+                "it in, or make the constructor store its arguments unchanged",
+            )
+        return None
+    if g is None:
+        return None
+    gc = list(kind.flatten(g)[0]) if type(g) is type(ans) else [None] * len(children)
+    total = None
+    for j in where:
+        total = _tree_add(total, gc[j])
+    return total
+
+
+def _construct_tangent(t, ans, index, *args):
+    """The tangent instance of ``construct(cls, *args)`` from the tangent ``t`` of
+    ``args[index]``: ``t`` at the children that are that argument, zeros elsewhere."""
+    where, children, kind = _child_positions(ans, index, args)
+    if kind is None:
+        return None
+    aux = kind.flatten(ans)[1]
+    items = [t if j in where else _fill(None, c) for j, c in enumerate(children)]
+    return _unflatten_sparse(kind, aux, items, children)
+
+
+construct_ct = register(Primitive("ad.construct_ct", _construct_ct, kind="internal"))
+construct_tangent = register(Primitive("ad.construct_tangent", _construct_tangent, kind="internal"))
+construct_tangent.returns_tree = True
+
+
+def _construct_vjp(g, ans, cls, *args, argnum):
+    return construct_ct(g, ans, argnum, *args)
+
+
+def _construct_jvp(t, ans, cls, *args, argnum):
+    return construct_tangent(t, ans, argnum, *args)
+
+
+def _construct_ct_vjp(h, out, g, ans, index, *args):
+    return construct_tangent(h, ans, index, *args)
+
+
+def _construct_ct_jvp(u, out, g, ans, index, *args):
+    return construct_ct(u, ans, index, *args)
+
+
+def _construct_tangent_vjp(h, out, t, ans, index, *args):
+    return construct_ct(h, ans, index, *args)
+
+
+def _construct_tangent_jvp(u, out, t, ans, index, *args):
+    return construct_tangent(u, ans, index, *args)
+
+
+construct.def_vjp(args=_construct_vjp)
+construct.def_jvp(args=_construct_jvp)
+construct_ct.def_vjp(g=_construct_ct_vjp)
+construct_ct.def_jvp(g=_construct_ct_jvp)
+construct_tangent.def_vjp(t=_construct_tangent_vjp)
+construct_tangent.def_jvp(t=_construct_tangent_jvp)
+construct_tangent.samples = lambda rng: []
+construct.samples = lambda rng: []  # needs a class: tests/test_pytree_classes.py
+construct_ct.samples = lambda rng: []
