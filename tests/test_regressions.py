@@ -2644,7 +2644,7 @@ def test_kwonly_helpers_remat_and_tree_leaves_inside_grad():
     x = np.array([[1.0, 2.0], [0.5, -1.0], [0.2, 0.3]])
     g = srcjax.grad(_uses_kwonly_remat_and_tree_leaves)(p, x)
     for k in ("w", "b"):
-        fd = fd_grad(lambda v: _uses_kwonly_remat_and_tree_leaves({**p, k: v}, x), p[k])
+        fd = fd_grad(lambda v, k=k: _uses_kwonly_remat_and_tree_leaves({**p, k: v}, x), p[k])
         assert_close(g[k], fd, rtol=1e-6, atol=1e-8)
     gj = srcjax.jit(srcjax.grad(_uses_kwonly_remat_and_tree_leaves))(p, x)
     tree_map(lambda a, b: assert_close(a, b), gj, g)
