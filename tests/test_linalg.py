@@ -341,3 +341,10 @@ def test_polyval_convolve_cross2_grads_match_finite_differences(x64):
     got = srcjax.vmap(poly_conv_loss, in_axes=(0, None))(ps, a)
     np.testing.assert_allclose(got, [poly_conv_loss(q, a) for q in ps], rtol=1e-10)
     np.testing.assert_allclose(srcjax.jit(poly_conv_loss)(p, a), poly_conv_loss(p, a), rtol=1e-12)
+
+
+def test_norm_of_complex_values_is_not_silently_differentiated():
+    # no rule for complex inputs yet: a clear error, not a wrong number (user report P4)
+    f = lambda a: jnp.linalg.norm(jnp.exp(1j * a) * jnp.ones(2))  # noqa: E731
+    with pytest.raises(srcjax.errors.NonDifferentiableError, match="norm of complex"):
+        srcjax.grad(f)(0.5)

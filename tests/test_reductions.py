@@ -404,3 +404,20 @@ def test_float16_reductions_under_transforms():
     _f16(g[[0, -1]], [-0.0017299652099609375, 0.0017299652099609375], rtol=2e-3)
     _f16(srcjax.grad(lambda x: jnp.cumsum(x)[-1])(ONES16), np.ones(3000))
     _f16(srcjax.grad(jnp.trapezoid)(H16)[[0, 1, -1]], [0.5, 1.0, 0.5])
+
+
+def test_var_std_derivatives_of_complex_values():
+    # JAX 0.10.2: d var = 2 re(conj(x - m) dx) / n (srcjax missed the conjugate)
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    f = lambda x: jnp.var(jnp.exp(1j * x) * x)  # noqa: E731
+    np.testing.assert_allclose(srcjax.grad(f)(x), [-0.12599546, 0.16124532, 0.81997633], rtol=1e-5)
+    g = srcjax.grad(lambda x: jnp.std(jnp.exp(1j * x) * x))(x)
+    np.testing.assert_allclose(g, [-0.07430499, 0.09509331, 0.48357546], rtol=1e-5)
+    _, t = srcjax.jvp(f, (x,), (np.ones(3, np.float32),))
+    assert np.isrealobj(t)
+    np.testing.assert_allclose(t, 0.8552262, rtol=1e-5)
+    z = np.array([1 + 2j, 0.5 - 1j, 2j], np.complex64)
+    want = [0.33333334 - 0.6666667j, 1.3333334j, -0.33333334 - 0.6666667j]
+    np.testing.assert_allclose(srcjax.grad(jnp.var)(z), want, rtol=1e-5, atol=1e-7)
+    with pytest.raises(srcjax.errors.NonDifferentiableError, match="nanvar"):
+        srcjax.grad(lambda x: jnp.nanvar(jnp.exp(1j * x)))(x)

@@ -17,6 +17,7 @@ import string
 import numpy as np
 
 from srcjax import dtypes as _dt
+from srcjax.errors import NonDifferentiableError
 from srcjax.primitives.ad import (
     expand_dims,
     expand_reduced,
@@ -1031,6 +1032,14 @@ def _vector_p(ord):
     return float(ord)
 
 
+def _no_complex_norm_derivative(x):
+    if x.dtype.kind == "c":
+        raise NonDifferentiableError(
+            "srcjax: derivatives of jnp.linalg.norm of complex values are not supported yet",
+            hint="write the norm out: jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x))))",
+        )
+
+
 def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
     """``d norm(x) / d x`` given ``nrm = norm(x, ord, axis, keepdims)``.
 
@@ -1039,6 +1048,7 @@ def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
     norms 1 / inf: that of the selected column / row; 2 / -2 / 'nuc': from the
     SVD."""
     x = np.asarray(x)
+    _no_complex_norm_derivative(x)
     dt = np.result_type(x, nrm)
     n_e = _expand_reduced(nrm, x, axis, keepdims)
     if _norm_is_matrix(x, ord, axis) and ord not in (None, "fro"):
@@ -1094,6 +1104,7 @@ def _norm_coef(x, nrm, ord=None, axis=None, keepdims=False):
         raise NotImplementedError(f"srcjax: no second derivative of matrix norm ord={ord!r}")
     p = _vector_p(ord)
     x = np.asarray(x)
+    _no_complex_norm_derivative(x)
     if np.isinf(p) or p in (0.0, 1.0):
         return np.zeros_like(x)
     n_e = _expand_reduced(nrm, x, axis, keepdims)

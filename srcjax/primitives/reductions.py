@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from srcjax.dtypes import result_type, to_inexact_dtype
+from srcjax.errors import NonDifferentiableError
 from srcjax.primitives import elementwise as _ew  # noqa: F401  (registers jnp.exp, ...)
 from srcjax.primitives.ad import (
     accumulate,
@@ -67,6 +68,8 @@ __all__ = [
 ]
 
 exp = REGISTRY["jnp.exp"]
+conj = REGISTRY["jnp.conj"]
+real = REGISTRY["jnp.real"]
 
 
 def _reduction(public, impl, *aliases, differentiable=True):
@@ -253,14 +256,20 @@ var = _reduction("jnp.var", _var, np.var)
 std = _reduction("jnp.std", _std, np.std)
 
 
+# complex x: var = mean |x - m|^2, so d var = 2 re(conj(x - m) dx) / (n - ddof) and the
+# adjoint (JAX's pairing re(g t)) is 2 g conj(x - m) / (n - ddof); conj and re are
+# no-ops for real x
+
+
 def _var_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
     return (expand_reduced(g, x, axis, keepdims) * (2.0 / ((np.size(x) / np.size(ans)) - ddof))) * (
-        x - mean(x, axis=axis, keepdims=True)
+        conj(x - mean(x, axis=axis, keepdims=True))
     )
 
 
 def _var_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
-    return sum(t * (x - mean(x, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims) * (
+    dev = conj(x - mean(x, axis=axis, keepdims=True))
+    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * (
         2.0 / ((np.size(x) / np.size(ans)) - ddof)
     )
 
@@ -268,12 +277,13 @@ def _var_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
 def _std_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
     return (
         expand_reduced(g / ans, x, axis, keepdims) * (1.0 / ((np.size(x) / np.size(ans)) - ddof))
-    ) * (x - mean(x, axis=axis, keepdims=True))
+    ) * conj(x - mean(x, axis=axis, keepdims=True))
 
 
 def _std_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+    dev = conj(x - mean(x, axis=axis, keepdims=True))
     return (
-        sum(t * (x - mean(x, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+        real(sum(t * dev, axis=axis, keepdims=keepdims))
         * (1.0 / ((np.size(x) / np.size(ans)) - ddof))
         / ans
     )
@@ -936,6 +946,12 @@ def _nan_extremum_jvp(t, ans, a, axis=None, out=None, keepdims=False):
 def _nan_deviation(a, axis, ddof):
     """``where(isnan(a), 0, a - nanmean(a)) / (count - ddof)`` along ``axis``
     (kept axes): the gradient of ``nanvar`` divided by 2."""
+    if np.iscomplexobj(a):
+        raise NonDifferentiableError(
+            "srcjax: derivatives of jnp.nanvar / jnp.nanstd of complex values are not "
+            "supported yet",
+            hint="use jnp.var / jnp.std on the non-NaN entries",
+        )
     ok = logical_not(isnan(a))
     dev = where(ok, a - nanmean(a, axis=axis, keepdims=True), 0.0)
     return dev / (sum(ok, axis=axis, dtype=dev.dtype, keepdims=True) - ddof)
