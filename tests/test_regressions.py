@@ -2648,3 +2648,34 @@ def test_kwonly_helpers_remat_and_tree_leaves_inside_grad():
         assert_close(g[k], fd, rtol=1e-6, atol=1e-8)
     gj = srcjax.jit(srcjax.grad(_uses_kwonly_remat_and_tree_leaves))(p, x)
     tree_map(lambda a, b: assert_close(a, b), gj, g)
+
+
+def _reversed_and_sliced_lists(a):
+    items = list(reversed([a[0], a[1], a[2]]))
+    s = 0.0
+    for r in reversed(a):
+        s = s + r * a[0]
+    for e in [a[0], a[1], a[2], a[3]][1:3]:
+        s = s + e * e
+    t = jnp.sum(jnp.stack(list(reversed(list(a)))) * jnp.arange(4.0))
+    return items[0] * 2 + items[1] * 3 + s + t
+
+
+def test_reversed_list_slices_and_stack_of_a_listed_array():
+    """list(reversed([...])) failed under every transform ('list_reverseiterator'
+    is not subscriptable; reversed(xs) is now xs[::-1]); a slice of a list under
+    vmap was indexed like an array; grad of jnp.stack(list(a)) returned a Python
+    list of scalars (and crashed once reversed). Oracles: plain Python and central
+    differences."""
+    v = np.array([0.3, -1.2, 2.0, 0.5])
+    want = _reversed_and_sliced_lists(v)
+    assert_close(srcjax.jit(_reversed_and_sliced_lists)(v), want)
+    vs = np.stack([v, 2 * v])
+    loop = [_reversed_and_sliced_lists(r) for r in vs]
+    assert_close(srcjax.vmap(_reversed_and_sliced_lists)(vs), loop)
+    g = srcjax.grad(_reversed_and_sliced_lists)(v)
+    assert isinstance(g, np.ndarray) and g.shape == (4,)
+    assert_close(g, fd_grad(_reversed_and_sliced_lists, v), rtol=1e-6, atol=1e-8)
+    g2 = srcjax.grad(lambda a: jnp.sum(jnp.stack(list(a)) * jnp.arange(4.0)))(v)
+    assert isinstance(g2, np.ndarray)
+    assert_close(g2, [0.0, 1.0, 2.0, 3.0])

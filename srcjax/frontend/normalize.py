@@ -499,6 +499,7 @@ class Normalizer:
         outer: Optional["Normalizer"] = None,
         types: Optional[Dict[str, Any]] = None,
         root_closure: Optional[dict] = None,
+        seq_params: frozenset = frozenset(),
     ) -> None:
         self.src = src
         #: variable -> type tree (see :func:`type_tree`) of the values known to be
@@ -542,7 +543,7 @@ class Normalizer:
         #: source name -> "list" / "tuple" / "dict" for the locals every assignment
         #: of which makes that container (decides `l * 3`, `l + m`, `l += m`)
         self.ckinds: Dict[str, str] = dict(outer.ckinds) if outer is not None else {}
-        self.ckinds.update(_container_kinds(node, params, self._builtin_of))
+        self.ckinds.update(_container_kinds(node, params, self._builtin_of, seq_params))
 
     # -- entry ---------------------------------------------------------------
     def run(self) -> Any:
@@ -991,7 +992,7 @@ class Normalizer:
         kind = self.seq_kind(e)
         if kind == "tuple" and isinstance(e, gast.Tuple):
             return any(_fold_constant(x) is None for x in e.elts)
-        return kind in ("list", "tuple")
+        return kind in ("list", "tuple", "seq")
 
     def sequence_binop(self, e: Any) -> Optional[tuple]:
         """``l + m`` (``ad.concat``) and ``l * n`` / ``n * l`` (``ad.repeat``) of a
@@ -1737,6 +1738,16 @@ class Normalizer:
         """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
         (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
         nargs = len(e.args)
+        if obj is reversed and not e.keywords and nargs == 1:
+            # reversed(xs) as xs[::-1]: a list for a list, the rows reversed for an
+            # array (a sequence, not an iterator: list(), indexing and loops alike)
+            sub = gast.Subscript(
+                value=e.args[0],
+                slice=gast.Slice(lower=None, upper=None, step=N.const(-1)),
+                ctx=gast.Load(),
+            )
+            gast.copy_location(sub, e)
+            return self.simple(sub, target)
         if obj is map and not e.keywords and nargs >= 2:
             # map(f, xs, ys): the list [f(x, y) for x, y in zip(xs, ys)], so that
             # transforms see the calls (a list, not an iterator: sum, list, for
@@ -1796,7 +1807,9 @@ class Normalizer:
             if isinstance(arg, gast.Attribute) and arg.attr == "shape":
                 kind = "tuple"
             a = self.atom(arg)
-            if (obj is list and kind in ("list", "tuple")) or (obj is tuple and kind == "list"):
+            if (obj is list and kind in ("list", "tuple", "seq")) or (
+                obj is tuple and kind in ("list", "seq")
+            ):
                 # a new list of the items (a tuple's too): `m = list(l); m.append(v)`
                 # leaves l alone (an array, or a value of unknown kind, stays as it is)
                 prim = registry.by_public("ad.as_list" if obj is list else "ad.as_tuple")
@@ -2504,7 +2517,7 @@ _CONTAINER_METHODS = {
     "setdefault": (1, 2),
     "popitem": (0,),
 }
-_KINDS = ("list", "tuple", "dict")
+_KINDS = ("list", "tuple", "dict", "seq")  # seq: a list or a tuple (a container argument)
 #: (kind, method) pairs with no such method: they run as written (AttributeError)
 _NOT_A_METHOD = {("tuple", m) for m in _CONTAINER_METHODS} | {
     (kind, m)
@@ -2515,6 +2528,7 @@ _NOT_A_METHOD = {("tuple", m) for m in _CONTAINER_METHODS} | {
     for m in methods
 }
 _ANY = "?"  # not decided yet (the analysis starts optimistic)
+_SEQ = gast.Constant(value="a container argument", kind=None)  # its kind is "seq"
 
 
 def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
@@ -2526,6 +2540,8 @@ def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
         return "tuple"
     if isinstance(e, (gast.Dict, gast.DictComp)):
         return "dict"
+    if e is _SEQ:
+        return "seq"
     if isinstance(e, gast.Name):
         return known.get(e.id)
     if isinstance(e, gast.Call):
@@ -2534,12 +2550,14 @@ def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
             return b.__name__
         if b is tuple and len(e.args) == 1:
             inner = _value_kind(e.args[0], known, builtin_of)
-            return "tuple" if inner in ("list", "tuple") else inner if inner == _ANY else None
+            if inner in ("list", "tuple", "seq"):
+                return "tuple"
+            return _ANY if inner == _ANY else None
         return None
     if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Mult)):
         sides = [_value_kind(e.left, known, builtin_of), _value_kind(e.right, known, builtin_of)]
         for k in sides:
-            if k in ("list", "tuple"):
+            if k in ("list", "tuple", "seq"):
                 return k
         return _ANY if _ANY in sides else None
     if isinstance(e, gast.IfExp):
@@ -2551,12 +2569,15 @@ def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
     return None
 
 
-def _container_kinds(fnode: Any, params: List[str], builtin_of: Any) -> Dict[str, str]:
+def _container_kinds(
+    fnode: Any, params: List[str], builtin_of: Any, seq_params: frozenset = frozenset()
+) -> Dict[str, str]:
     """Locals of ``fnode`` that are surely a list / tuple / dict wherever they are
     defined: every assignment to them (``l = [...]``, ``l = list(...)``, ``l += [v]``,
-    ``l = l * 2``, ...) makes one; parameters and loop variables are unknown.
+    ``l = l * 2``, ...) makes one; parameters are unknown, except ``seq_params``
+    (container arguments: "seq", a list or a tuple), loop variables too.
     A greatest fixpoint, so that ``l *= 2`` keeps the kind ``l = [a]`` gave."""
-    values: Dict[str, List[Any]] = {p: [None] for p in params}
+    values: Dict[str, List[Any]] = {p: [_SEQ if p in seq_params else None] for p in params}
     direct: Dict[int, Any] = {}
 
     def visit(node):
@@ -2587,6 +2608,8 @@ def _container_kinds(fnode: Any, params: List[str], builtin_of: Any) -> Dict[str
                 new = _ANY
             elif len(decided) == 1 and None not in decided:
                 new = next(iter(decided))
+            elif decided <= {"list", "tuple", "seq"}:
+                new = "seq"
             else:
                 new = None
             if new != known[name]:
@@ -2976,11 +2999,14 @@ def normalize(src: FunctionSource, kinds: Optional[tuple] = None) -> Normalized:
     per parameter; a :class:`ClassKind` tells the class (and the classes inside)
     of an argument, whose method calls are then inlined."""
     types: Dict[str, Any] = {}
+    seq_params = set()  # lists, tuples (dicts): `l * 2` repeats, `l + m` joins
     if kinds:
         for a, k in zip(src.node.args.args, kinds):
             if isinstance(k, ClassKind):
                 types[a.id] = k.types
-    norm = Normalizer(src, types=types)
+            elif k == "tree":
+                seq_params.add(a.id)
+    norm = Normalizer(src, types=types, seq_params=frozenset(seq_params))
     fdef = norm.run()
     return Normalized(fdef, src, norm.namer, norm.bindings, norm.deps)
 

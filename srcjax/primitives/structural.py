@@ -506,8 +506,37 @@ fill_none.samples = lambda rng: [
 ]
 
 
+def _unstack_like(g, axis, like):
+    """The cotangent of ``stack``'s operand ``like`` from that of the result:
+    the slices of ``g`` along ``axis`` as a list, or, when ``like`` is one array
+    (``jnp.stack(list(a))`` with ``list(a)`` kept as ``a``), ``g`` with ``axis``
+    moved to the front: an array like ``like``."""
+    if isinstance(like, np.ndarray):
+        return np.moveaxis(np.asarray(g), axis, 0)
+    return _unstack(g, axis)
+
+
+unstack_like = _internal("ad.unstack_like", _unstack_like)
+
+
+def _unstack_like_vjp(h, ans, g, axis, like):
+    return stack(h, axis)
+
+
+def _unstack_like_jvp(t, ans, g, axis, like):
+    return unstack_like(t, axis, like)
+
+
+unstack_like.def_vjp(g=_unstack_like_vjp)
+unstack_like.def_jvp(g=_unstack_like_jvp)
+unstack_like.samples = lambda rng: [
+    ((_rand(rng, 3, 4), 0, _rand(rng, 3, 4)), {}),
+    ((_rand(rng, 3, 4), 1, _rand(rng, 4, 3)), {}),
+]
+
+
 def _stack_vjp_arrays(g, ans, arrays, axis=0, dtype=None):
-    return unstack(g, axis)
+    return unstack_like(g, axis, arrays)
 
 
 stack.def_vjp(_stack_vjp_arrays)
