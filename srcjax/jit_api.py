@@ -313,11 +313,15 @@ class _Jit(Transformed):
             target, bargs = self.fun._generated(kinds), fb
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
+            kinds = tuple(_kind(a) for a in bargs) + kinds
         src = get_source(target)
         n_kwonly = len(src.node.args.kwonlyargs)
         if n_kwonly and not (src.node.args.vararg or src.node.args.kwarg):
             src = _kwonly_as_positional(src)
-        norm = normalize(src)
+        # container arguments (`l * 2` repeats a list, list(l) copies it); jit keeps
+        # calling the methods of registered classes, so their kinds are not passed
+        containers = tuple("tree" if type(k) is str and k == "tree" else "leaf" for k in kinds)
+        norm = normalize(src, containers)
         fdef = norm.node
         all_args = tuple(bargs) + tuple(args)
         all_kwargs = {**bkw, **kwargs}

@@ -312,3 +312,26 @@ def test_sets_and_deques_run_their_own_methods():
     # the list/dict rewrites leave other objects' methods as Python runs them
     assert_close(srcjax.jit(f_other_objects_keep_their_methods)(V), 1.0)
     assert_close(srcjax.grad(f_other_objects_keep_their_methods)(V), [0.0, 0.0, 0.0, 2.0])
+
+
+def f_list_argument(lst):
+    m = lst * 2  # a list argument: repetition, as in JAX
+    m += [lst[1]]
+    copy = list(lst)
+    copy.append(lst[0])  # the copy is a new list: lst keeps its length
+    return m[0] + 3 * m[2] + 5 * m[4] + len(lst) * copy[2]
+
+
+def test_list_arguments_repeat_and_copy():
+    # `l * 2` of a list argument had a zero gradient ([0, 0] instead of JAX's
+    # [4 + 2, 5]); list(l) was l itself (appending to the copy grew l). JAX 0.10.2:
+    # grad [6, 5], jvp 11, vmap [16, 13]
+    x = [np.float64(1.0), np.float64(2.0)]
+    assert_close(f_list_argument(x), 1.0 + 3.0 + 10.0 + 2.0)
+    g = srcjax.grad(f_list_argument)(x)
+    assert_close(g[0], 6.0)
+    assert_close(g[1], 5.0)
+    assert_close(srcjax.jit(f_list_argument)(x), f_list_argument(x))
+    assert_close(srcjax.jvp(f_list_argument, (x,), ([1.0, 1.0],))[1], 11.0)
+    xs = [np.array([1.0, 3.0]), np.array([2.0, -1.0])]
+    assert_close(srcjax.vmap(f_list_argument)(xs), [f_list_argument([a, b]) for a, b in zip(*xs)])
