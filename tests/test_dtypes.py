@@ -317,3 +317,23 @@ def test_gradients_keep_float32():
     g = srcjax.grad(lambda w: jnp.sum(jnp.dot(2.0, w)))(np.ones(4, F32))
     assert d(g) == F32
     np.testing.assert_array_equal(g, [2.0, 2.0, 2.0, 2.0])
+
+
+def test_float_to_integer_astype_saturates_like_jax():
+    """astype(uint8) of [-1, 300] gave [255, 44] (NumPy's undefined wraparound);
+    JAX (XLA) saturates, maps NaN to 0 and truncates toward zero (fresh-user P9).
+    Oracle: values recorded from JAX 0.10.2."""
+    import srcjax
+
+    x = np.array([-1.0, 300.0, np.nan, 1e10, -1e10, 2.7, -2.7], np.float32)
+    want = {
+        np.uint8: [0, 255, 0, 255, 0, 2, 0],
+        np.int8: [-1, 127, 0, 127, -128, 2, -2],
+        np.int32: [-1, 300, 0, 2147483647, -2147483648, 2, -2],
+        np.uint32: [0, 300, 0, 4294967295, 0, 2, 0],
+    }
+    for dt, w in want.items():
+        np.testing.assert_array_equal(jnp.astype(x, dt), w)
+        got = srcjax.jit(lambda a, dt=dt: a.astype(dt))(x)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got, w)

@@ -655,8 +655,26 @@ project_real.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal(size=(
 def _astype(x, dtype):
     """``x`` converted to ``dtype`` (jax.numpy.astype); always a new array. The
     dtype is canonicalized as in JAX: ``astype(x, float)`` is float32 and
-    ``astype(x, int)`` int32 unless x64."""
-    return np.asarray(x).astype(_dt.canonicalize_dtype(dtype))
+    ``astype(x, int)`` int32 unless x64. Floating to integer conversion
+    saturates as XLA's does (NaN -> 0, out-of-range values -> the type's
+    minimum/maximum, truncating toward zero); NumPy's cast is undefined there
+    (``astype(uint8)`` of ``[-1, 300]`` is ``[0, 255]`` in JAX, ``[255, 44]`` in
+    NumPy)."""
+    x = np.asarray(x)
+    to = _dt.canonicalize_dtype(dtype)
+    if x.dtype.kind == "f" and to.kind in "iu":
+        return _saturating_cast(x, to)
+    return x.astype(to)
+
+
+def _saturating_cast(x, to):
+    info = np.iinfo(to)
+    xf = np.asarray(x, np.float64)
+    hi = float(info.max)
+    if hi > info.max:  # 2**63 - 1 is not a float64: the largest one below it
+        hi = float(np.nextafter(hi, 0.0))
+    out = np.asarray(np.clip(np.nan_to_num(xf, nan=0.0), float(info.min), hi)).astype(to)
+    return np.where(xf >= info.max, np.asarray(info.max, to), out)
 
 
 astype = _internal("ad.astype", _astype)
