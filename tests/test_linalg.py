@@ -348,3 +348,21 @@ def test_norm_of_complex_values_is_not_silently_differentiated():
     f = lambda a: jnp.linalg.norm(jnp.exp(1j * a) * jnp.ones(2))  # noqa: E731
     with pytest.raises(srcjax.errors.NonDifferentiableError, match="norm of complex"):
         srcjax.grad(f)(0.5)
+
+
+def test_slogdet_returns_jax_named_result(x64):
+    """jnp.linalg.slogdet returned a plain tuple (no .sign / .logabsdet, JAX's
+    SlogdetResult; fresh-user P9). Oracle: NumPy, and d log|det A| = A^-T."""
+    import srcjax
+
+    a = np.array([[2.0, 0.5], [0.3, 1.5]])
+    r = jnp.linalg.slogdet(a)
+    assert type(r).__name__ == "SlogdetResult"
+    np.testing.assert_allclose([r.sign, r.logabsdet], np.linalg.slogdet(a))
+
+    def f(m):
+        out = jnp.linalg.slogdet(m)
+        return out.logabsdet * out.sign
+
+    np.testing.assert_allclose(srcjax.grad(f)(a), np.linalg.inv(a).T, rtol=1e-10)
+    np.testing.assert_allclose(srcjax.jit(f)(a), np.log(abs(np.linalg.det(a))), rtol=1e-12)

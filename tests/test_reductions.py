@@ -421,3 +421,15 @@ def test_var_std_derivatives_of_complex_values():
     np.testing.assert_allclose(srcjax.grad(jnp.var)(z), want, rtol=1e-5, atol=1e-7)
     with pytest.raises(srcjax.errors.NonDifferentiableError, match="nanvar"):
         srcjax.grad(lambda x: jnp.nanvar(jnp.exp(1j * x)))(x)
+
+
+def test_cumsum_and_cumprod_keep_integer_dtypes():
+    """cumsum/cumprod of int8/uint8 gave int32/uint32; JAX keeps an integer
+    input's dtype (bool accumulates in int32; sum does promote). Oracle: JAX
+    0.10.2 dtypes (fresh-user P9)."""
+    assert jnp.cumsum(np.ones(3, np.int8)).dtype == np.int8
+    assert jnp.cumprod(np.ones(3, np.int8)).dtype == np.int8
+    assert jnp.cumsum(np.ones(3, np.uint8)).dtype == np.uint8
+    assert jnp.cumsum(np.ones(3, bool)).dtype == np.int32
+    assert jnp.sum(np.ones(3, np.int8)).dtype == np.int32
+    np.testing.assert_array_equal(jnp.cumsum(np.full(3, 2, np.int8)), [2, 4, 6])

@@ -610,9 +610,10 @@ def _call(p, args, kwargs, chosen, k):
 
 def _stack_out(rows):
     if isinstance(rows[0], (tuple, list)):
-        return type(rows[0])(
-            np.stack([np.asarray(r[i]) for r in rows]) for i in range(len(rows[0]))
-        )
+        items = [np.stack([np.asarray(r[i]) for r in rows]) for i in range(len(rows[0]))]
+        if hasattr(rows[0], "_fields"):  # a named tuple (slogdet)
+            return type(rows[0])(*items)
+        return type(rows[0])(items)
     return np.stack([np.asarray(r) for r in rows])
 
 

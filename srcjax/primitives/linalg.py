@@ -12,6 +12,7 @@ JAX's gradient conventions; ``norm`` at 0 has a NaN gradient, as in JAX.
 from __future__ import annotations
 
 import builtins
+import collections
 import string
 
 import numpy as np
@@ -767,11 +768,14 @@ det.def_jvp(_det_jvp_a)
 det.samples = lambda rng: [((_wellcond(rng, 3),), {}), ((_wellcond(rng, 2, (2,)),), {})]
 
 
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
 def _slogdet(a):
-    """``(sign, log|det|)`` over the last two axes (jax.numpy.linalg.slogdet);
-    returns a tuple."""
+    """``(sign, log|det|)`` over the last two axes (jax.numpy.linalg.slogdet):
+    a ``SlogdetResult`` named tuple (``.sign``, ``.logabsdet``), as in JAX."""
     sign, logdet = np.linalg.slogdet(a)
-    return (sign, logdet)
+    return SlogdetResult(sign, logdet)
 
 
 slogdet = _la("slogdet", _slogdet, np.linalg.slogdet)

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from srcjax.dtypes import result_type, to_inexact_dtype
+from srcjax.dtypes import canonicalize_dtype, result_type, to_inexact_dtype
 from srcjax.errors import NonDifferentiableError
 from srcjax.primitives import elementwise as _ew  # noqa: F401  (registers jnp.exp, ...)
 from srcjax.primitives.ad import (
@@ -309,19 +309,31 @@ std.samples = _var_samples
 # cumsum / cumprod
 
 
+def _cumulative_dtype(a):
+    """JAX's result dtype of cumsum/cumprod without ``dtype``: integers keep
+    their own (canonical) dtype (int8 stays int8, unlike ``sum``), bool
+    accumulates in the default int."""
+    dt = np.result_type(a)
+    if dt.kind in "iu":
+        return canonicalize_dtype(dt)
+    return int_accumulator(dt)
+
+
 def _cumsum(a, axis=None, dtype=None):
     """Cumulative sum along ``axis`` (jax.numpy.cumsum); ``axis=None`` works on
-    the flattened array. Bool/int inputs accumulate in the default int."""
+    the flattened array. Integer inputs keep their dtype, bool accumulates in
+    the default int (JAX)."""
     if dtype is None:
-        dtype = int_accumulator(np.result_type(a))
+        dtype = _cumulative_dtype(a)
     return accumulate(np.cumsum, a, dtype, axis=axis)
 
 
 def _cumprod(a, axis=None, dtype=None):
     """Cumulative product along ``axis`` (jax.numpy.cumprod); ``axis=None`` works
-    on the flattened array. Gradient exact with zeros in the input."""
+    on the flattened array. Dtypes as :func:`_cumsum`. Gradient exact with zeros
+    in the input."""
     if dtype is None:
-        dtype = int_accumulator(np.result_type(a))
+        dtype = _cumulative_dtype(a)
     return accumulate(np.cumprod, a, dtype, axis=axis)
 
 
