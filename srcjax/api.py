@@ -41,6 +41,21 @@ else:  # pragma: no cover - NumPy 1.x promotes float32 * float to float64
     _as_f32 = np.float32
 
 
+def _writeable(x: Any) -> Any:
+    """``x`` with read-only arrays (broadcast views) in tuples, lists and dicts
+    replaced by copies."""
+    if type(x) is np.ndarray:
+        return x if x.flags.writeable else x.copy()
+    if type(x) is tuple:
+        items = tuple(_writeable(v) for v in x)
+        return x if all(a is b for a, b in zip(items, x)) else items
+    if type(x) is list:
+        return [_writeable(v) for v in x]
+    if type(x) is dict:
+        return {k: _writeable(v) for k, v in x.items()}
+    return x
+
+
 def _kind(x: Any) -> str:
     """``"leaf"`` or ``"tree"``; for a tree holding instances of registered pytree
     classes, a ``ClassKind`` (equal to ``"tree"``) that carries where they are,
@@ -359,9 +374,11 @@ class _Grad(Transformed):
         if kwargs and fn.__srcjax_renamed__:
             kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
         out = fn(*new_args, **kwargs)
-        if type(out) is np.ndarray and not out.flags.writeable:
+        if type(out) is np.ndarray:
             # a broadcast view (grad of jnp.sum): results are ordinary arrays (g *= 0.5)
-            return out.copy()
+            return out if out.flags.writeable else out.copy()
+        if type(out) is tuple:  # value_and_grad, has_aux: the same for each part
+            return _writeable(out)
         return out
 
     def _rebuild(self, key):

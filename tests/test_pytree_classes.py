@@ -865,3 +865,42 @@ def test_constructing_with_the_same_array_twice(x64):
 
     assert_close(srcjax.grad(both)(w), [[3.0]])
     assert_close(srcjax.grad(stopped)(w), [[3.0]])
+
+
+@tu.register_pytree_node_class
+class _SliceMLP:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = jnp.tanh(layer(x))
+        return self.layers[-1](x)
+
+    def tree_flatten(self):
+        return (self.layers,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def test_loop_over_a_slice_of_layers(x64):
+    """`for layer in self.layers[:-1]` under grad raised "no derivative rule for
+    `layer`": a slice of a list of modules lost its type (fresh-user run 2).
+    Oracle: central differences of each layer's weights."""
+    rng = np.random.default_rng(2)
+    ws = [rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(3, 1))]
+    x = rng.normal(size=(2, 3))
+
+    def loss_of(weights):
+        return jnp.sum(_SliceMLP([_Affine(w, np.zeros(w.shape[1])) for w in weights])(x) ** 2)
+
+    def loss(m):
+        return jnp.sum(m(x) ** 2)
+
+    model = _SliceMLP([_Affine(w, np.zeros(w.shape[1])) for w in ws])
+    g = srcjax.grad(loss)(model)
+    for i in range(3):
+        fd = fd_grad(lambda w, i=i: loss_of(ws[:i] + [w] + ws[i + 1 :]), ws[i])
+        assert_close(g.layers[i].w, fd, rtol=1e-6, atol=1e-8)

@@ -4,7 +4,7 @@ versions; Tangent died of that), plus small tree utilities."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, List, Optional
+from typing import Any, Iterable, List, Optional, Tuple
 
 import gast
 
@@ -164,3 +164,38 @@ def index_value(node: Any) -> Any:
     if isinstance(node, gast.Tuple):
         return gast.Tuple(elts=[index_value(e) for e in node.elts], ctx=gast.Load())
     return clone(node)
+
+
+def _int_constant(node: Any) -> Tuple[bool, Any]:
+    if node is None:
+        return True, None
+    if isinstance(node, gast.Constant) and (node.value is None or isinstance(node.value, int)):
+        return True, node.value
+    if (
+        isinstance(node, gast.UnaryOp)
+        and isinstance(node.op, gast.USub)
+        and isinstance(node.operand, gast.Constant)
+        and isinstance(node.operand.value, int)
+    ):
+        return True, -node.operand.value
+    return False, None
+
+
+def static_slice(idx: Any) -> Optional[slice]:
+    """The slice an index node denotes (``a[1:-1]``'s ``Slice``, or the
+    ``slice(1, -1)`` call :func:`index_value` makes of it) when its bounds are
+    integer constants, else None."""
+    if isinstance(idx, gast.Slice):
+        parts = [idx.lower, idx.upper, idx.step]
+    elif isinstance(idx, gast.Call) and getattr(idx.func, "id", None) == "slice" and idx.args:
+        parts = list(idx.args)
+        parts = [None, parts[0], None] if len(parts) == 1 else parts + [None] * (3 - len(parts))
+    else:
+        return None
+    vals = []
+    for p in parts:
+        ok, v = _int_constant(p)
+        if not ok:
+            return None
+        vals.append(v)
+    return slice(*vals)

@@ -521,6 +521,8 @@ class Normalizer:
         self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
+        #: parameters (source names) an inlining call binds to known functions
+        self.static_params: Dict[str, Any] = {}
         if outer is not None:
             # a nested function: the enclosing function's locals are visible
             self.locals |= outer.locals
@@ -681,6 +683,10 @@ class Normalizer:
         """Statically evaluate a name/attribute chain: ('local', root) / ('found', obj) /
         ('missing', None) / ('dynamic', None)."""
         if isinstance(expr, gast.Name):
+            if expr.id in self.static_params:
+                # a parameter of an inlined function bound to a known function
+                # (hvp(f, x, v) calling grad(f)): resolved like that function
+                return "found", self.static_params[expr.id]
             if expr.id in self.locals:
                 return "local", expr.id
             return self.lookup_global(expr.id)
@@ -2112,6 +2118,11 @@ class Normalizer:
                     )
                 values[k] = kw_defaults[k]
         params = params + kwonly
+        reassigned = set(N.assigned_names(fnode.body))
+        for p in params:
+            fn = self._known_function(values[p])
+            if fn is not None and p not in reassigned:
+                sub.static_params[p] = fn
         saved_origin = self.origin
         for p in params:
             self.origin = e
@@ -2141,8 +2152,40 @@ class Normalizer:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
 
+    def _known_function(self, atom: Any) -> Any:
+        """The function an argument atom statically is (a global or bound
+        function, a srcjax transform of one), else None."""
+        if not isinstance(atom, gast.Name) or atom.id in self.rename.values():
+            return None
+        if atom.id in self.static_params:
+            return self.static_params[atom.id]
+        if atom.id in self.locals:
+            return None
+        if atom.id in self.bindings:
+            obj = self.bindings[atom.id]
+        else:
+            status, obj = self.lookup_global(atom.id)
+            if status != "found":
+                return None
+        if isinstance(obj, (types.FunctionType, functools.partial)) or (
+            getattr(obj, "__srcjax_transform__", None) is not None
+        ):
+            return obj
+        return None
+
     # -- srcjax transforms called inside transformed code ---------------------------
     def _static_function(self, node: Any) -> Any:
+        if isinstance(node, gast.Call) and node.args:
+            # jvp(grad(f), ...): a transform of a known function is known too
+            st, factory = self.resolve(node.func)
+            if st == "found" and (
+                getattr(factory, "__srcjax_factory__", False)
+                or getattr(factory, "__srcjax_jit__", False)
+            ):
+                inner = self._static_function(node.args[0])
+                extra = [self._static_value(a) for a in node.args[1:]]
+                kws = {k.arg: self._static_value(k.value) for k in node.keywords}
+                return factory(inner, *extra, **kws)
         status, obj = self.resolve(node)
         if status != "found" or not callable(obj):
             raise UnsupportedSyntaxError(
@@ -3103,8 +3146,14 @@ def _attr_type(ty: Any, name: Any) -> Any:
 def _item_type(ty: Any, idx: Any) -> Any:
     if ty is None:
         return None
+    sl = N.static_slice(idx)
     if ty[0] == "seq":
+        if sl is not None:
+            return ty  # a slice of layers is layers (`for layer in self.layers[:-1]`)
         return None if isinstance(idx, gast.Slice) else ty[1]
+    if ty[0] == "items" and sl is not None:
+        items = ty[1][sl]
+        return ("items", items) if items else None
     if not isinstance(idx, gast.Constant):
         return None
     if ty[0] == "items" and isinstance(idx.value, int):

@@ -525,7 +525,7 @@ class Batcher:
                 if item is not None and item != "leaf":
                     self.containers.add(t)
                     self.skel[t] = item
-                elif _static_slice(op.bound.get("idx")) is not None:
+                elif N.static_slice(op.bound.get("idx")) is not None:
                     self.containers.add(t)  # a slice of a list is a list
                 else:
                     self.containers.discard(t)
@@ -1066,34 +1066,12 @@ def _range_args(it: Any) -> Optional[List[Any]]:
     return None
 
 
-def _static_slice(idx: Any) -> Optional[slice]:
-    """The slice an index node denotes when it is one of constants, else None."""
-    if isinstance(idx, gast.Slice):
-        parts = [idx.lower, idx.upper, idx.step]
-    elif isinstance(idx, gast.Call) and getattr(idx.func, "id", None) == "slice":
-        parts = list(idx.args) + [None] * (3 - len(idx.args))
-        if len(idx.args) == 1:
-            parts = [None, idx.args[0], None]
-    else:
-        return None
-    vals = []
-    for p in parts:
-        if p is None:
-            vals.append(None)
-            continue
-        ok, v = _const_value(p)
-        if not ok or not (v is None or isinstance(v, int)):
-            return None
-        vals.append(v)
-    return slice(*vals)
-
-
 def _item_skeleton(skel: Any, idx: Any) -> Any:
     """The structure of ``x[idx]`` for a container of structure ``skel``."""
     if not isinstance(skel, tuple):
         return None
     kind = skel[0]
-    sl = _static_slice(idx)
+    sl = N.static_slice(idx)
     if kind == "seq":
         if isinstance(idx, gast.Slice) or sl is not None:
             return skel
