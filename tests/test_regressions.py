@@ -2719,3 +2719,20 @@ def test_cookbook_hvp_helper_under_jit_and_vmap():
         [h, 2 * np.sin(x + 1) + 4 * (x + 1) * np.cos(x + 1) - (x + 1) ** 2 * np.sin(x + 1)]
     )
     assert_close(srcjax.vmap(lambda a: _hvp(_hvp_target, a, v))(xs), hs, rtol=1e-6)
+
+
+_P_INNER = {"w": np.array(1.0), "b": np.array(0.5)}
+
+
+def _inner_sgd_step(x):
+    g = srcjax.grad(lambda p: jnp.sum(p["w"] * x) + p["b"] * 0.0)(_P_INNER)
+    q = {k: _P_INNER[k] - g[k] for k in _P_INNER.keys()}
+    return jnp.sum(q["w"])
+
+
+def test_vmap_of_an_inner_gradient_step_over_dict_keys():
+    """vmap of a function doing an inner SGD step over `for k in P.keys()` (the MAML
+    pattern) raised "unhashable type: 'slice'": the gradient dict, batched, was
+    indexed by a loop key like an array (fresh-user run 2). Oracle: the step
+    w - d(w x)/dw = 1 - x."""
+    assert_close(srcjax.vmap(_inner_sgd_step)(np.arange(4.0)), [1.0, 0.0, -1.0, -2.0])

@@ -1696,9 +1696,10 @@ def _getitem(c):
     xb = c.batched("x")
     if not xb and not c.bp.is_batched(idx):
         return c.rebuild()
-    if xb and not c.bp.is_batched(idx) and _static_index(idx):
+    if xb and not c.bp.is_batched(idx):
         # x might be a container of batched values that the analysis did not see
-        # (a tangent tuple built in a loop): decide at run time
+        # (a tangent tuple built in a loop, a gradient dict indexed by a key from a
+        # loop): decide at run time
         return N.call("ad.batched_getitem", [x, N.index_value(idx)])
     return gast.Subscript(value=x, slice=_batched_index(c, idx, xb), ctx=gast.Load())
 
