@@ -2736,3 +2736,31 @@ def test_vmap_of_an_inner_gradient_step_over_dict_keys():
     indexed by a loop key like an array (fresh-user run 2). Oracle: the step
     w - d(w x)/dw = 1 - x."""
     assert_close(srcjax.vmap(_inner_sgd_step)(np.arange(4.0)), [1.0, 0.0, -1.0, -2.0])
+
+
+def _jnp_function_forms(a):
+    return jnp.divide(a, np.float64(2.0)) + jnp.multiply(a > 0, 2.5) + jnp.add(a, 1)
+
+
+def test_jnp_operator_functions_follow_jax_promotion_under_every_transform():
+    """jnp.divide / jnp.multiply / jnp.add were written as Python operators in
+    generated code, so under grad and vmap they followed NumPy's promotion
+    (float32 / np.float64 was float64); the README promises JAX's promotion for
+    jnp functions everywhere. Oracle: JAX 0.10.2 gives float32 for all of these
+    (x64 off)."""
+    srcjax.config.update("jax_enable_x64", False)
+    try:
+        _check_jnp_function_forms()
+    finally:
+        srcjax.config.update("jax_enable_x64", True)
+
+
+def _check_jnp_function_forms():
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    assert _jnp_function_forms(x).dtype == np.float32
+    assert srcjax.vmap(_jnp_function_forms)(x[None]).dtype == np.float32
+    assert srcjax.jit(_jnp_function_forms)(x).dtype == np.float32
+    g = srcjax.grad(lambda a: jnp.sum(_jnp_function_forms(a)))(x)
+    assert g.dtype == np.float32
+    assert_close(g, [1.5, 1.5, 1.5])
+    assert_close(srcjax.vmap(_jnp_function_forms)(x[None])[0], _jnp_function_forms(x))

@@ -1904,7 +1904,12 @@ class Normalizer:
         for pname, val in ba.arguments.items():
             p = sig.parameters[pname]
             bound[pname] = list(val) if p.kind == p.VAR_POSITIONAL else val
-        node = _prim_expr(prim, atoms, kws)
+        if isinstance(e, gast.Call) and prim.op and prim.op != "unary not":
+            # jnp.divide(a, b) as written, not `a / b`: the function follows JAX's
+            # promotion everywhere (the operator follows NumPy's outside jit)
+            node = N.call(prim.public, atoms, kws)
+        else:
+            node = _prim_expr(prim, atoms, kws)
         # the list operations of generated adjoint code (third derivatives and up)
         if prim.public == "ad.push" and isinstance(bound.get("lst"), gast.Name):
             return node, Op("append", elts=[bound["v"]], target=bound["lst"].id)

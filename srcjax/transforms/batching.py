@@ -175,14 +175,20 @@ class BatchCall:
         return N.call(public, list(args), kws)
 
     def rebuild(self, **changes: Any) -> Any:
-        """The primitive's call with some arguments replaced (``None`` removes)."""
+        """The primitive's call with some arguments replaced (``None`` removes),
+        written as the original statement writes it (operator or function call:
+        ``jnp.divide`` follows JAX's promotion, ``/`` NumPy's)."""
         bound = dict(self.bound)
         for k, v in changes.items():
             if v is None:
                 bound.pop(k, None)
             else:
                 bound[k] = v
-        return build_call(self.prim, bound)
+        value = getattr(self.origin, "value", None)
+        as_call = (
+            isinstance(value, gast.Call) and N.to_source(value.func).strip() == self.prim.public
+        )
+        return build_call(self.prim, bound, as_call)
 
     def shift_axis(self, pname: str, x: Any, none: str = "all") -> Any:
         """The argument ``pname`` (an axis, tuple of axes or None) for the batched
@@ -245,9 +251,10 @@ _CMP_CLS = {
 _UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert}
 
 
-def build_call(prim, bound: Dict[str, Any]) -> Any:
-    """Expression calling ``prim`` with ``bound`` (operators stay operators)."""
-    op = prim.op
+def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
+    """Expression calling ``prim`` with ``bound`` (operators stay operators unless
+    ``as_call``)."""
+    op = None if as_call else prim.op
     if op in _BINOP_CLS and set(bound) <= set(list(prim.signature.parameters)[:2]):
         names = list(prim.signature.parameters)[:2]
         if all(n in bound for n in names):
