@@ -564,13 +564,9 @@ def tree_map(
     return _build(treedef, iter([f(*xs) for xs in zip(leaves, *others)]))
 
 
-# srcjax cannot see the leaves of a tree when it transforms source, so a
-# tree_map inside grad/jit/vmap would run `f` where no transform reaches it
-tree_map.__srcjax_not_inside__ = (
-    "call tree_map outside the transformed function (for example on the gradients "
-    "that jit(grad(loss)) returns), or index the tree by its keys: "
-    "{'w': p['w'] - lr * g['w'], 'b': p['b'] - lr * g['b']}"
-)
+# inside grad/jit/vmap, tree_map(f, tree, *rest) is expanded by the normalizer into
+# a loop over the leaves that calls (and so transforms) f: see Normalizer.tree_map_call
+tree_map.__srcjax_tree_map__ = True
 
 _NO_INITIALIZER = object()
 

@@ -1659,6 +1659,8 @@ class Normalizer:
                 return self.lax_call(lax_kind, e, target)
             if getattr(obj, "__srcjax_jvp__", False):
                 return self.jvp_call(e, target)
+            if getattr(obj, "__srcjax_tree_map__", False):
+                return self.tree_map_call(e, target)
             not_inside = getattr(obj, "__srcjax_not_inside__", False)
             if not_inside:
                 raise UnsupportedSyntaxError(
@@ -2156,6 +2158,56 @@ class Normalizer:
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
+
+    def _source_alias(self, normalized: Optional[str], base: str) -> str:
+        """A fresh source-level name standing for ``normalized`` (or for a fresh
+        normalized name): lets synthesized source statements refer to values the
+        normalizer already computed."""
+        src_name = self.namer.fresh(f"_{base}")
+        self.locals.add(src_name)
+        self.rename[src_name] = normalized or self.namer.fresh(base)
+        return src_name
+
+    def tree_map_call(self, e: Any, target: Optional[str]) -> tuple:
+        """``tree_map(f, tree, *rest)`` inside transformed code: the leaves as lists
+        (``ad.tree_leaves``), a loop calling ``f`` on each (so transforms see its
+        body), and the results put back in ``tree``'s structure
+        (``ad.tree_unflatten_like``)."""
+        if e.keywords or len(e.args) < 2:
+            raise _unsupported(
+                e,
+                "`tree_map` with `is_leaf` (or without a tree) inside a transformed function",
+                "call it outside the transformed function",
+                src=self.src,
+            )
+        trees = [self.atom(t) for t in e.args[1:]]
+        leaves = []
+        for t in trees:
+            nm = self._prim_into(self.temp("leaves"), "ad.tree_leaves", t)
+            leaves.append(self._source_alias(nm.id, "leaves"))
+        out = self._source_alias(None, "mapped")
+        i = self._source_alias(None, "i")
+        items = [
+            gast.Subscript(value=N.name(lv), slice=N.name(i), ctx=gast.Load()) for lv in leaves
+        ]
+        call = gast.Call(func=e.args[0], args=items, keywords=[])
+        loop = gast.For(
+            target=N.name(i, store=True),
+            iter=N.call(N.name("range"), [N.call(N.name("len"), [N.name(leaves[0])])]),
+            body=[N.expr_stmt(N.call(N.attr(N.name(out), "append"), [call]))],
+            orelse=[],
+            type_comment=None,
+        )
+        init = N.assign(out, gast.List(elts=[], ctx=gast.Load()))
+        for st in (init, loop):
+            for node in gast.walk(st):
+                if not hasattr(node, "lineno"):
+                    gast.copy_location(node, e)
+            self.stmt(st)
+        prim = registry.by_public("ad.tree_unflatten_like")
+        mapped = N.name(self.var(out))
+        node = N.call(prim.public, [N.clone(trees[0]), mapped])
+        return node, Op("prim", prim=prim, bound=_bind(prim, trees[0], mapped))
 
     def _known_function(self, atom: Any) -> Any:
         """The function an argument atom statically is (a global or bound

@@ -1516,7 +1516,7 @@ def _tree_leaves_jvp(t, ans, tree, is_leaf=None):
 
 
 def _tla_vjp(h, ans, g, tree):
-    return tree_leaves_p(densify(h, tree))
+    return tree_leaves_dense(h, tree)
 
 
 def _tla_jvp(t, ans, g, tree):
@@ -1661,3 +1661,56 @@ construct_tangent.def_jvp(t=_construct_tangent_jvp)
 construct_tangent.samples = lambda rng: []
 construct.samples = lambda rng: []  # needs a class: tests/test_pytree_classes.py
 construct_ct.samples = lambda rng: []
+
+
+def _tree_unflatten_like(tree, leaves):
+    """A pytree of ``tree``'s structure with ``leaves`` (a list, flattening
+    order): the result of ``tree_map`` inside transformed code."""
+    from ..tree_util import tree_structure
+
+    return tree_structure(tree).unflatten(list(leaves))
+
+
+tree_unflatten_like = register(
+    Primitive("ad.tree_unflatten_like", _tree_unflatten_like, kind="internal")
+)
+tree_unflatten_like.returns_tree = True
+
+
+def _tree_leaves_dense(g, like):
+    """The leaves of the cotangent ``g`` of a pytree shaped like ``like``, holes
+    (``None``, missing dict keys) filled with zeros: one per leaf of ``like``, in
+    flattening order."""
+    from ..tree_util import tree_leaves as _leaves
+
+    return _leaves(_fill(g, like))
+
+
+tree_leaves_dense = register(Primitive("ad.tree_leaves_dense", _tree_leaves_dense, kind="internal"))
+tree_leaves_dense.returns_tree = True
+
+
+def _tld_vjp(h, ans, g, like):
+    return tree_unflatten_like(like, h)
+
+
+def _tld_jvp(t, ans, g, like):
+    return tree_leaves_dense(t, like)
+
+
+tree_leaves_dense.def_vjp(g=_tld_vjp)
+tree_leaves_dense.def_jvp(g=_tld_jvp)
+tree_leaves_dense.samples = lambda rng: []
+
+
+def _tul_vjp(g, ans, tree, leaves):
+    return tree_leaves_dense(g, ans)
+
+
+def _tul_jvp(t, ans, tree, leaves):
+    return tree_unflatten_like(tree, t)
+
+
+tree_unflatten_like.def_vjp(leaves=_tul_vjp)
+tree_unflatten_like.def_jvp(leaves=_tul_jvp)
+tree_unflatten_like.samples = lambda rng: []  # containers: tested through grad
