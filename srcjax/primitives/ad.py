@@ -605,11 +605,17 @@ expand_reduced.samples = lambda rng: [
 # the cotangent of a real input
 
 
+_REAL_SCALARS = frozenset({np.float32, np.float64, np.float16, float})
+
+
 def _project_real(g, x):
     """The gradient of input ``x`` from its accumulated cotangent ``g``: the real
     part when ``x`` is real and ``g`` complex (a complex intermediate on the path:
     JAX's convention, where converting a real value to complex transposes to
     taking the real part), else ``g`` itself. Containers leaf by leaf."""
+    t = type(g)
+    if t in _REAL_SCALARS or (t is np.ndarray and g.dtype.kind != "c"):
+        return g  # the common case, first (it ends every gradient: W3 per-call cost)
     d = getattr(g, "dtype", None)
     if d is not None:
         if d.kind != "c":

@@ -3100,3 +3100,13 @@ def _construct_rule(c):
 
 
 _def(["ad.construct", "ad.construct_ct", "ad.construct_tangent"], _construct_rule)
+
+
+def _project_real_rule(c):
+    """``ad.project_real(g, x)`` looks at dtypes only: the same call on batched
+    operands (it ran as a per-example loop, 15x slower on W5)."""
+    expr = c.rebuild()
+    return expr if c.batched("g") else (expr, False)
+
+
+_def(["ad.project_real"], _project_real_rule)
