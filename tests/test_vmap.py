@@ -640,3 +640,23 @@ def test_nested_registry_sample():
 
 
 _ = itertools
+
+
+def _per_example_mlp_loss(w1, w2, x, y):
+    h = jnp.tanh(x @ w1)
+    return (h @ w2 - y) ** 2  # (jnp.dot's adjoint still loops: ad.dot_left has no rule)
+
+
+def test_per_example_gradients_are_vectorized_not_looped():
+    """vmap(grad) of a small MLP loss must batch every statement: a helper without
+    a batching rule (ad.project_real, at the end of every gradient) fell back to a
+    per-example Python loop and made W5 15x slower. Structural check of the
+    generated source (no timing), plus values vs a loop of grad."""
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.normal(size=(4, 5)), rng.normal(size=5)
+    xs, ys = rng.normal(size=(6, 4)), rng.normal(size=6)
+    per_ex = srcjax.vmap(srcjax.grad(_per_example_mlp_loss), in_axes=(None, None, 0, 0))
+    text = srcjax.source(per_ex, w1, w2, xs, ys)
+    assert "loop over the examples" not in text, text
+    want = np.stack([srcjax.grad(_per_example_mlp_loss)(w1, w2, x, y) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(per_ex(w1, w2, xs, ys), want, rtol=1e-5, atol=1e-6)
