@@ -3110,3 +3110,119 @@ def _project_real_rule(c):
 
 
 _def(["ad.project_real"], _project_real_rule)
+
+
+# -- the adjoints of jnp.dot under vmap -------------------------------------------------
+def _bdot_left(g, a, b, ab, bb):
+    """Per example the cotangent of ``a`` in ``dot(a, b)`` (summed over the
+    examples when ``a`` is not batched); ``g`` is batched. Ranks 1 and 2 are
+    matmul's (vectorized); others (scalars, higher ranks) run per example."""
+    from .linalg import _dot_left
+
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if 1 <= ra <= 2 and 1 <= rb <= 2:
+        return _bmatmul_left(g, a, b, ab, bb)
+    r = _per_example(_dot_left, (g, a, b), (True, ab, bb), np.shape(g)[0])
+    return r if ab else r.sum(axis=0)
+
+
+def _bdot_right(g, a, b, ab, bb):
+    """Per example the cotangent of ``b`` in ``dot(a, b)`` (summed over the
+    examples when ``b`` is not batched); ``g`` is batched."""
+    from .linalg import _dot_right
+
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if 1 <= ra <= 2 and 1 <= rb <= 2:
+        return _bmatmul_right(g, a, b, ab, bb)
+    r = _per_example(_dot_right, (g, a, b), (True, ab, bb), np.shape(g)[0])
+    return r if bb else r.sum(axis=0)
+
+
+bdot_left = _reg("ad.bdot_left", _bdot_left)
+bdot_right = _reg("ad.bdot_right", _bdot_right)
+
+
+# bilinear in (g, b) / (g, a); transposes through dot itself (bdot, every rank)
+def _bdot_left_jvp_g(t, ans, g, a, b, ab, bb):
+    return bdot_left(t, a, b, ab, bb)
+
+
+def _bdot_left_jvp_b(t, ans, g, a, b, ab, bb):
+    return bdot_left(g, a, t, ab, bb)
+
+
+def _bdot_left_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bdot(h, b, ab, bb), shape_(g))
+
+
+def _bdot_left_vjp_b(h, ans, g, a, b, ab, bb):
+    return bdot_right(g, h, b, ab, bb)
+
+
+def _bdot_right_jvp_g(t, ans, g, a, b, ab, bb):
+    return bdot_right(t, a, b, ab, bb)
+
+
+def _bdot_right_jvp_a(t, ans, g, a, b, ab, bb):
+    return bdot_right(g, t, b, ab, bb)
+
+
+def _bdot_right_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bdot(a, h, ab, bb), shape_(g))
+
+
+def _bdot_right_vjp_a(h, ans, g, a, b, ab, bb):
+    return bdot_left(g, a, h, ab, bb)
+
+
+def _bdot_adjoint_samples(rng):
+    """(g, a, b, ab, bb) with g shaped like dot(a, b) per example, every rank."""
+    out = list(_adjoint_samples(rng))
+    for a, b, ab, bb in (
+        (rng.normal(size=(4,)), rng.normal(size=(4, 2, 3, 2)), True, True),  # scalar a
+        (rng.normal(size=(4, 2, 2, 3)), rng.normal(size=(3, 2)), True, False),  # rank 3
+        (rng.normal(size=(2, 3)), rng.normal(size=(4, 2, 3, 2)), False, True),  # rank 3 b
+    ):
+        g = rng.normal(size=np.shape(_bdot(a, b, ab, bb)))
+        out.append(((g, a, b, ab, bb), {}))
+    return out
+
+
+bdot_left.samples = bdot_right.samples = _bdot_adjoint_samples
+bdot_left.def_jvp(g=_bdot_left_jvp_g, b=_bdot_left_jvp_b)
+bdot_left.def_vjp(g=_bdot_left_vjp_g, b=_bdot_left_vjp_b)
+bdot_right.def_jvp(g=_bdot_right_jvp_g, a=_bdot_right_jvp_a)
+bdot_right.def_vjp(g=_bdot_right_vjp_g, a=_bdot_right_vjp_a)
+
+
+def _dot_left_rule(c):
+    # the cotangent of `a` per example: `a` made batched (see _matmul_left_rule)
+    return N.call(
+        "ad.bdot_left",
+        [
+            c.materialize(c.arg("g")),
+            c.materialize(c.arg("a")),
+            c.arg("b"),
+            N.const(True),
+            N.const(c.batched("b")),
+        ],
+    )
+
+
+def _dot_right_rule(c):
+    return N.call(
+        "ad.bdot_right",
+        [
+            c.materialize(c.arg("g")),
+            c.arg("a"),
+            c.materialize(c.arg("b")),
+            N.const(c.batched("a")),
+            N.const(True),
+        ],
+    )
+
+
+_def(["ad.dot_left"], _dot_left_rule)
+_def(["ad.dot_right"], _dot_right_rule)
