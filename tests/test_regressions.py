@@ -2798,3 +2798,16 @@ def test_tree_map_inside_transformed_code():
     ws = np.stack([p["w"], 2 * p["w"]])
     vm = srcjax.vmap(lambda w: _uses_tree_maps({"w": w, "b": p["b"]}, 2.0))(ws)
     assert_close(vm, [_uses_tree_maps({"w": w, "b": p["b"]}, 2.0) for w in ws])
+
+
+def _uses_at_get(x):
+    return jnp.sum(x.at[1:].get() * 2) + x.at[0].get()
+
+
+def test_at_get_is_indexing():
+    """x.at[i].get() was refused ("`.at[...].get` is not supported"; fresh-user runs
+    1 and 2). It is x[i]. Oracle: plain indexing and its analytic gradient."""
+    x = np.array([1.0, 2.0, 3.0])
+    assert_close(srcjax.jit(_uses_at_get)(x), 11.0)
+    assert_close(srcjax.grad(_uses_at_get)(x), [1.0, 2.0, 2.0])
+    assert_close(srcjax.vmap(_uses_at_get)(np.stack([x, 2 * x])), [11.0, 22.0])

@@ -1601,6 +1601,15 @@ class Normalizer:
             and func.value.value.attr == "at"
         ):
             status, _ = self.resolve(func.value.value.value)
+            if status in ("local", "dynamic") and func.attr == "get" and not e.args:
+                # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
+                if e.keywords:
+                    raise _unsupported(e, "`.at[...].get` with keyword arguments", src=self.src)
+                sub = gast.Subscript(
+                    value=func.value.value.value, slice=func.value.slice, ctx=gast.Load()
+                )
+                gast.copy_location(sub, e)
+                return self.simple(sub, target)
             if status in ("local", "dynamic"):
                 mode = func.attr
                 try:
