@@ -9,6 +9,7 @@ from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primi
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
+from . import debug  # noqa: F401,I001  (jax.debug.print)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
@@ -32,6 +33,7 @@ __all__ = [
     "stop_gradient",
     "config",
     "tree_util",
+    "debug",
     "numpy",
     "errors",
     "lax",

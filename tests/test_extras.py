@@ -49,3 +49,19 @@ def test_checkpoint_changes_nothing_but_is_accepted():
     want = np.tanh(x) + x * (1 - np.tanh(x) ** 2)
     for h in (f, g):
         np.testing.assert_allclose(srcjax.grad(h)(x), want, rtol=1e-6)
+
+
+def _prints_with_debug(x):
+    srcjax.debug.print("x={x} s={}", jnp.sum(x), x=x)
+    return jnp.sum(x**2)
+
+
+def test_debug_print_inside_transforms(capsys):
+    """jax.debug.print did not exist (fresh-user run 1). It prints on every call,
+    under jit and grad too, and is not differentiated. Oracle: the printed text
+    and the analytic gradient 2x."""
+    x = np.array([1.0, 2.0])
+    assert srcjax.jit(_prints_with_debug)(x) == 5.0
+    np.testing.assert_allclose(srcjax.grad(_prints_with_debug)(x), [2.0, 4.0])
+    out = capsys.readouterr().out
+    assert out.count("x=[1. 2.] s=3.0") == 2

@@ -1711,11 +1711,13 @@ class Normalizer:
                 node, op = self.prim_call(prim, [func] + pos, [], e)
                 op.construct_class = obj  # its methods are inlined (see track_type)
                 return node, op
-        if id(obj) in _INACTIVE_BUILTINS or isinstance(obj, type):
+        # (srcjax.debug.print: runs as it is, no derivative)
+        obj_inactive = bool(getattr(obj, "__srcjax_inactive__", False))
+        if id(obj) in _INACTIVE_BUILTINS or obj_inactive or isinstance(obj, type):
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             fnode = self.rename_all(func)
-            kind = "inactive" if id(obj) in _INACTIVE_BUILTINS else "unknown"
+            kind = "inactive" if id(obj) in _INACTIVE_BUILTINS or obj_inactive else "unknown"
             return N.call(fnode, args, kws), Op(
                 kind, elts=args + list(kws.values()), what=N.to_source(func)
             )

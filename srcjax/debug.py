@@ -1,0 +1,30 @@
+"""``srcjax.debug`` (``jax.debug``): printing from inside transformed functions.
+
+srcjax does not trace, so a plain ``print`` already runs on every call inside
+``jit``/``grad``/``vmap``; ``debug.print`` is provided so that JAX code using it
+runs unchanged.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+__all__ = ["print"]
+
+
+def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's name)
+    """Print ``fmt.format(*args, **kwargs)`` (``jax.debug.print``).
+
+    Args:
+        fmt: a ``str.format`` template (``"x={x}"``).
+        *args, **kwargs: values to format (arrays print as NumPy prints them;
+            under ``vmap`` the whole batch is printed at once, not per example).
+
+    Returns:
+        None. Not differentiable (it has no output).
+    """
+    builtins.print(fmt.format(*args, **kwargs))
+
+
+print.__srcjax_inactive__ = True  # inside transformed code: called as it is
