@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dtypes
 from ..primitives.control import stop_gradient
+from ..primitives.structural import dynamic_slice, dynamic_update_slice
 
 __all__ = [
     "cond",
@@ -31,6 +32,10 @@ __all__ = [
     "scan",
     "map",
     "stop_gradient",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_update_slice_in_dim",
 ]
 
 
@@ -194,6 +199,24 @@ def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
 for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):
     # the normalizer rewrites calls to these into Python control flow
     globals()[_name].__srcjax_lax__ = _name
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """``dynamic_slice`` along one axis (jax.lax.dynamic_slice_in_dim): the other
+    axes whole. ``start_index`` is clamped so the window fits."""
+    shape = np.shape(operand)
+    ax = axis % len(shape)
+    starts = [start_index if k == ax else 0 for k in range(len(shape))]
+    sizes = [slice_size if k == ax else d for k, d in enumerate(shape)]
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """``dynamic_update_slice`` along one axis (jax.lax.dynamic_update_slice_in_dim)."""
+    nd = np.ndim(operand)
+    ax = axis % nd
+    starts = [start_index if k == ax else 0 for k in range(nd)]
+    return dynamic_update_slice(operand, update, starts)
 
 
 def _register_aliases() -> None:

@@ -3226,3 +3226,12 @@ def _dot_right_rule(c):
 
 _def(["ad.dot_left"], _dot_left_rule)
 _def(["ad.dot_right"], _dot_right_rule)
+
+
+def _per_example_loop(c):
+    """No vectorized form yet: a Python loop over the examples (correct; slow for
+    large batches). lax.dynamic_slice / dynamic_update_slice."""
+    return None
+
+
+_def(["lax.dynamic_slice", "lax.dynamic_update_slice"], _per_example_loop)
