@@ -236,3 +236,23 @@ def test_dynamic_slice_and_update_follow_jax():
     )
     g = srcjax.grad(f)(x, 1)
     np.testing.assert_allclose(g, fd_grad(lambda v: f(v, 1), x), rtol=1e-6, atol=1e-4)
+
+
+def test_vmapped_dynamic_slice_is_vectorized_for_shared_starts():
+    """With the same start indices for every example, vmap of dynamic_slice /
+    dynamic_update_slice is the primitive over the batch axis too (no per-example
+    loop); per-example starts still loop. Oracle: a Python loop."""
+
+    def f(x, i):
+        w = lax.dynamic_slice(x, (i, 1), (2, 2))
+        return jnp.sum(lax.dynamic_update_slice(x, w * w, (0, i)) ** 2)
+
+    x = np.arange(20.0).reshape(4, 5)
+    xs = np.stack([x, 2 * x, -x])
+    batched = srcjax.vmap(f, in_axes=(0, None))
+    assert "loop over the examples" not in srcjax.source(batched, xs, 1)
+    np.testing.assert_allclose(batched(xs, 1), [f(v, 1) for v in xs])
+    g = srcjax.vmap(srcjax.grad(f), in_axes=(0, None))(xs, 1)
+    np.testing.assert_allclose(g, np.stack([srcjax.grad(f)(v, 1) for v in xs]))
+    idx = np.array([0, 2, -1])
+    np.testing.assert_allclose(srcjax.vmap(f)(xs, idx), [f(v, i) for v, i in zip(xs, idx)])

@@ -3228,10 +3228,36 @@ _def(["ad.dot_left"], _dot_left_rule)
 _def(["ad.dot_right"], _dot_right_rule)
 
 
-def _per_example_loop(c):
-    """No vectorized form yet: a Python loop over the examples (correct; slow for
-    large batches). lax.dynamic_slice / dynamic_update_slice."""
-    return None
+def _batch_starts(starts):
+    """Start indices of a dynamic slice with the batch axis first (start 0)."""
+    if np.ndim(starts):
+        return (0,) + tuple(int(s) for s in np.asarray(starts).reshape(-1))
+    return (0,) + tuple(starts)
 
 
-_def(["lax.dynamic_slice", "lax.dynamic_update_slice"], _per_example_loop)
+batch_starts = _reg("ad.batch_starts", _batch_starts, differentiable=False)
+
+
+def _dynamic_slice_rule(c):
+    # the same primitive over the batch axis too (its derivative rules apply);
+    # per-example start indices: a loop over the examples
+    if c.batched("start_indices") or c.batched("slice_sizes"):
+        return None
+    starts = N.call("ad.batch_starts", [c.arg("start_indices")])
+    sizes = N.call("ad.batch_shape", [c.size, c.arg("slice_sizes")])
+    return c.rebuild(start_indices=starts, slice_sizes=sizes)
+
+
+def _dynamic_update_slice_rule(c):
+    if c.batched("start_indices"):
+        return None
+    starts = N.call("ad.batch_starts", [c.arg("start_indices")])
+    return c.rebuild(
+        operand=c.materialize(c.arg("operand")),
+        update=c.materialize(c.arg("update")),
+        start_indices=starts,
+    )
+
+
+_def(["lax.dynamic_slice"], _dynamic_slice_rule)
+_def(["lax.dynamic_update_slice"], _dynamic_update_slice_rule)
