@@ -141,6 +141,11 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
         return {k: _aval_tree(v) for k, v in x.items()}
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
         return tuple(_aval_tree(v) for v in x)
+    if isinstance(x, tuple):  # a named tuple (optimizer state): its fields by name too
+        try:
+            return type(x)(*[_aval_tree(v) for v in x])
+        except TypeError:
+            return None
     if isinstance(x, list):
         return [_aval_tree(v) for v in x]
     return None

@@ -2811,3 +2811,37 @@ def test_at_get_is_indexing():
     assert_close(srcjax.jit(_uses_at_get)(x), 11.0)
     assert_close(srcjax.grad(_uses_at_get)(x), [1.0, 2.0, 2.0])
     assert_close(srcjax.vmap(_uses_at_get)(np.stack([x, 2 * x])), [11.0, 22.0])
+
+
+_AdamState = __import__("collections").namedtuple("_AdamState", "m t")
+_B1 = 0.9
+
+
+def _shadowing_update(p, m):
+    return srcjax.tree_util.tree_map(lambda p, m: p - 0.01 * m, p, m)
+
+
+def _bias_corrected(state):
+    t = state.t + 1
+    return srcjax.tree_util.tree_map(lambda m: m / (1 - _B1**t), state.m)
+
+
+def test_tree_map_lambdas_shadowing_outer_names_and_named_tuple_state():
+    """jit(tree_map(lambda p, m: p - 0.01 * m, p, m)) crashed ("can't multiply
+    sequence"): the lambda's `m` took the outer dict's container kind, so
+    `0.01 * m` became list repetition; a named-tuple optimizer state had no
+    abstract value under jit, so 0.9 ** state.t was float64 and the Adam step
+    returned float64 params from its second call (fresh-user run 3). Oracle: JAX
+    0.10.2 (float32 [0.99 0.99]; 1 / (1 - 0.9 ** 2) in float32)."""
+    srcjax.config.update("jax_enable_x64", False)
+    try:
+        p = {"w": np.ones(2, np.float32)}
+        r = srcjax.jit(_shadowing_update)(p, p)
+        assert r["w"].dtype == np.float32
+        assert_close(r["w"], [0.99, 0.99])
+        st = _AdamState({"w": np.ones(2, np.float32)}, np.int32(1))
+        out = srcjax.jit(_bias_corrected)(st)
+        assert out["w"].dtype == np.float32
+        assert_close(out["w"], np.float32(1) / (np.float32(1) - np.float32(0.9) ** 2), rtol=1e-6)
+    finally:
+        srcjax.config.update("jax_enable_x64", True)

@@ -544,7 +544,13 @@ class Normalizer:
         self.origin: Any = None
         #: source name -> "list" / "tuple" / "dict" for the locals every assignment
         #: of which makes that container (decides `l * 3`, `l + m`, `l += m`)
-        self.ckinds: Dict[str, str] = dict(outer.ckinds) if outer is not None else {}
+        # (an enclosing function's kinds, except for names this function binds
+        # itself: `lambda p, m: p - 0.01 * m` inside a function whose `m` is a dict)
+        own = {a.id for a in node.args.args} | {a.id for a in node.args.kwonlyargs}
+        own |= _own_locals(node.body)
+        self.ckinds: Dict[str, str] = (
+            {k: v for k, v in outer.ckinds.items() if k not in own} if outer is not None else {}
+        )
         self.ckinds.update(_container_kinds(node, params, self._builtin_of, seq_params))
 
     # -- entry ---------------------------------------------------------------

@@ -537,6 +537,16 @@ class _Interp:
                     return base[idx.value]
                 except (KeyError, IndexError, TypeError):
                     return None
+        if prim.public == "ad.getattr":  # a field of a named-tuple argument (state.t)
+            base = self.aval_of(op.bound.get("x"), env)
+            name = op.bound.get("name")
+            if (
+                isinstance(base, tuple)
+                and hasattr(base, "_fields")
+                and isinstance(name, gast.Constant)
+                and name.value in base._fields
+            ):
+                return getattr(base, name.value)
         if prim.kind == "elementwise":
             return self.elementwise(s, env)
         if prim.public == "ad.astype":
