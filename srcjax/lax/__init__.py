@@ -202,8 +202,21 @@ for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
-    """``dynamic_slice`` along one axis (jax.lax.dynamic_slice_in_dim): the other
-    axes whole. ``start_index`` is clamped so the window fits."""
+    """``dynamic_slice`` along one axis (jax.lax.dynamic_slice_in_dim).
+
+    Args:
+        operand: array of any shape and dtype.
+        start_index: int (or 0-d int array); negative counts from the end, then it
+            is clamped so the window fits.
+        slice_size: static int, at most ``operand.shape[axis]``.
+        axis: the axis to slice (negative counts from the end).
+
+    Returns:
+        A copy of shape ``operand.shape`` with ``slice_size`` at ``axis``, same dtype.
+
+    Raises:
+        TypeError when ``slice_size`` does not fit (as JAX).
+    """
     shape = np.shape(operand)
     ax = axis % len(shape)
     starts = [start_index if k == ax else 0 for k in range(len(shape))]
@@ -212,7 +225,22 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
-    """``dynamic_update_slice`` along one axis (jax.lax.dynamic_update_slice_in_dim)."""
+    """``dynamic_update_slice`` along one axis (jax.lax.dynamic_update_slice_in_dim).
+
+    Args:
+        operand: array of any shape and dtype.
+        update: array of ``operand``'s rank, no larger along any axis; cast to
+            ``operand``'s dtype.
+        start_index: int position along ``axis`` (negative counts from the end;
+            clamped so ``update`` fits); the other axes start at 0.
+        axis: the axis (negative counts from the end).
+
+    Returns:
+        A copy of ``operand`` (same shape and dtype) with ``update`` written in.
+
+    Raises:
+        TypeError when ``update`` does not fit (as JAX).
+    """
     nd = np.ndim(operand)
     ax = axis % nd
     starts = [start_index if k == ax else 0 for k in range(nd)]

@@ -230,29 +230,42 @@ def _select(take, a, b):
 select = _reg("ad.select", _select)
 
 
+def _pair_map(fn, a, b):
+    """``fn(a_leaf, b_leaf)`` over the structure of ``a`` with ``b``'s matching
+    items (containers and registered classes); a ``None`` on either side (a zero
+    cotangent) stays ``None``."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, dict):
+        return {
+            k: _pair_map(fn, v, b.get(k) if isinstance(b, dict) else b[k]) for k, v in a.items()
+        }
+    if isinstance(a, (list, tuple)):
+        vals = [_pair_map(fn, v, b[i]) for i, v in enumerate(a)]
+        return type(a)(*vals) if hasattr(a, "_fields") else type(a)(vals)
+    if _class_kind(a) is not None:
+        return class_map(lambda v, bv: _pair_map(fn, v, bv), a, b)
+    return fn(a, b)
+
+
 def _select_ct(g, take, x, which):
     """The cotangent of operand ``x`` of ``select(take, a, b)`` (``which`` True for
     ``a``): ``g`` masked to the examples that chose it, summed to ``x``'s shape.
     Containers leaf by leaf; a sparse cotangent keeps its holes (``None``)."""
-    if g is None or x is None:
-        return None
-    if isinstance(g, dict):
-        return {k: _select_ct(v, take, x[k], which) for k, v in g.items()}
-    if isinstance(g, (list, tuple)):
-        vals = [_select_ct(v, take, x[i], which) for i, v in enumerate(g)]
-        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
-    if _class_kind(g) is not None:
-        return class_map(lambda v, xv: _select_ct(v, take, xv, which), g, x)
-    g = np.asarray(g)
-    k = np.ndim(take)
-    t = _aligned(take, g)
-    masked = np.where(t if which else np.logical_not(t), g, np.zeros((), g.dtype))
-    xs = np.shape(x)
-    lifted = xs[:k] + (1,) * (g.ndim - len(xs)) + xs[k:]
-    axes = tuple(i for i, n in enumerate(lifted) if n == 1 and g.shape[i] != 1)
-    if axes:
-        masked = masked.sum(axis=axes, keepdims=True)
-    return masked.reshape(xs)
+
+    def leaf(g, x):
+        g = np.asarray(g)
+        k = np.ndim(take)
+        t = _aligned(take, g)
+        masked = np.where(t if which else np.logical_not(t), g, np.zeros((), g.dtype))
+        xs = np.shape(x)
+        lifted = xs[:k] + (1,) * (g.ndim - len(xs)) + xs[k:]
+        axes = tuple(i for i, n in enumerate(lifted) if n == 1 and g.shape[i] != 1)
+        if axes:
+            masked = masked.sum(axis=axes, keepdims=True)
+        return masked.reshape(xs)
+
+    return _pair_map(leaf, g, x)
 
 
 select_ct = _reg("ad.select_ct", _select_ct)
@@ -265,23 +278,18 @@ select_ct.samples = lambda rng: [
 def _select_ct_adjoint(h, take, g, which):
     """The transpose of :func:`_select_ct` in ``g``: ``h`` (shaped like ``x``)
     broadcast to ``g``'s shape and masked to the examples with ``take == which``."""
-    if h is None or g is None:
-        return None
-    if isinstance(g, dict):
-        return {k: _select_ct_adjoint(h.get(k), take, v, which) for k, v in g.items()}
-    if isinstance(g, (list, tuple)):
-        vals = [_select_ct_adjoint(h[i], take, v, which) for i, v in enumerate(g)]
-        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
-    if _class_kind(g) is not None:
-        return class_map(lambda hv, gv: _select_ct_adjoint(hv, take, gv, which), h, g)
-    g = np.asarray(g)
-    h = np.asarray(h)
-    k = np.ndim(take)
-    hs = np.shape(h)
-    lifted = np.reshape(h, hs[:k] + (1,) * (g.ndim - len(hs)) + hs[k:])
-    full = np.broadcast_to(lifted, g.shape)
-    t = _aligned(take, g)
-    return np.where(t if which else np.logical_not(t), full, np.zeros((), full.dtype))
+
+    def leaf(g, h):
+        g = np.asarray(g)
+        h = np.asarray(h)
+        k = np.ndim(take)
+        hs = np.shape(h)
+        lifted = np.reshape(h, hs[:k] + (1,) * (g.ndim - len(hs)) + hs[k:])
+        full = np.broadcast_to(lifted, g.shape)
+        t = _aligned(take, g)
+        return np.where(t if which else np.logical_not(t), full, np.zeros((), full.dtype))
+
+    return _pair_map(leaf, g, h)
 
 
 select_ct_adjoint = _reg("ad.select_ct_adjoint", _select_ct_adjoint)
@@ -446,31 +454,52 @@ def _leaves_with_axes(x, axes):
         yield x, axes
 
 
-def _map_axes(x, axes, fn, role="in_axes"):
+_NO_OTHER = object()
+
+
+def _map_axes(x, axes, fn, role="in_axes", other=_NO_OTHER):
     """``fn(leaf, axis)`` over ``x``, with ``axes`` a pytree prefix of ``x``; a
-    mismatch is JAX's ValueError ("must be a tree prefix"), never a silent zip."""
+    mismatch is JAX's ValueError ("must be a tree prefix"), never a silent zip.
+    With ``other`` (a tree of ``x``'s structure whose subtrees may be ``None``, a
+    sparse cotangent), ``fn(leaf, axis, other_leaf)``."""
     if isinstance(axes, dict):
         if not isinstance(x, dict) or set(axes) != set(x):
             raise _not_a_prefix(role, axes, x)
         out = dict(x)
         for k in axes:
-            out[k] = _map_axes(x[k], axes[k], fn, role)
+            out[k] = _map_axes(x[k], axes[k], fn, role, _item(other, k))
         return out
     if isinstance(axes, (list, tuple)):
         if not isinstance(x, (list, tuple)) or len(x) != len(axes):
             raise _not_a_prefix(role, axes, x)
-        vals = [_map_axes(xi, ai, fn, role) for xi, ai in zip(x, axes)]
+        vals = [
+            _map_axes(xi, ai, fn, role, _item(other, i)) for i, (xi, ai) in enumerate(zip(x, axes))
+        ]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if isinstance(x, dict):
-        return {k: _map_axes(v, axes, fn, role) for k, v in x.items()}
+        return {k: _map_axes(v, axes, fn, role, _item(other, k)) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        vals = [_map_axes(v, axes, fn, role) for v in x]
+        vals = [_map_axes(v, axes, fn, role, _item(other, i)) for i, v in enumerate(x)]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if x is None:
         return None
-    if _class_kind(x) is not None:
-        return class_map(lambda v: _map_axes(v, axes, fn, role), x)
-    return fn(x, axes)
+    kind = _class_kind(x)
+    if kind is not None:
+        xc, aux = kind.flatten(x)
+        oc = [_NO_OTHER] * len(xc)
+        if other is not _NO_OTHER:
+            oc = [None] * len(xc) if other is None else list(kind.flatten(other)[0])
+        return kind.unflatten(aux, tuple(_map_axes(v, axes, fn, role, o) for v, o in zip(xc, oc)))
+    return fn(x, axes) if other is _NO_OTHER else fn(x, axes, other)
+
+
+def _item(other, key):
+    """``other[key]`` of an optional, possibly sparse tree (see :func:`_map_axes`)."""
+    if other is _NO_OTHER or other is None:
+        return other
+    if isinstance(other, dict):
+        return other.get(key)
+    return other[key]
 
 
 def _not_a_prefix(role, axes, x):
@@ -521,14 +550,14 @@ def _tree_batch_in_adjoint(g, x, axes):
     """The cotangent of ``x`` from that of ``tree_batch_in(x, axes, size)``: the
     batch axis moved back to ``axes``; summed over it where ``x`` was broadcast."""
 
-    def fn(leaf, ax, xl):
+    def fn(xl, ax, leaf):
         if leaf is None:
             return None
         if ax is None:
             return np.sum(leaf, axis=0)
         return np.moveaxis(np.asarray(leaf), 0, ax)
 
-    return _map_axes2(g, x, axes, fn)
+    return _map_axes(x, axes, fn, "in_axes", g)
 
 
 def _tree_batch_out_adjoint(g, x, axes):
@@ -536,7 +565,7 @@ def _tree_batch_out_adjoint(g, x, axes):
     batch axis moved back to the front; for ``axes`` None (the first example
     taken), ``g`` at example 0 and zeros elsewhere."""
 
-    def fn(leaf, ax, xl):
+    def fn(xl, ax, leaf):
         if leaf is None:
             return None
         if ax is None:
@@ -545,35 +574,7 @@ def _tree_batch_out_adjoint(g, x, axes):
             return out
         return np.moveaxis(np.asarray(leaf), ax, 0)
 
-    return _map_axes2(g, x, axes, fn)
-
-
-def _map_axes2(g, x, axes, fn):
-    """``fn(g_leaf, axis, x_leaf)`` over the leaves of ``g`` and ``x`` (same
-    structure; ``None`` leaves of ``g`` are zero cotangents) with ``axes`` a pytree
-    prefix of axes."""
-    if isinstance(axes, (int, type(None))):
-        if isinstance(x, dict):
-            return {
-                k: _map_axes2(None if g is None else g.get(k), v, axes, fn) for k, v in x.items()
-            }
-        if isinstance(x, (list, tuple)):
-            gs = [None] * len(x) if g is None else list(g)
-            vals = [_map_axes2(gi, xi, axes, fn) for gi, xi in zip(gs, x)]
-            return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
-        if _class_kind(x) is not None:
-            kind = _class_kind(x)
-            xc, aux = kind.flatten(x)
-            gc = [None] * len(xc) if g is None else list(kind.flatten(g)[0])
-            return kind.unflatten(aux, tuple(_map_axes2(a, b, axes, fn) for a, b in zip(gc, xc)))
-        return fn(g, axes, x)
-    if isinstance(axes, dict):
-        return {k: _map_axes2(None if g is None else g.get(k), x[k], axes[k], fn) for k in x}
-    if isinstance(axes, (list, tuple)):
-        gs = [None] * len(x) if g is None else list(g)
-        vals = [_map_axes2(gi, xi, ai, fn) for gi, xi, ai in zip(gs, x, axes)]
-        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
-    raise ValueError(f"vmap: axes {axes!r} do not match the argument's structure")
+    return _map_axes(x, axes, fn, "out_axes", g)
 
 
 tree_batch_in_adjoint = _reg("ad.tree_batch_in_adjoint", _tree_batch_in_adjoint)

@@ -2111,9 +2111,11 @@ def _clamped_starts(shape, starts, sizes):
 
 
 def _dynamic_slice(operand, start_indices, slice_sizes):
-    """``operand[s0:s0+n0, s1:s1+n1, ...]`` with the starts clamped so the window
-    lies inside (jax.lax.dynamic_slice). ``start_indices``: a sequence (or array)
-    of ints, one per axis; ``slice_sizes``: static ints. Returns a copy."""
+    """``operand[s0:s0+n0, s1:s1+n1, ...]`` (jax.lax.dynamic_slice): a copy of
+    shape ``slice_sizes`` and ``operand``'s dtype. ``start_indices``: one int per
+    axis (a sequence or 1-d int array); a negative one counts from the end, then
+    each is clamped so the window lies inside. ``slice_sizes``: static ints.
+    Raises TypeError when the sizes or the number of starts do not fit."""
     x = np.asarray(operand)
     sizes = tuple(int(n) for n in slice_sizes)
     if len(sizes) != x.ndim or any(n < 0 or n > d for n, d in zip(sizes, x.shape)):
