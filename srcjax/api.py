@@ -42,9 +42,12 @@ else:  # pragma: no cover - NumPy 1.x promotes float32 * float to float64
 
 
 def _writeable(x: Any) -> Any:
-    """``x`` with read-only arrays (broadcast views) in tuples, lists and dicts
-    replaced by copies."""
-    if type(x) is np.ndarray:
+    """``x`` with read-only arrays (broadcast views), also in tuples, lists and
+    dicts, replaced by copies."""
+    t = type(x)
+    if t is _F32 or t is _F64:
+        return x  # the common scalar case first (W3's per-call cost)
+    if t is np.ndarray:
         return x if x.flags.writeable else x.copy()
     if type(x) is tuple:
         items = tuple(_writeable(v) for v in x)
@@ -325,7 +328,7 @@ class _Grad(Transformed):
                 if t is np.ndarray or t is _F64:
                     dt = x.dtype
                     if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
-                        return fn(x)
+                        return _writeable(fn(x))
         if self._bound:
             args = self._bound + args
         if self._bound_kwargs:
@@ -373,13 +376,8 @@ class _Grad(Transformed):
             fn = self._rebuild(key)
         if kwargs and fn.__srcjax_renamed__:
             kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
-        out = fn(*new_args, **kwargs)
-        if type(out) is np.ndarray:
-            # a broadcast view (grad of jnp.sum): results are ordinary arrays (g *= 0.5)
-            return out if out.flags.writeable else out.copy()
-        if type(out) is tuple:  # value_and_grad, has_aux: the same for each part
-            return _writeable(out)
-        return out
+        # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
+        return _writeable(fn(*new_args, **kwargs))
 
     def _rebuild(self, key):
         """A callee was redefined since this code was generated: transform again."""

@@ -2603,9 +2603,11 @@ def test_results_do_not_alias_arguments_and_gradients_are_writeable():
     assert not np.shares_memory(x, y)
     out, t = srcjax.jvp(lambda a: a, (x,), (x,))
     assert not np.shares_memory(x, t) and not np.shares_memory(x, out)
-    g = srcjax.grad(lambda a: jnp.sum(a))(x)
-    g *= 0.5
-    assert_close(g, [0.5, 0.5, 0.5])
+    grad_sum = srcjax.grad(lambda a: jnp.sum(a))
+    for _ in range(2):  # the second call takes the cached fast path
+        g = grad_sum(x)
+        g *= 0.5
+        assert_close(g, [0.5, 0.5, 0.5])
     gd = srcjax.grad(lambda p: jnp.sum(p["w"]))({"w": x})
     gd["w"] *= 2.0
     assert_close(gd["w"], [2.0, 2.0, 2.0])
