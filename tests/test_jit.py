@@ -263,6 +263,37 @@ def test_cache_specializes_on_signature():
     assert g(1.0).dtype == np.float32
 
 
+def test_one_argument_fast_path_matches_the_general_dispatch():
+    """jit's one-argument fast path (a float or a 4-byte array, W3's per-call cost)
+    builds the same specialization key as the general path: same results, dtypes
+    and cache entries, x64 respected, and 8-byte arrays still canonicalized."""
+    from srcjax import config
+
+    def f(x):
+        return x * 3.0 + 1.0
+
+    jf = jit(f)
+    assert jf(2.0) == np.float32(7.0) and jf(2.0).dtype == np.float32
+    jf(2.0)
+    assert jf._cache_size() == 1
+    a = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(jf(a), a * np.float32(3) + np.float32(1))
+    np.testing.assert_array_equal(jf(a + 1), (a + 1) * np.float32(3) + np.float32(1))
+    assert jf._cache_size() == 2
+    i = np.arange(3, dtype=np.int32)
+    assert jf(i).dtype == np.float32 and jf._cache_size() == 3
+    d = jf(np.arange(3, dtype=np.float64))  # canonicalized to float32 without x64
+    assert d.dtype == np.float32 and jf._cache_size() == 3
+    config.update("jax_enable_x64", True)
+    try:
+        r = jf(2.0)
+        assert r.dtype == np.float64 and r == 7.0
+        assert jf(np.arange(3, dtype=np.float64)).dtype == np.float64
+    finally:
+        config.update("jax_enable_x64", False)
+    assert jf(2.0).dtype == np.float32
+
+
 def test_unhashable_static_argument_raises_value_error():
     jf = jit(lambda x, s: x, static_argnums=1)
     with pytest.raises(ValueError, match="Non-hashable static arguments"):
