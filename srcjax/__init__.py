@@ -14,7 +14,23 @@ from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
 from .custom import custom_jvp, custom_vjp
-from .extras import block_until_ready, checkpoint, device_put, remat
+from .extras import (
+    Array,
+    Device,
+    ShapeDtypeStruct,
+    block_until_ready,
+    checkpoint,
+    default_backend,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    eval_shape,
+    local_device_count,
+    local_devices,
+    remat,
+)
+from . import typing  # noqa: F401,I001  (jax.typing.ArrayLike in annotations)
 from .jit_api import jit
 from .vmap_api import vmap
 from .primitives import control as _control
@@ -52,4 +68,15 @@ __all__ = [
     "device_put",
     "checkpoint",
     "remat",
+    "Array",
+    "Device",
+    "ShapeDtypeStruct",
+    "default_backend",
+    "device_count",
+    "device_get",
+    "devices",
+    "eval_shape",
+    "local_device_count",
+    "local_devices",
+    "typing",
 ]

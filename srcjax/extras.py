@@ -5,15 +5,173 @@
 - :func:`checkpoint` (``remat``): rematerialization only trades memory for
   compute in JAX's reverse mode; srcjax's reverse mode already records only what
   the adjoint reads, so the function is returned as it is.
+- :class:`Array`, :class:`ShapeDtypeStruct`, :func:`eval_shape`, :func:`devices`
+  and friends: the names JAX code uses in annotations and setup code.
 
 Semantics follow the JAX API reference (https://docs.jax.dev/en/latest/jax.html).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["block_until_ready", "device_put", "checkpoint", "remat"]
+import numpy as np
+
+__all__ = [
+    "block_until_ready",
+    "device_put",
+    "device_get",
+    "checkpoint",
+    "remat",
+    "Array",
+    "ShapeDtypeStruct",
+    "eval_shape",
+    "Device",
+    "devices",
+    "local_devices",
+    "device_count",
+    "local_device_count",
+    "default_backend",
+]
+
+
+class _ArrayMeta(type):
+    def __instancecheck__(cls, x: Any) -> bool:
+        return isinstance(x, (np.ndarray, np.generic))
+
+    def __subclasscheck__(cls, t: type) -> bool:
+        return issubclass(t, (np.ndarray, np.generic))
+
+
+class Array(metaclass=_ArrayMeta):
+    """The type of srcjax arrays, for annotations and ``isinstance`` (``jax.Array``).
+
+    srcjax computes with plain NumPy: ``isinstance(x, srcjax.Array)`` is true for a
+    ``numpy.ndarray`` of any shape and dtype and for a NumPy scalar (what a
+    reduction or ``grad`` of a scalar function returns), false for Python numbers,
+    as in JAX. It cannot be instantiated; use ``srcjax.numpy.asarray``."""
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        raise TypeError("srcjax.Array cannot be instantiated; use srcjax.numpy.asarray")
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype without data (``jax.ShapeDtypeStruct``): what
+    :func:`eval_shape` returns, and what it accepts in place of an array.
+
+    ``shape`` is a tuple of ints, ``dtype`` anything ``numpy.dtype`` accepts;
+    ``ndim`` and ``size`` follow. Two are equal when shape and dtype are."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: Sequence[int], dtype: Any) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other: Any) -> bool:
+        return (
+            isinstance(other, ShapeDtypeStruct)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
+    :class:`ShapeDtypeStruct` (``jax.eval_shape``).
+
+    Arguments are pytrees whose leaves are arrays, NumPy or Python scalars or
+    :class:`ShapeDtypeStruct`; they are canonicalized as ``jnp.asarray`` does
+    (float32/int32 without x64). Difference from JAX: srcjax does not trace, so
+    ``fun`` runs once on zeros of the given shapes (side effects such as
+    ``print`` happen; a loop whose trip count depends on the values runs as it
+    would on zeros). Output leaves that are not arrays (Python numbers) are
+    described by their canonical dtype, as JAX does.
+
+    Raises whatever ``fun`` raises on those inputs."""
+    from . import numpy as jnp
+    from .tree_util import tree_map
+
+    def concrete(x: Any) -> Any:
+        if isinstance(x, ShapeDtypeStruct):
+            return jnp.zeros(x.shape, x.dtype)
+        if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
+            return jnp.zeros(tuple(x.shape), x.dtype)  # another library's abstract value
+        return jnp.zeros_like(jnp.asarray(x))
+
+    out = fun(*tree_map(concrete, args), **tree_map(concrete, kwargs))
+
+    def describe(y: Any) -> ShapeDtypeStruct:
+        a = jnp.asarray(y)
+        return ShapeDtypeStruct(a.shape, a.dtype)
+
+    return tree_map(describe, out)
+
+
+class Device:
+    """The one device srcjax computes on: the host CPU (``jax.Device``-like:
+    ``platform``, ``device_kind``, ``id``, ``process_index``)."""
+
+    platform = "cpu"
+    device_kind = "cpu"
+    id = 0
+    process_index = 0
+
+    def __repr__(self) -> str:
+        return "CpuDevice(id=0)"
+
+
+_CPU = Device()
+
+
+def devices(backend: Optional[str] = None) -> list:
+    """``[CpuDevice(id=0)]`` (``jax.devices``): srcjax's NumPy backend computes on
+    the host. Raises RuntimeError for another ``backend`` ("gpu", "tpu"), as JAX
+    does when that backend is not available."""
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend}: srcjax computes on the cpu backend")
+    return [_CPU]
+
+
+def local_devices(process_index: Optional[int] = None, backend: Optional[str] = None) -> list:
+    """``devices(backend)`` (``jax.local_devices``): one process, one device."""
+    return devices(backend)
+
+
+def device_count(backend: Optional[str] = None) -> int:
+    """1 (``jax.device_count``)."""
+    return len(devices(backend))
+
+
+def local_device_count(backend: Optional[str] = None) -> int:
+    """1 (``jax.local_device_count``)."""
+    return len(devices(backend))
+
+
+def default_backend() -> str:
+    """``"cpu"`` (``jax.default_backend``)."""
+    return "cpu"
+
+
+def device_get(x: Any) -> Any:
+    """``x`` with every array leaf as a ``numpy.ndarray`` (``jax.device_get``);
+    srcjax arrays already are, so leaves come back unchanged (NumPy scalars
+    included); other leaves pass through."""
+    return x
 
 
 def block_until_ready(x: Any) -> Any:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 __all__ = [
+    "Partial",
     "PyTreeDef",
     "all_leaves",
     "keystr",
@@ -38,6 +39,7 @@ __all__ = [
     "register_pytree_node_class",
     "tree_all",
     "tree_flatten",
+    "tree_leaves_with_path",
     "tree_flatten_with_path",
     "tree_leaves",
     "tree_map",
@@ -705,3 +707,36 @@ def tree_map_with_path(
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The ``(key_path, leaf)`` pairs of :func:`tree_flatten_with_path`, without
+    the treedef (``jax.tree_util.tree_leaves_with_path``)."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+class Partial(functools.partial):
+    """``functools.partial`` that is a pytree (``jax.tree_util.Partial``): the
+    bound positional and keyword arguments are its children, the function is
+    static. So a function with bound arrays can be passed through ``jit``,
+    ``grad`` or ``tree_map``; ``Partial(f)`` has no leaves at all.
+
+    Calling it calls ``func(*args, *call_args, **keywords, **call_keywords)``;
+    inside transformed code it is resolved as a ``functools.partial``."""
+
+    def __new__(cls, func: Callable, *args: Any, **kw: Any):
+        if not callable(func):
+            raise TypeError(f"Partial expects a callable, got {type(func).__name__}")
+        return super().__new__(cls, func, *args, **kw)
+
+
+def _partial_flatten(p: Partial):
+    return (p.args, p.keywords), p.func
+
+
+def _partial_unflatten(func: Callable, children) -> Partial:
+    args, keywords = children
+    return Partial(func, *args, **keywords)
+
+
+register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
