@@ -10,6 +10,7 @@ from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
 from . import debug  # noqa: F401,I001  (jax.debug.print)
+from . import random  # noqa: F401,I001  (jax.random: registers the random.* primitives)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .config import config
@@ -53,6 +54,7 @@ __all__ = [
     "numpy",
     "errors",
     "lax",
+    "random",
     "jvp",
     "vjp",
     "linearize",

@@ -7,7 +7,7 @@
   ``pdb`` and ``inspect.getsource`` see it, compiles it, and builds the function
   with globals that read the user's *live* module globals and closure cells
   (nothing is copied: a later rebinding of a global is seen) behind srcjax's own
-  namespaces (``jnp``, ``ad``, ``nn``, ``special``, ``lax``).
+  namespaces (``jnp``, ``ad``, ``nn``, ``special``, ``lax``, ``random``).
 """
 
 from __future__ import annotations
@@ -152,6 +152,12 @@ def namespaces() -> Dict[str, Any]:
         except ImportError:  # pragma: no cover
             pass
         try:
+            import srcjax.random as random
+
+            ns["random"] = _fast_namespace("random", random)
+        except ImportError:  # pragma: no cover
+            pass
+        try:
             import srcjax.lax as lax
 
             ns["lax"] = lax
@@ -193,6 +199,7 @@ _MODULES = {
     "nn": "srcjax.nn",
     "special": "srcjax.scipy.special",
     "lax": "srcjax.lax",
+    "random": "srcjax.random",
 }
 
 

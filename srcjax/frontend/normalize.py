@@ -49,6 +49,7 @@ _BUILTIN_SHADOWS = set(dir(builtins)) | {
     "nn",
     "special",
     "lax",
+    "random",
     "math",
     "custom",
 }
@@ -62,6 +63,7 @@ _GENERATED_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {
     "nn",
     "special",
     "lax",
+    "random",
     "math",
     "custom",
     "_rt",

@@ -8,7 +8,7 @@ carries, in one place:
   primitive calls ``impl``.
 - ``public``: the dotted name generated code uses for it (``"jnp.sin"``,
   ``"jnp.linalg.inv"``, ``"nn.relu"``, ``"ad.unbroadcast"``). The namespaces
-  ``jnp``, ``nn``, ``special``, ``lax`` and ``ad`` are bound in every generated
+  ``jnp``, ``nn``, ``special``, ``lax``, ``random`` and ``ad`` are bound in every generated
   module (see :mod:`srcjax.codegen.emit`).
 - ``op``: for Python operators, the operator source (``"+"``, ``"@"``,
   ``"unary -"``), so generated code keeps ``a + b`` instead of a call.

@@ -1,0 +1,363 @@
+"""The arithmetic of :mod:`srcjax.random`, in plain vectorised NumPy.
+
+Everything here follows ``shared/prng/SPEC.md`` (section numbers below refer
+to it): the threefry2x32 block function (§2), the two counter layouts (§5,
+§6), the word -> float conversion (§7) and the float32 ``uniform`` / ``normal``
+transforms with XLA:CPU's rounding (§8, §9), whose fused multiply-adds are
+emulated exactly in float64 (§10).
+
+Keys are uint32 arrays of shape ``(..., 2)``; every function takes a batch of
+keys and returns one result per key (``keys.shape[:-1] + shape``), so the public
+functions and the vmap batching rules share one implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+_U32 = np.uint32
+_MASK = 0xFFFFFFFF
+_ROT_A = (13, 15, 26, 6)
+_ROT_B = (17, 29, 16, 24)
+_PARITY = _U32(0x1BD11BDA)
+
+
+# ------------------------------------------------------------------ threefry2x32 (§2)
+def _rotl(v: np.ndarray, r: int) -> np.ndarray:
+    return (v << _U32(r)) | (v >> _U32(32 - r))
+
+
+def threefry2x32(k0, k1, x0, x1) -> Tuple[np.ndarray, np.ndarray]:
+    """``(y0, y1)``: threefry2x32-20 of the counter words ``(x0, x1)`` under the key
+    ``(k0, k1)``; all four are uint32 arrays that broadcast together."""
+    k0_in, k1_in = k0, k1
+    k0 = np.atleast_1d(np.asarray(k0, _U32))
+    k1 = np.atleast_1d(np.asarray(k1, _U32))
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    a, b = np.broadcast_arrays(np.asarray(x0, _U32) + k0, np.asarray(x1, _U32) + k1)
+    a = a.copy()
+    b = b.copy()
+    for s in range(1, 6):
+        for r in _ROT_A if s % 2 else _ROT_B:
+            a += b
+            b = _rotl(b, r)
+            b ^= a
+        a += ks[s % 3]
+        b += ks[(s + 1) % 3] + _U32(s)
+    shape = np.broadcast_shapes(np.shape(x0), np.shape(x1), np.shape(k0_in), np.shape(k1_in))
+    return a.reshape(shape), b.reshape(shape)
+
+
+def _key_words(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The words of a batch of keys ``(..., 2)`` shaped ``(..., 1)`` to broadcast
+    against a flat counter axis."""
+    return keys[..., 0:1], keys[..., 1:2]
+
+
+def hash_flat(keys: np.ndarray, m: int) -> np.ndarray:
+    """Helper H of §2a on the counters ``iota(m)``: ``keys.shape[:-1] + (m,)`` words."""
+    if m >= 2**32 - 1:
+        raise NotImplementedError(
+            "srcjax.random: the legacy threefry scheme for 2**32 - 1 or more words "
+            "(SPEC.md §6) is not implemented"
+        )
+    k0, k1 = _key_words(keys)
+    h = (m + 1) // 2
+    c = np.arange(2 * h, dtype=_U32)
+    if m % 2:
+        c[-1] = 0  # the padding word
+    y0, y1 = threefry2x32(k0, k1, c[:h], c[h:])
+    return np.concatenate([y0, y1], axis=-1)[..., :m]
+
+
+def _counters(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    i = np.arange(n, dtype=np.uint64)
+    return (i >> np.uint64(32)).astype(_U32), (i & np.uint64(_MASK)).astype(_U32)
+
+
+def _size(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+# ------------------------------------------------------------------ split / fold_in (§4, §5)
+def split(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
+    """``keys.shape[:-1] + shape + (2,)`` new keys."""
+    n = _size(shape)
+    batch = keys.shape[:-1]
+    if partitionable:
+        hi, lo = _counters(n)
+        k0, k1 = _key_words(keys)
+        y0, y1 = threefry2x32(k0, k1, hi, lo)
+        out = np.stack([y0, y1], axis=-1)
+    else:
+        out = hash_flat(keys, 2 * n)
+    return out.reshape(batch + tuple(shape) + (2,))
+
+
+def fold_in(keys: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``threefry2x32(key, (0, data))`` for keys ``(..., 2)`` and uint32 ``data``
+    broadcasting against ``keys.shape[:-1]``."""
+    y0, y1 = threefry2x32(keys[..., 0], keys[..., 1], _U32(0), data)
+    return np.stack([y0, y1], axis=-1)
+
+
+# ------------------------------------------------------------------ random_bits (§6)
+def bits(keys: np.ndarray, shape: tuple, width: int, partitionable: bool) -> np.ndarray:
+    """``keys.shape[:-1] + shape`` random unsigned integers of ``width`` bits."""
+    n = _size(shape)
+    batch = keys.shape[:-1]
+    out_dt = np.dtype(f"uint{width}")
+    if partitionable:
+        if n > 2**64:
+            raise ValueError(f"srcjax.random: too many random bits requested ({n} > 2**64)")
+        hi, lo = _counters(n)
+        k0, k1 = _key_words(keys)
+        y0, y1 = threefry2x32(k0, k1, hi, lo)
+        if width == 64:
+            out = (y0.astype(np.uint64) << np.uint64(32)) | y1.astype(np.uint64)
+        else:
+            out = (y0 ^ y1).astype(out_dt)  # the low bits
+    elif width == 64:
+        w = hash_flat(keys, 2 * n).astype(np.uint64)
+        out = (w[..., :n] << np.uint64(32)) | w[..., n:]
+    elif width == 32:
+        out = hash_flat(keys, n)
+    else:
+        per = 32 // width
+        w = hash_flat(keys, -(-n * width // 32))
+        shifts = np.arange(per, dtype=_U32) * _U32(width)
+        parts = (w[..., :, None] >> shifts) & _U32((1 << width) - 1)  # least significant first
+        out = parts.reshape(batch + (-1,))[..., :n].astype(out_dt)
+    return out.reshape(batch + tuple(shape))
+
+
+# ------------------------------------------------------------------ exact fused multiply-add (§10)
+def fma32(a, b, c) -> np.ndarray:
+    """``fma(a, b, c)`` of float32 operands: the exact ``a*b + c`` rounded once to
+    float32. The product is exact in float64; the sum is rounded to odd in
+    float64 (TwoSum, then one ulp toward the error where the last bit is even),
+    which makes the final rounding to float32 a single correct rounding."""
+    p = np.multiply(a, b, dtype=np.float64)
+    c = np.asarray(c, np.float64)
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    s = np.atleast_1d(s)
+    w = s.view(np.int64)
+    # inexact with an even last bit: step one ulp toward the error (s != 0 here)
+    fix = (err != 0) & ((w & 1) == 0)
+    w += fix * np.where((s < 0) == (err < 0), 1, -1)
+    return s.astype(np.float32).reshape(np.shape(p))
+
+
+def _f32(bits: int) -> np.float32:
+    return np.array(bits, np.uint32).view(np.float32)[()]
+
+
+def _f32s(words) -> Tuple[np.float32, ...]:
+    return tuple(_f32(w) for w in words)
+
+
+# ------------------------------------------------------------------ word -> float (§7)
+def unit_float32(words: np.ndarray) -> np.ndarray:
+    """``(bits >> 9) * 2**-23`` in ``[0, 1)``, float32."""
+    return ((words >> _U32(9)) | _U32(0x3F800000)).view(np.float32) - np.float32(1.0)
+
+
+def unit_float64(words: np.ndarray) -> np.ndarray:
+    """``(bits >> 12) * 2**-52`` in ``[0, 1)``, float64, from 64-bit words."""
+    v = (words >> np.uint64(12)) | np.uint64(0x3FF0000000000000)
+    return v.view(np.float64) - 1.0
+
+
+# ------------------------------------------------------------------ log32 / log1p32 / erfinv32 (§9)
+_LOG_P = _f32s(
+    (
+        0x3D9021BB,
+        0xBDEBD1B8,
+        0x3DEF251A,
+        0xBDFE5D4F,
+        0x3E11E9BF,
+        0xBE2AAE50,
+        0x3E4CCEAC,
+        0xBE7FFFFC,
+        0x3EAAAAAA,
+    )
+)
+_LOG_Q1 = _f32(0xB95E8083)
+_LOG_Q2 = _f32(0x3F318000)
+_SQRTHF = _f32(0x3F3504F3)
+_HALF = np.float32(-0.5)
+
+
+def log32(y: np.ndarray) -> np.ndarray:
+    """XLA:CPU's float32 ``log`` (Cephes/Eigen style), bit for bit (SPEC.md §9)."""
+    y = np.asarray(y, np.float32)
+    yc = np.maximum(y, np.float32(2.0**-126))
+    u = yc.view(np.uint32)
+    e = ((u >> _U32(23)) & _U32(0xFF)).astype(np.int32) - 127
+    e = e.astype(np.float32) + np.float32(1.0)
+    m = ((u & _U32(0x807FFFFF)) | _U32(0x3F000000)).view(np.float32)
+    low = m < _SQRTHF
+    e = np.where(low, e - np.float32(1.0), e)
+    x = (m - np.float32(1.0)) + np.where(low, m, np.float32(0.0))
+    x2 = x * x
+    x3 = x2 * x
+    p = _LOG_P
+    a = fma32(fma32(p[0], x, p[1]), x, p[2])
+    b = fma32(fma32(p[3], x, p[4]), x, p[5])
+    c = fma32(fma32(p[6], x, p[7]), x, p[8])
+    yy = fma32(a, x3, b)
+    yy = fma32(yy, x3, c)
+    yy = fma32(yy, x3, e * _LOG_Q1)
+    r = fma32(_HALF, x2, x)
+    out = fma32(_LOG_Q2, e, r + yy)
+    with np.errstate(invalid="ignore"):
+        out = np.where(y == 0, np.float32(-np.inf), out)
+        out = np.where(y == np.inf, np.float32(np.inf), out)
+        out = np.where((y < 0) | np.isnan(y), np.float32(np.nan), out)
+    return out.astype(np.float32)
+
+
+_L1P_N = _f32s((0x383DE04B, 0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD, 0x41A05101))
+_L1P_D = (np.float32(1.0),) + _f32s(
+    (0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A, 0x42707982)
+)
+_L1P_SMALL = _f32(0x3ED413CD)
+
+
+def log1p32(t: np.ndarray) -> np.ndarray:
+    """XLA:CPU's float32 ``log1p`` (jaxlib 0.10.2), bit for bit (SPEC.md §9)."""
+    t = np.asarray(t, np.float32)
+    tiny = np.abs(t) < np.float32(2.0**-126)
+    t = np.where(tiny, np.float32(0.0) * t, t)  # denormals flush to zero
+    small = np.abs(t) < _L1P_SMALL
+    out = np.empty(t.shape, np.float32)
+    if np.any(small):
+        ts = t[small]
+        t2 = ts * ts
+        num = np.full(ts.shape, _L1P_N[0], np.float32)
+        den = np.full(ts.shape, _L1P_D[0], np.float32)
+        for k in range(1, 7):
+            num = fma32(num, ts, _L1P_N[k])
+            den = fma32(den, ts, _L1P_D[k])
+        q = (ts * t2) * (num / den)
+        out[small] = ts + fma32(_HALF, t2, q)
+    big = ~small
+    if np.any(big):
+        out[big] = log32(t[big] + np.float32(1.0))
+    return out
+
+
+_ERFINV_CS = _f32s(
+    (
+        0x32F16588,
+        0x34B84B36,
+        0xB66C7357,
+        0xB6935AC1,
+        0x396532DB,
+        0xBAA45408,
+        0xBB88E4EF,
+        0x3E7C8F63,
+        0x3FC02E2F,
+    )
+)
+_ERFINV_CL = _f32s(
+    (
+        0xB951F09B,
+        0x38D3B56B,
+        0x3AB0DC72,
+        0xBB70BDE7,
+        0x3BBC127B,
+        0xBBF9C5D7,
+        0x3C1AA57E,
+        0x3F8036DB,
+        0x40354F7E,
+    )
+)
+
+
+def erfinv32(x: np.ndarray) -> np.ndarray:
+    """XLA's float32 ``erf_inv`` (Giles' approximation, FMA Horner steps), bit for
+    bit with jaxlib 0.10.2 on CPU (SPEC.md §9)."""
+    x = np.asarray(x, np.float32)
+    w = -log1p32(-(x * x))
+    small = w < np.float32(5.0)
+    with np.errstate(invalid="ignore"):
+        t = np.where(small, w - np.float32(2.5), np.sqrt(w) - np.float32(3.0))
+    p = np.where(small, _ERFINV_CS[0], _ERFINV_CL[0]).astype(np.float32)
+    for k in range(1, 9):
+        p = fma32(p, t, np.where(small, _ERFINV_CS[k], _ERFINV_CL[k]).astype(np.float32))
+    out = p * x
+    return np.where(np.abs(x) == np.float32(1.0), x * np.float32(np.inf), out)
+
+
+# ------------------------------------------------------------------ uniform / normal (§8, §9)
+def uniform32(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max(lo, fma(f, hi - lo, lo))`` with ``f`` from §7 (float32 throughout)."""
+    lo = np.asarray(lo, np.float32)
+    hi = np.asarray(hi, np.float32)
+    span = hi - lo
+    f = unit_float32(words)
+    return np.maximum(lo, fma32(f, span, lo))
+
+
+_NORMAL_LO = _f32(0xBF7FFFFF)
+_SQRT2 = _f32(0x3FB504F3)
+
+
+def normal32(words: np.ndarray) -> np.ndarray:
+    """``sqrt(2) * erfinv(uniform(nextafter(-1, 0), 1))`` in float32 (§9)."""
+    u = uniform32(words, _NORMAL_LO, np.float32(1.0))
+    return (_SQRT2 * erfinv32(u)).astype(np.float32)
+
+
+# ------------------------------------------------------------------ float64 (uniform only)
+def _two_sum(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split53(a: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    c = 134217729.0 * a  # 2**27 + 1 (Veltkamp)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _round_odd_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    s, err = _two_sum(a, b)
+    fix = (err != 0) & ((s.view(np.uint64) & np.uint64(1)) == 0)
+    return np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """``fma(a, b, c)`` of float64 operands, correctly rounded (Dekker's exact
+    product, then Boldo and Melquiond's emulation with a sum rounded to odd).
+    Exact for finite operands whose product neither overflows nor underflows;
+    others take the plain ``a*b + c``."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, c)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        uh = a * b
+        ah, al = _split53(a)
+        bh, bl = _split53(b)
+        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+        th, tl = _two_sum(c, uh)
+        v = _round_odd_sum(tl, ul)
+        z = th + v
+        plain = uh + c
+    ok = np.isfinite(z) & np.isfinite(ul) & ((uh == 0) | (np.abs(uh) > 2.0**-900))
+    return np.where(ok, z, plain)
+
+
+def uniform64(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max(lo, fma(f, hi - lo, lo))`` in float64, ``f`` from 64-bit words."""
+    lo = np.asarray(lo, np.float64)
+    hi = np.asarray(hi, np.float64)
+    f = unit_float64(words)
+    return np.maximum(lo, fma64(f, hi - lo, lo))
