@@ -2,6 +2,7 @@
 
 import functools
 
+import helpers_temp_names
 import numpy as np
 import pytest
 from helpers import assert_close, fd_grad
@@ -2847,3 +2848,25 @@ def test_tree_map_lambdas_shadowing_outer_names_and_named_tuple_state():
         assert_close(out["w"], np.float32(1) / (np.float32(1) - np.float32(0.9) ** 2), rtol=1e-6)
     finally:
         srcjax.config.update("jax_enable_x64", True)
+
+
+def _calls_ordered(x, y):
+    return jnp.sum(helpers_temp_names.ordered(x, y))
+
+
+def test_inlined_helper_whose_module_has_globals_named_like_temporaries():
+    """A helper from another module whose globals are named `select` / `cond` /
+    `out` (the normalizer's temporary names): the temporary of `a, b = (x, y) if
+    c else (y, x)` was read back as the module's function `select` (crash:
+    'function' object is not subscriptable); found when jnp.select was added."""
+    x = np.ones(2, np.float32)
+    y = np.full(2, 3.0, np.float32)
+    # lo = x * 1.5, hi = y: value sum(3x + y) = 12, d/dx = 3, d/dy = 1
+    assert _calls_ordered(x, y) == np.float32(12.0)
+    gx, gy = srcjax.grad(_calls_ordered, argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, [3.0, 3.0])
+    np.testing.assert_array_equal(gy, [1.0, 1.0])
+    assert srcjax.jit(_calls_ordered)(x, y) == np.float32(12.0)
+    np.testing.assert_array_equal(
+        srcjax.vmap(_calls_ordered)(np.stack([x, y]), np.stack([y, x])), [12.0, 12.0]
+    )

@@ -519,6 +519,8 @@ class Normalizer:
         params = [a.id for a in node.args.args]
         self.params = params
         kwonly = {a.id for a in node.args.kwonlyargs}  # (bound when inlined)
+        if node.args.vararg is not None:  # `*xs` (bound to a tuple when inlined)
+            kwonly.add(node.args.vararg.id)
         self.locals: Set[str] = set(params) | kwonly | _own_locals(node.body)
         self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         #: inlined into another function: its call binds keyword-only parameters
@@ -541,6 +543,9 @@ class Normalizer:
                 if old in self.types:
                     self.types[new] = self.types.pop(old)
         self.namer = namer
+        # the globals this function reads are never handed out as temporaries (a
+        # temporary is local: one named `flip` would hide the function `flip`)
+        namer.taken |= set(N.names_in(node)) - self.locals
         self.ops = _ops_table()
         self.out: List[Any] = []
         self.origin: Any = None
@@ -548,8 +553,7 @@ class Normalizer:
         #: of which makes that container (decides `l * 3`, `l + m`, `l += m`)
         # (an enclosing function's kinds, except for names this function binds
         # itself: `lambda p, m: p - 0.01 * m` inside a function whose `m` is a dict)
-        own = {a.id for a in node.args.args} | {a.id for a in node.args.kwonlyargs}
-        own |= _own_locals(node.body)
+        own = set(params) | kwonly | _own_locals(node.body)
         self.ckinds: Dict[str, str] = (
             {k: v for k, v in outer.ckinds.items() if k not in own} if outer is not None else {}
         )
@@ -560,7 +564,7 @@ class Normalizer:
         node = self.src.node
         self._check(node)
         a = node.args
-        if a.vararg or a.kwarg or (a.kwonlyargs and not self.inlined) or a.posonlyargs:
+        if (a.vararg or a.kwonlyargs) and not self.inlined or a.kwarg or a.posonlyargs:
             raise _unsupported(
                 node, "`*args`, `**kwargs` and keyword-only parameters", src=self.src
             )
@@ -666,7 +670,11 @@ class Normalizer:
         return ty[1] if ty is not None and ty[0] == "class" else None
 
     def temp(self, base: str) -> str:
-        return self.namer.fresh(base)
+        """A fresh local name; it is local when read back, even if the function's
+        module has a global of that name (a helper module's `select`)."""
+        t = self.namer.fresh(base)
+        self.locals.add(t)
+        return t
 
     def var(self, id_: str) -> str:
         return self.rename.get(id_, id_)
@@ -2098,7 +2106,9 @@ class Normalizer:
             fname = "lambda"
         sub.inlined = True  # this call binds its keyword-only parameters
         kwonly = [a.id for a in fnode.args.kwonlyargs]
+        vararg = fnode.args.vararg.id if fnode.args.vararg is not None else None
         own = {a.id for a in fnode.args.args} | set(kwonly) | _own_locals(fnode.body)
+        own |= {vararg} if vararg is not None else set()
         # default values belong to the scope the function was defined in, not to
         # its own (`def term(x, i=i)` in a loop): resolve them before renaming
         defaults = [
@@ -2117,7 +2127,7 @@ class Normalizer:
             )
         params = [a.id for a in fnode.args.args]
         values: Dict[str, Any] = {}
-        if len(args) > len(params):
+        if len(args) > len(params) and vararg is None:
             raise UnsupportedSyntaxError(
                 f"`{fname}` takes {len(params)} arguments, {len(args)} given", self.loc(e)
             )
@@ -2144,6 +2154,15 @@ class Normalizer:
                     )
                 values[k] = kw_defaults[k]
         params = params + kwonly
+        if vararg is not None:  # `def f(*xs)`: the extra positional arguments, a tuple
+            extra = list(args[len(fnode.args.args) :])
+            self.origin, saved_origin = e, self.origin
+            self.emit(
+                N.assign(sub.var(vararg), gast.Tuple(elts=extra, ctx=gast.Load())),
+                Op("pack", elts=extra),
+            )
+            self.origin = saved_origin
+            sub.ckinds[vararg] = "tuple"
         reassigned = set(N.assigned_names(fnode.body))
         for p in params:
             fn = self._known_function(values[p])

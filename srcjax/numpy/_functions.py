@@ -19,23 +19,78 @@ from ..primitives.ad import (
     sum,
     zeros_like,
 )
-from ..primitives.creation import asarray, linspace, ones_like, shape, size
-from ..primitives.elementwise import power
+from ..primitives.creation import arange, asarray, linspace, ones_like, shape, size, zeros
+from ..primitives.elementwise import abs as _abs
+from ..primitives.elementwise import (
+    arctan2,
+    conj,
+    equal,
+    floor_divide,
+    imag,
+    isnan,
+    power,
+    real,
+    remainder,
+    signbit,
+    where,
+)
 from ..primitives.linalg import cross as _cross3
 from ..primitives.linalg import matmul
-from ..primitives.reductions import mean
+from ..primitives.reductions import all as _all
+from ..primitives.reductions import any as _any
+from ..primitives.reductions import argmax, argmin, cumsum, mean
+from ..primitives.reductions import max as _max
+from ..primitives.reductions import min as _min
 from ..primitives.registry import Primitive, register
-from ..primitives.structural import concatenate, diff, ravel, squeeze, take
+from ..primitives.structural import (
+    concatenate,
+    diff,
+    flip,
+    ravel,
+    searchsorted,
+    split,
+    squeeze,
+    swapaxes,
+    take,
+    transpose,
+)
 
 __all__ = [
+    "angle",
     "append",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "average",
+    "column_stack",
     "convolve",
+    "copysign",
     "cov",
     "cross",
+    "cumulative_sum",
+    "digitize",
+    "divmod",
+    "dstack",
+    "ediff1d",
+    "fliplr",
+    "flipud",
+    "heaviside",
+    "hsplit",
+    "isin",
+    "iscomplexobj",
+    "isscalar",
     "logspace",
+    "nanargmax",
+    "nanargmin",
+    "permute_dims",
     "polyval",
+    "ptp",
+    "rot90",
+    "select",
     "trapezoid",
+    "tri",
+    "vecdot",
+    "vsplit",
 ]
 
 
@@ -262,3 +317,308 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if nb == 2:
         b = concatenate([b, zeros_like(b[..., :1])], axis=-1)
     return _cross3(a, b, -1, -1, axisc)
+
+
+# ---------------------------------------------------------------------------
+# shape and layout
+
+
+def _atleast(x, n):
+    x = asarray(x)
+    nd = len(shape(x))
+    if nd >= n:
+        return x
+    if n == 1 or nd == 0:
+        return reshape(x, (1,) * (n - nd) + shape(x))
+    if n == 2 or nd == 2:  # (k,) -> (1, k) for 2-D; (a, b) -> (a, b, 1) for 3-D
+        return reshape(x, (1,) + shape(x)) if n == 2 else reshape(x, shape(x) + (1,))
+    return reshape(x, (1,) + shape(x) + (1,))  # (k,) -> (1, k, 1)
+
+
+def atleast_1d(*arys):
+    """Each argument as an array of at least one dimension (jax.numpy.atleast_1d):
+    a 0-d value becomes shape ``(1,)``. One argument gives an array, several a
+    list. Dtypes as ``asarray``; differentiable."""
+    if len(arys) == 1:
+        return _atleast(arys[0], 1)
+    return [_atleast(a, 1) for a in arys]
+
+
+def atleast_2d(*arys):
+    """Each argument with at least two dimensions (jax.numpy.atleast_2d): ``()``
+    becomes ``(1, 1)``, ``(k,)`` becomes ``(1, k)``. One argument gives an array,
+    several a list; differentiable."""
+    if len(arys) == 1:
+        return _atleast(arys[0], 2)
+    return [_atleast(a, 2) for a in arys]
+
+
+def atleast_3d(*arys):
+    """Each argument with at least three dimensions (jax.numpy.atleast_3d): ``()``
+    becomes ``(1, 1, 1)``, ``(k,)`` becomes ``(1, k, 1)``, ``(a, b)`` becomes
+    ``(a, b, 1)``. One argument gives an array, several a list; differentiable."""
+    if len(arys) == 1:
+        return _atleast(arys[0], 3)
+    return [_atleast(a, 3) for a in arys]
+
+
+def column_stack(tup):
+    """1-D arrays as columns, 2-D arrays as they are, stacked side by side
+    (jax.numpy.column_stack): ``k`` arrays of length ``n`` give ``(n, k)``.
+    Dtype: JAX's promotion; differentiable. Raises like ``concatenate``."""
+    cols = []
+    for a in tup:
+        a = asarray(a)
+        if len(shape(a)) < 2:
+            a = reshape(a, (-1, 1))
+        cols.append(a)
+    return concatenate(cols, axis=1)
+
+
+def dstack(tup, dtype=None):
+    """Arrays stacked along a third axis (jax.numpy.dstack), after
+    :func:`atleast_3d`: ``k`` arrays of shape ``(m, n)`` give ``(m, n, k)``.
+    Dtype: JAX's promotion, or ``dtype``; differentiable."""
+    return concatenate([_atleast(a, 3) for a in tup], axis=2, dtype=dtype)
+
+
+def hsplit(ary, indices_or_sections):
+    """``split`` along axis 1, or axis 0 for a 1-D array (jax.numpy.hsplit)."""
+    return split(ary, indices_or_sections, axis=1 if len(shape(ary)) > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """``split`` along axis 0 of an array of at least 2 dimensions
+    (jax.numpy.vsplit). Raises ValueError for fewer dimensions (as JAX)."""
+    if len(shape(ary)) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, axis=0)
+
+
+def fliplr(m):
+    """``m`` reversed along axis 1 (jax.numpy.fliplr); at least 2-D, differentiable.
+    Raises ValueError for fewer dimensions."""
+    if len(shape(m)) < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m):
+    """``m`` reversed along axis 0 (jax.numpy.flipud); at least 1-D, differentiable.
+    Raises ValueError for a 0-d input."""
+    if len(shape(m)) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``m`` rotated by ``k`` quarter turns in the plane of ``axes``, from the
+    first towards the second (jax.numpy.rot90). Shape: ``m``'s with the two axes
+    swapped for odd ``k``; differentiable. Raises ValueError for equal axes or
+    fewer than 2 dimensions."""
+    nd = len(shape(m))
+    if nd < 2:
+        raise ValueError("rot90 requires its argument to have ndim at least two")
+    a0 = axes[0] % nd
+    a1 = axes[1] % nd
+    if a0 == a1:
+        raise ValueError("Axes must be different.")
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    if k == 1:
+        return swapaxes(flip(m, a1), a0, a1)
+    return flip(swapaxes(m, a0, a1), a1)
+
+
+def permute_dims(a, axes):
+    """``transpose(a, axes)`` (jax.numpy.permute_dims, the array-API name)."""
+    return transpose(a, axes)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    """An ``(N, M)`` array with ones at and below diagonal ``k``, zeros above
+    (jax.numpy.tri). ``M`` defaults to ``N``; dtype to the default float."""
+    if M is None:
+        M = N
+    rows = reshape(arange(N), (N, 1))
+    cols = reshape(arange(M), (1, M))
+    return asarray(cols <= rows + k, dtype=inexact_dtype(1.0) if dtype is None else dtype)
+
+
+# ---------------------------------------------------------------------------
+# elementwise compositions
+
+
+def copysign(x1, x2):
+    """The magnitude of ``x1`` with the sign bit of ``x2`` (jax.numpy.copysign);
+    ``-0.0`` counts as negative. Shape: broadcast; dtype: JAX's inexact promotion.
+    Derivative in ``x1``: ``sign(x1) * sign-bit sign of x2`` (0 at ``x1 = 0``, as
+    ``abs``); none in ``x2``."""
+    dt = inexact_dtype(x1, x2)
+    m = _abs(asarray(x1, dtype=dt))
+    return where(signbit(x2), -m, m)
+
+
+def heaviside(x1, x2):
+    """The Heaviside step (jax.numpy.heaviside): 0 where ``x1 < 0``, ``x2`` where
+    ``x1 == 0``, 1 where ``x1 > 0`` (NaN where ``x1`` is NaN). Dtype: JAX's
+    inexact promotion. Derivative 0 in ``x1``; ``x2``'s where ``x1 == 0``."""
+    dt = inexact_dtype(x1, x2)
+    x1 = asarray(x1, dtype=dt)
+    x2 = asarray(x2, dtype=dt)
+    step = where(x1 > 0, ones_like(x1), zeros_like(x1))
+    return where(x1 == 0, x2, where(isnan(x1), x1, step))
+
+
+def divmod(x1, x2):
+    """``(floor_divide(x1, x2), remainder(x1, x2))`` (jax.numpy.divmod), Python's
+    sign conventions (the remainder has the sign of ``x2``)."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def angle(z, deg=False):
+    """The argument of complex ``z`` in radians (degrees with ``deg``), in
+    ``(-pi, pi]`` (jax.numpy.angle); real input gives 0 or pi. Dtype: the real
+    float dtype of ``z`` (the default float for integers); differentiable."""
+    z = asarray(z, dtype=inexact_dtype(z))
+    a = arctan2(imag(z), real(z))
+    if deg:
+        return a * (180.0 / 3.141592653589793)
+    return a
+
+
+def iscomplexobj(x):
+    """Whether ``x`` has a complex dtype (jax.numpy.iscomplexobj); a Python
+    bool, static under every transform."""
+    return _np.iscomplexobj(x)
+
+
+def isscalar(element):
+    """Whether ``element`` is a scalar in JAX's sense (jax.numpy.isscalar): a
+    Python or NumPy number, or a 0-d array. A Python bool, static."""
+    if isinstance(element, (bool, int, float, complex, _np.generic)):
+        return True
+    return isinstance(element, _np.ndarray) and element.ndim == 0
+
+
+def ptp(a, axis=None, keepdims=False):
+    """Peak to peak, ``max - min`` over ``axis`` (jax.numpy.ptp). Shape and dtype
+    as ``max``; differentiable (the subgradients of ``max`` and ``min``)."""
+    return _max(a, axis=axis, keepdims=keepdims) - _min(a, axis=axis, keepdims=keepdims)
+
+
+def select(condlist, choicelist, default=0):
+    """The first choice whose condition holds, elementwise (jax.numpy.select):
+    ``condlist`` and ``choicelist`` are equal-length sequences of arrays that
+    broadcast together; ``default`` where no condition holds. Dtype: JAX's
+    promotion of the choices and ``default``. Differentiable in the choices and
+    ``default`` (each gets the cotangent where it was selected). Raises
+    ValueError for sequences of different lengths or empty ones."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("condlist must have length equal to choicelist")
+    if len(condlist) == 0:
+        raise ValueError("condlist must be non-empty")
+    out = default
+    for i in range(len(condlist) - 1, -1, -1):
+        out = where(condlist[i], choicelist[i], out)
+    return out
+
+
+def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
+    """Cumulative sum along ``axis`` (jax.numpy.cumulative_sum, the array-API
+    function): ``axis`` may be omitted only for 1-D input; with
+    ``include_initial`` a leading zero is added (length ``n + 1``). Dtypes as
+    ``cumsum``; differentiable. Raises ValueError without ``axis`` for N-D input."""
+    if axis is None:
+        if len(shape(x)) != 1:
+            raise ValueError("axis must be specified for cumulative_sum of an N-D array")
+        axis = 0
+    c = cumsum(x, axis=axis, dtype=dtype)
+    if include_initial:
+        first = zeros_like(take(c, [0], axis=axis))
+        c = concatenate([first, c], axis=axis)
+    return c
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of consecutive elements of the flattened ``ary``
+    (jax.numpy.ediff1d), with ``to_begin``/``to_end`` (flattened) prepended and
+    appended. Differentiable in all three."""
+    d = diff(ravel(ary))
+    parts = [d]
+    if to_begin is not None:
+        parts = [ravel(asarray(to_begin))] + parts
+    if to_end is not None:
+        parts = parts + [ravel(asarray(to_end))]
+    return concatenate(parts) if len(parts) > 1 else d
+
+
+def vecdot(x1, x2, axis=-1, precision=None, preferred_element_type=None):
+    """Vector dot product along ``axis``, conjugating ``x1`` (jax.numpy.vecdot):
+    the other axes broadcast. Shape: the broadcast shape without ``axis``; dtype:
+    JAX's promotion. Differentiable. Raises ValueError for unequal axis lengths."""
+    if shape(x1)[axis] != shape(x2)[axis]:
+        raise ValueError(
+            f"x1 and x2 must have the same size along axis={axis}; got {shape(x1)} and {shape(x2)}"
+        )
+    if iscomplexobj(x1):
+        x1 = conj(x1)
+    return sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# searching and set membership (integer or bool results; not differentiable)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False):
+    """Whether each element of ``element`` occurs in ``test_elements``
+    (jax.numpy.isin), as a bool array of ``element``'s shape; ``invert`` negates.
+    Compares every pair (memory ``element.size * test_elements.size``)."""
+    t = ravel(asarray(test_elements))
+    e = asarray(element)
+    hit = _any(equal(reshape(e, shape(e) + (1,)), t), axis=-1)
+    if invert:
+        return ~hit
+    return hit
+
+
+def digitize(x, bins, right=False):
+    """The index of the bin each ``x`` falls in (jax.numpy.digitize): for
+    increasing ``bins``, ``i`` with ``bins[i-1] <= x < bins[i]`` (``<`` and ``<=``
+    swap with ``right``); decreasing bins count from the other end. Shape:
+    ``x``'s; dtype: the default int. Raises ValueError for ``bins`` not 1-D."""
+    if len(shape(bins)) != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    if shape(bins)[0] == 0:
+        return zeros(shape(x), dtype=default_int())
+    side = "left" if right else "right"
+    increasing = bins[-1] >= bins[0]
+    if increasing:
+        return asarray(searchsorted(bins, x, side=side), dtype=default_int())
+    n = shape(bins)[0]
+    return asarray(n - searchsorted(flip(bins, 0), x, side=side), dtype=default_int())
+
+
+def nanargmax(a, axis=None, keepdims=False):
+    """``argmax`` ignoring NaNs (jax.numpy.nanargmax): -1 where every value along
+    ``axis`` is NaN (JAX's convention). Dtype: the default int."""
+    nan_mask = isnan(a)
+    i = argmax(where(nan_mask, -_np.inf, a), axis=axis, keepdims=keepdims)
+    all_nan = _all_nan(nan_mask, axis, keepdims)
+    return where(all_nan, -1, i)
+
+
+def nanargmin(a, axis=None, keepdims=False):
+    """``argmin`` ignoring NaNs (jax.numpy.nanargmin): -1 where every value along
+    ``axis`` is NaN (JAX's convention). Dtype: the default int."""
+    nan_mask = isnan(a)
+    i = argmin(where(nan_mask, _np.inf, a), axis=axis, keepdims=keepdims)
+    all_nan = _all_nan(nan_mask, axis, keepdims)
+    return where(all_nan, -1, i)
+
+
+def _all_nan(nan_mask, axis, keepdims):
+    return _all(nan_mask, axis=axis, keepdims=keepdims)

@@ -1,0 +1,20 @@
+"""A helper module whose globals have the names of the normalizer's temporaries
+(``select``, ``cond``, ``out``): see tests/test_regressions.py."""
+
+import srcjax.numpy as jnp
+from srcjax.lax import cond  # noqa: F401  (a global named like a temporary)
+
+
+def select(a):
+    return a
+
+
+def out(a):
+    return a
+
+
+def ordered(x, y):
+    lo, hi = (x, y) if jnp.sum(x) < jnp.sum(y) else (y, x)
+    if jnp.sum(x) > 0 and jnp.sum(y) > 0:
+        lo = lo * 1.5
+    return lo * 2.0 + hi
