@@ -189,6 +189,28 @@ JAX = {'legacy': {'bits0': 2785874591,
               'unif5_range': [4609884584674573852, 4607520691584727339, 4605737933198540400,
                               4589616115078037452, 13837492159023372431],
               'unif_digest': 10713074127318376227}}
+JAX2 = {'legacy': {'ber7': [0, 0, 1, 0, 0, 1, 1],
+            'ber_arr': [0, 1, 1],
+            'ber_digest': 254666,
+            'berh23': [[0, 1, 1], [0, 1, 1]],
+            'exp0': 1057910745,
+            'exp5': [1067942465, 1073884591, 1046475552, 1047463895, 1045660925],
+            'exp_digest': 315106619502993,
+            'gum5': [1066656075, 1073446231, 3204011678, 3202792196, 3204750161],
+            'gum_digest': 535136049511758,
+            'vmap_gum': [[3208597237, 3205925264], [1040219310, 1052881941],
+                         [1058276746, 1037364306]]},
+ 'part': {'ber7': [0, 0, 0, 0, 0, 0, 1],
+          'ber_arr': [0, 0, 1],
+          'ber_digest': 228639,
+          'berh23': [[0, 0, 1], [0, 1, 1]],
+          'exp0': 1059830450,
+          'exp5': [1059830450, 1066517560, 1064645553, 1062388556, 1058625715],
+          'exp_digest': 314898785692730,
+          'gum5': [1051397706, 1064548236, 1060748383, 1057772792, 1047019407],
+          'gum_digest': 557606694123797,
+          'vmap_gum': [[1055457920, 3189265628], [1066577697, 1068991349],
+                       [1063756783, 1066355696]]}}
 # fmt: on
 
 SCHEMES = [("partitionable", True), ("legacy", False)]
@@ -393,6 +415,41 @@ def test_fma_emulation_is_exact():
     z = _threefry.fma64(a, b, c)
     for i in range(n):
         assert z[i] == float(Fraction(a[i]) * Fraction(b[i]) + Fraction(c[i]))
+
+
+@both
+def test_bernoulli_exponential_gumbel_recorded(scheme):
+    want = JAX2[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    e = random.exponential(k, (5,))
+    assert e.dtype == np.float32 and bits_of(e) == want["exp5"]
+    assert bits_of(random.exponential(k)) == want["exp0"]
+    assert bits_of(random.gumbel(k, (5,))) == want["gum5"]
+    b = random.bernoulli(k, 0.3, (7,))
+    assert b.dtype == np.bool_ and b.astype(int).tolist() == want["ber7"]
+    b = random.bernoulli(k, jnp.array([0.1, 0.5, 0.9]))
+    assert b.shape == (3,) and b.astype(int).tolist() == want["ber_arr"]
+    b = random.bernoulli(k, jnp.array([0.1, 0.5, 0.9]), (2, 3), mode="high")
+    assert b.astype(int).tolist() == want["berh23"]
+    assert digest(random.exponential(k, (257, 3))) == want["exp_digest"]
+    assert digest(random.gumbel(k, (257, 3))) == want["gum_digest"]
+    assert digest(random.bernoulli(k, 0.5, (1001,)).astype(np.uint32)) == want["ber_digest"]
+    g = srcjax.vmap(lambda kk: random.gumbel(kk, (2,)))(random.split(k, 3))
+    assert bits_of(g) == want["vmap_gum"]
+
+
+def test_bernoulli_exponential_gumbel_errors(x64):
+    k = random.PRNGKey(0)
+    with pytest.raises(TypeError, match="floating"):
+        random.bernoulli(k, 1)
+    with pytest.raises(ValueError, match="mode"):
+        random.bernoulli(k, 0.5, mode="middle")
+    with pytest.raises(NotImplementedError, match="exponential"):
+        random.exponential(k, (2,))  # float64 by default under x64
+    with pytest.raises(NotImplementedError, match="gumbel"):
+        random.gumbel(k, (2,), jnp.float32, mode="high")
+    assert random.exponential(k, (2,), jnp.float32).dtype == np.float32
+    assert random.bernoulli(k, 0.5, (3,)).dtype == np.bool_  # float64 uniform under x64
 
 
 # -- inside transformed code ----------------------------------------------------------------

@@ -45,6 +45,9 @@ __all__ = [
     "bits",
     "uniform",
     "normal",
+    "bernoulli",
+    "exponential",
+    "gumbel",
 ]
 
 _U32 = np.dtype(np.uint32)
@@ -432,6 +435,136 @@ def _normal(key, shape=(), dtype=float):
     return _normal_from(_key(key, "normal"), shape, dtype)
 
 
+# =========================================================================== built on uniform
+def _bernoulli_from(keys, p, shape, mode):
+    if mode not in ("high", "low"):
+        raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
+    if isinstance(p, (bool, int)) or getattr(p, "dtype", np.dtype(float)).kind != "f":
+        d = _dt.dtype_of(p) if not isinstance(p, (np.ndarray, np.generic)) else p.dtype
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {d}.")
+    d = _float_dtype(_dt.dtype_of(p), "bernoulli")
+    p = _dt.canonicalize_value(np.asarray(p)).astype(d)
+    if shape is None:
+        shape = p.shape
+    else:
+        shape = _shape(shape, "bernoulli")
+        _broadcast_param(p, shape, d, "bernoulli")
+    if mode == "low":
+        return _uniform_from(keys, shape, d, 0.0, 1.0, "bernoulli") < p
+    u = _uniform_from(keys, (2,) + tuple(shape), d, 0.0, 1.0, "bernoulli")
+    axis = u.ndim - len(shape) - 1  # the (2,) axis, after any batch of keys
+    u1, u2 = np.take(u, 0, axis=axis), np.take(u, 1, axis=axis)
+    u2 = u2 * d.type(2.0 ** -np.finfo(d).nmant)
+    return u2 < (p - u1).astype(d)
+
+
+def _bernoulli_b(key, p=0.5, shape=None, mode="low"):
+    """vmap's ``bernoulli``: keys ``(..., 2)`` -> ``(...,) + shape`` (internal)."""
+    return _bernoulli_from(_keys(key, "bernoulli"), p, shape, mode)
+
+
+def _bernoulli(key, p=0.5, shape=None, mode="low"):
+    """Bernoulli random booleans (``jax.random.bernoulli``): ``uniform(key, shape,
+    p.dtype) < p``; ``mode="high"`` draws two uniforms per value and compares
+    ``u2 * 2**-nmant < p - u1``, as JAX.
+
+    Args:
+        key: a key, uint32 of shape ``(2,)``.
+        p: probability, a float scalar or float array (float32, or float64 with
+            ``jax_enable_x64``; a Python float has the default float dtype).
+        shape: the result's shape (default ``p``'s shape); ``p`` must broadcast
+            to it.
+        mode: ``"low"`` (default) or ``"high"``.
+
+    Returns:
+        bool array of ``shape``.
+
+    Raises:
+        TypeError: a ``p`` that is not floating; an invalid key.
+        ValueError: an unknown ``mode``; ``p`` not broadcasting to ``shape``; a
+            batch of keys (use ``srcjax.vmap``).
+        NotImplementedError: float16 ``p``.
+    """
+    return _bernoulli_from(_key(key, "bernoulli"), p, shape, mode)
+
+
+def _float32_only(dtype, name):
+    d = _float_dtype(dtype, name)
+    if d != np.float32:
+        raise NotImplementedError(
+            f"srcjax.random.{name}: float64 is not implemented (XLA's float64 log/log1p "
+            "are not specified bit for bit); pass dtype=jnp.float32"
+        )
+    return d
+
+
+def _exponential_from(keys, shape, dtype):
+    _float32_only(dtype, "exponential")
+    u = _uniform_from(keys, shape, np.float32, 0.0, 1.0, "exponential")
+    return -_tf.log1p32(-u)
+
+
+def _exponential_b(key, shape=(), dtype=float):
+    """vmap's ``exponential``: keys ``(..., 2)`` -> ``(...,) + shape`` (internal)."""
+    return _exponential_from(_keys(key, "exponential"), shape, dtype)
+
+
+def _exponential(key, shape=(), dtype=float):
+    """Exponential random values (``jax.random.exponential``): ``-log1p(-u)`` for
+    ``u = uniform(key, shape)``, with XLA:CPU's float32 ``log1p`` (SPEC.md §9).
+
+    Args:
+        key: a key, uint32 of shape ``(2,)``.
+        shape: the result's shape.
+        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+
+    Returns:
+        float32 array of ``shape``.
+
+    Raises:
+        NotImplementedError: float64 (the default with ``jax_enable_x64``: pass
+            ``dtype=jnp.float32``).
+        ValueError, TypeError: as :func:`uniform`.
+    """
+    return _exponential_from(_key(key, "exponential"), shape, dtype)
+
+
+def _gumbel_from(keys, shape, dtype, mode):
+    if mode != "low":
+        raise NotImplementedError(f"srcjax.random.gumbel: mode={mode!r} is not implemented")
+    _float32_only(dtype, "gumbel")
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    u = _uniform_from(keys, shape, np.float32, tiny, 1.0, "gumbel")
+    return -_tf.log32(-_tf.log32(u))
+
+
+def _gumbel_b(key, shape=(), dtype=float, mode="low"):
+    """vmap's ``gumbel``: keys ``(..., 2)`` -> ``(...,) + shape`` (internal)."""
+    return _gumbel_from(_keys(key, "gumbel"), shape, dtype, mode)
+
+
+def _gumbel(key, shape=(), dtype=float, mode="low"):
+    """Standard Gumbel random values (``jax.random.gumbel``): ``-log(-log(u))`` for
+    ``u = uniform(key, shape, minval=finfo(float32).tiny, maxval=1)``, with
+    XLA:CPU's float32 ``log`` (SPEC.md §9).
+
+    Args:
+        key: a key, uint32 of shape ``(2,)``.
+        shape: the result's shape.
+        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        mode: ``"low"`` (the default); JAX's ``"high"``/``"highest"`` are not
+            implemented.
+
+    Returns:
+        float32 array of ``shape``.
+
+    Raises:
+        NotImplementedError: float64, or another ``mode``.
+        ValueError, TypeError: as :func:`uniform`.
+    """
+    return _gumbel_from(_key(key, "gumbel"), shape, dtype, mode)
+
+
 # =========================================================================== registration
 def _batch_rule(internal: Primitive, key_param: str = "key", materialize=()):
     """vmap rule: a batch of keys (and nothing else batched, except the
@@ -539,11 +672,39 @@ _normal_bp = _internal(
     "ad.random_normal_b", _normal_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
 )
 
+bernoulli = _prim(
+    "random.bernoulli",
+    _bernoulli,
+    lambda rng: [((k, np.float32(0.3), (5,)), {}) for k in _key_samples(rng)],
+)
+_bernoulli_bp = _internal(
+    "ad.random_bernoulli_b", _bernoulli_b, lambda rng: [((_ks(rng), np.float32(0.3), (3,)), {})]
+)
+exponential = _prim(
+    "random.exponential",
+    _exponential,
+    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
+)
+_exponential_bp = _internal(
+    "ad.random_exponential_b", _exponential_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
+)
+gumbel = _prim(
+    "random.gumbel",
+    _gumbel,
+    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
+)
+_gumbel_bp = _internal(
+    "ad.random_gumbel_b", _gumbel_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
+)
+
 for _pub, _int in (
     (split, _split_bp),
     (bits, _bits_bp),
     (uniform, _uniform_bp),
     (normal, _normal_bp),
+    (bernoulli, _bernoulli_bp),
+    (exponential, _exponential_bp),
+    (gumbel, _gumbel_bp),
 ):
     _pub.def_batch(_batch_rule(_int))
     _int.def_batch(_batch_rule(_int))
