@@ -10,6 +10,7 @@ from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
 from . import debug  # noqa: F401,I001  (jax.debug.print)
+from . import ops  # noqa: F401,I001  (jax.ops.segment_sum)
 from . import random  # noqa: F401,I001  (jax.random: registers the random.* primitives)
 from .api import grad, source, value_and_grad
 from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
@@ -81,4 +82,5 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "typing",
+    "ops",
 ]

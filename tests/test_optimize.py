@@ -81,6 +81,26 @@ def test_fold_keeps_division_by_zero_and_calls():
     assert "jnp.sin(1.0)" in text(fdef)  # a strongly typed float32: not folded
 
 
+def test_fold_is_none_of_constants():
+    """`n is None` with a constant n (a default bound by jit): folded, so the
+    generated code has no `4 is None` (a SyntaxWarning at load time)."""
+
+    def f(x):
+        n = 4
+        m = None
+        a = n is None
+        b = m is None
+        c = n is not None
+        return x * (1.0 if a else 2.0) + (3.0 if b and c else 0.0)
+
+    fdef, n = norm(f)
+    opt.propagate(fdef)  # as the jit pipeline does first
+    opt.fold_constants(fdef)
+    t = text(fdef)
+    assert " is None" not in t and " is not None" not in t, t
+    assert run(fdef, n, f, 1.0) == f(1.0) == 5.0
+
+
 def test_cse():
     def f(x):
         a = jnp.sin(x) * 2.0

@@ -2,10 +2,12 @@
 
 Every function here is a registered primitive (see
 :mod:`srcjax.primitives.registry`), re-exported under its ``jnp`` name, so
-user code ported from JAX only changes its imports; a few (``average``,
-``cov``, ``polyval``, ``convolve``, ``trapezoid``, ``logspace``, ``append`` and
-the 2-vector cases of ``cross``, in ``_functions.py``) are compositions of
-primitives that transformed code inlines like user functions. Results are plain
+user code ported from JAX only changes its imports; some (``average``,
+``cov``, ``polyval``, ``convolve``, ``rot90``, ``select``, ``bincount`` ... the
+functions of ``_functions.py``) are compositions of primitives that transformed
+code inlines like user functions. ``nonzero``, ``argwhere`` and ``unique``
+(``setops.py``) have value-dependent result sizes: ``size=`` is optional
+outside vmap, as srcjax does not trace. Results are plain
 ``numpy.ndarray`` objects (or NumPy scalars) with JAX's dtypes: float32 and
 int32 by default, float64/int64 with ``jax_enable_x64``, and weakly typed
 Python scalars (``float32_array * 2.0`` stays float32). See
@@ -43,6 +45,7 @@ from ..primitives.creation import *  # noqa: F403
 from ..primitives.elementwise import *  # noqa: F403
 from ..primitives.linalg import *  # noqa: F403
 from ..primitives.reductions import *  # noqa: F403
+from ..primitives.setops import *  # noqa: F403
 from ..primitives.structural import *  # noqa: F403
 from . import linalg
 from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)

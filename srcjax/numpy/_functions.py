@@ -52,6 +52,7 @@ from ..primitives.structural import (
     squeeze,
     swapaxes,
     take,
+    take_adjoint,
     transpose,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "average",
+    "bincount",
     "column_stack",
     "convolve",
     "copysign",
@@ -133,7 +135,14 @@ def _inexact_dtype(*xs):
     return _dt.to_inexact_dtype(_dt.result_type(*xs))
 
 
+def _bincount_length(x, minlength):
+    """Static: ``max(minlength, max(x) + 1)`` (0 for an empty ``x``)."""
+    top = int(_np.max(x)) + 1 if _np.size(x) else 0
+    return max(int(minlength), top)
+
+
 inexact_dtype = _static("ad.inexact_dtype", _inexact_dtype)
+bincount_length = _static("ad.bincount_length", _bincount_length)
 average_weight_shape = _static("ad.average_weight_shape", _average_weight_shape)
 convolve_table = _static("ad.convolve_table", _convolve_table)
 
@@ -622,3 +631,29 @@ def nanargmin(a, axis=None, keepdims=False):
 
 def _all_nan(nan_mask, axis, keepdims):
     return _all(nan_mask, axis=axis, keepdims=keepdims)
+
+
+# ---------------------------------------------------------------------------
+# counting and scatter-add
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Occurrences of each value in the non-negative int array ``x``, summing
+    ``weights`` if given (jax.numpy.bincount). Shape: ``(length,)``, where
+    ``length`` defaults to ``max(minlength, max(x) + 1)`` (JAX requires it under
+    jit; srcjax computes it from the values). As in JAX, negative values count
+    in bin 0 and values ``>= length`` are dropped. Dtype: the default int, or
+    that of ``weights``. Differentiable in ``weights``. Raises ValueError for an
+    ``x`` that is not 1-D."""
+    if len(shape(x)) != 1:
+        raise ValueError("bincount only supports 1-dimensional input")
+    if length is None:
+        length = bincount_length(x, minlength)
+    idx = where(x < 0, 0, x)
+    valid = idx < length
+    idx = where(valid, idx, 0)
+    if weights is None:
+        w = asarray(valid, dtype=default_int())
+    else:
+        w = where(valid, weights, zeros_like(weights))
+    return take_adjoint(w, zeros((length,), dtype=w.dtype), idx, 0)

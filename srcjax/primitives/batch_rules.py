@@ -3262,3 +3262,21 @@ def _dynamic_update_slice_rule(c):
 
 _def(["lax.dynamic_slice"], _dynamic_slice_rule)
 _def(["lax.dynamic_update_slice"], _dynamic_update_slice_rule)
+
+
+# -- nonzero / flatnonzero / argwhere / unique -----------------------------------------------
+def _sized_per_example(c):
+    """Results whose length depends on the values: each example needs the same
+    length, so ``size=`` is required under vmap, as in JAX; with it, the
+    examples run in a loop (the padding rules are per example)."""
+    ok, size = c.static("size")
+    if c.bound.get("size") is None or (ok and size is None):
+        raise TransformValueError(
+            f"vmap: {c.prim.public} has a result whose length depends on each example's "
+            f"values; pass size= (and fill_value=) to {c.prim.public}, as JAX requires",
+            hint=f"{c.prim.public}(x, size=n) pads or cuts the result to n entries",
+        )
+    return None
+
+
+_def(["jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique"], _sized_per_example)

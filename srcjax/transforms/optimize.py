@@ -305,7 +305,21 @@ def _py_eval(expr: Any) -> Any:
         and _is_scalar_const(expr.comparators[0])
     ):
         return _PY_CMP[type(expr.ops[0])](expr.left.value, expr.comparators[0].value)
+    if (
+        isinstance(expr, gast.Compare)
+        and len(expr.ops) == 1
+        and isinstance(expr.ops[0], (gast.Is, gast.IsNot))
+        and _is_none_or_scalar(expr.left)
+        and _is_none_or_scalar(expr.comparators[0])
+        and (expr.left.value is None or expr.comparators[0].value is None)
+    ):
+        same = expr.left.value is None and expr.comparators[0].value is None
+        return same if isinstance(expr.ops[0], gast.Is) else not same
     raise ValueError("not foldable")
+
+
+def _is_none_or_scalar(node: Any) -> bool:
+    return _is_scalar_const(node) or (isinstance(node, gast.Constant) and node.value is None)
 
 
 def fold_constants(fdef: Any) -> Any:
@@ -319,7 +333,12 @@ def fold_constants(fdef: Any) -> Any:
     while changed:
         changed = False
         for s in _all_stmts(fdef.body):
-            if not (_is_assign(s) and s.sj_op.kind == "prim"):
+            if not _is_assign(s):
+                continue
+            if s.sj_op.kind != "prim" and not (
+                isinstance(s.value, gast.Compare)
+                and isinstance(s.value.ops[0], (gast.Is, gast.IsNot))
+            ):
                 continue
             try:
                 v = _py_eval(s.value)
