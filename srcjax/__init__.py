@@ -35,6 +35,7 @@ from .extras import (
 from . import typing  # noqa: F401,I001  (jax.typing.ArrayLike in annotations)
 from .jit_api import jit
 from .vmap_api import vmap
+from .pmap_api import pmap
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
 
@@ -83,4 +84,5 @@ __all__ = [
     "local_devices",
     "typing",
     "ops",
+    "pmap",
 ]

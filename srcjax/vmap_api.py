@@ -253,7 +253,9 @@ class _Vmap(Transformed):
             skel_map[p] = _skeleton(v)
         for p, sk in zip(visible, skels or ()):
             skel_map[p] = sk
-        spec = BatchSpec(per, pkinds, self.out_axes, self.axis_size, bound_names, skel_map)
+        spec = BatchSpec(
+            per, pkinds, self.out_axes, self.axis_size, bound_names, skel_map, self.axis_name
+        )
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)
         shown = ", ".join(f"{p}={per[p]}" for p in visible if p not in bound_names)
@@ -356,8 +358,10 @@ def vmap(
         out_axes: where the mapped axis appears in the output: an int, ``None``
             (the output must not depend on the mapped inputs), or a pytree prefix
             of the output.
-        axis_name: accepted for API compatibility (collectives are not supported
-            under vmap yet).
+        axis_name: a name for the mapped axis, so that collectives in ``f``
+            (``lax.psum(x, name)``, ``pmean``, ``pmax``, ``pmin``,
+            ``all_gather``, ``axis_index``, ``ppermute``) combine the examples,
+            as in JAX.
         axis_size: the batch size when no argument is mapped.
 
     Returns:

@@ -2870,3 +2870,32 @@ def test_inlined_helper_whose_module_has_globals_named_like_temporaries():
     np.testing.assert_array_equal(
         srcjax.vmap(_calls_ordered)(np.stack([x, y]), np.stack([y, x])), [12.0, 12.0]
     )
+
+
+def _mean_loss(x):
+    return jnp.sum(x) / x.shape[0]
+
+
+def _size_loss(x):
+    return jnp.sum(x) / x.size
+
+
+def _mean_sq(x):
+    return jnp.mean(x**2)
+
+
+def test_vmap_grad_of_mean_keeps_float32():
+    """vmap(grad(f)) was float64 when f used jnp.mean, / x.shape[0] or / x.size
+    (ad.lift turned the Python-float 1/count into a float64 array; the batched
+    unbroadcast of an unbatched cotangent cast to a float64 zeros' dtype)."""
+    X = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for f, want in [
+        (jnp.mean, np.full((2, 3), 1 / 3)),
+        (_mean_loss, np.full((2, 3), 1 / 3)),
+        (_size_loss, np.full((2, 3), 1 / 3)),
+        (_mean_sq, 2 * X / 3),
+    ]:
+        for g in (srcjax.vmap(srcjax.grad(f)), srcjax.jit(srcjax.vmap(srcjax.grad(f)))):
+            got = g(X)
+            assert got.dtype == np.float32, f
+            np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -20,6 +20,15 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import dtypes
+from ..primitives.collectives import (
+    all_gather,
+    axis_index,
+    pmax,
+    pmean,
+    pmin,
+    ppermute,
+    psum,
+)
 from ..primitives.control import stop_gradient
 from ..primitives.structural import dynamic_slice, dynamic_update_slice
 
@@ -36,6 +45,13 @@ __all__ = [
     "dynamic_update_slice",
     "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim",
+    "psum",
+    "pmean",
+    "pmax",
+    "pmin",
+    "all_gather",
+    "axis_index",
+    "ppermute",
 ]
 
 

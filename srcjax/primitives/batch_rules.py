@@ -148,7 +148,11 @@ batch_broadcast.samples = lambda rng: [
 
 def _lift(x, rank, nb=1):
     """``x`` with unit axes inserted at position ``nb`` (after its ``nb`` batch
-    axes) so that its per-example rank ``ndim(x) - nb`` is at least ``rank``."""
+    axes) so that its per-example rank ``ndim(x) - nb`` is at least ``rank``.
+    A Python number stays one: it broadcasts anyway, and as an array it would
+    lose its weak type (float64 results from float32 data)."""
+    if type(x) in (float, int, bool, complex):
+        return x
     x = np.asarray(x)
     extra = rank - (x.ndim - nb)
     if extra <= 0:
@@ -969,8 +973,8 @@ def _bunbroadcast(g, x, gb, xb):
     shape of ``x`` (the result is batched when ``g`` is)."""
     g = np.asarray(g)
     xs = np.shape(x)[1:] if xb else np.shape(x)
-    if not gb:
-        return _ad_unbroadcast(g, np.zeros(xs))
+    if not gb:  # (x's dtype, not float64: unbroadcast casts to the operand's dtype)
+        return _ad_unbroadcast(g, np.zeros(xs, getattr(x, "dtype", g.dtype)))
     gs = g.shape[1:]
     if gs == xs:
         return g
@@ -3280,3 +3284,98 @@ def _sized_per_example(c):
 
 
 _def(["jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique"], _sized_per_example)
+
+
+# -- collectives over a named axis (psum, pmean, ..., vmap/pmap axis_name) ----------------
+def _collective_names(c):
+    """(this vmap's name is among the call's axis names, the other names)."""
+    ok, names = c.static("axis_name")
+    mine = getattr(c.bp.spec, "axis_name", None)
+    if not ok:
+        raise TransformValueError(
+            f"{c.prim.public}: axis_name must be a constant (a string or a tuple of strings)"
+        )
+    names = tuple(names) if isinstance(names, (tuple, list)) else (names,)
+    if mine is None or mine not in names:
+        return False, names
+    return True, tuple(n for n in names if n != mine)
+
+
+def _collective_rest(c, expr, rest, batched):
+    """``expr`` (the reduction over this vmap's axis), still reduced over the
+    outer names in ``rest`` by the enclosing vmaps."""
+    if rest:
+        expr = N.call(c.prim.public, [expr, N.const(rest)])
+    return expr if batched else (expr, False)
+
+
+def _reduce_rule(jnp_name, unbatched):
+    def rule(c):
+        mine, rest = _collective_names(c)
+        if not mine:
+            return c.rebuild()  # another vmap's axis: per example, as it is
+        if c.is_container(c.arg("x")):
+            raise TransformValueError(
+                f"{c.prim.public} of a pytree is not supported yet: apply it to each leaf"
+            )
+        x = c.arg("x")
+        if c.batched("x"):
+            expr = N.call(jnp_name, [x], {"axis": N.const(0)})
+        else:
+            expr = unbatched(c, x)
+        return _collective_rest(c, expr, rest, False)
+
+    return rule
+
+
+_def(["lax.psum"], _reduce_rule("jnp.sum", lambda c, x: gast.BinOp(x, gast.Mult(), c.size)))
+_def(["lax.pmean"], _reduce_rule("jnp.mean", lambda c, x: x))
+_def(["lax.pmax"], _reduce_rule("jnp.max", lambda c, x: x))
+_def(["lax.pmin"], _reduce_rule("jnp.min", lambda c, x: x))
+
+
+def _all_gather_rule(c):
+    mine, rest = _collective_names(c)
+    if not mine:
+        return c.rebuild()
+    for p, want in (("axis", 0), ("tiled", False)):
+        ok, v = c.static(p)
+        if not ok or v != want:
+            raise TransformValueError(
+                f"lax.all_gather: only axis=0, tiled=False is implemented (got {p}={v!r})"
+            )
+    x = c.arg("x")
+    stacked = x if c.batched("x") else c.materialize(x)  # the batch axis is the gathered one
+    return _collective_rest(c, stacked, rest, False)
+
+
+def _axis_index_rule(c):
+    mine, rest = _collective_names(c)
+    if not mine:
+        return c.rebuild(), False
+    if rest:
+        raise TransformValueError("lax.axis_index takes one axis name")
+    return N.call("jnp.arange", [c.size])
+
+
+def _ppermute_rule(c):
+    mine, rest = _collective_names(c)
+    if rest:
+        raise TransformValueError("lax.ppermute takes one axis name")
+    x = c.arg("x")
+    if not mine:
+        return c.rebuild()
+    x = x if c.batched("x") else c.materialize(x)
+    return N.call("ad.permute_rows", [x, c.arg("perm")])
+
+
+def _permute_rows_rule(c):
+    x = c.materialize(c.arg("x"))
+    return c.rebuild(x=x, axis=c.shift_axis("axis", x))
+
+
+_def(["lax.all_gather"], _all_gather_rule)
+_def(["lax.axis_index"], _axis_index_rule)
+_def(["lax.ppermute"], _ppermute_rule)
+_def(["ad.permute_rows"], _permute_rows_rule)
+_def(["ad.inverse_perm"], lambda c: (c.rebuild(), False))

@@ -107,6 +107,9 @@ class Primitive:
         #: the output is a Python container of arrays (``split``, ``slogdet``):
         #: its cotangent is a container too.
         self.returns_tree = False
+        #: vmap runs the batching rule even when no operand is batched (the
+        #: collectives: ``psum`` of an unbatched value still involves the axis)
+        self.batch_unbatched = False
         #: what to tell the user when a derivative is needed and there is no rule
         self.missing_rule_hint: Optional[str] = None
         #: the differentiable parameters are operands that JAX promotes to one

@@ -69,11 +69,21 @@ class BatchSpec:
         axis_size: static batch size (``vmap(axis_size=...)``), or None.
         bound: leading parameter name -> binding name (``functools.partial``
             arguments, unbatched constants captured at transform time).
+        axis_name: the name collectives (``lax.psum(x, name)``) use for the
+            mapped axis, or None.
     """
 
     def __init__(
-        self, in_axes, param_kinds, out_axes=0, axis_size=None, bound=None, skeletons=None
+        self,
+        in_axes,
+        param_kinds,
+        out_axes=0,
+        axis_size=None,
+        bound=None,
+        skeletons=None,
+        axis_name=None,
     ):
+        self.axis_name = axis_name
         self.skeletons = skeletons or {}
         self.in_axes = in_axes
         self.param_kinds = param_kinds
@@ -495,7 +505,7 @@ class Batcher:
             new.sj_op = None
             self._set(t, True)
             return [new]
-        if not any_b:
+        if not any_b and not prim.batch_unbatched:
             self._track_container(prim, op, t)
             self._set(t, False)
             return [s]

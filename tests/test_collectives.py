@@ -1,0 +1,159 @@
+"""Collectives over a named axis (srcjax/primitives/collectives.py) under vmap and
+pmap (srcjax/pmap_api.py), against values recorded from JAX 0.10.2 on 4 forced
+host devices (tests/data/collectives_jax.npz): values, shapes, dtypes; also
+under grad (JAX's psum-transposes-to-psum semantics), jit, nested maps.
+
+Re-record with JAX installed: ``SRCJAX_RECORD_JAX=1 XLA_FLAGS=
+--xla_force_host_platform_device_count=4 python -m pytest tests/test_collectives.py``."""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import lax as slax
+
+DATA = pathlib.Path(__file__).parent / "data" / "collectives_jax.npz"
+
+
+def _outer_normalize(jax, jnp, lax):
+    """grad(vmap(...)) of a function with a collective (module-level functions:
+    a transformed function reads `lax` as a global)."""
+    if jax is srcjax:
+        return _srcjax_outer_normalize
+    import jax as jx
+
+    def outer(xs):
+        return jx.numpy.sum(jx.vmap(lambda x: x / jx.lax.psum(x, "i"), axis_name="i")(xs) ** 2)
+
+    return outer
+
+
+def _sq_psum(y):
+    return slax.psum(y**2, "i")
+
+
+def _srcjax_jvp_psum(x):
+    return srcjax.jvp(_sq_psum, (x,), (x,))[1]
+
+
+def _jvp_psum(jax, lax):
+    if jax is srcjax:
+        return _srcjax_jvp_psum
+    return lambda x: jax.jvp(lambda y: lax.psum(y**2, "i"), (x,), (x,))[1]
+
+
+def _normalize(x):
+    return x / slax.psum(x, "i")
+
+
+def _srcjax_outer_normalize(xs):
+    return srcjax.numpy.sum(srcjax.vmap(_normalize, axis_name="i")(xs) ** 2)
+
+
+def _compute(jax, jnp, lax):
+    xs = np.arange(1.0, 4.0, dtype=np.float32)
+    m = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    vm = lambda f, **kw: jax.vmap(f, axis_name="i", **kw)  # noqa: E731
+    r = {}
+    r["psum"] = vm(lambda x: lax.psum(x, "i"))(xs)
+    r["normalize"] = vm(lambda x: x / lax.psum(x, "i"))(xs)
+    r["psum_const"] = vm(lambda x: lax.psum(2.0, "i") * x)(xs)
+    r["psum_tuple_name"] = vm(lambda x: lax.psum(x, ("i",)))(xs)
+    r["pmean"] = vm(lambda x: lax.pmean(x, "i"))(m)
+    r["pmax"] = vm(lambda x: lax.pmax(x, "i"))(m)
+    r["pmin"] = vm(lambda x: lax.pmin(x, "i") + x)(m)
+    r["all_gather"] = vm(lambda x: lax.all_gather(x, "i"))(xs)
+    r["all_gather_rows"] = vm(lambda x: lax.all_gather(x, "i").sum(0) - x)(m)
+    r["axis_index"] = vm(lambda x: lax.axis_index("i").astype(jnp.float32) * x)(xs)
+    r["axis_index_int"] = vm(lambda x: lax.axis_index("i"))(xs)
+    r["ppermute"] = vm(lambda x: lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)]))(xs)
+    r["ppermute_rows"] = vm(lambda x: lax.ppermute(x, "i", [(0, 2), (2, 0), (1, 1)]))(m[:3])
+    r["psum_int"] = vm(lambda x: lax.psum(x, "i"))(np.arange(3, dtype=np.int32))
+    r["nested"] = jax.vmap(
+        jax.vmap(lambda x: lax.psum(x, "j") + 10 * lax.psum(x, "i"), axis_name="j"),
+        axis_name="i",
+    )(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    r["nested_both"] = jax.vmap(
+        jax.vmap(lambda x: lax.psum(x, ("i", "j")), axis_name="j"), axis_name="i"
+    )(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    # derivatives
+    r["grad_psum"] = vm(jax.grad(lambda x: lax.psum(x**2, "i")))(xs)
+    r["grad_normalize"] = vm(jax.grad(lambda x: x / lax.psum(x, "i")))(xs)
+    r["grad_outer_normalize"] = jax.grad(_outer_normalize(jax, jnp, lax))(xs)
+    r["grad_pmean"] = vm(jax.grad(lambda x: lax.pmean(x, "i") * x))(xs)
+    r["grad_all_gather"] = vm(jax.grad(lambda x: lax.all_gather(x, "i")[0] * x))(xs)
+    r["grad_ppermute"] = vm(
+        jax.grad(lambda x: lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)]) * x**2)
+    )(xs)
+    r["jvp_psum"] = vm(_jvp_psum(jax, lax))(xs)
+    r["jit_vmap"] = jax.jit(vm(lambda x: x - lax.pmean(x, "i")))(m)
+    # pmap (4 devices)
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    r["pmap_normal"] = jax.pmap(lambda k: jax.random.normal(k, (2, 3)))(keys)
+    r["pmap_psum"] = jax.pmap(lambda x: x / lax.psum(jnp.sum(x), "d"), axis_name="d")(m)
+    r["pmap_in_axes"] = jax.pmap(lambda x, y: x * y, in_axes=(0, None))(m, xs)
+    r["pmap_static"] = jax.pmap(lambda x, n: x**n, static_broadcasted_argnums=1)(m, 2)
+    r["pmap_grad"] = jax.pmap(
+        jax.grad(lambda w, x: jnp.sum((x * w - 1.0) ** 2)), in_axes=(None, 0)
+    )(np.float32(0.5), m)
+    r["pmap_out_axes"] = jax.pmap(lambda x: x * 2.0, out_axes=1)(m)
+    return {k: np.asarray(v) for k, v in r.items()}
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    if os.environ.get("SRCJAX_RECORD_JAX"):
+        jax = pytest.importorskip("jax")
+        import jax.numpy as jjnp
+        from jax import lax
+
+        np.savez(DATA, **_compute(jax, jjnp, lax))
+    with np.load(DATA) as d:
+        return dict(d)
+
+
+def test_values_shapes_dtypes_match_jax(recorded):
+    import srcjax.numpy as sjnp
+
+    ours = _compute(srcjax, sjnp, slax)
+    assert sorted(ours) == sorted(recorded)
+    for key, want in recorded.items():
+        got = ours[key]
+        assert got.shape == want.shape, key
+        assert got.dtype == want.dtype, key
+        if want.dtype.kind in "fc":
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, err_msg=key)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=key)
+
+
+def _uses_psum(x):
+    return slax.psum(x, "i")
+
+
+def test_unbound_axis_name_is_a_name_error():
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        slax.psum(1.0, "i")
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        srcjax.vmap(_uses_psum, axis_name="j")(np.ones(2, np.float32))
+    with pytest.raises(NameError):
+        srcjax.jit(_uses_psum)(np.ones(2, np.float32))
+
+
+def test_pmap_decorator_form_and_source():
+    @srcjax.pmap
+    def double(x):
+        return x * 2.0
+
+    np.testing.assert_array_equal(double(np.ones((2, 3), np.float32)), 2.0)
+
+    @srcjax.pmap(axis_name="d")
+    def centered(x):
+        return x - slax.pmean(x, "d")
+
+    np.testing.assert_array_equal(centered(np.array([1.0, 3.0], np.float32)), [-1.0, 1.0])
+    text = srcjax.source(centered, np.array([1.0, 3.0], np.float32))
+    assert "jnp.mean(" in text and "lax.pmean" not in text
