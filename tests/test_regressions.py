@@ -1,6 +1,7 @@
 """Regression tests: each failing input reported against srcjax, kept forever."""
 
 import functools
+import typing
 
 import helpers_temp_names
 import numpy as np
@@ -2899,3 +2900,75 @@ def test_vmap_grad_of_mean_keeps_float32():
             got = g(X)
             assert got.dtype == np.float32, f
             np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+class _NTState(typing.NamedTuple):
+    pos: np.ndarray
+    vel: np.ndarray
+
+
+def _nt_step(s, k):
+    return _NTState(s.pos + 0.1 * s.vel, s.vel - 0.1 * k * s.pos)
+
+
+def _nt_loss(k):
+    s = _nt_step(_NTState(jnp.ones(2), jnp.zeros(2)), k)
+    return jnp.sum(s.pos**2 + s.vel**2)
+
+
+def _nt_rebuild(s):
+    s2 = _NTState(s.pos * 2.0, s.vel)
+    return jnp.sum(s2.pos * s2.vel)
+
+
+def _nt_field_b(x):
+    return jnp.sum(_NTState(x * 2, x**2).vel)
+
+
+def _nt_replace(k):
+    s = _NTState(jnp.ones(2) * k, jnp.zeros(2))
+    s = s._replace(vel=s.vel + k * s.pos)
+    return jnp.sum(s.pos * s.vel)
+
+
+@srcjax.tree_util.register_pytree_node_class
+class _PairUnused:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def tree_flatten(self):
+        return (self.a, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, ch):
+        return cls(*ch)
+
+
+def _pair_b(x):
+    return jnp.sum(_PairUnused(x * 2, x**2).b)
+
+
+def test_namedtuple_built_inside_differentiated_functions():
+    """Fresh-user F2/F3/F17: building a NamedTuple inside grad/jvp/jacfwd failed
+    (no derivative rule), and once the class had been flattened anywhere, jvp
+    silently returned None; a registered class with an unused field crashed grad
+    (None cotangent). Values from JAX 0.10.2."""
+    x = np.array([1.0, 2.0], np.float32)
+    srcjax.tree_util.tree_leaves(_NTState(x, x))  # the order-dependent case
+    assert srcjax.grad(_nt_loss)(2.0) == pytest.approx(0.08, rel=1e-5)
+    assert srcjax.jit(_nt_loss)(2.0) == pytest.approx(2.08, rel=1e-6)
+    g = srcjax.grad(_nt_rebuild)(_NTState(jnp.ones(2), jnp.arange(2.0)))
+    assert type(g) is _NTState
+    np.testing.assert_array_equal(g.pos, [0.0, 2.0])
+    np.testing.assert_array_equal(g.vel, [2.0, 2.0])
+    primal, tangent = srcjax.jvp(_nt_field_b, (x,), (np.ones(2, np.float32),))
+    assert primal == 5.0 and tangent == 6.0
+    np.testing.assert_array_equal(srcjax.jacfwd(_nt_field_b)(x), [2.0, 4.0])
+    np.testing.assert_array_equal(srcjax.jacrev(_nt_field_b)(x), [2.0, 4.0])
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.grad(_nt_field_b))(np.stack([x, x])), [[2.0, 4.0]] * 2
+    )
+    assert srcjax.grad(_nt_replace)(2.0) == pytest.approx(24.0)  # d/dk 2 k**3
+    np.testing.assert_array_equal(srcjax.grad(_pair_b)(x), [2.0, 4.0])
+    assert srcjax.jvp(_pair_b, (x,), (np.ones(2, np.float32),))[1] == 6.0

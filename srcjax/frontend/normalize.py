@@ -1673,6 +1673,15 @@ class Normalizer:
                 if fn is not None:
                     obj = self.atom(func, base=factory.__name__.lower())
                     return self.inline_method(fn, [obj], e)
+        if (
+            isinstance(func, gast.Attribute)
+            and func.attr == "_replace"
+            and isinstance(func.value, gast.Name)
+            and not e.args
+        ):
+            replaced = self.namedtuple_replace(e)
+            if replaced is not None:
+                return replaced
         if self.types or not isinstance(func, gast.Name):
             typed = self.typed_call(e, target)
             if typed is not None:
@@ -1718,8 +1727,9 @@ class Normalizer:
         special = self.builtin_call(obj, e, target)
         if special is not None:
             return special
-        if isinstance(obj, type) and obj in _tree_registry():
-            # Linear(w, b) of a registered pytree class: a primitive whose
+        if isinstance(obj, type) and (obj in _tree_registry() or _is_namedtuple_class(obj)):
+            # Linear(w, b) of a registered pytree class (or a namedtuple's
+            # State(pos, vel)): a primitive whose
             # derivative maps the instance's children back to the arguments
             pos = _positional_construct_args(obj, e)
             if pos is not None:
@@ -2027,6 +2037,30 @@ class Normalizer:
                 return ty[1]
             return _item_type(ty, idx) if idx is not None else None
         return None
+
+    def namedtuple_replace(self, e: Any) -> Optional[tuple]:
+        """``s._replace(vel=v)`` on a namedtuple whose class is known here: the
+        construction ``State(s.pos, v)``, differentiable in every field."""
+        recv = self.atom(e.func.value)
+        cls = self.class_of(recv)
+        if cls is None or not _is_namedtuple_class(cls):
+            return None
+        kws = {k.arg: k.value for k in e.keywords}
+        if None in kws or any(k not in cls._fields for k in kws):
+            return None  # (Python raises the error when the call runs)
+        values = []
+        for f in cls._fields:
+            src = kws.get(f) or gast.Attribute(value=e.func.value, attr=f, ctx=gast.Load())
+            N.copy_origin(src, e)
+            values.append(self.atom(src))
+        cname = self.namer.fresh(cls.__name__)
+        self.bindings[cname] = cls
+        prim = registry.by_public("ad.construct")
+        node, op = self.prim_call(
+            prim, [N.name(cname)] + values, [], e, pre_atomized=1 + len(values)
+        )
+        op.construct_class = cls
+        return node, op
 
     def typed_call(self, e: Any, target: Optional[str] = None) -> Optional[tuple]:
         """``obj(x)`` / ``obj.method(x)`` where ``obj`` is known to be a registered
@@ -2955,6 +2989,10 @@ def _tree_registry() -> Dict[Any, Any]:
     from .. import tree_util
 
     return tree_util._REGISTRY
+
+
+def _is_namedtuple_class(cls: Any) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
 
 
 def _positional_construct_args(cls: Any, e: Any) -> Optional[List[Any]]:

@@ -1572,7 +1572,7 @@ def _child_positions(obj, argnum, args):
     itself. When several arguments are the same value (``Linear(w, w)``, or
     ``w`` and ``stop_gradient(w)``), the k-th of them owns the k-th matching
     child (constructors store their arguments in order)."""
-    kind = _class_kind(obj)
+    kind = _instance_kind(obj)
     children = list(kind.flatten(obj)[0]) if kind is not None else []
     arg = args[argnum]
     matches = [j for j, c in enumerate(children) if _same_value(c, arg)]
@@ -1584,6 +1584,17 @@ def _child_positions(obj, argnum, args):
         elif k > 0:
             matches = []  # fewer children than arguments: the first one owns them
     return matches, children, kind
+
+
+def _instance_kind(obj):
+    """The pytree node kind of an instance ``construct`` built: a registered
+    class's, or a namedtuple's."""
+    kind = _class_kind(obj)
+    if kind is None and isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        from ..tree_util import _namedtuple_kind
+
+        kind = _namedtuple_kind(type(obj))
+    return kind
 
 
 def _construct_ct(g, ans, index, *args):
@@ -1604,12 +1615,17 @@ def _construct_ct(g, ans, index, *args):
             )
         return None
     if g is None:
-        return None
-    gc = list(kind.flatten(g)[0]) if type(g) is type(ans) else [None] * len(children)
+        return _fill(None, arg)  # dense zeros: the adjoint code goes on with them
+    if type(g) is type(ans):
+        gc = list(kind.flatten(g)[0])
+    elif isinstance(g, (tuple, list)) and len(g) == len(children):
+        gc = list(g)  # a namedtuple's cotangent held as a plain sequence
+    else:
+        gc = [None] * len(children)
     total = None
     for j in where:
         total = _tree_add(total, gc[j])
-    return total
+    return _fill(None, arg) if total is None else total
 
 
 def _construct_tangent(t, ans, index, *args):
