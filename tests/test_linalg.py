@@ -366,3 +366,80 @@ def test_slogdet_returns_jax_named_result(x64):
 
     np.testing.assert_allclose(srcjax.grad(f)(a), np.linalg.inv(a).T, rtol=1e-10)
     np.testing.assert_allclose(srcjax.jit(f)(a), np.log(abs(np.linalg.det(a))), rtol=1e-12)
+
+
+_CH_A = np.array([[4.0, 2.0, 0.5], [1.0, 3.0, 0.2], [0.3, -0.4, 2.0]], np.float32)
+_CH_B = np.array([1.0, -1.0, 2.0], np.float32)
+
+
+def _cho_lower_loss(S):
+    return jnp.sum(SL.cho_solve(SL.cho_factor(S, lower=True), _CH_B))
+
+
+def _cho_upper_loss(S):
+    return jnp.sum(SL.cho_solve(SL.cho_factor(S), _CH_B) ** 2)
+
+
+def _cholesky_weighted(S):
+    return jnp.sum(SL.cholesky(S) * jnp.arange(9.0).reshape(3, 3))
+
+
+def test_scipy_cholesky_reads_one_triangle_as_jax():
+    """Fresh-user F9: jax.scipy.linalg.cholesky/cho_factor read only one triangle
+    (SciPy, JAX); srcjax symmetrized the input: wrong factors and solves for a
+    matrix stored as one triangle, and JAX's non-symmetric matrix gradient
+    differed. Values recorded from JAX 0.10.2 (A is not symmetric)."""
+    A = _CH_A
+    np.testing.assert_allclose(
+        SL.cholesky(A),
+        [[2.0, 1.0, 0.25], [0.0, 1.4142135, -0.0353553], [0.0, 0.0, 1.391492]],
+        rtol=1e-6,
+        atol=1e-7,
+    )
+    np.testing.assert_allclose(
+        SL.cholesky(A, lower=True),
+        [[2.0, 0.0, 0.0], [0.5, 1.6583124, 0.0], [0.15, -0.2864358, 1.3767551]],
+        rtol=1e-6,
+        atol=1e-7,
+    )
+    lower_only = np.tril(np.array([[4.0, 2.0], [2.0, 3.0]], np.float32))
+    np.testing.assert_allclose(
+        SL.cho_solve(SL.cho_factor(lower_only, lower=True), np.ones(2, np.float32)),
+        [0.125, 0.25],
+        rtol=1e-6,
+    )
+    np.testing.assert_allclose(
+        srcjax.grad(_cho_lower_loss)(A),
+        [
+            [-0.0298379, -0.0215758, 0.0592863],
+            [-0.0385586, 0.1102052, -0.0866492],
+            [-0.3069662, -0.079673, -0.5016534],
+        ],
+        rtol=2e-6,
+        atol=1e-7,
+    )
+    np.testing.assert_allclose(
+        srcjax.grad(_cho_upper_loss)(A),
+        [
+            [-0.3023817, 0.7654661, -1.1373236],
+            [0.1490373, -0.6908689, 1.5711774],
+            [0.1162977, -0.021145, -0.8458012],
+        ],
+        rtol=2e-6,
+        atol=1e-7,
+    )
+    np.testing.assert_allclose(
+        srcjax.grad(_cholesky_weighted)(A),
+        [
+            [0.4524209, -0.2390853, -1.1630261],
+            [-1.181027, 1.4602041, 3.6073992],
+            [-0.3952592, 0.0718653, 2.8746123],
+        ],
+        rtol=2e-6,
+        atol=1e-7,
+    )
+    tangent = srcjax.jvp(_cholesky_weighted, (A,), (np.ones((3, 3), np.float32),))[1]
+    assert tangent == pytest.approx(5.4881043, rel=1e-6)
+    batched = srcjax.vmap(SL.cholesky)(np.stack([A, A.T]))
+    np.testing.assert_allclose(batched[1], SL.cholesky(A.T), rtol=1e-6)
+    np.testing.assert_allclose(batched[1, 0], [2.0, 0.5, 0.15], rtol=1e-6)

@@ -826,7 +826,11 @@ maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 
 def _cholesky(a, *, upper=False, symmetrize_input=True):
     """Cholesky factor of a symmetric positive-definite matrix
     (jax.numpy.linalg.cholesky): lower ``L`` with ``a = L @ L.T`` (``upper=True``:
-    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does. A
+    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does
+    (``symmetrize_input=False``: only the lower triangle is read, as in
+    ``jax.lax.linalg.cholesky``; the derivative is still JAX's, which takes the
+    perturbation of ``a`` as a whole matrix, not the finite difference of the
+    lower triangle alone). A
     matrix that is not positive definite gives a factor of NaNs (JAX's result;
     NumPy raises), each matrix of a stack on its own."""
     a = np.asarray(a)
@@ -881,12 +885,16 @@ def _cholesky_vjp(g, ans, a, *, upper=False, symmetrize_input=True):
     low_t = matrix_transpose(low)
     p = phi(low_t @ maybe_mT(g, upper))
     s = solve(low_t, matrix_transpose(solve(low_t, matrix_transpose(p))))
-    return 0.5 * (s + matrix_transpose(s))
+    if symmetrize_input:  # the transpose of (a + a.T) / 2
+        s = 0.5 * (s + matrix_transpose(s))
+    return s
 
 
 def _cholesky_jvp(t, ans, a, *, upper=False, symmetrize_input=True):
     low = maybe_mT(ans, upper)
-    z = solve(low, 0.5 * (t + matrix_transpose(t)))
+    if symmetrize_input:
+        t = 0.5 * (t + matrix_transpose(t))
+    z = solve(low, t)
     return maybe_mT(low @ phi(matrix_transpose(solve(low, matrix_transpose(z)))), upper)
 
 
@@ -896,6 +904,9 @@ cholesky.samples = lambda rng: [
     ((_spd(rng, 3),), {}),
     ((_spd(rng, 2, (2,)),), {}),
     ((_spd(rng, 3),), {"upper": True}),
+    # (symmetrize_input=False is not sampled: its derivative is JAX's convention,
+    # a symmetric perturbation, not the finite difference of the lower triangle;
+    # tests/test_linalg.py checks it against JAX's values)
 ]
 
 

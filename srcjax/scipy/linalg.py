@@ -9,6 +9,7 @@ functions), so they are differentiable and batchable through them.
 from __future__ import annotations
 
 from ..primitives.linalg import cholesky as _cholesky
+from ..primitives.linalg import matrix_transpose
 from ..primitives.linalg import solve_triangular
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "solve_triangular"]
@@ -20,15 +21,20 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     (SciPy's convention), lower ``L`` with ``a = L @ L.T`` when ``lower``. Same
     dtype as ``a`` (integers give the default float); a matrix that is not
     positive definite gives NaNs, as in JAX. ``overwrite_a`` and
-    ``check_finite`` are ignored."""
-    return _cholesky(a, upper=not lower)
+    ``check_finite`` are ignored. Only one triangle of ``a`` is read, the lower
+    one when ``lower`` else the upper one, as SciPy and JAX do (unlike
+    ``jnp.linalg.cholesky``, which symmetrizes); derivatives are JAX's."""
+    if lower:
+        return _cholesky(a, symmetrize_input=False)
+    return matrix_transpose(_cholesky(matrix_transpose(a), symmetrize_input=False))
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     """``(c, lower)`` for :func:`cho_solve` (jax.scipy.linalg.cho_factor): ``c``
     is the Cholesky factor of ``a`` (lower when ``lower``, else upper), with
-    zeros in the other triangle. Shapes, dtypes and errors as :func:`cholesky`."""
-    return _cholesky(a, upper=not lower), lower
+    zeros in the other triangle. Shapes, dtypes and errors as :func:`cholesky`
+    (which reads only that triangle of ``a``)."""
+    return cholesky(a, lower=lower), lower
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
