@@ -2972,3 +2972,50 @@ def test_namedtuple_built_inside_differentiated_functions():
     assert srcjax.grad(_nt_replace)(2.0) == pytest.approx(24.0)  # d/dk 2 k**3
     np.testing.assert_array_equal(srcjax.grad(_pair_b)(x), [2.0, 4.0])
     assert srcjax.jvp(_pair_b, (x,), (np.ones(2, np.float32),))[1] == 6.0
+
+
+def test_inlined_result_is_not_a_module_function_of_the_same_name():
+    """Fresh-user F15: with a module-level function named `out`, transforming
+    `scale_by_rows(center(x))` failed with "cannot resolve x.shape": the
+    temporary `out` holding center(x) was taken for that function."""
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    c = x - x.mean()
+    want = np.sum((c * 2) ** 2)
+    assert helpers_temp_names.rows_loss(x) == pytest.approx(want)
+    assert srcjax.jit(helpers_temp_names.rows_loss)(x) == pytest.approx(want)
+    # d/dx sum((2 c)^2) = 8 c - mean(8 c) = 8 c (c has zero mean)
+    np.testing.assert_allclose(srcjax.grad(helpers_temp_names.rows_loss)(x), 8 * c, rtol=1e-6)
+    got = srcjax.vmap(helpers_temp_names.rows_loss)(np.stack([x, 2 * x]))
+    np.testing.assert_allclose(got, [want, 4 * want], rtol=1e-6)
+
+
+_LAYERS = [{"w": np.ones((3, 2), np.float32)}, {"w": np.full((2, 2), 2.0, np.float32)}]
+
+
+def _layers_mlp(ps, x):
+    for layer in ps:
+        x = x @ layer["w"]
+    return x
+
+
+def _layer_grad_sum(x):
+    g = srcjax.grad(lambda p: jnp.sum(_layers_mlp(p, x)))(_LAYERS)
+    return jnp.sum(g[0]["w"]) + jnp.sum(g[1]["w"])
+
+
+def test_vmap_of_grad_over_a_captured_list_of_layers():
+    """Fresh-user F16: vmap of a function taking grad w.r.t. a list of layer
+    dicts it loops over crashed (TypeError: list indices must be integers or
+    slices, not tuple): the loop variable's index adjoint was batched as an
+    array index on a list."""
+    X = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+
+    def oracle(x):  # d/dW1 sum(x W1 W2) = x^T (1 W2^T); d/dW2 = (x W1)^T 1
+        h = x @ _LAYERS[0]["w"]
+        g1 = np.outer(x, np.ones(2) @ _LAYERS[1]["w"].T)
+        g2 = np.outer(h, np.ones(2))
+        return g1.sum() + g2.sum()
+
+    want = [oracle(x) for x in X]
+    np.testing.assert_allclose(srcjax.vmap(_layer_grad_sum)(X), want, rtol=1e-6)
+    assert _layer_grad_sum(X[1]) == pytest.approx(want[1])

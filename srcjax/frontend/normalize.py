@@ -75,6 +75,8 @@ class Namer:
 
     def __init__(self, taken: Set[str]) -> None:
         self.taken = set(taken)
+        #: every name handed out: locals of generated code, never a user global
+        self.made: Set[str] = set()
         #: (user global, its module, its closure) -> the name generated code reads
         #: it by, when its own name is one generated code uses (``ad`` -> ``ad_``)
         self.user_globals: Dict[tuple, str] = {}
@@ -87,12 +89,14 @@ class Namer:
             base = base + "_"
         if base not in self.taken:
             self.taken.add(base)
+            self.made.add(base)
             return base
         i = 1
         while f"{base}{i}" in self.taken:
             i += 1
         out = f"{base}{i}"
         self.taken.add(out)
+        self.made.add(out)
         return out
 
     def reserve(self, name: str) -> None:
@@ -2288,8 +2292,8 @@ class Normalizer:
             return None
         if atom.id in self.static_params:
             return self.static_params[atom.id]
-        if atom.id in self.locals:
-            return None
+        if atom.id in self.locals or (atom.id in self.namer.made and atom.id not in self.bindings):
+            return None  # (a value computed here, e.g. an inlined call's result `out`)
         if atom.id in self.bindings:
             obj = self.bindings[atom.id]
         else:

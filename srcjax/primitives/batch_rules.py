@@ -1777,9 +1777,10 @@ def _index_adjoint(c):
     g = c.materialize(c.arg("g"))
     x = c.materialize(c.arg("x"))
     idx = c.bound["idx"]
-    if not c.bp.is_batched(idx) and _static_index(idx):
-        # x may be a tuple the analysis did not see (a custom_vjp's outputs):
-        # decide at run time, as ad.tree_index_adjoint does
+    if not c.bp.is_batched(idx) and (_static_index(idx) or isinstance(idx, gast.Name)):
+        # x may be a tuple the analysis did not see (a custom_vjp's outputs, a
+        # captured list of layers indexed by a loop variable): decide at run
+        # time, as ad.tree_index_adjoint does
         return N.call("ad.batched_getitem_adjoint", [g, x, N.index_value(idx)])
     return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True))])
 
@@ -1798,7 +1799,7 @@ def _tree_index_adjoint(c):
     ct = c.materialize(c.arg("ct"))
     x = c.materialize(x)
     idx = c.bound["idx"]
-    if not c.bp.is_batched(idx) and _static_index(idx):
+    if not c.bp.is_batched(idx) and (_static_index(idx) or isinstance(idx, gast.Name)):
         # x may be a container the analysis did not see (a loop carry, a value
         # taken out of a container): decide at run time, as ad.getitem does
         return N.call("ad.batched_getitem_adjoint", [ct, x, N.index_value(idx)])
@@ -3379,3 +3380,11 @@ _def(["lax.axis_index"], _axis_index_rule)
 _def(["lax.ppermute"], _ppermute_rule)
 _def(["ad.permute_rows"], _permute_rows_rule)
 _def(["ad.inverse_perm"], lambda c: (c.rebuild(), False))
+
+
+def _densify_rule(c):
+    # a hole (None) becomes zeros like the batched `like`; an array stays itself
+    return c.rebuild(ct=c.materialize(c.arg("ct")), like=c.materialize(c.arg("like")))
+
+
+_def(["ad.densify"], _densify_rule)

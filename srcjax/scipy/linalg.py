@@ -9,8 +9,7 @@ functions), so they are differentiable and batchable through them.
 from __future__ import annotations
 
 from ..primitives.linalg import cholesky as _cholesky
-from ..primitives.linalg import matrix_transpose
-from ..primitives.linalg import solve_triangular
+from ..primitives.linalg import matrix_transpose, solve_triangular
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "solve_triangular"]
 
