@@ -601,3 +601,294 @@ def test_bad_arguments():
         random.normal(k, (-1,))
     assert random.normal(k, (0, 3)).shape == (0, 3)
     assert random.normal(k, 3).tolist() == random.normal(k, (3,)).tolist()  # as JAX
+
+
+# -- randint, permutation, choice, categorical, laplace, logistic, rademacher ----------------
+# recorded from jax/jaxlib 0.10.2 on CPU (integers as values, float32 as uint32 bits, big
+# outputs as digest())
+# fmt: off
+JAX3 = {'legacy': {'cat': [3, 0, 3],
+            'cat_ax0_shape': [[0, 2, 2, 0, 2], [1, 0, 1, 0, 0]],
+            'cat_digest': 4274799,
+            'cat_norep': [[3, 0, 3], [1, 2, 2], [0, 3, 1], [4, 4, 4]],
+            'choice5': [2, 3, 7, 9, 4],
+            'choice_norep': [[9, 0, 2], [6, 1, 4]],
+            'choice_p': [4, 2, 4, 2, 2, 2, 2, 4],
+            'choice_p300_digest': 76469047,
+            'choice_p_norep': [4, 2, 0],
+            'choice_x_ax1': [[0, 1065353216], [1077936128, 1082130432], [1086324736, 1088421888],
+                             [1091567616, 1092616192]],
+            'grad': [0, 0, 0],
+            'jit_choice': [2, 9, 6],
+            'laplace5': [3206386284, 3215696469, 1064250304, 1063275821, 1065110133],
+            'laplace_digest': 628899213864175,
+            'logistic5': [1065247580, 1072851366, 3216265353, 3215654569, 3216797096],
+            'logistic_digest': 641413026732832,
+            'perm10': [9, 0, 2, 6, 1, 4, 5, 8, 3, 7],
+            'perm2000_digest': 1995575878,
+            'perm_x_ax1': [[1073741824, 0, 1065353216], [1084227584, 1077936128, 1082130432],
+                           [1090519040, 1086324736, 1088421888],
+                           [1093664768, 1091567616, 1092616192]],
+            'perm_x_ind': [[0, 1092616192, 1093664768], [1077936128, 1082130432, 1073741824],
+                           [1086324736, 1088421888, 1090519040],
+                           [1091567616, 1065353216, 1084227584]],
+            'rad7': [-1, -1, 1, 1, -1, 1, 1],
+            'rad_u8': [1, 1, 255, 1],
+            'randint23': [[-2, 3, 100], [492, 334, 957]],
+            'randint5': [2, 3, 7, 9, 4],
+            'randint_empty': [5, 5, 5],
+            'randint_full': [-1558008892, -255877411, 1116198065, -1801557693],
+            'randint_i8_digest': 475805,
+            'randint_u8': [116, 107, 61, 9, 72, 218],
+            'vmap_cat': [[3, 3, 1], [3, 0, 0], [1, 4, 3]],
+            'vmap_choice_p': [[2, 2, 3, 2], [3, 2, 2, 3], [2, 4, 3, 4]],
+            'vmap_laplace': [[1033966325, 1033496856], [3217687301, 1024235556],
+                             [3191891218, 1057192637]],
+            'vmap_perm': [[1, 4, 2, 3, 0], [2, 4, 0, 1, 3], [2, 1, 3, 4, 0]],
+            'vmap_randint': [[6, 0, 8, -1], [0, 2, -2, 7], [1, 3, 4, 4]]},
+ 'part': {'cat': [3, 0, 2],
+          'cat_ax0_shape': [[1, 0, 2, 0, 0], [1, 0, 2, 0, 1]],
+          'cat_digest': 4556019,
+          'cat_norep': [[3, 0, 2], [1, 4, 3], [4, 2, 1], [0, 3, 4]],
+          'choice5': [4, 4, 1, 9, 9],
+          'choice_norep': [[7, 4, 2], [5, 3, 6]],
+          'choice_p': [4, 3, 2, 2, 0, 2, 3, 4],
+          'choice_p300_digest': 71597122,
+          'choice_p_norep': [4, 2, 3],
+          'choice_x_ax1': [[0, 0], [1077936128, 1077936128], [1086324736, 1086324736],
+                           [1091567616, 1091567616]],
+          'grad': [3224820590, 3230213266, 0],
+          'jit_choice': [2, 0, 1],
+          'laplace5': [1018894905, 3202624692, 3196551989, 3188016341, 1037359291],
+          'laplace_digest': 632369138061335,
+          'logistic5': [3174630288, 1061206556, 1056083882, 1048259700, 3192574452],
+          'logistic_digest': 638324109665135,
+          'perm10': [7, 4, 2, 5, 3, 6, 8, 9, 0, 1],
+          'perm2000_digest': 2002589030,
+          'perm_x_ax1': [[1073741824, 0, 1065353216], [1084227584, 1077936128, 1082130432],
+                         [1090519040, 1086324736, 1088421888],
+                         [1093664768, 1091567616, 1092616192]],
+          'perm_x_ind': [[1077936128, 1088421888, 1073741824], [1086324736, 1082130432, 1084227584],
+                         [1091567616, 1092616192, 1093664768], [0, 1065353216, 1090519040]],
+          'rad7': [1, -1, -1, -1, 1, -1, 1],
+          'rad_u8': [1, 1, 255, 255],
+          'randint23': [[-2, 4, 100], [892, 4, 738]],
+          'randint5': [4, 4, 1, 9, 9],
+          'randint_empty': [5, 5, 5],
+          'randint_full': [-1717628369, -1249751212, -1931596683, -155647737],
+          'randint_i8_digest': 18446744073709015966,
+          'randint_u8': [196, 18, 183, 193, 141, 107],
+          'vmap_cat': [[0, 0, 4], [3, 4, 1], [1, 0, 1]],
+          'vmap_choice_p': [[2, 4, 4, 4], [4, 4, 2, 3], [0, 0, 3, 4]],
+          'vmap_laplace': [[3214128738, 1065424712], [1082607695, 1078671302],
+                           [3218157239, 3219049508]],
+          'vmap_perm': [[0, 2, 4, 1, 3], [0, 3, 1, 4, 2], [4, 3, 1, 0, 2]],
+          'vmap_randint': [[4, 2, 4, -2], [-1, 7, 1, 0], [0, 7, 8, 8]]},
+ 'x64': {'cat_dtype': 'int64',
+         'choice_p64': [13, 18, 20, 24, 38, 35],
+         'perm': [2, 0, 4, 1, 3, 5],
+         'perm_dtype': 'int64',
+         'rad': [-1, -1, -1, -1, 1],
+         'randint': [78222850268, -637385808516, -281551489001, 133917754057],
+         'randint_dtype': 'int64'}}
+# fmt: on
+
+X34 = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+P5 = np.array([0.1, 0.0, 0.4, 0.2, 0.3], np.float32)
+LOGITS = np.array(
+    [[0.0, 1.0, -1.0, 2.0, 0.5], [3.0, -np.inf, 0.0, 0.0, 1.0], [0.1, 0.2, 0.3, 0.4, 0.5]],
+    np.float32,
+)
+
+
+def idigest(a):
+    v = np.asarray(a).reshape(-1).astype(np.int64).astype(np.uint64)
+    return int(np.sum(v * np.arange(1, v.size + 1, dtype=np.uint64), dtype=np.uint64))
+
+
+@both
+def test_randint_recorded(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    r = random.randint(k, (5,), 0, 10)
+    assert r.dtype == np.int32 and r.tolist() == want["randint5"]
+    r = random.randint(k2, (2, 3), np.array([-5, 0, 100]), np.array([[5], [1000]]))
+    assert r.shape == (2, 3) and r.tolist() == want["randint23"]
+    r = random.randint(k, (6,), 0, 256, jnp.uint8)  # maxval past uint8: the whole range
+    assert r.dtype == np.uint8 and r.tolist() == want["randint_u8"]
+    r = random.randint(k, (1001,), -100, 100, jnp.int8)
+    assert r.dtype == np.int8 and idigest(r) == want["randint_i8_digest"]
+    assert random.randint(k2, (4,), -(2**31), 2**31 - 1).tolist() == want["randint_full"]
+    assert random.randint(k, (3,), 5, 2).tolist() == want["randint_empty"] == [5, 5, 5]
+
+
+@both
+def test_permutation_recorded(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    p = random.permutation(k, 10)
+    assert p.dtype == np.int32 and p.tolist() == want["perm10"]
+    assert idigest(random.permutation(k2, 2000)) == want["perm2000_digest"]  # two sort rounds
+    p = random.permutation(k, X34, axis=1)
+    assert p.dtype == np.float32 and bits_of(p) == want["perm_x_ax1"]
+    assert bits_of(random.permutation(k, X34, independent=True)) == want["perm_x_ind"]
+    assert random.permutation(k, 1).tolist() == [0]
+    assert random.permutation(k, 0).shape == (0,)
+
+
+@both
+def test_choice_recorded(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    c = random.choice(k, 10, (5,))
+    assert c.dtype == np.int32 and c.tolist() == want["choice5"]
+    c = random.choice(k, 10, (2, 3), replace=False)
+    assert c.shape == (2, 3) and c.tolist() == want["choice_norep"]
+    assert len(set(c.ravel().tolist())) == 6
+    assert random.choice(k2, 5, (8,), p=P5).tolist() == want["choice_p"]
+    assert random.choice(k2, 5, (3,), replace=False, p=P5).tolist() == want["choice_p_norep"]
+    c = random.choice(k, X34, (2,), axis=1)
+    assert c.shape == (4, 2) and bits_of(c) == want["choice_x_ax1"]
+    # 300 weights: XLA's cumsum is a blocked tree, not a sequential sum
+    p300 = np.arange(300, dtype=np.float32) % 7 + np.float32(0.5)
+    assert idigest(random.choice(k, 300, (1000,), p=p300)) == want["choice_p300_digest"]
+    assert random.choice(k, X34, (0,)).shape == (0,)  # JAX's shape for no draws
+
+
+@both
+def test_categorical_recorded(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    c = random.categorical(k, LOGITS)
+    assert c.dtype == np.int32 and c.tolist() == want["cat"]
+    assert random.categorical(k2, LOGITS, axis=0, shape=(2, 5)).tolist() == want["cat_ax0_shape"]
+    c = random.categorical(k, LOGITS, shape=(4, 3), replace=False)
+    assert c.tolist() == want["cat_norep"]
+    assert all(len(set(col)) == 4 for col in c.T.tolist())
+    c = random.categorical(k2, np.zeros((20, 50), np.float32), shape=(30, 20))
+    assert idigest(c) == want["cat_digest"]
+
+
+@both
+def test_laplace_logistic_rademacher_recorded(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    k = random.PRNGKey(42)
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    v = random.laplace(k, (5,))
+    assert v.dtype == np.float32 and bits_of(v) == want["laplace5"]
+    assert digest(random.laplace(k2, (257, 3))) == want["laplace_digest"]
+    v = random.logistic(k, (5,))
+    assert v.dtype == np.float32 and bits_of(v) == want["logistic5"]
+    assert digest(random.logistic(k2, (257, 3))) == want["logistic_digest"]
+    v = random.rademacher(k, (7,))
+    assert v.dtype == np.int32 and v.tolist() == want["rad7"]
+    v = random.rademacher(k2, (4,), jnp.uint8)
+    assert v.dtype == np.uint8 and v.tolist() == want["rad_u8"]
+
+
+def test_new_samplers_x64(x64):
+    want = JAX3["x64"]
+    k = random.PRNGKey(2**40 + 17)
+    r = random.randint(k, (4,), -(2**40), 2**40)
+    assert r.dtype == np.int64 and str(r.dtype) == want["randint_dtype"]
+    assert r.tolist() == want["randint"]
+    p = random.permutation(k, 6)
+    assert str(p.dtype) == want["perm_dtype"] and p.tolist() == want["perm"]
+    assert random.choice(k, 40, (6,), p=np.arange(40.0)).tolist() == want["choice_p64"]
+    c = random.categorical(k, np.zeros(3, np.float32))
+    assert str(c.dtype) == want["cat_dtype"]
+    assert random.rademacher(k, (5,)).tolist() == want["rad"]
+    # float64 needs XLA's float64 log/log1p: not implemented, never other numbers
+    for f in (random.laplace, random.logistic):
+        with pytest.raises(NotImplementedError):
+            f(k, (2,))
+    with pytest.raises(NotImplementedError):
+        random.categorical(k, np.zeros(3))
+    with pytest.raises(NotImplementedError):
+        random.choice(k, 3, (2,), replace=False, p=np.ones(3))
+
+
+@both
+def test_new_samplers_under_vmap_and_jit(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+    keys = random.split(random.PRNGKey(0), 3)
+    f = srcjax.vmap(lambda kk: random.randint(kk, (4,), -3, 9))
+    assert f(keys).tolist() == want["vmap_randint"]
+    assert "random_randint_b" in srcjax.source(f) and "for " not in srcjax.source(f)
+    assert srcjax.vmap(lambda kk: random.permutation(kk, 5))(keys).tolist() == want["vmap_perm"]
+    assert srcjax.vmap(lambda kk: random.categorical(kk, LOGITS))(keys).tolist() == want["vmap_cat"]
+    g = srcjax.vmap(lambda kk: random.choice(kk, 5, (4,), p=P5))
+    assert g(keys).tolist() == want["vmap_choice_p"]
+    assert bits_of(srcjax.vmap(lambda kk: random.laplace(kk, (2,)))(keys)) == want["vmap_laplace"]
+    # a batched non-key operand: the per-example loop, same numbers
+    xs = np.stack([X34, X34 + 1, X34 * 2])
+    got = srcjax.vmap(lambda x: random.permutation(keys[0], x, axis=1))(xs)
+    assert np.array_equal(got, np.stack([random.permutation(keys[0], x, axis=1) for x in xs]))
+    k2 = random.fold_in(random.PRNGKey(7), 3)
+    jf = srcjax.jit(lambda kk: random.choice(kk, 10, (3,), replace=False))
+    assert jf(k2).tolist() == want["jit_choice"]
+    assert (
+        jf(random.PRNGKey(1)).tolist() == random.choice(random.PRNGKey(1), 10, (3,), False).tolist()
+    )
+
+
+@both
+def test_grad_of_a_loss_with_dropout_and_categorical(scheme):
+    want = JAX3[JAX_SCHEME[scheme]]
+
+    def loss(w, key):
+        k1, kc = random.split(key)
+        mask = random.bernoulli(k1, 0.7, w.shape)
+        i = random.categorical(kc, jnp.log(jnp.array([0.2, 0.3, 0.5])))
+        return jnp.sum(jnp.where(mask, w, 0.0) / 0.7) * w[i]
+
+    w = np.array([1.0, -2.0, 3.0], np.float32)
+    expect = np.array(want["grad"], np.uint32).view(np.float32)
+    g = srcjax.grad(loss)(w, random.PRNGKey(42))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, expect, rtol=1e-6)
+    np.testing.assert_allclose(
+        srcjax.jit(srcjax.grad(loss))(w, random.PRNGKey(42)), expect, rtol=1e-6
+    )
+
+
+def test_new_samplers_errors():
+    k = random.PRNGKey(0)
+    with pytest.raises(TypeError, match="integer dtypes"):
+        random.randint(k, (2,), 0, 5, jnp.float32)
+    with pytest.raises(ValueError, match="broadcast"):
+        random.randint(k, (3,), np.zeros(2, np.int32), 5)
+    with pytest.raises(OverflowError):
+        random.randint(k, (3,), 0, 2**31)
+    with pytest.raises(TypeError, match="integer or at least 1-dimensional"):
+        random.permutation(k, 2.5)
+    with pytest.raises(TypeError, match="ndarray or scalar"):
+        random.permutation(k, [1, 2])
+    with pytest.raises(ValueError, match="out of bounds"):
+        random.permutation(k, np.arange(4), 1)
+    with pytest.raises(TypeError, match="sequence"):
+        random.choice(k, 5, 3)
+    with pytest.raises(ValueError, match="larger sample"):
+        random.choice(k, 5, (6,), replace=False)
+    with pytest.raises(ValueError, match="greater than 0"):
+        random.choice(k, 0, (1,))
+    with pytest.raises(ValueError, match="p must be None or a 1D vector"):
+        random.choice(k, 5, (2,), p=np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="cannot exceed"):
+        random.categorical(k, np.zeros((3, 4), np.float32), shape=(5, 3), replace=False)
+    with pytest.raises(ValueError, match="broadcast"):
+        random.categorical(k, np.zeros((3, 4), np.float32), shape=(2,))
+    with pytest.raises(ValueError, match="float dtype"):
+        random.categorical(k, np.zeros((3, 4), np.int32))
+    with pytest.raises(ValueError, match="single key"):
+        random.randint(np.zeros((3, 2), np.uint32), (2,), 0, 3)
+
+    def f(x):
+        return jnp.sum(random.permutation(k, x) * np.arange(3.0, dtype=np.float32))
+
+    with pytest.raises(Exception, match="permut"):
+        srcjax.grad(f)(np.ones(3, np.float32))
