@@ -14,7 +14,7 @@ import numpy as np
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid, normalize, type_tree
-from .frontend.source import get_source, unwrap_callable
+from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -292,9 +292,9 @@ class _Grad(Transformed):
         return fn
 
     def _transform(self, target, kinds):
-        src = get_source(target)
+        src, n_kwonly = kwonly_as_positional(get_source(target))
         norm = normalize(src, kinds)  # first: `*args` is an error at the user's line
-        nparams = len(src.node.args.args)
+        nparams = len(src.node.args.args) - n_kwonly
         argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
         for a in argnums:
             if not 0 <= a < nparams:
@@ -311,6 +311,7 @@ class _Grad(Transformed):
         fdef = reverse(
             norm, wrt, pkinds, has_aux=self.has_aux, with_value=self.with_value, name=gname
         )
+        restore_kwonly(fdef, n_kwonly)
         return finish(src, norm, fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
 
     def __call__(self, *args, **kwargs):
@@ -419,13 +420,20 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     )
     fn.__srcjax_deps__ = tuple(norm.deps)
     fn.__srcjax_renamed__ = renamed_params(src, norm)
+    kwd = getattr(src.fn, "__kwdefaults__", None)
+    if kwd and fdef.args.kwonlyargs:  # keyword-only defaults, by generated names
+        fn.__kwdefaults__ = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwd.items()}
     return fn
 
 
 def renamed_params(src, norm) -> Dict[str, str]:
     """The parameters generated code names otherwise than the user (``ad`` ->
     ``ad_``: see normalize._GENERATED_NAMES), for keyword arguments."""
-    pairs = zip((a.id for a in src.node.args.args), (a.id for a in norm.node.args.args))
+    sa, na = src.node.args, norm.node.args
+    pairs = zip(
+        (a.id for a in list(sa.args) + list(sa.kwonlyargs)),
+        (a.id for a in list(na.args) + list(na.kwonlyargs)),
+    )
     return {user: gen for user, gen in pairs if user != gen}
 
 

@@ -62,7 +62,7 @@ from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
 from .frontend.normalize import normalize
-from .frontend.source import get_source, unwrap_callable
+from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
 
 _cfg = importlib.import_module("srcjax.config")
@@ -342,10 +342,7 @@ class _Jit(Transformed):
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
-        src = get_source(target)
-        n_kwonly = len(src.node.args.kwonlyargs)
-        if n_kwonly and not (src.node.args.vararg or src.node.args.kwarg):
-            src = _kwonly_as_positional(src)
+        src, n_kwonly = kwonly_as_positional(get_source(target))
         # container arguments (`l * 2` repeats a list, list(l) copies it); jit keeps
         # calling the methods of registered classes, so their kinds are not passed
         containers = tuple("tree" if type(k) is str and k == "tree" else "leaf" for k in kinds)
@@ -406,11 +403,7 @@ class _Jit(Transformed):
             f"srcjax: jit of {src.name} ({emit.where(src.filename, src.node.lineno)})"
             f" for {sig_text or 'no arguments'}"
         )
-        if n_kwonly:  # back to keyword-only parameters in the generated function
-            a = fdef.args
-            a.kwonlyargs = a.args[len(a.args) - n_kwonly :]
-            a.args = a.args[: len(a.args) - n_kwonly]
-            a.kw_defaults = [None] * n_kwonly
+        restore_kwonly(fdef, n_kwonly)  # back to keyword-only parameters
         text = emit.render(fdef, header, src.filename)
         bindings = dict(norm.bindings)
         bindings["_rt"] = runtime
@@ -462,22 +455,6 @@ def _validate_argnames(params: list, argnames: tuple, what: str) -> None:
 
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
-def _kwonly_as_positional(src):
-    """``src`` with its keyword-only parameters appended to the positional ones
-    (the transforms see plain parameters; the generated function gets them back
-    as keyword-only, with the original defaults)."""
-    import copy
-    import dataclasses
-
-    node = copy.copy(src.node)
-    a = copy.copy(node.args)
-    a.args = list(a.args) + list(a.kwonlyargs)
-    a.kwonlyargs, a.kw_defaults = [], []
-    a.defaults = []  # defaults come from the function object, not the source
-    node.args = a
-    return dataclasses.replace(src, node=node)
 
 
 #: NumPy scalar types (immutable, so a jitted function may return them as they are)

@@ -3019,3 +3019,38 @@ def test_vmap_of_grad_over_a_captured_list_of_layers():
     want = [oracle(x) for x in X]
     np.testing.assert_allclose(srcjax.vmap(_layer_grad_sum)(X), want, rtol=1e-6)
     assert _layer_grad_sum(X[1]) == pytest.approx(want[1])
+
+
+def _kwonly_fn(x, y=2.0, *, z=3.0, ad=1.0):
+    return z * x**2 * y + ad
+
+
+def test_grad_of_a_function_with_keyword_only_parameters():
+    """Fresh-user F4: grad rejected keyword-only parameters (jit accepted them).
+    Values from JAX 0.10.2; `ad` is also a name generated code uses."""
+    assert srcjax.grad(_kwonly_fn)(1.5) == np.float32(18.0)
+    assert srcjax.grad(_kwonly_fn)(1.5, z=1.0) == np.float32(6.0)
+    gx, gy = srcjax.grad(_kwonly_fn, argnums=(0, 1))(1.5, 4.0, z=2.0, ad=5.0)
+    assert (gx, gy) == (np.float32(24.0), np.float32(4.5))
+    assert srcjax.value_and_grad(_kwonly_fn)(1.5, ad=2.0) == (np.float32(15.5), np.float32(18.0))
+    assert srcjax.jit(srcjax.grad(_kwonly_fn))(1.5, z=1.0) == np.float32(6.0)
+    with pytest.raises(Exception, match="argnums"):
+        srcjax.grad(_kwonly_fn, argnums=2)(1.5)
+
+
+def _sum_values(p):
+    sq = {k: v**2 for k, v in p.items()}
+    return sum(sq.values())
+
+
+def _sum_list_values(p):
+    return sum(list(p.values())) + sum([k_v[1] for k_v in p.items()])
+
+
+def test_dict_values_and_items_as_values_under_grad():
+    """Fresh-user F5: sum(d.values()) under grad: 'no derivative rule for .values'."""
+    g = srcjax.grad(_sum_values)({"a": 1.0, "b": 2.0})
+    assert g == {"a": np.float32(2.0), "b": np.float32(4.0)}
+    g = srcjax.grad(_sum_list_values)({"a": 1.0, "b": 2.0})
+    assert g == {"a": np.float32(2.0), "b": np.float32(2.0)}
+    assert srcjax.jit(_sum_values)({"a": 1.0, "b": 2.0}) == np.float32(5.0)

@@ -1898,6 +1898,24 @@ class Normalizer:
         func = e.func
         methods = _methods()
         mname = func.attr
+        if mname in ("values", "items") and not e.args and not e.keywords:
+            # d.values() / d.items() as a value (sum(d.values())): the list a loop
+            # over it builds, so its items stay differentiable
+            v = self.temp("v")
+            k = self.temp("k")
+            if mname == "values":
+                elt, target = N.name(v), N.name(v, store=True)
+            else:
+                elt = gast.Tuple(elts=[N.name(k), N.name(v)], ctx=gast.Load())
+                target = gast.Tuple(
+                    elts=[N.name(k, store=True), N.name(v, store=True)], ctx=gast.Store()
+                )
+            comp = gast.ListComp(
+                elt=elt,
+                generators=[gast.comprehension(target=target, iter=e, ifs=[], is_async=0)],
+            )
+            N.copy_origin(comp, e)
+            return self.simple(comp, target=None)
         recv = self.atom(func.value)
         if mname == "pop" and not e.args and not e.keywords and isinstance(recv, gast.Name):
             node = N.call(N.attr(recv, "pop"), [])

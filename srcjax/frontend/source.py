@@ -217,6 +217,37 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
     return FunctionSource(fn, node, filename, fn.__globals__, closure)
 
 
+def kwonly_as_positional(src: FunctionSource) -> Tuple[FunctionSource, int]:
+    """``(src', n)``: ``src`` with its ``n`` keyword-only parameters appended to
+    the positional ones, so the transforms see plain parameters (the generated
+    function gets them back as keyword-only: :func:`restore_kwonly`). Defaults
+    come from the function object, not the source. ``n`` is 0 (and ``src``
+    unchanged) without keyword-only parameters or with ``*args``/``**kwargs``."""
+    a = src.node.args
+    n = len(a.kwonlyargs)
+    if not n or a.vararg or a.kwarg:
+        return src, 0
+    import dataclasses
+
+    node = copy.copy(src.node)
+    a = copy.copy(a)
+    a.args = list(a.args) + list(a.kwonlyargs)
+    a.kwonlyargs, a.kw_defaults = [], []
+    a.defaults = []
+    node.args = a
+    return dataclasses.replace(src, node=node), n
+
+
+def restore_kwonly(fdef: Any, n: int) -> None:
+    """Make the last ``n`` parameters of generated ``fdef`` keyword-only again
+    (their defaults are set on the loaded function: ``__kwdefaults__``)."""
+    if n:
+        a = fdef.args
+        a.kwonlyargs = a.args[len(a.args) - n :]
+        a.args = a.args[: len(a.args) - n]
+        a.kw_defaults = [None] * n
+
+
 def gast_fix(tree: Any) -> Any:
     import ast
 
