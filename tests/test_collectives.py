@@ -157,3 +157,14 @@ def test_pmap_decorator_form_and_source():
     np.testing.assert_array_equal(centered(np.array([1.0, 3.0], np.float32)), [-1.0, 1.0])
     text = srcjax.source(centered, np.array([1.0, 3.0], np.float32))
     assert "jnp.mean(" in text and "lax.pmean" not in text
+
+
+def _pmax_times(x):
+    return slax.pmax(x, "i") * x
+
+
+def test_pmax_derivative_is_an_error_not_a_zero():
+    """JAX raises for pmax's derivative; a non-differentiable primitive would
+    have given a silent zero for the pmax path."""
+    with pytest.raises(Exception, match="derivative rule"):
+        srcjax.vmap(srcjax.grad(_pmax_times), axis_name="i")(np.arange(1.0, 3.0, dtype=np.float32))

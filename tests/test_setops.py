@@ -65,6 +65,18 @@ def _compute(jax, jnp):
     r["jit_nonzero_size"] = jax.jit(lambda m: jnp.nonzero(m, size=4)[1])(x)
     r["vmap_nonzero_size"] = jax.vmap(lambda m: jnp.nonzero(m, size=3, fill_value=-1)[0])(x)
     r["vmap_unique_size"] = jax.vmap(lambda m: jnp.unique(m, size=3))(x)
+    # unique's derivative (JAX's: first occurrences with size=, zero without)
+    xu = np.array([3.0, 1.0, 3.0, 2.0], np.float32)
+    w5 = jnp.arange(5.0)
+    r["grad_unique_size5"] = jax.grad(lambda x: jnp.sum(jnp.unique(x, size=5) * w5))(xu)
+    r["grad_unique_size5_fill"] = jax.grad(
+        lambda x: jnp.sum(jnp.unique(x, size=5, fill_value=9.0) * w5)
+    )(xu)
+    r["grad_unique_size2"] = jax.grad(lambda x: jnp.sum(jnp.unique(x, size=2) * w5[:2]))(xu)
+    r["grad_unique_nosize"] = jax.grad(lambda x: jnp.sum(jnp.unique(x) * w5[:3]))(xu)
+    r["grad_unique_counts"] = jax.grad(
+        lambda x: jnp.sum(jnp.unique(x, return_counts=True, size=3)[0] ** 2)
+    )(xu)
     # a tuple of a float and an int array per example: stacked position by position
     vals, counts = jax.vmap(lambda m: jnp.unique(m, return_counts=True, size=4))(
         np.array([[1.0, 2.0, 2.0], [3.0, 3.0, 3.0]], np.float32)

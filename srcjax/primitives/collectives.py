@@ -11,8 +11,8 @@ that name, a collective raises JAX's ``NameError("unbound axis name: i")``.
 Derivatives follow JAX: the cotangent of ``psum(x)`` is ``psum`` of the
 cotangents (every example's output depends on every ``x``), ``pmean``'s is
 ``pmean``, ``all_gather``'s is this example's row of the summed cotangents,
-``ppermute``'s is the inverse permutation. ``pmax``/``pmin``/``axis_index``
-are not differentiable. Semantics: https://docs.jax.dev/en/latest/jax.lax.html
+``ppermute``'s is the inverse permutation. ``axis_index`` is an integer;
+``pmax``/``pmin`` have no derivative (an error, as in JAX). Semantics: https://docs.jax.dev/en/latest/jax.lax.html
 (parallel operators).
 """
 
@@ -86,8 +86,13 @@ def _collective(public, impl, differentiable=True):
 
 psum = _collective("lax.psum", _psum)
 pmean = _collective("lax.pmean", _pmean)
-pmax = _collective("lax.pmax", _pmax, differentiable=False)
-pmin = _collective("lax.pmin", _pmin, differentiable=False)
+# (differentiable with no rule: a derivative through them is an error, as in JAX,
+# never a silent zero)
+pmax = _collective("lax.pmax", _pmax)
+pmin = _collective("lax.pmin", _pmin)
+pmax.missing_rule_hint = pmin.missing_rule_hint = (
+    "JAX does not differentiate pmax/pmin either; use all_gather and jnp.max"
+)
 all_gather = _collective("lax.all_gather", _all_gather)
 axis_index = _collective("lax.axis_index", _axis_index, differentiable=False)
 ppermute = _collective("lax.ppermute", _ppermute)

@@ -5,7 +5,9 @@ JAX needs ``size=`` to use them under ``jit``; srcjax does not trace, so they
 also work without it (the result is as long as the data says). With ``size``
 the result is cut or padded to that length with ``fill_value``, exactly as in
 JAX, which is what ``vmap`` needs to stack per-example results. Integer results
-have the default int dtype (int32, int64 with x64). None is differentiable.
+have the default int dtype (int32, int64 with x64). ``unique``'s values are
+differentiable as in JAX (with ``size``: each is its first occurrence; without
+``size`` JAX's gradient is zero); the others are integer results.
 """
 
 from __future__ import annotations
@@ -140,7 +142,126 @@ def _unique(
 nonzero = _setop("jnp.nonzero", _nonzero, np.nonzero)
 flatnonzero = _setop("jnp.flatnonzero", _flatnonzero, np.flatnonzero)
 argwhere = _setop("jnp.argwhere", _argwhere, np.argwhere)
-unique = _setop("jnp.unique", _unique, np.unique)
+unique = register(Primitive("jnp.unique", _unique, kind="structural"), np.unique)
+
+
+# -- unique's derivative: JAX's. With size= (and no axis), each unique value is
+# its first occurrence in ar (padding with the default fill value repeats the
+# smallest one's); without size, or with an axis, JAX's gradient is zero.
+def _unique_sources(ar, size, fill_value, equal_nan):
+    """(flat index of each output value's source element, mask of outputs that
+    have one) for unique(ar, size=size) with axis=None."""
+    _, index = np.unique(np.ravel(ar), return_index=True, equal_nan=equal_nan)
+    n = index.shape[0]
+    idx = _fit(index, size, index[0] if n else 0)
+    has = np.arange(size) < n
+    if fill_value is None and n:
+        has = np.ones(size, bool)  # padding repeats the smallest value itself
+    return idx, has
+
+
+def _unique_ct(g, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    """The cotangent of ``ar`` from that of unique's values ``g`` (JAX's rule)."""
+    ar = np.asarray(ar)
+    dt = np.result_type(ar) if np.result_type(ar).kind in "fc" else np.float32
+    out = np.zeros(ar.size, dt)
+    if g is None or size is None or axis is not None:
+        return out.reshape(ar.shape)
+    idx, has = _unique_sources(ar, int(size), fill_value, equal_nan)
+    np.add.at(out, idx[has], np.asarray(g)[has])
+    return out.reshape(ar.shape)
+
+
+def _unique_gather(t, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    """The tangent of unique's values from the tangent ``t`` of ``ar``."""
+    ar = np.asarray(ar)
+    if size is None or axis is not None:
+        return np.zeros(np.shape(_unique(ar, axis=axis, equal_nan=equal_nan)), np.result_type(t))
+    idx, has = _unique_sources(ar, int(size), fill_value, equal_nan)
+    flat = np.ravel(t)
+    return np.where(has, flat[idx], np.zeros((), flat.dtype))
+
+
+unique_ct = register(Primitive("ad.unique_ct", _unique_ct, kind="internal"))
+unique_gather = register(Primitive("ad.unique_gather", _unique_gather, kind="internal"))
+
+
+def _unique_vjp_ar(
+    g,
+    ans,
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    size=None,
+    fill_value=None,
+    sorted=True,  # noqa: A002
+):
+    return unique_ct(first_of(g, ans), ar, size, fill_value, equal_nan, axis)
+
+
+def _unique_jvp_ar(
+    t,
+    ans,
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    size=None,
+    fill_value=None,
+    sorted=True,  # noqa: A002
+):
+    return with_first(unique_gather(t, ar, size, fill_value, equal_nan, axis), ans)
+
+
+def _first_of(g, ans):
+    """The values' cotangent when unique returned a tuple (values, index, ...)."""
+    if isinstance(ans, tuple):
+        return None if g is None else g[0]
+    return g
+
+
+def _with_first(t, ans):
+    """The tangent of unique's result: ``t`` for the values, zeros (integer
+    results have none) elsewhere."""
+    if isinstance(ans, tuple):
+        return (t,) + tuple(None for _ in ans[1:])
+    return t
+
+
+first_of = register(Primitive("ad.unique_first_of", _first_of, kind="internal"))
+with_first = register(Primitive("ad.unique_with_first", _with_first, kind="internal"))
+with_first.returns_tree = True
+unique.def_vjp(_unique_vjp_ar)
+unique.def_jvp(_unique_jvp_ar)
+
+
+def _unique_ct_vjp(h, out, g, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    return unique_gather(h, ar, size, fill_value, equal_nan, axis)
+
+
+def _unique_ct_jvp(t, out, g, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    return unique_ct(t, ar, size, fill_value, equal_nan, axis)
+
+
+def _unique_gather_vjp(h, out, t, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    return unique_ct(h, ar, size, fill_value, equal_nan, axis)
+
+
+def _unique_gather_jvp(u, out, t, ar, size=None, fill_value=None, equal_nan=True, axis=None):
+    return unique_gather(u, ar, size, fill_value, equal_nan, axis)
+
+
+unique_ct.def_vjp(g=_unique_ct_vjp)
+unique_ct.def_jvp(g=_unique_ct_jvp)
+unique_gather.def_vjp(t=_unique_gather_vjp)
+unique_gather.def_jvp(t=_unique_gather_jvp)
 # tuples of arrays (of different dtypes for unique): vmap's per-example loop
 # stacks them position by position
 nonzero.returns_tree = True
@@ -157,7 +278,41 @@ nonzero.samples = lambda rng: [
 ]
 flatnonzero.samples = lambda rng: [((_mask(rng, 3, 4),), {"size": 3})]
 argwhere.samples = lambda rng: [((_mask(rng, 2, 3),), {}), ((_mask(rng, 4),), {"size": 6})]
-unique.samples = lambda rng: [  # (with size: vmap needs equal lengths per example)
-    ((np.round(rng.normal(size=(3, 4))),), {"size": 12}),
-    ((np.round(rng.normal(size=7)),), {"return_counts": True, "size": 9}),
+unique.samples = lambda rng: [  # (with size: vmap needs equal lengths per example;
+    # distinct values: a finite difference cannot step through a tie)
+    ((rng.normal(size=(3, 4)),), {"size": 12}),
+    ((rng.normal(size=7),), {"return_counts": True, "size": 9}),
 ]
+
+unique_ct.samples = lambda rng: [
+    ((rng.normal(size=5), rng.normal(size=(2, 3))), {"size": 5}),
+    ((rng.normal(size=4), np.array([3.0, 1.0, 3.0, 2.0])), {"size": 4}),
+]
+unique_gather.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {"size": 5}),
+    ((rng.normal(size=4), np.array([3.0, 1.0, 3.0, 2.0])), {"size": 5, "fill_value": 0.0}),
+]
+first_of.samples = lambda rng: []  # (structure only: covered through unique's rules)
+with_first.samples = lambda rng: []
+
+
+def _first_of_vjp(h, out, g, ans):
+    return with_first(h, ans)
+
+
+def _first_of_jvp(t, out, g, ans):
+    return first_of(t, ans)
+
+
+def _with_first_vjp(h, out, t, ans):
+    return first_of(h, ans)
+
+
+def _with_first_jvp(u, out, t, ans):
+    return with_first(u, ans)
+
+
+first_of.def_vjp(g=_first_of_vjp)
+first_of.def_jvp(g=_first_of_jvp)
+with_first.def_vjp(t=_with_first_vjp)
+with_first.def_jvp(t=_with_first_jvp)
