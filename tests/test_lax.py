@@ -256,3 +256,27 @@ def test_vmapped_dynamic_slice_is_vectorized_for_shared_starts():
     np.testing.assert_allclose(g, np.stack([srcjax.grad(f)(v, 1) for v in xs]))
     idx = np.array([0, 2, -1])
     np.testing.assert_allclose(srcjax.vmap(f)(xs, idx), [f(v, i) for v, i in zip(xs, idx)])
+
+
+def test_eager_cond_switch_scalar_branches_are_float32(x64_off):
+    """Fresh-user F1: eager cond/switch returned a Python float for branches
+    returning Python scalars (JAX: a weakly typed float32)."""
+    r = lax.cond(True, lambda: 1.0, lambda: 2.0)
+    assert r == 1.0 and r.dtype == np.float32
+    r = lax.switch(1, [lambda: 1.0, lambda: 2])
+    assert r == 2 and r.dtype == np.int32
+    r = lax.cond(False, lambda: (1.0, {"a": 2}), lambda: (3.0, {"a": 4}))
+    assert r[0].dtype == np.float32 and r[1]["a"].dtype == np.int32
+
+
+def test_eager_loops_check_the_carry_as_jax():
+    """Fresh-user F12: a body that changes the carry's shape or structure raised
+    NumPy's stacking error (or nothing); JAX raises TypeError."""
+    with pytest.raises(TypeError, match="carry"):
+        lax.scan(lambda c, x: (jnp.reshape(c + x, (1,)), c), 0.0, jnp.arange(3.0))
+    with pytest.raises(TypeError, match="carry"):
+        lax.fori_loop(0, 3, lambda i, c: (c, c), 1.0)
+    with pytest.raises(TypeError, match="carry"):
+        lax.while_loop(lambda c: c[0] < 3, lambda c: jnp.stack([c[0] + 1, c[0]]), jnp.zeros(1))
+    c, ys = lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
+    assert c == 3.0 and list(ys) == [0.0, 0.0, 1.0]

@@ -115,14 +115,15 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     if np.shape(pred) != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
     operands = _canonical(operands)
-    return _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
+    out = _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
+    return _canonical(out)  # a branch returning 1.0 gives float32, as JAX's cond
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
     to ``[0, len(branches) - 1]``."""
     i = int(np.clip(index, 0, len(branches) - 1))
-    return _eager(branches[i])(*_canonical(operands))
+    return _canonical(_eager(branches[i])(*_canonical(operands)))
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -132,21 +133,53 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     return jnp.where(pred, on_true, on_false)
 
 
+def _check_carry(what: str, before: Any, after: Any) -> None:
+    """JAX's TypeError when a loop body changes its carry's pytree structure or
+    an array's shape (checked once, on the first iteration). Dtypes are not
+    compared: eagerly, NumPy's promotion may widen one where JAX's would not."""
+    from ..tree_util import tree_flatten
+
+    lb, tb = tree_flatten(before)
+    la, ta = tree_flatten(after)
+    if tb != ta:
+        raise TypeError(
+            f"{what} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n  input carry: {tb}\n  output carry: {ta}"
+        )
+    for i, (b, a) in enumerate(zip(lb, la)):
+        if np.shape(b) != np.shape(a):
+            raise TypeError(
+                f"{what} function carry input and carry output must have equal types "
+                f"(e.g. shapes and dtypes of arrays) but they differ: carry leaf {i} has "
+                f"shape {np.shape(b)} on input but {np.shape(a)} on output"
+            )
+
+
 def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
-    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``)."""
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``).
+    Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
     val = _canonical(init_val)
     body_fun = _eager(body_fun)
     for i in range(int(lower), int(upper)):
-        val = body_fun(i, val)
+        new = body_fun(i, val)
+        if i == int(lower):
+            _check_carry("body_fun", val, new)
+        val = new
     return val
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
-    """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``)."""
+    """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``).
+    Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
     val = _canonical(init_val)
     cond_fun, body_fun = _eager(cond_fun), _eager(body_fun)
+    first = True
     while cond_fun(val):
-        val = body_fun(val)
+        new = body_fun(val)
+        if first:
+            _check_carry("body_fun", val, new)
+            first = False
+        val = new
     return val
 
 
@@ -186,7 +219,8 @@ def scan(
 ) -> Any:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs`` and stack the
     ``y`` (``jax.lax.scan``). Returns ``(carry, ys)``; ``reverse=True`` scans from the
-    end (``ys`` stays in input order); ``length`` is needed when ``xs`` is None."""
+    end (``ys`` stays in input order); ``length`` is needed when ``xs`` is None.
+    Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
     n = _leading_length(xs)
     if n is None:
         if length is None:
@@ -198,9 +232,12 @@ def scan(
     f = _eager(f)
     ys = [None] * n
     order = range(n - 1, -1, -1) if reverse else range(n)
-    for i in order:
+    for k, i in enumerate(order):
         x = None if xs is None else _tree_index(xs, i)
-        carry, y = f(carry, x)
+        new, y = f(carry, x)
+        if k == 0:
+            _check_carry("scan body", carry, new)
+        carry = new
         ys[i] = y
     return carry, _tree_stack(ys)
 
