@@ -1,5 +1,6 @@
 """Errors name the user's file:line:col, show the line with a caret, and a hint."""
 
+import functools
 import os
 
 import numpy as np
@@ -126,3 +127,25 @@ def test_immutable_array_assignment_raises_type_error():
 
     with pytest.raises(TypeError, match="at\\[idx\\]"):
         srcjax.grad(f)(np.ones(3, dtype=np.float32))
+
+
+@functools.partial(srcjax.custom_vjp, nondiff_argnums=(0,))
+def _apply_custom(f, x):
+    return f(x)
+
+
+_apply_custom.defvjp(lambda f, x: (f(x), x), lambda f, x, g: (g * 2 * x,))
+
+
+def _local_fn_to_custom_vjp(x):
+    sq = lambda t: t * t  # noqa: E731
+    return _apply_custom(sq, x)
+
+
+def test_local_function_passed_to_custom_vjp_is_a_clear_error():
+    """Fresh-user F7: a local lambda passed as a custom_vjp nondiff argument gave
+    a NameError from the generated file; now an error at the user's line."""
+    assert _local_fn_to_custom_vjp(3.0) == 9.0  # plain Python still works
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="module level") as info:
+        srcjax.grad(_local_fn_to_custom_vjp)(3.0)
+    assert "test_errors.py" in str(info.value)

@@ -1955,6 +1955,17 @@ class Normalizer:
             v = k.value
             folded = _fold_constant(v)
             kws[k.arg] = folded if folded is not None else self.atom(v)
+        for a in list(atoms) + list(kws.values()):
+            if isinstance(a, gast.Name) and a.id in self.local_fns:
+                # a nested def / lambda is inlined where it is called, never made
+                # into a value: passing it on would be a NameError at run time
+                raise UnsupportedSyntaxError(
+                    f"a function defined inside the transformed function (`{a.id}`) "
+                    f"cannot be passed as a value to `{N.to_source(e.func) if isinstance(e, gast.Call) else prim.public}`",
+                    self.loc(e),
+                    "define it at module level (a custom_vjp's nondiff_argnums function "
+                    "too), or call it here instead of passing it",
+                )
         try:
             ba = sig.bind(*atoms, **kws)
         except TypeError as exc:
