@@ -10,7 +10,7 @@ from helpers import assert_close, fd_grad
 
 import srcjax
 import srcjax.numpy as jnp
-from srcjax import lax
+from srcjax import lax, nn
 from srcjax.tree_util import tree_map
 
 pytestmark = pytest.mark.usefixtures("x64")
@@ -3054,3 +3054,37 @@ def test_dict_values_and_items_as_values_under_grad():
     g = srcjax.grad(_sum_list_values)({"a": 1.0, "b": 2.0})
     assert g == {"a": np.float32(2.0), "b": np.float32(2.0)}
     assert srcjax.jit(_sum_values)({"a": 1.0, "b": 2.0}) == np.float32(5.0)
+
+
+def _branch_then_overwrite(x):
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    v0 = nn.softplus(v2)
+    if jnp.sum(v0) > -0.63:
+        v0 = jnp.flip(v1)
+        for _ in range(2):
+            v2 = jnp.mean(v0 * v0) + v0
+        v0 = jnp.cumsum(v0) * 0.3
+    else:
+        v2 = jnp.arctan(v0)
+        v1 = v1 + v2
+    return jnp.sum(v1 * v1)
+
+
+def test_grad_of_grad_when_an_adjoint_is_defined_in_one_branch_only():
+    """fuzz --vmap2 seed 4242 program 62: grad(grad) saved `v2_bar_prev = v2_bar`
+    where the first-order v2_bar was bound in one branch only (UnboundLocalError)."""
+    x = np.array([0.3, -1.2, 0.8])
+    v = np.array([0.3, -0.2, 0.5])
+    gf = srcjax.grad(_branch_then_overwrite)
+
+    def h(y):
+        return jnp.sum(gf(y) * v)
+
+    hv = srcjax.grad(h)(x)
+    # d/dx of <grad f, v> by central differences of grad f (float64)
+    eps = 1e-6
+    want = np.array(
+        [(np.dot(gf(x + eps * e), v) - np.dot(gf(x - eps * e), v)) / (2 * eps) for e in np.eye(3)]
+    )
+    np.testing.assert_allclose(hv, want, rtol=1e-5, atol=1e-8)

@@ -435,6 +435,7 @@ class Reverse:
         have = set(have)
         for s in stmts:
             if isinstance(s, gast.Assign):
+                self.must_at[id(s)] = set(have)
                 have.add(s.targets[0].id)
             elif isinstance(s, gast.If):
                 self.must_at[id(s)] = set(have)
@@ -672,6 +673,11 @@ class Reverse:
                     else:
                         prev = self.namer.fresh(s.name + "_prev")
                         saves[id(s.site)] = prev
+                        sure = self.must_at.get(id(s.site))
+                        if sure is not None and s.name not in sure and s.name not in self.params:
+                            # defined before on some paths only (in one branch of
+                            # an earlier if): the save must not read an unbound name
+                            preinit.add(s.name)
                         out.append(self._at(N.assign(s.name, N.name(prev)), s.site))
                 continue
             if isinstance(s, gast.If):
