@@ -322,6 +322,16 @@ class Reverse:
             self._collect_reads(out[-1:])
         else:
             out.append(self._at(N.expr_stmt(N.call("ad.pop", [lbar])), s))
+        if isinstance(s, gast.Expr):
+            # the list as it was before the append, for the adjoints of earlier
+            # reads (`hist.append(hist[-1] * 2)`: -1 is the old last item). A new
+            # list: the one the user's code holds is left alone.
+            drop = gast.Subscript(
+                value=N.name(lst),
+                slice=gast.Slice(lower=None, upper=N.const(-1), step=None),
+                ctx=gast.Load(),
+            )
+            out.append(self._at(N.assign(lst, drop), s))
         return out
 
     def adjoint_of_assign(
