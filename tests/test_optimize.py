@@ -227,3 +227,24 @@ def test_bind_static():
     opt.bind_static(fdef, {"n": 3})
     opt.propagate(fdef)
     assert "range(3)" in text(fdef)
+
+
+def test_cse_not_across_in_place_list_changes():
+    """User E F23: jit's CSE reused `l[-1]` read before `l.append(v)` for the
+    `l[-1]` after it (jit gave 0.7 where Python gives 1.4)."""
+    import srcjax
+
+    def f(x):
+        lst = [x]
+        v = lst[-1] * 2.0
+        lst.append(v)
+        return lst[-1]
+
+    def g(x):
+        lst = [x, x * 3.0]
+        a = lst[-1]
+        lst.pop()
+        return a + lst[-1]
+
+    assert srcjax.jit(f)(0.7) == np.float32(1.4)
+    assert srcjax.jit(g)(1.0) == np.float32(4.0)

@@ -966,12 +966,17 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
                 kill({t})
                 continue
             kill({t})
+            if key is None and s.sj_op.kind not in ("prim", "copy", "pack"):
+                # `v = l.pop()`, a call that may change its arguments in place
+                kill(set(N.names_in(s.value)))
             if key is not None:
                 used = set(N.names_in(s.value))
                 if t not in used:
                     table[key] = (t, used)
         else:
-            kill(_assigned(s))
+            # `l.append(v)` and other statements may change the lists and dicts
+            # they name: `l[-1]` read before is not `l[-1]` after
+            kill(_assigned(s) | set(N.names_in(s)))
 
 
 # ---------------------------------------------------------------------------- DCE

@@ -262,6 +262,16 @@ class Reverse:
                 push = N.call("ad.push", [N.name(self.bar(lst)) if lst in nz else N.const(None), g])
                 out.append(self._at(N.assign(self.bar(lst), push), s))
                 nz.add(lst)
+                # the list as it was before the pop (a new one), for the adjoints
+                # of earlier reads (`a = l[-1]; b = l.pop()`)
+                back = gast.BinOp(
+                    left=N.name(lst),
+                    op=gast.Add(),
+                    right=gast.List(elts=[N.name(t)], ctx=gast.Load()),
+                )
+                out.append(self._at(N.assign(lst, back), s))
+                self.reads.add(lst)
+                self.reads.add(t)
             nz.discard(t)
             out.append(_Restore(t, s, in_loop, t in defined))
             return out
@@ -305,7 +315,7 @@ class Reverse:
         out: List[Any] = []
         lst = op.target
         if lst not in nz:
-            return out
+            return self._restore_before_append(s, lst, out)
         v = op.elts[0]
         lbar = N.name(self.bar(lst))
         if isinstance(v, gast.Name) and v.id in self.active:
@@ -322,16 +332,20 @@ class Reverse:
             self._collect_reads(out[-1:])
         else:
             out.append(self._at(N.expr_stmt(N.call("ad.pop", [lbar])), s))
-        if isinstance(s, gast.Expr):
-            # the list as it was before the append, for the adjoints of earlier
-            # reads (`hist.append(hist[-1] * 2)`: -1 is the old last item). A new
-            # list: the one the user's code holds is left alone.
+        return self._restore_before_append(s, lst, out)
+
+    def _restore_before_append(self, s: Any, lst: str, out: List[Any]) -> List[Any]:
+        """The list as it was before ``lst.append(v)``, for the adjoints of earlier
+        reads (``hist.append(hist[-1] * 2)``: -1 is the old last item). A new
+        list: the one the user's code holds is left alone."""
+        if isinstance(s, gast.Expr) and lst in self.active:
             drop = gast.Subscript(
                 value=N.name(lst),
                 slice=gast.Slice(lower=None, upper=N.const(-1), step=None),
                 ctx=gast.Load(),
             )
             out.append(self._at(N.assign(lst, drop), s))
+            self.reads.add(lst)
         return out
 
     def adjoint_of_assign(
