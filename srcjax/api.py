@@ -110,9 +110,10 @@ def _check_float(x: Any, argnum: int) -> None:
     if dt.kind not in "fc":
         raise NonDifferentiableError(
             "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-            f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
-            f"inputs, use vjp or set allow_int to True. (argument {argnum})",
-            hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
+            f"np.inexact), but got {dt.name}. (argument {argnum})",
+            hint="pass a float array, e.g. jnp.asarray(x, jnp.float32), or keep the integer "
+            "values out of the differentiated argument (a closure or another argnum); "
+            "srcjax.grad has no allow_int=True yet",
         )
 
 
@@ -437,10 +438,24 @@ def renamed_params(src, norm) -> Dict[str, str]:
     return {user: gen for user, gen in pairs if user != gen}
 
 
+def _unsupported_options(name: str, holomorphic: bool, allow_int: bool, reduce_axes=()) -> None:
+    """JAX's keyword arguments srcjax accepts at their defaults only."""
+    for opt, on in (("holomorphic", holomorphic), ("allow_int", allow_int)):
+        if on:
+            raise NotImplementedError(
+                f"srcjax.{name}({opt}=True) is not supported yet; JAX's default ({opt}=False) is"
+            )
+    if reduce_axes:
+        raise NotImplementedError(f"srcjax.{name}: reduce_axes is not supported")
+
+
 def grad(
     fun: Callable,
     argnums: Union[int, Sequence[int]] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
 ) -> Callable:
     """Gradient of a scalar-valued function, by reverse-mode source transformation.
 
@@ -460,6 +475,8 @@ def grad(
             another srcjax transform) whose source is available.
         argnums: which positional argument(s) to differentiate.
         has_aux: whether ``fun`` returns a pair ``(value, auxiliary data)``.
+        holomorphic, allow_int, reduce_axes: JAX's options, accepted at their
+            defaults (``True`` / non-empty raises NotImplementedError).
 
     Returns:
         A function with ``fun``'s signature returning the gradient.
@@ -470,6 +487,7 @@ def grad(
         without a rule on the differentiated path; ``TypeError`` as above. Every
         such error names the user's ``file:line:col``.
     """
+    _unsupported_options("grad", holomorphic, allow_int, reduce_axes)
     return _Grad(fun, argnums, has_aux, with_value=False)
 
 
@@ -477,12 +495,16 @@ def value_and_grad(
     fun: Callable,
     argnums: Union[int, Sequence[int]] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
 ) -> Callable:
     """``fun``'s value and gradient in one pass (``jax.value_and_grad``).
 
     Returns a function giving ``(value, grad)``, or ``((value, aux), grad)`` with
     ``has_aux=True``. See :func:`grad` for argument rules and errors.
     """
+    _unsupported_options("value_and_grad", holomorphic, allow_int, reduce_axes)
     return _Grad(fun, argnums, has_aux, with_value=True)
 
 

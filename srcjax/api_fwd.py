@@ -28,6 +28,7 @@ from .api import (
     _kind,
     _map_leaves,
     _missing_defaults,
+    _unsupported_options,
     finish,
 )
 from .codegen import emit
@@ -496,25 +497,47 @@ def _first_output(fun: Callable) -> Callable:
     return _synthetic_module(text, "has_aux value", {"fun": fun})["value"]
 
 
-def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+def jacfwd(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """Jacobian by forward mode (``jax.jacfwd``): one jvp per input element.
 
     The result has the structure outer = output pytree, inner = input pytree
     (a tuple over ``argnums`` when it is a tuple); each leaf has shape
-    ``out_leaf.shape + in_leaf.shape``.
+    ``out_leaf.shape + in_leaf.shape``. ``holomorphic``/``allow_int`` are accepted
+    at JAX's defaults (True raises NotImplementedError).
     """
+    _unsupported_options("jacfwd", holomorphic, allow_int)
     return _Jacobian(fun, argnums, has_aux, "jacfwd")
 
 
-def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+def jacrev(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """Jacobian by reverse mode (``jax.jacrev``): one vjp per output element; same
     result structure as :func:`jacfwd`."""
+    _unsupported_options("jacrev", holomorphic, allow_int)
     return _Jacobian(fun, argnums, has_aux, "jacrev")
 
 
-def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False):
+def hessian(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """Hessian of a scalar function, forward-over-reverse (``jax.hessian``):
     ``jacfwd(jacrev(fun, argnums), argnums)``."""
+    _unsupported_options("hessian", holomorphic, allow_int)
     return _Hessian(fun, argnums, has_aux)
 
 

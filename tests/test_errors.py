@@ -149,3 +149,23 @@ def test_local_function_passed_to_custom_vjp_is_a_clear_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="module level") as info:
         srcjax.grad(_local_fn_to_custom_vjp)(3.0)
     assert "test_errors.py" in str(info.value)
+
+
+def _int_leaf_loss(p):
+    return jnp.sum(p["a"] ** 2) * p["n"]
+
+
+def test_jax_grad_options_are_accepted_at_their_defaults():
+    """User E F13: the error advised allow_int=True, which srcjax.grad rejected
+    with an unexpected-keyword TypeError (as holomorphic=)."""
+    x = np.ones(2, np.float32)
+    for t in (srcjax.grad, srcjax.value_and_grad, srcjax.jacfwd, srcjax.jacrev, srcjax.hessian):
+        t(jnp.sum, holomorphic=False, allow_int=False)  # JAX code passing the defaults
+        with pytest.raises(NotImplementedError, match="allow_int=True"):
+            t(jnp.sum, allow_int=True)
+        with pytest.raises(NotImplementedError, match="holomorphic=True"):
+            t(jnp.sum, holomorphic=True)
+    np.testing.assert_array_equal(srcjax.grad(jnp.sum, allow_int=False)(x), [1.0, 1.0])
+    with pytest.raises(TypeError) as info:
+        srcjax.grad(_int_leaf_loss)({"a": x, "n": 3})
+    assert "set allow_int to True" not in str(info.value)

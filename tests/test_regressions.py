@@ -3155,3 +3155,26 @@ def test_list_read_then_changed_in_place_keeps_its_gradient():
     assert srcjax.grad(_read_then_append)(1.0) == pytest.approx(1.0)
     assert srcjax.grad(_read_then_pop)(1.0) == pytest.approx(9.0)  # d/dx (4 x^2 + x)
     assert srcjax.jit(_read_then_pop)(1.0) == pytest.approx(5.0)
+
+
+_F64_DATA = np.ones((5, 3))
+
+
+def _tanh_dot_f64_data(w):
+    return jnp.sum(jnp.tanh(jnp.dot(_F64_DATA, w)))
+
+
+def _sum_in_float16(x):
+    return jnp.sum(jnp.sum(x, dtype=jnp.float16))
+
+
+def test_gradient_has_its_primals_dtype():
+    """User E F11: with float64 data captured (x64 on here, or off) a float32
+    parameter's gradient came back float64; sum(dtype=float16) gave float16."""
+    w = np.zeros(3, np.float32)
+    for g in (srcjax.grad(_tanh_dot_f64_data), srcjax.jit(srcjax.grad(_tanh_dot_f64_data))):
+        got = g(w)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, [5.0, 5.0, 5.0])
+    got = srcjax.grad(_sum_in_float16)(np.ones(3, np.float32))
+    assert got.dtype == np.float32 and list(got) == [1.0, 1.0, 1.0]

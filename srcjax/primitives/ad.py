@@ -612,13 +612,19 @@ def _project_real(g, x):
     """The gradient of input ``x`` from its accumulated cotangent ``g``: the real
     part when ``x`` is real and ``g`` complex (a complex intermediate on the path:
     JAX's convention, where converting a real value to complex transposes to
-    taking the real part), else ``g`` itself. Containers leaf by leaf."""
+    taking the real part), else ``g`` itself; a floating ``g`` takes the floating
+    dtype of ``x`` (JAX: a gradient has its primal's dtype, even when float64 data
+    or a ``dtype=float16`` reduction widened or narrowed the cotangent on the way).
+    Containers leaf by leaf."""
     t = type(g)
-    if t in _REAL_SCALARS or (t is np.ndarray and g.dtype.kind != "c"):
+    if t is type(x) and t in _REAL_SCALARS:
         return g  # the common case, first (it ends every gradient: W3 per-call cost)
     d = getattr(g, "dtype", None)
     if d is not None:
         if d.kind != "c":
+            dx = getattr(x, "dtype", None)
+            if dx is not None and dx != d and dx.kind == "f" and d.kind == "f":
+                return np.asarray(g).astype(dx)[()] if t is not np.ndarray else g.astype(dx)
             return g
         dx = getattr(x, "dtype", None)
         if dx.kind == "c" if dx is not None else isinstance(x, complex):
