@@ -3178,3 +3178,34 @@ def test_gradient_has_its_primals_dtype():
         np.testing.assert_allclose(got, [5.0, 5.0, 5.0])
     got = srcjax.grad(_sum_in_float16)(np.ones(3, np.float32))
     assert got.dtype == np.float32 and list(got) == [1.0, 1.0, 1.0]
+
+
+def _loop_var_rebinds_param(x):
+    y = x * 2.0
+    for x in range(3):  # noqa: B020 (the point of the test)
+        pass
+    return y * x
+
+
+def _loop_var_rebinds_local(x, n):
+    i = x * 2.0
+    for i in range(n):
+        x = x * 1.1
+    return x * i
+
+
+def test_range_loop_variable_rebinding_a_differentiable_name():
+    """User E F4: `for x in range(3)` rebinding a name that held a differentiable
+    value kept its old derivative (grad and jvp 6.6 instead of 4.0)."""
+    assert srcjax.grad(_loop_var_rebinds_param)(1.3) == pytest.approx(4.0)
+    assert srcjax.jvp(_loop_var_rebinds_param, (1.3,), (1.0,))[1] == pytest.approx(4.0)
+    assert srcjax.grad(_loop_var_rebinds_local)(1.3, 3) == pytest.approx(2 * 1.1**3)
+    assert srcjax.jvp(lambda x: _loop_var_rebinds_local(x, 3), (1.3,), (1.0,))[1] == pytest.approx(
+        2 * 1.1**3
+    )
+    # zero trips: the name keeps its value, and its derivative (2 x * 2)
+    assert srcjax.grad(_loop_var_rebinds_local)(1.3, 0) == pytest.approx(4 * 1.3)
+    got = srcjax.vmap(srcjax.grad(_loop_var_rebinds_local), in_axes=(0, None))(
+        np.array([1.3, 1.0]), 3
+    )
+    np.testing.assert_allclose(got, [2 * 1.1**3] * 2)

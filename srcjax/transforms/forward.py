@@ -136,6 +136,11 @@ class Forward:
             return [s]
         if isinstance(s, (gast.While, gast.For)):
             s.body = self.block(s.body) or [gast.Pass()]
+            if isinstance(s, gast.For) and s.target.id in self.active:
+                # `for x in range(3)` rebinds a differentiable x to ints: no tangent
+                t = s.target.id
+                zero = N.assign(self.dot(t), N.call("ad.zeros_like", [N.name(t)]))
+                s.body.insert(0, self._at(zero, s))
             return [s]
         return [s]
 

@@ -600,6 +600,19 @@ class Reverse:
             out.append(_Restore(s.sj_count, s, s.sj_in_loop, s.sj_in_loop))
         else:
             out.append(_Restore(s.target.id, s, s.sj_in_loop, s.target.id in defined))
+            if s.target.id in state and s.target.id in defined:
+                # `for x in range(3)` rebound a differentiable x: when the loop ran,
+                # the x before it (restored above) did not reach the output this way
+                t = s.target.id
+                rng = s.iter.args[0] if _is_reversed(s.iter) else s.iter
+                ran = gast.Compare(
+                    left=N.call(N.name("len"), [N.clone(rng)]),
+                    ops=[gast.Gt()],
+                    comparators=[N.const(0)],
+                )
+                kill = N.assign(self.bar(t), self.zero_for(t, t in must))
+                out.append(self._at(gast.If(test=ran, body=[kill], orelse=[]), s))
+                self._collect_reads([rng, N.name(t)])
         return out
 
     # ------------------------------------------------------------------ forward sweep
