@@ -43,8 +43,16 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import TransformValueError
 from ..frontend import nodes as N
+from .ad import _getitem as _ad_getitem
+from .ad import _index_adjoint as _ad_index_adjoint
 from .ad import _unbroadcast as _ad_unbroadcast
-from .control import _class_kind, class_map, tree_slice_adjoint
+from .control import (
+    _batched_getitem,
+    _batched_getitem_adjoint,
+    _class_kind,
+    class_map,
+    tree_slice_adjoint,
+)
 from .creation import _dtype_or
 from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
@@ -74,8 +82,9 @@ def _canon_scalar(x):
 def _batch_broadcast(x, size, axis=0):
     """``x`` repeated along a new axis ``axis`` of length ``size`` (a read-only
     view); containers leaf by leaf, ``None`` stays ``None``. Python scalars become
-    arrays of JAX's default dtypes."""
-    if x is None or isinstance(x, str):
+    arrays of JAX's default dtypes. Slices and ``...`` (parts of an index tuple)
+    stay as they are."""
+    if x is None or x is Ellipsis or isinstance(x, (str, slice)):
         return x
     if isinstance(x, dict):
         return {k: _batch_broadcast(v, size, axis) for k, v in x.items()}
@@ -702,51 +711,142 @@ def _batch_perm(axes, ndim):
 batch_perm = _reg("ad.batch_perm", _batch_perm, differentiable=False)
 
 
-def _batch_index(idx, ndim=None):
-    """``x[idx]`` per example as an index of the batched ``x``: ``(:, *idx)``."""
-    if isinstance(idx, tuple):
-        return (slice(None),) + idx
-    return (slice(None), idx)
+def _is_separator(p):
+    return p is None or p is Ellipsis or isinstance(p, slice)
+
+
+def _is_index_array(p):
+    """Whether index part ``p`` is an array (or boolean) index: one that makes
+    NumPy treat the integers of the same index as advanced too."""
+    if _is_separator(p) or isinstance(p, (int, np.integer)) and not isinstance(p, bool):
+        return False
+    a = np.asarray(p)
+    return a.ndim > 0 or a.dtype == np.bool_
+
+
+def _batch_index(idx, size):
+    """``x[idx]`` per example as an index of the batched ``x`` (batch axis 0).
+
+    Usually ``(:, *idx)``. But when ``idx``'s advanced indices (arrays, boolean
+    masks, and integers next to them) are separated by a slice, ``...`` or
+    ``None``, NumPy moves their broadcast dims to the front of the result, in
+    front of a leading ``:``'s batch axis too. The batch axis is then an advanced
+    index itself, an ``arange`` broadcast against the others, so the result is
+    ``(batch, *advanced dims, *rest)`` as each example's is ``(*advanced dims,
+    *rest)``; every user of the index (reads, ``.at`` updates, adjoints) sees the
+    same layout."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if any(_is_index_array(p) for p in parts):
+        pos = [k for k, p in enumerate(parts) if not _is_separator(p)]
+        if pos[-1] - pos[0] + 1 != len(pos):
+            nd = max(
+                1 if np.asarray(parts[k]).dtype == np.bool_ else np.ndim(parts[k]) for k in pos
+            )
+            return (np.arange(size).reshape((size,) + (1,) * nd),) + parts
+    return (slice(None),) + parts
 
 
 batch_index = _reg("ad.batch_index", _batch_index, differentiable=False)
 
 
+_LEADING_SEPARATOR = (
+    "vmap: indexing with a per-example index array after a slice, `...` or `None` "
+    "(as in x[:, i]) is not supported"
+)
+_LEADING_SEPARATOR_HINT = (
+    "move the indexed axis to the front first (jnp.moveaxis(x, k, 0)[i]), or use "
+    "jnp.take(x, i, axis=k)"
+)
+
+
 def _gather_index(idx, batched, size, x_batched=True):
     """``x[idx]`` per example where some index parts differ between examples:
-    ``batched`` flags each part of the tuple ``idx`` (all parts integer arrays or
-    ints); the batch coordinate is an ``arange`` broadcast against them."""
+    ``batched`` flags each part of the tuple ``idx`` (integer arrays or ints;
+    slices, ``None`` and ``...`` are allowed after the first array index, or
+    between array indices, where NumPy puts the broadcast index dims first for
+    every example); the batch coordinate is an ``arange`` broadcast against them."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     # one flag for the whole tuple applies to every part (zip would drop the rest)
     flags = batched if isinstance(batched, tuple) else (batched,) * len(parts)
-    if any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts):
-        raise NotImplementedError(
-            "vmap: indexing with a batched index mixed with slices is not supported"
-        )
-    arrs = [np.asarray(p) for p in parts]
-    if any(a.dtype == np.bool_ for a, f in zip(arrs, flags) if f):
-        # JAX: NonConcreteBooleanIndexError (the result's shape would differ per example)
-        raise IndexError(
-            "vmap: indexing with a boolean mask that differs between examples is not "
-            "supported (each example would select a different number of elements); "
-            "use jnp.where(mask, x, 0)"
-        )
-    bnd = max(a.ndim for a, f in zip(arrs, flags) if f)
-    fixed = []
-    for a, f in zip(arrs, flags):
-        if f:
-            fixed.append(_lift(a, bnd - 1, 1))
-        else:
-            fixed.append(a)
+    expanded = []
+    for p, f in zip(parts, flags):
+        if _is_separator(p):
+            expanded.append((p, False))
+            continue
+        a = np.asarray(p)
+        if a.dtype == np.bool_:
+            if f:
+                # JAX: NonConcreteBooleanIndexError (the shape would differ per example)
+                raise IndexError(
+                    "vmap: indexing with a boolean mask that differs between examples is "
+                    "not supported (each example would select a different number of "
+                    "elements); use jnp.where(mask, x, 0)"
+                )
+            expanded.extend((n, False) for n in np.nonzero(a))  # NumPy's own reading
+            continue
+        expanded.append((a, f))
+    pos = [k for k, (p, f) in enumerate(expanded) if not _is_separator(p)]
+    if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
+        # the index dims stay where the first array index is, behind the separators:
+        # the batch axis would have to move there
+        raise NotImplementedError(_LEADING_SEPARATOR + "; hint: " + _LEADING_SEPARATOR_HINT)
+    nd = max(np.ndim(p) - f for p, f in expanded if not _is_separator(p))
+    fixed = tuple(_lift(p, nd, 1) if f else p for p, f in expanded)
     if not x_batched:
-        return tuple(fixed)
-    ar = np.arange(size).reshape(
-        (size,) + (1,) * (bnd - 1 + max(0, max(a.ndim for a in fixed) - bnd))
-    )
-    return (ar,) + tuple(fixed)
+        return fixed
+    return (np.arange(size).reshape((size,) + (1,) * nd),) + fixed
 
 
 gather_index = _reg("ad.gather_index", _gather_index, differentiable=False)
+
+
+def _bgetitem(x, idx):
+    """``x[idx]`` per example, for an unbatched index, when ``x`` may be a
+    container of batched values the analysis did not see (indexed as is) or a
+    batched array (indexed with :func:`_batch_index`)."""
+    if isinstance(x, (tuple, list, dict)):
+        return _batched_getitem(x, idx)
+    return _ad_getitem(x, _batch_index(idx, np.shape(x)[0]))
+
+
+def _bgetitem_adjoint(ct, x, idx):
+    """Transpose of :func:`_bgetitem` in ``x``."""
+    if isinstance(x, (tuple, list, dict)):
+        return _batched_getitem_adjoint(ct, x, idx)
+    return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]))
+
+
+bgetitem = _reg("ad.bgetitem", _bgetitem)
+bgetitem_adjoint = _reg("ad.bgetitem_adjoint", _bgetitem_adjoint)
+bgetitem.kind = "structural"
+
+
+def _bgetitem_vjp(g, ans, x, idx):
+    return bgetitem_adjoint(g, x, idx)
+
+
+def _bgetitem_jvp(t, ans, x, idx):
+    return bgetitem(t, idx)
+
+
+def _bgetitem_adjoint_vjp(g, ans, ct, x, idx):
+    return bgetitem(g, idx)
+
+
+def _bgetitem_adjoint_jvp(t, ans, ct, x, idx):
+    return bgetitem_adjoint(t, x, idx)
+
+
+bgetitem.def_vjp(_bgetitem_vjp)
+bgetitem.def_jvp(_bgetitem_jvp)
+bgetitem_adjoint.def_vjp(ct=_bgetitem_adjoint_vjp)
+bgetitem_adjoint.def_jvp(ct=_bgetitem_adjoint_jvp)
+_BGETITEM_INDICES = [1, (np.array([1, 0]), slice(None), np.array([0, 2])), (np.array([2, 0]), 1)]
+bgetitem.samples = lambda rng: [((rng.normal(size=(2, 3, 4, 3)), i), {}) for i in _BGETITEM_INDICES]
+bgetitem_adjoint.samples = lambda rng: [
+    ((rng.normal(size=np.shape(_bgetitem(x, i))), x, i), {})
+    for x, i in ((rng.normal(size=(2, 3, 4, 3)), i) for i in _BGETITEM_INDICES)
+]
 
 
 def _example_size(x):
@@ -1670,16 +1770,47 @@ def _index_parts(idx):
     return list(idx.elts) if isinstance(idx, gast.Tuple) else [idx]
 
 
+def _basic_part(p):
+    """Whether an index part is statically a slice, an int, ``None`` or ``...``
+    (no array: with such parts only, a leading ``:`` batches the index)."""
+    if isinstance(p, gast.Slice):
+        return True
+    if isinstance(p, gast.UnaryOp) and isinstance(p.op, gast.USub):
+        p = p.operand
+    if isinstance(p, gast.Constant):
+        return not isinstance(p.value, bool) and (
+            p.value is None or p.value is Ellipsis or isinstance(p.value, int)
+        )
+    return False
+
+
+def _int_part(p):
+    if isinstance(p, gast.UnaryOp) and isinstance(p.op, gast.USub):
+        p = p.operand
+    return (
+        isinstance(p, gast.Constant) and isinstance(p.value, int) and not isinstance(p.value, bool)
+    )
+
+
 def _batched_index(c, idx, x_batched):
     """The index of the batched array for per-example index ``idx``."""
     parts = _index_parts(idx)
     flags = [c.bp.is_batched(p) for p in parts]
     if not any(flags):
-        if _static_index(idx):
+        if all(_basic_part(p) for p in parts):
             return _prepend_colon(idx)
-        if isinstance(idx, gast.Tuple):
-            return _prepend_colon(idx)
-        return N.call("ad.batch_index", [N.index_value(idx)])
+        # an array among the parts may move the advanced dims to the front:
+        # decided at run time (ad.batch_index)
+        return N.call("ad.batch_index", [N.index_value(idx), c.size])
+    seps = [isinstance(p, gast.Slice) or _basic_part(p) and not _int_part(p) for p in parts]
+    kept = [k for k, sep in enumerate(seps) if not sep]
+    if (
+        seps[0]
+        and kept[-1] - kept[0] + 1 == len(kept)
+        and all(f or _int_part(p) for p, f, sep in zip(parts, flags, seps) if not sep)
+    ):
+        # known now (else ad.gather_index raises the same when it runs)
+        raise c.error(_LEADING_SEPARATOR, _LEADING_SEPARATOR_HINT)
     return N.call(
         "ad.gather_index",
         [
@@ -1705,7 +1836,7 @@ def _getitem(c):
         # x might be a container of batched values that the analysis did not see
         # (a tangent tuple built in a loop, a gradient dict indexed by a key from a
         # loop): decide at run time
-        return N.call("ad.batched_getitem", [x, N.index_value(idx)])
+        return N.call("ad.bgetitem", [x, N.index_value(idx)])
     return gast.Subscript(value=x, slice=_batched_index(c, idx, xb), ctx=gast.Load())
 
 
@@ -1781,7 +1912,7 @@ def _index_adjoint(c):
         # x may be a tuple the analysis did not see (a custom_vjp's outputs, a
         # captured list of layers indexed by a loop variable): decide at run
         # time, as ad.tree_index_adjoint does
-        return N.call("ad.batched_getitem_adjoint", [g, x, N.index_value(idx)])
+        return N.call("ad.bgetitem_adjoint", [g, x, N.index_value(idx)])
     return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True))])
 
 
@@ -1802,7 +1933,7 @@ def _tree_index_adjoint(c):
     if not c.bp.is_batched(idx) and (_static_index(idx) or isinstance(idx, gast.Name)):
         # x may be a container the analysis did not see (a loop carry, a value
         # taken out of a container): decide at run time, as ad.getitem does
-        return N.call("ad.batched_getitem_adjoint", [ct, x, N.index_value(idx)])
+        return N.call("ad.bgetitem_adjoint", [ct, x, N.index_value(idx)])
     idx = N.index_value(_batched_index(c, idx, True))
     return N.call("ad.index_adjoint", [ct, x, idx])
 

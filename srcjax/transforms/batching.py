@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import gast
 
-from ..errors import TransformValueError
+from ..errors import Location, TransformValueError
 from ..frontend import nodes as N
 from ..frontend.normalize import Namer, Normalized, Op
 from ..primitives import registry
@@ -152,6 +152,16 @@ class BatchCall:
     @property
     def size(self) -> Any:
         return N.name(self.bp.size_name)
+
+    def error(self, message: str, hint: Optional[str] = None) -> TransformValueError:
+        """An error about this call, located at its line (the user's, or the line
+        of the generated file it comes from, which names the user's)."""
+        filename = getattr(self.origin, "sj_file", None)
+        lineno = getattr(self.origin, "lineno", None)
+        loc = None
+        if filename is not None and lineno is not None:
+            loc = Location(filename, lineno, getattr(self.origin, "col_offset", 0) or 0)
+        return TransformValueError(message, loc, hint)
 
     # -- building --------------------------------------------------------------
     def let(self, base: str, expr: Any) -> Any:
