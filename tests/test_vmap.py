@@ -802,3 +802,30 @@ def test_vmap_of_per_example_index_arrays_with_slices():
         srcjax.errors.TransformValueError, match=r"test_vmap.py:\d+:\d+: vmap: .*x\[:, i\]"
     ):
         vmap(_column_pick)(X, idx)
+
+
+def _sum_plus_prod(x):
+    return jnp.sum(x) + jnp.prod(x) + jnp.sum(jnp.prod(x * 2.0, axis=0))
+
+
+def test_vmap_grad_of_prod_is_vectorized_and_keeps_float32():
+    """User E F10: vmap(grad) of jnp.prod looped over the examples (ad.prod_others
+    had no batching rule) and came out float64 for float32 inputs."""
+    X = np.array([[[0.3, -1.2, 2.0], [0.6, 0.0, 4.0]], [[1.5, 2.0, -0.5], [0.0, 0.0, 1.0]]])
+    X = X.astype(np.float32)
+    per_ex = vmap(srcjax.grad(_sum_plus_prod))
+    text = srcjax.source(per_ex, X)
+    assert "loop over the examples" not in text, text
+    # d/dx_ij: 1 + prod of the others + 2 * 2 * (the other row's x in column j)
+    want = []
+    for x in X.astype(np.float64):
+        g = np.ones_like(x)
+        for k in np.ndindex(*x.shape):
+            g[k] += np.prod(np.delete(x.ravel(), np.ravel_multi_index(k, x.shape)))
+            g[k] += 4.0 * x[1 - k[0], k[1]]
+        want.append(g)
+    for fn in (per_ex, srcjax.jit(per_ex)):
+        got = fn(X)
+        assert got.dtype == np.float32, got.dtype
+        close(got, np.stack(want))
+    assert vmap(vmap(srcjax.grad(_sum_plus_prod)))(X[None]).dtype == np.float32

@@ -1405,6 +1405,9 @@ for _n in (
 for _n in ("jnp.max", "jnp.min"):
     REGISTRY[_n].def_batch(_axis_rule("x"))
 
+# d prod / dx (jnp.prod's derivatives): the product of the others in each group
+_def(["ad.prod_others"], _axis_rule("x"))
+
 
 def _logsumexp(c):
     ok, rs = c.static("return_sign")
