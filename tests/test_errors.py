@@ -169,3 +169,28 @@ def test_jax_grad_options_are_accepted_at_their_defaults():
     with pytest.raises(TypeError) as info:
         srcjax.grad(_int_leaf_loss)({"a": x, "n": 3})
     assert "set allow_int to True" not in str(info.value)
+
+
+def _or_value(x):
+    b = x < 0.0 or x * 2.0
+    return b * 1.0
+
+
+def _and_condition(x):
+    if x > 0.0 and x < 2.0:
+        return x * 3.0
+    return x
+
+
+def test_value_of_and_or_on_a_differentiated_path_is_an_error():
+    """User E F5: the derivative through the value of `x < 0 or 2 * x` was
+    silently 0 (JAX raises too); `and`/`or` in conditions still work."""
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="and/or") as info:
+        srcjax.grad(_or_value)(0.7)
+    assert "test_errors.py" in str(info.value)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError):
+        srcjax.jvp(_or_value, (0.7,), (1.0,))
+    assert srcjax.grad(_and_condition)(0.5) == 3.0
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.grad(_and_condition))(np.array([0.5, 3.0], np.float32)), [3.0, 1.0]
+    )

@@ -1474,7 +1474,13 @@ class Normalizer:
             return self.simple(gast.BoolOp(op=gast.And(), values=parts), target)
         if isinstance(e, gast.BoolOp):
             vals = [self.atom(v) for v in e.values]
-            return gast.BoolOp(op=e.op, values=vals), Op("inactive", what="boolean operator")
+            # `x < 0 or 2 * x` is one of its operands: on a differentiated path it
+            # is an error (JAX's too), never a silent zero derivative
+            return gast.BoolOp(op=e.op, values=vals), Op(
+                "unknown",
+                elts=[v for v in vals if isinstance(v, gast.Name)],
+                what="and/or",
+            )
         if isinstance(e, gast.IfExp):
             t = target or self.temp("select")
             test = self.atom(e.test, base="cond", force_name=True)
