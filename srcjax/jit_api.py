@@ -61,7 +61,7 @@ from .api import Transformed, _as_f32, _kind
 from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
-from .frontend.normalize import normalize
+from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
 
@@ -289,11 +289,21 @@ class _Jit(Transformed):
                     if fn is not None:
                         cargs = args
             if fn is not None:
-                out = fn(*cargs)
-                ckwargs = kwargs
+                if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+                    fn = None  # a helper it inlined was redefined: the general path
+                else:
+                    out = fn(*cargs)
+                    ckwargs = kwargs
         if fn is None:
             key, cargs, ckwargs = self._key(args, kwargs)
             fn = self._specs.get(key)
+            if fn is not None and fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+                # a user function inlined into this specialization was redefined
+                # (a notebook cell run again): specialize again, as grad does
+                with self._build_lock:
+                    if self._specs.get(key) is fn:
+                        del self._specs[key]
+                fn = None
             if fn is None:
                 fn = self._specialize(key, cargs, ckwargs)
             out = fn(*cargs, **ckwargs)
@@ -339,6 +349,9 @@ class _Jit(Transformed):
             kinds = tuple(_kind(a) for a in fb) + kinds
             bkw = dict(getattr(self.fun, "_bound_kwargs", None) or {})
             target, bargs = self.fun._generated(kinds), fb
+            inner = getattr(target, "__srcjax_deps__", ())
+            if inner and not dependencies_valid(inner) and hasattr(self.fun, "_rebuild"):
+                target = self.fun._rebuild(kinds)
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
@@ -415,9 +428,12 @@ class _Jit(Transformed):
             if fn.__kwdefaults__:
                 fn.__kwdefaults__ = {renamed.get(k, k): v for k, v in fn.__kwdefaults__.items()}
             fn = _keywords_renamed(fn, renamed)
+        # the user functions inlined (here, or into the transform jit wraps): a
+        # redefinition invalidates this specialization
+        deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
         if bargs or bkw:
-            fn2 = functools.partial(fn, *bargs, **bkw)
-            return fn2, text
+            fn = functools.partial(fn, *bargs, **bkw)
+        fn.__srcjax_deps__ = deps
         return fn, text
 
 

@@ -762,3 +762,23 @@ def test_jit_and_grad_of_a_callable_object():
     np.testing.assert_allclose(srcjax.grad(_Scale(4.0))(1.5), 4.0)
     with pytest.raises(TypeError, match="callable"):
         jit(3)
+
+
+def test_jit_sees_a_redefined_helper_as_grad_does():
+    """User E F22: jit kept its inlined copy of a global helper after the helper
+    was redefined (3.0 where Python and grad give 11.0 / 10.0)."""
+    import helpers_redefine as m
+
+    old = m.act
+    j = jit(m.user)
+    jg = jit(srcjax.grad(m.user))
+    x = np.float32(1.0)
+    try:
+        assert j(x) == 3.0 and jg(x) == 2.0 and j(1.0) == 3.0
+        m.act = lambda y: y * 10.0  # rebind the global
+        assert j(x) == 11.0 and j(1.0) == 11.0  # (general and one-argument fast paths)
+        assert jg(x) == 10.0
+        assert j._cache_size() == 2  # re-specialized in place, not added
+    finally:
+        m.act = old
+    assert j(x) == 3.0
