@@ -3209,3 +3209,24 @@ def test_range_loop_variable_rebinding_a_differentiable_name():
         np.array([1.3, 1.0]), 3
     )
     np.testing.assert_allclose(got, [2 * 1.1**3] * 2)
+
+
+def _return_inside_while(x):
+    while x < 3.0:
+        x = x * 1.5 + 0.1
+        if x > 2.0:
+            return x * 2.0
+    return x
+
+
+def _sum_vmapped_return_inside_while(z):
+    return jnp.sum(srcjax.vmap(_return_inside_while)(z))
+
+
+def test_grad_of_vmap_with_an_early_return_inside_a_while():
+    """User E F1: grad of a vmapped function whose `while` holds an early return
+    crashed (None + None: the placeholder `result = None` had no cotangent)."""
+    xs = np.array([0.5, 1.6], np.float32)
+    want = [2 * 1.5**3, 2 * 1.5]  # 0.5 loops three times, 1.6 once, then returns 2x
+    np.testing.assert_allclose(srcjax.grad(_sum_vmapped_return_inside_while)(xs), want, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(_return_inside_while))(xs), want, rtol=1e-6)

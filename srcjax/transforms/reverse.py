@@ -108,6 +108,8 @@ class Reverse:
                             for it in v if isinstance(v, list) else [v]:
                                 if isinstance(it, gast.Name) and it.id in self.containers:
                                     self.containers.add(t)
+                                if isinstance(it, gast.Name) and it.id in self.maybe:
+                                    self.maybe.add(t)  # (and holes: None stays None)
                     if op.prim.public in (
                         "ad.getitem",
                         "ad.setitem",
@@ -120,6 +122,10 @@ class Reverse:
                         if isinstance(x, gast.Name) and x.id in self.maybe:
                             self.maybe.add(t)
                 elif op.kind == "copy":
+                    if any(isinstance(v, gast.Constant) and v.value is None for v in op.elts):
+                        # `result = None` (vmap's placeholder for a value set in a
+                        # loop): a hole whose cotangent may stay None
+                        self.maybe.add(t)
                     if any(n in self.active for n in op.operand_names()):
                         self.active.add(t)
                     if any(n in self.containers for n in op.operand_names()):
