@@ -194,3 +194,21 @@ def test_value_of_and_or_on_a_differentiated_path_is_an_error():
     np.testing.assert_array_equal(
         srcjax.vmap(srcjax.grad(_and_condition))(np.array([0.5, 3.0], np.float32)), [3.0, 1.0]
     )
+
+
+def _closures_in_a_list(x):
+    fs = []
+    for i in range(3):
+
+        def g(y):
+            return y * i  # noqa: B023 (late binding, the point of the test)
+
+        fs.append(g)
+    return fs[0](x) + fs[1](x)
+
+
+def test_local_function_stored_in_a_list_is_a_clear_error():
+    """User E F8: under jit, a nested def appended to a list gave NameError from
+    the generated file; now an error at the user's line."""
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="stored in a list"):
+        srcjax.jit(_closures_in_a_list)(1.0)

@@ -3230,3 +3230,40 @@ def test_grad_of_vmap_with_an_early_return_inside_a_while():
     want = [2 * 1.5**3, 2 * 1.5]  # 0.5 loops three times, 1.6 once, then returns 2x
     np.testing.assert_allclose(srcjax.grad(_sum_vmapped_return_inside_while)(xs), want, rtol=1e-6)
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(_return_inside_while))(xs), want, rtol=1e-6)
+
+
+_ACTIVATIONS = {"tanh": jnp.tanh, "sin": jnp.sin}
+
+
+def _enumerate_from_one(x):
+    s = 0.0
+    for i, v in enumerate([x, x * x], start=1):
+        s = s + i * v
+    return s
+
+
+def _enumerate_from_two(x):
+    s = 0.0
+    for i, v in enumerate([x, x * x], 2):
+        s = s + i * v
+    return s
+
+
+def _table_activation(x):
+    return _ACTIVATIONS["tanh"](x) * 2.0
+
+
+def test_enumerate_start_and_function_tables():
+    """User E F7: enumerate(xs, start=1) crashed under grad/jit (no len of an
+    enumerate); F9: ACTIVATIONS["tanh"](x), a module-level table of functions,
+    had 'no derivative rule'."""
+    assert srcjax.grad(_enumerate_from_one)(1.3) == pytest.approx(1 + 4 * 1.3)
+    assert srcjax.jit(_enumerate_from_one)(1.3) == pytest.approx(1.3 + 2 * 1.3**2)
+    assert srcjax.grad(_enumerate_from_two)(1.3) == pytest.approx(2 + 6 * 1.3)
+    assert srcjax.grad(_table_activation)(0.5) == pytest.approx(2 * (1 - np.tanh(0.5) ** 2))
+    old = _ACTIVATIONS["tanh"]
+    try:  # a table entry rebound: the transform sees the new function
+        _ACTIVATIONS["tanh"] = jnp.sin
+        assert srcjax.grad(_table_activation)(0.5) == pytest.approx(2 * np.cos(0.5))
+    finally:
+        _ACTIVATIONS["tanh"] = old

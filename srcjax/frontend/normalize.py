@@ -123,6 +123,7 @@ class Op:
     elts: List[Any] = field(default_factory=list)
     target: Optional[str] = None  # the list for ``append``
     what: str = ""  # description for error messages
+    hint: Optional[str] = None  # what to do instead, for the error of an ``unknown``
 
     def __post_init__(self) -> None:
         if self.kind == "prim":
@@ -720,6 +721,24 @@ class Normalizer:
             if status == "local":
                 return "local", obj
             return status, None
+        if (
+            isinstance(expr, gast.Subscript)
+            and isinstance(expr.slice, gast.Constant)
+            and isinstance(expr.slice.value, (str, int))
+        ):
+            # ACTIVATIONS["tanh"](x): a function table that is a module constant
+            status, obj = self.resolve(expr.value)
+            if status == "found" and isinstance(obj, (dict, list, tuple)):
+                try:
+                    item = obj[expr.slice.value]
+                except (KeyError, IndexError, TypeError):
+                    return "dynamic", None
+                if callable(item) and not isinstance(item, type):
+                    if isinstance(obj, dict):  # rebinding the entry invalidates the code
+                        self.deps.append(("dict", obj, expr.slice.value, item))
+                    return "found", item
+            if status == "local":
+                return "local", obj
         return "dynamic", None
 
     def global_ref(self, node: Any) -> Any:
@@ -1128,7 +1147,15 @@ class Normalizer:
         if not (len(args) in nargs and (not kws or name in ("update", "sort"))):
             raise _unsupported(e, f"`.{name}` with these arguments", src=self.src)
         if name == "append":
-            self._append(x, self.atom(args[0]))
+            v = self.atom(args[0])
+            if isinstance(v, gast.Name) and v.id in self.local_fns:
+                raise UnsupportedSyntaxError(
+                    f"a function defined inside the transformed function (`{v.id}`) cannot "
+                    "be stored in a list (it is inlined where it is called, never made a value)",
+                    self.loc(e),
+                    "define it at module level, or call it directly",
+                )
+            self._append(x, v)
             return none
         if name == "extend":
             self.extend(x, args[0])
@@ -1297,10 +1324,20 @@ class Normalizer:
 
     def _iter_spec(self, it: Any) -> tuple:
         """("enumerate", inner) | ("zip", [specs]) | ("seq", atom) for a loop iterable."""
+        if isinstance(it, gast.Call) and it.keywords and len(it.args) == 1:
+            status, obj = self.resolve(it.func)
+            kws = {k.arg: k.value for k in it.keywords}
+            if status == "found" and obj is enumerate and set(kws) == {"start"}:
+                # enumerate(xs, start=1): the index plus start
+                start = self.atom(kws["start"], base="start")
+                return ("enumerate_from", (self._iter_spec(it.args[0]), start))
         if isinstance(it, gast.Call) and not it.keywords:
             status, obj = self.resolve(it.func)
             if status == "found" and obj is enumerate and len(it.args) == 1:
                 return ("enumerate", self._iter_spec(it.args[0]))
+            if status == "found" and obj is enumerate and len(it.args) == 2:
+                start = self.atom(it.args[1], base="start")
+                return ("enumerate_from", (self._iter_spec(it.args[0]), start))
             if status == "found" and obj is zip and it.args:
                 return ("zip", [self._iter_spec(a) for a in it.args])
             if status == "found" and obj is reversed and len(it.args) == 1:
@@ -1332,6 +1369,8 @@ class Normalizer:
         kind, val = spec
         if kind == "enumerate":
             return self._emit_len(val)
+        if kind == "enumerate_from":
+            return self._emit_len(val[0])
         if kind == "reversed":
             return val[1]
         n = self.temp("n")
@@ -1354,6 +1393,10 @@ class Normalizer:
             return gast.Subscript(value=N.clone(val), slice=N.name(idx), ctx=gast.Load())
         if kind == "enumerate":
             return gast.Tuple(elts=[N.name(idx), self._spec_item(val, idx)], ctx=gast.Load())
+        if kind == "enumerate_from":
+            inner, start = val
+            count = gast.BinOp(left=N.name(idx), op=gast.Add(), right=N.clone(start))
+            return gast.Tuple(elts=[count, self._spec_item(inner, idx)], ctx=gast.Load())
         if kind == "reversed":
             inner, n = val
             j = self.temp("j")
@@ -1727,7 +1770,13 @@ class Normalizer:
             # the callable is an operand too: calling a differentiated model object
             # (`model(x)`) must not count as a constant
             return N.call(fvar, args, kws), Op(
-                "unknown", elts=[fvar] + args + list(kws.values()), what=N.to_source(func)
+                "unknown",
+                elts=[fvar] + args + list(kws.values()),
+                what=N.to_source(func),
+                hint="this function is a value computed at run time (a call's result, a "
+                "list item, a parameter), whose source srcjax cannot see: call the function "
+                "by its name, or through a module-level table (TABLE['name'](x)), or wrap "
+                "it with srcjax.custom_vjp",
             )
         if status == "missing":
             raise _resolution_error(self, func)
@@ -1896,6 +1945,10 @@ class Normalizer:
             status, base = self.resolve(func.value)
             if status == "found":
                 self.deps.append(("attr", base, func.attr, obj))
+        elif isinstance(func, gast.Subscript) and isinstance(func.slice, gast.Constant):
+            status, table = self.resolve(func.value)
+            if status == "found" and isinstance(table, dict):
+                self.deps.append(("dict", table, func.slice.value, obj))
 
     def method_call(self, e: Any, target: Optional[str]) -> tuple:
         done = self.container_method(e, target)

@@ -170,7 +170,7 @@ class Forward:
             return [s, self._at(N.assign(tdot, push), s)]
         if op.kind == "unknown":
             if any(n in self.active for n in op.operand_names()):
-                raise self._no_rule(s, op.what or N.to_source(s.value))
+                raise self._no_rule(s, op.what or N.to_source(s.value), op.hint)
             return [s, zero]
         # a primitive
         prim = op.prim

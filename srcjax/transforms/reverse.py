@@ -382,7 +382,7 @@ class Reverse:
                     contribs.append((v.id, N.call("ad.part", args)))
         elif kind == "unknown":
             if any(n in self.active for n in op.operand_names()):
-                raise self._no_rule(s, op, op.what or N.to_source(s.value))
+                raise self._no_rule(s, op, op.what or N.to_source(s.value), op.hint)
         elif kind == "prim":
             prim = op.prim
             if not prim.differentiable:
