@@ -748,6 +748,20 @@ class Normalizer:
             renamed = self._shadowing_global(node.id)
             if renamed is not None:
                 return N.name(renamed)
+        if (
+            isinstance(node, gast.Name)
+            and node.id in self.src.closure
+            and self.src.closure is not self.root_closure
+            and node.id not in self.root_closure
+        ):
+            # a closure cell of an inlined function that the transformed function
+            # does not close over itself (upd's `idx` in `def loss: upd(x)`): its
+            # value, read now, as other names of inlined code are
+            status, obj = self.lookup_global(node.id)
+            if status == "found":
+                new = self.namer.fresh(node.id)
+                self.bindings[new] = obj
+                return N.name(new)
         if self.src.globals is self.root_globals or not isinstance(node, gast.Name):
             return node
         status, obj = self.lookup_global(node.id)
