@@ -72,3 +72,27 @@ def test_source_keeps_real_line_numbers():
     import inspect
 
     assert src.node.lineno == inspect.getsourcelines(test_builtin_has_no_source)[1]
+
+
+def _cache_probe(x):
+    return x * 3.0
+
+
+def test_unusable_cache_directory_falls_back_with_a_warning(monkeypatch, tmp_path):
+    """User E F21: SRCJAX_CACHE_DIR that cannot be created (or a read-only home)
+    made every transform fail with NotADirectoryError from internals."""
+    import warnings
+
+    import srcjax
+    from srcjax.codegen import cache
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(blocker / "sub"))
+    monkeypatch.setattr(cache, "_FALLBACK", {})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = srcjax.grad(_cache_probe)(1.0)
+    assert g == 3.0
+    assert any("SRCJAX_CACHE_DIR" in str(w.message) for w in caught)
+    assert "srcjax-" in cache.cache_dir()

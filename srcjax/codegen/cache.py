@@ -19,6 +19,10 @@ __all__ = ["cache_dir", "write_source"]
 _DIR = None
 
 
+#: unusable cache directory -> the temporary one used instead (made once)
+_FALLBACK: dict = {}
+
+
 def cache_dir() -> str:
     """The cache directory (created 0700 on first use)."""
     global _DIR
@@ -29,13 +33,34 @@ def cache_dir() -> str:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = os.path.join(base, "srcjax")
     if _DIR != path or not os.path.isdir(path):
-        os.makedirs(path, mode=0o700, exist_ok=True)
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            if not os.access(path, os.W_OK):
+                raise PermissionError(f"{path} is not writable")
+        except OSError as exc:
+            # (a read-only home on a cluster node, a mistyped SRCJAX_CACHE_DIR):
+            # a private temporary directory instead, with a warning naming why
+            import tempfile
+            import warnings
+
+            fallback = _FALLBACK.get(path)
+            if fallback is None:
+                fallback = _FALLBACK[path] = tempfile.mkdtemp(prefix="srcjax-")  # 0700
+                warnings.warn(
+                    f"srcjax: cannot use the cache directory {path!r} ({exc}); generated "
+                    f"code goes to {fallback!r} for this process. Set SRCJAX_CACHE_DIR to "
+                    "a writable directory.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            _DIR = path
+            return fallback
         try:
             os.chmod(path, 0o700)
         except OSError:  # pragma: no cover - not our directory
             pass
         _DIR = path
-    return path
+    return _FALLBACK.get(path, path)
 
 
 def _digest(text: str) -> str:
