@@ -3287,3 +3287,20 @@ def test_inlined_helper_reads_its_own_closure():
     reading a variable of the enclosing function that loss itself does not
     use gave NameError: name 'idx' is not defined in the generated code."""
     np.testing.assert_allclose(_grad_through_nested_helpers_with_closures(), [18.0] * 3)
+
+
+def test_branch_behind_a_false_module_flag_is_not_transformed():
+    """User E F25: a branch behind a module-level False flag was still transformed
+    and failed with a meaningless message; it is skipped, and rebinding the flag
+    transforms the function again."""
+    import helpers_flag as m
+
+    assert srcjax.grad(m.flagged)(0.5) == pytest.approx(2 * np.cos(1.5))
+    assert srcjax.jit(m.flagged)(0.5) == pytest.approx(2 * np.sin(1.5))
+    m.USE_OTHER = True
+    try:
+        with pytest.raises(Exception, match="nonexistent_function"):
+            srcjax.grad(m.flagged)(0.5)
+    finally:
+        m.USE_OTHER = False
+    assert srcjax.grad(m.flagged)(0.5) == pytest.approx(2 * np.cos(1.5))

@@ -846,6 +846,13 @@ class Normalizer:
                 return
             self.expr_statement(s.value)
         elif isinstance(s, gast.If):
+            known = self._static_truth(s.test)
+            if known is not None:
+                # `if USE_FAST_PATH:` on a module constant: only the branch taken
+                # is transformed (the other may call what srcjax cannot read)
+                for st in s.body if known else s.orelse:
+                    self.stmt(st)
+                return
             test = self.atom(s.test, base="cond", force_name=True)
             body = self.block(s.body)
             orelse = self.block(s.orelse)
@@ -1945,6 +1952,21 @@ class Normalizer:
             node = N.call(prim.public, [x, N.name(dname)])
             return node, Op("prim", prim=prim, bound=_bind(prim, x, N.name(dname)))
         return None
+
+    def _static_truth(self, test: Any) -> Optional[bool]:
+        """The truth of an ``if`` test that is a module-level or closed-over flag
+        (a bool or None, possibly under ``not``), else None. The flag is recorded
+        as a dependency: rebinding it transforms the function again."""
+        negate = False
+        while isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+            negate, test = not negate, test.operand
+        if not isinstance(test, (gast.Name, gast.Attribute)):
+            return None
+        status, obj = self.resolve(test)
+        if status != "found" or not (obj is None or isinstance(obj, bool)):
+            return None
+        self._record_dependency(test, obj)
+        return bool(obj) != negate
 
     def _record_dependency(self, func: Any, obj: Any) -> None:
         """Remember where an inlined callee came from, so a redefinition (the usual
