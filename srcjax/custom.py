@@ -157,7 +157,16 @@ class custom_jvp(_Custom):
         diff = self._diff_params()
         nondiff = [params[i] for i in self.nondiff_argnums]
         args = ", ".join(params)
-        lines = []
+        # the primal of f(x) in derivative code is the rule's primal output, as in
+        # JAX: a second differentiation (grad(grad(f)), hessian) then goes through
+        # the rule's own computation, not through the rule again
+        primals_all = ", ".join(diff)
+        zeros_all = ", ".join(f"ad.zeros_like({q})" for q in diff)
+        lead_all = "".join(f"{q}, " for q in nondiff)
+        lines = [
+            f"def _primal(g, ans, {args}):\n"
+            f"    return rule({lead_all}({primals_all},), ({zeros_all},))[0]\n"
+        ]
         for p in diff:
             tangents = ", ".join("t" if q == p else f"ad.zeros_like({q})" for q in diff)
             primals = ", ".join(diff)
@@ -180,6 +189,7 @@ class custom_jvp(_Custom):
         for p in diff:
             self.prim.jvps[p] = ns[f"_jvp_{p}"]
             self.prim.vjps[p] = ns[f"_vjp_{p}"]
+        self.prim.primal_rule = ns["_primal"]
         return rule
 
     def defjvps(self, *rules: Callable) -> None:

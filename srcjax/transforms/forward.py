@@ -22,7 +22,7 @@ import gast
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
-from .rules import active_operands, inline_rule
+from .rules import active_operands, inline_rule, primal_by_rule
 
 __all__ = ["forward"]
 
@@ -176,6 +176,8 @@ class Forward:
         prim = op.prim
         if not prim.differentiable:
             return [s, zero]
+        if prim.kind == "custom":
+            primal_by_rule(s, op, self.namer, self.bindings)  # JAX's primal: the rule's
         operands = op.operand_names()
         ans = self.namer.fresh(f"{t}_new") if t in operands else t
         pre: List[Any] = []

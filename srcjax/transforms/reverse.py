@@ -33,7 +33,7 @@ from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from ..primitives import registry
-from .rules import active_operands, inline_rule
+from .rules import active_operands, inline_rule, primal_by_rule
 
 __all__ = ["reverse"]
 
@@ -669,26 +669,11 @@ class Reverse:
         return out
 
     def _primal_by_fwd(self, s: Any) -> Any:
-        """``y = f(x)`` for a custom_vjp ``f`` on a differentiated path computes
-        ``y`` by the user's ``fwd`` (``y = fwd(x)[0]``), as JAX does: transforms
-        of the generated code (jacfwd(grad(f))) then differentiate ``fwd``
-        instead of meeting ``f``, which has no forward-mode rule."""
+        """``y = f(x)`` for a custom_vjp/custom_jvp ``f`` on a differentiated path:
+        ``y`` by the user's rule (see :func:`rules.primal_by_rule`)."""
         op: Optional[Op] = getattr(s, "sj_op", None)
-        rule = getattr(getattr(op, "prim", None), "primal_rule", None)
-        if rule is None or op.kind != "prim" or s.targets[0].id not in self.active:
-            return s
-        pre, expr = inline_rule(
-            rule,
-            N.const(None),
-            N.name(s.targets[0].id),
-            op.prim,
-            op.bound,
-            self.namer,
-            self.bindings,
-        )
-        if pre:
-            return s
-        s.value = expr
+        if op is not None and s.targets[0].id in self.active:
+            primal_by_rule(s, op, self.namer, self.bindings)
         return s
 
     def _save_stmt(self, name: str, how: str, origin) -> Any:

@@ -306,3 +306,22 @@ class _Subst(gast.NodeTransformer):
         new = self.namer.fresh(path[-1])
         self.bindings[new] = obj
         return N.name(new)
+
+
+def primal_by_rule(s: Any, op: Any, namer, bindings: Dict[str, Any]) -> bool:
+    """Rewrite ``y = f(x)`` (``s``, its ``op``) for a custom_vjp / custom_jvp ``f``
+    in derivative code to compute ``y`` by the user's rule (``fwd(x)[0]``, or
+    the jvp rule's primal output), as JAX does: a transform of the generated
+    code (``hessian``, ``jacfwd(grad(f))``, ``jacfwd(jacfwd(f))``) then
+    differentiates the rule's own computation instead of meeting ``f`` again.
+    Returns whether ``s`` was rewritten."""
+    rule = getattr(getattr(op, "prim", None), "primal_rule", None)
+    if rule is None or op.kind != "prim":
+        return False
+    pre, expr = inline_rule(
+        rule, N.const(None), N.name(s.targets[0].id), op.prim, op.bound, namer, bindings
+    )
+    if pre:
+        return False
+    s.value = expr
+    return True
