@@ -212,3 +212,14 @@ def test_local_function_stored_in_a_list_is_a_clear_error():
     the generated file; now an error at the user's line."""
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="stored in a list"):
         srcjax.jit(_closures_in_a_list)(1.0)
+
+
+def _starred_assignment(xs):
+    a, *rest = xs
+    return a
+
+
+def test_starred_assignment_message():
+    """Fresh-user F14: `a, *rest = xs` was reported as star-arguments (`*args`)."""
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="starred assignment"):
+        srcjax.grad(_starred_assignment)(np.ones(3, np.float32))

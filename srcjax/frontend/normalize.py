@@ -613,6 +613,13 @@ class Normalizer:
                     "return a list or an array instead",
                 )
             if isinstance(n, gast.Starred):
+                if isinstance(n.ctx, gast.Store):
+                    raise UnsupportedSyntaxError(
+                        "starred assignment (`a, *rest = xs`) is not supported in "
+                        "transformed functions",
+                        self.src.location(n),
+                        "index instead: `a, rest = xs[0], xs[1:]`",
+                    )
                 raise UnsupportedSyntaxError(
                     "star-arguments (`*args`) are not supported in transformed functions",
                     self.src.location(n),
