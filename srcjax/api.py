@@ -94,7 +94,7 @@ def _canon_leaf(x: Any, wrt: bool) -> Any:
     return x
 
 
-def _check_float(x: Any, argnum: int) -> None:
+def _check_float(x: Any, argnum: int, what: str = "grad") -> None:
     dt = getattr(x, "dtype", None)
     if dt is None:
         if isinstance(x, (bool, int)):
@@ -109,8 +109,8 @@ def _check_float(x: Any, argnum: int) -> None:
             )
     if dt.kind not in "fc":
         raise NonDifferentiableError(
-            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-            f"np.inexact), but got {dt.name}. (argument {argnum})",
+            f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+            f"of np.inexact), but got {dt.name}. (argument {argnum})",
             hint="pass a float array, e.g. jnp.asarray(x, jnp.float32), or keep the integer "
             "values out of the differentiated argument (a closure or another argnum); "
             "srcjax.grad has no allow_int=True yet",
@@ -134,13 +134,13 @@ def _map_leaves(fn: Callable, x: Any) -> Any:
     return fn(x)
 
 
-def _check_leaves(x: Any, argnum: int) -> None:
+def _check_leaves(x: Any, argnum: int, what: str = "grad") -> None:
     """``_check_float`` on every leaf of ``x`` (without rebuilding ``x``: a
     registered class need not accept non-array children)."""
     from . import tree_util
 
     for v in tree_util.tree_leaves(x):
-        _check_float(v, argnum)
+        _check_float(v, argnum, what)
 
 
 #: python function -> {transform key: generated function}; shared by every

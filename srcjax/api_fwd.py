@@ -196,7 +196,7 @@ def _check_inexact(args, what: str) -> None:
     from .api import _check_leaves
 
     for i, a in enumerate(args):
-        _check_leaves(a, i)
+        _check_leaves(a, i, what)
 
 
 def jvp(

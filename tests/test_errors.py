@@ -223,3 +223,11 @@ def test_starred_assignment_message():
     """Fresh-user F14: `a, *rest = xs` was reported as star-arguments (`*args`)."""
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="starred assignment"):
         srcjax.grad(_starred_assignment)(np.ones(3, np.float32))
+
+
+def test_integer_primal_error_names_the_transform():
+    """Fresh-user F14: jvp of an integer primal said 'grad requires ...'."""
+    with pytest.raises(TypeError, match="^jvp requires"):
+        srcjax.jvp(jnp.sin, (np.arange(3),), (np.ones(3, np.float32),))
+    with pytest.raises(TypeError, match="grad requires"):
+        srcjax.grad(jnp.sum)(np.arange(3))
