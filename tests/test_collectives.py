@@ -6,11 +6,11 @@ under grad (JAX's psum-transposes-to-psum semantics), jit, nested maps.
 Re-record with JAX installed: ``SRCJAX_RECORD_JAX=1 XLA_FLAGS=
 --xla_force_host_platform_device_count=4 python -m pytest tests/test_collectives.py``."""
 
-import os
 import pathlib
 
 import numpy as np
 import pytest
+from helpers import assert_matches_recorded, jax_recorded
 
 import srcjax
 from srcjax import lax as slax
@@ -103,31 +103,19 @@ def _compute(jax, jnp, lax):
     return {k: np.asarray(v) for k, v in r.items()}
 
 
-@pytest.fixture(scope="module")
-def recorded():
-    if os.environ.get("SRCJAX_RECORD_JAX"):
-        jax = pytest.importorskip("jax")
-        import jax.numpy as jjnp
-        from jax import lax
+def _compute_with_jax():
+    import jax
+    import jax.numpy as jjnp
+    from jax import lax
 
-        np.savez(DATA, **_compute(jax, jjnp, lax))
-    with np.load(DATA) as d:
-        return dict(d)
+    return _compute(jax, jjnp, lax)
 
 
-def test_values_shapes_dtypes_match_jax(recorded):
+def test_values_shapes_dtypes_match_jax():
     import srcjax.numpy as sjnp
 
-    ours = _compute(srcjax, sjnp, slax)
-    assert sorted(ours) == sorted(recorded)
-    for key, want in recorded.items():
-        got = ours[key]
-        assert got.shape == want.shape, key
-        assert got.dtype == want.dtype, key
-        if want.dtype.kind in "fc":
-            np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, err_msg=key)
-        else:
-            np.testing.assert_array_equal(got, want, err_msg=key)
+    recorded = jax_recorded(DATA, _compute_with_jax)
+    assert_matches_recorded(_compute(srcjax, sjnp, slax), recorded, rtol=2e-6, atol=1e-7)
 
 
 def _uses_psum(x):

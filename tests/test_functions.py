@@ -5,11 +5,10 @@ values, shapes and dtypes, eagerly and under grad, vmap and jit.
 To re-record with JAX installed: ``SRCJAX_RECORD_JAX=1 python -m pytest
 tests/test_functions.py`` (overwrites the .npz from jax itself)."""
 
-import os
 import pathlib
 
 import numpy as np
-import pytest
+from helpers import assert_matches_recorded, jax_recorded
 
 import srcjax
 import srcjax.numpy as sjnp
@@ -94,35 +93,16 @@ def _compute(jax, jnp):
     return {k: np.asarray(v) for k, v in r.items()}
 
 
-@pytest.fixture(scope="module")
-def recorded():
-    if os.environ.get("SRCJAX_RECORD_JAX"):
-        jax = pytest.importorskip("jax")
-        import jax.numpy as jjnp
+def _compute_with_jax():
+    import jax
+    import jax.numpy as jjnp
 
-        np.savez(DATA, **_compute(jax, jjnp))
-    with np.load(DATA) as d:
-        return dict(d)
+    return _compute(jax, jjnp)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return _compute(srcjax, sjnp)
-
-
-def test_every_recorded_value_is_computed(recorded, ours):
-    assert sorted(recorded) == sorted(ours)
-
-
-def test_values_shapes_dtypes_match_jax(recorded, ours):
-    for key, want in recorded.items():
-        got = ours[key]
-        assert got.shape == want.shape, key
-        assert got.dtype == want.dtype, key
-        if want.dtype.kind in "fc":
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=key)
-        else:
-            np.testing.assert_array_equal(got, want, err_msg=key)
+def test_values_shapes_dtypes_match_jax():
+    recorded = jax_recorded(DATA, _compute_with_jax)
+    assert_matches_recorded(_compute(srcjax, sjnp), recorded, rtol=1e-5, atol=1e-6)
 
 
 def test_varargs_helper_is_inlined_under_transforms():
