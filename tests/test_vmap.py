@@ -829,3 +829,122 @@ def test_vmap_grad_of_prod_is_vectorized_and_keeps_float32():
         assert got.dtype == np.float32, got.dtype
         close(got, np.stack(want))
     assert vmap(vmap(srcjax.grad(_sum_plus_prod)))(X[None]).dtype == np.float32
+
+
+# --- user E F15/F16/F17/F24: containers and branch results under per-example control flow
+_XS = np.array([0.7, -0.3, 2.0], np.float32)
+
+
+def _tuple_rebind(x):
+    t = (x, 1.0)
+    if x > 0.0:
+        t = (x * 2.0, 3.0)
+    return t[0] * t[1]
+
+
+def _tuple_rebind_both(x):
+    t = (x, x)
+    if x > 0.0:
+        t = (x * 2.0, x * 3.0)
+    else:
+        t = (x * 4.0, x)
+    return t[0] * t[1]
+
+
+def _list_rebind(x):
+    t = [x, 1.0]
+    if x > 0.0:
+        t = [x * 2.0, 3.0]
+    return t[0] * t[1]
+
+
+def _dict_same_keys(x):
+    d = {"a": x, "b": 0.0}
+    if x > 0.0:
+        d["a"] = x * 3.0
+    else:
+        d["b"] = x * 5.0
+    return d["a"] + d["b"]
+
+
+@pytest.mark.parametrize("fn", [_tuple_rebind, _tuple_rebind_both, _list_rebind, _dict_same_keys])
+def test_container_rebound_in_batched_if_matches_a_loop(fn):
+    """User E F16: vmap(grad) gave 0 for the examples that skip a branch rebinding a
+    tuple/list (the cotangent `t_bar = None` of the branch was taken for a tape and
+    reset for every example); F17: vmap(grad) of dict items set in branches crashed."""
+    close(vmap(fn)(_XS), loop(fn, _XS))
+    g = srcjax.grad(fn)
+    close(vmap(g)(_XS), loop(g, _XS))
+    close(srcjax.jit(vmap(g))(_XS), loop(g, _XS))
+    close(srcjax.grad(lambda z: jnp.sum(vmap(fn)(z)))(_XS), loop(g, _XS))
+
+
+def _append_in_branches(x):
+    hist = [x]
+    if x > 0.0:
+        hist.append(x * 3.0)
+    else:
+        hist.append(x * 5.0)
+    return hist[-1]
+
+
+def _pop_in_branch(x):
+    lst = [x, x * 2.0, x * 3.0]
+    if x > 0.0:
+        lst.pop()
+    return lst[-1]
+
+
+def _while_append(x):
+    lst = [x]
+    while lst[-1] < 3.0:
+        lst.append(lst[-1] + 1.0)
+    return lst[-1]
+
+
+def _append_then_break(x):
+    lst = [x]
+    for i in range(3):
+        if lst[-1] > 1.5:
+            break
+        lst.append(lst[-1] + 1.0)
+    return lst[-1] * 2.0
+
+
+@pytest.mark.parametrize(
+    "fn", [_append_in_branches, _pop_in_branch, _while_append, _append_then_break]
+)
+def test_list_changed_in_place_under_per_example_control_flow_raises(fn):
+    """User E F15/F17: appends/pops of both branches (or of finished loop examples)
+    landed in the list: other examples' values, silently. JAX refuses too."""
+    for t in (vmap(fn), vmap(srcjax.grad(fn))):
+        with pytest.raises(ValueError, match=r"under vmap.*in place") as err:
+            t(_XS)
+        assert "test_vmap.py:" in str(err.value), str(err.value)
+
+
+def _returns_pytree_or_array(x):
+    if jnp.sum(x) > 0.0:
+        return (x, x)
+    return x
+
+
+def _returns_shapes(x):
+    if jnp.sum(x) > 0.0:
+        return x
+    return jnp.sum(x, axis=0)
+
+
+@pytest.mark.parametrize(
+    "fn, xs",
+    [
+        (_returns_pytree_or_array, np.array([[1.0, 2.0], [-1.0, -2.0]], np.float32)),
+        (_returns_shapes, np.array([[[1.0, 2.0]], [[-1.0, -2.0]]], np.float32)),
+    ],
+)
+def test_branches_of_different_structure_or_shape_raise(fn, xs):
+    """User E F24: branches giving results of different structures/shapes were
+    broadcast into values the function never computes ([-2, -2] for `(x, x)` vs `x`)."""
+    for t in (vmap(fn), srcjax.jit(vmap(fn))):
+        with pytest.raises(ValueError, match=r"(?s)under vmap, the branches.*test_vmap\.py:\d+"):
+            t(xs)

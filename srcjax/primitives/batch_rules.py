@@ -224,9 +224,21 @@ def _select(take, a, b):
             o = np.asarray(other)
             zeros = np.zeros(o.shape, o.dtype)
         a, b = (other, zeros) if b is None else (zeros, other)
+    a_tree = isinstance(a, (dict, list, tuple)) or _class_kind(a) is not None
+    b_tree = isinstance(b, (dict, list, tuple)) or _class_kind(b) is not None
+    if a_tree != b_tree or (a_tree and type(a) is not type(b)):
+        _branch_mismatch(f"a {_kind_of(a)} in one, a {_kind_of(b)} in the other")
     if isinstance(a, dict):
-        return {k: _select(take, a[k], b[k]) for k in a}
+        # a key missing on one side is a hole of a sparse cotangent (ad.forget)
+        keys = list(a) + [k for k in b if k not in a]
+        return {k: _select(take, a.get(k), b.get(k)) for k in keys}
     if isinstance(a, (list, tuple)):
+        if len(a) != len(b) and isinstance(a, tuple):
+            # (lists of different lengths: the tapes higher-order adjoint code
+            # replays in branches, `tape = tape + [v]`, are selected item by item)
+            _branch_mismatch(
+                f"a {type(a).__name__} of {len(a)} items in one, of {len(b)} in the other"
+            )
         vals = [_select(take, x, y) for x, y in zip(a, b)]
         return type(a)(*vals) if hasattr(a, "_fields") else type(a)(vals)
     if _class_kind(a) is not None:
@@ -234,6 +246,10 @@ def _select(take, a, b):
     k = np.ndim(take)
     a = np.asarray(a)
     b = np.asarray(b)
+    if a.ndim > k and b.ndim > k and a.shape[k:] != b.shape[k:]:
+        # (a per-example scalar is let through: adjoint code selects zero
+        # cotangents held as scalars against arrays)
+        _branch_mismatch(f"per-example shape {a.shape[k:]} in one, {b.shape[k:]} in the other")
     nd = max(a.ndim, b.ndim)
     a = _lift(a, nd - k, k)
     b = _lift(b, nd - k, k)
@@ -241,6 +257,43 @@ def _select(take, a, b):
 
 
 select = _reg("ad.select", _select)
+
+
+def _kind_of(x) -> str:
+    if isinstance(x, (dict, list, tuple)):
+        return type(x).__name__
+    if _class_kind(x) is not None:
+        return type(x).__name__
+    return "array"
+
+
+def _generated_caller():
+    """Location of the innermost line of srcjax-generated code on the stack (its
+    message then names the user's line that line comes from), or None."""
+    import sys
+
+    from ..codegen import emit
+    from ..errors import Location
+
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename in emit._ORIGINS:
+            return Location(f.f_code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def _branch_mismatch(what: str):
+    """A batched ``if`` whose branches give a name values of different structures
+    or per-example shapes: no per-example selection exists (JAX's lax.cond refuses
+    too); never broadcast one into the other."""
+    raise TransformValueError(
+        "under vmap, the branches of an `if` (or the passes of a loop) that differ per "
+        f"example give a value different structures or shapes: {what}",
+        _generated_caller(),
+        hint="make both branches give the same structure and shape (e.g. compute both "
+        "and choose with jnp.where), or move the condition out of the vmapped function",
+    )
 
 
 def _pair_map(fn, a, b):

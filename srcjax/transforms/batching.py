@@ -341,6 +341,13 @@ class Batcher:
         self.dry = False
         #: names bound only to static metadata anywhere in the function (see _static_names)
         self.static = _static_names(self.fdef.body)
+        #: lists pushed to or popped from anywhere in the function: only these can be
+        #: a tape started as `tape_bar = None` (the cotangent of a tuple rebound in a
+        #: branch, `t_bar = None`, is a value: user E F16)
+        self.tapes = _tape_names(self.fdef.body)
+        #: lists only ever appended to and popped from (grad's tapes): in-place
+        #: changes of these under a batched `if` are the tapes' own business
+        self.pure_tapes = _pure_tapes(self.fdef.body)
         from ..primitives import batch_rules  # noqa: F401  (registers rules and helpers)
 
     # ------------------------------------------------------------------ helpers
@@ -813,6 +820,54 @@ class Batcher:
         node.sj_note = "batched condition"
         return [node]
 
+    def _check_in_place(self, s: Any) -> None:
+        """A list changed in place (``append``/``pop``) in a branch of a batched ``if``
+        or the body of a masked loop, that the branch did not create: both branches
+        (every pass of the loop) run for every example on the same list object, so
+        it would hold the items of the other branch (of the examples that finished):
+        other examples' values (user E F15/F17). No per-example answer exists in
+        one array (the lengths differ per example); JAX refuses too."""
+        stmts = s.body + s.orelse
+        local = set(N.assigned_names(stmts))
+        for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+            if not isinstance(node, (gast.Expr, gast.Assign)):
+                continue
+            op = getattr(node, "sj_op", None)
+            target, what = None, None
+            if op is not None and op.kind in ("append", "pop") and op.target:
+                target, what = op.target, op.kind
+            elif (
+                isinstance(node.value, gast.Call)
+                and isinstance(node.value.func, gast.Attribute)
+                and isinstance(node.value.func.value, gast.Name)
+                and node.value.func.attr in _IN_PLACE
+                and node.value.func.value.id in self.containers
+            ):
+                target, what = node.value.func.value.id, node.value.func.attr
+            if target is None:
+                continue
+            if target in local or target in self.pure_tapes:
+                continue
+            if isinstance(node, gast.Assign) and [
+                t.id for t in node.targets if isinstance(t, gast.Name)
+            ] == [target]:
+                continue  # `lst = ad.push(lst, v)`: a stack of generated adjoint code
+            filename = getattr(node, "sj_file", None)
+            lineno = getattr(node, "lineno", None)
+            loc = None
+            if filename is not None and lineno is not None:
+                loc = Location(filename, lineno, getattr(node, "col_offset", 0) or 0)
+            raise TransformValueError(
+                f"under vmap, the branches of this `if` (or the passes of this loop) differ "
+                f"per example and change the list `{target}` in place ({what}): every "
+                "example would see the items of the other branch (of the other examples' "
+                "passes), and the list's length would differ per example",
+                loc,
+                hint="keep one length for every example: build the values with jnp.where "
+                "(or a fixed number of appends outside the per-example `if`/loop), or "
+                "rebind a new list in both branches",
+            )
+
     def mixed_if(
         self, s, take, defined, assigned, static: Set[str] = frozenset()
     ) -> Tuple[List[Any], Set[str]]:
@@ -824,7 +879,8 @@ class Batcher:
         # `ad.pop_like(lst, like)`) are pushed and popped on every pass, as tapes
         # are, so that a masked loop that pushes and the masked loop that pops stay
         # in step: never masked (ad.branch_input copies a list) nor selected
-        stacks = _stacks(s.body + s.orelse)
+        stacks = _stacks(s.body + s.orelse, self.tapes)
+        self._check_in_place(s)
         for which, stmts, flag in (("then", s.body, True), ("else", s.orelse, False)):
             # both branches run one after the other on the same list objects: a list
             # the then branch made batched is batched when the else branch starts
@@ -1140,7 +1196,57 @@ def _is_builtin_conversion(call: Any) -> bool:
     return isinstance(call.func, gast.Name) and call.func.id in ("float", "int", "bool", "complex")
 
 
-def _stacks(stmts: List[Any]) -> Set[str]:
+def _tape_names(stmts: List[Any]) -> Set[str]:
+    """Names of the lists anything in ``stmts`` pushes to or pops from."""
+    out: Set[str] = set()
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        op = getattr(node, "sj_op", None)
+        if op is not None and op.kind in ("append", "pop") and op.target:
+            out.add(op.target)
+    return out
+
+
+#: methods that change a list or dict in place
+_IN_PLACE = {"append", "pop", "extend", "insert", "remove", "clear", "popitem", "update"}
+
+
+def _pure_tapes(stmts: List[Any]) -> Set[str]:
+    """Lists that are read nowhere but as the list an append/pop works on."""
+    loads: Dict[str, int] = {}
+    tape_uses: Dict[str, int] = {}
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+        if (
+            isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+        ):
+            # `tape = tape + [v]`: higher-order adjoint code replaying pops
+            n = node.targets[0].id
+            if isinstance(node.value, gast.Name):
+                # `tape_then = tape`: a copy made by an earlier vmap's branches
+                m = node.value.id
+                tape_uses[m] = tape_uses.get(m, 0) + 1
+                continue
+            uses = [s for s in gast.walk(node.value) if isinstance(s, gast.Name) and s.id == n]
+            if uses:
+                tape_uses[n] = tape_uses.get(n, 0) + len(uses)
+                continue
+        op = getattr(node, "sj_op", None)
+        if (
+            op is not None
+            and op.kind in ("append", "pop")
+            and op.target
+            and isinstance(node, (gast.Expr, gast.Assign))
+        ):
+            for sub in gast.walk(node.value):
+                if isinstance(sub, gast.Name) and sub.id == op.target:
+                    tape_uses[op.target] = tape_uses.get(op.target, 0) + 1
+    return {n for n, k in tape_uses.items() if loads.get(n, 0) == k}
+
+
+def _stacks(stmts: List[Any], tapes: Optional[Set[str]] = None) -> Set[str]:
     """Lists a block only pushes to (``lst = ad.push(lst, v)``) and pops from
     (``ad.pop_like(lst, like)``, ``lst.pop()``): the tapes and cotangent tapes
     of generated adjoint code. A name also bound otherwise is a value, not a
@@ -1151,7 +1257,7 @@ def _stacks(stmts: List[Any]) -> Set[str]:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         op = getattr(node, "sj_op", None)
-        if _is_none_init(node):
+        if _is_none_init(node) and (tapes is None or node.targets[0].id in tapes):
             # `tape_bar = None`: a cotangent tape started empty
             pushed[node.targets[0].id] = pushed.get(node.targets[0].id, 0) + 1
         elif (
