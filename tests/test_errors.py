@@ -231,3 +231,14 @@ def test_integer_primal_error_names_the_transform():
         srcjax.jvp(jnp.sin, (np.arange(3),), (np.ones(3, np.float32),))
     with pytest.raises(TypeError, match="grad requires"):
         srcjax.grad(jnp.sum)(np.arange(3))
+
+
+def _at_with_mode(x):
+    return x.at[9].set(100.0, mode="clip")
+
+
+def test_at_update_keywords_are_not_silently_ignored():
+    """User E F19: `.at[i].set(v, mode="clip")` ignored mode= and then raised a
+    bare IndexError; now an error at the user's line."""
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="mode"):
+        srcjax.jit(_at_with_mode)(np.arange(5.0, dtype=np.float32))

@@ -1721,6 +1721,14 @@ class Normalizer:
                 idx = self.index(func.value.slice)
                 if len(e.args) != 1:
                     raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=self.src)
+                if e.keywords:  # mode=, indices_are_sorted= ...: never silently ignored
+                    raise UnsupportedSyntaxError(
+                        f"`.at[...].{mode}` with keyword arguments "
+                        f"({', '.join(str(k.arg) for k in e.keywords)}) is not supported",
+                        self.loc(e),
+                        "srcjax updates in bounds only (an index out of bounds raises "
+                        "IndexError); clip or mask the indices yourself (jnp.clip, jnp.where)",
+                    )
                 v = self.atom(e.args[0])
                 idx = N.index_value(idx)  # slices as slice(...) objects in a call
                 node = N.call(prim.public, [x, idx, v])
