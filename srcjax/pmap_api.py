@@ -120,3 +120,6 @@ def pmap(
         return fn(*args)
 
     return call
+
+
+pmap.__srcjax_factory__ = True  # pmap(f)(x) inside transformed code: inlined as vmap

@@ -156,3 +156,55 @@ def test_pmax_derivative_is_an_error_not_a_zero():
     have given a silent zero for the pmax path."""
     with pytest.raises(Exception, match="derivative rule"):
         srcjax.vmap(srcjax.grad(_pmax_times), axis_name="i")(np.arange(1.0, 3.0, dtype=np.float32))
+
+
+def _psum_in_branch(x):
+    if x > 0:
+        return slax.psum(x, "i")
+    return x
+
+
+def _psum_in_while(x):
+    while x < 3.0:
+        x = x + slax.psum(x, "i")
+    return x
+
+
+def _gather_outer(x):
+    return srcjax.vmap(lambda y: slax.all_gather(y, "i"))(x)
+
+
+def _pmap_loss(xs):
+    return srcjax.numpy.sum(srcjax.pmap(_psum_times, axis_name="d")(xs) ** 2)
+
+
+def _psum_times(x):
+    return slax.psum(x, "d") * x
+
+
+def test_collectives_where_they_would_give_other_numbers_than_jax_are_errors():
+    """Fresh-user run 5: a psum inside a per-example branch or loop summed stand-in
+    values of the examples that skipped it (silently wrong); axis_index_groups was
+    ignored; all_gather over an outer axis inside an inner vmap gathered along the
+    wrong axis. Each is now an error at the user's line."""
+    xs = np.array([1.0, -2.0, 0.5], np.float32)
+    with pytest.raises(srcjax.errors.TransformValueError, match="differs per example"):
+        srcjax.vmap(_psum_in_branch, axis_name="i")(xs)
+    with pytest.raises(srcjax.errors.TransformValueError, match="differs per example"):
+        srcjax.vmap(_psum_in_while, axis_name="i")(xs)
+    with pytest.raises(srcjax.errors.TransformValueError, match="axis_index_groups"):
+        srcjax.vmap(lambda x: slax.psum(x, "i", axis_index_groups=[[0, 1]]), axis_name="i")(xs)
+    with pytest.raises(srcjax.errors.TransformValueError, match="all_gather"):
+        srcjax.vmap(_gather_outer, axis_name="i")(np.ones((3, 3), np.float32))
+
+
+def test_grad_and_jit_of_a_function_calling_pmap():
+    """Fresh-user run 5: grad/jit of a function that calls srcjax.pmap failed
+    inside pmap_api.py; values as grad of the vmap form (JAX 0.10.2 pmap agrees)."""
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3) - 5.0
+    g = srcjax.grad(_pmap_loss)(xs)
+    s = xs.sum(axis=0)
+    # loss = sum_d sum_j (s_j x_dj)^2 -> d/dx_kj = 2 s_j^2 x_kj + 2 s_j sum_d x_dj^2
+    want = 2 * s**2 * xs + 2 * s * (xs**2).sum(axis=0)
+    np.testing.assert_allclose(g, want, rtol=1e-6)
+    assert srcjax.jit(_pmap_loss)(xs) == pytest.approx(float(((s * xs) ** 2).sum()))

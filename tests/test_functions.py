@@ -120,3 +120,12 @@ def test_varargs_helper_is_inlined_under_transforms():
     )
     # total() with no arguments, then total(a): the second call reads its own tuple
     np.testing.assert_array_equal(srcjax.grad(single_total)(a), 2.0 * a)
+
+
+def test_cumulative_sum_accumulates_small_ints_as_sum():
+    """Fresh-user run 5: cumulative_sum kept int8 and overflowed ([100, -56, 44]);
+    JAX 0.10.2 accumulates in int32 (uint8 in uint32), as sum does."""
+    got = sjnp.cumulative_sum(np.array([100, 100, 100], np.int8))
+    assert got.dtype == np.int32 and list(got) == [100, 200, 300]
+    assert sjnp.cumulative_sum(np.ones(3, np.uint8)).dtype == np.uint32
+    assert sjnp.cumulative_sum(np.ones(3, np.float16)).dtype == np.float16

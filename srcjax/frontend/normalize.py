@@ -2509,7 +2509,7 @@ class Normalizer:
                     extra[0] = _shift_argnums(extra[0], k)
                 else:
                     kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
-            elif name == "vmap":
+            elif name in ("vmap", "pmap"):
                 axes = extra[0] if extra else kws.get("in_axes", 0)
                 nparams = len(e.args)
                 if isinstance(axes, (list, tuple)):
@@ -2527,6 +2527,12 @@ class Normalizer:
             )
             N.copy_origin(call, e)
         tobj = factory(fobj, *extra, **kws)
+        if not hasattr(tobj, "_generated"):  # pmap with static_broadcasted_argnums
+            raise _unsupported(
+                make,
+                f"`{N.to_source(make)}` (with static arguments) inside a transformed function",
+                src=self.src,
+            )
         gen = tobj._generated(("any",) * len(call.args))
         return self.inline(gen, call, target)
 

@@ -141,7 +141,16 @@ def _bincount_length(x, minlength):
     return max(int(minlength), top)
 
 
+def _sum_accumulator(x):
+    """Static: the dtype ``sum`` accumulates ``x`` in (bool/int -> the default int,
+    uint -> the default uint), None otherwise (the array-API cumulative_sum)."""
+    from ..primitives.ad import int_accumulator
+
+    return int_accumulator(_np.result_type(x))
+
+
 inexact_dtype = _static("ad.inexact_dtype", _inexact_dtype)
+sum_accumulator = _static("ad.sum_accumulator", _sum_accumulator)
 bincount_length = _static("ad.bincount_length", _bincount_length)
 average_weight_shape = _static("ad.average_weight_shape", _average_weight_shape)
 convolve_table = _static("ad.convolve_table", _convolve_table)
@@ -539,12 +548,15 @@ def select(condlist, choicelist, default=0):
 def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
     """Cumulative sum along ``axis`` (jax.numpy.cumulative_sum, the array-API
     function): ``axis`` may be omitted only for 1-D input; with
-    ``include_initial`` a leading zero is added (length ``n + 1``). Dtypes as
-    ``cumsum``; differentiable. Raises ValueError without ``axis`` for N-D input."""
+    ``include_initial`` a leading zero is added (length ``n + 1``). Dtype: as
+    ``sum`` (small ints accumulate in the default int, unlike ``cumsum``);
+    differentiable. Raises ValueError without ``axis`` for N-D input."""
     if axis is None:
         if len(shape(x)) != 1:
             raise ValueError("axis must be specified for cumulative_sum of an N-D array")
         axis = 0
+    if dtype is None:
+        dtype = sum_accumulator(x)  # (int8 -> int32, as sum; cumsum keeps int8)
     c = cumsum(x, axis=axis, dtype=dtype)
     if include_initial:
         first = zeros_like(take(c, [0], axis=axis))

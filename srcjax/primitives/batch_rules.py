@@ -3475,8 +3475,32 @@ _def(["jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique"], _sized_pe
 
 
 # -- collectives over a named axis (psum, pmean, ..., vmap/pmap axis_name) ----------------
+def _where(c):
+    """The user's file:line of the call being batched, when known."""
+    try:
+        return c.bp.norm.src.location(c.origin)
+    except AttributeError:
+        return None
+
+
 def _collective_names(c):
-    """(this vmap's name is among the call's axis names, the other names)."""
+    """(this vmap's name is among the call's axis names, the other names).
+    Raises for what would give other numbers than JAX: a collective in code only
+    some examples run (a per-example branch or loop: the examples that skip it
+    hold stand-in values there), and ``axis_index_groups``."""
+    if c.bp.mixed_depth:
+        raise TransformValueError(
+            f"{c.prim.public} inside an `if` or loop whose condition differs per example "
+            "is not supported under vmap/pmap: the examples that skip it have no value "
+            "there (JAX runs both branches of a lax.cond for every example)",
+            _where(c),
+            hint="compute the collective before or after the branch, or both branch values "
+            "and choose with jnp.where",
+        )
+    if "axis_index_groups" in c.prim.signature.parameters:
+        ok_g, groups = c.static("axis_index_groups")
+        if not ok_g or groups is not None:
+            raise TransformValueError(f"{c.prim.public}: axis_index_groups is not supported yet")
     ok, names = c.static("axis_name")
     mine = getattr(c.bp.spec, "axis_name", None)
     if not ok:
@@ -3525,6 +3549,13 @@ _def(["lax.pmin"], _reduce_rule("jnp.min", lambda c, x: x))
 def _all_gather_rule(c):
     mine, rest = _collective_names(c)
     if not mine:
+        if c.batched("x"):  # the gathered axis would land before this vmap's
+            raise TransformValueError(
+                "lax.all_gather over an enclosing vmap's axis inside an inner vmap is not "
+                "supported yet",
+                _where(c),
+                hint="gather in the outer function, or swap the two vmaps",
+            )
         return c.rebuild()
     for p, want in (("axis", 0), ("tiled", False)):
         ok, v = c.static(p)

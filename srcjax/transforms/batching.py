@@ -339,6 +339,10 @@ class Batcher:
         self.bat: Set[str] = set()
         self.size_name = self.namer.fresh("batch")
         self.dry = False
+        #: > 0 while batching code that only some examples run (a branch of an `if`
+        #: whose condition differs per example, the body of a masked loop):
+        #: collectives are refused there (their operands are not every example's)
+        self.mixed_depth = 0
         #: names bound only to static metadata anywhere in the function (see _static_names)
         self.static = _static_names(self.fdef.body)
         #: lists pushed to or popped from anywhere in the function: only these can be
@@ -871,6 +875,15 @@ class Batcher:
     def mixed_if(
         self, s, take, defined, assigned, static: Set[str] = frozenset()
     ) -> Tuple[List[Any], Set[str]]:
+        self.mixed_depth += 1
+        try:
+            return self._mixed_if(s, take, defined, assigned, static)
+        finally:
+            self.mixed_depth -= 1
+
+    def _mixed_if(
+        self, s, take, defined, assigned, static: Set[str] = frozenset()
+    ) -> Tuple[List[Any], Set[str]]:
         out: List[Any] = []
         entry = set(self.bat)
         results = {}
@@ -1017,6 +1030,13 @@ class Batcher:
         return pre + [s]
 
     def batched_while(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
+        self.mixed_depth += 1
+        try:
+            return self._batched_while(s, defined, head)
+        finally:
+            self.mixed_depth -= 1
+
+    def _batched_while(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
         out: List[Any] = []
         test = s.test
         body = list(s.body)
@@ -1061,6 +1081,13 @@ class Batcher:
         return out
 
     def batched_for(self, s: Any, defined: Set[str]) -> List[Any]:
+        self.mixed_depth += 1
+        try:
+            return self._batched_for(s, defined)
+        finally:
+            self.mixed_depth -= 1
+
+    def _batched_for(self, s: Any, defined: Set[str]) -> List[Any]:
         """``for i in range(n)`` with a per-example ``n``: run to the largest trip
         count; the body is a batched ``if`` on ``start <= i < n``."""
         args = _range_args(s.iter)
