@@ -3521,14 +3521,113 @@ def _collective_rest(c, expr, rest, batched):
     return expr if batched else (expr, False)
 
 
+def _tree_axis_sum(x, size, batched, scale=1.0, axis=0):
+    """``psum``/``pmean`` of a pytree over the batch axis, leaf by leaf: the sum
+    over axis 0 of a batched leaf (times ``scale``), ``size * scale`` times an
+    unbatched one. Holes (``None``) stay holes."""
+
+    def one(a):
+        if a is None:
+            return None
+        a = np.asarray(a)
+        if scale != 1.0 and a.dtype.kind in "biu":  # pmean of ints: a float, as jnp.mean
+            a = a.astype(_dt.default_float())
+        dt = a.dtype if a.dtype.kind != "b" else np.dtype(_dt.default_int())
+        s = np.sum(a, axis=axis, dtype=dt) if batched else (a * size).astype(dt, copy=False)
+        if scale != 1.0:
+            s = (s * np.asarray(scale, dt)).astype(dt, copy=False)
+        return s
+
+    if type(x) in (float, int):  # psum(2.0, "i"): a weak Python number stays one
+        return x * size if scale == 1.0 else x * size * scale
+    if isinstance(x, (np.ndarray, np.generic)):
+        return one(x)
+    return _tree_map(one, x)
+
+
+def _tree_axis_sum_ct(g, x, size, batched, scale=1.0, axis=0):
+    """The adjoint of :func:`_tree_axis_sum`: each leaf's cotangent broadcast back
+    over the batch axis (times ``scale``)."""
+    from ..tree_util import tree_map
+
+    def one(ct, a):
+        if ct is None:
+            return None
+        ct = np.asarray(ct) * np.asarray(scale, np.result_type(ct))
+        if batched:
+            return np.broadcast_to(np.expand_dims(ct, axis), np.shape(a)).copy()
+        return ct * size
+
+    return tree_map(one, g, x, is_leaf=lambda v: v is None)
+
+
+tree_axis_sum = _reg("ad.tree_axis_sum", _tree_axis_sum)
+tree_axis_sum_ct = _reg("ad.tree_axis_sum_ct", _tree_axis_sum_ct)
+
+
+def _tree_axis_sum_vjp(g, ans, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum_ct(g, x, size, batched, scale, axis)
+
+
+def _tree_axis_sum_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum(t, size, batched, scale, axis)
+
+
+def _tree_axis_sum_ct_vjp(h, ans, g, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum(h, size, batched, scale, axis)
+
+
+def _tree_axis_sum_ct_jvp(t, ans, g, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum_ct(t, x, size, batched, scale, axis)
+
+
+tree_axis_sum.def_vjp(x=_tree_axis_sum_vjp)
+tree_axis_sum.def_jvp(x=_tree_axis_sum_jvp)
+tree_axis_sum_ct.def_vjp(g=_tree_axis_sum_ct_vjp)
+tree_axis_sum_ct.def_jvp(g=_tree_axis_sum_ct_jvp)
+tree_axis_sum.samples = lambda rng: [((rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})]
+tree_axis_sum_ct.samples = lambda rng: [
+    ((rng.normal(size=(2,)), rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})
+]
+
+
+def _tree_axis_rule(c):
+    # under a further vmap (vmap(vmap(...))): the value's axis 0 is that vmap's,
+    # the reduced one is behind it
+    ok, axis = c.static("axis")
+    if not ok:
+        return None
+    kws = {"axis": N.const(int(axis) + 1)}
+    if "g" in c.bound:
+        return c.rebuild(g=c.materialize(c.arg("g")), x=c.materialize(c.arg("x")), **kws)
+    return c.rebuild(x=c.materialize(c.arg("x")), **kws)
+
+
+_def(["ad.tree_axis_sum", "ad.tree_axis_sum_ct"], _tree_axis_rule)
+
+
 def _reduce_rule(jnp_name, unbatched):
     def rule(c):
         mine, rest = _collective_names(c)
         if not mine:
             return c.rebuild()  # another vmap's axis: per example, as it is
+        if jnp_name in ("jnp.sum", "jnp.mean"):
+            # a pytree of gradients (lax.pmean(grads, "batch")) or an array: leaf
+            # by leaf, decided at run time (grad's results are not tracked as trees)
+            scale = (
+                gast.BinOp(N.const(1.0), gast.Div(), c.size)
+                if jnp_name == "jnp.mean"
+                else N.const(1.0)
+            )
+            expr = N.call(
+                "ad.tree_axis_sum",
+                [c.arg("x"), c.size, N.const(bool(c.batched("x"))), scale],
+            )
+            return _collective_rest(c, expr, rest, False)
         if c.is_container(c.arg("x")):
             raise TransformValueError(
-                f"{c.prim.public} of a pytree is not supported yet: apply it to each leaf"
+                f"{c.prim.public} of a pytree is not supported yet: apply it to each leaf",
+                _where(c),
             )
         x = c.arg("x")
         if c.batched("x"):
