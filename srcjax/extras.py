@@ -97,23 +97,35 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     Arguments are pytrees whose leaves are arrays, NumPy or Python scalars or
     :class:`ShapeDtypeStruct`; they are canonicalized as ``jnp.asarray`` does
     (float32/int32 without x64). Difference from JAX: srcjax does not trace, so
-    ``fun`` runs once on zeros of the given shapes (side effects such as
+    ``fun`` runs once on stand-in values of the given shapes (side effects such as
     ``print`` happen; a loop whose trip count depends on the values runs as it
-    would on zeros). Output leaves that are not arrays (Python numbers) are
-    described by their canonical dtype, as JAX does.
+    would on those values: seeded normal floats, zero integers). Output leaves
+    that are not arrays (Python numbers) are described by their canonical
+    dtype, as JAX does.
 
     Raises whatever ``fun`` raises on those inputs."""
     from . import numpy as jnp
     from .tree_util import tree_map
 
+    rng = np.random.default_rng(0)
+
+    def filled(shape, dtype):
+        # seeded normal values, not zeros: inv/solve of a zero matrix would raise
+        dt = np.dtype(dtype)
+        if dt.kind in "fc":
+            return jnp.asarray(rng.standard_normal(shape).astype(dt))
+        return jnp.zeros(shape, dt)
+
     def concrete(x: Any) -> Any:
         if isinstance(x, ShapeDtypeStruct):
-            return jnp.zeros(x.shape, x.dtype)
+            return filled(x.shape, x.dtype)
         if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
-            return jnp.zeros(tuple(x.shape), x.dtype)  # another library's abstract value
-        return jnp.zeros_like(jnp.asarray(x))
+            return filled(tuple(x.shape), x.dtype)  # another library's abstract value
+        a = jnp.asarray(x)
+        return filled(a.shape, a.dtype)
 
-    out = fun(*tree_map(concrete, args), **tree_map(concrete, kwargs))
+    with np.errstate(all="ignore"):
+        out = fun(*tree_map(concrete, args), **tree_map(concrete, kwargs))
 
     def describe(y: Any) -> ShapeDtypeStruct:
         a = jnp.asarray(y)

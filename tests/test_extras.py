@@ -142,3 +142,12 @@ def test_tree_leaves_with_path():
 
     pairs = tree_leaves_with_path({"b": [1, 2], "a": 3})
     assert [(keystr(p), v) for p, v in pairs] == [("['a']", 3), ("['b'][0]", 1), ("['b'][1]", 2)]
+
+
+def test_eval_shape_of_linear_algebra():
+    """Fresh-user run 5: eval_shape ran the function on zeros, so inv/solve
+    raised 'Singular matrix'."""
+    s = srcjax.ShapeDtypeStruct((3, 3), np.float32)
+    assert srcjax.eval_shape(jnp.linalg.inv, s) == s
+    out = srcjax.eval_shape(jnp.linalg.solve, s, srcjax.ShapeDtypeStruct((3,), np.float32))
+    assert out == srcjax.ShapeDtypeStruct((3,), np.float32)

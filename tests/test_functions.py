@@ -129,3 +129,8 @@ def test_cumulative_sum_accumulates_small_ints_as_sum():
     assert got.dtype == np.int32 and list(got) == [100, 200, 300]
     assert sjnp.cumulative_sum(np.ones(3, np.uint8)).dtype == np.uint32
     assert sjnp.cumulative_sum(np.ones(3, np.float16)).dtype == np.float16
+
+
+def test_rot90_by_a_full_turn_is_canonical():
+    """Fresh-user run 5: rot90(k=4) of an int64 array returned int64 (JAX: int32)."""
+    assert sjnp.rot90(np.arange(4).reshape(2, 2), 4).dtype == np.int32

@@ -570,9 +570,16 @@ class Normalizer:
         self._check(node)
         a = node.args
         if (a.vararg or a.kwonlyargs) and not self.inlined or a.kwarg or a.posonlyargs:
-            raise _unsupported(
-                node, "`*args`, `**kwargs` and keyword-only parameters", src=self.src
+            what = (
+                "`**kwargs` parameters"
+                if a.kwarg
+                else "positional-only parameters"
+                if a.posonlyargs
+                else "`*args` parameters"
+                if a.vararg
+                else "keyword-only parameters here"
             )
+            raise _unsupported(node, what, src=self.src)
         body = [s for s in node.body if not _is_docstring(s)]
         lowerer = _Lowerer(self.namer, self.src)
         body = lowerer.lower_function(body)

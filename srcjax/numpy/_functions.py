@@ -443,7 +443,7 @@ def rot90(m, k=1, axes=(0, 1)):
         raise ValueError("Axes must be different.")
     k = k % 4
     if k == 0:
-        return m
+        return asarray(m)  # (canonical, as the other cases: int64 -> int32 without x64)
     if k == 2:
         return flip(flip(m, a0), a1)
     if k == 1:
