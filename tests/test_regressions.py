@@ -3304,3 +3304,31 @@ def test_branch_behind_a_false_module_flag_is_not_transformed():
     finally:
         m.USE_OTHER = False
     assert srcjax.grad(m.flagged)(0.5) == pytest.approx(2 * np.cos(1.5))
+
+
+def _nt_replace_arg(s):
+    s = s._replace(pos=s.pos * 3.0)
+    return jnp.sum(s.pos**2 + s.vel)
+
+
+def _nt_replace_two(s, k):
+    s = s._replace(pos=s.pos * k, vel=s.vel + k)
+    return jnp.sum(s.pos * s.vel)
+
+
+def test_namedtuple_replace_on_an_argument():
+    """Fresh-user runs 4/5: s._replace(...) on a namedtuple argument of grad had
+    'no derivative rule for ._replace' (its class is resolved at run time)."""
+    s = _NTState(np.ones(2), np.arange(2.0))
+    g = srcjax.grad(_nt_replace_arg)(s)
+    assert type(g) is _NTState
+    np.testing.assert_allclose(g.pos, [18.0, 18.0])  # d/dpos (3 pos)^2
+    np.testing.assert_allclose(g.vel, [1.0, 1.0])
+    gs, gk = srcjax.grad(_nt_replace_two, argnums=(0, 1))(s, 2.0)
+    # sum(k pos (vel + k)): d/dpos = k (vel + k), d/dvel = k pos, d/dk = sum(pos (vel + 2k))
+    np.testing.assert_allclose(gs.pos, 2.0 * (s.vel + 2.0))
+    np.testing.assert_allclose(gs.vel, 2.0 * s.pos)
+    assert gk == pytest.approx(float(np.sum(s.pos * (s.vel + 4.0))))
+    assert srcjax.jit(_nt_replace_arg)(s) == pytest.approx(19.0)
+    tan = srcjax.jvp(_nt_replace_arg, (s,), (_NTState(np.ones(2), np.zeros(2)),))[1]
+    assert tan == pytest.approx(36.0)  # sum 18 pos * 1

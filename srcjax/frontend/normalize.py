@@ -2193,9 +2193,23 @@ class Normalizer:
         construction ``State(s.pos, v)``, differentiable in every field."""
         recv = self.atom(e.func.value)
         cls = self.class_of(recv)
+        kws = {k.arg: k.value for k in e.keywords}
+        if cls is None and kws and None not in kws:
+            # the class is known only at run time (a namedtuple argument): one
+            # ad.nt_replace per field, differentiable in the tuple and the values
+            prim = registry.by_public("ad.nt_replace")
+            node, op = None, None
+            cur = recv
+            for name, value in kws.items():
+                v = self.atom(value)
+                node, op = self.prim_call(prim, [cur, N.const(name), v], [], e, pre_atomized=3)
+                if name != list(kws)[-1]:
+                    t = self.temp("replaced")
+                    self.emit(N.assign(t, node), op)
+                    cur = N.name(t)
+            return node, op
         if cls is None or not _is_namedtuple_class(cls):
             return None
-        kws = {k.arg: k.value for k in e.keywords}
         if None in kws or any(k not in cls._fields for k in kws):
             return None  # (Python raises the error when the call runs)
         values = []

@@ -1730,3 +1730,97 @@ def _tul_jvp(t, ans, tree, leaves):
 tree_unflatten_like.def_vjp(leaves=_tul_vjp)
 tree_unflatten_like.def_jvp(leaves=_tul_jvp)
 tree_unflatten_like.samples = lambda rng: []  # containers: tested through grad
+
+
+# -- s._replace(f=v) on a namedtuple whose class is known only at run time ----------
+def _nt_index(x, name):
+    return type(x)._fields.index(name)
+
+
+def _nt_replace(x, name, v):
+    """``x._replace(**{name: v})`` (a namedtuple argument of a transformed function;
+    the class is not part of the specialization, so it is resolved at run time)."""
+    return x._replace(**{name: v})
+
+
+def _nt_drop(g, x, name):
+    """``g`` (a namedtuple's cotangent or tangent) with field ``name`` a hole:
+    the part of ``x._replace(name=v)``'s cotangent that flows back to ``x``."""
+    if g is None:
+        return None
+    items = list(g)
+    items[_nt_index(x, name)] = None
+    return type(x)(*items) if hasattr(g, "_fields") else type(g)(items)
+
+
+def _nt_field(g, x, name):
+    """Field ``name`` of ``g`` (by its position in ``x``'s class); None for a hole."""
+    if g is None:
+        return None
+    return list(g)[_nt_index(x, name)]
+
+
+def _nt_embed(t, x, name):
+    """A namedtuple of ``x``'s class that is ``t`` at field ``name``, holes elsewhere."""
+    k = _nt_index(x, name)
+    return type(x)(*[t if i == k else None for i in range(len(type(x)._fields))])
+
+
+nt_replace = register(Primitive("ad.nt_replace", _nt_replace, kind="internal"))
+nt_drop = register(Primitive("ad.nt_drop", _nt_drop, kind="internal"))
+nt_field = register(Primitive("ad.nt_field", _nt_field, kind="internal"))
+nt_embed = register(Primitive("ad.nt_embed", _nt_embed, kind="internal"))
+for _p in (nt_replace, nt_drop, nt_embed):
+    _p.returns_tree = True
+for _p in (nt_replace, nt_drop, nt_field, nt_embed):
+    _p.samples = lambda rng: []  # structure only: tests/test_regressions.py
+
+
+def _nt_replace_vjp_x(g, ans, x, name, v):
+    return nt_drop(g, x, name)
+
+
+def _nt_replace_vjp_v(g, ans, x, name, v):
+    return nt_field(g, x, name)
+
+
+def _nt_replace_jvp_x(t, ans, x, name, v):
+    return nt_drop(t, x, name)
+
+
+def _nt_replace_jvp_v(t, ans, x, name, v):
+    return nt_embed(t, x, name)
+
+
+def _nt_drop_vjp(h, ans, g, x, name):
+    return nt_drop(h, x, name)
+
+
+def _nt_field_vjp(h, ans, g, x, name):
+    return nt_embed(h, x, name)
+
+
+def _nt_embed_vjp(h, ans, t, x, name):
+    return nt_field(h, x, name)
+
+
+def _nt_drop_jvp(u, ans, g, x, name):
+    return nt_drop(u, x, name)
+
+
+def _nt_field_jvp(u, ans, g, x, name):
+    return nt_field(u, x, name)
+
+
+def _nt_embed_jvp(u, ans, t, x, name):
+    return nt_embed(u, x, name)
+
+
+nt_replace.def_vjp(x=_nt_replace_vjp_x, v=_nt_replace_vjp_v)
+nt_replace.def_jvp(x=_nt_replace_jvp_x, v=_nt_replace_jvp_v)
+nt_drop.def_vjp(g=_nt_drop_vjp)
+nt_drop.def_jvp(g=_nt_drop_jvp)
+nt_field.def_vjp(g=_nt_field_vjp)
+nt_field.def_jvp(g=_nt_field_jvp)
+nt_embed.def_vjp(t=_nt_embed_vjp)
+nt_embed.def_jvp(t=_nt_embed_jvp)
