@@ -904,3 +904,37 @@ def test_loop_over_a_slice_of_layers(x64):
     for i in range(3):
         fd = fd_grad(lambda w, i=i: loss_of(ws[:i] + [w] + ws[i + 1 :]), ws[i])
         assert_close(g.layers[i].w, fd, rtol=1e-6, atol=1e-8)
+
+
+@srcjax.tree_util.register_pytree_node_class
+class _StepLin:
+    def __init__(self, w):
+        self.w = w
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, ch):
+        return cls(*ch)
+
+    def __call__(self, x):
+        return self.w * x
+
+
+def _step_loss(m, x):
+    return srcjax.numpy.sum(m(x) ** 2)
+
+
+def _step(m, x):
+    return srcjax.grad(_step_loss)(m, x)
+
+
+def test_vmap_of_a_step_that_calls_grad_on_a_model():
+    """User E F12: vmap of a train step that calls grad(loss)(model, x), with
+    model(x) in the loss, had 'no derivative rule for m' (the inner grad was
+    specialized without the model's class)."""
+    m = _StepLin(np.ones(3, np.float32))
+    xs = np.stack([np.arange(3.0), np.arange(3.0)]).astype(np.float32)
+    got = srcjax.vmap(_step, in_axes=(None, 0))(m, xs)
+    np.testing.assert_allclose(got.w, [[0.0, 2.0, 8.0]] * 2)  # d/dw sum((w x)^2) = 2 w x^2

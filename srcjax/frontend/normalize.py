@@ -2554,7 +2554,13 @@ class Normalizer:
                 f"`{N.to_source(make)}` (with static arguments) inside a transformed function",
                 src=self.src,
             )
-        gen = tobj._generated(("any",) * len(call.args))
+        # arguments known here to hold registered classes keep their type trees
+        # (grad(loss)(model, x) inside a jitted train step inlines model's methods)
+        kinds = []
+        for a in call.args:
+            ty = self.expr_type(a)
+            kinds.append(ClassKind(ty) if ty is not None else "any")
+        gen = tobj._generated(tuple(kinds))
         return self.inline(gen, call, target)
 
     def _lift(self, fn_node: Any) -> Optional[tuple]:
