@@ -225,14 +225,6 @@ def scheme(request):
     config.update("jax_threefry_partitionable", old)
 
 
-@pytest.fixture
-def x64():
-    old = config.jax_enable_x64
-    config.update("jax_enable_x64", True)
-    yield
-    config.update("jax_enable_x64", old)
-
-
 both = pytest.mark.parametrize("scheme", [True, False], indirect=True, ids=["part", "legacy"])
 
 

@@ -42,32 +42,13 @@ from .source import FunctionSource, get_source
 
 __all__ = ["Op", "Normalized", "normalize", "Namer"]
 
-_BUILTIN_SHADOWS = set(dir(builtins)) | {
-    "np",
-    "jnp",
-    "ad",
-    "nn",
-    "special",
-    "lax",
-    "random",
-    "math",
-    "custom",
-}
-#: names generated code uses for srcjax's namespaces (codegen.emit binds them) and
-#: for the builtins it calls (range, len, min ... and whatever a rule template
-#: inlines): a user variable with one of these names is renamed (`ad` -> `ad_`)
-_GENERATED_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {
-    "np",
-    "jnp",
-    "ad",
-    "nn",
-    "special",
-    "lax",
-    "random",
-    "math",
-    "custom",
-    "_rt",
-}
+#: the namespaces generated code reads (codegen.emit binds them)
+_NAMESPACES = {"np", "jnp", "ad", "nn", "special", "lax", "random", "math", "custom"}
+_BUILTIN_SHADOWS = set(dir(builtins)) | _NAMESPACES
+#: names generated code uses for srcjax's namespaces and for the builtins it calls
+#: (range, len, min ... and whatever a rule template inlines): a user variable
+#: with one of these names is renamed (`ad` -> `ad_`)
+_GENERATED_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | _NAMESPACES | {"_rt"}
 
 
 class Namer:

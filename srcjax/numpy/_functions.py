@@ -493,7 +493,9 @@ def heaviside(x1, x2):
 
 def divmod(x1, x2):
     """``(floor_divide(x1, x2), remainder(x1, x2))`` (jax.numpy.divmod), Python's
-    sign conventions (the remainder has the sign of ``x2``)."""
+    sign conventions (the remainder has the sign of ``x2``). Shapes: the
+    broadcast of both; dtypes: JAX's promotion of ``x1`` and ``x2``. The quotient
+    has no derivative; the remainder's is that of ``remainder``."""
     return floor_divide(x1, x2), remainder(x1, x2)
 
 

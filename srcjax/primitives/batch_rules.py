@@ -47,12 +47,11 @@ from .ad import _getitem as _ad_getitem
 from .ad import _index_adjoint as _ad_index_adjoint
 from .ad import _unbroadcast as _ad_unbroadcast
 from .control import (
-    _batched_getitem,
-    _batched_getitem_adjoint,
     _class_kind,
     class_map,
     tree_slice_adjoint,
 )
+from .control import _tree_index_adjoint as _container_index_adjoint
 from .creation import _dtype_or
 from .linalg import _matmul_left, _matmul_right
 from .registry import REGISTRY, Primitive, by_public, register
@@ -858,14 +857,14 @@ def _bgetitem(x, idx):
     container of batched values the analysis did not see (indexed as is) or a
     batched array (indexed with :func:`_batch_index`)."""
     if isinstance(x, (tuple, list, dict)):
-        return _batched_getitem(x, idx)
+        return x[idx]
     return _ad_getitem(x, _batch_index(idx, np.shape(x)[0]))
 
 
 def _bgetitem_adjoint(ct, x, idx):
     """Transpose of :func:`_bgetitem` in ``x``."""
     if isinstance(x, (tuple, list, dict)):
-        return _batched_getitem_adjoint(ct, x, idx)
+        return _container_index_adjoint(ct, x, idx)
     return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]))
 
 

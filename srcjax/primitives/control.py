@@ -1417,65 +1417,6 @@ densify.def_jvp(_densify_jvp)
 densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
-# ---------------------------------------------------------------------------
-# vmap: x[idx] when x may be a container of batched values or a batched array.
-
-
-def _full_index(idx):
-    return (slice(None),) + (idx if isinstance(idx, tuple) else (idx,))
-
-
-def _batched_getitem(x, idx):
-    """``x[idx]`` per example: a container is indexed as is, a batched array with a
-    leading ``:`` (its batch axis)."""
-    if isinstance(x, (tuple, list, dict)):
-        return x[idx]
-    return x[_full_index(idx)]
-
-
-batched_getitem = register(Primitive("ad.batched_getitem", _batched_getitem, kind="structural"))
-
-
-def _batched_getitem_adjoint(ct, x, idx):
-    """Transpose of :func:`_batched_getitem` in ``x``."""
-    from .ad import index_adjoint
-
-    if isinstance(x, (tuple, list, dict)):
-        return _tree_index_adjoint(ct, x, idx)
-    return index_adjoint(ct, x, _full_index(idx))
-
-
-batched_getitem_adjoint = register(
-    Primitive("ad.batched_getitem_adjoint", _batched_getitem_adjoint, kind="internal")
-)
-
-
-def _bgi_vjp(g, ans, x, idx):
-    return batched_getitem_adjoint(g, x, idx)
-
-
-def _bgi_jvp(t, ans, x, idx):
-    return batched_getitem(t, idx)
-
-
-def _bgia_vjp(g, ans, ct, x, idx):
-    return batched_getitem(g, idx)
-
-
-def _bgia_jvp(t, ans, ct, x, idx):
-    return batched_getitem_adjoint(t, x, idx)
-
-
-batched_getitem.def_vjp(_bgi_vjp)
-batched_getitem.def_jvp(_bgi_jvp)
-batched_getitem_adjoint.def_vjp(_bgia_vjp)
-batched_getitem_adjoint.def_jvp(_bgia_jvp)
-batched_getitem.samples = lambda rng: [((rng.normal(size=(4, 3)), 1), {})]
-batched_getitem_adjoint.samples = lambda rng: [
-    ((rng.normal(size=(4,)), rng.normal(size=(4, 3)), 1), {})
-]
-
-
 # -- pytree utilities called inside transformed code ---------------------------------
 def _tree_leaves_prim(tree, is_leaf=None):
     """The leaves of ``tree`` in flattening order (``jax.tree_util.tree_leaves``),

@@ -1172,6 +1172,20 @@ def _ks(rng):
     return np.stack(_key_samples(rng))
 
 
+def _float_sampler(name, impl, impl_b):
+    """``random.<name>(key, shape, dtype)`` and its batched-keys helper
+    ``ad.random_<name>_b``, registered with the samplers' standard samples."""
+    prim = _prim(
+        f"random.{name}",
+        impl,
+        lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
+    )
+    helper = _internal(
+        f"ad.random_{name}_b", impl_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
+    )
+    return prim, helper
+
+
 PRNGKey = _prim(
     "random.PRNGKey",
     _prng_key,
@@ -1244,22 +1258,8 @@ bernoulli = _prim(
 _bernoulli_bp = _internal(
     "ad.random_bernoulli_b", _bernoulli_b, lambda rng: [((_ks(rng), np.float32(0.3), (3,)), {})]
 )
-exponential = _prim(
-    "random.exponential",
-    _exponential,
-    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
-)
-_exponential_bp = _internal(
-    "ad.random_exponential_b", _exponential_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
-)
-gumbel = _prim(
-    "random.gumbel",
-    _gumbel,
-    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
-)
-_gumbel_bp = _internal(
-    "ad.random_gumbel_b", _gumbel_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
-)
+exponential, _exponential_bp = _float_sampler("exponential", _exponential, _exponential_b)
+gumbel, _gumbel_bp = _float_sampler("gumbel", _gumbel, _gumbel_b)
 
 randint = _prim(
     "random.randint",
@@ -1329,22 +1329,8 @@ _categorical_bp = _internal(
     _categorical_b,
     lambda rng: [((_ks(rng), rng.normal(size=(2, 3)).astype(np.float32)), {})],
 )
-laplace = _prim(
-    "random.laplace",
-    _laplace,
-    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
-)
-_laplace_bp = _internal(
-    "ad.random_laplace_b", _laplace_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
-)
-logistic = _prim(
-    "random.logistic",
-    _logistic,
-    lambda rng: [((k, (4,)), {"dtype": "float32"}) for k in _key_samples(rng)],
-)
-_logistic_bp = _internal(
-    "ad.random_logistic_b", _logistic_b, lambda rng: [((_ks(rng), (3,), "float32"), {})]
-)
+laplace, _laplace_bp = _float_sampler("laplace", _laplace, _laplace_b)
+logistic, _logistic_bp = _float_sampler("logistic", _logistic, _logistic_b)
 
 for _pub, _int in (
     (randint, _randint_bp),

@@ -45,6 +45,7 @@ example shares. Design:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any, Dict, List, Optional, Set, Tuple
 
@@ -872,14 +873,21 @@ class Batcher:
                 "rebind a new list in both branches",
             )
 
+    @contextlib.contextmanager
+    def _some_examples(self):
+        """While batching code that only some examples run (a per-example branch,
+        a masked loop): collectives there are refused (``mixed_depth``)."""
+        self.mixed_depth += 1
+        try:
+            yield
+        finally:
+            self.mixed_depth -= 1
+
     def mixed_if(
         self, s, take, defined, assigned, static: Set[str] = frozenset()
     ) -> Tuple[List[Any], Set[str]]:
-        self.mixed_depth += 1
-        try:
+        with self._some_examples():
             return self._mixed_if(s, take, defined, assigned, static)
-        finally:
-            self.mixed_depth -= 1
 
     def _mixed_if(
         self, s, take, defined, assigned, static: Set[str] = frozenset()
@@ -1030,11 +1038,8 @@ class Batcher:
         return pre + [s]
 
     def batched_while(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
-        self.mixed_depth += 1
-        try:
+        with self._some_examples():
             return self._batched_while(s, defined, head)
-        finally:
-            self.mixed_depth -= 1
 
     def _batched_while(self, s: Any, defined: Set[str], head: Set[str]) -> List[Any]:
         out: List[Any] = []
@@ -1081,11 +1086,8 @@ class Batcher:
         return out
 
     def batched_for(self, s: Any, defined: Set[str]) -> List[Any]:
-        self.mixed_depth += 1
-        try:
+        with self._some_examples():
             return self._batched_for(s, defined)
-        finally:
-            self.mixed_depth -= 1
 
     def _batched_for(self, s: Any, defined: Set[str]) -> List[Any]:
         """``for i in range(n)`` with a per-example ``n``: run to the largest trip
