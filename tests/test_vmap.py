@@ -948,3 +948,58 @@ def test_branches_of_different_structure_or_shape_raise(fn, xs):
     for t in (vmap(fn), srcjax.jit(vmap(fn))):
         with pytest.raises(ValueError, match=r"(?s)under vmap, the branches.*test_vmap\.py:\d+"):
             t(xs)
+
+
+def _affine(p, x):
+    return x @ p["w"] + p["b"]
+
+
+def test_in_axes_pytree_all_none_leaves_is_unbatched():
+    """User A bug 10: in_axes=({"w": None, "b": None}, 0) (a params dict unmapped
+    leaf by leaf) raised 'no mapped leaf in this argument'; JAX treats it as None."""
+    rng = np.random.default_rng(0)
+    p = {"w": rng.normal(size=(3, 2)).astype(np.float32), "b": f32(2)}
+    X = f32(4, 3)
+    want = np.stack([_affine(p, xi) for xi in X])
+    axes = ({"w": None, "b": None}, 0)
+    close(vmap(_affine, in_axes=axes)(p, X), want)
+    close(srcjax.jit(vmap(_affine, in_axes=axes))(p, X), want)
+    close(vmap(lambda t, x: x @ t[0] + t[1], in_axes=((None, None), 0))((p["w"], p["b"]), X), want)
+
+    # and the gradient with respect to the unmapped params (summed over examples)
+    def loss(p, X):
+        return jnp.sum(vmap(_affine, in_axes=({"w": None, "b": None}, 0))(p, X) ** 2)
+
+    g = srcjax.grad(loss)(p, X)
+    close(g["w"], 2.0 * X.T @ want, 1e-4)
+    close(g["b"], 2.0 * want.sum(0), 1e-4)
+    # every argument unmapped leaf by leaf: JAX's error (nothing mapped)
+    with pytest.raises(ValueError, match="at least one non-None"):
+        vmap(_affine, in_axes=({"w": None, "b": None}, None))(p, X)
+    out = vmap(_affine, in_axes=({"w": None, "b": None}, None), axis_size=2)(p, X[0])
+    close(out, np.stack([_affine(p, X[0])] * 2))
+
+
+def test_in_axes_pytree_mixed_none_and_mapped_leaves():
+    """in_axes with both None and mapped leaves in one argument, and out_axes
+    pytrees holding None for an unmapped output (bug 10's neighbours)."""
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(5, 3, 2)).astype(np.float32)
+    b = f32(2)
+    X = f32(5, 3)
+    got = vmap(_affine, in_axes=({"w": 0, "b": None}, 0))({"w": W, "b": b}, X)
+    want = np.stack([X[i] @ W[i] + b for i in range(5)])
+    close(got, want)
+    got = vmap(_affine, in_axes=({"w": 2, "b": None}, 1))(
+        {"w": np.moveaxis(W, 0, 2), "b": b}, X.T.copy()
+    )
+    close(got, want)
+
+    def two(p, x):
+        return {"y": _affine(p, x), "b": p["b"] * 2.0}
+
+    out = vmap(two, in_axes=({"w": None, "b": None}, 0), out_axes={"y": 1, "b": None})(
+        {"w": W[0], "b": b}, X
+    )
+    close(out["y"], np.stack([X[i] @ W[0] + b for i in range(5)]).T)
+    close(out["b"], b * 2.0)

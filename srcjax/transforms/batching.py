@@ -1488,6 +1488,12 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
             head.append(N.assign(a.id, N.name(spec.bound[a.id])))
         else:
             kept.append(a)
+    # an argument whose in_axes is a pytree of None leaves only is unmapped, as in
+    # JAX (in_axes=({"w": None, "b": None}, 0))
+    spec.in_axes = {
+        p: None if ax is not None and all(a is None for a in _leaf_axes(ax)) else ax
+        for p, ax in spec.in_axes.items()
+    }
     # the batch size, then mapped axes moved to the front
     size_expr = None
     for p in bp.params:
