@@ -471,6 +471,8 @@ def _tree_stack(parts):
         return type(first)(*vals) if hasattr(first, "_fields") else type(first)(vals)
     if first is None:
         return None
+    if isinstance(first, slice) or first is Ellipsis:
+        return first  # a part of an index tuple: the same in every example
     kind = _class_kind(first)
     if kind is not None:
         cols = list(zip(*[kind.flatten(p)[0] for p in parts]))
@@ -802,21 +804,24 @@ batch_index = _reg("ad.batch_index", _batch_index, differentiable=False)
 
 
 _LEADING_SEPARATOR = (
-    "vmap: indexing with a per-example index array after a slice, `...` or `None` "
-    "(as in x[:, i]) is not supported"
+    "vmap: indexing with a per-example index array after `None` (as in x[None, i]) is not supported"
 )
 _LEADING_SEPARATOR_HINT = (
-    "move the indexed axis to the front first (jnp.moveaxis(x, k, 0)[i]), or use "
-    "jnp.take(x, i, axis=k)"
+    "index first and add the axis afterwards (x[i][None]), or use jnp.take(x, i, axis=k)"
 )
 
 
-def _gather_index(idx, batched, size, x_batched=True):
+def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
     """``x[idx]`` per example where some index parts differ between examples:
-    ``batched`` flags each part of the tuple ``idx`` (integer arrays or ints;
-    slices, ``None`` and ``...`` are allowed after the first array index, or
-    between array indices, where NumPy puts the broadcast index dims first for
-    every example); the batch coordinate is an ``arange`` broadcast against them."""
+    ``batched`` flags each part of the tuple ``idx`` (integer arrays or ints,
+    slices, ``None`` and ``...``); the batch coordinate is an ``arange`` broadcast
+    against them. ``shape`` is ``x``'s shape (batched or not, per ``x_batched``);
+    ``where`` the user's ``(file, line, col)`` for an error.
+
+    Where NumPy keeps the index dims in place for each example (one run of array
+    indices behind slices or ``...``: ``x[:, i]``), the leading slices become
+    ``arange``s too, so the batch axis comes first and the rest is laid out as
+    each example's result is (``(batch, *slice dims, *index dims, *rest)``)."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     # one flag for the whole tuple applies to every part (zip would drop the rest)
     flags = batched if isinstance(batched, tuple) else (batched,) * len(parts)
@@ -838,11 +843,10 @@ def _gather_index(idx, batched, size, x_batched=True):
             continue
         expanded.append((a, f))
     pos = [k for k, (p, f) in enumerate(expanded) if not _is_separator(p)]
-    if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
-        # the index dims stay where the first array index is, behind the separators:
-        # the batch axis would have to move there
-        raise NotImplementedError(_LEADING_SEPARATOR + "; hint: " + _LEADING_SEPARATOR_HINT)
     nd = max(np.ndim(p) - f for p, f in expanded if not _is_separator(p))
+    if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
+        # the index dims stay where the first array index is, behind the separators
+        return _gather_behind_slices(expanded, pos[0], nd, size, x_batched, shape, where)
     fixed = tuple(_lift(p, nd, 1) if f else p for p, f in expanded)
     if not x_batched:
         return fixed
@@ -850,6 +854,40 @@ def _gather_index(idx, batched, size, x_batched=True):
 
 
 gather_index = _reg("ad.gather_index", _gather_index, differentiable=False)
+
+
+def _gather_behind_slices(expanded, first, nd, size, x_batched, shape, where=None):
+    """:func:`_gather_index` for ``x[s1, ..., sL, *arrays, *rest]`` with slices or
+    ``...`` in front of one run of array indices: each leading slice becomes an
+    ``arange`` over its dim, so that every advanced index is contiguous and
+    first: NumPy then lays the result out as ``(batch, L slice dims, nd index
+    dims, *rest)``, as each example's is without the batch axis."""
+    lead = [p for p, _ in expanded[:first]]
+    if shape is None or any(p is None for p in lead):
+        from ..errors import Location
+
+        loc = Location(*where) if where is not None else _generated_caller()
+        raise TransformValueError(_LEADING_SEPARATOR, loc, hint=_LEADING_SEPARATOR_HINT)
+    dims = tuple(shape[1:] if x_batched else shape)
+    if any(p is Ellipsis for p in lead):
+        # `...` spans the dims the other parts do not index
+        used = sum(1 for p, _ in expanded if p is not None and p is not Ellipsis)
+        k = lead.index(Ellipsis)
+        lead = lead[:k] + [slice(None)] * (len(dims) - used) + lead[k + 1 :]
+    nl = len(lead)
+    rank = 1 + nl + nd
+    out = []
+    for k, sl in enumerate(lead):
+        r = np.arange(*sl.indices(dims[k]))
+        out.append(r.reshape((1,) * (1 + k) + r.shape + (1,) * (rank - 2 - k)))
+    for p, f in expanded[first:]:
+        if f:
+            a = _lift(p, nd, 1)
+            p = a.reshape(a.shape[:1] + (1,) * nl + a.shape[1:])
+        out.append(p)
+    if not x_batched:
+        return tuple(out)
+    return (np.arange(size).reshape((size,) + (1,) * (rank - 1)),) + tuple(out)
 
 
 def _bgetitem(x, idx):
@@ -1847,8 +1885,8 @@ def _int_part(p):
     )
 
 
-def _batched_index(c, idx, x_batched):
-    """The index of the batched array for per-example index ``idx``."""
+def _batched_index(c, idx, x_batched, x=None):
+    """The index of the batched array ``x`` for per-example index ``idx``."""
     parts = _index_parts(idx)
     flags = [c.bp.is_batched(p) for p in parts]
     if not any(flags):
@@ -1863,18 +1901,26 @@ def _batched_index(c, idx, x_batched):
         seps[0]
         and kept[-1] - kept[0] + 1 == len(kept)
         and all(f or _int_part(p) for p, f, sep in zip(parts, flags, seps) if not sep)
+        and any(isinstance(p, gast.Constant) and p.value is None for p in parts[: kept[0]])
     ):
         # known now (else ad.gather_index raises the same when it runs)
         raise c.error(_LEADING_SEPARATOR, _LEADING_SEPARATOR_HINT)
-    return N.call(
-        "ad.gather_index",
-        [
-            N.index_value(idx),
-            N.const(tuple(flags)) if isinstance(idx, gast.Tuple) else N.const(flags[0]),
-            c.size,
-            N.const(bool(x_batched)),
-        ],
-    )
+    args = [
+        N.index_value(idx),
+        N.const(tuple(flags)) if isinstance(idx, gast.Tuple) else N.const(flags[0]),
+        c.size,
+        N.const(bool(x_batched)),
+    ]
+    if x is not None:  # (slices in front of the index arrays need x's dims)
+        args.append(N.call("jnp.shape", [N.clone(x)]))
+        if not isinstance(idx, gast.Tuple) or any(
+            isinstance(p, gast.Constant) and p.value is None for p in parts
+        ):
+            # a `None` in front of the index arrays is known only when it runs
+            loc = c.error("").loc
+            if loc is not None:
+                args.append(N.const((loc.filename, loc.lineno, loc.col)))
+    return N.call("ad.gather_index", args)
 
 
 def _getitem(c):
@@ -1892,7 +1938,7 @@ def _getitem(c):
         # (a tangent tuple built in a loop, a gradient dict indexed by a key from a
         # loop): decide at run time
         return N.call("ad.bgetitem", [x, N.index_value(idx)])
-    return gast.Subscript(value=x, slice=_batched_index(c, idx, xb), ctx=gast.Load())
+    return gast.Subscript(value=x, slice=_batched_index(c, idx, xb, x), ctx=gast.Load())
 
 
 _def(["ad.getitem"], _getitem)
@@ -1902,7 +1948,7 @@ def _at_rule(c):
     x = c.materialize(c.arg("x"))
     idx = c.bound["idx"]
     v = c.arg("v")
-    new_idx = _batched_index(c, idx, True)
+    new_idx = _batched_index(c, idx, True, x)
     if c.batched("v"):
         target = gast.Subscript(value=N.clone(x), slice=N.clone(new_idx), ctx=gast.Load())
         v = c.let(
@@ -1923,7 +1969,7 @@ def _at_helper_rule(c):
     update element of ``x.at[idx]``; ``x`` gives the slots only (its shape), so
     batching it makes the slots of different examples distinct."""
     x = c.materialize(c.arg("x"))
-    new_idx = _batched_index(c, c.bound["idx"], True)
+    new_idx = _batched_index(c, c.bound["idx"], True, x)
     ops = []
     for name in ("v", "t", "s"):
         if name not in c.bound:
@@ -1968,7 +2014,7 @@ def _index_adjoint(c):
         # captured list of layers indexed by a loop variable): decide at run
         # time, as ad.tree_index_adjoint does
         return N.call("ad.bgetitem_adjoint", [g, x, N.index_value(idx)])
-    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True))])
+    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True, x))])
 
 
 _def(["ad.index_adjoint"], _index_adjoint)
@@ -1989,7 +2035,7 @@ def _tree_index_adjoint(c):
         # x may be a container the analysis did not see (a loop carry, a value
         # taken out of a container): decide at run time, as ad.getitem does
         return N.call("ad.bgetitem_adjoint", [ct, x, N.index_value(idx)])
-    idx = N.index_value(_batched_index(c, idx, True))
+    idx = N.index_value(_batched_index(c, idx, True, x))
     return N.call("ad.index_adjoint", [ct, x, idx])
 
 
@@ -2494,6 +2540,8 @@ def _tree_row(x, i):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if x is None or isinstance(x, str):
         return x  # a dict key popped from a batched tape is the same in every row
+    if isinstance(x, slice) or x is Ellipsis:
+        return x  # a part of an index tuple (a per-example loop over ad.gather_index)
     if _class_kind(x) is not None:
         return class_map(lambda v: _tree_row(v, i), x)
     return x[i]
