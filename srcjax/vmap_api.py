@@ -14,7 +14,7 @@ import numpy as np
 
 from .api import Transformed, _kind, finish
 from .errors import TransformValueError
-from .frontend.normalize import normalize
+from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
 from .transforms.batching import BatchSpec, batch
@@ -184,7 +184,11 @@ class _Vmap(Transformed):
     def _target(self, kinds: Tuple[str, ...]):
         full = tuple(_kind(a) for a in self._pbound) + tuple(kinds)
         if isinstance(self._inner, Transformed):
-            return self._inner._generated(full), full
+            target = self._inner._generated(full)
+            deps = getattr(target, "__srcjax_deps__", ())
+            if deps and not dependencies_valid(deps) and hasattr(self._inner, "_rebuild"):
+                target = self._inner._rebuild(full)  # (grad(f) with a redefined helper)
+            return target, full
         pyfn, bargs, bkw = unwrap_callable(self._inner)
         if bargs or bkw:
             raise TransformValueError("vmap: bound methods with partials are not supported")
@@ -208,10 +212,14 @@ class _Vmap(Transformed):
             axes = self.in_axes
         key = (tuple(kinds), _hashable(axes), skels)
         fn = self._cache.get(key)
+        if fn is not None and fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+            # something read when transforming changed (a redefined helper, a static
+            # flag, lax.switch's branch list): transform again
+            fn = None
         if fn is None:
             with self._lock:
                 fn = self._cache.get(key)
-                if fn is None:
+                if fn is None or not dependencies_valid(fn.__srcjax_deps__):
                     fn = self._build(tuple(kinds), axes, skels)
                     self._cache[key] = fn
         return fn
@@ -260,7 +268,10 @@ class _Vmap(Transformed):
         fdef = batch(norm, spec, name=gname)
         shown = ", ".join(f"{p}={per[p]}" for p in visible if p not in bound_names)
         detail = f"in_axes: {shown}; out_axes={self.out_axes!r}"
-        return finish(src, norm, fdef, "vmap of", detail, defaults=True)
+        fn = finish(src, norm, fdef, "vmap of", detail, defaults=True)
+        # the inner transform's dependencies (vmap(grad(f))) are this code's too
+        fn.__srcjax_deps__ += tuple(getattr(target, "__srcjax_deps__", ()))
+        return fn
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):

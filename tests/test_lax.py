@@ -280,3 +280,106 @@ def test_eager_loops_check_the_carry_as_jax():
         lax.while_loop(lambda c: c[0] < 3, lambda c: jnp.stack([c[0] + 1, c[0]]), jnp.zeros(1))
     c, ys = lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
     assert c == 3.0 and list(ys) == [0.0, 0.0, 1.0]
+
+
+# --- User A bug 8: lax.switch with its branch list in a variable ------------------
+SWITCH_BRANCHES = [lambda v: v + 1.0, lambda v: v * 10.0, lambda v: jnp.sin(v)]
+SWITCH_TUPLE = (lambda v: v * v, lambda v: -v)
+
+
+def _switch_global(i, x):
+    return lax.switch(i, SWITCH_BRANCHES, x)
+
+
+def _switch_local(i, x):
+    branches = [lambda v: v + 1.0, lambda v: v * 10.0, lambda v: jnp.sin(v)]
+    return lax.switch(i, branches, x)
+
+
+def _switch_comprehension(i, x):
+    return lax.switch(i, [lambda v, k=k: v * (k + 1.0) + jnp.sin(v) * k for k in range(3)], x)
+
+
+def _switch_local_comprehension(i, x):
+    fs = [lambda v, f=f: f(v) * 2.0 for f in SWITCH_BRANCHES]
+    return lax.switch(i, fs, x)
+
+
+def _switch_py(i, x):
+    return [x + 1.0, x * 10.0, np.sin(x)][min(max(int(i), 0), 2)]
+
+
+_SWITCH_CASES = [
+    (_switch_global, _switch_py),
+    (_switch_local, _switch_py),
+    (_switch_comprehension, lambda i, x: x * (min(max(i, 0), 2) + 1.0) + np.sin(x) * i),
+    (_switch_local_comprehension, lambda i, x: 2.0 * _switch_py(i, x)),
+]
+
+
+@pytest.mark.parametrize("fn, py", _SWITCH_CASES, ids=lambda f: getattr(f, "__name__", ""))
+def test_switch_branches_in_a_variable(fn, py):
+    """The usual JAX idiom: the branch list is a module-level list, a local bound to
+    a display, or a list comprehension (all refused before: 'not a list display').
+    Eager, grad (vs finite differences), vmap with a per-example index, jit."""
+    xs = np.array([0.5, 1.0, 2.0])
+    idx = np.array([0, 1, 2], np.int32)
+    want = np.array([py(int(i), x) for i, x in zip(idx, xs)])
+    assert_close(srcjax.vmap(fn)(idx, xs), want)
+    assert_close(srcjax.jit(srcjax.vmap(fn))(idx, xs), want)
+    for i, x in zip(idx, xs):
+        assert_close(fn(int(i), x), py(int(i), x))
+        assert_close(srcjax.jit(fn)(i, x), py(int(i), x))
+        g = srcjax.grad(fn, argnums=1)(i, x)
+        assert_close(g, fd_grad(lambda v, i=i: py(int(i), float(v)), np.array(x)), rtol=1e-5)
+    gv = srcjax.vmap(srcjax.grad(fn, argnums=1))(idx, xs)
+    assert_close(gv, [srcjax.grad(fn, argnums=1)(i, x) for i, x in zip(idx, xs)])
+
+
+def test_switch_global_tuple_of_functions():
+    f = lambda i, x: lax.switch(i, SWITCH_TUPLE, x)  # noqa: E731 - the user's idiom
+    assert_close(srcjax.grad(f, argnums=1)(0, 3.0), 6.0)
+    assert_close(
+        srcjax.vmap(srcjax.grad(f, argnums=1))(np.array([0, 1]), np.array([3.0, 3.0])), [6.0, -1.0]
+    )
+
+
+def test_switch_global_list_changed_rebuilds_jit():
+    """The branch list is read at transformation time: rebinding the global or
+    changing its items transforms the function again (as redefined helpers and
+    TABLE['name'] entries do), for grad, vmap and jit alike."""
+    global SWITCH_BRANCHES
+    old = SWITCH_BRANCHES
+    try:
+        j = srcjax.jit(_switch_global)
+        g = srcjax.grad(_switch_global, argnums=1)
+        v = srcjax.vmap(_switch_global)
+        vg = srcjax.vmap(srcjax.grad(_switch_global, argnums=1))
+        assert_close(vg(np.array([1]), np.array([2.0])), [10.0])
+        assert_close(j(1, 2.0), 20.0)
+        assert_close(g(1, 2.0), 10.0)
+        SWITCH_BRANCHES[1] = lambda v: v * 100.0  # an item replaced in place
+        assert_close(j(1, 2.0), 200.0)
+        assert_close(g(1, 2.0), 100.0)
+        assert_close(v(np.array([1]), np.array([2.0])), [200.0])
+        SWITCH_BRANCHES = [lambda v: v - 1.0]  # the name rebound
+        assert_close(j(1, 2.0), 1.0)
+        assert_close(g(1, 2.0), 1.0)
+        assert_close(v(np.array([0, 3]), np.array([2.0, 5.0])), [1.0, 4.0])
+        assert_close(vg(np.array([1]), np.array([2.0])), [1.0])
+        SWITCH_BRANCHES.append(lambda v: v * 3.0)  # an item added
+        assert_close(j(1, 2.0), 6.0)
+        assert_close(g(1, 2.0), 3.0)
+    finally:
+        SWITCH_BRANCHES = old
+
+
+def _switch_unknown(i, x, fns):
+    return lax.switch(i, fns, x)
+
+
+def test_switch_branches_unknown_at_transform_time_names_the_line():
+    with pytest.raises(
+        srcjax.errors.UnsupportedSyntaxError, match=r"test_lax\.py:\d+:\d+: lax\.switch"
+    ):
+        srcjax.grad(_switch_unknown, argnums=1)(0, 1.0, [jnp.sin])

@@ -533,6 +533,9 @@ class Normalizer:
         # temporary is local: one named `flip` would hide the function `flip`)
         namer.taken |= set(N.names_in(node)) - self.locals
         self.ops = _ops_table()
+        #: renamed name -> the display or comprehension of lax.switch branches it
+        #: is bound to (see :meth:`function_list_binding`)
+        self.function_lists: Dict[str, Any] = {}
         self.out: List[Any] = []
         self.origin: Any = None
         #: source name -> "list" / "tuple" / "dict" for the locals every assignment
@@ -820,6 +823,8 @@ class Normalizer:
                 for t in s.targets:
                     self.assign_target(t, v)
                 return
+            if self.function_list_binding(s.targets[0], s.value):
+                return  # lax.switch's branch list, resolved where the switch is
             self.assign_target(s.targets[0], s.value)
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
@@ -2666,12 +2671,16 @@ class Normalizer:
             self.emit(gast.If(test=N.clone(pred), body=branches[0], orelse=branches[1]))
             return N.name(t), Op("copy", elts=[N.name(t)])
         if kind == "switch":
-            if len(a) < 2 or not isinstance(a[1], (gast.List, gast.Tuple)):
+            fns = self.switch_branches(a[1]) if len(a) >= 2 else None
+            if not fns:
                 raise _unsupported(
-                    e, "lax.switch with branches that are not a list display", src=self.src
+                    e,
+                    "lax.switch with branches that cannot be resolved when transforming "
+                    "(a list display, a local bound once to one or to a list comprehension, "
+                    "or a module-level list/tuple of functions)",
+                    src=self.src,
                 )
             idx = self.atom(a[0], base="index")
-            fns = a[1].elts
             ops = [self.atom(o) for o in a[2:]]
             k = self.temp("branch")
             # jnp.clip, not int(): under vmap the index is a batched array, and the
@@ -2740,6 +2749,109 @@ class Normalizer:
         if kind in ("scan", "map"):
             return self._scan(kind, a, kw, e, t)
         raise _unsupported(e, f"lax.{kind}", src=self.src)
+
+    def switch_branches(self, node: Any) -> Optional[List[Any]]:
+        """The branch functions of ``lax.switch(i, node, ...)`` as expressions
+        (``call_value`` calls each), resolved now; None when they cannot be.
+
+        ``node`` is a list/tuple display, a list comprehension over static items,
+        a local bound once to either (see :meth:`function_list_binding`), or a
+        global/closed-over list or tuple of functions, read now: its binding and
+        (for a list) its items are dependencies, so changing them transforms the
+        function again."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return list(node.elts)
+        if isinstance(node, gast.ListComp):
+            return self._unrolled_comprehension(node)
+        if isinstance(node, gast.Name) and node.id in self.locals:
+            held = self.function_lists.get(self.var(node.id))
+            return None if held is None else self.switch_branches(held)
+        items = self._static_items(node)
+        if items is None or not all(callable(f) for f in self._static_seq(node) or ()):
+            return None
+        return items
+
+    def _static_seq(self, node: Any) -> Optional[Any]:
+        """The list or tuple a global/closed-over ``node`` names now, else None."""
+        if not isinstance(node, (gast.Name, gast.Attribute, gast.Subscript)):
+            return None
+        status, obj = self.resolve(node)
+        return obj if status == "found" and isinstance(obj, (list, tuple)) else None
+
+    def _static_items(self, node: Any) -> Optional[List[Any]]:
+        """Expressions for the items of a sequence known now: a display's items,
+        ``range`` of constants, or ``SEQ[j]`` for a global list/tuple ``SEQ``
+        (recorded as a dependency, its items too for a list)."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return list(node.elts)
+        if (
+            isinstance(node, gast.Call)
+            and self.resolve(node.func) == ("found", range)
+            and not node.keywords
+        ):
+            try:
+                bounds = [self._static_value(b) for b in node.args]
+                return [N.const(v) for v in range(*bounds)]
+            except (UnsupportedSyntaxError, TypeError, ValueError):
+                return None
+        seq = self._static_seq(node)
+        if seq is None:
+            return None
+        self._record_dependency(node, seq)
+        if isinstance(seq, list):  # changed in place: the items are compared
+            self.deps.append(("items", seq, None, tuple(seq)))
+        out = []
+        for j in range(len(seq)):
+            item = gast.Subscript(value=N.clone(node), slice=N.const(j), ctx=gast.Load())
+            out.append(gast.copy_location(item, node))
+        return out
+
+    def _unrolled_comprehension(self, comp: Any) -> Optional[List[Any]]:
+        """``[elt for k in items]`` over items known now: ``elt`` once per item,
+        with ``k`` replaced by the item's expression (a lambda's parameter named
+        ``k`` keeps its own binding; its default ``k=k`` reads the item)."""
+        if len(comp.generators) != 1:
+            return None
+        gen = comp.generators[0]
+        if gen.ifs or gen.is_async or not isinstance(gen.target, gast.Name):
+            return None
+        items = self._static_items(gen.iter)
+        if items is None:
+            return None
+        name = gen.target.id
+        return [_substitute_name(N.clone(comp.elt), name, item) for item in items]
+
+    def function_list_binding(self, target: Any, value: Any) -> bool:
+        """``branches = [lambda v: ..., f]`` (or a list comprehension) where the
+        name is bound nowhere else and only ever passed as ``lax.switch``'s
+        branches: remembered for the switch (no run-time value: the lambdas are
+        inlined there). True when it is such a binding."""
+        if not (
+            isinstance(target, gast.Name)
+            and isinstance(value, (gast.List, gast.Tuple, gast.ListComp))
+            and target.id in self.locals
+        ):
+            return False
+        stores = loads = switches = 0
+        for n in gast.walk(self.src.node):
+            if isinstance(n, gast.Name) and n.id == target.id:
+                if isinstance(n.ctx, gast.Store):
+                    stores += 1
+                elif isinstance(n.ctx, gast.Load):
+                    loads += 1
+            elif (
+                isinstance(n, gast.Call)
+                and len(n.args) >= 2
+                and isinstance(n.args[1], gast.Name)
+                and n.args[1].id == target.id
+                and isinstance(n.func, (gast.Name, gast.Attribute))
+                and self.resolve(n.func) == ("found", _lax_switch())
+            ):
+                switches += 1
+        if stores != 1 or loads != switches or loads == 0:
+            return False
+        self.function_lists[self.var(target.id)] = value
+        return True
 
     def _scan(self, kind, a, kw, e, t) -> tuple:
         if kind == "scan":
@@ -3122,6 +3234,45 @@ def _shared_mutation(fnode: Any) -> Optional[tuple]:
     return None
 
 
+def _lax_switch() -> Any:
+    from .. import lax as _lax
+
+    return _lax.switch
+
+
+def _substitute_name(node: Any, name: str, item: Any) -> Any:
+    """``node`` with the loads of ``name`` replaced by copies of ``item``, except
+    inside a lambda or def that binds ``name`` itself (its defaults are outside).
+    A lambda's capture idiom ``lambda v, k=k: ...`` loses the parameter ``k``:
+    its body reads the item (lax.switch passes the operands only)."""
+
+    def is_capture(a, d):
+        return a.id == name and isinstance(d, gast.Name) and d.id == name
+
+    class Sub(gast.NodeTransformer):
+        def visit_Name(self, n):
+            if n.id == name and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(N.clone(item), n)
+            return n
+
+        def visit_Lambda(self, n):
+            args = n.args
+            first = len(args.args) - len(args.defaults)
+            for k, (a, d) in enumerate(zip(args.args[first:], args.defaults)):
+                if is_capture(a, d):
+                    del args.args[first + k], args.defaults[k]
+                    break
+            n.args = self.visit(args)
+            if name not in {a.id for a in n.args.args + n.args.kwonlyargs}:
+                n.body = self.visit(n.body)
+            return n
+
+        def visit_FunctionDef(self, n):
+            return n  # (a def in a comprehension is not an expression)
+
+    return Sub().visit(node)
+
+
 def _own_locals(stmts: List[Any]) -> Set[str]:
     """Names a function body assigns, not looking inside nested functions/lambdas."""
     out: Set[str] = set()
@@ -3502,6 +3653,10 @@ _MISSING = object()
 def dependencies_valid(deps: List[tuple]) -> bool:
     """True when every inlined callee is still bound where it was found."""
     for kind, where, key, obj in deps:
+        if kind == "items":  # a list read when transforming (lax.switch's branches)
+            if len(where) != len(obj) or any(a is not b for a, b in zip(where, obj)):
+                return False
+            continue
         if kind == "dict":
             try:
                 cur = where[key]
