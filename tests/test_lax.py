@@ -383,3 +383,19 @@ def test_switch_branches_unknown_at_transform_time_names_the_line():
         srcjax.errors.UnsupportedSyntaxError, match=r"test_lax\.py:\d+:\d+: lax\.switch"
     ):
         srcjax.grad(_switch_unknown, argnums=1)(0, 1.0, [jnp.sin])
+
+
+def _switch_local_named(i, x):
+    br = [jnp.sin, jnp.cos]
+    return lax.switch(i, br, x) * len(br)
+
+
+def test_switch_local_list_used_elsewhere_too():
+    """A local branch list also read otherwise (len(br)) is bound as usual too."""
+    for i in (0, 1):
+        want = fd_grad(lambda v, i=i: 2.0 * [np.sin, np.cos][i](float(v)), np.array(0.5))
+        assert_close(srcjax.grad(_switch_local_named, argnums=1)(i, 0.5), want, rtol=1e-5)
+    assert_close(
+        srcjax.vmap(_switch_local_named)(np.array([0, 1]), np.array([0.5, 0.5])),
+        [2.0 * np.sin(0.5), 2.0 * np.cos(0.5)],
+    )

@@ -2823,9 +2823,10 @@ class Normalizer:
 
     def function_list_binding(self, target: Any, value: Any) -> bool:
         """``branches = [lambda v: ..., f]`` (or a list comprehension) where the
-        name is bound nowhere else and only ever passed as ``lax.switch``'s
-        branches: remembered for the switch (no run-time value: the lambdas are
-        inlined there). True when it is such a binding."""
+        name is bound nowhere else and passed as ``lax.switch``'s branches:
+        remembered for the switch. True when the name is used only there (no
+        run-time value then: the lambdas are inlined at the switch); else it is
+        also bound as usual."""
         if not (
             isinstance(target, gast.Name)
             and isinstance(value, (gast.List, gast.Tuple, gast.ListComp))
@@ -2848,10 +2849,14 @@ class Normalizer:
                 and self.resolve(n.func) == ("found", _lax_switch())
             ):
                 switches += 1
-        if stores != 1 or loads != switches or loads == 0:
+        if stores != 1 or switches == 0:
             return False
         self.function_lists[self.var(target.id)] = value
-        return True
+        if loads == switches:
+            return True
+        # used otherwise too (br[0](x)): bound as usual as well, which works for a
+        # display of named functions (lambdas as values stay an error)
+        return False
 
     def _scan(self, kind, a, kw, e, t) -> tuple:
         if kind == "scan":
