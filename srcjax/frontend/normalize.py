@@ -27,7 +27,7 @@ import keyword
 import math
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 import gast
 import numpy as np
@@ -409,6 +409,14 @@ class _Lowerer:
                 pre = []
                 if info["used_cont"]:
                     body = [N.assign(info["cont"], N.const(False))] + body
+                if info["used_brk"] and isinstance(s, gast.For):
+                    # the loop keeps counting after `break` (the flag skips its
+                    # body), so the target is bound in the body: read after the
+                    # loop, it holds the value of the iteration that broke
+                    it = self.namer.fresh("it")
+                    bind = N.copy_origin(gast.Assign(targets=[s.target], value=N.name(it)), s)
+                    s.target = N.copy_origin(N.name(it, store=True), s)
+                    body = [bind] + body
                 if info["used_brk"]:
                     pre.append(N.copy_origin(N.assign(info["brk"], N.const(False)), s))
                 if stops:
@@ -472,6 +480,95 @@ def _unsupported(node: Any, what: str, hint: str = "", src: Optional[FunctionSou
     )
 
 
+class _FnChoice:
+    """A local name that branches bind to different local functions (``if c: def
+    act ...`` / ``else: def act ...``, ``g = f1 if c else f2``): ``tag``, a
+    source-level name, holds at run time the index in ``fdefs`` of the function
+    bound, and a call dispatches on it with an ``if`` chain, which the transforms
+    handle like any branch (per example under vmap)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.fdefs: List[Any] = []
+
+
+class _GlobalFn:
+    """An alternative of a :class:`_FnChoice` that is a module-level function (or
+    another known callable), named by ``node`` (a Name or Attribute chain)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+
+def _function_names(stmts: List[Any]) -> Set[str]:
+    """Names a function body binds with a nested ``def`` or to a lambda (not
+    looking into nested functions' own bodies)."""
+    names: Set[str] = set()
+
+    def visit(body: List[Any]) -> None:
+        for n in body:
+            if isinstance(n, gast.FunctionDef):
+                names.add(n.name)
+            elif isinstance(n, gast.Assign) and isinstance(n.value, (gast.Lambda, gast.IfExp)):
+                v = n.value
+                lam = isinstance(v, gast.Lambda) or any(
+                    isinstance(b, gast.Lambda) for b in (v.body, v.orelse)
+                )
+                if lam:
+                    names.update(t.id for t in n.targets if isinstance(t, gast.Name))
+            for attr in ("body", "orelse", "finalbody"):
+                sub = getattr(n, attr, None)
+                if isinstance(sub, list) and not isinstance(n, gast.FunctionDef):
+                    visit(sub)
+
+    visit(stmts)
+    return names
+
+
+def _branch_bound_functions(s: Any, is_local_fn: Callable[[str], bool]) -> List[str]:
+    """Source names that the branches of the ``if`` statement ``s`` bind to a local
+    function (a nested ``def``, a lambda, another local function's name, or a
+    conditional expression of those), in order of first binding; ``is_local_fn(n)``
+    tells whether ``n`` names a local function (or is a name functions are bound
+    to, whatever the binding's value)."""
+    found: List[str] = []
+
+    def is_fn_value(v: Any) -> bool:
+        if isinstance(v, gast.Lambda):
+            return True
+        if isinstance(v, gast.Name):
+            return is_local_fn(v.id) or v.id in found or v.id in defined
+        if isinstance(v, gast.IfExp):
+            return is_fn_value(v.body) or is_fn_value(v.orelse)
+        return False
+
+    defined: Set[str] = set()
+
+    def visit(stmts: List[Any]) -> None:
+        for n in stmts:
+            if isinstance(n, gast.FunctionDef):  # (its own body is its scope)
+                defined.add(n.name)
+                if n.name not in found:
+                    found.append(n.name)
+            elif isinstance(n, gast.Assign) and len(n.targets) == 1:
+                t = n.targets[0]
+                if (
+                    isinstance(t, gast.Name)
+                    and (is_fn_value(n.value) or is_local_fn(t.id))
+                    and t.id not in found
+                ):
+                    found.append(t.id)
+            elif isinstance(n, (gast.If, gast.For, gast.While)):
+                visit(n.body)
+                visit(n.orelse)
+            elif isinstance(n, (gast.With, gast.Try)):
+                visit(n.body)
+
+    visit(s.body)
+    visit(s.orelse)
+    return found
+
+
 class Normalizer:
     """ANF conversion and call resolution for one function (and what it inlines)."""
 
@@ -509,6 +606,13 @@ class Normalizer:
             kwonly.add(node.args.vararg.id)
         self.locals: Set[str] = set(params) | kwonly | _own_locals(node.body)
         self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
+        #: renamed name -> the _FnChoice that binding sites inside the ``if`` being
+        #: normalized add to (see :meth:`bind_local_fn`)
+        self.fn_choices: Dict[str, _FnChoice] = {}
+        #: source names this function binds to local functions somewhere; other
+        #: bindings of such a name to a known callable (``act = jnp.tanh``) are
+        #: alternatives too
+        self.fn_names: Set[str] = _function_names(node.body)
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
         #: parameters (source names) an inlining call binds to known functions
@@ -853,11 +957,26 @@ class Normalizer:
                 for st in s.body if known else s.orelse:
                     self.stmt(st)
                 return
+            chosen = _branch_bound_functions(s, self._is_local_fn)
+            outer = {}
+            for n in chosen:
+                # a local function bound in a branch: its name becomes a choice
+                v = self.var(n)
+                outer[v] = self.fn_choices.pop(v, None)
+                choice = _FnChoice(self._source_alias(None, f"{n}_which"))
+                self.fn_choices[v] = choice
+                if v in self.local_fns:  # the function bound before the `if`
+                    self.bind_local_fn(v, self.local_fns[v])
             test = self.atom(s.test, base="cond", force_name=True)
             body = self.block(s.body)
             orelse = self.block(s.orelse)
             node = gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
             self.emit(node)
+            for v, prev in outer.items():
+                choice = self.fn_choices.pop(v)
+                if prev is not None:
+                    self.fn_choices[v] = prev
+                self.bind_local_fn(v, choice)
         elif isinstance(s, gast.While):
             self.while_loop(s)
         elif isinstance(s, gast.For):
@@ -868,7 +987,7 @@ class Normalizer:
         elif isinstance(s, gast.FunctionDef):
             if s.decorator_list:
                 raise _unsupported(s, "decorated nested functions", src=self.src)
-            self.local_fns[self.var(s.name)] = self.snapshot_defaults(s)
+            self.bind_local_fn(self.var(s.name), self.snapshot_defaults(s))
         elif isinstance(s, gast.Pass):
             return
         elif isinstance(s, (gast.Assert, gast.Raise)):
@@ -925,15 +1044,49 @@ class Normalizer:
             # transforms, so j names the same local function
             value = value.args[0]
             if isinstance(value, gast.Name):
-                self.local_fns[self.var(target.id)] = self.local_fns[self.var(value.id)]
+                self.bind_local_fn(self.var(target.id), self.local_fns[self.var(value.id)])
                 return
         if isinstance(target, gast.Name) and isinstance(value, gast.Lambda):
             from .source import _lambda_to_def
 
             fdef = _lambda_to_def(value)
             fdef.name = target.id
-            self.local_fns[self.var(target.id)] = fdef
+            self.bind_local_fn(self.var(target.id), fdef)
             return
+        if (
+            isinstance(target, gast.Name)
+            and isinstance(value, gast.Name)
+            and value.id in self.locals
+            and self.var(value.id) in self.local_fns
+        ):
+            # h = g, g a local function: h names the function g names now
+            self.bind_local_fn(self.var(target.id), self.local_fns[self.var(value.id)])
+            return
+        if (
+            isinstance(target, gast.Name)
+            and target.id in self.fn_names
+            and isinstance(value, (gast.Name, gast.Attribute))
+        ):
+            status, obj = self.resolve(value)
+            if status == "found" and callable(obj):
+                # act = jnp.tanh, where act is elsewhere a nested def or lambda
+                self.bind_local_fn(self.var(target.id), _GlobalFn(value))
+                return
+        if isinstance(target, gast.Name) and isinstance(value, gast.IfExp):
+            as_if = N.copy_origin(
+                gast.If(
+                    test=value.test,
+                    body=[N.copy_origin(gast.Assign(targets=[target], value=value.body), value)],
+                    orelse=[
+                        N.copy_origin(gast.Assign(targets=[target], value=value.orelse), value)
+                    ],
+                ),
+                value,
+            )
+            if _branch_bound_functions(as_if, self._is_local_fn):
+                # g = (lambda t: ...) if c else (lambda t: ...): a choice of functions
+                self._stmt(as_if)
+                return
         if isinstance(target, gast.Name):
             tname = self.var(target.id)
             self.compute_into(tname, value)
@@ -1733,7 +1886,7 @@ class Normalizer:
         ):
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return self.inline_local(self.local_fns[self.var(func.id)], args, kws, e)
+            return self.call_local(self.local_fns[self.var(func.id)], args, kws, e)
         if isinstance(func, gast.Lambda):  # (lambda y: ...)(x)
             from .source import _lambda_to_def
 
@@ -2258,6 +2411,58 @@ class Normalizer:
             return N.name(t)
         return a
 
+    def _is_local_fn(self, n: str) -> bool:
+        return n in self.fn_names or (n in self.locals and self.var(n) in self.local_fns)
+
+    def bind_local_fn(self, var: str, fdef: Any) -> None:
+        """Bind the local name ``var`` (renamed) to a local function (a FunctionDef
+        or a :class:`_FnChoice`); inside an ``if`` whose branches bind it, the
+        binding becomes one alternative of the name's choice, selected by an
+        assignment of its index to the choice's tag here."""
+        choice = self.fn_choices.get(var)
+        if choice is None:
+            self.local_fns[var] = fdef
+            return
+        k = len(choice.fdefs)
+        choice.fdefs.append(fdef)
+        self._stmt(N.assign(choice.tag, N.const(k)))
+
+    def call_local(self, fn: Any, args: list, kws: dict, e: Any) -> tuple:
+        """Call a local function: inlined, or for a :class:`_FnChoice` an ``if``
+        chain on its tag with each alternative inlined in its branch."""
+        if isinstance(fn, _GlobalFn):
+            call = gast.Call(func=N.clone(fn.node), args=list(args), keywords=[])
+            call.keywords = [gast.keyword(arg=k, value=v) for k, v in kws.items()]
+            return self.simple(N.copy_origin(call, e), None)
+        if not isinstance(fn, _FnChoice):
+            return self.inline_local(fn, args, kws, e)
+        if len(fn.fdefs) == 1:
+            return self.call_local(fn.fdefs[0], args, kws, e)
+
+        def src_of(a: Any) -> Any:
+            if isinstance(a, gast.Name):
+                alias = self._source_alias(a.id, a.id)
+                return N.name(alias)
+            return a
+
+        sargs = [src_of(a) for a in args]
+        skws = [gast.keyword(arg=k, value=src_of(v)) for k, v in kws.items()]
+        result = self._source_alias(None, "chosen")
+        chain: List[Any] = []
+        for k in reversed(range(len(fn.fdefs))):
+            name = self._source_alias(None, f"choice{k}")
+            self.local_fns[self.var(name)] = fn.fdefs[k]
+            call = gast.Call(func=N.name(name), args=list(sargs), keywords=list(skws))
+            assign = N.copy_origin(gast.Assign(targets=[N.name(result, store=True)], value=call), e)
+            if k == len(fn.fdefs) - 1:
+                chain = [assign]
+            else:
+                test = gast.Compare(left=N.name(fn.tag), ops=[gast.Eq()], comparators=[N.const(k)])
+                chain = [N.copy_origin(gast.If(test=test, body=[assign], orelse=chain), e)]
+        self._stmt(chain[0])
+        out = N.name(self.var(result))
+        return out, Op("copy", elts=[out])
+
     def inline_local(self, fdef: Any, args: list, kws: dict, e: Any) -> tuple:
         """Inline a function defined inside this one (a nested ``def`` or a lambda):
         it sees this function's variables, as a closure does."""
@@ -2268,6 +2473,9 @@ class Normalizer:
                 self.loc(e),
                 "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
             )
+        # normalizing rewrites the tree in place (early returns lowered): each call
+        # inlines its own copy, or a second call would see the first one's names
+        fdef = N.clone(fdef)
         src = FunctionSource(
             self.src.fn, fdef, self.src.filename, self.src.globals, self.src.closure
         )
@@ -2562,7 +2770,15 @@ class Normalizer:
             and fn_node.id in self.locals
             and self.var(fn_node.id) in self.local_fns
         ):
-            fdef = N.clone(self.local_fns[self.var(fn_node.id)])
+            fdef = self.local_fns[self.var(fn_node.id)]
+            if isinstance(fdef, _FnChoice):
+                raise UnsupportedSyntaxError(
+                    f"`{fn_node.id}` names a function chosen by a branch; it cannot be "
+                    "passed to a transformation",
+                    self.loc(fn_node),
+                    "call the transformation inside each branch instead",
+                )
+            fdef = N.clone(fdef)
         else:
             return None
         params = {a.id for a in fdef.args.args}
@@ -2634,7 +2850,7 @@ class Normalizer:
             and fn_node.id in self.locals
             and self.var(fn_node.id) in self.local_fns
         ):
-            node, op = self.inline_local(self.local_fns[self.var(fn_node.id)], args, {}, e)
+            node, op = self.call_local(self.local_fns[self.var(fn_node.id)], args, {}, e)
         else:
             status, obj = self.resolve(fn_node)
             if status != "found":
