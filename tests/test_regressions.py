@@ -3332,3 +3332,170 @@ def test_namedtuple_replace_on_an_argument():
     assert srcjax.jit(_nt_replace_arg)(s) == pytest.approx(19.0)
     tan = srcjax.jvp(_nt_replace_arg, (s,), (_NTState(np.ones(2), np.zeros(2)),))[1]
     assert tan == pytest.approx(36.0)  # sum 18 pos * 1
+
+
+def test_loop_variable_after_break_holds_the_iteration_that_broke():
+    # User A bug 1: the loop kept counting after the `break` flag was set, so the
+    # target read after the loop held the last iteration's value.
+    def f(x):
+        for k in range(5):
+            if k == 2:
+                break
+        return x * k
+
+    assert float(srcjax.jit(f)(1.0)) == 2.0
+    assert float(srcjax.grad(f)(1.0)) == 2.0
+
+    def nested(x):
+        for i in range(3):
+            for j in range(3):
+                if j == 1:
+                    break
+            if i == 1:
+                break
+        return x * (10 * i + j)
+
+    assert float(srcjax.jit(nested)(1.0)) == 11.0
+    assert float(srcjax.grad(nested)(1.0)) == 11.0
+
+    def first_positive(v):
+        for e in v:
+            if e > 0:
+                break
+        return e
+
+    v = np.array([-1.0, 2.0, -3.0, 5.0])
+    assert float(srcjax.jit(first_positive)(v)) == 2.0
+    np.testing.assert_array_equal(srcjax.vmap(first_positive)(np.stack([v, -v])), [2.0, 1.0])
+    np.testing.assert_array_equal(srcjax.grad(first_positive)(v), [0.0, 1.0, 0.0, 0.0])
+
+    def pairs(v):
+        for i, e in enumerate(v):
+            if e > 1:
+                break
+        return e * i
+
+    assert float(srcjax.jit(pairs)(v)) == 2.0
+    np.testing.assert_array_equal(srcjax.grad(pairs)(v), [0.0, 1.0, 0.0, 0.0])
+
+
+def test_nested_def_with_early_return_called_twice():
+    # User A bugs 2 and 6: normalizing a nested def rewrote its tree in place, so
+    # a second call inlined the first call's lowered body (wrong value, or an
+    # UnboundLocalError for a `return` inside a loop).
+    def f(x):
+        def g(v, neg):
+            if neg:
+                return -v
+            return v * 2
+
+        return g(x, False) + g(x, True)
+
+    assert float(srcjax.jit(f)(3.0)) == 3.0
+    assert float(srcjax.grad(f)(3.0)) == 1.0
+
+    def h(x):
+        def g(v):
+            if v > 0:
+                return v * 2
+            return -v
+
+        return g(x) + g(-x)
+
+    xs = np.array([1.5, -0.5])
+    np.testing.assert_allclose(srcjax.vmap(h)(xs), [h(x) for x in xs])
+    assert float(srcjax.grad(h)(-0.5)) == -3.0
+
+    def loop(x):
+        def g(v, k):
+            for i in range(3):
+                if i == k:
+                    return v * i
+            return v
+
+        return g(x, 1) + 10 * g(x, 2)
+
+    assert float(srcjax.jit(loop)(3.0)) == 63.0
+    assert float(srcjax.grad(loop)(3.0)) == 21.0
+
+
+def test_function_chosen_by_a_branch_or_conditional_expression():
+    # User A bugs 3 and 7: a name bound to different local functions by branches
+    # always called the last one; an alias of a rebound lambda was a NameError.
+    def f(x, use_double):
+        g = (lambda t: t * 2.0) if use_double else (lambda t: t - 1.0)
+        return g(x)
+
+    assert float(srcjax.jit(f, static_argnums=1)(3.0, True)) == 6.0
+    assert float(srcjax.jit(f, static_argnums=1)(3.0, False)) == 2.0
+    assert float(srcjax.grad(f)(3.0, True)) == 2.0
+
+    def h(x):
+        g = (lambda t: t * 2.0) if x > 0 else (lambda t: t - 1.0)
+        return g(x)
+
+    xs = np.array([-2.0, 0.5, 3.0])
+    np.testing.assert_allclose(srcjax.vmap(h)(xs), [-3.0, 1.0, 6.0])
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(h))(xs), [1.0, 2.0, 2.0])
+
+    def k(x, use_double):
+        if use_double:
+
+            def act(t):
+                return t * 2.0
+
+        else:
+
+            def act(t):
+                return t - 1.0
+
+        return act(x)
+
+    assert float(srcjax.jit(k, static_argnums=1)(3.0, True)) == 6.0
+    assert float(srcjax.grad(k)(3.0, True)) == 2.0
+
+    def alias(x):
+        g = lambda t: t * 2.0  # noqa: E731
+        h = g
+        g = lambda t: t - 1.0  # noqa: E731
+        return h(x) + 10 * g(x)
+
+    assert float(srcjax.jit(alias)(3.0)) == 26.0
+    assert float(srcjax.grad(alias)(3.0)) == 12.0
+
+    def mixed(x):  # alternatives that are module-level functions, chosen per example
+        if x > 0:
+            f = lambda t: t * t  # noqa: E731
+        else:
+            f = jnp.cos
+        g = f
+        if x > 1:
+            g = lambda t: f(t) + 1.0  # noqa: E731
+        return g(x)
+
+    xs = np.array([1.5, -0.5, 2.0])
+    np.testing.assert_allclose(srcjax.vmap(mixed)(xs), [3.25, np.cos(-0.5), 5.0])
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(mixed))(xs), [3.0, np.sin(0.5), 4.0])
+
+    def looped(x, n):
+        total = 0.0
+        for i in range(n):
+            if i % 2 == 0:
+                act = lambda t: t * 2.0  # noqa: E731
+            elif i % 3 == 0:
+
+                def act(t):
+                    return t + x
+
+            else:
+                act = jnp.sin
+            total = total + act(x * i)
+        return total
+
+    for n in (2, 4, 6):
+        want = sum(
+            (2.0 * 1.5 * i if i % 2 == 0 else 1.5 * i + 1.5 if i % 3 == 0 else np.sin(1.5 * i))
+            for i in range(n)
+        )
+        assert_close(srcjax.jit(looped, static_argnums=1)(1.5, n), want)
+        assert_close(srcjax.grad(looped)(1.5, n), fd_grad(lambda x, n=n: looped(x, n), 1.5))
