@@ -399,3 +399,96 @@ def test_switch_local_list_used_elsewhere_too():
         srcjax.vmap(_switch_local_named)(np.array([0, 1]), np.array([0.5, 0.5])),
         [2.0 * np.sin(0.5), 2.0 * np.cos(0.5)],
     )
+
+
+# User B bug 1: a loop whose carry or per-step output holds a bare index (y[0])
+# the loss never uses. The unused element's cotangent is a hole (None) in the
+# reverse sweep; the adjoint of the indexing scattered it into zeros as NaN.
+# Values recorded from JAX 0.10.2 (x64) in tests/data/lax_jax.npz.
+LAX_RECORDED = __import__("pathlib").Path(__file__).parent / "data" / "lax_jax.npz"
+
+
+def _unused_index_programs(jnp, lax):
+    def scan_record(k):  # an integrator recording y[0] each step
+        def step(y, _):
+            y = y * k
+            return y, y[0]
+
+        y_last, _ = lax.scan(step, jnp.ones(2), jnp.arange(3))
+        return y_last[0]
+
+    def fori_carry(x):  # carries (x, x[0]); only x is used afterwards
+        c = lax.fori_loop(0, 3, lambda i, c: (c[0] * 2.0, c[0][0]), (x, 0.0))
+        return jnp.sum(c[0])
+
+    def while_carry(x):
+        def body(c):
+            i, v, _ = c
+            return i + 1, v * 1.5, v[1]
+
+        _, v, _ = lax.while_loop(lambda c: c[0] < 3, body, (0, x, 0.0))
+        return jnp.sum(v**2)
+
+    def scan_dict(x):
+        def step(c, _):
+            c = jnp.sin(c) * 1.5
+            return c, {"a": c[0], "b": c}
+
+        c, ys = lax.scan(step, x, None, length=3)
+        return jnp.sum(c) + jnp.sum(ys["b"])
+
+    def rnn(w, xs):
+        def step(h, x):
+            h = jnp.tanh(w @ h + x)
+            return h, (h[0], h)
+
+        h, (_, hs) = lax.scan(step, jnp.zeros(2), xs)
+        return jnp.sum(hs) + h[1]
+
+    return scan_record, fori_carry, while_carry, scan_dict, rnn
+
+
+_W = np.array([[0.5, -0.3], [0.2, 0.4]])
+_XS = np.array([[0.1, 0.2], [-0.3, 0.5], [0.7, -0.1]])
+
+
+def _unused_index_values(jax, jnp, lax):
+    scan_record, fori_carry, while_carry, scan_dict, rnn = _unused_index_programs(jnp, lax)
+    x = np.array([1.0, 2.0])
+    r = {
+        "scan": jax.grad(scan_record)(2.0),
+        "scan_grad_jit": jax.grad(jax.jit(scan_record))(2.0),
+        "scan_jit_grad": jax.jit(jax.grad(scan_record))(2.0),
+        "scan_vmap_grad": jax.vmap(jax.grad(scan_record))(np.array([0.5, 2.0, -1.0])),
+        "scan_hessian": jax.hessian(scan_record)(2.0),
+        "fori": jax.grad(fori_carry)(x),
+        "fori_jit_grad": jax.jit(jax.grad(fori_carry))(x),
+        "fori_vmap_grad": jax.vmap(jax.grad(fori_carry))(np.stack([x, -x])),
+        # JAX has no reverse mode through while_loop: its forward mode is the oracle
+        "while": (jax.jacfwd if jax.__name__ == "jax" else jax.grad)(while_carry)(x),
+        "dict": jax.grad(scan_dict)(x),
+        "dict_jit_grad": jax.jit(jax.grad(scan_dict))(x),
+        "rnn": jax.grad(rnn)(_W, _XS),
+        "rnn_xs": jax.grad(rnn, argnums=1)(_W, _XS),
+        "rnn_vmap_grad": jax.vmap(jax.grad(rnn), in_axes=(None, 0))(_W, np.stack([_XS, -_XS])),
+    }
+    return {k: np.asarray(v) for k, v in r.items()}
+
+
+def _unused_index_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        return _unused_index_values(jax, jjnp, jax.lax)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_loop_with_unused_indexed_output_has_finite_gradient():
+    from helpers import assert_matches_recorded, jax_recorded
+
+    recorded = jax_recorded(LAX_RECORDED, _unused_index_with_jax)
+    assert float(recorded["scan"]) == 12.0 and list(recorded["fori"]) == [8.0, 8.0]
+    assert_matches_recorded(_unused_index_values(srcjax, jnp, lax), recorded, rtol=1e-12)

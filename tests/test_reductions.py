@@ -1,9 +1,11 @@
 """Value checks of the reduction primitives against NumPy and JAX's conventions
 (tie splitting, zeros in products, NaN gradient of std at a constant)."""
 
+import pathlib
+
 import numpy as np
 import pytest
-from helpers import fd_grad
+from helpers import assert_matches_recorded, fd_grad, jax_recorded
 
 import srcjax
 import srcjax.nn
@@ -433,3 +435,90 @@ def test_cumsum_and_cumprod_keep_integer_dtypes():
     assert jnp.cumsum(np.ones(3, bool)).dtype == np.int32
     assert jnp.sum(np.ones(3, np.int8)).dtype == np.int32
     np.testing.assert_array_equal(jnp.cumsum(np.full(3, 2, np.int8)), [2, 4, 6])
+
+
+# -- user A bugs 4 and 5: precision of logsumexp's derivatives and of float32 cumsum --------
+RECORDED = pathlib.Path(__file__).parent / "data" / "reductions_jax.npz"
+X1 = np.array([1e5, 1e5 + 1], np.float32)
+X2 = np.array([[1e5, 1e5 + 1, 1e5 - 2], [-3e4, -3e4 + 0.5, -3e4 + 2]], np.float32)
+B2 = np.array([[1.0, 2.0, 0.5], [0.3, 1.0, 2.0]], np.float32)
+BS = np.array([[1.0, -3.0, 0.5], [-0.3, 1.0, 2.0]], np.float32)  # row 0 sums negative
+B0 = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]], np.float32)  # b == 0 drops a term
+XB0 = np.array([[1e5, 1.0, 2.0], [3.0, 5e4, 4.0]], np.float32)
+T2 = np.array([[0.5, -1.0, 2.0], [1.0, 0.25, -0.5]], np.float32)
+W1 = np.array([1.0, 2.0], np.float32)
+W0 = np.array([[1.0, -2.0, 0.5]], np.float32)
+V = np.full(10**6, 0.1, np.float32)
+M3 = np.full((200000, 3), 0.1, np.float32) * np.array([1.0, 2.0, 3.0], np.float32)
+OVER = np.array([3e38, 3e38, -3e38, -3e38, 1.0], np.float32)
+
+
+def _lse_cumsum_compute(jax, jnp, lse):
+    """The programs of bugs 4 and 5 (and the neighbouring paths), for JAX and srcjax."""
+    r = {}
+    r["lse_grad"] = jax.grad(lambda x: lse(x))(X1)
+    r["lse_grad_axis1"] = jax.grad(lambda x: jnp.sum(lse(x, axis=1) * W1))(X2)
+    r["lse_grad_axis0_keepdims"] = jax.grad(lambda x: jnp.sum(lse(x, 0, keepdims=True) * W0))(X2)
+    r["lse_grad_b_a"] = jax.grad(lambda x: jnp.sum(lse(x, axis=1, b=B2) * W1))(X2)
+    r["lse_grad_b_b"] = jax.grad(lambda b: jnp.sum(lse(X2, axis=1, b=b) * W1))(B2)
+    r["lse_grad_b0_a"] = jax.grad(lambda x: jnp.sum(lse(x, axis=1, b=B0) * W1))(XB0)
+    r["lse_grad_b0_b"] = jax.grad(lambda b: jnp.sum(lse(XB0, axis=1, b=b) * W1))(B0)
+    r["lse_b0_value"] = lse(XB0, axis=1, b=B0)
+    r["lse_grad_negative_sum"] = jax.grad(lambda x: jnp.sum(lse(x, axis=1, b=BS) * W1))(X2)
+    r["lse_rs_grad_a"] = jax.grad(
+        lambda x: jnp.sum(lse(x, axis=1, b=BS, return_sign=True)[0] * W1)
+    )(X2)
+    r["lse_rs_grad_b"] = jax.grad(
+        lambda b: jnp.sum(lse(X2, axis=1, b=b, return_sign=True)[0] * W1)
+    )(BS)
+    r["lse_rs_jvp"] = jax.jvp(lambda x: lse(x, axis=1, b=BS, return_sign=True), (X2,), (T2,))[1][0]
+    r["lse_jvp"] = jax.jvp(lambda x: lse(x, axis=1), (X2,), (T2,))[1]
+    r["lse_jvp_b"] = jax.jvp(lambda x, b: lse(x, axis=1, b=b), (X2, B2), (T2, 0.5 * T2))[1]
+    r["lse_jacfwd"] = jax.jacfwd(lambda x: lse(x, axis=1))(X2)
+    r["lse_jacrev"] = jax.jacrev(lambda x: lse(x, axis=1))(X2)
+    r["lse_hessian"] = jax.hessian(lambda x: lse(x))(X1)
+    r["lse_hessian_b"] = jax.hessian(lambda x: lse(x, b=B2[0]))(X2[0])
+    r["lse_vmap_grad"] = jax.vmap(jax.grad(lambda x: lse(x)))(X2)
+    r["lse_vmap_grad_b"] = jax.vmap(jax.grad(lambda x, b: lse(x, b=b)))(X2, B2)
+    r["lse_jit_grad_b"] = jax.jit(jax.grad(lambda x: lse(x, b=B2)))(X2)
+    r["cumsum"] = jnp.cumsum(V)[np.array([0, 499999, 10**6 - 1])]
+    r["cumsum_axis0"] = jnp.cumsum(M3, axis=0)[-1]
+    r["cumsum_flat"] = jnp.cumsum(M3)[-1]
+    r["cumsum_complex"] = jnp.cumsum(V * np.complex64(1 + 2j))[-1]
+    r["cumsum_overflow"] = jnp.cumsum(OVER)
+    r["cumsum_overflow_inf"] = jnp.cumsum(np.append(OVER, -np.inf).astype(np.float32))
+    r["cumsum_grad"] = jax.grad(lambda v: jnp.sum(jnp.cumsum(v) * V))(V)[np.array([0, 500000])]
+    r["cumsum_jvp"] = jax.jvp(jnp.cumsum, (V,), (V,))[1][-1]
+    r["cumsum_jit"] = jax.jit(jnp.cumsum)(V)[-1]
+    r["cumsum_vmap"] = jax.vmap(jnp.cumsum)(V.reshape(2, -1))[:, -1]
+    r["cumulative_sum"] = jnp.cumulative_sum(V)[-1]
+    return r
+
+
+def _lse_cumsum_with_jax():
+    import jax
+    import jax.numpy as jjnp
+    from jax.scipy.special import logsumexp
+
+    return _lse_cumsum_compute(jax, jjnp, logsumexp)
+
+
+def test_logsumexp_derivatives_and_float32_cumsum_match_jax():
+    """User A bug 4: the derivatives of logsumexp were exp(x - lse) with a float32
+    lse rounded by up to half an ulp of 1e5 (grad(logsumexp)([1e5, 1e5 + 1]) was
+    [0.26914635 0.73161554], JAX [0.26894143 0.7310586]). Bug 5: float32 cumsum
+    accumulated sequentially in float32 (cumsum(full(10**6, 0.1))[-1] 100958.34,
+    JAX 100000.016). Oracle: JAX 0.10.2 (x64 off), recorded."""
+    recorded = jax_recorded(RECORDED, _lse_cumsum_with_jax)
+    ours = _lse_cumsum_compute(srcjax, jnp, SS.logsumexp)
+    assert_matches_recorded(ours, recorded, rtol=3e-6, atol=1e-30)
+
+
+def test_narrow_float_cumsum_is_accurate():
+    """float16 accumulates in float64 too and is rounded once: the correctly
+    rounded running sums (JAX's float16 tree is a few ulps off: 498.5 here)."""
+    h = np.full(5000, 0.1, np.float16)
+    got = jnp.cumsum(h)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.cumsum(h.astype(np.float64)).astype(np.float16))
+

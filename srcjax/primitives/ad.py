@@ -477,6 +477,10 @@ def _index_adjoint(g, x, idx):
     Duplicate integer indices accumulate (``np.add.at`` semantics). For dict /
     list / tuple ``x`` the result is the same container with ``zeros_like``
     everywhere except at ``idx``, which holds ``g``.
+
+    ``g`` may be a hole (``None``: the element's cotangent is zero, e.g. an
+    unused element of a loop's carry or per-step output); for an array ``x`` the
+    result is then zeros (NumPy would store ``None`` as NaN).
     """
     if isinstance(x, dict):
         out = {k: _zeros_like(v) for k, v in x.items()}
@@ -493,6 +497,9 @@ def _index_adjoint(g, x, idx):
             return type(x)(*out) if hasattr(x, "_fields") else tuple(out)
         return out
     shape = np.shape(x)
+    if g is None:
+        xdt = np.result_type(x)
+        return np.zeros(shape, dtype=xdt if xdt.kind in "fc" else np.float32)
     gdt = np.result_type(g)
     dtype = gdt if gdt.kind in "fc" else np.result_type(x)
     out = np.zeros(shape, dtype=dtype)

@@ -1507,6 +1507,7 @@ def _logsumexp(c):
 
 
 _def(["special.logsumexp"], _logsumexp)
+_def(["ad.logsumexp_weights"], _axis_rule("a", others=("b",)))
 
 
 def _flat_axis_rule(xname, none_flatten=True):

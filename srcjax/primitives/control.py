@@ -951,7 +951,7 @@ def _tree_slice_adjoint(ct, xs, i):
         out[i] = c
         return out
 
-    if isinstance(xs, np.ndarray):
+    if isinstance(xs, np.ndarray) and ct is not None:
         return one(ct, xs)
     ct = _fill(ct, _tree_slice(xs, i))  # a sparse cotangent: holes become zeros
     return _leaves_map(one, ct, xs)

@@ -345,12 +345,27 @@ hard_sigmoid.test_domain = hard_silu.test_domain = (-5.0, 5.0)
 
 
 # -- softmax ----------------------------------------------------------------------
+def shifted_exp(x, axis, b=None, finite_shift=False):
+    """``(exp(x - m), m)`` for ``m = max(x, axis, keepdims=True)``: the stable
+    pieces of softmax, log_softmax, logsumexp and logsumexp's derivatives (NumPy,
+    not a primitive; ``x`` an inexact array). ``b``: logsumexp's scale factors
+    (broadcastable to ``x``); entries where ``b == 0`` are left out of the max
+    and get ``exp(-inf) = 0``, as in JAX. ``finite_shift``: a non-finite max is
+    replaced by 0 (logsumexp's convention; softmax keeps it, so an infinite input
+    gives NaNs as in JAX)."""
+    if b is not None:
+        x = np.where(np.asarray(b) != 0, x, -np.inf).astype(x.dtype, copy=False)
+    m = np.max(np.real(x), axis=axis, keepdims=True)
+    if finite_shift:
+        m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, as in JAX
+        return np.exp(x - m), m
+
+
 def _softmax(x, axis=-1):
     """``exp(x) / sum(exp(x), axis)`` computed with a max shift (no overflow).
     ``axis`` is an int or tuple of ints. Output has ``x``'s shape."""
-    x = _float_in(x)
-    z = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(z)
+    e, _ = shifted_exp(_float_in(x), axis)
     return _out(e / np.sum(e, axis=axis, keepdims=True))
 
 
@@ -367,8 +382,8 @@ defderiv(softmax, _softmax_x)
 def _log_softmax(x, axis=-1):
     """``x - logsumexp(x, axis, keepdims=True)``, computed stably."""
     x = _float_in(x)
-    z = x - np.max(x, axis=axis, keepdims=True)
-    return _out(z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True)))
+    e, m = shifted_exp(x, axis)
+    return _out(x - m - np.log(np.sum(e, axis=axis, keepdims=True)))
 
 
 log_softmax = _nn("nn.log_softmax", _log_softmax, kind="nn")
