@@ -253,9 +253,11 @@ class custom_vjp(_Custom):
             # the check is a statement of its own, so that ``ct`` stays the bwd
             # rule's (differentiable) output: a second differentiation goes
             # through the user's fwd and bwd like through any user code
+            # the user's bwd gets zeros (of each output's shape and dtype) for the
+            # cotangent of an output nothing used, as in JAX, never a hole (None)
             lines.append(
                 f"def _vjp_{p}(g, ans, {args}):\n"
-                f"    ct = bwd({lead}fwd({args})[1], g)\n"
+                f"    ct = bwd({lead}fwd({args})[1], ad.fill_holes(g, ans))\n"
                 f"    ad.check_bwd(ct, {len(diff)}, {self.fun.__name__!r})\n"
                 f"    return ct[{i}]\n"
             )

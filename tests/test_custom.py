@@ -381,3 +381,85 @@ def test_custom_jvp_second_derivatives_differentiate_the_rule():
         np.testing.assert_allclose(got, [6.553025, 3.2827976], rtol=1e-6)
     finally:
         srcjax.config.update("jax_enable_x64", True)
+
+
+# User B bug 5: a custom_vjp with several outputs, the loss using only one. Under
+# grad(grad) and vmap(grad) the user's bwd got None for the unused output's
+# cotangent (TypeError in the user's rule); JAX passes zeros of the output's
+# shape and dtype. Analytic values.
+@srcjax.custom_vjp
+def _two(x):
+    return x * 2.0, x * 3.0
+
+
+def _two_fwd(x):
+    return _two(x), None
+
+
+def _two_bwd(res, ct):
+    a, b = ct
+    return (a * 2.0 + b * 3.0,)
+
+
+_two.defvjp(_two_fwd, _two_bwd)
+
+
+def _two_loss(x):
+    return _two(x)[0] ** 2  # 4 x^2
+
+
+@srcjax.custom_vjp
+def _prod_sum(x, y):
+    return x * y, x + y
+
+
+def _prod_sum_fwd(x, y):
+    return _prod_sum(x, y), (x, y)
+
+
+def _prod_sum_bwd(res, ct):
+    x, y = res
+    a, b = ct
+    return (a * y + b, a * x + b)
+
+
+_prod_sum.defvjp(_prod_sum_fwd, _prod_sum_bwd)
+
+
+@srcjax.custom_vjp
+def _vec_total(x):
+    return x * 2.0, jnp.sum(x)
+
+
+def _vec_total_fwd(x):
+    return _vec_total(x), None
+
+
+def _vec_total_bwd(res, ct):
+    a, b = ct  # a: zeros of shape (3,), else the result's shape is wrong
+    return (a * 2.0 + b,)
+
+
+_vec_total.defvjp(_vec_total_fwd, _vec_total_bwd)
+
+
+def _vec_total_loss(x):
+    return _vec_total(x)[1] ** 2  # (sum x)^2: gradient 2 sum(x), hessian 2
+
+
+def test_custom_vjp_unused_output_cotangent_is_zeros():
+    assert_close(srcjax.grad(_two_loss)(1.5), 12.0)
+    assert_close(srcjax.grad(srcjax.grad(_two_loss))(1.5), 8.0)
+    assert_close(srcjax.jit(srcjax.grad(srcjax.grad(_two_loss)))(1.5), 8.0)
+    assert_close(srcjax.vmap(srcjax.grad(_two_loss))(jnp.arange(3.0)), [0.0, 8.0, 16.0])
+    assert_close(srcjax.vmap(srcjax.grad(srcjax.grad(_two_loss)))(jnp.arange(3.0)), [8.0] * 3)
+    loss = lambda x: _prod_sum(x, 2.0)[0]  # noqa: E731
+    assert_close(srcjax.vmap(srcjax.grad(loss))(jnp.arange(3.0)), [2.0, 2.0, 2.0])
+    loss2 = lambda x, y: _prod_sum(x, y)[0] ** 2  # noqa: E731  (x y)^2
+    assert_close(srcjax.grad(srcjax.grad(loss2), argnums=1)(1.5, 2.0), 4 * 1.5 * 2.0)
+    x = np.array([1.0, 2.0, -0.5])
+    assert_close(srcjax.grad(_vec_total_loss)(x), [5.0] * 3)
+    assert_close(srcjax.jacrev(srcjax.grad(_vec_total_loss))(x), np.full((3, 3), 2.0))
+    assert_close(
+        srcjax.vmap(srcjax.grad(_vec_total_loss))(np.stack([x, -x])), [[5.0] * 3, [-5.0] * 3]
+    )

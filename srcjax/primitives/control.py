@@ -1417,6 +1417,38 @@ densify.def_jvp(_densify_jvp)
 densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
+def _fill_holes(ct, like):
+    """``ct`` with every hole (``None``, also inside containers) filled with zeros
+    of the shape and dtype of the matching part of ``like``: the cotangent a
+    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output)."""
+    return _fill(ct, like)
+
+
+fill_holes = register(Primitive("ad.fill_holes", _fill_holes, kind="internal"))
+
+
+def _fill_holes_vjp(g, ans, ct, like):
+    return g
+
+
+def _fill_holes_jvp(t, ans, ct, like):
+    return fill_holes(t, like)  # filling holes with zeros is linear
+
+
+def _fill_holes_batch(c):
+    # ``like`` is often a container the batching analysis cannot see (a custom
+    # function's outputs): both operands batched, ``_fill`` then works leafwise
+    # on the batched values as it does per example (here rather than in
+    # batch_rules.py, which holds the rules of the other primitives)
+    return c.rebuild(ct=c.materialize(c.arg("ct")), like=c.materialize(c.arg("like")))
+
+
+fill_holes.def_vjp(_fill_holes_vjp)
+fill_holes.def_jvp(_fill_holes_jvp)
+fill_holes.def_batch(_fill_holes_batch)
+fill_holes.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
 # -- pytree utilities called inside transformed code ---------------------------------
 def _tree_leaves_prim(tree, is_leaf=None):
     """The leaves of ``tree`` in flattening order (``jax.tree_util.tree_leaves``),
