@@ -522,3 +522,87 @@ def test_narrow_float_cumsum_is_accurate():
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, np.cumsum(h.astype(np.float64)).astype(np.float16))
 
+
+# -- lax.top_k (with its derivatives, vmap and jit), jnp.allclose / jnp.isclose -------------
+TOPK_RECORDED = pathlib.Path(__file__).parent / "data" / "top_k_allclose_jax.npz"
+TK = np.array(
+    [[1.0, 3.0, 3.0, np.nan, -0.0, 0.0, -np.inf, 2.0], [5.0, -1.0, 5.0, 5.0, 0.5, 7.0, 0.0, 1.0]],
+    np.float32,
+)
+TKF = np.array([[0.3, -1.2, 2.5, 0.7, 2.5], [1.5, 0.1, -0.4, 3.0, 0.2]], np.float32)
+TKW = np.array([1.0, -2.0, 0.5], np.float32)
+
+
+def _top_k_compute(jax, jnp, lax):
+    r = {}
+    for name, x, k in [
+        ("f32", TK, 8),
+        ("f32_k3", TK, 3),
+        ("f64in", TK[1].astype(np.float64), 4),
+        ("f16", TK.astype(np.float16), 5),
+        ("i8", np.array([3, 1, 3, -128, 127, 2], np.int8), 4),
+        ("u32", np.array([[3, 0, 4294967295, 3]], np.uint32), 3),
+        ("bool", np.array([True, False, True, False]), 3),
+        ("k0", TKF, 0),
+        ("3d", np.arange(24.0, dtype=np.float32).reshape(2, 3, 4) % 5, 2),
+    ]:
+        v, i = lax.top_k(x, k)
+        r[f"top_k_{name}_values"], r[f"top_k_{name}_indices"] = v, i
+    r["top_k_grad"] = jax.grad(lambda x: jnp.sum(lax.top_k(x, 3)[0] * TKW))(TKF)
+    r["top_k_grad_square"] = jax.grad(lambda x: jnp.sum(lax.top_k(x * x, 2)[0]))(TKF)
+    r["top_k_jvp"] = jax.jvp(lambda x: lax.top_k(x, 3)[0], (TKF,), (TKF + 1.0,))[1]
+    r["top_k_jacfwd"] = jax.jacfwd(lambda x: lax.top_k(x, 2)[0])(TKF[0])
+    r["top_k_jacrev"] = jax.jacrev(lambda x: lax.top_k(x, 2)[0])(TKF[0])
+    r["top_k_vmap_values"], r["top_k_vmap_indices"] = jax.vmap(lambda x: lax.top_k(x, 2))(TKF)
+    r["top_k_vmap_axis1"] = jax.vmap(lambda x: lax.top_k(x, 2)[0], in_axes=1)(TKF)
+    r["top_k_vmap_grad"] = jax.vmap(jax.grad(lambda x: jnp.sum(lax.top_k(x, 2)[0] ** 2)))(TKF)
+    r["top_k_jit_values"], r["top_k_jit_indices"] = jax.jit(lambda x: lax.top_k(x, 4))(TKF)
+    r["top_k_jit_grad"] = jax.jit(jax.grad(lambda x: jnp.sum(lax.top_k(x, 3)[0] * TKW)))(TKF)
+    a = np.array([1.0, 2.0, np.nan, np.inf, -np.inf, 1e-9, 100.0], np.float32)
+    b = np.array([1.0 + 1e-6, 2.1, np.nan, np.inf, np.inf, 0.0, 100.001], np.float32)
+    r["isclose"] = jnp.isclose(a, b)
+    r["isclose_nan"] = jnp.isclose(a, b, equal_nan=True)
+    r["isclose_tol"] = jnp.isclose(a, b, rtol=0.1, atol=0.0)
+    r["isclose_int"] = jnp.isclose(
+        np.array([10**9, 5], np.int32), np.array([10**9 + 1, 5], np.int32)
+    )
+    r["isclose_int_float"] = jnp.isclose(np.array([1, 2], np.int32), np.float32(1.0000001))
+    r["isclose_complex"] = jnp.isclose(np.array([1 + 1j, 2j], np.complex64), 1 + 1.000001j)
+    r["isclose_bcast"] = jnp.isclose(TKF, TKF[:1], atol=0.5)
+    r["allclose"] = jnp.allclose(a, b)
+    r["allclose_nan"] = jnp.allclose(a[:4], b[:4], rtol=1e-5, equal_nan=True)
+    r["allclose_true"] = jnp.allclose(TKF, TKF + 1e-7)
+    r["allclose_int"] = jnp.allclose(np.array([3, 4]), np.array([3, 4]))
+    r["allclose_jit"] = jax.jit(lambda x, y: jnp.allclose(x, y, atol=0.2))(TKF, TKF + 0.1)
+    r["allclose_vmap"] = jax.vmap(lambda x: jnp.allclose(x, TKF[0], atol=1.0))(TKF)
+    return r
+
+
+def _top_k_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _top_k_compute(jax, jjnp, jax.lax)
+
+
+def test_top_k_allclose_isclose_match_jax():
+    """lax.top_k (descending, NaN first, +0 before -0, ties to the lower index,
+    int32 indices), its gradient (the cotangent scattered to the indices), jvp,
+    vmap and jit; jnp.isclose / jnp.allclose. Oracle: JAX 0.10.2, recorded."""
+    recorded = jax_recorded(TOPK_RECORDED, _top_k_with_jax)
+    ours = _top_k_compute(srcjax, jnp, srcjax.lax)
+    assert_matches_recorded(ours, recorded, rtol=1e-6)
+
+
+def test_top_k_errors_and_finite_differences(x64):
+    with pytest.raises(ValueError, match="nonnegative"):
+        srcjax.lax.top_k(np.ones(3), -1)
+    with pytest.raises(ValueError, match="no larger than"):
+        srcjax.lax.top_k(np.ones(3), 4)
+    with pytest.raises(ValueError, match="dimension"):
+        srcjax.lax.top_k(np.float32(1.0), 1)
+    with pytest.raises(TypeError):
+        srcjax.lax.top_k(np.ones(3), 1.5)
+    x = np.random.default_rng(3).normal(size=(3, 5))
+    f = lambda x: jnp.sum(srcjax.lax.top_k(jnp.sin(x), 3)[0] ** 2)  # noqa: E731
+    np.testing.assert_allclose(srcjax.grad(f)(x), fd_grad(f, x), rtol=1e-6, atol=1e-9)

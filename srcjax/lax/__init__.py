@@ -30,6 +30,7 @@ from ..primitives.collectives import (
     psum,
 )
 from ..primitives.control import stop_gradient
+from ..primitives.reductions import top_k
 from ..primitives.structural import dynamic_slice, dynamic_update_slice
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "stop_gradient",
     "dynamic_slice",
     "dynamic_update_slice",
+    "top_k",
     "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim",
     "psum",

@@ -27,6 +27,7 @@ from ..primitives.elementwise import (
     equal,
     floor_divide,
     imag,
+    isclose,
     isnan,
     power,
     real,
@@ -57,6 +58,7 @@ from ..primitives.structural import (
 )
 
 __all__ = [
+    "allclose",
     "angle",
     "append",
     "atleast_1d",
@@ -182,6 +184,15 @@ def append(arr, values, axis=None):
 
 # ---------------------------------------------------------------------------
 # statistics
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``a`` is close to the one of ``b`` it broadcasts
+    with: ``all(isclose(a, b, rtol, atol, equal_nan))`` (jax.numpy.allclose; see
+    ``jnp.isclose`` for the test and its dtype rules). Returns a 0-d bool array
+    (per example under vmap). Raises ValueError when the shapes do not
+    broadcast. Not differentiable."""
+    return _all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):

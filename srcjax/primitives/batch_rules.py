@@ -1510,6 +1510,14 @@ _def(["special.logsumexp"], _logsumexp)
 _def(["ad.logsumexp_weights"], _axis_rule("a", others=("b",)))
 
 
+def _top_k_rule(c):
+    # per-example k: a loop over the examples
+    return None if c.batched("k") else c.rebuild(axis=c.shift_axis("axis", c.arg("operand")))
+
+
+_def(["lax.top_k"], _top_k_rule)
+
+
 def _flat_axis_rule(xname, none_flatten=True):
     """``axis=None`` means "flattened" (argmax, cumsum, sort ...): reshape each
     example to a vector and work along axis 1."""

@@ -14,6 +14,7 @@ Every reduction takes ``axis`` (None, int, negative int or tuple) and
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -41,11 +42,18 @@ from srcjax.primitives.ad import (
     unbroadcast,
     ungroup_last,
 )
-from srcjax.primitives.linalg import tensordot
+from srcjax.primitives.linalg import dense_tree, tensordot
 from srcjax.primitives.nn import shifted_exp
 from srcjax.primitives.registry import REGISTRY, Primitive, register
 from srcjax.primitives.setops import first_of, with_first
-from srcjax.primitives.structural import argsort, expand_dims, flip, sort, take_along_axis
+from srcjax.primitives.structural import (
+    argsort,
+    expand_dims,
+    flip,
+    sort,
+    take_along_axis,
+    take_along_axis_adjoint,
+)
 
 __all__ = [
     "sum",
@@ -1153,3 +1161,73 @@ nan_deviation.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), None, 0), {}),
 ]
 
+
+# ---------------------------------------------------------------------------
+# lax.top_k (a partial sort: here with the other sorting reductions)
+
+
+def _top_k_order(x):
+    """Integer keys of ``x`` (last axis) whose ascending order is ``lax.top_k``'s
+    descending order of ``x``: IEEE total order for floats (NaN first, +0 before
+    -0), the values themselves for integers and bools."""
+    if x.dtype.kind == "f":
+        bits = x.view(np.dtype(f"i{x.dtype.itemsize}")).astype(np.int64)
+        magnitude = np.int64(np.iinfo(np.dtype(f"i{x.dtype.itemsize}")).max)
+        return ~(bits ^ ((bits >> np.int64(8 * x.dtype.itemsize - 1)) & magnitude))
+    return ~(x.astype(np.int8) if x.dtype == np.bool_ else x)
+
+
+def top_k_indices(x, k):
+    """Int32 indices of ``lax.top_k(x, k)`` along the last axis of the array
+    ``x`` (ties to the lower index). NumPy helper, shared with ``srcjax.random``."""
+    return np.argsort(_top_k_order(x), axis=-1, kind="stable")[..., :k].astype(np.int32)
+
+
+def _top_k(operand, k, *, axis=-1):
+    """The ``k`` largest entries along ``axis`` (the last by default) and their
+    indices (jax.lax.top_k): ``(values, indices)``, both of ``operand``'s shape
+    with ``axis`` of size ``k``; values keep the dtype, indices are int32.
+    Sorted descending (floats in IEEE total order: NaN first, ``+0`` before
+    ``-0``); equal values in the order of their indices. Raises ValueError for a
+    0-d operand, a negative ``k`` or one larger than the axis, TypeError for a
+    non-integer ``k``. Differentiable in ``operand``: the values' cotangent goes
+    to the selected entries (indices have no derivative)."""
+    x = np.asarray(operand)
+    k = operator.index(k)
+    if x.ndim == 0:
+        raise ValueError("top_k: the operand must have at least one dimension")
+    ax = int(axis) % x.ndim if -x.ndim <= int(axis) < x.ndim else None
+    if ax is None:
+        raise ValueError(f"top_k: axis {axis} is out of bounds for {x.ndim} dimensions")
+    if x.dtype.kind == "c":
+        raise TypeError("top_k: complex operands have no order")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if k > x.shape[ax]:
+        raise ValueError(
+            f"k argument to top_k must be no larger than size along axis; got k={k} with "
+            f"shape={list(x.shape)} and axis={ax}"
+        )
+    xs = np.moveaxis(x, ax, -1)
+    idx = top_k_indices(xs, k)
+    return np.moveaxis(np.take_along_axis(xs, idx, -1), -1, ax), np.moveaxis(idx, -1, ax)
+
+
+top_k = register(Primitive("lax.top_k", _top_k, kind="structural"))
+
+
+def _top_k_vjp(g, ans, operand, k, *, axis=-1):
+    return take_along_axis_adjoint(dense_tree(g, ans)[0], operand, ans[1], axis)
+
+
+def _top_k_jvp(t, ans, operand, k, *, axis=-1):
+    return with_first(take_along_axis(t, ans[1], axis), ans)
+
+
+top_k.def_vjp(operand=_top_k_vjp)
+top_k.def_jvp(operand=_top_k_jvp)
+top_k.samples = lambda rng: [
+    ((rng.normal(size=(6,)), 3), {}),
+    ((rng.normal(size=(2, 5)), 2), {}),
+    ((rng.normal(size=(4, 3)), 2), {"axis": 0}),
+]

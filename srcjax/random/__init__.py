@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..config import config as _config
+from ..primitives.reductions import top_k_indices
 from ..primitives.registry import Primitive, register
 from . import _threefry as _tf
 
@@ -877,12 +878,7 @@ def _searchsorted_left(a: np.ndarray, v: np.ndarray) -> np.ndarray:
 def _top_k_indices(v: np.ndarray, k: int) -> np.ndarray:
     """``lax.top_k(v, k)[1]`` along the last axis: descending in IEEE total order
     (NaN first, +0 before -0), ties to the lower index."""
-    ibits = v.view(np.int32 if v.dtype.itemsize == 4 else np.int64).astype(np.int64)
-    sign = ibits >> np.int64(63 if v.dtype.itemsize == 8 else 31)
-    order_key = ibits ^ (
-        sign & np.int64(0x7FFFFFFFFFFFFFFF if v.dtype.itemsize == 8 else 0x7FFFFFFF)
-    )
-    return np.argsort(~order_key, axis=-1, kind="stable")[..., :k].astype(np.int32)
+    return top_k_indices(v, k)
 
 
 def _log(x: np.ndarray) -> np.ndarray:
