@@ -453,13 +453,22 @@ class _Jacobian(Transformed):
             env["batched"] = vmap(inner, in_axes=_batched_axes(self.mode, len(params), nums[0]))
         fn = emit.load(text, fname, {}, {}, env, fname)
         fn.__srcjax_deps__ = ()
+        # the same parameters as `target`: its defaults (a jit caller leaves them out)
+        fn.__defaults__ = getattr(target, "__defaults__", None)
         with _LOCK:
             _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
         return fn
 
-    def __call__(self, *args):
+    @property
+    def _pyfn(self):
+        """The function differentiated (its defaults fill a jit caller's call)."""
+        return self.aux_fun if self.aux_fun is not None else self.fun
+
+    def __call__(self, *args, **kwargs):
         from .api import _canon_leaf, _map_leaves
 
+        if kwargs:
+            args = _as_positional(self._pyfn, args, kwargs)
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
@@ -475,6 +484,28 @@ class _Jacobian(Transformed):
             _check_aux(res)
             return jac, res[1]
         return jac
+
+
+def _as_positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` of a call of ``fun`` as positional arguments only
+    (keyword arguments and the defaults before them placed by ``fun``'s signature),
+    as JAX's jacfwd/jacrev/hessian accept keywords for undifferentiated arguments.
+
+    Raises TypeError as Python does for a call ``fun`` does not accept."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TransformTypeError(
+            f"keyword-only arguments {sorted(bound.kwargs)} are not supported by "
+            "jacfwd/jacrev/hessian; make them positional parameters"
+        )
+    return tuple(bound.args)
 
 
 def _first_output(fun: Callable) -> Callable:
@@ -494,7 +525,9 @@ def _first_output(fun: Callable) -> Callable:
         raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
     args = ", ".join(params)
     text = f"def value({args}):\n    return fun({args})[0]\n"
-    return _synthetic_module(text, "has_aux value", {"fun": fun})["value"]
+    value = _synthetic_module(text, "has_aux value", {"fun": fun})["value"]
+    value.__defaults__ = getattr(fun, "__defaults__", None)  # (a jit caller fills them)
+    return value
 
 
 def jacfwd(
@@ -562,9 +595,15 @@ class _Hessian(Transformed):
     def _build(self, kinds):
         return self.scalar._generated(kinds)
 
-    def __call__(self, *args):
+    @property
+    def _pyfn(self):
+        return self.aux_fun if self.aux_fun is not None else self.fun
+
+    def __call__(self, *args, **kwargs):
         from .errors import NonDifferentiableError
 
+        if kwargs:
+            args = _as_positional(self._pyfn, args, kwargs)
         try:
             h = self.scalar(*args)
         except NonDifferentiableError as exc:

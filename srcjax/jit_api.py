@@ -126,6 +126,11 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
     if x is None:
         return x, None
+    if isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"jit: an argument of type {type(x).__name__} ({x!r:.40}) is not an array; "
+            "mark it static (static_argnums / static_argnames), as in JAX"
+        )
     return x, ("object", type(x))
 
 
@@ -204,6 +209,12 @@ class _Jit(Transformed):
         for n in anames:
             if n in names:
                 pos.add(names.index(n))
+        varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+        if sig is not None and not varargs and any(i >= len(names) for i in pos):
+            raise ValueError(
+                f"Jitted function has static_argnums={tuple(sorted(pos))}, but only accepts "
+                f"{len(names)} positional arguments."
+            )
         self._static_pos = frozenset(pos)
         self._static_names = frozenset(snames)
         dn = set()

@@ -203,7 +203,7 @@ def test_every_primitive_jit_matches_eager(prim, tmp_path, x64):
         # positional options that are displays of constants (vmap's axes pytrees)
         # are written into the call, as a user writes them: static, not traced
         static_pos = {
-            i for i, a in enumerate(args) if isinstance(a, (dict, tuple, list)) and _literal(a)
+            i for i, a in enumerate(args) if isinstance(a, (dict, tuple, list, str)) and _literal(a)
         }
         names = [repr(a) if i in static_pos else f"a{i}" for i, a in enumerate(args)]
         kw_params, kw_text = [], []

@@ -3499,3 +3499,72 @@ def test_function_chosen_by_a_branch_or_conditional_expression():
         )
         assert_close(srcjax.jit(looped, static_argnums=1)(1.5, n), want)
         assert_close(srcjax.grad(looped)(1.5, n), fd_grad(lambda x, n=n: looped(x, n), 1.5))
+
+
+def _energy_e2(q):
+    return 0.5 * jnp.sum(q**2) + jnp.sum(jnp.cos(q))
+
+
+def test_functions_passed_to_helpers_and_jacobians_with_defaults_and_keywords():
+    # User B bugs 6, 8, 9, 10 and user A bug 9.
+    def rk4_step(rhs, y, dt):
+        k1 = rhs(y)
+        k2 = rhs(y + 0.5 * dt * k1)
+        k3 = rhs(y + 0.5 * dt * k2)
+        k4 = rhs(y + dt * k3)
+        return y + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    def decay(k):  # a closure passed to a helper (was a NameError at run time)
+        def f(u):
+            return -k * u
+
+        y = 1.0
+        for _ in range(10):
+            y = rk4_step(f, y, 0.1)
+        return y
+
+    assert_close(srcjax.grad(decay)(2.0), fd_grad(decay, 2.0), rtol=1e-6)
+    assert_close(srcjax.jit(decay)(2.0), decay(2.0))
+
+    def pendulum(y0):  # a library function passed to a helper (was 'no rule for rhs')
+        return rk4_step(jnp.sin, y0, 0.1)
+
+    assert_close(srcjax.grad(pendulum)(2.0), fd_grad(pendulum, 2.0), rtol=1e-6)
+
+    def energy(x, k=2.0):
+        return 0.5 * k * jnp.sum(x**2)
+
+    x = np.array([1.0, 2.0])
+    for t in (srcjax.jacrev, srcjax.jacfwd):
+        assert_close(srcjax.jit(t(energy))(x), 2.0 * x)  # default left out under jit
+        assert_close(t(energy)(x, k=4.0), 4.0 * x)  # keyword argument
+    assert_close(srcjax.jit(srcjax.hessian(energy))(x), 2.0 * np.eye(2))
+    assert_close(srcjax.hessian(energy)(x, k=4.0), 4.0 * np.eye(2))
+
+    def hvp_lambda(q, k, v):  # a lambda closing over k, given to jvp inside jit
+        return srcjax.jvp(lambda z: k * srcjax.grad(_energy_e2)(z), (q,), (v,))[1]
+
+    q, v = np.array([0.3, -0.2]), np.ones(2)
+    want = 2.0 * (1.0 - np.cos(q))  # k * H v, H = diag(1 - cos q)
+    assert_close(srcjax.jit(hvp_lambda)(q, 2.0, v), want)
+    assert_close(srcjax.grad(lambda k: jnp.sum(hvp_lambda(q, k, v)))(2.0), np.sum(1 - np.cos(q)))
+
+    def scaled(x, scale=2.0):  # vmap of a function with a default, inside grad
+        return jnp.sin(x) * scale
+
+    xs = np.array([0.1, 0.2, 0.3])
+    g = srcjax.grad(lambda v: jnp.sum(srcjax.vmap(scaled)(v)))(xs)
+    assert_close(g, 2.0 * np.cos(xs))
+    assert_close(srcjax.jit(lambda v: srcjax.vmap(scaled)(v))(xs), 2.0 * np.sin(xs))
+
+
+def test_jit_rejects_what_jax_rejects():
+    # User B bug 13: out-of-range static_argnums and str arguments were accepted.
+    def model(w, x):
+        return jnp.sum(x @ w)
+
+    with pytest.raises(ValueError, match="static_argnums"):
+        srcjax.jit(model, static_argnums=5)
+    with pytest.raises(TypeError, match="str"):
+        srcjax.jit(lambda x: x * 2)("abc")
+    assert srcjax.jit(lambda x, n: x * n, static_argnums=1)(2.0, "ab" == "ab") == 2.0

@@ -500,6 +500,26 @@ class _GlobalFn:
         self.node = node
 
 
+def _is_static_callable(obj: Any) -> bool:
+    """A function whose identity is known when transforming (a Python function, a
+    partial, a srcjax transform or primitive, a NumPy ufunc)."""
+    from ..primitives.registry import Primitive
+
+    return (
+        isinstance(obj, (types.FunctionType, functools.partial, Primitive, np.ufunc))
+        or getattr(obj, "__srcjax_transform__", None) is not None
+    )
+
+
+class _ForeignFn:
+    """A local function of ``owner`` (an enclosing normalizer) passed as an
+    argument to an inlined callee; calls of it are inlined by ``owner``."""
+
+    def __init__(self, owner: Any, fdef: Any) -> None:
+        self.owner = owner
+        self.fdef = fdef
+
+
 def _function_names(stmts: List[Any]) -> Set[str]:
     """Names a function body binds with a nested ``def`` or to a lambda (not
     looking into nested functions' own bodies)."""
@@ -2265,7 +2285,7 @@ class Normalizer:
             if ty is not None:  # model(x), model a constant: its methods inline too
                 self.types[tmp] = ty
             args.append(N.name(tmp))
-        args += [self.atom(a) for a in e.args]
+        args += [self.function_atom(a) for a in e.args]
         kws = {k.arg: self.atom(k.value) for k in e.keywords}
         for k, v in pre_kwargs.items():
             tmp = self.namer.fresh(k)
@@ -2430,6 +2450,15 @@ class Normalizer:
     def call_local(self, fn: Any, args: list, kws: dict, e: Any) -> tuple:
         """Call a local function: inlined, or for a :class:`_FnChoice` an ``if``
         chain on its tag with each alternative inlined in its branch."""
+        if isinstance(fn, _ForeignFn):
+            # inlined by the function that defined it, into our current block
+            owner = fn.owner
+            saved_out, saved_origin = owner.out, owner.origin
+            owner.out, owner.origin = self.out, self.origin
+            try:
+                return owner.call_local(fn.fdef, args, kws, e)
+            finally:
+                owner.out, owner.origin = saved_out, saved_origin
         if isinstance(fn, _GlobalFn):
             call = gast.Call(func=N.clone(fn.node), args=list(args), keywords=[])
             call.keywords = [gast.keyword(arg=k, value=v) for k, v in kws.items()]
@@ -2491,6 +2520,7 @@ class Normalizer:
             outer=self,
             types=self.types,
         )
+        sub.nested_def = True
         return self._inline_into(sub, fdef, fdef.name, args, kws, e)
 
     def _inline_into(self, sub, fnode, fname, args, kws, e) -> tuple:
@@ -2507,6 +2537,18 @@ class Normalizer:
             sub.rename_all(d) if not isinstance(d, gast.Constant) else d
             for d in fnode.args.defaults
         ]
+        fn_defaults = getattr(sub.src.fn, "__defaults__", None) or ()
+        if getattr(sub, "nested_def", False):  # sub.src.fn is the enclosing function
+            fn_defaults = ()
+        if not defaults and fn_defaults and len(fn_defaults) <= len(fnode.args.args):
+            # generated code (vmap(f) inlined): the defaults are the function
+            # object's, not in its source; bound as the values they are
+            for v in fn_defaults:
+                tmp = self.namer.fresh("default")
+                self.bindings[tmp] = v
+                d = N.name(tmp)
+                d.sj_resolved = True
+                defaults.append(d)
         kw_defaults = {
             k: (sub.rename_all(d) if not isinstance(d, gast.Constant) else d)
             for k, d in zip(kwonly, fnode.args.kw_defaults)
@@ -2556,12 +2598,21 @@ class Normalizer:
             self.origin = saved_origin
             sub.ckinds[vararg] = "tuple"
         reassigned = set(N.assigned_names(fnode.body))
+        passed_fns = set()
         for p in params:
             fn = self._known_function(values[p])
+            v = values[p]
             if fn is not None and p not in reassigned:
                 sub.static_params[p] = fn
+            elif isinstance(v, gast.Name) and v.id in self.local_fns and p not in reassigned:
+                # a nested def / lambda of ours passed on (rk4_step(rhs, y, dt)): the
+                # callee's calls of it inline it here, where its free names mean ours
+                sub.local_fns[sub.var(p)] = _ForeignFn(self, self.local_fns[v.id])
+                passed_fns.add(p)
         saved_origin = self.origin
         for p in params:
+            if p in passed_fns:
+                continue  # (not a value at run time)
             self.origin = e
             self.emit(N.assign(sub.var(p), values[p]), Op("copy", elts=[values[p]]))
         self.origin = saved_origin
@@ -2639,6 +2690,17 @@ class Normalizer:
         node = N.call(prim.public, [N.clone(trees[0]), mapped])
         return node, Op("prim", prim=prim, bound=_bind(prim, trees[0], mapped))
 
+    def function_atom(self, a: Any) -> Any:
+        """An argument atom; a library function named by an attribute (``jnp.sin``
+        passed to a helper) is bound as the object, so the callee knows it."""
+        if isinstance(a, gast.Attribute):
+            status, obj = self.resolve(a)
+            if status == "found" and _is_static_callable(obj):
+                tmp = self.namer.fresh(a.attr)
+                self.bindings[tmp] = obj
+                return N.name(tmp)
+        return self.atom(a)
+
     def _known_function(self, atom: Any) -> Any:
         """The function an argument atom statically is (a global or bound
         function, a srcjax transform of one), else None."""
@@ -2654,11 +2716,7 @@ class Normalizer:
             status, obj = self.lookup_global(atom.id)
             if status != "found":
                 return None
-        if isinstance(obj, (types.FunctionType, functools.partial)) or (
-            getattr(obj, "__srcjax_transform__", None) is not None
-        ):
-            return obj
-        return None
+        return obj if _is_static_callable(obj) else None
 
     # -- srcjax transforms called inside transformed code ---------------------------
     def _static_function(self, node: Any) -> Any:
@@ -2825,16 +2883,26 @@ class Normalizer:
                 "jvp inside a transformed function needs tuple displays of primals and tangents",
                 src=self.src,
             )
-        fobj = self._static_function(e.args[0])
-        primals, tangents = e.args[1].elts, e.args[2].elts
+        primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
+        lifted = self._lift(e.args[0])
+        positions = None
+        if lifted is None:
+            fobj = self._static_function(e.args[0])
+        else:
+            # a lambda / nested def closing over our locals: they become leading
+            # primals without tangents
+            fobj, free = lifted
+            positions = tuple(range(len(free), len(free) + len(primals)))
+            primals = [N.name(self.var(f)) for f in free] + primals
         has_aux = False
         for k in e.keywords:
             if k.arg == "has_aux":
                 has_aux = bool(self._static_value(k.value))
-        gen, bound = _jvp_function(fobj, ("leaf",) * len(primals), has_aux, False)
+        kinds = ("leaf",) * len(primals)
+        gen, bound = _jvp_function(fobj, kinds, has_aux, False, positions=positions)
         if bound:
             raise _unsupported(e, "jvp of a partial inside a transformed function", src=self.src)
-        fake = gast.Call(func=e.args[0], args=list(primals) + list(tangents), keywords=[])
+        fake = gast.Call(func=e.args[0], args=primals + tangents, keywords=[])
         N.copy_origin(fake, e)
         return self.inline(gen, fake, target)
 
