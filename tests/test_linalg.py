@@ -443,3 +443,58 @@ def test_scipy_cholesky_reads_one_triangle_as_jax():
     batched = srcjax.vmap(SL.cholesky)(np.stack([A, A.T]))
     np.testing.assert_allclose(batched[1], SL.cholesky(A.T), rtol=1e-6)
     np.testing.assert_allclose(batched[1, 0], [2.0, 0.5, 0.15], rtol=1e-6)
+
+
+# User B bug 2: the gradient of an eigenvalue-only loss through eigh was all NaN
+# at repeated eigenvalues (the eigenvector term 1/(w_i - w_j) times a zero
+# cotangent). JAX skips that term when the eigenvector cotangent is a symbolic
+# zero and gives NaN/inf when it is not; values recorded from JAX 0.10.2 (x64).
+EIGH_RECORDED = __import__("pathlib").Path(__file__).parent / "data" / "linalg_eigh_jax.npz"
+RING = np.array([[2.0, -1, 0, -1], [-1, 2, -1, 0], [0, -1, 2, -1], [-1, 0, -1, 2]])
+NONDEG = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.3], [0.1, 0.3, -1.0]])
+
+
+def _eigh_values(jax, jnp):
+    def vals(a):
+        return jnp.sum(jnp.linalg.eigh(a)[0] ** 2)  # trace(a @ a): gradient 2a
+
+    def vec_too(a):  # a nonzero eigenvector cotangent: NaN at the ring, as in JAX
+        w, v = jnp.linalg.eigh(a)
+        return jnp.sum(w) + jnp.sum(v[:, 0] ** 2)
+
+    def both(a):
+        w, v = jnp.linalg.eigh(a)
+        return jnp.sum(w**3) + jnp.sum(v[0] ** 2)
+
+    r = {
+        "ring": jax.grad(vals)(RING),
+        "eye3": jax.grad(vals)(np.eye(3)),
+        "jit_grad": jax.jit(jax.grad(vals))(RING),
+        "batched": jax.grad(vals)(np.stack([RING, 2 * RING, np.eye(4)])),
+        "vmap_grad": jax.vmap(jax.grad(vals))(np.stack([RING, np.eye(4)])),
+        "vec_too_ring": jax.grad(vec_too)(RING),
+        "both_nondeg": jax.grad(both)(NONDEG),
+        "both_nondeg_jit": jax.jit(jax.grad(both))(NONDEG),
+    }
+    return {k: np.asarray(v) for k, v in r.items()}
+
+
+def _eigh_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        return _eigh_values(jax, jjnp)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_eigh_eigenvalue_gradient_at_repeated_eigenvalues(x64):
+    from helpers import assert_matches_recorded, jax_recorded
+
+    recorded = jax_recorded(EIGH_RECORDED, _eigh_with_jax)
+    np.testing.assert_allclose(recorded["ring"], 2 * RING, atol=1e-12)  # analytic
+    with np.errstate(all="ignore"):
+        ours = _eigh_values(srcjax, jnp)
+    assert_matches_recorded(ours, recorded, rtol=1e-10, atol=1e-12)

@@ -959,11 +959,38 @@ def _eigh(a, UPLO=None, symmetrize_input=True):
 eigh = _la("eigh", _eigh, np.linalg.eigh)
 
 
+def _entry_present(g, i):
+    """1.0 if entry ``i`` of the tuple cotangent ``g`` is a real array, 0.0 if it
+    is a symbolic zero (a hole, ``None``, or a scalar 0 standing for an array):
+    JAX drops the terms of a symbolic zero cotangent, so a rule can scale such a
+    term's possibly infinite coefficients by it. Not differentiable (a constant)."""
+    p = None if g is None else g[i]
+    if p is None or (np.ndim(p) == 0 and not np.any(p)):
+        return 0.0
+    return 1.0
+
+
+entry_present = _internal("ad.entry_present", _entry_present)
+
+
+def _entry_present_batch(c):
+    # the same for every example (a hole stays a hole under vmap): unbatched
+    return c.rebuild(), False
+
+
+entry_present.def_batch(_entry_present_batch)
+entry_present.samples = lambda rng: []
+
+
 def _eigh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
     w, v = ans[0], ans[1]
     gd = dense_tree(g, ans)
     off = 1.0 - eye_mask(np.shape(w)[-1])
-    gap_inv = off / (expand_dims(w, -2) - expand_dims(w, -1) + (1.0 - off))
+    # 1/(w_j - w_i) off the diagonal, infinite at repeated eigenvalues: only where
+    # the eigenvectors' cotangent is no symbolic zero (``used``: JAX's eigenvalue-
+    # only gradient is finite there, its full one inf/NaN)
+    used = entry_present(g, 1)
+    gap_inv = (off * used) / (used * (expand_dims(w, -2) - expand_dims(w, -1)) + (1.0 - off * used))
     inner_ = expand_dims(gd[0], -1) * (1.0 - off) + gap_inv * (matrix_transpose(v) @ gd[1])
     full = v @ inner_ @ matrix_transpose(v)
     return 0.5 * (full + matrix_transpose(full))
