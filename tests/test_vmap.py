@@ -920,6 +920,18 @@ def test_list_changed_in_place_under_per_example_control_flow_raises(fn):
         assert "test_vmap.py:" in str(err.value), str(err.value)
 
 
+def _filtered_generator(v):
+    return sum(e * e for e in v if e > 0)
+
+
+def test_per_example_comprehension_filter_error_names_the_comprehension():
+    # User A bug 14: the message blamed a list `items` the user never wrote.
+    xs = np.array([[1.0, -2.0], [-1.0, 3.0]], np.float32)
+    with pytest.raises(ValueError, match=r"filter .* of this comprehension") as err:
+        vmap(_filtered_generator)(xs)
+    assert "test_vmap.py:" in str(err.value) and "`items`" not in str(err.value)
+
+
 def _returns_pytree_or_array(x):
     if jnp.sum(x) > 0.0:
         return (x, x)

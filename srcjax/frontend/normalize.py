@@ -61,6 +61,8 @@ class Namer:
         #: (user global, its module, its closure) -> the name generated code reads
         #: it by, when its own name is one generated code uses (``ad`` -> ``ad_``)
         self.user_globals: Dict[tuple, str] = {}
+        #: the lists comprehensions and generator expressions build (for messages)
+        self.comprehension_results: Set[str] = set()
 
     def fresh(self, base: str) -> str:
         base = base.strip("_") or "t"
@@ -1764,6 +1766,7 @@ class Normalizer:
         gen = e.generators[0]
         # a fresh result name: `xs = [2 * x for x in xs]` must read the old xs
         t = self.temp("items")
+        self.namer.comprehension_results.add(t)
         # the loop variables are the comprehension's own (Python 3 scoping):
         # fresh names, so `[x * 2 for x in xs]` leaves an outer `x` alone
         fresh = {}

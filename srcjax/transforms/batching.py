@@ -759,6 +759,7 @@ class Batcher:
         self.bat = set(self.bat)
         self.containers = set(self.containers)
         self.namer = Namer(set(self.namer.taken))
+        self.namer.comprehension_results = saved[2].comprehension_results
         self.bindings = dict(self.bindings)
         self.dry = True
         try:
@@ -862,6 +863,15 @@ class Batcher:
             loc = None
             if filename is not None and lineno is not None:
                 loc = Location(filename, lineno, getattr(node, "col_offset", 0) or 0)
+            if target in self.namer.comprehension_results:
+                raise TransformValueError(
+                    "under vmap, the filter (`if`) of this comprehension or generator "
+                    "keeps different items per example: the number of items would differ "
+                    "per example",
+                    loc,
+                    hint="keep every item and mask the ones filtered out, e.g. "
+                    "sum(jnp.where(e > 0, e * e, 0.0) for e in v)",
+                )
             raise TransformValueError(
                 f"under vmap, the branches of this `if` (or the passes of this loop) differ "
                 f"per example and change the list `{target}` in place ({what}): every "
