@@ -498,3 +498,58 @@ def test_eigh_eigenvalue_gradient_at_repeated_eigenvalues(x64):
     with np.errstate(all="ignore"):
         ours = _eigh_values(srcjax, jnp)
     assert_matches_recorded(ours, recorded, rtol=1e-10, atol=1e-12)
+
+
+# User B bug 7: grad(det) at a singular matrix raised LinAlgError (det * inv(a));
+# JAX returns the adjugate (cofactor) matrix there, and exact second
+# derivatives. Values recorded from JAX 0.10.2 (x64).
+DET_RECORDED = __import__("pathlib").Path(__file__).parent / "data" / "linalg_det_jax.npz"
+SING2 = np.array([[1.0, 2.0], [2.0, 4.0]])  # rank 1: grad det = [[4, -2], [-2, 1]]
+SING3 = np.arange(1.0, 10.0).reshape(3, 3)  # rank 2
+REG3 = np.array([[2.0, 0.5, 0.1], [0.3, 1.0, 0.3], [0.1, -0.4, -1.0]])
+
+
+def _det_values(jax, jnp):
+    det = jnp.linalg.det
+    r = {}
+    for name, m in (
+        ("sing2", SING2),
+        ("sing3", SING3),
+        ("zero3", np.zeros((3, 3))),
+        ("reg3", REG3),
+    ):
+        r[f"grad_{name}"] = jax.grad(det)(m)
+        r[f"jacfwd_{name}"] = jax.jacfwd(det)(m)
+        r[f"hessian_{name}"] = jax.hessian(det)(m)
+        r[f"jacrev_jacfwd_{name}"] = jax.jacrev(jax.jacfwd(det))(m)
+    stack = np.stack([SING3, REG3])
+    r["grad_batched"] = jax.grad(lambda a: jnp.sum(det(a)))(stack)
+    r["vmap_grad"] = jax.vmap(jax.grad(det))(stack)
+    r["jit_grad"] = jax.jit(jax.grad(det))(SING3)
+    r["det_value_loss"] = jax.grad(lambda a: det(a) ** 2 + det(2.0 * a))(REG3)
+    logabs = lambda a: jnp.linalg.slogdet(a)[1]  # noqa: E731
+    r["slogdet_grad_reg3"] = jax.grad(logabs)(REG3)
+    r["slogdet_hessian_reg3"] = jax.hessian(logabs)(REG3)
+    r["slogdet_grad_sing2"] = jax.grad(logabs)(SING2)  # inf: 1/det
+    return {k: np.asarray(v) for k, v in r.items()}
+
+
+def _det_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        return _det_values(jax, jjnp)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_det_derivatives_at_singular_matrices(x64):
+    from helpers import assert_matches_recorded, jax_recorded
+
+    recorded = jax_recorded(DET_RECORDED, _det_with_jax)
+    np.testing.assert_allclose(recorded["grad_sing2"], [[4.0, -2.0], [-2.0, 1.0]])  # analytic
+    with np.errstate(all="ignore"):
+        ours = _det_values(srcjax, jnp)
+    assert_matches_recorded(ours, recorded, rtol=1e-10, atol=1e-12)

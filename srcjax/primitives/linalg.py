@@ -753,15 +753,92 @@ def _det(a):
 det = _la("det", _det, np.linalg.det)
 
 
+def _svd_adj(a):
+    """``(u, s, vh, left, right)``: ``a = u diag(s) vh`` and ``adj(a) = left @
+    adj(diag(s) + e) @ right`` around it (``a + u e vh``), from ``adj(xy) =
+    adj(y) adj(x)`` and ``adj(q) = det(q) q^H`` for a unitary ``q``."""
+    u, s, vh = np.linalg.svd(np.asarray(a))
+    scale = np.linalg.det(u) * np.linalg.det(vh)
+    left = np.conj(np.swapaxes(vh, -1, -2)) * scale[..., None, None]
+    return u, s, vh, left, np.conj(np.swapaxes(u, -1, -2))
+
+
+def _products_without(s, k):
+    """Products of ``s`` over its last axis leaving out ``k`` (1 or 2) distinct
+    positions, by multiplication only (exact zeros stay exact): for ``k == 1``
+    ``c[..., i]``, for ``k == 2`` ``p[..., i, j]`` (0 on the diagonal)."""
+    n = np.shape(s)[-1]
+    eye = np.eye(n, dtype=bool)
+    if k == 1:
+        return np.prod(np.where(eye, 1, s[..., None, :]), axis=-1)
+    drop = eye[:, None, :] | eye[None, :, :]  # l == i or l == j
+    p = np.prod(np.where(drop, 1, s[..., None, None, :]), axis=-1)
+    return np.where(eye, 0, p)
+
+
+def _adjugate(a):
+    """The adjugate (transposed cofactor matrix) over the last two axes:
+    ``det(a) inv(a)`` where ``a`` is invertible, and a polynomial, so continuous
+    everywhere. From the SVD with the singular values' products leaving one
+    out (no division): rank-deficient matrices get their exact cofactors too."""
+    _, s, _, left, right = _svd_adj(a)
+    return (left * _products_without(s, 1)[..., None, :]) @ right
+
+
+def _adjugate_d(a, t):
+    """The derivative of ``adjugate`` at ``a`` in direction ``t`` (linear in
+    ``t``), valid at singular ``a``: with ``e = u^H t vh^H``, the adjugate of
+    ``diag(s) + e`` changes by ``diag(p @ diag(e)) - p * e``, ``p[i, j]`` the
+    product of ``s`` without ``s_i`` and ``s_j``."""
+    u, s, vh, left, right = _svd_adj(a)
+    e = right @ np.asarray(t) @ np.conj(np.swapaxes(vh, -1, -2))
+    p = _products_without(s, 2)
+    mid = -p * e
+    i = np.arange(np.shape(s)[-1])
+    mid[..., i, i] = np.einsum("...ij,...j->...i", p, np.diagonal(e, axis1=-2, axis2=-1))
+    return left @ mid @ right
+
+
+adjugate = _internal("ad.adjugate", _adjugate, differentiable=True)
+adjugate_d = _internal("ad.adjugate_d", _adjugate_d, differentiable=True)
+
+
+def _adjugate_jvp(t, ans, a):
+    return adjugate_d(a, t)
+
+
+def _adjugate_vjp(g, ans, a):
+    # d adj(a)[t] is d^2 det(a)[t, .] in matrix form, symmetric in its two
+    # directions: <g, d adj[t]> = <d adj[g^T]^T, t>
+    return matrix_transpose(adjugate_d(a, matrix_transpose(g)))
+
+
+def _adjugate_d_jvp_t(tt, ans, a, t):
+    return adjugate_d(a, tt)
+
+
+def _adjugate_d_vjp_t(g, ans, a, t):
+    return matrix_transpose(adjugate_d(a, matrix_transpose(g)))
+
+
+adjugate.def_jvp(_adjugate_jvp)
+adjugate.def_vjp(_adjugate_vjp)
+adjugate_d.def_jvp(t=_adjugate_d_jvp_t)
+adjugate_d.def_vjp(t=_adjugate_d_vjp_t)
+adjugate.samples = lambda rng: [((_rand(rng, 3, 3),), {}), ((_rand(rng, 2, 3, 3),), {})]
+adjugate_d.samples = lambda rng: [((_rand(rng, 3, 3), _rand(rng, 3, 3)), {})]
+
+
 def _det_vjp_a(g, ans, a):
-    return expand_dims(g * ans, (-2, -1)) * matrix_transpose(inv(a))
+    # the adjugate, not det(a) inv(a): finite (JAX's cofactors) at singular a
+    return expand_dims(g, (-2, -1)) * matrix_transpose(adjugate(a))
 
 
 det.def_vjp(_det_vjp_a)
 
 
 def _det_jvp_a(t, ans, a):
-    return ans * trace(solve(a, t), axis1=-2, axis2=-1)
+    return sum(matrix_transpose(adjugate(a)) * t, axis=(-2, -1))
 
 
 det.def_jvp(_det_jvp_a)
@@ -781,15 +858,39 @@ def _slogdet(a):
 slogdet = _la("slogdet", _slogdet, np.linalg.slogdet)
 
 
+def _inv_or_inf(a):
+    """``inv(a)``, and for a singular ``a`` (an exact zero pivot: det 0) instead
+    of raising ``adjugate(a) / 0``: infinities where a cofactor is nonzero, NaN
+    where it is zero (JAX's LU solve gives inf/NaN there too). The gradient of
+    slogdet, which is infinite at singular matrices."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        pass
+    a = np.asarray(a)
+    d = np.linalg.det(a)[..., None, None]
+    sing = d == 0
+    eye = np.eye(np.shape(a)[-1], dtype=a.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sing, _adjugate(a) / d, np.linalg.inv(np.where(sing, eye, a)))
+
+
+inv_or_inf = _internal("ad.inv_or_inf", _inv_or_inf, differentiable=True)
+inv_or_inf.def_vjp(_inv_vjp_a)
+inv_or_inf.def_jvp(_inv_jvp_a)
+inv_or_inf.samples = inv.samples
+
+
 def _slogdet_vjp_a(g, ans, a):
-    return expand_dims(g[1], (-2, -1)) * matrix_transpose(inv(a))
+    return expand_dims(g[1], (-2, -1)) * matrix_transpose(inv_or_inf(a))
 
 
 slogdet.def_vjp(_slogdet_vjp_a)
 
 
 def _slogdet_jvp_a(t, ans, a):
-    return (zeros_like(ans[0]), trace(solve(a, t), axis1=-2, axis2=-1))
+    inv_t = matrix_transpose(inv_or_inf(a))  # trace(solve(a, t)), not raising at det 0
+    return (zeros_like(ans[0]), sum(inv_t * t, axis=(-2, -1)))
 
 
 slogdet.def_jvp(_slogdet_jvp_a)
