@@ -492,3 +492,55 @@ def test_loop_with_unused_indexed_output_has_finite_gradient():
     recorded = jax_recorded(LAX_RECORDED, _unused_index_with_jax)
     assert float(recorded["scan"]) == 12.0 and list(recorded["fori"]) == [8.0, 8.0]
     assert_matches_recorded(_unused_index_values(srcjax, jnp, lax), recorded, rtol=1e-12)
+
+
+# -- unroll= of fori_loop/scan and batch_size= of map: accepted, same results --------------
+def _unroll_programs():
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * x + i, 1.0, unroll=2)
+
+    def g(x):
+        return jnp.sum(lax.scan(lambda c, y: (c + y, c * y), 0.0, x, unroll=True)[1])
+
+    def h(x):
+        return jnp.sum(lax.map(lambda y: jnp.sin(y) * y, x, batch_size=3))
+
+    def f0(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * x + i, 1.0)
+
+    def g0(x):
+        return jnp.sum(lax.scan(lambda c, y: (c + y, c * y), 0.0, x)[1])
+
+    def h0(x):
+        return jnp.sum(lax.map(lambda y: jnp.sin(y) * y, x))
+
+    return [(f, f0, np.float32(1.5)), (g, g0, X4), (h, h0, X4)]
+
+
+X4 = np.array([0.5, -1.0, 2.0, 1.5, 0.25], np.float32)
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_unroll_and_batch_size_do_not_change_results(k):
+    f, f0, x = _unroll_programs()[k]
+    assert_close(f(x), f0(x))
+    assert_close(srcjax.jit(f)(x), f0(x))
+    assert_close(srcjax.grad(f)(x), srcjax.grad(f0)(x))
+    xs = np.stack([x, x * 0.5]) if np.ndim(x) else np.array([x, 0.5 * x], np.float32)
+    assert_close(srcjax.vmap(f)(xs), [f0(v) for v in xs], rtol=1e-6)
+    x64 = np.asarray(x, np.float64)
+    assert_close(srcjax.grad(f)(x64), fd_grad(f0, x64), rtol=1e-5)
+
+
+def test_unroll_is_checked_as_jax():
+    body = lambda c, y: (c + y, y)  # noqa: E731
+    with pytest.raises(ValueError, match="non-negative"):
+        lax.scan(body, 0.0, X4, unroll=-1)
+    with pytest.raises(ValueError, match="non-negative"):
+        lax.fori_loop(0, 2, lambda i, c: c, 0.0, unroll=-2)
+    with pytest.raises(TypeError):
+        lax.fori_loop(0, 2, lambda i, c: c, 0.0, 2)  # unroll is keyword-only
+    with pytest.raises(TypeError):
+        lax.map(jnp.sin, X4, 2)  # batch_size is keyword-only
+    assert lax.fori_loop(0, 2, lambda i, c: c + 1.0, 0.0, unroll=False) == 2.0
+    assert_close(lax.map(jnp.sin, X4, batch_size=0), np.sin(X4))

@@ -157,9 +157,30 @@ def _check_carry(what: str, before: Any, after: Any) -> None:
             )
 
 
-def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
+def _check_unroll(unroll: Any) -> None:
+    """JAX's check of ``unroll`` (a bool or a non-negative int); srcjax runs every
+    loop as a Python loop, so the value has no other effect."""
+    if isinstance(unroll, (bool, np.bool_)):
+        return
+    if not isinstance(unroll, (int, np.integer)):
+        raise TypeError(
+            f"The `unroll` argument to `scan` expects a concrete `int` or `bool`, got {unroll!r}"
+        )
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+
+
+def fori_loop(
+    lower: int, upper: int, body_fun: Callable, init_val: Any, *, unroll: Any = None
+) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``jax.lax.fori_loop``).
-    Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
+
+    ``unroll`` (None, a bool or a non-negative int, keyword-only as in JAX) is
+    checked and otherwise ignored: the result is the same. Raises TypeError (as
+    JAX) when the body changes the carry's structure or shapes, ValueError for a
+    negative ``unroll``."""
+    if unroll is not None:
+        _check_unroll(unroll)
     val = _canonical(init_val)
     body_fun = _eager(body_fun)
     for i in range(int(lower), int(upper)):
@@ -222,7 +243,10 @@ def scan(
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs`` and stack the
     ``y`` (``jax.lax.scan``). Returns ``(carry, ys)``; ``reverse=True`` scans from the
     end (``ys`` stays in input order); ``length`` is needed when ``xs`` is None.
-    Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
+    ``unroll`` (a bool or a non-negative int) is checked and otherwise ignored.
+    Raises TypeError (as JAX) when the body changes the carry's structure or
+    shapes, ValueError for a negative ``unroll``."""
+    _check_unroll(unroll)
     n = _leading_length(xs)
     if n is None:
         if length is None:
@@ -244,8 +268,14 @@ def scan(
     return carry, _tree_stack(ys)
 
 
-def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
-    """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``)."""
+def map(f: Callable, xs: Any, *, batch_size: Optional[int] = None) -> Any:  # noqa: A001
+    """``stack([f(x) for x in xs])`` over the leading axis (``jax.lax.map``): each
+    leaf of the result has shape ``(n,) + f's output shape``. ``batch_size``
+    (keyword-only, as in JAX) only changes how JAX groups the calls; srcjax
+    computes the same values one example at a time. Raises TypeError for a
+    ``batch_size`` that is not an int."""
+    if batch_size is not None and not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"lax.map: batch_size must be an int, got {batch_size!r}")
     n = _leading_length(xs)
     xs, f = _canonical(xs), _eager(f)
     return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
