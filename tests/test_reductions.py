@@ -606,3 +606,88 @@ def test_top_k_errors_and_finite_differences(x64):
     x = np.random.default_rng(3).normal(size=(3, 5))
     f = lambda x: jnp.sum(srcjax.lax.top_k(jnp.sin(x), 3)[0] ** 2)  # noqa: E731
     np.testing.assert_allclose(srcjax.grad(f)(x), fd_grad(f, x), rtol=1e-6, atol=1e-9)
+
+
+# -- initial= and where= (user B bug 3) ----------------------------------------------------
+MASKED_RECORDED = pathlib.Path(__file__).parent / "data" / "masked_reductions_jax.npz"
+MS = np.array([-1.0, -2.0], np.float32)
+MT = np.array([0.0, -2.0, 0.0], np.float32)  # ties initial=0
+MA = np.array([[0.2, 0.4, 0.1], [1.5, 2.0, 1.2]], np.float32)  # row 0 has nothing > 1
+MM = MA > 1.0
+MC = np.array([[0.5, 1.5, 2.5], [3.0, -1.0, 1.0]], np.float32)
+
+
+def _masked_compute(jax, jnp):
+    r = {}
+    hinge = lambda s: jnp.max(s, initial=0.0)  # noqa: E731
+    r["max_initial_value"] = hinge(MS)
+    r["max_initial_grad"] = jax.grad(hinge)(MS)
+    r["min_initial_grad"] = jax.grad(lambda s: jnp.min(s, initial=0.0))(-MS)
+    r["max_initial_jvp"] = jax.jvp(hinge, (MS,), (np.ones(2, np.float32),))[1]
+    r["max_initial_tie_grad"] = jax.grad(hinge)(MT)
+    r["max_initial_tie_jvp"] = jax.jvp(hinge, (MT,), (np.array([1.0, 2.0, 3.0], np.float32),))[1]
+    r["min_initial_tie_grad"] = jax.grad(lambda s: jnp.min(s, initial=0.0))(-MT)
+    rowmax = lambda a: jnp.sum(jnp.max(a, axis=1, initial=1.0) * W1)  # noqa: E731
+    r["max_initial_axis_grad"] = jax.grad(rowmax)(MA)
+    r["max_initial_axis_jit_grad"] = jax.jit(jax.grad(rowmax))(MA)
+    r["max_initial_axis_vmap_grad"] = jax.vmap(jax.grad(lambda a: jnp.max(a, initial=1.0)))(MA)
+    r["max_initial_axis_hessian_diag"] = jax.grad(
+        lambda a: jnp.sum(jax.grad(lambda b: jnp.max(b * b, initial=1.0))(a))
+    )(MA)
+    row1 = lambda a: jnp.mean(a, axis=1, where=a > 1.0)[1]  # noqa: E731
+    r["mean_where_value"] = jnp.mean(MA, axis=1, where=MM)
+    r["mean_where_grad"] = jax.grad(row1)(MA)
+    r["mean_where_grad_empty_row_read"] = jax.grad(lambda a: jnp.mean(a, axis=1, where=a > 1.0)[0])(
+        MA
+    )
+    r["mean_where_jvp"] = jax.jvp(lambda a: jnp.mean(a, axis=1, where=MM), (MA,), (MC,))[1]
+    r["mean_where_jit_grad"] = jax.jit(jax.grad(row1))(MA)
+    r["mean_where_vmap_grad"] = jax.vmap(jax.grad(lambda a: jnp.mean(a, where=a > 1.0)))(MA)
+    r["sum_where_grad"] = jax.grad(lambda a: jnp.sum(a, axis=1, where=MM)[1])(MA)
+    reds = {
+        "max": lambda a: jnp.max(a, axis=1, where=a > 1.0, initial=-5.0),
+        "min": lambda a: jnp.min(a, axis=1, where=a > 1.0, initial=5.0),
+    }
+    alls = {
+        "max": lambda a: jnp.max(a, where=a > 1.0, initial=-5.0),
+        "min": lambda a: jnp.min(a, where=a > 1.0, initial=5.0),
+    }
+    for name, red in reds.items():
+        r[f"{name}_where_value"] = red(MA)
+        r[f"{name}_where_grad"] = jax.grad(lambda a: jnp.sum(red(a) * W1))(MA)  # noqa: B023
+        r[f"{name}_where_jvp"] = jax.jvp(red, (MA,), (MC,))[1]
+        r[f"{name}_where_vmap_grad"] = jax.vmap(jax.grad(alls[name]))(MA)
+        r[f"{name}_where_jit_grad"] = jax.jit(jax.grad(lambda a: jnp.sum(red(a))))(MA)  # noqa: B023
+    prow = lambda a: jnp.prod(a, axis=1, where=a > 1.0)  # noqa: E731
+    r["prod_where_value"] = prow(MC)
+    r["prod_where_all"] = jnp.prod(MC, where=MC > 1.0)
+    r["prod_where_grad"] = jax.grad(lambda a: jnp.sum(prow(a) * W1))(MC)
+    r["prod_where_jvp"] = jax.jvp(prow, (MC,), (MA,))[1]
+    r["prod_where_vmap_grad"] = jax.vmap(jax.grad(lambda a: jnp.prod(a, where=a > 1.0)))(MC)
+    r["prod_where_jit_grad"] = jax.jit(jax.grad(lambda a: jnp.sum(prow(a))))(MC)
+    return r
+
+
+def _masked_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _masked_compute(jax, jjnp)
+
+
+def test_initial_and_where_reductions_match_jax():
+    """User B bug 3: grad/jvp of max/min with ``initial=`` was NaN where the initial
+    value wins (0/0 in the tie count), and grad of ``mean(where=)`` NaN on a row with
+    no selected element even when the loss did not read it. Ties with ``initial``
+    split the cotangent as JAX's ``lax.max(initial, reduce_max(x))`` does; ``where=``
+    on max/min/prod as in JAX. Oracle: JAX 0.10.2 (x64 off), recorded."""
+    recorded = jax_recorded(MASKED_RECORDED, _masked_with_jax)
+    ours = _masked_compute(srcjax, jnp)
+    assert_matches_recorded(ours, recorded, rtol=1e-6)
+
+
+def test_max_where_needs_initial():
+    with pytest.raises(ValueError, match="initial"):
+        jnp.max(MA, where=MM)
+    with pytest.raises(ValueError, match="initial"):
+        srcjax.jit(lambda a: jnp.min(a, where=a > 1.0))(MA)

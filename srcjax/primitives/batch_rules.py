@@ -1603,10 +1603,30 @@ def _mean_scale(c):
     return c.rebuild(ans=c.materialize(c.arg("ans")), x=x, axis=c.shift_axis("axis", x), **mask)
 
 
+def _extremum(c):
+    # ``initial`` is a scalar per call (JAX): a per-example one loops
+    return None if c.batched("initial") else _masked_reduction("x")(c)
+
+
+def _extremum_weights(c):
+    return None if c.batched("initial") else _mean_scale(c)
+
+
+def _fill_unselected(c):
+    if c.batched("fill"):
+        return None
+    x = c.materialize(c.arg("x"))
+    return c.rebuild(x=x, **_batched_mask(c, c.arg("x")))
+
+
 _def(["ad.expand_reduced"], _expand_reduced)
 _def(["jnp.sum"], _masked_reduction("x"))
 _def(["jnp.mean"], _masked_reduction("x"))
+_def(["jnp.prod"], _masked_reduction("x"))
+_def(["jnp.max", "jnp.min"], _extremum)
 _def(["ad.mean_scale"], _mean_scale)
+_def(["ad.extremum_weights"], _extremum_weights)
+_def(["ad.fill_unselected"], _fill_unselected)
 
 
 # -- structural --------------------------------------------------------------------------

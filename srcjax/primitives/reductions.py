@@ -88,6 +88,10 @@ def _reduction(public, impl, *aliases, differentiable=True):
     )
 
 
+#: a fixed mask for the ``where=`` samples (each row keeps at least one element)
+_MASK23 = np.array([[True, False, True], [False, True, True]])
+
+
 # ---------------------------------------------------------------------------
 # mean
 
@@ -115,8 +119,10 @@ def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
     if where is None:
         return np.size(ans) / np.size(x)
     m = np.broadcast_to(where, np.shape(x))
-    with np.errstate(divide="ignore"):
-        return 1.0 / np.sum(m, axis=axis, keepdims=True, dtype=np.result_type(ans))
+    # a group with nothing selected gets 1 (its cotangent is masked to zero anyway):
+    # JAX's select leaves a zero there, never 0 * inf (NaN even when the loss
+    # does not read that group's mean)
+    return 1.0 / np.maximum(np.sum(m, axis=axis, keepdims=True, dtype=np.result_type(ans)), 1)
 
 
 mean_scale = register(
@@ -141,23 +147,61 @@ mean.samples = masked_reduction_samples
 # prod
 
 
-def _prod(x, axis=None, dtype=None, keepdims=False):
-    """Product over ``axis`` (jax.numpy.prod). The gradient is exact when the
-    input contains zeros (``d prod([4, 0]) = [0, 4]``)."""
+def _prod(x, axis=None, dtype=None, keepdims=False, where=None):
+    """Product over ``axis`` (jax.numpy.prod); ``where``: an optional boolean mask
+    broadcastable to ``x``, the product of the selected elements (1 where none
+    is). The gradient is exact when the input contains zeros
+    (``d prod([4, 0]) = [0, 4]``)."""
     if dtype is None:
         dtype = int_accumulator(np.result_type(x))
-    return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims)
+    if where is None:
+        return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims)
+    return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
 prod = _reduction("jnp.prod", _prod, np.prod)
 
 
-def _prod_vjp(g, ans, x, axis=None, dtype=None, keepdims=False):
-    return expand_reduced(g, x, axis, keepdims) * prod_others(x, axis)
+def _fill_unselected(x, where=None, fill=1.0):
+    """``x`` where the mask ``where`` (broadcastable to ``x``) is true, ``fill``
+    elsewhere (``x`` itself without a mask): the operand ``prod(x, where=)``
+    multiplies."""
+    if where is None:
+        return x
+    x = np.asarray(x)
+    return np.where(np.broadcast_to(where, x.shape), x, np.asarray(fill, x.dtype))
 
 
-def _prod_jvp(t, ans, x, axis=None, dtype=None, keepdims=False):
-    return sum(t * prod_others(x, axis), axis=axis, keepdims=keepdims)
+fill_unselected = register(Primitive("ad.fill_unselected", _fill_unselected, kind="internal"))
+
+
+def _fill_unselected_vjp(g, ans, x, where=None, fill=1.0):
+    return fill_unselected(g, where, 0.0)
+
+
+def _fill_unselected_jvp(t, ans, x, where=None, fill=1.0):
+    return fill_unselected(t, where, 0.0)
+
+
+fill_unselected.def_vjp(_fill_unselected_vjp)
+fill_unselected.def_jvp(_fill_unselected_jvp)
+fill_unselected.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), _MASK23), {}),
+    ((rng.normal(size=(4, 2, 3)), _MASK23, 0.0), {}),
+    ((rng.normal(size=(2, 3)), None), {}),
+]
+
+
+def _prod_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return expand_reduced(g, x, axis, keepdims, where) * prod_others(
+        fill_unselected(x, where), axis
+    )
+
+
+def _prod_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return sum(
+        t * prod_others(fill_unselected(x, where), axis), axis=axis, keepdims=keepdims, where=where
+    )
 
 
 prod.def_vjp(_prod_vjp)
@@ -171,6 +215,7 @@ def _prod_samples(rng):
     z[0, 0] = 0.0
     z[0, 3] = 0.0
     out += [((z,), {"axis": 1}), ((z,), {"axis": 0, "keepdims": True}), ((z,), {})]
+    out += [((z,), {"axis": 1, "where": z[0] != 0.0}), ((z[:2, :3],), {"where": _MASK23})]
     return out
 
 
@@ -181,38 +226,78 @@ prod.samples = _prod_samples
 # max / min (ties split the cotangent equally, as JAX does)
 
 
-def _max(x, axis=None, keepdims=False, initial=None):
-    """Maximum over ``axis`` (jax.numpy.max / amax). Gradient: split equally
-    among tied maxima."""
-    if initial is None:
-        return np.max(x, axis=axis, keepdims=keepdims)
-    return np.max(x, axis=axis, keepdims=keepdims, initial=initial)
+def _extremum(reduce, name, x, axis, keepdims, initial, where):
+    if where is not None and initial is None:
+        raise ValueError(
+            f"reduction operation {name} does not have an identity, so to use a where "
+            "mask one has to specify 'initial'"
+        )
+    kw = {}
+    if initial is not None:
+        kw["initial"] = initial
+    if where is not None:
+        kw["where"] = where
+    return reduce(x, axis=axis, keepdims=keepdims, **kw)
 
 
-def _min(x, axis=None, keepdims=False, initial=None):
-    """Minimum over ``axis`` (jax.numpy.min / amin). Gradient: split equally
-    among tied minima."""
-    if initial is None:
-        return np.min(x, axis=axis, keepdims=keepdims)
-    return np.min(x, axis=axis, keepdims=keepdims, initial=initial)
+def _max(x, axis=None, keepdims=False, initial=None, where=None):
+    """Maximum over ``axis`` (jax.numpy.max / amax), at least ``initial`` when
+    given; ``where``: a boolean mask broadcastable to ``x`` (needs ``initial``, as
+    in JAX). Gradient: split equally among tied maxima, and half of it to
+    ``initial`` when the maximum of ``x`` ties it (JAX's ``max(initial, max(x))``)."""
+    return _extremum(np.max, "max", x, axis, keepdims, initial, where)
+
+
+def _min(x, axis=None, keepdims=False, initial=None, where=None):
+    """Minimum over ``axis`` (jax.numpy.min / amin); ``initial``/``where`` and the
+    gradient as :func:`_max`."""
+    return _extremum(np.min, "min", x, axis, keepdims, initial, where)
 
 
 amax = _reduction("jnp.max", _max, np.max, np.amax)
 amin = _reduction("jnp.min", _min, np.min, np.amin)
 
 
-def _extremum_vjp(g, ans, x, axis=None, keepdims=False, initial=None):
-    hit = x == expand_reduced(ans, x, axis, keepdims)
-    return (
-        expand_reduced(g / sum(hit, axis=axis, dtype=x.dtype, keepdims=keepdims), x, axis, keepdims)
-        * hit
+def _extremum_weights(ans, x, axis=None, keepdims=False, initial=None, where=None):
+    """Static: d ans / d x for ``ans = max(x, axis, keepdims, initial, where)`` (or
+    min), shaped like ``x``: ``1 / count`` at the selected elements equal to
+    ``ans``, halved where ``initial`` ties them; zero where ``initial`` alone
+    wins or nothing is selected (JAX: the zero cotangent of a reduction the loss
+    does not need stays zero), NaN where ``ans`` is NaN (as JAX's 0/0)."""
+    x = np.asarray(x)
+    shape = x.shape
+    dt = np.result_type(ans)
+    if dt.kind not in "fc":
+        dt = np.dtype(default_float())
+    full = np.asarray(ans)
+    if not keepdims:
+        axes = norm_axes(axis, len(shape))
+        full = np.reshape(full, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    hit = x == full
+    if where is not None:
+        hit = hit & np.broadcast_to(where, shape)
+    count = np.sum(hit, axis=axis, keepdims=True, dtype=dt)
+    if initial is not None:
+        count = count * (1 + (full == np.asarray(initial).astype(x.dtype)))
+    with np.errstate(invalid="ignore"):
+        w = np.where(count > 0, 1 / np.maximum(count, 1), np.where(np.isnan(full), np.nan, 0))
+    return (hit * w).astype(dt, copy=False)
+
+
+extremum_weights = register(
+    Primitive("ad.extremum_weights", _extremum_weights, kind="internal", differentiable=False)
+)
+
+
+def _extremum_vjp(g, ans, x, axis=None, keepdims=False, initial=None, where=None):
+    return expand_reduced(g, x, axis, keepdims) * extremum_weights(
+        ans, x, axis, keepdims, initial, where
     )
 
 
-def _extremum_jvp(t, ans, x, axis=None, keepdims=False, initial=None):
-    hit = x == expand_reduced(ans, x, axis, keepdims)
-    return sum(t * hit, axis=axis, keepdims=keepdims) / sum(
-        hit, axis=axis, dtype=x.dtype, keepdims=keepdims
+def _extremum_jvp(t, ans, x, axis=None, keepdims=False, initial=None, where=None):
+    return sum(
+        t * extremum_weights(ans, x, axis, keepdims, initial, where), axis=axis, keepdims=keepdims
     )
 
 
@@ -220,8 +305,23 @@ amax.def_vjp(_extremum_vjp)
 amax.def_jvp(_extremum_jvp)
 amin.def_vjp(_extremum_vjp)
 amin.def_jvp(_extremum_jvp)
-amax.samples = reduction_samples
-amin.samples = reduction_samples
+
+
+def masked_extremum_samples(rng):
+    """:func:`reduction_samples` plus ``initial=`` (winning in some groups) and
+    ``where=`` masks."""
+    x = rng.normal(size=(2, 3))
+    return reduction_samples(rng) + [
+        ((x,), {"axis": 1, "initial": 0.0}),
+        ((rng.normal(size=(5,)),), {"initial": -0.5}),
+        ((x,), {"axis": 1, "where": _MASK23, "initial": 0.0}),
+        ((rng.normal(size=(4, 2, 3)),), {"axis": (0, 2), "where": _MASK23, "initial": -9.0}),
+        ((x,), {"axis": 0, "where": np.array([True, False, True]), "initial": 0.0}),
+    ]
+
+
+amax.samples = masked_extremum_samples
+amin.samples = masked_extremum_samples
 max = amax  # noqa: A001
 min = amin  # noqa: A001
 
