@@ -1550,10 +1550,30 @@ for _n, _x in (
 
 
 def _softmax(c):
-    return c.rebuild(axis=c.shift_axis("axis", c.arg("x")))
+    # where=: a batched mask gets unit axes up to x's rank; an unbatched one
+    # broadcasts against the batched x from the right as it is
+    x = c.arg("x")
+    changes = {}
+    if c.batched("where"):
+        changes["where"] = c.lift(c.arg("where"), x)  # (x's per-example rank)
+        x = c.materialize(x)
+        changes["x"] = x
+    changes["axis"] = c.shift_axis("axis", x)
+    return c.rebuild(**changes)
 
 
 _def(["nn.softmax", "nn.log_softmax"], _softmax)
+
+
+def _mask_zero(c):
+    v = c.arg("v")
+    if not c.batched("where"):
+        return c.rebuild()
+    where = c.lift(c.arg("where"), v)
+    return c.rebuild(v=c.materialize(v), where=where)
+
+
+_def(["ad.mask_zero"], _mask_zero)
 
 
 def _one_hot(c):

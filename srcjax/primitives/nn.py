@@ -362,47 +362,104 @@ def shifted_exp(x, axis, b=None, finite_shift=False):
         return np.exp(x - m), m
 
 
-def _softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x), axis)`` computed with a max shift (no overflow).
-    ``axis`` is an int or tuple of ints. Output has ``x``'s shape."""
-    e, _ = shifted_exp(_float_in(x), axis)
-    return _out(e / np.sum(e, axis=axis, keepdims=True))
+def _masked(x, axis, where):
+    """``(x with -inf where the mask is false, the mask broadcast to x)``."""
+    w = np.broadcast_to(np.asarray(where, dtype=bool), x.shape)
+    return np.where(w, x, np.asarray(-np.inf, x.dtype)), w
+
+
+def _softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x), axis)`` computed with a max shift (no overflow)
+    (jax.nn.softmax). ``axis``: an int, tuple of ints or None (all axes).
+    ``where``: an optional bool mask broadcastable to ``x``; only the selected
+    elements enter the max and the sum, and the others are 0 in the result (a
+    slice with nothing selected is all 0), as in JAX. Shape: ``x``'s; dtype:
+    ``x``'s inexact dtype (the default float for integers)."""
+    x = _float_in(x)
+    if where is None:
+        e, _ = shifted_exp(x, axis)
+        return _out(e / np.sum(e, axis=axis, keepdims=True))
+    xs, w = _masked(x, axis, where)
+    e, _ = shifted_exp(xs, axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = e / np.sum(np.where(w, e, 0), axis=axis, keepdims=True)
+    return _out(np.where(w, r, np.asarray(0, r.dtype)))
 
 
 softmax = _nn("nn.softmax", _softmax, kind="nn")
 
 
-def _softmax_x(g, ans, x, axis=-1):
+def _softmax_x(g, ans, x, axis=-1, where=None):
+    # ans is 0 where the mask is false, so JAX's masked sum is the plain one
     return ans * (g - sum(g * ans, axis=axis, keepdims=True))
 
 
 defderiv(softmax, _softmax_x)
 
 
-def _log_softmax(x, axis=-1):
-    """``x - logsumexp(x, axis, keepdims=True)``, computed stably."""
+def _log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x, axis, keepdims=True)``, computed stably
+    (jax.nn.log_softmax). ``where``: an optional bool mask broadcastable to
+    ``x``; only the selected elements enter the logsumexp, the others are
+    ``-inf`` in the result, as in JAX. Shape: ``x``'s; dtype: ``x``'s inexact
+    dtype."""
     x = _float_in(x)
-    e, m = shifted_exp(x, axis)
-    return _out(x - m - np.log(np.sum(e, axis=axis, keepdims=True)))
+    if where is None:
+        e, m = shifted_exp(x, axis)
+        return _out(x - m - np.log(np.sum(e, axis=axis, keepdims=True)))
+    xs, w = _masked(x, axis, where)
+    e, m = shifted_exp(xs, axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = xs - m - np.log(np.sum(np.where(w, e, 0), axis=axis, keepdims=True))
+    return _out(np.where(w, r, np.asarray(-np.inf, r.dtype)))
 
 
 log_softmax = _nn("nn.log_softmax", _log_softmax, kind="nn")
 
 
-def _log_softmax_vjp(g, ans, x, axis=-1):
-    return g - exp(ans) * sum(g, axis=axis, keepdims=True)
+def _mask_zero(v, where=None):
+    """``v`` where the bool mask ``where`` (broadcastable to ``v``) is true, 0
+    elsewhere; ``v`` itself without a mask (log_softmax's masked derivatives)."""
+    if where is None:
+        return v
+    v = np.asarray(v)
+    return np.where(np.broadcast_to(where, v.shape), v, np.zeros((), v.dtype))
 
 
-def _log_softmax_jvp(g, ans, x, axis=-1):
-    return g - sum(exp(ans) * g, axis=axis, keepdims=True)
+mask_zero = register(Primitive("ad.mask_zero", _mask_zero, kind="internal"))
+
+
+def _mask_zero_v(g, ans, v, where=None):
+    return mask_zero(g, where)
+
+
+defderiv(mask_zero, _mask_zero_v)
+mask_zero.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)),), {}),
+    ((rng.normal(size=(2, 3)),), {"where": np.array([True, False, True])}),
+]
+
+
+def _log_softmax_vjp(g, ans, x, axis=-1, where=None):
+    return mask_zero(g - exp(ans) * sum(mask_zero(g, where), axis=axis, keepdims=True), where)
+
+
+def _log_softmax_jvp(g, ans, x, axis=-1, where=None):
+    return mask_zero(g - sum(exp(ans) * g, axis=axis, keepdims=True), where)
 
 
 log_softmax.def_vjp(_log_softmax_vjp)
 log_softmax.def_jvp(_log_softmax_jvp)
 
 _AXIS_SAMPLES = [((2, 3), -1), ((2, 3), 0), ((4,), -1), ((2, 3, 2), (0, 2)), ((3, 2), 1)]
-softmax.samples = log_softmax.samples = lambda rng: [
+log_softmax.samples = lambda rng: [
     ((rng.uniform(-2, 2, s),), {"axis": a}) for s, a in _AXIS_SAMPLES
+]  # fmt: skip
+# (masked log_softmax outputs are -inf, which finite differences cannot check:
+# tests/test_nn.py checks them)
+softmax.samples = lambda rng: log_softmax.samples(rng) + [
+    ((rng.uniform(-2, 2, (2, 3)),), {"where": np.array([[True, False, True], [False, True, True]])}),
+    ((rng.uniform(-2, 2, (2, 3)),), {"axis": 0, "where": np.array([True, False, True])}),
 ]  # fmt: skip
 
 
