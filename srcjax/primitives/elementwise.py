@@ -309,11 +309,44 @@ fmod = _binop(
     "jnp.fmod", np.fmod, "Elementwise C ``fmod``: remainder with the sign of ``x``.",
     None, "fmod({x}, {y})",
 )  # fmt: skip
-power = _binop(
-    "jnp.power", np.power,
-    "Elementwise ``x ** y``. Derivative in ``y`` is ``log(x) * x ** y`` with "
-    "``log(0)`` read as 0 (JAX).",
-    "**", "pow({x}, {y})", operator.pow, builtins.pow, math.pow,
+_power_fast = _binary_impl(np.power, "power", "")
+
+
+def _int_power(x, y):
+    """JAX's integer ``x ** y`` for an integer array exponent: binary
+    exponentiation over the exponent's low 6 bits (wrapping products; a negative
+    exponent is read as unsigned: ``2 ** -1 == 0``, ``(-1) ** -1 == -1``,
+    ``3 ** -1 == 3 ** 63`` wrapped), ``0 ** y == 0`` for ``y != 0``."""
+    x, y = np.broadcast_arrays(*(np.asarray(v, dtype=_dt.result_type(x, y)) for v in (x, y)))
+    e = y.astype(np.uint64)  # two's complement: the low bits JAX shifts through
+    acc = np.where((x == 0) & (y != 0), 0, 1).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        for _ in range(6):
+            acc = np.where(e & 1 == 1, acc * x, acc)
+            x = x * x
+            e = e >> np.uint64(1)
+    return acc
+
+
+def _power(x, y):
+    """Elementwise ``x ** y`` (jax.numpy.power), JAX's dtypes. Integers to an
+    integer *array* of exponents follow JAX (negative exponents give 0 except for
+    bases 1 and -1, exponents of 64 and more wrap: :func:`_int_power`); a
+    negative Python int exponent of an integer base is JAX's TypeError.
+    Derivative in ``y`` is ``log(x) * x ** y`` with ``log(0)`` read as 0 (JAX)."""
+    try:
+        return _power_fast(x, y)
+    except ValueError:
+        if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
+            raise TypeError(
+                f"Integers cannot be raised to negative powers, got integer_pow({y})"
+            ) from None
+        return _int_power(x, y)
+
+
+power = _ew(
+    "jnp.power", _power, np.power, operator.pow, builtins.pow, math.pow,
+    op="**", broadcasting=True, c_expr="pow({x}, {y})",
 )  # fmt: skip
 pow = power  # noqa: A001 (array-API name)
 

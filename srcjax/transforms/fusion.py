@@ -122,6 +122,8 @@ def _fusable(s: Any, min_size: int) -> Optional[tuple]:
     res = getattr(s, "sj_aval", None)
     if uf is None or not isinstance(res, Aval) or res.weak or res.size < min_size:
         return None
+    if uf is np.power and res.dtype.kind in "iu":
+        return None  # np.power refuses negative integer exponents; jnp.power follows JAX
     ops = _operands(s)
     if ops is None or len(ops) != uf.nin:
         return None

@@ -1244,6 +1244,20 @@ def _pow_fast_paths(s: Any, interp: "_Interp", env: Dict[str, Any]) -> set:
     return out
 
 
+def _int_power_stmt(s: Any, avals: Dict[str, Any]) -> bool:
+    """Whether ``x ** y`` computes integers with an exponent that is an array
+    (not a constant, so possibly negative)."""
+    res = getattr(s, "sj_aval", None)
+    y = s.sj_op.bound.get("y")
+    return (
+        isinstance(res, Aval)
+        and res.dtype.kind in "iu"
+        and isinstance(y, gast.Name)
+        and isinstance(avals.get(y.id), Aval)
+        and avals[y.id].dtype.kind in "iub"
+    )
+
+
 def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     op = s.sj_op
     if op.kind != "prim":
@@ -1259,6 +1273,11 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         return None
     if all(avals[n].weak and avals[n].ptype is not bool for n in operands):
         return None  # weakly typed in, weakly typed out: nothing to match yet
+    if operator_form and op.prim.public == "jnp.power" and _int_power_stmt(s, avals):
+        # NumPy's ``**`` refuses integers to negative integer powers; JAX's
+        # power gives 0 (1 and -1 for bases 1 and -1): call the primitive
+        s.value = N.call("jnp.power", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
+        return [s]
     if not operator_form and not any(n in boxed and avals[n].weak for n in operands):
         return None  # a call to the primitive itself: JAX's promotion already
     dts = _computed_dtypes(s, avals, boxed)

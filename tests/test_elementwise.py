@@ -1,0 +1,72 @@
+"""Elementwise primitives (srcjax/primitives/elementwise.py) against JAX."""
+
+import pathlib
+
+import numpy as np
+import pytest
+from helpers import assert_matches_recorded, jax_recorded
+
+import srcjax
+import srcjax.numpy as jnp
+
+RECORDED = pathlib.Path(__file__).parent / "data" / "elementwise_jax.npz"
+PB = np.array([-3, -2, -1, 0, 1, 2, 3], np.int32)[:, None]
+PE = np.array([-3, -2, -1, 0, 1, 2, 3, 31], np.int32)[None, :]
+PK = np.array([-2, 0, 3], np.int32)
+PX = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+def _compute(jax, jnp):
+    r = {}
+    # user B bug 12: integers to negative integer (array) powers
+    r["power_grid"] = jnp.power(PB, PE)
+    r["power_grid_jit"] = jax.jit(jnp.power)(PB, PE)
+    r["power_grid_vmap"] = jax.vmap(jnp.power)(
+        np.broadcast_to(PB, (7, 8)), np.broadcast_to(PE, (7, 8))
+    )
+    r["power_scalar_base"] = jnp.power(2, PK)
+    r["power_operator_jit"] = jax.jit(lambda k: 2**k)(PK)
+    r["power_operator_jit_arrays"] = jax.jit(lambda b, e: b**e)(PB, PE)
+    r["power_int8"] = jnp.power(np.int8(3), np.array([-1, 5, 7], np.int8))
+    r["power_uint8"] = jnp.power(np.array([2, 3], np.uint8), np.array([3, 6], np.uint8))
+    r["power_vmap"] = jax.vmap(lambda k: jnp.power(2, k))(PK)
+    r["power_grad_float_base"] = jax.grad(lambda x: jnp.sum(jnp.power(x, PK)))(PX)
+    r["power_grad_scaled"] = jax.grad(lambda x: jnp.sum(x * jnp.power(2, PK)))(PX)
+    r["power_jit_grad"] = jax.jit(jax.grad(lambda x, k: jnp.sum(x * 2**k)))(PX, PK)
+    return r
+
+
+def _with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _compute(jax, jjnp)
+
+
+def test_integer_power_matches_jax():
+    """User B bug 12: ``2 ** k`` and ``jnp.power(int_array, int_array)`` with
+    negative exponents raised NumPy's ValueError; JAX gives 0 (1 and -1 for bases 1
+    and -1; other bases: binary exponentiation over the exponent's low 6 bits,
+    wrapping). Eager jnp.power, jit (operator and call), vmap, grad. Oracle: JAX
+    0.10.2, recorded."""
+    recorded = jax_recorded(RECORDED, _with_jax)
+    assert_matches_recorded(_compute(srcjax, jnp), recorded)
+
+
+def test_integer_power_in_fused_jit_code():
+    """jit fuses elementwise chains into NumPy ufunc calls with ``out=``: an
+    integer power stays a jnp.power call there (np.power refuses negative
+    exponents)."""
+    b = np.tile(np.arange(-3, 4, dtype=np.int32), 30000)
+    e = np.tile(np.arange(-4, 3, dtype=np.int32)[::-1], 30000)
+    got = srcjax.jit(lambda b, e: (b**e + 1) * 2)(b, e)
+    np.testing.assert_array_equal(got, (jnp.power(b, e) + 1) * 2)
+    # (-3)**2, (-2)**1, (-1)**0, 0**-1 == 0, 1**-2 == 1, 2**-3 == 0 (JAX)
+    assert got[:6].tolist() == [20, -2, 4, 2, 4, 2]
+    f = np.linspace(0.5, 2.0, b.size).astype(np.float32)
+    np.testing.assert_allclose(srcjax.jit(lambda f, e: f**e * 2.0)(f, e), f**e * 2.0, rtol=1e-6)
+
+
+def test_negative_python_int_exponent_of_integers_is_jax_type_error():
+    with pytest.raises(TypeError, match="negative powers"):
+        jnp.power(PK, -1)
