@@ -2695,7 +2695,13 @@ class Normalizer:
 
     def function_atom(self, a: Any) -> Any:
         """An argument atom; a library function named by an attribute (``jnp.sin``
-        passed to a helper) is bound as the object, so the callee knows it."""
+        passed to a helper) is bound as the object, so the callee knows it; a
+        lambda (``lax.associative_scan(lambda a, b: a + b, xs)``) is bound to a
+        fresh local name first, as ``fn = lambda ...`` would be."""
+        if isinstance(a, gast.Lambda):
+            tmp = self.namer.fresh("fn")
+            self.stmt(N.assign(tmp, a))
+            return N.name(tmp)
         if isinstance(a, gast.Attribute):
             status, obj = self.resolve(a)
             if status == "found" and _is_static_callable(obj):

@@ -30,8 +30,18 @@ from ..primitives.collectives import (
     psum,
 )
 from ..primitives.control import stop_gradient
+from ..primitives.creation import asarray as jnp_asarray
+from ..primitives.creation import shape as jnp_shape
+from ..primitives.elementwise import logaddexp as jnp_logaddexp
+from ..primitives.elementwise import maximum as jnp_maximum
+from ..primitives.elementwise import minimum as jnp_minimum
 from ..primitives.reductions import top_k
+from ..primitives.structural import concatenate as jnp_concatenate
 from ..primitives.structural import dynamic_slice, dynamic_update_slice
+from ..primitives.structural import flip as jnp_flip
+from ..primitives.structural import moveaxis as jnp_moveaxis
+from ..primitives.structural import reshape as jnp_reshape
+from ..primitives.structural import stack as jnp_stack
 
 __all__ = [
     "cond",
@@ -45,6 +55,10 @@ __all__ = [
     "dynamic_slice",
     "dynamic_update_slice",
     "top_k",
+    "associative_scan",
+    "cummax",
+    "cummin",
+    "cumlogsumexp",
     "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim",
     "psum",
@@ -339,3 +353,161 @@ def _register_aliases() -> None:
 
 
 _register_aliases()
+
+
+# ---------------------------------------------------------------------------
+# associative_scan and the cumulative reductions built on it: compositions of
+# primitives, inlined by transformed code like user functions (their derivatives
+# and batching come from the primitives and from ``fn``)
+
+
+def _slice_axis(x, start, stop, step, axis):
+    """``x[start:stop:step]`` along ``axis``."""
+    return jnp_moveaxis(jnp_moveaxis(x, axis, 0)[start:stop:step], 0, axis)
+
+
+def _interleave(a, b, axis):
+    """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` as long as ``b`` or
+    one longer)."""
+    a0 = jnp_moveaxis(a, axis, 0)
+    b0 = jnp_moveaxis(b, axis, 0)
+    nb = jnp_shape(b0)[0]
+    pairs = jnp_stack([a0[:nb], b0], axis=1)
+    out = jnp_reshape(pairs, (2 * nb,) + jnp_shape(b0)[1:])
+    if jnp_shape(a0)[0] > nb:
+        out = jnp_concatenate([out, a0[nb:]], axis=0)
+    return jnp_moveaxis(out, 0, axis)
+
+
+def _scan_depth(n):
+    """Static: how often the odd/even recursion of associative_scan halves ``n``."""
+    depth = 0
+    while n >= 2:
+        n = n // 2
+        depth += 1
+    return depth
+
+
+def _is_sequence_impl(x):
+    """Static: whether ``x`` is a tuple or list (associative_scan's elements)."""
+    return isinstance(x, (tuple, list))
+
+
+def _register_is_sequence():
+    from ..primitives.registry import Primitive, register
+
+    p = register(
+        Primitive("ad.is_sequence", _is_sequence_impl, kind="internal", differentiable=False)
+    )
+    p.def_batch(lambda c: (c.rebuild(), False))  # the same for every example
+    return p
+
+
+_is_sequence = _register_is_sequence()
+
+
+def _scan_pack(elems, leaves):
+    """``leaves`` in ``elems``' structure: an array, a tuple or a list of arrays."""
+    if _is_sequence(elems):
+        if isinstance(elems, tuple):
+            return tuple(leaves)
+        return leaves
+    return leaves[0]
+
+
+def _scan_unpack(elems, tree):
+    """The arrays of ``tree`` (structured like ``elems``) as a list."""
+    if _is_sequence(elems):
+        return [v for v in tree]
+    return [tree]
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """All prefix reductions of ``elems`` along ``axis`` with the associative
+    ``fn`` (jax.lax.associative_scan, JAX 0.10.2): result ``[i]`` is
+    ``fn(...fn(fn(e[0], e[1]), e[2])..., e[i])``, computed by JAX's parallel
+    odd/even algorithm (``O(log n)`` calls of ``fn`` on slices; the same tree, so
+    rounding and tie-breaking follow JAX's).
+
+    Args:
+        fn: ``fn(a, b)`` of two pytrees shaped like ``elems`` with any length
+            along ``axis``, returning one such pytree; applied elementwise along
+            ``axis`` (a lambda, a def or a library function).
+        elems: an array, or a tuple or list of arrays, all of one length along
+            ``axis`` (JAX takes any pytree; a dict raises NotImplementedError).
+        reverse: scan from the end (``result[i]`` reduces ``e[i:]``).
+        axis: the scanned axis (negative counts from the end).
+
+    Returns:
+        A pytree of ``elems``' structure, shapes and dtypes (those ``fn`` gives).
+        Differentiable and batchable through ``fn`` (grad, jit, vmap; not yet
+        vmap of grad, which the batching of its list-building code refuses).
+
+    Raises:
+        ValueError when the leaves' lengths along ``axis`` differ or a leaf is 0-d.
+    """
+    if isinstance(elems, dict):
+        raise NotImplementedError(
+            "srcjax lax.associative_scan: elems must be an array or a tuple/list of arrays"
+        )
+    leaves = _scan_unpack(elems, elems)
+    if len(jnp_shape(leaves[0])) == 0:
+        raise ValueError("associative_scan: the elements must have at least one dimension")
+    ax = axis % len(jnp_shape(leaves[0])) if axis < 0 else axis
+    n = jnp_shape(leaves[0])[ax]
+    for leaf in leaves:
+        if jnp_shape(leaf)[ax] != n:
+            raise ValueError(
+                "Array inputs to associative_scan must have the same first dimension."
+                f" (saw: {[jnp_shape(v) for v in leaves]})"
+            )
+    if reverse:
+        leaves = [jnp_flip(v, ax) for v in leaves]
+    nl = len(leaves)
+    levels = []  # every level's leaves, one flat list
+    for v in leaves:
+        levels.append(v)
+    cur = leaves
+    depth = _scan_depth(n)
+    for _ in range(depth):
+        a = [_slice_axis(v, 0, -1, 2, ax) for v in cur]
+        b = [_slice_axis(v, 1, None, 2, ax) for v in cur]
+        cur = _scan_unpack(elems, fn(_scan_pack(elems, a), _scan_pack(elems, b)))
+        for v in cur:
+            levels.append(v)
+    res = cur
+    for k in range(depth - 1, -1, -1):
+        el = [levels[k * nl + i] for i in range(nl)]
+        if jnp_shape(el[0])[ax] % 2 == 0:
+            left = [_slice_axis(v, 0, -1, 1, ax) for v in res]
+        else:
+            left = res
+        right = [_slice_axis(v, 2, None, 2, ax) for v in el]
+        even = _scan_unpack(elems, fn(_scan_pack(elems, left), _scan_pack(elems, right)))
+        even = [
+            jnp_concatenate([_slice_axis(v, 0, 1, 1, ax), e], axis=ax) for v, e in zip(el, even)
+        ]
+        res = [_interleave(e, r, ax) for e, r in zip(even, res)]
+    if reverse:
+        res = [jnp_flip(v, ax) for v in res]
+    return _scan_pack(elems, res)
+
+
+def cummax(operand, axis=0, reverse=False):
+    """Running maximum along ``axis`` (jax.lax.cummax; from the end with
+    ``reverse``). Shape and dtype: ``operand``'s. Its derivative is that of
+    ``associative_scan(lax.max)``, as in JAX (ties split the cotangent evenly).
+    Raises ValueError for a 0-d operand (JAX: TypeError)."""
+    return associative_scan(jnp_maximum, jnp_asarray(operand), reverse, axis)
+
+
+def cummin(operand, axis=0, reverse=False):
+    """Running minimum along ``axis`` (jax.lax.cummin); as :func:`cummax`."""
+    return associative_scan(jnp_minimum, jnp_asarray(operand), reverse, axis)
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """Running ``log(sum(exp(x)))`` along ``axis`` (jax.lax.cumlogsumexp), as
+    ``associative_scan(logaddexp)`` like JAX's definition and derivative. Shape
+    and dtype: ``operand``'s (floating)."""
+    return associative_scan(jnp_logaddexp, jnp_asarray(operand), reverse, axis)
