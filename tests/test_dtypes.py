@@ -337,3 +337,27 @@ def test_float_to_integer_astype_saturates_like_jax():
         got = srcjax.jit(lambda a, dt=dt: a.astype(dt))(x)
         assert got.dtype == dt
         np.testing.assert_array_equal(got, w)
+
+
+def test_float_to_integer_asarray_saturates_like_jax():
+    """User B (lower priority): jnp.asarray(x, dtype=uint8) / jnp.array of a float
+    array wrapped (-1.0, 300.0 -> 255, 44) in jit; JAX converts an array as
+    astype does, saturating (NaN -> 0). Oracle: JAX 0.10.2 (jit, vmap and grad:
+    [0, 255, 0], [-1, 127, 0], grad [0, 255, 2])."""
+    import srcjax
+
+    x = np.array([-1.0, 300.0, np.nan], np.float32)
+    u8 = srcjax.jit(lambda a: jnp.asarray(a, dtype=jnp.uint8))(x)
+    assert u8.dtype == np.uint8
+    np.testing.assert_array_equal(u8, [0, 255, 0])
+    np.testing.assert_array_equal(jnp.asarray(x, dtype=jnp.uint8), [0, 255, 0])
+    np.testing.assert_array_equal(jnp.array(x, dtype=jnp.int8), [-1, 127, 0])
+    i8 = srcjax.jit(lambda a: jnp.array(a, dtype=jnp.int8))(x)
+    np.testing.assert_array_equal(i8, [-1, 127, 0])
+    np.testing.assert_array_equal(srcjax.vmap(lambda a: a.astype(jnp.int8))(x), [-1, 127, 0])
+    np.testing.assert_array_equal(
+        srcjax.vmap(lambda a: jnp.asarray(a, dtype=jnp.uint8))(x), [0, 255, 0]
+    )
+    y = np.array([-1.0, 300.0, 2.0], np.float32)
+    g = srcjax.grad(lambda a: jnp.sum(jnp.asarray(a, dtype=jnp.uint8).astype(jnp.float32) * a))(y)
+    np.testing.assert_array_equal(g, [0.0, 255.0, 2.0])

@@ -13,6 +13,7 @@ import numpy as np
 
 from srcjax.dtypes import check_int32_range
 from srcjax.primitives.ad import (
+    _saturating_cast,
     canonical_dtype,
     default_float,
     default_int,
@@ -273,14 +274,25 @@ def _array(object, dtype=None, copy=True, order="K", ndmin=0):
     unless x64; Python floats give float32, ints int32. Differentiable: the
     cotangent of a list input is a list of cotangents."""
     dt = None if dtype is None else canonical_dtype(dtype)
+    if _saturates(object, dt):
+        return np.array(_saturating_cast(object, dt), order=order, ndmin=ndmin)
     out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
     return _canon_array(out, dtype)
+
+
+def _saturates(a, dt):
+    """Whether converting ``a`` to ``dt`` is a float -> integer conversion of an
+    array, which JAX does as XLA does (saturating, NaN -> 0: ``astype``'s rule);
+    lists and scalars go through NumPy as in JAX."""
+    return dt is not None and dt.kind in "iu" and type(a) is np.ndarray and a.dtype.kind == "f"
 
 
 def _asarray(a, dtype=None, order=None, copy=None):
     """``a`` as an array (jax.numpy.asarray), without a copy when it already has
     the canonical dtype. Same dtype rules as :func:`array`."""
     dt = None if dtype is None else canonical_dtype(dtype)
+    if _saturates(a, dt):
+        return np.asarray(_saturating_cast(a, dt), order=order)
     out = np.asarray(a, dtype=dt, order=order)
     if copy:
         out = out.copy()

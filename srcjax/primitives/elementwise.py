@@ -680,12 +680,16 @@ def _arctanh_x(g, ans, x):
     return g / (1 - x * x)
 
 
+# at (0, 0) JAX's hypot (max(|x|, |y|) * sqrt(1 + (min / max)**2)) splits the tie
+# of max between the operands with abs'(0) = 1: (0.5, 0.5), not 0/0
+
+
 def _hypot_x(g, ans, x, y):
-    return g * x / ans
+    return g * where(ans == 0, 0.5, x / where(ans == 0, 1.0, ans))
 
 
 def _hypot_y(g, ans, x, y):
-    return g * y / ans
+    return g * where(ans == 0, 0.5, y / where(ans == 0, 1.0, ans))
 
 
 def _deg2rad_x(g, ans, x):

@@ -88,9 +88,19 @@ gamma = _sp(
     "special.gamma", _scipy_unary("gamma", "The gamma function, elementwise."),
     math.gamma, c_expr="tgamma({x})",
 )  # fmt: skip
-digamma = _sp(
-    "special.digamma", _scipy_unary("digamma", "``d/dx log(gamma(x))``, elementwise."),
-)  # fmt: skip
+_scipy_digamma = _scipy_unary("digamma", "")
+
+
+def _digamma(x):
+    """``d/dx log(gamma(x))``, elementwise; NaN at the poles ``0, -1, -2, ...``
+    (JAX; SciPy gives -inf at 0 and +inf at -0.0)."""
+    r = _scipy_digamma(x)
+    if np.isinf(r).any():
+        r = np.where(np.asarray(x) == 0, np.asarray(np.nan, r.dtype), r)
+    return r
+
+
+digamma = _sp("special.digamma", _digamma)
 ndtr = _sp(
     "special.ndtr", _scipy_unary("ndtr", "Standard normal CDF, elementwise."),
     c_expr="normcdf({x})",

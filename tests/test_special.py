@@ -1,0 +1,20 @@
+"""srcjax.scipy.special (srcjax/primitives/special.py) against JAX."""
+
+import numpy as np
+
+import srcjax
+import srcjax.scipy.special as SS
+
+
+def test_digamma_is_nan_at_its_poles():
+    """User B (lower priority): digamma(0) was -inf (SciPy), JAX 0.10.2 gives NaN
+    there, at -0.0 and at the negative integers; elsewhere SciPy's values
+    (digamma(1) = -euler_gamma, digamma(-2.5) = 1.10315664...)."""
+    x = np.array([0.0, -0.0, -1.0, -2.0, -2.5, 1.0], np.float32)
+    got = SS.digamma(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.isnan(got), [True, True, True, True, False, False])
+    np.testing.assert_allclose(got[4:], [1.1031566, -0.5772157], rtol=1e-6)
+    assert np.isnan(SS.digamma(0.0))
+    assert np.isnan(srcjax.jit(SS.digamma)(np.float32(0.0)))
+    np.testing.assert_array_equal(np.isnan(srcjax.vmap(SS.digamma)(x)), np.isnan(got))
