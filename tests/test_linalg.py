@@ -553,3 +553,43 @@ def test_det_derivatives_at_singular_matrices(x64):
     with np.errstate(all="ignore"):
         ours = _det_values(srcjax, jnp)
     assert_matches_recorded(ours, recorded, rtol=1e-10, atol=1e-12)
+
+
+def test_norm_gradients_at_zero_entries_follow_abs_convention():
+    """User B bug 4: grad of jnp.linalg.norm(x, 1) at a zero entry was 0 and of
+    norm(B, 1) 0 in the winning column's zero, where JAX uses abs'(0) = 1 (as
+    grad(sum(abs(x))) does here too); the inf-norm of a zero vector splits half
+    the cotangent (JAX's max against 0). Values from JAX 0.10.2."""
+    import srcjax
+    import srcjax.numpy as jnp
+
+    x = np.array([0.0, -0.0, 2.0, -3.0, np.nan], np.float32)
+    np.testing.assert_array_equal(
+        srcjax.grad(lambda x: jnp.linalg.norm(x, 1))(x), [1.0, 1.0, 1.0, -1.0, -1.0]
+    )
+    B = np.array([[1.0, 0.0], [0.5, 3.0]], np.float32)
+    want = [[0.0, 1.0], [0.0, 1.0]]
+    np.testing.assert_array_equal(srcjax.grad(lambda B: jnp.linalg.norm(B, 1))(B), want)
+    np.testing.assert_array_equal(srcjax.grad(lambda B: jnp.linalg.norm(B.T, np.inf))(B), want)
+    C = np.array([[0.0, 2.0], [0.0, 3.0]], np.float32)
+    np.testing.assert_array_equal(
+        srcjax.grad(lambda B: jnp.linalg.norm(B, -1))(C), [[1.0, 0.0], [1.0, 0.0]]
+    )
+    inf_norm = lambda x: jnp.linalg.norm(x, np.inf)  # noqa: E731
+    np.testing.assert_allclose(srcjax.grad(inf_norm)(np.zeros(3, np.float32)), [1 / 6] * 3)
+    np.testing.assert_array_equal(
+        srcjax.grad(inf_norm)(np.array([-2.0, 2.0, 0.0], np.float32)), [-0.5, 0.5, 0.0]
+    )
+    np.testing.assert_array_equal(
+        srcjax.grad(lambda x: jnp.linalg.norm(x, -np.inf))(np.array([0.0, 2.0, 0.0], np.float32)),
+        [0.5, 0.0, 0.5],
+    )
+    np.testing.assert_array_equal(
+        srcjax.jit(srcjax.grad(lambda x: jnp.linalg.norm(x, 1)))(x[:4]), [1.0, 1.0, 1.0, -1.0]
+    )
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.grad(lambda x: jnp.linalg.norm(x, 1)))(np.stack([x[:4], -x[:4]])),
+        [[1.0, 1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]],
+    )
+    t = np.ones(4, np.float32)
+    assert srcjax.jvp(lambda x: jnp.linalg.norm(x, 1), (x[:4],), (t,))[1] == 2.0

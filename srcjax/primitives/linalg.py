@@ -1187,7 +1187,8 @@ def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
     """``d norm(x) / d x`` given ``nrm = norm(x, ord, axis, keepdims)``.
 
     Vector norms: ``sign(x) |x|**(p-1) / nrm**(p-1)`` (2-norm: ``x / nrm``, NaN at
-    0 as in JAX); inf / -inf: split equally among tied extreme entries; matrix
+    0 as in JAX; abs'(0) = 1 in the 1/inf norms); inf / -inf: split equally among
+    tied extreme entries (a zero vector's inf-norm halves that); matrix
     norms 1 / inf: that of the selected column / row; 2 / -2 / 'nuc': from the
     SVD."""
     x = np.asarray(x)
@@ -1205,7 +1206,7 @@ def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
                 target = np.min(sums, axis=-1 if red == -2 else -2, keepdims=True)
             hit = (sums == target).astype(dt)
             hit = hit / np.sum(hit, axis=-1 if red == -2 else -2, keepdims=True)
-            w = np.sign(xm) * hit
+            w = _abs_sign(xm, dt) * hit
         else:
             u, s, vt = np.linalg.svd(xm, full_matrices=False)
             if ord == "nuc":
@@ -1223,12 +1224,19 @@ def _norm_grad(x, nrm, ord=None, axis=None, keepdims=False):
         if np.isinf(p):
             hit = (np.abs(x) == n_e).astype(dt)
             cnt = _expand_reduced(np.sum(hit, axis=axis, keepdims=keepdims), x, axis, keepdims)
-            return (np.sign(x) * hit / cnt).astype(dt, copy=False)
+            if ord in (np.inf, "inf"):  # JAX's max of |x| ties 0 at a zero vector: half
+                cnt = cnt * np.where(n_e == 0, 2, 1)
+            return (_abs_sign(x, dt) * hit / cnt).astype(dt, copy=False)
         if p == 0:
             return np.zeros_like(x, dtype=dt)
         if p == 1:
-            return np.sign(x).astype(dt, copy=False)
+            return _abs_sign(x, dt)
         return (np.sign(x) * np.abs(x) ** (p - 1) / n_e ** (p - 1)).astype(dt, copy=False)
+
+
+def _abs_sign(x, dt):
+    """``d|x| / dx`` with JAX's convention: 1 at zero (and -0.0), -1 at NaN."""
+    return np.where(x >= 0, 1, -1).astype(dt)
 
 
 def _expand_reduced(g, x, axis, keepdims):
