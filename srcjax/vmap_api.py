@@ -262,7 +262,14 @@ class _Vmap(Transformed):
         for p, sk in zip(visible, skels or ()):
             skel_map[p] = sk
         spec = BatchSpec(
-            per, pkinds, self.out_axes, self.axis_size, bound_names, skel_map, self.axis_name
+            per,
+            pkinds,
+            self.out_axes,
+            self.axis_size,
+            bound_names,
+            skel_map,
+            self.axis_name,
+            user_code=not hasattr(target, "__srcjax_deps__"),  # (generated code has them)
         )
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)

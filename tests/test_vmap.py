@@ -920,6 +920,75 @@ def test_list_changed_in_place_under_per_example_control_flow_raises(fn):
         assert "test_vmap.py:" in str(err.value), str(err.value)
 
 
+def _none_from_one_branch(x):
+    y = None
+    if x > 0:
+        y = x * 3
+    return x if y is None else y
+
+
+def _lists_of_two_lengths(x):
+    lst = [x]
+    if x > 0:
+        lst = [x, 2 * x]
+    return sum(lst)
+
+
+def _dict_key_in_one_branch(x):
+    d = {"a": x}
+    if x > 0:
+        d["b"] = 2 * x
+    return d["a"] + d.get("b", 5.0)
+
+
+def _array_or_scalar(x):
+    if x > 0:
+        r = jnp.ones(3) * x
+    else:
+        r = x
+    return r
+
+
+def _bound_in_one_branch_unused_after(x):
+    y = 0.0
+    if x > 0:
+        z = x * 3  # bound in one branch only, read only there
+        y = z
+    return y
+
+
+@pytest.mark.parametrize(
+    "fn, what",
+    [
+        (_none_from_one_branch, "None in one"),
+        (_lists_of_two_lengths, "list of 2 items in one, of 1"),
+        (_dict_key_in_one_branch, "keys"),
+        (_array_or_scalar, "per-example shape"),
+    ],
+)
+def test_user_values_of_different_structure_per_example_raise(fn, what):
+    # Known gap of session 4: ad.select read None as zero and zipped lists, so these
+    # gave other examples' structure silently ([0, 6, 1.5] for the None case, the
+    # first item only for the lists, 0 for the missing key instead of its default).
+    xs = np.array([-1.0, 2.0, 0.5], np.float32)
+    with pytest.raises(ValueError, match=what) as err:
+        vmap(fn)(xs)
+    assert "test_vmap.py:" in str(err.value)
+    # every example taking the same branch is each example's own structure
+    same = np.array([1.0, 2.0], np.float32)
+    got = vmap(fn)(same)
+    want = np.stack([np.asarray(fn(x)) for x in same])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_name_bound_in_one_branch_and_read_only_there_is_fine():
+    xs = np.array([-1.0, 2.0, 0.5], np.float32)
+    np.testing.assert_allclose(vmap(_bound_in_one_branch_unused_after)(xs), [0.0, 6.0, 1.5])
+    np.testing.assert_allclose(
+        vmap(srcjax.grad(_bound_in_one_branch_unused_after))(xs), [0.0, 3.0, 3.0]
+    )
+
+
 def _filtered_generator(v):
     return sum(e * e for e in v if e > 0)
 

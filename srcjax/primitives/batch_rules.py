@@ -258,6 +258,57 @@ def _select(take, a, b):
 select = _reg("ad.select", _select)
 
 
+def _check_branch_values(take, a, b, a_batched, b_batched, name):
+    """Raise unless the values the two branches of a per-example ``if`` give the
+    user's variable ``name`` have one structure and one per-example shape: both
+    ``None`` or neither, lists of one length, dicts with one key set, arrays of one
+    per-example shape (``a_batched``/``b_batched``: whether ``a``/``b`` carry the
+    batch axes, those of ``take``). :func:`_select` lets these through, as the
+    zero cotangents and tapes of generated adjoint code need; a user's value has
+    no per-example answer then (Python gives each example its own structure)."""
+    k = np.ndim(take)
+
+    def walk(x, y, path):
+        where = f"`{name}{path}`"
+        if (x is None) != (y is None):
+            kind = _kind_of(x if y is None else y)
+            article = "an" if kind[0] in "aeiou" else "a"
+            _branch_mismatch(f"{where} is None in one and {article} {kind} in the other")
+        if x is None:
+            return
+        x_tree = isinstance(x, (dict, list, tuple)) or _class_kind(x) is not None
+        y_tree = isinstance(y, (dict, list, tuple)) or _class_kind(y) is not None
+        if x_tree or y_tree:
+            if type(x) is not type(y):
+                _branch_mismatch(f"{where} is a {_kind_of(x)} in one, a {_kind_of(y)} in the other")
+            if isinstance(x, dict):
+                if set(x) != set(y):
+                    _branch_mismatch(
+                        f"{where} has keys {sorted(map(str, x))} in one, "
+                        f"{sorted(map(str, y))} in the other"
+                    )
+                for key in x:
+                    walk(x[key], y[key], f"{path}[{key!r}]")
+            elif isinstance(x, (list, tuple)):
+                if len(x) != len(y):
+                    _branch_mismatch(
+                        f"{where} is a {type(x).__name__} of {len(x)} items in one, "
+                        f"of {len(y)} in the other"
+                    )
+                for i, (u, v) in enumerate(zip(x, y)):
+                    walk(u, v, f"{path}[{i}]")
+            return
+        sx = np.shape(x)[k:] if a_batched else np.shape(x)
+        sy = np.shape(y)[k:] if b_batched else np.shape(y)
+        if sx != sy:
+            _branch_mismatch(f"{where} has per-example shape {sx} in one, {sy} in the other")
+
+    walk(a, b, "")
+
+
+check_branch_values = _reg("ad.check_branch_values", _check_branch_values, differentiable=False)
+
+
 def _kind_of(x) -> str:
     if isinstance(x, (dict, list, tuple)):
         return type(x).__name__
@@ -2480,6 +2531,8 @@ def _helper_materialized(*names):
 
 
 _def(["ad.select"], _helper_materialized("take", "a", "b"))
+# (nested vmap: the inner vmap's check ran on the values it could see; not repeated)
+_def(["ad.check_branch_values"], lambda c: (N.const(None), False))
 _def(["ad.branch_input"], _helper_materialized("take", "x"))
 _def(["ad.rhs_column"], _helper_materialized("b", "a"))
 _def(["ad.rhs_uncolumn"], _helper_materialized("x", "b", "a"))

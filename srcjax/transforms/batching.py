@@ -45,6 +45,7 @@ example shares. Design:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -83,7 +84,11 @@ class BatchSpec:
         bound=None,
         skeletons=None,
         axis_name=None,
+        user_code=False,
     ):
+        #: the function batched is the user's own code (not a transform's
+        #: generated code): its variables' branch values are checked
+        self.user_code = user_code
         self.axis_name = axis_name
         self.skeletons = skeletons or {}
         self.in_axes = in_axes
@@ -350,6 +355,7 @@ class Batcher:
         #: a tape started as `tape_bar = None` (the cotangent of a tuple rebound in a
         #: branch, `t_bar = None`, is a value: user E F16)
         self.tapes = _tape_names(self.fdef.body)
+        self._loads: Optional[collections.Counter] = None  # name -> reads (see _read_outside)
         #: lists only ever appended to and popped from (grad's tapes): in-place
         #: changes of these under a batched `if` are the tapes' own business
         self.pure_tapes = _pure_tapes(self.fdef.body)
@@ -826,6 +832,22 @@ class Batcher:
         node.sj_note = "batched condition"
         return [node]
 
+    def _read_outside(self, n: str, s: Any) -> bool:
+        """Whether the function reads ``n`` outside statement ``s`` (a name bound
+        in one branch only and never read after it needs no per-example value)."""
+        if self._loads is None:
+            self._loads = collections.Counter(
+                x.id
+                for x in gast.walk(self.fdef)
+                if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Load)
+            )
+        inside = sum(
+            1
+            for x in gast.walk(s)
+            if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Load) and x.id == n
+        )
+        return self._loads[n] > inside
+
     def _check_in_place(self, s: Any) -> None:
         """A list changed in place (``append``/``pop``) in a branch of a batched ``if``
         or the body of a masked loop, that the branch did not create: both branches
@@ -987,6 +1009,25 @@ class Batcher:
                 out.append(self.at(N.assign(n, join), s))
                 self._set(n, False)
                 continue
+            if (
+                self.spec.user_code
+                and n not in self.namer.made
+                and n not in self.tapes
+                and self._read_outside(n, s)
+            ):
+                # a variable of the user's: both branches must give it one structure
+                check = N.call(
+                    "ad.check_branch_values",
+                    [
+                        N.clone(take),
+                        N.name(a),
+                        N.name(b),
+                        N.const(a in self.bat),
+                        N.const(b in self.bat),
+                        N.const(n),
+                    ],
+                )
+                out.append(self.at(N.expr_stmt(check), s))
             av = (
                 N.name(a)
                 if a in self.bat
