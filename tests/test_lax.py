@@ -627,3 +627,19 @@ def test_associative_scan_is_the_sequential_scan(x64):
     assert_close(srcjax.vmap(loss)(xs), [loss(v) for v in xs], rtol=1e-12)
     with pytest.raises(ValueError, match="same first dimension"):
         lax.associative_scan(_linrec, (x, x[:, :3]), axis=1)
+
+
+def test_vmap_of_grad_of_scan_over_a_dict_with_an_unused_leaf():
+    # Found by helper (user B bug 1 follow-up): the per-example slice adjoint met a
+    # hole (None) for the unused leaf's cotangent: 'pytree structure mismatch'.
+    def g(w):
+        xs = {"a": w * jnp.arange(3.0), "b": jnp.ones(3) * w}
+
+        def step(c, x):
+            return c * x["b"], x["a"]
+
+        c, ys = lax.scan(step, 1.0, xs)
+        return c
+
+    ws = np.array([2.0, 3.0], np.float32)
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g))(ws), 3.0 * ws**2, rtol=1e-6)

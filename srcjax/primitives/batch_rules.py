@@ -3075,7 +3075,9 @@ def _btree_slice_adjoint(ct, xs, i):
         out[:, i] = c
         return out
 
-    return _tree_map(one, ct, xs)
+    from .control import _fill  # (the holes of a sparse cotangent: zeros)
+
+    return _tree_map(one, _fill(ct, _btree_slice(xs, i)), xs)
 
 
 def _btree_stack(items):
