@@ -13,6 +13,7 @@ import numpy as np
 
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
+from .frontend import nodes as N
 from .frontend.normalize import ClassKind, dependencies_valid, normalize, type_tree
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
@@ -421,10 +422,23 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     )
     fn.__srcjax_deps__ = tuple(norm.deps)
     fn.__srcjax_renamed__ = renamed_params(src, norm)
+    fn.__srcjax_user_names__ = user_names(src, norm)
     kwd = getattr(src.fn, "__kwdefaults__", None)
     if kwd and fdef.args.kwonlyargs:  # keyword-only defaults, by generated names
         fn.__kwdefaults__ = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwd.items()}
     return fn
+
+
+def user_names(src, norm) -> frozenset:
+    """The variables of the user's own code among those the generated code binds
+    (the primal variables of a grad's forward pass): vmap of the generated code
+    checks their per-example structure as it does a user function's (see
+    batching.BatchSpec.user_names). Inherited through generated code."""
+    inner = getattr(src.fn, "__srcjax_user_names__", None)
+    bound = set(N.assigned_names(norm.node.body)) | {a.id for a in norm.node.args.args}
+    if inner is not None:  # generated code transformed again
+        return frozenset(n for n in bound if n in inner)
+    return frozenset(n for n in bound if n not in norm.namer.made)
 
 
 def renamed_params(src, norm) -> Dict[str, str]:

@@ -269,7 +269,11 @@ class _Vmap(Transformed):
             bound_names,
             skel_map,
             self.axis_name,
-            user_code=not hasattr(target, "__srcjax_deps__"),  # (generated code has them)
+            # a user function (generated code has __srcjax_deps__), or the user's
+            # variables of generated code
+            user_names=getattr(target, "__srcjax_user_names__", None)
+            if hasattr(target, "__srcjax_deps__")
+            else None,
         )
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)

@@ -1200,3 +1200,15 @@ def test_per_example_index_after_a_slice_nested_vmap():
     close(vmap(vmap(_col))(AA, II), want)
     want = np.stack([np.stack([_A3[k][:, II[b, k]] for k in range(4)]) for b in range(2)])
     close(vmap(vmap(_col), in_axes=(None, 0))(_A3, II), want)
+
+
+@pytest.mark.parametrize("fn", [_none_from_one_branch, _lists_of_two_lengths])
+def test_vmap_of_grad_checks_the_users_variables_too(fn):
+    # The forward pass of grad's generated code holds the user's variables; vmap of
+    # it gave [0, 3] and [1, 1] (per example [1, 3] and [1, 3]) silently.
+    xs = np.array([-1.0, 2.0], np.float32)
+    with pytest.raises(ValueError, match="under vmap"):
+        vmap(srcjax.grad(fn))(xs)
+    same = np.array([1.0, 2.0], np.float32)
+    want = [float(srcjax.grad(fn)(x)) for x in same]
+    np.testing.assert_allclose(vmap(srcjax.grad(fn))(same), want)

@@ -84,11 +84,12 @@ class BatchSpec:
         bound=None,
         skeletons=None,
         axis_name=None,
-        user_code=False,
+        user_names=frozenset(),
     ):
-        #: the function batched is the user's own code (not a transform's
-        #: generated code): its variables' branch values are checked
-        self.user_code = user_code
+        #: the variables whose per-example branch values are checked (see
+        #: ad.check_branch_values): None for a user function (every variable not
+        #: made by srcjax), else the user's variables of generated code
+        self.user_names = user_names
         self.axis_name = axis_name
         self.skeletons = skeletons or {}
         self.in_axes = in_axes
@@ -1009,8 +1010,9 @@ class Batcher:
                 out.append(self.at(N.assign(n, join), s))
                 self._set(n, False)
                 continue
+            user = self.spec.user_names
             if (
-                self.spec.user_code
+                (n in user if user is not None else True)
                 and n not in self.namer.made
                 and n not in self.tapes
                 and self._read_outside(n, s)
