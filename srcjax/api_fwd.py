@@ -368,7 +368,20 @@ def _batched_jacobian_text(mode, name, params, argnum):
     )
 
 
-class _Jacobian(Transformed):
+class _KeywordCalls:
+    """jacfwd/jacrev/hessian objects: called with keyword arguments as JAX allows
+    (bound to positions by the function's signature), and the function whose
+    defaults a jit caller fills in (``_pyfn``)."""
+
+    @property
+    def _pyfn(self):
+        return self.aux_fun if self.aux_fun is not None else self.fun
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple:
+        return _as_positional(self._pyfn, args, kwargs) if kwargs else args
+
+
+class _Jacobian(_KeywordCalls, Transformed):
     """``jacfwd``/``jacrev`` of ``fun`` for one argument position (or a tuple)."""
 
     def __init__(self, fun, argnums, has_aux, mode, batched=True):
@@ -459,16 +472,10 @@ class _Jacobian(Transformed):
             _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
         return fn
 
-    @property
-    def _pyfn(self):
-        """The function differentiated (its defaults fill a jit caller's call)."""
-        return self.aux_fun if self.aux_fun is not None else self.fun
-
     def __call__(self, *args, **kwargs):
         from .api import _canon_leaf, _map_leaves
 
-        if kwargs:
-            args = _as_positional(self._pyfn, args, kwargs)
+        args = self._positional(args, kwargs)
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
@@ -574,7 +581,7 @@ def hessian(
     return _Hessian(fun, argnums, has_aux)
 
 
-class _Hessian(Transformed):
+class _Hessian(_KeywordCalls, Transformed):
     """``jacfwd(grad(f))`` (one vmap of the jvp of the gradient code) for scalar
     functions, which is what Hessians are used for; ``jacfwd(jacrev(f))`` when
     ``f``'s output is not a scalar."""
@@ -595,15 +602,10 @@ class _Hessian(Transformed):
     def _build(self, kinds):
         return self.scalar._generated(kinds)
 
-    @property
-    def _pyfn(self):
-        return self.aux_fun if self.aux_fun is not None else self.fun
-
     def __call__(self, *args, **kwargs):
         from .errors import NonDifferentiableError
 
-        if kwargs:
-            args = _as_positional(self._pyfn, args, kwargs)
+        args = self._positional(args, kwargs)
         try:
             h = self.scalar(*args)
         except NonDifferentiableError as exc:
