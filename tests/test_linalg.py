@@ -593,3 +593,195 @@ def test_norm_gradients_at_zero_entries_follow_abs_convention():
     )
     t = np.ones(4, np.float32)
     assert srcjax.jvp(lambda x: jnp.linalg.norm(x, 1), (x[:4],), (t,))[1] == 2.0
+
+
+# ---------------------------------------------------------------------------
+# multi_dot, vector_norm, matrix_norm, cond, lstsq (compositions in
+# srcjax/numpy/linalg.py): values recorded from JAX 0.10.2 (float32 inputs).
+LINALG_EXTRA = __import__("pathlib").Path(__file__).parent / "data" / "linalg_extra_jax.npz"
+
+
+def _extra_inputs():
+    rng = np.random.default_rng(7)
+    f = lambda *s: rng.normal(size=s).astype(np.float32)  # noqa: E731
+    r = {"A": f(3, 4), "B": f(4, 5), "C": f(5, 2), "v": f(4), "w": f(5), "M": f(3, 3)}
+    r["M"] = r["M"] + 2 * np.eye(3, dtype=np.float32)  # (cond ~ 10: float32 rounding)
+    r["S"] = f(2, 3, 3)
+    r["X"] = f(3, 4)
+    r["X"][0, 1] = 0.0
+    r["P"] = f(5, 3)  # tall, full rank
+    r["b"] = f(5)
+    r["b2"] = f(5, 2)
+    r["W"] = f(3, 5)  # wide
+    r["R"] = np.outer(f(5), f(3)) + np.outer(f(5), f(3))  # rank 2
+    return r
+
+
+def _extra_values(jax, jnp):
+    i = _extra_inputs()
+    A, B, C, v, w, M, S, X = (i[k] for k in "A B C v w M S X".split())
+    r = {}
+    la = jnp.linalg
+    r["multi_dot3"] = la.multi_dot([A, B, C])
+    r["multi_dot_vec"] = la.multi_dot([v, B, w])
+    r["multi_dot_vec_first"] = la.multi_dot([v, B, C])
+    r["multi_dot2"] = la.multi_dot((A, B))
+    r["multi_dot_int"] = la.multi_dot([np.arange(6).reshape(2, 3), np.ones((3, 2), np.int32)])
+    r["grad_multi_dot"] = jax.grad(
+        lambda a, b, c: jnp.sum(jnp.sin(la.multi_dot([a, b, c]))), argnums=(0, 1, 2)
+    )(A, B, C)
+    r["vmap_multi_dot"] = jax.vmap(lambda a: la.multi_dot([a, B, C]))(np.stack([A, 2 * A]))
+    for name, o in (("2", 2), ("none", None), ("inf", np.inf), ("ninf", -np.inf)):
+        r[f"vnorm_{name}"] = la.vector_norm(X, ord=o)
+    for name, o in (("0", 0), ("1", 1), ("3", 3), ("half", 0.5)):
+        r[f"vnorm_{name}"] = la.vector_norm(X, ord=o, axis=1)
+    r["vnorm_keep"] = la.vector_norm(X, axis=(0, 1), keepdims=True)
+    r["vnorm_keep_none"] = la.vector_norm(X, keepdims=True)
+    r["vnorm_axis0"] = la.vector_norm(X, axis=0)
+    r["vnorm_int"] = la.vector_norm(np.arange(4), ord=1)
+    r["vnorm_int2"] = la.vector_norm(np.arange(4))
+    r["vnorm_complex"] = la.vector_norm(np.array([3 + 4j, 1j], np.complex64))
+    for name, o in (("2", 2), ("inf", np.inf), ("1", 1), ("3", 3)):
+        r[f"grad_vnorm_{name}"] = jax.grad(lambda x: la.vector_norm(x, ord=o))(X)  # noqa: B023
+    r["vmap_vnorm"] = jax.vmap(lambda x: la.vector_norm(x, ord=3))(X)
+    for name, o in (("fro", "fro"), ("nuc", "nuc"), ("1", 1), ("ninf", -np.inf), ("2", 2)):
+        r[f"mnorm_{name}"] = la.matrix_norm(S, ord=o)
+    r["mnorm_keep"] = la.matrix_norm(M, keepdims=True)
+    r["grad_mnorm_nuc"] = jax.grad(lambda x: la.matrix_norm(x, ord="nuc"))(M)
+    for name, p in (("none", None), ("n2", -2), ("1", 1), ("fro", "fro"), ("inf", np.inf)):
+        r[f"cond_{name}"] = la.cond(M, p)
+    r["cond_batched"] = la.cond(S)
+    r["cond_wide"] = la.cond(A)
+    r["cond_singular"] = la.cond(np.array([[1.0, 2.0], [0.0, 0.0]], np.float32))
+    r["cond_singular_1"] = la.cond(np.array([[1.0, 2.0], [2.0, 4.0]], np.float32), 1)
+    r["cond_int"] = la.cond(np.array([[1, 2], [2, 1]]))
+    r["grad_cond"] = jax.grad(lambda x: la.cond(x))(M)
+    r["grad_cond_1"] = jax.grad(lambda x: la.cond(x, 1))(M)
+    r["vmap_cond"] = jax.vmap(lambda x: la.cond(x, "fro"))(S)
+    P, b, b2, W, R = i["P"], i["b"], i["b2"], i["W"], i["R"]
+    for name, (a_, b_, rc) in {
+        "tall": (P, b, None),
+        "tall2": (P, b2, None),
+        "wide": (W, b[:3], None),
+        "rankdef": (R, b, None),
+        "rankdef_rcond": (R, b2, 1e-3),
+        "rcond_neg": (P, b, -1.0),
+        "rcond_cut": (P, b, 0.9),
+        "int": (np.array([[1, 0], [1, 1], [1, 2]]), np.array([1, 2, 2]), None),
+    }.items():
+        x, res, rank, s = la.lstsq(a_, b_, rc)
+        r[f"lstsq_{name}_x"], r[f"lstsq_{name}_res"] = x, res
+        r[f"lstsq_{name}_rank"], r[f"lstsq_{name}_s"] = rank, s
+    r["grad_lstsq"] = jax.grad(lambda a, b: jnp.sum(jnp.sin(la.lstsq(a, b)[0])), argnums=(0, 1))(
+        P, b2
+    )
+    r["grad_lstsq_wide"] = jax.grad(lambda a, b: jnp.sum(la.lstsq(a, b)[0] ** 2), argnums=(0, 1))(
+        W, b[:3]
+    )
+    r["vmap_lstsq"] = jax.vmap(lambda b: la.lstsq(P, b)[0])(b2.T)
+    return {k: np.asarray(v) for k, v in _flat(r).items()}
+
+
+def _flat(r):
+    out = {}
+    for k, v in r.items():
+        if isinstance(v, tuple):
+            for j, x in enumerate(v):
+                out[f"{k}_{j}"] = x
+        else:
+            out[k] = v
+    return out
+
+
+def _extra_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _extra_values(jax, jjnp)
+
+
+def test_extra_linalg_match_jax():
+    from helpers import assert_matches_recorded, jax_recorded
+
+    recorded = jax_recorded(LINALG_EXTRA, _extra_with_jax)
+    with np.errstate(all="ignore"):
+        ours = _extra_values(srcjax, jnp)
+    assert_matches_recorded(ours, recorded, rtol=2e-5, atol=2e-6)
+
+
+def _fd_check(f, *args, argnum=0, rtol=1e-5, atol=1e-7):
+    """grad of scalar ``f`` in float64 (x64) against central differences."""
+    args = [np.asarray(a, np.float64) for a in args]
+    g = srcjax.grad(f, argnums=argnum)(*args)
+    other = lambda x: f(*args[:argnum], x, *args[argnum + 1 :])  # noqa: E731
+    np.testing.assert_allclose(g, fd_grad(other, args[argnum]), rtol=rtol, atol=atol)
+
+
+def test_extra_linalg_grads_match_finite_differences(x64):
+    i = _extra_inputs()
+    la = jnp.linalg
+    md = lambda a, b, c: jnp.sum(jnp.sin(la.multi_dot([a, b, c])))  # noqa: E731
+    for k in range(3):
+        _fd_check(md, i["A"], i["B"], i["C"], argnum=k)
+    _fd_check(lambda v, b, w: la.multi_dot([v, b, w]) ** 2, i["v"], i["B"], i["w"], argnum=1)
+    for o in (2, np.inf, 1, 3, 0.5):
+        if o >= 1:  # (X's row 0 has a zero: 0 * inf for p < 1, as in JAX)
+            _fd_check(lambda x: la.vector_norm(x, ord=o, axis=1)[1], i["X"])  # noqa: B023
+        _fd_check(lambda x: la.vector_norm(x, ord=o), i["P"])  # noqa: B023
+    for o in ("fro", "nuc", 1, 2, -2):
+        _fd_check(lambda x: jnp.sum(la.matrix_norm(x, ord=o)), i["S"])  # noqa: B023
+    for p in (None, -2, 1, "fro"):
+        _fd_check(lambda x: la.cond(x, p), i["M"])  # noqa: B023
+    ls = lambda a, b: jnp.sum(jnp.sin(la.lstsq(a, b)[0]))  # noqa: E731
+    for a_ in (i["P"], i["W"]):
+        b_ = i["b2"][: a_.shape[0]]
+        _fd_check(ls, a_, b_, argnum=0, rtol=1e-5, atol=1e-6)
+        _fd_check(ls, a_, b_, argnum=1, rtol=1e-5, atol=1e-6)
+    _fd_check(lambda a, b: jnp.sum(la.lstsq(a, b)[1]), i["P"], i["b2"], argnum=0)
+
+
+def test_extra_linalg_vmap_and_jit():
+    i = _extra_inputs()
+    la = jnp.linalg
+    cases = [
+        (lambda a: la.multi_dot([i["v"], a, i["w"]]), np.stack([i["B"], -i["B"], 2 * i["B"]])),
+        (lambda x: la.vector_norm(x, ord=np.inf, axis=0), np.stack([i["X"], -2 * i["X"]])),
+        (lambda x: la.matrix_norm(x, ord=2), i["S"]),
+        (lambda x: la.cond(x, -2), i["S"]),
+        (lambda a: la.lstsq(a, i["b"])[0], np.stack([i["P"], i["P"] + 1.0])),
+        (lambda b: la.lstsq(i["R"], b)[1:], np.stack([i["b"], 2 * i["b"]])),
+        (srcjax.grad(lambda a: jnp.sum(la.lstsq(a, i["b"])[0])), np.stack([i["P"], -i["P"]])),
+    ]
+    for f, xs in cases:
+        got = srcjax.vmap(f)(xs)
+        want = [f(x) for x in xs]
+        for g_, w_ in zip(
+            srcjax.tree_util.tree_leaves(got), zip(*[srcjax.tree_util.tree_leaves(w) for w in want])
+        ):
+            np.testing.assert_allclose(g_, np.stack(w_), rtol=1e-5, atol=1e-6)
+        for x in xs[:1]:
+            for g_, w_ in zip(
+                srcjax.tree_util.tree_leaves(srcjax.jit(f)(x)), srcjax.tree_util.tree_leaves(f(x))
+            ):
+                np.testing.assert_allclose(g_, w_, rtol=1e-6, atol=1e-6)
+
+
+def test_extra_linalg_errors():
+    la = jnp.linalg
+    a = np.ones((3, 3), np.float32)
+    with pytest.raises(ValueError, match="at least two arrays"):
+        la.multi_dot([a])
+    with pytest.raises(ValueError, match="two-dimensional"):
+        la.multi_dot([a, np.ones((3, 3, 3))])
+    with pytest.raises(ValueError, match="last dimension"):
+        la.multi_dot([a, np.ones((2, 3))])
+    with pytest.raises(ValueError, match="Invalid order"):
+        la.vector_norm(a, ord="inf")
+    with pytest.raises(ValueError, match="at least 2D"):
+        la.cond(np.ones(3))
+    with pytest.raises(ValueError, match="must be square"):
+        la.cond(np.ones((2, 3)), 1)
+    with pytest.raises(ValueError, match="Leading dimensions"):
+        la.lstsq(a, np.ones(4))
+    with pytest.raises(TypeError, match="two-dimensional"):
+        la.lstsq(np.ones((2, 3, 3)), np.ones(2))

@@ -1,17 +1,29 @@
 """``srcjax.numpy.linalg`` (``jnp.linalg``): linear algebra with JAX semantics.
 
-Every function is a registered primitive with public name ``jnp.linalg.<name>``
+Most functions are registered primitives with public name ``jnp.linalg.<name>``
 (see :mod:`srcjax.primitives.linalg`), differentiable with JAX's conventions.
+``multi_dot``, ``vector_norm``, ``matrix_norm``, ``cond`` and ``lstsq`` are
+compositions of primitives written as JAX defines them (transformed code
+inlines them like user functions, so their derivatives and batching come from
+the primitives they call).
 """
 
 from __future__ import annotations
 
+import numpy as _np
+
+from ..primitives.ad import reshape, sum
+from ..primitives.creation import asarray, shape
+from ..primitives.elementwise import abs as _abs
+from ..primitives.elementwise import conj, isnan, power, real, sqrt, where
 from ..primitives.linalg import (
     cholesky,
     det,
     eigh,
     eigvalsh,
     inv,
+    inv_or_inf,
+    matmul,
     matrix_power,
     norm,
     pinv,
@@ -20,18 +32,282 @@ from ..primitives.linalg import (
     solve,
     svd,
 )
+from ..primitives.reductions import any as _any
+from ..primitives.reductions import max as _max
+from ..primitives.reductions import min as _min
+from ..primitives.registry import Primitive, register
+from ..primitives.structural import matrix_transpose, ravel
+from ._functions import inexact_dtype
 
 __all__ = [
     "cholesky",
+    "cond",
     "det",
     "eigh",
     "eigvalsh",
     "inv",
+    "lstsq",
+    "matrix_norm",
     "matrix_power",
+    "multi_dot",
     "norm",
     "pinv",
     "qr",
     "slogdet",
     "solve",
     "svd",
+    "vector_norm",
 ]
+
+
+def _static(public, impl):
+    prim = register(Primitive(public, impl, kind="internal", differentiable=False))
+    prim.def_batch(_unbatched_result)
+    return prim
+
+
+def _unbatched_result(c):
+    """Batching rule of the static helpers below: their operands only stand for
+    shapes and dtypes (per-example shapes under vmap), so the result is the same
+    for every example."""
+    return c.rebuild(), False
+
+
+# ---------------------------------------------------------------------------
+# static helpers (the same for every example of a vmap)
+
+
+def _multi_dot_steps(shapes):
+    """Static: the order of the products of multi_dot for operands of these
+    shapes (after JAX's checks and messages)."""
+    shapes = [tuple(s) for s in shapes]
+    if len(shapes) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(shapes)}")
+    if not (
+        len(shapes[0]) in (1, 2)
+        and len(shapes[-1]) in (1, 2)
+        and all(len(s) == 2 for s in shapes[1:-1])
+    ):
+        raise ValueError(
+            "multi_dot: input arrays must all be two-dimensional, except for"
+            " the first and last array which may be 1 or 2 dimensional."
+            f" Got array shapes {shapes}"
+        )
+    if any(a[-1] != b[0] for a, b in zip(shapes[:-1], shapes[1:])):
+        raise ValueError(
+            "multi_dot: last dimension of each array must match first dimension"
+            f" of following array. Got array shapes {shapes}"
+        )
+    # the cheapest parenthesization (dynamic programming over the chain, vector
+    # ends as 1-row / 1-column matrices), as a list of steps: step k multiplies
+    # items i and j of [arrays..., step results...]
+    dims = [1 if len(shapes[0]) == 1 else shapes[0][0]] + [s[-1] for s in shapes[:-1]]
+    dims.append(1 if len(shapes[-1]) == 1 else shapes[-1][-1])
+    n = len(shapes)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    steps = []
+
+    def emit(i, j):
+        if i == j:
+            return i
+        left = emit(i, split[i][j])
+        right = emit(split[i][j] + 1, j)
+        steps.append((left, right))
+        return n + len(steps) - 1
+
+    emit(0, n - 1)
+    return steps
+
+
+def _vector_ord(ord):
+    """Static: JAX's error for a string ``ord`` of vector_norm, else ``ord``
+    (None -> 2)."""
+    if isinstance(ord, str):
+        msg = f"Invalid order '{ord}' for vector norm."
+        if ord == "inf":
+            msg += "Use 'jax.numpy.inf' instead."
+        if ord == "-inf":
+            msg += "Use '-jax.numpy.inf' instead."
+        raise ValueError(msg)
+    return 2 if ord is None else ord
+
+
+def _finfo_dtype(x):
+    """Static: ``finfo(x.dtype).dtype`` (the real float of an inexact ``x``;
+    NumPy's ValueError for integers, as JAX)."""
+    return _np.finfo(_np.result_type(x)).dtype
+
+
+def _cond_check(x_shape, p):
+    """Static: JAX's checks of cond's input shape."""
+    x_shape = tuple(x_shape)
+    if len(x_shape) < 2:
+        raise ValueError(
+            f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={x_shape}"
+        )
+    if x_shape[-1] == 0 or x_shape[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={x_shape}")
+    if not (p is None or p == 2 or p == -2) and x_shape[-2] != x_shape[-1]:
+        raise ValueError(
+            f"jnp.linalg.cond: for p={p!r}, array must be square; got arr.shape={x_shape}"
+        )
+    return True
+
+
+def _lstsq_rcond(a_shape, b_shape, dt, rcond):
+    """Static: lstsq's ``rcond`` for ``a`` of dtype ``dt`` after JAX's checks of
+    the shapes (the default is ``eps * max(m, n)``, a negative one means
+    ``eps``)."""
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    if a_shape[:1] != b_shape[:1]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    if len(a_shape) != 2:
+        raise TypeError(f"{len(a_shape)}-dimensional array given. Array must be two-dimensional")
+    if len(b_shape) not in (1, 2):
+        raise TypeError(
+            f"{len(b_shape)}-dimensional array given. Array must be one or two-dimensional"
+        )
+    eps = float(_np.finfo(dt).eps)
+    if rcond is None:
+        rcond = eps * max(a_shape)
+    elif float(rcond) < 0:
+        rcond = eps
+    return rcond
+
+
+multi_dot_steps = _static("ad.multi_dot_steps", _multi_dot_steps)
+vector_ord = _static("ad.vector_ord", _vector_ord)
+finfo_dtype = _static("ad.finfo_dtype", _finfo_dtype)
+cond_check = _static("ad.cond_check", _cond_check)
+lstsq_rcond = _static("ad.lstsq_rcond", _lstsq_rcond)
+
+
+# ---------------------------------------------------------------------------
+# compositions
+
+
+def multi_dot(arrays, *, precision=None):
+    """The matrix product of a sequence of arrays, in the cheapest order
+    (jax.numpy.linalg.multi_dot; JAX contracts with one optimized ``einsum``,
+    srcjax multiplies pairwise in the order of least flops).
+
+    ``arrays``: at least two arrays, all 2-D except that the first may be 1-D
+    (a row vector) and the last 1-D (a column vector); each last dimension must
+    equal the next array's first. Shape: ``(n, k)`` with the vector ends
+    dropped (0-d for two vector ends). Dtype: JAX's promotion of all operands.
+    Differentiable in every operand. Raises ``ValueError`` (JAX's messages) for
+    fewer than two arrays, wrong ranks or mismatched dimensions. ``precision``
+    is ignored."""
+    steps = multi_dot_steps([shape(a) for a in arrays])
+    items = list(arrays)
+    for step in steps:
+        items.append(matmul(items[step[0]], items[step[1]]))
+    return items[-1]
+
+
+def vector_norm(x, *, axis=None, keepdims=False, ord=2):
+    """The vector norm of ``x`` over ``axis`` (jax.numpy.linalg.vector_norm):
+    every axis when None (the flattened array), an int, or a tuple of axes (a
+    vector norm over all of them, unlike ``norm``).
+
+    ``ord``: 2/None (``sqrt(sum(|x|^2))``), 1, ``inf`` (``max |x|``, 0 for an
+    empty axis), ``-inf``, 0 (the count of nonzeros, in ``x``'s float dtype) or
+    any other number p (``sum(|x|^p) ** (1/p)``). Shape: ``x``'s without
+    ``axis`` (kept as 1 with ``keepdims``). Dtype: the real float of ``x``
+    (integers give the default float), except ``ord=1``, which keeps an integer
+    dtype, as in JAX. Differentiable (NaN gradient of the 2-norm at 0, as JAX).
+    Raises ``ValueError`` for a string ``ord``."""
+    ord = vector_ord(ord)
+    if ord == 2:
+        return sqrt(sum(real(x * conj(x)), axis=axis, keepdims=keepdims))
+    if ord == _np.inf:
+        return _max(_abs(x), axis=axis, keepdims=keepdims, initial=0)
+    if ord == -_np.inf:
+        return _min(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return sum(x != 0, dtype=finfo_dtype(x), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return sum(_abs(x), axis=axis, keepdims=keepdims)
+    abs_x = _abs(x)
+    p = asarray(ord, dtype=abs_x.dtype)
+    out = sum(power(abs_x, p), axis=axis, keepdims=keepdims)
+    return power(out, asarray(1.0 / p, dtype=abs_x.dtype))
+
+
+def matrix_norm(x, *, keepdims=False, ord="fro"):
+    """The matrix norm of each matrix of ``x`` ``(..., m, n)``
+    (jax.numpy.linalg.matrix_norm): ``norm(x, ord, axis=(-2, -1), keepdims)``.
+    ``ord``: 'fro' (default), 'nuc', 1, -1, 2, -2, inf, -inf. Shape ``x.shape[:-2]``
+    (``(..., 1, 1)`` with ``keepdims``); dtype the real float of ``x``.
+    Differentiable as ``norm``. Raises ``ValueError`` for an invalid ``ord``."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix of ``x`` ``(..., m, n)``
+    (jax.numpy.linalg.cond): ``norm(x, p) * norm(inv(x), p)``; for ``p`` None or
+    2 the ratio of the largest to the smallest singular value, for -2 its
+    inverse. Other ``p`` (1, -1, inf, -inf, 'fro', 'nuc') need square matrices.
+    A NaN ratio of a NaN-free matrix (singular) is ``inf``, as in JAX. Shape
+    ``x.shape[:-2]``; dtype the real float of ``x`` (integers give the default
+    float). Differentiable where the matrix is regular. Raises ``ValueError``
+    for fewer than 2 dimensions, an empty matrix, or a non-square ``x`` with
+    ``p`` not in (None, 2, -2)."""
+    cond_check(shape(x), p)
+    if p is None or p == 2:
+        s = svd(x, compute_uv=False)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svd(x, compute_uv=False)
+        r = s[..., -1] / s[..., 0]
+    else:
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv_or_inf(x), ord=p, axis=(-2, -1))
+    return where(isnan(r) & ~_any(isnan(x), axis=(-2, -1)), _np.inf, r)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """The least-squares solution of ``a @ x = b`` (jax.numpy.linalg.lstsq), from
+    the SVD of ``a`` as JAX computes it.
+
+    ``a``: ``(m, n)``; ``b``: ``(m,)`` or ``(m, k)``. Singular values below
+    ``rcond`` times the largest (and zeros) are dropped; ``rcond`` defaults to
+    ``eps * max(m, n)``, and a negative one means ``eps``. Returns ``(x,
+    residuals, rank, s)``: ``x`` ``(n,)``/``(n, k)``; the residuals
+    ``|b - a x|^2`` per column, ``(1,)`` for a vector ``b`` and ``(k,)`` else
+    (always computed, as JAX; with ``numpy_resid=True`` empty where NumPy gives
+    none: rank ``< n`` or ``m <= n``); ``rank`` a 0-d default int; ``s`` the
+    singular values ``(min(m, n),)``. Dtypes: JAX's inexact promotion of ``a``
+    and ``b``. Differentiable in ``a`` and ``b`` where the rank is locally
+    constant (through the SVD, as JAX). Raises ``ValueError`` for different
+    leading dimensions and ``TypeError`` for an ``a`` that is not 2-D or a ``b``
+    of more than 2 dimensions."""
+    dt = inexact_dtype(a, b)
+    rc = lstsq_rcond(shape(a), shape(b), dt, rcond)
+    a = asarray(a, dtype=dt)
+    b = asarray(b, dtype=dt)
+    vector_b = len(shape(b)) == 1
+    if vector_b:
+        b = reshape(b, (-1, 1))
+    u, s, vt = svd(a, full_matrices=False)
+    mask = (s > 0) & (s >= asarray(rc, dtype=s.dtype) * s[0])
+    rank = sum(mask)
+    safe_s = where(mask, s, 1)
+    s_inv = reshape(where(mask, 1 / safe_s, 0), (-1, 1))
+    uTb = matmul(matrix_transpose(conj(u)), b)
+    x = matmul(matrix_transpose(conj(vt)), s_inv * uTb)
+    if numpy_resid and (int(rank) < shape(a)[1] or shape(a)[0] <= shape(a)[1]):
+        resid = asarray([], dtype=dt)
+    else:
+        resid = norm(b - matmul(a, x), axis=0) ** 2
+    if vector_b:
+        x = ravel(x)
+    return x, resid, rank, s
