@@ -3568,3 +3568,46 @@ def test_jit_rejects_what_jax_rejects():
     with pytest.raises(TypeError, match="str"):
         srcjax.jit(lambda x: x * 2)("abc")
     assert srcjax.jit(lambda x, n: x * n, static_argnums=1)(2.0, "ab" == "ab") == 2.0
+
+
+def _make_scale(k):
+    return lambda t: t * k
+
+
+def _pick_activation(name):
+    if name == "tanh":
+        return jnp.tanh
+    return lambda t: t * 2.0
+
+
+def test_functions_as_values_from_factories_and_in_iterated_lists():
+    # User A bug 12: a lambda returned by a factory, or held in a list a loop runs
+    # over, was refused ('a lambda used as a value').
+    def f(x):
+        acts = [lambda t: t * 2.0, lambda t: t - 1.0]
+        out = 0.0
+        for a in acts:
+            out = out * 10 + a(x)
+        return out
+
+    assert float(srcjax.grad(f)(3.0)) == 21.0
+    assert float(srcjax.jit(f)(3.0)) == f(3.0)
+
+    def g(x):
+        f2 = _make_scale(2.0)
+        return f2(x) + 10 * _make_scale(3.0)(x) + _pick_activation("tanh")(x)
+
+    want = 2.0 + 30.0 + (1.0 - np.tanh(0.5) ** 2)
+    assert_close(srcjax.grad(g)(0.5), want)
+    assert_close(srcjax.jit(g)(0.5), g(0.5))
+    xs = np.array([0.5, 1.0])
+    assert_close(srcjax.vmap(g)(xs), np.array([g(v) for v in xs]))
+
+    def layers(x):
+        double = _make_scale(2.0)
+        for a in (jnp.tanh, double, lambda t: t + 1.0):
+            x = a(x)
+        return x
+
+    assert_close(srcjax.grad(layers)(0.3), 2.0 * (1.0 - np.tanh(0.3) ** 2))
+    assert_close(srcjax.jit(layers)(0.3), layers(0.3))

@@ -635,6 +635,13 @@ class Normalizer:
         #: bindings of such a name to a known callable (``act = jnp.tanh``) are
         #: alternatives too
         self.fn_names: Set[str] = _function_names(node.body)
+        #: renamed name -> the functions a list display bound to it holds (a
+        #: name only iterated over by `for`: the loop is unrolled)
+        self.fn_lists: Dict[str, List[Any]] = dict(outer.fn_lists) if outer is not None else {}
+        #: the local function this (inlined) function returns, for its caller
+        self.returned_fn: Any = None
+        #: the local function the last inlined call returned (see assign_target)
+        self.pending_fn: Any = None
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
         #: parameters (source names) an inlining call binds to known functions
@@ -693,6 +700,8 @@ class Normalizer:
         body = [s for s in node.body if not _is_docstring(s)]
         lowerer = _Lowerer(self.namer, self.src)
         body = lowerer.lower_function(body)
+        # (`return lambda ...` in a branch became `result = lambda ...`)
+        self.fn_names |= _function_names(body)
         new_body = self.block(body)
         args = node.args
         if any(p.id in self.rename for p in args.args):
@@ -1004,6 +1013,13 @@ class Normalizer:
         elif isinstance(s, gast.For):
             self.for_loop(s)
         elif isinstance(s, gast.Return):
+            fn = self._returned_function(s.value)
+            if fn is not None:
+                # an inlined factory (`def make(k): return lambda t: t * k`): the
+                # caller binds the function; nothing is returned at run time
+                self.returned_fn = fn
+                self.emit(gast.Return(value=N.const(None)))
+                return
             val = N.const(None) if s.value is None else self.atom(s.value, base="out")
             self.emit(gast.Return(value=val))
         elif isinstance(s, gast.FunctionDef):
@@ -1109,9 +1125,22 @@ class Normalizer:
                 # g = (lambda t: ...) if c else (lambda t: ...): a choice of functions
                 self._stmt(as_if)
                 return
+        if (
+            isinstance(target, gast.Name)
+            and isinstance(value, (gast.List, gast.Tuple))
+            and self._only_iterated(target.id)
+        ):
+            fns = self._function_list(value)
+            if fns is not None:  # acts = [jnp.tanh, lambda t: t * 2]; for a in acts:
+                self.fn_lists[self.var(target.id)] = fns
+                return
         if isinstance(target, gast.Name):
             tname = self.var(target.id)
+            self.pending_fn = None
             self.compute_into(tname, value)
+            if self.pending_fn is not None:
+                fn, self.pending_fn = self.pending_fn, None
+                self.bind_local_fn(tname, fn)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
                 atoms = [self.atom(e) for e in value.elts]
@@ -1477,6 +1506,15 @@ class Normalizer:
     def for_loop(self, s: Any) -> None:
         it = s.iter
         target = s.target
+        fns = self._function_list(it) if isinstance(target, gast.Name) else None
+        if fns is not None:
+            # a loop over functions (`for act in (jnp.tanh, lambda t: t * 2)`): its
+            # passes are unrolled, each with the loop variable naming one function
+            for fn in fns:
+                self.bind_local_fn(self.var(target.id), fn)
+                for st in s.body:
+                    self.stmt(N.clone(st))
+            return
         # for x in range(...)
         rev = False
         if (
@@ -1859,6 +1897,17 @@ class Normalizer:
     # -- calls -----------------------------------------------------------------
     def call(self, e: Any, target: Optional[str]) -> tuple:
         func = e.func
+        if isinstance(func, gast.Call) and self._inlined_factory(func.func):
+            # make(2.0)(x), make a function that returns a local function
+            saved, self.pending_fn = self.pending_fn, None
+            inner = self.atom(func)
+            fn, self.pending_fn = self.pending_fn, saved
+            if fn is not None:
+                args = [self.atom(a) for a in e.args]
+                kws = {k.arg: self.atom(k.value) for k in e.keywords}
+                return self.call_local(fn, args, kws, e)
+            e = N.copy_origin(gast.Call(func=inner, args=e.args, keywords=e.keywords), e)
+            func = e.func
         # x.at[idx].set(v)
         if (
             isinstance(func, gast.Attribute)
@@ -2434,6 +2483,73 @@ class Normalizer:
             return N.name(t)
         return a
 
+    def _returned_function(self, value: Any) -> Any:
+        """The local function a ``return`` of an inlined function gives (a lambda or
+        a local function's name), else None."""
+        if not self.inlined or value is None:
+            return None
+        if isinstance(value, gast.Lambda):
+            from .source import _lambda_to_def
+
+            return _lambda_to_def(value)
+        if isinstance(value, gast.Name):
+            return self.local_fns.get(self.var(value.id))
+        return None
+
+    def _function_list(self, it: Any) -> Optional[List[Any]]:
+        """The functions a loop iterates over: a list/tuple display of lambdas,
+        local functions or known module-level functions, or a local bound to one
+        (see :meth:`assign_target`); else None."""
+        if isinstance(it, gast.Name) and it.id in self.locals:
+            return self.fn_lists.get(self.var(it.id))
+        if not isinstance(it, (gast.List, gast.Tuple)) or not it.elts:
+            return None
+        from .source import _lambda_to_def
+
+        fns: List[Any] = []
+        for e in it.elts:
+            if isinstance(e, gast.Lambda):
+                fns.append(_lambda_to_def(e))
+            elif (
+                isinstance(e, gast.Name)
+                and e.id in self.locals
+                and self.var(e.id) in self.local_fns
+            ):
+                fns.append(self.local_fns[self.var(e.id)])
+            elif isinstance(e, (gast.Name, gast.Attribute)):
+                status, obj = self.resolve(e)
+                if status != "found" or not _is_static_callable(obj):
+                    return None
+                fns.append(_GlobalFn(e))
+            else:
+                return None
+        return fns
+
+    def _inlined_factory(self, f: Any) -> bool:
+        """Whether calling ``f`` inlines user code (a local function, or a Python
+        function of the user's): its call may return a local function."""
+        if isinstance(f, gast.Name) and f.id in self.locals:
+            return self.var(f.id) in self.local_fns
+        status, obj = self.resolve(f)
+        return (
+            status == "found"
+            and isinstance(obj, types.FunctionType)
+            and not _is_library_function(obj)
+            # (srcjax's own functions: grad(f)(x) is a transform call, not a factory)
+            and not (getattr(obj, "__module__", None) or "").split(".")[0] == "srcjax"
+        )
+
+    def _only_iterated(self, name: str) -> bool:
+        """Whether every read of the source name ``name`` in this function is the
+        iterable of a ``for`` loop."""
+        loads = iters = 0
+        for n in gast.walk(self.src.node):
+            if isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id == name:
+                iters += 1
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+                loads += 1
+        return loads == iters
+
     def _is_local_fn(self, n: str) -> bool:
         return n in self.fn_names or (n in self.locals and self.var(n) in self.local_fns)
 
@@ -2620,6 +2736,8 @@ class Normalizer:
             self.emit(N.assign(sub.var(p), values[p]), Op("copy", elts=[values[p]]))
         self.origin = saved_origin
         sub_fdef = sub.run()
+        if sub.returned_fn is not None:
+            self.pending_fn = _ForeignFn(sub, sub.returned_fn)
         body = sub_fdef.body
         ret = None
         if body and isinstance(body[-1], gast.Return):
