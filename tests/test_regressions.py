@@ -3611,3 +3611,13 @@ def test_functions_as_values_from_factories_and_in_iterated_lists():
 
     assert_close(srcjax.grad(layers)(0.3), 2.0 * (1.0 - np.tanh(0.3) ** 2))
     assert_close(srcjax.jit(layers)(0.3), layers(0.3))
+
+
+def test_generator_over_a_list_of_functions():
+    # User C bug 8a: sum(f(x) for f in fs) with fs a list of functions was refused.
+    def loss(x):
+        fs = [nn.relu, lambda v: v * 0.5, jnp.tanh]
+        return jnp.sum(sum(f(x) for f in fs))
+
+    x = np.array([0.5, -1.0, 2.0])
+    assert_close(srcjax.grad(loss)(x), fd_grad(loss, x))

@@ -2544,7 +2544,11 @@ class Normalizer:
         iterable of a ``for`` loop."""
         loads = iters = 0
         for n in gast.walk(self.src.node):
-            if isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id == name:
+            if (
+                isinstance(n, (gast.For, gast.comprehension))
+                and isinstance(n.iter, gast.Name)
+                and n.iter.id == name
+            ):
                 iters += 1
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
                 loads += 1
