@@ -134,3 +134,173 @@ def test_cumulative_sum_accumulates_small_ints_as_sum():
 def test_rot90_by_a_full_turn_is_canonical():
     """Fresh-user run 5: rot90(k=4) of an int64 array returned int64 (JAX: int32)."""
     assert sjnp.rot90(np.arange(4).reshape(2, 2), 4).dtype == np.int32
+
+
+# ---------------------------------------------------------------------------
+# lexsort, histogram, histogram_bin_edges, float_power, ix_: values recorded
+# from JAX 0.10.2 in tests/data/functions_hist_jax.npz.
+HIST_DATA = pathlib.Path(__file__).parent / "data" / "functions_hist_jax.npz"
+
+
+def _hist_inputs():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(40,)).astype(np.float32)
+    w = rng.uniform(size=(40,)).astype(np.float32)
+    k1 = np.array([2, 4, 2, 3, 5, 3, 2], np.int32)
+    k2 = np.array([1, 2, 1, 3, 2, 1, 1], np.int32)
+    kf = np.array([0.5, np.nan, -1.0, 0.5, 2.0, -np.inf, 0.5], np.float32)
+    return x, w, k1, k2, kf
+
+
+def _hist_compute(jax, jnp):
+    x, w, k1, k2, kf = _hist_inputs()
+    r = {}
+    r["lexsort"] = jnp.lexsort([k1, k2])
+    r["lexsort_3"] = jnp.lexsort((k1, kf, k2))
+    r["lexsort_float"] = jnp.lexsort([kf])
+    r["lexsort_array"] = jnp.lexsort(np.stack([k1, k2]))
+    two = np.stack([k1[:6].reshape(2, 3), k2[:6].reshape(2, 3)])
+    r["lexsort_axis0"] = jnp.lexsort(two, axis=0)
+    r["lexsort_axis1"] = jnp.lexsort(two)
+    r["lexsort_scalar"] = jnp.lexsort([np.float32(1.0)])
+    r["vmap_lexsort"] = jax.vmap(lambda a, b: jnp.lexsort((a, b)))(two[0], two[1])
+    r["jit_lexsort"] = jax.jit(lambda a, b: jnp.lexsort([a, b]))(k1, kf)
+    hists = {
+        "default": dict(),
+        "bins5": dict(bins=5),
+        "range": dict(bins=4, range=(-1.0, 1.0)),
+        "edges": dict(bins=np.array([-2.0, -0.5, 0.0, 0.3, 2.0], np.float32)),
+        "weights": dict(bins=6, weights=w),
+        "density": dict(bins=7, density=True),
+        "density_w": dict(bins=np.array([-3.0, 0.0, 0.5, 3.0]), weights=w, density=True),
+    }
+    for name, kw in hists.items():
+        r[f"hist_{name}"], r[f"hist_{name}_edges"] = jnp.histogram(x, **kw)
+    r["hist_int"], r["hist_int_edges"] = jnp.histogram(np.array([1, 2, 2, 3, 7]), bins=3)
+    r["hist_const"], r["hist_const_edges"] = jnp.histogram(np.full(4, 2.0, np.float32), bins=2)
+    r["hist_2d"], r["hist_2d_edges"] = jnp.histogram(x.reshape(5, 8), bins=3, range=(0, 1))
+    r["hist_int_w"], _ = jnp.histogram(np.array([1.0, 2.0]), bins=2, weights=np.array([3, 4]))
+    r["bin_edges"] = jnp.histogram_bin_edges(x, bins=4)
+    r["bin_edges_range"] = jnp.histogram_bin_edges(x, 3, range=[0, 2])
+    r["bin_edges_int"] = jnp.histogram_bin_edges(np.arange(5), 2)
+    r["grad_hist_weights"] = jax.grad(
+        lambda w: jnp.sum(jnp.histogram(x, bins=5, weights=w)[0] ** 2)
+    )(w)
+    r["grad_hist_density"] = jax.grad(
+        lambda x: jnp.sum(jnp.histogram(x, bins=4, density=True)[0] * jnp.arange(4.0))
+    )(x)
+    r["grad_bin_edges"] = jax.grad(lambda x: jnp.sum(jnp.histogram_bin_edges(x, 3) ** 2))(x)
+    r["vmap_hist"] = jax.vmap(lambda x: jnp.histogram(x, bins=3, range=(-1, 1))[0])(
+        x.reshape(4, 10)
+    )
+    r["vmap_hist_auto"] = jax.vmap(lambda x: jnp.histogram(x, bins=3))(x.reshape(4, 10))
+    r["jit_hist"] = jax.jit(lambda x, w: jnp.histogram(x, bins=4, weights=w, density=True))(x, w)
+    a = np.array([0.5, 2.0, 0.0, 3.0], np.float32)
+    r["float_power"] = jnp.float_power(a, np.array([2.0, -1.5, 3.0, 0.5], np.float32))
+    r["float_power_int"] = jnp.float_power(np.array([2, 3, -2]), 2)
+    r["float_power_int_neg"] = jnp.float_power(np.array([2, 4]), np.array([-1, -2]))
+    r["float_power_scalar"] = jnp.float_power(a, 2)
+    r["float_power_nan"] = jnp.float_power(-3.0, 1.7)
+    r["float_power_f16"] = jnp.float_power(np.float16([1.5, 2.0]), np.float16(3))
+    r["float_power_c"] = jnp.float_power(np.complex64([1 + 1j]), 2.0)
+    r["grad_float_power_x"] = jax.grad(lambda x: jnp.sum(jnp.float_power(x, 2.5)))(a)
+    r["grad_float_power_y"] = jax.grad(lambda y: jnp.sum(jnp.float_power(a, y)))(a + 1.0)
+    r["vmap_float_power"] = jax.vmap(jnp.float_power)(a, a + 1.0)
+    ix = jnp.ix_(np.array([0, 2]), np.array([1, 3, 0]))
+    r["ix_0"], r["ix_1"] = ix
+    grid = np.arange(20.0, dtype=np.float32).reshape(4, 5)
+    r["ix_take"] = grid[jnp.ix_(np.array([3, 1]), np.array([4, 0, 2]))]
+    r["ix_three"] = jnp.ix_(np.array([1.5]), np.array([1, 2]), np.array([0, 1, 2]))[2]
+    r["ix_empty"] = jnp.ix_(np.array([], np.float32), np.array([1]))[0]
+    r["grad_ix"] = jax.grad(lambda u, v: jnp.sum(jnp.sin(sum(jnp.ix_(u, v)))), argnums=(0, 1))(
+        a, a[:3]
+    )
+    r["jit_ix"] = jax.jit(lambda u, v: jnp.asarray(grid)[jnp.ix_(u, v)])(
+        np.array([0, 3]), np.array([1])
+    )
+    out = {}
+    for k, v in r.items():
+        if isinstance(v, tuple):
+            for j, e in enumerate(v):
+                out[f"{k}_{j}"] = np.asarray(e)
+        else:
+            out[k] = np.asarray(v)
+    return out
+
+
+def _hist_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _hist_compute(jax, jjnp)
+
+
+def test_lexsort_histogram_float_power_ix_match_jax():
+    recorded = jax_recorded(HIST_DATA, _hist_with_jax)
+    with np.errstate(all="ignore"):
+        ours = _hist_compute(srcjax, sjnp)
+    assert_matches_recorded(ours, recorded, rtol=1e-5, atol=1e-6)
+
+
+def test_histogram_float_power_grads_match_finite_differences():
+    from helpers import fd_grad
+
+    from srcjax import config
+
+    x, w, *_ = _hist_inputs()
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    config.update("jax_enable_x64", True)
+    try:
+        cases = [
+            (lambda w: sjnp.sum(sjnp.histogram(x, bins=5, weights=w)[0] ** 2), w),
+            (lambda x: sjnp.sum(sjnp.histogram(x, 4, density=True)[0] * sjnp.arange(4.0)), x),
+            (lambda x: sjnp.sum(sjnp.histogram_bin_edges(x, 3) ** 2), x),
+            (lambda a: sjnp.sum(sjnp.float_power(a, 2.5) + sjnp.float_power(2.0, a)), w + 0.5),
+        ]
+        for f, v in cases:
+            np.testing.assert_allclose(srcjax.grad(f)(v), fd_grad(f, v), rtol=1e-6, atol=1e-8)
+    finally:
+        config.update("jax_enable_x64", False)
+
+
+def test_lexsort_histogram_vmap_and_jit():
+    x, w, k1, k2, kf = _hist_inputs()
+    xs = x.reshape(4, 10)
+    ws = w.reshape(4, 10)
+    cases = [
+        (lambda a: sjnp.lexsort([a, -a]), xs),
+        (lambda a: sjnp.histogram(a, bins=3, weights=a * a, density=True), xs),
+        (lambda a: sjnp.histogram(ws[0], bins=a, weights=ws[1]), np.sort(xs[:, :4], axis=1)),
+        (lambda a: sjnp.float_power(a, 1.5), ws),
+        (lambda a: sjnp.ix_(a, a[:2])[1], xs),
+        (srcjax.grad(lambda a: sjnp.histogram(a, bins=3, density=True)[0][1]), xs),
+    ]
+    for f, batch in cases:
+        got = srcjax.tree_util.tree_leaves(srcjax.vmap(f)(batch))
+        want = [srcjax.tree_util.tree_leaves(f(b)) for b in batch]
+        for j, g in enumerate(got):
+            np.testing.assert_allclose(g, np.stack([w_[j] for w_ in want]), rtol=1e-6, atol=1e-7)
+        for g, e in zip(
+            srcjax.tree_util.tree_leaves(srcjax.jit(f)(batch[0])),
+            srcjax.tree_util.tree_leaves(f(batch[0])),
+        ):
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+
+
+def test_lexsort_histogram_ix_errors():
+    import pytest
+
+    with pytest.raises(TypeError, match="len > 0"):
+        sjnp.lexsort([])
+    with pytest.raises(ValueError, match="same shape"):
+        sjnp.lexsort([np.ones(3), np.ones(4)])
+    with pytest.raises(ValueError, match="same shape as a"):
+        sjnp.histogram(np.ones(3), weights=np.ones(4))
+    with pytest.raises(NotImplementedError, match="string values"):
+        sjnp.histogram(np.ones(3), bins="auto")
+    with pytest.raises(ValueError, match="sequence of scalars"):
+        sjnp.histogram(np.ones(3), range=(0.0, 1.0, 2.0))
+    with pytest.raises(ValueError, match="1-dimensional"):
+        sjnp.ix_(np.ones((2, 2)))
+    with pytest.raises(NotImplementedError, match="Boolean"):
+        sjnp.ix_(np.array([True, False]))

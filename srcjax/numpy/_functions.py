@@ -44,6 +44,7 @@ from ..primitives.reductions import max as _max
 from ..primitives.reductions import min as _min
 from ..primitives.registry import Primitive, register
 from ..primitives.structural import (
+    argsort,
     concatenate,
     diff,
     flip,
@@ -54,6 +55,7 @@ from ..primitives.structural import (
     swapaxes,
     take,
     take_adjoint,
+    take_along_axis,
     transpose,
 )
 
@@ -78,11 +80,16 @@ __all__ = [
     "ediff1d",
     "fliplr",
     "flipud",
+    "float_power",
     "heaviside",
+    "histogram",
+    "histogram_bin_edges",
     "hsplit",
     "isin",
     "iscomplexobj",
     "isscalar",
+    "ix_",
+    "lexsort",
     "logspace",
     "nanargmax",
     "nanargmin",
@@ -151,7 +158,55 @@ def _sum_accumulator(x):
     return int_accumulator(_np.result_type(x))
 
 
+def _lexsort_check(shapes):
+    """Static: JAX's checks of lexsort's keys (their shapes); True for 0-d keys."""
+    if len(shapes) == 0:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if len({tuple(s) for s in shapes}) > 1:
+        raise ValueError("all keys need to be the same shape")
+    return len(shapes[0]) == 0
+
+
+def _hist_bins(bins, rank):
+    """Static: ``None`` for bin edges (``rank`` 1: ``bins``' per-example rank),
+    else the number of bins (``operator.index``; JAX's NotImplementedError for
+    a string)."""
+    import operator
+
+    if isinstance(bins, str):
+        raise NotImplementedError("string values for `bins` not implemented.")
+    if rank == 1:
+        return None
+    return operator.index(bins)
+
+
+def _hist_check(a_shape, other_shape, what):
+    """Static: histogram's shape checks (JAX's messages)."""
+    if what == "weights" and tuple(a_shape) != tuple(other_shape):
+        raise ValueError("weights should have the same shape as a.")
+    if what == "range" and tuple(other_shape) != (2,):
+        raise ValueError(f"`range` must be either None or a sequence of scalars, got {a_shape}")
+    return True
+
+
+def _ix_shape(a_shape, a_dtype, i, n):
+    """Static: the shape ``ix_`` gives its ``i``-th of ``n`` arguments (JAX's
+    errors for one that is not 1-D or is boolean)."""
+    a_shape = tuple(a_shape)
+    if len(a_shape) != 1:
+        raise ValueError(f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {a_shape}")
+    if _np.dtype(a_dtype) == _np.bool_:
+        raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not implemented")
+    return tuple(a_shape[0] if j == i else 1 for j in range(n))
+
+
 inexact_dtype = _static("ad.inexact_dtype", _inexact_dtype)
+lexsort_check = _static("ad.lexsort_check", _lexsort_check)
+hist_bins = _static("ad.hist_bins", _hist_bins)
+hist_check = _static("ad.hist_check", _hist_check)
+ix_shape = _static("ad.ix_shape", _ix_shape)
+for _p in (lexsort_check, hist_bins, hist_check, ix_shape):
+    _p.def_batch(lambda c: (c.rebuild(), False))  # shapes and dtypes only: unbatched
 sum_accumulator = _static("ad.sum_accumulator", _sum_accumulator)
 bincount_length = _static("ad.bincount_length", _bincount_length)
 average_weight_shape = _static("ad.average_weight_shape", _average_weight_shape)
@@ -682,3 +737,124 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     else:
         w = where(valid, weights, zeros_like(weights))
     return take_adjoint(w, zeros((length,), dtype=w.dtype), idx, 0)
+
+
+# ---------------------------------------------------------------------------
+# float_power, ix_, lexsort, histogram
+
+
+def float_power(x1, x2):
+    """``x1 ** x2`` elementwise after JAX's inexact promotion
+    (jax.numpy.float_power: ``lax.pow`` of the operands promoted to a common
+    inexact dtype; unlike NumPy not widened to float64, so float32 and weakly
+    typed Python scalars stay float32, integers give the default float). Shape:
+    the broadcast of both. A negative base with a non-integer exponent gives
+    NaN. Differentiable in both, with ``power``'s rules (the derivative in
+    ``x2`` is 0 where ``x1 == 0``, as JAX's)."""
+    dt = inexact_dtype(x1, x2)
+    return power(asarray(x1, dtype=dt), asarray(x2, dtype=dt))
+
+
+def ix_(*args):
+    """An open mesh from 1-D sequences (jax.numpy.ix_): the ``i``-th of ``n``
+    arguments reshaped to ``(1, ..., len, ..., 1)`` (its length at axis ``i``),
+    so that ``x[ix_(rows, cols)]`` picks the cross product. Returns a tuple;
+    dtypes those of the arguments (an empty one gives the default int, as JAX).
+    Differentiable (a reshape). Raises ``ValueError`` for an argument that is
+    not 1-D and ``NotImplementedError`` for a boolean one, as JAX."""
+    n = len(args)
+    out = []
+    for i in range(n):
+        a = asarray(args[i])
+        s = ix_shape(shape(a), a.dtype, i, n)
+        if size(a) == 0:
+            out.append(zeros(s, dtype=default_int()))
+        else:
+            out.append(reshape(a, s))
+    return tuple(out)
+
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by several keys (jax.numpy.lexsort): the last key is the
+    primary one, ties broken by the one before, and so on; equal rows keep
+    their order (stable). ``keys``: a sequence of arrays of one shape, or an
+    array whose rows are the keys. Sorted along ``axis``; NaNs last. Shape: the
+    keys' (0-d keys give ``0``); dtype: the default int. Computed as stable
+    argsorts from the least significant key up. Not differentiable. Raises
+    ``TypeError`` for no keys and ``ValueError`` for keys of different
+    shapes."""
+    n = len(keys)
+    scalar = lexsort_check([shape(keys[i]) for i in range(n)])
+    if scalar:
+        return zeros((), dtype=default_int())
+    idx = argsort(keys[0], axis=axis, stable=True)
+    for i in range(1, n):
+        k = take_along_axis(keys[i], idx, axis)
+        idx = take_along_axis(idx, argsort(k, axis=axis, stable=True), axis)
+    return asarray(idx, dtype=default_int())
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """The bin edges :func:`histogram` uses (jax.numpy.histogram_bin_edges).
+
+    ``bins``: an int (that many equal bins from ``range``, default ``(a.min(),
+    a.max())``, widened by 0.5 on both sides when it is empty) or a 1-D array
+    of edges (returned as they are). Shape ``(bins + 1,)``; dtype the inexact
+    dtype of ``a`` (integers give the default float). Differentiable in ``a``
+    through ``a.min()``/``a.max()``. ``weights`` is unused. Raises
+    ``NotImplementedError`` for a string ``bins``, ``TypeError`` for a
+    non-integer count and ``ValueError`` for a ``range`` that is not two
+    scalars."""
+    nbins = hist_bins(bins, 0 if isinstance(bins, str) else len(shape(bins)))
+    a = asarray(a)
+    dt = inexact_dtype(a)
+    if nbins is None:
+        return asarray(bins, dtype=dt)
+    if range is None:
+        lo = asarray(_min(a), dtype=dt)
+        hi = asarray(_max(a), dtype=dt)
+    else:
+        r = asarray(range, dtype=dt)
+        hist_check(range, shape(r), "range")
+        lo = r[0]
+        hi = r[1]
+    empty = hi - lo == 0
+    lo2 = where(empty, lo - 0.5, lo)
+    hi2 = where(empty, hi + 0.5, hi)
+    return linspace(lo2, hi2, nbins + 1, dtype=dt)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """A 1-D histogram of the values of ``a`` (jax.numpy.histogram), over all
+    of its elements.
+
+    ``bins`` and ``range`` as :func:`histogram_bin_edges`; bins are half-open
+    ``[e_i, e_{i+1})`` except the last, which includes its right edge; values
+    outside the edges (and NaNs) are not counted. ``weights``: an array of
+    ``a``'s shape summed per bin instead of counts. ``density``: counts divided
+    by the bin widths and by their total. Returns ``(counts, edges)``: shapes
+    ``(nbins,)`` and ``(nbins + 1,)``; dtypes JAX's inexact promotion of ``a``
+    and ``weights`` (float32 counts for integer data). Differentiable in
+    ``weights``, and in ``a`` through the edges (``range=None``) and density's
+    widths. Raises ``ValueError`` when ``weights`` has another shape, and the
+    errors of :func:`histogram_bin_edges`."""
+    if weights is None:
+        a = asarray(a, dtype=inexact_dtype(a))
+        weights = ones_like(a)
+    else:
+        hist_check(shape(a), shape(weights), "weights")
+        dt = inexact_dtype(a, weights)
+        a = asarray(a, dtype=dt)
+        weights = asarray(weights, dtype=dt)
+    edges = histogram_bin_edges(a, bins, range)
+    nb = shape(edges)[0]
+    flat = ravel(a)
+    idx = searchsorted(edges, flat, side="right")
+    idx = where(flat == edges[-1], nb - 1, idx)
+    # bin 0 (below the first edge) and nb (above the last) are dropped, as JAX's
+    # scatter drops them
+    total = take_adjoint(ravel(weights), zeros((nb + 1,), dtype=weights.dtype), idx, 0)
+    counts = total[1:nb]
+    if density:
+        counts = counts / diff(edges) / sum(counts)
+    return counts, edges

@@ -3005,7 +3005,7 @@ _reg("ad.linspace_frac_shape", _linspace_frac_shape, differentiable=False)
 
 
 def _linspace_rule(c):
-    """Per example ``start + frac * (stop - start)`` with the fractions of
+    """Per example ``start * (1 - frac) + stop * frac`` with the fractions of
     ``linspace(0, 1, num, endpoint)`` along the (shifted) ``axis``."""
     okr, retstep = c.static("retstep")
     oka, axis = c.static("axis")
@@ -3023,9 +3023,7 @@ def _linspace_rule(c):
     s_al = c.let("lin_start_al", N.call("ad.lift", [N.clone(start), rank_of(stop)]))
     e_al = c.let("lin_stop_al", N.call("ad.lift", [N.clone(stop), rank_of(start)]))
     bax = N.const(axis + 1 if axis >= 0 else axis)
-    delta = c.let("lin_delta", gast.BinOp(left=N.clone(e_al), op=gast.Sub(), right=N.clone(s_al)))
     s_e = c.let("lin_start_e", N.call("jnp.expand_dims", [N.clone(s_al), N.clone(bax)]))
-    d_e = c.let("lin_delta_e", N.call("jnp.expand_dims", [delta, N.clone(bax)]))
     dtype = c.let("lin_dtype", N.call("ad.linspace_dtype", [c.arg("dtype") or N.const(None)]))
     num = c.arg("num") or N.const(50)
     endpoint = c.arg("endpoint") or N.const(True)
@@ -3043,9 +3041,17 @@ def _linspace_rule(c):
             ],
         ),
     )
+    # JAX's start * (1 - frac) + stop * frac: exactly stop at the endpoint (start
+    # + 1.0 * (stop - start) can miss it by an ulp; histogram compares with it)
+    e_e = c.let("lin_stop_e", N.call("jnp.expand_dims", [N.clone(e_al), N.clone(bax)]))
+    one_minus = gast.BinOp(left=N.const(1), op=gast.Sub(), right=N.clone(frac))
     out = c.let(
         "lin_out",
-        gast.BinOp(left=s_e, op=gast.Add(), right=gast.BinOp(left=frac, op=gast.Mult(), right=d_e)),
+        gast.BinOp(
+            left=gast.BinOp(left=s_e, op=gast.Mult(), right=one_minus),
+            op=gast.Add(),
+            right=gast.BinOp(left=frac, op=gast.Mult(), right=e_e),
+        ),
     )
     return N.call("ad.astype", [out, dtype])
 
