@@ -12,8 +12,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .api import Transformed, _kind, finish
+from .api import Transformed, _kind, finish, user_none_names
 from .errors import TransformValueError
+from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
@@ -244,6 +245,10 @@ class _Vmap(Transformed):
         else:
             for p in visible:
                 per[p] = axes
+        for p in params[len(full) :]:
+            # left to its default (an outer transform passes only the arguments
+            # given: jit(vmap(f))(x) for def f(x, n=4)): unmapped, as in JAX
+            per[p] = None
         bound_names = {}
         for p, v in zip(params[:nb], self._pbound):
             bname = norm.namer.fresh(f"{p}_bound")
@@ -274,6 +279,9 @@ class _Vmap(Transformed):
             user_names=getattr(target, "__srcjax_user_names__", None)
             if hasattr(target, "__srcjax_deps__")
             else None,
+            user_none=getattr(target, "__srcjax_user_none__", None)
+            if hasattr(target, "__srcjax_deps__")
+            else user_none_names(src, frozenset(N.names_in(src.node))),
         )
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)

@@ -1212,3 +1212,80 @@ def test_vmap_of_grad_checks_the_users_variables_too(fn):
     same = np.array([1.0, 2.0], np.float32)
     want = [float(srcjax.grad(fn)(x)) for x in same]
     np.testing.assert_allclose(vmap(srcjax.grad(fn))(same), want)
+
+
+def _zeros_of_default_length(x, n=4):
+    return jnp.zeros((n,)) + x
+
+
+def _random_of_default_length(key, n=5):
+    return srcjax.random.uniform(key, (n,))
+
+
+def test_jit_of_vmap_leaves_defaulted_parameters_unmapped():
+    """User D bug 7: jit(vmap(f)) with a parameter left to its default (a shape)
+    mapped that parameter too (internal TypeError in ad.tree_row); JAX maps only
+    the arguments passed, as vmap(f) and vmap(jit(f)) did."""
+    x = np.arange(3.0, dtype=np.float32)
+    want = np.stack([np.zeros(4, np.float32) + v for v in x])
+    for fn in [vmap(_zeros_of_default_length), srcjax.jit(vmap(_zeros_of_default_length))]:
+        got = fn(x)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+    got = srcjax.jit(vmap(_zeros_of_default_length, in_axes=(0,)))(x)
+    np.testing.assert_array_equal(got, want)
+    keys = srcjax.random.split(srcjax.random.PRNGKey(0), 3)
+    want = np.stack([np.asarray(_random_of_default_length(k)) for k in keys])
+    np.testing.assert_array_equal(srcjax.jit(vmap(_random_of_default_length))(keys), want)
+
+
+def _loop_local_temporary(k):
+    y = 1.0
+    t = 0.0
+    while t < 1.0:
+        g = k * y
+        if g < 100.0:
+            y = y + 0.1 * g
+        t = t + k
+    return y
+
+
+def _early_returns(a):
+    if a < 0:
+        return -a * 2.0
+    s = 0.0
+    for i in range(5):
+        s = s + a**i
+        if s > 10.0:
+            return s
+    return s * 0.5
+
+
+def _nested_while_counter(a):
+    s = 0.0
+    i = 0.0
+    while i < a:
+        j = 0.0
+        while j < i:
+            s = s + a * j
+            j = j + 1.0
+        i = i + 1.0
+    return s
+
+
+@pytest.mark.parametrize(
+    "fn, xs",
+    [
+        (_loop_local_temporary, [0.3, 0.45]),
+        (_early_returns, [0.3, -1.2, 2.5]),
+        (_nested_while_counter, [2.5, 4.2]),
+    ],
+)
+def test_vmap_of_grad_with_names_some_paths_leave_unset(fn, xs):
+    # User D bug 5: the structure check took generated code's forward declarations
+    # (None on a path that left a name unset) for a user's None: valid programs
+    # were refused. Only the user's own `= None` is a value now.
+    xs = np.array(xs, np.float32)
+    want = [float(srcjax.grad(fn)(x)) for x in xs]
+    np.testing.assert_allclose(vmap(srcjax.grad(fn))(xs), want, rtol=1e-6)
+    np.testing.assert_allclose(vmap(fn)(xs), [float(fn(x)) for x in xs], rtol=1e-6)
