@@ -19,7 +19,8 @@ def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's nam
     Args:
         fmt: a ``str.format`` template (``"x={x}"``).
         *args, **kwargs: values to format (arrays print as NumPy prints them;
-            under ``vmap`` the whole batch is printed at once, not per example).
+            under ``vmap`` one line per example, as in JAX; inside a
+            per-example ``if`` or loop, only the examples that run it).
 
     Returns:
         None. Not differentiable (it has no output).

@@ -1289,3 +1289,81 @@ def test_vmap_of_grad_with_names_some_paths_leave_unset(fn, xs):
     want = [float(srcjax.grad(fn)(x)) for x in xs]
     np.testing.assert_allclose(vmap(srcjax.grad(fn))(xs), want, rtol=1e-6)
     np.testing.assert_allclose(vmap(fn)(xs), [float(fn(x)) for x in xs], rtol=1e-6)
+
+
+def _debug_print_sum(x):
+    srcjax.debug.print("sum={s:.3f}", s=jnp.sum(x))
+    return x * 2
+
+
+def _print_while(x):
+    i = 0
+    while x < 10.0:
+        x = x * 2.0
+        i = i + 1
+        print("i =", i, "x =", x)
+        srcjax.debug.print("i={i} x={x}", i=i, x=x)
+    return x, i
+
+
+def _print_branch(x):
+    if x > 0:
+        srcjax.debug.print("pos {}", x)
+        y = x * 2
+    else:
+        srcjax.debug.print("neg {}", x)
+        y = -x
+    return y
+
+
+def test_debug_print_with_a_format_spec_prints_each_example(capsys):
+    """User D bug 8: jax.debug.print under vmap prints one line per example
+    (JAX 0.10.2 printed these two lines, in example order); a format spec
+    ({s:.3f}) raised numpy's TypeError on the batched array."""
+    X = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for fn in [vmap(_debug_print_sum), srcjax.jit(vmap(_debug_print_sum))]:
+        np.testing.assert_array_equal(fn(X), X * 2)
+        assert capsys.readouterr().out == "sum=3.000\nsum=12.000\n"
+
+
+def test_print_in_a_masked_loop_shows_only_running_examples(capsys):
+    """User D bug 9: print in a vmapped while showed, for examples that had
+    finished, the stand-in values of another example (their counters seemed to
+    go on). Examples not running are masked (`--`) in print's arrays and have no
+    line of debug.print."""
+    xs = np.array([1.0, 3.0], np.float32)  # 4 and 2 passes
+    want_out = (
+        "i = [1 1] x = [2. 6.]\ni=1 x=2.0\ni=1 x=6.0\n"
+        "i = [2 2] x = [ 4. 12.]\ni=2 x=4.0\ni=2 x=12.0\n"
+        "i = [3 --] x = [8.0 --]\ni=3 x=8.0\n"
+        "i = [4 --] x = [16.0 --]\ni=4 x=16.0\n"
+    )
+    for fn in [vmap(_print_while), srcjax.jit(vmap(_print_while))]:
+        x, i = fn(xs)
+        np.testing.assert_array_equal(x, [16.0, 12.0])
+        np.testing.assert_array_equal(i, [4, 2])
+        assert capsys.readouterr().out == want_out
+    # per example, the debug.print lines are those of the example run alone
+    for x0 in xs:
+        _print_while(x0)
+    alone = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("i=")]
+    batched = [ln for ln in want_out.splitlines() if ln.startswith("i=")]
+    assert sorted(alone) == sorted(batched)
+    # vmap of vmap: each outer example prints its own rows, masked by both loops
+    XX = np.array([[1.0, 3.0], [5.0, 20.0]], np.float32)
+    x, i = vmap(vmap(_print_while))(XX)
+    np.testing.assert_array_equal(i, [[4, 2], [1, 0]])
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln for ln in lines if ln.startswith("i=")] == [
+        "i=1 x=2.0", "i=1 x=6.0", "i=1 x=10.0",
+        "i=2 x=4.0", "i=2 x=12.0", "i=3 x=8.0", "i=4 x=16.0",
+    ]  # fmt: skip
+    assert "i = [1 --] x = [10.0 --]" in lines
+
+
+def test_debug_print_in_a_per_example_branch(capsys):
+    """Each example prints in the branch it takes (both branches run under vmap)."""
+    xs = np.array([1.0, -2.0, 3.0], np.float32)
+    for fn in [vmap(_print_branch), srcjax.jit(vmap(_print_branch))]:
+        np.testing.assert_array_equal(fn(xs), [2.0, 2.0, 6.0])
+        assert capsys.readouterr().out == "pos 1.0\npos 3.0\nneg -2.0\n"

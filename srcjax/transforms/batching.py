@@ -34,8 +34,10 @@ example shares. Design:
   the inputs of a row that does, with no gradient path) and selects the
   results with ``ad.select``; so gradients through the converted ``if`` never
   pick up NaN/inf from the branch not taken (the "double where" done for the
-  user). Side effects in the branches (``print``) run once for the whole
-  batch, and in the mixed case for both branches. A ``while`` with a batched
+  user). Side effects in the branches run once for the whole batch, and in
+  the mixed case for both branches; ``print`` and ``debug.print`` become
+  ``ad.print_examples``, which shows only the examples that run them (one line
+  per example for ``debug.print``). A ``while`` with a batched
   test runs until no example continues; its body is a batched ``if`` on the
   per-example "still running" flags, so finished examples keep their values.
 - **Generated code is ordinary srcjax input**: every helper is a registered
@@ -350,6 +352,10 @@ class Batcher:
         #: whose condition differs per example, the body of a masked loop):
         #: collectives are refused there (their operands are not every example's)
         self.mixed_depth = 0
+        #: the per-example flags (and polarity: False in an else branch) of the
+        #: per-example ``if``/masked loops around the code being batched, for
+        #: printing only the examples that run a ``print`` (ad.print_examples)
+        self.example_masks: List[Tuple[Any, bool]] = []
         #: names bound only to static metadata anywhere in the function (see _static_names)
         self.static = _static_names(self.fdef.body)
         #: lists pushed to or popped from anywhere in the function: only these can be
@@ -685,6 +691,9 @@ class Batcher:
         return out
 
     def expr_stmt(self, s: Any, op: Optional[Op]) -> List[Any]:
+        printed = self.print_stmt(s, op)
+        if printed is not None:
+            return printed
         if op is not None and op.kind == "append":
             v = op.elts[0]
             lst = op.target
@@ -706,6 +715,118 @@ class Batcher:
             st = self.at(N.assign(tmp, s.value), s)
             return self.prim_assign(st, op, tmp)
         return [s]
+
+    def _callee(self, func: Any) -> Any:
+        """The object a call's ``func`` (a name or a dotted attribute) names, or None."""
+        import builtins
+
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            return None
+        src = self.norm.src
+        name = func.id
+        if name in self.bindings:
+            obj = self.bindings[name]
+        elif name in src.closure:
+            try:
+                obj = src.closure[name].cell_contents
+            except ValueError:
+                return None
+        elif name in src.globals:
+            obj = src.globals[name]
+        else:
+            obj = getattr(builtins, name, None)
+        for a in reversed(parts):
+            obj = getattr(obj, a, None)
+        return obj
+
+    def print_stmt(self, s: Any, op: Optional[Op]) -> Optional[List[Any]]:
+        """``print(...)`` / ``srcjax.debug.print(...)`` on batched values (or inside
+        a per-example branch): ``ad.print_examples``, which prints one line per
+        running example for ``debug.print`` (as JAX) and masks the examples not
+        running in ``print``'s arrays."""
+        import builtins
+
+        from .. import debug
+
+        value = s.value
+        if (
+            op is not None
+            and op.kind == "prim"
+            and op.prim.public == "ad.print_examples"
+            and isinstance(value, gast.Call)
+        ):
+            return self.print_rows(s, value)
+        if op is None or op.kind != "inactive" or not isinstance(value, gast.Call):
+            return None
+        if any(isinstance(a, gast.Starred) for a in value.args) or any(
+            k.arg is None for k in value.keywords
+        ):
+            return None
+        fn = self._callee(value.func)
+        if fn is not builtins.print and fn is not debug.print:
+            return None
+        operands = list(value.args) + [k.value for k in value.keywords]
+        batched = [self.is_batched(a) for a in operands]
+        if not any(batched) and not (fn is debug.print and self.example_masks):
+            return None
+        masks = gast.Tuple(elts=[N.clone(m) for m, _ in self.example_masks], ctx=gast.Load())
+        pols = gast.Tuple(elts=[N.const(p) for _, p in self.example_masks], ctx=gast.Load())
+        flags = gast.Tuple(elts=[N.const(b) for b in batched], ctx=gast.Load())
+        args = gast.Tuple(elts=list(value.args), ctx=gast.Load())
+        kws = gast.Dict(
+            keys=[N.const(k.arg) for k in value.keywords],
+            values=[k.value for k in value.keywords],
+        )
+        call = N.call("ad.print_examples", [value.func, masks, pols, flags, args, kws])
+        return [self.at(gast.Expr(value=call), s)]
+
+    def print_rows(self, s: Any, value: Any) -> Optional[List[Any]]:
+        """``ad.print_examples(...)`` of an inner vmap, batched again: a loop over
+        this pass's examples, each printing its own rows, skipping the examples
+        that do not run the call here (this pass's per-example branches)."""
+        batched_names = sorted(n for n in N.names_in(value) if n in self.bat)
+        mask_names = [n for m, _ in self.example_masks for n in N.names_in(m)]
+        if not batched_names and not self.example_masks:
+            return None
+        i = self.namer.fresh("row")
+        renames = {}
+        body: List[Any] = []
+        for n in sorted(set(batched_names) | {n for n in mask_names if n in self.bat}):
+            r = self.namer.fresh(n + "_row")
+            renames[n] = r
+            body.append(N.assign(r, N.call("ad.tree_row", [N.name(n), N.name(i)])))
+
+        def renamed(node):
+            node = N.clone(node)
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Name) and sub.id in renames:
+                    sub.id = renames[sub.id]
+            return node
+
+        call = gast.Expr(value=renamed(value))
+        tests = []
+        for m, pol in self.example_masks:
+            m = renamed(m)
+            tests.append(m if pol else gast.UnaryOp(op=gast.Not(), operand=m))
+        if tests:
+            test = tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.And(), values=tests)
+            body.append(gast.If(test=test, body=[call], orelse=[]))
+        else:
+            body.append(call)
+        loop = gast.For(
+            target=N.name(i, store=True),
+            iter=N.call(N.name("range"), [N.name(self.size_name)]),
+            body=body,
+            orelse=[],
+            type_comment=None,
+        )
+        self.at(loop, s)
+        loop.sj_note = "printing: one pass per example"
+        return [loop]
 
     # ------------------------------------------------------------------ fallback
     def loop_fallback(self, s: Any, op: Op, t: str, what: str) -> List[Any]:
@@ -983,7 +1104,11 @@ class Batcher:
                             self.containers.add(r)
             _rename(stmts, renames)
             pre_defined = {renames[n] for n in renames if n in defined}
-            body = self.block(stmts, set(defined) | pre_defined)
+            self.example_masks.append((take, flag))
+            try:
+                body = self.block(stmts, set(defined) | pre_defined)
+            finally:
+                self.example_masks.pop()
             out.extend(pre)
             out.extend(body)
             results[which] = (renames, set(self.bat))
