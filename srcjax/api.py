@@ -423,6 +423,7 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     fn.__srcjax_deps__ = tuple(norm.deps)
     fn.__srcjax_renamed__ = renamed_params(src, norm)
     fn.__srcjax_user_names__ = user_names(src, norm)
+    fn.__srcjax_user_none__ = user_none_names(src, fn.__srcjax_user_names__)
     kwd = getattr(src.fn, "__kwdefaults__", None)
     if kwd and fdef.args.kwonlyargs:  # keyword-only defaults, by generated names
         fn.__kwdefaults__ = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwd.items()}
@@ -439,6 +440,25 @@ def user_names(src, norm) -> frozenset:
     if inner is not None:  # generated code transformed again
         return frozenset(n for n in bound if n in inner)
     return frozenset(n for n in bound if n not in norm.namer.made)
+
+
+def user_none_names(src, names: frozenset) -> frozenset:
+    """Of the user's variables ``names``, those the user's code itself sets to
+    ``None`` (``y = None``): in generated code other Nones are unset paths."""
+    inner = getattr(src.fn, "__srcjax_user_none__", None)
+    if inner is not None:
+        return frozenset(n for n in names if n in inner)
+    import gast
+
+    return frozenset(
+        t.id
+        for st in gast.walk(src.node)
+        if isinstance(st, gast.Assign)
+        and isinstance(st.value, gast.Constant)
+        and st.value.value is None
+        for t in st.targets
+        if isinstance(t, gast.Name) and t.id in names
+    )
 
 
 def renamed_params(src, norm) -> Dict[str, str]:

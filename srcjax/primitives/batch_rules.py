@@ -258,18 +258,21 @@ def _select(take, a, b):
 select = _reg("ad.select", _select)
 
 
-def _check_branch_values(take, a, b, a_batched, b_batched, name):
+def _check_branch_values(take, a, b, a_batched, b_batched, name, none_is_value=True):
     """Raise unless the values the two branches of a per-example ``if`` give the
     user's variable ``name`` have one structure and one per-example shape: both
     ``None`` or neither, lists of one length, dicts with one key set, arrays of one
     per-example shape (``a_batched``/``b_batched``: whether ``a``/``b`` carry the
-    batch axes, those of ``take``). :func:`_select` lets these through, as the
+    batch axes, those of ``take``; ``none_is_value`` False: a None on one side is
+    a path that left the name unset, not checked). :func:`_select` lets these through, as the
     zero cotangents and tapes of generated adjoint code need; a user's value has
     no per-example answer then (Python gives each example its own structure)."""
     k = np.ndim(take)
 
     def walk(x, y, path):
         where = f"`{name}{path}`"
+        if (x is None or y is None) and not none_is_value:
+            return
         if (x is None) != (y is None):
             kind = _kind_of(x if y is None else y)
             article = "an" if kind[0] in "aeiou" else "a"

@@ -87,7 +87,10 @@ class BatchSpec:
         skeletons=None,
         axis_name=None,
         user_names=frozenset(),
+        user_none=frozenset(),
     ):
+        #: the user's variables the user's code itself sets to None
+        self.user_none = user_none or frozenset()
         #: the variables whose per-example branch values are checked (see
         #: ad.check_branch_values): None for a user function (every variable not
         #: made by srcjax), else the user's variables of generated code
@@ -1152,6 +1155,11 @@ class Batcher:
                         N.const(a in self.bat),
                         N.const(b in self.bat),
                         N.const(n),
+                        # None on a path that left the name unset (the batcher's and
+                        # generated code's forward declarations): not checked; only
+                        # the user's own `= None` is a value (a name read later only
+                        # where it was set is valid Python)
+                        N.const(n in self.spec.user_none),
                     ],
                 )
                 out.append(self.at(N.expr_stmt(check), s))
