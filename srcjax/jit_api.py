@@ -61,7 +61,7 @@ from .api import Transformed, _as_f32, _kind
 from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
-from .frontend.normalize import dependencies_valid, normalize
+from .frontend.normalize import ClassKind, dependencies_valid, normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
 
@@ -126,6 +126,10 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
     if x is None:
         return x, None
+    if type(x) in tree_util._REGISTRY:
+        # a registered pytree class: the generated code inlines its methods, which
+        # depend on its static fields and callables (the type tree), not only its type
+        return x, ("class", _kind(x))
     if isinstance(x, (str, bytes)):
         raise TypeError(
             f"jit: an argument of type {type(x).__name__} ({x!r:.40}) is not an array; "
@@ -367,9 +371,12 @@ class _Jit(Transformed):
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
         src, n_kwonly = kwonly_as_positional(get_source(target))
-        # container arguments (`l * 2` repeats a list, list(l) copies it); jit keeps
-        # calling the methods of registered classes, so their kinds are not passed
-        containers = tuple("tree" if type(k) is str and k == "tree" else "leaf" for k in kinds)
+        # container arguments (`l * 2` repeats a list, list(l) copies it); arguments
+        # holding registered classes keep their type trees, so their methods are
+        # inlined and a transform inside (grad(loss)(model, x)) sees through them
+        containers = tuple(
+            k if isinstance(k, ClassKind) else ("tree" if k == "tree" else "leaf") for k in kinds
+        )
         norm = normalize(src, containers)
         fdef = norm.node
         all_args = tuple(bargs) + tuple(args)

@@ -938,3 +938,45 @@ def test_vmap_of_a_step_that_calls_grad_on_a_model():
     xs = np.stack([np.arange(3.0), np.arange(3.0)]).astype(np.float32)
     got = srcjax.vmap(_step, in_axes=(None, 0))(m, xs)
     np.testing.assert_allclose(got.w, [[0.0, 2.0, 8.0]] * 2)  # d/dw sum((w x)^2) = 2 w x^2
+
+
+@tu.register_pytree_node_class
+class _Lin:
+    def __init__(self, w, scale=1.0):
+        self.w = w
+        self.scale = scale
+
+    def tree_flatten(self):
+        return (self.w,), self.scale
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, aux)
+
+    def __call__(self, x):
+        return jnp.tanh(x @ self.w) * self.scale
+
+
+def _lin_loss(model, x):
+    return jnp.sum(model(x))
+
+
+@srcjax.jit
+def _lin_step(model, x):
+    g = srcjax.grad(_lin_loss)(model, x)
+    return tu.tree_map(lambda p, q: p - 0.1 * q, model, g)
+
+
+def test_jit_of_a_step_calling_grad_of_a_model_method(x64):
+    # User C bug 2 (known since session 4): jit(step) with grad(loss)(model, x)
+    # inside, loss calling model(x), had 'no derivative rule for model': jit did not
+    # pass the registered class's type tree to the code it transforms.
+    w = np.arange(6.0).reshape(3, 2) / 10
+    x = np.arange(3.0)
+    for scale in (1.0, 2.0):  # a static field
+        model = _Lin(w, scale)
+        got = _lin_step(model, x)
+        want = w - 0.1 * fd_grad(lambda v, s=scale: _lin_loss(_Lin(v, s), x), w)
+        assert isinstance(got, _Lin) and got.scale == scale
+        assert_close(got.w, want, rtol=1e-6)
+    assert _lin_step._cache_size() == 1  # static fields are read at run time
