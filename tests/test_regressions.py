@@ -3621,3 +3621,130 @@ def test_generator_over_a_list_of_functions():
 
     x = np.array([0.5, -1.0, 2.0])
     assert_close(srcjax.grad(loss)(x), fd_grad(loss, x))
+
+
+# User D bug 3: `and`/`or` in `if`/`while` conditions (and chained comparisons,
+# `not (...)`, conditional expressions) evaluated their right operand even when
+# the left one decided, so a guarded index (`i < n and arr[i] < x`) raised
+# IndexError under jit, grad and vmap. The oracle is Python itself.
+_SC_ARR = np.arange(5, dtype=np.float32) * 10.0  # [0, 10, 20, 30, 40]
+
+
+def _sc_partial_sum(x):
+    i = 0
+    s = 0.0
+    while i < 5 and _SC_ARR[i] < x:
+        s = s + _SC_ARR[i] * x
+        i = i + 1
+    return s
+
+
+def _sc_first_or_zero(v, k):
+    if k < v.shape[0] and v[k] > 0:
+        return v[k] * 2.0
+    return 0.0
+
+
+def _sc_mixed(v, k):
+    n = v.shape[0]
+    out = 0.0
+    if 0 <= k and k < n and v[k] > 0 or k == n + 5:
+        out = out + 1.0
+    if not (k >= 0 and k < n and v[k] > 0):
+        out = out + 10.0
+    if 0 <= k < n and v[k] > 0:
+        out = out + v[k] * 100.0
+    if k >= n or k < 0 or v[k] < 0:
+        out = out + 1000.0
+    y = v[k] * 3.0 if (0 <= k < n and v[k] > 0) else 0.5
+    return out + y
+
+
+def _sc_search(v, x):
+    # while with a break flag and `or`/`and` in its condition
+    i = 0
+    acc = x
+    while i < 4 and (v[i] > 0.0 or acc < 0.0):
+        acc = acc * v[i] + 1.0
+        if acc > 50.0:
+            break
+        i = i + 1
+    return acc
+
+
+def _sc_values(v, k):
+    # `and`/`or` and chained comparisons as values short-circuit too
+    n = v.shape[0]
+    ok = k < n and v[k] > 0
+    far = k >= n or v[k] < -1.0
+    inside = 0 <= k < n
+    if ok:
+        return v[k] * 2.0 + far
+    return 1.0 * inside + 3.0 * far
+
+
+def _sc_raw_value(v, k):
+    return (k < v.shape[0] and v[k]) * 1.0 + (k >= 2 or v[k] * 10.0)
+
+
+def test_short_circuit_and_or_in_conditions():
+    # concrete (jit, grad) against Python
+    for x in (5.0, 25.0, 100.0):
+        want = _sc_partial_sum(np.float32(x))
+        assert_close(srcjax.jit(_sc_partial_sum)(np.float32(x)), want, rtol=1e-6)
+        assert_close(srcjax.grad(_sc_partial_sum)(x), fd_grad(_sc_partial_sum, x), rtol=1e-5)
+    xs = np.array([5.0, 100.0, 25.0, -1.0], np.float32)
+    assert_close(srcjax.vmap(_sc_partial_sum)(xs), [_sc_partial_sum(x) for x in xs])
+    assert_close(
+        srcjax.vmap(srcjax.grad(_sc_partial_sum))(xs),
+        [fd_grad(_sc_partial_sum, x) for x in xs],
+        rtol=1e-5,
+    )
+    assert_close(srcjax.jit(srcjax.vmap(_sc_partial_sum))(xs), [_sc_partial_sum(x) for x in xs])
+
+    v = np.array([3.0, -2.0, 0.25, 5.0, 1.5], np.float32)
+    # (v[-9] raises in Python too, unless a guard skips it)
+    ks_in = np.array([7, 0, 1, 3, 5, -1, 6, 10, 2, 4])
+    for fn, ks in (
+        (_sc_first_or_zero, ks_in),
+        (_sc_values, ks_in),
+        (_sc_mixed, np.array([7, 0, 1, 3, 5, -1, -9, 10, 2, 4])),
+    ):
+        for k in ks:
+            k = int(k)
+            want = fn(v, k)
+            assert_close(srcjax.jit(fn)(v, k), want)
+            assert_close(
+                srcjax.grad(fn)(v, k), fd_grad(lambda w, fn=fn, k=k: fn(w, k), v), rtol=1e-5
+            )
+        # per-example left operand: the right one runs only where it is needed,
+        # out-of-bounds indices elsewhere neither raise nor poison the results
+        assert_close(srcjax.vmap(fn, in_axes=(None, 0))(v, ks), [fn(v, int(k)) for k in ks])
+        vs = np.stack([v, -v, v * 2.0, v + 1.0, v, -v, v, v * 0.5, -v, v])
+        assert_close(srcjax.vmap(fn)(vs, ks), [fn(w, int(k)) for w, k in zip(vs, ks)])
+        assert_close(
+            srcjax.vmap(srcjax.grad(fn))(vs, ks),
+            [fd_grad(lambda w, fn=fn, k=k: fn(w, int(k)), w) for w, k in zip(vs, ks)],
+            rtol=1e-5,
+        )
+        assert_close(srcjax.jit(srcjax.vmap(fn))(vs, ks), [fn(w, int(k)) for w, k in zip(vs, ks)])
+
+    w = np.array([2.0, 3.0, -1.0, 4.0], np.float32)
+    for x in (0.5, -3.0, 30.0):
+        want = _sc_search(w, x)
+        assert_close(srcjax.jit(_sc_search)(w, x), want, rtol=1e-6)
+        assert_close(
+            srcjax.grad(_sc_search, argnums=1)(w, x),
+            fd_grad(lambda t: _sc_search(w, t), x),
+            rtol=1e-5,
+        )
+    xs = np.array([0.5, -3.0, 30.0, 2.0], np.float32)
+    assert_close(srcjax.vmap(_sc_search, in_axes=(None, 0))(w, xs), [_sc_search(w, x) for x in xs])
+    # the value of `a and b` (an operand) under jit and vmap; its derivative
+    # stays an error (tests/test_errors.py)
+    for k in ks_in:
+        assert_close(srcjax.jit(_sc_raw_value)(v, int(k)), _sc_raw_value(v, int(k)))
+    assert_close(
+        srcjax.vmap(_sc_raw_value, in_axes=(None, 0))(v, ks_in),
+        [_sc_raw_value(v, int(k)) for k in ks_in],
+    )

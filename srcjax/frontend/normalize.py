@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import keyword
@@ -998,7 +999,7 @@ class Normalizer:
                 self.fn_choices[v] = choice
                 if v in self.local_fns:  # the function bound before the `if`
                     self.bind_local_fn(v, self.local_fns[v])
-            test = self.atom(s.test, base="cond", force_name=True)
+            test = self.condition(s.test)
             body = self.block(s.body)
             orelse = self.block(s.orelse)
             node = gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
@@ -1480,7 +1481,7 @@ class Normalizer:
     def while_loop(self, s: Any) -> None:
         saved = self.out
         self.out = []
-        test = self.atom(s.test, base="cond")
+        test = self.condition(s.test, force_name=False)
         test_stmts, self.out = self.out, saved
         body = self.block(s.body)
         if (
@@ -1498,9 +1499,9 @@ class Normalizer:
             return
         # the test needs statements: evaluate it before the loop and at the end of the body
         self.out.extend(test_stmts)
-        again = [N.clone(t) for t in test_stmts]
-        for a, b in zip(again, test_stmts):
-            _copy_annotations(a, b)
+        # (a short-circuit test holds `if` statements: their inner statements keep
+        # their Ops too)
+        again = _clone_sharing_ops(test_stmts)
         self.emit(gast.While(test=test, body=body + again, orelse=[]))
 
     def for_loop(self, s: Any) -> None:
@@ -1692,6 +1693,97 @@ class Normalizer:
             stmt.end_col_offset = getattr(e, "end_col_offset", None)
         return N.name(t)
 
+    def condition(self, e: Any, base: str = "cond", force_name: bool = True) -> Any:
+        """Normalize the test of an ``if``, ``while`` or conditional expression and
+        return the atom holding its value, evaluated as Python does: ``a and b``
+        evaluates ``b`` only when ``a`` is true, ``a or b`` only when it is false
+        (``l = a`` then ``if l: t = b else: t = l``), and a chained comparison
+        ``a < b < c`` evaluates ``b`` once and ``b < c`` only when ``a < b``; so
+        ``i < n and v[i] > 0`` never reads ``v[n]``. ``not`` of such a test
+        negates its short-circuit value. Under vmap the ``if`` is the per-example
+        one (the right operand runs on safe inputs for the examples that do not
+        need it); grad's tape replays it like any ``if``."""
+        if isinstance(e, gast.BoolOp) and len(e.values) > 1:
+            left = self.condition(e.values[0], base)
+            rest = (
+                e.values[1]
+                if len(e.values) == 2
+                else N.copy_origin(gast.BoolOp(op=e.op, values=e.values[1:]), e)
+            )
+            return self._short_circuit(
+                left, isinstance(e.op, gast.And), lambda: self.condition(rest, base), base
+            )
+        if isinstance(e, gast.Compare) and len(e.ops) > 1:
+            return self._compare_chain(self.atom(e.left), e.ops, e.comparators, base)
+        if (
+            isinstance(e, gast.UnaryOp)
+            and isinstance(e.op, gast.Not)
+            and self._short_circuits(e.operand)
+        ):
+            inner = self.condition(e.operand, base)
+            return self.atom(gast.UnaryOp(op=gast.Not(), operand=inner), base, force_name=True)
+        return self.atom(e, base=base, force_name=force_name)
+
+    @staticmethod
+    def _short_circuits(e: Any) -> bool:
+        while isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
+            e = e.operand
+        return (isinstance(e, gast.BoolOp) and len(e.values) > 1) or (
+            isinstance(e, gast.Compare) and len(e.ops) > 1
+        )
+
+    def _short_circuit(
+        self,
+        left: Any,
+        is_and: bool,
+        right: Callable[[], Any],
+        base: str,
+        what: Optional[str] = None,
+    ) -> Any:
+        """``t = right() if left else left`` (``and``) or ``t = left if left else
+        right()`` (``or``), with ``right``'s statements only in its branch. With
+        ``what``, the assignments of ``t`` are ``unknown`` operations (no
+        derivative flows through them)."""
+
+        def op(v: Any) -> Op:
+            if what is None:
+                return Op("copy", elts=[v])
+            return Op("unknown", elts=[v] if isinstance(v, gast.Name) else [], what=what)
+
+        t = self.temp(base)
+        saved = self.out
+        self.out = []
+        value = right()
+        self.emit(N.assign(t, value), op(value))
+        evaluated, self.out = self.out, saved
+        decided = [self.emit_detached(N.assign(t, N.clone(left)), op(left))]
+        body, orelse = (evaluated, decided) if is_and else (decided, evaluated)
+        self.emit(gast.If(test=N.clone(left), body=body, orelse=orelse))
+        return N.name(t)
+
+    def emit_detached(self, stmt: Any, op: Optional[Op]) -> Any:
+        """``stmt`` annotated as :meth:`emit` does, without adding it to the output."""
+        saved = self.out
+        self.out = []
+        try:
+            self.emit(stmt, op)
+        finally:
+            self.out = saved
+        return stmt
+
+    def _compare_chain(self, left: Any, ops: List[Any], comps: List[Any], base: str) -> Any:
+        """``left op0 c0 op1 c1 ...`` as Python evaluates it: each comparator once,
+        and the comparisons after the first false one not at all."""
+        right = self.atom(comps[0])
+        first = self.atom(
+            gast.Compare(left=left, ops=[ops[0]], comparators=[right]), base, force_name=True
+        )
+        if len(ops) == 1:
+            return first
+        return self._short_circuit(
+            first, True, lambda: self._compare_chain(right, ops[1:], comps[1:], base), base
+        )
+
     def index(self, sl: Any) -> Any:
         """Normalize an index expression: slices and tuples stay, parts become atoms."""
         if isinstance(sl, gast.Slice):
@@ -1748,19 +1840,27 @@ class Normalizer:
             for op, comp in zip(e.ops, e.comparators):
                 parts.append(gast.Compare(left=prev, ops=[op], comparators=[comp]))
                 prev = comp
-            return self.simple(gast.BoolOp(op=gast.And(), values=parts), target)
+            # `a < b < c` evaluates b once and `b < c` only when `a < b`
+            t = self._compare_chain(self.atom(e.left), e.ops, e.comparators, "cond")
+            return t, Op("copy", elts=[t])
         if isinstance(e, gast.BoolOp):
-            vals = [self.atom(v) for v in e.values]
-            # `x < 0 or 2 * x` is one of its operands: on a differentiated path it
-            # is an error (JAX's too), never a silent zero derivative
-            return gast.BoolOp(op=e.op, values=vals), Op(
-                "unknown",
-                elts=[v for v in vals if isinstance(v, gast.Name)],
-                what="and/or",
+            # short-circuit as in Python (`ok = i < n and v[i] > 0` never reads
+            # v[n]); the value of `x < 0 or 2 * x` is one of its operands: on a
+            # differentiated path it is an error (JAX's too), never a silent zero
+            # derivative, so its assignments are `unknown` operations
+            left = self.atom(e.values[0], force_name=True)
+            rest = (
+                e.values[1]
+                if len(e.values) == 2
+                else N.copy_origin(gast.BoolOp(op=e.op, values=e.values[1:]), e)
             )
+            t = self._short_circuit(
+                left, isinstance(e.op, gast.And), lambda: self.atom(rest), "value", "and/or"
+            )
+            return t, Op("copy", elts=[t])
         if isinstance(e, gast.IfExp):
             t = target or self.temp("select")
-            test = self.atom(e.test, base="cond", force_name=True)
+            test = self.condition(e.test)
             body = self.block([N.copy_origin(N.assign(t, e.body), e)])
             orelse = self.block([N.copy_origin(N.assign(t, e.orelse), e)])
             self.emit(gast.If(test=test, body=body, orelse=orelse))
@@ -3882,10 +3982,16 @@ def _as_store(node):
     return node
 
 
-def _copy_annotations(dst, src):
-    for a in ("sj_op", "sj_origin", "sj_file", "lineno", "col_offset"):
-        if hasattr(src, a):
-            setattr(dst, a, getattr(src, a))
+def _clone_sharing_ops(stmts: List[Any]) -> List[Any]:
+    """Deep copies of ``stmts`` whose nodes (nested ones too) share the originals'
+    Ops (a Primitive is never copied)."""
+    memo: Dict[int, Any] = {}
+    for s in stmts:
+        for n in gast.walk(s):
+            op = getattr(n, "sj_op", None)
+            if op is not None:
+                memo[id(op)] = op
+    return [copy.deepcopy(s, memo) for s in stmts]
 
 
 def _is_docstring(s) -> bool:
