@@ -2,6 +2,8 @@
 Python control flow) against finite differences and the same program written
 with Python control flow."""
 
+import os
+
 import numpy as np
 import pytest
 from helpers import assert_close, fd_grad
@@ -643,3 +645,82 @@ def test_vmap_of_grad_of_scan_over_a_dict_with_an_unused_leaf():
 
     ws = np.array([2.0, 3.0], np.float32)
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g))(ws), 3.0 * ws**2, rtol=1e-6)
+
+
+# -- carry types (user C bug 5) ------------------------------------------------------
+# (name, program(lax, jnp)); JAX 0.10.2 raises TypeError ("carry input and carry output
+# must have equal types") for the programs in _CARRY_RAISES and runs the others
+_CARRY_CASES = {
+    "scan_grow": lambda L, N: L.scan(
+        lambda c, t: (N.concatenate([c, c]), t), N.ones(2), N.arange(3)
+    ),
+    "scan_retype": lambda L, N: L.scan(
+        lambda c, t: (c.astype(N.int32), t), N.ones(2, N.float32), N.arange(3)
+    ),
+    "fori_retype": lambda L, N: L.fori_loop(0, 3, lambda i, c: c.astype(N.int32), N.ones(2)),
+    "fori_to_bool": lambda L, N: L.fori_loop(0, 3, lambda i, c: c > 0, N.ones(2)),
+    "fori_to_f16": lambda L, N: L.fori_loop(0, 3, lambda i, c: c.astype(N.float16), N.ones(2)),
+    "fori_int_arr_to_f32": lambda L, N: L.fori_loop(
+        0, 3, lambda i, c: c + N.ones(2, N.float32), N.zeros(2, N.int32)
+    ),
+    "while_retype": lambda L, N: L.while_loop(
+        lambda c: c.sum() < 10, lambda c: c.astype(N.int32), N.ones(2)
+    ),
+    "while_grow": lambda L, N: L.while_loop(
+        lambda c: c.sum() < 10, lambda c: N.concatenate([c, c]), N.ones(2)
+    ),
+    # accepted by JAX (float32 kept; NumPy's promotion may widen them eagerly)
+    "fori_py_float": lambda L, N: L.fori_loop(0, 3, lambda i, c: c + 1.5, N.ones(2)),
+    "fori_int32_arr": lambda L, N: L.fori_loop(
+        0, 3, lambda i, c: c + N.arange(2, dtype=N.int32), N.ones(2)
+    ),
+    "fori_weak_int_to_float": lambda L, N: L.fori_loop(0, 3, lambda i, c: c + 0.5, 0),
+    "scan_int_xs": lambda L, N: L.scan(lambda c, t: (c + t, t), N.ones(2), N.arange(3))[0],
+    "scan_weak_tuple": lambda L, N: L.scan(
+        lambda c, t: ((c[0], c[1] * 2.0), t), (N.ones(2), 1), N.arange(3)
+    )[0][1],
+}
+_CARRY_RAISES = [
+    "scan_grow",
+    "scan_retype",
+    "fori_retype",
+    "fori_to_bool",
+    "fori_to_f16",
+    "fori_int_arr_to_f32",
+    "while_retype",
+    "while_grow",
+]
+CARRY_RECORDED = os.path.join(os.path.dirname(__file__), "data", "lax_carry_jax.npz")
+
+
+def _carry_with_jax():
+    import jax
+
+    return {
+        k: np.asarray(fn(jax.lax, jax.numpy))
+        for k, fn in _CARRY_CASES.items()
+        if k not in _CARRY_RAISES
+    }
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_loop_carry_types_are_checked_as_jax(mode, x64_off):
+    """User C bug 5: a body changing its carry's dtype (astype(int32)) ran; under
+    jit, a changed shape too. JAX raises TypeError; programs JAX accepts (a
+    float32 carry plus a Python float or an int32 array, a Python-scalar carry
+    promoted) keep running, with JAX's values."""
+    from helpers import assert_matches_recorded, jax_recorded
+
+    if mode == "jit":
+        pytest.xfail("needs the normalizer to emit ad.check_carry after lowered lax loops")
+    recorded = jax_recorded(CARRY_RECORDED, _carry_with_jax)
+    T = (lambda f: f) if mode == "eager" else srcjax.jit
+    ours = {}
+    for k, fn in _CARRY_CASES.items():
+        run = T(lambda fn=fn: fn(lax, jnp))
+        if k in _CARRY_RAISES:
+            with pytest.raises(TypeError, match="carry input and carry output must have equal"):
+                run()
+        else:
+            ours[k] = run()
+    assert_matches_recorded(ours, recorded)

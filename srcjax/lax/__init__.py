@@ -149,26 +149,29 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     return jnp.where(pred, on_true, on_false)
 
 
-def _check_carry(what: str, before: Any, after: Any) -> None:
-    """JAX's TypeError when a loop body changes its carry's pytree structure or
-    an array's shape (checked once, on the first iteration). Dtypes are not
-    compared: eagerly, NumPy's promotion may widen one where JAX's would not."""
-    from ..tree_util import tree_flatten
+def _check_carry(what: Optional[str], before: Any, after: Any) -> Any:
+    """JAX's TypeError when a loop body changes its carry's pytree structure, an
+    array's shape or dtype (checked once, on the first iteration: see
+    ``ad.check_carry``); ``before`` is the initial carry as given (Python scalars
+    are weakly typed). Returns ``after`` with the leaves NumPy's promotion
+    widened (``float32 + int32`` is float64) in JAX's carry dtype (``what``
+    None: only that, on later iterations)."""
+    from ..primitives.control import _check_carry as check
+    from ..primitives.control import _leaf_dtype
+    from ..tree_util import tree_flatten, tree_unflatten
 
-    lb, tb = tree_flatten(before)
+    if what is not None:
+        check(what, before, after)
+    lb, _ = tree_flatten(before)
     la, ta = tree_flatten(after)
-    if tb != ta:
-        raise TypeError(
-            f"{what} function carry input and carry output must have the same pytree "
-            f"structure, but they differ:\n  input carry: {tb}\n  output carry: {ta}"
-        )
-    for i, (b, a) in enumerate(zip(lb, la)):
-        if np.shape(b) != np.shape(a):
-            raise TypeError(
-                f"{what} function carry input and carry output must have equal types "
-                f"(e.g. shapes and dtypes of arrays) but they differ: carry leaf {i} has "
-                f"shape {np.shape(b)} on input but {np.shape(a)} on output"
-            )
+    out = []
+    for b, a in zip(lb, la):
+        db = _leaf_dtype(b)
+        da = _leaf_dtype(a)
+        if type(b) not in (bool, int, float, complex) and da != db and da.kind == db.kind:
+            a = np.asarray(a).astype(db)
+        out.append(_canonical_leaf(a))
+    return tree_unflatten(ta, out)
 
 
 def _check_unroll(unroll: Any) -> None:
@@ -200,7 +203,9 @@ def fori_loop(
     for i in range(int(lower), int(upper)):
         new = body_fun(i, val)
         if i == int(lower):
-            _check_carry("body_fun", val, new)
+            new = _check_carry("scan body", init_val, new)
+        else:
+            new = _check_carry(None, val, new)
         val = new
     return val
 
@@ -214,8 +219,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     while cond_fun(val):
         new = body_fun(val)
         if first:
-            _check_carry("body_fun", val, new)
+            new = _check_carry("while_loop body", init_val, new)
             first = False
+        else:
+            new = _check_carry(None, val, new)
         val = new
     return val
 
@@ -276,7 +283,9 @@ def scan(
         x = None if xs is None else _tree_index(xs, i)
         new, y = f(carry, x)
         if k == 0:
-            _check_carry("scan body", carry, new)
+            new = _check_carry("scan body", init, new)
+        else:
+            new = _check_carry(None, carry, new)
         carry = new
         ys[i] = y
     return carry, _tree_stack(ys)

@@ -1878,3 +1878,63 @@ print_examples = register(
     Primitive("ad.print_examples", _print_examples, kind="internal", differentiable=False)
 )
 print_examples.samples = lambda rng: []
+
+
+# ======================================================= loop carries (lax loops)
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _is_weak(x):
+    return type(x) in (bool, int, float, complex)
+
+
+def _leaf_dtype(x):
+    from .. import dtypes
+
+    if _is_weak(x):
+        return np.dtype(dtypes.dtype_of(x))
+    return np.dtype(dtypes.canonicalize_dtype(np.result_type(x)))
+
+
+def _carry_leaf_ok(b, a):
+    """Whether JAX accepts carry leaf ``a`` out of a body given ``b``: equal
+    dtypes; a weakly typed ``b`` (a Python scalar) promoted to ``a``'s kind; or a
+    wider dtype of the same kind (NumPy's promotion of ``float32 + int32``, where
+    JAX keeps float32)."""
+    db, da = _leaf_dtype(b), _leaf_dtype(a)
+    if db == da:
+        return True
+    if _is_weak(b):
+        return _KIND_ORDER.get(da.kind, -1) >= _KIND_ORDER.get(db.kind, 9)
+    return db.kind == da.kind and da.itemsize >= db.itemsize
+
+
+def _check_carry(what, before, after):
+    """JAX's TypeError when a loop body (``what``: ``"scan body"``,
+    ``"while_loop body"``) changes its carry ``before`` into ``after``: another
+    pytree structure, an array of another shape, or another dtype (a Python
+    scalar carry may be promoted, and a dtype NumPy's promotion widened within
+    its kind is JAX's dtype; see :func:`_carry_leaf_ok`). Returns None."""
+    from ..tree_util import tree_flatten
+
+    lb, tb = tree_flatten(before)
+    la, ta = tree_flatten(after)
+    if tb != ta:
+        raise TypeError(
+            f"{what} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n  input carry: {tb}\n  output carry: {ta}"
+        )
+    for i, (b, a) in enumerate(zip(lb, la)):
+        if np.shape(b) != np.shape(a) or not _carry_leaf_ok(b, a):
+            raise TypeError(
+                f"{what} function carry input and carry output must have equal types "
+                f"(e.g. shapes and dtypes of arrays) but they differ: carry leaf {i} is "
+                f"{_leaf_dtype(b).name}{list(np.shape(b))} on input but "
+                f"{_leaf_dtype(a).name}{list(np.shape(a))} on output"
+            )
+
+
+check_carry = register(
+    Primitive("ad.check_carry", _check_carry, kind="internal", differentiable=False)
+)
+check_carry.samples = lambda rng: [(("scan body", (np.ones(2), 1), (np.ones(2), 2)), {})]
