@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+from helpers import assert_matches_recorded, jax_recorded
 
 import srcjax
 import srcjax.nn  # noqa: F401  (registers the nn primitives)
@@ -782,3 +783,93 @@ def test_jit_sees_a_redefined_helper_as_grad_does():
     finally:
         m.act = old
     assert j(x) == 3.0
+
+
+# -- JAX's promotion where jit's abstract-value inference used to lose a dtype -------------
+PROMOTION_DATA = os.path.join(os.path.dirname(__file__), "data", "jit_promotion_jax.npz")
+
+
+def _promotion_programs(J, N):
+    """Users C and D (bugs 2, 3, 4, 10): operators on values whose abstract value
+    jit did not infer (slices, gathers, nn/random/structural results, scan
+    carries, vmap's helpers) ran NumPy's promotion: float64 / int64 with x64 off,
+    wrapped uint32 sums and a float16 product that did not overflow."""
+    x = np.array([0.5, 1.5, 2.5], np.float32)
+    u = np.array([4000000000, 5, 3000000000], np.uint32)
+    i = np.array([1, 2, 3], np.int32)
+    h = np.array([1000.0, 2000.0, 60000.0], np.float16)
+    m = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    labels = np.array([0, -1, 2], np.int32)
+    n = np.int32(3)
+    r = {}
+    r["slice_mul"] = J.jit(lambda x, i: x[:3] * i)(x, i)
+    r["uint_slice_add"] = J.jit(lambda u, i: u[::1] + i)(u, i)
+    r["half_slice_mul"] = J.jit(lambda h, i: h[:] * i)(h, i)
+    r["gather_mul"] = J.jit(lambda x, i: x[N.argsort(x)] * i)(x, i)
+    r["arange_mul"] = J.jit(lambda i: N.arange(3, dtype=N.float32) * i)(i)
+
+    def masked_ce(logits, labels):
+        valid = labels >= 0
+        ll = N.sum(J.nn.one_hot(labels, logits.shape[-1]) * J.nn.log_softmax(logits), -1)
+        return -N.sum(ll * valid) / N.maximum(valid.sum(), 1)
+
+    r["masked_ce"] = J.jit(masked_ce)(m, labels)
+    loss, g = J.jit(J.value_and_grad(masked_ce))(m, labels)
+    r["masked_ce_vg"], r["masked_ce_grad"] = loss, g
+    per_n = {
+        "softmax": lambda x: J.nn.softmax(x),
+        "standardize": lambda x: J.nn.standardize(x),
+        "concatenate": lambda x: N.concatenate([x, x]),
+        "stack": lambda x: N.stack([x, x]),
+        "split": lambda x: N.split(x, 2, axis=1)[1],
+        "top_k": lambda x: J.lax.top_k(x, 2)[0],
+        "normal": lambda x: x + J.random.normal(J.random.PRNGKey(0), x.shape),
+        "tree_map": lambda x: J.tree_util.tree_map(lambda a: a * 2.0, {"a": x})["a"],
+        "segment_sum": lambda x: J.ops.segment_sum(x, np.array([0, 0, 1]), 2),
+    }
+    for name, f in per_n.items():
+        r[f"{name}_div"] = J.jit(lambda x, n, f=f: N.sum(f(x)) / n)(m, n)
+        r[f"{name}_mul_i"] = J.jit(lambda x, i, f=f: N.ravel(f(x))[:3] * i)(m, i)
+
+    def train(w, k):
+        def body(w, t):  # t: an int32 step counter
+            lr = 0.1 * 0.95**t
+            return w - lr * 2.0 * w, lr
+
+        return J.lax.scan(body, w, N.arange(k))
+
+    r["scan_w"], r["scan_lrs"] = J.jit(train, static_argnums=1)(np.ones(2, np.float32), 5)
+    r["fori"] = J.jit(lambda x, i: J.lax.fori_loop(0, 3, lambda k, w: w * i[k], x))(x, i)
+
+    def wl(x, i):
+        return J.lax.while_loop(
+            lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * (c[0] + i)), (0, x)
+        )[1]
+
+    r["while"] = J.jit(wl)(x, i)
+    r["jit_vmap"] = J.jit(J.vmap(lambda v, i: v * i, in_axes=(0, None)))(m[:, :3], i)
+    r["jit_vmap_axis_index"] = J.jit(J.vmap(lambda v: v * J.lax.axis_index("b"), axis_name="b"))(m)
+    r["linspace_add"] = J.jit(lambda a: N.linspace(0, 10, 3, dtype=N.int32) + a)(i)
+    return {k: np.asarray(v) for k, v in r.items()}
+
+
+def _promotion_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _promotion_programs(jax, jjnp)
+
+
+def test_operators_under_jit_follow_jax_promotion_on_inferred_values():
+    recorded = jax_recorded(PROMOTION_DATA, _promotion_with_jax)
+    with np.errstate(over="ignore"):
+        ours = _promotion_programs(srcjax, jnp)
+    assert_matches_recorded(ours, recorded, rtol=1e-5, atol=1e-6)
+
+
+def test_pmap_times_axis_index_stays_float32():
+    """User D bug 10: pmap is jit(vmap); float32 * axis_index was float64."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    got = srcjax.pmap(lambda v: v * srcjax.lax.axis_index("i"), axis_name="i")(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, x * np.arange(4, dtype=np.float32)[:, None])

@@ -57,6 +57,23 @@ __all__ = [
 ]
 
 PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
+# other kinds whose result dtype and shape jit infers by running the primitive on
+# stand-ins (random: keys are values; internal: the transforms' helpers), except
+# the helpers with an effect
+_EVAL_KINDS = ("nn", "random", "internal")
+_SIDE_EFFECTS = ("print", "callback")
+# what an array's attributes and shape queries say, from its abstract value
+_ARRAY_ATTRS = {
+    "shape": lambda a: a.shape,
+    "ndim": lambda a: len(a.shape),
+    "size": lambda a: a.size,
+    "dtype": lambda a: a.dtype,
+}
+_SHAPE_QUERIES = {
+    "jnp.shape": _ARRAY_ATTRS["shape"],
+    "jnp.ndim": _ARRAY_ATTRS["ndim"],
+    "jnp.size": _ARRAY_ATTRS["size"],
+}
 _SCALAR_TYPES = (bool, int, float)
 _UNKNOWN = object()  # a value not known at transformation time
 
@@ -71,10 +88,16 @@ class _Static:
         self.value = value
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, _Static) and other.value is self.value
+        if not isinstance(other, _Static):
+            return False
+        a, b = self.value, other.value
+        if type(a) is type(b) and type(a) in (tuple, int, bool):
+            return a == b  # a shape or a count recomputed on each loop round
+        return a is b
 
     def __hash__(self) -> int:
-        return id(self.value)
+        v = self.value
+        return hash((type(v), v)) if type(v) in (tuple, int, bool) else id(v)
 
     def __repr__(self) -> str:
         return f"static {self.value!r}"
@@ -491,6 +514,9 @@ class _Interp:
             if isinstance(s, gast.For):
                 for k in N.assigned_names([gast.Expr(value=s.target)]):
                     cur[k] = None
+                item = self.loop_item(s, env)
+                if item is not None:
+                    cur[s.target.id] = item
             for _ in range(4):
                 out = self.block(s.body, dict(cur))
                 new = dict(cur)
@@ -499,6 +525,8 @@ class _Interp:
                 if isinstance(s, gast.For):
                     for k in N.assigned_names([gast.Expr(value=s.target)]):
                         new[k] = None
+                    if item is not None:
+                        new[s.target.id] = item
                 if repr(sorted(new.items())) == repr(sorted(cur.items())):
                     break
                 cur = new
@@ -526,6 +554,34 @@ class _Interp:
             env[k] = None
         return env
 
+    def loop_item(self, s: Any, env: Dict[str, Any]) -> Any:
+        """The abstract value of a ``for`` loop's target (a plain name): a weak
+        int over ``range(...)``, a row of an array, or the merge of a list's
+        items; None when unknown."""
+        if not isinstance(s.target, gast.Name):
+            return None
+        it = s.iter
+        if (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "range"
+            and it.func.id not in env
+            and it.func.id not in self.locals
+        ):
+            return Aval((), np.int64, int)
+        a = self.aval_of(it, env)
+        if isinstance(a, Aval) and a.shape and not a.weak:
+            return Aval(a.shape[1:], a.dtype)
+        if isinstance(a, _Static) and isinstance(a.value, tuple):
+            vals = {type(v) for v in a.value}
+            return Aval((), np.int64, int) if vals == {int} else None
+        if isinstance(a, (list, tuple)) and a:
+            out = a[0]
+            for x in a[1:]:
+                out = _merge(out, x)
+            return out
+        return None
+
     # -- one assignment ------------------------------------------------------------
     def value(self, s: Any, env: Dict[str, Any]) -> Any:
         op = s.sj_op
@@ -543,14 +599,28 @@ class _Interp:
         if op.kind == "inactive" and isinstance(s.value, gast.Compare):
             return self.compare(s, env)
         if op.kind == "inactive" and isinstance(s.value, gast.Attribute):
+            base = self.aval_of(s.value.value, env)
+            if isinstance(base, Aval) and not base.weak and s.value.attr in _ARRAY_ATTRS:
+                return _Static(_ARRAY_ATTRS[s.value.attr](base))  # t = x.shape
             v = self.static_value(s.value, env)  # t = np.int32
             return None if v is _UNKNOWN else _Static(v)
         if op.kind != "prim":
             return None
         prim = op.prim
+        if prim.public in _SHAPE_QUERIES:  # jnp.ndim(x): known with x's shape
+            x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
+            if isinstance(x, Aval) and not x.weak and set(op.bound) <= {"a", "x"}:
+                return _Static(_SHAPE_QUERIES[prim.public](x))
         if prim.public == "ad.getitem":
             base = self.aval_of(op.bound.get("x"), env)
             idx = op.bound.get("idx")
+            if isinstance(base, _Static) and isinstance(base.value, tuple):
+                try:  # t[0] of a shape
+                    v = base.value[self._stand_in(idx, env, Aval.proxy)]
+                except Exception:  # noqa: BLE001 - not a static index
+                    v = None
+                if type(v) in (int, tuple):
+                    return _Static(v)
             if isinstance(base, (dict, list, tuple)) and isinstance(idx, gast.Constant):
                 try:
                     return base[idx.value]
@@ -567,7 +637,14 @@ class _Interp:
             ):
                 return getattr(base, name.value)
         if prim.kind == "elementwise":
-            return self.elementwise(s, env)
+            r = self.elementwise(s, env)
+            if r is not None or not any(
+                isinstance(self.aval_of(x, env), _Static)
+                for x in op.bound.values()
+                if isinstance(x, gast.Name)
+            ):
+                return r
+            return self.small(s, env)  # static operands: ndim - 1
         if prim.public == "ad.astype":
             x = self.aval_of(op.bound.get("x"), env)
             dt = self.static_value(op.bound.get("dtype"), env)
@@ -597,7 +674,10 @@ class _Interp:
                 # a call has JAX's result dtype, the operator ``@`` NumPy's
                 rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
                 return Aval((a.shape[0], b.shape[1]), rt(a.dtype, b.dtype))
-        if prim.kind in PURE_KINDS:
+        if prim.kind in PURE_KINDS or (
+            prim.kind in _EVAL_KINDS and not any(w in prim.public for w in _SIDE_EFFECTS)
+        ):
+            # any other primitive: its implementation on stand-ins of the operands
             return self.small(s, env)
         return None
 
@@ -605,8 +685,10 @@ class _Interp:
         """(args, kwargs) for calling the impl with stand-ins from ``make(aval)``."""
         sig = op.prim.signature
         args, kwargs = [], {}
+        skipped = False
         for pname, p in sig.parameters.items():
             if pname not in op.bound:
+                skipped = skipped or p.kind != p.VAR_POSITIONAL
                 continue
             v = op.bound[pname]
             vals = [self._stand_in(x, env, make) for x in (v if isinstance(v, list) else [v])]
@@ -616,7 +698,7 @@ class _Interp:
                 kwargs[pname] = vals[0]
             elif p.kind == p.VAR_KEYWORD:
                 raise ValueError("**kwargs")
-            elif kwargs:
+            elif kwargs or skipped:  # after a default: by keyword
                 kwargs[pname] = vals[0]
             else:
                 args.append(vals[0])
@@ -628,7 +710,7 @@ class _Interp:
             if not isinstance(a, Aval):
                 v = self.static_value(node, env)
                 if v is _UNKNOWN:
-                    raise ValueError("unknown operand")
+                    return _container_stand_in(a, make)
                 return v
             return make(a)
         if isinstance(node, gast.Constant):
@@ -637,6 +719,11 @@ class _Interp:
             v = self.static_value(node, env)
             if v is not _UNKNOWN:
                 return v
+        if isinstance(node, gast.Slice):  # an index: x[1:], x[::2]
+            parts = (node.lower, node.upper, node.step)
+            return slice(*[None if p is None else self._stand_in(p, env, make) for p in parts])
+        if isinstance(node, gast.Tuple):  # x[:, None], x[i, 0]
+            return tuple(self._stand_in(e, env, make) for e in node.elts)
         import ast
 
         return ast.literal_eval(N.to_source(node))
@@ -701,12 +788,11 @@ class _Interp:
         dt = np.asarray(r).dtype
         return Aval(shape, dt)
 
-    def _eval_form(self, s: Any, env) -> Any:
+    def _eval_form(self, s: Any, env, make: Callable = Aval.proxy) -> Any:
         """Evaluate the statement's expression on one-element stand-ins, in the
         form it is written (a Python operator runs NumPy's operator; a call runs
         the primitive's implementation), so dtypes are what the code computes."""
         e = s.value
-        make = Aval.proxy
         if isinstance(e, gast.BinOp) and type(e.op) in _PY_BINOPS_ALL:
             return _PY_BINOPS_ALL[type(e.op)](
                 self._stand_in(e.left, env, make), self._stand_in(e.right, env, make)
@@ -742,32 +828,80 @@ class _Interp:
         return Aval(shape, np.asarray(r).dtype)
 
     def small(self, s: Any, env) -> Any:
-        """Any pure primitive on small operands: run it on zero-stride stand-ins."""
+        """Any pure primitive on small operands: run it on zero-stride stand-ins
+        (ones; zeros where ones fail, e.g. an index into an axis of length 1).
+        A result that is a Python value (``ndim - 1``) is static when every
+        operand is. Shapes that depend on values (boolean masks, ``nonzero``
+        without ``size=``) are left unknown."""
+        op = s.sj_op
         total = 0
-        for v in s.sj_op.bound.values():
+        static = True
+        for v in op.bound.values():
             for x in v if isinstance(v, list) else [v]:
-                if isinstance(x, gast.Name):
-                    a = self.aval_of(x, env)
+                for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if isinstance(a, _Static):
+                        if isinstance(a.value, tuple) and all(type(d) is int for d in a.value):
+                            total += math.prod(a.value)  # a shape argument
                         continue
                     if not isinstance(a, Aval):
                         return None
+                    static = False
+                    if a.dtype == np.bool_ and op.prim.public == "ad.getitem":
+                        return None  # x[mask]
                     total += a.size
-        if total > 4096:
+        if total > (4096 if op.prim.kind == "linalg" else 1 << 16):
+            return None
+        if op.prim.public in _VALUE_SHAPED and "size" not in op.bound:
             return None
 
-        def make(a: Aval):
-            if a.weak:
-                return a.ptype(1)
-            return np.broadcast_to(np.ones((), a.dtype), a.shape)
+        def run(fill):
+            def make(a: Aval):
+                if a.weak:
+                    return a.ptype(fill)
+                return np.broadcast_to(np.full((), fill, a.dtype), a.shape)
 
-        r = self._eval_form(s, env) if not isinstance(s.value, gast.Call) else None
-        if r is None:
-            args, kwargs = self._operands(s.sj_op, env, make)
-            r = s.sj_op.prim.impl(*args, **kwargs)
+            if not isinstance(s.value, gast.Call):
+                return self._eval_form(s, env, make)
+            args, kwargs = self._operands(op, env, make)
+            return op.prim.impl(*args, **kwargs)
+
+        try:
+            r = run(1)
+        except Exception:  # noqa: BLE001 - try zeros
+            r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
             return Aval(np.shape(r), r.dtype)
+        if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
+            return _Static(r)  # shape arithmetic: ndim - 1
         return None
+
+
+def _leaves(a: Any) -> list:
+    """The abstract values in a (possibly container) abstract value."""
+    if isinstance(a, (list, tuple)):
+        return [x for e in a for x in _leaves(e)]
+    if isinstance(a, dict):
+        return [x for e in a.values() for x in _leaves(e)]
+    return [a]
+
+
+def _container_stand_in(a: Any, make) -> Any:
+    """Stand-ins for a list, tuple, named tuple or dict of known values."""
+    if isinstance(a, Aval):
+        return make(a)
+    if isinstance(a, _Static):
+        return a.value
+    if isinstance(a, list):
+        return [_container_stand_in(e, make) for e in a]
+    if isinstance(a, tuple):
+        items = [_container_stand_in(e, make) for e in a]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    if isinstance(a, dict):
+        return {k: _container_stand_in(v, make) for k, v in a.items()}
+    raise ValueError("unknown operand")
+
+
+_VALUE_SHAPED = ("jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique")
 
 
 _PY_BINOPS_ALL = dict(_PY_BINOPS)
@@ -1263,13 +1397,29 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     if op.kind != "prim":
         return None
     operator_form = isinstance(s.value, (gast.BinOp, gast.UnaryOp))
-    avals = getattr(s, "sj_avals_in", None) or {}
+    avals = dict(getattr(s, "sj_avals_in", None) or {})
+    for n, a in avals.items():  # a static count (x.shape[0]) is a weak scalar
+        if isinstance(a, _Static) and type(a.value) in _SCALAR_TYPES:
+            avals[n] = Aval.of(a.value)
     operands = []
     for v in op.bound.values():
         for x in v if isinstance(v, list) else [v]:
             if isinstance(x, gast.Name) and x.id not in operands:
                 operands.append(x.id)
-    if not operands or not all(isinstance(avals.get(n), Aval) for n in operands):
+    if not operands:
+        return None
+    if not all(isinstance(avals.get(n), Aval) for n in operands):
+        if (
+            isinstance(s.value, gast.BinOp)
+            and op.prim.kind == "elementwise"
+            and all(isinstance(avals.get(n), Aval) or avals.get(n) is None for n in operands)
+            and any(isinstance(avals.get(n), Aval) and not avals[n].weak for n in operands)
+        ):
+            # an array operator with an operand of unknown dtype (the result of
+            # a call jit cannot see into): call the primitive, whose
+            # implementation applies JAX's promotion at run time
+            s.value = N.call(op.prim.public, [N.clone(s.value.left), N.clone(s.value.right)])
+            return [s]
         return None
     if all(avals[n].weak and avals[n].ptype is not bool for n in operands):
         return None  # weakly typed in, weakly typed out: nothing to match yet
