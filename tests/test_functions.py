@@ -304,3 +304,33 @@ def test_lexsort_histogram_ix_errors():
         sjnp.ix_(np.ones((2, 2)))
     with pytest.raises(NotImplementedError, match="Boolean"):
         sjnp.ix_(np.array([True, False]))
+
+
+def test_linspace_to_an_integer_dtype_floors_as_jax():
+    """User D bug 1: linspace(..., dtype=int32) truncated toward zero (NumPy's
+    cast); JAX 0.10.2 floors first ([-5, -2, 1, 5]), in eager, jit and vmap, and
+    its retstep step stays float32. Under jit, linspace(..., int32) + an int32
+    array was float64."""
+    i32 = np.int32
+    want = np.array([-5, -2, 1, 5], i32)
+    got = sjnp.linspace(-5, 5, 4, dtype=sjnp.int32)
+    assert got.dtype == i32
+    np.testing.assert_array_equal(got, want)
+    got = srcjax.jit(lambda: sjnp.linspace(-1, 0, 4, dtype=sjnp.int32))()
+    assert got.dtype == i32
+    np.testing.assert_array_equal(got, np.array([-1, -1, -1, 0], i32))
+    v = np.arange(10, dtype=np.float32)
+    got = srcjax.jit(lambda v: v[sjnp.linspace(-10, 0, 4, dtype=sjnp.int32)])(v)
+    np.testing.assert_array_equal(got, np.array([0.0, 3.0, 6.0, 0.0], np.float32))
+    got = srcjax.vmap(lambda s: sjnp.linspace(s, 0, 4, dtype=sjnp.int32))(
+        np.array([-1.0, -5.0], np.float32)
+    )
+    assert got.dtype == i32
+    np.testing.assert_array_equal(got, np.array([[-1, -1, -1, 0], [-5, -4, -2, 0]], i32))
+    got, step = sjnp.linspace(-5, 5, 4, dtype=sjnp.int32, retstep=True)
+    np.testing.assert_array_equal(got, want)
+    assert step.dtype == np.float32 and np.isclose(step, 10 / 3)
+    a = np.array([1, 2, 3, 4], i32)
+    got = srcjax.jit(lambda a: sjnp.linspace(0, 10, 4, dtype=sjnp.int32) + a)(a)
+    assert got.dtype == i32
+    np.testing.assert_array_equal(got, np.array([1, 5, 9, 14], i32))

@@ -3056,6 +3056,10 @@ def _linspace_rule(c):
             right=gast.BinOp(left=frac, op=gast.Mult(), right=e_e),
         ),
     )
+    # JAX floors before casting to an integer dtype
+    is_int = c.let("lin_is_int", N.call("ad.linspace_is_int", [N.clone(dtype)]))
+    floor = c.let("lin_floor", N.call("jnp.floor", [N.clone(out)]))
+    out = c.let("lin_out_c", N.call("jnp.where", [is_int, floor, N.clone(out)]))
     return N.call("ad.astype", [out, dtype])
 
 

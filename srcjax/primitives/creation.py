@@ -192,20 +192,40 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     float32 unless ``dtype`` / x64. Differentiable in ``start`` and ``stop``."""
     res = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, axis=axis)
     dt = _dtype_or(dtype, default_float())
+    # JAX floors before casting to an integer dtype ([-5, -2, 1, 5]), and its
+    # step stays in the inexact computation dtype
+    step_dt = dt if dt.kind in "fc" else np.dtype(default_float())
+    vals = res[0] if retstep else res
+    if dt.kind in "iu" and vals.dtype.kind == "f":
+        vals = np.floor(vals)
     if retstep:
-        return res[0].astype(dt), dt.type(res[1])
-    return res.astype(dt)
+        return vals.astype(dt), step_dt.type(res[1])
+    return vals.astype(dt)
 
 
 linspace = _creation("jnp.linspace", _linspace, np.linspace, differentiable=True)
 
 
 def _lin_frac(num, endpoint, dtype):
-    """Static: the fractions ``linspace(0, 1, num, endpoint)`` in ``dtype``."""
-    return np.linspace(0.0, 1.0, num, endpoint=endpoint).astype(dtype)
+    """Static: the fractions ``linspace(0, 1, num, endpoint)`` in ``dtype`` (the
+    default float for an integer ``dtype``: JAX computes in an inexact dtype)."""
+    dtype = np.dtype(dtype)
+    return np.linspace(0.0, 1.0, num, endpoint=endpoint).astype(
+        dtype if dtype.kind in "fc" else default_float()
+    )
 
 
 lin_frac = register(Primitive("ad.linspace_frac", _lin_frac, kind="internal", differentiable=False))
+
+
+def _lin_is_int(dtype):
+    """Static: whether linspace's result dtype is an integer (JAX floors then)."""
+    return np.dtype(dtype).kind in "iu"
+
+
+lin_is_int = register(
+    Primitive("ad.linspace_is_int", _lin_is_int, kind="internal", differentiable=False)
+)
 
 
 def _linspace_vjp_start(
