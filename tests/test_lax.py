@@ -11,6 +11,7 @@ from helpers import assert_close, fd_grad
 import srcjax
 import srcjax.numpy as jnp
 from srcjax import lax
+from srcjax.primitives.control import _check_carry as check_carry
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -724,3 +725,47 @@ def test_loop_carry_types_are_checked_as_jax(mode, x64_off):
         else:
             ours[k] = run()
     assert_matches_recorded(ours, recorded)
+
+
+def _lowered_scan(c0):
+    # a lax loop as the normalizer lowers it, with the check it should emit after it
+    c = c0
+    for k in range(3):
+        c = c * 2.0 + k
+    check_carry("scan body", c0, c)
+    return jnp.sum(c)
+
+
+def _lowered_retype(c0):
+    c = c0
+    for k in range(3):
+        c = (c * 2.0).astype(jnp.int32)
+    check_carry("scan body", c0, c)
+    return c
+
+
+def _lowered_scalar_init(x):
+    c = 0.0
+    for k in range(3):
+        c = c + x * k
+    check_carry("scan body", 0.0, c)
+    return c
+
+
+def test_check_carry_primitive_under_transforms(x64_off):
+    """ad.check_carry (for the loops the normalizer lowers) passes correct
+    programs under jit/grad/vmap (a batched carry from an unbatched init) and
+    raises JAX's TypeError for a changed dtype."""
+    x = np.array([1.0, 2.0], np.float32)
+    want = float(np.sum(((x * 2 + 0) * 2 + 1) * 2 + 2))
+    for fn in [_lowered_scan, srcjax.jit(_lowered_scan)]:
+        np.testing.assert_allclose(fn(x), want)
+    np.testing.assert_allclose(srcjax.grad(_lowered_scan)(x), [8.0, 8.0])
+    xs = np.stack([x, x + 1])
+    np.testing.assert_allclose(srcjax.vmap(_lowered_scan)(xs), [_lowered_scan(r) for r in xs])
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(_lowered_scan))(xs), 8.0)
+    np.testing.assert_allclose(srcjax.vmap(_lowered_scalar_init)(x), [3.0, 6.0])
+    np.testing.assert_allclose(srcjax.grad(_lowered_scalar_init)(np.float32(1.0)), 3.0)
+    for fn in [_lowered_retype, srcjax.jit(_lowered_retype), srcjax.vmap(_lowered_retype)]:
+        with pytest.raises(TypeError, match="carry input and carry output must have equal"):
+            fn(x)

@@ -1909,12 +1909,13 @@ def _carry_leaf_ok(b, a):
     return db.kind == da.kind and da.itemsize >= db.itemsize
 
 
-def _check_carry(what, before, after):
+def _check_carry(what, before, after, before_batch=0, after_batch=0):
     """JAX's TypeError when a loop body (``what``: ``"scan body"``,
     ``"while_loop body"``) changes its carry ``before`` into ``after``: another
     pytree structure, an array of another shape, or another dtype (a Python
     scalar carry may be promoted, and a dtype NumPy's promotion widened within
-    its kind is JAX's dtype; see :func:`_carry_leaf_ok`). Returns None."""
+    its kind is JAX's dtype; see :func:`_carry_leaf_ok`). ``before_batch`` /
+    ``after_batch``: leading (vmap) axes of the leaves not compared. Returns None."""
     from ..tree_util import tree_flatten
 
     lb, tb = tree_flatten(before)
@@ -1925,12 +1926,13 @@ def _check_carry(what, before, after):
             f"structure, but they differ:\n  input carry: {tb}\n  output carry: {ta}"
         )
     for i, (b, a) in enumerate(zip(lb, la)):
-        if np.shape(b) != np.shape(a) or not _carry_leaf_ok(b, a):
+        sb, sa = np.shape(b)[before_batch:], np.shape(a)[after_batch:]
+        if sb != sa or not _carry_leaf_ok(b, a):
             raise TypeError(
                 f"{what} function carry input and carry output must have equal types "
                 f"(e.g. shapes and dtypes of arrays) but they differ: carry leaf {i} is "
-                f"{_leaf_dtype(b).name}{list(np.shape(b))} on input but "
-                f"{_leaf_dtype(a).name}{list(np.shape(a))} on output"
+                f"{_leaf_dtype(b).name}{list(sb)} on input but "
+                f"{_leaf_dtype(a).name}{list(sa)} on output"
             )
 
 
@@ -1938,3 +1940,20 @@ check_carry = register(
     Primitive("ad.check_carry", _check_carry, kind="internal", differentiable=False)
 )
 check_carry.samples = lambda rng: [(("scan body", (np.ones(2), 1), (np.ones(2), 2)), {})]
+
+
+def _check_carry_batch(c):
+    """Under vmap: the same check per example, the mapped axes skipped (counted,
+    so nested vmaps skip one more each)."""
+    from ..frontend import nodes as N
+
+    _, bb = c.static("before_batch")
+    _, ab = c.static("after_batch")
+    expr = c.rebuild(
+        before_batch=N.const((bb or 0) + int(c.batched("before"))),
+        after_batch=N.const((ab or 0) + int(c.batched("after"))),
+    )
+    return expr, False
+
+
+check_carry.def_batch(_check_carry_batch)
