@@ -111,10 +111,16 @@ def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Pr
             if depth < 2 and r < 0.15:
                 c = round(float(rng.normal()), 2)
                 a = f"v{rng.integers(nvars)}"
+                test = f"jnp.sum({a}) > {c}"
+                if rng.random() < 0.3:  # a short-circuit condition
+                    b = f"v{rng.integers(nvars)}"
+                    d = round(float(rng.normal()), 2)
+                    op = "and" if rng.random() < 0.5 else "or"
+                    test = f"{test} {op} jnp.max({b}) < {d}"
                 out.append(
                     Stmt(
                         "if",
-                        f"jnp.sum({a}) > {c}",
+                        test,
                         block(depth + 1, in_loop),
                         block(depth + 1, in_loop) if rng.random() < 0.6 else [],
                     )
