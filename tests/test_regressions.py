@@ -3748,3 +3748,39 @@ def test_short_circuit_and_or_in_conditions():
         srcjax.vmap(_sc_raw_value, in_axes=(None, 0))(v, ks_in),
         [_sc_raw_value(v, int(k)) for k in ks_in],
     )
+
+
+def test_numpy_on_host_values_runs_in_numpy():
+    # User E bugs 1, 3, 4: np.* inside transformed code was always srcjax's jnp
+    # (float32/int32), so host constants overflowed (np.exp(100) / np.exp(99) was
+    # nan, np.sum(np.arange(100000)) wrapped) and np.prod(x.shape) crashed. As in
+    # JAX, NumPy on host values (constants, shapes, module-level arrays) is NumPy.
+    x = np.array([1.0, 2.0], np.float32)
+
+    def ratio(x):
+        return x * (np.exp(100.0) / np.exp(99.0))
+
+    def tri(x):
+        return x + np.sum(np.arange(100000)) / 1e9
+
+    def flat(x):
+        return x.reshape((np.prod(x.shape),)) * np.sqrt(2.0)
+
+    for t in (srcjax.jit, srcjax.vmap):
+        assert_close(t(ratio)(x), x * np.e, rtol=1e-6)
+        assert_close(t(tri)(x), x + 4.99995, rtol=1e-6)
+    assert_close(srcjax.grad(lambda v: jnp.sum(ratio(v)))(x), [np.e, np.e], rtol=1e-6)
+    m = np.ones((2, 3), np.float32)
+    for t in (srcjax.jit, lambda f: srcjax.grad(lambda v: jnp.sum(f(v)))):
+        out = t(flat)(m)
+        assert out.dtype == np.float32  # a host scalar is weakly typed, as in JAX
+    assert srcjax.jit(flat)(m).shape == (6,)
+    assert_close(srcjax.grad(lambda v: jnp.sum(flat(v)))(m), np.full((2, 3), np.sqrt(2.0)))
+
+    def traced(v):  # np.* on a traced value is still srcjax's (differentiable)
+        s = 0.0
+        for i in range(2):
+            s = s + np.sin(v * i)
+        return jnp.sum(s)
+
+    assert_close(srcjax.grad(traced)(x), np.cos(x), rtol=1e-6)

@@ -643,6 +643,9 @@ class Normalizer:
         self.returned_fn: Any = None
         #: the local function the last inlined call returned (see assign_target)
         self.pending_fn: Any = None
+        #: locals bound once, to a host value (see :meth:`_is_host`)
+        self.host_names: Set[str] = set()
+        self.store_counts: Dict[str, int] = _store_counts(node.body)
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
         #: parameters (source names) an inlining call binds to known functions
@@ -1138,6 +1141,8 @@ class Normalizer:
         if isinstance(target, gast.Name):
             tname = self.var(target.id)
             self.pending_fn = None
+            if self.store_counts.get(target.id, 0) == 1 and self._is_host(value):
+                self.host_names.add(tname)
             self.compute_into(tname, value)
             if self.pending_fn is not None:
                 fn, self.pending_fn = self.pending_fn, None
@@ -2134,6 +2139,15 @@ class Normalizer:
             )
         if status == "missing":
             raise _resolution_error(self, func)
+        if _is_numpy_function(obj) and self._is_host(e):
+            # np.prod(x.shape), np.exp(100.0): NumPy on host values, as in JAX
+            fname = self.namer.fresh(f"np_{getattr(obj, '__name__', 'fn')}")
+            self.bindings[fname] = _HostCall(obj)
+            args = [self.atom(a) for a in e.args]
+            kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            return N.call(N.name(fname), args, kws), Op(
+                "inactive", what=f"np.{getattr(obj, '__name__', 'function')}"
+            )
         prim = registry.lookup_callable(obj)
         if prim is not None:
             return self.prim_call(prim, e.args, e.keywords, e)
@@ -2624,6 +2638,47 @@ class Normalizer:
             else:
                 return None
         return fns
+
+    def _is_host(self, e: Any) -> bool:
+        """Whether expression ``e`` is a host value in JAX's sense (never traced): a
+        constant, a shape query (``x.shape``, ``x.ndim``), a module-level number or
+        NumPy array, a local bound once to one, a display, index or arithmetic of
+        those, or a NumPy function of those."""
+        if isinstance(e, gast.Constant):
+            return True
+        if isinstance(e, (gast.Tuple, gast.List)):
+            return all(self._is_host(x) for x in e.elts)
+        if isinstance(e, gast.Attribute) and e.attr in ("shape", "ndim", "size", "dtype"):
+            return True
+        if isinstance(e, gast.Name):
+            if e.id in self.locals:
+                return self.var(e.id) in self.host_names
+            status, obj = self.resolve(e)
+            return status == "found" and isinstance(
+                obj, (bool, int, float, complex, np.ndarray, np.generic)
+            )
+        if isinstance(e, gast.Attribute):  # np.pi, a module constant
+            status, obj = self.resolve(e)
+            return status == "found" and isinstance(obj, (bool, int, float, complex, np.generic))
+        if isinstance(e, gast.Subscript):
+            return self._is_host(e.value) and self._is_host(e.slice)
+        if isinstance(e, gast.Slice):
+            return all(x is None or self._is_host(x) for x in (e.lower, e.upper, e.step))
+        if isinstance(e, gast.UnaryOp):
+            return self._is_host(e.operand)
+        if isinstance(e, gast.BinOp):
+            return self._is_host(e.left) and self._is_host(e.right)
+        if isinstance(e, gast.Call) and not any(isinstance(a, gast.Starred) for a in e.args):
+            status, obj = self.resolve(e.func)
+            host_fn = status == "found" and (
+                _is_numpy_function(obj) or obj in (int, float, len, abs, min, max, round)
+            )
+            return (
+                host_fn
+                and all(self._is_host(a) for a in e.args)
+                and all(self._is_host(k.value) for k in e.keywords)
+            )
+        return False
 
     def _inlined_factory(self, f: Any) -> bool:
         """Whether calling ``f`` inlines user code (a local function, or a Python
@@ -3791,6 +3846,49 @@ def _substitute_name(node: Any, name: str, item: Any) -> Any:
             return n  # (a def in a comprehension is not an expression)
 
     return Sub().visit(node)
+
+
+def _store_counts(stmts: List[Any]) -> Dict[str, int]:
+    """How many times a function body binds each name (not looking inside nested
+    functions/lambdas; loop targets and augmented assignments count)."""
+    counts: Dict[str, int] = {}
+
+    def visit(node):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for s in stmts:
+        visit(s)
+    return counts
+
+
+def _is_numpy_function(obj: Any) -> bool:
+    """A function of NumPy itself (``np.prod``, ``np.exp``), not srcjax's."""
+    if isinstance(obj, np.ufunc):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    return callable(obj) and module.split(".")[0] == "numpy" and not isinstance(obj, type)
+
+
+class _HostCall:
+    """A NumPy function called on host values only (constants, shapes, module-level
+    arrays) inside transformed code: it runs in NumPy, as in JAX (where such
+    values are not traced), and a 0-d result is a Python scalar (weakly typed:
+    ``x * np.sqrt(2.0)`` keeps ``x``'s dtype)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "numpy_function")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        r = self.fn(*args, **kwargs)
+        if isinstance(r, np.generic) or (isinstance(r, np.ndarray) and r.ndim == 0):
+            return r.item()
+        return r
 
 
 def _own_locals(stmts: List[Any]) -> Set[str]:
