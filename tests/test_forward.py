@@ -179,3 +179,21 @@ def test_jacobians_with_has_aux():
     h, aux = srcjax.hessian(lambda x: (jnp.sum(x**3), "aux"), has_aux=True)(x)
     assert aux == "aux"
     assert_close(h, np.diag(6 * x))
+
+
+_X64_DATA = np.random.default_rng(0).normal(size=(5, 3))  # float64, as NumPy makes it
+
+
+def test_jacrev_and_vjp_of_a_function_closing_over_float64_data():
+    # User E bug 2: X @ v with float64 X is float64 (NumPy promotion, documented),
+    # JAX types it float32; jacrev's float32 basis and a user's float32 cotangent
+    # were refused as the wrong dtype. Cotangents are compared as JAX types them.
+    srcjax.config.update("jax_enable_x64", False)  # (the module's fixture turns it on)
+    w = np.ones(3, np.float32)
+    jac = srcjax.jacrev(lambda v: _X64_DATA @ v)(w)
+    np.testing.assert_allclose(jac, _X64_DATA, rtol=1e-6)
+    ct = np.ones(5, np.float32)
+    (g,) = srcjax.vjp(lambda v: _X64_DATA @ v, w)[1](ct)
+    np.testing.assert_allclose(g, _X64_DATA.sum(axis=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="cotangent"):
+        srcjax.vjp(lambda v: _X64_DATA @ v, w)[1](np.ones(4, np.float32))

@@ -3164,10 +3164,11 @@ class Normalizer:
         from ..api_fwd import _jvp_function
 
         if len(e.args) != 3 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]):
-            raise _unsupported(
-                e,
-                "jvp inside a transformed function needs tuple displays of primals and tangents",
-                src=self.src,
+            raise UnsupportedSyntaxError(
+                "jvp inside a transformed function needs its primals and tangents written "
+                "as tuple displays (their number must be known when transforming)",
+                self.loc(e),
+                "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)) with the items named here",
             )
         primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
         lifted = self._lift(e.args[0])

@@ -148,7 +148,9 @@ def _checked_ct_leaf(c, o, cb, ob):
     o_shape = np.shape(o)[ob:]
     ok = np.shape(c)[cb:] == o_shape
     if ok and o_dt.kind in "fc" and c_dt is not None:
-        ok = canonicalize_dtype(c_dt) == o_dt
+        # (compared as JAX types them: an output NumPy promotion made float64 while
+        # x64 is off is float32 in JAX, and so is the cotangent a user passes)
+        ok = canonicalize_dtype(c_dt) == canonicalize_dtype(o_dt)
     if not ok:
         raise TransformValueError(
             "unexpected shape/dtype of the cotangent passed to the function returned by "
