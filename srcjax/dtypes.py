@@ -370,6 +370,12 @@ def cast(a: Any, dt: np.dtype) -> Any:
     """``a`` converted to ``dt`` (Python and NumPy scalars become NumPy scalars;
     a complex value to a real dtype raises ``TypeError``)."""
     if type(a) in _PY_SCALARS:
+        if type(a) is int and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= a <= info.max:
+                # a weakly typed int beyond the array's integer type wraps, as
+                # JAX converts it (int8_array * 300 multiplies by 44)
+                return np.array(a, np.int64).astype(dt)[()]
         return dt.type(a)
     d = getattr(a, "dtype", None)
     if d == dt:

@@ -92,3 +92,13 @@ def test_integer_power_in_fused_jit_code():
 def test_negative_python_int_exponent_of_integers_is_jax_type_error():
     with pytest.raises(TypeError, match="negative powers"):
         jnp.power(PK, -1)
+
+
+def test_weak_int_beyond_the_integer_dtype_wraps_as_jax():
+    # User E bug 7: jnp.multiply(int8_array, 300) raised NumPy's OverflowError; JAX
+    # converts the weakly typed 300 to int8 (44) first.
+    x = np.array([0, 1, 2], np.int8)
+    got = jnp.multiply(x, 300)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, [0, 44, 88])
+    np.testing.assert_array_equal(jnp.add(np.array([1], np.uint8), 256), [1])

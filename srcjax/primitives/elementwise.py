@@ -182,13 +182,29 @@ def _binary_impl(ufunc, name: str, doc: str):
     """Arithmetic binary ufunc: JAX result dtype via ``result_type``."""
 
     def impl(x, y):
-        r = ufunc(x, y)
+        try:
+            r = ufunc(x, y)
+        except OverflowError:  # a Python int beyond the other operand's integer type
+            return _wrapped_weak_int(ufunc, x, y)
         if r.dtype in BINARY_SUSPECT:
             return fix_binary(ufunc, r, x, y)
         return r
 
     impl.__name__ = impl.__qualname__ = name
     return _doc(impl, doc)
+
+
+def _wrapped_weak_int(ufunc, x, y):
+    """``ufunc(x, y)`` where one operand is a Python int out of the other's integer
+    dtype's range: JAX converts the weakly typed int to that dtype (it wraps:
+    ``int8_array * 300`` multiplies by 44); NumPy raises OverflowError."""
+    from ..dtypes import cast
+
+    arr = y if type(x) is int else x
+    dt = np.asarray(arr).dtype
+    if dt.kind not in "iu":
+        raise OverflowError(f"Python integer out of bounds for {dt.name}")
+    return ufunc(cast(x, dt), cast(y, dt))
 
 
 def _binary_inexact_impl(ufunc, name: str, doc: str):
