@@ -86,6 +86,8 @@ def _canon_leaf(x: Any, wrt: bool) -> Any:
         return x
     if isinstance(x, float):
         return np.float64(x) if _x64() else np.float32(x)
+    if isinstance(x, complex):  # complex64 unless x64, as JAX
+        return np.complex128(x) if _x64() else np.complex64(x)
     if isinstance(x, np.floating) and not _x64() and x.dtype == np.float64:
         return np.float32(x)
     if wrt and isinstance(x, (bool, int, np.integer, np.bool_)):

@@ -483,3 +483,11 @@ def test_jvp_and_complex_inputs_through_real_imag_abs():
     np.testing.assert_allclose(srcjax.grad(jnp.abs)(z), 0.4472136 - 0.8944272j, rtol=1e-6)
     g = srcjax.grad(lambda z: jnp.abs(z * z + 1))(z)
     np.testing.assert_allclose(g, 2.6832814 - 3.5777087j, rtol=1e-6)
+
+
+def test_grad_of_a_python_complex_scalar_is_complex64():
+    # User E bug 9: a Python complex argument stayed complex128 (JAX: complex64).
+    srcjax.config.update("jax_enable_x64", False)  # (the module's fixture restores it)
+    g = srcjax.grad(lambda z: jnp.abs(z) ** 2)(3 + 4j)
+    assert np.asarray(g).dtype == np.complex64
+    assert complex(g) == 6 - 8j  # conj of d|z|^2/dz, as JAX returns it
