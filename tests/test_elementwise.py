@@ -102,3 +102,11 @@ def test_weak_int_beyond_the_integer_dtype_wraps_as_jax():
     assert got.dtype == np.int8
     np.testing.assert_array_equal(got, [0, 44, 88])
     np.testing.assert_array_equal(jnp.add(np.array([1], np.uint8), 256), [1])
+
+
+def test_weak_int_beyond_the_integer_dtype_wraps_under_jit():
+    # User E bug 7, jit part: the operator x * 300 on int8 raised NumPy's OverflowError.
+    x = np.array([0, 1, 2], np.int8)
+    got = srcjax.jit(lambda v: v * 300)(x)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, [0, 44, 88])

@@ -1408,6 +1408,21 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
                 operands.append(x.id)
     if not operands:
         return None
+    if isinstance(s.value, gast.BinOp) and op.prim.kind == "elementwise":
+        for v in (s.value.left, s.value.right):
+            if not (isinstance(v, gast.Constant) and type(v.value) is int):
+                continue
+            for n in operands:
+                a = avals.get(n)
+                if isinstance(a, Aval) and not a.weak and a.dtype.kind in "iu":
+                    info = np.iinfo(a.dtype)
+                    if not info.min <= v.value <= info.max:
+                        # a weak int beyond the array's integer type: NumPy's
+                        # operator raises, the primitive converts it as JAX does
+                        s.value = N.call(
+                            op.prim.public, [N.clone(s.value.left), N.clone(s.value.right)]
+                        )
+                        return [s]
     if not all(isinstance(avals.get(n), Aval) for n in operands):
         if (
             isinstance(s.value, gast.BinOp)
