@@ -42,6 +42,7 @@ from .primitives import containers as _containers  # noqa: F401  (list/dict meth
 _control.mark_tree_outputs()
 
 stop_gradient = _control.stop_gradient
+jacobian = jacrev  # jax.jacobian is jacrev
 
 __version__ = "0.1.0"
 

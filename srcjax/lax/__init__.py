@@ -42,6 +42,7 @@ from ..primitives.structural import flip as jnp_flip
 from ..primitives.structural import moveaxis as jnp_moveaxis
 from ..primitives.structural import reshape as jnp_reshape
 from ..primitives.structural import stack as jnp_stack
+from ._ops import *  # noqa: F403,E402  (add, exp, pad, dot_general ...: jax.lax's basic operations)
 
 __all__ = [
     "cond",
