@@ -785,3 +785,142 @@ def test_extra_linalg_errors():
         la.lstsq(a, np.ones(4))
     with pytest.raises(TypeError, match="two-dimensional"):
         la.lstsq(np.ones((2, 3, 3)), np.ones(2))
+
+
+# User F bugs 1, 2, 4, 5 (JAX 0.10.2 values in tests/data/linalg_userF_jax.npz,
+# float32 as the user ran them): cholesky's jvp ignored the symmetrization of a
+# non-symmetric tangent (its rule rebinds its tangent parameter, which the rule
+# inliner substituted only in reads); grad of lstsq(a, b)[0] was all-NaN where the
+# residual is exactly 0 (norm's derivative there, times the residual's zero
+# cotangent); hessian of cond crashed (svd's result taken for a tuple under
+# vmap); vmap(grad) of multi_dot of non-square matrices crashed.
+USERF_RECORDED = __import__("pathlib").Path(__file__).parent / "data" / "linalg_userF_jax.npz"
+
+
+def _userf_inputs():
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((3, 3)).astype(np.float32)
+    spd = m @ m.T + 3 * np.eye(3, dtype=np.float32)
+    t = rng.standard_normal((3, 3)).astype(np.float32)  # not symmetric
+    lst = []
+    for seed in range(12):
+        r = np.random.default_rng(seed)
+        lst.append(
+            (
+                r.standard_normal((3, 4)).astype(np.float32),
+                r.standard_normal((3, 2)).astype(np.float32),
+            )
+        )
+    md = [rng.standard_normal((2,) + s).astype(np.float32) for s in ((4, 3), (3, 4), (4, 2))]
+    cm = np.array([[2.0, 1, 0], [0.5, 3, 1], [0, 1, 4]], np.float32)
+    return spd, t, lst, md, cm
+
+
+def _userf_values(jax, jnp):
+    spd, t, lst, md, cm = _userf_inputs()
+    la = jnp.linalg
+    r = {}
+    r["chol_jvp"] = jax.jvp(la.cholesky, (spd,), (t,))[1]
+    r["chol_jvp_upper"] = jax.jvp(lambda s: la.cholesky(s, upper=True), (spd,), (t,))[1]
+    r["chol_jacfwd"] = jax.jacfwd(la.cholesky)(spd)
+    r["chol_jacrev"] = jax.jacrev(la.cholesky)(spd)
+    r["chol_hessian"] = jax.hessian(lambda s: jnp.sum(la.cholesky(s) ** 3))(spd)
+    r["eigh_jvp"] = jax.jvp(lambda s: la.eigh(s)[0], (spd,), (t,))[1]
+    r["eigvalsh_jacfwd"] = jax.jacfwd(la.eigvalsh)(spd)
+    for i, (a, b) in enumerate(lst):
+        r[f"lstsq_grad_{i}"] = jax.grad(lambda a: jnp.sum(la.lstsq(a, b)[0]))(a)  # noqa: B023
+    r["multi_dot_vmap_grad"] = jax.vmap(
+        jax.grad(lambda a, b, c: jnp.sum(la.multi_dot([a, b, c])), argnums=(0, 1, 2))
+    )(*md)
+    r["cond_hessian"] = jax.hessian(lambda a: la.cond(a) ** 3)(cm)
+    r["cond_hessian_m2"] = jax.hessian(lambda a: la.cond(a, -2) ** 3)(cm)
+    return {k: np.asarray(v) for k, v in _flat(r).items()}
+
+
+def _userf_with_jax():
+    import jax
+    import jax.numpy as jjnp
+
+    return _userf_values(jax, jjnp)
+
+
+def test_user_f_linalg_derivatives_match_jax():
+    from helpers import assert_matches_recorded, jax_recorded
+
+    recorded = jax_recorded(USERF_RECORDED, _userf_with_jax)
+    ours = _userf_values(srcjax, jnp)
+    for k, v in ours.items():
+        assert np.all(np.isfinite(v)), k
+    assert_matches_recorded(ours, recorded, rtol=2e-4, atol=2e-5)
+
+
+def test_symmetric_input_linalg_jvp_vjp_consistent(x64):
+    """<C, jvp(T)> == <vjp(C), T> for a non-symmetric tangent T (user F bug 1:
+    cholesky's jvp dropped the symmetrization its vjp applies)."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((4, 4))
+    spd = m @ m.T + 4 * np.eye(4)
+    t = rng.standard_normal((4, 4))
+    SL = srcjax.scipy.linalg
+    for name, f in {
+        "cholesky": jnp.linalg.cholesky,
+        "cholesky_upper": lambda s: jnp.linalg.cholesky(s, upper=True),
+        "cholesky_nosym": lambda s: jnp.linalg.cholesky(s, symmetrize_input=False),
+        "eigh_w": lambda s: jnp.linalg.eigh(s)[0],
+        "eigh_v": lambda s: jnp.linalg.eigh(s)[1],
+        "eigvalsh": jnp.linalg.eigvalsh,
+        "scipy_cholesky": SL.cholesky,
+        "cho_solve": lambda s: SL.cho_solve(SL.cho_factor(s), np.arange(4.0)),
+    }.items():
+        out, tan = srcjax.jvp(f, (spd,), (t,))
+        c = rng.standard_normal(np.shape(out))
+        (ct,) = srcjax.vjp(f, spd)[1](c)
+        np.testing.assert_allclose(np.sum(c * tan), np.sum(ct * t), rtol=1e-9, err_msg=name)
+
+
+def test_lstsq_grad_finite_over_seeds(x64):
+    """User F bug 2: grad of lstsq(a, b)[0] w.r.t. a and b against float64 finite
+    differences for underdetermined, square and overdetermined a over many seeds
+    (a zero residual made it all-NaN)."""
+    for seed in range(30):
+        r = np.random.default_rng(seed)
+        for shp in ((3, 4), (3, 3), (5, 3), (2, 5)):
+            a = r.standard_normal(shp)
+            b = r.standard_normal((shp[0], 2))
+            if np.linalg.cond(a) > 50:  # finite differences too inexact
+                continue
+            f = lambda a, b: jnp.sum(jnp.sin(jnp.linalg.lstsq(a, b)[0]))  # noqa: E731
+            _fd_check(f, a, b, argnum=0, rtol=1e-5, atol=1e-7)
+            _fd_check(f, a, b, argnum=1, rtol=1e-5, atol=1e-7)
+
+
+def test_lstsq_residual_grad_is_twice_residual(x64):
+    """The residual's derivative stays that of |r|^2 (2 r), also where r = 0."""
+    r = np.random.default_rng(0)
+    a = r.standard_normal((5, 3))
+    b = r.standard_normal((5, 2))
+    f = lambda a, b: jnp.sum(jnp.linalg.lstsq(a, b)[1])  # noqa: E731
+    _fd_check(f, a, b, argnum=1)
+    g = srcjax.grad(f, argnums=1)(a[:3], b[:3])  # square: residual 0
+    np.testing.assert_allclose(g, 0.0, atol=1e-12)
+
+
+def test_multi_dot_vmap_grad_matches_loop():
+    """User F bug 5: vmap(grad) of multi_dot of non-square matrices, and vmap
+    of the jacobian, against a per-example loop."""
+    rng = np.random.default_rng(1)
+    shapes = ((4, 3), (3, 5), (5, 2), (2, 6))
+    ops = [rng.standard_normal((3,) + s).astype(np.float32) for s in shapes]
+    f = lambda a, b, c, d: jnp.sum(jnp.sin(jnp.linalg.multi_dot([a, b, c, d])))  # noqa: E731
+    g = srcjax.grad(f, argnums=(0, 1, 2, 3))
+    got = srcjax.vmap(g)(*ops)
+    for i in range(3):
+        want = g(*(o[i] for o in ops))
+        for x, y in zip(got, want):
+            np.testing.assert_allclose(x[i], y, rtol=1e-5, atol=1e-6)
+    v = rng.standard_normal((3, 3)).astype(np.float32)
+    h = lambda v, b, c: jnp.linalg.multi_dot([v, b, c])  # noqa: E731
+    got = srcjax.vmap(srcjax.jacrev(h, argnums=1))(v, ops[1], ops[2])
+    for i in range(3):
+        want = srcjax.jacrev(h, argnums=1)(v[i], ops[1][i], ops[2][i])
+        np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-6)

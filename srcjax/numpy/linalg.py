@@ -307,7 +307,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     if numpy_resid and (int(rank) < shape(a)[1] or shape(a)[0] <= shape(a)[1]):
         resid = asarray([], dtype=dt)
     else:
-        resid = norm(b - matmul(a, x), axis=0) ** 2
+        # |r|^2 as a sum of squares (JAX: norm(r) ** 2, the same value): its
+        # derivative 2 r is finite at a zero residual, where norm's is NaN; the
+        # residual's cotangent is zeros, not dropped, when only x is used
+        r = b - matmul(a, x)
+        resid = sum(real(r * conj(r)), axis=0)
     if vector_b:
         x = ravel(x)
     return x, resid, rank, s

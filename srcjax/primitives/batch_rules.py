@@ -2130,6 +2130,12 @@ def _tree_index_adjoint(c):
             # `lst[i]` with a per-example i: each item's cotangent is ct where i
             # picked it (a dense list: the per-example sparse ones differ in shape)
             return N.call("ad.bseq_index_adjoint", [c.materialize(c.arg("ct")), x, c.arg("idx")])
+        idx = c.bound["idx"]
+        if _static_index(idx) or isinstance(idx, gast.Name):
+            # x may turn out an array at run time (svd's result, a tuple only with
+            # compute_uv): then the index must skip the batch axis of a batched x
+            ct = c.materialize(c.arg("ct"))
+            return N.call("ad.bgetitem_adjoint", [ct, c.materialize(x), N.index_value(idx)])
         return c.rebuild(ct=c.materialize(c.arg("ct")))
     ct = c.materialize(c.arg("ct"))
     x = c.materialize(x)
@@ -2591,17 +2597,28 @@ def _bseq_index_adjoint(ct, x, idx):
     where = np.mod(np.asarray(idx), n)
     items = []
     for j in range(n):
-        mask = _aligned(where == j, ct)
-        items.append(np.where(mask, ct, np.zeros((), ct.dtype)))
+        mask = where == j
+        # an item no example picks gets a hole: the items may differ in shape
+        # (multi_dot's matrices; an index popped from a batched tape is batched
+        # though the same in every row), so zeros shaped like ``ct`` would be wrong
+        items.append(
+            np.where(_aligned(mask, ct), ct, np.zeros((), ct.dtype)) if mask.any() else None
+        )
     return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
 
 
 def _bseq_pick(g, idx):
     """``g[idx[b]][b]`` per example ``b``: the item a per-example index picks from
     a list of batched cotangents (the transpose of :func:`_bseq_index_adjoint`)."""
-    stacked = np.stack([np.asarray(v) for v in g])  # (n, batch, ...)
     where = np.mod(np.asarray(idx), len(g))
-    return stacked[where, np.arange(stacked.shape[1])]
+    out = None
+    for j in np.unique(where):  # only the picked items (others may be holes or differ in shape)
+        if g[j] is None:
+            continue
+        v = np.asarray(g[j])
+        out = np.zeros_like(v) if out is None else out
+        out = np.where(_aligned(where == j, v), v, out)
+    return out
 
 
 bseq_index_adjoint = _reg("ad.bseq_index_adjoint", _bseq_index_adjoint)

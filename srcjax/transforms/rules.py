@@ -157,8 +157,16 @@ def inline_rule(
         for s in fdef.body
         if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))
     ]
-    local_names = set(N.assigned_names(body)) - set(mapping)
+    assigned = set(N.assigned_names(body))
+    local_names = assigned - set(mapping)
     renames = {n: namer.fresh(n) for n in sorted(local_names)}
+    # a parameter the rule rebinds (``t = 0.5 * (t + t.T)``) becomes a fresh local
+    # holding its argument: substituted, the store would bind the parameter's own
+    # name in the generated code while later reads still saw the argument
+    prologue = []
+    for pname in sorted(assigned & set(mapping)):
+        renames[pname] = namer.fresh(pname)
+        prologue.append(N.assign(N.name(renames[pname], store=True), mapping.pop(pname)))
 
     def subst(node):
         node = N.clone(node)
@@ -170,7 +178,7 @@ def inline_rule(
     if any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s)):
         # inlined, an early `return` would leave the generated function
         raise TypeError(f"rule {rule.__qualname__} may `return` only at its end")
-    stmts = [subst(s) for s in body[:-1]]
+    stmts = prologue + [subst(s) for s in body[:-1]]
     return stmts, subst(last.value)
 
 
