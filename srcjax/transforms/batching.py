@@ -654,6 +654,19 @@ class Batcher:
             # `k in d`: a batched dict has the same keys in every example
             self._set(t, False)
             return [s]
+        if (
+            isinstance(value, gast.Compare)
+            and len(value.ops) == 1
+            and isinstance(value.ops[0], (gast.Is, gast.IsNot))
+            and any(
+                isinstance(v, gast.Constant) and v.value is None
+                for v in (value.left, value.comparators[0])
+            )
+        ):
+            # `w is None`: a batched value is one object, None in no example
+            # (histogram's optional weights)
+            self._set(t, False)
+            return [s]
         if isinstance(value, gast.Compare) and len(value.ops) == 1:
             prim = _compare_prim(value.ops[0])
             if prim is not None:
