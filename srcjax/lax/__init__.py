@@ -133,14 +133,66 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
     operands = _canonical(operands)
     out = _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
-    return _canonical(out)  # a branch returning 1.0 gives float32, as JAX's cond
+    out = _canonical(out)  # a branch returning 1.0 gives float32, as JAX's cond
+    other = _other_branch(false_fun if pred else true_fun, operands)
+    if other is not _SKIPPED:
+        names = ("true_fun", "false_fun") if pred else ("false_fun", "true_fun")
+        _check_branch_types("cond", names, out, other)
+    return out
+
+
+_SKIPPED = object()
+
+
+def _other_branch(fn: Callable, operands: tuple) -> Any:
+    """The output of a branch not taken, run to compare output types (JAX traces
+    every branch); ``_SKIPPED`` when it raises on these values (JAX, tracing it
+    abstractly, would not)."""
+    try:
+        with np.errstate(all="ignore"):
+            return _canonical(_eager(fn)(*operands))
+    except Exception:  # noqa: BLE001 - a value-dependent failure of a branch not taken
+        return _SKIPPED
+
+
+def _check_branch_types(what: str, names: tuple, out: Any, other: Any) -> None:
+    """JAX's TypeError when two branches' outputs differ in pytree structure,
+    shape or dtype (weak Python scalars count by their canonical dtype)."""
+    from ..primitives.control import _leaf_dtype
+    from ..tree_util import tree_flatten
+
+    la, ta = tree_flatten(out)
+    lb, tb = tree_flatten(other)
+    if ta != tb:
+        raise TypeError(
+            f"{what} branch outputs must have the same pytree structure, but they differ: "
+            f"{names[0]} output is {ta} but {names[1]} output is {tb}"
+        )
+    for a, b in zip(la, lb):
+        sa, sb = np.shape(a), np.shape(b)
+        da, db = _leaf_dtype(a), _leaf_dtype(b)
+        if sa != sb or da != db:
+            ka = f"{np.dtype(da).name}{list(sa)}"
+            kb = f"{np.dtype(db).name}{list(sb)}"
+            raise TypeError(
+                f"{what} branches must have equal output types but they differ: the "
+                f"output of {names[0]} has type {ka} but the corresponding output of "
+                f"{names[1]} has type {kb}"
+            )
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
     to ``[0, len(branches) - 1]``."""
     i = int(np.clip(index, 0, len(branches) - 1))
-    return _canonical(_eager(branches[i])(*_canonical(operands)))
+    operands = _canonical(operands)
+    out = _canonical(_eager(branches[i])(*operands))
+    for j, fn in enumerate(branches):
+        if j != i:
+            other = _other_branch(fn, operands)
+            if other is not _SKIPPED:
+                _check_branch_types("switch", (f"branch {i}", f"branch {j}"), out, other)
+    return out
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -282,14 +334,43 @@ def scan(
     order = range(n - 1, -1, -1) if reverse else range(n)
     for k, i in enumerate(order):
         x = None if xs is None else _tree_index(xs, i)
-        new, y = f(carry, x)
+        new, y = _scan_pair(f(carry, x))
         if k == 0:
             new = _check_carry("scan body", init, new)
         else:
             new = _check_carry(None, carry, new)
         carry = new
         ys[i] = y
+    if n == 0:
+        return carry, _empty_ys(f, carry, xs)
     return carry, _tree_stack(ys)
+
+
+def _scan_pair(out: Any) -> tuple:
+    """A scan body's ``(carry, y)``; JAX's TypeError for any other output."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        from ..tree_util import tree_map
+
+        kinds = tree_map(lambda v: f"{np.dtype(dtypes.dtype_of(v)).name}{list(np.shape(v))}", out)
+        raise TypeError(f"scan body output must be a pair, got {kinds}.")
+    return out[0], out[1]
+
+
+def _empty_ys(f: Callable, carry: Any, xs: Any) -> Any:
+    """The stacked outputs of a scan of length 0: leaves of shape ``(0,) + y's``
+    and ``y``'s dtype, from one run of the body on zeros shaped like an item of
+    ``xs`` (JAX traces the body abstractly; None if that run fails)."""
+    from ..tree_util import tree_map
+
+    x = None if xs is None else tree_map(lambda a: np.zeros(np.shape(a)[1:], a.dtype), xs)
+    try:
+        with np.errstate(all="ignore"):
+            _, y = _scan_pair(f(carry, x))
+    except TypeError:
+        raise
+    except Exception:  # noqa: BLE001 - a value-dependent failure on the zeros
+        return None
+    return tree_map(lambda v: np.zeros((0,) + np.shape(v), dtypes.dtype_of(v)), _canonical(y))
 
 
 def map(f: Callable, xs: Any, *, batch_size: Optional[int] = None) -> Any:  # noqa: A001
