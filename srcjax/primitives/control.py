@@ -1918,6 +1918,13 @@ def _check_carry(what, before, after, before_batch=0, after_batch=0):
     scalar carry may be promoted, and a dtype NumPy's promotion widened within
     its kind is JAX's dtype; see :func:`_carry_leaf_ok`). ``before_batch`` /
     ``after_batch``: leading (vmap) axes of the leaves not compared. Returns None."""
+    if (
+        isinstance(before, np.ndarray)
+        and isinstance(after, np.ndarray)
+        and before.dtype == after.dtype
+        and before.shape[before_batch:] == after.shape[after_batch:]
+    ):
+        return None  # (the common case, cheap: called on every pass of a loop)
     from ..tree_util import tree_flatten
 
     lb, tb = tree_flatten(before)
