@@ -737,13 +737,7 @@ def _carry_with_jax():
     return out
 
 
-_NEEDS_NORMALIZER = pytest.mark.xfail(
-    reason="the normalizer does not emit ad.check_carry after lowered lax loops yet",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize("mode", ["eager", pytest.param("jit", marks=_NEEDS_NORMALIZER)])
+@pytest.mark.parametrize("mode", ["eager", "jit"])
 def test_loop_carry_types_are_checked_as_jax(mode, x64_off):
     """User C bug 5: a body changing its carry's dtype (astype(int32)) ran; under
     jit, a changed shape too. JAX raises TypeError; programs JAX accepts (a

@@ -3750,12 +3750,7 @@ def test_short_circuit_and_or_in_conditions():
     )
 
 
-# -- user C bugs 6 and 7: need the normalizer (frontend/normalize.py) -----------------
-_NEEDS_NORMALIZER = pytest.mark.xfail(
-    reason="needs frontend/normalize.py: a module argument as a static parameter "
-    "(_known_function), and an empty list attribute in type_tree / _index_loop",
-    strict=False,
-)
+# -- user C bugs 6 and 7 -----------------------------------------------------------------
 
 
 def _module_helper(N, v):
@@ -3766,7 +3761,6 @@ def _loss_module_arg(x):
     return _module_helper(jnp, x)
 
 
-@_NEEDS_NORMALIZER
 def test_module_passed_to_a_helper_is_static():
     """User C bug 6: helper(jnp, x) with `def helper(N, v): return N.sum(v * 2.0)`
     compiled N as an array (internal errors). JAX 0.10.2: grad [2, 2, 2], jit 6.0."""
@@ -3815,7 +3809,6 @@ def _empty_model_loss(m, x):
     return jnp.sum(m(x))
 
 
-@_NEEDS_NORMALIZER
 def test_model_without_layers_is_differentiable():
     """User C bug 7: `for b in self.blocks: x = b(x)` with blocks == [] gave "no
     derivative rule for b". JAX 0.10.2: grad.s = 3.0 (sum of x)."""

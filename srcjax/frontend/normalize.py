@@ -1654,6 +1654,8 @@ class Normalizer:
         return gast.Tuple(elts=[self._spec_item(v, idx) for v in val], ctx=gast.Load())
 
     def _index_loop(self, s, spec):
+        if spec[0] == "seq" and self.type_of(spec[1]) == ("items", ()):
+            return  # `for layer in self.layers` with no layers
         idx = self.temp("i")
         n = self._emit_len(spec)
         saved = self.out
@@ -3002,6 +3004,8 @@ class Normalizer:
             status, obj = self.lookup_global(atom.id)
             if status != "found":
                 return None
+        if isinstance(obj, types.ModuleType):  # helper(jnp, x): N.sum is jnp.sum
+            return obj
         return obj if _is_static_callable(obj) else None
 
     # -- srcjax transforms called inside transformed code ---------------------------
@@ -3286,6 +3290,7 @@ class Normalizer:
             saved, self.out = self.out, []
             r = self.call_value(a[2], [N.name(i), N.name(val)], e)
             self.emit(N.assign(val, r), Op("copy", elts=[r]))
+            self.check_carry("fori_loop body", init, val)
             body, self.out = self.out, saved
             loop = gast.For(
                 target=N.name(i, store=True),
@@ -3313,6 +3318,7 @@ class Normalizer:
             saved, self.out = self.out, []
             r = self.call_value(a[1], [N.name(val)], e)
             self.emit(N.assign(val, r), Op("copy", elts=[r]))
+            self.check_carry("while_loop body", init, val)
             body, self.out = self.out, saved
             body += test_code()
             self.emit(gast.While(test=N.name(c), body=body, orelse=[]))
@@ -3320,6 +3326,17 @@ class Normalizer:
         if kind in ("scan", "map"):
             return self._scan(kind, a, kw, e, t)
         raise _unsupported(e, f"lax.{kind}", src=self.src)
+
+    def check_carry(self, what: str, init: Any, carry: str) -> None:
+        """JAX's TypeError when a lax loop body changes its carry's structure,
+        shapes or dtypes (``ad.check_carry``, run on every pass: a while_loop whose
+        body breaks the carry's type may never reach its bound)."""
+        chk = registry.by_public("ad.check_carry")
+        args = [N.const(what), N.clone(init), N.name(carry)]
+        self.emit(
+            N.expr_stmt(N.call(chk.public, args)),
+            Op("prim", prim=chk, bound=_bind(chk, *[N.clone(x) for x in args])),
+        )
 
     def switch_branches(self, node: Any) -> Optional[List[Any]]:
         """The branch functions of ``lax.switch(i, node, ...)`` as expressions
@@ -3483,6 +3500,7 @@ class Normalizer:
                     N.assign(nm, node),
                     Op("prim", prim=getitem, bound=_bind(getitem, N.clone(r), N.const(j))),
                 )
+            self.check_carry("scan body", init_a, carry)
             y_atom = N.name(y)
         else:
             y_atom = self.call_value(f, [N.name(x)], e)
@@ -4173,6 +4191,8 @@ def type_tree(x: Any) -> Any:
     subs = []
     for a in sorted(attrs):
         t = type_tree(attrs[a])
+        if t is None and isinstance(attrs[a], (list, tuple)) and not attrs[a]:
+            t = ("items", ())  # an empty layer list: a loop over it does nothing
         if t is not None:
             subs.append((a, t))
     from ..primitives.control import static_attrs

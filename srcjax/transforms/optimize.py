@@ -61,7 +61,7 @@ PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
 # stand-ins (random: keys are values; internal: the transforms' helpers), except
 # the helpers with an effect
 _EVAL_KINDS = ("nn", "random", "internal")
-_SIDE_EFFECTS = ("print", "callback")
+_SIDE_EFFECTS = ("print", "callback", "check_")  # (checks raise on stand-ins)
 # what an array's attributes and shape queries say, from its abstract value
 _ARRAY_ATTRS = {
     "shape": lambda a: a.shape,
