@@ -215,14 +215,26 @@ def test_local_function_stored_in_a_list_is_a_clear_error():
 
 
 def _starred_assignment(xs):
-    a, *rest = xs
-    return a
+    a, *rest, z = xs
+    return a * 3.0 + jnp.sum(jnp.stack(rest)) * 2.0 + z
 
 
-def test_starred_assignment_message():
-    """Fresh-user F14: `a, *rest = xs` was reported as star-arguments (`*args`)."""
-    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="starred assignment"):
-        srcjax.grad(_starred_assignment)(np.ones(3, np.float32))
+def _starred_layers(params, x):
+    *hidden, last = params  # the JAX pytrees tutorial's MLP
+    for w in hidden:
+        x = jnp.tanh(x * w)
+    return jnp.sum(x * last)
+
+
+def test_starred_assignment_unpacks_as_python():
+    """Fresh-user F14 had it reported as star-arguments; user E (session 5): the
+    tutorial's `*hidden, last = params` was refused. It unpacks as Python does."""
+    x = np.arange(4.0, dtype=np.float32)
+    np.testing.assert_allclose(srcjax.grad(_starred_assignment)(x), [3.0, 2.0, 2.0, 1.0])
+    assert float(srcjax.jit(_starred_assignment)(x)) == float(_starred_assignment(x))
+    got = srcjax.grad(_starred_layers)([0.5, 2.0, 3.0], np.ones(2, np.float32))
+    # jax.grad of the same function, recorded with JAX 0.10.2
+    np.testing.assert_allclose(got, [4.4371657, 1.3036407, 1.455789], rtol=2e-6)
 
 
 def test_integer_primal_error_names_the_transform():

@@ -744,12 +744,7 @@ class Normalizer:
                 )
             if isinstance(n, gast.Starred):
                 if isinstance(n.ctx, gast.Store):
-                    raise UnsupportedSyntaxError(
-                        "starred assignment (`a, *rest = xs`) is not supported in "
-                        "transformed functions",
-                        self.src.location(n),
-                        "index instead: `a, rest = xs[0], xs[1:]`",
-                    )
+                    continue  # `*hidden, last = layers` (see assign_target)
                 raise UnsupportedSyntaxError(
                     "star-arguments (`*args`) are not supported in transformed functions",
                     self.src.location(n),
@@ -1162,10 +1157,24 @@ class Normalizer:
                     self.assign_target(t, a)
                 return
             whole = self.atom(value, base="packed")
+            stars = [i for i, t in enumerate(target.elts) if isinstance(t, gast.Starred)]
+            if len(stars) > 1:
+                raise _unsupported(target.elts[stars[1]], "two starred targets", src=self.src)
+            n = len(target.elts)
             for i, t in enumerate(target.elts):
-                if isinstance(t, gast.Starred):
-                    raise _unsupported(t, "starred unpacking", src=self.src)
-                item = gast.Subscript(value=N.clone(whole), slice=N.const(i), ctx=gast.Load())
+                if stars and i == stars[0]:
+                    # `*hidden, last = layers`: the middle items, as a list
+                    after = n - i - 1
+                    sl = gast.Slice(
+                        lower=N.const(i), upper=N.const(-after) if after else None, step=None
+                    )
+                    part = gast.Subscript(value=N.clone(whole), slice=sl, ctx=gast.Load())
+                    self.assign_target(
+                        t.value, gast.Call(func=N.name("list"), args=[part], keywords=[])
+                    )
+                    continue
+                j = i if not stars or i < stars[0] else i - n  # from the end after a star
+                item = gast.Subscript(value=N.clone(whole), slice=N.const(j), ctx=gast.Load())
                 self.assign_target(t, item)
         elif isinstance(target, gast.Subscript):
             # d[k] = v  ->  d = ad.setitem(d, k, v)  (functional; arrays raise as JAX does)
