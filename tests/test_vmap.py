@@ -1367,3 +1367,15 @@ def test_debug_print_in_a_per_example_branch(capsys):
     for fn in [vmap(_print_branch), srcjax.jit(vmap(_print_branch))]:
         np.testing.assert_array_equal(fn(xs), [2.0, 2.0, 6.0])
         assert capsys.readouterr().out == "pos 1.0\npos 3.0\nneg -2.0\n"
+
+
+def test_vmap_of_grad_over_an_empty_batch():
+    # User F bug 8: the seed was taken from out[0] (IndexError for no examples).
+    xb = np.zeros((0, 3), np.float32)
+    g = vmap(srcjax.grad(lambda x: jnp.sum(x**2)))(xb)
+    assert g.shape == (0, 3) and g.dtype == np.float32
+    xs = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(vmap(srcjax.grad(lambda x: jnp.sum(x**2)))(xs), 2 * xs)
+    np.testing.assert_allclose(
+        vmap(vmap(srcjax.grad(lambda x: jnp.sum(x**3))))(xs[:, :, None]), 3 * xs[:, :, None] ** 2
+    )
