@@ -425,7 +425,9 @@ def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     fn.__srcjax_deps__ = tuple(norm.deps)
     fn.__srcjax_renamed__ = renamed_params(src, norm)
     fn.__srcjax_user_names__ = user_names(src, norm)
-    fn.__srcjax_user_none__ = user_none_names(src, fn.__srcjax_user_names__)
+    fn.__srcjax_user_none__ = user_none_names(src, fn.__srcjax_user_names__) | _none_in_branches(
+        src, norm
+    )
     kwd = getattr(src.fn, "__kwdefaults__", None)
     if kwd and fdef.args.kwonlyargs:  # keyword-only defaults, by generated names
         fn.__kwdefaults__ = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwd.items()}
@@ -441,7 +443,30 @@ def user_names(src, norm) -> frozenset:
     bound = set(N.assigned_names(norm.node.body)) | {a.id for a in norm.node.args.args}
     if inner is not None:  # generated code transformed again
         return frozenset(n for n in bound if n in inner)
-    return frozenset(n for n in bound if n not in norm.namer.made)
+    return frozenset(n for n in bound if n not in norm.namer.made) | _none_in_branches(src, norm)
+
+
+def _none_in_branches(src, norm) -> frozenset:
+    """Names the user's normalized code sets to None inside a branch (the
+    temporary of ``y = x if c else None``): user values, for vmap's check.
+    Inherited through generated code."""
+    inner = getattr(src.fn, "__srcjax_user_none__", None)
+    if inner is not None:
+        return frozenset()
+    import gast
+
+    out = set()
+    for node in gast.walk(norm.node):
+        if isinstance(node, gast.If):
+            for st in gast.walk(gast.Module(body=node.body + node.orelse, type_ignores=[])):
+                if (
+                    isinstance(st, gast.Assign)
+                    and isinstance(st.targets[0], gast.Name)
+                    and isinstance(st.value, gast.Constant)
+                    and st.value.value is None
+                ):
+                    out.add(st.targets[0].id)
+    return frozenset(out)
 
 
 def user_none_names(src, names: frozenset) -> frozenset:

@@ -1379,3 +1379,24 @@ def test_vmap_of_grad_over_an_empty_batch():
     np.testing.assert_allclose(
         vmap(vmap(srcjax.grad(lambda x: jnp.sum(x**3))))(xs[:, :, None]), 3 * xs[:, :, None] ** 2
     )
+
+
+def _none_from_a_conditional_expression(x):
+    y = x if x > 0 else None
+    if y is not None:
+        return y * 2
+    return x
+
+
+def test_none_from_a_conditional_expression_is_checked_too():
+    # User G bug 2: `y = x if c else None` lowers to a temporary the check skipped:
+    # vmap gave 0 (None read as a zero) for the examples taking None, and vmap(grad) 0.
+    xs = np.array([-1.5, 0.5, 2.5], np.float32)
+    for t in (
+        vmap(_none_from_a_conditional_expression),
+        vmap(srcjax.grad(_none_from_a_conditional_expression)),
+    ):
+        with pytest.raises(ValueError, match="None in one"):
+            t(xs)
+    same = np.array([0.5, 2.5], np.float32)
+    np.testing.assert_allclose(vmap(_none_from_a_conditional_expression)(same), 2 * same)

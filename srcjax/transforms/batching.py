@@ -1137,6 +1137,14 @@ class Batcher:
         take_id = take.id if isinstance(take, gast.Name) else None
         # the condition itself is selected last: the other selects read its old value
         order = sorted(set(assigned) - stacks, key=lambda n: (n == take_id, n))
+        none_in_branches = {
+            st.targets[0].id
+            for st in gast.walk(gast.Module(body=list(s.body) + list(s.orelse), type_ignores=[]))
+            if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)
+            and isinstance(st.value, gast.Constant)
+            and st.value.value is None
+        }
         for n in order:
             a = r_then.get(n, n if n in defined else None)
             b = r_else.get(n, n if n in defined else None)
@@ -1152,9 +1160,12 @@ class Batcher:
                 self._set(n, False)
                 continue
             user = self.spec.user_names
+            # (in a user's function, a name a branch sets to None itself is the
+            # user's None: `y = x if c else None` lowers to such a temporary)
+            set_none = user is None and n in none_in_branches
             if (
                 (n in user if user is not None else True)
-                and n not in self.namer.made
+                and (n not in self.namer.made or set_none)
                 and n not in self.tapes
                 and self._read_outside(n, s)
             ):
@@ -1172,7 +1183,7 @@ class Batcher:
                         # generated code's forward declarations): not checked; only
                         # the user's own `= None` is a value (a name read later only
                         # where it was set is valid Python)
-                        N.const(n in self.spec.user_none),
+                        N.const(n in self.spec.user_none or set_none),
                     ],
                 )
                 out.append(self.at(N.expr_stmt(check), s))
