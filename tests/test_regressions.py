@@ -3853,3 +3853,34 @@ def test_numpy_on_host_values_runs_in_numpy():
         return jnp.sum(s)
 
     assert_close(srcjax.grad(traced)(x), np.cos(x), rtol=1e-6)
+
+
+def _make_mul(k):
+    return lambda t: t * k
+
+
+def test_factory_closures_and_known_functions_chosen_by_a_branch():
+    # User G bugs 1 and 3: g = make(2.0) if x > 0 else make(3.0) (a factory's closure
+    # chosen per example) gave zeros under vmap and an UnboundLocalError under jit
+    # and grad; g = jnp.sin if c else jnp.cos had 'no derivative rule for g'.
+    def f(x):
+        g = _make_mul(2.0) if x > 0 else _make_mul(3.0)
+        return g(x)
+
+    def h(x):
+        g = _make_mul(x) if x > 0 else jnp.sin
+        return g(x)
+
+    def k(x):
+        g = jnp.sin if x > 1 else jnp.cos
+        return g(2 * x)
+
+    xs = np.array([-1.5, 0.5, 2.5, 3.0])
+    assert_close(srcjax.vmap(f)(xs), [f(float(v)) for v in xs])
+    assert_close(srcjax.vmap(h)(xs), [h(float(v)) for v in xs])
+    assert float(srcjax.jit(f)(2.5)) == 5.0
+    assert float(srcjax.grad(f)(-1.5)) == 3.0
+    assert_close(srcjax.vmap(srcjax.grad(h))(xs), [np.cos(-1.5), 1.0, 5.0, 6.0])
+    for v in (0.5, 2.0):
+        assert_close(srcjax.grad(k)(v), fd_grad(k, v))
+    assert_close(srcjax.vmap(k)(xs), [k(float(v)) for v in xs])

@@ -548,7 +548,9 @@ def _function_names(stmts: List[Any]) -> Set[str]:
     return names
 
 
-def _branch_bound_functions(s: Any, is_local_fn: Callable[[str], bool]) -> List[str]:
+def _branch_bound_functions(
+    s: Any, is_local_fn: Callable[[str], bool], is_fn_call: Callable[[Any], bool] = None
+) -> List[str]:
     """Source names that the branches of the ``if`` statement ``s`` bind to a local
     function (a nested ``def``, a lambda, another local function's name, or a
     conditional expression of those), in order of first binding; ``is_local_fn(n)``
@@ -563,6 +565,8 @@ def _branch_bound_functions(s: Any, is_local_fn: Callable[[str], bool]) -> List[
             return is_local_fn(v.id) or v.id in found or v.id in defined
         if isinstance(v, gast.IfExp):
             return is_fn_value(v.body) or is_fn_value(v.orelse)
+        if isinstance(v, (gast.Call, gast.Attribute, gast.Name)) and is_fn_call is not None:
+            return is_fn_call(v)  # make(2.0) (a factory), jnp.sin (a known function)
         return False
 
     defined: Set[str] = set()
@@ -987,7 +991,7 @@ class Normalizer:
                 for st in s.body if known else s.orelse:
                     self.stmt(st)
                 return
-            chosen = _branch_bound_functions(s, self._is_local_fn)
+            chosen = _branch_bound_functions(s, self._is_local_fn, self._returns_function)
             outer = {}
             for n in chosen:
                 # a local function bound in a branch: its name becomes a choice
@@ -1101,7 +1105,7 @@ class Normalizer:
             return
         if (
             isinstance(target, gast.Name)
-            and target.id in self.fn_names
+            and (target.id in self.fn_names or self.var(target.id) in self.fn_choices)
             and isinstance(value, (gast.Name, gast.Attribute))
         ):
             status, obj = self.resolve(value)
@@ -1120,7 +1124,7 @@ class Normalizer:
                 ),
                 value,
             )
-            if _branch_bound_functions(as_if, self._is_local_fn):
+            if _branch_bound_functions(as_if, self._is_local_fn, self._returns_function):
                 # g = (lambda t: ...) if c else (lambda t: ...): a choice of functions
                 self._stmt(as_if)
                 return
@@ -2689,6 +2693,36 @@ class Normalizer:
                 and all(self._is_host(a) for a in e.args)
                 and all(self._is_host(k.value) for k in e.keywords)
             )
+        return False
+
+    def _returns_function(self, call: Any) -> bool:
+        """Whether ``call`` calls a user function (local or module-level) whose
+        ``return`` gives a lambda or a function it defines (a factory)."""
+        if isinstance(call, (gast.Name, gast.Attribute)):
+            if isinstance(call, gast.Name) and call.id in self.locals:
+                return False
+            status, obj = self.resolve(call)
+            return status == "found" and _is_static_callable(obj)
+        f = call.func
+        fdef = None
+        if isinstance(f, gast.Name) and f.id in self.locals:
+            fdef = self.local_fns.get(self.var(f.id))
+            if not isinstance(fdef, gast.FunctionDef):
+                return False
+        elif self._inlined_factory(f):
+            try:
+                fdef = get_source(self.resolve(f)[1]).node
+            except Exception:  # noqa: BLE001 - then it is no factory we can see
+                return False
+        if fdef is None:
+            return False
+        defined = _function_names(fdef.body)
+        for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+            if isinstance(n, gast.Return) and (
+                isinstance(n.value, gast.Lambda)
+                or (isinstance(n.value, gast.Name) and n.value.id in defined)
+            ):
+                return True
         return False
 
     def _inlined_factory(self, f: Any) -> bool:
