@@ -3884,3 +3884,27 @@ def test_factory_closures_and_known_functions_chosen_by_a_branch():
     for v in (0.5, 2.0):
         assert_close(srcjax.grad(k)(v), fd_grad(k, v))
     assert_close(srcjax.vmap(k)(xs), [k(float(v)) for v in xs])
+
+
+def test_enumerate_and_zip_over_a_list_of_functions():
+    # User G bug 4: `for i, g in enumerate(fs)` / `for g, w in zip(fs, ws)` with fs a
+    # list of functions was 'no derivative rule for g' (plain `for g in fs` worked).
+    def f_enum(x):
+        out = 0.0
+        for i, g in enumerate([jnp.sin, jnp.cos]):
+            out = out + g(x) * (i + 1)
+        return out
+
+    def f_zip(x):
+        fs = [jnp.sin, lambda t: t * t]
+        ws = [1.0, 3.0]
+        out = 0.0
+        for g, w in zip(fs, ws):
+            out = out + g(x) * w
+        return out
+
+    for fn in (f_enum, f_zip):
+        assert_close(srcjax.grad(fn)(0.7), fd_grad(fn, 0.7))
+        assert_close(srcjax.jit(fn)(0.7), fn(0.7))
+        xs = np.array([0.1, 0.7])
+        assert_close(srcjax.vmap(fn)(xs), np.array([fn(v) for v in xs]))

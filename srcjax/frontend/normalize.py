@@ -1525,6 +1525,8 @@ class Normalizer:
     def for_loop(self, s: Any) -> None:
         it = s.iter
         target = s.target
+        if self._unroll_over_functions(s):
+            return
         fns = self._function_list(it) if isinstance(target, gast.Name) else None
         if fns is not None:
             # a loop over functions (`for act in (jnp.tanh, lambda t: t * 2)`): its
@@ -2739,17 +2741,63 @@ class Normalizer:
             and not (getattr(obj, "__module__", None) or "").split(".")[0] == "srcjax"
         )
 
+    def _unroll_over_functions(self, s: Any) -> bool:
+        """``for i, f in enumerate(fs)`` / ``for f, w in zip(fs, ws)`` with ``fs`` a
+        list of functions known now: the passes are unrolled (each binds ``f`` to
+        one function, ``i`` to its index, ``w`` to ``ws[j]``). False when the loop
+        is not of that form."""
+        it, target = s.iter, s.target
+        if not (isinstance(it, gast.Call) and isinstance(target, gast.Tuple)):
+            return False
+        status, obj = self.resolve(it.func)
+        if status != "found" or obj not in (enumerate, zip) or not it.args:
+            return False
+        if not all(isinstance(t, gast.Name) for t in target.elts):
+            return False
+        if obj is enumerate:
+            fns = self._function_list(it.args[0])
+            start = 0
+            for k in it.keywords:
+                if k.arg == "start" and isinstance(k.value, gast.Constant):
+                    start = k.value.value
+                else:
+                    return False
+            if fns is None or len(target.elts) != 2 or len(it.args) != 1:
+                return False
+            for j, fn in enumerate(fns):
+                self.assign_target(target.elts[0], N.const(j + start))
+                self.bind_local_fn(self.var(target.elts[1].id), fn)
+                for st in s.body:
+                    self.stmt(N.clone(st))
+            return True
+        if it.keywords or len(target.elts) != len(it.args):
+            return False
+        lists = [self._function_list(a) for a in it.args]
+        known = [fl for fl in lists if fl is not None]
+        if not known:
+            return False
+        n = min(len(fl) for fl in known)
+        for j in range(n):
+            for t, a, fl in zip(target.elts, it.args, lists):
+                if fl is not None:
+                    self.bind_local_fn(self.var(t.id), fl[j])
+                else:
+                    item = gast.Subscript(value=N.clone(a), slice=N.const(j), ctx=gast.Load())
+                    self.assign_target(t, N.copy_origin(item, s))
+            for st in s.body:
+                self.stmt(N.clone(st))
+        return True
+
     def _only_iterated(self, name: str) -> bool:
         """Whether every read of the source name ``name`` in this function is the
         iterable of a ``for`` loop."""
         loads = iters = 0
         for n in gast.walk(self.src.node):
-            if (
-                isinstance(n, (gast.For, gast.comprehension))
-                and isinstance(n.iter, gast.Name)
-                and n.iter.id == name
-            ):
-                iters += 1
+            if isinstance(n, (gast.For, gast.comprehension)):
+                its = [n.iter]
+                if isinstance(n.iter, gast.Call):  # enumerate(fs), zip(fs, ws)
+                    its += list(n.iter.args)
+                iters += sum(1 for x in its if isinstance(x, gast.Name) and x.id == name)
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
                 loads += 1
         return loads == iters
