@@ -1034,9 +1034,10 @@ class Batcher:
                 )
             raise TransformValueError(
                 f"under vmap, the branches of this `if` (or the passes of this loop) differ "
-                f"per example and change the list `{target}` in place ({what}): every "
-                "example would see the items of the other branch (of the other examples' "
-                "passes), and the list's length would differ per example",
+                f"per example and change the list `{target}` in place ({what}): for a "
+                "mixed batch both branches run (every pass runs for every example) on the "
+                "same list, so each example would also get the other branch's items (the "
+                "other examples' passes)",
                 loc,
                 hint="keep one length for every example: build the values with jnp.where "
                 "(or a fixed number of appends outside the per-example `if`/loop), or "
