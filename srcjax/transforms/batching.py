@@ -50,7 +50,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import gast
 
@@ -809,20 +809,8 @@ class Batcher:
         if not batched_names and not self.example_masks:
             return None
         i = self.namer.fresh("row")
-        renames = {}
-        body: List[Any] = []
-        for n in sorted(set(batched_names) | {n for n in mask_names if n in self.bat}):
-            r = self.namer.fresh(n + "_row")
-            renames[n] = r
-            body.append(N.assign(r, N.call("ad.tree_row", [N.name(n), N.name(i)])))
-
-        def renamed(node):
-            node = N.clone(node)
-            for sub in gast.walk(node):
-                if isinstance(sub, gast.Name) and sub.id in renames:
-                    sub.id = renames[sub.id]
-            return node
-
+        names = set(batched_names) | {n for n in mask_names if n in self.bat}
+        body, renamed = self._example_rows(names, i)
         call = gast.Expr(value=renamed(value))
         tests = []
         for m, pol in self.example_masks:
@@ -833,6 +821,30 @@ class Batcher:
             body.append(gast.If(test=test, body=[call], orelse=[]))
         else:
             body.append(call)
+        return [self._example_loop(i, body, s, "printing: one pass per example")]
+
+    def _example_rows(self, names: Any, i: str) -> Tuple[List[Any], Callable[[Any], Any]]:
+        """For a loop over the examples with index ``i``: statements binding each
+        batched name in ``names`` to its row (``ad.tree_row``, which also takes
+        containers), and a function renaming those names in a copy of a node."""
+        renames: Dict[str, str] = {}
+        body: List[Any] = []
+        for n in sorted(names):
+            r = self.namer.fresh(n + "_row")
+            renames[n] = r
+            body.append(N.assign(r, N.call("ad.tree_row", [N.name(n), N.name(i)])))
+
+        def renamed(node: Any) -> Any:
+            node = N.clone(node)
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
+                    sub.id = renames.get(sub.id, sub.id)
+            return node
+
+        return body, renamed
+
+    def _example_loop(self, i: str, body: List[Any], s: Any, note: str) -> Any:
+        """``for i in range(batch): body``, at ``s``'s origin, with ``note``."""
         loop = gast.For(
             target=N.name(i, store=True),
             iter=N.call(N.name("range"), [N.name(self.size_name)]),
@@ -841,8 +853,8 @@ class Batcher:
             type_comment=None,
         )
         self.at(loop, s)
-        loop.sj_note = "printing: one pass per example"
-        return [loop]
+        loop.sj_note = note
+        return loop
 
     # ------------------------------------------------------------------ fallback
     def loop_fallback(self, s: Any, op: Op, t: str, what: str) -> List[Any]:
@@ -850,34 +862,13 @@ class Batcher:
         value = s.value
         parts = self.namer.fresh(t + "_rows")
         i = self.namer.fresh("row")
-        batched_names = sorted(n for n in N.names_in(value) if n in self.bat)
-        body: List[Any] = []
-        renames = {}
-        for n in batched_names:
-            r = self.namer.fresh(n + "_row")
-            renames[n] = r
-            # ad.tree_row, not n[i]: n may be a container, or a dict key popped
-            # from a batched tape (a str, the same in every row)
-            row = N.call("ad.tree_row", [N.name(n), N.name(i)])
-            body.append(N.assign(r, row))
-        new_value = N.clone(value)
-        for node in gast.walk(new_value):
-            if (
-                isinstance(node, gast.Name)
-                and isinstance(node.ctx, gast.Load)
-                and node.id in renames
-            ):
-                node.id = renames[node.id]
-        body.append(N.expr_stmt(N.call(N.attr(N.name(parts), "append"), [new_value])))
-        loop = gast.For(
-            target=N.name(i, store=True),
-            iter=N.call(N.name("range"), [N.name(self.size_name)]),
-            body=body,
-            orelse=[],
-            type_comment=None,
+        # (ad.tree_row, not n[i]: n may be a container, or a dict key popped from a
+        # batched tape, a str the same in every row)
+        body, renamed = self._example_rows({n for n in N.names_in(value) if n in self.bat}, i)
+        body.append(N.expr_stmt(N.call(N.attr(N.name(parts), "append"), [renamed(value)])))
+        loop = self._example_loop(
+            i, body, s, f"no batching rule for {what}: loop over the examples"
         )
-        self.at(loop, s)
-        loop.sj_note = f"no batching rule for {what}: loop over the examples"
         # ad.tree_stack stacks arrays as jnp.stack does, and containers leafwise
         # (a sparse cotangent need not be known as a container here)
         stack = "ad.tree_stack" if t in self.containers or self._may_be_tree(op) else "jnp.stack"
