@@ -6,6 +6,7 @@ which ``srcjax.source(fn)`` prints.
 """
 
 from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primitives)
+from .backends import malloc as _malloc
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
@@ -38,6 +39,8 @@ from .vmap_api import vmap
 from .pmap_api import pmap
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
+
+_malloc.tune()  # steady allocation for repeated steps (srcjax/backends/malloc.py)
 
 _control.mark_tree_outputs()
 

@@ -641,16 +641,40 @@ def _project_real(g, x):
         return g if isinstance(x, complex) or getattr(x, "dtype", _F).kind == "c" else g.real
     if g is None or isinstance(g, (float, int)):
         return g
+    if _all_real(g):
+        return g  # the common case: nothing complex, the container itself
     from srcjax import tree_util
 
-    leaves = tree_util.tree_leaves(g)
-    if not any(isinstance(v, complex) or getattr(v, "dtype", _F).kind == "c" for v in leaves):
-        return g  # the common case: nothing complex, the container itself
     # None holes (zero cotangents) stay None
     return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
 
 
 _F = np.dtype(np.float32)
+
+
+def _all_real(g) -> bool:
+    """Whether no leaf of the cotangent container ``g`` is complex (a plain walk of
+    dicts, lists and tuples: this runs at the end of every gradient of a pytree)."""
+    if isinstance(g, dict):
+        return all(map(_all_real, g.values()))
+    if isinstance(g, (list, tuple)):
+        return all(map(_all_real, g))
+    if type(g) is np.ndarray or g is None:
+        return g is None or g.dtype.kind != "c"
+    d = getattr(g, "dtype", None)
+    if d is not None:
+        return d.kind != "c"
+    if isinstance(g, complex):
+        return False
+    from .control import _class_kind
+
+    if _class_kind(g) is not None:
+        from srcjax import tree_util
+
+        return all(map(_all_real, tree_util.tree_leaves(g)))
+    return True
+
+
 project_real = _internal("ad.project_real", _project_real)
 
 

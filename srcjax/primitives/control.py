@@ -182,9 +182,9 @@ check_cotangent.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=
 def _cotangent_like(ct, x):
     """``ct`` as a cotangent for ``x``: a materialized scalar zero becomes zeros of
     ``x``'s shape and dtype; arrays are cast to ``x``'s floating dtype."""
-    xs = np.shape(x)
     if isinstance(x, (dict, list, tuple)):
-        return ct
+        return ct  # (before np.shape: that builds an object array of a container)
+    xs = np.shape(x)
     if np.shape(ct) != xs:
         ct = np.broadcast_to(ct, xs).copy()
     dt = getattr(x, "dtype", None)

@@ -274,6 +274,10 @@ def _extremum_weights(ans, x, axis=None, keepdims=False, initial=None, where=Non
         axes = norm_axes(axis, len(shape))
         full = np.reshape(full, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     hit = x == full
+    if where is None and initial is None:
+        count = np.sum(hit, axis=axis, keepdims=True, dtype=dt)
+        if count.all():  # the common case: no NaN, a nonempty reduction
+            return np.divide(hit, count, dtype=dt)
     if where is not None:
         hit = hit & np.broadcast_to(where, shape)
     count = np.sum(hit, axis=axis, keepdims=True, dtype=dt)
