@@ -110,6 +110,14 @@ def _check_float(x: Any, argnum: int, what: str = "grad") -> None:
                 "a differentiated argument must be an array, a Python number or a pytree of them",
                 hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
             )
+    if dt.kind == "V" and dt.name.startswith(("bfloat16", "float8", "float6", "float4")):
+        raise TransformTypeError(
+            f"srcjax does not support the {dt.name} dtype yet (argument {argnum}): it is an "
+            "ml_dtypes extension type that srcjax's dtype rules do not know, so results "
+            "would not have JAX's dtypes",
+            hint=f"convert it first, e.g. x.astype(np.float32), and back to {dt.name} "
+            "after the transformed call if needed",
+        )
     if dt.kind not in "fc":
         raise NonDifferentiableError(
             f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
@@ -201,6 +209,11 @@ class Transformed:
         except (AttributeError, TypeError):  # partials and callables without names
             pass
         self.__srcjax_transform__ = self.kind
+
+    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
+        """The argument checks of a call (integer inputs to grad ...), for ``jit``,
+        which calls the generated code directly: once per specialization, as the
+        dtypes are part of its key. Subclasses that check their inputs override it."""
 
     # subclasses: _build(kinds) -> python function
     def _generated(self, kinds: Tuple[str, ...]):
@@ -353,7 +366,7 @@ class _Grad(Transformed):
                 if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
                     new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
                 if i in wrt and dt.kind not in "fc":
-                    _check_float(x, i)
+                    _check_float(new_args[i], i)  # (as JAX names it: int32 unless x64)
             elif t is float:
                 kinds.append("leaf")
                 new_args[i] = np.float64(x) if x64 else np.float32(x)
@@ -363,7 +376,7 @@ class _Grad(Transformed):
                 if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
                     new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
                 if i in wrt and dt.kind not in "fc":
-                    _check_float(x, i)
+                    _check_float(new_args[i], i)  # (as JAX names it: int32 unless x64)
             else:
                 k = _kind(x)
                 kinds.append(k)
@@ -392,6 +405,12 @@ class _Grad(Transformed):
             if not isinstance(target, Transformed):
                 _TRANSFORM_CACHE.pop(target, None)
         return self._generated(key)
+
+    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
+        full = tuple(self._bound or ()) + tuple(args)
+        nb = len(full) - len(args)
+        for i in sorted(self._wrt_positions(len(full))):
+            _check_leaves(full[i], i - nb)
 
     def _wrt_positions(self, n: int) -> frozenset:
         out = set()

@@ -472,6 +472,11 @@ class _Jacobian(_KeywordCalls, Transformed):
             _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
         return fn
 
+    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
+        args = self._positional(args, kwargs)
+        nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
+        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
+
     def __call__(self, *args, **kwargs):
         from .api import _canon_leaf, _map_leaves
 
@@ -598,6 +603,9 @@ class _Hessian(_KeywordCalls, Transformed):
         self.argnums = argnums
         self.scalar = jacfwd(grad(fun, argnums), argnums)
         self.general = jacfwd(_Jacobian(fun, argnums, False, "jacrev", batched=False), argnums)
+
+    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
+        self.scalar._check_jit_args(args, kwargs)
 
     def _build(self, kinds):
         return self.scalar._generated(kinds)

@@ -359,6 +359,7 @@ class _Jit(Transformed):
     def _build(self, key, args, kwargs):
         kinds = tuple(_kind(a) for a in args)
         if isinstance(self.fun, Transformed):
+            self.fun._check_jit_args(args, kwargs)  # jit(grad(f)) of ints: TypeError
             # grad(obj.method): the transform's bound arguments come first
             fb = tuple(getattr(self.fun, "_bound", ()) or ())
             kinds = tuple(_kind(a) for a in fb) + kinds

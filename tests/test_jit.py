@@ -873,3 +873,29 @@ def test_pmap_times_axis_index_stays_float32():
     got = srcjax.pmap(lambda v: v * srcjax.lax.axis_index("i"), axis_name="i")(x)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, x * np.arange(4, dtype=np.float32)[:, None])
+
+
+def _int_sum(x):
+    return srcjax.numpy.sum(x * 2.0)
+
+
+def _int_dot(x, y):
+    return srcjax.numpy.sum(x * y)
+
+
+@pytest.mark.parametrize(
+    "make", ["grad", "value_and_grad", "jacrev", "jacfwd", "hessian"], ids=lambda m: m
+)
+def test_jit_of_derivative_refuses_integer_inputs(make):
+    """jit(grad(f))(int array) returned a gradient (jit called the generated code
+    without grad's input checks); JAX raises TypeError, as srcjax.grad(f) does."""
+    g = srcjax.jit(getattr(srcjax, make)(_int_sum))
+    with pytest.raises(TypeError, match="int32"):
+        g(np.arange(3))
+    with pytest.raises(TypeError):
+        g(3)
+    np.testing.assert_array_equal(
+        srcjax.jit(srcjax.grad(_int_dot))(np.ones(3), np.arange(3)), [0, 1, 2]
+    )
+    with pytest.raises(TypeError, match=r"argument 1"):
+        srcjax.jit(srcjax.grad(_int_dot, argnums=1))(np.ones(3), np.arange(3))

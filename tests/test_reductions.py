@@ -691,3 +691,55 @@ def test_max_where_needs_initial():
         jnp.max(MA, where=MM)
     with pytest.raises(ValueError, match="initial"):
         srcjax.jit(lambda a: jnp.min(a, where=a > 1.0))(MA)
+
+
+# Zero-size inputs (known gap of session 5): JAX's values, recorded from JAX 0.10.2 —
+# mean/var/std of nothing are NaN (no warning), prod is 1, logsumexp is -inf, and
+# every gradient is an empty float32 array of the input's shape. srcjax raised
+# ZeroDivisionError (mean/var/std rules), IndexError (prod's) or NumPy's "zero-size
+# array to reduction operation maximum" (logsumexp, softmax, log_softmax).
+_EMPTY_CASES = [
+    ("mean", lambda x: jnp.mean(x), (0,), np.nan),
+    ("var", lambda x: jnp.var(x), (0,), np.nan),
+    ("std", lambda x: jnp.std(x), (0,), np.nan),
+    ("prod", lambda x: jnp.prod(x), (0,), 1.0),
+    ("mean axis 0", lambda x: jnp.sum(jnp.mean(x, axis=0)), (0, 3), np.nan),
+    ("var axis 0", lambda x: jnp.sum(jnp.var(x, axis=0)), (0, 3), np.nan),
+    ("prod axis 0", lambda x: jnp.sum(jnp.prod(x, axis=0)), (0, 3), 3.0),
+    ("logsumexp", lambda x: SS.logsumexp(x), (0,), -np.inf),
+    ("softmax", lambda x: jnp.sum(srcjax.nn.softmax(x)), (0,), 0.0),
+    ("log_softmax axis 0", lambda x: jnp.sum(srcjax.nn.log_softmax(x, axis=0)), (0, 3), 0.0),
+]
+
+
+@pytest.mark.parametrize("name,f,shape,value", _EMPTY_CASES, ids=[c[0] for c in _EMPTY_CASES])
+def test_zero_size_reductions_and_their_gradients(name, f, shape, value, recwarn):
+    x = np.zeros(shape, np.float32)
+    v = f(x)
+    assert np.asarray(v).dtype == np.float32
+    np.testing.assert_array_equal(v, np.float32(value))
+    for g in (srcjax.grad(f), srcjax.jit(srcjax.grad(f))):
+        gx = g(x)
+        assert gx.shape == shape and gx.dtype == np.float32
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_var_std_with_ddof_equal_to_n():
+    """n == ddof: NaN value and gradient as JAX (was ZeroDivisionError in the rule)."""
+    x1 = np.array([2.0], np.float32)
+    assert np.isnan(jnp.var(x1, ddof=1))
+    assert np.isnan(srcjax.grad(lambda x: jnp.var(x, ddof=1))(x1)).all()
+    assert np.isnan(srcjax.grad(lambda x: jnp.std(x, ddof=1))(x1)).all()
+
+
+def test_vmap_grad_of_var_ddof_matches_loop():
+    """ad.dof_scale (var/std's 1/(n - ddof)) batches as one number for every row."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) ** 1.5
+    pairs = [
+        (lambda r: jnp.var(r, ddof=1), lambda r: np.var(r, ddof=1)),
+        (lambda r: jnp.std(r), np.std),
+    ]
+    for fn, oracle in pairs:
+        got = srcjax.jit(srcjax.vmap(srcjax.grad(fn)))(x)
+        want = np.stack([fd_grad(oracle, row.astype(np.float64)) for row in x])
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)

@@ -1082,6 +1082,8 @@ cumprod_jvp.samples = cumprod_helper_samples
 def _prod_others(x, axis):
     """For each element of ``x``, the product of the *other* elements of its
     reduction group over ``axis`` (= d prod(x, axis) / dx), without division."""
+    if not np.size(x):  # an empty x has an empty derivative (no groups to scan)
+        return np.zeros(np.shape(x), np.result_type(x, np.float32))
     xr = _group_last(x, axis)
     return _ungroup_last(_cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
 

@@ -1694,6 +1694,12 @@ def _mean_scale(c):
     return c.rebuild(ans=c.materialize(c.arg("ans")), x=x, axis=c.shift_axis("axis", x), **mask)
 
 
+def _dof_scale(c):
+    # the same ratio of sizes for every example: batched or not, it is one number
+    x = c.materialize(c.arg("x"))
+    return c.rebuild(x=x, ans=c.materialize(c.arg("ans"))), False
+
+
 def _extremum(c):
     # ``initial`` is a scalar per call (JAX): a per-example one loops
     return None if c.batched("initial") else _masked_reduction("x")(c)
@@ -1716,6 +1722,7 @@ _def(["jnp.mean"], _masked_reduction("x"))
 _def(["jnp.prod"], _masked_reduction("x"))
 _def(["jnp.max", "jnp.min"], _extremum)
 _def(["ad.mean_scale"], _mean_scale)
+_def(["ad.dof_scale"], _dof_scale)
 _def(["ad.extremum_weights"], _extremum_weights)
 _def(["ad.fill_unselected"], _fill_unselected)
 

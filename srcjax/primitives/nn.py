@@ -355,7 +355,10 @@ def shifted_exp(x, axis, b=None, finite_shift=False):
     gives NaNs as in JAX)."""
     if b is not None:
         x = np.where(np.asarray(b) != 0, x, -np.inf).astype(x.dtype, copy=False)
-    m = np.max(np.real(x), axis=axis, keepdims=True)
+    if np.size(x):
+        m = np.max(np.real(x), axis=axis, keepdims=True)
+    else:  # empty: the max over nothing is -inf (JAX's reduction identity), no error
+        m = np.max(np.real(x), axis=axis, keepdims=True, initial=-np.inf)
     if finite_shift:
         m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, as in JAX
@@ -406,6 +409,8 @@ def _log_softmax(x, axis=-1, where=None):
     x = _float_in(x)
     if where is None:
         e, m = shifted_exp(x, axis)
+        if not np.size(x):  # an empty slice: log(0) = -inf, without a warning (as JAX)
+            return _out(x - m)
         return _out(x - m - np.log(np.sum(e, axis=axis, keepdims=True)))
     xs, w = _masked(x, axis, where)
     e, m = shifted_exp(xs, axis)

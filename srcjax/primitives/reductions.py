@@ -14,6 +14,8 @@ Every reduction takes ``axis`` (None, int, negative int or tuple) and
 
 from __future__ import annotations
 
+import contextlib
+import math
 import operator
 import warnings
 
@@ -92,6 +94,15 @@ def _reduction(public, impl, *aliases, differentiable=True):
 _MASK23 = np.array([[True, False, True], [False, True, True]])
 
 
+@contextlib.contextmanager
+def _quiet():
+    """NumPy's warnings and floating-point errors off: a reduction over nothing
+    (or with ``ddof >= n``) is NaN in JAX without a warning."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 # ---------------------------------------------------------------------------
 # mean
 
@@ -103,9 +114,9 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
     where none is selected, as in JAX)."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    if where is None:
+    if where is None and np.size(x):
         return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with _quiet():  # NaN where nothing is averaged, without NumPy's warnings (as JAX)
         return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
@@ -117,7 +128,7 @@ def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
     ``mean(x, axis, keepdims=keepdims, where=where)``: a Python float without a
     mask, else an array broadcastable to ``x``."""
     if where is None:
-        return np.size(ans) / np.size(x)
+        return np.size(ans) / np.size(x) if np.size(x) else 0.0  # empty x: no cotangent
     m = np.broadcast_to(where, np.shape(x))
     # a group with nothing selected gets 1 (its cotangent is masked to zero anyway):
     # JAX's select leaves a zero there, never 0 * inf (NaN even when the loss
@@ -355,7 +366,10 @@ def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
     (jax.numpy.var). Integer inputs give the default float."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    if np.size(x) and not ddof:
+        return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    with _quiet():  # NaN for n <= ddof, without NumPy's warnings (as JAX)
+        return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -363,11 +377,27 @@ def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     input is NaN, as in JAX."""
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = default_float()
-    return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    if np.size(x) and not ddof:
+        return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    with _quiet():
+        return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 var = _reduction("jnp.var", _var, np.var)
 std = _reduction("jnp.std", _std, np.std)
+
+
+def _dof_scale(num, x, ans, ddof):
+    """Static: ``num / (n - ddof)`` for ``n`` elements reduced into each output of
+    ``var``/``std`` (``ans``): infinite when ``n == ddof`` (the variance is NaN
+    there, and so is JAX's gradient), 0 for an empty ``x`` (no cotangent)."""
+    if not np.size(x):
+        return 0.0
+    d = np.size(x) / np.size(ans) - ddof
+    return num / d if d else math.copysign(math.inf, num)
+
+
+dof_scale = register(Primitive("ad.dof_scale", _dof_scale, kind="internal", differentiable=False))
 
 
 # complex x: var = mean |x - m|^2, so d var = 2 re(conj(x - m) dx) / (n - ddof) and the
@@ -376,31 +406,25 @@ std = _reduction("jnp.std", _std, np.std)
 
 
 def _var_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
-    return (expand_reduced(g, x, axis, keepdims) * (2.0 / ((np.size(x) / np.size(ans)) - ddof))) * (
+    return (expand_reduced(g, x, axis, keepdims) * dof_scale(2.0, x, ans, ddof)) * (
         conj(x - mean(x, axis=axis, keepdims=True))
     )
 
 
 def _var_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
     dev = conj(x - mean(x, axis=axis, keepdims=True))
-    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * (
-        2.0 / ((np.size(x) / np.size(ans)) - ddof)
-    )
+    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * (dof_scale(2.0, x, ans, ddof))
 
 
 def _std_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
-    return (
-        expand_reduced(g / ans, x, axis, keepdims) * (1.0 / ((np.size(x) / np.size(ans)) - ddof))
-    ) * conj(x - mean(x, axis=axis, keepdims=True))
+    return (expand_reduced(g / ans, x, axis, keepdims) * dof_scale(1.0, x, ans, ddof)) * conj(
+        x - mean(x, axis=axis, keepdims=True)
+    )
 
 
 def _std_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
     dev = conj(x - mean(x, axis=axis, keepdims=True))
-    return (
-        real(sum(t * dev, axis=axis, keepdims=keepdims))
-        * (1.0 / ((np.size(x) / np.size(ans)) - ddof))
-        / ans
-    )
+    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * dof_scale(1.0, x, ans, ddof) / ans
 
 
 var.def_vjp(_var_vjp)
