@@ -1,6 +1,6 @@
 """``srcjax.scipy``: the parts of ``jax.scipy`` srcjax provides (``special``,
 ``linalg``)."""
 
-from . import linalg, special
+from . import linalg, special, stats
 
-__all__ = ["linalg", "special"]
+__all__ = ["linalg", "special", "stats"]
