@@ -1353,3 +1353,36 @@ fold_in.def_batch(_batch_rule(_fold_in_bp, "key", materialize=("data",)))
 _fold_in_bp.def_batch(_batch_rule(_fold_in_bp, materialize=("data",)))
 for _p in (key_data, wrap_key_data):
     _p.def_batch(lambda c: c.rebuild())
+
+# the distributions built on the functions above (they import from this module)
+from ._dists import (  # noqa: E402
+    cauchy,
+    double_sided_maxwell,
+    gamma,
+    geometric,
+    loggamma,
+    lognormal,
+    maxwell,
+    pareto,
+    rayleigh,
+    triangular,
+    truncated_normal,
+    wald,
+    weibull_min,
+)
+
+__all__ += [
+    "truncated_normal",
+    "cauchy",
+    "lognormal",
+    "pareto",
+    "rayleigh",
+    "maxwell",
+    "double_sided_maxwell",
+    "weibull_min",
+    "triangular",
+    "wald",
+    "geometric",
+    "gamma",
+    "loggamma",
+]
