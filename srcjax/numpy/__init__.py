@@ -47,7 +47,7 @@ from ..primitives.linalg import *  # noqa: F403
 from ..primitives.reductions import *  # noqa: F403
 from ..primitives.setops import *  # noqa: F403
 from ..primitives.structural import *  # noqa: F403
-from . import linalg
+from . import fft, linalg
 from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
