@@ -114,8 +114,9 @@ def _truncated_normal_from(keys, lower, upper, shape, dtype):
     shape = _out_shape("truncated_normal", shape, lo, hi)
     a = _x.erf32(lo * _INV_SQRT2, scalar=lo.ndim == 0)
     b = _x.erf32(hi * _INV_SQRT2, scalar=hi.ndim == 0)
-    u = _tf.uniform32(_words(keys, shape), a, b)
-    out = (_SQRT2 * _tf.erfinv32(u)).astype(_F)
+    with np.errstate(all="ignore"):  # u = -1 (a bound far in the tail) gives -inf, clipped
+        u = _tf.uniform32(_words(keys, shape), a, b)
+        out = (_SQRT2 * _tf.erfinv32(u)).astype(_F)
     low = np.nextafter(lo, _F(np.inf)).astype(_F)
     high = np.nextafter(hi, _F(-np.inf)).astype(_F)
     return np.minimum(np.maximum(out, low), high).astype(_F)
