@@ -30,6 +30,7 @@ from ..primitives.collectives import (
     psum,
 )
 from ..primitives.control import stop_gradient
+from ..primitives.conv import *  # noqa: F403  (conv_general_dilated, conv_transpose, reduce_window ...)
 from ..primitives.creation import asarray as jnp_asarray
 from ..primitives.creation import shape as jnp_shape
 from ..primitives.elementwise import logaddexp as jnp_logaddexp
