@@ -18,7 +18,9 @@ import srcjax
 import srcjax.numpy as jnp
 
 
-# --- losses: tools record JAX's values by running this block with jax and jax.numpy ---
+# --- losses: JAX's values below come from exec'ing the text from here to the end marker
+# with np = numpy and jnp = jax.numpy, then jax.value_and_grad / vmap / jit / hessian / jvp
+# on the inputs each test uses (the extra keys: see the test reading them)
 def X(*shape, k=0.7, off=0.0):
     """Deterministic float32 test data."""
     i = np.arange(int(np.prod(shape)))
@@ -133,7 +135,8 @@ def jvp_filter(x):
 # --- end of losses ---
 
 
-# Recorded with jax 0.10.2 (CPU, float32) from the loss block above.
+# Recorded with jax 0.10.2 (CPU, float32) from the loss block above: ``name`` is the value
+# of LOSSES[name] at its input, ``name.grad`` jax.grad's result; the others as named.
 # fmt: off
 JAX = {
     'rfft_power7': ((), [13.19012]),
