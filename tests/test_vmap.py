@@ -1369,6 +1369,37 @@ def test_debug_print_in_a_per_example_branch(capsys):
         assert capsys.readouterr().out == "pos 1.0\npos 3.0\nneg -2.0\n"
 
 
+def _print_branch_scaled(x):
+    y = jnp.sin(x)
+    if x > 0:
+        y = y * 2.0
+        srcjax.debug.print("pos y={y}", y=y)
+    else:
+        srcjax.debug.print("neg y={y}", y=y)
+    return y * x
+
+
+def test_debug_print_in_a_per_example_branch_under_vmap_of_grad(capsys):
+    """Session 5 known gap: under vmap(grad(f)) a debug.print in a per-example
+    branch printed the whole batch, stand-in rows included (the -2.0 example's row
+    in the then branch showed another example's value): vmap could not resolve the
+    name ``srcjax`` from the gradient's generated code (its globals fall back to the
+    user's only on lookup, not on ``in``). Now one line per example taking the branch."""
+    xs = np.array([1.0, -2.0, 0.5], np.float32)
+    for fn in (
+        vmap(srcjax.grad(_print_branch_scaled)),
+        srcjax.jit(vmap(srcjax.grad(_print_branch_scaled))),
+    ):
+        g = fn(xs)
+        want = np.where(xs > 0, 2 * np.sin(xs) + 2 * xs * np.cos(xs), np.sin(xs) + xs * np.cos(xs))
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 3, lines
+        assert [ln.split("=")[0] for ln in lines] == ["pos y", "pos y", "neg y"]
+        got = [float(ln.split("=")[1]) for ln in lines]
+        np.testing.assert_allclose(got, [2 * np.sin(1.0), 2 * np.sin(0.5), np.sin(-2.0)], rtol=1e-6)
+
+
 def test_vmap_of_grad_over_an_empty_batch():
     # User F bug 8: the seed was taken from out[0] (IndexError for no examples).
     xb = np.zeros((0, 3), np.float32)

@@ -60,6 +60,21 @@ class GeneratedGlobals(dict):
         self.cells = cells
         self.aliases = aliases or {}
 
+    def __contains__(self, key: object) -> bool:
+        # ``name in fn.__globals__`` (the transforms' name resolution) sees what a
+        # lookup finds, so a transform of generated code (vmap of a gradient)
+        # resolves the user's globals as one of the user's code does
+        if dict.__contains__(self, key):
+            return True
+        key = self.aliases.get(key, key)
+        return key in self.cells or key in self.user_globals
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
     def __missing__(self, key: str) -> Any:
         key = self.aliases.get(key, key)
         cell = self.cells.get(key)
