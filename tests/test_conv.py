@@ -10,8 +10,11 @@ derivatives, Python loops for vmap, eager calls for jit.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
+from helpers import fd_grad
 
 import srcjax
 import srcjax.numpy as jnp
@@ -334,6 +337,257 @@ def test_values_match_jax(ours, name):
 
 def test_every_program_was_recorded(ours):
     assert sorted(ours) == sorted(RECORDED)
+
+
+# -- float64: finite differences ----------------------------------------------
+
+PROGRAMS = _programs(lax, jnp)
+
+
+@pytest.fixture
+def x64():
+    old = srcjax.config.jax_enable_x64
+    srcjax.config.update("jax_enable_x64", True)
+    yield
+    srcjax.config.update("jax_enable_x64", old)
+
+
+def _inputs64(seed, *shapes):
+    return [a.astype(np.float64) for a in _inputs(seed, *shapes)]
+
+
+FD_CASES = [
+    "1d_stride_pad_rdil",
+    "2d_ldil_negative_pad",
+    "2d_feature_groups",
+    "1d_batch_groups",
+    "3d",
+]
+
+
+@pytest.mark.parametrize("name", FD_CASES)
+def test_conv_gradients_match_finite_differences(x64, name):
+    conv, conv_loss = PROGRAMS[0], PROGRAMS[1]
+    lshape, rshape, a = CASES[name]
+    lhs, rhs = _inputs64(900, lshape, rshape)
+    (cot,) = _inputs64(901, np.shape(conv(lhs, rhs, a)))
+    gl, gr = srcjax.grad(conv_loss, argnums=(0, 1))(lhs, rhs, cot, a)
+    assert gl.dtype == gr.dtype == np.float64
+    np.testing.assert_allclose(gl, fd_grad(lambda v: conv_loss(v, rhs, cot, a), lhs), atol=1e-7)
+    np.testing.assert_allclose(gr, fd_grad(lambda v: conv_loss(lhs, v, cot, a), rhs), atol=1e-7)
+
+
+def _tanh_conv(lhs, rhs, a):
+    return jnp.sum(jnp.tanh(PROGRAMS[0](lhs, rhs, a)))
+
+
+@pytest.mark.parametrize("name", ["2d_feature_groups", "1d_batch_groups", "2d_ldil_negative_pad"])
+def test_second_derivatives_match_finite_differences(x64, name):
+    """Hessian-vector products (forward over reverse, both operands) against
+    central differences of the gradient."""
+    lshape, rshape, a = CASES[name]
+    lhs, rhs, vl, vr = _inputs64(910, lshape, rshape, lshape, rshape)
+    grad = srcjax.grad(_tanh_conv, argnums=(0, 1))
+    _, (hl, hr) = srcjax.jvp(lambda p, q: grad(p, q, a), (lhs, rhs), (vl, vr))
+    eps = 1e-6
+    plus = grad(lhs + eps * vl, rhs + eps * vr, a)
+    minus = grad(lhs - eps * vl, rhs - eps * vr, a)
+    np.testing.assert_allclose(hl, (plus[0] - minus[0]) / (2 * eps), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(hr, (plus[1] - minus[1]) / (2 * eps), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(NO_JAX_GRAD) + ["max_same", "avg_pool"])
+def test_window_gradients_match_finite_differences(x64, name):
+    """reduce_window's derivative, also where JAX has none (init values other
+    than the identity, negative padding, max with window dilation). The inputs
+    are distinct, so every window's maximum is locally constant; min_pads has
+    windows entirely in the padding (+inf), so it runs with a finite init."""
+    windows, window_loss = PROGRAMS[4], PROGRAMS[5]
+    shape, kind, init, a = WINDOW_CASES[name]
+    if name == "min_pads":
+        init = 10.0
+    n = int(np.prod(shape))
+    x = np.random.default_rng(5).permutation(n).reshape(shape) / n - 0.4
+    (cot,) = _inputs64(920, np.shape(windows[kind](x, init, a)))
+    got = srcjax.grad(window_loss)(x, cot, init, a, kind)
+    want = fd_grad(lambda v: window_loss(v, cot, init, a, kind), x)
+    np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def _init_gradient(kind, init, a):
+    windows, window_loss = PROGRAMS[4], PROGRAMS[5]
+    x = np.array([[0.1, 0.9, 0.3, 0.2, 0.25, 0.05]])
+    cot = np.ones(np.shape(windows[kind](x, init, a)))
+    got = srcjax.grad(window_loss, argnums=2)(x, cot, init, a, kind)
+    want = fd_grad(lambda v: window_loss(x, cot, float(v), a, kind), np.array(init))
+    return got, want
+
+
+def test_window_init_value_is_differentiable(x64):
+    """d/d init of the sum of the outputs: add, the number of windows (4); max,
+    the number of windows whose maximum is below init (0.1, 0.25, 0.25, 0.05)."""
+    got, want = _init_gradient("add", 1.5, ((1, 3), (1, 1), "VALID", None, None))
+    np.testing.assert_allclose(got, want, atol=1e-7)
+    assert got == 4.0
+    got, want = _init_gradient("max", 0.27, WINDOW_CASES["max_init"][3])
+    np.testing.assert_allclose(got, want, atol=1e-7)
+    assert got == 4.0
+
+
+def test_max_pool_ties_send_the_cotangent_to_the_first_maximum():
+    """As JAX's select_and_scatter: the first maximum in window order (row-major)
+    gets the whole cotangent (recorded from JAX: [[0, 11, 100, 0], [0, 0, 0, 0]])."""
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [3.0, 0.0, 3.0, 1.0]], np.float32)
+    w = np.array([1.0, 10.0, 100.0], np.float32)
+
+    def f(x):
+        return jnp.sum(lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID") * w)
+
+    np.testing.assert_array_equal(srcjax.grad(f)(x), [[0, 11, 100, 0], [0, 0, 0, 0]])
+
+
+def test_cnn_gradient_matches_finite_differences(x64):
+    """The two-layer CNN's gradient (checked against JAX in float32 above) in
+    float64, along a random direction in parameter space."""
+    params, x, y = _cnn_inputs()
+    params = {k: v.astype(np.float64) for k, v in params.items()}
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    loss = _cnn(lax, jnp)
+    g = srcjax.grad(loss)(params, x, y)
+    rng = np.random.default_rng(3)
+    d = {k: rng.normal(size=v.shape) for k, v in params.items()}
+    eps = 1e-6
+    plus = loss({k: v + eps * d[k] for k, v in params.items()}, x, y)
+    minus = loss({k: v - eps * d[k] for k, v in params.items()}, x, y)
+    want = (plus - minus) / (2 * eps)
+    got = sum(float(np.sum(g[k] * d[k])) for k in params)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# -- vmap against loops, jit against eager ---------------------------------------
+
+
+def test_vmap_of_grad_and_nested_vmap_match_loops():
+    conv, conv_loss = PROGRAMS[0], PROGRAMS[1]
+    a = CASES["1d_batch_groups"][2]
+    lb, rb, cb = _inputs(930, (3, 4, 2, 5), (3, 6, 2, 2), (3, 2, 6, 3))
+    vg = srcjax.vmap(srcjax.grad(conv_loss, argnums=(0, 1)), in_axes=(0, 0, 0, None))(lb, rb, cb, a)
+    g = srcjax.grad(conv_loss, argnums=(0, 1))
+    for k in range(3):
+        want = g(lb[k], rb[k], cb[k], a)
+        np.testing.assert_allclose(vg[0][k], want[0], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(vg[1][k], want[1], rtol=1e-6, atol=1e-6)
+    # vmap over kernels of vmap over inputs: every (kernel, input) pair
+    inner = srcjax.vmap(conv, in_axes=(0, None, None))
+    got = srcjax.vmap(inner, in_axes=(None, 0, None))(lb, rb, a)
+    for j in range(3):
+        for k in range(3):
+            np.testing.assert_allclose(got[j, k], conv(lb[k], rb[j], a), rtol=1e-6, atol=1e-6)
+
+
+def test_vmap_of_reduce_window_and_its_gradient_match_loops():
+    window_loss = PROGRAMS[5]
+    shape, kind, init, a = WINDOW_CASES["max_same"]
+    xb, cb = _inputs(940, (2,) + shape, (2, 2, 3, 4, 3))
+    got = srcjax.vmap(srcjax.grad(window_loss), in_axes=(0, 0, None, None, None))(
+        xb, cb, np.float32(init), a, kind
+    )
+    for k in range(2):
+        want = srcjax.grad(window_loss)(xb[k], cb[k], np.float32(init), a, kind)
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-6)
+
+
+def test_jit_matches_eager():
+    conv = PROGRAMS[0]
+    for name in ("2d_nhwc_same", "1d_batch_groups"):
+        lshape, rshape, a = CASES[name]
+        lhs, rhs = _inputs(950, lshape, rshape)
+        got = srcjax.jit(conv, static_argnums=2)(lhs, rhs, a)
+        np.testing.assert_allclose(got, conv(lhs, rhs, a), rtol=1e-6)
+    params, x, y = _cnn_inputs()
+    loss = _cnn(lax, jnp)
+    got = srcjax.jit(srcjax.grad(loss))(params, x, y)
+    want = srcjax.grad(loss)(params, x, y)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6)
+
+
+# -- dtypes, speed, errors ----------------------------------------------------------
+
+
+def test_dtypes_follow_jax():
+    lhs, rhs = _inputs(960, (1, 2, 6), (3, 2, 3))
+    li, ri = (lhs * 4).astype(np.int32), (rhs * 4).astype(np.int32)
+    got = lax.conv(li, ri, (1,), "SAME")
+    assert got.dtype == np.int32
+    want = [[sum(int(li[0, c, p + k - 1]) * int(ri[o, c, k]) for c in range(2) for k in range(3)
+             if 0 <= p + k - 1 < 6) for p in range(6)] for o in range(3)]  # fmt: skip
+    np.testing.assert_array_equal(got[0], want)
+    i8 = lax.conv(li.astype(np.int8), ri.astype(np.int8), (1,), "SAME", None, np.int32)
+    assert i8.dtype == np.int32
+    np.testing.assert_array_equal(i8, got)
+    half = lax.conv(lhs.astype(np.float16), rhs.astype(np.float16), (1,), "SAME")
+    assert half.dtype == np.float16
+    assert (
+        lax.conv(lhs.astype(np.float64), rhs.astype(np.float64), (1,), "SAME").dtype == np.float32
+    )
+    b = lax.conv(lhs > 0, rhs > 0, (1,), "VALID")  # bool: OR of ANDs, as JAX
+    assert b.dtype == np.bool_
+    np.testing.assert_array_equal(b, lax.conv((lhs > 0) * 1, (rhs > 0) * 1, (1,), "VALID") > 0)
+
+
+def test_forward_is_fast():
+    """A (32, 3, 32, 32) batch with 16 3x3 filters: about a millisecond (im2col
+    and one matmul); the bound is loose against noisy machines."""
+    x, w = _inputs(970, (32, 3, 32, 32), (16, 3, 3, 3))
+    lax.conv(x, w, (1, 1), "SAME")
+    start = time.perf_counter()
+    for _ in range(5):
+        lax.conv(x, w, (1, 1), "SAME")
+    assert (time.perf_counter() - start) / 5 < 0.05
+
+
+def test_errors_are_jax_s():
+    x, w = _inputs(980, (2, 3, 7), (4, 3, 3))
+    with pytest.raises(TypeError, match="same dtypes"):
+        lax.conv(x, w.astype(np.float16), (1,), "SAME")
+    with pytest.raises(ValueError, match="feature_group_count"):
+        lax.conv(x, w[:, :2], (1,), "SAME")
+    with pytest.raises(ValueError, match="window_strides"):
+        lax.conv(x, w, (1, 1), "SAME")
+    with pytest.raises(RuntimeError, match="Unrecognized padding"):
+        lax.conv(x, w, (1,), "FULL")
+    with pytest.raises(ValueError, match="conv_transpose"):
+        lax.conv_general_dilated(x, w, (1,), "SAME", (2,))
+    with pytest.raises(ValueError, match="Negative padding"):
+        lax.conv_general_dilated(x, w, (1,), ((-4, -4),))
+    with pytest.raises(ValueError, match="batch_group_count"):
+        lax.conv_general_dilated(x, w, (1,), "SAME", None, None, None, 1, 3)
+    with pytest.raises(TypeError, match="narrower"):
+        lax.conv(x, w, (1,), "SAME", None, np.float16)
+    with pytest.raises(TypeError, match="exactly once"):
+        lax.conv_general_dilated(x, w, (1,), "SAME", None, None, ("NCH", "OOH", "NCH"))
+    with pytest.raises(TypeError, match="ndim"):
+        lax.conv_dimension_numbers((1, 2, 3), (1, 2), None)
+    with pytest.raises(NotImplementedError, match="lax.add, lax.max or lax.min"):
+        lax.reduce_window(x, 1.0, lax.mul, (1, 1, 2), (1, 1, 1), "VALID")
+    with pytest.raises(TypeError, match="window_dimensions"):
+        lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "VALID")
+
+
+def test_conv_dimension_numbers_and_padtype_to_pads():
+    # recorded from JAX 0.10.2
+    assert lax.conv_dimension_numbers((1, 2, 3, 4), (1, 2, 3, 4), ("NHWC", "HWIO", "NCHW")) == (
+        (0, 3, 1, 2), (3, 2, 0, 1), (0, 1, 2, 3))  # fmt: skip
+    assert lax.conv_dimension_numbers((1, 2, 3, 4), (1, 2, 3, 4), ("NCWH", "IWHO", "NWHC")) == (
+        (0, 1, 2, 3), (3, 0, 1, 2), (0, 3, 1, 2))  # fmt: skip
+    dn = lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
+    assert lax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), dn) is dn
+    assert lax.padtype_to_pads((5, 6), (3, 2), (2, 2), "SAME") == [(1, 1), (0, 0)]
+    assert lax.padtype_to_pads((8,), (4,), (3,), "SAME_LOWER") == [(1, 1)]
+    assert lax.padtype_to_pads((7,), (4,), (2,), "SAME_LOWER") == [(2, 1)]
+    assert lax.padtype_to_pads((7,), (4,), (2,), "SAME") == [(1, 2)]
+    assert lax.padtype_to_pads((5,), (3,), (2,), "valid") == [(0, 0)]
 
 
 if __name__ == "__main__":  # record the JAX values (needs jax)
