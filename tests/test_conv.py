@@ -485,15 +485,21 @@ def test_vmap_of_grad_and_nested_vmap_match_loops():
             np.testing.assert_allclose(got[j, k], conv(lb[k], rb[j], a), rtol=1e-6, atol=1e-6)
 
 
-def test_vmap_of_reduce_window_and_its_gradient_match_loops():
-    window_loss = PROGRAMS[5]
-    shape, kind, init, a = WINDOW_CASES["max_same"]
-    xb, cb = _inputs(940, (2,) + shape, (2, 2, 3, 4, 3))
-    got = srcjax.vmap(srcjax.grad(window_loss), in_axes=(0, 0, None, None, None))(
-        xb, cb, np.float32(init), a, kind
+@pytest.mark.parametrize("name", ["max_same", "avg_pool", "max_dilated"])
+def test_vmap_of_reduce_window_and_its_gradient_match_loops(name):
+    windows, window_loss = PROGRAMS[4], PROGRAMS[5]
+    shape, kind, init, a = WINDOW_CASES[name]
+    init = np.float32(init)
+    (xb,) = _inputs(940, (2,) + shape)
+    (cb,) = _inputs(941, (2,) + np.shape(windows[kind](xb[0], init, a)))
+    np.testing.assert_allclose(
+        srcjax.vmap(windows[kind], in_axes=(0, None, None))(xb, init, a),
+        np.stack([windows[kind](v, init, a) for v in xb]),
     )
+    grad = srcjax.grad(window_loss)
+    got = srcjax.vmap(grad, in_axes=(0, 0, None, None, None))(xb, cb, init, a, kind)
     for k in range(2):
-        want = srcjax.grad(window_loss)(xb[k], cb[k], np.float32(init), a, kind)
+        want = grad(xb[k], cb[k], init, a, kind)
         np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-6)
 
 

@@ -1364,11 +1364,12 @@ def _window_init_impl(kind, operand, init_value):
     return bool(v == _identity(kind, dt))
 
 
-def _window_sum_parts_impl(operand, plan):
-    """Static: ``(operand's shape as (1, 1, *shape), the kernel of ones (1, 1,
-    *window) in operand's dtype)`` for the window sum as a convolution."""
+def _window_sum_parts_impl(shape, operand, plan):
+    """Static: ``(shape as (1, 1, *shape), the kernel of ones (1, 1, *window) in
+    operand's dtype)`` for the window sum as a convolution (``operand`` gives
+    only its dtype: under vmap it carries the batch axis, ``shape`` does not)."""
     dt = _dt.dtype_of(operand)
-    return (1, 1) + tuple(np.shape(operand)), np.ones((1, 1) + tuple(plan[0]), dt)
+    return (1, 1) + tuple(shape), np.ones((1, 1) + tuple(plan[0]), dt)
 
 
 def _window_out_shape_impl(y_shape):
@@ -1386,7 +1387,7 @@ _window_plan.samples = lambda rng: [(((4, 5), (2, 2), (1, 2), "SAME", None, None
 _window_kind.samples = lambda rng: [((operator.add,), {})]
 _window_init.samples = lambda rng: [(("max", np.ones(3), -np.inf), {})]
 _window_sum_parts.samples = lambda rng: [
-    ((np.ones((3, 4)), ((2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))), {})
+    (((3, 4), np.ones((3, 4)), ((2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))), {})
 ]
 _window_out_shape.samples = lambda rng: [(((1, 1, 3, 4),), {})]
 
@@ -1842,7 +1843,7 @@ def reduce_window(
     )
     identity = _window_init(kind, operand, init_value)
     if kind == "add":
-        parts = _window_sum_parts(operand, plan)
+        parts = _window_sum_parts(_shape(operand), operand, plan)
         y = conv_p(_reshape(operand, parts[0]), parts[1], plan[1], plan[2], plan[3], plan[4], 1, 1)
         out = _reshape(y, _window_out_shape(_shape(y)))
         if not identity:
