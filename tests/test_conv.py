@@ -579,6 +579,8 @@ def test_errors_are_jax_s():
         lax.reduce_window(x, 1.0, lax.mul, (1, 1, 2), (1, 1, 1), "VALID")
     with pytest.raises(TypeError, match="window_dimensions"):
         lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "VALID")
+    with pytest.raises(TypeError, match="one array operand"):
+        lax.reduce_window((x, x), 0.0, lax.add, (1, 1, 2), (1, 1, 1), "VALID")
 
 
 def test_conv_dimension_numbers_and_padtype_to_pads():

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, NamedTuple, Sequence, Tuple, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 import gast
 import numpy as np
@@ -78,6 +78,9 @@ class ConvDimensionNumbers(NamedTuple):
 
 DimensionNumbers = Union[None, ConvDimensionNumbers, Tuple[str, str, str]]
 Padding = Union[str, Sequence[Tuple[int, int]]]
+#: what the functions accept as an array, and as a dtype (annotations only)
+ArrayLike = Union[np.ndarray, np.generic, bool, int, float, complex]
+DTypeLike = Any
 
 
 # ---------------------------------------------------------------------------
@@ -1038,18 +1041,18 @@ conv_p.def_batch(_conv_batch_rule)
 
 
 def conv_general_dilated(
-    lhs,
-    rhs,
-    window_strides,
-    padding,
-    lhs_dilation=None,
-    rhs_dilation=None,
-    dimension_numbers=None,
-    feature_group_count=1,
-    batch_group_count=1,
-    precision=None,
-    preferred_element_type=None,
-):
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    window_strides: Sequence[int],
+    padding: Padding,
+    lhs_dilation: Optional[Sequence[int]] = None,
+    rhs_dilation: Optional[Sequence[int]] = None,
+    dimension_numbers: DimensionNumbers = None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Optional[DTypeLike] = None,
+) -> np.ndarray:
     """General n-dimensional convolution with dilation and groups
     (jax.lax.conv_general_dilated,
     https://docs.jax.dev/en/latest/_autosummary/jax.lax.conv_general_dilated.html).
@@ -1111,7 +1114,14 @@ def conv_general_dilated(
     return _transpose(y, plan[8])
 
 
-def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+def conv(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    window_strides: Sequence[int],
+    padding: Padding,
+    precision: Any = None,
+    preferred_element_type: Optional[DTypeLike] = None,
+) -> np.ndarray:
     """Convolution in the ``NC...``/``OI...`` layout without dilation or groups
     (jax.lax.conv): ``conv_general_dilated(lhs, rhs, window_strides, padding)``.
 
@@ -1142,15 +1152,15 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
 
 
 def conv_with_general_padding(
-    lhs,
-    rhs,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    precision=None,
-    preferred_element_type=None,
-):
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    window_strides: Sequence[int],
+    padding: Padding,
+    lhs_dilation: Optional[Sequence[int]],
+    rhs_dilation: Optional[Sequence[int]],
+    precision: Any = None,
+    preferred_element_type: Optional[DTypeLike] = None,
+) -> np.ndarray:
     """Convolution in the ``NC...``/``OI...`` layout with dilations
     (jax.lax.conv_with_general_padding): ``conv_general_dilated`` with
     ``lhs_dilation`` and ``rhs_dilation`` (None or one positive int per spatial
@@ -1171,17 +1181,17 @@ def conv_with_general_padding(
 
 
 def conv_transpose(
-    lhs,
-    rhs,
-    strides,
-    padding,
-    rhs_dilation=None,
-    dimension_numbers=None,
-    transpose_kernel=False,
-    precision=None,
-    preferred_element_type=None,
-    use_consistent_padding=False,
-):
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    strides: Sequence[int],
+    padding: Padding,
+    rhs_dilation: Optional[Sequence[int]] = None,
+    dimension_numbers: DimensionNumbers = None,
+    transpose_kernel: bool = False,
+    precision: Any = None,
+    preferred_element_type: Optional[DTypeLike] = None,
+    use_consistent_padding: bool = False,
+) -> np.ndarray:
     """Transposed ("fractionally strided") convolution (jax.lax.conv_transpose):
     ``conv_general_dilated`` with unit strides and ``lhs_dilation=strides``.
 
@@ -1354,7 +1364,14 @@ def _identity(kind: str, dt: np.dtype):
 
 def _window_init_impl(kind, operand, init_value):
     """Static: whether ``init_value`` is the identity of ``kind`` for
-    ``operand``'s dtype (then it changes nothing). TypeError for a non-scalar."""
+    ``operand``'s dtype (then it changes nothing). TypeError for a non-scalar
+    init value or an operand that is a container (JAX's pytrees of operands need a
+    variadic computation, which srcjax does not support)."""
+    if isinstance(operand, (tuple, list, dict)):
+        raise TypeError(
+            "srcjax lax.reduce_window takes one array operand (with lax.add, lax.max or"
+            f" lax.min), got a {type(operand).__name__}"
+        )
     if np.ndim(init_value) != 0:
         raise TypeError(
             f"reduce_window init_value must be a scalar, got shape {np.shape(init_value)}"
@@ -1798,15 +1815,15 @@ window_scatter.def_batch(_window_batch_rule("cotangent"))
 
 
 def reduce_window(
-    operand,
-    init_value,
-    computation,
-    window_dimensions,
-    window_strides=None,
-    padding="VALID",
-    base_dilation=None,
-    window_dilation=None,
-):
+    operand: ArrayLike,
+    init_value: ArrayLike,
+    computation: Callable,
+    window_dimensions: Sequence[int],
+    window_strides: Optional[Sequence[int]] = None,
+    padding: Padding = "VALID",
+    base_dilation: Optional[Sequence[int]] = None,
+    window_dilation: Optional[Sequence[int]] = None,
+) -> np.ndarray:
     """Reduction over strided, dilated windows of the padded operand
     (jax.lax.reduce_window, https://docs.jax.dev/en/latest/_autosummary/jax.lax.reduce_window.html).
 
@@ -1838,10 +1855,10 @@ def reduce_window(
     the operand's elements (padding adds nothing), ``max(init, max)``.
     """
     kind = _window_kind(computation)
+    identity = _window_init(kind, operand, init_value)
     plan = _window_plan(
         _shape(operand), window_dimensions, window_strides, padding, base_dilation, window_dilation
     )
-    identity = _window_init(kind, operand, init_value)
     if kind == "add":
         parts = _window_sum_parts(_shape(operand), operand, plan)
         y = conv_p(_reshape(operand, parts[0]), parts[1], plan[1], plan[2], plan[3], plan[4], 1, 1)
