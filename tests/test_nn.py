@@ -120,3 +120,48 @@ def test_masked_softmax_finite_differences_vmap_jit(name, x64):
     assert_close(
         col, np.stack([f(x, axis=0, where=m) for m in keep[:, :2].T[..., None]]), rtol=1e-12
     )
+
+
+# Learned slopes (PReLU-style): the derivative in negative_slope/alpha was a silent
+# zero (a rule for x only, and reverse mode skipped rule-less arguments). Values
+# recorded from JAX 0.10.2 (x64 off).
+_XS = np.array([-1.0, 2.0, -3.0, 0.0, -0.5], np.float32)
+
+
+def _slope_losses():
+    import srcjax.nn as nn
+
+    return {
+        "leaky_relu": lambda s: jnp.sum(nn.leaky_relu(_XS, s) ** 2),
+        "elu": lambda a: jnp.sum(nn.elu(_XS, a) ** 2),
+        "celu": lambda a: jnp.sum(nn.celu(_XS, a) ** 2),
+    }
+
+
+_SLOPE_RECORDED = {  # grad at 0.3, jit(grad) at 0.7, vmap(grad) at [0.3, 1.5]
+    "leaky_relu": (6.15, 14.349999, [6.15, 30.75]),
+    "elu": (0.8743795, 2.0402186, [0.8743795, 4.371897]),
+    "celu": (1.3303772, 1.8401304, [1.3303772, 1.7894155]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SLOPE_RECORDED))
+def test_derivative_in_the_slope_parameter_matches_jax(name):
+    f = _slope_losses()[name]
+    at3, at7, vm = _SLOPE_RECORDED[name]
+    np.testing.assert_allclose(srcjax.grad(f)(0.3), at3, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(srcjax.grad(f))(0.7), at7, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jvp(f, (0.3,), (1.0,))[1], at3, rtol=1e-6)
+    got = srcjax.vmap(srcjax.grad(f))(np.array([0.3, 1.5], np.float32))
+    np.testing.assert_allclose(got, vm, rtol=1e-6)
+
+
+def test_per_element_slopes_match_jax():
+    import srcjax.nn as nn
+
+    def f(s):
+        return jnp.sum(nn.leaky_relu(_XS, s) * nn.elu(_XS, s) + nn.celu(_XS, s + 1.0))
+
+    ss = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
+    want = [-0.10442162, 0.0, 1.0394677, 0.0, 0.15210979]  # JAX 0.10.2
+    np.testing.assert_allclose(srcjax.grad(f)(ss), want, rtol=2e-6, atol=1e-7)

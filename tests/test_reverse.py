@@ -501,3 +501,28 @@ def test_bfloat16_input_is_a_clear_refusal():
     for g in (srcjax.grad(lambda v: jnp.sum(v)), srcjax.jit(srcjax.grad(lambda v: jnp.sum(v)))):
         with pytest.raises(TypeError, match="does not support the bfloat16 dtype"):
             g(x)
+
+
+def _pad_with(c):
+    return jnp.sum(jnp.pad(jnp.ones(3), 1, constant_values=c))
+
+
+def _roll_by_argmax(x):
+    return jnp.sum(jnp.roll(x * x, jnp.argmax(x)))
+
+
+def test_float_argument_without_a_rule_is_an_error_not_a_zero():
+    """A float reaching a parameter a primitive has no rule for (another parameter
+    has one) was skipped: a silent zero derivative (JAX: 2 * 2 = 4 here). Now a
+    NoDerivativeRuleError naming the parameter and the user's line, in both modes
+    and under jit/vmap; integer values there (a shift from argmax) still pass."""
+    for t in (srcjax.grad(_pad_with), srcjax.jit(srcjax.grad(_pad_with))):
+        with pytest.raises(NotImplementedError, match="jnp.pad` with respect to `constant_values"):
+            t(2.0)
+    with pytest.raises(NotImplementedError, match="test_reverse.py"):
+        srcjax.jvp(_pad_with, (2.0,), (1.0,))
+    with pytest.raises(NotImplementedError, match="constant_values"):
+        srcjax.vmap(srcjax.grad(_pad_with))(np.array([1.0, 2.0], np.float32))
+    x = np.array([1.0, 3.0, 2.0], np.float32)
+    np.testing.assert_allclose(srcjax.grad(_roll_by_argmax)(x), 2 * x)
+    np.testing.assert_allclose(srcjax.jit(srcjax.grad(_roll_by_argmax))(x), 2 * x)

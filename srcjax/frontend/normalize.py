@@ -126,8 +126,14 @@ class Op:
 
         if self.kind == "prim":
             # with no rules at all, every argument may carry a derivative (so that a
-            # missing rule is an error, never a silent zero)
-            for pname in self.prim.vjps or self.prim.signature.parameters:
+            # missing rule is an error, never a silent zero); a public primitive's
+            # arguments without a rule too (a float there is a run-time error, see
+            # transforms.rules.no_rule_checks); internal ad.* helpers' rule-less
+            # arguments are shape references
+            params = self.prim.signature.parameters
+            if self.prim.vjps and self.prim.public.startswith("ad."):
+                params = self.prim.vjps
+            for pname in params:
                 v = self.bound.get(pname)
                 if v is None:
                     continue

@@ -649,6 +649,27 @@ def _project_real(g, x):
     return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
 
 
+
+def _require_constant(x, pname, message):
+    """Raise ``NoDerivativeRuleError(message)`` when ``x`` (or a leaf of it) is
+    floating or complex: it reached a parameter ``pname`` of a primitive that has
+    no derivative rule for it on a differentiated path (see
+    ``transforms.rules.no_rule_checks``). Integer and boolean values pass: they
+    carry no derivative (JAX's float0)."""
+    from srcjax import tree_util
+
+    for v in tree_util.tree_leaves(x):
+        if isinstance(v, (float, complex)) or getattr(v, "dtype", _BOOL).kind in "fc":
+            from ..errors import NoDerivativeRuleError
+
+            err = NoDerivativeRuleError(message)
+            err.parameter = pname
+            raise err
+
+
+_BOOL = np.dtype(bool)
+require_constant = _internal("ad.require_constant", _require_constant, differentiable=False)
+
 _F = np.dtype(np.float32)
 
 

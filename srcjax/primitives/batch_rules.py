@@ -2566,6 +2566,8 @@ def _helper_materialized(*names):
 _def(["ad.select"], _helper_materialized("take", "a", "b"))
 # (nested vmap: the inner vmap's check ran on the values it could see; not repeated)
 _def(["ad.check_branch_values"], lambda c: (N.const(None), False))
+# the dtype check reads the whole batch at once
+_def(["ad.require_constant"], lambda c: (c.rebuild(), False))
 _def(["ad.branch_input"], _helper_materialized("take", "x"))
 _def(["ad.rhs_column"], _helper_materialized("b", "a"))
 _def(["ad.rhs_uncolumn"], _helper_materialized("x", "b", "a"))
@@ -3277,7 +3279,20 @@ def _seq_len_rule(c):
 
 
 _def(["ad.seq_len"], _seq_len_rule)
-_def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact", "ad.check_bwd"], _same)
+_def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact"], _same)
+
+
+def _check_bwd(c):
+    # per-example shapes compared on the whole batch: both sides batched
+    prims = c.arg("primals")
+    if isinstance(prims, gast.Tuple):
+        prims = gast.Tuple(elts=[c.materialize(e) for e in prims.elts], ctx=gast.Load())
+    elif prims is not None:
+        prims = c.materialize(prims)
+    return c.rebuild(out=c.materialize(c.arg("out")), primals=prims)
+
+
+_def(["ad.check_bwd"], _check_bwd)
 
 
 # -- diff / searchsorted / interp / cross / quantile / qr / svd / pinv / matrix_power -----

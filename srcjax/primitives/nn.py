@@ -21,7 +21,9 @@ from .elementwise import (  # rules below call these primitives by name
     abs,
     defderiv,
     exp,
+    expm1,
     logical_and,
+    minimum,
     tanh,
     where,
 )
@@ -186,7 +188,10 @@ def _leaky_relu(x, negative_slope=0.01):
 
 
 leaky_relu = _nn(
-    "nn.leaky_relu", _leaky_relu, c_expr="(({x}) >= 0 ? ({x}) : {negative_slope} * ({x}))"
+    "nn.leaky_relu",
+    _leaky_relu,
+    c_expr="(({x}) >= 0 ? ({x}) : {negative_slope} * ({x}))",
+    broadcasting=True,
 )
 
 
@@ -194,7 +199,12 @@ def _leaky_relu_x(g, ans, x, negative_slope=0.01):
     return where(x >= 0, g, negative_slope * g)
 
 
-defderiv(leaky_relu, _leaky_relu_x)
+def _leaky_relu_slope(g, ans, x, negative_slope=0.01):
+    # a learned slope (PReLU): d/ds of s * x below 0
+    return where(x >= 0, 0.0, g * x)
+
+
+defderiv(leaky_relu, _leaky_relu_x, _leaky_relu_slope)
 
 
 def _elu(x, alpha=1.0):
@@ -203,14 +213,20 @@ def _elu(x, alpha=1.0):
     return _out(np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))))
 
 
-elu = _nn("nn.elu", _elu, c_expr="(({x}) > 0 ? ({x}) : {alpha} * expm1({x}))")
+elu = _nn(
+    "nn.elu", _elu, c_expr="(({x}) > 0 ? ({x}) : {alpha} * expm1({x}))", broadcasting=True
+)
 
 
 def _elu_x(g, ans, x, alpha=1.0):
     return where(x > 0, g, g * (ans + alpha))
 
 
-defderiv(elu, _elu_x)
+def _elu_alpha(g, ans, x, alpha=1.0):
+    return where(x > 0, 0.0, g * expm1(minimum(x, 0.0)))
+
+
+defderiv(elu, _elu_x, _elu_alpha)
 
 
 def _celu(x, alpha=1.0):
@@ -219,14 +235,25 @@ def _celu(x, alpha=1.0):
     return _out(np.maximum(x, 0) + alpha * np.expm1(np.minimum(x, 0) / alpha))
 
 
-celu = _nn("nn.celu", _celu, c_expr="(fmax({x}, 0) + {alpha} * expm1(fmin({x}, 0) / {alpha}))")
+celu = _nn(
+    "nn.celu",
+    _celu,
+    c_expr="(fmax({x}, 0) + {alpha} * expm1(fmin({x}, 0) / {alpha}))",
+    broadcasting=True,
+)
 
 
 def _celu_x(g, ans, x, alpha=1.0):
     return where(x > 0, g, g * exp(x / alpha))
 
 
-defderiv(celu, _celu_x)
+def _celu_alpha(g, ans, x, alpha=1.0):
+    # d/da [a * expm1(m / a)] = expm1(m / a) - (m / a) * exp(m / a), m = min(x, 0)
+    u = minimum(x, 0.0) / alpha
+    return g * (expm1(u) - u * exp(u))
+
+
+defderiv(celu, _celu_x, _celu_alpha)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -22,7 +22,7 @@ import gast
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
-from .rules import active_operands, inline_rule, primal_by_rule
+from .rules import active_operands, inline_rule, no_rule_checks, primal_by_rule
 
 __all__ = ["forward"]
 
@@ -193,7 +193,9 @@ class Forward:
                     # nothing needs (only its shape is used) needs no rule
                     self.deferred.append((tdot, self._no_rule(s, prim.public, hint)))
                     return [s, zero]
-                continue  # not differentiable in this argument
+                err = self._no_rule(s, f"{prim.public}` with respect to `{pname}")
+                pre.extend(no_rule_checks(prim, pname, active_items, err))
+                continue  # not differentiable in this argument (a float there: error)
             if p.kind == p.VAR_POSITIONAL:
                 for i, a in active_items:
                     stmts, expr = inline_rule(
@@ -219,7 +221,7 @@ class Forward:
             pre.extend(stmts)
             terms.append(expr)
         if not terms:
-            return [s, zero]
+            return [self._at(st, s) for st in pre] + [s, zero]  # (the no-rule checks)
         total = terms[0]
         for e in terms[1:]:
             if prim.public in _TREE_VALUED or prim.returns_tree:

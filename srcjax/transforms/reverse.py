@@ -33,7 +33,7 @@ from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from ..primitives import registry
-from .rules import active_operands, inline_rule, primal_by_rule
+from .rules import active_operands, inline_rule, no_rule_checks, primal_by_rule
 
 __all__ = ["reverse"]
 
@@ -401,7 +401,12 @@ class Reverse:
                 if rule is None:
                     if not prim.vjps:
                         raise self._no_rule(s, op, prim.public, prim.missing_rule_hint)
-                    continue  # not differentiable in this argument (shapes, indices)
+                    # not differentiable in this argument (shapes, indices): a float
+                    # value there is an error at run time, not a silent zero
+                    err = self._no_rule(s, op, f"{prim.public}` with respect to `{pname}")
+                    for st in no_rule_checks(prim, pname, active_items, err):
+                        out.append(self._at(st, s))
+                    continue
                 if prim.public == "ad.getitem" and arg.id in self.containers:
                     expr = N.call(
                         "ad.tree_index_adjoint",

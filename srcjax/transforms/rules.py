@@ -87,6 +87,24 @@ def active_operands(prim: Any, bound: Dict[str, Any], active: Any):
             yield pname, p, arg, hits
 
 
+def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exception):
+    """Statements for an active operand of a parameter ``prim`` has no rule for
+    (another parameter has one): ``ad.require_constant(x, message)``, raising
+    ``err``'s message at run time when the value is floating or complex, as the
+    derivative with respect to it would otherwise be a silent zero
+    (``nn.leaky_relu(x, slope)`` with a learned slope). Integer and boolean
+    values (shifts, indices, masks, which are active only by data flow) pass.
+    Internal ``ad.*`` helpers skip it: their rule-less operands are shape or
+    structure references by construction."""
+    if prim.public.startswith("ad."):
+        return []
+    out = []
+    for _, a in items:
+        call = N.call("ad.require_constant", [N.name(a.id), N.const(pname), N.const(str(err))])
+        out.append(gast.Expr(value=call))
+    return out
+
+
 def inline_rule(
     rule,
     g: Any,
