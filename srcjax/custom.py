@@ -249,6 +249,7 @@ class custom_vjp(_Custom):
         # computes it: by ``fwd``, so that a derivative of grad(f)'s code
         # (jacfwd(grad(f)), hessian) differentiates the user's fwd
         lines = [f"def _primal(g, ans, {args}):\n    return fwd({args})[0]\n"]
+        prims = "".join(f"{q}, " for q in diff)  # (a tuple display)
         for i, p in enumerate(diff):
             # the check is a statement of its own, so that ``ct`` stays the bwd
             # rule's (differentiable) output: a second differentiation goes
@@ -258,8 +259,8 @@ class custom_vjp(_Custom):
             lines.append(
                 f"def _vjp_{p}(g, ans, {args}):\n"
                 f"    ct = bwd({lead}fwd({args})[1], ad.fill_holes(g, ans))\n"
-                f"    ad.check_bwd(ct, {len(diff)}, {self.fun.__name__!r})\n"
-                f"    return ct[{i}]\n"
+                f"    ad.check_bwd(ct, {len(diff)}, {self.fun.__name__!r}, ({prims}))\n"
+                f"    return ad.fill_holes(ct[{i}], {p})\n"
             )
         ns = _synthetic_module(
             "\n\n".join(lines), f"custom_vjp rules of {self.fun.__name__}", {"fwd": fwd, "bwd": bwd}

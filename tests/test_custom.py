@@ -463,3 +463,52 @@ def test_custom_vjp_unused_output_cotangent_is_zeros():
     assert_close(
         srcjax.vmap(srcjax.grad(_vec_total_loss))(np.stack([x, -x])), [[5.0] * 3, [-5.0] * 3]
     )
+
+
+@srcjax.custom_vjp
+def _dot_cvjp(x, y):
+    return jnp.sum(x * y)
+
+
+def _dot_fwd(x, y):
+    return _dot_cvjp(x, y), (x, y)
+
+
+def _dot_bwd_scalar(res, g):
+    x, y = res
+    return (jnp.sum(g * y), g * x)  # wrong: a scalar cotangent for a float32[3] input
+
+
+_dot_cvjp.defvjp(_dot_fwd, _dot_bwd_scalar)
+
+
+@srcjax.custom_vjp
+def _dot_none(x, y):
+    return jnp.sum(x * y)
+
+
+_dot_none.defvjp(lambda x, y: (_dot_none(x, y), (x, y)), lambda res, g: (g * res[1], None))
+
+
+def test_bwd_output_of_the_wrong_shape_is_a_value_error():
+    """User H bug 2: a bwd returning a scalar for a vector input gave a scalar
+    "gradient" (broadcast silently by an SGD update); JAX raises ValueError. Also
+    under jit and vmap."""
+    x, y = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
+    for t in (srcjax.grad(_dot_cvjp), srcjax.jit(srcjax.grad(_dot_cvjp))):
+        with pytest.raises(ValueError, match=r"output\[0\].*float32\[\].*float32\[3\]"):
+            t(x, y)
+    with pytest.raises(ValueError, match="same shape"):
+        srcjax.vmap(srcjax.grad(_dot_cvjp), in_axes=(0, None))(np.stack([x, x]), y)
+
+
+def test_bwd_none_is_a_zero_cotangent():
+    """A None from bwd was returned as a 0-d object array; JAX: zeros like the input."""
+    x, y = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
+    gx, gy = srcjax.grad(_dot_none, argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, y)
+    assert gy.dtype == np.float32 and gy.shape == (3,) and not gy.any()
+    gx, gy = srcjax.vmap(srcjax.grad(_dot_none, argnums=(0, 1)), in_axes=(0, None))(
+        np.stack([x, 2 * x]), y
+    )
+    assert gy.shape == (2, 3) and not gy.any()

@@ -862,9 +862,12 @@ def _check_aux(out):
 check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))
 
 
-def _check_bwd(out, n, name):
+def _check_bwd(out, n, name, primals=None):
     """``out`` of a custom_vjp ``bwd`` rule, checked to hold one cotangent per
-    differentiable argument (``jax.custom_vjp`` raises TypeError too)."""
+    differentiable argument (``jax.custom_vjp`` raises TypeError too) and, given
+    the differentiable ``primals`` (a tuple), each shaped like its argument, leaf
+    by leaf (``None`` is a zero cotangent): JAX's ValueError otherwise (a scalar
+    cotangent for a vector input used to become a scalar "gradient")."""
     if not isinstance(out, (tuple, list)) or len(out) != n:
         got = (
             f"a {type(out).__name__} of length {len(out)}"
@@ -875,7 +878,38 @@ def _check_bwd(out, n, name):
             f"the custom_vjp bwd rule of {name} must return a tuple of {n} cotangent(s), "
             f"one per differentiable argument; it returned {got}"
         )
+    if primals is not None:
+        for i, (ct, p) in enumerate(zip(out, primals)):
+            _check_bwd_leaf(ct, p, f"output[{i}]", name)
     return out
+
+
+def _check_bwd_leaf(ct, p, path, name):
+    if ct is None:
+        return
+    if isinstance(p, (dict, list, tuple)) or _class_kind(p) is not None:
+        from ..tree_util import tree_flatten
+
+        cl, ctree = tree_flatten(ct, is_leaf=lambda v: v is None)
+        pl, ptree = tree_flatten(p)
+        if len(cl) != len(pl):
+            raise ValueError(
+                f"Custom VJP bwd rule of {name} must produce an output with the same "
+                f"container structure as the args tuple of the primal function, but at "
+                f"{path} it produced {ctree} for an input of structure {ptree}"
+            )
+        for j, (a, b) in enumerate(zip(cl, pl)):
+            _check_bwd_leaf(a, b, f"{path} leaf {j}", name)
+        return
+    cs, ps = np.shape(ct), np.shape(p)
+    if cs != ps:
+        dt = np.result_type(ct).name
+        raise ValueError(
+            f"Custom VJP bwd rule of {name} must produce an output with the same shape "
+            f"as the args tuple of the primal function, but at {path} the bwd rule "
+            f"produced an output of shape {dt}{list(cs)} corresponding to an input of "
+            f"shape {np.result_type(p).name}{list(ps)}"
+        )
 
 
 check_bwd = register(Primitive("ad.check_bwd", _check_bwd, kind="internal", differentiable=False))
