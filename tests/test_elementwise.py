@@ -110,3 +110,26 @@ def test_weak_int_beyond_the_integer_dtype_wraps_under_jit():
     got = srcjax.jit(lambda v: v * 300)(x)
     assert got.dtype == np.int8
     np.testing.assert_array_equal(got, [0, 44, 88])
+
+
+def _imag_then_complex(x):
+    a = jnp.imag(x * (1 + 2j))  # real, 2x
+    return jnp.abs(a + 1j)
+
+
+def _abs_then_complex(z):
+    a = jnp.abs(z)
+    return jnp.abs(a * (1 + 2j) + 3j)
+
+
+def test_real_value_used_with_complex_operands_gets_a_real_cotangent():
+    """Reported by the fft work: a real intermediate used with complex operands
+    (``a + 1j``) carried a complex cotangent, and imag's rule (``g * -1j``) turned its
+    imaginary part into a real gradient: 0.7071 instead of JAX's 1.4142. imag and
+    abs now take the real part of their cotangent. Values recorded from JAX 0.10.2."""
+    for g in (srcjax.grad(_imag_then_complex), srcjax.jit(srcjax.grad(_imag_then_complex))):
+        np.testing.assert_allclose(g(0.5), 1.4142135, rtol=1e-6)
+    got = srcjax.vmap(srcjax.grad(_imag_then_complex))(np.array([0.5, 1.5], np.float32))
+    np.testing.assert_allclose(got, [1.4142135, 1.8973665], rtol=1e-6)
+    z = np.array(1.0 + 2.0j, np.complex64)
+    np.testing.assert_allclose(srcjax.grad(_abs_then_complex)(z), 0.9850943 - 1.9701886j, rtol=1e-6)

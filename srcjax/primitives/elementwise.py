@@ -941,7 +941,7 @@ def _abs_direction_vjp(g, ans, x):
 
 
 def _abs_vjp(g, ans, x):
-    return g * abs_direction(x)
+    return real(g) * abs_direction(x)
 
 
 def _abs_jvp(t, ans, x):
@@ -1252,8 +1252,14 @@ def _imag_jvp(t, ans, x):
     return imag(t)
 
 
+# imag/abs map complex to real: their output's cotangent is real in JAX. Here a
+# real value used with complex operands later (``a + 1j``) may carry a complex
+# cotangent (no conversion op to transpose), so these rules take its real part
+# before multiplying by a complex factor (grad of |imag(x (1+2j)) + 1j| was half)
+
+
 def _imag_vjp(g, ans, x):
-    return g * -1j
+    return real(g) * -1j
 
 
 defderiv(real, _real_x)
