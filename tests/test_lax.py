@@ -841,3 +841,27 @@ def test_cond_switch_branch_types_user_f_bug12():
     # equal types (weak Python scalars canonicalized) pass, the taken branch's value
     assert lax.cond(True, lambda x: x + 1.0, lambda x: 2.0, 1.0) == 2.0
     assert lax.switch(5, [lambda x: x, lambda x: -x], np.float32(3.0)) == -3.0
+
+
+def _iadd_body(c, x):
+    c += x
+    return c, c
+
+
+def _imul_body(i, c):
+    c *= 2.0
+    return c
+
+
+def test_eager_loops_with_augmented_assignment_keep_value_semantics():
+    """User H bug 1: an eager lax.scan whose body does ``c += x`` wrote into the
+    carry's NumPy buffer: every stacked output was the last carry ([[3,3]]*3) and the
+    caller's init changed. Such bodies now run through jit (c = c + x), as JAX's."""
+    c0 = np.zeros(2, np.float32)
+    c, ys = lax.scan(_iadd_body, c0, np.ones((3, 2), np.float32))
+    np.testing.assert_array_equal(ys, [[1, 1], [2, 2], [3, 3]])
+    np.testing.assert_array_equal(c, [3, 3])
+    np.testing.assert_array_equal(c0, [0, 0])
+    c1 = np.ones(2, np.float32)
+    np.testing.assert_array_equal(lax.fori_loop(0, 3, _imul_body, c1), [8, 8])
+    np.testing.assert_array_equal(c1, [1, 1])

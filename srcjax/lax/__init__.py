@@ -80,7 +80,10 @@ _USES_AT: dict = {}
 def _eager(fn: Callable) -> Callable:
     """``fn`` as an eagerly called ``lax`` function runs it: ``fn`` itself, or
     ``srcjax.jit(fn)`` when its source uses ``x.at[...]``, which NumPy arrays do
-    not have (transformed code rewrites it). JAX also compiles the functions an
+    not have (transformed code rewrites it), or augmented assignment (``c += x``
+    on a NumPy array writes into it: the caller's init and every stacked output
+    would share the carry's buffer; transformed code computes ``c = c + x``, JAX's
+    value semantics). JAX also compiles the functions an
     eager ``lax.fori_loop`` is given; like JAX's, the compiled body is cached per
     function object, so a body defined anew on each call is compiled each time."""
     code = getattr(fn, "__code__", None)
@@ -97,7 +100,8 @@ def _eager(fn: Callable) -> Callable:
         except Exception:  # noqa: BLE001 - no source: run it as it is
             node = None
         uses = _USES_AT[code] = node is not None and any(
-            isinstance(n, gast.Attribute) and n.attr == "at" for n in gast.walk(node)
+            (isinstance(n, gast.Attribute) and n.attr == "at") or isinstance(n, gast.AugAssign)
+            for n in gast.walk(node)
         )
     if not uses:
         return fn
