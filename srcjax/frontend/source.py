@@ -71,6 +71,26 @@ def _parse_file(filename: str) -> Any:
     return tree
 
 
+def _definitions(tree: Any) -> Tuple[Dict[str, list], Dict[int, list]]:
+    """``(function definitions by name, lambdas by line)`` of a parsed file, built
+    once per tree: looking a function up walked the whole file each time (80 ms
+    per function inlined from a 1,900-line module)."""
+    index = _INDEX_CACHE.get(id(tree))
+    if index is None or index[0] is not tree:
+        defs: Dict[str, list] = {}
+        lambdas: Dict[int, list] = {}
+        for node in gast.walk(tree):
+            if isinstance(node, gast.FunctionDef):
+                defs.setdefault(node.name, []).append(node)
+            elif isinstance(node, gast.Lambda):
+                lambdas.setdefault(node.lineno, []).append(node)
+        index = _INDEX_CACHE[id(tree)] = (tree, defs, lambdas)
+    return index[1], index[2]
+
+
+_INDEX_CACHE: Dict[int, tuple] = {}
+
+
 def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
     """Split ``fun`` into (python function, leading bound args, bound kwargs).
 
@@ -173,11 +193,11 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
     name = code.co_name  # not fn.__name__: functools.wraps renames the wrapper
     is_lambda = name == "<lambda>"
     candidates = []
-    for node in gast.walk(tree):
-        if is_lambda:
-            if isinstance(node, gast.Lambda) and node.lineno == first:
-                candidates.append(node)
-        elif isinstance(node, (gast.FunctionDef,)) and node.name == name:
+    defs, lambdas = _definitions(tree)
+    if is_lambda:
+        candidates = list(lambdas.get(first, ()))
+    else:
+        for node in defs.get(name, ()):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             if start == first or node.lineno == first:
                 candidates.append(node)
