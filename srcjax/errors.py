@@ -136,3 +136,9 @@ class TransformValueError(SrcjaxError, ValueError):
 
 class SourceUnavailableError(SrcjaxError, ValueError):
     """The source of a function cannot be found (built-in, C extension, ``exec``)."""
+
+
+class ShapeError(TypeError, ValueError):
+    """Operand shapes that do not fit (broadcasting, contraction, reshape, concatenate).
+    JAX raises TypeError here and NumPy ValueError; this is both, so code written
+    for either catches it."""

@@ -254,3 +254,27 @@ def test_at_update_keywords_are_not_silently_ignored():
     bare IndexError; now an error at the user's line."""
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="mode"):
         srcjax.jit(_at_with_mode)(np.arange(5.0, dtype=np.float32))
+
+
+def test_shape_mismatches_are_type_errors_as_in_jax():
+    """User H: jnp.add/matmul/dot/reshape/concatenate of shapes that do not fit
+    raised NumPy's ValueError; JAX raises TypeError. srcjax.errors.ShapeError is
+    both, with JAX's message. (Python operators on plain arrays stay NumPy's.)"""
+    from srcjax.errors import ShapeError
+
+    a, b, m = jnp.ones(3), jnp.ones(4), jnp.ones((2, 3))
+    cases = [
+        (lambda: jnp.add(a, b), "add got incompatible shapes for broadcasting: \\(3,\\), \\(4,\\)"),
+        (lambda: jnp.true_divide(a, b), "incompatible shapes"),
+        (
+            lambda: jnp.matmul(m, jnp.ones((4, 2))),
+            "contracting dimensions .* \\(3,\\) and \\(4,\\)",
+        ),
+        (lambda: jnp.dot(a, b), "contracting dimensions"),
+        (lambda: jnp.reshape(m, (4,)), "cannot reshape array of shape \\(2, 3\\) \\(size 6\\)"),
+        (lambda: jnp.concatenate([m, jnp.ones((2, 2, 2))]), "Cannot concatenate"),
+    ]
+    for f, msg in cases:
+        with pytest.raises(TypeError, match=msg) as info:
+            f()
+        assert isinstance(info.value, (ShapeError, ValueError))

@@ -237,8 +237,18 @@ broadcast_to.samples = lambda rng: [
 
 
 def _reshape(a, shape, order="C"):
-    """``a`` with a new ``shape`` (jax.numpy.reshape); ``-1`` infers one dimension."""
-    return np.reshape(a, shape, order=order)
+    """``a`` with a new ``shape`` (jax.numpy.reshape); ``-1`` infers one dimension.
+    Raises :class:`srcjax.errors.ShapeError` (TypeError as JAX, and ValueError)
+    when the sizes differ."""
+    try:
+        return np.reshape(a, shape, order=order)
+    except ValueError:
+        from ..errors import ShapeError
+
+        sa = np.shape(a)
+        raise ShapeError(
+            f"cannot reshape array of shape {sa} (size {np.size(a)}) into shape {shape}"
+        ) from None
 
 
 reshape = _structural("jnp.reshape", _reshape, np.reshape)
@@ -647,7 +657,6 @@ def _project_real(g, x):
 
     # None holes (zero cotangents) stay None
     return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
-
 
 
 def _require_constant(x, pname, message):

@@ -186,12 +186,28 @@ def _binary_impl(ufunc, name: str, doc: str):
             r = ufunc(x, y)
         except OverflowError:  # a Python int beyond the other operand's integer type
             return _wrapped_weak_int(ufunc, x, y)
+        except ValueError as e:
+            raise _broadcast_error(name, x, y, e) from None
         if r.dtype in BINARY_SUSPECT:
             return fix_binary(ufunc, r, x, y)
         return r
 
     impl.__name__ = impl.__qualname__ = name
     return _doc(impl, doc)
+
+
+def _broadcast_error(name: str, x, y, err: ValueError) -> Exception:
+    """JAX's error for operands that do not broadcast (a TypeError there, NumPy's
+    ValueError: :class:`srcjax.errors.ShapeError` is both); another ValueError
+    ``err`` as it is."""
+    from ..errors import ShapeError
+
+    sx, sy = np.shape(x), np.shape(y)
+    try:
+        np.broadcast_shapes(sx, sy)
+    except ValueError:
+        return ShapeError(f"{name} got incompatible shapes for broadcasting: {sx}, {sy}.")
+    return err
 
 
 def _wrapped_weak_int(ufunc, x, y):
@@ -211,7 +227,10 @@ def _binary_inexact_impl(ufunc, name: str, doc: str):
     """Float-valued binary ufunc (``/``, ``arctan2``): ints promote to float."""
 
     def impl(x, y):
-        r = ufunc(x, y)
+        try:
+            r = ufunc(x, y)
+        except ValueError as e:
+            raise _broadcast_error(name, x, y, e) from None
         if r.dtype in BINARY_INEXACT_SUSPECT:
             return fix_binary_inexact(ufunc, r, x, y)
         return r

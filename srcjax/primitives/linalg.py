@@ -323,13 +323,35 @@ def _dot(a, b, precision=None, preferred_element_type=None):
     """Dot product with NumPy semantics (jax.numpy.dot): vector·vector, matrix·
     vector, matrix·matrix, and sum over the last axis of ``a`` and the second to
     last of ``b`` for N-d."""
-    return np.dot(a, b)
+    try:
+        return np.dot(a, b)
+    except ValueError:
+        raise _contraction_error(a, b) from None
 
 
 def _matmul(a, b, precision=None, preferred_element_type=None):
     """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
     batch dimensions and broadcast."""
-    return np.matmul(a, b)
+    try:
+        return np.matmul(a, b)
+    except ValueError:
+        raise _contraction_error(a, b) from None
+
+
+def _contraction_error(a, b):
+    """JAX's TypeError for contracting dimensions that differ (a
+    :class:`srcjax.errors.ShapeError`, also a ValueError as NumPy's)."""
+    from ..errors import ShapeError
+
+    sa, sb = np.shape(a), np.shape(b)
+    ka = sa[-1:]
+    kb = sb[-2:-1] if len(sb) >= 2 else sb[-1:]
+    if ka != kb:
+        return ShapeError(
+            "dot_general requires contracting dimensions to have the same shape, "
+            f"got {ka} and {kb}."
+        )
+    return ShapeError(f"incompatible shapes for a matrix product: {sa} and {sb}")
 
 
 def _inner(a, b, precision=None, preferred_element_type=None):

@@ -311,8 +311,15 @@ roll.samples = lambda rng: [
 
 def _concatenate(arrays, axis=0, dtype=None):
     """Join a sequence of arrays along an existing axis (jax.numpy.concatenate);
-    ``axis=None`` flattens them first."""
-    return np.concatenate(arrays, axis=axis, dtype=dtype)
+    ``axis=None`` flattens them first. Raises :class:`srcjax.errors.ShapeError`
+    (TypeError as JAX, and ValueError) for arrays that do not fit."""
+    try:
+        return np.concatenate(arrays, axis=axis, dtype=dtype)
+    except ValueError as e:
+        from ..errors import ShapeError
+
+        shapes = ", ".join(str(np.shape(x)) for x in arrays)
+        raise ShapeError(f"Cannot concatenate arrays of shapes {shapes}: {e}") from None
 
 
 def _hstack(tup, dtype=None):
