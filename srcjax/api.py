@@ -592,13 +592,16 @@ def source(fn: Callable, *example_args: Any) -> str:
     """The generated Python source of a srcjax-transformed function.
 
     Args:
-        fn: the result of ``srcjax.grad`` / ``value_and_grad`` / other transforms.
+        fn: the result of ``srcjax.grad`` / ``value_and_grad`` / other transforms,
+            or the function ``srcjax.vjp`` / ``linearize`` returned.
         example_args: arguments deciding the specialization (which arguments are
             pytrees); by default every argument is taken to be an array.
 
     Returns:
         The text of the generated module, exactly what runs.
     """
+    if isinstance(fn, functools.partial) and hasattr(fn.func, "__srcjax_source__"):
+        return fn.func.__srcjax_source__  # the function vjp/linearize returned
     if not isinstance(fn, Transformed):
         raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
     specialized = getattr(fn, "_source_for", None)  # jit: specialized on example args

@@ -96,3 +96,18 @@ def test_unusable_cache_directory_falls_back_with_a_warning(monkeypatch, tmp_pat
     assert g == 3.0
     assert any("SRCJAX_CACHE_DIR" in str(w.message) for w in caught)
     assert "srcjax-" in cache.cache_dir()
+
+
+def _sin_times(x):
+    return srcjax.numpy.sin(x) * x
+
+
+def test_source_of_the_functions_vjp_and_linearize_return():
+    """srcjax.source(vjp_fn) was refused (a partial of the generated function)."""
+    _, vjp_fn = srcjax.vjp(_sin_times, np.float32(1.0))
+    text = srcjax.source(vjp_fn)
+    assert "def _sin_times_vjp(x, out_bar_in):" in text and "x_bar" in text
+    _, lin = srcjax.linearize(_sin_times, np.float32(1.0))
+    text = srcjax.source(lin)
+    assert "def _sin_times_linearize(x, x_dot):" in text and "out_dot" in text
+    np.testing.assert_allclose(vjp_fn(np.float32(1.0))[0], np.sin(1.0) + np.cos(1.0), rtol=1e-6)
