@@ -1355,6 +1355,7 @@ for _p in (key_data, wrap_key_data):
     _p.def_batch(lambda c: c.rebuild())
 
 # the distributions built on the functions above (they import from this module)
+from ._compose import beta, chisquare, dirichlet, f, t  # noqa: E402
 from ._dists import (  # noqa: E402
     cauchy,
     double_sided_maxwell,
@@ -1385,4 +1386,9 @@ __all__ += [
     "geometric",
     "gamma",
     "loggamma",
+    "beta",
+    "dirichlet",
+    "chisquare",
+    "t",
+    "f",
 ]

@@ -21,6 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from ..primitives.elementwise import defderiv as _defderiv
+from ..primitives.elementwise import exp as _exp
+from ..primitives.elementwise import log as _log
+from ..primitives.elementwise import where as _where
+from ..primitives.special import digamma as _digamma
 from . import (  # defined before srcjax/random/__init__.py imports this module
     _bernoulli_from,
     _check_shape,
@@ -32,6 +37,7 @@ from . import (  # defined before srcjax/random/__init__.py imports this module
     _shape,
     _to_int,
 )
+from . import _gammagrad as _gg
 from . import _threefry as _tf
 from . import _xla32 as _x
 
@@ -523,16 +529,33 @@ gamma_.__doc__ = _doc(
     "Gamma(a, 1) values (``jax.random.gamma``).\n\n    " + _GAMMA_NOTE,
     "        a: the shape parameter, > 0.\n        shape: the result's shape (default ``a``'s shape).\n",
     _SHAPE_DOC,
-    "Not differentiable in ``a`` in srcjax (JAX uses implicit reparameterization):\n"
-    "    asking for that derivative raises a 'no derivative rule' error.",
+    "Differentiable in ``a`` by implicit reparameterization, as JAX: ``dx/da =\n"
+    "    -(dP/da) / (dP/dx)`` for the CDF ``P(a, x)`` (``random_gamma_grad``, JAX's\n"
+    "    series / continued fraction, evaluated in float64); second derivatives too\n"
+    "    (also reverse over reverse, which JAX refuses); a third raises 'no\n"
+    "    derivative rule'.",
 )
 loggamma_.__doc__ = _doc(
     "Logs of Gamma(a, 1) values computed in log space (``jax.random.loggamma``).\n\n    "
     + _GAMMA_NOTE,
     "        a: the shape parameter, > 0.\n        shape: the result's shape (default ``a``'s shape).\n",
     _SHAPE_DOC,
-    "Not differentiable in ``a`` in srcjax: asking raises a 'no derivative rule' error.",
+    "Differentiable in ``a`` as JAX: ``d log(x) / da = G(a, x) / x`` with ``G``\n"
+    "    gamma's implicit derivative and ``x = exp(log x)`` (0 replaced by the\n"
+    "    smallest normal float32).",
 )
+
+
+_HELPERS: dict = {}
+
+
+def _register_elementwise(public, impl, domain, hint):
+    from ..primitives.registry import Primitive, register
+
+    p = register(Primitive(public, impl, kind="elementwise", broadcasting=True))
+    p.test_domain = domain
+    p.missing_rule_hint = hint
+    return p
 
 
 def _register_all():
@@ -661,10 +684,93 @@ def _register_all():
         p.def_batch(_batch_rule(helper))
         helper.def_batch(_batch_rule(helper))
         out[name] = p
+        _HELPERS[name] = helper
     return out
 
 
 _PRIMS = _register_all()
+
+
+# =========================================================================== gamma's derivative
+def _random_gamma_grad(a, x):
+    """``dx/da`` of Gamma(a, 1) samples ``x`` by implicit reparameterization
+    (``jax.lax.random_gamma_grad``): ``-(dP/da) / (dP/dx)`` for the CDF ``P(a,
+    x)``, with JAX's series / continued fraction (see ``_gammagrad``).
+
+    ``a``, ``x``: broadcastable real arrays or scalars; result: their broadcast
+    shape, JAX's inexact promotion of their dtypes (float32 for Python floats).
+    NaN for ``a <= 0``, ``x < 0`` or NaN inputs, 0 at ``x = 0``. Differentiable
+    in ``x`` and ``a`` once more; a third derivative in ``a`` raises 'no derivative
+    rule'."""
+    return _gg.gamma_grad(a, x)
+
+
+def _random_gamma_grad_da(a, x):
+    """``d/da`` of :func:`_random_gamma_grad` at fixed ``x`` (internal; shapes
+    and dtypes as it). Not differentiable: a further derivative raises."""
+    return _gg.gamma_grad_da(a, x)
+
+
+random_gamma_grad = _register_elementwise(
+    "ad.random_gamma_grad", _random_gamma_grad, (0.5, 3.0), hint=None
+)
+random_gamma_grad_da = _register_elementwise(
+    "ad.random_gamma_grad_da",
+    _random_gamma_grad_da,
+    (0.5, 3.0),
+    hint=(
+        "srcjax differentiates gamma samples in `a` twice at most (the third "
+        "derivative of the implicit reparameterization is not implemented)"
+    ),
+)
+
+
+def _rgg_a(g, ans, a, x):
+    return g * random_gamma_grad_da(a, x)
+
+
+def _rgg_x(g, ans, a, x):
+    return g * (_digamma(a) - _log(x) + ans * (1.0 - (a - 1.0) / x))
+
+
+def _rgg_samples(rng):
+    out = []
+    for s in [(), (3,), (2, 3)]:
+        a = rng.uniform(0.3, 4.0, s)
+        out.append(((a, a * rng.uniform(0.2, 2.5, s)), {}))  # series and fraction
+    out.append(((rng.uniform(0.5, 2.0, (3,)), rng.uniform(2.5, 6.0, (2, 3))), {}))
+    return out
+
+
+_defderiv(random_gamma_grad, _rgg_a, _rgg_x)
+random_gamma_grad.samples = _rgg_samples
+random_gamma_grad_da.samples = _rgg_samples
+
+
+def _gamma_a(g, ans, key, a, shape=None, dtype=None):
+    return g * random_gamma_grad(a, ans)
+
+
+def _loggamma_a(g, ans, key, a, shape=None, dtype=None):
+    # JAX: d log(x) / da = G(a, x) / x with x = exp(log x), 0 replaced by tiny
+    s = _exp(ans)
+    s = _where(s == 0, _TINY, s)
+    return g * random_gamma_grad(a, s) / s
+
+
+_TINY = _F(np.finfo(np.float32).tiny)
+_IMPLICIT_HINT = (
+    "srcjax.random.{} is differentiable in `a` only (implicit reparameterization, "
+    "as JAX); its rule is not the derivative of the sampler's arithmetic, so the "
+    "registry's finite-difference checks skip it (tests/test_random_dists.py checks it)"
+)
+for _name, _rule in (("gamma", _gamma_a), ("loggamma", _loggamma_a)):
+    for _p in (_PRIMS[_name], _HELPERS[_name]):
+        _p.broadcasting = True
+        _p.differentiable = True
+        _p.missing_rule_hint = _IMPLICIT_HINT.format(_name)
+        _p.def_vjp(a=_rule)
+        _p.def_jvp(a=_rule)
 truncated_normal = _PRIMS["truncated_normal"]
 cauchy = _PRIMS["cauchy"]
 lognormal = _PRIMS["lognormal"]
