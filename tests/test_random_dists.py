@@ -700,3 +700,38 @@ def test_gamma_family_errors():
 
     got = random_gamma_grad(np.array([-1.0, 1.0, 2.0], np.float32), np.array([1.0, 0.0, -1.0]))
     assert np.isnan(got[0]) and got[1] == 0 and np.isnan(got[2])
+
+
+# =========================================================================== key_impl / key_dtype / clone
+def test_key_impl_dtype_clone_as_jax():
+    # JAX 0.10.2: key_impl(PRNGKey(0)) == key_impl(key(0)) == key_impl(split(k, 3))
+    # == 'threefry2x32' (a str); repr(key_dtype()) == 'key<fry>'; clone returns its input
+    k = random.PRNGKey(0)
+    ks = random.split(k, 3)
+    for keys in (k, random.key(0), ks, np.array([0, 1], np.uint32)):
+        assert random.key_impl(keys) == "threefry2x32"
+    assert repr(random.key_dtype()) == "key<fry>" == str(random.key_dtype("threefry2x32"))
+    assert random.key_dtype() == random.key_dtype("threefry2x32")
+    assert len({random.key_dtype(), random.key_dtype(random.key_dtype())}) == 1
+    np.testing.assert_array_equal(random.clone(k), k)
+    assert random.clone(ks).dtype == np.uint32
+    np.testing.assert_array_equal(srcjax.vmap(random.clone)(ks), ks)
+    draw = srcjax.jit(lambda key: random.uniform(random.clone(key), (2,)))
+    np.testing.assert_array_equal(draw(k), random.uniform(k, (2,)))
+    per = srcjax.vmap(lambda key: random.normal(random.clone(key)))(ks)
+    np.testing.assert_array_equal(per, np.stack([random.normal(x) for x in ks]))
+    assert srcjax.jit(random.key_impl)(k) == "threefry2x32"
+    assert srcjax.vmap(lambda key: random.normal(key) * (random.key_impl(key) == "threefry2x32"))(
+        ks
+    ).shape == (3,)
+    # JAX's error classes
+    with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
+        random.key_dtype("foo")
+    with pytest.raises(TypeError):
+        random.key_dtype(3)
+    with pytest.raises(NotImplementedError, match="threefry2x32 only"):
+        random.key_dtype("rbg")
+    with pytest.raises(TypeError):
+        random.key_impl(np.float32(1.0))
+    with pytest.raises(TypeError):
+        random.key_impl(np.array([1, 2, 3], np.uint32))

@@ -1371,6 +1371,7 @@ from ._dists import (  # noqa: E402
     wald,
     weibull_min,
 )
+from ._keyinfo import KeyDType, clone, key_dtype, key_impl  # noqa: E402
 
 __all__ += [
     "truncated_normal",
@@ -1391,4 +1392,8 @@ __all__ += [
     "chisquare",
     "t",
     "f",
+    "key_impl",
+    "key_dtype",
+    "clone",
+    "KeyDType",
 ]
