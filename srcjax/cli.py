@@ -77,6 +77,9 @@ def _int_or_tuple(text: str, what: str) -> int | tuple[int, ...]:
     return values[0] if len(values) == 1 and "," not in text else values
 
 
+_UNSET = object()  # --in-axes not given (None is a value of it)
+
+
 def parse_argnums(text: str) -> int | tuple[int, ...]:
     """``"0"`` -> 0, ``"0,1"`` -> (0, 1)."""
     return _int_or_tuple(text, "--argnums")
@@ -148,9 +151,9 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--argnums",
         type=parse_argnums,
-        default=0,
+        default=None,
         metavar="N[,N...]",
-        help="argnums for --grad (default 0)",
+        help="argnums for --grad, --jacfwd, --jacrev or --hessian (default 0)",
     )
     show.add_argument(
         "--has-aux", action="store_true", help="the function returns (value, aux); for --grad"
@@ -164,7 +167,7 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--in-axes",
         type=parse_in_axes,
-        default=0,
+        default=_UNSET,
         metavar="AXES",
         help="in_axes for --vmap, e.g. 0 or 0,None (default 0)",
     )
@@ -260,6 +263,38 @@ def get_function(module, dotted: str):
 # ---------------------------------------------------------------------------
 
 
+def _check_options(fn, args) -> None:
+    """Options that would be silently ignored are errors: --argnums without a
+    transform that takes it, --in-axes without --vmap or with one entry per
+    parameter missing or extra."""
+    if args.argnums is not None and not (args.grad or args.jacfwd or args.jacrev or args.hessian):
+        raise CliError(
+            "--argnums applies to --grad, --jacfwd, --jacrev or --hessian "
+            "(--jvp and --vjp differentiate every argument)"
+        )
+    if args.in_axes is _UNSET:
+        args.in_axes = 0
+    elif not args.vmap:
+        raise CliError("--in-axes applies to --vmap")
+    elif isinstance(args.in_axes, tuple):
+        import inspect
+
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            return
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return
+        n = sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        if len(args.in_axes) != n:
+            raise CliError(
+                f"--in-axes has {len(args.in_axes)} entries but {getattr(fn, '__name__', 'the function')} "
+                f"takes {n} positional parameters (one entry each, as vmap's in_axes tuple)"
+            )
+    if args.argnums is None:
+        args.argnums = 0
+
+
 def _transform(fn, args, srcjax):
     from srcjax.api_fwd import JvpView, VjpView
 
@@ -338,6 +373,7 @@ def cmd_show(args) -> int:
     module = load_module(path)
     fn = get_function(module, func_name)
 
+    _check_options(fn, args)
     transformed = _transform(fn, args, srcjax)
     example_args = args.args or ()
     wide = [a for a in example_args if getattr(getattr(a, "dtype", None), "itemsize", 0) == 8]

@@ -316,3 +316,17 @@ def test_nn_and_scipy_are_attributes_after_import_srcjax():
     code = "import srcjax; print(srcjax.nn.relu, srcjax.scipy.special.erf)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_options_that_would_be_ignored_are_errors(model_file):
+    """Session 5 known gap: --argnums with --jvp and an --in-axes entry per missing or
+    extra parameter were silently ignored."""
+    for extra, msg in [
+        (["--jvp", "--argnums", "1"], "--argnums applies to --grad"),
+        (["--grad", "--in-axes", "0"], "--in-axes applies to --vmap"),
+        (["--vmap", "--in-axes", "0,None,0,0"], "has 4 entries but loss takes"),
+    ]:
+        r = run_cli("show", f"{model_file}:loss", *extra)
+        assert r.returncode != 0 and msg in r.stderr, (extra, r.stderr)
+    r = run_cli("show", f"{model_file}:loss", "--vmap", "--in-axes", "None,0,0")
+    assert r.returncode == 0, r.stderr
