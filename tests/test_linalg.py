@@ -924,3 +924,23 @@ def test_multi_dot_vmap_grad_matches_loop():
     for i in range(3):
         want = srcjax.jacrev(h, argnums=1)(v[i], ops[1][i], ops[2][i])
         np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-6)
+
+
+def test_complex_eigh_and_svd_derivatives_are_refused_not_wrong():
+    """The eigh/eigvalsh/svd rules are written for real matrices: for a complex
+    Hermitian matrix grad of sum(eigh(A)[0] ** 3) was [[15, 15], [15, 30]] (JAX:
+    [[18, 15+15j], [15-15j, 33]]) and svd's was conjugated. Now a clear error; real
+    matrices unchanged (the registry tests cover them)."""
+    a = np.array([[2.0, 1 - 1j], [1 + 1j, 3.0]], np.complex64)
+    cases = [
+        ("eigh", lambda m: jnp.sum(jnp.linalg.eigh(m)[0] ** 3)),
+        ("eigvalsh", lambda m: jnp.sum(jnp.linalg.eigvalsh(m) ** 2)),
+        ("svd", lambda m: jnp.sum(jnp.linalg.svd(m)[1] ** 3)),
+    ]
+    for name, f in cases:
+        with pytest.raises(TypeError, match=f"jnp.linalg.{name} of complex matrices"):
+            srcjax.grad(f)(a)
+    r = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    g = srcjax.grad(lambda m: jnp.sum(jnp.linalg.eigh(m)[0] ** 3))(r)
+    w, v = np.linalg.eigh(r.astype(np.float64))
+    np.testing.assert_allclose(g, v @ np.diag(3 * w**2) @ v.T, rtol=1e-5)

@@ -3453,7 +3453,7 @@ _def(
     _axis_rule("a"),
 )
 _def(["ad.nan_deviation"], _axis_rule("a"))
-_def(["ad.one_if_none", "ad.tri_mask"], _same)
+_def(["ad.one_if_none", "ad.tri_mask", "ad.real_only"], _same)
 _def(["jnp.triu_indices", "jnp.tril_indices", "jnp.diag_indices"], _static_creation)
 # static helpers whose operands only stand for a rank, a shape or a dtype: the
 # same result for every example

@@ -1105,8 +1105,35 @@ entry_present.def_batch(_entry_present_batch)
 entry_present.samples = lambda rng: []
 
 
+def _real_only(x, what):
+    """``x`` itself; NonDifferentiableError when it is complex: the derivative rules
+    of ``what`` (eigh, eigvalsh, svd) are written for real matrices (complex
+    Hermitian/complex inputs gave wrong gradients, silently)."""
+    if np.result_type(x).kind == "c":
+        raise NonDifferentiableError(
+            f"srcjax: derivatives of {what} of complex matrices are not supported yet"
+        )
+    return x
+
+
+real_only = _internal("ad.real_only", _real_only, differentiable=True)
+
+
+def _real_only_vjp(g, ans, x, what):
+    return g
+
+
+def _real_only_jvp(t, ans, x, what):
+    return t
+
+
+real_only.def_vjp(x=_real_only_vjp)
+real_only.def_jvp(x=_real_only_jvp)
+real_only.samples = lambda rng: [((rng.normal(size=(2, 2)), "eigh"), {})]
+
+
 def _eigh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
-    w, v = ans[0], ans[1]
+    w, v = ans[0], real_only(ans[1], "jnp.linalg.eigh")
     gd = dense_tree(g, ans)
     off = 1.0 - eye_mask(np.shape(w)[-1])
     # 1/(w_j - w_i) off the diagonal, infinite at repeated eigenvalues: only where
@@ -1120,7 +1147,7 @@ def _eigh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
 
 
 def _eigh_jvp(t, ans, a, UPLO=None, symmetrize_input=True):
-    w, v = ans[0], ans[1]
+    w, v = ans[0], real_only(ans[1], "jnp.linalg.eigh")
     off = 1.0 - eye_mask(np.shape(w)[-1])
     gap_inv = off / (expand_dims(w, -2) - expand_dims(w, -1) + (1.0 - off))
     vtv = matrix_transpose(v) @ (0.5 * (t + matrix_transpose(t))) @ v
@@ -1148,12 +1175,12 @@ eigvalsh = _la("eigvalsh", _eigvalsh, np.linalg.eigvalsh)
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO=None, symmetrize_input=True):
-    v = eigh(a, UPLO, symmetrize_input)[1]
+    v = real_only(eigh(a, UPLO, symmetrize_input)[1], "jnp.linalg.eigvalsh")
     return v @ (expand_dims(g, -1) * matrix_transpose(v))
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO=None, symmetrize_input=True):
-    v = eigh(a, UPLO, symmetrize_input)[1]
+    v = real_only(eigh(a, UPLO, symmetrize_input)[1], "jnp.linalg.eigvalsh")
     return diagonal(matrix_transpose(v) @ (0.5 * (t + matrix_transpose(t))) @ v, 0, -2, -1)
 
 
@@ -1816,7 +1843,7 @@ svd_select.samples = _svd_select_samples
 
 def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     usv = svd(a, svd_ad_full(a, full_matrices, compute_uv), True, hermitian)
-    u, s, vh = usv[0], usv[1], usv[2]
+    u, s, vh = real_only(usv[0], "jnp.linalg.svd"), usv[1], usv[2]
     v = matrix_transpose(vh)
     p = matrix_transpose(u) @ t @ v
     gap = expand_dims(s * s, -2) - expand_dims(s * s, -1)
@@ -1832,7 +1859,7 @@ def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
 
 def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     usv = svd(a, svd_ad_full(a, full_matrices, compute_uv), True, hermitian)
-    u, s, vh = usv[0], usv[1], usv[2]
+    u, s, vh = real_only(usv[0], "jnp.linalg.svd"), usv[1], usv[2]
     v = matrix_transpose(vh)
     gt = svd_embed(g, usv, compute_uv)
     g_u, g_v = gt[0], matrix_transpose(gt[2])
