@@ -735,3 +735,264 @@ def test_key_impl_dtype_clone_as_jax():
         random.key_impl(np.float32(1.0))
     with pytest.raises(TypeError):
         random.key_impl(np.array([1, 2, 3], np.uint32))
+
+
+# =========================================================================== generalized_normal, ball,
+# multivariate_normal, orthogonal. Recorded from jax 0.10.2 (CPU), KEYS as above, MEAN/COV/W3 below:
+#   generalized_normal(k, 1.5, (4,)); ball(k, 3, 1.5, (2,));
+#   multivariate_normal(k, MEAN, COV, (2,), method=m) and jax.grad of (W3 * that).sum() in
+#   (mean, cov) ("mvn_<m>", "grad_mvn_<m>"); orthogonal(k, 3), orthogonal(k, 2, (), None, 4)
+#   ("_wide"), orthogonal(k, 3, (2,), None, 2) ("_tall"); grad_generalized_normal:
+#   jax.grad(lambda p: (W3[0] * generalized_normal(k, p, (3,))).sum())(1.5); grad_ball:
+#   jax.grad(lambda p: (W3 * ball(k, 3, p, (2,))).sum())(1.5).
+COV = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.5]], np.float32)
+MEAN = np.array([1.0, -1.0, 0.5], np.float32)
+W3 = np.array([[1.0, -2.0, 0.5], [0.25, 1.5, -1.0]], np.float32)
+JAX_MORE = {
+    "ball": [
+        [[0.855138063, 0.347455859, 0.00817520265], [-0.812597275, 0.321659178, -0.0505659878]],
+        [[0.343667954, 0.0519931912, 0.0179101564], [0.376013011, -0.0718014091, 0.280901611]],
+        [[0.38802287, -0.337247342, -0.233216733], [-0.119666182, 0.0165131129, 0.371911824]],
+    ],
+    "generalized_normal": [
+        [1.06039178, 0.0892082825, -1.37513375, 0.559142888],
+        [-0.878237545, -0.206162453, 1.16047096, 0.102029689],
+        [-0.452808112, -0.0784325153, 0.188177526, -0.715363681],
+    ],
+    "grad_ball": [-0.0343751535, -0.124544129, 0.315017164],
+    "grad_generalized_normal": [-0.095465824, 0.00708556268, 0.0884037912],
+    "grad_mvn_cholesky": [
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [0.727373183, -0.683096409, 0.202853158],
+                [-0.683096409, -2.09106994, 0.335788548],
+                [0.202853158, 0.335788548, 0.556808591],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [-0.0538698249, 0.251152515, -0.107076406],
+                [0.251152515, -0.639098167, 0.20132862],
+                [-0.107076406, 0.20132862, -0.0509203039],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [-0.831719935, 1.24856722, -0.302170783],
+                [1.24856722, 0.264463633, -0.223060429],
+                [-0.302170783, -0.223060429, -0.822412431],
+            ],
+        ],
+    ],
+    "grad_mvn_eigh": [
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [-0.2327158, 1.7203902, -1.70081997],
+                [1.7203902, -4.25572634, 1.79253197],
+                [-1.70081997, 1.79253197, 4.41222382],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [-0.336925775, 0.443043351, -0.158115044],
+                [0.443043351, -0.711092472, 0.390000731],
+                [-0.158115044, 0.390000731, 0.242939472],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [0.574702322, -1.39238763, 1.41640639],
+                [-1.39238763, 0.994283795, -1.49142885],
+                [1.41640639, -1.49142885, -3.88279676],
+            ],
+        ],
+    ],
+    "grad_mvn_svd": [
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [-1.07460845, -0.709597349, 0.315261036],
+                [1.05087805, 4.56124735, -0.144637629],
+                [0.733517468, -2.01151228, -0.887295842],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [0.159288779, -0.307457268, 0.0466255434],
+                [-0.457923144, 0.637797177, -0.0503320731],
+                [0.236530423, -0.349568456, -0.254755914],
+            ],
+        ],
+        [
+            [1.25, -0.5, -0.5],
+            [
+                [1.22836041, -0.358470559, -0.0507744327],
+                [-2.0517714, -1.40946722, 0.266097188],
+                [0.447572321, 0.735973597, -0.952318549],
+            ],
+        ],
+    ],
+    "mvn_cholesky": [
+        [[3.29476261, 1.46815228, 0.699552357], [0.888818264, -0.863077462, -0.13191855]],
+        [[0.959971249, -0.573045373, 0.785946429], [1.21714675, -1.06173539, 0.634777367]],
+        [[-1.25582528, -1.05790842, 0.454144239], [1.46831346, 0.048302412, 1.44914293]],
+    ],
+    "mvn_eigh": [
+        [[0.912587464, 0.427034259, 2.22729874], [2.25943184, -0.278664172, 0.654643655]],
+        [[0.423799753, -0.802707016, 0.597367644], [0.755383492, -1.25993395, 0.518950582]],
+        [[0.807900548, -0.161200345, -0.272598803], [-0.840770721, -0.942860723, 0.876292944]],
+    ],
+    "mvn_svd": [
+        [[-0.489241123, -3.40926123, -0.684025764], [1.13378394, -0.853386879, -0.134709001]],
+        [[1.22163546, -1.41818058, 0.524805963], [0.753381908, -1.04609656, 0.650315881]],
+        [[3.37419033, -0.479395747, 0.520708203], [0.955949962, -2.23134923, 0.773166418]],
+    ],
+    "orthogonal": [
+        [
+            [0.955410123, 0.294135749, 0.0259955786],
+            [-0.0462898165, 0.236140877, -0.970615625],
+            [-0.291631371, 0.926132619, 0.239226863],
+        ],
+        [
+            [-0.0195297003, 0.995267749, 0.0951894745],
+            [0.105943903, -0.0926115289, 0.990050018],
+            [-0.994180441, -0.0294198394, 0.103633866],
+        ],
+        [
+            [-0.895691395, 0.435853213, -0.0881414562],
+            [0.185947135, 0.547166407, 0.816108227],
+            [-0.403931409, -0.714591503, 0.571137846],
+        ],
+    ],
+    "orthogonal_tall": [
+        [
+            [[0.960836649, 0.186048388], [-0.256750017, 0.318811208], [0.104271039, -0.929379046]],
+            [[-0.212415576, 0.0775962174], [0.284915119, -0.948611259], [0.934720874, 0.306782812]],
+        ],
+        [
+            [[-0.0879273415, 0.872263372], [0.918591321, 0.257802069], [-0.385303766, 0.415565729]],
+            [[-0.91205132, 0.0986080617], [0.330043226, 0.752596855], [-0.243379653, 0.651056409]],
+        ],
+        [
+            [[-0.848031998, 0.504325151], [-0.0268663261, 0.265857995], [0.529263437, 0.821569085]],
+            [
+                [-0.491071701, -0.815939546],
+                [0.799224913, -0.282672733],
+                [-0.346537292, 0.504319906],
+            ],
+        ],
+    ],
+    "orthogonal_wide": [
+        [
+            [0.922000289, -0.246372387, 0.100056484, -0.281433374],
+            [0.313975334, 0.204423577, -0.708838105, 0.597644746],
+        ],
+        [
+            [-0.0191713572, 0.200286463, -0.084010303, -0.975940704],
+            [0.79932332, 0.530301869, 0.273907065, 0.0695506334],
+        ],
+        [
+            [-0.792083263, -0.0250938274, 0.494345456, -0.357207149],
+            [0.573313177, 0.198048443, 0.460212946, -0.648299932],
+        ],
+    ],
+}
+
+
+def test_more_samplers_close_to_jax():
+    for i, k in enumerate(KEYS):
+        key = _key(k)
+        _close(random.generalized_normal(key, 1.5, (4,)), JAX_MORE["generalized_normal"][i])
+        _close(random.ball(key, 3, 1.5, (2,)), JAX_MORE["ball"][i])
+        for m in ("cholesky", "eigh", "svd"):
+            got = random.multivariate_normal(key, MEAN, COV, (2,), method=m)
+            assert got.dtype == np.float32 and got.shape == (2, 3)
+            _close(got, JAX_MORE["mvn_" + m][i], rtol=1e-5, atol=1e-5)
+        _close(random.orthogonal(key, 3), JAX_MORE["orthogonal"][i], rtol=1e-5, atol=1e-6)
+        _close(random.orthogonal(key, 2, (), None, 4), JAX_MORE["orthogonal_wide"][i], atol=1e-6)
+        tall = random.orthogonal(key, 3, (2,), None, 2)
+        assert tall.shape == (2, 3, 2)
+        _close(tall, JAX_MORE["orthogonal_tall"][i], rtol=1e-5, atol=1e-6)
+
+
+def _mvn_loss(method):
+    def loss(mu, c, key):
+        return (W3 * random.multivariate_normal(key, mu, c, (2,), method=method)).sum()
+
+    return loss
+
+
+def _gn_loss(p, key):
+    return (W3[0] * random.generalized_normal(key, p, (3,))).sum()
+
+
+def _ball_loss(p, key):
+    return (W3 * random.ball(key, 3, p, (2,))).sum()
+
+
+def test_more_samplers_gradients_match_jax():
+    for i, k in enumerate(KEYS):
+        key = _key(k)
+        _close(srcjax.grad(_gn_loss)(1.5, key), JAX_MORE["grad_generalized_normal"][i], rtol=1e-4)
+        _close(srcjax.grad(_ball_loss)(1.5, key), JAX_MORE["grad_ball"][i], rtol=1e-4)
+        for m in ("cholesky", "eigh", "svd"):
+            gm, gc = srcjax.grad(_mvn_loss(m), argnums=(0, 1))(MEAN, COV, key)
+            want = JAX_MORE["grad_mvn_" + m][i]
+            _close(gm, want[0], rtol=1e-5, atol=1e-5)
+            _close(gc, want[1], rtol=1e-4, atol=1e-5)
+
+
+def test_more_samplers_vmap_jit_and_moments():
+    keys = random.split(random.PRNGKey(4), 3)
+    calls = [
+        lambda k: random.generalized_normal(k, 1.5, (4,)),
+        lambda k: random.ball(k, 3, 2, (2,)),
+        lambda k: random.multivariate_normal(k, MEAN, COV, (2,), method="eigh"),
+        lambda k: random.orthogonal(k, 3),
+    ]
+    for fn in calls:
+        loop = np.stack([fn(x) for x in keys])
+        np.testing.assert_array_equal(srcjax.vmap(fn)(keys), loop)
+        np.testing.assert_array_equal(srcjax.jit(fn)(keys[2]), loop[2])
+    k = random.PRNGKey(12)
+    x = random.multivariate_normal(k, MEAN, COV, (20000,)).astype(np.float64)
+    np.testing.assert_allclose(x.mean(0), MEAN, atol=0.05)
+    np.testing.assert_allclose(np.cov(x.T), COV, atol=0.06)
+    g = random.generalized_normal(k, 2.0, (20000,)).astype(np.float64)
+    assert abs(g.var() - 0.5) < 0.03  # p = 2: normal with variance 1/2
+    b = random.ball(k, 4, 2, (5000,)).astype(np.float64)
+    r = np.linalg.norm(b, axis=-1)
+    assert r.max() <= 1 and abs(np.mean(r**4) - 0.5) < 0.03  # P(r <= t) = t**4
+    q = random.orthogonal(k, 4, (3,))
+    np.testing.assert_allclose(
+        q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(4), (3, 4, 4)), atol=1e-5
+    )
+    w = random.orthogonal(k, 2, (), None, 5)
+    np.testing.assert_allclose(w @ w.T, np.eye(2), atol=1e-5)
+
+
+def test_more_samplers_errors():
+    k = random.PRNGKey(0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        random.multivariate_normal(k, MEAN, COV, method="qr")
+    with pytest.raises(ValueError, match="mean.ndim"):
+        random.multivariate_normal(k, 1.0, COV)
+    with pytest.raises(ValueError, match="cov.shape"):
+        random.multivariate_normal(k, MEAN, np.eye(2, dtype=np.float32))
+    with pytest.raises(ValueError):
+        random.multivariate_normal(k, np.zeros((2, 3), np.float32), COV, (3,))
+    with pytest.raises(TypeError):
+        random.ball(k, 2.5)
+    with pytest.raises(TypeError):
+        random.orthogonal(k, 3.0)
+    with pytest.raises(NotImplementedError, match="complex"):
+        random.orthogonal(k, 3, dtype=np.complex64)
+    with pytest.raises(ValueError):
+        random.generalized_normal(k, 2.0, dtype=np.int32)

@@ -1355,7 +1355,17 @@ for _p in (key_data, wrap_key_data):
     _p.def_batch(lambda c: c.rebuild())
 
 # the distributions built on the functions above (they import from this module)
-from ._compose import beta, chisquare, dirichlet, f, t  # noqa: E402
+from ._compose import (  # noqa: E402
+    ball,
+    beta,
+    chisquare,
+    dirichlet,
+    f,
+    generalized_normal,
+    multivariate_normal,
+    orthogonal,
+    t,
+)
 from ._dists import (  # noqa: E402
     cauchy,
     double_sided_maxwell,
@@ -1396,4 +1406,8 @@ __all__ += [
     "key_dtype",
     "clone",
     "KeyDType",
+    "generalized_normal",
+    "ball",
+    "multivariate_normal",
+    "orthogonal",
 ]
