@@ -11,6 +11,16 @@ leaves = _tu.tree_leaves
 map = _tu.tree_map  # noqa: A001 - JAX's name
 reduce = _tu.tree_reduce
 structure = _tu.tree_structure
+transpose = _tu.tree_transpose
 unflatten = _tu.tree_unflatten
 
-__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "unflatten"]
+__all__ = [
+    "all",
+    "flatten",
+    "leaves",
+    "map",
+    "reduce",
+    "structure",
+    "transpose",
+    "unflatten",
+]

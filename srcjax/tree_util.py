@@ -573,17 +573,41 @@ tree_map.__srcjax_tree_map__ = True
 _NO_INITIALIZER = object()
 
 
+def _initializer_given(initializer: Any) -> bool:
+    """Whether ``tree_reduce`` got an initializer (a run-time test in
+    transformed code: the sentinel is no constant a generated file can spell)."""
+    return initializer is not _NO_INITIALIZER
+
+
+_initializer_given.__srcjax_inactive__ = True  # type: ignore[attr-defined]
+
+
 def tree_reduce(
     function: Callable[[Any, Any], Any],
     tree: Any,
     initializer: Any = _NO_INITIALIZER,
     is_leaf: Callable[[Any], bool] | None = None,
 ) -> Any:
-    """``functools.reduce`` over the leaves of ``tree``."""
+    """``functools.reduce(function, leaves[, initializer])`` over the leaves of
+    ``tree`` (``jax.tree_util.tree_reduce``, ``jax.tree.reduce``): left to right,
+    in flattening order. Raises TypeError for a tree without leaves and no
+    ``initializer``, as ``functools.reduce`` does.
+
+    A plain loop, so a transformed function that calls it (``tree_reduce(
+    operator.add, tree_map(jnp.sum, g))`` inside ``grad``) inlines it and
+    differentiates through ``function``."""
     leaves = tree_leaves(tree, is_leaf)
-    if initializer is _NO_INITIALIZER:
-        return functools.reduce(function, leaves)
-    return functools.reduce(function, leaves, initializer)
+    if not _initializer_given(initializer):
+        if len(leaves) == 0:
+            raise TypeError("reduce() of empty iterable with no initial value")
+        acc = leaves[0]
+        rest = leaves[1:]
+    else:
+        acc = initializer
+        rest = leaves
+    for x in rest:
+        acc = function(acc, x)
+    return acc
 
 
 def tree_all(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> bool:
@@ -611,14 +635,34 @@ def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
     return treedef.children()
 
 
-def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef, pytree_to_transpose: Any):
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
     """Turn an ``outer`` tree of ``inner`` trees into an ``inner`` tree of
-    ``outer`` trees (e.g. a list of dicts into a dict of lists)."""
-    if inner_treedef is None:
-        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
-    flat = outer_treedef.flatten_up_to(pytree_to_transpose)
-    inner_flat = [inner_treedef.flatten_up_to(sub) for sub in flat]
-    columns = zip(*inner_flat) if inner_flat else [[] for _ in range(inner_treedef.num_leaves)]
+    ``outer`` trees, e.g. a list of dicts into a dict of lists
+    (``jax.tree_util.tree_transpose``, ``jax.tree.transpose``).
+
+    ``inner_treedef`` None: the structure of the first outer leaf's subtree.
+    Raises TypeError when ``pytree_to_transpose`` is not ``outer_treedef`` of
+    ``inner_treedef`` subtrees (JAX checks the leaf count only; a subtree of
+    another structure with as many leaves is an error here, not a silent
+    reinterpretation)."""
+    try:
+        flat = outer_treedef.flatten_up_to(pytree_to_transpose)
+        if inner_treedef is None:
+            if not flat:
+                raise ValueError("no outer leaves to infer inner_treedef from")
+            inner_treedef = tree_structure(flat[0])
+        inner_flat = [inner_treedef.flatten_up_to(sub) for sub in flat]
+    except ValueError as e:
+        raise TypeError(
+            f"tree_transpose: the pytree is not {outer_treedef!r} of {inner_treedef!r} "
+            f"subtrees: {e}"
+        ) from None
+    if inner_flat:
+        columns = [list(col) for col in zip(*inner_flat)]
+    else:
+        columns = [[] for _ in range(inner_treedef.num_leaves)]
     subtrees = [outer_treedef.unflatten(col) for col in columns]
     return inner_treedef.unflatten(subtrees)
 
@@ -740,3 +784,55 @@ def _partial_unflatten(func: Callable, children) -> Partial:
 
 
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
+
+
+# --------------------------------------------------------------------------
+# tree_unflatten inside transformed code
+# --------------------------------------------------------------------------
+
+
+def _unflatten_impl(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """``tree_unflatten`` as the primitive ``ad.tree_unflatten``."""
+    return treedef.unflatten(leaves)
+
+
+def _unflatten_vjp(g, ans, treedef, leaves):
+    return _tree_leaves_dense(g, ans)
+
+
+def _unflatten_jvp(t, ans, treedef, leaves):
+    return _tree_unflatten_p(treedef, t)
+
+
+def _unflatten_batch(c):
+    if c.batched("treedef"):
+        return None
+    return c.rebuild()  # a batched leaf list: every leaf carries the batch axis
+
+
+def _register_unflatten() -> None:
+    """Make ``tree_unflatten`` (also ``srcjax.tree.unflatten``) the primitive
+    ``ad.tree_unflatten`` inside transformed code: differentiable in ``leaves``
+    (the adjoint is the cotangent tree's leaves, holes filled with zeros) and
+    batched leaf by leaf. (Eager calls stay the plain function above.)"""
+    global _tree_leaves_dense, _tree_unflatten_p
+    from .primitives import control as _control
+    from .primitives.registry import REGISTRY, Primitive, register
+    from .primitives.registry import alias as _alias
+
+    if "ad.tree_unflatten" in REGISTRY:
+        return
+    prim = register(Primitive("ad.tree_unflatten", _unflatten_impl, kind="internal"))
+    prim.returns_tree = True
+    _tree_leaves_dense = _control.tree_leaves_dense
+    _tree_unflatten_p = prim
+    prim.def_vjp(leaves=_unflatten_vjp)
+    prim.def_jvp(leaves=_unflatten_jvp)
+    prim.def_batch(_unflatten_batch)
+    prim.samples = lambda rng: []  # containers: tests/test_flatten_util.py
+    _alias(prim, tree_unflatten)
+
+
+_tree_leaves_dense: Any = None
+_tree_unflatten_p: Any = None
+_register_unflatten()
