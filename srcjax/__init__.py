@@ -10,6 +10,7 @@ from .backends import malloc as _malloc
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
+from . import flatten_util  # noqa: F401,I001  (jax.flatten_util.ravel_pytree)
 from . import debug  # noqa: F401,I001  (jax.debug.print)
 from . import ops  # noqa: F401,I001  (jax.ops.segment_sum)
 from . import random  # noqa: F401,I001  (jax.random: registers the random.* primitives)
