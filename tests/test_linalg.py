@@ -937,6 +937,10 @@ def test_complex_eigh_and_svd_derivatives_are_refused_not_wrong():
         ("eigvalsh", lambda m: jnp.sum(jnp.linalg.eigvalsh(m) ** 2)),
         ("svd", lambda m: jnp.sum(jnp.linalg.svd(m)[1] ** 3)),
     ]
+    cases += [
+        ("qr", lambda m: jnp.sum(jnp.abs(jnp.linalg.qr(m)[1]) ** 2)),
+        ("cholesky", lambda m: jnp.sum(jnp.abs(jnp.linalg.cholesky(m @ jnp.conj(m.T))) ** 2)),
+    ]
     for name, f in cases:
         with pytest.raises(TypeError, match=f"jnp.linalg.{name} of complex matrices"):
             srcjax.grad(f)(a)
@@ -944,3 +948,17 @@ def test_complex_eigh_and_svd_derivatives_are_refused_not_wrong():
     g = srcjax.grad(lambda m: jnp.sum(jnp.linalg.eigh(m)[0] ** 3))(r)
     w, v = np.linalg.eigh(r.astype(np.float64))
     np.testing.assert_allclose(g, v @ np.diag(3 * w**2) @ v.T, rtol=1e-5)
+
+
+def _vdot_loss(z):
+    v = jnp.vdot(z, z[::-1])
+    return jnp.real(v * jnp.conj(v)) + jnp.imag(v) * 0.3
+
+
+def test_vdot_gradient_conjugates_as_jax():
+    """vdot(a, b) = dot(conj(a), b): its rules multiplied without conjugating, so
+    complex gradients were wrong (silently). Values recorded from JAX 0.10.2."""
+    z = np.array([1.0 + 2.0j, -0.5 + 0.3j, 0.7 - 1.1j], np.complex64)
+    want = [-7.448 - 11.704j, 5.32 + 3.192j, -10.64 + 21.28j]
+    np.testing.assert_allclose(srcjax.grad(_vdot_loss)(z), want, rtol=1e-5)
+    np.testing.assert_allclose(srcjax.jit(srcjax.grad(_vdot_loss))(z), want, rtol=1e-5)

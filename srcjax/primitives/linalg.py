@@ -28,7 +28,7 @@ from srcjax.primitives.ad import (
     unbroadcast,
     zeros_like,
 )
-from srcjax.primitives.elementwise import where
+from srcjax.primitives.elementwise import conj, where
 from srcjax.primitives.registry import Primitive, register
 from srcjax.primitives.structural import (
     diagonal,
@@ -538,12 +538,16 @@ def _vdot(a, b, precision=None, preferred_element_type=None):
 vdot = _linalg("jnp.vdot", _vdot, np.vdot)
 
 
+# vdot(a, b) = dot(conj(a), b): the transpose in b multiplies by conj(a); in a it
+# goes through conj's transpose, conj (real operands: both plain products)
+
+
 def _vdot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
-    return reshape(g * ravel(b), np.shape(a))
+    return reshape(conj(g * ravel(b)), np.shape(a))
 
 
 def _vdot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
-    return reshape(g * ravel(a), np.shape(b))
+    return reshape(g * conj(ravel(a)), np.shape(b))
 
 
 vdot.def_vjp(_vdot_vjp_a, _vdot_vjp_b)
@@ -1004,7 +1008,7 @@ phi.samples = lambda rng: [((_rand(rng, 3, 3),), {})]
 
 
 def _cholesky_vjp(g, ans, a, *, upper=False, symmetrize_input=True):
-    low = maybe_mT(ans, upper)
+    low = maybe_mT(real_only(ans, "jnp.linalg.cholesky"), upper)
     low_t = matrix_transpose(low)
     p = phi(low_t @ maybe_mT(g, upper))
     s = solve(low_t, matrix_transpose(solve(low_t, matrix_transpose(p))))
@@ -1014,7 +1018,7 @@ def _cholesky_vjp(g, ans, a, *, upper=False, symmetrize_input=True):
 
 
 def _cholesky_jvp(t, ans, a, *, upper=False, symmetrize_input=True):
-    low = maybe_mT(ans, upper)
+    low = maybe_mT(real_only(ans, "jnp.linalg.cholesky"), upper)
     if symmetrize_input:
         t = 0.5 * (t + matrix_transpose(t))
     z = solve(low, t)
@@ -1717,7 +1721,7 @@ qr_check = _internal("ad.qr_check", _qr_check)
 
 
 def _qr_jvp(t, ans, a, mode="reduced"):
-    q, r = ans[0], ans[1]
+    q, r = real_only(ans[0], "jnp.linalg.qr"), ans[1]
     t_rinv = matrix_transpose(solve(matrix_transpose(r), matrix_transpose(t))) + qr_check(a, mode)
     c = matrix_transpose(q) @ t_rinv
     low = tril(c, -1)
@@ -1726,7 +1730,7 @@ def _qr_jvp(t, ans, a, mode="reduced"):
 
 
 def _qr_vjp(g, ans, a, mode="reduced"):
-    q, r = ans[0], ans[1]
+    q, r = real_only(ans[0], "jnp.linalg.qr"), ans[1]
     gd = dense_tree(g, ans)
     n = matrix_transpose(q) @ gd[0] - gd[1] @ matrix_transpose(r)
     k = tril(n - matrix_transpose(n), -1) - n
