@@ -996,3 +996,38 @@ def test_more_samplers_errors():
         random.orthogonal(k, 3, dtype=np.complex64)
     with pytest.raises(ValueError):
         random.generalized_normal(k, 2.0, dtype=np.int32)
+
+
+# =========================================================================== poisson
+# Recorded from jax 0.10.2 (CPU): poisson(k, [0, 0.5, 3, 9.9], (2, 4)) for KEYS (Knuth's branch)
+POISSON_KNUTH = [
+    [[0, 0, 4, 11], [0, 0, 2, 13]],
+    [[0, 1, 2, 7], [0, 0, 3, 9]],
+    [[0, 1, 2, 8], [0, 0, 2, 6]],
+]
+
+
+def _poisson_mix(k):
+    return random.poisson(k, np.array([3.0, 50.0, 1000.0], np.float32), (4, 3))
+
+
+def test_poisson():
+    lam = np.array([0.0, 0.5, 3.0, 9.9], np.float32)
+    for k, want in zip(KEYS, POISSON_KNUTH):
+        got = random.poisson(_key(k), lam, (2, 4))
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)  # bit for bit below lam = 10
+    keys = random.split(random.PRNGKey(0), 3)
+    loop = np.stack([_poisson_mix(k) for k in keys])
+    np.testing.assert_array_equal(srcjax.vmap(_poisson_mix)(keys), loop)
+    np.testing.assert_array_equal(srcjax.jit(_poisson_mix)(keys[1]), loop[1])
+    # the rejection branch (lam >= 10): moments of a seeded sample
+    for rate in (12.0, 300.0):
+        x = random.poisson(random.PRNGKey(8), rate, (20000,)).astype(np.float64)
+        assert abs(x.mean() - rate) < 5 * np.sqrt(rate / 20000)
+        assert abs(x.var() / rate - 1) < 0.06
+    assert random.poisson(random.PRNGKey(0), np.float32(np.nan)) == -1  # as JAX
+    with pytest.raises(TypeError):
+        random.poisson(random.PRNGKey(0), 2.0, dtype=np.float32)
+    with pytest.raises(ValueError):
+        random.poisson(random.PRNGKey(0), np.ones(3, np.float32), (2,))

@@ -1375,6 +1375,7 @@ from ._dists import (  # noqa: E402
     lognormal,
     maxwell,
     pareto,
+    poisson,
     rayleigh,
     triangular,
     truncated_normal,
@@ -1410,4 +1411,5 @@ __all__ += [
     "ball",
     "multivariate_normal",
     "orthogonal",
+    "poisson",
 ]

@@ -261,6 +261,96 @@ def _geometric_from(keys, p, shape, dtype):
     return _to_int(g.astype(_F)).astype(d)
 
 
+# =========================================================================== poisson
+def _poisson_knuth(keys, lam, shape):
+    """JAX's ``_poisson_knuth``: one uniform draw of the whole ``shape`` per round
+    (key split each round), ``k`` counting while ``sum(log u) > -lam``."""
+    batch = keys.shape[:-1]
+    k = np.zeros(batch + shape, np.int64)
+    logp = np.zeros(batch + shape, _F)
+    key = keys
+    with np.errstate(all="ignore"):
+        going = logp > -lam
+        while going.any():
+            key, sub = _split(key, 2)
+            k = np.where(going, k + 1, k)
+            logp = (logp + _tf.log32(_uniform(sub, shape))).astype(_F)
+            going = logp > -lam
+    return k - 1
+
+
+def _poisson_rejection(keys, lam, shape):
+    """JAX's ``_poisson_rejection`` (Hormann's transformed rejection), each
+    round splitting the key in three; XLA's fused multiply-adds emulated;
+    ``lgamma`` is SciPy's, rounded to float32: XLA's float32 lgamma differs by
+    ulps for about half the arguments, which flips an acceptance now and then,
+    and since JAX keeps drawing (and overwriting accepted values) until every
+    value of the draw is accepted, one flip changes others: about 4% of the
+    values differ from JAX's (same distribution)."""
+    from scipy import special
+
+    batch = keys.shape[:-1]
+    with np.errstate(all="ignore"):
+        log_lam = _tf.log32(lam)
+        b = _fma(_F(2.53), np.sqrt(lam).astype(_F), _F(0.931))
+        a = _fma(_F(0.02483), b, _F(-0.059))
+        inv_alpha = (_F(1.1239) + (_F(1.1328) / (b - _F(3.4)).astype(_F)).astype(_F)).astype(_F)
+        v_r = (_F(0.9277) - (_F(3.6224) / (b - _F(2.0)).astype(_F)).astype(_F)).astype(_F)
+        out = np.full(batch + shape, _F(-1.0))
+        accepted = np.zeros(batch + shape, bool)
+        key = keys
+        while True:
+            # as JAX's while_loop (vmapped over keys: per key), until every value of
+            # a key's draw is accepted; a later acceptance overwrites an earlier one
+            going = ~accepted.reshape(batch + (-1,)).all(-1)
+            if not going.any():
+                break
+            going = going.reshape(batch + (1,) * len(shape))
+            key, k0, k1 = _split(key, 3)
+            u = (_uniform(k0, shape) - _F(0.5)).astype(_F)
+            v = _uniform(k1, shape)
+            us = (_F(0.5) - np.abs(u)).astype(_F)
+            two_a = (_F(2.0) * a).astype(_F)
+            k = np.floor((_fma((two_a / us).astype(_F) + b, u, lam) + _F(0.43)).astype(_F))
+            k = k.astype(_F)
+            den = ((a / (us * us).astype(_F)).astype(_F) + b).astype(_F)
+            s_ = _tf.log32(((v * inv_alpha).astype(_F) / den).astype(_F))
+            lg = special.gammaln((k + _F(1.0)).astype(np.float64)).astype(_F)
+            t_ = (_fma(k, log_lam, -lam) - lg).astype(_F)
+            accept1 = (us >= _F(0.07)) & (v <= v_r)
+            reject = (k < 0) | ((us < _F(0.013)) & (v > us))
+            accept = accept1 | (~reject & (s_ <= t_))
+            accept &= going
+            out = np.where(accept, k, out)
+            accepted |= accept
+    return out
+
+
+def _poisson_from(keys, lam, shape, dtype):
+    d = _int_dtype(dtype, "poisson")
+    lam = _param(lam, "poisson", "lam")
+    if shape is None:
+        shape = lam.shape
+    else:
+        shape = _shape(shape, "poisson")
+        _check_shape("poisson", shape, lam.shape)
+    batch = keys.shape[:-1]
+    lam = np.broadcast_to(lam, batch + shape).astype(_F)
+    knuth = np.isnan(lam) | (lam < 10)
+    res = np.zeros(batch + shape, np.int64)
+    if knuth.any():
+        res = _poisson_knuth(keys, np.where(knuth, lam, _F(0.0)), shape)
+    if not knuth.all():
+        rej = _poisson_rejection(keys, np.where(knuth, _F(1e5), lam), shape)
+        res = np.where(knuth, res, rej.astype(np.int64))
+    res = np.where(lam == 0, 0, res)
+    return res.astype(d)
+
+
+def poisson_(key, lam, shape=None, dtype=None):
+    return _poisson_from(_one(key, "poisson"), lam, shape, dtype)
+
+
 # =========================================================================== gamma family
 _THIRD = _F(1.0 / 3.0)
 _SQUEEZE = _F(0.0331)
@@ -516,6 +606,23 @@ geometric_.__doc__ = (
     "Raises:\n        TypeError: a non-integer dtype; an invalid key.\n"
     "        ValueError: ``p`` not broadcasting to ``shape``; a batch of keys.\n"
 )
+poisson_.__doc__ = (
+    "Poisson random values (``jax.random.poisson``), JAX's algorithm: Knuth's\n    "
+    "(products of uniforms, one draw of the whole shape per round) for ``lam < 10``\n    "
+    "or NaN, Hormann's transformed rejection otherwise, both from the same key;\n    "
+    "0 where ``lam == 0``. Bit for bit with JAX for ``lam < 10``; for ``lam >= 10``\n    "
+    "the accept test uses SciPy's ``lgamma`` (XLA's float32 one is not reproduced):\n    "
+    "an acceptance flips now and then and, as JAX redraws the whole array until\n    "
+    "every value is accepted, about 4% of such values differ from JAX's (same\n    "
+    "distribution: tested by moments). Not differentiable (integer values).\n\n    "
+    "Args:\n        key: a key, uint32 of shape ``(2,)``.\n"
+    "        lam: the rates (>= 0), real scalar or array.\n"
+    "        shape: the result's shape (default ``lam``'s shape).\n"
+    "        dtype: an integer dtype (default int32, int64 with x64).\n\n    "
+    "Returns:\n        integer array of ``shape``.\n\n    "
+    "Raises:\n        TypeError: a non-integer dtype; an invalid key; a list or complex ``lam``.\n"
+    "        ValueError: ``lam`` not broadcasting to ``shape``; a batch of keys.\n"
+)
 _GAMMA_NOTE = (
     "Key usage, the rejection loop and the arithmetic follow JAX's\n    "
     "``_gamma_one`` (Marsaglia-Tsang; alpha < 1 boosted by ``u ** (1/alpha)``),\n    "
@@ -636,6 +743,14 @@ def _register_all():
             _geometric_from,
             lambda k: ((k, f32(0.3), (4,)), {}),
             (f32(0.3), (3,), None),
+            False,
+        ),
+        (
+            "poisson",
+            poisson_,
+            _poisson_from,
+            lambda k: ((k, f32(3.0), (4,)), {}),
+            (f32(12.0), (3,), None),
             False,
         ),
         (
@@ -782,5 +897,6 @@ weibull_min = _PRIMS["weibull_min"]
 triangular = _PRIMS["triangular"]
 wald = _PRIMS["wald"]
 geometric = _PRIMS["geometric"]
+poisson = _PRIMS["poisson"]
 gamma = _PRIMS["gamma"]
 loggamma = _PRIMS["loggamma"]
