@@ -1074,6 +1074,145 @@ tree_unstack.def_jvp(_tree_unstack_jvp)
 tree_unstack.samples = lambda rng: []
 
 
+# -- the cotangent of an array read row by row in a loop ----------------------------------
+# `for k in range(n): x1 = xs[k]` (lax.scan's xs, `for row in xs`): the reverse sweep
+# pushes each row's cotangent on a list, and `ad.rows_adjoint` stacks them once after
+# the loop, instead of adding a zero array of xs's size per trip (quadratic in n).
+
+
+def _row_positions(n, start, last_first):
+    """Rows of ``xs`` that a list of ``n`` row cotangents holds, in list order."""
+    first = int(start)
+    return range(first + n - 1, first - 1, -1) if last_first else range(first, first + n)
+
+
+def _rows_adjoint(rows, xs, start=0, last_first=False, axis=0):
+    """The cotangent of ``xs`` from the cotangents of its rows ``xs[start + j]``.
+
+    ``rows``: a list of ``n`` cotangents (pytrees like a row of ``xs``; ``None`` or
+    holes are zeros; Python scalars broadcast), one per trip of a loop that read
+    rows ``start``, ``start + 1``, ... ``start + n - 1``; with ``last_first`` the
+    list holds them from the last row read back to the first (the order in which
+    the reverse sweep pushes them). ``axis``: how many leading (vmap) axes come
+    before the rows' axis in every leaf of ``xs`` and of the row cotangents.
+    Returns zeros like ``xs`` (dtype: the result type of ``xs`` and the
+    cotangents) with the rows filled in; rows read twice (negative ``start``)
+    add up."""
+    from ..tree_util import tree_flatten, tree_unflatten
+
+    n = len(rows)
+    pos = _row_positions(n, start, last_first)
+    leaves, treedef = tree_flatten(xs)
+    lead = (slice(None),) * axis
+    if isinstance(xs, np.ndarray):
+        per_leaf = [list(rows)]
+    else:
+        per_leaf = [[] for _ in leaves]
+        like = _tree_slice_at(xs, 0, axis) if n else None
+        for r in rows:
+            r_leaves = tree_flatten(_fill(r, like))[0]
+            for lst, v in zip(per_leaf, r_leaves):
+                lst.append(v)
+    out = []
+    for leaf, items in zip(leaves, per_leaf):
+        a = np.asarray(leaf)
+        row_shape = a.shape[:axis] + a.shape[axis + 1 :]
+        kinds = {a.dtype}
+        scalar = None
+        dense = []
+        for v in items:
+            if v is None:
+                dense.append(0)
+                continue
+            if isinstance(v, (np.ndarray, np.generic)):
+                kinds.add(v.dtype)
+            else:
+                scalar = v  # a Python scalar: weakly typed
+            dense.append(v)
+        dtype = np.result_type(*kinds, *(() if scalar is None else (scalar,)))
+        if dtype.kind == "f" and a.dtype.kind == "f":
+            dtype = a.dtype  # (a floating array's cotangent has its dtype)
+        res = np.zeros(a.shape, dtype)
+        if n:
+            block = np.stack([np.broadcast_to(v, row_shape) for v in dense], axis=axis)
+            lo = int(start)
+            if lo >= 0 and lo + n <= a.shape[axis]:
+                if last_first:
+                    block = np.flip(block, axis=axis)
+                res[lead + (slice(lo, lo + n),)] = block
+            else:  # negative positions: count from the end, and may meet others
+                for j, p in enumerate(pos):
+                    res[lead + (p,)] += block[lead + (j,)]
+        out.append(res)
+    return tree_unflatten(treedef, out)
+
+
+def _tree_slice_at(xs, i, axis):
+    if isinstance(xs, np.ndarray):
+        return xs[(slice(None),) * axis + (i,)]
+    return _leaves_map(lambda a: np.asarray(a)[(slice(None),) * axis + (i,)], xs)
+
+
+def _rows_of(g, rows, start=0, last_first=False, axis=0):
+    """The transpose of :func:`_rows_adjoint`: the list of rows of ``g`` that
+    ``rows`` stand for, in the same order (``g[start + j]``, or from the last
+    row back with ``last_first``)."""
+    pos = _row_positions(len(rows), start, last_first)
+    if g is None:
+        return [None] * len(rows)
+    return [_tree_slice_at(g, p, axis) for p in pos]
+
+
+rows_adjoint = register(Primitive("ad.rows_adjoint", _rows_adjoint, kind="internal"))
+rows_of = register(Primitive("ad.rows_of", _rows_of, kind="internal"))
+rows_of.returns_tree = True
+
+
+def _rows_adjoint_vjp(g, ans, rows, xs, start=0, last_first=False, axis=0):
+    return rows_of(g, rows, start, last_first, axis)
+
+
+def _rows_adjoint_jvp(t, ans, rows, xs, start=0, last_first=False, axis=0):
+    return rows_adjoint(t, xs, start, last_first, axis)
+
+
+def _rows_of_vjp(h, ans, g, rows, start=0, last_first=False, axis=0):
+    return rows_adjoint(h, g, start, last_first, axis)
+
+
+def _rows_of_jvp(t, ans, g, rows, start=0, last_first=False, axis=0):
+    return rows_of(t, rows, start, last_first, axis)
+
+
+rows_adjoint.def_vjp(_rows_adjoint_vjp)
+rows_adjoint.def_jvp(_rows_adjoint_jvp)
+rows_of.def_vjp(_rows_of_vjp)
+rows_of.def_jvp(_rows_of_jvp)
+rows_adjoint.samples = lambda rng: []  # a list operand: tests/test_lax.py checks them
+rows_of.samples = lambda rng: []
+
+
+def _rows_batch(first: str):
+    """Under vmap: both operands batched, one more leading axis skipped."""
+
+    def rule(c):
+        if not (c.batched(first) or c.batched("rows")):
+            return c.rebuild(), False
+        from ..frontend import nodes as N
+
+        _, ax = c.static("axis")
+        return c.rebuild(
+            **{first: c.materialize(c.arg(first)), "rows": c.materialize(c.arg("rows"))},
+            axis=N.const((ax or 0) + 1),
+        )
+
+    return rule
+
+
+rows_adjoint.def_batch(_rows_batch("xs"))
+rows_of.def_batch(_rows_batch("g"))
+
+
 def _broadcast_like(x, like):
     """``x`` broadcast to ``like``'s shape (a tangent of a broadcasting primitive)."""
     shape = np.shape(like)

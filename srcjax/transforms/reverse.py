@@ -72,6 +72,12 @@ class Reverse:
         self.must_at: Dict[int, Set[str]] = {}
         self.emit_code = True
         self.bars: Dict[str, str] = {}
+        # row reads of loops (see row_reads): statement id -> (array, start, order),
+        # the name of the list of their cotangents, and those that pushed one
+        self.row_sites: Dict[int, Tuple[str, Any, bool]] = {}
+        self.rows_names: Dict[int, str] = {}
+        self.rows_used: Set[int] = set()
+        self.assign_sites: Dict[str, List[Any]] = {}
 
     def bar(self, name: str) -> str:
         """The adjoint's name: ``x_bar``, unless that name is taken by a primal
@@ -275,12 +281,14 @@ class Reverse:
                     op=gast.Add(),
                     right=gast.List(elts=[N.name(t)], ctx=gast.Load()),
                 )
-                out.append(self._at(N.assign(lst, back), s))
-                self.reads.add(lst)
-                self.reads.add(t)
+                # (a copy: kept only where an earlier read needs it, see
+                # prune_list_restores, which then records what it reads)
+                out.append(_list_restore(self._at(N.assign(lst, back), s), lst, t))
             nz.discard(t)
             out.append(_Restore(t, s, in_loop, t in defined))
             return out
+        if isinstance(s, gast.Assign) and id(s) in self.row_sites:
+            return self._rev_row_read(s, nz, defined, in_loop)
         if isinstance(s, gast.Assign):
             t = s.targets[0].id
             if op is not None and t in self.active and t in nz:
@@ -314,6 +322,125 @@ class Reverse:
         if isinstance(s, gast.Return):
             return out
         return out
+
+    def index_assigns(self, stmts: List[Any]) -> None:
+        """Record where each name is bound (assignments and ``for`` targets)."""
+        for s in _walk_stmts(stmts):
+            if isinstance(s, gast.Assign):
+                for t in s.targets:
+                    if isinstance(t, gast.Name):
+                        self.assign_sites.setdefault(t.id, []).append(s)
+            elif isinstance(s, gast.For):
+                for t in N.assigned_names([gast.Expr(value=s.target)]):
+                    self.assign_sites.setdefault(t, []).append(s)
+
+    def _fixed_count(self, node: Any) -> bool:
+        """Whether a ``range`` bound is the same for every example of any later
+        vmap: an int constant, or a name bound once to lax.scan's length, the
+        length of a sequence or an entry of an array's shape."""
+        if isinstance(node, gast.Constant):
+            return type(node.value) is int
+        if not isinstance(node, gast.Name) or node.id in self.params:
+            return False
+        sites = self.assign_sites.get(node.id, [])
+        if len(sites) != 1 or not isinstance(sites[0], gast.Assign):
+            return False
+        op = getattr(sites[0], "sj_op", None)
+        if op is None or op.kind != "prim":
+            return False
+        if op.prim.public in ("ad.scan_length", "ad.seq_len"):
+            return True
+        base, idx = op.bound.get("x"), op.bound.get("idx")
+        if op.prim.public == "ad.getitem" and isinstance(base, gast.Name):
+            shape = self.assign_sites.get(base.id, [])
+            return (
+                isinstance(idx, gast.Constant)
+                and type(idx.value) is int
+                and len(shape) == 1
+                and isinstance(shape[0], gast.Assign)
+                and isinstance(shape[0].value, gast.Attribute)
+                and shape[0].value.attr == "shape"
+            )
+        return False
+
+    def row_reads(self, s: Any) -> Dict[int, Tuple[str, Any, bool]]:
+        """The statements at the top level of ``for k in range(...)`` that read
+        row ``k`` (or ``n - 1 - k``, lax.scan with ``reverse=True``) of an array
+        the loop does not change: ``x1 = ad.tree_slice(xs, k)``, ``row = xs[k]``.
+        Their adjoints push the row's cotangent on a list, stacked once after
+        the reverse loop (``ad.rows_adjoint``), instead of adding an array of
+        ``xs``'s size per trip. Only for bounds no later vmap can make
+        per-example (a masked reverse loop would push rows of finished
+        examples). Maps statement id -> (array, first row, whether the list
+        holds the rows from the last back)."""
+        it = s.iter if isinstance(s, gast.For) else None
+        if (
+            not isinstance(it, gast.Call)
+            or not isinstance(it.func, gast.Name)
+            or it.func.id != "range"
+            or not 1 <= len(it.args) <= 2
+            or it.keywords
+            or not isinstance(s.target, gast.Name)
+            or not all(self._fixed_count(a) for a in it.args)
+        ):
+            return {}
+        k = s.target.id
+        counts: Dict[str, int] = {}
+        for nm in N.assigned_names(s.body):
+            counts[nm] = counts.get(nm, 0) + 1
+        if k in counts:
+            return {}
+        start = it.args[0] if len(it.args) == 2 else N.const(0)
+        flipped = f"{N.to_source(it.args[0]).strip()} - 1 - {k}" if len(it.args) == 1 else None
+        index: Dict[str, bool] = {k: True}  # name of the row index -> last_first
+        found: Dict[int, Tuple[str, Any, bool]] = {}
+        for st in s.body:
+            op = getattr(st, "sj_op", None)
+            if not isinstance(st, gast.Assign) or op is None:
+                continue
+            t = st.targets[0].id
+            if counts.get(t) == 1 and op.kind == "copy":
+                v = op.elts[0]
+                if isinstance(v, gast.Name) and v.id in index:
+                    index[t] = index[v.id]
+                continue
+            if counts.get(t) == 1 and op.kind == "inactive" and flipped is not None:
+                if N.to_source(st.value).strip() == flipped:
+                    index[t] = False
+                continue
+            if op.kind != "prim" or op.prim.public not in ("ad.tree_slice", "ad.getitem"):
+                continue
+            if op.prim.public == "ad.tree_slice":
+                xs, i = op.bound.get("xs"), op.bound.get("i")
+            else:
+                xs, i = op.bound.get("x"), op.bound.get("idx")
+                if isinstance(xs, gast.Name) and self.may_be_sparse(xs.id):
+                    continue  # a list's items: their cotangents are sparse already
+            if (
+                isinstance(xs, gast.Name)
+                and isinstance(i, gast.Name)
+                and i.id in index
+                and xs.id not in counts
+                and xs.id != k
+                and xs.id != t
+                and xs.id in self.active
+            ):
+                found[id(st)] = (xs.id, N.clone(start), index[i.id])
+        return found
+
+    def _rev_row_read(self, s: Any, nz: Set[str], defined: Set[str], in_loop: bool) -> List[Any]:
+        """Adjoint of a row read of a loop (see :meth:`row_reads`): push the row's
+        cotangent (``None`` = zero) on the loop's list for that array."""
+        t = s.targets[0].id
+        xs = self.row_sites[id(s)][0]
+        rows = self.rows_names.get(id(s))
+        if rows is None:
+            rows = self.rows_names[id(s)] = self.namer.fresh(f"{xs}_rows_bar")
+        g = N.name(self.bar(t)) if t in nz else N.const(None)
+        push = N.expr_stmt(N.call(N.attr(N.name(rows), "append"), [g]))
+        self.rows_used.add(id(s))
+        nz.discard(t)
+        return [self._at(push, s), _Restore(t, s, in_loop, t in defined)]
 
     def _rev_append(self, s: Any, op: Op, nz: Set[str]) -> List[Any]:
         """Adjoint of ``lst.append(v)`` / ``lst = ad.push(lst, v)``: pop ``v``'s
@@ -350,9 +477,22 @@ class Reverse:
                 slice=gast.Slice(lower=None, upper=N.const(-1), step=None),
                 ctx=gast.Load(),
             )
-            out.append(self._at(N.assign(lst, drop), s))
-            self.reads.add(lst)
+            # a copy of the list (O(len) per pop): kept only where an earlier read
+            # needs the shorter list (see prune_list_restores)
+            out.append(_list_restore(self._at(N.assign(lst, drop), s), lst))
         return out
+
+    def prune_list_restores(self, stmts: List[Any], live_after: Set[str]) -> None:
+        """Drop the list restores (``l = l[:-1]``, ``l = l + [t]``) of the adjoint
+        sweep ``stmts`` whose list no later statement of the sweep reads (a
+        backward liveness pass; loops to a fixed point), so that a loop that
+        appends to a list (lax.scan's stacked outputs) is not reversed by copying
+        the list once per trip. The restores kept are recorded as reads."""
+        _prune_block(stmts, set(live_after))
+        for st in _walk_stmts(stmts):
+            restore = getattr(st, "sj_list_restore", None)
+            if restore is not None:
+                self.reads.update(restore)
 
     def adjoint_of_assign(
         self, s: Any, op: Op, t: str, nz: Set[str], ans: Optional[str] = None
@@ -563,6 +703,8 @@ class Reverse:
         if isinstance(s, gast.For):
             body_defs.add(s.target.id)
         inner_defined = defined | body_defs
+        sites = self.row_reads(s)
+        self.row_sites.update(sites)
         state = set(nz)
         saved_emit, saved_reads, saved_mat = self.emit_code, set(self.reads), set(self.materialized)
         while True:
@@ -607,6 +749,22 @@ class Reverse:
         out.append(loop)
         nz.clear()
         nz.update(state & (defined | set(self.params)))
+        for sid, (xs, start, last_first) in sites.items():
+            if sid not in self.rows_used:
+                continue
+            # the rows' cotangents, pushed by the reverse loop, stacked once
+            rows = self.rows_names[sid]
+            out.insert(
+                len(out) - 1, self._at(N.assign(rows, gast.List(elts=[], ctx=gast.Load())), s)
+            )
+            kws: Dict[str, Any] = {}
+            if not (isinstance(start, gast.Constant) and start.value == 0):
+                kws["start"] = N.clone(start)
+            if last_first:
+                kws["last_first"] = N.const(True)
+            expr = N.call("ad.rows_adjoint", [N.name(rows), N.name(xs)], kws)
+            self._collect_reads([N.name(xs), start])
+            self.accumulate(out, xs, expr, nz, s)
         if isinstance(s, gast.While):
             out.append(_Restore(s.sj_count, s, s.sj_in_loop, s.sj_in_loop))
         else:
@@ -772,6 +930,91 @@ def _pops(stmts: List[Any], tape: str) -> bool:
     return False
 
 
+def _list_restore(st: Any, *reads: str) -> Any:
+    """Mark ``st`` (``l = l[:-1]`` / ``l = l + [t]``) as a restore of list ``l``
+    that is dead unless ``l`` is read later in the sweep."""
+    st.sj_list_restore = reads
+    return st
+
+
+def _walk_stmts(stmts: List[Any]):
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from _walk_stmts(s.body)
+            yield from _walk_stmts(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            yield from _walk_stmts(s.body)
+
+
+def _uses(node: Any) -> Set[str]:
+    return {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _prune_block(stmts: List[Any], live: Set[str]) -> Set[str]:
+    """Backward liveness over ``stmts`` (given the names ``live`` after them),
+    removing dead list restores in place; returns the names live before."""
+    keep: List[Any] = []
+    for s in reversed(stmts):
+        if isinstance(s, _Restore):
+            keep.append(s)  # (a definition, when resolved: kills nothing here)
+            continue
+        restore = getattr(s, "sj_list_restore", None)
+        if restore is not None:
+            if restore[0] not in live:
+                continue
+            live |= set(restore)
+            keep.append(s)
+            continue
+        if isinstance(s, gast.If):
+            a = _prune_block(s.body, set(live))
+            b = _prune_block(s.orelse, set(live))
+            live = a | b | _uses(s.test)
+        elif isinstance(s, (gast.For, gast.While)):
+            head = _uses(s.iter if isinstance(s, gast.For) else s.test)
+            entry = set(live) | head
+            while True:  # the body runs again after itself: to a fixed point
+                trial = _prune_copy(s.body)
+                new = _prune_block(trial, set(entry)) | entry
+                if new == entry:
+                    break
+                entry = new
+            _prune_block(s.body, set(entry))
+            live = entry
+        elif isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Name):
+                    live.discard(t.id)
+            live |= _uses(s.value)
+        else:
+            live |= _uses(s)
+        keep.append(s)
+    stmts[:] = keep[::-1]
+    return live
+
+
+def _prune_copy(stmts: List[Any]) -> List[Any]:
+    """A shallow structural copy of a block, for trial liveness passes (which
+    remove statements from the lists they walk)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.If):
+            c = gast.If(test=s.test, body=_prune_copy(s.body), orelse=_prune_copy(s.orelse))
+            out.append(c)
+        elif isinstance(s, gast.For):
+            c = gast.For(
+                target=s.target, iter=s.iter, body=_prune_copy(s.body), orelse=[], type_comment=None
+            )
+            out.append(c)
+        elif isinstance(s, gast.While):
+            out.append(gast.While(test=s.test, body=_prune_copy(s.body), orelse=[]))
+        else:
+            out.append(s)
+    return out
+
+
 def _is_reversed(it: Any) -> bool:
     return (
         isinstance(it, gast.Call)
@@ -848,6 +1091,7 @@ def reverse(
     rv_.analyze(body)
     rv_.shape_classes(body)
     rv_.must_defined(body, set(rv_.params))
+    rv_.index_assigns(body)
 
     nz: Set[str] = set()
     seed = []
@@ -865,10 +1109,20 @@ def reverse(
     else:
         seed = [N.expr_stmt(N.call("ad.seed", [N.name(out_name)]))]
     bwd = rv_.rev_block(body, nz, set(rv_.params), False)
+    # what the code after the sweep reads: the gradients' final forms and the
+    # returned value (and aux), all computed from primal names
+    tail = set(rv_.params) | {out_name} | ({aux} if aux else set())
+    rv_.prune_list_restores(bwd, tail)
     saves: Dict[int, str] = {}
     preinit: Set[str] = set()
     bwd = rv_.resolve_restores(bwd, saves, preinit)
     fwd = rv_.forward(body, saves)
+    if with_value and out_name in N.assigned_names(bwd):
+        # the sweep restores the output's name to older values (`x = sin(x)`
+        # twice): the value returned is kept aside first
+        kept = norm.namer.fresh(out_name + "_out")
+        fwd.append(N.copy_origin(N.assign(kept, N.name(out_name)), ret))
+        out_name = kept
 
     results = []
     fix = []
