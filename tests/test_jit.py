@@ -899,3 +899,65 @@ def test_jit_of_derivative_refuses_integer_inputs(make):
     )
     with pytest.raises(TypeError, match=r"argument 1"):
         srcjax.jit(srcjax.grad(_int_dot, argnums=1))(np.ones(3), np.arange(3))
+
+
+# -- lax loops under jit: no carry check per pass where it cannot fail ------------------
+def _newton(x0):
+    def body(i, x):
+        return x - (x * x - 2.0) / (2.0 * x)
+
+    return srcjax.lax.fori_loop(0, 50, body, x0)
+
+
+def _newton_py(x0):
+    x = np.float32(x0)
+    for _ in range(50):
+        x = x - (x * x - np.float32(2.0)) / (np.float32(2.0) * x)
+    return x
+
+
+def _tuple_carry(x):
+    def body(i, c):
+        v, n = c
+        return v * 0.5 + x, n + 1
+
+    return srcjax.lax.fori_loop(0, 4, body, (x, 0))
+
+
+def _unknown_carry(x):
+    # the carry starts as a Python float and becomes float32 (JAX promotes it):
+    # its abstract value at the loop's head is not one value, so the check stays
+    def step(c, xi):
+        return c * 0.5 + xi, c
+
+    return srcjax.lax.scan(step, 0.0, x)[0]
+
+
+def _changing_carry(x):
+    return srcjax.lax.fori_loop(0, 3, lambda i, c: jnp.concatenate([c, c]), x)
+
+
+def test_jit_lax_loop_carry_check_only_where_it_can_fail():
+    """A scalar fori_loop under jit called ad.check_carry on every pass (30x
+    slower than NumPy float32 scalars). jit drops the check where the abstract
+    values of the initial and the body's carry pass it; a carry it cannot
+    pin down keeps it, and a body that changes its carry still raises JAX's
+    TypeError."""
+    src = srcjax.source(jit(_newton), 1.0)
+    assert "check_carry" not in src
+    loop = src.split("for i in range(0, 50):")[1]
+    assert loop.count("\n") <= 3, src  # one statement per pass (and the return)
+    for x0 in (1.0, np.float32(3.0)):
+        got = jit(_newton)(x0)
+        assert np.asarray(got).dtype == np.float32
+        np.testing.assert_array_equal(got, _newton_py(x0))
+    x = np.arange(3, dtype=np.float32)
+    assert "check_carry" not in srcjax.source(jit(_tuple_carry), x)
+    v, n = jit(_tuple_carry)(x)
+    np.testing.assert_allclose(v, x * (2 - 0.5**4), rtol=1e-6)
+    assert n == 4
+    assert "check_carry" in srcjax.source(jit(_unknown_carry), x)
+    np.testing.assert_allclose(jit(_unknown_carry)(x), 0.5 + 2.0, rtol=1e-6)
+    assert "check_carry" in srcjax.source(jit(_changing_carry), x)
+    with pytest.raises(TypeError, match="carry input and carry output must have equal types"):
+        jit(_changing_carry)(x)

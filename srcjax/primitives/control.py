@@ -2084,6 +2084,31 @@ def _carry_leaf_ok(b, a):
     return db.kind == da.kind and da.itemsize >= db.itemsize
 
 
+_ARRAYS = (np.ndarray, np.generic)
+#: dtype kinds a weakly typed Python int / float carry may become (see _carry_leaf_ok)
+_WEAK_OK = {int: "iufc", float: "fc"}
+
+
+def _carry_same(b, a, bb, ab) -> bool:
+    """A few attribute compares that accept what :func:`_check_carry` accepts
+    in the common cases (equal dtypes and shapes; a Python int or float that
+    became an array of a kind JAX promotes it to; tuples, lists and dicts of
+    those). False means: ask the full check."""
+    if isinstance(a, _ARRAYS):
+        if isinstance(b, _ARRAYS):
+            return b.dtype == a.dtype and b.shape[bb:] == a.shape[ab:]
+        kinds = _WEAK_OK.get(type(b))
+        return kinds is not None and a.dtype.kind in kinds and a.shape[ab:] == ()
+    tb = type(b)
+    if tb is not type(a):
+        return False
+    if tb is tuple or tb is list or (tb.__base__ is tuple and hasattr(b, "_fields")):
+        return len(b) == len(a) and all(_carry_same(x, y, bb, ab) for x, y in zip(b, a))
+    if tb is dict:
+        return b.keys() == a.keys() and all(_carry_same(b[k], a[k], bb, ab) for k in b)
+    return b is None or tb is float or tb is int or tb is bool
+
+
 def _check_carry(what, before, after, before_batch=0, after_batch=0):
     """JAX's TypeError when a loop body (``what``: ``"scan body"``,
     ``"while_loop body"``) changes its carry ``before`` into ``after``: another
@@ -2091,13 +2116,13 @@ def _check_carry(what, before, after, before_batch=0, after_batch=0):
     scalar carry may be promoted, and a dtype NumPy's promotion widened within
     its kind is JAX's dtype; see :func:`_carry_leaf_ok`). ``before_batch`` /
     ``after_batch``: leading (vmap) axes of the leaves not compared. Returns None."""
-    if (
-        isinstance(before, np.ndarray)
-        and isinstance(after, np.ndarray)
-        and before.dtype == after.dtype
-        and before.shape[before_batch:] == after.shape[after_batch:]
-    ):
-        return None  # (the common case, cheap: called on every pass of a loop)
+    if _carry_same(before, after, before_batch, after_batch):
+        return None  # (the common cases, cheap: called on every pass of a loop)
+    return _check_carry_full(what, before, after, before_batch, after_batch)
+
+
+def _check_carry_full(what, before, after, before_batch=0, after_batch=0):
+    """:func:`_check_carry` without its shortcut for the common cases."""
     from ..tree_util import tree_flatten
 
     lb, tb = tree_flatten(before)

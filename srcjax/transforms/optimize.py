@@ -480,6 +480,7 @@ class _Interp:
     def __init__(self, resolve: Callable[[str], Any], locals_: set) -> None:
         self.resolve = resolve
         self.locals = locals_
+        self.unsure = 0  # > 0 inside a loop whose abstract values did not converge
 
     def aval_of(self, node: Any, env: Dict[str, Any]) -> Any:
         if isinstance(node, gast.Name):
@@ -517,6 +518,7 @@ class _Interp:
                 item = self.loop_item(s, env)
                 if item is not None:
                     cur[s.target.id] = item
+            converged = False
             for _ in range(4):
                 out = self.block(s.body, dict(cur))
                 new = dict(cur)
@@ -528,10 +530,20 @@ class _Interp:
                     if item is not None:
                         new[s.target.id] = item
                 if repr(sorted(new.items())) == repr(sorted(cur.items())):
+                    converged = True
                     break
                 cur = new
-            self.block(s.body, dict(cur))  # final pass: annotations under loop facts
+            self.unsure += not converged
+            try:
+                self.block(s.body, dict(cur))  # final pass: annotations under loop facts
+            finally:
+                self.unsure -= not converged
             return cur
+        if _is_carry_check(s):
+            # the carries it compares, for drop_carry_checks
+            s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
+            s.sj_avals_sure = not self.unsure
+            return env
         if isinstance(s, gast.Assign):
             env = dict(env)
             val = None
@@ -1053,6 +1065,59 @@ def _annot(s: Any, res: Aval) -> Any:
     return s
 
 
+# ---------------------------------------------------------------------------- carry checks
+def _is_carry_check(s: Any) -> bool:
+    op = getattr(s, "sj_op", None)
+    return (
+        isinstance(s, gast.Expr)
+        and op is not None
+        and op.kind == "prim"
+        and op.prim.public == "ad.check_carry"
+    )
+
+
+def drop_carry_checks(fdef: Any) -> Any:
+    """Remove the ``ad.check_carry`` calls (a lax loop body must keep its
+    carry's structure, shapes and dtypes: JAX's TypeError) that cannot fail:
+    where the abstract values of the initial carry and of the body's carry
+    (run :func:`infer_avals` first; inside loops they hold for every pass)
+    pass the check itself. A body that does change its carry, or one whose
+    carry is not known, keeps the check, which then runs on every pass."""
+    fdef.body = _filter(fdef.body, lambda s: not _carry_check_passes(s))
+    return fdef
+
+
+def _exact_stand_in(a: Aval) -> Any:
+    """A zero-stride stand-in with ``a``'s shape, dtype and weak type."""
+    if a.weak:
+        return a.ptype(1)
+    return np.broadcast_to(np.zeros((), a.dtype), a.shape)
+
+
+def _carry_check_passes(s: Any) -> bool:
+    if not _is_carry_check(s) or not getattr(s, "sj_avals_sure", False):
+        return False
+    bound = s.sj_op.bound
+    avals = getattr(s, "sj_avals_in", None) or {}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, gast.Constant) and isinstance(node.value, _SCALAR_TYPES + (str,)):
+            return node.value
+        if isinstance(node, gast.Name) and avals.get(node.id) is not None:
+            return _container_stand_in(avals[node.id], _exact_stand_in)
+        raise ValueError("not known")
+
+    from ..primitives.control import _check_carry
+
+    try:
+        args = [value(bound[k]) for k in ("what", "before", "after")]
+        batch = [value(bound[k]) if k in bound else 0 for k in ("before_batch", "after_batch")]
+        _check_carry(*args, *batch)
+    except Exception:  # noqa: BLE001 - unknown, or a carry that does change
+        return False
+    return True
+
+
 # ---------------------------------------------------------------------------- CSE
 def _cse_key(s: Any) -> Optional[tuple]:
     op = s.sj_op
@@ -1522,4 +1587,5 @@ def optimize(
             if not promote(fdef, namer, boxed):
                 break
             infer_avals(fdef, params, resolve)
+    drop_carry_checks(fdef)
     return fdef
