@@ -197,3 +197,42 @@ def test_jacrev_and_vjp_of_a_function_closing_over_float64_data():
     np.testing.assert_allclose(g, _X64_DATA.sum(axis=0), rtol=1e-6)
     with pytest.raises(ValueError, match="cotangent"):
         srcjax.vjp(lambda v: _X64_DATA @ v, w)[1](np.ones(4, np.float32))
+
+
+def _hvp_loss(p, x):
+    return srcjax.numpy.sum(srcjax.numpy.tanh(x @ p) ** 2)
+
+
+@srcjax.jit
+def _hvp_in_jit(p, x, v):
+    return srcjax.jvp(srcjax.grad(lambda q: _hvp_loss(q, x)), (p,), (v,))[1]
+
+
+def _sin_loss(q, x):
+    return srcjax.numpy.sum(srcjax.numpy.sin(x * q) ** 2)
+
+
+@srcjax.jit
+def _second_in_jit(p, x):
+    return srcjax.grad(srcjax.grad(lambda q: _sin_loss(q, x)))(p)
+
+
+def _jvp_of_grad_lambda(p, x):
+    return srcjax.numpy.sum(srcjax.jvp(srcjax.grad(lambda q: _sin_loss(q, x)), (p,), (x,))[1])
+
+
+def test_transforms_of_lambdas_closing_over_locals_inside_transforms():
+    """The Hessian-vector product idiom jvp(grad(lambda q: loss(q, x)), (p,), (v,))
+    inside jit was refused ('needs a function known before the call'), and so was
+    grad(grad(lambda ...)). The lambda's free variables now lead its parameters and
+    the transforms leave them alone. Values recorded from JAX 0.10.2."""
+    p = np.ones((3, 2), np.float32) * 0.1
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 6
+    v = np.ones((3, 2), np.float32)
+    want = [1.69745, 1.69745, 2.42827, 2.42827, 3.15909, 3.15909]
+    np.testing.assert_allclose(_hvp_in_jit(p, x, v).ravel(), want, rtol=1e-5)
+    p1, x1 = np.float32(0.3), np.float32(0.7)
+    np.testing.assert_allclose(_second_in_jit(p1, x1), 0.8948271, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(_jvp_of_grad_lambda)(p1, x1), -0.39161313, rtol=1e-5)
+    got = srcjax.jit(srcjax.grad(_jvp_of_grad_lambda, argnums=1))(p1, x1)
+    np.testing.assert_allclose(got, 2.516647, rtol=1e-5)

@@ -3154,7 +3154,7 @@ class Normalizer:
             raise _unsupported(make, "a transform without a function", src=self.src)
         extra = [self._static_value(a) for a in make.args[1:]]
         kws = {k.arg: self._static_value(k.value) for k in make.keywords}
-        lifted = self._lift(make.args[0])
+        lifted = self._lift(make.args[0]) or self._lift_transformed(make.args[0], len(e.args))
         if lifted is None:
             fobj = self._static_function(make.args[0])
             call = e
@@ -3162,24 +3162,7 @@ class Normalizer:
             # a lambda / nested def closing over our locals: they become leading
             # arguments that the transform does not touch
             fobj, free = lifted
-            k = len(free)
-            name = getattr(factory, "__name__", "")
-            if name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian"):
-                if extra:
-                    extra[0] = _shift_argnums(extra[0], k)
-                else:
-                    kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
-            elif name in ("vmap", "pmap"):
-                axes = extra[0] if extra else kws.get("in_axes", 0)
-                nparams = len(e.args)
-                if isinstance(axes, (list, tuple)):
-                    axes = (None,) * k + tuple(axes)
-                else:
-                    axes = (None,) * k + (axes,) * nparams
-                if extra:
-                    extra[0] = axes
-                else:
-                    kws["in_axes"] = axes
+            _shift_options(factory, extra, kws, len(free), len(e.args))
             call = gast.Call(
                 func=e.func,
                 args=[N.name(self.var(f)) for f in free] + list(e.args),
@@ -3201,6 +3184,26 @@ class Normalizer:
             kinds.append(ClassKind(ty) if ty is not None else "any")
         gen = tobj._generated(tuple(kinds))
         return self.inline(gen, call, target)
+
+    def _lift_transformed(self, node: Any, nargs: int) -> Optional[tuple]:
+        """``grad(lambda q: loss(q, x))`` (a srcjax transform of a lambda or nested
+        def closing over our locals) as ``(transformed function, free names)``: the
+        free names lead its parameters, which the transform leaves alone (argnums
+        and in_axes shifted), as :meth:`transform_call` does for a call. jvp of it
+        (a Hessian-vector product) then gives them no tangents. None otherwise."""
+        if not (isinstance(node, gast.Call) and node.args):
+            return None
+        st, factory = self.resolve(node.func)
+        if st != "found" or not getattr(factory, "__srcjax_factory__", False):
+            return None
+        inner = self._lift(node.args[0]) or self._lift_transformed(node.args[0], nargs)
+        if inner is None:
+            return None
+        fobj, free = inner
+        extra = [self._static_value(a) for a in node.args[1:]]
+        kws = {k.arg: self._static_value(k.value) for k in node.keywords}
+        _shift_options(factory, extra, kws, len(free), nargs)
+        return factory(fobj, *extra, **kws), free
 
     def _lift(self, fn_node: Any) -> Optional[tuple]:
         """A lambda or nested def as a real function whose free local variables are
@@ -3272,7 +3275,7 @@ class Normalizer:
                 "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)) with the items named here",
             )
         primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
-        lifted = self._lift(e.args[0])
+        lifted = self._lift(e.args[0]) or self._lift_transformed(e.args[0], len(primals))
         positions = None
         if lifted is None:
             fobj = self._static_function(e.args[0])
@@ -3764,6 +3767,29 @@ def param_names(src: FunctionSource) -> List[str]:
     own = set(params) | _own_locals(node.body)
     renames = _root_renames(Namer(own | set(N.names_in(node))), own)
     return [renames.get(p, p) for p in params]
+
+
+def _shift_options(factory: Any, extra: list, kws: dict, k: int, nparams: int) -> None:
+    """The options of transform ``factory`` (positional ``extra``, keyword ``kws``,
+    edited in place) for a function given ``k`` new leading parameters (the free
+    variables of a lifted lambda), which it must not touch: argnums shifted by
+    ``k``, in_axes ``None`` for them (``nparams``: the original parameters)."""
+    name = getattr(factory, "__name__", "")
+    if name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian"):
+        if extra:
+            extra[0] = _shift_argnums(extra[0], k)
+        else:
+            kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
+    elif name in ("vmap", "pmap"):
+        axes = extra[0] if extra else kws.get("in_axes", 0)
+        if isinstance(axes, (list, tuple)):
+            axes = (None,) * k + tuple(axes)
+        else:
+            axes = (None,) * k + (axes,) * nparams
+        if extra:
+            extra[0] = axes
+        else:
+            kws["in_axes"] = axes
 
 
 def _shift_argnums(argnums: Any, k: int) -> Any:
