@@ -48,6 +48,7 @@ __all__ = [
     "hard_sigmoid",
     "hard_silu",
     "hard_swish",
+    "log1mexp",
     "softmax",
     "log_softmax",
     "one_hot",
@@ -213,9 +214,7 @@ def _elu(x, alpha=1.0):
     return _out(np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))))
 
 
-elu = _nn(
-    "nn.elu", _elu, c_expr="(({x}) > 0 ? ({x}) : {alpha} * expm1({x}))", broadcasting=True
-)
+elu = _nn("nn.elu", _elu, c_expr="(({x}) > 0 ? ({x}) : {alpha} * expm1({x}))", broadcasting=True)
 
 
 def _elu_x(g, ans, x, alpha=1.0):
@@ -369,6 +368,28 @@ defderiv(hard_tanh, _hard_tanh_x)
 defderiv(hard_sigmoid, _hard_sigmoid_x)
 defderiv(hard_silu, _hard_silu_x)
 hard_sigmoid.test_domain = hard_silu.test_domain = (-5.0, 5.0)
+
+
+def _log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x >= 0`` (jax.nn.log1mexp): ``log(-expm1(-x))``
+    below ``log 2``, ``log1p(-exp(-x))`` above (Maechler's split); NaN for
+    ``x < 0``, ``-inf`` at 0."""
+    x = _float_in(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = np.log(-np.expm1(-x))
+        large = np.log1p(-np.exp(-x))
+    return _out(np.where(x < np.log(2.0), small, large).astype(x.dtype, copy=False))
+
+
+log1mexp = _nn("nn.log1mexp", _log1mexp)
+
+
+def _log1mexp_x(g, ans, x):
+    return g / expm1(x)  # JAX's custom rule (inf at 0)
+
+
+defderiv(log1mexp, _log1mexp_x)
+log1mexp.test_domain = (0.2, 3.0)
 
 
 # -- softmax ----------------------------------------------------------------------
