@@ -19,6 +19,9 @@ Timings are reported, never asserted. The workloads follow
   with respect to a params dict
 - W5 per-example grads, MLP 32-64(tanh)-1, squared error, batch 256
 - W7 ``sum((x - mean(x))**2)``, 1e8 float32
+- L1 jit(grad) through a lax.scan of 10k (and, as L1x8, 80k) float32 steps:
+  the cost per step must not grow with the length
+- L2 a scalar lax.fori_loop under jit: 1000 float32 Newton steps
 - T1 first transformation of a 30-line function, and the cost of a cached call
 """
 
@@ -827,7 +830,117 @@ def h1(b: Bench, quick):
     return "hessian, n=100"
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "H1": h1, "T1": t1}
+def _scan_loss(ns, lax):
+    def step(h, x):
+        h = ns.tanh(h * 0.9 + x)
+        return h, h
+
+    def loss(x):
+        h, ys = lax.scan(step, 0.0, x)
+        return ns.sum(ys)
+
+    return loss
+
+
+def _bptt_by_hand(x):
+    """The gradient of the L1 loss, by hand on NumPy float32 scalars."""
+    h = np.float32(0.0)
+    hs = []
+    for xt in x:
+        h = np.tanh(h * np.float32(0.9) + xt)
+        hs.append(h)
+    g = np.empty_like(x)
+    gh = np.float32(0.0)
+    for t in range(len(x) - 1, -1, -1):
+        ga = (gh + np.float32(1.0)) * (np.float32(1.0) - hs[t] * hs[t])
+        g[t] = ga
+        gh = ga * np.float32(0.9)
+    return g
+
+
+def l1(b: Bench, quick):
+    """jit(grad) through a long lax.scan: the cost per step must not grow with the
+    length (it did: 24 us per step at 10k, 89 us at 80k)."""
+    rng = np.random.default_rng(0)
+    for key, n in (("L1", 2_000 if quick else 10_000), ("L1x8", 16_000 if quick else 80_000)):
+        x = (0.1 * rng.standard_normal(n)).astype(np.float32)
+        per = f"{n} steps"
+        b.run(
+            key,
+            "NumPy float32 scalars, by hand",
+            lambda x=x: lambda: _bptt_by_hand(x),
+            baseline=True,
+            note=per,
+        )
+
+        def srcjax_jit_grad(x=x):
+            need("grad")
+            need("jit")
+            g = srcjax.jit(srcjax.grad(_scan_loss(sjnp, srcjax.lax)))
+            return lambda: g(x)
+
+        def jax_jit_grad(x=x):
+            need_jax()
+            g = jax.jit(jax.grad(_scan_loss(jjnp, jax.lax)))
+            xj = jax.device_put(x)
+            return lambda: g(xj).block_until_ready()
+
+        row = b.run(key, "srcjax.jit(srcjax.grad)", srcjax_jit_grad, tol=1e-5, note=per)
+        if row.median:
+            row.note += f", {row.median / n * 1e6:.1f} us/step"
+        b.run(key, "jax.jit(jax.grad)", jax_jit_grad, tol=1e-5, note=per)
+    return "grad of sum(lax.scan(tanh(0.9 h + x))) through a long scan (L1x8: 8x longer)"
+
+
+def _newton(ns, lax):
+    def newton(x0):
+        def body(i, x):
+            return x - (x * x - 2.0) / (2.0 * x)
+
+        return lax.fori_loop(0, 1000, body, x0)
+
+    return newton
+
+
+def _newton_by_hand(x0):
+    x = np.float32(x0)
+    two = np.float32(2.0)
+    for _ in range(1000):
+        x = x - (x * x - two) / (two * x)
+    return x
+
+
+def l2(b: Bench, quick):
+    """A scalar lax.fori_loop under jit (1000 Newton steps for sqrt(2))."""
+    b.run("L2", "NumPy float32 scalars", lambda: lambda: _newton_by_hand(1.0), baseline=True)
+
+    def srcjax_jit():
+        need("jit")
+        f = srcjax.jit(_newton(sjnp, srcjax.lax))
+        return lambda: f(1.0)
+
+    def jax_jit():
+        need_jax()
+        f = jax.jit(_newton(jjnp, jax.lax))
+        return lambda: f(1.0).block_until_ready()
+
+    b.run("L2", "srcjax.jit", srcjax_jit, tol=1e-6)
+    b.run("L2", "jax.jit", jax_jit, tol=1e-6)
+    return "scalar lax.fori_loop, 1000 Newton steps, float32"
+
+
+WORKLOADS = {
+    "W1": w1,
+    "W2": w2,
+    "W3": w3,
+    "W4": w4,
+    "W5": w5,
+    "W7": w7,
+    "H1": h1,
+    "L1": l1,
+    "L2": l2,
+    "T1": t1,
+}
 
 
 # ---------------------------------------------------------------------------
