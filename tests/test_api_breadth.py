@@ -131,8 +131,29 @@ def _compute_tree(jax, jnp):
     return r
 
 
-def _compute(jax, jnp, nn, init):
+SX = np.array([-1.0, 0.0, 0.3, 1.0, 2.5], np.float32)
+SP = np.array([0.0, 0.0, 0.2, 1.0, 3.0, -1.0], np.float32)
+SQ = np.array([0.0, 0.5, 0.7, 1.0, 0.25, 1.0], np.float32)
+
+
+def _compute_special(jax, sp):
+    r = {}
+    r["sp_entr"] = sp.entr(SX)
+    r["sp_entr_grad"] = jax.vmap(jax.grad(sp.entr))(SX[2:])
+    r["sp_entr_int"] = sp.entr(np.array([0, 1, 2], np.int32))
+    r["sp_rel"] = sp.rel_entr(SP, SQ)
+    r["sp_kl"] = sp.kl_div(SP, SQ)
+    for name in ("rel_entr", "kl_div"):
+        f = getattr(sp, name)
+        r[f"sp_{name}_gp"] = jax.vmap(jax.grad(f))(SP, SQ)
+        r[f"sp_{name}_gq"] = jax.vmap(jax.grad(f, argnums=1))(SP, SQ)
+    r["sp_kl_f16"] = sp.kl_div(SP.astype(np.float16), 2.0)
+    return r
+
+
+def _compute(jax, jnp, nn, init, sp):
     r = _compute_nn(jax, jnp, nn)
+    r.update(_compute_special(jax, sp))
     r.update(_compute_init(jax, init))
     r.update(_compute_tree(jax, jnp))
     return {k: np.asarray(v) for k, v in r.items()}
@@ -141,9 +162,10 @@ def _compute(jax, jnp, nn, init):
 def _compute_with_jax():
     import jax
     import jax.numpy as jjnp
+    import jax.scipy.special as jsp
     from jax.nn import initializers
 
-    return _compute(jax, jjnp, jax.nn, initializers)
+    return _compute(jax, jjnp, jax.nn, initializers, jsp)
 
 
 @pytest.fixture(scope="module")
@@ -153,9 +175,10 @@ def recorded():
 
 @pytest.fixture(scope="module")
 def ours():
+    import srcjax.scipy.special as ssp
     from srcjax.nn import initializers
 
-    return _compute(srcjax, jnp, srcjax.nn, initializers)
+    return _compute(srcjax, jnp, srcjax.nn, initializers, ssp)
 
 
 def _subset(d, keys):
@@ -163,7 +186,7 @@ def _subset(d, keys):
 
 
 def test_nn_functions_match_jax(recorded, ours):
-    keys = [k for k in recorded if not k.startswith(("dpa", "init_", "tree_"))]
+    keys = [k for k in recorded if not k.startswith(("dpa", "init_", "tree_", "sp_"))]
     assert_matches_recorded(_subset(ours, keys), _subset(recorded, keys), rtol=3e-6, atol=1e-7)
 
 
@@ -294,3 +317,23 @@ def test_tree_transpose():
     assert got == [(1, 3, 5), ((2, 4, 6),)]  # JAX's value
     with pytest.raises(TypeError):  # JAX: TypeError "Mismatch"
         srcjax.tree.transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3}])
+
+
+def test_entropy_functions_match_jax(recorded, ours):
+    keys = [k for k in recorded if k.startswith("sp_")]
+    assert_matches_recorded(_subset(ours, keys), _subset(recorded, keys), rtol=2e-6)
+
+
+def test_entropy_functions_derivatives_and_errors(x64):
+    sp = srcjax.scipy.special
+    p = np.array([0.2, 0.9, 1.7])
+    q = np.array([0.6, 0.3, 2.2])
+    for f in (
+        lambda p: jnp.sum(sp.entr(p)),
+        lambda p: jnp.sum(sp.rel_entr(p, q)),
+        lambda q: jnp.sum(sp.kl_div(p, q)),
+    ):
+        np.testing.assert_allclose(srcjax.grad(f)(p), fd_grad(f, p), rtol=1e-7)
+    np.testing.assert_allclose(srcjax.jit(sp.kl_div)(p, q), sp.kl_div(p, q), rtol=1e-12)
+    with pytest.raises(ValueError, match="complex"):
+        sp.entr(np.array([1 + 1j]))

@@ -27,6 +27,7 @@ __all__ = [
     "gamma",
     "digamma",
     "polygamma",
+    "xlogx",
     "xlogy",
     "xlog1py",
     "ndtr",
@@ -249,3 +250,21 @@ def _xlog1py_y(g, ans, x, y):
 defderiv(xlogy, _xlogy_x, _xlogy_y)
 defderiv(xlog1py, _xlog1py_x, _xlog1py_y)
 xlogy.test_domain = xlog1py.test_domain = (0.2, 2.0)
+
+
+def _xlogx(x):
+    """``x * log(x)`` with 0 at ``x == 0`` (NaN below 0), elementwise, in ``x``'s
+    inexact dtype: JAX's private ``_xlogx`` behind ``entr`` and ``rel_entr``."""
+    with np.errstate(invalid="ignore"):  # entr(-1) takes the other branch
+        return _xlogy(x, x)
+
+
+xlogx = _sp("special.xlogx", _xlogx, c_expr="(({x}) == 0 ? 0 : ({x}) * log({x}))")
+
+
+def _xlogx_x(g, ans, x):
+    return g * (log(x) + 1)  # JAX's custom rule: -inf at 0
+
+
+defderiv(xlogx, _xlogx_x)
+xlogx.test_domain = (0.2, 2.0)

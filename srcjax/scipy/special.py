@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import dtypes as _dt
+from .. import numpy as _jnp
 from ..primitives.elementwise import defderiv as _defderiv
 from ..primitives.elementwise import exp as _exp
 from ..primitives.elementwise import log as _log
@@ -38,12 +39,14 @@ from ..primitives.special import (
     ndtri,
     polygamma,
     xlog1py,
+    xlogx,
     xlogy,
 )
 
 __all__ = [
     "betaln",
     "digamma",
+    "entr",
     "erf",
     "erfc",
     "erfinv",
@@ -52,6 +55,7 @@ __all__ = [
     "gammainc",
     "gammaincc",
     "gammaln",
+    "kl_div",
     "log_ndtr",
     "log_softmax",
     "logit",
@@ -59,6 +63,7 @@ __all__ = [
     "ndtr",
     "ndtri",
     "polygamma",
+    "rel_entr",
     "softmax",
     "xlog1py",
     "xlogy",
@@ -158,3 +163,51 @@ def _gammainc_samples(rng):
 
 
 gammainc.samples = gammaincc.samples = _gammainc_samples
+
+
+# -- entropy functions: compositions following JAX's definitions ---------------------
+def _real_inexact(*xs):
+    """Static: JAX's inexact promotion of the arguments; ValueError for complex
+    (JAX's message names the function in the caller)."""
+    dt = _dt.result_type_inexact(*xs)
+    if dt.kind == "c":
+        raise ValueError("entr, rel_entr and kl_div do not support complex-valued inputs.")
+    return dt
+
+
+_real_inexact.__srcjax_inactive__ = True
+
+
+def entr(x):
+    """Elementwise entropy ``-x log x`` (jax.scipy.special.entr): 0 at 0,
+    ``-inf`` for ``x < 0``. Dtype: ``x``'s inexact dtype. Derivative ``-(log x +
+    1)`` (``inf`` at 0, as JAX). Raises ValueError for complex ``x``."""
+    x = _jnp.astype(x, _real_inexact(x))
+    return _jnp.where(x < 0, -_np.inf, -xlogx(x))
+
+
+def rel_entr(p, q):
+    """Elementwise relative entropy (jax.scipy.special.rel_entr): ``p log(p/q)``
+    for ``p > 0, q > 0``, 0 for ``p == 0, q >= 0``, ``inf`` otherwise. ``p`` and
+    ``q`` broadcast; dtype their inexact promotion. Differentiable in both where
+    they are positive (JAX's safe-``where`` form: no NaN from the other cases).
+    Raises ValueError for complex inputs."""
+    dt = _real_inexact(p, q)
+    p = _jnp.astype(p, dt)
+    q = _jnp.astype(q, dt)
+    both = _jnp.logical_and(p > 0, q > 0)
+    p_zero = _jnp.logical_and(p == 0, q >= 0)
+    safe_p = _jnp.where(both, p, 1)
+    safe_q = _jnp.where(both, q, 1)
+    value = xlogx(safe_p) - xlogy(safe_p, safe_q)
+    return _jnp.where(both, value, _jnp.where(p_zero, _jnp.zeros_like(value), _np.inf))
+
+
+def kl_div(p, q):
+    """Elementwise KL divergence term (jax.scipy.special.kl_div):
+    ``rel_entr(p, q) - p + q``. Broadcasts; inexact promotion of ``p`` and
+    ``q``; ValueError for complex inputs."""
+    dt = _real_inexact(p, q)
+    p = _jnp.astype(p, dt)
+    q = _jnp.astype(q, dt)
+    return rel_entr(p, q) - p + q
