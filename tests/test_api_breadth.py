@@ -151,8 +151,30 @@ def _compute_special(jax, sp):
     return r
 
 
+NANS = np.array([[1.5, np.nan, 2.0], [np.nan, -0.5, 3.0]], np.float32)
+
+
+def _compute_nan(jax, jnp):
+    a = NANS
+    r = {}
+    r["nan_cumsum"] = jnp.nancumsum(a)
+    r["nan_cumsum1"] = jnp.nancumsum(a, axis=1)
+    r["nan_cumprod0"] = jnp.nancumprod(a, axis=0)
+    r["nan_prod"] = jnp.nanprod(a)
+    r["nan_prod1"] = jnp.nanprod(a, axis=1, keepdims=True)
+    r["nan_prod_where"] = jnp.nanprod(a, axis=0, where=np.array([True, False, True]))
+    r["nan_cumsum_int"] = jnp.nancumsum(np.array([1, 2, 3], np.int32))
+    r["nan_g_cumsum"] = jax.grad(lambda x: jnp.sum(jnp.nancumsum(x, axis=1) ** 2))(a)
+    r["nan_g_cumprod"] = jax.grad(lambda x: jnp.sum(jnp.nancumprod(x, axis=1)))(a)
+    r["nan_g_prod"] = jax.grad(lambda x: jnp.sum(jnp.nanprod(x, axis=0)))(a)
+    r["nan_angle"] = jnp.angle(np.array([1 + 1j, -1.0, -2j, 0.0], np.complex64))
+    r["nan_angle_deg"] = jnp.angle(np.array([-1.0, 2.0, 0.0], np.float32), deg=True)
+    return r
+
+
 def _compute(jax, jnp, nn, init, sp):
     r = _compute_nn(jax, jnp, nn)
+    r.update(_compute_nan(jax, jnp))
     r.update(_compute_special(jax, sp))
     r.update(_compute_init(jax, init))
     r.update(_compute_tree(jax, jnp))
@@ -186,7 +208,7 @@ def _subset(d, keys):
 
 
 def test_nn_functions_match_jax(recorded, ours):
-    keys = [k for k in recorded if not k.startswith(("dpa", "init_", "tree_", "sp_"))]
+    keys = [k for k in recorded if not k.startswith(("dpa", "init_", "tree_", "sp_", "nan_"))]
     assert_matches_recorded(_subset(ours, keys), _subset(recorded, keys), rtol=3e-6, atol=1e-7)
 
 
@@ -337,3 +359,16 @@ def test_entropy_functions_derivatives_and_errors(x64):
     np.testing.assert_allclose(srcjax.jit(sp.kl_div)(p, q), sp.kl_div(p, q), rtol=1e-12)
     with pytest.raises(ValueError, match="complex"):
         sp.entr(np.array([1 + 1j]))
+
+
+def test_nan_reductions_and_angle_match_jax(recorded, ours):
+    keys = [k for k in recorded if k.startswith("nan_")]
+    assert_matches_recorded(_subset(ours, keys), _subset(recorded, keys), rtol=2e-6)
+    rows = np.stack([NANS, 2 * NANS])
+    np.testing.assert_allclose(
+        srcjax.vmap(lambda x: jnp.nancumsum(x, axis=1))(rows),
+        [jnp.nancumsum(x, axis=1) for x in rows],
+    )
+    np.testing.assert_allclose(srcjax.jit(jnp.nanprod)(NANS), jnp.nanprod(NANS))
+    with pytest.raises(NotImplementedError):
+        jnp.nanprod(NANS, initial=2.0)

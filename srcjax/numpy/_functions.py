@@ -39,9 +39,10 @@ from ..primitives.linalg import cross as _cross3
 from ..primitives.linalg import matmul
 from ..primitives.reductions import all as _all
 from ..primitives.reductions import any as _any
-from ..primitives.reductions import argmax, argmin, cumsum, mean
+from ..primitives.reductions import argmax, argmin, cumprod, cumsum, mean
 from ..primitives.reductions import max as _max
 from ..primitives.reductions import min as _min
+from ..primitives.reductions import prod as _prod
 from ..primitives.registry import Primitive, register
 from ..primitives.structural import (
     argsort,
@@ -93,6 +94,9 @@ __all__ = [
     "logspace",
     "nanargmax",
     "nanargmin",
+    "nancumprod",
+    "nancumsum",
+    "nanprod",
     "permute_dims",
     "polyval",
     "ptp",
@@ -858,3 +862,46 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     if density:
         counts = counts / diff(edges) / sum(counts)
     return counts, edges
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum treating NaN as 0 (jax.numpy.nancumsum): ``cumsum(where(
+    isnan(a), 0, a), axis, dtype)``. Shape: ``a``'s (flattened for ``axis``
+    None); dtype as ``cumsum``. Differentiable in ``a`` (zero at the NaNs).
+    ``out`` must be None (JAX's NotImplementedError otherwise)."""
+    _no_out(out, "nancumsum")
+    return cumsum(where(isnan(a), 0, a), axis, dtype)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product treating NaN as 1 (jax.numpy.nancumprod); as
+    :func:`nancumsum`."""
+    _no_out(out, "nancumprod")
+    return cumprod(where(isnan(a), 1, a), axis, dtype)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product over ``axis`` treating NaN as 1 (jax.numpy.nanprod): shape as
+    ``prod`` (``keepdims``), dtype as ``prod`` (``dtype``). ``where`` selects
+    the elements multiplied; ``initial`` is not supported (NotImplementedError),
+    nor ``out``."""
+    _no_out(out, "nanprod")
+    _no_initial(initial)
+    return _prod(_where(isnan(a), 1, a), axis, dtype, keepdims, where)
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+    return True
+
+
+def _no_initial(initial):
+    if initial is not None:
+        raise NotImplementedError("jnp.nanprod: initial= is not supported by srcjax")
+    return True
+
+
+_no_out.__srcjax_inactive__ = True
+_no_initial.__srcjax_inactive__ = True
+_where = where
