@@ -29,6 +29,7 @@ import linecache
 from typing import Any, Callable, Dict, Sequence
 
 from .api import Transformed
+from .primitives.ad import zeros_like as _zeros_like
 from .primitives.registry import Primitive, register
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -203,6 +204,9 @@ class custom_jvp(_Custom):
         env = {}
         for p, r in zip(diff, rules):
             if r is None:
+                # None: a zero tangent for this argument (JAX), not a missing rule
+                lines.append(f"def _zero_jvp_{p}(t, ans, {args}):\n    return zeros_like(ans)\n")
+                lines.append(f"def _zero_vjp_{p}(g, ans, {args}):\n    return zeros_like({p})\n")
                 continue
             env[f"rule_{p}"] = r
             lines.append(
@@ -210,6 +214,7 @@ class custom_jvp(_Custom):
             )
             lines.append(_transpose_rule(p, args))
         env["fun"] = self.fun
+        env["zeros_like"] = _zeros_like
         ns = _synthetic_module(
             "\n\n".join(lines),
             f"custom_jvp rules of {self.fun.__name__}",
@@ -222,6 +227,9 @@ class custom_jvp(_Custom):
             if r is not None:
                 self.prim.jvps[p] = r
                 self.prim.vjps[p] = ns[f"_vjp_{p}"]
+            else:
+                self.prim.jvps[p] = ns[f"_zero_jvp_{p}"]
+                self.prim.vjps[p] = ns[f"_zero_vjp_{p}"]
 
 
 class custom_vjp(_Custom):

@@ -512,3 +512,25 @@ def test_bwd_none_is_a_zero_cotangent():
         np.stack([x, 2 * x]), y
     )
     assert gy.shape == (2, 3) and not gy.any()
+
+
+@srcjax.custom_jvp
+def _prod_none(x, y):
+    return x * y
+
+
+_prod_none.defjvps(lambda t, ans, x, y: t * y, None)
+
+
+def test_defjvps_none_is_a_zero_tangent():
+    """User I: defjvps(rule, None) raised 'no derivative rule' (None means a zero
+    tangent for that argument in JAX). Values as JAX 0.10.2."""
+    out, t = srcjax.jvp(_prod_none, (2.0, 3.0), (1.0, 1.0))
+    assert (float(out), float(t)) == (6.0, 3.0)
+    gx, gy = srcjax.grad(_prod_none, (0, 1))(2.0, 3.0)
+    assert (float(gx), float(gy)) == (3.0, 0.0)
+    g = srcjax.jit(srcjax.vmap(srcjax.grad(_prod_none, (0, 1))))(
+        np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)
+    )
+    np.testing.assert_array_equal(g[0], [3.0, 4.0])
+    np.testing.assert_array_equal(g[1], [0.0, 0.0])
