@@ -955,7 +955,23 @@ def _rows_hist(x):
     return jnp.sum(hist[-1] + hist[1])
 
 
-_ROWS = [_rows_scan, _rows_scan_reverse, _rows_scan_tree, _rows_for, _rows_fori, _rows_hist]
+def _rows_twice(x):
+    # two reads of the same row in one pass: two lists, both initialized before the loop
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + jnp.sum(jnp.sin(x[i]) * i) + jnp.sum((x[i] * 2) ** 2)
+    return s
+
+
+_ROWS = [
+    _rows_scan,
+    _rows_scan_reverse,
+    _rows_scan_tree,
+    _rows_for,
+    _rows_fori,
+    _rows_hist,
+    _rows_twice,
+]
 
 
 @pytest.mark.parametrize("fn", _ROWS, ids=lambda f: f.__name__)

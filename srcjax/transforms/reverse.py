@@ -755,7 +755,7 @@ class Reverse:
             # the rows' cotangents, pushed by the reverse loop, stacked once
             rows = self.rows_names[sid]
             out.insert(
-                len(out) - 1, self._at(N.assign(rows, gast.List(elts=[], ctx=gast.Load())), s)
+                out.index(loop), self._at(N.assign(rows, gast.List(elts=[], ctx=gast.Load())), s)
             )
             kws: Dict[str, Any] = {}
             if not (isinstance(start, gast.Constant) and start.value == 0):
