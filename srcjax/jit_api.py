@@ -51,6 +51,8 @@ import functools
 import importlib
 import inspect
 import threading
+import types
+import weakref
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import gast
@@ -665,7 +667,40 @@ def jit(
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r}")
-    return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)
+    if not isinstance(fun, types.FunctionType):
+        return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)
+    # jit(f)(x) written in a loop: like JAX, which caches compiled code per function,
+    # the same plain function with the same options shares one jitted object (and
+    # its specializations) instead of transforming again on every call
+    try:
+        key = (
+            _options_key(static_argnums),
+            _options_key(static_argnames),
+            _options_key(donate_argnums),
+            None if device is None else str(device),
+        )
+        hash(key)
+    except TypeError:
+        return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)
+    with _JIT_LOCK:
+        per_fun = _JIT_OBJECTS.get(fun)
+        if per_fun is None:
+            per_fun = _JIT_OBJECTS[fun] = {}
+        jitted = per_fun.get(key)
+        if jitted is None:
+            jitted = per_fun[key] = _Jit(
+                fun, static_argnums, static_argnames, donate_argnums, device
+            )
+    return jitted
+
+
+def _options_key(x: Any) -> Any:
+    return tuple(x) if isinstance(x, (list, tuple)) else x
+
+
+#: plain function -> {options: its jitted object}; see jit()
+_JIT_OBJECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_JIT_LOCK = threading.Lock()
 
 
 jit.__srcjax_jit__ = True  # inside transformed code, jit(f)(x) is just f(x)

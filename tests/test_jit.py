@@ -9,6 +9,7 @@ import functools
 import importlib.util
 import os
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -326,7 +327,8 @@ def test_static_argnames_and_decorator_forms():
 
 
 def test_threads_mixed_shapes_compile_once_each():
-    f = jit(gelu)
+    # a fresh function: jit(gelu) is shared with the other tests (jit caches per function)
+    f = jit(types.FunctionType(gelu.__code__, gelu.__globals__, "gelu"))
     shapes = [(5,), (7, 3), BIG, (11,)]
     inputs = {s: np.random.default_rng(0).standard_normal(s).astype(np.float32) for s in shapes}
     errors = []
@@ -961,3 +963,21 @@ def test_jit_lax_loop_carry_check_only_where_it_can_fail():
     assert "check_carry" in srcjax.source(jit(_changing_carry), x)
     with pytest.raises(TypeError, match="carry input and carry output must have equal types"):
         jit(_changing_carry)(x)
+
+
+def _jit_twice_target(x):
+    return x * 2.0 + 1.0
+
+
+def test_jit_of_the_same_function_shares_its_specializations():
+    """User I: jax.jit(f)(x) written in a loop transformed f again on every call
+    (11 ms each); JAX caches per function. The same plain function with the same
+    options now gives the same jitted object; other options or functions do not."""
+    a = jit(_jit_twice_target)
+    b = jit(_jit_twice_target)
+    assert a is b
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(a(x), b(x))
+    assert b._cache_size() == 1
+    assert jit(_jit_twice_target, donate_argnums=0) is not a
+    assert jit(lambda x: x * 2.0) is not jit(lambda x: x * 2.0)
