@@ -614,3 +614,40 @@ if __name__ == "__main__":  # record the JAX values (needs jax)
         items = ", ".join(g(e) for e in entries)
         print(f"    {key!r}: ({shape}, {dtype!r}, {g(total)}, {g(abs_total)}, [{items}]),")
     print("}")
+
+
+def test_window_extremes_by_offsets_match_argmax_over_windows():
+    """The max/min pooling kernels fold one strided slice per window offset (60x
+    faster than reducing a sliding-window view); oracle: NumPy's argmax/max over
+    that view, with ties (first wins) and NaNs (first NaN wins), random shapes."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    from srcjax.primitives import conv as C
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for trial in range(120):
+        nd = int(rng.integers(1, 3))
+        sp = tuple(int(v) for v in rng.integers(3, 7, nd))
+        x = rng.integers(0, 4, (3,) + sp).astype(np.float32)
+        if trial % 3 == 0:
+            x[rng.random(x.shape) < 0.1] = np.nan
+        window, strides, wd = (tuple(int(v) for v in rng.integers(1, 3, nd)) for _ in range(3))
+        eff = [(k - 1) * r + 1 for k, r in zip(window, wd)]
+        if any(e > n for e, n in zip(eff, sp)):
+            continue
+        out_sp = tuple((n - e) // s + 1 for n, e, s in zip(sp, eff, strides))
+        view = sliding_window_view(x, eff, axis=tuple(range(1, 1 + nd)))
+        view = view[(slice(None),) + tuple(slice(None, None, s) for s in strides)]
+        view = view[(Ellipsis,) + tuple(slice(None, None, r) for r in wd)]
+        v = view.reshape((3,) + out_sp + (-1,))
+        for sel in (True, False):
+            want = np.argmax(v, axis=-1) if sel else np.argmin(v, axis=-1)
+            got = C._window_arg_extreme(x, sel, window, strides, wd, out_sp)
+            np.testing.assert_array_equal(got, want)
+            best = np.max(v, axis=-1) if sel else np.min(v, axis=-1)
+            np.testing.assert_array_equal(
+                C._window_extreme(x, sel, window, strides, wd, out_sp), best
+            )
+        checked += 1
+    assert checked > 50
