@@ -785,6 +785,7 @@ conv_p = register(Primitive("ad.conv", _conv_impl, kind="internal"))
 def _static(public: str, impl: Callable) -> Primitive:
     p = register(Primitive(public, impl, kind="internal", differentiable=False))
     p.def_batch(lambda c: (c.rebuild(), False))  # shapes and options only: unbatched
+    p.static_result = True
     return p
 
 

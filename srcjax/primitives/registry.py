@@ -115,6 +115,10 @@ class Primitive:
         #: the differentiable parameters are operands that JAX promotes to one
         #: dtype before computing (``dot``, ``concatenate``): see :func:`register`
         self.promote_operands = False
+        #: a pure function of static metadata (shapes, options): given static
+        #: operands its result is static too, a Python value under vmap, never
+        #: per-example data (the conv plans; see batching._static_names)
+        self.static_result = False
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 

@@ -50,7 +50,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+import dataclasses
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 
@@ -336,8 +337,49 @@ def _as_index(node: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- the pass
+class _Recording(set):
+    """The set of batched names, recording every name it ever holds in ``ever``
+    (the names a tape pop may treat as unbatched must never be batched; see
+    :func:`batch`)."""
+
+    def __init__(self, items: Any, ever: Set[str]) -> None:
+        super().__init__(items)
+        self.ever = ever
+        ever.update(self)
+
+    def add(self, x: str) -> None:
+        self.ever.add(x)
+        super().add(x)
+
+    def update(self, *others: Any) -> None:
+        for o in others:
+            o = set(o)
+            self.ever.update(o)
+            super().update(o)
+
+    def __ior__(self, other: Any) -> "_Recording":
+        self.update(other)
+        return self
+
+
 class Batcher:
-    def __init__(self, norm: Normalized, spec: BatchSpec):
+    #: names every binding of which is unbatched in the whole function, popped from a
+    #: tape: pushed as they are and popped unbatched (checked by :func:`batch`)
+    tape_static: FrozenSet[str] = frozenset()
+
+    @property
+    def bat(self) -> Set[str]:
+        return self._bat
+
+    @bat.setter
+    def bat(self, value: Any) -> None:
+        self._bat = _Recording(value, self.ever_batched)
+
+    def __init__(
+        self, norm: Normalized, spec: BatchSpec, tape_static: FrozenSet[str] = frozenset()
+    ):
+        self.ever_batched: Set[str] = set()
+        self.tape_static = tape_static
         self.norm = norm
         self.fdef = norm.node
         self.namer: Namer = norm.namer
@@ -478,7 +520,7 @@ class Batcher:
             and N.to_source(v.func).strip() == "ad.pop_like"
         ):
             like = v.args[1]
-        if like is None and t in self.static:
+        if like is None and (t in self.static or t in self.tape_static):
             self._set(t, False)  # restores static metadata pushed as it was
             return [s]
         if like is None or lst_b == self.is_batched(like):
@@ -717,7 +759,7 @@ class Batcher:
             if self.is_batched(v) and lst not in self.bat:
                 self.bat.add(lst)
                 return [self.broadcast_stmt(lst, s), s]
-            static = isinstance(v, gast.Name) and v.id in self.static
+            static = isinstance(v, gast.Name) and (v.id in self.static or v.id in self.tape_static)
             if lst in self.bat and not self.is_batched(v) and not static:
                 # (static metadata is pushed as it is and popped unbatched)
                 s.value.args = [N.call("ad.batch_broadcast", [N.clone(v), N.name(self.size_name)])]
@@ -1539,6 +1581,47 @@ def _static_names(stmts: List[Any]) -> Set[str]:
     such values in the branches of an ``if``; under a batched condition they
     must stay Python values (joined by ``ad.static_join``), not become
     per-example arrays selected like data."""
+    found: Set[str] = set()
+    constants = _constant_names(stmts)
+    while True:  # static metadata computed from static metadata: to a fixed point
+        more = _static_names_given(stmts, found, constants)
+        if more <= found:
+            return found
+        found |= more
+
+
+def _constant_names(stmts: List[Any]) -> Set[str]:
+    """Names every binding of which is a constant or a tuple/list display of them
+    (an option a composition passes on: ``window_dimensions = (1, 2, 2)``)."""
+
+    def const(e: Any) -> bool:
+        if isinstance(e, (gast.Tuple, gast.List)):
+            return all(const(x) for x in e.elts)
+        return _is_constant(e)
+
+    good: Dict[str, bool] = {}
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            tgt = node.targets[0]
+            if isinstance(tgt, gast.Name):
+                good[tgt.id] = good.get(tgt.id, True) and const(node.value)
+                continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            good.setdefault(node.id, False)
+    return {n for n, ok in good.items() if ok}
+
+
+def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) -> Set[str]:
+    """One round of :func:`_static_names`, taking the names ``known`` as static:
+    a ``static_result`` primitive (the conv plans) or an index into a tuple is
+    static when its operands are (static names, constants, or names bound only
+    to constant displays)."""
+
+    def operand_ok(v: Any) -> bool:
+        if isinstance(v, gast.Name):
+            return v.id in known or v.id in constants
+        return v is None or _is_constant(v) or _is_static_expr(v)
+
     plain: Set[int] = set()  # Name nodes bound by a static assignment
     neutral: Set[int] = set()  # ... by `x = None` (pre-initialized) or a tape pop
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
@@ -1566,6 +1649,14 @@ def _static_names(stmts: List[Any]) -> Set[str]:
                     for v in (v if isinstance(v, list) else [v])
                 )
             )
+            if not ok and (op.prim.static_result or (known and public == "ad.getitem")):
+                ok = all(
+                    operand_ok(v)
+                    for v in op.bound.values()
+                    for v in (v if isinstance(v, list) else [v])
+                )
+        elif not ok and op is not None and op.kind == "copy" and known:
+            ok = isinstance(node.value, gast.Name) and node.value.id in known
         if ok:
             plain.add(id(tgt))
     good: Dict[str, bool] = {}
@@ -1675,8 +1766,35 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
         A gast ``FunctionDef`` with the original parameters (minus those bound
         by ``functools.partial``) returning the batched result.
     """
+    # names pushed on grad's tapes and popped back (the restore pattern) that stay
+    # unbatched everywhere -- a loop target over a list of axes or strides, a slice
+    # bound -- are pushed as they are and popped unbatched: a tape entry broadcast to
+    # the batch would turn them into per-example arrays (an axis or a stride must be
+    # a Python value). Optimistic: a name found batched anywhere in a try is dropped
+    # from the set and the function batched again (a few tries at most)
+    tape_static = _tape_restored_names(norm.node.body)
+    while tape_static:
+        trial = dataclasses.replace(
+            norm,
+            node=copy.deepcopy(norm.node),
+            namer=copy.deepcopy(norm.namer),
+            bindings=dict(norm.bindings),
+        )
+        new, bp = _batch(trial, spec, name, frozenset(tape_static))
+        bad = tape_static & bp.ever_batched
+        if not bad:
+            norm.node, norm.namer = trial.node, trial.namer  # (the names it made)
+            norm.bindings.update(trial.bindings)
+            return new
+        tape_static -= bad
+    return _batch(norm, spec, name, frozenset())[0]
+
+
+def _batch(
+    norm: Normalized, spec: BatchSpec, name: Optional[str], tape_static
+) -> Tuple[Any, "Batcher"]:
     fdef = norm.node
-    bp = Batcher(norm, spec)
+    bp = Batcher(norm, spec, tape_static)
     body = list(fdef.body)
     assert body and isinstance(body[-1], gast.Return)
     ret = body.pop()
@@ -1753,7 +1871,28 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
     new_body += tail + [gast.Return(value=retval)]
     new = N.function_def(name or f"{fdef.name}_vmap", N.arguments(kept), new_body)
     new.sj_origin = getattr(fdef, "sj_origin", None)
-    return new
+    return new, bp
+
+
+def _tape_restored_names(stmts: List[Any]) -> Set[str]:
+    """Names ``t`` pushed on a pure tape (``tape.append(t)``) and popped back from
+    one (``t = tape.pop()``): grad's restore pattern."""
+    pushed: Set[str] = set()
+    popped: Set[str] = set()
+    tapes = _pure_tapes(stmts)
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        op = getattr(node, "sj_op", None)
+        if op is None or op.target not in tapes:
+            continue
+        if op.kind == "append" and isinstance(node, gast.Expr):
+            if op.elts and isinstance(op.elts[0], gast.Name):
+                pushed.add(op.elts[0].id)
+        elif op.kind == "pop" and isinstance(node, gast.Assign):
+            v = node.value
+            plain = isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+            if plain and isinstance(node.targets[0], gast.Name):
+                popped.add(node.targets[0].id)
+    return pushed & popped
 
 
 def _pack_of(body: List[Any], name: str) -> Optional[Any]:
