@@ -43,7 +43,18 @@ from ..primitives.structural import flip as jnp_flip
 from ..primitives.structural import moveaxis as jnp_moveaxis
 from ..primitives.structural import reshape as jnp_reshape
 from ..primitives.structural import stack as jnp_stack
+from . import _more as _lax_more  # noqa: E402
+from ._more import *  # noqa: F403,E402  (Precision, reduce_*, select_n, custom_root ...)
 from ._ops import *  # noqa: F403,E402  (add, exp, pad, dot_general ...: jax.lax's basic operations)
+
+
+def __getattr__(name: str) -> Any:
+    """``lax.complex``: served here, not bound as a global, because this
+    module's code means the builtin ``complex``."""
+    if name == "complex":
+        return _lax_more.complex
+    raise AttributeError(f"module 'srcjax.lax' has no attribute {name!r}")
+
 
 __all__ = [
     "cond",
