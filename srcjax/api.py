@@ -618,7 +618,8 @@ def source(fn: Callable, *example_args: Any) -> str:
             target = fn._pyfn if hasattr(fn, "_pyfn") else fn.fun
             while isinstance(target, Transformed):
                 target = target._pyfn if hasattr(target, "_pyfn") else target.fun
-            nparams = len(get_source(target).node.args.args)
+            pyfn, bound, _ = unwrap_callable(target)  # (partials, bound methods)
+            nparams = len(get_source(pyfn).node.args.args) - len(bound)
             kinds = ("leaf",) * nparams
     return fn._generated(kinds).__srcjax_source__
 

@@ -111,3 +111,14 @@ def test_source_of_the_functions_vjp_and_linearize_return():
     text = srcjax.source(lin)
     assert "def _sin_times_linearize(x, x_dot):" in text and "out_dot" in text
     np.testing.assert_allclose(vjp_fn(np.float32(1.0))[0], np.sin(1.0) + np.cos(1.0), rtol=1e-6)
+
+
+def test_source_of_a_transform_of_a_partial_before_any_call():
+    """API-breadth report: srcjax.source(vmap(functools.partial(...))) raised
+    AttributeError (__code__) when nothing had been called yet."""
+    import functools
+
+    g = functools.partial(lambda a, x: a * x, 2.0)
+    text = srcjax.source(srcjax.vmap(g))
+    assert "def lambda_vmap(x):" in text
+    np.testing.assert_array_equal(srcjax.vmap(g)(np.ones(3, np.float32)), [2.0, 2.0, 2.0])

@@ -512,12 +512,16 @@ class _GlobalFn:
 def _is_static_callable(obj: Any) -> bool:
     """A function whose identity is known when transforming (a Python function, a
     partial, a srcjax transform or primitive, a NumPy ufunc)."""
-    from ..primitives.registry import Primitive
+    from ..primitives.registry import Primitive, lookup_callable
 
-    return (
-        isinstance(obj, (types.FunctionType, functools.partial, Primitive, np.ufunc))
-        or getattr(obj, "__srcjax_transform__", None) is not None
-    )
+    if isinstance(obj, (types.FunctionType, functools.partial, Primitive, np.ufunc)):
+        return True
+    if getattr(obj, "__srcjax_transform__", None) is not None:
+        return True
+    try:  # a callable the registry knows (operator.mul is jnp.multiply, math.exp ...)
+        return lookup_callable(obj) is not None
+    except TypeError:  # (unhashable or odd objects)
+        return False
 
 
 class _ForeignFn:
