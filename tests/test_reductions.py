@@ -743,3 +743,17 @@ def test_vmap_grad_of_var_ddof_matches_loop():
         got = srcjax.jit(srcjax.vmap(srcjax.grad(fn)))(x)
         want = np.stack([fd_grad(oracle, row.astype(np.float64)) for row in x])
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_top_k_returns_a_list_as_jax():
+    """User H: lax.top_k returned a tuple; JAX 0.10.2 returns [values, indices]
+    (the pytree structure differs). Eager and jit; derivatives unchanged."""
+    x = np.array([[3.0, 1.0, 4.0, 1.5], [0.5, 9.0, 2.0, 6.0]], np.float32)
+    for r in (srcjax.lax.top_k(x, 2), srcjax.jit(lambda v: srcjax.lax.top_k(v, 2))(x)):
+        assert type(r) is list and len(r) == 2
+        np.testing.assert_array_equal(r[0], [[4.0, 3.0], [9.0, 6.0]])
+        np.testing.assert_array_equal(r[1], [[2, 0], [1, 3]])
+    g = srcjax.grad(lambda v: jnp.sum(srcjax.lax.top_k(v, 2)[0] ** 2))(x)
+    np.testing.assert_array_equal(g, [[6.0, 0.0, 8.0, 0.0], [0.0, 18.0, 0.0, 12.0]])
+    t = srcjax.jvp(lambda v: srcjax.lax.top_k(v[0], 2)[0], (x,), (np.ones_like(x),))[1]
+    np.testing.assert_array_equal(t, [1.0, 1.0])

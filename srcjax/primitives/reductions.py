@@ -1313,7 +1313,7 @@ def top_k_indices(x, k):
 
 def _top_k(operand, k, *, axis=-1):
     """The ``k`` largest entries along ``axis`` (the last by default) and their
-    indices (jax.lax.top_k): ``(values, indices)``, both of ``operand``'s shape
+    indices (jax.lax.top_k): ``[values, indices]`` (a list, as JAX), both of ``operand``'s shape
     with ``axis`` of size ``k``; values keep the dtype, indices are int32.
     Sorted descending (floats in IEEE total order: NaN first, ``+0`` before
     ``-0``); equal values in the order of their indices. Raises ValueError for a
@@ -1338,7 +1338,8 @@ def _top_k(operand, k, *, axis=-1):
         )
     xs = np.moveaxis(x, ax, -1)
     idx = top_k_indices(xs, k)
-    return np.moveaxis(np.take_along_axis(xs, idx, -1), -1, ax), np.moveaxis(idx, -1, ax)
+    # a list, as JAX 0.10.2's lax.top_k returns
+    return [np.moveaxis(np.take_along_axis(xs, idx, -1), -1, ax), np.moveaxis(idx, -1, ax)]
 
 
 top_k = register(Primitive("lax.top_k", _top_k, kind="structural"))

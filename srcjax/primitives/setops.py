@@ -222,7 +222,7 @@ def _unique_jvp_ar(
 
 def _first_of(g, ans):
     """The values' cotangent when unique returned a tuple (values, index, ...)."""
-    if isinstance(ans, tuple):
+    if isinstance(ans, (tuple, list)):
         return None if g is None else g[0]
     return g
 
@@ -230,8 +230,8 @@ def _first_of(g, ans):
 def _with_first(t, ans):
     """The tangent of unique's result: ``t`` for the values, zeros (integer
     results have none) elsewhere."""
-    if isinstance(ans, tuple):
-        return (t,) + tuple(None for _ in ans[1:])
+    if isinstance(ans, (tuple, list)):  # (lax.top_k's result is a list)
+        return type(ans)([t] + [None for _ in ans[1:]])
     return t
 
 
