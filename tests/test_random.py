@@ -582,7 +582,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="unsigned"):
         random.bits(k, (2,), jnp.int32)
     with pytest.raises(NotImplementedError, match="float16"):
-        random.uniform(k, (2,), dtype=jnp.float16)
+        random.exponential(k, (2,), dtype=jnp.float16)  # (uniform/normal have it)
     with pytest.raises(ValueError, match="broadcast"):
         random.uniform(k, (3,), minval=np.zeros((2, 3)))
     with pytest.raises(ValueError, match="broadcast"):
@@ -884,3 +884,27 @@ def test_new_samplers_errors():
 
     with pytest.raises(Exception, match="permut"):
         srcjax.grad(f)(np.ones(3, np.float32))
+
+
+def test_float16_uniform_and_normal_are_bit_exact():
+    """float16 draws were NotImplementedError (nn.initializers in float16 need them).
+    Values recorded from JAX 0.10.2 (the uint16 bits), both counter layouts."""
+    k = random.PRNGKey(0)
+    u = random.uniform(k, (8,), jnp.float16, 0.1, 0.7)
+    assert u.dtype == np.float16
+    assert u.view(np.uint16).tolist() == [13461, 13130, 12352, 14310, 13226, 13708, 14642, 14500]
+    n = random.normal(k, (8,), jnp.float16)
+    assert n.view(np.uint16).tolist() == [47078, 47709, 48741, 13938, 47575, 45867, 15743, 15036]
+    srcjax.config.update("jax_threefry_partitionable", False)
+    try:
+        n = random.normal(random.PRNGKey(3), (8,), jnp.float16).view(np.uint16).tolist()
+        assert n == [15071, 47536, 14530, 49301, 14764, 13386, 12700, 46809]
+        b = random.uniform(random.PRNGKey(1), (4000,), jnp.float16).view(np.uint16)
+        b = b.astype(np.int64)
+        assert (int(b.sum()), int((b * np.arange(4000)).sum() % 1000003)) == (55319642, 348254)
+    finally:
+        srcjax.config.update("jax_threefry_partitionable", True)
+    keys = random.split(random.PRNGKey(0), 3)
+    got = srcjax.vmap(lambda kk: random.normal(kk, (4,), jnp.float16))(keys)
+    want = np.stack([random.normal(kk, (4,), jnp.float16) for kk in keys])
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))

@@ -110,10 +110,15 @@ def _shape(shape: Any, name: str) -> tuple:
     return out
 
 
+_HALF_OK = ("uniform", "normal")  # the samplers with a float16 path (bit for bit)
+
+
 def _float_dtype(dtype: Any, name: str) -> np.dtype:
     d = _dt.canonicalize_dtype(dtype)
     if d.kind != "f":
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {d}")
+    if d == np.dtype(np.float16) and name in _HALF_OK:
+        return d
     if d not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise NotImplementedError(
             f"srcjax.random.{name}: dtype {d} is not implemented (float32 and "
@@ -363,6 +368,8 @@ def _uniform_from(keys, shape, dtype, minval, maxval, name="uniform"):
     if d == np.float32:
         w = _tf.bits(keys, shape, 32, _partitionable())
         return _tf.uniform32(w, lo, hi)
+    if d == np.float16:
+        return _tf.uniform16(_tf.bits(keys, shape, 16, _partitionable()), lo, hi)
     w = _tf.bits(keys, shape, 64, _partitionable())
     return _tf.uniform64(w, lo, hi)
 
@@ -395,7 +402,10 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
         ValueError: a non-float dtype; ``minval``/``maxval`` that do not broadcast
             to ``shape``; a batch of keys (use ``srcjax.vmap``).
         TypeError: an invalid key or shape.
-        NotImplementedError: float16 / bfloat16.
+        NotImplementedError: bfloat16.
+
+    float16 draws 16-bit words (``f`` from their top 10 bits) and rounds each
+    operation in float16, as XLA:CPU (bit for bit with JAX).
 
     Not differentiable in ``minval``/``maxval`` in srcjax (JAX is): asking for
     that derivative raises an error.
@@ -405,6 +415,8 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
 
 def _normal_from(keys, shape, dtype):
     d = _float_dtype(dtype, "normal")
+    if d == np.float16:
+        return _tf.normal16(_tf.bits(keys, _shape(shape, "normal"), 16, _partitionable()))
     if d != np.float32:
         raise NotImplementedError(
             "srcjax.random.normal: float64 is not implemented (XLA's float64 erf_inv "
@@ -429,14 +441,15 @@ def _normal(key, shape=(), dtype=float):
     Args:
         key: a key, uint32 of shape ``(2,)``.
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        dtype: float32 (the default float dtype unless ``jax_enable_x64``) or
+            float16 (a float16 uniform, float32 ``erf_inv``, a float16 product).
 
     Returns:
-        float32 array of ``shape``.
+        array of ``shape`` and ``dtype``.
 
     Raises:
         NotImplementedError: float64 (the default dtype with ``jax_enable_x64``:
-            pass ``dtype=jnp.float32``) and float16.
+            pass ``dtype=jnp.float32``).
         ValueError: a non-float dtype; a batch of keys (use ``srcjax.vmap``).
         TypeError: an invalid key or shape.
     """
