@@ -1148,6 +1148,9 @@ def custom_root(
 
     Returns:
         The root (``initial_guess``' shape and dtype), or ``(root, aux)``.
+
+    Under a transform, ``solve`` must be a module-level function (see
+    :func:`custom_linear_solve`).
     """
     out = solve(f, initial_guess)
     if has_aux:
@@ -1222,6 +1225,10 @@ def custom_linear_solve(
     differentiates ``solve`` in reverse mode too, so ``transpose_solve`` and
     ``symmetric`` are accepted and not used. First derivatives only (grad, jvp,
     vmap and jit of them); a second derivative raises NotImplementedError.
+    Under a transform, ``solve`` must be a module-level function (or a
+    srcjax/jnp one): a ``solve`` defined inside the calling function cannot
+    yet be handed ``matvec`` (srcjax does not pass one local function to
+    another; the transform then fails with a no-derivative-rule or NameError).
 
     Args:
         matvec: the linear map ``x -> A x`` on arrays of ``b``'s shape.
