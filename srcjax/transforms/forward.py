@@ -22,7 +22,14 @@ import gast
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
-from .rules import active_operands, inline_rule, no_rule_checks, primal_by_rule
+from .rules import (
+    active_operands,
+    element_activity,
+    inline_rule,
+    no_rule_checks,
+    primal_by_rule,
+    single_packs,
+)
 
 __all__ = ["forward"]
 
@@ -50,6 +57,7 @@ class Forward:
 
     # ---------------------------------------------------------------- activity
     def analyze(self, stmts: List[Any]) -> None:
+        self.packs = single_packs(stmts)
         while True:
             before = len(self.active)
             self._activity(stmts)
@@ -62,7 +70,13 @@ class Forward:
             if isinstance(s, gast.Assign) and op is not None:
                 t = s.targets[0].id
                 if op.kind == "prim":
-                    if op.prim.differentiable and any(n in self.active for n in op.operand_names()):
+                    elem = element_activity(op, self.packs, self.active)
+                    if elem is not None:
+                        if elem:
+                            self.active.add(t)
+                    elif op.prim.differentiable and any(
+                        n in self.active for n in op.operand_names()
+                    ):
                         self.active.add(t)
                 elif op.kind in ("copy", "pack", "unknown"):
                     if any(n in self.active for n in op.operand_names()):

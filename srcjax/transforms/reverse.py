@@ -33,7 +33,14 @@ from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from ..primitives import registry
-from .rules import active_operands, inline_rule, no_rule_checks, primal_by_rule
+from .rules import (
+    active_operands,
+    element_activity,
+    inline_rule,
+    no_rule_checks,
+    primal_by_rule,
+    single_packs,
+)
 
 __all__ = ["reverse"]
 
@@ -90,6 +97,7 @@ class Reverse:
 
     # ------------------------------------------------------------------ analysis
     def analyze(self, stmts: List[Any]) -> None:
+        self.packs = single_packs(stmts)
         changed = True
         while changed:
             before = (len(self.active), len(self.containers), len(self.maybe))
@@ -102,7 +110,13 @@ class Reverse:
             if isinstance(s, gast.Assign) and op is not None:
                 t = s.targets[0].id
                 if op.kind == "prim":
-                    if op.prim.differentiable and any(n in self.active for n in op.operand_names()):
+                    elem = element_activity(op, self.packs, self.active)
+                    if elem is not None:
+                        if elem:
+                            self.active.add(t)
+                    elif op.prim.differentiable and any(
+                        n in self.active for n in op.operand_names()
+                    ):
                         self.active.add(t)
                     if op.prim.returns_tree:
                         self.containers.add(t)

@@ -87,6 +87,51 @@ def active_operands(prim: Any, bound: Dict[str, Any], active: Any):
             yield pname, p, arg, hits
 
 
+def single_packs(stmts: List[Any]) -> Dict[str, List[Any]]:
+    """Names bound exactly once, by a tuple or list display, and never appended to:
+    ``name -> its element nodes``. Activity analysis reads ``t = out[i]`` of such a
+    name as element ``i``'s activity, not the whole display's: a composition
+    returning ``(x_promoted, a_promoted)`` would otherwise make ``a`` active with
+    ``x`` (its derivative computed for nothing, or a rule that raises run).
+    Shared by both AD modes."""
+    stores: Dict[str, int] = {}
+    packs: Dict[str, List[Any]] = {}
+    appended: set = set()
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        op = getattr(node, "sj_op", None)
+        if op is None:
+            continue
+        if op.kind == "append" and op.target:
+            appended.add(op.target)
+        if (
+            op.kind == "pack"
+            and isinstance(node, gast.Assign)
+            and isinstance(node.targets[0], gast.Name)
+            and isinstance(node.value, (gast.Tuple, gast.List))
+        ):
+            packs[node.targets[0].id] = list(node.value.elts)
+    return {n: e for n, e in packs.items() if stores.get(n) == 1 and n not in appended}
+
+
+def element_activity(op: Any, packs: Dict[str, List[Any]], active: Any) -> Any:
+    """For ``t = x[i]`` (``ad.getitem``) of a name in ``packs`` with a constant int
+    ``i``: whether element ``i`` is active (True/False); None when not such a read."""
+    if op.prim.public != "ad.getitem":
+        return None
+    x, idx = op.bound.get("x"), op.bound.get("idx")
+    if not (isinstance(x, gast.Name) and x.id in packs):
+        return None
+    if not (isinstance(idx, gast.Constant) and type(idx.value) is int):
+        return None
+    elts = packs[x.id]
+    if not -len(elts) <= idx.value < len(elts):
+        return None
+    e = elts[idx.value]
+    return any(n in active for n in N.names_in(e))
+
+
 def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exception):
     """Statements for an active operand of a parameter ``prim`` has no rule for
     (another parameter has one): ``ad.require_constant(x, message)``, raising
