@@ -13,7 +13,7 @@ from ... import numpy as jnp
 from .. import special
 from ._util import promote4
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x, df, loc=0, scale=1):
@@ -32,3 +32,26 @@ def logpdf(x, df, loc=0, scale=1):
 def pdf(x, df, loc=0, scale=1):
     """``exp(logpdf(x, df, loc, scale))`` (jax.scipy.stats.chi2.pdf)."""
     return jnp.exp(logpdf(x, df, loc, scale))
+
+
+def cdf(x, df, loc=0, scale=1):
+    """``gammainc(df/2, clip((x - loc)/(2 scale), 0, inf))``
+    (jax.scipy.stats.chi2.cdf); not differentiable in ``df`` (as gamma.cdf)."""
+    x, df, loc, scale = promote4(x, df, loc, scale)
+    return special.gammainc(df / 2, jnp.clip((x - loc) / (scale * 2), 0, np.inf))
+
+
+def logcdf(x, df, loc=0, scale=1):
+    """``log(cdf(x, df, loc, scale))`` (jax.scipy.stats.chi2.logcdf)."""
+    return jnp.log(cdf(x, df, loc, scale))
+
+
+def sf(x, df, loc=0, scale=1):
+    """``gammaincc(df/2, clip((x - loc)/(2 scale), 0, inf))`` (jax.scipy.stats.chi2.sf)."""
+    x, df, loc, scale = promote4(x, df, loc, scale)
+    return special.gammaincc(df / 2, jnp.clip((x - loc) / (scale * 2), 0, np.inf))
+
+
+def logsf(x, df, loc=0, scale=1):
+    """``log(sf(x, df, loc, scale))`` (jax.scipy.stats.chi2.logsf)."""
+    return jnp.log(sf(x, df, loc, scale))

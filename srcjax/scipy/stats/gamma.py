@@ -11,7 +11,7 @@ from ... import numpy as jnp
 from .. import special
 from ._util import promote4
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x, a, loc=0, scale=1):
@@ -28,3 +28,28 @@ def logpdf(x, a, loc=0, scale=1):
 def pdf(x, a, loc=0, scale=1):
     """``exp(logpdf(x, a, loc, scale))`` (jax.scipy.stats.gamma.pdf)."""
     return jnp.exp(logpdf(x, a, loc, scale))
+
+
+def cdf(x, a, loc=0, scale=1):
+    """``gammainc(a, clip((x - loc)/scale, 0, inf))`` (jax.scipy.stats.gamma.cdf).
+    Differentiable in ``x``, ``loc``, ``scale``; not in ``a`` (gammainc's
+    derivative in ``a`` is not implemented: a clear error)."""
+    x, a, loc, scale = promote4(x, a, loc, scale)
+    return special.gammainc(a, jnp.clip((x - loc) / scale, 0, np.inf))
+
+
+def logcdf(x, a, loc=0, scale=1):
+    """``log(cdf(x, a, loc, scale))`` (jax.scipy.stats.gamma.logcdf)."""
+    return jnp.log(cdf(x, a, loc, scale))
+
+
+def sf(x, a, loc=0, scale=1):
+    """``gammaincc(a, (x - loc)/scale)``, 1 below ``loc`` (jax.scipy.stats.gamma.sf)."""
+    x, a, loc, scale = promote4(x, a, loc, scale)
+    y = (x - loc) / scale
+    return jnp.where(y < 0, 1, special.gammaincc(a, jnp.maximum(y, 0)))
+
+
+def logsf(x, a, loc=0, scale=1):
+    """``log(sf(x, a, loc, scale))`` (jax.scipy.stats.gamma.logsf)."""
+    return jnp.log(sf(x, a, loc, scale))

@@ -13,7 +13,7 @@ from .. import special
 from . import norm
 from ._util import promote5
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def _log_diff(x, y):
@@ -51,3 +51,45 @@ def logpdf(x, a, b, loc=0, scale=1):
 def pdf(x, a, b, loc=0, scale=1):
     """``exp(logpdf(x, a, b, loc, scale))`` (jax.scipy.stats.truncnorm.pdf)."""
     return jnp.exp(logpdf(x, a, b, loc, scale))
+
+
+def logcdf(x, a, b, loc=0, scale=1):
+    """``log((ndtr(y) - ndtr(a)) / (ndtr(b) - ndtr(a)))`` for ``y = (x - loc)/scale``
+    through the Gaussian masses' tails, ``log1p(-sf)`` near 1 (no cancellation),
+    0 above ``b``, -inf below ``a``, NaN where ``a >= b``
+    (jax.scipy.stats.truncnorm.logcdf)."""
+    x, a, b, loc, scale = promote5(x, a, b, loc, scale)
+    shape = jnp.shape(x + a + b)
+    x = jnp.broadcast_to(x, shape)
+    a = jnp.broadcast_to(a, shape)
+    b = jnp.broadcast_to(b, shape)
+    y = (x - loc) / scale
+    # the masses on [a, y] and [y, b] for y inside (a, b) only ("double where"):
+    # outside, the result is the constant 0 or -inf, and y there would make the
+    # unselected branches NaN, and their zero cotangents NaN derivatives (JAX: 0)
+    inside = (y > a) & (y < b)
+    yc = jnp.where(inside, y, jnp.where(a < b, (a + b) / 2, a))
+    lgm_ab = _log_gauss_mass(a, b)
+    lcdf = _log_gauss_mass(a, yc) - lgm_ab
+    lsf = _log_gauss_mass(yc, b) - lgm_ab
+    out = jnp.where(y > a, lcdf, -np.inf)
+    out = jnp.where(lcdf > -0.1, jnp.log1p(-jnp.exp(lsf)), out)
+    out = jnp.where(y <= a, -np.inf, out)
+    out = jnp.where(y >= b, 0.0, out)
+    return jnp.where(a >= b, np.nan, out)
+
+
+def cdf(x, a, b, loc=0, scale=1):
+    """``exp(logcdf(x, a, b, loc, scale))`` (jax.scipy.stats.truncnorm.cdf)."""
+    return jnp.exp(logcdf(x, a, b, loc, scale))
+
+
+def logsf(x, a, b, loc=0, scale=1):
+    """``logcdf(-x, -b, -a, -loc, scale)`` (jax.scipy.stats.truncnorm.logsf)."""
+    x, a, b, loc, scale = promote5(x, a, b, loc, scale)
+    return logcdf(-x, -b, -a, -loc, scale)
+
+
+def sf(x, a, b, loc=0, scale=1):
+    """``exp(logsf(x, a, b, loc, scale))`` (jax.scipy.stats.truncnorm.sf)."""
+    return jnp.exp(logsf(x, a, b, loc, scale))
