@@ -278,3 +278,15 @@ def test_shape_mismatches_are_type_errors_as_in_jax():
         with pytest.raises(TypeError, match=msg) as info:
             f()
         assert isinstance(info.value, (ShapeError, ValueError))
+
+
+def _jvp_helper(fn, x):
+    return srcjax.jvp(fn, (x,), (1.0,))[1]
+
+
+def test_transform_of_a_callers_local_function_in_a_helper_is_a_clear_error():
+    """lax-breadth report: jvp of a local function received as a parameter, inside
+    grad, crashed with 'cannot pickle module object' (deepcopy in _lift)."""
+    with pytest.raises(NotImplementedError, match="local function of the caller") as info:
+        srcjax.grad(lambda x: _jvp_helper(lambda v: v * v * x, x))(np.float32(2.0))
+    assert "test_errors.py" in str(info.value)

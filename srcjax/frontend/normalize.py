@@ -3252,6 +3252,17 @@ class Normalizer:
                     self.loc(fn_node),
                     "call the transformation inside each branch instead",
                 )
+            if isinstance(fdef, _ForeignFn):
+                # (its free variables are the caller's: lifting it here would read
+                # this function's names; it was a TypeError from deepcopy)
+                raise UnsupportedSyntaxError(
+                    f"`{fn_node.id}` is a local function of the caller passed in as an "
+                    "argument; srcjax cannot hand it to a transformation here",
+                    self.loc(fn_node),
+                    "apply the transformation where the function is defined (pass "
+                    "srcjax.jvp(f, ...)'s result, or grad(f), to the helper instead), or "
+                    "define the function at module level",
+                )
             fdef = N.clone(fdef)
         else:
             return None
