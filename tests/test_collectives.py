@@ -235,3 +235,15 @@ def test_pmean_of_a_pytree_of_gradients():
     np.testing.assert_array_equal(pair[0], [3.0] * 3)
     np.testing.assert_array_equal(pair[1], [6.0] * 3)
     assert srcjax.vmap(lambda t: slax.psum(1, "i"), axis_name="i")(np.ones(3)).dtype == np.int32
+
+
+def _total(x, name):
+    return srcjax.lax.psum(x, name)
+
+
+def test_axis_name_through_a_helper_parameter():
+    """lax-breadth report: psum(x, name) in a helper given name="i" was refused under
+    vmap ('axis_name must be a constant'): the parameter is bound to a constant."""
+    x = np.arange(1.0, 4.0)
+    got = srcjax.vmap(lambda v: v / _total(v, "i"), axis_name="i")(x)
+    np.testing.assert_allclose(got, x / x.sum())

@@ -157,6 +157,9 @@ class BatchCall:
         if v is None:
             d = self.default(pname)
             return True, None if d is self.prim.signature.parameters[pname].empty else d
+        if isinstance(v, gast.Name) and v.id in self.bp.constant_values:
+            # a helper's parameter bound to a constant (psum(x, name), name = "i")
+            return True, self.bp.constant_values[v.id]
         return _const_value(v)
 
     def is_container(self, node: Any) -> bool:
@@ -411,6 +414,9 @@ class Batcher:
         #: lists only ever appended to and popped from (grad's tapes): in-place
         #: changes of these under a batched `if` are the tapes' own business
         self.pure_tapes = _pure_tapes(self.fdef.body)
+        #: names every binding of which is the same constant (a string, number,
+        #: or a tuple of them): static arguments to rules (see BatchCall.static)
+        self.constant_values = _constant_values(self.fdef.body)
         from ..primitives import batch_rules  # noqa: F401  (registers rules and helpers)
 
     # ------------------------------------------------------------------ helpers
@@ -1588,6 +1594,36 @@ def _static_names(stmts: List[Any]) -> Set[str]:
         if more <= found:
             return found
         found |= more
+
+
+def _constant_values(stmts: List[Any]) -> Dict[str, Any]:
+    """``name -> value`` for names every binding of which in ``stmts`` is one and
+    the same constant (or tuple display of constants)."""
+    import ast
+
+    values: Dict[str, Any] = {}
+    bad: Set[str] = set()
+    seen: Set[int] = set()  # target nodes of the assignments looked at
+    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            tgt = node.targets[0]
+            if isinstance(tgt, gast.Name):
+                seen.add(id(tgt))
+                try:
+                    val = ast.literal_eval(N.to_source(node.value).strip())
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    bad.add(tgt.id)
+                    continue
+                if not isinstance(val, (str, int, float, bool, tuple)) or (
+                    tgt.id in values and values[tgt.id] != val
+                ):
+                    bad.add(tgt.id)
+                values.setdefault(tgt.id, val)
+                continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if id(node) not in seen:
+                bad.add(node.id)
+    return {n: v for n, v in values.items() if n not in bad}
 
 
 def _constant_names(stmts: List[Any]) -> Set[str]:
