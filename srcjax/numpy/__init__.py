@@ -49,6 +49,7 @@ from ..primitives.setops import *  # noqa: F403
 from ..primitives.structural import *  # noqa: F403
 from . import fft, linalg
 from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)
+from ._more import *  # noqa: F403  (more compositions: nanquantile, insert, partition ...)
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
 ndarray = _np.ndarray

@@ -1,0 +1,1547 @@
+"""More ``jax.numpy`` functions (JAX 0.10.2), mostly compositions of registered
+primitives.
+
+Like ``_functions.py``, these are plain Python over primitives: transformed code
+inlines them like a user function, so grad, jvp, vmap and jit come from the
+primitives they call. Static bookkeeping (shapes, dtypes, index tables, JAX's
+argument checks) is done by non-differentiable ``ad.*`` helpers registered
+below, which are the same for every example of a vmap. The few new primitives
+(``nextafter``, ``bitwise_count``, ``i0``, ``frexp``'s parts) are in
+``srcjax/primitives/more.py``.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import operator as _operator
+from typing import Callable
+
+import numpy as _np
+
+from .. import dtypes as _dt
+from ..primitives.ad import (
+    broadcast_to,
+    default_int,
+    expand_dims,
+    group_last,
+    moveaxis,
+    reshape,
+    sum,
+    zeros_like,
+)
+from ..primitives.creation import (
+    arange,
+    asarray,
+    diag_indices,
+    full,
+    ones,
+    ones_like,
+    shape,
+    size,
+    tril_indices,
+    triu_indices,
+    zeros,
+)
+from ..primitives.elementwise import abs as _abs
+from ..primitives.elementwise import bitwise_and as _bitwise_and
+from ..primitives.elementwise import (
+    ceil,
+    clip,
+    conj,
+    cos,
+    equal,
+    floor,
+    floor_divide,
+    imag,
+    isinf,
+    isnan,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    power,
+    real,
+    remainder,
+    sign,
+    sqrt,
+    where,
+)
+from ..primitives.elementwise import left_shift as _left_shift
+from ..primitives.linalg import matmul
+from ..primitives.more import (
+    bitwise_count,
+    frexp_exponent,
+    frexp_mantissa,
+    i0,
+    nextafter,
+)
+from ..primitives.reductions import all as _all
+from ..primitives.reductions import any as _any
+from ..primitives.reductions import cumprod as _cumprod
+from ..primitives.reductions import cumsum
+from ..primitives.reductions import top_k as _top_k
+from ..primitives.registry import Primitive, register
+from ..primitives.setops import flatnonzero as _flatnonzero
+from ..primitives.setops import nonzero as _nonzero
+from ..primitives.structural import (
+    argsort,
+    concatenate,
+    diag,
+    diff,
+    flip,
+    ravel,
+    sort,
+    stack,
+    take,
+    take_along_axis,
+)
+from ..primitives.structural import at_add as _at_add
+from ..primitives.structural import at_set as _at_set
+from ._functions import convolve, copysign, cov, iscomplexobj, logspace
+
+__all__ = [
+    "argpartition",
+    "array_equal",
+    "bartlett",
+    "blackman",
+    "choose",
+    "compress",
+    "cumulative_prod",
+    "diag_indices_from",
+    "extract",
+    "hamming",
+    "hanning",
+    "kaiser",
+    "mask_indices",
+    "matvec",
+    "packbits",
+    "partition",
+    "place",
+    "put",
+    "put_along_axis",
+    "resize",
+    "rollaxis",
+    "tril_indices_from",
+    "triu_indices_from",
+    "trim_zeros",
+    "unpackbits",
+    "unwrap",
+    "vecmat",
+    "array_equiv",
+    "bitwise_count",
+    "broadcast_arrays",
+    "broadcast_shapes",
+    "corrcoef",
+    "correlate",
+    "delete",
+    "diagflat",
+    "frexp",
+    "gcd",
+    "geomspace",
+    "gradient",
+    "i0",
+    "indices",
+    "insert",
+    "iscomplex",
+    "isreal",
+    "isrealobj",
+    "lcm",
+    "ldexp",
+    "modf",
+    "nanmedian",
+    "nanpercentile",
+    "nanquantile",
+    "nextafter",
+    "ravel_multi_index",
+    "spacing",
+    "unravel_index",
+    "vander",
+]
+
+
+def _static(public: str, impl: Callable) -> Primitive:
+    """A non-differentiable helper of static values (shapes, dtypes, options):
+    unbatched under vmap."""
+    p = register(Primitive(public, impl, kind="internal", differentiable=False))
+    p.def_batch(lambda c: (c.rebuild(), False))
+    return p
+
+
+def _checker(public: str, impl: Callable) -> Primitive:
+    """A non-differentiable helper that reads values (JAX checks them only
+    outside jit): under vmap it runs per example."""
+    return register(Primitive(public, impl, kind="internal", differentiable=False))
+
+
+# ---------------------------------------------------------------------------
+# static helpers
+
+
+def _broadcast_shapes_impl(shapes):
+    """Static: the broadcast of ``shapes`` (each a tuple or an int), JAX's
+    ValueError when they do not broadcast."""
+    shapes = [(int(s),) if _np.ndim(s) == 0 else tuple(int(d) for d in s) for s in shapes]
+    try:
+        return tuple(_np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def _shapes_broadcast_impl(a, b):
+    """Static: whether shapes ``a`` and ``b`` broadcast together."""
+    try:
+        _np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        return False
+    return True
+
+
+def _inexact_impl(*xs):
+    """Static: JAX's inexact promotion of the operands' dtypes."""
+    return _dt.to_inexact_dtype(_dt.result_type(*xs))
+
+
+def _result_dtype_impl(*xs):
+    """Static: JAX's promotion of the operands' dtypes."""
+    return _dt.result_type(*xs)
+
+
+def _dtype_kind_impl(x):
+    """Static: the NumPy kind letter of ``x``'s JAX dtype (``'f'``, ``'i'`` ...)."""
+    return _dt.dtype_of(x).kind
+
+
+def _canon_dtype_impl(dtype):
+    """Static: ``dtype`` canonicalized (64-bit types narrowed without x64)."""
+    return _dt.canonicalize_dtype(dtype)
+
+
+def _smallest_subnormal_impl(dt):
+    """Static: the smallest positive subnormal of float dtype ``dt``."""
+    return _np.finfo(dt).smallest_subnormal.item()
+
+
+def _norm_axis_impl(axis, ndim, what="axis"):
+    """Static: ``axis`` in ``[0, ndim)`` (JAX's error for out of bounds)."""
+    a = _operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{what} {a} is out of bounds for array of dimension {ndim}")
+    return a % ndim if ndim else 0
+
+
+def _norm_axes_impl(axis, ndim):
+    """Static: ``axis`` (None, int or sequence) as a tuple of axes in
+    ``[0, ndim)``."""
+    if axis is None:
+        return tuple(range(ndim))
+    if _np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(_norm_axis_impl(a, ndim) for a in axis)
+
+
+broadcast_shapes_of = _static("ad.more_broadcast_shapes", _broadcast_shapes_impl)
+shapes_broadcast = _static("ad.more_shapes_broadcast", _shapes_broadcast_impl)
+inexact_of = _static("ad.more_inexact_dtype", _inexact_impl)
+
+
+def _inexact_seq_impl(xs):
+    """Static: JAX's inexact promotion of the dtypes of the sequence ``xs``."""
+    return _inexact_impl(*xs)
+
+
+inexact_seq = _static("ad.more_inexact_dtype_seq", _inexact_seq_impl)
+result_dtype = _static("ad.more_result_dtype", _result_dtype_impl)
+dtype_kind = _static("ad.more_dtype_kind", _dtype_kind_impl)
+canon_dtype = _static("ad.more_canonical_dtype", _canon_dtype_impl)
+smallest_subnormal = _static("ad.more_smallest_subnormal", _smallest_subnormal_impl)
+norm_axis = _static("ad.more_norm_axis", _norm_axis_impl)
+norm_axes = _static("ad.more_norm_axes", _norm_axes_impl)
+
+
+# ---------------------------------------------------------------------------
+# comparisons and dtype predicates
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """Whether ``a1`` and ``a2`` have the same shape and elements
+    (jax.numpy.array_equal): a 0-d bool array, False for different shapes; with
+    ``equal_nan``, NaNs in the same places count as equal. Not
+    differentiable."""
+    a1 = asarray(a1)
+    a2 = asarray(a2)
+    if shape(a1) != shape(a2):
+        return asarray(False)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return _all(eq)
+
+
+def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` are equal after broadcasting
+    (jax.numpy.array_equiv): a 0-d bool array, False when the shapes do not
+    broadcast. Not differentiable."""
+    a1 = asarray(a1)
+    a2 = asarray(a2)
+    if not shapes_broadcast(shape(a1), shape(a2)):
+        return asarray(False)
+    return _all(equal(a1, a2))
+
+
+def isreal(x):
+    """Elementwise ``imag(x) == 0`` (jax.numpy.isreal): a bool array of ``x``'s
+    shape (all True for real dtypes)."""
+    return imag(x) == 0
+
+
+def iscomplex(x):
+    """Elementwise ``imag(x) != 0`` (jax.numpy.iscomplex): a bool array of
+    ``x``'s shape (all False for real dtypes)."""
+    return imag(x) != 0
+
+
+def isrealobj(x):
+    """Whether ``x`` does not have a complex dtype (jax.numpy.isrealobj); a
+    Python bool, static under every transform."""
+    return not iscomplexobj(x)
+
+
+# ---------------------------------------------------------------------------
+# broadcasting
+
+
+def broadcast_shapes(*shapes):
+    """The shape that arrays of ``shapes`` broadcast to
+    (jax.numpy.broadcast_shapes); ints count as 1-D shapes. Returns a tuple of
+    ints (``()`` for no shapes). Raises ValueError when they do not broadcast."""
+    if len(shapes) == 0:
+        return ()
+    return broadcast_shapes_of(shapes)
+
+
+def broadcast_arrays(*args):
+    """The arguments broadcast to their common shape (jax.numpy.broadcast_arrays):
+    a list of arrays, dtypes unchanged. Differentiable (each adjoint summed back
+    to its argument's shape). Raises ValueError when the shapes do not
+    broadcast."""
+    arrs = [asarray(a) for a in args]
+    s = broadcast_shapes_of([shape(a) for a in arrs])
+    return [broadcast_to(a, s) for a in arrs]
+
+
+# ---------------------------------------------------------------------------
+# NaN-aware quantiles
+
+
+def _nanquantile(a, q, axis, method, keepdims, name):
+    if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(
+            "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest'"
+            f" (inverted_cdf is not supported by srcjax); got {method!r}"
+        )
+    a = asarray(a)
+    q = asarray(q)
+    if dtype_kind(a) == "c":
+        raise ValueError(
+            "quantile does not support complex input, as the operation is poorly defined."
+        )
+    if len(shape(q)) > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {shape(q)}")
+    a = asarray(a, dtype=inexact_of(a))
+    nd = len(shape(a))
+    axes = norm_axes(axis, nd)
+    # NaNs sort last; their cotangent is dropped (JAX's where)
+    g = group_last(a, axes)
+    s = sort(where(isnan(g), _np.nan, g), axis=-1)
+    qdt = inexact_of(q)
+    counts = sum(logical_not(isnan(s)), axis=-1, dtype=qdt)
+    kept = shape(counts)
+    qb = reshape(q, shape(q) + (1,) * len(kept))
+    pos = qb * (counts - 1)
+    low = floor(pos)
+    high = ceil(pos)
+    hw = pos - low
+    lw = 1 - hw
+    low = asarray(maximum(0, minimum(low, counts - 1)), dtype=default_int())
+    high = asarray(maximum(0, minimum(high, counts - 1)), dtype=default_int())
+    sb = broadcast_to(s, shape(q) + shape(s))
+    low_v = take_along_axis(sb, expand_dims(low, -1), -1)[..., 0]
+    high_v = take_along_axis(sb, expand_dims(high, -1), -1)[..., 0]
+    if method == "linear":
+        out = asarray(low_v, dtype=qdt) * lw + asarray(high_v, dtype=qdt) * hw
+    elif method == "lower":
+        out = low_v
+    elif method == "higher":
+        out = high_v
+    elif method == "nearest":
+        out = where(hw <= 0.5, low_v, high_v)
+    else:
+        out = (low_v + high_v) * 0.5
+    if keepdims:
+        ks = tuple(1 if i in axes else shape(a)[i] for i in range(nd))
+        out = reshape(out, shape(q) + ks)
+    return asarray(out, dtype=a.dtype)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """The ``q``-th quantile of ``a`` over ``axis`` ignoring NaNs
+    (jax.numpy.nanquantile): per slice, the non-NaN values sorted and
+    interpolated at ``q * (count - 1)``; NaN where a slice is all NaN.
+
+    ``q``: scalar or 1-D; ``axis``: None, int or tuple; ``method``:
+    ``"linear"``, ``"lower"``, ``"higher"``, ``"midpoint"`` or ``"nearest"``.
+    Shape: ``q.shape`` followed by ``a``'s without the reduced axes (1 with
+    ``keepdims``). Dtype: ``a``'s inexact dtype (``linear`` interpolates in
+    ``q``'s inexact dtype first, as JAX). Differentiable in ``a`` (through the sorted values)
+    and, for ``linear``, in ``q``. Raises ValueError for ``out``/
+    ``overwrite_input`` (as JAX), complex ``a``, ``q`` of rank > 1 or an unknown
+    method (``inverted_cdf``/``weights`` are not supported)."""
+    if overwrite_input or out is not None:
+        raise ValueError(
+            "jax.numpy.nanquantile does not support overwrite_input=True or out != None"
+        )
+    return _nanquantile(a, q, axis, method, keepdims, "nanquantile")
+
+
+def nanpercentile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False
+):
+    """The ``q``-th percentile of ``a`` ignoring NaNs (jax.numpy.nanpercentile):
+    :func:`nanquantile` of ``q / 100`` (``q`` promoted to its inexact dtype).
+    Same shapes, dtypes, derivatives and errors."""
+    q = asarray(q)
+    q = asarray(q, dtype=inexact_of(q)) / 100
+    return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of ``a`` over ``axis`` ignoring NaNs (jax.numpy.nanmedian):
+    :func:`nanquantile` at 0.5 with ``method="midpoint"`` (the mean of the two
+    middle values). Shape: ``a``'s without the reduced axes; dtype: ``a``'s
+    inexact dtype; NaN for an all-NaN slice. Differentiable in ``a``."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+
+# ---------------------------------------------------------------------------
+# statistics and signal
+
+
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    """Pearson correlation coefficients (jax.numpy.corrcoef): ``cov(x, y,
+    rowvar)`` normalized by the outer product of its standard deviations, real
+    parts clipped to ``[-1, 1]``. Shape: ``(k, k)`` for ``k`` variables (0-d for
+    one: ``c / c``, 1 or NaN). Dtype: the inexact dtype of the inputs, or
+    ``dtype``. Differentiable in ``x`` and ``y``. Raises ValueError for a
+    non-inexact ``dtype`` and the errors of ``cov``."""
+    if dtype is not None and dtype_kind(zeros((), dtype=dtype)) not in "fc":
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype=}")
+    c = cov(x, y, rowvar)
+    if dtype is not None:
+        c = asarray(c, dtype=dtype)
+    if len(shape(c)) == 0:
+        return c / c
+    d = diag(c)
+    sd = asarray(sqrt(real(d)), dtype=c.dtype)
+    c = c / reshape(sd, (-1, 1)) / reshape(sd, (1, -1))
+    re = clip(real(c), -1, 1)
+    if iscomplexobj(c):
+        return re + 1j * clip(imag(c), -1, 1)
+    return re
+
+
+def correlate(a, v, mode="valid", precision=None, preferred_element_type=None):
+    """Cross-correlation of two 1-D arrays (jax.numpy.correlate):
+    ``c[k] = sum_n a[n + k] * conj(v[n])`` over the overlap, ``mode``
+    ``"valid"`` (length ``max(n, m) - min(n, m) + 1``), ``"same"``
+    (``max(n, m)``) or ``"full"`` (``n + m - 1``), aligned as JAX's
+    (``v`` longer than ``a`` gives the result reversed, as NumPy). Dtype: JAX's
+    inexact promotion of both (or ``preferred_element_type``). Differentiable
+    in both. Raises ValueError for inputs that are not 1-D, empty inputs or
+    an unknown ``mode``; ``precision`` is accepted and ignored."""
+    if len(shape(a)) != 1 or len(shape(v)) != 1:
+        raise ValueError("correlate() only support 1-dimensional inputs.")
+    if preferred_element_type is None:
+        dt = inexact_of(a, v)
+    else:
+        dt = result_dtype(a, v)
+    x = asarray(a, dtype=dt)
+    y = conj(asarray(v, dtype=dt))
+    if size(x) == 0 or size(y) == 0:
+        raise ValueError(
+            f"correlate: inputs cannot be empty, got shapes {shape(x)} and {shape(y)}."
+        )
+    if mode != "full" and mode != "same" and mode != "valid":
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    swapped = size(x) < size(y)
+    if swapped:
+        x, y = y, x
+    n = size(x)
+    m = size(y)
+    full_c = convolve(x, flip(y, 0))
+    if mode == "same":
+        start = m - 1 - m // 2
+        out = full_c[start : start + n]
+    elif mode == "valid":
+        out = full_c[m - 1 : n]
+    else:
+        out = full_c
+    if preferred_element_type is not None:
+        out = asarray(out, dtype=preferred_element_type)
+    if swapped:
+        return flip(out, 0)
+    return out
+
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """The gradient of sampled ``f`` by central differences in the interior and
+    one-sided first differences at the edges (jax.numpy.gradient).
+
+    ``varargs``: none (unit spacing), one spacing for every axis, or one per
+    axis; each a scalar or a 1-D array of coordinates of that axis' length.
+    ``axis``: None (all), int or sequence. Returns one array of ``f``'s shape
+    (one axis) or a list of them; dtype: JAX's inexact promotion of ``f`` and
+    the spacings. Differentiable in ``f`` and the spacings. Raises
+    NotImplementedError for ``edge_order`` (as JAX), ValueError for an axis
+    shorter than 2 or coordinates of the wrong length/rank, TypeError for the
+    wrong number of spacings."""
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    dt = inexact_seq([f] + list(varargs))
+    a = asarray(f, dtype=dt)
+    nd = len(shape(a))
+    axes = norm_axes(axis, nd)
+    if len(axes) == 0:
+        return []
+    if _builtins.min([shape(a)[i] for i in axes]) < 2:
+        raise ValueError(
+            "Shape of array too small to calculate a numerical gradient, "
+            "at least 2 elements are required."
+        )
+    nv = len(varargs)
+    if nv == 0:
+        hs = [1.0] * len(axes)
+    elif nv == 1:
+        hs = [varargs[0]] * len(axes)
+    elif nv == len(axes):
+        hs = list(varargs)
+    else:
+        raise TypeError(f"Invalid number of spacing arguments {nv} for axis={axis}")
+    out = [_gradient_axis(a, asarray(h, dtype=dt), ax) for ax, h in zip(axes, hs)]
+    if len(axes) == 1:
+        return out[0]
+    return out
+
+
+def _gradient_axis(a, h, ax):
+    b = moveaxis(a, ax, 0)
+    first = b[1:2] - b[0:1]
+    last = b[-1:] - b[-2:-1]
+    if len(shape(h)) == 0:
+        inner = (b[2:] - b[:-2]) * 0.5 / h
+        first = first / h
+        last = last / h
+    elif len(shape(h)) == 1:
+        if shape(h)[0] != shape(b)[0]:
+            raise ValueError(
+                "Spacing arrays must have the same length as the "
+                "dimension along which the gradient is calculated."
+            )
+        hb = reshape(h, shape(h) + (1,) * (len(shape(b)) - 1))
+        first = first / (hb[1:2] - hb[0:1])
+        last = last / (hb[-1:] - hb[-2:-1])
+        dx1 = hb[1:-1] - hb[:-2]
+        dx2 = hb[2:] - hb[1:-1]
+        ca = -dx2 / (dx1 * (dx1 + dx2))
+        cb = (dx2 - dx1) / (dx1 * dx2)
+        cc = dx1 / (dx2 * (dx1 + dx2))
+        inner = ca * b[:-2] + cb * b[1:-1] + cc * b[2:]
+    else:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    return moveaxis(concatenate([first, inner, last], axis=0), 0, ax)
+
+
+# ---------------------------------------------------------------------------
+# creation
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` numbers spaced evenly on a log scale from ``start`` to ``stop``
+    (jax.numpy.geomspace): ``sign(start) * logspace(log10(start/sign),
+    log10(stop/sign))``. Shape ``(num,)`` (array endpoints add their broadcast
+    shape, samples at ``axis``). Dtype: ``dtype``, else JAX's inexact promotion
+    of ``start``/``stop``. Differentiable in ``start`` and ``stop``. ``num`` and
+    ``axis`` must be ints (TypeError otherwise)."""
+    num = _operator.index(num)
+    axis = _operator.index(axis)
+    if dtype is None:
+        dtype = inexact_of(start, stop)
+    else:
+        dtype = canon_dtype(dtype)
+    cdt = inexact_of(zeros((), dtype=dtype))
+    start = asarray(start, dtype=cdt)
+    stop = asarray(stop, dtype=cdt)
+    sg = sign(start)
+    res = sg * logspace(log10(start / sg), log10(stop / sg), num, endpoint, 10.0, cdt, 0)
+    if axis != 0:
+        res = moveaxis(res, 0, axis)
+    return asarray(res, dtype=dtype)
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    """A grid of indices (jax.numpy.indices): for ``dimensions = (d0, ..., dk)``
+    an int array of shape ``(k+1, d0, ..., dk)`` whose ``i``-th slice varies
+    along axis ``i``; with ``sparse``, a tuple of arrays of shape ``(1, .., di,
+    .., 1)``. Dtype: ``dtype``, else the default int. Raises TypeError for
+    non-integer dimensions."""
+    dtype = default_int() if dtype is None else canon_dtype(dtype)
+    dims = tuple(_operator.index(d) for d in dimensions)
+    n = len(dims)
+    out = []
+    for i in range(n):
+        s = (1,) * i + (dims[i],) + (1,) * (n - i - 1)
+        idx = reshape(arange(dims[i], dtype=dtype), s)
+        if sparse:
+            out.append(idx)
+        else:
+            out.append(broadcast_to(idx, dims))
+    if sparse:
+        return tuple(out)
+    if n == 0:
+        return zeros((0,), dtype=dtype)
+    return stack(out, 0)
+
+
+def diagflat(v, k=0):
+    """A 2-D array with the flattened ``v`` on diagonal ``k`` (jax.numpy.diagflat):
+    shape ``(n + |k|, n + |k|)`` for ``n = v.size``; dtype ``v``'s.
+    Differentiable."""
+    return diag(ravel(asarray(v)), k)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-D ``x`` (jax.numpy.vander): column ``j`` is
+    ``x ** (N - 1 - j)`` (``x ** j`` with ``increasing``). Shape ``(len(x),
+    N)``, ``N`` defaulting to ``len(x)``; dtype ``x``'s. Differentiable. Raises
+    ValueError for ``x`` that is not 1-D or a negative ``N``."""
+    x = asarray(x)
+    if len(shape(x)) != 1:
+        raise ValueError("x must be a one-dimensional array")
+    if N is None:
+        N = shape(x)[0]
+    N = _operator.index(N)
+    if N < 0:
+        raise ValueError("N must be nonnegative")
+    p = arange(N, dtype=x.dtype)
+    if not increasing:
+        p = (N - 1) - p
+    return power(reshape(x, (-1, 1)), reshape(p, (1, -1)))
+
+
+# ---------------------------------------------------------------------------
+# index arithmetic
+
+
+def unravel_index(indices, shape):  # noqa: F811 (JAX's parameter name)
+    """Flat indices into an array of shape ``shape`` as a tuple of coordinate
+    arrays (jax.numpy.unravel_index), row-major. Out-of-range indices are
+    clipped (JAX's semantics: too large gives the last coordinate in every
+    axis, below ``-1`` the first). Shapes: ``indices``'s; dtypes: ``indices``'s
+    int dtype. Raises ValueError for a ``shape`` that is not a scalar or
+    1-D sequence."""
+    idx = asarray(indices)
+    dims = _unravel_dims(shape)
+    n = len(dims)
+    out = [0] * n
+    for i in range(n - 1, -1, -1):
+        out[i] = remainder(idx, dims[i])
+        idx = floor_divide(idx, dims[i])
+    oob_pos = idx > 0
+    oob_neg = idx < -1
+    if dtype_kind(idx) == "u":
+        oob_neg = zeros_like(oob_pos)
+    return tuple(where(oob_pos, dims[i] - 1, where(oob_neg, 0, out[i])) for i in range(n))
+
+
+def _unravel_dims_impl(shape_):
+    """Static: unravel_index's shape as a tuple of ints (JAX's ValueError)."""
+    try:
+        dims = list(shape_)
+    except TypeError:
+        dims = [shape_]
+    if any(_np.ndim(s) != 0 for s in dims):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    return tuple(int(d) for d in dims)
+
+
+_unravel_dims = _static("ad.more_unravel_dims", _unravel_dims_impl)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", dtype=None):
+    """Flat indices from a tuple of coordinate arrays into an array of shape
+    ``dims`` (jax.numpy.ravel_multi_index). ``mode``: ``"raise"`` (ValueError
+    for an out-of-range coordinate), ``"wrap"``, ``"clip"`` or ``"ignore"``;
+    ``order``: ``"C"`` or ``"F"``. Shape: the coordinates' broadcast shape;
+    dtype: ``dtype``, else JAX's promotion of the default int and the
+    coordinates. Raises TypeError for non-integer coordinates, ValueError for
+    an unknown mode/order or a dtype too small for ``prod(dims)``."""
+    if len(multi_index) != len(dims):
+        raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
+    dims = tuple(_operator.index(d) for d in dims)
+    idx = [asarray(i) for i in multi_index]
+    dt = _ravel_dtype(idx, dtype, dims)
+    for i in idx:
+        if dtype_kind(i) not in "iu":
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        _ravel_check(idx, dims)
+    elif mode == "clip":
+        idx = [clip(idx[k], 0, dims[k] - 1) for k in range(len(dims))]
+    elif mode == "wrap":
+        idx = [remainder(idx[k], dims[k]) for k in range(len(dims))]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    strides = _ravel_strides(dims, order)
+    out = asarray(0, dtype=dt)
+    for k in range(len(dims)):
+        out = out + asarray(idx[k], dtype=dt) * strides[k]
+    return out
+
+
+def _ravel_dtype_impl(idx, dtype, dims):
+    """Static: ravel_multi_index's result dtype (JAX's checks)."""
+    dt = _dt.result_type(int, *idx) if dtype is None else _dt.canonicalize_dtype(dtype)
+    if dt.kind not in "iu":
+        raise ValueError(f"dtype={dt} is not an integer type.")
+    if int(_np.prod(dims, dtype=object)) - 1 > _np.iinfo(dt).max:
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={dt} not large enough to hold flattened"
+            f" index for dims={dims}. Use the dtype argument to pass a suitable dtype."
+        )
+    return dt
+
+
+def _ravel_strides_impl(dims, order):
+    """Static: the flat strides of ``dims`` in ``order`` ("C" or "F")."""
+    if order == "F":
+        return tuple(int(s) for s in _np.cumprod((1,) + tuple(dims[:-1])))
+    if order == "C":
+        return tuple(int(s) for s in _np.cumprod((1,) + tuple(dims[1:])[::-1])[::-1])
+    raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+
+
+def _ravel_check_impl(idx, dims):
+    """ravel_multi_index(mode="raise")'s check of the coordinates' values."""
+    for i, d in zip(idx, dims):
+        if _np.any((_np.asarray(i) < 0) | (_np.asarray(i) >= d)):
+            raise ValueError("invalid entry in coordinates array")
+    return True
+
+
+_ravel_dtype = _static("ad.more_ravel_dtype", _ravel_dtype_impl)
+_ravel_strides = _static("ad.more_ravel_strides", _ravel_strides_impl)
+_ravel_check = _checker("ad.more_ravel_check", _ravel_check_impl)
+
+
+def insert(arr, obj, values, axis=None):
+    """``values`` inserted into ``arr`` before the indices ``obj`` along ``axis``
+    (jax.numpy.insert; ``axis=None`` flattens ``arr`` first). ``obj``: an int, a
+    slice or a 1-D int array (indices of the input; negative ones count from
+    the end, then clipped to ``[0, n]``); ``values`` broadcast to the inserted
+    slots, cast to ``arr``'s dtype. Shape: ``arr``'s with ``axis`` longer by the
+    number inserted. Differentiable in ``arr`` and ``values``. Raises ValueError
+    for ``obj`` of rank > 1 or not integer."""
+    a = asarray(arr)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = norm_axis(axis, len(shape(a)))
+    n_in = shape(a)[ax]
+    if isinstance(obj, slice):
+        ind = _slice_indices(obj, n_in)
+    else:
+        ind = asarray(obj)
+    if len(shape(ind)) > 1:
+        raise ValueError(
+            f"jnp.insert(): obj must be a slice, a one-dimensional array, or a scalar; got {obj}"
+        )
+    if dtype_kind(ind) not in "iu":
+        if size(ind) == 0 and not isinstance(obj, _np.ndarray):
+            ind = asarray(ind, dtype=default_int())
+        else:
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    v = asarray(values, dtype=a.dtype)
+    nd = len(shape(a))
+    if len(shape(v)) < nd:
+        v = reshape(v, (1,) * (nd - len(shape(v))) + shape(v))
+    if size(ind) == 1:
+        index = ravel(ind)[0]
+        if len(shape(ind)) == 0:
+            v = moveaxis(v, 0, ax)
+        ind = full((shape(v)[ax],), index)
+    n_ins = broadcast_shapes_of([shape(ind), (shape(v)[ax],)])[0]
+    ind = where(ind < 0, ind + n_in, ind)
+    ind = clip(ind, 0, n_in)
+    order = argsort(ind, stable=True)
+    values_ind = _at_add(ind, order, arange(n_ins, dtype=ind.dtype))
+    keep = ones((n_in + n_ins,), dtype=bool)
+    keep = _at_set(keep, values_ind, False)
+    arr_ind = _flatnonzero(keep, size=n_in)
+    moved = moveaxis(a, ax, 0)
+    vm = moveaxis(v, ax, 0)
+    out = zeros((n_in + n_ins,) + shape(moved)[1:], dtype=a.dtype)
+    slot = (n_ins,) + shape(moved)[1:]
+    out = _at_set(out, values_ind, broadcast_to(vm, slot))
+    out = _at_set(out, arr_ind, moved)
+    return moveaxis(out, 0, ax)
+
+
+def _slice_indices_impl(obj, n):
+    """Static: the indices a slice ``obj`` selects from ``range(n)``."""
+    return _np.arange(*obj.indices(n)).astype(_dt.default_int())
+
+
+_slice_indices = _static("ad.more_slice_indices", _slice_indices_impl)
+
+
+def delete(arr, obj, axis=None, assume_unique_indices=False):
+    """``arr`` without the entries ``obj`` along ``axis`` (jax.numpy.delete;
+    ``axis=None`` flattens first). ``obj``: an int, a slice, an int array
+    (duplicates allowed; its values must be known, as JAX needs them static)
+    or a bool mask of the axis' length. With ``assume_unique_indices`` an int
+    array is used in JAX's jit-compatible way (out-of-range indices clipped).
+    Differentiable in ``arr``. Raises ValueError/IndexError for a bad mask or
+    out-of-range index, and for float ``obj``."""
+    a = asarray(arr)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = norm_axis(axis, len(shape(a)))
+    n = shape(a)[ax]
+    if isinstance(obj, (int, _np.integer)) and not isinstance(obj, bool):
+        k = norm_axis(obj, n, "index")
+        moved = moveaxis(a, ax, 0)
+        return moveaxis(concatenate([moved[:k], moved[k + 1 :]], axis=0), 0, ax)
+    if isinstance(obj, slice):
+        o = _slice_indices(obj, n)
+        assume_unique_indices = True
+    else:
+        o = asarray(obj)
+    if assume_unique_indices and dtype_kind(o) in "iu":
+        o = ravel(o)
+        o = clip(where(o < 0, o + n, o), 0, n)
+        o = sort(o)
+        o = o - arange(size(o), dtype=o.dtype)
+        i = arange(n - size(o), dtype=o.dtype)
+        i = i + sum(reshape(i, (1, -1)) >= reshape(o, (-1, 1)), axis=0, dtype=i.dtype)
+        return take(a, i, axis=ax)
+    return take(a, _delete_keep(o, n), axis=ax)
+
+
+def _delete_keep_impl(o, n):
+    """The indices ``delete`` keeps for an int or bool ``obj`` (read from its
+    values, as JAX needs them static; JAX's errors)."""
+    o = _np.asarray(o)
+    if o.dtype.kind in "iu":
+        mask = _np.ones(n, dtype=bool)
+        mask[o] = False
+    elif o.dtype == bool:
+        if o.shape != (n,):
+            raise ValueError(
+                "np.delete(arr, obj): for boolean indices, obj must be one-dimensional "
+                "with length matching specified axis."
+            )
+        mask = ~o
+    else:
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={o.dtype}; must be integer or bool.")
+    return _np.nonzero(mask)[0].astype(_dt.default_int())
+
+
+_delete_keep = _checker("ad.more_delete_keep", _delete_keep_impl)
+
+
+# ---------------------------------------------------------------------------
+# integer and float arithmetic
+
+
+def gcd(x1, x2):
+    """Greatest common divisor of ``|x1|`` and ``|x2|``, elementwise
+    (jax.numpy.gcd; ``gcd(0, 0) = 0``). Broadcasts; dtype: JAX's promotion of
+    both. Raises ValueError for non-integer input."""
+    dt = result_dtype(x1, x2)
+    if dtype_kind(zeros((), dtype=dt)) not in "iu":
+        raise ValueError("Arguments to jax.numpy.gcd must be integers.")
+    s = broadcast_shapes_of([shape(x1), shape(x2)])
+    a = broadcast_to(_abs(asarray(x1, dtype=dt)), s)
+    b = broadcast_to(_abs(asarray(x2, dtype=dt)), s)
+    while _any(b != 0):
+        nz = b != 0
+        safe = where(nz, b, ones_like(b))
+        r = where(nz, remainder(a, safe), zeros_like(b))
+        a = where(nz, b, a)
+        b = r
+    return a
+
+
+def lcm(x1, x2):
+    """Least common multiple of ``|x1|`` and ``|x2|``, elementwise
+    (jax.numpy.lcm; 0 if either is 0). Broadcasts; dtype: JAX's promotion.
+    Raises ValueError for non-integer input."""
+    dt = result_dtype(x1, x2)
+    if dtype_kind(zeros((), dtype=dt)) not in "iu":
+        raise ValueError("Arguments to jax.numpy.lcm must be integers.")
+    a = _abs(asarray(x1, dtype=dt))
+    b = _abs(asarray(x2, dtype=dt))
+    d = gcd(a, b)
+    safe = where(d == 0, ones_like(d), d)
+    return where(d == 0, zeros_like(d), a * floor_divide(b, safe))
+
+
+def frexp(x):
+    """Mantissa and exponent of ``x`` (jax.numpy.frexp): ``x = m * 2**e`` with
+    ``0.5 <= |m| < 1`` (``m = x``, ``e = 0`` for 0, inf and NaN). Returns ``(m,
+    e)``: ``m`` in ``x``'s inexact dtype, ``e`` int32, both of ``x``'s shape.
+    ``m`` is differentiable (``2**-e``, JAX's rule). TypeError for complex
+    input. Subnormal inputs get their exact decomposition (NumPy's); JAX on
+    CPU gives other values there."""
+    x = asarray(x)
+    return frexp_mantissa(x), frexp_exponent(x)
+
+
+def ldexp(x1, x2):
+    """``x1 * 2**x2`` elementwise (jax.numpy.ldexp), computed as JAX does
+    (through ``frexp`` so that a small ``x1`` with a large ``x2`` does not
+    overflow early). ``x2`` must be an integer array. Dtype: ``x1``'s inexact
+    dtype. Differentiable in ``x1``. Raises ValueError for complex ``x1`` or
+    inexact ``x2``."""
+    x1 = asarray(x1)
+    x2 = asarray(x2)
+    if dtype_kind(x1) == "c" or dtype_kind(x2) in "fc":
+        raise ValueError(f"ldexp not supported for input types {(x1.dtype, x2.dtype)}")
+    dt = inexact_of(x1)
+    x1 = asarray(x1, dtype=dt)
+    x2 = asarray(x2, dtype=dt)
+    m = frexp_mantissa(x1)
+    e = asarray(frexp_exponent(x1), dtype=dt) + x2
+    m = where(e > 0, m * 2, m)
+    e = where(e > 0, e - 1, e)
+    x = m * power(asarray(2, dtype=dt), e)
+    return where(logical_or(isinf(x1), x1 == 0), x1, x)
+
+
+def modf(x, out=None):
+    """Fractional and integral parts of ``x`` (jax.numpy.modf), both with the
+    sign of ``x``: ``(x - trunc(x), trunc(x))`` in ``x``'s inexact dtype.
+    Differentiable (the integral part has derivative 0). ``out`` raises
+    NotImplementedError."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
+    x = asarray(x)
+    x = asarray(x, dtype=inexact_of(x))
+    whole = where(x >= 0, floor(x), ceil(x))
+    return x - whole, whole
+
+
+def spacing(x):
+    """The distance from ``x`` to the adjacent float away from zero, elementwise
+    (jax.numpy.spacing; negative for negative ``x``; float16 steps toward
+    +inf as JAX). Dtype: ``x``'s inexact dtype. Not differentiable (as JAX).
+    ValueError for complex input."""
+    x = asarray(x)
+    dt = inexact_of(x)
+    if dtype_kind(zeros((), dtype=dt)) == "c":
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
+    x = asarray(x, dtype=dt)
+    if dt == _np.float16:
+        return nextafter(x, _np.inf) - x
+    r = nextafter(x, copysign(_np.inf, x)) - x
+    return where(r == 0, copysign(asarray(smallest_subnormal(dt), dtype=dt), x), r)
+
+
+# ---------------------------------------------------------------------------
+# sorting-like selections
+
+
+def partition(a, kth, axis=-1):
+    """``a`` partially sorted along ``axis`` (jax.numpy.partition): the ``kth + 1``
+    smallest values first in ascending order (so position ``kth`` holds the
+    value a full sort puts there), then the rest in descending order (JAX's
+    layout, built from two ``lax.top_k``). Shape and dtype ``a``'s.
+    Differentiable. Raises NotImplementedError for complex ``a`` and
+    ValueError for ``kth`` or ``axis`` out of range."""
+    arr = asarray(a)
+    if dtype_kind(arr) == "c":
+        raise NotImplementedError("jnp.partition for complex dtype is not implemented.")
+    ax = norm_axis(axis, len(shape(arr)))
+    n = shape(arr)[ax]
+    k = norm_axis(kth, n, "kth")
+    arr = moveaxis(arr, ax, -1)
+    if dtype_kind(arr) == "u":
+        bottom = -_top_k(-(arr + 1), k + 1)[0] - 1
+    else:
+        bottom = -_top_k(-arr, k + 1)[0]
+    top = _top_k(arr, n - k - 1)[0]
+    return moveaxis(concatenate([bottom, top], axis=-1), -1, ax)
+
+
+def argpartition(a, kth, axis=-1):
+    """Indices that partition ``a`` along ``axis`` (jax.numpy.argpartition):
+    the indices of the ``kth + 1`` smallest values first, ordered by value
+    (ties by index), then the remaining indices in increasing index order
+    (JAX's layout). Shape ``a``'s; dtype int32. Raises NotImplementedError for
+    complex ``a`` and ValueError for ``kth`` or ``axis`` out of range."""
+    arr = asarray(a)
+    if dtype_kind(arr) == "c":
+        raise NotImplementedError("jnp.argpartition for complex dtype is not implemented.")
+    ax = norm_axis(axis, len(shape(arr)))
+    n = shape(arr)[ax]
+    k = norm_axis(kth, n, "kth")
+    arr = moveaxis(arr, ax, -1)
+    if dtype_kind(arr) == "u":
+        bottom = _top_k(-(arr + 1), k + 1)[1]
+    else:
+        bottom = _top_k(-arr, k + 1)[1]
+    hit = _any(expand_dims(bottom, -1) == arange(n, dtype=bottom.dtype), axis=-2)
+    proxy = where(hit, 0.0, 1.0)
+    top = _top_k(proxy, n - k - 1)[1]
+    return moveaxis(concatenate([bottom, top], axis=-1), -1, ax)
+
+
+# ---------------------------------------------------------------------------
+# shape manipulation
+
+
+def resize(a, new_shape):
+    """``a`` flattened, repeated as often as needed and cut to ``new_shape``
+    (jax.numpy.resize; zeros when ``a`` or the new shape is empty). Dtype
+    ``a``'s; differentiable. Raises ValueError for a negative dimension."""
+    if isinstance(new_shape, int):
+        new_shape = (new_shape,)
+    new_shape = tuple(_operator.index(d) for d in new_shape)
+    if any(d < 0 for d in new_shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    arr = ravel(asarray(a))
+    new_size = 1
+    for d in new_shape:
+        new_size = new_size * d
+    n = size(arr)
+    if n == 0 or new_size == 0:
+        return zeros(new_shape, dtype=arr.dtype)
+    reps = -(-new_size // n)
+    return reshape(concatenate([arr] * reps)[:new_size], new_shape)
+
+
+def rollaxis(a, axis, start=0):
+    """``a`` with ``axis`` moved to before position ``start``
+    (jax.numpy.rollaxis, NumPy's convention). Differentiable. Raises
+    ValueError for ``start`` outside ``[-ndim, ndim]``."""
+    a = asarray(a)
+    nd = len(shape(a))
+    start = _operator.index(start)
+    ax = norm_axis(axis, nd)
+    if not -nd <= start <= nd:
+        raise ValueError(f"start={start} must satisfy {-nd}<=start<={nd}")
+    if start < 0:
+        start = start + nd
+    if start > ax:
+        start = start - 1
+    return moveaxis(a, ax, start)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """``filt`` without its leading (``'f'`` in ``trim``) and trailing (``'b'``)
+    all-zero slices along ``axis`` (None: every axis) (jax.numpy.trim_zeros).
+    The result's shape depends on the values (JAX needs them concrete; srcjax
+    reads them at run time, so it is not for vmap over ``filt``).
+    Differentiable in ``filt``."""
+    f = asarray(filt)
+    return f[_trim_slices(f, trim, axis)]
+
+
+def _trim_slices_impl(f, trim, axis):
+    """The slices trim_zeros keeps (read from the values of ``f``)."""
+    f = _np.asarray(f)
+    axes = set(_norm_axes_impl(axis, f.ndim))
+    t = trim.lower()
+    out = []
+    for ax in range(f.ndim):
+        if ax not in axes or ("f" not in t and "b" not in t):
+            out.append(slice(None))
+            continue
+        mask = _np.any(f != 0, axis=tuple(i for i in range(f.ndim) if i != ax))
+        if not mask.any():
+            out.append(slice(0, 0))
+            continue
+        start = int(mask.argmax()) if "f" in t else None
+        stop = f.shape[ax] - int(mask[::-1].argmax()) if "b" in t else None
+        out.append(slice(start, stop))
+    return tuple(out)
+
+
+_trim_slices = _checker("ad.more_trim_slices", _trim_slices_impl)
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * _np.pi):
+    """``p`` with jumps larger than ``discont`` (default ``period / 2``) along
+    ``axis`` replaced by their ``period`` complement (jax.numpy.unwrap). Shape
+    ``p``'s; dtype JAX's promotion of ``p`` and ``period``. Differentiable in
+    ``p``. Raises ValueError for complex input."""
+    p = asarray(p)
+    dt = result_dtype(p, period)
+    if dtype_kind(zeros((), dtype=dt)) == "c":
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    p = asarray(p, dtype=dt)
+    period = asarray(period, dtype=dt)
+    ax = norm_axis(axis, len(shape(p)))
+    if shape(p)[ax] == 0:
+        return p
+    if discont is None:
+        discont = period / 2
+    if dtype_kind(p) in "iu":
+        interval = period // 2
+    else:
+        interval = period / 2
+    pm = moveaxis(p, ax, 0)
+    dd = diff(pm, axis=0)
+    ddmod = remainder(dd + interval, period) - interval
+    ddmod = where(logical_and(ddmod == -interval, dd > 0), interval, ddmod)
+    correct = where(_abs(dd) < discont, zeros_like(ddmod), ddmod - dd)
+    up = concatenate([pm[:1], pm[1:] + cumsum(correct, axis=0)], axis=0)
+    return moveaxis(up, 0, ax)
+
+
+# ---------------------------------------------------------------------------
+# index helpers
+
+
+def tril_indices_from(arr, k=0):
+    """``tril_indices`` for a 2-D ``arr``'s shape (jax.numpy.tril_indices_from):
+    the row and column indices of the lower triangle (diagonal ``k`` and
+    below). Raises ValueError unless ``arr`` is 2-D."""
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return tril_indices(s[0], k=k, m=s[1])
+
+
+def triu_indices_from(arr, k=0):
+    """``triu_indices`` for a 2-D ``arr``'s shape (jax.numpy.triu_indices_from):
+    the indices of the upper triangle (diagonal ``k`` and above). Raises
+    ValueError unless ``arr`` is 2-D."""
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return triu_indices(s[0], k=k, m=s[1])
+
+
+def diag_indices_from(arr):
+    """``diag_indices(n, arr.ndim)`` for an array with all dimensions equal to
+    ``n`` (jax.numpy.diag_indices_from). Raises ValueError for fewer than 2
+    dimensions or unequal ones."""
+    s = shape(arr)
+    if len(s) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(s)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(s[0], ndim=len(s))
+
+
+def mask_indices(n, mask_func, k=0, size=None):
+    """The indices where ``mask_func(ones((n, n)), k)`` is non-zero
+    (jax.numpy.mask_indices; e.g. ``mask_func=jnp.triu``): ``(rows, cols)``,
+    default-int arrays; ``size`` pads or cuts them (with 0) as ``nonzero``."""
+    return _nonzero(mask_func(ones((n, n)), k), size=size)
+
+
+# ---------------------------------------------------------------------------
+# choose / compress / extract / place / put / put_along_axis
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """``choices[a[i]][i]`` elementwise (jax.numpy.choose): ``a`` an int array
+    and ``choices`` a sequence of arrays, all broadcast together. ``mode``:
+    ``"raise"`` (ValueError for an index outside ``[0, len(choices))``),
+    ``"wrap"`` or ``"clip"``. Dtype: the choices' promotion. Differentiable in
+    the choices. Raises ValueError for a non-integer ``a`` or an unknown mode;
+    ``out`` raises NotImplementedError."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    a = asarray(a)
+    if dtype_kind(a) not in "iu":
+        raise ValueError("`a` array must be integer typed")
+    n = len(choices)
+    if mode == "raise":
+        _choose_check(a, n)
+    elif mode == "wrap":
+        a = remainder(a, n)
+    elif mode == "clip":
+        a = clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    cs = [asarray(c) for c in choices]
+    s = broadcast_shapes_of([shape(a)] + [shape(c) for c in cs])
+    stacked = stack([broadcast_to(c, s) for c in cs], 0)
+    idx = expand_dims(broadcast_to(a, s), 0)
+    return take_along_axis(stacked, idx, 0)[0]
+
+
+def _choose_check_impl(a, n):
+    """choose(mode="raise")'s check of the index values."""
+    a = _np.asarray(a)
+    if _np.any((a < 0) | (a >= n)):
+        raise ValueError("invalid entry in choice array")
+    return True
+
+
+_choose_check = _checker("ad.more_choose_check", _choose_check_impl)
+
+
+def compress(condition, a, axis=None, size=None, fill_value=0, out=None):
+    """The slices of ``a`` along ``axis`` (flattened for None) where the 1-D
+    ``condition`` is true (jax.numpy.compress). Without ``size`` the length
+    is the number of true entries (read at run time); with ``size`` the
+    selected slices come first and the rest is ``fill_value`` (JAX's rule;
+    needed under vmap). Dtype ``a``'s; differentiable in ``a``. Raises
+    ValueError for a condition that is not 1-D, true entries beyond ``a``'s
+    length (without ``size``) or a ``size`` out of range; ``out`` raises
+    NotImplementedError."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    c = asarray(asarray(condition), dtype=bool)
+    if len(shape(c)) != 1:
+        raise ValueError("condition must be a 1D array")
+    arr = asarray(a)
+    if axis is None:
+        axis = 0
+        arr = ravel(arr)
+    else:
+        arr = moveaxis(arr, axis, 0)
+    m = _builtins.min(shape(c)[0], shape(arr)[0])
+    extra = c[m:]
+    c = c[:m]
+    arr = arr[:m]
+    if size is not None and not 0 <= size <= shape(arr)[0]:
+        raise ValueError(
+            "size must be positive and not greater than the size of the array axis;"
+            f" got size={size} for a.shape[axis]={shape(arr)[0]}"
+        )
+    # one call for both cases (vmap sees the branch not taken too)
+    idx = _flatnonzero(c, size=size, fill_value=0)
+    if size is None:
+        _compress_check(extra)
+        result = take(arr, idx, axis=0)
+    else:
+        rows = take(arr, idx, axis=0)
+        count = sum(c, dtype=default_int())
+        keep = reshape(arange(size) < count, (size,) + (1,) * (len(shape(arr)) - 1))
+        result = where(keep, rows, asarray(fill_value, dtype=arr.dtype))
+    return moveaxis(result, 0, axis)
+
+
+def _compress_check_impl(extra):
+    """compress's check that no true condition entry is beyond the array."""
+    if _np.any(extra):
+        raise ValueError("condition contains entries that are out of bounds")
+    return True
+
+
+_compress_check = _checker("ad.more_compress_check", _compress_check_impl)
+
+
+def extract(condition, arr, size=None, fill_value=0):
+    """The elements of ``arr`` where ``condition`` is true, flattened
+    (jax.numpy.extract): ``compress(ravel(condition), ravel(arr), size=size,
+    fill_value=fill_value)``."""
+    return compress(ravel(asarray(condition)), ravel(asarray(arr)), None, size, fill_value)
+
+
+def place(arr, mask, vals, inplace=True):
+    """A copy of ``arr`` whose elements where ``mask`` is true are replaced by
+    ``vals`` in order, repeated as needed (jax.numpy.place with
+    ``inplace=False``). Shape and dtype ``arr``'s; differentiable in ``arr``
+    and ``vals``. Raises ValueError with ``inplace=True`` (JAX arrays are
+    immutable), for ``mask`` of another size or empty ``vals``."""
+    data = asarray(arr)
+    m = asarray(mask)
+    v = ravel(asarray(vals))
+    if inplace:
+        raise ValueError(
+            "jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array."
+        )
+    if size(data) != size(m):
+        raise ValueError("place: arr and mask must be the same size")
+    if size(v) == 0:
+        raise ValueError("Cannot place values from an empty array")
+    n = size(data)
+    if n == 0:
+        return data
+    idx = _flatnonzero(ravel(m), size=n, fill_value=n)
+    vt = take(asarray(v, dtype=data.dtype), remainder(arange(n), size(v)))
+    ext = concatenate([ravel(data), zeros((1,), dtype=data.dtype)])
+    return reshape(_at_set(ext, idx, vt)[:n], shape(data))
+
+
+def put(a, ind, v, mode=None, inplace=True):
+    """A copy of ``a`` with the flat positions ``ind`` set to ``v`` (repeated as
+    needed) (jax.numpy.put with ``inplace=False``). ``mode``: None (indices
+    mapped through ``unravel_index``, so out-of-range ones are clipped per
+    axis, as JAX), ``"clip"`` or ``"wrap"``. Shape and dtype ``a``'s;
+    differentiable in ``a`` and ``v``. Raises ValueError with ``inplace=True``
+    or an unknown mode, NotImplementedError for ``mode="raise"``."""
+    if inplace:
+        raise ValueError(
+            "jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array."
+        )
+    arr = asarray(a)
+    i = ravel(asarray(ind))
+    vv = ravel(asarray(v))
+    if size(arr) == 0 or size(i) == 0 or size(vv) == 0:
+        return arr
+    vv = take(asarray(vv, dtype=arr.dtype), remainder(arange(size(i)), size(vv)))
+    if mode is None:
+        pass
+    elif mode == "clip":
+        i = clip(i, 0, size(arr) - 1)
+    elif mode == "wrap":
+        i = remainder(i, size(arr))
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    coords = unravel_index(i, shape(arr))
+    flat = zeros_like(i)
+    for k in range(len(coords)):
+        flat = flat * shape(arr)[k] + coords[k]
+    return reshape(_at_set(ravel(arr), flat, vv), shape(arr))
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
+    """A copy of ``arr`` with ``values`` written at ``indices`` along ``axis``
+    (jax.numpy.put_along_axis with ``inplace=False``; the inverse of
+    ``take_along_axis``; ``axis=None`` works on the flattened array).
+    ``indices`` has ``arr``'s rank (other axes broadcast); ``values`` broadcast
+    to ``indices``. Shape and dtype ``arr``'s; differentiable in ``arr`` and
+    ``values``. Raises ValueError with ``inplace=True``, for ``indices`` of
+    another rank or ``values`` that do not broadcast. ``mode`` is ignored
+    (indices must be in range; negative ones count from the end)."""
+    if inplace:
+        raise ValueError(
+            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays"
+            "are immutable. Pass inplace=False to instead return an updated array."
+        )
+    a = asarray(arr)
+    idx = asarray(indices)
+    orig = shape(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    nd = len(shape(a))
+    if nd != len(shape(idx)):
+        raise ValueError(
+            "put_along_axis arguments 'arr' and 'indices' must have same ndim. Got "
+            f"arr.ndim={nd} and indices.ndim={len(shape(idx))}."
+        )
+    ax = norm_axis(axis, nd)
+    if not shapes_broadcast(shape(values), shape(idx)):
+        raise ValueError(
+            "put_along_axis argument 'values' must be broadcastable to 'indices'. Got "
+            f"values.shape={shape(values)} and indices.shape={shape(idx)}."
+        )
+    vals = broadcast_to(asarray(values, dtype=a.dtype), shape(idx))
+    full_idx = _along_axis_index(shape(a), shape(idx), ax)
+    pos = where(idx < 0, idx + shape(a)[ax], idx)
+    flat = zeros(shape(idx), dtype=default_int())
+    for k in range(nd):
+        if k == ax:
+            flat = flat * shape(a)[k] + pos
+        else:
+            flat = flat * shape(a)[k] + full_idx[k]
+    out = _at_set(ravel(a), ravel(flat), ravel(vals))
+    return reshape(out, orig)
+
+
+def _along_axis_index_impl(a_shape, i_shape, ax):
+    """Static: for each axis but ``ax``, the index along it broadcast to
+    ``i_shape`` (``arange`` where ``i_shape`` has the length, else 0)."""
+    out = []
+    for k, n in enumerate(a_shape):
+        if k == ax:
+            out.append(None)
+            continue
+        m = i_shape[k]
+        if m != n and m != 1:
+            raise ValueError(f"indices shape {i_shape} does not broadcast against {a_shape}")
+        r = _np.arange(m).reshape((1,) * k + (m,) + (1,) * (len(a_shape) - k - 1))
+        out.append(_np.broadcast_to(r, i_shape).astype(_dt.default_int()))
+    return tuple(out)
+
+
+_along_axis_index = _static("ad.more_along_axis_index", _along_axis_index_impl)
+
+
+# ---------------------------------------------------------------------------
+# cumulative / products / bits
+
+
+def cumulative_prod(x, axis=None, dtype=None, include_initial=False):
+    """Cumulative product along ``axis`` (jax.numpy.cumulative_prod, the
+    array-API function): ``axis`` may be omitted only for 1-D input; with
+    ``include_initial`` a leading one is added. Dtype: ``x``'s (``dtype`` if
+    given). Differentiable. Raises ValueError for a
+    0-d input or a missing ``axis`` with N-D input."""
+    x = asarray(x)
+    if len(shape(x)) == 0:
+        raise ValueError(
+            "The input must be non-scalar to take a cumulative product, however a "
+            "scalar value or scalar array was given."
+        )
+    if axis is None:
+        if len(shape(x)) > 1:
+            raise ValueError(
+                f"The input array has rank {len(shape(x))}, however axis was not set to an "
+                "explicit value. The axis argument is only optional for one-dimensional "
+                "arrays."
+            )
+        axis = 0
+    ax = norm_axis(axis, len(shape(x)))
+    c = _cumprod(x, axis=ax, dtype=dtype)
+    if include_initial:
+        first = ones_like(take(c, [0], axis=ax))
+        c = concatenate([first, c], axis=ax)
+    return c
+
+
+def matvec(x1, x2):
+    """Batched matrix-vector product (jax.numpy.matvec): ``x1`` ``(..., n, m)``,
+    ``x2`` ``(..., m)``, leading axes broadcast; result ``(..., n)``. Dtype:
+    JAX's promotion. Differentiable."""
+    return matmul(x1, expand_dims(x2, -1))[..., 0]
+
+
+def vecmat(x1, x2):
+    """Batched vector-matrix product, conjugating the vector
+    (jax.numpy.vecmat): ``x1`` ``(..., n)``, ``x2`` ``(..., n, m)``; result
+    ``(..., m)``. Dtype: JAX's promotion. Differentiable."""
+    x1 = asarray(x1)
+    if iscomplexobj(x1):
+        x1 = conj(x1)
+    return matmul(expand_dims(x1, -2), x2)[..., 0, :]
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """Elements of an int/bool array as bits (non-zero = 1) packed into uint8
+    along ``axis`` (flattened for None), zero-padded to a multiple of 8
+    (jax.numpy.packbits). ``bitorder``: ``"big"`` or ``"little"``. Raises
+    TypeError for float input, ValueError for another bitorder."""
+    arr = asarray(a)
+    if dtype_kind(arr) not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if bitorder != "little" and bitorder != "big":
+        raise ValueError("'order' must be either 'little' or 'big'")
+    bits = asarray(arr != 0, dtype=_np.uint8)
+    shifts = arange(8, dtype=_np.uint8)
+    if bitorder == "big":
+        shifts = flip(shifts, 0)
+    if axis is None:
+        bits = ravel(bits)
+        axis = 0
+    bits = moveaxis(bits, axis, -1)
+    n = shape(bits)[-1]
+    rem = n % 8
+    if rem:
+        pad = zeros(shape(bits)[:-1] + (8 - rem,), dtype=_np.uint8)
+        bits = concatenate([bits, pad], axis=-1)
+    bits = reshape(bits, shape(bits)[:-1] + (shape(bits)[-1] // 8, 8))
+    packed = asarray(sum(_left_shift(bits, shifts), axis=-1), dtype=_np.uint8)
+    return moveaxis(packed, -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of a uint8 array as uint8 zeros and ones along ``axis``
+    (flattened for None) (jax.numpy.unpackbits); ``count`` keeps that many
+    (padding with zeros if larger). Raises TypeError for another dtype,
+    ValueError for an unknown bitorder."""
+    arr = asarray(a)
+    if arr.dtype != _np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if bitorder != "little" and bitorder != "big":
+        raise ValueError("'order' must be either 'little' or 'big'")
+    bits = _left_shift(asarray(1, dtype=_np.uint8), arange(8, dtype=_np.uint8))
+    if bitorder == "big":
+        bits = flip(bits, 0)
+    if axis is None:
+        arr = ravel(arr)
+        axis = 0
+    arr = moveaxis(arr, axis, -1)
+    un = asarray(_bitwise_and(expand_dims(arr, -1), bits) > 0, dtype=_np.uint8)
+    un = reshape(un, shape(un)[:-2] + (-1,))
+    if count is not None:
+        if count > shape(un)[-1]:
+            pad = zeros(shape(un)[:-1] + (count - shape(un)[-1],), dtype=_np.uint8)
+            un = concatenate([un, pad], axis=-1)
+        else:
+            un = un[..., :count]
+    return moveaxis(un, -1, axis)
+
+
+# ---------------------------------------------------------------------------
+# window functions (the default float dtype)
+
+
+def _window_n(M):
+    return arange(M, dtype=_dt.default_float())
+
+
+def bartlett(M):
+    """The Bartlett (triangular) window of ``M`` points (jax.numpy.bartlett);
+    ones for ``M <= 1``. Dtype: the default float."""
+    M = _operator.index(M)
+    if M <= 1:
+        return ones((M,), dtype=_dt.default_float())
+    n = _window_n(M)
+    return 1 - _abs(2 * n + 1 - M) / (M - 1)
+
+
+def blackman(M):
+    """The Blackman window of ``M`` points (jax.numpy.blackman); ones for
+    ``M <= 1``. Dtype: the default float."""
+    M = _operator.index(M)
+    if M <= 1:
+        return ones((M,), dtype=_dt.default_float())
+    n = _window_n(M)
+    return 0.42 - 0.5 * cos(2 * _np.pi * n / (M - 1)) + 0.08 * cos(4 * _np.pi * n / (M - 1))
+
+
+def hamming(M):
+    """The Hamming window of ``M`` points (jax.numpy.hamming); ones for
+    ``M <= 1``. Dtype: the default float."""
+    M = _operator.index(M)
+    if M <= 1:
+        return ones((M,), dtype=_dt.default_float())
+    n = _window_n(M)
+    return 0.54 - 0.46 * cos(2 * _np.pi * n / (M - 1))
+
+
+def hanning(M):
+    """The Hann window of ``M`` points (jax.numpy.hanning); ones for
+    ``M <= 1``. Dtype: the default float."""
+    M = _operator.index(M)
+    if M <= 1:
+        return ones((M,), dtype=_dt.default_float())
+    n = _window_n(M)
+    return 0.5 * (1 - cos(2 * _np.pi * n / (M - 1)))
+
+
+def kaiser(M, beta):
+    """The Kaiser window of ``M`` points with shape ``beta`` (jax.numpy.kaiser):
+    ``i0(beta sqrt(1 - ((n - a)/a)**2)) / i0(beta)``, ``a = (M - 1)/2``; ones
+    for ``M <= 1``. Dtype: the default float. Differentiable in ``beta``."""
+    M = _operator.index(M)
+    if M <= 1:
+        return ones((M,), dtype=_dt.default_float())
+    n = _window_n(M)
+    alpha = 0.5 * (M - 1)
+    return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
