@@ -10,6 +10,7 @@ import importlib.util
 import os
 import threading
 import types
+import typing
 
 import numpy as np
 import pytest
@@ -981,3 +982,28 @@ def test_jit_of_the_same_function_shares_its_specializations():
     assert b._cache_size() == 1
     assert jit(_jit_twice_target, donate_argnums=0) is not a
     assert jit(lambda x: x * 2.0) is not jit(lambda x: x * 2.0)
+
+
+class _NT(typing.NamedTuple):
+    x: np.ndarray
+    n: np.ndarray
+
+
+def _nt_cond(s):
+    return srcjax.lax.cond(s.n < 2, lambda x: x * 2.0, lambda x: x, s.x)
+
+
+def _nt_if(s):
+    if s.n < 2:
+        return s.x * 2.0
+    return s.x
+
+
+def test_named_tuple_with_a_branch_under_jit():
+    """User J: a NamedTuple argument with lax.cond (or a Python if) under jit raised
+    TypeError from the optimizer (merging the two branches' abstract values rebuilt
+    the named tuple from a generator)."""
+    for f in (_nt_cond, _nt_if):
+        for n, want in ((0, 2.0), (5, 1.0)):
+            got = srcjax.jit(f)(_NT(np.ones(2, np.float32), np.array(n)))
+            np.testing.assert_array_equal(got, [want, want])

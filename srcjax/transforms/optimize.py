@@ -465,7 +465,10 @@ def _merge(a: Any, b: Any) -> Any:
     if isinstance(a, (list, tuple)):
         if len(a) != len(b):
             return None
-        return type(a)(_merge(x, y) for x, y in zip(a, b))
+        items = [_merge(x, y) for x, y in zip(a, b)]
+        if hasattr(a, "_fields"):  # a named tuple takes its fields positionally
+            return type(a)(*items)
+        return type(a)(items)
     return None
 
 
