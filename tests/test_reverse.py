@@ -541,3 +541,23 @@ def test_builtin_operator_passed_as_a_function_argument():
     assert float(srcjax.grad(lambda x: _apply_fn(operator.mul, x, x))(np.float32(3.0))) == 6.0
     g = srcjax.grad(lambda x: srcjax.tree.reduce(operator.add, [x * x, x]))(np.float32(3.0))
     assert float(g) == 7.0
+
+
+_RR_X = np.arange(3.0, dtype=np.float32) / 7
+
+
+def _rr_f(p):
+    return jnp.sum(jnp.tanh(_RR_X @ p["w"] + p["b"]))
+
+
+def test_gradient_of_a_function_indexing_an_inner_gradients_dict():
+    """User J: grad(lambda p: sum(grad(f)(p)["w"] ** 2)) with dict params raised a
+    bare KeyError 'b': the inner gradient was built as if p were an array, and its
+    own derivative read a sparse dict cotangent with getitem. Arguments known to be
+    containers now reach the inner transform as such. Values recorded from JAX."""
+    p = {"w": np.ones((3, 4), np.float32) * 0.1, "b": np.zeros(4, np.float32)}
+    g = srcjax.grad(lambda q: jnp.sum(srcjax.grad(_rr_f)(q)["w"] ** 2))(p)
+    np.testing.assert_allclose(g["b"], [-0.01741793] * 4, rtol=1e-5)
+    np.testing.assert_allclose(g["w"][2], [-0.00497655] * 4, rtol=1e-5)
+    g = srcjax.grad(lambda q: jnp.sum(srcjax.grad(_rr_f)(q)["b"] ** 2))(p)
+    np.testing.assert_allclose(g["b"], [-0.17069583] * 4, rtol=1e-5)

@@ -3207,7 +3207,14 @@ class Normalizer:
         kinds = []
         for a in call.args:
             ty = self.expr_type(a)
-            kinds.append(ClassKind(ty) if ty is not None else "any")
+            if ty is not None:
+                kinds.append(ClassKind(ty))
+            elif _value_kind(a, self.ckinds, self._builtin_of) in ("list", "tuple", "dict", "seq"):
+                # a container (a dict of params): the inner transform's code treats
+                # it as one (sparse cotangents its own derivative rules expect)
+                kinds.append("tree")
+            else:
+                kinds.append("any")
         gen = tobj._generated(tuple(kinds))
         return self.inline(gen, call, target)
 
