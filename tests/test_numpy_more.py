@@ -310,7 +310,115 @@ def _compute_b(jnp, jax):
 
 
 def _compute_c(jnp, jax):
-    return {}
+    r = {}
+    a = np.array([3, 1, 3, 7, 1, 2], np.int32)
+    b = np.array([[7, 5], [1, 9]], np.int32)
+    r["uv"] = jnp.unique_values(a)
+    r["uv_size"] = jnp.unique_values(a, size=6, fill_value=-1)
+    r["uc_v"], r["uc_c"] = jnp.unique_counts(a)
+    r["ui_v"], r["ui_i"] = jnp.unique_inverse(b)
+    r["ua_v"], r["ua_i"], r["ua_inv"], r["ua_c"] = jnp.unique_all(a)
+    r["union"] = jnp.union1d(a, b)
+    r["union_size"] = jnp.union1d(a, b, size=8)
+    r["setdiff"] = jnp.setdiff1d(a, b)
+    r["setdiff_size"] = jnp.setdiff1d(a, b, size=4, fill_value=-5)
+    r["setdiff_size2"] = jnp.setdiff1d(a, b, size=4)
+    r["setdiff_u"] = jnp.setdiff1d(np.array([4, 2, 8]), b, assume_unique=True)
+    r["intersect"] = jnp.intersect1d(a, b)
+    r["intersect_f"] = jnp.intersect1d(np.array([1.5, 2.0, 3.0], F), np.array([3, 1, 2]))
+    r["setxor"] = jnp.setxor1d(a, b)
+    r["isdtype"] = np.array(
+        [
+            jnp.isdtype(np.float32, "real floating"),
+            jnp.isdtype(np.int8, ("integral", "bool")),
+            jnp.isdtype(np.uint16, "signed integer"),
+            jnp.isdtype(np.complex64, "numeric"),
+            jnp.isdtype(np.float32, np.float32),
+            jnp.isdtype(np.bool_, "numeric"),
+        ]
+    )
+    r["can_cast"] = np.array(
+        [
+            jnp.can_cast(np.float64, np.float32),
+            jnp.can_cast(np.int8, np.int16),
+            jnp.can_cast(np.int32, np.float32),
+            jnp.can_cast(np.float32, np.int32, "unsafe"),
+            jnp.can_cast(np.float32, np.float16, "same_kind"),
+        ]
+    )
+    r["mgrid"] = jnp.mgrid[0:3, 0:2]
+    r["mgrid_f"] = jnp.mgrid[0:1:5j]
+    r["mgrid_f2"] = jnp.mgrid[0:1:0.25, -1:1:3j]
+    o = jnp.ogrid[0:3, 1:5:2]
+    r["ogrid0"], r["ogrid1"] = o
+    r["r_"] = jnp.r_[1, 2, np.array([3.0, 4.0], F)]
+    r["r_slice"] = jnp.r_[0:4, 7]
+    r["c_"] = jnp.c_[np.array([1, 2]), np.array([3, 4])]
+    M = np.arange(24, dtype=F).reshape(2, 3, 4) / 5
+    r["along"] = jnp.apply_along_axis(jnp.cumsum, 1, M)
+    r["along_s"] = jnp.apply_along_axis(lambda v: jnp.sum(v**2), 2, M)
+    r["along_2"] = jnp.apply_along_axis(lambda v: jnp.outer(v, v), 0, M)
+    r["over"] = jnp.apply_over_axes(jnp.sum, M, [0, 2])
+    x = np.linspace(-2, 2, 9, dtype=F)
+    r["pw"] = jnp.piecewise(x, [x < 0, x >= 0], [lambda t: -t, lambda t: t**2])
+    r["pw_default"] = jnp.piecewise(x, [x < -1, x > 1], [-1.0, lambda t: 2 * t, 0.5])
+    r["pw_int"] = jnp.piecewise(np.arange(5), [np.arange(5) > 2], [lambda t: t * 10])
+    A2_ = np.ones((2, 2), F)
+    r["block1"] = jnp.block([np.array([1.0, 2.0], F), np.array([3.0], F)])
+    r["block2"] = jnp.block([[A2_, 2 * A2_], [3 * A2_[:1], np.zeros((1, 2), F)]])
+    r["block_s"] = jnp.block([[1.0, 2.0], [3.0, 4.0]])
+    r["block3"] = jnp.block([[[A2_, A2_]], [[A2_, A2_]]])
+    p1 = np.array([1.0, -3.0, 2.0], F)
+    p2 = np.array([2.0, 5.0], F)
+    r["polyadd"] = jnp.polyadd(p1, p2)
+    r["polyadd_i"] = jnp.polyadd(np.array([1, 2]), np.array([3, 4, 5]))
+    r["polysub"] = jnp.polysub(p2, p1)
+    r["polymul"] = jnp.polymul(p1, p2)
+    r["polymul_i"] = jnp.polymul(np.array([1, 2]), np.array([3, 4]))
+    r["polyder"] = jnp.polyder(np.array([1.0, 2, 3, 4, 5], F), 2)
+    r["polyder0"] = jnp.polyder(p1, 0)
+    r["polyint"] = jnp.polyint(p1)
+    r["polyint_k"] = jnp.polyint(p1, 2, np.array([1.0, 2.0], F))
+    q, rem = jnp.polydiv(np.array([1.0, -3, 0, 5, 2], F), np.array([2.0, 1, 1], F))
+    r["polydiv_q"], r["polydiv_r"] = q, rem
+    r["poly"] = jnp.poly(np.array([1.0, -2.0, 0.5], F))
+    r["poly0"] = jnp.poly(np.zeros((0,), F))
+    xs = np.linspace(-1, 2, 7, dtype=F)
+    ys = (2 * xs**2 - xs + 0.5 + 0.01 * np.sin(7 * xs)).astype(F)
+    r["polyfit"] = jnp.polyfit(xs, ys, 2)
+    r["polyfit_w"] = jnp.polyfit(xs, np.stack([ys, xs], 1), 1, w=np.linspace(1, 2, 7, dtype=F))
+    c, res_, rank, sv, rc = jnp.polyfit(xs, ys, 1, full=True)
+    r["polyfit_full_c"], r["polyfit_full_res"], r["polyfit_full_rank"], r["polyfit_full_sv"] = (
+        c,
+        res_,
+        rank,
+        sv,
+    )
+    pts = np.array([[0.1, 0.2], [0.5, 0.9], [0.5, 0.1], [0.9, 0.9], [0.3, 0.3]], F)
+    h, ex, ey = jnp.histogram2d(pts[:, 0], pts[:, 1], bins=3)
+    r["h2"], r["h2_ex"], r["h2_ey"] = h, ex, ey
+    h, ex, ey = jnp.histogram2d(
+        pts[:, 0], pts[:, 1], bins=(2, 3), range=[(0, 1), (0, 1)], density=True
+    )
+    r["h2d"], r["h2d_ex"], r["h2d_ey"] = h, ex, ey
+    h, edges = jnp.histogramdd(
+        pts, bins=[np.array([0.0, 0.5, 1.0], F), 2], weights=np.arange(5, dtype=F)
+    )
+    r["hdd"], r["hdd_e0"], r["hdd_e1"] = h, edges[0], edges[1]
+    # derivatives
+    r["g_along"] = jax.grad(
+        lambda m: jnp.sum(jnp.apply_along_axis(lambda v: jnp.sum(jnp.sin(v)) * v, 1, m))
+    )(M)
+    r["g_block"] = jax.grad(lambda a: jnp.sum(jnp.block([[a, 2 * a], [a**2, a]]) ** 2))(A2_)
+    r["g_polydiv"] = jax.grad(lambda u: jnp.sum(jnp.polydiv(u, np.array([2.0, 1, 1], F))[0]))(
+        np.array([1.0, -3, 0, 5, 2], F)
+    )
+    r["g_polyfit"] = jax.grad(lambda y: jnp.sum(jnp.polyfit(xs, y, 2) ** 2))(ys)
+    r["g_poly"] = jax.grad(lambda z: jnp.sum(jnp.poly(z) ** 2))(np.array([1.0, -2.0, 0.5], F))
+    r["g_h2w"] = jax.grad(lambda w: jnp.sum(jnp.histogramdd(pts, bins=2, weights=w)[0] ** 2))(
+        np.arange(5, dtype=F)
+    )
+    return r
 
 
 def _compute(jnp, jax):
@@ -339,7 +447,7 @@ def ours():
 
 
 def test_matches_jax(ours, recorded):
-    assert_matches_recorded(ours, recorded, rtol=2e-6, atol=1e-7)
+    assert_matches_recorded(ours, recorded, rtol=2e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------
@@ -377,6 +485,11 @@ FD_CASES = {
     "choose": (lambda c: jnp.sum(jnp.choose(np.array([0, 1, 1, 0]), [c, c**2]) ** 2), D34[0]),
     "matvec": (lambda m: jnp.sum(jnp.matvec(m, D34[0]) ** 2), D34),
     "modf": (lambda x: jnp.sum(jnp.modf(3 * x)[0] ** 2), D5),
+    "polyfit": (lambda y: jnp.sum(jnp.polyfit(np.linspace(-1, 2, 5), y, 2) ** 2), D5),
+    "polydiv": (lambda u: jnp.sum(jnp.polydiv(u, np.array([2.0, 1.0]))[1] ** 2), D5),
+    "poly": (lambda z: jnp.sum(jnp.poly(z) ** 2), D5[:3]),
+    "block": (lambda a: jnp.sum(jnp.block([[a, 2 * a], [a**2, a]]) ** 2), D23),
+    "apply_along_axis": (lambda m: jnp.sum(jnp.apply_along_axis(jnp.cumsum, 1, m) ** 2), D23),
 }
 
 
@@ -410,6 +523,9 @@ VMAP_CASES = {
     "corrcoef": lambda x: jnp.corrcoef(x),
     "kaiser": lambda x: jnp.kaiser(5, x[0, 0] + 3),
     "unravel": lambda x: jnp.unravel_index(jnp.argmax(x), (4, 5))[0],
+    "apply_along_axis": lambda x: jnp.apply_along_axis(jnp.cumsum, 0, x),
+    "polymul": lambda x: jnp.polymul(x[0], x[1]),
+    "histogram2d": lambda x: jnp.histogram2d(x[0], x[1], bins=3, range=[(-2, 2), (-2, 2)])[0],
 }
 
 
@@ -481,3 +597,15 @@ def test_errors():
         jnp.compress(np.array([True, False, False, True]), np.ones(3))
     with pytest.raises(ValueError, match="Only 2-D"):
         jnp.tril_indices_from(np.ones(3))
+    with pytest.raises(NotImplementedError, match="functools.partial"):
+        jnp.apply_along_axis(lambda v, c: v * c, 0, np.ones(3), 2.0)
+    with pytest.raises(ValueError, match="Mismatched list depths"):
+        jnp.block([[np.ones(2)], np.ones(2)])
+    with pytest.raises(ValueError, match="tuples"):
+        jnp.block((np.ones(2),))
+    with pytest.raises(ValueError, match="Unrecognized"):
+        jnp.isdtype(np.float32, "floating")
+    with pytest.raises(NotImplementedError):
+        jnp.intersect1d(np.ones(2), np.ones(2), return_indices=True)
+    with pytest.raises(TypeError, match="same length"):
+        jnp.polyfit(np.ones(3), np.ones(4), 1)

@@ -13,6 +13,7 @@ below, which are the same for every example of a vmap. The few new primitives
 from __future__ import annotations
 
 import builtins as _builtins
+import collections as _collections
 import operator as _operator
 from typing import Callable
 
@@ -85,6 +86,7 @@ from ..primitives.reductions import top_k as _top_k
 from ..primitives.registry import Primitive, register
 from ..primitives.setops import flatnonzero as _flatnonzero
 from ..primitives.setops import nonzero as _nonzero
+from ..primitives.setops import unique as _unique
 from ..primitives.structural import (
     argsort,
     concatenate,
@@ -99,9 +101,48 @@ from ..primitives.structural import (
 )
 from ..primitives.structural import at_add as _at_add
 from ..primitives.structural import at_set as _at_set
+from ..primitives.structural import searchsorted as _searchsorted
+from ..primitives.structural import transpose as _transpose
+from ._functions import bincount as _bincount
 from ._functions import convolve, copysign, cov, iscomplexobj, logspace
+from ._functions import histogram_bin_edges as _histogram_bin_edges
+from ._functions import isin as _isin
+from .linalg import lstsq as _lstsq
 
 __all__ = [
+    "UniqueAllResult",
+    "UniqueCountsResult",
+    "UniqueInverseResult",
+    "apply_along_axis",
+    "apply_over_axes",
+    "block",
+    "c_",
+    "can_cast",
+    "histogram2d",
+    "histogramdd",
+    "index_exp",
+    "intersect1d",
+    "isdtype",
+    "mgrid",
+    "ogrid",
+    "piecewise",
+    "poly",
+    "polyadd",
+    "polyder",
+    "polydiv",
+    "polyfit",
+    "polyint",
+    "polymul",
+    "polysub",
+    "r_",
+    "s_",
+    "setdiff1d",
+    "setxor1d",
+    "union1d",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
     "argpartition",
     "array_equal",
     "bartlett",
@@ -1545,3 +1586,674 @@ def kaiser(M, beta):
     n = _window_n(M)
     alpha = 0.5 * (M - 1)
     return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
+
+
+# ---------------------------------------------------------------------------
+# set operations and the array-API unique_* functions
+
+UniqueAllResult = _collections.namedtuple(
+    "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"]
+)
+UniqueCountsResult = _collections.namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_values(x, size=None, fill_value=None):
+    """The sorted unique values of ``x``, flattened (jax.numpy.unique_values;
+    NaNs are not merged). ``size``/``fill_value`` as ``jnp.unique``."""
+    return _unique(x, equal_nan=False, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, size=None, fill_value=None):
+    """``(values, counts)`` of the unique values of ``x``
+    (jax.numpy.unique_counts), a namedtuple; ``size``/``fill_value`` as
+    ``jnp.unique``."""
+    v, c = _unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value)
+    return UniqueCountsResult(v, c)
+
+
+def unique_inverse(x, size=None, fill_value=None):
+    """``(values, inverse_indices)`` of ``x`` (jax.numpy.unique_inverse), a
+    namedtuple; ``inverse_indices`` has ``x``'s shape."""
+    v, inv = _unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value)
+    return UniqueInverseResult(v, reshape(inv, shape(x)))
+
+
+def unique_all(x, size=None, fill_value=None):
+    """``(values, indices, inverse_indices, counts)`` of ``x``
+    (jax.numpy.unique_all), a namedtuple; ``inverse_indices`` has ``x``'s
+    shape."""
+    v, i, inv, c = _unique(
+        x,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+        equal_nan=False,
+        size=size,
+        fill_value=fill_value,
+    )
+    return UniqueAllResult(v, i, reshape(inv, shape(x)), c)
+
+
+def union1d(ar1, ar2, size=None, fill_value=None):
+    """The sorted unique values found in either array (jax.numpy.union1d,
+    flattened); ``size``/``fill_value`` pad or cut as ``jnp.unique``."""
+    return _unique(
+        concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))]), size=size, fill_value=fill_value
+    )
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, size=None, fill_value=None):
+    """The sorted unique values of ``ar1`` not in ``ar2`` (jax.numpy.setdiff1d,
+    flattened). With ``size`` the result is padded with ``fill_value`` (0 by
+    default) or cut, as JAX."""
+    a1 = ravel(asarray(ar1))
+    a2 = ravel(asarray(ar2))
+    if fill_value is None:
+        fill_value = 0
+    n1 = shape(a1)[0]
+    if n1 == 0:
+        return full((0 if size is None else size,), fill_value, dtype=a1.dtype)
+    if not assume_unique:
+        a1 = _unique(a1, size=None if size is None else n1)
+    mask = logical_not(_isin(a1, a2))
+    if size is None:
+        return take(a1, _flatnonzero(mask))
+    if not assume_unique:
+        n_unique = n1 + 1 - sum(a1 == a1[0], dtype=default_int())
+        mask = logical_and(mask, arange(n1) < n_unique)
+    picked = take(a1, _flatnonzero(mask, size=size, fill_value=0))
+    return where(
+        arange(size) < sum(mask, dtype=default_int()), picked, asarray(fill_value, dtype=a1.dtype)
+    )
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, size=None, fill_value=None):
+    """The sorted unique values found in both arrays (jax.numpy.intersect1d,
+    flattened). ``return_indices`` and ``size`` raise NotImplementedError in
+    srcjax."""
+    if return_indices or size is not None:
+        raise NotImplementedError(
+            "srcjax jnp.intersect1d: return_indices= and size= are not supported"
+        )
+    a1 = ravel(asarray(ar1))
+    a2 = ravel(asarray(ar2))
+    dt = result_dtype(a1, a2)
+    a1 = asarray(a1, dtype=dt)
+    a2 = asarray(a2, dtype=dt)
+    if not assume_unique:
+        a1 = _unique(a1)
+        a2 = _unique(a2)
+    aux = sort(concatenate([a1, a2]))
+    if shape(aux)[0] == 0:
+        return aux
+    return take(aux[:-1], _flatnonzero(aux[1:] == aux[:-1]))
+
+
+def setxor1d(ar1, ar2, assume_unique=False, size=None, fill_value=None):
+    """The sorted values found in exactly one of the arrays
+    (jax.numpy.setxor1d, flattened). ``size`` raises NotImplementedError in
+    srcjax."""
+    if size is not None:
+        raise NotImplementedError("srcjax jnp.setxor1d: size= is not supported")
+    a1 = ravel(asarray(ar1))
+    a2 = ravel(asarray(ar2))
+    dt = result_dtype(a1, a2)
+    a1 = asarray(a1, dtype=dt)
+    a2 = asarray(a2, dtype=dt)
+    if not assume_unique:
+        a1 = _unique(a1)
+        a2 = _unique(a2)
+    aux = concatenate([a1, a2])
+    if shape(aux)[0] == 0:
+        return aux
+    aux = sort(aux)
+    t = ones((1,), dtype=bool)
+    flag = concatenate([t, aux[1:] != aux[:-1], t])
+    return take(aux, _flatnonzero(logical_and(flag[1:], flag[:-1])))
+
+
+# ---------------------------------------------------------------------------
+# dtype predicates (static)
+
+_ISDTYPE_KINDS = {
+    "bool": "b",
+    "signed integer": "i",
+    "unsigned integer": "u",
+    "integral": "iu",
+    "real floating": "f",
+    "complex floating": "c",
+    "numeric": "iufc",
+}
+
+
+def isdtype(dtype, kind):
+    """Whether ``dtype`` is of ``kind`` (jax.numpy.isdtype, the array API):
+    ``kind`` a dtype (equality), one of ``'bool'``, ``'signed integer'``,
+    ``'unsigned integer'``, ``'integral'``, ``'real floating'``, ``'complex
+    floating'``, ``'numeric'``, or a tuple of those. A Python bool. Raises
+    ValueError for an unknown kind name, TypeError for another kind type."""
+    d = _np.dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _ISDTYPE_KINDS:
+                raise ValueError(f"Unrecognized data type kind: {k!r}.")
+            if d.kind in _ISDTYPE_KINDS[k]:
+                return True
+        else:
+            try:
+                if d == _np.dtype(k):
+                    return True
+            except TypeError:
+                raise TypeError(
+                    f"Expected kind to be a dtype, string, or tuple; got {k!r}"
+                ) from None
+    return False
+
+
+def can_cast(from_, to, casting="safe"):
+    """Whether a cast from ``from_`` (a dtype or an array's dtype) to ``to``
+    is allowed under ``casting`` (jax.numpy.can_cast: NumPy's rule on the
+    dtypes as given). A Python bool."""
+    if isinstance(from_, (_np.ndarray, _np.generic)):
+        src = from_.dtype
+    else:
+        src = _np.dtype(from_)
+    return bool(_np.can_cast(src, _np.dtype(to), casting=casting))
+
+
+# ---------------------------------------------------------------------------
+# index tricks (host-side objects, as NumPy's)
+
+s_ = _np.s_
+index_exp = _np.index_exp
+
+
+def _grid_dtype(a):
+    a = _np.asarray(a)
+    if a.dtype.kind == "f":
+        return a.astype(_dt.default_float())
+    if a.dtype.kind in "iu":
+        return a.astype(_dt.default_int())
+    return a
+
+
+class _MGrid:
+    """``jnp.mgrid``: a dense mesh grid from slices (``mgrid[0:3, 0:2]`` has
+    shape ``(2, 3, 2)``; a complex step ``5j`` means 5 points, endpoint
+    included), default int or float dtype (jax.numpy.mgrid). Host values:
+    constants inside transformed code."""
+
+    def __getitem__(self, key):
+        return _grid_dtype(_np.mgrid[key])
+
+
+class _OGrid:
+    """``jnp.ogrid``: an open mesh grid from slices, a list of arrays of shape
+    ``(1, .., n, .., 1)`` (one array for one slice) (jax.numpy.ogrid)."""
+
+    def __getitem__(self, key):
+        out = _np.ogrid[key]
+        if isinstance(out, (list, tuple)):
+            return [_grid_dtype(o) for o in out]
+        return _grid_dtype(out)
+
+
+class _Concat:
+    """``jnp.r_`` / ``jnp.c_``: NumPy's concatenation tricks (slices become
+    ``arange``/``linspace``, string directives), with JAX's canonical dtypes.
+    Host values: not differentiable inside transformed code (use
+    ``jnp.concatenate`` there)."""
+
+    def __init__(self, np_obj):
+        self._obj = np_obj
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        items = tuple(_np.asarray(k) if isinstance(k, _np.ndarray) else k for k in items)
+        out = self._obj[items if isinstance(key, tuple) else items[0]]
+        return _np.asarray(out, _dt.canonicalize_dtype(_np.asarray(out).dtype))
+
+
+mgrid = _MGrid()
+ogrid = _OGrid()
+r_ = _Concat(_np.r_)
+c_ = _Concat(_np.c_)
+
+
+# ---------------------------------------------------------------------------
+# functional helpers
+
+
+def _no_extra_args(args, name):
+    """JAX's extra positional arguments for the mapped function (unsupported)."""
+    if len(args) > 0:
+        raise NotImplementedError(
+            f"srcjax jnp.{name}: extra positional arguments for the function are not"
+            " supported; bind them with a lambda or functools.partial"
+        )
+    return True
+
+
+def apply_along_axis(func1d, axis, arr, *args):
+    """``func1d`` applied to every 1-D slice of ``arr`` along ``axis``
+    (jax.numpy.apply_along_axis): ``func1d(slice, *args)`` must return arrays
+    of one shape ``r``; the result has ``arr``'s shape with ``axis`` replaced
+    by ``r``. Computed as a loop over the slices (unrolled in transformed
+    code); differentiable through ``func1d``. Extra arguments for ``func1d``
+    raise NotImplementedError (bind them with a lambda or functools.partial)."""
+    _no_extra_args(args, "apply_along_axis")
+    a = asarray(arr)
+    nd = len(shape(a))
+    ax = norm_axis(axis, nd)
+    before = shape(a)[:ax]
+    after = shape(a)[ax + 1 :]
+    rows = reshape(moveaxis(a, ax, -1), (-1, shape(a)[ax]))
+    outs = []
+    for i in range(shape(rows)[0]):
+        outs.append(asarray(func1d(rows[i])))
+    res = stack(outs, 0)
+    r = shape(res)[1:]
+    res = reshape(res, before + after + r)
+    nb = len(before)
+    na = len(after)
+    return _transpose(res, _along_perm(nb, na, len(r)))
+
+
+def _along_perm_impl(nb, na, nr):
+    """Static: the axes order that puts apply_along_axis's result axes (last,
+    ``nr`` of them) after the ``nb`` leading ones."""
+    return tuple(range(nb)) + tuple(range(nb + na, nb + na + nr)) + tuple(range(nb, nb + na))
+
+
+_along_perm = _static("ad.more_along_perm", _along_perm_impl)
+
+
+def apply_over_axes(func, a, axes):
+    """``func(a, axis)`` applied for each axis in turn, keeping the rank
+    (jax.numpy.apply_over_axes): a result with one axis fewer gets it back
+    as length 1. Raises ValueError when ``func`` returns another rank."""
+    a = asarray(a)
+    for axis in axes:
+        b = func(a, axis)
+        if len(shape(b)) == len(shape(a)):
+            a = b
+        elif len(shape(b)) == len(shape(a)) - 1:
+            a = expand_dims(b, axis)
+        else:
+            raise ValueError("function is not returning an array of the correct shape")
+    return a
+
+
+def piecewise(x, condlist, funclist, *args):
+    """A piecewise-defined function of ``x`` (jax.numpy.piecewise): where
+    ``condlist[i]`` holds (the last true condition wins), ``funclist[i](x,
+    *args)`` or the constant ``funclist[i]``; elsewhere the extra last entry
+    of ``funclist`` (0 if there is none). Result in ``x``'s dtype.
+    Differentiable in ``x`` (each function's derivative where it is chosen).
+    Raises ValueError when ``funclist`` has neither ``len(condlist)`` nor one
+    more entries; extra arguments for the functions raise NotImplementedError
+    (bind them with a lambda)."""
+    _no_extra_args(args, "piecewise")
+    x = asarray(x)
+    nc = len(condlist)
+    nf = len(funclist)
+    if nf == nc + 1:
+        default = funclist[nc]
+    elif nf == nc:
+        default = 0
+    else:
+        raise ValueError(
+            f"with {nc} condition(s), either {nc} or {nc + 1} functions are expected; got {nf}"
+        )
+    out = _piece(default, x)
+    for c, f in zip(condlist, funclist):
+        out = where(asarray(c, dtype=bool), _piece(f, x), out)
+    return out
+
+
+def _piece(f, x):
+    if callable(f):
+        return asarray(f(x), dtype=x.dtype)
+    return broadcast_to(asarray(f, dtype=x.dtype), shape(x))
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks (jax.numpy.block): the
+    innermost lists are concatenated along the last axis, the next along the
+    second to last, and so on (blocks padded to a common rank with leading
+    ones). Up to three levels of nesting. Differentiable. Raises ValueError
+    for tuples, empty lists or mismatched depths."""
+    if isinstance(arrays, tuple):
+        raise ValueError(f"jax.numpy.block does not allow tuples, got {arrays}")
+    if not isinstance(arrays, list):
+        return asarray(arrays)
+    depth = _block_depth(arrays)
+    if depth == 1:
+        return _block_level(arrays, 1, 1)
+    if depth == 2:
+        return _block_level([_block_level(r, 1, 2) for r in arrays], 2, 2)
+    if depth == 3:
+        return _block_level(
+            [_block_level([_block_level(r, 1, 3) for r in p], 2, 3) for p in arrays], 3, 3
+        )
+    raise NotImplementedError("srcjax jnp.block: at most three levels of nesting")
+
+
+def _block_level(xs, level, depth):
+    xs = [asarray(x) for x in xs]
+    rank = depth
+    for x in xs:
+        rank = _builtins.max(rank, len(shape(x)))
+    xs = [reshape(x, (1,) * (rank - len(shape(x))) + shape(x)) for x in xs]
+    return concatenate(xs, axis=-level)
+
+
+def _block_depth_impl(arrays):
+    """Static: the nesting depth of block's lists (JAX's errors)."""
+
+    def walk(xs):
+        if isinstance(xs, tuple):
+            raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+        if not isinstance(xs, list):
+            return 0
+        if len(xs) == 0:
+            raise ValueError("jax.numpy.block does not allow empty list arguments")
+        ds = [walk(x) for x in xs]
+        if any(d != ds[0] for d in ds[1:]):
+            raise ValueError("Mismatched list depths in jax.numpy.block")
+        return ds[0] + 1
+
+    return walk(arrays)
+
+
+_block_depth = _static("ad.more_block_depth", _block_depth_impl)
+
+
+# ---------------------------------------------------------------------------
+# polynomials
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials (coefficients highest degree first)
+    (jax.numpy.polyadd): the shorter one is aligned to the end. Dtype: JAX's
+    promotion. Differentiable."""
+    a1 = asarray(a1)
+    a2 = asarray(a2)
+    dt = result_dtype(a1, a2)
+    a1 = asarray(a1, dtype=dt)
+    a2 = asarray(a2, dtype=dt)
+    n1 = shape(a1)[0]
+    n2 = shape(a2)[0]
+    if n2 <= n1:
+        return concatenate([a1[: n1 - n2], a1[n1 - n2 :] + a2])
+    return concatenate([a2[: n2 - n1], a2[n2 - n1 :] + a1])
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials (jax.numpy.polysub):
+    ``polyadd(a1, -a2)``."""
+    a1 = asarray(a1)
+    a2 = asarray(a2)
+    dt = result_dtype(a1, a2)
+    return polyadd(asarray(a1, dtype=dt), -asarray(a2, dtype=dt))
+
+
+def polymul(a1, a2, trim_leading_zeros=False):
+    """The product of two polynomials (jax.numpy.polymul): their full
+    convolution, in JAX's inexact promotion of both. ``trim_leading_zeros``
+    strips leading zero coefficients first (value-dependent). Differentiable."""
+    a1 = asarray(a1)
+    a2 = asarray(a2)
+    dt = inexact_of(a1, a2)
+    a1 = asarray(a1, dtype=dt)
+    a2 = asarray(a2, dtype=dt)
+    if trim_leading_zeros and (shape(a1)[0] > 1 or shape(a2)[0] > 1):
+        a1 = trim_zeros(a1, "f")
+        a2 = trim_zeros(a2, "f")
+    if shape(a1)[0] == 0:
+        a1 = zeros((1,), dtype=dt)
+    if shape(a2)[0] == 0:
+        a2 = zeros((1,), dtype=dt)
+    return convolve(a1, a2)
+
+
+def polyder(p, m=1):
+    """The ``m``-th derivative of a polynomial (jax.numpy.polyder), in ``p``'s
+    inexact dtype. Differentiable. Raises ValueError for a negative ``m``."""
+    m = _operator.index(m)
+    p = asarray(p)
+    p = asarray(p, dtype=inexact_of(p))
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return p
+    n = shape(p)[0]
+    coeff = asarray(_polyder_coeff(n, m), dtype=p.dtype)
+    return p[: n - m] * coeff
+
+
+def _polyder_coeff_impl(n, m):
+    """Static: the factors ``k (k-1) .. (k-m+1)`` for the powers ``k`` of
+    polyder's surviving coefficients (highest first)."""
+    k = _np.arange(m, n)[None, :] - _np.arange(m)[:, None]
+    return _np.prod(k, axis=0)[::-1].astype(_np.float64)
+
+
+_polyder_coeff = _static("ad.more_polyder_coeff", _polyder_coeff_impl)
+
+
+def polyint(p, m=1, k=None):
+    """The ``m``-th antiderivative of a polynomial (jax.numpy.polyint), with
+    integration constants ``k`` (scalar or ``m`` of them; 0 by default), in
+    JAX's inexact promotion of ``p`` and ``k``. Differentiable. Raises
+    ValueError for a negative ``m`` or ``k`` of the wrong length."""
+    m = _operator.index(m)
+    if k is None:
+        k = 0
+    p = asarray(p)
+    k = asarray(k)
+    dt = inexact_of(p, k)
+    p = asarray(p, dtype=dt)
+    k = ravel(asarray(k, dtype=dt))
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if shape(k)[0] == 1:
+        k = broadcast_to(k, (m,))
+    if shape(k) != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    if m == 0:
+        return p
+    coeff = asarray(_polyint_coeff(shape(p)[0], m), dtype=dt)
+    return concatenate([p, k]) / coeff
+
+
+def _polyint_coeff_impl(n, m):
+    """Static: polyint's divisors (products of ``max(1, power)``)."""
+    grid = _np.arange(n + m)[None, :] - _np.arange(m)[:, None]
+    return _np.prod(_np.maximum(1, grid), axis=0)[::-1].astype(_np.float64)
+
+
+_polyint_coeff = _static("ad.more_polyint_coeff", _polyint_coeff_impl)
+
+
+def polydiv(u, v, trim_leading_zeros=False):
+    """Quotient and remainder of polynomial division (jax.numpy.polydiv), by
+    JAX's long division (the remainder keeps ``u``'s length). Dtype: JAX's
+    inexact promotion. Differentiable. ``trim_leading_zeros`` raises
+    NotImplementedError in srcjax."""
+    if trim_leading_zeros:
+        raise NotImplementedError("srcjax jnp.polydiv: trim_leading_zeros is not supported")
+    u = asarray(u)
+    v = asarray(v)
+    dt = inexact_of(u, v)
+    u = asarray(u, dtype=dt)
+    v = asarray(v, dtype=dt)
+    m = shape(u)[0] - 1
+    n = shape(v)[0] - 1
+    scale = 1.0 / v[0]
+    qs = []
+    for k in range(0, m - n + 1):
+        d = scale * u[k]
+        qs.append(d)
+        u = concatenate([u[:k], u[k : k + n + 1] - d * v, u[k + n + 1 :]])
+    if len(qs) == 0:
+        return zeros((1,), dtype=dt), u
+    return stack(qs), u
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots
+    (jax.numpy.poly), highest degree first, in their inexact dtype.
+    Differentiable. A square matrix (its eigenvalues' polynomial) raises
+    NotImplementedError in srcjax; other 2-D input raises ValueError."""
+    z = asarray(seq_of_zeros)
+    z = asarray(z, dtype=inexact_of(z))
+    if len(shape(z)) == 0:
+        z = reshape(z, (1,))
+    s = shape(z)
+    if len(s) == 2 and s[0] == s[1] and s[0] != 0:
+        raise NotImplementedError("srcjax jnp.poly: matrix input (eigvals) is not supported")
+    if len(s) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if s[0] == 0:
+        return ones((), dtype=z.dtype)
+    a = ones((1,), dtype=z.dtype)
+    for k in range(s[0]):
+        a = convolve(a, stack([ones((), dtype=z.dtype), -z[k]]))
+    return a
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least-squares polynomial fit of degree ``deg`` (jax.numpy.polyfit):
+    coefficients highest degree first, shape ``(deg + 1,)`` (``(deg + 1, k)``
+    for 2-D ``y``). ``w`` weights the points; ``full`` also returns
+    ``(residuals, rank, singular_values, rcond)``. Computed as JAX does
+    (scaled Vandermonde matrix, ``lstsq``). Differentiable in ``x``/``y``.
+    ``cov=True`` raises NotImplementedError in srcjax; JAX's TypeError/
+    ValueError for bad shapes or ``deg``."""
+    deg = _operator.index(deg)
+    x = asarray(x)
+    y = asarray(y)
+    order = deg + 1
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if len(shape(x)) != 1:
+        raise TypeError("expected 1D vector for x")
+    if shape(x)[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if len(shape(y)) < 1 or len(shape(y)) > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if shape(x)[0] != shape(y)[0]:
+        raise TypeError("expected x and y to have same length")
+    if cov:
+        raise NotImplementedError("srcjax jnp.polyfit: cov=True is not supported")
+    if rcond is None:
+        rcond = shape(x)[0] * _dt.finfo(inexact_of(x)).eps
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
+        w = asarray(w)
+        w = asarray(w, dtype=inexact_of(w))
+        if len(shape(w)) != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if shape(w)[0] != shape(y)[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * reshape(w, (-1, 1))
+        if len(shape(rhs)) == 2:
+            rhs = rhs * reshape(w, (-1, 1))
+        else:
+            rhs = rhs * w
+    scale = sqrt(sum(lhs * lhs, axis=0))
+    lhs = lhs / reshape(scale, (1, -1))
+    c, resids, rank, sv = _lstsq(lhs, rhs, rcond)
+    if len(shape(c)) > 1:
+        c = c / reshape(scale, (-1, 1))
+    else:
+        c = c / scale
+    if full:
+        return c, resids, rank, sv, asarray(rcond)
+    return c
+
+
+# ---------------------------------------------------------------------------
+# multidimensional histograms
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """A D-dimensional histogram of ``sample`` (``(N, D)``)
+    (jax.numpy.histogramdd). ``bins``: an int (for every dimension) or one
+    int/edge array per dimension; ``range``: None or one ``(lo, hi)``/None
+    per dimension; ``weights``: ``(N,)``. Returns ``(hist, [edges...])``:
+    ``hist`` of shape ``(nbins_0, ..., nbins_D-1)``, the default int counts
+    (JAX's bincount) or the weights' dtype; with ``density``, normalized by
+    the total and the bin volumes. Differentiable in ``weights``. Raises
+    ValueError for mismatched bins/range/weights."""
+    sample = asarray(sample)
+    if weights is None:
+        sample = asarray(sample, dtype=inexact_of(sample))
+    else:
+        weights = asarray(weights)
+        if shape(weights) != shape(sample)[:1]:
+            raise ValueError("should have one weight for each sample.")
+        dt = inexact_of(sample, weights)
+        sample = asarray(sample, dtype=dt)
+        weights = asarray(weights, dtype=dt)
+    N = shape(sample)[0]
+    D = shape(sample)[1]
+    if range is not None and (
+        len(range) != D or any(r is not None and _np.shape(r)[0] != 2 for r in range)
+    ):
+        raise ValueError(
+            f"For sample.shape={(N, D)}, range must be a sequence of {D} pairs or Nones;"
+            f" got range={range}"
+        )
+    if isinstance(bins, (list, tuple)):
+        if len(bins) != D:
+            raise ValueError("should be a bin for each dimension.")
+        per_dim = list(bins)
+    else:
+        per_dim = [bins] * D
+    idx = []
+    edges = []
+    for i in _builtins.range(D):
+        r_i = None if range is None else range[i]
+        e = _histogram_bin_edges(sample[:, i], per_dim[i], r_i, weights)
+        b = _searchsorted(e, sample[:, i], side="right")
+        b = where(sample[:, i] == e[-1], b - 1, b)
+        idx.append(b)
+        edges.append(e)
+    nbins = tuple(shape(e)[0] + 1 for e in edges)
+    flat = ravel_multi_index(tuple(idx), nbins, mode="clip")
+    total = 1
+    for nb in nbins:
+        total = total * nb
+    hist = reshape(_bincount(flat, weights, 0, length=total), nbins)
+    for d in _builtins.range(D):
+        hist = moveaxis(moveaxis(hist, d, 0)[1:-1], 0, d)
+    if density:
+        hist = asarray(hist, dtype=sample.dtype)
+        hist = hist / sum(hist)
+        for d in _builtins.range(D):
+            de = diff(edges[d])
+            hist = hist / reshape(de, (1,) * d + (-1,) + (1,) * (D - d - 1))
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """A 2-D histogram of the points ``(x[i], y[i])`` (jax.numpy.histogram2d):
+    ``histogramdd`` of ``stack([x, y], -1)``; ``bins`` an int, a pair, or one
+    edge array for both. Returns ``(hist, x_edges, y_edges)``."""
+    if isinstance(bins, (list, tuple)):
+        nb = len(bins)
+    elif _np.ndim(bins) == 0:
+        nb = 1
+    else:
+        nb = shape(bins)[0]
+    if nb != 1 and nb != 2:
+        e = asarray(bins)
+        bins = [e, e]
+    sample = stack([asarray(x), asarray(y)], axis=-1)
+    hist, edges = histogramdd(sample, bins, range, weights, density)
+    return hist, edges[0], edges[1]
