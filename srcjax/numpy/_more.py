@@ -1888,11 +1888,12 @@ def apply_over_axes(func, a, axes):
 
 def piecewise(x, condlist, funclist, *args):
     """A piecewise-defined function of ``x`` (jax.numpy.piecewise): where
-    ``condlist[i]`` holds (the last true condition wins), ``funclist[i](x,
-    *args)`` or the constant ``funclist[i]``; elsewhere the extra last entry
-    of ``funclist`` (0 if there is none). Result in ``x``'s dtype.
-    Differentiable in ``x`` (each function's derivative where it is chosen).
-    Raises ValueError when ``funclist`` has neither ``len(condlist)`` nor one
+    ``condlist[i]`` holds (the last true condition wins), ``funclist[i](x)``
+    or the constant ``funclist[i]``; elsewhere the extra last entry of
+    ``funclist`` (0 if there is none). Result in ``x``'s dtype. Works eagerly
+    and under jit/vmap; under grad the functions of the list are run-time
+    values srcjax cannot see into, so differentiating through a callable
+    piece raises NoDerivativeRuleError (constant pieces are fine). Raises ValueError when ``funclist`` has neither ``len(condlist)`` nor one
     more entries; extra arguments for the functions raise NotImplementedError
     (bind them with a lambda)."""
     _no_extra_args(args, "piecewise")
