@@ -561,3 +561,28 @@ def test_gradient_of_a_function_indexing_an_inner_gradients_dict():
     np.testing.assert_allclose(g["w"][2], [-0.00497655] * 4, rtol=1e-5)
     g = srcjax.grad(lambda q: jnp.sum(srcjax.grad(_rr_f)(q)["b"] ** 2))(p)
     np.testing.assert_allclose(g["b"], [-0.17069583] * 4, rtol=1e-5)
+
+
+def _mlp_act(ws, x, act=jnp.tanh):
+    for w in ws:
+        x = act(x @ w)
+    return x
+
+
+def test_function_default_argument_of_a_called_function():
+    """User J: mlp(ws, x, act=jnp.tanh) called without act inside grad said 'no
+    derivative rule for act': the default was taken as a run-time value. The
+    evaluated default (a function) is now bound as that function. Oracle: the same
+    gradient with act passed explicitly, and float64 finite differences."""
+    ws = [np.ones((3, 3), np.float32) * 0.1, np.ones((3, 3), np.float32) * 0.2]
+    x = np.arange(3.0, dtype=np.float32)
+    g = srcjax.grad(lambda w: jnp.sum(_mlp_act(w, x)))(ws)
+    g2 = srcjax.grad(lambda w: jnp.sum(_mlp_act(w, x, jnp.tanh)))(ws)
+    for a, b in zip(g, g2):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+    def loss64(w0):
+        h = np.tanh(x.astype(np.float64) @ w0)
+        return float(np.sum(np.tanh(h @ ws[1].astype(np.float64))))
+
+    np.testing.assert_allclose(g[0], fd_grad(loss64, ws[0].astype(np.float64)), rtol=1e-4)

@@ -2943,6 +2943,16 @@ class Normalizer:
         fn_defaults = getattr(sub.src.fn, "__defaults__", None) or ()
         if getattr(sub, "nested_def", False):  # sub.src.fn is the enclosing function
             fn_defaults = ()
+        if defaults and len(fn_defaults) == len(defaults):
+            # a default that is a function (`act=jnp.tanh`): the function object the
+            # definition evaluated, bound as such, so calls of the parameter are static
+            for i, v in enumerate(fn_defaults):
+                if not isinstance(defaults[i], gast.Constant) and _is_static_callable(v):
+                    tmp = self.namer.fresh("default")
+                    self.bindings[tmp] = v
+                    d = N.name(tmp)
+                    d.sj_resolved = True
+                    defaults[i] = d
         if not defaults and fn_defaults and len(fn_defaults) <= len(fnode.args.args):
             # generated code (vmap(f) inlined): the defaults are the function
             # object's, not in its source; bound as the values they are
