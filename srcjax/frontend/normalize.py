@@ -2368,6 +2368,11 @@ class Normalizer:
         """Remember where an inlined callee came from, so a redefinition (the usual
         notebook workflow) invalidates the generated code."""
         if isinstance(func, gast.Name):
+            if func.id in self.locals or func.id in self.static_params:
+                # a parameter bound to a function (rk4_step(f, ...) called with f=lotka):
+                # not looked up in the globals, where `f` may name something else
+                # (a global `f = jax.jit(...)` made every call rebuild: user J)
+                return
             cell = self.src.closure.get(func.id)
             if cell is not None:
                 self.deps.append(("cell", cell, None, obj))
