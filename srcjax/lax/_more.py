@@ -44,6 +44,7 @@ from ..primitives.elementwise import greater_equal as _greater_equal
 from ..primitives.elementwise import imag as _imag
 from ..primitives.elementwise import log as _log
 from ..primitives.elementwise import log1p as _log1p
+from ..primitives.elementwise import new_elementwise
 from ..primitives.elementwise import real as _real
 from ..primitives.elementwise import sign as _sign
 from ..primitives.elementwise import where as _where
@@ -604,20 +605,7 @@ _select_n_check = _static("ad.lax_select_n_check", _select_n_check_impl)
 _select_n_check.samples = lambda rng: [((np.array([0, 1]), (np.ones(2), np.zeros(2))), {})]
 
 
-def _elementwise(public, impl, differentiable=True, domain=(-2.0, 2.0), hint=None):
-    p = register(
-        Primitive(
-            public,
-            impl,
-            kind="elementwise",
-            broadcasting=True,
-            differentiable=differentiable,
-            test_domain=domain,
-        )
-    )
-    if hint is not None:
-        p.missing_rule_hint = hint
-    return p
+_elementwise = new_elementwise  # (one helper for every module that adds elementwise primitives)
 
 
 def _out(r):

@@ -51,6 +51,7 @@ from ..primitives.elementwise import (
     floor,
     log,
     log1p,
+    new_elementwise,
     sign,
     sin,
     sinh,
@@ -545,17 +546,7 @@ def _shift_right_logical_impl(x, y):
     return _shift_impl("r", x, y)
 
 
-def _new_elementwise(public, impl, differentiable=True, domain=(-2.0, 2.0)):
-    return register(
-        Primitive(
-            public,
-            impl,
-            kind="elementwise",
-            broadcasting=True,
-            differentiable=differentiable,
-            test_domain=domain,
-        )
-    )
+_new_elementwise = new_elementwise  # (the shared helper, primitives/elementwise.py)
 
 
 div = defderiv(_new_elementwise("lax.div", _div_impl, domain=(0.3, 2.0)), _div_x, _div_y)

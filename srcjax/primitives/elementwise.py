@@ -28,6 +28,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from typing import Optional
 
 import numpy as np
 
@@ -291,6 +292,24 @@ def _as_inexact(x):
 def _ew(public: str, impl, *aliases, **kw) -> Primitive:
     kw.setdefault("kind", "elementwise")
     return register(Primitive(public, impl, **kw), *[a for a in aliases if a is not None])
+
+
+def new_elementwise(
+    public: str,
+    impl,
+    differentiable: bool = True,
+    domain: tuple = (-2.0, 2.0),
+    hint: Optional[str] = None,
+) -> Primitive:
+    """Register a broadcasting elementwise primitive ``public`` (rules added by the
+    caller), tested by the registry on ``domain``; ``hint``: what to say when a
+    derivative is asked of it and it has none. Shared by the modules that add
+    elementwise functions outside this one (lax/_ops.py, lax/_more.py,
+    primitives/more.py)."""
+    p = _ew(public, impl, broadcasting=True, differentiable=differentiable, test_domain=domain)
+    if hint is not None:
+        p.missing_rule_hint = hint
+    return p
 
 
 def _binop(public, ufunc, doc, op=None, c_expr=None, *aliases, inexact=False, **kw):

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from .elementwise import defderiv, where
-from .registry import Primitive, register
+from .elementwise import defderiv, new_elementwise, where
 
 __all__ = ["nextafter", "bitwise_count", "i0"]
 
@@ -110,20 +109,7 @@ def _frexp_scale(x):
         return _out(np.asarray(np.ldexp(np.ones((), dt), -e), dt))
 
 
-def _elementwise(public, impl, differentiable=True, domain=(-2.0, 2.0), hint=None):
-    p = register(
-        Primitive(
-            public,
-            impl,
-            kind="elementwise",
-            broadcasting=True,
-            differentiable=differentiable,
-            test_domain=domain,
-        )
-    )
-    if hint is not None:
-        p.missing_rule_hint = hint
-    return p
+_elementwise = new_elementwise  # (one helper for every module that adds elementwise primitives)
 
 
 nextafter = _elementwise(
