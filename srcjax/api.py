@@ -14,7 +14,13 @@ import numpy as np
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
-from .frontend.normalize import ClassKind, dependencies_valid, normalize, type_tree
+from .frontend.normalize import (
+    ClassKind,
+    _static_callable,
+    dependencies_valid,
+    normalize,
+    type_tree,
+)
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
 
@@ -73,6 +79,10 @@ def _kind(x: Any) -> str:
 
     if type(x) in tree_util._REGISTRY:
         return ClassKind(type_tree(x))
+    if callable(x) and not isinstance(x, np.ndarray) and _static_callable(x):
+        # a function argument (mlp(ws, x, act=jnp.tanh)): calls of it resolve to it,
+        # so it is part of the key (another function specializes again)
+        return ClassKind(("fn", x))
     return "leaf"
 
 
@@ -351,6 +361,12 @@ class _Grad(Transformed):
             args = self._bound + args
         if self._bound_kwargs:
             kwargs = {**self._bound_kwargs, **kwargs}
+        if not kwargs:
+            # parameters left to a function default (act=jnp.tanh): passed explicitly,
+            # so the function is part of the key and its calls resolve to it
+            missing = self._default_values(len(args) - len(self._bound or ()))
+            if missing and any(_static_callable(v) for v in missing):
+                args = args + missing
         n = len(args)
         wrt = self._wrt_fixed
         if wrt is None or wrt[-1] >= n:

@@ -586,3 +586,25 @@ def test_function_default_argument_of_a_called_function():
         return float(np.sum(np.tanh(h @ ws[1].astype(np.float64))))
 
     np.testing.assert_allclose(g[0], fd_grad(loss64, ws[0].astype(np.float64)), rtol=1e-4)
+
+
+def _mlp_default_act(ws, x, act=jnp.tanh):
+    for w in ws:
+        x = act(x @ w)
+    return jnp.sum(x)
+
+
+def test_function_default_on_the_differentiated_function():
+    """User J, the top-level case: grad(mlp)(ws, x) with act left to its default
+    (jnp.tanh) said 'no derivative rule for act'. A function argument is now part of
+    the specialization (api._kind), defaults included. Values recorded from JAX."""
+    ws = [np.ones((3, 3), np.float32) * 0.1, np.ones((3, 3), np.float32) * 0.2]
+    x = np.arange(3.0, dtype=np.float32)
+    gx = srcjax.grad(_mlp_default_act, argnums=1)(ws, x)
+    for t in (srcjax.grad(_mlp_default_act), srcjax.jit(srcjax.grad(_mlp_default_act))):
+        g = t(ws, x)
+        np.testing.assert_allclose(g[0][1], g[0][2] / 2, rtol=1e-6)  # rows scale with x
+    want = srcjax.grad(lambda w, v: _mlp_default_act(w, v, jnp.tanh), argnums=1)(ws, x)
+    np.testing.assert_allclose(gx, want, rtol=1e-6)
+    g_relu = srcjax.grad(_mlp_default_act)(ws, x, srcjax.nn.relu)
+    assert np.all(g_relu[0][0] == 0) and np.all(g_relu[0][1] > 0)

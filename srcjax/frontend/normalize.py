@@ -4308,14 +4308,19 @@ def normalize(src: FunctionSource, kinds: Optional[tuple] = None) -> Normalized:
     per parameter; a :class:`ClassKind` tells the class (and the classes inside)
     of an argument, whose method calls are then inlined."""
     types: Dict[str, Any] = {}
+    fns: Dict[str, Any] = {}  # parameters holding a function (api._kind's ("fn", f))
     seq_params = set()  # lists, tuples (dicts): `l * 2` repeats, `l + m` joins
     if kinds:
         for a, k in zip(src.node.args.args, kinds):
-            if isinstance(k, ClassKind):
+            if isinstance(k, ClassKind) and isinstance(k.types, tuple) and k.types[:1] == ("fn",):
+                fns[a.id] = k.types[1]
+            elif isinstance(k, ClassKind):
                 types[a.id] = k.types
             elif k == "tree":
                 seq_params.add(a.id)
     norm = Normalizer(src, types=types, seq_params=frozenset(seq_params))
+    reassigned = set(N.assigned_names(src.node.body))
+    norm.static_params.update({p: f for p, f in fns.items() if p not in reassigned})
     fdef = norm.run()
     return Normalized(fdef, src, norm.namer, norm.bindings, norm.deps)
 
