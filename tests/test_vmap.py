@@ -1508,3 +1508,29 @@ def test_vmap_of_grad_through_associative_scan_and_cumulative_reductions():
     ):
         got = srcjax.vmap(srcjax.grad(f))(x)
         np.testing.assert_allclose(got, np.stack([srcjax.grad(f)(r) for r in x]), rtol=1e-5)
+
+
+_RR3_X = np.arange(12.0, dtype=np.float32).reshape(4, 3) / 7
+
+
+def _rr3_mlp(ps, x):
+    for p in ps[:-1]:
+        x = jnp.tanh(x @ p["w"] + p["b"])
+    return x @ ps[-1]["w"] + ps[-1]["b"]
+
+
+def _rr3_f(ps):
+    return jnp.mean(vmap(lambda q, x: jnp.sum(_rr3_mlp(q, x)), in_axes=(None, 0))(ps, _RR3_X))
+
+
+def test_grad_of_grad_through_vmap_over_a_list_of_dict_layers():
+    """User J r_rr3: the second-order code read a zero cotangent hole (None) in a
+    batched matmul adjoint: NumPy's 'matmul: operand 0 does not have enough
+    dimensions'. Holes are zeros there now. Values recorded from JAX 0.10.2."""
+    ps = [
+        {"w": np.ones((3, 4), np.float32) * 0.1, "b": np.zeros(4, np.float32)},
+        {"w": np.ones((4, 3), np.float32) * 0.2, "b": np.zeros(3, np.float32)},
+    ]
+    np.testing.assert_allclose(srcjax.grad(_rr3_f)(ps)[0]["w"][0], [0.34145337] * 4, rtol=1e-5)
+    g = srcjax.grad(lambda q: jnp.sum(srcjax.grad(_rr3_f)(q)[0]["w"] ** 2))(ps)
+    np.testing.assert_allclose(g[0]["w"][0], [-0.6847304] * 4, rtol=1e-5)

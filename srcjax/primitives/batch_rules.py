@@ -1063,7 +1063,11 @@ batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False)
 # -- batched matmul (fast paths, per-example semantics) ---------------------------------
 def _bmatmul(a, b, ab, bb):
     """Per example ``a @ b``; ``ab`` / ``bb`` say which operand has a leading
-    batch axis."""
+    batch axis. A hole (``None``, a zero cotangent in second-order code) gives a
+    scalar zero, which its consumer broadcasts (user J: grad of grad through vmap)."""
+    if a is None or b is None:
+        other = b if a is None else a
+        return np.zeros((), _dt.to_inexact_dtype(np.result_type(other)))
     a = np.asarray(a)
     b = np.asarray(b)
     if not bb:
@@ -1119,7 +1123,10 @@ def _size_of(args, flags):
 
 def _bmatmul_left(g, a, b, ab, bb):
     """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
-    when ``a`` is not batched); ``g`` is batched."""
+    when ``a`` is not batched); ``g`` is batched. Zeros like ``a`` when ``g`` or
+    ``b`` is a hole (``None``)."""
+    if g is None or b is None:
+        return np.zeros(np.shape(a), _dt.to_inexact_dtype(np.result_type(a)))
     g = np.asarray(g)
     a = np.asarray(a)
     b = np.asarray(b)
@@ -1147,7 +1154,10 @@ def _bmatmul_left(g, a, b, ab, bb):
 
 def _bmatmul_right(g, a, b, ab, bb):
     """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
-    when ``b`` is not batched); ``g`` is batched."""
+    when ``b`` is not batched); ``g`` is batched. Zeros like ``b`` when ``g`` or
+    ``a`` is a hole (``None``)."""
+    if g is None or a is None:
+        return np.zeros(np.shape(b), _dt.to_inexact_dtype(np.result_type(b)))
     g = np.asarray(g)
     a = np.asarray(a)
     b = np.asarray(b)
