@@ -992,3 +992,59 @@ def test_jit_of_a_step_calling_grad_of_a_model_method(x64):
         assert isinstance(got, _Lin) and got.scale == scale
         assert_close(got.w, want, rtol=1e-6)
     assert _lin_step._cache_size() == 1  # static fields are read at run time
+
+
+@tu.register_pytree_node_class
+class _Scale:
+    def __init__(self, s):
+        self.s = s
+
+    def tree_flatten(self):
+        return (self.s,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0])
+
+    def __call__(self, x):
+        return x * self.s
+
+
+@tu.register_pytree_node_class
+class _Seq:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def tree_flatten(self):
+        return (self.layers,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0])
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_loop_over_layers_of_different_classes(x64):
+    """User J: a Sequential whose layers are of different classes (built from a
+    config) said 'no derivative rule for layer'; the loop is unrolled over the
+    items, each inlining its own class. Oracle: the same model written out."""
+    w, b, x = _data(31)
+    model = _Seq([Linear(w, b), _Scale(np.float64(1.5)), Linear(w.T @ w, b)])
+
+    def loss(m, x):
+        return jnp.sum(m(x) ** 2)
+
+    def by_hand(lin1, s, lin2, x):
+        return jnp.sum(lin2(lin1(x) * s) ** 2)
+
+    g = srcjax.grad(loss)(model, x)
+    g1, gs, g2 = srcjax.grad(by_hand, argnums=(0, 1, 2))(model.layers[0], 1.5, model.layers[2], x)
+    assert type(g.layers[1]) is _Scale
+    np.testing.assert_allclose(g.layers[0].w, g1.w, rtol=1e-6)
+    np.testing.assert_allclose(g.layers[1].s, gs, rtol=1e-6)
+    np.testing.assert_allclose(g.layers[2].b, g2.b, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(loss)(model, x), loss(model, x), rtol=1e-6)

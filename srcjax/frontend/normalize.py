@@ -1606,8 +1606,35 @@ class Normalizer:
                 )
                 self.emit(loop)
                 return
+        if self._unroll_over_classes(s):
+            return
         spec = self._iter_spec(it)
         self._index_loop(s, spec)
+
+    def _unroll_over_classes(self, s: Any) -> bool:
+        """``for layer in self.layers: x = layer(x)`` over a list whose items hold
+        instances of different registered classes (type tree ``("items", ...)``: a
+        Sequential built from a config): the loop's passes are unrolled, each with
+        the loop variable bound to one item, so each item's methods are inlined
+        (user J). Only without break/continue in the body; a loop over one class
+        stays a loop."""
+        target, it = s.target, s.iter
+        if not isinstance(target, gast.Name) or isinstance(it, gast.Call):
+            return False
+        ty = self.expr_type(it)
+        if ty is None or ty[0] != "items" or not ty[1]:
+            return False
+        if not any(t is not None and t[0] == "class" for t in ty[1]):
+            return False
+        for node in gast.walk(gast.Module(body=list(s.body), type_ignores=[])):
+            if isinstance(node, (gast.Break, gast.Continue)):
+                return False
+        for k in range(len(ty[1])):
+            item = gast.Subscript(value=N.clone(it), slice=N.const(k), ctx=gast.Load())
+            self.stmt(N.copy_origin(N.assign(target.id, item), s))
+            for st in s.body:
+                self.stmt(N.clone(st))
+        return True
 
     def _iter_spec(self, it: Any) -> tuple:
         """("enumerate", inner) | ("zip", [specs]) | ("seq", atom) for a loop iterable."""
