@@ -1048,3 +1048,49 @@ def test_loop_over_layers_of_different_classes(x64):
     np.testing.assert_allclose(g.layers[1].s, gs, rtol=1e-6)
     np.testing.assert_allclose(g.layers[2].b, g2.b, rtol=1e-6)
     np.testing.assert_allclose(srcjax.jit(loss)(model, x), loss(model, x), rtol=1e-6)
+
+
+@tu.register_pytree_node_class
+class _SeqSpecs:
+    def __init__(self, layers, specs):
+        self.layers, self.specs = layers, specs
+
+    def tree_flatten(self):
+        return (self.layers,), self.specs
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+    def __call__(self, x):
+        skip = x
+        for layer, spec in zip(self.layers, self.specs):
+            if spec == "residual":
+                x = x + 0.5 * skip
+                skip = x
+                continue
+            x = layer(x)
+        return x
+
+
+def test_zipped_loop_over_mixed_layers_with_continue(x64):
+    """User J p5: zip(self.layers, self.specs) with `continue` for residual specs over
+    layers of different classes. Oracle: the same computation written out."""
+    rng = np.random.default_rng(32)
+    w = rng.normal(size=(3, 3))
+    b = rng.normal(size=(3,))
+    x = rng.normal(size=(4, 3))
+    model = _SeqSpecs([Linear(w, b), _Scale(np.float64(1.5)), Linear(w, b)], ("d", "s", "residual"))
+
+    def loss(m, x):
+        return jnp.sum(m(x) ** 2)
+
+    def by_hand(l1, s, x):
+        return jnp.sum((l1(x) * s + 0.5 * x) ** 2)
+
+    g = srcjax.grad(loss)(model, x)
+    g1, gs = srcjax.grad(by_hand, argnums=(0, 1))(model.layers[0], 1.5, x)
+    np.testing.assert_allclose(g.layers[0].w, g1.w, rtol=1e-6)
+    np.testing.assert_allclose(g.layers[1].s, gs, rtol=1e-6)
+    assert not np.any(g.layers[2].w)  # the residual pass skips its layer
+    np.testing.assert_allclose(srcjax.jit(loss)(model, x), loss(model, x), rtol=1e-6)

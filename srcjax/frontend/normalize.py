@@ -1619,21 +1619,61 @@ class Normalizer:
         (user J). Only without break/continue in the body; a loop over one class
         stays a loop."""
         target, it = s.target, s.iter
-        if not isinstance(target, gast.Name) or isinstance(it, gast.Call):
+        if isinstance(target, gast.Name):
+            names, seqs = [target.id], [it]
+        elif (
+            isinstance(target, gast.Tuple)
+            and all(isinstance(e, gast.Name) for e in target.elts)
+            and isinstance(it, gast.Call)
+            and not it.keywords
+            and len(it.args) == len(target.elts)
+            and self.resolve(it.func) == ("found", zip)
+        ):
+            # for layer, spec in zip(self.layers, self.specs)
+            names, seqs = [e.id for e in target.elts], list(it.args)
+        else:
             return False
-        ty = self.expr_type(it)
-        if ty is None or ty[0] != "items" or not ty[1]:
+        if any(isinstance(q, gast.Call) for q in seqs):
             return False
-        if not any(t is not None and t[0] == "class" for t in ty[1]):
+        n = None
+        for q in seqs:
+            ty = self.expr_type(q)
+            if ty is not None and ty[0] == "items" and ty[1]:
+                if any(t is not None and t[0] == "class" for t in ty[1]):
+                    n = len(ty[1])
+        if n is None:
             return False
         for node in gast.walk(gast.Module(body=list(s.body), type_ignores=[])):
-            if isinstance(node, (gast.Break, gast.Continue)):
+            if isinstance(node, gast.Break):
                 return False
-        for k in range(len(ty[1])):
-            item = gast.Subscript(value=N.clone(it), slice=N.const(k), ctx=gast.Load())
-            self.stmt(N.copy_origin(N.assign(target.id, item), s))
-            for st in s.body:
-                self.stmt(N.clone(st))
+        has_continue = any(
+            isinstance(node, gast.Continue)
+            for node in gast.walk(gast.Module(body=list(s.body), type_ignores=[]))
+        )
+        for k in range(n):
+            binds = [
+                N.copy_origin(
+                    N.assign(
+                        name, gast.Subscript(value=N.clone(q), slice=N.const(k), ctx=gast.Load())
+                    ),
+                    s,
+                )
+                for name, q in zip(names, seqs)
+            ]
+            body = binds + [N.clone(st) for st in s.body]
+            if has_continue:
+                # a pass of one trip: `continue` ends this item's pass, as in the loop
+                once = gast.For(
+                    target=N.name(self.namer.fresh("_once"), store=True),
+                    iter=N.call(N.name("range"), [N.const(1)]),
+                    body=body,
+                    orelse=[],
+                    type_comment=None,
+                )
+                self.stmt(N.copy_origin(once, s))
+            else:
+                for st in body:
+                    self.stmt(st)
         return True
 
     def _iter_spec(self, it: Any) -> tuple:
