@@ -248,6 +248,17 @@ class Transformed:
             vals = cache[nargs] = tuple(_missing_defaults(self.fun, nargs).values())
         return vals
 
+    def _function_defaults(self, nargs: int) -> tuple:
+        """:meth:`_default_values` when one of them is a function (then the call
+        passes them all, see api._kind), else ``()``; decided once per ``nargs``."""
+        cache = self.__dict__.setdefault("_fn_defaults_by_nargs", {})
+        vals = cache.get(nargs)
+        if vals is None:
+            missing = self._default_values(nargs)
+            vals = missing if any(_static_callable(v) for v in missing) else ()
+            cache[nargs] = vals
+        return vals
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -364,9 +375,7 @@ class _Grad(Transformed):
         if not kwargs:
             # parameters left to a function default (act=jnp.tanh): passed explicitly,
             # so the function is part of the key and its calls resolve to it
-            missing = self._default_values(len(args) - len(self._bound or ()))
-            if missing and any(_static_callable(v) for v in missing):
-                args = args + missing
+            args = args + self._function_defaults(len(args) - len(self._bound or ()))
         n = len(args)
         wrt = self._wrt_fixed
         if wrt is None or wrt[-1] >= n:

@@ -63,7 +63,7 @@ from .api import Transformed, _as_f32, _kind
 from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
-from .frontend.normalize import ClassKind, _static_callable, dependencies_valid, normalize
+from .frontend.normalize import ClassKind, dependencies_valid, normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
 
@@ -365,12 +365,10 @@ class _Jit(Transformed):
             # grad(obj.method): the transform's bound arguments come first
             fb = tuple(getattr(self.fun, "_bound", ()) or ())
             kinds = tuple(_kind(a) for a in fb) + kinds
-            if not kwargs and hasattr(self.fun, "_default_values"):
+            if not kwargs and hasattr(self.fun, "_function_defaults"):
                 # a function default (act=jnp.tanh) specializes the transform, as
                 # when it is called directly (api._Grad.__call__)
-                missing = self.fun._default_values(len(args))
-                if missing and any(_static_callable(v) for v in missing):
-                    kinds = kinds + tuple(_kind(v) for v in missing)
+                kinds = kinds + tuple(_kind(v) for v in self.fun._function_defaults(len(args)))
             bkw = dict(getattr(self.fun, "_bound_kwargs", None) or {})
             target, bargs = self.fun._generated(kinds), fb
             inner = getattr(target, "__srcjax_deps__", ())

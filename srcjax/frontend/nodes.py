@@ -132,6 +132,18 @@ def names_in(node: Any) -> List[str]:
     return out
 
 
+def walk_stmts(stmts: Iterable[Any]):
+    """Every statement of ``stmts`` and of the ``if``/``for``/``while`` blocks in
+    them, in order (normalized code: no nested functions)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from walk_stmts(s.body)
+            yield from walk_stmts(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            yield from walk_stmts(s.body)
+
+
 def assigned_names(stmts: Iterable[Any]) -> List[str]:
     """Names stored anywhere in ``stmts`` (including nested blocks), in order."""
     out: List[str] = []

@@ -1596,55 +1596,50 @@ def _static_names(stmts: List[Any]) -> Set[str]:
         found |= more
 
 
-def _constant_values(stmts: List[Any]) -> Dict[str, Any]:
-    """``name -> value`` for names every binding of which in ``stmts`` is one and
-    the same constant (or tuple display of constants)."""
+def _literal_bindings(stmts: List[Any]) -> Dict[str, Optional[list]]:
+    """``name -> [value of each binding]`` when every binding of the name in
+    ``stmts`` is a literal display (a constant, or a tuple/list of them), else
+    ``name -> None``."""
     import ast
 
-    values: Dict[str, Any] = {}
-    bad: Set[str] = set()
+    out: Dict[str, Optional[list]] = {}
     seen: Set[int] = set()  # target nodes of the assignments looked at
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Assign) and len(node.targets) == 1:
             tgt = node.targets[0]
             if isinstance(tgt, gast.Name):
                 seen.add(id(tgt))
+                vals = out.setdefault(tgt.id, [])
                 try:
                     val = ast.literal_eval(N.to_source(node.value).strip())
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    bad.add(tgt.id)
+                    out[tgt.id] = None
                     continue
-                if not isinstance(val, (str, int, float, bool, tuple)) or (
-                    tgt.id in values and values[tgt.id] != val
-                ):
-                    bad.add(tgt.id)
-                values.setdefault(tgt.id, val)
+                if vals is not None:
+                    vals.append(val)
                 continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             if id(node) not in seen:
-                bad.add(node.id)
-    return {n: v for n, v in values.items() if n not in bad}
+                out[node.id] = None
+    return out
+
+
+def _constant_values(stmts: List[Any]) -> Dict[str, Any]:
+    """``name -> value`` for names every binding of which in ``stmts`` is one and
+    the same constant (a string, number, bool or tuple of them)."""
+    return {
+        n: vals[0]
+        for n, vals in _literal_bindings(stmts).items()
+        if vals
+        and isinstance(vals[0], (str, int, float, bool, tuple))
+        and all(type(v) is type(vals[0]) and v == vals[0] for v in vals)
+    }
 
 
 def _constant_names(stmts: List[Any]) -> Set[str]:
     """Names every binding of which is a constant or a tuple/list display of them
     (an option a composition passes on: ``window_dimensions = (1, 2, 2)``)."""
-
-    def const(e: Any) -> bool:
-        if isinstance(e, (gast.Tuple, gast.List)):
-            return all(const(x) for x in e.elts)
-        return _is_constant(e)
-
-    good: Dict[str, bool] = {}
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        if isinstance(node, gast.Assign) and len(node.targets) == 1:
-            tgt = node.targets[0]
-            if isinstance(tgt, gast.Name):
-                good[tgt.id] = good.get(tgt.id, True) and const(node.value)
-                continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            good.setdefault(node.id, False)
-    return {n for n, ok in good.items() if ok}
+    return {n for n, vals in _literal_bindings(stmts).items() if vals}
 
 
 def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) -> Set[str]:

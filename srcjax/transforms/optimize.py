@@ -355,7 +355,7 @@ def fold_constants(fdef: Any) -> Any:
     changed = True
     while changed:
         changed = False
-        for s in _all_stmts(fdef.body):
+        for s in N.walk_stmts(fdef.body):
             if not _is_assign(s):
                 continue
             if s.sj_op.kind != "prim" and not (
@@ -376,16 +376,6 @@ def fold_constants(fdef: Any) -> Any:
         if changed:
             propagate(fdef)
     return fdef
-
-
-def _all_stmts(stmts: List[Any]):
-    for s in stmts:
-        yield s
-        if isinstance(s, gast.If):
-            yield from _all_stmts(s.body)
-            yield from _all_stmts(s.orelse)
-        elif isinstance(s, (gast.While, gast.For)):
-            yield from _all_stmts(s.body)
 
 
 # ---------------------------------------------------------------------------- abstract values
@@ -1339,7 +1329,7 @@ def _boxed_closure(body: List[Any], boxed: Dict[str, Any]) -> None:
     changed = True
     while changed:
         changed = False
-        for s in _all_stmts(body):
+        for s in N.walk_stmts(body):
             if not _is_assign(s) or s.targets[0].id in boxed:
                 continue
             if s.sj_op.kind not in ("copy", "prim"):

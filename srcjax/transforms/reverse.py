@@ -339,7 +339,7 @@ class Reverse:
 
     def index_assigns(self, stmts: List[Any]) -> None:
         """Record where each name is bound (assignments and ``for`` targets)."""
-        for s in _walk_stmts(stmts):
+        for s in N.walk_stmts(stmts):
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     if isinstance(t, gast.Name):
@@ -503,7 +503,7 @@ class Reverse:
         appends to a list (lax.scan's stacked outputs) is not reversed by copying
         the list once per trip. The restores kept are recorded as reads."""
         _prune_block(stmts, set(live_after))
-        for st in _walk_stmts(stmts):
+        for st in N.walk_stmts(stmts):
             restore = getattr(st, "sj_list_restore", None)
             if restore is not None:
                 self.reads.update(restore)
@@ -949,16 +949,6 @@ def _list_restore(st: Any, *reads: str) -> Any:
     that is dead unless ``l`` is read later in the sweep."""
     st.sj_list_restore = reads
     return st
-
-
-def _walk_stmts(stmts: List[Any]):
-    for s in stmts:
-        yield s
-        if isinstance(s, gast.If):
-            yield from _walk_stmts(s.body)
-            yield from _walk_stmts(s.orelse)
-        elif isinstance(s, (gast.For, gast.While)):
-            yield from _walk_stmts(s.body)
 
 
 def _uses(node: Any) -> Set[str]:
