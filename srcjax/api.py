@@ -107,10 +107,12 @@ def _canon_leaf(x: Any, wrt: bool) -> Any:
     return x
 
 
-def _check_float(x: Any, argnum: int, what: str = "grad") -> None:
+def _check_float(x: Any, argnum: int, what: str = "grad", allow_int: bool = False) -> None:
     dt = getattr(x, "dtype", None)
     if dt is None:
         if isinstance(x, (bool, int)):
+            if allow_int:
+                return
             dt = np.dtype(np.int32) if not isinstance(x, bool) else np.dtype(bool)
         elif isinstance(x, (float, complex)):
             return
@@ -128,13 +130,15 @@ def _check_float(x: Any, argnum: int, what: str = "grad") -> None:
             hint=f"convert it first, e.g. x.astype(np.float32), and back to {dt.name} "
             "after the transformed call if needed",
         )
+    if allow_int and dt.kind in "biu":
+        return
     if dt.kind not in "fc":
         raise NonDifferentiableError(
             f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
             f"of np.inexact), but got {dt.name}. (argument {argnum})",
             hint="pass a float array, e.g. jnp.asarray(x, jnp.float32), or keep the integer "
-            "values out of the differentiated argument (a closure or another argnum); "
-            "srcjax.grad has no allow_int=True yet",
+            "values out of the differentiated argument (a closure or another argnum), "
+            "or pass allow_int=True to grad (their gradient is then float0 zeros)",
         )
 
 
@@ -155,13 +159,13 @@ def _map_leaves(fn: Callable, x: Any) -> Any:
     return fn(x)
 
 
-def _check_leaves(x: Any, argnum: int, what: str = "grad") -> None:
+def _check_leaves(x: Any, argnum: int, what: str = "grad", allow_int: bool = False) -> None:
     """``_check_float`` on every leaf of ``x`` (without rebuilding ``x``: a
     registered class need not accept non-array children)."""
     from . import tree_util
 
     for v in tree_util.tree_leaves(x):
-        _check_float(v, argnum, what)
+        _check_float(v, argnum, what, allow_int)
 
 
 #: python function -> {transform key: generated function}; shared by every
@@ -276,8 +280,9 @@ def _resolve_target(fun: Any, kinds: Tuple[str, ...]):
 class _Grad(Transformed):
     kind = "grad"
 
-    def __init__(self, fun, argnums, has_aux, with_value):
+    def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
         super().__init__(fun)
+        self.allow_int = bool(allow_int)
         if isinstance(argnums, (list, tuple)):
             argnums_t = tuple(int(a) for a in argnums)
             self.tuple_out = True
@@ -320,6 +325,7 @@ class _Grad(Transformed):
             self.tuple_out,
             len(self._bound),
             kinds,
+            self.allow_int,
         )
         per_fn = _TRANSFORM_CACHE.get(target)
         if per_fn is not None and key in per_fn:
@@ -349,6 +355,8 @@ class _Grad(Transformed):
         fdef = reverse(
             norm, wrt, pkinds, has_aux=self.has_aux, with_value=self.with_value, name=gname
         )
+        if self.allow_int:
+            _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
         restore_kwonly(fdef, n_kwonly)
         return finish(src, norm, fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
 
@@ -391,7 +399,7 @@ class _Grad(Transformed):
                 if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
                     new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
                 if i in wrt and dt.kind not in "fc":
-                    _check_float(new_args[i], i)  # (as JAX names it: int32 unless x64)
+                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
             elif t is float:
                 kinds.append("leaf")
                 new_args[i] = np.float64(x) if x64 else np.float32(x)
@@ -401,13 +409,14 @@ class _Grad(Transformed):
                 if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
                     new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
                 if i in wrt and dt.kind not in "fc":
-                    _check_float(new_args[i], i)  # (as JAX names it: int32 unless x64)
+                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
             else:
                 k = _kind(x)
                 kinds.append(k)
                 if i in wrt:
-                    x = _map_leaves(lambda v: _canon_leaf(v, True), x)
-                    _check_leaves(x, i)
+                    # allow_int: Python ints stay weakly typed (a * n is float32)
+                    x = _map_leaves(lambda v: _canon_leaf(v, not self.allow_int), x)
+                    _check_leaves(x, i, "grad", self.allow_int)
                 elif k == "leaf":
                     x = _canon_leaf(x, False)
                 new_args[i] = x
@@ -435,7 +444,7 @@ class _Grad(Transformed):
         full = tuple(self._bound or ()) + tuple(args)
         nb = len(full) - len(args)
         for i in sorted(self._wrt_positions(len(full))):
-            _check_leaves(full[i], i - nb)
+            _check_leaves(full[i], i - nb, "grad", self.allow_int)
 
     def _wrt_positions(self, n: int) -> frozenset:
         out = set()
@@ -580,8 +589,14 @@ def grad(
             another srcjax transform) whose source is available.
         argnums: which positional argument(s) to differentiate.
         has_aux: whether ``fun`` returns a pair ``(value, auxiliary data)``.
-        holomorphic, allow_int, reduce_axes: JAX's options, accepted at their
-            defaults (``True`` / non-empty raises NotImplementedError).
+        holomorphic, reduce_axes: JAX's options, accepted at their defaults
+            (``True`` / non-empty raises NotImplementedError).
+        allow_int: as JAX: integer or boolean inputs named in ``argnums`` are
+            allowed, and their gradient is ``np.zeros(shape, float0)`` (dtype
+            ``[('float0', 'V')]``, ``srcjax.api.FLOAT0``; shape ``()`` for Python
+            scalars), leaf by leaf inside pytrees; under ``vmap`` it carries the
+            batch axis. ``jacrev``/``jacfwd``/``hessian`` still refuse it
+            (NotImplementedError).
 
     Returns:
         A function with ``fun``'s signature returning the gradient.
@@ -592,8 +607,8 @@ def grad(
         without a rule on the differentiated path; ``TypeError`` as above. Every
         such error names the user's ``file:line:col``.
     """
-    _unsupported_options("grad", holomorphic, allow_int, reduce_axes)
-    return _Grad(fun, argnums, has_aux, with_value=False)
+    _unsupported_options("grad", holomorphic, False, reduce_axes)
+    return _Grad(fun, argnums, has_aux, with_value=False, allow_int=allow_int)
 
 
 def value_and_grad(
@@ -607,10 +622,11 @@ def value_and_grad(
     """``fun``'s value and gradient in one pass (``jax.value_and_grad``).
 
     Returns a function giving ``(value, grad)``, or ``((value, aux), grad)`` with
-    ``has_aux=True``. See :func:`grad` for argument rules and errors.
+    ``has_aux=True``. See :func:`grad` for argument rules (``allow_int``) and
+    errors.
     """
-    _unsupported_options("value_and_grad", holomorphic, allow_int, reduce_axes)
-    return _Grad(fun, argnums, has_aux, with_value=True)
+    _unsupported_options("value_and_grad", holomorphic, False, reduce_axes)
+    return _Grad(fun, argnums, has_aux, with_value=True, allow_int=allow_int)
 
 
 def source(fn: Callable, *example_args: Any) -> str:
@@ -651,3 +667,125 @@ def source(fn: Callable, *example_args: Any) -> str:
 
 grad.__srcjax_factory__ = True
 value_and_grad.__srcjax_factory__ = True
+
+
+# --------------------------------------------------------------------------- allow_int
+#: JAX's dtype of the gradient of an integer or boolean input (``jax.dtypes.float0``)
+FLOAT0 = np.dtype([("float0", "V")])
+
+
+def _is_int_leaf(x: Any) -> bool:
+    if isinstance(x, (bool, int, np.bool_, np.integer)):
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and dt.kind in "biu"
+
+
+def _int_float0(g: Any, x: Any) -> Any:
+    """The gradient ``g`` of input ``x`` with every integer or boolean leaf of
+    ``x`` given JAX's ``float0`` gradient: ``np.zeros(shape(leaf), float0)``
+    (what ``jax.grad(..., allow_int=True)`` returns for them); floating leaves
+    keep their gradient from ``g`` (a pytree of ``x``'s structure, or a leaf)."""
+    from . import tree_util
+
+    leaves, td = tree_util.tree_flatten(x)
+    if not any(_is_int_leaf(v) for v in leaves):
+        return g
+    if tree_util.treedef_is_leaf(td):
+        return np.zeros(np.shape(x), FLOAT0)
+    gs = [None] * len(leaves) if g is None else td.flatten_up_to(g)
+    out = [np.zeros(np.shape(v), FLOAT0) if _is_int_leaf(v) else gv for v, gv in zip(leaves, gs)]
+    return tree_util.tree_unflatten(td, out)
+
+
+def _float0_drop(h: Any, g: Any, x: Any) -> Any:
+    """The adjoint of :func:`_int_float0` in ``g``: the cotangent ``h`` with the
+    leaves at ``x``'s integer positions (``float0``) replaced by zeros of
+    ``g``'s leaves there."""
+    from . import tree_util
+
+    leaves, td = tree_util.tree_flatten(x)
+    if not any(_is_int_leaf(v) for v in leaves):
+        return h
+    if tree_util.treedef_is_leaf(td):
+        return None if g is None else np.zeros_like(g)
+    hs = [None] * len(leaves) if h is None else td.flatten_up_to(h)
+    gs = [None] * len(leaves) if g is None else td.flatten_up_to(g)
+    out = [
+        (None if gv is None else np.zeros_like(gv)) if _is_int_leaf(v) else hv
+        for v, hv, gv in zip(leaves, hs, gs)
+    ]
+    return tree_util.tree_unflatten(td, out)
+
+
+def _register_float0():
+    from .primitives.registry import Primitive, register
+
+    f0 = register(Primitive("ad.int_float0", _int_float0, kind="internal"))
+    drop = register(Primitive("ad.float0_drop", _float0_drop, kind="internal"))
+
+    def rule(c):
+        # the same call on operands all batched (the float0 leaves then carry the
+        # batch axis, as JAX's do under vmap)
+        if not any(c.batched(p) for p in c.bound):
+            return c.rebuild(), False
+        return c.rebuild(**{p: c.materialize(c.arg(p)) for p in c.bound})
+
+    for p in (f0, drop):
+        p.def_batch(rule)
+    return f0, drop
+
+
+int_float0, float0_drop = _register_float0()
+
+
+def _int_float0_vjp(h, ans, g, x):
+    return float0_drop(h, g, x)
+
+
+def _int_float0_jvp(t, ans, g, x):
+    return int_float0(t, x)
+
+
+def _float0_drop_vjp(k, ans, h, g, x):
+    return int_float0(k, x)
+
+
+def _float0_drop_jvp(t, ans, h, g, x):
+    return float0_drop(t, g, x)
+
+
+int_float0.def_vjp(g=_int_float0_vjp).def_jvp(g=_int_float0_jvp)
+float0_drop.def_vjp(h=_float0_drop_vjp).def_jvp(h=_float0_drop_jvp)
+int_float0.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {}),
+    (((rng.normal(size=3), rng.normal(size=2)), (rng.normal(size=3), np.arange(2))), {}),
+]
+float0_drop.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {}),
+]
+
+
+def _float0_for_ints(fdef: Any, wrt: Sequence[str], with_value: bool, has_aux: bool) -> None:
+    """``allow_int=True``: each gradient in the generated function's final
+    ``return`` becomes ``ad.int_float0(gradient, param)``, so integer and
+    boolean leaves of the differentiated inputs get ``float0`` zeros at run time
+    (the generated code is specialized on pytree structure, not dtypes)."""
+    import gast
+
+    ret = fdef.body[-1]
+    assert isinstance(ret, gast.Return)
+    holder, field = ret, "value"
+    if with_value:
+        holder, field = ret.value.elts, 1
+    elif has_aux:
+        holder, field = ret.value.elts, 0
+    grads = holder[field] if isinstance(holder, list) else getattr(holder, field)
+    if len(wrt) == 1 and not isinstance(grads, gast.Tuple):
+        new = N.call("ad.int_float0", [grads, N.name(wrt[0])])
+        if isinstance(holder, list):
+            holder[field] = new
+        else:
+            setattr(holder, field, new)
+        return
+    grads.elts = [N.call("ad.int_float0", [e, N.name(p)]) for e, p in zip(grads.elts, wrt)]
