@@ -492,6 +492,9 @@ class Batcher:
             self.containers.add(t)
             self.skel.pop(t, None)
             value = s.value
+            skel = self._display_skeleton(value)
+            if skel is not None:
+                self.skel[t] = skel
             if any(self.is_batched(e) for e in op.elts):
                 s.value = self._materialize_display(value)
                 self._set(t, True)
@@ -541,6 +544,45 @@ class Batcher:
         new.sj_op = None
         self._set(t, True)
         return [new]
+
+    def _value_skeleton(self, e: Any) -> Any:
+        """The structure of one item of a display or of an appended value:
+        ``"leaf"`` unless it is a container (its skeleton, or ``_SOME_TREE`` when
+        its items are unknown)."""
+        if isinstance(e, gast.Name) and e.id in self.containers:
+            return self.skel.get(e.id) or _SOME_TREE
+        if isinstance(e, (gast.List, gast.Tuple, gast.Dict)):
+            return self._display_skeleton(e) or _SOME_TREE
+        return "leaf"
+
+    def _display_skeleton(self, value: Any) -> Any:
+        """The structure of a list/tuple/dict display (which items are containers),
+        so that ``rows[i]`` of ``rows = [[a, b], [c, d]]`` is known to be a list."""
+        if isinstance(value, (gast.List, gast.Tuple)):
+            items = tuple(self._value_skeleton(e) for e in value.elts)
+            if items and all(i == items[0] for i in items):
+                return ("seq", items[0])
+            return ("items", items)
+        if isinstance(value, gast.Dict):
+            keys = []
+            for k in value.keys:
+                ok, key = _const_value(k) if k is not None else (False, None)
+                if not ok:
+                    return None
+                keys.append(key)
+            return ("dict", tuple((k, self._value_skeleton(v)) for k, v in zip(keys, value.values)))
+        return None
+
+    def _appended_skeleton(self, lst: str, v: Any) -> None:
+        """Keep the structure of ``lst`` known across ``lst.append(v)``: a list
+        started empty (a comprehension) of items of one structure is a ``seq``."""
+        item = self._value_skeleton(v)
+        old = self.skel.get(lst)
+        if old == ("items", ()) or old == ("seq", item):
+            self.skel[lst] = ("seq", item)
+        elif old is not None:
+            # items of different structures: a container whose items are unknown
+            self.skel[lst] = _SOME_TREE
 
     def _set(self, name: str, batched: bool) -> None:
         if batched:
@@ -762,6 +804,7 @@ class Batcher:
             v = op.elts[0]
             lst = op.target
             self.containers.add(lst)
+            self._appended_skeleton(lst, v)
             if self.is_batched(v) and lst not in self.bat:
                 self.bat.add(lst)
                 return [self.broadcast_stmt(lst, s), s]
@@ -1428,6 +1471,11 @@ def _range_args(it: Any) -> Optional[List[Any]]:
     return None
 
 
+#: the skeleton of a container whose items' structure is unknown (they are
+#: taken for leaves, as for any container of unknown structure)
+_SOME_TREE = ("tree", None)
+
+
 def _item_skeleton(skel: Any, idx: Any) -> Any:
     """The structure of ``x[idx]`` for a container of structure ``skel``."""
     if not isinstance(skel, tuple):
@@ -1446,6 +1494,11 @@ def _item_skeleton(skel: Any, idx: Any) -> Any:
             return skel[1][val]
         except IndexError:
             return None
+    if kind == "items" and not isinstance(idx, gast.Slice) and skel[1]:
+        # an index known only at run time (a loop's): the items' common structure
+        first = skel[1][0]
+        if all(i == first for i in skel[1]):
+            return first
     if kind in ("dict", "class") and ok:
         return dict(skel[1]).get(val)
     return None
