@@ -1094,3 +1094,118 @@ def test_zipped_loop_over_mixed_layers_with_continue(x64):
     np.testing.assert_allclose(g.layers[1].s, gs, rtol=1e-6)
     assert not np.any(g.layers[2].w)  # the residual pass skips its layer
     np.testing.assert_allclose(srcjax.jit(loss)(model, x), loss(model, x), rtol=1e-6)
+
+
+_ACTS = {"tanh": jnp.tanh, "relu": srcjax.nn.relu, "sin": jnp.sin}
+
+
+@tu.register_pytree_node_class
+class _ActDense:
+    """A layer whose activation is named in its aux data (a config string)."""
+
+    def __init__(self, w, act):
+        self.w, self.act = w, act
+
+    def tree_flatten(self):
+        return (self.w,), self.act
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+    def __call__(self, x):
+        return _ACTS[self.act](x @ self.w)
+
+
+@tu.register_pytree_node_class
+class _GetattrDense(_ActDense):
+    def __call__(self, x):
+        return getattr(jnp, self.act)(x @ self.w)
+
+
+def _layer_data(seed):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3))
+
+
+def _grad_w(loss, layers, x, k):
+    """float64 central differences of loss in layers[k].w (the oracle)."""
+
+    def at(w):
+        ls = list(layers)
+        ls[k] = type(ls[k])(w, ls[k].act)
+        return loss(ls, x)
+
+    return fd_grad(at, layers[k].w)
+
+
+def _seq_loss(layers, x):
+    for layer in layers:
+        x = layer(x)
+    return jnp.sum(x**2)
+
+
+@pytest.mark.parametrize("cls", [_ActDense, _GetattrDense])
+def test_function_table_indexed_by_a_static_attribute(x64, cls):
+    """User J p5: ACTS[self.act](x) (and getattr(jnp, self.act)(x)) in layers of a
+    list built from a config: the key is aux data, known while transforming.
+    Oracle: float64 central differences."""
+    w1, w2, x = _layer_data(41)
+    layers = [cls(w1, "tanh"), cls(w2, "sin"), cls(w1, "tanh")]
+    g = srcjax.grad(_seq_loss)(layers, x)
+    assert [layer.act for layer in g] == ["tanh", "sin", "tanh"]
+    for k in range(3):
+        assert_close(g[k].w, _grad_w(_seq_loss, layers, x, k), rtol=1e-6)
+    want = np.sum(np.tanh(np.sin(np.tanh(x @ w1) @ w2) @ w1) ** 2)
+    np.testing.assert_allclose(srcjax.jit(_seq_loss)(layers, x), want, rtol=1e-12)
+    # another activation is another specialization, not a stale one
+    other = [cls(w1, "sin"), cls(w2, "sin"), cls(w1, "tanh")]
+    want = np.sum(np.tanh(np.sin(np.sin(x @ w1) @ w2) @ w1) ** 2)
+    np.testing.assert_allclose(srcjax.jit(_seq_loss)(other, x), want, rtol=1e-12)
+
+
+def _enum_loss(layers, x):
+    for i, layer in enumerate(layers, start=1):
+        x = layer(x) * i
+    return jnp.sum(x**2)
+
+
+def _break_loss(layers, x):
+    for i, layer in enumerate(layers):
+        if jnp.max(jnp.abs(x)) > 2.5:
+            break
+        x = layer(x)
+    return jnp.sum(x**2)
+
+
+def _none_loss(layers, x):
+    for layer in layers:
+        if layer is None:
+            continue
+        x = layer(x)
+    return jnp.sum(x**2)
+
+
+def test_enumerate_break_and_none_slots_over_mixed_layers(x64):
+    """Loops over layers of different classes with enumerate (and start), a
+    data-dependent break, and None slots skipped with `continue`.
+    Oracle: float64 central differences."""
+    w1, w2, x = _layer_data(42)
+    layers = [_ActDense(w1, "tanh"), _GetattrDense(w2, "sin"), _ActDense(w1, "relu")]
+    g = srcjax.grad(_enum_loss)(layers, x)
+    for k in range(3):
+        assert_close(g[k].w, _grad_w(_enum_loss, layers, x, k), rtol=1e-6)
+    # a break taken after the first layer (on x * 3 below), or never
+    for scale, broke in ((3.0, True), (0.2, False)):
+        g = srcjax.grad(_break_loss)(layers, x * scale)
+        for k in range(3):
+            assert_close(g[k].w, _grad_w(_break_loss, layers, x * scale, k), rtol=1e-6)
+        assert np.any(g[2].w) != broke
+    with_none = [layers[0], None, layers[1], None]
+    g = srcjax.grad(_none_loss)(with_none, x)
+    assert g[1] is None and g[3] is None
+    assert_close(g[0].w, _grad_w(_none_loss, [layers[0], layers[1]], x, 0), rtol=1e-6)
+    assert_close(g[2].w, _grad_w(_none_loss, [layers[0], layers[1]], x, 1), rtol=1e-6)
+    np.testing.assert_allclose(
+        srcjax.jit(_none_loss)(with_none, x), _none_loss([layers[0], layers[1]], x), rtol=1e-12
+    )

@@ -284,6 +284,7 @@ class _Lowerer:
         self.src = src  # for error locations
         self.ret_flag: Optional[str] = None
         self.ret_val: Optional[str] = None
+        self.flags: Set[str] = set()  # the break/continue flags made
 
     # -- return restructuring ------------------------------------------------
     @staticmethod
@@ -430,6 +431,7 @@ class _Lowerer:
                     "used_brk": False,
                     "used_cont": False,
                 }
+                self.flags.update((info["brk"], info["cont"]))
                 has_ret = self.ret_flag is not None and self._has(s.body, gast.Return, True)
                 body = self.lower_block(s.body, info)
                 stops = []
@@ -675,6 +677,12 @@ class Normalizer:
         #: renamed name -> the functions a list display bound to it holds (a
         #: name only iterated over by `for`: the loop is unrolled)
         self.fn_lists: Dict[str, List[Any]] = dict(outer.fn_lists) if outer is not None else {}
+        #: the break/continue flags of the lowering (see _Lowerer), and the values
+        #: known while transforming of those set in straight-line code (a pass of
+        #: an unrolled loop: `if layer is None: continue` sets `skip = True`, and
+        #: the rest of the pass, guarded by `if not skip:`, is not transformed)
+        self.flag_names: Set[str] = set(outer.flag_names) if outer is not None else set()
+        self.known_flags: Dict[str, bool] = {}
         #: the local function this (inlined) function returns, for its caller
         self.returned_fn: Any = None
         #: the local function the last inlined call returned (see assign_target)
@@ -740,6 +748,7 @@ class Normalizer:
         body = [s for s in node.body if not _is_docstring(s)]
         lowerer = _Lowerer(self.namer, self.src)
         body = lowerer.lower_function(body)
+        self.flag_names |= lowerer.flags
         # (`return lambda ...` in a branch became `result = lambda ...`)
         self.fn_names |= _function_names(body)
         new_body = self.block(body)
@@ -810,15 +819,20 @@ class Normalizer:
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
         ):
-            self._type_assign(stmt.targets[0].id, op)
+            self._type_assign(stmt.targets[0].id, op, stmt.value)
         self.out.append(stmt)
         return stmt
 
-    def _type_assign(self, t: str, op: Optional[Op]) -> None:
-        """Track the type tree of ``t`` through copies, attribute reads and
-        indexing of typed values; any other assignment forgets it."""
+    def _type_assign(self, t: str, op: Optional[Op], value: Any = None) -> None:
+        """Track the type tree of ``t`` through copies, attribute reads, indexing
+        of typed values and tuple displays holding them (an ``enumerate`` item
+        ``(i, layer)``); any other assignment forgets it."""
         ty = None
-        if op is not None and op.kind == "copy" and op.elts:
+        if op is not None and op.kind == "pack" and isinstance(value, (gast.Tuple, gast.List)):
+            items = tuple(self.type_of(e) for e in op.elts)
+            if any(i is not None for i in items):
+                ty = ("items", items)
+        elif op is not None and op.kind == "copy" and op.elts:
             ty = self.type_of(op.elts[0])
         elif op is not None and op.kind == "prim" and op.prim.public == "ad.getattr":
             ty = _attr_type(self.type_of(op.bound.get("x")), op.bound.get("name"))
@@ -826,7 +840,7 @@ class Normalizer:
             ty = _item_type(self.type_of(op.bound.get("x")), op.bound.get("idx"))
         elif getattr(op, "construct_class", None) is not None:
             # an instance built here: its class is known, its fields only at run time
-            ty = ("class", op.construct_class, (), (), ())
+            ty = ("class", op.construct_class, (), (), (), ())
         if ty is None:
             self.types.pop(t, None)
         else:
@@ -889,25 +903,55 @@ class Normalizer:
             if status == "local":
                 return "local", obj
             return status, None
-        if (
-            isinstance(expr, gast.Subscript)
-            and isinstance(expr.slice, gast.Constant)
-            and isinstance(expr.slice.value, (str, int))
-        ):
-            # ACTIVATIONS["tanh"](x): a function table that is a module constant
+        if isinstance(expr, gast.Subscript):
+            # ACTIVATIONS["tanh"](x), ACTIVATIONS[self.act](x): a function table that
+            # is a module constant, read with a key known while transforming
+            known, key = self.static_key(expr.slice)
+            if not known or not isinstance(key, (str, int)):
+                return "dynamic", None
             status, obj = self.resolve(expr.value)
             if status == "found" and isinstance(obj, (dict, list, tuple)):
                 try:
-                    item = obj[expr.slice.value]
+                    item = obj[key]
                 except (KeyError, IndexError, TypeError):
                     return "dynamic", None
                 if callable(item) and not isinstance(item, type):
                     if isinstance(obj, dict):  # rebinding the entry invalidates the code
-                        self.deps.append(("dict", obj, expr.slice.value, item))
+                        self.deps.append(("dict", obj, key, item))
                     return "found", item
             if status == "local":
                 return "local", obj
+        if (
+            isinstance(expr, gast.Call)
+            and len(expr.args) == 2
+            and not expr.keywords
+            and self.resolve(expr.func) == ("found", getattr)
+        ):
+            # getattr(jax.nn, self.act)(x): an attribute of a module constant named
+            # by a key known while transforming
+            known, key = self.static_key(expr.args[1])
+            status, obj = self.resolve(expr.args[0])
+            if known and isinstance(key, str) and status == "found":
+                try:
+                    return "found", getattr(obj, key)
+                except AttributeError:
+                    return "missing", None
         return "dynamic", None
+
+    def static_key(self, e: Any) -> tuple:
+        """``(True, value)`` for an expression whose value is known while
+        transforming: a constant, or a static str/int/bool/None attribute of a
+        registered class instance (``self.act``: aux data, part of the key, see
+        :func:`type_tree`); else ``(False, None)``."""
+        if isinstance(e, gast.Constant):
+            return True, e.value
+        if isinstance(e, gast.Attribute):
+            ty = self.expr_type(e.value)
+            if ty is not None and ty[0] == "class":
+                consts = dict(ty[5])
+                if e.attr in consts:
+                    return True, consts[e.attr]
+        return False, None
 
     def global_ref(self, node: Any) -> Any:
         """A reference to a global/closure name inside inlined code from another
@@ -977,6 +1021,15 @@ class Normalizer:
         res, self.out = self.out, saved
         return res
 
+    def forget_flags(self, stmts: List[Any]) -> None:
+        """Forget the known values of the lowering's flags that ``stmts`` (a loop
+        body, a branch decided at run time) may set."""
+        if not self.known_flags:
+            return
+        for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                self.known_flags.pop(node.targets[0].id, None)
+
     def stmt(self, s: Any) -> None:
         prev_origin = self.origin
         if hasattr(s, "lineno"):
@@ -995,6 +1048,12 @@ class Normalizer:
                 return
             if self.function_list_binding(s.targets[0], s.value):
                 return  # lax.switch's branch list, resolved where the switch is
+            t = s.targets[0]
+            if isinstance(t, gast.Name) and t.id in self.flag_names:
+                if isinstance(s.value, gast.Constant) and isinstance(s.value.value, bool):
+                    self.known_flags[t.id] = s.value.value
+                else:
+                    self.known_flags.pop(t.id, None)
             self.assign_target(s.targets[0], s.value)
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
@@ -1034,8 +1093,12 @@ class Normalizer:
                 if v in self.local_fns:  # the function bound before the `if`
                     self.bind_local_fn(v, self.local_fns[v])
             test = self.condition(s.test)
+            self.forget_flags([s])
+            flags = dict(self.known_flags)
             body = self.block(s.body)
+            self.known_flags = flags
             orelse = self.block(s.orelse)
+            self.forget_flags([s])
             node = gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
             self.emit(node)
             for v, prev in outer.items():
@@ -1044,7 +1107,9 @@ class Normalizer:
                     self.fn_choices[v] = prev
                 self.bind_local_fn(v, choice)
         elif isinstance(s, gast.While):
+            self.forget_flags([s])
             self.while_loop(s)
+            self.forget_flags([s])
         elif isinstance(s, gast.For):
             self.for_loop(s)
         elif isinstance(s, gast.Return):
@@ -1595,7 +1660,9 @@ class Normalizer:
                         self.loc(s),
                         "use another name inside the loop body",
                     )
+                self.forget_flags(s.body)
                 body = self.block(s.body)
+                self.forget_flags(s.body)
                 rng = N.call(N.name("range"), args)
                 loop = gast.For(
                     target=N.name(tname, store=True),
@@ -1619,6 +1686,29 @@ class Normalizer:
         (user J). Only without break/continue in the body; a loop over one class
         stays a loop."""
         target, it = s.target, s.iter
+        body = list(s.body)
+        count, start, pair = None, N.const(0), None
+        if (
+            isinstance(it, gast.Call)
+            and 1 <= len(it.args) + len(it.keywords) <= 2
+            and all(k.arg == "start" for k in it.keywords)
+            and self.resolve(it.func) == ("found", enumerate)
+        ):
+            # for i, layer in enumerate(self.layers): i is each pass's constant (a
+            # loop with `break` binds the pair to one name: `for it in ...`)
+            if len(it.args) == 2 or it.keywords:
+                start = it.args[1] if len(it.args) == 2 else it.keywords[0].value
+            it = it.args[0]
+            if isinstance(target, gast.Name):
+                pair = target.id
+            elif (
+                isinstance(target, gast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[0], gast.Name)
+            ):
+                count, target = target.elts[0].id, target.elts[1]
+            else:
+                return False
         if isinstance(target, gast.Name):
             names, seqs = [target.id], [it]
         elif (
@@ -1643,12 +1733,12 @@ class Normalizer:
                     n = len(ty[1])
         if n is None:
             return False
-        for node in gast.walk(gast.Module(body=list(s.body), type_ignores=[])):
+        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
             if isinstance(node, gast.Break):
                 return False
         has_continue = any(
             isinstance(node, gast.Continue)
-            for node in gast.walk(gast.Module(body=list(s.body), type_ignores=[]))
+            for node in gast.walk(gast.Module(body=body, type_ignores=[]))
         )
         for k in range(n):
             binds = [
@@ -1660,19 +1750,25 @@ class Normalizer:
                 )
                 for name, q in zip(names, seqs)
             ]
-            body = binds + [N.clone(st) for st in s.body]
+            i = gast.BinOp(left=N.const(k), op=gast.Add(), right=N.clone(start))
+            if count is not None:
+                binds.insert(0, N.copy_origin(N.assign(count, i), s))
+            if pair is not None:
+                item = binds[0].value
+                binds = [N.copy_origin(N.assign(pair, gast.Tuple([i, item], gast.Load())), s)]
+            body_k = binds + [N.clone(st) for st in body]
             if has_continue:
                 # a pass of one trip: `continue` ends this item's pass, as in the loop
                 once = gast.For(
                     target=N.name(self.namer.fresh("_once"), store=True),
                     iter=N.call(N.name("range"), [N.const(1)]),
-                    body=body,
+                    body=body_k,
                     orelse=[],
                     type_comment=None,
                 )
                 self.stmt(N.copy_origin(once, s))
             else:
-                for st in body:
+                for st in body_k:
                     self.stmt(st)
         return True
 
@@ -1776,7 +1872,9 @@ class Normalizer:
         self.out = []
         self.assign_target(s.target, self._spec_item(spec, idx))
         head, self.out = self.out, saved
+        self.forget_flags(s.body)
         body = head + self.block(s.body)
+        self.forget_flags(s.body)
         loop = gast.For(
             target=N.name(idx, store=True),
             iter=N.call(N.name("range"), [N.name(n)]),
@@ -2423,6 +2521,35 @@ class Normalizer:
         negate = False
         while isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
             negate, test = not negate, test.operand
+        if (
+            isinstance(test, gast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+            and isinstance(test.comparators[0], gast.Constant)
+            and test.comparators[0].value is None
+        ):
+            # `if layer is None: continue` over a layer list with None slots
+            ty = self.expr_type(test.left)
+            if ty is None:
+                return None
+            is_none = ty == ("none",)
+            return is_none != (negate != isinstance(test.ops[0], gast.IsNot))
+        if isinstance(test, gast.BoolOp):
+            # the lowering's guards: `not (broke or skip)`
+            parts = [self._static_truth(v) for v in test.values]
+            stop = isinstance(test.op, gast.Or)  # the value that decides
+            if stop in parts:
+                return stop != negate
+            if None in parts:
+                return None
+            return (not stop) != negate
+        if isinstance(test, gast.Name) and test.id in self.flag_names:
+            known = self.known_flags.get(test.id)
+            return None if known is None else known != negate
+        if isinstance(test, gast.Attribute):
+            known, value = self.static_key(test)
+            if known:  # `if self.use_bias:`, a static attribute (part of the key)
+                return bool(value) != negate
         if not isinstance(test, (gast.Name, gast.Attribute)):
             return None
         status, obj = self.resolve(test)
@@ -3278,6 +3405,9 @@ class Normalizer:
             )
             N.copy_origin(call, e)
         tobj = factory(fobj, *extra, **kws)
+        if getattr(tobj, "__srcjax_vectorized__", None) is not None:
+            # jnp.vectorize(f, ...)(x): a generated plain function, inlined as one
+            return self.inline(tobj, call, target)
         if not hasattr(tobj, "_generated"):  # pmap with static_broadcasted_argnums
             raise _unsupported(
                 make,
@@ -3906,6 +4036,10 @@ def _shift_options(factory: Any, extra: list, kws: dict, k: int, nparams: int) -
             extra[0] = _shift_argnums(extra[0], k)
         else:
             kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
+    elif name == "vectorize":
+        # jnp.vectorize: the new leading parameters are excluded (passed as they are)
+        ex = kws.get("excluded", ())
+        kws["excluded"] = frozenset(range(k)) | {e + k if isinstance(e, int) else e for e in ex}
     elif name in ("vmap", "pmap"):
         axes = extra[0] if extra else kws.get("in_axes", 0)
         if isinstance(axes, (list, tuple)):
@@ -4426,7 +4560,10 @@ def type_tree(x: Any) -> Any:
     ...), static_attribute_names, fns)``, ``("seq", tree)`` (every item alike), ``("items", trees)``,
     ``("dict", ((key, tree), ...))``; ``None`` when there is no class inside.
     A class's ``fns`` are its static callable attributes ``((name, fn), ...)``:
-    calls of them are resolved to ``fn``, so ``fn`` is part of the key."""
+    calls of them are resolved to ``fn``, so ``fn`` is part of the key; its
+    ``consts`` are its static str/int/bool/None attributes ``((name, value),
+    ...)``, known while transforming (a table's key, an ``if`` test). A layer
+    list's None slots are ``("none",)``, so ``layer is None`` is known too."""
     if isinstance(x, dict):
         subs = tuple((k, type_tree(v)) for k, v in x.items())
         return ("dict", subs) if any(t is not None for _, t in subs) else None
@@ -4434,6 +4571,7 @@ def type_tree(x: Any) -> Any:
         items = tuple(type_tree(v) for v in x)
         if not any(t is not None for t in items):
             return None
+        items = tuple(("none",) if v is None else t for v, t in zip(x, items))
         if all(t == items[0] for t in items) and not hasattr(x, "_fields"):
             return ("seq", items[0])
         return ("items", items)
@@ -4453,7 +4591,14 @@ def type_tree(x: Any) -> Any:
 
     static = static_attrs(x)
     fns = tuple((a, attrs[a]) for a in static if _static_callable(attrs[a]))
-    return ("class", type(x), tuple(subs), static, fns)
+    consts = tuple((a, attrs[a]) for a in static if _static_constant(attrs[a]))
+    return ("class", type(x), tuple(subs), static, fns, consts)
+
+
+def _static_constant(v: Any) -> bool:
+    """A static attribute whose value the normalizer may use (``ACTS[self.act]``,
+    ``if self.use_bias:``): a str, int, bool or None, so part of the key."""
+    return v is None or type(v) in (str, int, bool)
 
 
 def _static_callable(v: Any) -> bool:
