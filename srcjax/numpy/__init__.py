@@ -50,6 +50,7 @@ from ..primitives.structural import *  # noqa: F403
 from . import fft, linalg
 from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)
 from ._more import *  # noqa: F403  (more compositions: nanquantile, insert, partition ...)
+from ._vectorize import vectorize  # jnp.vectorize: generated functions over srcjax.vmap
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
 ndarray = _np.ndarray
