@@ -3908,3 +3908,28 @@ def test_enumerate_and_zip_over_a_list_of_functions():
         assert_close(srcjax.jit(fn)(0.7), fn(0.7))
         xs = np.array([0.1, 0.7])
         assert_close(srcjax.vmap(fn)(xs), np.array([fn(v) for v in xs]))
+
+
+def _apply_twice(fn, g, v):
+    return fn(g, fn(g, v))
+
+
+def test_a_local_function_handed_between_local_functions():
+    # Known gap of session 6: apply(call, sq, x), both local functions of the caller,
+    # was 'no derivative rule for g' inside `call`. Oracle: float64 central differences.
+    def loss(x):
+        scale = 1.5
+
+        def call(g, v):
+            return g(v) * scale
+
+        def sq(v):
+            return jnp.sin(v) * v
+
+        return jnp.sum(_apply_twice(call, sq, x))
+
+    x = np.array([0.3, -1.2, 0.8])
+    assert_close(srcjax.grad(loss)(x), fd_grad(loss, x), rtol=1e-6)
+    assert_close(srcjax.jit(loss)(x), loss(x), rtol=1e-6)
+    xs = np.stack([x, 2 * x])
+    assert_close(srcjax.vmap(srcjax.grad(loss))(xs), np.stack([fd_grad(loss, v) for v in xs]))

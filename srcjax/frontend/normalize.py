@@ -683,6 +683,9 @@ class Normalizer:
         #: the rest of the pass, guarded by `if not skip:`, is not transformed)
         self.flag_names: Set[str] = set(outer.flag_names) if outer is not None else set()
         self.known_flags: Dict[str, bool] = {}
+        #: while one of our local functions is inlined for a callee: the callee's
+        #: local functions among its arguments (see call_local)
+        self.lent_fns: Dict[str, Any] = {}
         #: the local function this (inlined) function returns, for its caller
         self.returned_fn: Any = None
         #: the local function the last inlined call returned (see assign_target)
@@ -3055,12 +3058,19 @@ class Normalizer:
         if isinstance(fn, _ForeignFn):
             # inlined by the function that defined it, into our current block
             owner = fn.owner
-            saved_out, saved_origin = owner.out, owner.origin
-            owner.out, owner.origin = self.out, self.origin
+            saved = owner.out, owner.origin, owner.lent_fns
+            # our local functions among the arguments (apply(call, sq, x) calling
+            # `call(sq, x)`): lent to the owner, as ours, for this call
+            lent = dict(owner.lent_fns)
+            for a in list(args) + list(kws.values()):
+                if isinstance(a, gast.Name) and a.id in self.local_fns:
+                    f = self.local_fns[a.id]
+                    lent[a.id] = f if isinstance(f, _ForeignFn) else _ForeignFn(self, f)
+            owner.out, owner.origin, owner.lent_fns = self.out, self.origin, lent
             try:
                 return owner.call_local(fn.fdef, args, kws, e)
             finally:
-                owner.out, owner.origin = saved_out, saved_origin
+                owner.out, owner.origin, owner.lent_fns = saved
         if isinstance(fn, _GlobalFn):
             call = gast.Call(func=N.clone(fn.node), args=list(args), keywords=[])
             call.keywords = [gast.keyword(arg=k, value=v) for k, v in kws.items()]
@@ -3220,6 +3230,10 @@ class Normalizer:
                 # a nested def / lambda of ours passed on (rk4_step(rhs, y, dt)): the
                 # callee's calls of it inline it here, where its free names mean ours
                 sub.local_fns[sub.var(p)] = _ForeignFn(self, self.local_fns[v.id])
+                passed_fns.add(p)
+            elif isinstance(v, gast.Name) and v.id in self.lent_fns and p not in reassigned:
+                # a local function of the function calling ours (see call_local)
+                sub.local_fns[sub.var(p)] = self.lent_fns[v.id]
                 passed_fns.add(p)
         saved_origin = self.origin
         for p in params:
