@@ -2324,6 +2324,9 @@ class Normalizer:
                 return self.jvp_call(e, target)
             if getattr(obj, "__srcjax_tree_map__", False):
                 return self.tree_map_call(e, target)
+            tree_fn = self.tree_function_call(obj, e)
+            if tree_fn is not None:
+                return tree_fn
             not_inside = getattr(obj, "__srcjax_not_inside__", False)
             if not_inside:
                 raise UnsupportedSyntaxError(
@@ -3282,17 +3285,25 @@ class Normalizer:
         (``ad.tree_leaves``), a loop calling ``f`` on each (so transforms see its
         body), and the results put back in ``tree``'s structure
         (``ad.tree_unflatten_like``)."""
-        if e.keywords or len(e.args) < 2:
+        is_leaf, args = self.is_leaf_option(e, None)
+        if len(args) < 2:
             raise _unsupported(
                 e,
-                "`tree_map` with `is_leaf` (or without a tree) inside a transformed function",
-                "call it outside the transformed function",
+                "`tree_map` without a tree inside a transformed function",
+                "pass the tree (tree_map(f, tree, *rest))",
                 src=self.src,
             )
-        trees = [self.atom(t) for t in e.args[1:]]
+        trees = [self.atom(t) for t in args[1:]]
         leaves = []
         for t in trees:
-            nm = self._prim_into(self.temp("leaves"), "ad.tree_leaves", t)
+            if is_leaf is None:
+                nm = self._prim_into(self.temp("leaves"), "ad.tree_leaves", t)
+            else:
+                # JAX: the first tree's structure (is_leaf subtrees whole); the
+                # others are flattened up to it
+                nm = self._prim_into(
+                    self.temp("leaves"), "ad.leaves_upto", t, trees[0], N.clone(is_leaf)
+                )
             leaves.append(self._source_alias(nm.id, "leaves"))
         out = self._source_alias(None, "mapped")
         i = self._source_alias(None, "i")
@@ -3313,10 +3324,102 @@ class Normalizer:
                 if not hasattr(node, "lineno"):
                     gast.copy_location(node, e)
             self.stmt(st)
-        prim = registry.by_public("ad.tree_unflatten_like")
         mapped = N.name(self.var(out))
+        if is_leaf is not None:
+            return self._prim_node("ad.unflatten_upto", trees[0], mapped, is_leaf)
+        prim = registry.by_public("ad.tree_unflatten_like")
         node = N.call(prim.public, [N.clone(trees[0]), mapped])
         return node, Op("prim", prim=prim, bound=_bind(prim, trees[0], mapped))
+
+    def is_leaf_option(self, e: Any, position: Optional[int]) -> tuple:
+        """``(is_leaf, args)`` of a tree_map/tree_leaves/tree_flatten call:
+        ``is_leaf`` (keyword, or positional at ``position``) as a name bound to
+        the function, or None when absent or ``None``; ``args`` the positional
+        arguments before it. The function must be known now: a global, or a
+        lambda / nested def that reads no local variable (it runs on the actual
+        subtrees at run time)."""
+        node = None
+        for k in e.keywords:
+            if k.arg != "is_leaf":
+                raise _unsupported(
+                    e,
+                    f"`{k.arg}=` of a pytree function inside a transformed function",
+                    "call it outside the transformed function",
+                    src=self.src,
+                )
+            node = k.value
+        args = list(e.args)
+        if position is not None and len(args) > position:
+            node = args[position]
+            args = args[:position]
+        if node is None or (isinstance(node, gast.Constant) and node.value is None):
+            return None, args
+        from ..primitives import tree_is_leaf  # noqa: F401  (registers ad.leaves_upto ...)
+
+        lifted = self._lift(node)
+        if lifted is not None:
+            fobj, free = lifted
+            if free:
+                raise UnsupportedSyntaxError(
+                    f"`is_leaf` reads local variables ({', '.join(free)}) inside a "
+                    "transformed function",
+                    self.loc(node),
+                    "make is_leaf depend only on the node it is given (or on globals)",
+                )
+        else:
+            status, fobj = self.resolve(node)
+            if status != "found" or not callable(fobj):
+                raise UnsupportedSyntaxError(
+                    "`is_leaf` must be a function known when transforming; "
+                    f"`{N.to_source(node).strip()}` is computed at run time",
+                    self.loc(node),
+                    "pass a module-level function or a lambda",
+                )
+        tmp = self.namer.fresh("is_leaf")
+        self.bindings[tmp] = fobj
+        return N.name(tmp), args
+
+    def tree_function_call(self, obj: Any, e: Any) -> Optional[tuple]:
+        """``tree_leaves(t, is_leaf)``, ``tree_flatten``, ``tree_structure`` and
+        ``tree_unflatten`` inside transformed code (see
+        :mod:`srcjax.primitives.tree_is_leaf`); None for other functions, and for
+        ``tree_leaves`` without ``is_leaf`` (the primitive ``ad.tree_leaves``)."""
+        from .. import tree_util
+
+        if obj is tree_util.tree_unflatten:
+            if e.keywords or len(e.args) != 2:
+                return None
+            from ..primitives import tree_is_leaf  # noqa: F401
+
+            td, leaves = (self.atom(a) for a in e.args)
+            return self._prim_node("ad.unflatten_upto", td, leaves, N.const(None))
+        which = {
+            id(tree_util.tree_leaves): "leaves",
+            id(tree_util.tree_flatten): "flatten",
+            id(tree_util.tree_structure): "structure",
+        }.get(id(obj))
+        if which is None:
+            return None
+        is_leaf, args = self.is_leaf_option(e, 1)
+        if len(args) != 1:
+            raise _unsupported(e, f"`tree_{which}` without a tree", src=self.src)
+        if which == "leaves" and is_leaf is None:
+            return None
+        from ..primitives import tree_is_leaf  # noqa: F401
+
+        t = self.atom(args[0])
+        il = is_leaf if is_leaf is not None else N.const(None)
+        if which == "structure":
+            return self._prim_node("ad.tree_def", t, il)
+        if is_leaf is None:
+            leaves = self._prim_into(self.temp("leaves"), "ad.tree_leaves", t)
+        else:
+            leaves = self._prim_into(self.temp("leaves"), "ad.leaves_upto", t, t, N.clone(il))
+        if which == "leaves":
+            return leaves, Op("copy", elts=[leaves])
+        td = self._prim_into(self.temp("treedef"), "ad.tree_def", t, N.clone(il))
+        elts = [leaves, td]
+        return gast.Tuple(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
 
     def function_atom(self, a: Any) -> Any:
         """An argument atom; a library function named by an attribute (``jnp.sin``

@@ -80,7 +80,7 @@ def _canon_scalar(x):
 
 def _batch_broadcast(x, size, axis=0):
     """``x`` repeated along a new axis ``axis`` of length ``size`` (a read-only
-    view); containers leaf by leaf, ``None`` stays ``None``. Python scalars become
+    view); containers leaf by leaf, ``None`` (and a treedef) stays as it is. Python scalars become
     arrays of JAX's default dtypes. Slices and ``...`` (parts of an index tuple)
     stay as they are."""
     if x is None or x is Ellipsis or isinstance(x, (str, slice)):
@@ -94,6 +94,11 @@ def _batch_broadcast(x, size, axis=0):
         return type(x)(vals)
     if _class_kind(x) is not None:
         return class_map(lambda v: _batch_broadcast(v, size, axis), x)
+    if not isinstance(x, np.ndarray):
+        from ..tree_util import PyTreeDef
+
+        if isinstance(x, PyTreeDef):
+            return x  # a structure (tree_flatten's treedef): the same in every example
     a = x if isinstance(x, np.ndarray) else _canon_scalar(x)
     a = np.expand_dims(a, axis)
     shape = list(a.shape)
@@ -1003,7 +1008,10 @@ example_size = _reg("ad.example_size", _example_size, differentiable=False)
 
 
 def _example_len(x):
-    """``len`` of one example of batched ``x``."""
+    """``len`` of one example of batched ``x`` (a container the analysis took for
+    an array: its own length, as every example's)."""
+    if isinstance(x, (tuple, list, dict)):
+        return len(x)
     s = np.shape(x)
     if len(s) < 2:
         raise TypeError("len() of unsized object")
