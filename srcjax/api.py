@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import threading
@@ -23,6 +24,7 @@ from .frontend.normalize import (
 )
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
+from .tree_util import _jax_dict_order
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -61,9 +63,10 @@ def _writeable(x: Any) -> Any:
         return x if all(a is b for a, b in zip(items, x)) else items
     if type(x) is list:
         return [_writeable(v) for v in x]
-    if type(x) is dict:
-        return {k: _writeable(v) for k, v in x.items()}
-    return x
+    if type(x) is dict or type(x) is collections.defaultdict:
+        # (in sorted key order, as JAX's outputs: see tree_util._jax_dict_order)
+        return _jax_dict_order({k: _writeable(v) for k, v in x.items()})
+    return _jax_dict_order(x)
 
 
 def _kind(x: Any) -> str:

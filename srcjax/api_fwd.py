@@ -39,6 +39,7 @@ from .frontend.source import FunctionSource, get_source, unwrap_callable
 from .jit_api import _unalias
 from .transforms.forward import forward
 from .transforms.reverse import reverse
+from .tree_util import _jax_dict_order
 
 __all__ = ["jvp", "linearize", "vjp", "jacfwd", "jacrev", "hessian"]
 
@@ -158,7 +159,7 @@ def _primal_function(fun: Any, kinds: Tuple[str, ...]):
 def _call_primal(fun: Any, args: tuple) -> Any:
     """``fun(*args)`` through its generated primal code (see :func:`_primal_function`)."""
     fn, bound = _primal_function(fun, _kinds(tuple(bound_of(fun)) + tuple(args)))
-    return fn(*bound, *args)
+    return _jax_dict_order(fn(*bound, *args))
 
 
 def _kinds(args) -> Tuple[str, ...]:
@@ -488,7 +489,7 @@ class _Jacobian(_KeywordCalls, Transformed):
         if all(a >= 0 for a in nums):
             args = args + self._default_values(len(args))
         fn = self._generated(_kinds(bound_of(self.fun) + args))
-        jac = fn(*bound_of(self.fun), *args)
+        jac = _jax_dict_order(fn(*bound_of(self.fun), *args))
         if self.aux_fun is not None:
             from .primitives.control import _check_aux
 

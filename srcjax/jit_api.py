@@ -47,6 +47,7 @@ Differences from ``jax.jit`` (documented, by design):
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import inspect
@@ -66,6 +67,7 @@ from .errors import TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid, normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
+from .tree_util import _jax_dict_order
 
 _cfg = importlib.import_module("srcjax.config")
 
@@ -115,11 +117,13 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return x, ((), x.dtype)
     if isinstance(x, dict):
         items = [(k, _canon(v, x64)) for k, v in x.items()]
-        return type(x)((k, v[0]) for k, v in items), (
-            "dict",
-            type(x),
-            tuple((k, v[1]) for k, v in items),
-        )
+        pairs = ((k, v[0]) for k, v in items)
+        if isinstance(x, collections.defaultdict):  # (its factory comes first)
+            new = type(x)(x.default_factory, pairs)
+            kind = ("dict", type(x), x.default_factory)
+        else:
+            new, kind = type(x)(pairs), ("dict", type(x))
+        return new, kind + (tuple((k, v[1]) for k, v in items),)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         items = [_canon(v, x64) for v in x]
         return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
@@ -583,7 +587,8 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
                 return items
         return x
 
-    return fix(out)
+    # dicts in sorted key order, as JAX's outputs (see tree_util._jax_dict_order)
+    return _jax_dict_order(fix(out))
 
 
 def _as_array_scalar(x: Any) -> Any:

@@ -108,6 +108,33 @@ def _sorted_keys(d) -> tuple:
             ) from None
 
 
+def _jax_dict_order(x: Any) -> Any:
+    """``x`` (a transform's output) with every ``dict`` and ``defaultdict`` in it
+    rebuilt in sorted key order, as JAX's outputs come back (they are rebuilt
+    from the flattened tree: ``grad(f)({"w": w, "b": b})`` has keys b, w).
+    Lists, tuples and namedtuples are rebuilt only around a dict that moved;
+    OrderedDicts keep their order, registered classes are left as they are.
+    Costs a type test for an array output."""
+    t = type(x)
+    if t is dict or t is collections.defaultdict:
+        keys = list(x)
+        order = _sorted_keys(x) if len(keys) > 1 else keys
+        new = {k: _jax_dict_order(x[k]) for k in order}
+        if list(order) == keys and all(new[k] is x[k] for k in keys):
+            return x
+        if t is dict:
+            return new
+        return collections.defaultdict(x.default_factory, new)
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+        items = [_jax_dict_order(v) for v in x]
+        if all(a is b for a, b in zip(items, x)):
+            return x
+        if t is list:
+            return items
+        return t(*items) if t is not tuple else tuple(items)
+    return x
+
+
 def _flatten_dict(d):
     keys = _sorted_keys(d)
     return [d[k] for k in keys], keys

@@ -721,7 +721,7 @@ def test_dict_comprehension_update_under_jit():
     p = {"w": np.array([1.0, 2.0]), "b": np.float64(0.5)}
     g = {"w": np.array([10.0, 20.0]), "b": np.float64(5.0)}
     new = srcjax.jit(dl_update)(p, g)
-    assert list(new) == ["w", "b"]
+    assert list(new) == ["b", "w"]  # JAX's outputs have sorted keys
     assert_close(new["w"], [0.0, 0.0])
     assert_close(new["b"], 0.0)
 

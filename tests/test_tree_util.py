@@ -293,3 +293,37 @@ def test_flatten_with_path():
     assert treedef == tu.tree_structure({"a": [0, Point(0, 0)], "b": None})
     out = tu.tree_map_with_path(lambda p, v: tu.keystr(p), {"x": (1, 2)})
     assert out == {"x": ("['x'][0]", "['x'][1]")}
+
+
+def test_transform_outputs_hold_dicts_in_sorted_key_order_as_jax():
+    """JAX rebuilds outputs from the flattened tree, so their dicts (and
+    defaultdicts) come back with sorted keys; OrderedDicts keep their order.
+    Expected key orders recorded from jax 0.10.2 (session 6 known gap, user J)."""
+    import srcjax
+    import srcjax.numpy as jnp
+
+    p = {"w": np.float32(1.0), "b": np.float32(2.0), "a": {"z": np.float32(1.0), "c": 3.0}}
+
+    def f(p):
+        return p["w"] * p["b"] + p["a"]["z"] * p["a"]["c"]
+
+    g = srcjax.grad(f)(p)
+    assert list(g) == ["a", "b", "w"] and list(g["a"]) == ["c", "z"]
+    assert float(g["w"]) == 2.0 and float(g["a"]["z"]) == 3.0
+    assert list(srcjax.value_and_grad(f)(p)[1]) == ["a", "b", "w"]
+    assert list(srcjax.jit(lambda p: p)(p)) == ["a", "b", "w"]
+    assert list(srcjax.jit(lambda p: {"w": p["w"], "b": p["b"]})(p)) == ["b", "w"]
+    v = srcjax.vmap(lambda q: {"w": q * 2, "b": q})(np.ones(2, np.float32))
+    assert list(v) == ["b", "w"]
+    np.testing.assert_array_equal(v["w"], [2.0, 2.0])
+    jac = srcjax.jacrev(lambda q: {"y": q["w"] * q["b"], "x": q["b"]})(p)
+    assert list(jac) == ["x", "y"] and list(jac["y"]) == ["a", "b", "w"]
+    assert float(jac["y"]["w"]) == 2.0
+    out, _ = srcjax.jvp(lambda q: {"w": q, "b": 2 * q}, (np.float32(1.0),), (np.float32(1.0),))
+    assert list(out) == ["b", "w"]
+    assert list(srcjax.vjp(lambda q: {"w": q, "b": jnp.sin(q)}, np.float32(1.0))[0]) == ["b", "w"]
+    od = collections.OrderedDict(w=np.float32(1.0), b=np.float32(2.0))
+    assert list(srcjax.jit(lambda d: d)(od)) == ["w", "b"]
+    dd = collections.defaultdict(float, w=np.float32(1.0), b=np.float32(2.0))
+    out = srcjax.jit(lambda d: d)(dd)
+    assert type(out) is collections.defaultdict and list(out) == ["b", "w"]
