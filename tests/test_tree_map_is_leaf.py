@@ -178,3 +178,18 @@ def test_errors():
 
     with pytest.raises(ValueError, match="pytree structure mismatch"):
         srcjax.jit(loss)(TR, {"a": Y, "b": [X]})
+
+
+def test_tree_reduce_inside_transformed_code_with_and_without_is_leaf():
+    # tree_reduce is inlined; its own is_leaf parameter (None, or a function)
+    # reaches tree_leaves as a run-time value
+    def total(tr):
+        return tu.tree_reduce(lambda a, b: a + jnp.sum(b), tr, 0.0)
+
+    def pairs(tr):
+        return tu.tree_reduce(lambda a, p: a + jnp.sum(p[0] * p[1]), tr, 0.0, is_leaf=is_pair)
+
+    np.testing.assert_allclose(srcjax.jit(total)(TR), sum(map(np.sum, tu.tree_leaves(TR))))
+    ref = sum(np.sum(a * b) for a, b in [(X, Y), (Y, X), (X, X)])
+    np.testing.assert_allclose(srcjax.jit(pairs)(TR), ref, rtol=1e-6)
+    assert_trees_close(srcjax.grad(pairs)(TR), {"a": (Y, X), "b": [(X, Y), (X, X)]}, rtol=1e-6)

@@ -3335,9 +3335,9 @@ class Normalizer:
         """``(is_leaf, args)`` of a tree_map/tree_leaves/tree_flatten call:
         ``is_leaf`` (keyword, or positional at ``position``) as a name bound to
         the function, or None when absent or ``None``; ``args`` the positional
-        arguments before it. The function must be known now: a global, or a
-        lambda / nested def that reads no local variable (it runs on the actual
-        subtrees at run time)."""
+        arguments before it. A lambda / nested def must read no local variable
+        (it becomes a constant of the generated code and runs on the actual
+        subtrees at run time); another value (a parameter) is passed as it is."""
         node = None
         for k in e.keywords:
             if k.arg != "is_leaf":
@@ -3369,12 +3369,13 @@ class Normalizer:
         else:
             status, fobj = self.resolve(node)
             if status != "found" or not callable(fobj):
-                raise UnsupportedSyntaxError(
-                    "`is_leaf` must be a function known when transforming; "
-                    f"`{N.to_source(node).strip()}` is computed at run time",
-                    self.loc(node),
-                    "pass a module-level function or a lambda",
-                )
+                # a value (tree_reduce's own `is_leaf` parameter, None unless given):
+                # passed as it is, called at run time
+                atom = self.atom(node)
+                if isinstance(atom, gast.Constant) and atom.value is None:
+                    return None, args
+                atom.sj_runtime_is_leaf = True
+                return atom, args
         tmp = self.namer.fresh("is_leaf")
         self.bindings[tmp] = fobj
         return N.name(tmp), args
@@ -3403,8 +3404,8 @@ class Normalizer:
         is_leaf, args = self.is_leaf_option(e, 1)
         if len(args) != 1:
             raise _unsupported(e, f"`tree_{which}` without a tree", src=self.src)
-        if which == "leaves" and is_leaf is None:
-            return None
+        if which == "leaves" and (is_leaf is None or getattr(is_leaf, "sj_runtime_is_leaf", 0)):
+            return None  # the primitive ad.tree_leaves(tree, is_leaf)
         from ..primitives import tree_is_leaf  # noqa: F401
 
         t = self.atom(args[0])
