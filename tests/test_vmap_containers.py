@@ -78,7 +78,57 @@ def list_of_lists_len(v):
     return jnp.stack([jnp.sum(jnp.stack(r)) * len(r) for r in rows])
 
 
+def zip_rows(v):
+    rows = [[v, Y], [Y, v]]
+    return sum(jnp.sum(jnp.stack(r)) * w for r, w in zip(rows, [1.0, 2.0]))
+
+
+def enumerate_slice(v):
+    rows = [[v, Y], [Y, v], [v, v]]
+    return jnp.stack([jnp.concatenate(r) * i for i, r in enumerate(rows[1:])])
+
+
+def unpack_rows(v):
+    a, b = [[v, Y], [Y, 2 * v]]
+    c, d = b
+    return jnp.concatenate(a) + jnp.concatenate([d, c])
+
+
+def append_in_while(v):
+    rows = [[v, Y]]
+    while len(rows) < 3:
+        rows.append([rows[-1][1], rows[-1][0] * 2])
+    return jnp.array(rows)
+
+
+def loop_nesting(v):
+    # the structure of `rows` changes every trip: not known statically
+    rows = [v]
+    for _ in range(2):
+        rows = [rows, rows]
+    return jnp.array(rows)
+
+
+def branch_structures(v, nested=True):
+    if nested:
+        rows = [[v, Y], [Y, v]]
+    else:
+        rows = [v, Y]
+    return jnp.array(rows)
+
+
+def flat_branch(v):
+    return branch_structures(v, False)
+
+
 CASES = [
+    zip_rows,
+    enumerate_slice,
+    unpack_rows,
+    append_in_while,
+    loop_nesting,
+    branch_structures,
+    flat_branch,
     block2,
     block_mixed,
     block3,
