@@ -121,7 +121,32 @@ def flat_branch(v):
     return branch_structures(v, False)
 
 
+def asarray_list(v):
+    return jnp.asarray([v, Y])
+
+
+def asarray_nested(v):
+    return jnp.asarray([[v, Y], (Y, v * 2)])
+
+
+def asarray_tuple_scalars(v):
+    return jnp.asarray((v[0], 2.0))
+
+
+def unknown_structure(v, flat=False):
+    # the analysis takes `rows` after the `if` for the branch it saw last (a list
+    # of arrays): its items are found to be lists at run time
+    rows = [[v * 2, Y], [Y, v]]
+    if flat:
+        rows = [v, Y]
+    return jnp.stack(rows[0])[0] + jnp.array(rows[1]) + jnp.asarray(rows[0])
+
+
 CASES = [
+    asarray_list,
+    asarray_nested,
+    asarray_tuple_scalars,
+    unknown_structure,
     zip_rows,
     enumerate_slice,
     unpack_rows,
@@ -228,3 +253,26 @@ def test_grad_of_vmap_and_hessian_through_nested_lists():
     )
     h = srcjax.vmap(srcjax.hessian(rows_loss))(X)
     np.testing.assert_allclose(h, loop(srcjax.hessian(rows_loss), X), rtol=1e-5)
+
+
+def asarray_loss(v):
+    m = jnp.asarray([[v, jnp.sin(v)], [Y, v * v]])
+    return jnp.sum(m[0] * m[1])
+
+
+def asarray_loss_np(v):
+    return np.sum(np.array([v, np.sin(v)]) * np.array([Y, v * v]))
+
+
+def test_grad_through_asarray_of_lists():
+    x64 = X.astype(np.float64)
+    fd = np.zeros_like(x64)
+    for idx in np.ndindex(*x64.shape):
+        d = np.zeros_like(x64)
+        d[idx] = 1e-6
+        fd[idx] = (
+            asarray_loss_np(x64[idx[0]] + d[idx[0]]) - asarray_loss_np(x64[idx[0]] - d[idx[0]])
+        ) / 2e-6
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(asarray_loss))(X), fd, rtol=1e-5, atol=1e-5)
+    total = srcjax.grad(lambda a: jnp.sum(srcjax.vmap(asarray_loss)(a)))(X)
+    np.testing.assert_allclose(total, fd, rtol=1e-5, atol=1e-5)

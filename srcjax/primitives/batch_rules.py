@@ -1869,7 +1869,12 @@ def _stack(c):
         # stacked back, x itself for axis 0; the batch axis must not be iterated
         ok, ax = c.static("axis")
         if ok and ax in (0, None):
-            return N.call("jnp.asarray", [arrays])
+            # (a list the analysis did not know as one: its items stacked behind
+            # the batch axis, see _array_rule)
+            arr = c.let("stacked", N.call("jnp.asarray", [arrays]))
+            return N.call(
+                "jnp.moveaxis", [arr, N.call("ad.list_depth", [N.clone(arrays)]), N.const(0)]
+            )
         return None
     axis = _int_axis_arg(c, "axis")
     if axis is None:
@@ -2731,13 +2736,21 @@ tree_row.def_vjp(_tree_row_vjp)
 tree_row.def_jvp(_tree_row_jvp)
 
 
-def _array_rule(c):
-    obj = c.arg("object")
-    if not c.is_container(obj):
-        return c.rebuild()
-    # a (nested) list of batched arrays: the batch axis ends up after the list axes
-    arr = c.let("stacked", c.rebuild())
-    return N.call("jnp.moveaxis", [arr, N.call("ad.list_depth", [obj]), N.const(0)])
+def _array_rule(pname):
+    """``jnp.array(obj)`` / ``jnp.asarray(obj)`` of a batched operand: a (nested)
+    list of batched arrays puts the batch axis after the list axes, moved back to
+    the front; the list depth is read at run time (0 for an array), so a list
+    the analysis did not know as one (a branch- or loop-dependent structure)
+    gets the right layout too."""
+
+    def rule(c):
+        obj = c.arg(pname)
+        if not (c.is_container(obj) or _is_name(obj)):
+            return c.rebuild()
+        arr = c.let("stacked", c.rebuild())
+        return N.call("jnp.moveaxis", [arr, N.call("ad.list_depth", [obj]), N.const(0)])
+
+    return rule
 
 
 def _list_depth(x):
@@ -2750,7 +2763,8 @@ def _list_depth(x):
 
 
 _reg("ad.list_depth", _list_depth, differentiable=False)
-_def(["jnp.array"], _array_rule)
+_def(["jnp.array"], _array_rule("object"))
+_def(["jnp.asarray"], _array_rule("a"))
 
 
 # -- diag / hstack / vstack / tile / kron / linspace / full --------------------------------
