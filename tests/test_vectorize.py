@@ -228,3 +228,14 @@ def test_vectorize_bound_to_a_name_inside_transformed_code_is_a_clear_error():
 
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="vectorize"):
         srcjax.grad(loss)(X)
+
+
+def test_parameter_names_that_look_like_generated_ones():
+    def f(jnp_v, plan_v, out, vmap):  # noqa: ARG001 (names only)
+        return jnp_v * plan_v + out * vmap
+
+    vf = jnp.vectorize(f)
+    np.testing.assert_allclose(vf(X, 2.0, X[0], 3.0), X * 2 + X[0] * 3, rtol=1e-6)
+    np.testing.assert_allclose(vf(X, plan_v=2.0, out=1.0, vmap=X), X * 2 + X, rtol=1e-6)
+    g = srcjax.grad(lambda z: jnp.sum(vf(z, z, 1.0, 2.0)))(X)
+    np.testing.assert_allclose(g, 2 * X, rtol=1e-6)

@@ -255,66 +255,80 @@ def _build(pyfunc, names, defaults, static, vec, core, outs, excluded, signature
     from ..tree_util import tree_map
     from ..vmap_api import vmap
 
+    # the parameter names are the user's (keyword calls); every name srcjax's
+    # code adds ends in a suffix none of them has
+    sfx, k = "_v", 0
+    while any(n.endswith(sfx) for n in names):
+        k += 1
+        sfx = f"_v{k}"
+
+    def v(name):
+        return f"{name}{sfx}"
+
     ns.update(
-        jnp=jnp_module,
-        vmap=vmap,
-        tree_map=tree_map,
-        vectorize_plan=vectorize_plan,
-        vectorize_out_shape=vectorize_out_shape,
-        vectorize_nout=vectorize_nout,
-        pyfunc=pyfunc,
+        {
+            v("jnp"): jnp_module,
+            v("vmap"): vmap,
+            v("tree_map"): tree_map,
+            v("plan_of"): vectorize_plan,
+            v("out_shape"): vectorize_out_shape,
+            v("nout"): vectorize_nout,
+            v("pyfunc"): pyfunc,
+        }
     )
-    # the parameter names are the user's; srcjax's own names get a prefix that
-    # cannot clash with them
-    local = {n: f"{n}_v" for n in names}
+    jnp = v("jnp")
     sig_parts = []
     for n in names:
         if n in defaults:
-            ns[f"default_{n}"] = defaults[n]
-            sig_parts.append(f"{n}=default_{n}")
+            ns[v(f"default_{n}")] = defaults[n]
+            sig_parts.append(f"{n}={v(f'default_{n}')}")
         else:
             sig_parts.append(n)
+    plan, loop, out = v("plan"), v("loop"), v("out")
     lines = [f"def vectorized_{fname}({', '.join(sig_parts)}):"]
-    shapes = ", ".join(f"jnp.shape({names[i]})" for i in vec)
+    shapes = ", ".join(f"{jnp}.shape({names[i]})" for i in vec)
     lines.append(
-        f"    plan_v = vectorize_plan(({shapes}{',' if len(vec) == 1 else ''}), "
+        f"    {plan} = {v('plan_of')}(({shapes}{',' if len(vec) == 1 else ''}), "
         f"{core!r}, {context!r})"
     )
-    lines.append("    loop_v = plan_v[0]")
+    lines.append(f"    {loop} = {plan}[0]")
     for k, i in enumerate(vec):
         n = names[i]
         lines.append(
-            f"    {local[n]} = jnp.reshape(jnp.broadcast_to(jnp.asarray({n}), plan_v[1][{k}]), "
-            f"plan_v[2][{k}])"
+            f"    {v(f'arg{i}')} = {jnp}.reshape({jnp}.broadcast_to({jnp}.asarray({n}), "
+            f"{plan}[1][{k}]), {plan}[2][{k}])"
         )
-    args = ", ".join(names[i] if i in static else local[names[i]] for i in range(len(names)))
+    args = ", ".join(names[i] if i in static else v(f"arg{i}") for i in range(len(names)))
     axes = ", ".join("None" if i in static else "0" for i in range(len(names)))
     if len(names) == 1:
         axes += ","
-    lines.append(f"    out_v = vmap(pyfunc, in_axes=({axes}))({args})")
+    lines.append(f"    {out} = {v('vmap')}({v('pyfunc')}, in_axes=({axes}))({args})")
+    o = v("o")
     if outs is None:
         lines.append(
-            "    return tree_map(lambda o: jnp.reshape(o, vectorize_out_shape(loop_v, "
-            f"jnp.shape(o)[1:], None, plan_v[3], {context!r})), out_v)"
+            f"    return {v('tree_map')}(lambda {o}: {jnp}.reshape({o}, {v('out_shape')}("
+            f"{loop}, {jnp}.shape({o})[1:], None, {plan}[3], {context!r})), {out})"
         )
     elif len(outs) == 1:
         lines.append(
-            "    return jnp.reshape(out_v, vectorize_out_shape(loop_v, jnp.shape(out_v)[1:], "
-            f"{outs[0]!r}, plan_v[3], {context!r}))"
+            f"    return {jnp}.reshape({out}, {v('out_shape')}({loop}, {jnp}.shape({out})[1:], "
+            f"{outs[0]!r}, {plan}[3], {context!r}))"
         )
     else:
+        nout = v("n")
         lines.append(
-            f"    nout_v = vectorize_nout(isinstance(out_v, tuple), len(out_v), {len(outs)}, "
+            f"    {nout} = {v('nout')}(isinstance({out}, tuple), len({out}), {len(outs)}, "
             f"{context!r})"
         )
         results = []
         for k, oc in enumerate(outs):
-            lines.append(f"    o{k}_v = out_v[{k}]")
+            ok, rk = v(f"o{k}"), v(f"r{k}")
+            lines.append(f"    {ok} = {out}[{k}]")
             lines.append(
-                f"    r{k}_v = jnp.reshape(o{k}_v, vectorize_out_shape(loop_v, "
-                f"jnp.shape(o{k}_v)[1:], {oc!r}, plan_v[3], {context!r}, nout_v))"
+                f"    {rk} = {jnp}.reshape({ok}, {v('out_shape')}({loop}, "
+                f"{jnp}.shape({ok})[1:], {oc!r}, {plan}[3], {context!r}, {nout}))"
             )
-            results.append(f"r{k}_v")
+            results.append(rk)
         lines.append(f"    return ({', '.join(results)},)")
     text = "\n".join(lines) + "\n"
     filename = f"<srcjax vectorize {fname} #{next(_COUNTER)}>"
