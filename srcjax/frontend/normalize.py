@@ -1179,7 +1179,23 @@ class Normalizer:
                     n.id = new.id
         return node
 
-    def assign_target(self, target: Any, value: Any) -> None:
+    def assign_target(self, target: Any, value: Any, as_value: bool = False) -> None:
+        if isinstance(target, gast.Name) and not as_value:
+            inner = value.args[0] if self._jit_of_partial(value) else value
+            lam = self.partial_as_lambda(inner)
+            if lam is not None:
+                # f = partial(model, params) (or jit of it): a local function, so
+                # transforms and calls of f inline model; a partial of a module
+                # function is also a value at run time (returned, stored)
+                from .source import _lambda_to_def
+
+                fn = inner.args[0]
+                if inner is value and not (isinstance(fn, gast.Name) and fn.id in self.locals):
+                    self.assign_target(target, value, as_value=True)
+                fdef = _lambda_to_def(lam)
+                fdef.name = target.id
+                self.bind_local_fn(self.var(target.id), fdef)
+                return
         if isinstance(target, gast.Name) and self._jit_of_local(value):
             # j = jit(inner) with a local def or lambda: jit is an identity for the
             # transforms, so j names the same local function
@@ -1312,6 +1328,88 @@ class Normalizer:
             )
         else:
             raise _unsupported(target, f"assignment to {type(target).__name__}", src=self.src)
+
+    def partial_as_lambda(self, node: Any) -> Optional[Any]:
+        """``functools.partial(fn, a, k=v)`` of a function known here (a module
+        function, a local def or lambda) as the lambda ``lambda x, ...: fn(a', x,
+        ..., k=v')``, where ``a'``/``v'`` are copies of the bound values made now
+        (partial binds values, not names); else None. So the transforms and calls
+        that take lambdas take partials (``vmap(partial(model, params))(xs)``).
+        The lambda's parameters are ``fn``'s positional ones left over up to the
+        first with a default (those take ``fn``'s defaults)."""
+        if not (
+            isinstance(node, gast.Call)
+            and node.args
+            and all(k.arg is not None for k in node.keywords)
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+            and self.resolve(node.func) == ("found", functools.partial)
+        ):
+            return None
+        fn, bound = node.args[0], node.args[1:]
+        params = self._positional_params(fn)
+        if params is None:
+            return None
+        taken = {k.arg for k in node.keywords}
+        rest = []
+        for name, default in params[len(bound) :]:
+            if default is not inspect.Parameter.empty:
+                break  # (left to fn's own default)
+            if name not in taken:
+                rest.append(name)
+        values = [self.atom(a, base="bound", force_name=True) for a in bound]
+        kws = [
+            gast.keyword(arg=k.arg, value=self.atom(k.value, base=k.arg, force_name=True))
+            for k in node.keywords
+        ]
+        args = gast.arguments(
+            args=[gast.Name(n, gast.Param(), None, None) for n in rest],
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        call = gast.Call(func=N.clone(fn), args=values + [N.name(n) for n in rest], keywords=kws)
+        lam = gast.Lambda(args=args, body=N.copy_origin(call, node))
+        return N.copy_origin(lam, node)
+
+    def _positional_params(self, fn: Any) -> Optional[List[tuple]]:
+        """``[(name, default or Parameter.empty), ...]``: the positional parameters
+        of a function known here (see :meth:`partial_as_lambda`), else None."""
+        if isinstance(fn, gast.Name) and fn.id in self.locals:
+            fdef = self.local_fns.get(self.var(fn.id))
+            if not isinstance(fdef, gast.FunctionDef) or fdef.args.vararg:
+                return None
+            names = [a.id for a in fdef.args.args]
+            n_plain = len(names) - len(fdef.args.defaults)
+            return [
+                (n, inspect.Parameter.empty if i < n_plain else None) for i, n in enumerate(names)
+            ]
+        status, obj = self.resolve(fn)
+        if status != "found" or not callable(obj) or isinstance(obj, type):
+            return None
+        try:
+            sig = inspect.signature(obj)
+        except (TypeError, ValueError):
+            return None
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()):
+            return None
+        return [(p.name, p.default) for p in sig.parameters.values() if p.kind in kinds]
+
+    def _jit_of_partial(self, value: Any) -> bool:
+        """Whether ``value`` is ``jit(functools.partial(...))`` (no other options)."""
+        if not (isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords):
+            return False
+        st, factory = self.resolve(value.func)
+        a = value.args[0]
+        return (
+            st == "found"
+            and getattr(factory, "__srcjax_jit__", False)
+            and isinstance(a, gast.Call)
+            and self.resolve(a.func) == ("found", functools.partial)
+        )
 
     def _jit_of_local(self, value: Any) -> bool:
         """Whether ``value`` is ``jit(f, ...)`` of a local def or a lambda."""
@@ -3427,6 +3525,9 @@ class Normalizer:
         passed to a helper) is bound as the object, so the callee knows it; a
         lambda (``lax.associative_scan(lambda a, b: a + b, xs)``) is bound to a
         fresh local name first, as ``fn = lambda ...`` would be."""
+        lam = self.partial_as_lambda(a)
+        if lam is not None:
+            a = lam  # helper(partial(f, w), x): a local function, as a lambda is
         if isinstance(a, gast.Lambda):
             tmp = self.namer.fresh("fn")
             self.stmt(N.assign(tmp, a))
@@ -3507,6 +3608,10 @@ class Normalizer:
             raise _unsupported(make, "a transform without a function", src=self.src)
         extra = [self._static_value(a) for a in make.args[1:]]
         kws = {k.arg: self._static_value(k.value) for k in make.keywords}
+        lam = self.partial_as_lambda(make.args[0])
+        if lam is not None:  # vmap(partial(model, params))(xs): as a lambda
+            make = gast.Call(func=make.func, args=[lam] + list(make.args[1:]), keywords=[])
+            N.copy_origin(make, lam)
         lifted = self._lift(make.args[0]) or self._lift_transformed(make.args[0], len(e.args))
         if lifted is None:
             fobj = self._static_function(make.args[0])
@@ -3649,6 +3754,10 @@ class Normalizer:
                 "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)) with the items named here",
             )
         primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
+        lam = self.partial_as_lambda(e.args[0])
+        if lam is not None:  # jvp(partial(f, w), (x,), (v,)): as a lambda
+            e = gast.Call(func=e.func, args=[lam] + list(e.args[1:]), keywords=e.keywords)
+            N.copy_origin(e, lam)
         lifted = self._lift(e.args[0]) or self._lift_transformed(e.args[0], len(primals))
         positions = None
         if lifted is None:
@@ -3673,7 +3782,9 @@ class Normalizer:
 
     # -- lax: structured control flow becomes Python control flow ------------------
     def call_value(self, fn_node: Any, args: list, e: Any) -> Any:
-        """Call a function given as an expression (lambda, local, global); return an atom."""
+        """Call a function given as an expression (lambda, local, global, a
+        functools.partial of one); return an atom."""
+        fn_node = self.partial_as_lambda(fn_node) or fn_node
         if isinstance(fn_node, gast.Lambda):
             from .source import _lambda_to_def
 
