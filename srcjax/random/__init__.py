@@ -1379,6 +1379,7 @@ from ._compose import (  # noqa: E402
     orthogonal,
     t,
 )
+from ._discrete import binomial, multinomial  # noqa: E402
 from ._dists import (  # noqa: E402
     cauchy,
     double_sided_maxwell,
@@ -1425,4 +1426,6 @@ __all__ += [
     "multivariate_normal",
     "orthogonal",
     "poisson",
+    "binomial",
+    "multinomial",
 ]
