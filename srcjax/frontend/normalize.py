@@ -2492,6 +2492,7 @@ class Normalizer:
             return N.call(fnode, args, kws), Op(
                 kind, elts=args + list(kws.values()), what=N.to_source(func)
             )
+        bound_obj = obj  # (what the name is bound to: the dependency recorded)
         if getattr(obj, "__srcjax_transform__", None) == "jit" and hasattr(
             obj, "__srcjax_wrapped__"
         ):
@@ -2515,7 +2516,7 @@ class Normalizer:
             isinstance(fn, (types.FunctionType, functools.partial, types.MethodType))
             or _is_callable_object(fn)
         ) and not _is_library_function(fn):
-            self._record_dependency(func, fn)
+            self._record_dependency(func, bound_obj)
             return self.inline(fn, e, target)
         args = [self.atom(a) for a in e.args]
         kws = {k.arg: self.atom(k.value) for k in e.keywords}
