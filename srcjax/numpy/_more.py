@@ -164,6 +164,7 @@ __all__ = [
     "put_along_axis",
     "resize",
     "rollaxis",
+    "roots",
     "tril_indices_from",
     "triu_indices_from",
     "trim_zeros",
@@ -2176,6 +2177,89 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if full:
         return c, resids, rank, sv, asarray(rcond)
     return c
+
+
+def roots(p, strip_zeros=True):
+    """The roots of the polynomial with coefficients ``p`` (highest degree
+    first) (jax.numpy.roots,
+    https://docs.jax.dev/en/latest/_autosummary/jax.numpy.roots.html): the
+    eigenvalues of its companion matrix, computed as JAX does (LAPACK ``geev`` in
+    ``p``'s precision, so the values and their order are JAX's).
+
+    Args:
+        p: a scalar or rank-1 array of coefficients (integers and bools are
+            promoted to the default float).
+        strip_zeros: drop leading zero coefficients first (as ``numpy.roots``),
+            so the result has ``len(p) - 1 - leading_zeros`` roots. With
+            ``False`` the result always has ``len(p) - 1`` entries: one NaN
+            (``nan+nanj``) per leading zero, at the end; zero roots come just
+            before them. Unlike ``numpy.roots``, trailing zero coefficients are
+            not stripped (they give zero roots).
+
+    Returns:
+        complex64 array (complex128 for float64/complex128 ``p``) of the roots.
+        Empty for fewer than two coefficients. NaNs where the companion matrix
+        is not finite (NaN/inf coefficients, overflow), as JAX's ``eig``.
+        float16 ``p`` is computed in float32 (JAX raises NotImplementedError).
+
+    Raises:
+        ValueError: ``p`` of rank 2 or more.
+
+    Not differentiable in srcjax (JAX differentiates through ``eig``): asking
+    for a derivative raises a 'no derivative rule' error. JAX refuses
+    ``strip_zeros=True`` under ``jit``/``vmap`` (the result's length depends on
+    the values); srcjax computes it under ``jit`` and, per example, under
+    ``vmap`` (where examples with different numbers of leading zeros cannot be
+    stacked).
+    """
+    p = asarray(p)
+    p = asarray(p, dtype=inexact_of(p))
+    return _poly_roots(p, strip_zeros)
+
+
+def _companion_roots(p):
+    """The eigenvalues of the companion matrix of ``p`` (1-D, ``p[0] != 0``)."""
+    from scipy import linalg as _sl
+
+    single = p.dtype in (_np.dtype(_np.float32), _np.dtype(_np.complex64))
+    cdt = _np.dtype(_np.complex64 if single else _np.complex128)
+    if p.size < 2:
+        return _np.zeros((0,), cdt)
+    n = p.size - 1
+    a = _np.diag(_np.ones(n - 1, p.dtype), -1)
+    with _np.errstate(all="ignore"):
+        a[0, :] = -p[1:] / p[0]
+    if not _np.all(_np.isfinite(a)):  # LAPACK would fail: JAX's eig gives NaNs
+        return _np.full((n,), complex(_np.nan, _np.nan), cdt)
+    return _np.asarray(_sl.eigvals(a, check_finite=False), cdt)
+
+
+def _poly_roots_impl(p, strip_zeros=True):
+    """Per example: JAX's ``roots`` on an inexact ``p`` (see :func:`roots`)."""
+    p = _np.asarray(p)
+    if p.dtype == _np.float16:
+        p = p.astype(_np.float32)
+    if p.ndim == 0:
+        p = p.reshape(1)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    zero = p == 0
+    lead = p.size if zero.all() else int(_np.argmin(zero))
+    if strip_zeros or p.size < 2:
+        return _companion_roots(p[lead:] if p.size >= 2 else p)
+    q = _np.roll(p if lead < p.size else _np.ones_like(p), -lead)
+    r = _companion_roots(q)
+    r = r[_np.argsort(r == 0, kind="stable")]
+    if lead:
+        r[max(r.size - lead, 0) :] = complex(_np.nan, _np.nan)
+    return r
+
+
+_poly_roots = register(Primitive("ad.more_roots", _poly_roots_impl, kind="internal"))
+_poly_roots.missing_rule_hint = (
+    "srcjax jnp.roots has no derivative (JAX differentiates through eig, which "
+    "srcjax does not have)"
+)
 
 
 # ---------------------------------------------------------------------------
