@@ -4029,3 +4029,35 @@ def test_calling_a_jitted_helper_does_not_transform_again_on_every_call():
     again = (list(j._specs.values()), list(g._cache.values()), list(jg._specs.values()))
     assert all(a is b for was, now in zip(built, again) for a, b in zip(was, now))
     assert all(len(was) == len(now) for was, now in zip(built, again))
+
+
+def _tm_sgd(p, g):
+    return tree_map(lambda a, b: a - 0.1 * b, p, g)
+
+
+def test_tree_map_over_trees_of_different_structure_is_an_error_in_transforms():
+    # User K r17: inside jit/grad, tree_map(f, params, grads) with a misspelt key in
+    # grads paired the leaves by position (weight - 0.1 * wieght, silently); JAX
+    # raises ValueError for every mismatch below, as srcjax does eagerly.
+    o = np.ones(2, np.float32)
+    p = {"bias": o, "weight": 10 * o}
+    cases = [
+        (p, {"bias": o, "wieght": 100 * o}),
+        ({"a": o}, {"a": o, "b": 5 * o}),
+        ([o, o], (o, 2 * o)),
+        ([o], [o, o]),
+        ([o, o], [o]),
+    ]
+    for a, b in cases:
+        with pytest.raises(ValueError, match="structure"):
+            _tm_sgd(a, b)
+        with pytest.raises(ValueError, match="structure"):
+            srcjax.jit(_tm_sgd)(a, b)
+    with pytest.raises(ValueError, match="structure"):
+        srcjax.grad(lambda q: jnp.sum(_tm_sgd(q, cases[0][1])["bias"]))(p)
+    # matching structures still map leaf by leaf, differentiably
+    g = {"weight": 100 * o, "bias": o}  # (another insertion order: same tree)
+    out = srcjax.jit(_tm_sgd)(p, g)
+    assert_close(out["weight"], 0 * o)
+    assert_close(out["bias"], 0.9 * o)
+    assert_close(srcjax.grad(lambda q: jnp.sum(_tm_sgd(p, q)["weight"]))(g)["weight"], -0.1 * o)

@@ -3392,17 +3392,19 @@ class Normalizer:
                 "pass the tree (tree_map(f, tree, *rest))",
                 src=self.src,
             )
+        from ..primitives import tree_is_leaf  # noqa: F401  (registers ad.leaves_upto)
+
         trees = [self.atom(t) for t in args[1:]]
         leaves = []
-        for t in trees:
-            if is_leaf is None:
+        for k, t in enumerate(trees):
+            if is_leaf is None and k == 0:
                 nm = self._prim_into(self.temp("leaves"), "ad.tree_leaves", t)
             else:
                 # JAX: the first tree's structure (is_leaf subtrees whole); the
-                # others are flattened up to it
-                nm = self._prim_into(
-                    self.temp("leaves"), "ad.leaves_upto", t, trees[0], N.clone(is_leaf)
-                )
+                # others are flattened up to it, a ValueError where they differ
+                # (user K: a misspelt key paired leaves by position)
+                p = N.const(None) if is_leaf is None else N.clone(is_leaf)
+                nm = self._prim_into(self.temp("leaves"), "ad.leaves_upto", t, trees[0], p)
             leaves.append(self._source_alias(nm.id, "leaves"))
         out = self._source_alias(None, "mapped")
         i = self._source_alias(None, "i")
