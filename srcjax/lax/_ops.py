@@ -96,11 +96,13 @@ from ..primitives.registry import Primitive, register
 from ..primitives.special import digamma, erf
 from ..primitives.special import erfinv as erf_inv
 from ..primitives.special import gammaln as lgamma
+from ..primitives.structural import argsort as _argsort
 from ..primitives.structural import at_set as _at_set
 from ..primitives.structural import concatenate as _concatenate
 from ..primitives.structural import flip as _flip
 from ..primitives.structural import sort as _sort
 from ..primitives.structural import squeeze as _squeeze
+from ..primitives.structural import take_along_axis as _take_along_axis
 from ..primitives.structural import transpose as _transpose
 
 __all__ = [
@@ -388,6 +390,36 @@ def _dot_check_impl(x_shape, y_shape):
     return True
 
 
+def _sort_arity_impl(operand, num_keys):
+    """Static: ``-1`` for one array (``num_keys`` must be 1), else the number of
+    operands of a sequence (``1 <= num_keys <= len``); JAX's errors."""
+    if isinstance(operand, (tuple, list)):
+        if len(operand) == 0:
+            raise TypeError("Sort requires at least one operand")
+        if not (1 <= num_keys <= len(operand)):
+            raise ValueError(
+                f"num_keys={num_keys} must be between 1 and len(operand)={len(operand)}"
+            )
+        return len(operand)
+    if num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    return -1
+
+
+def _sort_shapes_impl(shapes, dimension):
+    """Static: JAX's TypeError unless the operands of a multi-operand sort have
+    one shape; returns ``dimension`` made non-negative (IndexError out of range)."""
+    shapes = [tuple(s) for s in shapes]
+    if any(s != shapes[0] for s in shapes[1:]):
+        raise TypeError(
+            "Arguments to sort must have equal shapes, got: " + " ".join(str(s) for s in shapes)
+        )
+    nd = len(shapes[0])
+    if not -nd <= dimension < nd:
+        raise IndexError(f"axis {dimension} is out of bounds for array of dimension {nd}")
+    return dimension % nd
+
+
 def _slice_index_impl(ndim, start_indices, limit_indices, strides=None, axis=None):
     """Static: the index tuple of ``lax.slice`` (``axis`` None: one start, limit and
     stride per axis) or of ``slice_in_dim`` (the three are ints for ``axis``)."""
@@ -469,6 +501,10 @@ _pad_plan = _static("ad.lax_pad_plan", _pad_plan_impl)
 _pad_plan.samples = lambda rng: [(((3, 2), ((1, -1, 1), (0, 0, 0))), {})]
 _dot_check = _static("ad.lax_dot_check", _dot_check_impl)
 _dot_check.samples = lambda rng: [(((2, 3), (3,)), {})]
+_sort_arity = _static("ad.lax_sort_arity", _sort_arity_impl)
+_sort_arity.samples = lambda rng: [(((np.ones(2), np.ones(2)), 1), {})]
+_sort_shapes = _static("ad.lax_sort_shapes", _sort_shapes_impl)
+_sort_shapes.samples = lambda rng: [((((2, 3), (2, 3)), -1), {})]
 
 
 # ---------------------------------------------------------------------------
@@ -860,6 +896,28 @@ def cumprod(operand, axis=0, reverse=False):
 
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
-    """``operand`` sorted along ``dimension`` (jax.lax.sort; NaN last). One array
-    only (srcjax: a tuple of operands is not supported)."""
-    return _sort(operand, dimension)
+    """``operand`` sorted along ``dimension`` (jax.lax.sort).
+
+    ``operand``: one array (sorted; the result has its shape and dtype) or a
+    tuple/list of arrays of one shape, returned as a tuple of those arrays all
+    permuted the same way: the order is lexicographic over the first
+    ``num_keys`` operands (the first primary). -0.0 equals 0.0, NaN sorts last,
+    complex numbers compare by real then imaginary part; ties keep their order
+    (the sort is always stable, also for ``is_stable=False``). Differentiable in
+    every inexact operand (the permutation is constant), under jit and vmap.
+    Raises TypeError for no operands or operands of different shapes and
+    ValueError for ``num_keys`` outside ``1..len(operand)`` (or not 1 for one
+    array), as JAX."""
+    n = _sort_arity(operand, num_keys)
+    if n < 0:
+        return _sort(operand, dimension)
+    ax = _sort_shapes([_shape(operand[i]) for i in range(n)], dimension)
+    # stable argsorts from the least significant key up (as jnp.lexsort)
+    idx = _argsort(operand[num_keys - 1], axis=ax, stable=True)
+    for i in range(num_keys - 2, -1, -1):
+        k = _take_along_axis(operand[i], idx, ax)
+        idx = _take_along_axis(idx, _argsort(k, axis=ax, stable=True), ax)
+    out = []
+    for i in range(n):
+        out.append(_take_along_axis(operand[i], idx, ax))
+    return tuple(out)
