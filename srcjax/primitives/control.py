@@ -1305,6 +1305,24 @@ def _unblocks(ct, outer, inner, items_index_outer):
     """The transpose of :func:`_blocks`: the list of item cotangents."""
     o_leaves, o_def = _flat(outer)
     i_leaves, i_def = _flat(inner)
+    # the cotangent of a Jacobian of pytrees may be sparse (holes ``None``, dicts
+    # with some keys, lists where the Jacobian has tuples): filled against the
+    # Jacobian's own structure first (zeros of each block's shape)
+    like = o_def.unflatten(
+        [
+            i_def.unflatten(
+                [
+                    np.broadcast_to(
+                        np.zeros((), (leaf if items_index_outer else o).dtype),
+                        o.shape + leaf.shape,
+                    )
+                    for leaf in i_leaves
+                ]
+            )
+            for o in o_leaves
+        ]
+    )
+    ct = _fill(ct, like)
     ct_outer = o_def.flatten_up_to(ct) if hasattr(o_def, "flatten_up_to") else None
     if ct_outer is None:
         from ..tree_util import tree_leaves
