@@ -839,10 +839,9 @@ def dot(x, y, precision=None, preferred_element_type=None):
     """Vector/matrix product (jax.lax.dot): ``x`` and ``y`` 1-D or 2-D; the dtype
     JAX promotes them to, or ``preferred_element_type``."""
     _dot_check(_shape(x), _shape(y))
-    out = _dot(x, y)
-    if preferred_element_type is not None:
-        out = _astype(out, _canonical_dtype(preferred_element_type))
-    return out
+    if preferred_element_type is None:
+        return _dot(x, y)
+    return _dot(x, y, preferred_element_type=_canonical_dtype(preferred_element_type))
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
@@ -850,10 +849,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; result axes:
     batch, then ``lhs``'s free axes, then ``rhs``'s (an ``einsum``)."""
     spec = _dot_general_spec(len(_shape(lhs)), len(_shape(rhs)), dimension_numbers)
-    out = _einsum(spec, lhs, rhs)
-    if preferred_element_type is not None:
-        out = _astype(out, _canonical_dtype(preferred_element_type))
-    return out
+    if preferred_element_type is None:
+        return _einsum(spec, lhs, rhs)
+    return _einsum(spec, lhs, rhs, preferred_element_type=_canonical_dtype(preferred_element_type))
 
 
 def iota(dtype, size):

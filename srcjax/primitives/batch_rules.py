@@ -2282,10 +2282,26 @@ _def(["ad.pysum"], _pysum)
 
 
 # -- products ----------------------------------------------------------------------------
+def _product_operands(c):
+    """``a`` and ``b``, cast to ``preferred_element_type`` when one is given (JAX
+    computes the product in that type)."""
+    a, b = c.arg("a"), c.arg("b")
+    ok, pet = c.static("preferred_element_type")
+    if ok and pet is None:
+        return a, b
+    pet = c.arg("preferred_element_type")
+    return N.call("ad.astype", [a, pet]), N.call("ad.astype", [b, N.clone(pet)])
+
+
+def _pet_kw(c):
+    """``{"preferred_element_type": ...}`` for a product's ``einsum`` when given."""
+    ok, pet = c.static("preferred_element_type")
+    return {} if ok and pet is None else {"preferred_element_type": c.arg("preferred_element_type")}
+
+
 def _matmul(c):
-    return N.call(
-        "ad.bmatmul", [c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))]
-    )
+    a, b = _product_operands(c)
+    return N.call("ad.bmatmul", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
 
 
 _def(["jnp.matmul"], _matmul)
@@ -2367,7 +2383,7 @@ def _bilinear(kind):
                 N.const((c.batched("a"), c.batched("b"))),
             ],
         )
-        return N.call("jnp.einsum", [spec, a, b])
+        return N.call("jnp.einsum", [spec, a, b], _pet_kw(c))
 
     return rule
 
@@ -2381,9 +2397,8 @@ def _example(c, x):
 
 def _dot(c):
     # dot on per-example ranks <= 2 is matmul
-    return N.call(
-        "ad.bdot", [c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))]
-    )
+    a, b = _product_operands(c)
+    return N.call("ad.bdot", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
 
 
 def _bdot(a, b, ab, bb):
@@ -2443,7 +2458,8 @@ def _vdot(c):
     spec = {(True, True): "bi,bi->b", (True, False): "bi,i->b", (False, True): "i,bi->b"}[
         (c.batched("a"), c.batched("b"))
     ]
-    return N.call("jnp.einsum", [N.const(spec), a, b])
+    # vdot conjugates its first operand
+    return N.call("jnp.einsum", [N.const(spec), N.call("jnp.conj", [a]), b], _pet_kw(c))
 
 
 def _flat_shape(c, name):
@@ -2485,7 +2501,7 @@ def _tensordot(c):
             N.const((c.batched("a"), c.batched("b"))),
         ],
     )
-    return N.call("jnp.einsum", [spec, a, b])
+    return N.call("jnp.einsum", [spec, a, b], _pet_kw(c))
 
 
 _def(["jnp.tensordot"], _tensordot)

@@ -60,6 +60,15 @@ def _internal(public, impl, differentiable=False):
     return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
 
 
+def _pet(preferred_element_type, *operands):
+    """The operands of a product as ``preferred_element_type`` when one is given
+    (JAX computes in that type: int8 products do not wrap before the cast)."""
+    if preferred_element_type is None:
+        return operands
+    dt = _dt.canonicalize_dtype(preferred_element_type)
+    return tuple(np.asarray(o, dtype=dt) for o in operands)
+
+
 def _rand(rng, *shape):
     return rng.normal(size=shape)
 
@@ -154,6 +163,7 @@ einsum_vjp_consts = _internal("ad.einsum_vjp_consts", _einsum_vjp_consts)
 def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation (jax.numpy.einsum): string subscripts with optional
     ``->`` and ``...``; any number of operands."""
+    operands = _pet(preferred_element_type, *operands)
     return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
 
 
@@ -228,7 +238,13 @@ def _einsum_jvp(
     precision=None,
     preferred_element_type=None,
 ):
-    return einsum(subscripts, *operands[:argnum], t, *operands[argnum + 1 :])
+    return einsum(
+        subscripts,
+        *operands[:argnum],
+        t,
+        *operands[argnum + 1 :],
+        preferred_element_type=preferred_element_type,
+    )
 
 
 einsum.def_vjp(operands=_einsum_vjp)
@@ -323,6 +339,7 @@ def _dot(a, b, precision=None, preferred_element_type=None):
     """Dot product with NumPy semantics (jax.numpy.dot): vector·vector, matrix·
     vector, matrix·matrix, and sum over the last axis of ``a`` and the second to
     last of ``b`` for N-d."""
+    a, b = _pet(preferred_element_type, a, b)
     try:
         return np.dot(a, b)
     except ValueError:
@@ -332,6 +349,7 @@ def _dot(a, b, precision=None, preferred_element_type=None):
 def _matmul(a, b, precision=None, preferred_element_type=None):
     """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
     batch dimensions and broadcast."""
+    a, b = _pet(preferred_element_type, a, b)
     try:
         return np.matmul(a, b)
     except ValueError:
@@ -356,6 +374,7 @@ def _contraction_error(a, b):
 
 def _inner(a, b, precision=None, preferred_element_type=None):
     """Sum product over the last axes of ``a`` and ``b`` (jax.numpy.inner)."""
+    a, b = _pet(preferred_element_type, a, b)
     return np.inner(a, b)
 
 
@@ -371,11 +390,11 @@ def _dot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
 
 
 def _dot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return dot(t, b)
+    return dot(t, b, preferred_element_type=preferred_element_type)
 
 
 def _dot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return dot(a, t)
+    return dot(a, t, preferred_element_type=preferred_element_type)
 
 
 dot.def_vjp(_dot_vjp_a, _dot_vjp_b)
@@ -393,11 +412,11 @@ def _matmul_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
 
 
 def _matmul_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul(t, b)
+    return matmul(t, b, preferred_element_type=preferred_element_type)
 
 
 def _matmul_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul(a, t)
+    return matmul(a, t, preferred_element_type=preferred_element_type)
 
 
 matmul.def_vjp(_matmul_vjp_a, _matmul_vjp_b)
@@ -415,11 +434,11 @@ def _inner_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
 
 
 def _inner_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return inner(t, b)
+    return inner(t, b, preferred_element_type=preferred_element_type)
 
 
 def _inner_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return inner(a, t)
+    return inner(a, t, preferred_element_type=preferred_element_type)
 
 
 inner.def_vjp(_inner_vjp_a, _inner_vjp_b)
@@ -429,6 +448,7 @@ inner.def_jvp(_inner_jvp_a, _inner_jvp_b)
 def _tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
     """Tensor contraction over ``axes`` (int: last ``axes`` of ``a`` with the
     first of ``b``; or a pair of axis sequences) (jax.numpy.tensordot)."""
+    a, b = _pet(preferred_element_type, a, b)
     return np.tensordot(a, b, axes)
 
 
@@ -444,11 +464,11 @@ def _tensordot_vjp_b(g, ans, a, b, axes=2, precision=None, preferred_element_typ
 
 
 def _tensordot_jvp_a(t, ans, a, b, axes=2, precision=None, preferred_element_type=None):
-    return tensordot(t, b, axes)
+    return tensordot(t, b, axes, preferred_element_type=preferred_element_type)
 
 
 def _tensordot_jvp_b(t, ans, a, b, axes=2, precision=None, preferred_element_type=None):
-    return tensordot(a, t, axes)
+    return tensordot(a, t, axes, preferred_element_type=preferred_element_type)
 
 
 tensordot.def_vjp(_tensordot_vjp_a, _tensordot_vjp_b)
@@ -532,6 +552,7 @@ outer.samples = _pair_samples([((3,), (2,)), ((2, 2), (3,))])
 
 def _vdot(a, b, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a`` (jax.numpy.vdot)."""
+    a, b = _pet(preferred_element_type, a, b)
     return np.vdot(a, b)
 
 
@@ -554,11 +575,11 @@ vdot.def_vjp(_vdot_vjp_a, _vdot_vjp_b)
 
 
 def _vdot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return vdot(t, b)
+    return vdot(t, b, preferred_element_type=preferred_element_type)
 
 
 def _vdot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return vdot(a, t)
+    return vdot(a, t, preferred_element_type=preferred_element_type)
 
 
 vdot.def_jvp(_vdot_jvp_a, _vdot_jvp_b)

@@ -1,0 +1,80 @@
+"""Dtype and value corners found by user L (r02, r04, r05, r09-r13). Expected
+values were recorded from jax 0.10.2 (CPU) unless a comment says otherwise."""
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax import lax
+
+# ---------------------------------------------------------------------------
+# preferred_element_type: the product is computed in that type (r11)
+
+A8 = np.array([[100, 100], [100, -100]], dtype=np.int8)
+V8 = np.array([100, 100, 100], dtype=np.int8)
+I32 = np.int32
+
+
+def _check(r, value, dtype):
+    assert np.asarray(r).dtype == dtype
+    np.testing.assert_array_equal(r, value)
+
+
+def test_preferred_element_type_int8():
+    # jax: 30000 (int32), not int8's wrapped 48
+    _check(jnp.dot(V8, V8, preferred_element_type=I32), 30000, np.int32)
+    _check(jnp.einsum("i,i->", V8, V8, preferred_element_type=I32), 30000, np.int32)
+    _check(lax.dot(V8, V8, preferred_element_type=I32), 30000, np.int32)
+    dn = (((0,), (0,)), ((), ()))
+    _check(lax.dot_general(V8, V8, dn, preferred_element_type=np.float32), 30000.0, np.float32)
+    want = [[20000, 0], [0, 20000]]
+    _check(jnp.matmul(A8, A8, preferred_element_type=I32), want, np.int32)
+    _check(jnp.tensordot(A8, A8, 1, preferred_element_type=I32), want, np.int32)
+    _check(jnp.inner(A8, A8, preferred_element_type=np.int16), want, np.int16)
+    _check(jnp.vdot(A8, A8, preferred_element_type=I32), 40000, np.int32)
+    _check(srcjax.jit(lambda x: jnp.dot(x, x, preferred_element_type=I32))(A8), want, np.int32)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: jnp.dot(x, x, preferred_element_type=I32),
+        lambda x: jnp.matmul(x, x, preferred_element_type=I32),
+        lambda x: jnp.einsum("i,i->", x, x, preferred_element_type=I32),
+        lambda x: jnp.inner(x, x, preferred_element_type=I32),
+        lambda x: jnp.tensordot(x, x, 1, preferred_element_type=I32),
+        lambda x: jnp.vdot(x, x, preferred_element_type=I32),
+        lambda x: lax.dot(x, x, preferred_element_type=I32),
+    ],
+)
+def test_preferred_element_type_vmap(f):
+    for g in (srcjax.vmap(f), srcjax.jit(srcjax.vmap(f))):
+        _check(g(A8), [20000, 20000], np.int32)
+
+
+def test_vmap_vdot_conjugates():
+    a = np.array([[1 + 2j, 3j]], dtype=np.complex64)
+    # jax: [14+0j] (srcjax's batched vdot forgot the conjugate)
+    np.testing.assert_allclose(srcjax.vmap(jnp.vdot)(a, a), [14.0])
+
+
+H = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float16)
+
+
+def _sq(a, b):
+    return jnp.sum(jnp.matmul(a, b, preferred_element_type=np.float32) ** 2)
+
+
+def test_preferred_element_type_float16_derivatives():
+    assert jnp.matmul(H, H, preferred_element_type=np.float32).dtype == np.float32
+    for g in (srcjax.grad(_sq, argnums=(0, 1)), srcjax.jit(srcjax.grad(_sq, argnums=(0, 1)))):
+        ga, gb = g(H, H)
+        # jax: float16 cotangents of these values
+        _check(ga, [[54.0, 122.0], [118.0, 266.0]], np.float16)
+        _check(gb, [[104.0, 152.0], [148.0, 216.0]], np.float16)
+    p, t = srcjax.jvp(lambda a: jnp.dot(a, H, preferred_element_type=np.float32), (H,), (H,))
+    _check(p, [[7.0, 10.0], [15.0, 22.0]], np.float32)
+    _check(t, [[7.0, 10.0], [15.0, 22.0]], np.float32)
+    e = srcjax.grad(lambda a: jnp.einsum("ij,jk->", a, H, preferred_element_type=np.float32))(H)
+    _check(e, [[3.0, 7.0], [3.0, 7.0]], np.float16)
