@@ -171,30 +171,90 @@ def _other_branch(fn: Callable, operands: tuple) -> Any:
         return _SKIPPED
 
 
-def _check_branch_types(what: str, names: tuple, out: Any, other: Any) -> None:
+def _check_branch_types(
+    what: str, names: tuple, out: Any, other: Any, lead: tuple = (0, 0)
+) -> None:
     """JAX's TypeError when two branches' outputs differ in pytree structure,
-    shape or dtype (weak Python scalars count by their canonical dtype)."""
+    shape or dtype (weak Python scalars count by their canonical dtype).
+    ``lead``: how many leading (vmap batch) axes each side's leaves carry, left
+    out of the shapes compared."""
     from ..primitives.control import _leaf_dtype
     from ..tree_util import tree_flatten
 
     la, ta = tree_flatten(out)
     lb, tb = tree_flatten(other)
     if ta != tb:
-        raise TypeError(
-            f"{what} branch outputs must have the same pytree structure, but they differ: "
-            f"{names[0]} output is {ta} but {names[1]} output is {tb}"
-        )
+        _structure_mismatch(what, names, ta, tb)
     for a, b in zip(la, lb):
-        sa, sb = np.shape(a), np.shape(b)
-        da, db = _leaf_dtype(a), _leaf_dtype(b)
-        if sa != sb or da != db:
-            ka = f"{np.dtype(da).name}{list(sa)}"
-            kb = f"{np.dtype(db).name}{list(sb)}"
-            raise TypeError(
-                f"{what} branches must have equal output types but they differ: the "
-                f"output of {names[0]} has type {ka} but the corresponding output of "
-                f"{names[1]} has type {kb}"
+        sa, sb = np.shape(a)[lead[0] :], np.shape(b)[lead[1] :]
+        _type_mismatch(what, names, (sa, _leaf_dtype(a)), (sb, _leaf_dtype(b)))
+
+
+def _structure_mismatch(what: str, names: tuple, ta: Any, tb: Any) -> None:
+    raise TypeError(
+        f"{what} branch outputs must have the same pytree structure, but they differ: "
+        f"{names[0]} output is {ta} but {names[1]} output is {tb}"
+    )
+
+
+def _type_mismatch(what: str, names: tuple, a: tuple, b: tuple) -> None:
+    """Raise JAX's TypeError unless the (shape, dtype) pairs ``a`` and ``b`` match."""
+    (sa, da), (sb, db) = a, b
+    if tuple(sa) == tuple(sb) and np.dtype(da) == np.dtype(db):
+        return
+    ka = f"{np.dtype(da).name}{list(sa)}"
+    kb = f"{np.dtype(db).name}{list(sb)}"
+    why = "shapes" if tuple(sa) != tuple(sb) else "dtypes"
+    raise TypeError(
+        f"{what} branches must have equal output types but they differ: the "
+        f"output of {names[0]} has type {ka} but the corresponding output of "
+        f"{names[1]} has type {kb}, so the {why} do not match"
+    )
+
+
+def _check_branch_avals(what: str, names: tuple, a: Any, b: Any) -> None:
+    """The static form of :func:`_check_branch_types` for jit: ``a`` and ``b`` are
+    the abstract values the optimizer inferred for the two branches' output
+    (``optimize.Aval`` leaves in tuples/lists/dicts; ``None`` where unknown,
+    never an error). Raises JAX's TypeError where both are known and differ."""
+    from ..transforms.optimize import Aval
+
+    if a is None or b is None:
+        return
+    if isinstance(a, Aval) and isinstance(b, Aval):
+
+        def key(v: Aval) -> tuple:
+            if v.weak:
+                return v.shape, np.dtype(dtypes.dtype_of(v.ptype(0)))
+            return v.shape, np.dtype(dtypes.canonicalize_dtype(v.dtype))
+
+        _type_mismatch(what, names, key(a), key(b))
+        return
+    containers = (dict, list, tuple)
+    if not isinstance(a, containers) or not isinstance(b, containers):
+        return  # a static value or one unknown side: nothing sure to compare
+    if type(a) is not type(b):
+        _structure_mismatch(what, names, f"a {type(a)}", f"a {type(b)}")
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            _structure_mismatch(
+                what,
+                names,
+                f"a dict with keys {sorted(str(k) for k in a)}",
+                f"a dict with keys {sorted(str(k) for k in b)}",
             )
+        for k in a:
+            _check_branch_avals(what, names, a[k], b[k])
+        return
+    if len(a) != len(b):
+        _structure_mismatch(
+            what,
+            names,
+            f"a {type(a).__name__} of {len(a)} items",
+            f"a {type(b).__name__} of {len(b)} items",
+        )
+    for x, y in zip(a, b):
+        _check_branch_avals(what, names, x, y)
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:

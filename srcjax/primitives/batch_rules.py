@@ -41,7 +41,7 @@ import gast
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import TransformValueError
+from ..errors import SrcjaxError, TransformValueError
 from ..frontend import nodes as N
 from .ad import _getitem as _ad_getitem
 from .ad import _index_adjoint as _ad_index_adjoint
@@ -315,6 +315,22 @@ def _check_branch_values(take, a, b, a_batched, b_batched, name, none_is_value=T
 
 
 check_branch_values = _reg("ad.check_branch_values", _check_branch_values, differentiable=False)
+
+
+def _check_cond_types(take, a, b, a_batched, b_batched, what, name_a, name_b):
+    """JAX's TypeError when the two branches of a ``lax.cond`` (``what`` "cond")
+    or of two ``lax.switch`` branches (``what`` "switch"), both run for a mixed
+    batch under vmap, give outputs of different pytree structure, per-example
+    shape or dtype (``a_batched``/``b_batched``: whether ``a``/``b`` carry the
+    batch axes of ``take``). :func:`_select` would broadcast one of them."""
+    from ..lax import _check_branch_types
+
+    k = np.ndim(take)
+    lead = (k if a_batched else 0, k if b_batched else 0)
+    _check_branch_types(what, (name_a, name_b), a, b, lead)
+
+
+check_cond_types = _reg("ad.check_cond_types", _check_cond_types, differentiable=False)
 
 
 def _kind_of(x) -> str:
@@ -870,6 +886,44 @@ _LEADING_SEPARATOR_HINT = (
 )
 
 
+class VmapIndexError(SrcjaxError, IndexError):
+    """An index that is invalid for one example under vmap (out of bounds; a
+    slice bound that differs per example, which JAX refuses with an IndexError:
+    slice entries must be static)."""
+
+
+def _check_example_bounds(expanded, shape, x_batched, where):
+    """NumPy's IndexError for an out-of-bounds integer index array, naming the
+    axis of one example's array (not the batched array's) and the user's line."""
+    if shape is None:
+        return
+    dims = tuple(shape[1:] if x_batched else shape)
+    used = sum(1 for p, _ in expanded if p is not None and p is not Ellipsis)
+    axis = 0
+    for p, _ in expanded:
+        if p is None:
+            continue
+        if p is Ellipsis:
+            axis += max(len(dims) - used, 0)
+            continue
+        if axis >= len(dims):
+            return  # too many indices: NumPy's own error follows
+        if not isinstance(p, slice) and np.size(p) and np.asarray(p).dtype.kind in "iu":
+            n = dims[axis]
+            lo, hi = np.min(p), np.max(p)
+            bad = hi if hi >= n else lo if lo < -n else None
+            if bad is not None:
+                from ..errors import Location
+
+                loc = Location(*where) if where is not None else None
+                raise VmapIndexError(
+                    f"index {int(bad)} is out of bounds for axis {axis} with size {n} "
+                    "(under vmap: the axis of one example)",
+                    loc,
+                )
+        axis += 1
+
+
 def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
     """``x[idx]`` per example where some index parts differ between examples:
     ``batched`` flags each part of the tuple ``idx`` (integer arrays or ints,
@@ -901,6 +955,7 @@ def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
             expanded.extend((n, False) for n in np.nonzero(a))  # NumPy's own reading
             continue
         expanded.append((a, f))
+    _check_example_bounds(expanded, shape, x_batched, where)
     pos = [k for k, (p, f) in enumerate(expanded) if not _is_separator(p)]
     nd = max(np.ndim(p) - f for p, f in expanded if not _is_separator(p))
     if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
@@ -951,11 +1006,57 @@ def _gather_behind_slices(expanded, first, nd, size, x_batched, shape, where=Non
 
 def _bgetitem(x, idx):
     """``x[idx]`` per example, for an unbatched index, when ``x`` may be a
-    container of batched values the analysis did not see (indexed as is) or a
-    batched array (indexed with :func:`_batch_index`)."""
+    container of batched values the analysis did not see (indexed as is), a
+    batched array (indexed with :func:`_batch_index`), an instance of a
+    registered class (its own ``__getitem__`` per example) or a batch of
+    objects of a user's class (:func:`_stack_objects`: each one's own
+    ``__getitem__``)."""
     if isinstance(x, (tuple, list, dict)):
         return x[idx]
+    if _class_kind(x) is not None or _is_object_batch(x):
+        return _per_object(lambda v: v[idx], x)
     return _ad_getitem(x, _batch_index(idx, np.shape(x)[0]))
+
+
+def _is_object_batch(x) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == object and x.ndim == 1
+
+
+def _per_object(fn, x):
+    """``fn`` of each example of ``x`` (a registered class instance with batched
+    leaves, or a 1-d object array of per-example objects), the results stacked."""
+    if _is_object_batch(x):
+        rows = [fn(v) for v in x]
+    else:
+        leaves = [v for v in _ad_tree_leaves(x) if np.ndim(v) > 0]
+        if not leaves:
+            return fn(x)
+        rows = [fn(_tree_row(x, i)) for i in range(np.shape(leaves[0])[0])]
+    return _stack_objects(rows)
+
+
+def _ad_tree_leaves(x):
+    from ..tree_util import tree_leaves
+
+    return tree_leaves(x)
+
+
+def _stack_objects(rows):
+    """The per-example results of a user's class called under vmap (the
+    per-example loop): stacked as ``ad.tree_stack`` does when they are arrays,
+    scalars or pytrees of them, else a 1-d object array holding each example's
+    object, on which NumPy applies operators element by element (the object's
+    own ``__mul__`` ...) and ``ad.bgetitem`` each one's ``__getitem__``."""
+    simple = (np.ndarray, np.generic, bool, int, float, complex, tuple, list, dict)
+    if rows and all(isinstance(r, simple) or _class_kind(r) is not None for r in rows):
+        return REGISTRY["ad.tree_stack"].impl(rows)
+    out = np.empty(len(rows), dtype=object)
+    for i, r in enumerate(rows):
+        out[i] = r  # one by one: NumPy would read a sequence-like object's items
+    return out
+
+
+stack_objects = _reg("ad.stack_objects", _stack_objects, differentiable=False)
 
 
 def _bgetitem_adjoint(ct, x, idx):
@@ -1072,12 +1173,36 @@ batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False)
 def _bmatmul(a, b, ab, bb):
     """Per example ``a @ b``; ``ab`` / ``bb`` say which operand has a leading
     batch axis. A hole (``None``, a zero cotangent in second-order code) gives a
-    scalar zero, which its consumer broadcasts (user J: grad of grad through vmap)."""
+    scalar zero, which its consumer broadcasts (user J: grad of grad through vmap).
+    Operands whose per-example shapes do not fit raise JAX's TypeError (a
+    ``ShapeError``) naming those shapes and the user's line."""
     if a is None or b is None:
         other = b if a is None else a
         return np.zeros((), _dt.to_inexact_dtype(np.result_type(other)))
     a = np.asarray(a)
     b = np.asarray(b)
+    try:
+        return _bmatmul_arrays(a, b, ab, bb)
+    except ValueError:
+        raise _example_contraction_error(a, b, ab, bb) from None
+
+
+def _example_contraction_error(a, b, ab, bb):
+    """The eager matmul's error for one example's operands, at the user's line."""
+    import types
+
+    from ..errors import ShapeError, format_location
+    from .linalg import _contraction_error
+
+    ea = types.SimpleNamespace(shape=np.shape(a)[1:] if ab else np.shape(a))
+    eb = types.SimpleNamespace(shape=np.shape(b)[1:] if bb else np.shape(b))
+    err = _contraction_error(ea, eb)
+    return ShapeError(
+        format_location(f"{err} (under vmap: one example's operands)", _generated_caller())
+    )
+
+
+def _bmatmul_arrays(a, b, ab, bb):
     if not bb:
         if b.ndim <= 2:
             return np.matmul(a, b)
@@ -2039,6 +2164,16 @@ def _batched_index(c, idx, x_batched, x=None):
     """The index of the batched array ``x`` for per-example index ``idx``."""
     parts = _index_parts(idx)
     flags = [c.bp.is_batched(p) for p in parts]
+    for k, (p, f) in enumerate(zip(parts, flags)):
+        if f and isinstance(p, gast.Slice):
+            err = c.error(
+                f"under vmap, a bound of the slice at position {k} of this index differs "
+                "per example (it depends on a vmapped value); the length of the result would differ per example. Slice bounds must be "
+                "static, as in JAX (IndexError: slice entries must be static integers)",
+                hint="use lax.dynamic_slice(x, (start,), (size,)) for a per-example start "
+                "with a fixed size, or jnp.where with a mask of the wanted positions",
+            )
+            raise VmapIndexError(err.bare_message, err.loc, err.hint)
     if not any(flags):
         if all(_basic_part(p) for p in parts):
             return _prepend_colon(idx)
@@ -2605,6 +2740,7 @@ def _helper_materialized(*names):
 _def(["ad.select"], _helper_materialized("take", "a", "b"))
 # (nested vmap: the inner vmap's check ran on the values it could see; not repeated)
 _def(["ad.check_branch_values"], lambda c: (N.const(None), False))
+_def(["ad.check_cond_types"], lambda c: (N.const(None), False))
 # the dtype check reads the whole batch at once
 _def(["ad.require_constant"], lambda c: (c.rebuild(), False))
 _def(["ad.branch_input"], _helper_materialized("take", "x"))

@@ -417,6 +417,8 @@ class Batcher:
         #: names every binding of which is the same constant (a string, number,
         #: or a tuple of them): static arguments to rules (see BatchCall.static)
         self.constant_values = _constant_values(self.fdef.body)
+        # name -> the name every binding of it copies (`cond = flag`), else None
+        self._copies = _copy_bindings(self.fdef)
         from ..primitives import batch_rules  # noqa: F401  (registers rules and helpers)
 
     # ------------------------------------------------------------------ helpers
@@ -466,7 +468,64 @@ class Batcher:
             return self.while_stmt(s, defined)
         if isinstance(s, gast.For):
             return self.for_stmt(s, defined)
+        if isinstance(s, (gast.Assert, gast.Raise)):
+            # their expressions are left as written by the normalizer: the shape
+            # queries in them must see one example (`assert x.shape == (3,)`)
+            for field in ("test", "msg", "exc", "cause"):
+                e = getattr(s, field, None)
+                if e is not None:
+                    setattr(s, field, self._per_example_metadata(e))
         return [s]
+
+    def _per_example_metadata(self, e: Any) -> Any:
+        """``e`` with ``x.shape``, ``x.ndim``, ``x.size``, ``jnp.shape(x)`` and
+        ``len(x)`` of a batched array ``x`` (a plain name) made per example."""
+
+        def batched_array(node: Any) -> bool:
+            return (
+                isinstance(node, gast.Name)
+                and node.id in self.bat
+                and node.id not in self.containers
+            )
+
+        class Fix(gast.NodeTransformer):
+            def visit_Attribute(inner, node):  # noqa: N805 - the transformer's self
+                inner.generic_visit(node)
+                if not batched_array(node.value) or not isinstance(node.ctx, gast.Load):
+                    return node
+                if node.attr == "shape":
+                    return gast.Subscript(
+                        value=node,
+                        slice=gast.Slice(lower=N.const(1), upper=None, step=None),
+                        ctx=gast.Load(),
+                    )
+                if node.attr == "ndim":
+                    return gast.BinOp(left=node, op=gast.Sub(), right=N.const(1))
+                if node.attr == "size":
+                    return N.call("ad.example_size", [N.clone(node.value)])
+                return node
+
+            def visit_Call(inner, node):  # noqa: N805
+                inner.generic_visit(node)
+                f = node.func
+                if len(node.args) != 1 or node.keywords or not batched_array(node.args[0]):
+                    return node
+                x = node.args[0]
+                if isinstance(f, gast.Name) and f.id == "len":
+                    return N.call("ad.example_len", [N.clone(x)])
+                name = N.to_source(f).strip()
+                if name in ("jnp.shape", "np.shape"):
+                    return gast.Subscript(
+                        value=gast.Attribute(value=N.clone(x), attr="shape", ctx=gast.Load()),
+                        slice=gast.Slice(lower=N.const(1), upper=None, step=None),
+                        ctx=gast.Load(),
+                    )
+                if name in ("jnp.ndim", "np.ndim"):
+                    x_ndim = gast.Attribute(value=N.clone(x), attr="ndim", ctx=gast.Load())
+                    return gast.BinOp(left=x_ndim, op=gast.Sub(), right=N.const(1))
+                return node
+
+        return Fix().visit(e)
 
     # ------------------------------------------------------------------ statements
     def assign(self, s: Any, op: Op) -> List[Any]:
@@ -963,6 +1022,10 @@ class Batcher:
         # ad.tree_stack stacks arrays as jnp.stack does, and containers leafwise
         # (a sparse cotangent need not be known as a container here)
         stack = "ad.tree_stack" if t in self.containers or self._may_be_tree(op) else "jnp.stack"
+        if isinstance(s.value, gast.Call) and _user_class(self._callee(s.value.func)):
+            # an instance of the user's class per example: kept as objects when
+            # they are no arrays (ad.bgetitem and operators then act per object)
+            stack = "ad.stack_objects"
         return [
             self.at(N.assign(parts, gast.List(elts=[], ctx=gast.Load())), s),
             loop,
@@ -998,6 +1061,18 @@ class Batcher:
 
     def if_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
         cond = s.test
+        known, value = self._constant_test(cond)
+        if known:
+            # `a if False else b`, `if DEBUG:` on a constant: the dead branch never
+            # runs, so it is not batched (its batching may be impossible: a slice
+            # with a per-example bound)
+            if value:
+                s.body = self.block(s.body, set(defined)) or [gast.Pass()]
+                s.orelse = []
+            else:
+                s.body = [gast.Pass()]
+                s.orelse = self.block(s.orelse, set(defined))
+            return [s]
         if not self.is_batched(cond):
             entry = set(self.bat)
             body = self.block(s.body, set(defined))
@@ -1016,6 +1091,32 @@ class Batcher:
             self.bat = joined
             return [s]
         return self.batched_if(s, cond, defined)
+
+    def _constant_test(self, test: Any) -> Tuple[bool, Any]:
+        """(True, value) when an ``if``'s test is a constant: a literal, or a name
+        every binding of which is the same literal (the normalizer's ``cond =
+        False`` for a conditional expression)."""
+        if isinstance(test, gast.Constant) and isinstance(test.value, (bool, int, str)):
+            return True, test.value
+        seen = set()
+        while (
+            isinstance(test, gast.Name)
+            and test.id not in self.bat
+            and test.id not in self.params
+            and test.id not in seen
+        ):
+            if isinstance(self.constant_values.get(test.id), (bool, int, str)):
+                return True, self.constant_values[test.id]
+            seen.add(test.id)
+            test = self._copy_of(test.id)  # `cond = use_slice`: follow the copy
+        return False, None
+
+    def _copy_of(self, name: str) -> Any:
+        """The name that every binding of ``name`` copies (``cond = flag``), or None."""
+        src = self._copies.get(name)
+        return (
+            gast.Name(id=src, ctx=gast.Load(), annotation=None, type_comment=None) if src else None
+        )
 
     def batched_if(self, s: Any, cond: Any, defined: Set[str]) -> List[Any]:
         take = cond
@@ -1237,6 +1338,26 @@ class Batcher:
                 out.append(self.at(N.assign(n, N.name(a or b)), s))
                 self._set(n, (a or b) in self.bat)
                 continue
+            lax_branches = getattr(s, "sj_lax_branches", None)
+            if lax_branches is not None and lax_branches[1] == n:
+                # lax.cond / lax.switch: JAX's output type check of the branches,
+                # which both ran (for one branch taken by every example, only one
+                # runs and nothing is checked)
+                what, _, (name_a, name_b) = lax_branches
+                check = N.call(
+                    "ad.check_cond_types",
+                    [
+                        N.clone(take),
+                        N.name(a),
+                        N.name(b),
+                        N.const(a in self.bat),
+                        N.const(b in self.bat),
+                        N.const(what),
+                        N.const(name_a),
+                        N.const(name_b),
+                    ],
+                )
+                out.append(self.at(N.expr_stmt(check), s))
             if n in static and a not in self.bat and b not in self.bat:
                 join = N.call("ad.static_join", [N.name(a), N.name(b)])
                 out.append(self.at(N.assign(n, join), s))
@@ -1450,6 +1571,43 @@ class Batcher:
 
         head = self._loop_head(s, defined, trial)
         return self._plain_loop(s, defined, head)
+
+
+def _copy_bindings(fdef: Any) -> Dict[str, Optional[str]]:
+    """``name -> other`` for names every binding of which is ``name = other``
+    (a plain name), else ``name -> None``."""
+    binds: Dict[str, Optional[str]] = {}
+    targets = set()
+    for node in gast.walk(fdef):
+        if (
+            isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+        ):
+            t, v = node.targets[0].id, node.value
+            src = v.id if isinstance(v, gast.Name) else None
+            if binds.get(t, src) != src:
+                src = None
+            binds[t] = src
+            targets.add(id(node.targets[0]))
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if id(node) not in targets:
+                binds[node.id] = None  # a loop target, a tuple unpacking ...
+    return binds
+
+
+def _user_class(obj: Any) -> bool:
+    """Whether ``obj`` is a class of the user's (not a builtin, NumPy or srcjax
+    type, nor a class registered as a pytree, whose leaves are batched)."""
+    if not isinstance(obj, type):
+        return False
+    from ..tree_util import _REGISTRY
+
+    module = getattr(obj, "__module__", "") or ""
+    if module == "builtins" or module.split(".")[0] in ("numpy", "srcjax"):
+        return False
+    return obj not in _REGISTRY
 
 
 def _range_args(it: Any) -> Optional[List[Any]]:
@@ -1818,6 +1976,10 @@ def _rename(stmts: List[Any], renames: Dict[str, str]) -> None:
             op = getattr(node, "sj_op", None)
             if op is not None:
                 _rename_op(op, renames)
+            lax_branches = getattr(node, "sj_lax_branches", None)
+            if lax_branches is not None and lax_branches[1] in renames:
+                what, t, names = lax_branches
+                node.sj_lax_branches = (what, renames[t], names)
 
 
 def _rename_op(op: Op, renames: Dict[str, str]) -> None:

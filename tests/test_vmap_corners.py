@@ -1,0 +1,191 @@
+"""vmap corner cases found by user L: user classes with ``__getitem__``/operators,
+dead branches of a constant ``if``, per-example slice bounds, shape queries in
+``assert``/``raise``, error messages naming one example's axes and shapes.
+
+Expected values were recorded from jax 0.10.2 on CPU (noted at each test)."""
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax import lax, tree_util
+
+
+# -- user classes (r24) ---------------------------------------------------------------
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def __getitem__(self, i):
+        return self.a if i == 0 else self.b
+
+
+class SeqPair(Pair):
+    # __len__ and a __getitem__ that never raises IndexError: NumPy reads it as an
+    # endless sequence (stacking these hung)
+    def __mul__(self, s):
+        return SeqPair(self.a * s, self.b * s)
+
+    def __len__(self):
+        return 2
+
+
+@tree_util.register_pytree_node_class
+class TreePair(SeqPair):
+    def __mul__(self, s):
+        return TreePair(self.a * s, self.b * s)
+
+    def tree_flatten(self):
+        return (self.a, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+class Affine:
+    def __init__(self, c):
+        self.c = c
+
+    def __call__(self, t):
+        return self.c * t + 1.0
+
+
+def pair_item(x):
+    return Pair(x, x * 2)[1] * 2.0
+
+
+def seq_scaled(x):
+    return (SeqPair(x, x * 2) * 3.0)[1]
+
+
+def tree_scaled(x):
+    return (TreePair(x, x * 2) * 3.0)[1]
+
+
+def call_object(x):
+    return Affine(x)(2.0)
+
+
+def test_user_class_getitem_and_operators():
+    xs = np.array([1.0, 2.0], np.float32)
+    # jax 0.10.2: [4. 8.] and [6. 12.] (also for the registered class)
+    np.testing.assert_array_equal(srcjax.vmap(pair_item)(xs), [4.0, 8.0])
+    np.testing.assert_array_equal(srcjax.vmap(seq_scaled)(xs), [6.0, 12.0])
+    np.testing.assert_array_equal(srcjax.vmap(tree_scaled)(xs), [6.0, 12.0])
+    np.testing.assert_array_equal(srcjax.jit(srcjax.vmap(seq_scaled))(xs), [6.0, 12.0])
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.vmap(pair_item))(np.ones((2, 3))), np.full((2, 3), 4.0)
+    )
+    # a Python loop over the examples
+    np.testing.assert_array_equal(srcjax.vmap(call_object)(xs), [2.0 * v + 1.0 for v in xs])
+
+
+# -- dead branches and per-example slice bounds (r07, r07b) ---------------------------
+M = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+IDX = np.array([[0, 1], [2, 3], [3, 3]], np.int32)
+
+
+def dead_slice(r, i):
+    return r[i[0] : i[0] + 1] if False else r[i]
+
+
+def flag_off(r, i):
+    use_slice = False
+    if use_slice:
+        return r[i[0] : i[0] + 1]
+    return r[i]
+
+
+def test_constant_if_batches_only_the_live_branch():
+    # jax 0.10.2: [[0 1] [6 7] [11 11]]
+    want = [[0.0, 1.0], [6.0, 7.0], [11.0, 11.0]]
+    np.testing.assert_array_equal(srcjax.vmap(dead_slice)(M, IDX), want)
+    np.testing.assert_array_equal(srcjax.vmap(flag_off)(M, IDX), want)
+
+
+def live_slice(r, i):
+    return r[i : i + 1]
+
+
+def test_per_example_slice_bound_is_a_clear_index_error():
+    # jax 0.10.2: IndexError "Slice entries must be static integers"
+    with pytest.raises(IndexError, match="slice .* differs per example") as info:
+        srcjax.vmap(live_slice)(M, np.array([0, 2, 3], np.int32))
+    assert "test_vmap_corners.py" in str(info.value)
+    # the fixed-size per-example window it suggests (jax 0.10.2: [[0] [6] [11]])
+    got = srcjax.vmap(lambda r, i: lax.dynamic_slice(r, (i,), (1,)))(
+        M, np.array([0, 2, 3], np.int32)
+    )
+    np.testing.assert_array_equal(got, [[0.0], [6.0], [11.0]])
+
+
+# -- shape queries in assert / raise (r17) --------------------------------------------
+def checked(x):
+    assert x.ndim == 1 and x.shape == (3,) and len(x) == 3 and x.size == 3 and jnp.shape(x) == (3,)
+    return x * 2
+
+
+def wrong_shape(x):
+    assert x.shape == (4,), f"got {x.shape}"
+    return x
+
+
+def raises_with_shape(x):
+    if x.shape[0] != 4:
+        raise ValueError(f"bad shape {x.shape}")
+    return x
+
+
+def test_assert_and_raise_see_one_example():
+    x = np.ones((2, 3), np.float32)
+    # jax 0.10.2: [[2 2 2] [2 2 2]]
+    np.testing.assert_array_equal(srcjax.vmap(checked)(x), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(srcjax.jit(srcjax.vmap(checked))(x), np.full((2, 3), 2.0))
+    # jax 0.10.2: AssertionError "got (3,)", ValueError "bad shape (3,)"
+    with pytest.raises(AssertionError, match=r"got \(3,\)"):
+        srcjax.vmap(wrong_shape)(x)
+    with pytest.raises(ValueError, match=r"bad shape \(3,\)"):
+        srcjax.vmap(raises_with_shape)(x)
+
+
+# -- messages naming one example (r26, r18) -------------------------------------------
+def take_row(a, i):
+    return a[i]
+
+
+def test_out_of_bounds_names_the_example_axis():
+    # NumPy's message for one example (srcjax raises where JAX clamps): axis 0
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 4") as info:
+        srcjax.vmap(take_row)(np.zeros((3, 4), np.float32), np.array([0, 9, -1], np.int32))
+    assert "test_vmap_corners.py" in str(info.value)
+    with pytest.raises(IndexError, match="index -5 is out of bounds for axis 0 with size 4"):
+        srcjax.vmap(take_row)(np.zeros((3, 4), np.float32), np.array([0, -5, -1], np.int32))
+    # in bounds: the rows, as a loop
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(srcjax.vmap(take_row)(a, np.array([0, 3, -1])), [0.0, 7.0, 11.0])
+
+
+def helper(w, x):
+    return jnp.dot(w, x)
+
+
+def loss(w, x):
+    return jnp.sum(helper(w, x) ** 2)
+
+
+def test_contraction_error_names_example_shapes_and_line():
+    # jax 0.10.2 (eager, grad, vmap, vmap of grad alike): TypeError "dot_general
+    # requires contracting dimensions to have the same shape, got (2,) and (3,)."
+    w, xs = np.ones((3, 2), np.float32), np.ones((4, 3), np.float32)
+    for f in (
+        srcjax.vmap(loss, in_axes=(None, 0)),
+        srcjax.vmap(srcjax.grad(loss), in_axes=(None, 0)),
+    ):
+        with pytest.raises(TypeError, match=r"got \(2,\) and \(3,\)") as info:
+            f(w, xs)
+        assert "test_vmap_corners.py" in str(info.value)
+    with pytest.raises(TypeError, match=r"got \(2,\) and \(3,\)"):
+        srcjax.vmap(lambda a, b: a @ b)(np.ones((4, 3, 2), np.float32), xs)
