@@ -78,3 +78,57 @@ def test_preferred_element_type_float16_derivatives():
     _check(t, [[7.0, 10.0], [15.0, 22.0]], np.float32)
     e = srcjax.grad(lambda a: jnp.einsum("ij,jk->", a, H, preferred_element_type=np.float32))(H)
     _check(e, [[3.0, 7.0], [3.0, 7.0]], np.float16)
+
+
+# ---------------------------------------------------------------------------
+# repeat's total_repeat_length, var/std with ddof >= n (r09)
+
+X23 = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+R = np.array([1, 0, 2])
+
+
+def test_repeat_total_repeat_length():
+    # recorded from jax
+    _check(jnp.repeat(np.arange(3), R, total_repeat_length=4), [0, 2, 2, 2], np.int32)
+    _check(jnp.repeat(np.arange(3), R, total_repeat_length=2), [0, 2], np.int32)
+    _check(jnp.repeat(np.arange(3), 2, total_repeat_length=4), [0, 0, 1, 1], np.int32)
+    want = [[0.0, 2.0, 2.0, 2.0, 2.0], [3.0, 5.0, 5.0, 5.0, 5.0]]
+    _check(jnp.repeat(X23, R, axis=1, total_repeat_length=5), want, np.float32)
+    _check(jnp.repeat(X23, 2, total_repeat_length=9), [0, 0, 1, 1, 2, 2, 3, 3, 4], np.float32)
+    _check(
+        jnp.repeat(X23, np.array([0, 0]), axis=0, total_repeat_length=3), [X23[1]] * 3, np.float32
+    )
+    _check(jnp.repeat(np.float32(3.0), 2, total_repeat_length=3), [3.0, 3.0, 3.0], np.float32)
+    assert jnp.repeat(X23, R, axis=1, total_repeat_length=0).shape == (2, 0)
+    f = srcjax.jit(lambda r: jnp.repeat(jnp.arange(3), r, total_repeat_length=4))
+    _check(f(R), [0, 2, 2, 2], np.int32)
+
+
+def test_repeat_total_repeat_length_transforms():
+    def f(x):
+        return jnp.sum(jnp.repeat(x, R, axis=1, total_repeat_length=5) * jnp.arange(5.0))
+
+    # recorded from jax
+    _check(srcjax.grad(f)(X23), [[0.0, 0.0, 10.0], [0.0, 0.0, 10.0]], np.float32)
+    t = srcjax.jvp(lambda x: jnp.repeat(x, R, axis=1, total_repeat_length=4), (X23,), (2 * X23,))[1]
+    _check(t, [[0.0, 4.0, 4.0, 4.0], [6.0, 10.0, 10.0, 10.0]], np.float32)
+    g = srcjax.vmap(lambda x: jnp.repeat(x, R, total_repeat_length=4))
+    _check(g(X23), [[0.0, 2.0, 2.0, 2.0], [3.0, 5.0, 5.0, 5.0]], np.float32)
+    g = srcjax.vmap(lambda r: jnp.repeat(X23[0], r, total_repeat_length=4))
+    _check(g(np.array([[1, 0, 2], [0, 3, 0]])), [[0, 2, 2, 2], [1, 1, 1, 2]], np.float32)
+    g = srcjax.jit(srcjax.vmap(lambda x: jnp.repeat(x, 2, total_repeat_length=3)))
+    _check(g(X23), [[0.0, 0.0, 1.0], [3.0, 3.0, 4.0]], np.float32)
+
+
+def test_var_std_ddof_at_least_n():
+    x = np.arange(2.0, dtype=np.float32)
+    # jax: nan wherever n - ddof <= 0 (NumPy: inf)
+    for d in (2, 3, 2.5):
+        assert np.isnan(jnp.var(x, ddof=d)) and np.isnan(jnp.std(x, ddof=d))
+    assert np.isnan(jnp.var(np.arange(3), ddof=3))
+    np.testing.assert_allclose(jnp.var(np.arange(3), ddof=2.5), 4.0)
+    np.testing.assert_allclose(jnp.var(x, ddof=1.5), 1.0)
+    # jax: the gradient is 0 (-0.0) past n, NaN at n == ddof
+    g = srcjax.grad(lambda v: jnp.var(v, ddof=3))(x)
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    assert np.all(np.isnan(srcjax.grad(lambda v: jnp.var(v, ddof=2))(x)))

@@ -369,7 +369,16 @@ def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
     if np.size(x) and not ddof:
         return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():  # NaN for n <= ddof, without NumPy's warnings (as JAX)
-        return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+        r = accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _nan_past_dof(r, x, ddof)
+
+
+def _nan_past_dof(r, x, ddof):
+    """``r`` (a ``var``/``std`` of ``x``) NaN where ``n - ddof <= 0``, as JAX
+    (NumPy divides by ``max(n - ddof, 0)``: infinite)."""
+    if ddof and np.size(r) and np.size(x) / np.size(r) - ddof <= 0:
+        return np.full_like(r, np.nan)
+    return r
 
 
 def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -380,7 +389,8 @@ def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     if np.size(x) and not ddof:
         return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():
-        return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+        r = accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _nan_past_dof(r, x, ddof)
 
 
 var = _reduction("jnp.var", _var, np.var)
@@ -389,12 +399,15 @@ std = _reduction("jnp.std", _std, np.std)
 
 def _dof_scale(num, x, ans, ddof):
     """Static: ``num / (n - ddof)`` for ``n`` elements reduced into each output of
-    ``var``/``std`` (``ans``): infinite when ``n == ddof`` (the variance is NaN
-    there, and so is JAX's gradient), 0 for an empty ``x`` (no cotangent)."""
+    ``var``/``std`` (``ans``): NaN when ``n == ddof`` (the variance is NaN
+    there, and so is JAX's gradient), -0.0 when ``n < ddof`` (JAX's cotangent
+    through its ``where``), 0 for an empty ``x`` (no cotangent)."""
     if not np.size(x):
         return 0.0
     d = np.size(x) / np.size(ans) - ddof
-    return num / d if d else math.copysign(math.inf, num)
+    if d < 0:  # JAX: the cotangent of where(n - ddof > 0, ., nan), 0 / (n - ddof)
+        return math.copysign(0.0, num / d)
+    return num / d if d else math.nan
 
 
 dof_scale = register(Primitive("ad.dof_scale", _dof_scale, kind="internal", differentiable=False))

@@ -838,31 +838,47 @@ take_adjoint.samples = lambda rng: [
 
 def _repeat(a, repeats, axis=None, total_repeat_length=None):
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)
-    (jax.numpy.repeat)."""
-    return np.repeat(a, repeats, axis=axis)
+    (jax.numpy.repeat). With ``total_repeat_length`` the result has that length
+    along ``axis``: cut short when ``sum(repeats)`` is larger, filled with the
+    last element when it is smaller (as JAX); an empty axis is returned as is."""
+    if total_repeat_length is None:
+        return np.repeat(a, repeats, axis=axis)
+    arr = np.ravel(a) if axis is None else np.asarray(a)
+    ax = 0 if axis is None else axis
+    if arr.shape[ax] == 0:
+        return arr
+    return np.take(arr, _repeat_indices(a, repeats, axis, total_repeat_length), axis=ax)
 
 
 repeat = _structural("jnp.repeat", _repeat, np.repeat)
 
 
-def _repeat_indices(a, repeats, axis=None):
-    """Static: the source index of every output element of ``repeat`` along ``axis``."""
+def _repeat_indices(a, repeats, axis=None, total_repeat_length=None):
+    """Static: the source index of every output element of ``repeat`` along ``axis``
+    (``total_repeat_length`` of them when given, JAX's truncation and padding)."""
     n = np.size(a) if axis is None else np.shape(a)[axis]
-    return np.repeat(np.arange(n), repeats)
+    if total_repeat_length is None:
+        return np.repeat(np.arange(n), repeats)
+    if n == 0:  # repeat returns the empty array itself
+        return np.zeros(0, dtype=np.int64)
+    r = np.broadcast_to(np.ravel(repeats), (n,)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(r)[:-1]])
+    # output position p copies the last element whose block starts at or before p
+    return np.searchsorted(starts, np.arange(int(total_repeat_length)), side="right") - 1
 
 
 repeat_indices = _internal("ad.repeat_indices", _repeat_indices, differentiable=False)
 
 
 def _repeat_vjp_a(g, ans, a, repeats, axis=None, total_repeat_length=None):
-    return take_adjoint(g, a, repeat_indices(a, repeats, axis), axis)
+    return take_adjoint(g, a, repeat_indices(a, repeats, axis, total_repeat_length), axis)
 
 
 repeat.def_vjp(_repeat_vjp_a)
 
 
 def _repeat_jvp_a(t, ans, a, repeats, axis=None, total_repeat_length=None):
-    return repeat(t, repeats, axis)
+    return repeat(t, repeats, axis, total_repeat_length)
 
 
 repeat.def_jvp(_repeat_jvp_a)
@@ -870,6 +886,8 @@ repeat.samples = lambda rng: [
     ((_rand(rng, 2, 3), 2), {}),
     ((_rand(rng, 2, 3), [1, 0, 3]), {"axis": 1}),
     ((_rand(rng, 2, 3), 3), {"axis": 0}),
+    ((_rand(rng, 2, 3), np.array([1, 0, 2])), {"axis": 1, "total_repeat_length": 5}),
+    ((_rand(rng, 2, 3), 2), {"total_repeat_length": 4}),
 ]
 
 
