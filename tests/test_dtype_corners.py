@@ -132,3 +132,68 @@ def test_var_std_ddof_at_least_n():
     g = srcjax.grad(lambda v: jnp.var(v, ddof=3))(x)
     np.testing.assert_array_equal(g, [0.0, 0.0])
     assert np.all(np.isnan(srcjax.grad(lambda v: jnp.var(v, ddof=2))(x)))
+
+
+# ---------------------------------------------------------------------------
+# arange with an integer dtype, convolve's float result, concatenate's dtype (r12)
+
+
+def test_arange_as_jax_computes_it():
+    # recorded from jax: start and step converted to the dtype first
+    _check(jnp.arange(0, 5, 1.5, dtype=np.int32), [0, 1, 2, 3], np.int32)
+    _check(jnp.arange(0.5, 5, 1.5, dtype=np.int32), [0, 1, 2], np.int32)
+    _check(jnp.arange(-1, 5, 1.7, dtype=np.int32), [-1, 0, 1, 2], np.int32)
+    _check(jnp.arange(2.5, dtype=np.int32), [0, 1, 2], np.int32)
+    _check(jnp.arange(0.5, 4.2, dtype=np.int32), [0, 1, 2, 3], np.int32)
+    _check(jnp.arange(np.int8(3)), [0, 1, 2], np.int8)
+    _check(jnp.arange(5, 0, -1), [5, 4, 3, 2, 1], np.int32)
+    _check(jnp.arange(0, 5, 2, dtype=float), [0.0, 2.0, 4.0], np.float32)
+    # float32 arithmetic: float32(start) + float32(step) * i, as jax
+    got = jnp.arange(0.3, 7.1, 0.37)
+    want = np.float32(0.3) + np.float32(0.37) * np.arange(19, dtype=np.float32)
+    _check(got, want, np.float32)
+    _check(jnp.arange(0, 1, 0.1, dtype=np.float16)[-2:], [0.7998046875, 0.89990234375], np.float16)
+
+
+def test_convolve_dtypes():
+    # jax: integers promote to the default float
+    _check(jnp.convolve(np.arange(5), np.array([1, 2, 3])), [0, 1, 4, 10, 16, 17, 12], np.float32)
+    _check(jnp.convolve(np.array([True, False]), np.array([1, 2, 3])), [1, 2, 3, 0], np.float32)
+    a = np.arange(5, dtype=np.int8) * 30
+    b = np.array([100, 2], dtype=np.int8)
+    want = [0, 3000, 6060, 9120, 12180, 240]
+    _check(jnp.convolve(a, b, preferred_element_type=np.int32), want, np.int32)
+    f = srcjax.jit(jnp.convolve)
+    _check(f(np.arange(5), np.array([1, 2, 3])), [0, 1, 4, 10, 16, 17, 12], np.float32)
+
+
+def test_concatenate_dtype_casts_like_astype():
+    ones, zeros = np.ones(2, np.float32), np.zeros(2, np.float32)
+    # recorded from jax
+    _check(jnp.concatenate([ones, zeros], dtype=np.int32), [1, 1, 0, 0], np.int32)
+    _check(jnp.concatenate([np.array([1.7, -1.7]), zeros], dtype=np.int32), [1, -1, 0, 0], np.int32)
+    _check(jnp.concatenate([np.array([1, 2]), zeros], dtype=np.float16), [1, 2, 0, 0], np.float16)
+    got = jnp.concatenate([np.array([1.5, 2.0]), np.zeros(2, np.int32)], dtype=np.bool_)
+    _check(got, [True, True, False, False], np.bool_)
+    got = jnp.concatenate([np.array([300, -1]), np.zeros(2, np.int32)], dtype=np.uint8)
+    _check(got, [44, 255, 0, 0], np.uint8)
+    _check(jnp.hstack([np.array([1.7, -1.7]), zeros], dtype=np.int32), [1, -1, 0, 0], np.int32)
+    _check(jnp.vstack([np.array([1.7, -1.7]), zeros], dtype=np.int32), [[1, -1], [0, 0]], np.int32)
+    f = srcjax.jit(lambda a, b: jnp.concatenate([a, b], dtype=np.int32))
+    _check(f(ones, zeros), [1, 1, 0, 0], np.int32)
+    v = srcjax.vmap(lambda a: jnp.concatenate([a, a], dtype=np.int32))(1.5 * np.ones((2, 2)))
+    _check(v, [[1, 1, 1, 1]] * 2, np.int32)
+
+
+def test_concatenate_dtype_derivatives():
+    g = srcjax.grad(lambda a: jnp.sum(jnp.concatenate([a, a], dtype=np.float16)))(np.ones(2))
+    _check(g, [2.0, 2.0], np.float32)
+    t = srcjax.jvp(
+        lambda a: jnp.concatenate([a, a], dtype=np.float16), (np.ones(2),), (np.ones(2),)
+    )
+    _check(t[1], [1.0] * 4, np.float16)
+    # jax: zero (float0) through an integer dtype; srcjax's zeros are int32 here
+    g = srcjax.grad(lambda a: jnp.sum(jnp.concatenate([a, a], dtype=np.int32) * 1.0))(np.ones(2))
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    g = srcjax.grad(lambda a: jnp.sum(jnp.hstack([a, a], dtype=np.int32) * 1.0))(np.ones(2))
+    np.testing.assert_array_equal(g, [0.0, 0.0])

@@ -335,7 +335,9 @@ def convolve(a, v, mode="full", precision=None, preferred_element_type=None):
 
     ``mode``: ``"full"`` (length ``n + m - 1``), ``"same"`` (``max(n, m)``,
     centered) or ``"valid"`` (``max(n, m) - min(n, m) + 1``). Dtype: JAX's
-    promotion of ``a`` and ``v``. Differentiable in both. Computed as a product
+    inexact promotion of ``a`` and ``v`` (integers give the default float), or
+    ``preferred_element_type`` (the product computed in it). Differentiable
+    in both. Computed as a product
     of the shorter operand with a ``(min(n, m), n + m - 1)`` table of shifted
     copies of the longer one. Raises ``ValueError`` for inputs that are not
     1-D, empty inputs or an unknown ``mode``."""
@@ -345,11 +347,19 @@ def convolve(a, v, mode="full", precision=None, preferred_element_type=None):
         raise ValueError("convolve: inputs cannot be empty")
     if mode != "full" and mode != "same" and mode != "valid":
         raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
+    if preferred_element_type is None:
+        dt = inexact_dtype(a, v)
+        a = asarray(a, dtype=dt)
+        v = asarray(v, dtype=dt)
     long, short = (a, v) if size(a) >= size(v) else (v, a)
     n = size(long)
     m = size(short)
     padded = concatenate([long, zeros_like(long[:1])])
-    full = matmul(short, take(padded, convolve_table(n, m)))
+    table = take(padded, convolve_table(n, m))
+    if preferred_element_type is None:
+        full = matmul(short, table)
+    else:
+        full = matmul(short, table, preferred_element_type=preferred_element_type)
     if mode == "same":
         start = (m - 1) // 2
         return full[start : start + n]

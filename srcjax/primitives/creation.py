@@ -175,13 +175,25 @@ full_like.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal()), {})]
 
 def _arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in ``[start, stop)`` (jax.numpy.arange); int32 for int
-    arguments, float32 for float ones (unless ``dtype`` / x64)."""
-    out = (
-        np.arange(start, stop, step)
-        if step is not None
-        else (np.arange(start) if stop is None else np.arange(start, stop))
-    )
-    return out.astype(_dtype_or(dtype, canonical_dtype(out.dtype)), copy=False)
+    arguments, float32 for float ones (unless ``dtype`` / x64).
+
+    Computed as JAX does: ``ceil((stop - start) / step)`` values
+    ``start + step * i`` with ``start`` and ``step`` first converted to the
+    result dtype (float32 for float16), so an integer ``dtype`` truncates them:
+    ``arange(0, 5, 1.5, dtype=int32)`` is ``[0 1 2 3]``."""
+    if dtype is None:  # NumPy's weak Python scalars, as JAX's (int8 stays int8)
+        dt = canonical_dtype(np.result_type(*(v for v in (start, stop, step) if v is not None)))
+    else:
+        dt = canonical_dtype(dtype)
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        size = max(0, int(np.ceil(stop - start)))
+        return np.asarray(start).astype(dt) + np.arange(size, dtype=dt)
+    wd = np.dtype(np.float32) if dt.kind == "f" and dt.itemsize < 4 else dt
+    size = max(0, int(np.ceil((stop - start) / step)))
+    vals = np.asarray(start).astype(wd) + np.asarray(step).astype(wd) * np.arange(size, dtype=wd)
+    return vals.astype(dt, copy=False)
 
 
 arange = _creation("jnp.arange", _arange, np.arange)

@@ -32,6 +32,7 @@ from srcjax.primitives.ad import (
     getitem,
     inverse_permutation,
     is_basic_index,
+    keep_if_inexact,
     moveaxis,
     reshape,
     tril,
@@ -312,9 +313,12 @@ roll.samples = lambda rng: [
 def _concatenate(arrays, axis=0, dtype=None):
     """Join a sequence of arrays along an existing axis (jax.numpy.concatenate);
     ``axis=None`` flattens them first. Raises :class:`srcjax.errors.ShapeError`
-    (TypeError as JAX, and ValueError) for arrays that do not fit."""
+    (TypeError as JAX, and ValueError) for arrays that do not fit. ``dtype``
+    converts every array first as ``astype`` does (JAX: floats truncate into
+    an integer dtype, no NumPy casting rule)."""
+    arrays = _as_dtype(arrays, dtype)
     try:
-        return np.concatenate(arrays, axis=axis, dtype=dtype)
+        return np.concatenate(arrays, axis=axis)
     except ValueError as e:
         from ..errors import ShapeError
 
@@ -322,15 +326,22 @@ def _concatenate(arrays, axis=0, dtype=None):
         raise ShapeError(f"Cannot concatenate arrays of shapes {shapes}: {e}") from None
 
 
+def _as_dtype(arrays, dtype):
+    """``arrays`` converted to ``dtype`` by ``astype`` (unchanged for None)."""
+    if dtype is None:
+        return arrays
+    return [astype.impl(a, dtype) for a in arrays]
+
+
 def _hstack(tup, dtype=None):
     """Stack arrays column-wise (jax.numpy.hstack): along axis 0 for 1-D inputs,
     else axis 1."""
-    return np.hstack(tup, dtype=dtype)
+    return np.hstack(_as_dtype(tup, dtype))
 
 
 def _vstack(tup, dtype=None):
     """Stack arrays row-wise (jax.numpy.vstack), 1-D inputs as rows."""
-    return np.vstack(tup, dtype=dtype)
+    return np.vstack(_as_dtype(tup, dtype))
 
 
 concatenate = _structural("jnp.concatenate", _concatenate, np.concatenate)
@@ -413,27 +424,27 @@ join_like.def_jvp(_join_like_jvp_pieces)
 
 
 def _concatenate_vjp(g, ans, arrays, axis=0, dtype=None):
-    return split_like(g, arrays, axis, "concatenate")
+    return split_like(keep_if_inexact(g, dtype), arrays, axis, "concatenate")
 
 
 def _concatenate_jvp(t, ans, arrays, axis=0, dtype=None):
-    return concatenate(t, axis)
+    return keep_if_inexact(concatenate(t, axis, dtype), dtype)
 
 
 def _hstack_vjp(g, ans, tup, dtype=None):
-    return split_like(g, tup, 0, "hstack")
+    return split_like(keep_if_inexact(g, dtype), tup, 0, "hstack")
 
 
 def _hstack_jvp(t, ans, tup, dtype=None):
-    return hstack(t)
+    return keep_if_inexact(hstack(t, dtype), dtype)
 
 
 def _vstack_vjp(g, ans, tup, dtype=None):
-    return split_like(g, tup, 0, "vstack")
+    return split_like(keep_if_inexact(g, dtype), tup, 0, "vstack")
 
 
 def _vstack_jvp(t, ans, tup, dtype=None):
-    return vstack(t)
+    return keep_if_inexact(vstack(t, dtype), dtype)
 
 
 concatenate.def_vjp(_concatenate_vjp)
