@@ -1032,7 +1032,10 @@ def _cholesky_vjp(g, ans, a, *, upper=False, symmetrize_input=True):
     low = maybe_mT(real_only(ans, "jnp.linalg.cholesky"), upper)
     low_t = matrix_transpose(low)
     p = phi(low_t @ maybe_mT(g, upper))
-    s = solve(low_t, matrix_transpose(solve(low_t, matrix_transpose(p))))
+    # s = L^-T p L^-1 by two triangular solves with L^T (trans=1, lower)
+    s = solve_triangular(
+        low, matrix_transpose(solve_triangular(low, matrix_transpose(p), 1, True)), 1, True
+    )
     if symmetrize_input:  # the transpose of (a + a.T) / 2
         s = 0.5 * (s + matrix_transpose(s))
     return s
@@ -1042,8 +1045,10 @@ def _cholesky_jvp(t, ans, a, *, upper=False, symmetrize_input=True):
     low = maybe_mT(real_only(ans, "jnp.linalg.cholesky"), upper)
     if symmetrize_input:
         t = 0.5 * (t + matrix_transpose(t))
-    z = solve(low, t)
-    return maybe_mT(low @ phi(matrix_transpose(solve(low, matrix_transpose(z)))), upper)
+    z = solve_triangular(low, t, 0, True)  # L^-1 t, then L^-1 (L^-1 t)^T
+    return maybe_mT(
+        low @ phi(matrix_transpose(solve_triangular(low, matrix_transpose(z), 0, True))), upper
+    )
 
 
 cholesky.def_vjp(_cholesky_vjp)
@@ -2203,6 +2208,10 @@ def _solve_triangular(
     b = np.asarray(b, dtype=dt)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"solve_triangular: a must be (..., m, m), got shape {a.shape}")
+    if a.ndim == 2:
+        x = _tri_solve_2d(a, b, trans, lower, unit_diagonal)
+        if x is not None:
+            return x.astype(dt, copy=False)
     t = _tri_mask(a, lower, unit_diagonal)
     if unit_diagonal:
         t = t + np.eye(a.shape[-1], dtype=dt)
@@ -2218,6 +2227,52 @@ def _solve_triangular(
     except np.linalg.LinAlgError:  # a zero on the diagonal: substitution's inf/NaN
         x = _tri_substitute(t, bm, lower != transposed)
     return _tri_unrhs(x, a, b).astype(dt, copy=False)
+
+
+_SCIPY_LINALG = []
+
+
+def _scipy_linalg():
+    """``scipy.linalg`` when SciPy is installed (an optional dependency), else
+    ``None``; imported on first use."""
+    if not _SCIPY_LINALG:
+        try:
+            import scipy.linalg as sl
+        except ImportError:  # pragma: no cover (SciPy is installed in CI)
+            sl = None
+        _SCIPY_LINALG.append(sl)
+    return _SCIPY_LINALG[0]
+
+
+def _tri_solve_2d(a, b, trans, lower, unit_diagonal):
+    """A triangular solve (LAPACK ``trtrs`` through SciPy, O(m^2) per column) for
+    one matrix ``a`` ``(m, m)``; ``b`` ``(m,)`` or ``(..., m, n)``, its batch axes
+    folded into columns. ``None`` when SciPy is missing or ``a`` is singular (the
+    caller's general path then gives JAX's inf/NaN), or for shapes that do not fit."""
+    sl = _scipy_linalg()
+    if sl is None or b.ndim == 0:
+        return None
+    m = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        bm = b
+    else:
+        if b.shape[-2] != m:
+            return None
+        batch = b.shape[:-2]
+        bm = np.moveaxis(b, -2, 0).reshape(m, -1) if batch else b
+    if b.shape[-1 if vector else -2] != m:
+        return None
+    code = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}[trans]
+    try:
+        x = sl.solve_triangular(
+            a, bm, trans=code, lower=lower, unit_diagonal=unit_diagonal, check_finite=False
+        )
+    except np.linalg.LinAlgError:  # an exact zero on the diagonal
+        return None
+    if not vector and batch:
+        x = np.moveaxis(x.reshape((m,) + batch + (b.shape[-1],)), 0, -2)
+    return x
 
 
 def _tri_substitute(t, bm, lower):
@@ -2247,7 +2302,7 @@ def _solve_triangular_vjp_a(
     g, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
     check_finite=True,
 ):  # fmt: skip
-    u = solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal)
+    u = solve_triangular_adjoint(a, g, trans, lower, unit_diagonal)
     outer_ = -(tri_rhs(u, a, b) @ matrix_transpose(tri_rhs(ans, a, b)))
     return unbroadcast(tri_mask(maybe_mT(outer_, tri_flag(trans)), lower, unit_diagonal), a)
 
@@ -2256,7 +2311,7 @@ def _solve_triangular_vjp_b(
     g, ans, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
     check_finite=True,
 ):  # fmt: skip
-    return unbroadcast(solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal), b)
+    return unbroadcast(solve_triangular_adjoint(a, g, trans, lower, unit_diagonal), b)
 
 
 def _solve_triangular_jvp_a(
@@ -2274,6 +2329,56 @@ def _solve_triangular_jvp_b(
 ):  # fmt: skip
     return solve_triangular(a, t, trans, lower, unit_diagonal)
 
+
+def _solve_triangular_adjoint(a, g, trans=0, lower=False, unit_diagonal=False):
+    """``solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal)``: the solve
+    with the transposed triangle that both adjoints of ``solve_triangular`` (in ``a``
+    and in ``b``) need, written as one pure call with the same arguments in both, so
+    jit's common-subexpression pass computes it once (``cho_solve``'s gradient)."""
+    return _solve_triangular(a, g, _tri_flip(trans), lower, unit_diagonal)
+
+
+solve_triangular_adjoint = _linalg("ad.solve_triangular_adjoint", _solve_triangular_adjoint)
+solve_triangular_adjoint.promote_operands = True
+
+
+def _sta_vjp_a(h, ans, a, g, trans=0, lower=False, unit_diagonal=False):
+    # the solve with tri_flip(trans): its own adjoint solve has trans tri_flip(tri_flip(trans))
+    u = solve_triangular_adjoint(a, h, tri_flip(trans), lower, unit_diagonal)
+    outer_ = -(tri_rhs(u, a, g) @ matrix_transpose(tri_rhs(ans, a, g)))
+    flag = tri_flag(tri_flip(trans))
+    return unbroadcast(tri_mask(maybe_mT(outer_, flag), lower, unit_diagonal), a)
+
+
+def _sta_vjp_g(h, ans, a, g, trans=0, lower=False, unit_diagonal=False):
+    return unbroadcast(solve_triangular_adjoint(a, h, tri_flip(trans), lower, unit_diagonal), g)
+
+
+def _sta_jvp_a(t, ans, a, g, trans=0, lower=False, unit_diagonal=False):
+    dop = maybe_mT(tri_mask(t, lower, unit_diagonal), tri_flag(tri_flip(trans)))
+    dx = solve_triangular_adjoint(a, dop @ tri_rhs(ans, a, g), trans, lower, unit_diagonal)
+    return -tri_unrhs(dx, a, g)
+
+
+def _sta_jvp_g(t, ans, a, g, trans=0, lower=False, unit_diagonal=False):
+    return solve_triangular_adjoint(a, t, trans, lower, unit_diagonal)
+
+
+def _sta_batch(c):
+    # as solve_triangular's rule: a vector right-hand side is told apart by
+    # ndim(a) == ndim(g) + 1, so both operands are batched
+    return c.rebuild(a=c.materialize(c.arg("a")), g=c.materialize(c.arg("g")))
+
+
+solve_triangular_adjoint.def_vjp(_sta_vjp_a, _sta_vjp_g)
+solve_triangular_adjoint.def_jvp(_sta_jvp_a, _sta_jvp_g)
+solve_triangular_adjoint.def_batch(_sta_batch)
+solve_triangular_adjoint.samples = lambda rng: [
+    ((_wellcond(rng, 3), _rand(rng, 3)), {}),
+    ((_wellcond(rng, 3), _rand(rng, 3, 2)), {"lower": True}),
+    ((_wellcond(rng, 3), _rand(rng, 3)), {"trans": 1, "lower": True}),
+    ((_wellcond(rng, 3, (2,)), _rand(rng, 2, 3, 2)), {"trans": "T", "unit_diagonal": True}),
+]
 
 solve_triangular.def_vjp(_solve_triangular_vjp_a, _solve_triangular_vjp_b)
 solve_triangular.def_jvp(_solve_triangular_jvp_a, _solve_triangular_jvp_b)
