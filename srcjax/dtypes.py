@@ -374,7 +374,9 @@ def cast(a: Any, dt: np.dtype) -> Any:
             info = np.iinfo(dt)
             if not info.min <= a <= info.max:
                 # a weakly typed int beyond the array's integer type wraps, as
-                # JAX converts it (int8_array * 300 multiplies by 44)
+                # JAX converts it (int8_array * 300 multiplies by 44), unless it
+                # does not fit int32 itself (x64 off): JAX's OverflowError
+                check_int32_range(a)
                 return np.array(a, np.int64).astype(dt)[()]
         return dt.type(a)
     d = getattr(a, "dtype", None)

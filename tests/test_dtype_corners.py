@@ -197,3 +197,41 @@ def test_concatenate_dtype_derivatives():
     np.testing.assert_array_equal(g, [0.0, 0.0])
     g = srcjax.grad(lambda a: jnp.sum(jnp.hstack([a, a], dtype=np.int32) * 1.0))(np.ones(2))
     np.testing.assert_array_equal(g, [0.0, 0.0])
+
+
+# ---------------------------------------------------------------------------
+# a Python int that does not fit int32 (x64 off): JAX's OverflowError (r10)
+
+I2 = np.ones(2, np.int32)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda: jnp.multiply(I2, 2**40),
+        lambda: jnp.add(I2, 2**31),
+        lambda: jnp.multiply(2**40, I2),
+        lambda: jnp.subtract(I2, -(2**40)),
+        lambda: jnp.floor_divide(I2, 2**40),
+        lambda: jnp.bitwise_and(I2, 2**40),
+        lambda: jnp.add(I2, 2**33 + 5),
+        lambda: lax.add(I2, 2**40),
+        lambda: srcjax.jit(lambda x: x * 2**40)(I2),
+        lambda: srcjax.jit(lambda x: jnp.add(x, 2**33 + 5))(I2),
+        lambda: srcjax.vmap(lambda x: x * 2**40)(I2),
+    ],
+)
+def test_python_int_beyond_int32_raises(f):
+    # jax: OverflowError (srcjax wrapped it: [0 0], [6 6])
+    with pytest.raises(OverflowError):
+        f()
+
+
+def test_python_int_in_int32_wraps_into_narrow_types():
+    # recorded from jax: a weak int that fits int32 is converted (wrapping)
+    _check(jnp.add(I2, 2**31 - 1), [-(2**31)] * 2, np.int32)
+    _check(jnp.multiply(np.ones(2, np.int8), 300), [44, 44], np.int8)
+    _check(jnp.add(np.ones(2, np.int8), 128), [-127, -127], np.int8)
+    _check(jnp.add(np.ones(2, np.uint8), -1), [0, 0], np.uint8)
+    _check(jnp.multiply(np.ones(2, np.uint8), 256), [0, 0], np.uint8)
+    _check(srcjax.jit(lambda x: x * 300)(np.ones(2, np.int8)), [44, 44], np.int8)
