@@ -189,3 +189,26 @@ def test_contraction_error_names_example_shapes_and_line():
         assert "test_vmap_corners.py" in str(info.value)
     with pytest.raises(TypeError, match=r"got \(2,\) and \(3,\)"):
         srcjax.vmap(lambda a, b: a @ b)(np.ones((4, 3, 2), np.float32), xs)
+
+
+class Scale:
+    def __init__(self, a):
+        self.a = a
+
+    def __matmul__(self, v):
+        return self.a * v
+
+
+def scale_matmul(x):
+    return Scale(3.0) @ x
+
+
+def object_matmul(x):
+    return Scale(x) @ 2.0
+
+
+def test_user_class_matmul_per_example():
+    # jax 0.10.2: [3. 6.] and [2. 4.] (the class's own __matmul__)
+    xs = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(srcjax.vmap(scale_matmul)(xs), [3.0, 6.0])
+    np.testing.assert_array_equal(srcjax.vmap(object_matmul)(xs), [2.0, 4.0])

@@ -955,12 +955,14 @@ def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
             expanded.extend((n, False) for n in np.nonzero(a))  # NumPy's own reading
             continue
         expanded.append((a, f))
-    _check_example_bounds(expanded, shape, x_batched, where)
     pos = [k for k, (p, f) in enumerate(expanded) if not _is_separator(p)]
     nd = max(np.ndim(p) - f for p, f in expanded if not _is_separator(p))
     if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
         # the index dims stay where the first array index is, behind the separators
-        return _gather_behind_slices(expanded, pos[0], nd, size, x_batched, shape, where)
+        out = _gather_behind_slices(expanded, pos[0], nd, size, x_batched, shape, where)
+        _check_example_bounds(expanded, shape, x_batched, where)
+        return out
+    _check_example_bounds(expanded, shape, x_batched, where)
     fixed = tuple(_lift(p, nd, 1) if f else p for p, f in expanded)
     if not x_batched:
         return fixed
@@ -1179,12 +1181,26 @@ def _bmatmul(a, b, ab, bb):
     if a is None or b is None:
         other = b if a is None else a
         return np.zeros((), _dt.to_inexact_dtype(np.result_type(other)))
+    if _user_object(a) or _user_object(b):
+        # a user's class with its own __matmul__/__rmatmul__: `@` per example
+        n = len(a) if ab else len(b)
+        rows = [(a[i] if ab else a) @ (b[i] if bb else b) for i in range(n)]
+        return _stack_objects(rows)
     a = np.asarray(a)
     b = np.asarray(b)
     try:
         return _bmatmul_arrays(a, b, ab, bb)
     except ValueError:
         raise _example_contraction_error(a, b, ab, bb) from None
+
+
+def _user_object(x) -> bool:
+    """An operand that is no array: an instance of a user's class (not a
+    registered pytree), or a batch of them (:func:`_stack_objects`)."""
+    if _is_object_batch(x):
+        return True
+    simple = (np.ndarray, np.generic, bool, int, float, complex, list, tuple, dict)
+    return not isinstance(x, simple) and _class_kind(x) is None
 
 
 def _example_contraction_error(a, b, ab, bb):
