@@ -1449,127 +1449,195 @@ custom_transpose.samples = lambda rng: []
 # Batched Jacobians (one vmap over a stacked one-hot basis instead of a loop).
 
 
-def _basis_stack(x):
-    """``eye(x.size)`` shaped ``(x.size, *x.shape)``: all one-hot tangents of ``x``."""
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _basis_stack(x, lead=0):
+    """``eye(n)`` shaped ``(n, *s)``, ``n`` the size of ``s``: all one-hot tangents
+    of ``x`` (per-example shape ``s``). ``x``'s first ``lead`` axes are vmap batch
+    axes (the Jacobian called inside a vmapped function): the basis is the same for
+    every example, a read-only broadcast ``(*x.shape[:lead], n, *s)``."""
     x = np.asarray(x)
+    s = x.shape[lead:]
+    n = _prod(s)
     dt = x.dtype if x.dtype.kind in "fc" else np.float32
-    return np.eye(x.size, dtype=dt).reshape((x.size,) + x.shape)
+    e = np.eye(n, dtype=dt).reshape((n,) + s)
+    return np.broadcast_to(e, x.shape[:lead] + e.shape) if lead else e
+
+
+def _lead_rule(*names):
+    """Batching rule of a Jacobian helper whose operands ``names`` carry their vmap
+    batch axes first, counted by the matching ``lead`` arguments (constants): one
+    more axis for each batched operand. The result is batched when the first
+    operand is (its leaves are what the result is made of); otherwise it depends on
+    the other operands' per-example shapes only, the same for every example."""
+
+    def rule(c):
+        from ..frontend import nodes as N
+
+        changes = {}
+        for name, lead in names:
+            if not c.batched(name):
+                continue
+            if c.is_container(c.arg(name)):
+                return None  # a container with some unbatched leaves: per example
+            ok, val = c.static(lead)
+            if not ok:
+                return None
+            changes[lead] = N.const(int(val or 0) + 1)
+        expr = c.rebuild(**changes)
+        return expr if c.batched(names[0][0]) else (expr, False)
+
+    return rule
 
 
 basis_stack = register(
     Primitive("ad.basis_stack", _basis_stack, kind="internal", differentiable=False)
 )
+basis_stack.def_batch(_lead_rule(("x", "lead")))
 
 
-def _cobasis_stack(out):
+def _cobasis_stack(out, lead=0):
     """One-hot cotangents for every element of the pytree ``out``, stacked: a tree
-    like ``out`` whose leaves have a leading axis of ``out``'s total size."""
+    like ``out`` whose leaves have a leading axis of ``out``'s total size. With
+    ``lead`` vmap batch axes in front of every leaf, the same stack for every
+    example, broadcast behind them (read-only)."""
     leaves, treedef = _flat(out)
-    m = sum(v.size for v in leaves)
+    m = sum(_prod(v.shape[lead:]) for v in leaves)
     parts = []
     off = 0
     for v in leaves:
+        vs = v.shape[lead:]
+        size = _prod(vs)
         dt = v.dtype if v.dtype.kind in "fc" else np.float32
-        block = np.zeros((m, v.size), dt)
-        block[off : off + v.size] = np.eye(v.size, dtype=dt)
-        parts.append(block.reshape((m,) + v.shape))
-        off += v.size
+        block = np.zeros((m, size), dt)
+        block[off : off + size] = np.eye(size, dtype=dt)
+        block = block.reshape((m,) + vs)
+        parts.append(np.broadcast_to(block, v.shape[:lead] + block.shape) if lead else block)
+        off += size
     return treedef.unflatten(parts)
 
 
 cobasis_stack = register(
     Primitive("ad.cobasis_stack", _cobasis_stack, kind="internal", differentiable=False)
 )
+cobasis_stack.def_batch(_lead_rule(("out", "lead")))
 
 
-def _jac_from_columns(cols, x):
-    """Stacked jvp columns (a tree, leaves ``(n, *So)``) -> leaves ``(*So, *x.shape)``."""
-    sx = np.shape(x)
+def _jac_from_columns(cols, x, lead=0, xlead=0):
+    """Stacked jvp columns (a tree, leaves ``(*B, n, *So)``) -> leaves ``(*B, *So,
+    *Sx)``; ``B`` the first ``lead`` axes (vmap's), ``Sx`` the shape of ``x``
+    after its first ``xlead`` axes."""
+    sx = np.shape(x)[xlead:]
+    nx = len(sx)
 
     def one(c):
         c = np.asarray(c)
-        so = c.shape[1:]
+        pre = c.shape[:lead]
+        so = c.shape[lead + 1 :]
+        k = len(pre)
         return np.moveaxis(
-            c.reshape(sx + so), list(range(len(sx))), list(range(len(so), len(so) + len(sx)))
+            c.reshape(pre + sx + so),
+            list(range(k, k + nx)),
+            list(range(k + len(so), k + len(so) + nx)),
         )
 
     return _leaves_map(one, cols)
 
 
-def _jac_to_columns(ct, x):
+def _jac_to_columns(ct, x, lead=0, xlead=0):
     """Transpose of :func:`_jac_from_columns`."""
-    sx = np.shape(x)
-    n = int(np.prod(sx)) if sx else 1
+    sx = np.shape(x)[xlead:]
+    nx = len(sx)
+    n = _prod(sx)
 
     def one(c):
         c = np.asarray(c)
-        so = c.shape[: c.ndim - len(sx)]
-        moved = np.moveaxis(c, list(range(len(so), len(so) + len(sx))), list(range(len(sx))))
-        return moved.reshape((n,) + so)
+        pre = c.shape[:lead]
+        so = c.shape[lead : c.ndim - nx]
+        k = lead + len(so)
+        moved = np.moveaxis(c, list(range(k, k + nx)), list(range(lead, lead + nx)))
+        return moved.reshape(pre + (n,) + so)
 
     return _leaves_map(one, ct)
 
 
-def _jac_from_rows(rows, out):
-    """Stacked vjp rows ``(m, *Sx)`` -> a tree like ``out`` with leaves ``(*So, *Sx)``."""
+def _jac_from_rows(rows, out, lead=0, olead=0):
+    """Stacked vjp rows ``(*B, m, *Sx)`` -> a tree like ``out`` with leaves ``(*B,
+    *So, *Sx)``; ``B`` the first ``lead`` axes of ``rows`` (vmap's), ``So`` each
+    leaf's shape after its first ``olead`` axes."""
     leaves, treedef = _flat(out)
     rows = np.asarray(rows)
-    sx = rows.shape[1:]
+    pre = rows.shape[:lead]
+    sx = rows.shape[lead + 1 :]
+    head = (slice(None),) * lead
     parts = []
     off = 0
     for v in leaves:
-        parts.append(rows[off : off + v.size].reshape(v.shape + sx))
-        off += v.size
+        vs = v.shape[olead:]
+        size = _prod(vs)
+        parts.append(rows[head + (slice(off, off + size),)].reshape(pre + vs + sx))
+        off += size
     return treedef.unflatten(parts)
 
 
-def _jac_to_rows(ct, out):
+def _jac_to_rows(ct, out, lead=0, olead=0):
     """Transpose of :func:`_jac_from_rows`."""
     leaves, _ = _flat(out)
     cts, _ = _flat(ct)
     blocks = []
     for v, c in zip(leaves, cts):
-        sx = c.shape[v.ndim :]
-        blocks.append(c.reshape((v.size,) + sx))
-    return np.concatenate(blocks, axis=0)
+        vs = v.shape[olead:]
+        pre = c.shape[:lead]
+        sx = c.shape[lead + len(vs) :]
+        blocks.append(c.reshape(pre + (_prod(vs),) + sx))
+    return np.concatenate(blocks, axis=lead)
 
 
 jac_from_columns = register(Primitive("ad.jac_from_columns", _jac_from_columns, kind="internal"))
 jac_to_columns = register(Primitive("ad.jac_to_columns", _jac_to_columns, kind="internal"))
 jac_from_rows = register(Primitive("ad.jac_from_rows", _jac_from_rows, kind="internal"))
 jac_to_rows = register(Primitive("ad.jac_to_rows", _jac_to_rows, kind="internal"))
+jac_from_columns.def_batch(_lead_rule(("cols", "lead"), ("x", "xlead")))
+jac_to_columns.def_batch(_lead_rule(("ct", "lead"), ("x", "xlead")))
+jac_from_rows.def_batch(_lead_rule(("rows", "lead"), ("out", "olead")))
+jac_to_rows.def_batch(_lead_rule(("ct", "lead"), ("out", "olead")))
 
 
-def _jfc_vjp(g, ans, cols, x):
-    return jac_to_columns(g, x)
+def _jfc_vjp(g, ans, cols, x, lead=0, xlead=0):
+    return jac_to_columns(g, x, lead, xlead)
 
 
-def _jfc_jvp(t, ans, cols, x):
-    return jac_from_columns(t, x)
+def _jfc_jvp(t, ans, cols, x, lead=0, xlead=0):
+    return jac_from_columns(t, x, lead, xlead)
 
 
-def _jtc_vjp(g, ans, ct, x):
-    return jac_from_columns(g, x)
+def _jtc_vjp(g, ans, ct, x, lead=0, xlead=0):
+    return jac_from_columns(g, x, lead, xlead)
 
 
-def _jtc_jvp(t, ans, ct, x):
-    return jac_to_columns(t, x)
+def _jtc_jvp(t, ans, ct, x, lead=0, xlead=0):
+    return jac_to_columns(t, x, lead, xlead)
 
 
-def _jfr_vjp(g, ans, rows, out):
-    return jac_to_rows(g, out)
+def _jfr_vjp(g, ans, rows, out, lead=0, olead=0):
+    return jac_to_rows(g, out, lead, olead)
 
 
-def _jfr_jvp(t, ans, rows, out):
-    return jac_from_rows(t, out)
+def _jfr_jvp(t, ans, rows, out, lead=0, olead=0):
+    return jac_from_rows(t, out, lead, olead)
 
 
-def _jtr_vjp(g, ans, ct, out):
-    return jac_from_rows(g, out)
+def _jtr_vjp(g, ans, ct, out, lead=0, olead=0):
+    return jac_from_rows(g, out, lead, olead)
 
 
-def _jtr_jvp(t, ans, ct, out):
-    return jac_to_rows(t, out)
+def _jtr_jvp(t, ans, ct, out, lead=0, olead=0):
+    return jac_to_rows(t, out, lead, olead)
 
 
 jac_from_columns.def_vjp(_jfc_vjp)
@@ -1580,10 +1648,23 @@ jac_from_rows.def_vjp(_jfr_vjp)
 jac_from_rows.def_jvp(_jfr_jvp)
 jac_to_rows.def_vjp(_jtr_vjp)
 jac_to_rows.def_jvp(_jtr_jvp)
-jac_from_columns.samples = lambda rng: [((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {})]
-jac_to_columns.samples = lambda rng: [((rng.normal(size=(4, 2, 3)), rng.normal(size=(2, 3))), {})]
-jac_from_rows.samples = lambda rng: [((rng.normal(size=(6, 3)), rng.normal(size=(2, 3))), {})]
-jac_to_rows.samples = lambda rng: [((rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))), {})]
+jac_from_columns.samples = lambda rng: [
+    ((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 6, 4)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),
+    ((rng.normal(size=(5, 6, 4)), rng.normal(size=(2, 3))), {"lead": 1}),
+]
+jac_to_columns.samples = lambda rng: [
+    ((rng.normal(size=(4, 2, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 4, 2, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),
+]
+jac_from_rows.samples = lambda rng: [
+    ((rng.normal(size=(6, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 6, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "olead": 1}),
+]
+jac_to_rows.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 2, 3, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "olead": 1}),
+]
 
 
 def _densify(ct, like):
