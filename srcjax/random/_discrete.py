@@ -115,7 +115,7 @@ def _inversion(keys, count, prob, shape):
     value of a key's draw is still going."""
     nb = keys.ndim - 1
     with np.errstate(all="ignore"):
-        log1mp = _tf.log1p32(-prob)
+        log1mp = np.broadcast_to(_tf.log1p32(-prob), count.shape)
         num = np.zeros(count.shape, _F)
         gsum = np.zeros(count.shape, _F)
         key = keys
@@ -124,12 +124,30 @@ def _inversion(keys, count, prob, shape):
             if not going.any():
                 break
             sub, nkey = _split(key, 2)
-            num = np.where(going & (gsum <= count), (num + _F(1.0)).astype(_F), num)
-            u = _uniform(sub, shape)
-            geom = np.ceil((_tf.log32(u) / log1mp).astype(_F)).astype(_F)
-            gsum = np.where(going, (gsum + geom).astype(_F), gsum)
+            # only values still counting matter (a finished one never counts again)
+            act = np.asarray(going & (gsum <= count))
+            num = np.where(act, (num + _F(1.0)).astype(_F), num)
+            u = np.asarray(_uniform(sub, shape))[act]
+            geom = np.ceil((_tf.log32(u) / log1mp[act]).astype(_F)).astype(_F)
+            gsum[act] = (gsum[act] + geom).astype(_F)
             key = np.where(going.reshape(going.shape[:nb] + (1,)), nkey, key)
     return (num - _F(1.0)).astype(_F)
+
+
+def _bound_test(a, b, alpha, us, v, k, count, m, r, cm1, t_m, s_m, s_cm):
+    """BTRS's acceptance test ``log(v alpha / (a / us^2 + b)) <= bound(k)``
+    (flat arrays of the values to test)."""
+    den = ((a / (us * us).astype(_F)).astype(_F) + b).astype(_F)
+    lv = _tf.log32((((v * alpha).astype(_F)) / den).astype(_F))
+    ck1 = ((count - k).astype(_F) + _F(1.0)).astype(_F)
+    t1 = ((m + _F(0.5)).astype(_F) * t_m).astype(_F)
+    t2 = ((count + _F(1.0)).astype(_F) * _tf.log32((cm1 / ck1).astype(_F))).astype(_F)
+    l3 = _tf.log32((((r * ck1).astype(_F)) / (k + _F(1.0)).astype(_F)).astype(_F))
+    t3 = ((k + _F(0.5)).astype(_F) * l3).astype(_F)
+    ub = ((t1 + t2).astype(_F) + t3).astype(_F)
+    ub = ((ub + s_m).astype(_F) + s_cm).astype(_F)
+    ub = (ub - _stirling_tail(k)).astype(_F) - _stirling_tail((count - k).astype(_F))
+    return lv <= ub.astype(_F)
 
 
 def _btrs(keys, count, prob, shape):
@@ -169,18 +187,12 @@ def _btrs(keys, count, prob, shape):
             t = ((((_F(2.0) * a).astype(_F)) / us).astype(_F) + b).astype(_F)
             k = np.floor(_fma(t, u, c)).astype(_F)
             reject = (k < 0) | (k > count)
-            den = ((a / (us * us).astype(_F)).astype(_F) + b).astype(_F)
-            lv = _tf.log32((((v * alpha).astype(_F)) / den).astype(_F))
-            ck1 = ((count - k).astype(_F) + _F(1.0)).astype(_F)
-            t1 = ((m + _F(0.5)).astype(_F) * t_m).astype(_F)
-            t2 = ((count + _F(1.0)).astype(_F) * _tf.log32((cm1 / ck1).astype(_F))).astype(_F)
-            l3 = _tf.log32((((r * ck1).astype(_F)) / (k + _F(1.0)).astype(_F)).astype(_F))
-            t3 = ((k + _F(0.5)).astype(_F) * l3).astype(_F)
-            ub = ((t1 + t2).astype(_F) + t3).astype(_F)
-            ub = ((ub + s_m).astype(_F) + s_cm).astype(_F)
-            ub = (ub - _stirling_tail(k)).astype(_F) - _stirling_tail((count - k).astype(_F))
-            ub = ub.astype(_F)
-            accept = (accept1 | (~reject & (lv <= ub))) & going
+            # the bound only decides where the squeeze did not: computed there only
+            # (elementwise, so the values are the same)
+            idx = np.flatnonzero(going & ~accept1 & ~reject)
+            accept = np.array(accept1 & going)
+            params = (a, b, alpha, us, v, k, count, m, r, cm1, t_m, s_m, s_cm)
+            accept.reshape(-1)[idx] = _bound_test(*(np.ravel(x)[idx] for x in params))
             k_out = np.where(accept, k, k_out)
             accepted |= accept
             key = np.where(going.reshape(going.shape[:nb] + (1,)), key_n, key)
@@ -302,9 +314,8 @@ def _multinomial_from(keys, n, p, shape=None, dtype=None, unroll=1):
     n = _prob_param(n, "multinomial", "n")
     p = _prob_param(p, "multinomial", "p")
     _compute_dtype("multinomial", n, p)
-    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)):
-        if not isinstance(unroll, bool):
-            raise TypeError(f"multinomial: unroll must be an int or a bool, got {unroll!r}")
+    if not isinstance(unroll, (bool, int, np.integer)):  # lax.scan's option: no effect here
+        raise TypeError(f"multinomial: unroll must be an int or a bool, got {unroll!r}")
     if p.ndim < 1:
         raise ValueError("multinomial: p must have at least one dimension (the categories)")
     if shape is None:
