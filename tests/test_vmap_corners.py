@@ -21,6 +21,9 @@ class Pair:
     def __getitem__(self, i):
         return self.a if i == 0 else self.b
 
+    def total(self):
+        return self.a + self.b
+
 
 class SeqPair(Pair):
     # __len__ and a __getitem__ that never raises IndexError: NumPy reads it as an
@@ -69,6 +72,11 @@ def call_object(x):
     return Affine(x)(2.0)
 
 
+def attrs_and_method(x):
+    v = Pair(x, x * 2)
+    return v.a * 3.0 + v.total()
+
+
 def test_user_class_getitem_and_operators():
     xs = np.array([1.0, 2.0], np.float32)
     # jax 0.10.2: [4. 8.] and [6. 12.] (also for the registered class)
@@ -79,6 +87,8 @@ def test_user_class_getitem_and_operators():
     np.testing.assert_array_equal(
         srcjax.vmap(srcjax.vmap(pair_item))(np.ones((2, 3))), np.full((2, 3), 4.0)
     )
+    # jax 0.10.2: [6. 12.] (attributes and a method of a per-example object)
+    np.testing.assert_array_equal(srcjax.vmap(attrs_and_method)(xs), [6.0, 12.0])
     # a Python loop over the examples
     np.testing.assert_array_equal(srcjax.vmap(call_object)(xs), [2.0 * v + 1.0 for v in xs])
 

@@ -1061,6 +1061,17 @@ def _stack_objects(rows):
 stack_objects = _reg("ad.stack_objects", _stack_objects, differentiable=False)
 
 
+def _object_attr(x, name):
+    """Attribute ``name`` of each example's object in ``x`` (a batch of a user's
+    class instances, :func:`_stack_objects`), stacked; ``getattr`` otherwise."""
+    if _is_object_batch(x):
+        return _stack_objects([getattr(v, name) for v in x])
+    return getattr(x, name)
+
+
+object_attr = _reg("ad.object_attr", _object_attr, differentiable=False)
+
+
 def _bgetitem_adjoint(ct, x, idx):
     """Transpose of :func:`_bgetitem` in ``x``."""
     if isinstance(x, (tuple, list, dict)):
@@ -1599,6 +1610,9 @@ def _getattr_rule(c):
     """``x.name`` of a batched object: batched, except a static attribute (one
     that is no child of the registered class: aux data), the same for all."""
     x, name = c.bound.get("x"), c.bound.get("name")
+    if isinstance(x, gast.Name) and x.id in getattr(c.bp, "object_batches", ()):
+        # a batch of a user's class instances (ad.stack_objects): per object
+        return N.call("ad.object_attr", [N.clone(x), N.clone(name)])
     if isinstance(x, gast.Name) and isinstance(name, gast.Constant):
         skel = c.bp.skel.get(x.id)
         if isinstance(skel, tuple) and skel[0] == "class" and name.value in skel[2]:

@@ -290,7 +290,8 @@ _UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert
 def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
     """Expression calling ``prim`` with ``bound`` (operators stay operators unless
     ``as_call``)."""
-    op = None if as_call else prim.op
+    # ``//``: NumPy's integer division by zero gives 0, JAX's floor_divide -1/-2
+    op = None if as_call or prim.op == "//" else prim.op
     if op in _BINOP_CLS and set(bound) <= set(list(prim.signature.parameters)[:2]):
         names = list(prim.signature.parameters)[:2]
         if all(n in bound for n in names):
@@ -406,6 +407,8 @@ class Batcher:
         self.example_masks: List[Tuple[Any, bool]] = []
         #: names bound only to static metadata anywhere in the function (see _static_names)
         self.static = _static_names(self.fdef.body)
+        #: names holding a batch of a user's class instances (ad.stack_objects)
+        self.object_batches: Set[str] = set()
         #: lists pushed to or popped from anywhere in the function: only these can be
         #: a tape started as `tape_bar = None` (the cotangent of a tuple rebound in a
         #: branch, `t_bar = None`, is a value: user E F16)
@@ -1026,6 +1029,7 @@ class Batcher:
             # an instance of the user's class per example: kept as objects when
             # they are no arrays (ad.bgetitem and operators then act per object)
             stack = "ad.stack_objects"
+            self.object_batches.add(t)
         return [
             self.at(N.assign(parts, gast.List(elts=[], ctx=gast.Load())), s),
             loop,
