@@ -235,3 +235,65 @@ def test_python_int_in_int32_wraps_into_narrow_types():
     _check(jnp.add(np.ones(2, np.uint8), -1), [0, 0], np.uint8)
     _check(jnp.multiply(np.ones(2, np.uint8), 256), [0, 0], np.uint8)
     _check(srcjax.jit(lambda x: x * 300)(np.ones(2, np.int8)), [44, 44], np.int8)
+
+
+# ---------------------------------------------------------------------------
+# integer division by zero (r04, r13) and the derivative of x ** 0.0 at 0 (r05)
+
+NUM = np.array([1, -1, 0], np.int32)
+ZERO = np.zeros(3, np.int32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_integer_floor_divide_by_zero():
+    # recorded from jax (XLA: x / 0 is -1, then floor_divide's correction)
+    _check(jnp.floor_divide(NUM, ZERO), [-2, -2, -1], np.int32)
+    _check(srcjax.jit(lambda a, b: a // b)(NUM, ZERO), [-2, -2, -1], np.int32)
+    _check(srcjax.jit(lambda a, b: (a // b) * 2 + 1)(NUM, ZERO), [-3, -3, -1], np.int32)
+    _check(srcjax.vmap(lambda a, b: a // b)(NUM, ZERO), [-2, -2, -1], np.int32)
+    _check(srcjax.jit(srcjax.vmap(lambda a, b: a // b))(NUM, ZERO), [-2, -2, -1], np.int32)
+    _check(jnp.divmod(NUM, ZERO)[0], [-2, -2, -1], np.int32)
+    big_a = np.tile(NUM, 30000)
+    big_b = np.tile(np.array([0, 0, 0], np.int32), 30000)
+    got = srcjax.jit(lambda a, b: (a // b) * 2 + 1)(big_a, big_b)  # a fused region
+    _check(got[:3], [-3, -3, -1], np.int32)
+    got = srcjax.jit(lambda a, b: a // b)(NUM, np.array([True, False, False]))
+    _check(got, [1, -2, -1], np.int32)
+    # nonzero divisors keep floor semantics
+    _check(jnp.floor_divide(np.array([-7, 7]), np.array([2, -2])), [-4, -4], np.int32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_unsigned_division_by_zero():
+    a, z = np.array([5], np.uint8), np.array([0], np.uint8)
+    # recorded from jax: lax.div [255], lax.rem [5], floor_divide [255], mod [0]
+    _check(lax.div(a, z), [255], np.uint8)
+    _check(lax.rem(a, z), [5], np.uint8)
+    _check(jnp.floor_divide(a, z), [255], np.uint8)
+    _check(jnp.mod(a, z), [0], np.uint8)
+    _check(srcjax.jit(lambda p, q: p // q)(a, z), [255], np.uint8)
+    _check(lax.div(np.array([5, -5], np.int8), np.zeros(2, np.int8)), [-1, -1], np.int8)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_grad_of_float_power_zero_at_zero_is_nan():
+    # recorded from jax: a float exponent 0 gives 0 * 0**-1 = nan at x = 0
+    assert np.isnan(srcjax.grad(lambda x: x**0.0)(0.0))
+    assert np.isnan(srcjax.grad(lambda x: lax.pow(x, 0.0))(0.0))
+    assert np.isnan(srcjax.grad(lambda x: x**x)(0.0))
+    assert np.isnan(srcjax.jvp(lambda x: x**0.0, (0.0,), (1.0,))[1])
+    assert np.isnan(srcjax.jit(srcjax.grad(lambda x, y: x**y))(0.0, 0.0))
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.grad(lambda x: x**0.0))(np.array([0.0, 1.0])), [np.nan, 0.0]
+    )
+    # an integer exponent 0 has derivative 0 (jax: integer_pow / the integer branch)
+    assert srcjax.grad(lambda x: x**0)(0.0) == 0.0
+    assert srcjax.grad(lambda x: jnp.power(x, 0))(0.0) == 0.0
+    g = srcjax.grad(lambda x: jnp.sum(jnp.power(x, np.array([0, 1, 2]))))(np.zeros(3, np.float32))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 0.0])
+    g = srcjax.grad(lambda x: jnp.sum(jnp.power(x, np.array([0.0, 1.0, 2.0]))))(
+        np.zeros(3, np.float32)
+    )
+    np.testing.assert_array_equal(g, [np.nan, 1.0, 0.0])
+    assert srcjax.grad(lambda x: x**0.0)(2.0) == 0.0
+    assert srcjax.grad(srcjax.grad(lambda x: x**3.0))(2.0) == 12.0

@@ -528,7 +528,7 @@ def _div_impl(x, y):
         ys = np.where(zero, np.ones((), dt), y)
         r = np.fmod(x, ys)
         q = ((x - r) // ys).astype(dt)
-    return np.where(zero, np.asarray(-1, dt), q)
+    return np.where(zero, np.asarray(-1).astype(dt), q)  # all ones: the max if unsigned
 
 
 def _rem_impl(x, y):

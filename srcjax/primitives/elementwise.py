@@ -348,10 +348,35 @@ true_divide = _binop(
     "/", "({x} / {y})", operator.truediv, inexact=True,
 )  # fmt: skip
 divide = true_divide
-floor_divide = _binop(
-    "jnp.floor_divide", np.floor_divide,
-    "Elementwise ``x // y`` (rounds toward -inf). Not differentiable (zero derivative).",
-    "//", None, operator.floordiv, differentiable=False,
+_FLOOR_DIVIDE_DOC = (
+    "Elementwise ``x // y`` (rounds toward -inf). Integer division by zero gives"
+    " JAX's (XLA's) values: -1 for a zero ``x``, -2 otherwise (signed), the"
+    " type's maximum (unsigned). Not differentiable (zero derivative)."
+)
+_floor_divide_numpy = _binary_impl(np.floor_divide, "floor_divide", _FLOOR_DIVIDE_DOC)
+
+
+def _floor_divide_impl(x, y):
+    with np.errstate(divide="ignore"):
+        r = _floor_divide_numpy(x, y)
+    if r.dtype.kind not in "iu":
+        return r
+    zero = np.asarray(y) == 0
+    if not zero.any():
+        return r
+    # XLA: x / 0 is all ones (-1 signed, max unsigned); JAX's floor_divide then
+    # subtracts 1 where sign(x) != sign(0) and rem(x, 0) = x != 0
+    if r.dtype.kind == "u":
+        fill = np.asarray(np.iinfo(r.dtype).max, r.dtype)
+    else:
+        fill = np.where(np.asarray(x) != 0, -2, -1).astype(r.dtype)
+    return np.where(zero, fill, r)
+
+
+_floor_divide_impl.__name__ = _floor_divide_impl.__qualname__ = "floor_divide"
+floor_divide = _ew(
+    "jnp.floor_divide", _doc(_floor_divide_impl, _FLOOR_DIVIDE_DOC), np.floor_divide,
+    operator.floordiv, op="//", broadcasting=True, c_expr=None, differentiable=False,
 )  # fmt: skip
 mod = _binop(
     "jnp.mod", np.mod,
@@ -446,9 +471,22 @@ def _fmod_y(g, ans, x, y):
     return -g * trunc(x / y)
 
 
+def _int_exponent(y):
+    """Static: 1 when the exponent ``y`` has an integer (or bool) dtype, else 0."""
+    return 1 if _dt.dtype_of(y).kind in "biu" else 0
+
+
+int_exponent = register(
+    Primitive("ad.int_exponent", _int_exponent, kind="internal", differentiable=False)
+)
+int_exponent.def_batch(lambda c: (c.rebuild(), False))  # a dtype only: unbatched
+int_exponent.samples = lambda rng: [((np.ones(2),), {}), ((2,), {})]
+
+
 def _pow_x(g, ans, x, y):
-    # exponent 1 where y == 0: d/dx x**0 is 0 at x == 0 too, as in JAX (0 * x**-1 is nan)
-    return g * y * x ** (y - 1 + (y == 0))
+    # JAX: an integer exponent 0 has derivative 0 (the exponent moved to 1 there);
+    # a floating one is y * x**(y - 1), NaN at x == 0 (0 * inf)
+    return g * y * x ** (y - 1 + (y == 0) * int_exponent(y))
 
 
 def _pow_y(g, ans, x, y):

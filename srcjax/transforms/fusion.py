@@ -124,6 +124,8 @@ def _fusable(s: Any, min_size: int) -> Optional[tuple]:
         return None
     if uf is np.power and res.dtype.kind in "iu":
         return None  # np.power refuses negative integer exponents; jnp.power follows JAX
+    if uf is np.floor_divide and res.dtype.kind in "iu":
+        return None  # NumPy's integer x // 0 is 0; jnp.floor_divide gives JAX's -1/-2
     ops = _operands(s)
     if ops is None or len(ops) != uf.nin:
         return None

@@ -1450,6 +1450,12 @@ def _int_power_stmt(s: Any, avals: Dict[str, Any]) -> bool:
     )
 
 
+def _int_result(s: Any) -> bool:
+    """Whether the statement's result is known to be an integer array."""
+    res = getattr(s, "sj_aval", None)
+    return isinstance(res, Aval) and res.dtype.kind in "iu"
+
+
 def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     op = s.sj_op
     if op.kind != "prim":
@@ -1500,6 +1506,11 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         # NumPy's ``**`` refuses integers to negative integer powers; JAX's
         # power gives 0 (1 and -1 for bases 1 and -1): call the primitive
         s.value = N.call("jnp.power", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
+        return [s]
+    if operator_form and op.prim.public == "jnp.floor_divide" and _int_result(s):
+        # NumPy's integer ``//`` by zero gives 0; JAX's floor_divide -1/-2 (or
+        # the unsigned maximum): call the primitive
+        s.value = N.call("jnp.floor_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
     if not operator_form and not any(n in boxed and avals[n].weak for n in operands):
         return None  # a call to the primitive itself: JAX's promotion already

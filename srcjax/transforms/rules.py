@@ -301,6 +301,19 @@ class _Fold(gast.NodeTransformer):
 
     def visit_Call(self, n):
         self.generic_visit(n)
+        f = n.func
+        if (
+            isinstance(f, gast.Attribute)
+            and f.attr == "int_exponent"
+            and isinstance(f.value, gast.Name)
+            and f.value.id == "ad"
+            and len(n.args) == 1
+            and not n.keywords
+            and isinstance(n.args[0], gast.Constant)
+            and type(n.args[0].value) in (bool, int, float)
+        ):
+            # power's static dtype test on a literal exponent (see elementwise._pow_x)
+            return N.const(0 if type(n.args[0].value) is float else 1)
         args = []
         for a in n.args:
             items = _starred_items(a)
