@@ -209,3 +209,16 @@ def test_per_example_jacobian_assembly_is_not_a_loop():
     for line in text.splitlines():
         if "cobasis_stack" in line or "jac_from_" in line:
             assert not line.startswith("        "), line
+
+
+def ident(x):
+    return x
+
+
+@pytest.mark.parametrize("mode", ["jacfwd", "jacrev"])
+def test_per_example_jacobian_of_identity_is_a_writeable_array(mode):
+    # the batched one-hot basis is a read-only broadcast; the Jacobian built from
+    # it is an ordinary array, as before (NumPy oracle: eye per example)
+    got = srcjax.vmap(getattr(srcjax, mode)(ident))(X)
+    np.testing.assert_array_equal(got, np.broadcast_to(np.eye(3, dtype=np.float32), (4, 3, 3)))
+    assert got.flags.writeable

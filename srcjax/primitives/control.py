@@ -1540,11 +1540,12 @@ def _jac_from_columns(cols, x, lead=0, xlead=0):
         pre = c.shape[:lead]
         so = c.shape[lead + 1 :]
         k = len(pre)
-        return np.moveaxis(
+        r = np.moveaxis(
             c.reshape(pre + sx + so),
             list(range(k, k + nx)),
             list(range(k + len(so), k + len(so) + nx)),
         )
+        return r if r.flags.writeable else r.copy()  # a view of a (broadcast) basis
 
     return _leaves_map(one, cols)
 
@@ -1580,7 +1581,8 @@ def _jac_from_rows(rows, out, lead=0, olead=0):
     for v in leaves:
         vs = v.shape[olead:]
         size = _prod(vs)
-        parts.append(rows[head + (slice(off, off + size),)].reshape(pre + vs + sx))
+        part = rows[head + (slice(off, off + size),)].reshape(pre + vs + sx)
+        parts.append(part if part.flags.writeable else part.copy())  # a view of the basis
         off += size
     return treedef.unflatten(parts)
 
