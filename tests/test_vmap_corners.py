@@ -72,6 +72,11 @@ def call_object(x):
     return Affine(x)(2.0)
 
 
+def last_item_and_len(x):
+    w = SeqPair(x, x * 2)
+    return w[len(w) - 1] + len(w)
+
+
 def attrs_and_method(x):
     v = Pair(x, x * 2)
     return v.a * 3.0 + v.total()
@@ -89,6 +94,8 @@ def test_user_class_getitem_and_operators():
     )
     # jax 0.10.2: [6. 12.] (attributes and a method of a per-example object)
     np.testing.assert_array_equal(srcjax.vmap(attrs_and_method)(xs), [6.0, 12.0])
+    # jax 0.10.2: [4. 6.] (len() of a per-example object is its own __len__)
+    np.testing.assert_array_equal(srcjax.vmap(last_item_and_len)(xs), [4.0, 6.0])
     # a Python loop over the examples
     np.testing.assert_array_equal(srcjax.vmap(call_object)(xs), [2.0 * v + 1.0 for v in xs])
 

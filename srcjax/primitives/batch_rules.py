@@ -1126,6 +1126,17 @@ def _example_len(x):
     an array: its own length, as every example's)."""
     if isinstance(x, (tuple, list, dict)):
         return len(x)
+    if _is_object_batch(x) or _class_kind(x) is not None:
+        # a user's objects per example: each one's own __len__ (one value, as
+        # len() must be a Python int)
+        lengths = _per_object(len, x)
+        first = int(np.ravel(lengths)[0]) if np.size(lengths) else 0
+        if np.any(np.asarray(lengths) != first):
+            raise TypeError(
+                "under vmap, len() of this object differs per example "
+                f"({sorted(set(np.ravel(lengths).tolist()))}); it must be one Python int"
+            )
+        return first
     s = np.shape(x)
     if len(s) < 2:
         raise TypeError("len() of unsized object")
