@@ -6,6 +6,7 @@ handled) and float64 central differences.
 """
 
 import dataclasses
+import typing
 
 import numpy as np
 import pytest
@@ -1209,3 +1210,62 @@ def test_enumerate_break_and_none_slots_over_mixed_layers(x64):
     np.testing.assert_allclose(
         srcjax.jit(_none_loss)(with_none, x), _none_loss([layers[0], layers[1]], x), rtol=1e-12
     )
+
+
+class _TrainState(typing.NamedTuple):
+    model: Linear
+    step: float
+
+
+def test_model_in_a_namedtuple_state_and_vmap_of_a_model(x64):
+    """User K r2b/r2: grad(loss)(state.model, x) with the model in a NamedTuple
+    train state ('no derivative rule for m'), and vmap(model)(x) (Equinox's idiom,
+    refused). Oracle: float64 central differences."""
+    w, b, x = _data(51)
+    state = _TrainState(Linear(w, b), np.float64(3.0))
+
+    def loss(m, x):
+        return jnp.sum(m(x) ** 2)
+
+    def step(s, x):
+        return srcjax.grad(loss)(s.model, x).w
+
+    want = fd_grad(lambda v: loss(Linear(v, b), x), w)
+    assert_close(step(state, x), want, rtol=1e-6)
+    assert_close(srcjax.jit(step)(state, x), want, rtol=1e-6)
+    g = srcjax.grad(lambda s, x: loss(s.model, x))(state, x)
+    assert_close(g.model.w, want, rtol=1e-6)
+
+    def vloss(m, x):
+        return jnp.sum(srcjax.vmap(m)(x) ** 2)
+
+    assert_close(srcjax.grad(vloss)(state.model, x).w, want, rtol=1e-6)
+    assert_close(srcjax.jit(vloss)(state.model, x), loss(state.model, x), rtol=1e-12)
+
+
+def _ck_layer(x, w):
+    return jnp.tanh(x * w)
+
+
+def test_checkpoint_of_a_module_function_inside_a_loss(x64):
+    """User K r8: f = jax.checkpoint(layer) inside a loss failed with an error in
+    srcjax's own extras.py; lax.scan(jax.checkpoint(body), ...) was refused.
+    checkpoint is an identity here. Oracle: float64 central differences."""
+    from srcjax import lax
+
+    x = np.arange(1.0, 4.0)
+
+    def loss_a(w, x):
+        f = srcjax.checkpoint(_ck_layer)
+        return jnp.sum(f(f(x, w), w))
+
+    def loss_b(w, x):
+        def body(c, _):
+            return jnp.tanh(c * w), None
+
+        return jnp.sum(lax.scan(srcjax.checkpoint(body), x, None, length=4)[0])
+
+    for loss in (loss_a, loss_b):
+        want = fd_grad(lambda v, loss=loss: loss(v, x), 0.5)
+        assert_close(srcjax.grad(loss)(0.5, x), want, rtol=1e-6)
+        assert_close(srcjax.jit(loss)(0.5, x), loss(0.5, x), rtol=1e-12)

@@ -4063,3 +4063,28 @@ def test_tree_map_over_trees_of_different_structure_is_an_error_in_transforms():
     assert_close(out["weight"], 0 * o)
     assert_close(out["bias"], 0.9 * o)
     assert_close(srcjax.grad(lambda q: jnp.sum(_tm_sgd(p, q)["weight"]))(g)["weight"], -0.1 * o)
+
+
+def _nt_h(w, x):
+    return jnp.sum(jnp.tanh(x @ w))
+
+
+def test_a_transform_bound_to_a_name_inside_transformed_code():
+    # User L r29 / helper M: `g = grad(lambda y: y ** 3); g(x)` inside grad was 'no
+    # derivative rule for g' (inside jit: a NameError from the generated code);
+    # `pe = vmap(grad(h), in_axes=(None, 0))` likewise. Values from jax 0.10.2.
+    def f(x):
+        g = srcjax.grad(lambda y: y**3)
+        return g(x) * x
+
+    assert float(srcjax.grad(f)(2.0)) == 36.0
+    assert float(srcjax.jit(f)(2.0)) == 24.0
+
+    def f2(w, xs):
+        pe = srcjax.vmap(srcjax.grad(_nt_h), in_axes=(None, 0))
+        return jnp.sum(pe(w, xs) ** 2)
+
+    w = np.ones((3, 2), np.float32) * 0.1
+    xs = np.ones((4, 3), np.float32)
+    assert_close(srcjax.jit(f2)(w, xs), 20.099413, rtol=1e-6)
+    assert_close(srcjax.grad(f2)(w, xs)[0], [-11.710426, -11.710426], rtol=1e-5)

@@ -915,7 +915,8 @@ def test_list_changed_in_place_under_per_example_control_flow_raises(fn):
     """User E F15/F17: appends/pops of both branches (or of finished loop examples)
     landed in the list: other examples' values, silently. JAX refuses too."""
     for t in (vmap(fn), vmap(srcjax.grad(fn))):
-        with pytest.raises(ValueError, match=r"under vmap.*in place") as err:
+        # (a pop rebinds the list: its branches give lists of different lengths)
+        with pytest.raises(ValueError, match=r"under vmap.*(in place|structures)") as err:
             t(_XS)
         assert "test_vmap.py:" in str(err.value), str(err.value)
 

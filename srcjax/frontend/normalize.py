@@ -1181,16 +1181,22 @@ class Normalizer:
 
     def assign_target(self, target: Any, value: Any, as_value: bool = False) -> None:
         if isinstance(target, gast.Name) and not as_value:
-            inner = value.args[0] if self._jit_of_partial(value) else value
-            lam = self.partial_as_lambda(inner)
-            if lam is not None:
-                # f = partial(model, params) (or jit of it): a local function, so
-                # transforms and calls of f inline model; a partial of a module
+            lam = self.fn_expr(value) if isinstance(value, gast.Call) else value
+            if lam is value and isinstance(value, gast.Call):
+                lam = self._transform_as_lambda(value) or value
+            if isinstance(lam, gast.Lambda):
+                # f = partial(model, params), f = checkpoint(layer): a local function,
+                # so transforms and calls of f inline it; a partial of a module
                 # function is also a value at run time (returned, stored)
                 from .source import _lambda_to_def
 
-                fn = inner.args[0]
-                if inner is value and not (isinstance(fn, gast.Name) and fn.id in self.locals):
+                partial = isinstance(value, gast.Call) and self.resolve(value.func) == (
+                    "found",
+                    functools.partial,
+                )
+                if partial and not (
+                    isinstance(value.args[0], gast.Name) and value.args[0].id in self.locals
+                ):
                     self.assign_target(target, value, as_value=True)
                 fdef = _lambda_to_def(lam)
                 fdef.name = target.id
@@ -1329,6 +1335,81 @@ class Normalizer:
         else:
             raise _unsupported(target, f"assignment to {type(target).__name__}", src=self.src)
 
+    def fn_expr(self, node: Any, objects: bool = True) -> Any:
+        """An expression naming a function, as one the transforms take (a lambda,
+        a local function's name, a module function): ``jit(f)`` and
+        ``checkpoint(f)`` without options are ``f`` (identities here);
+        ``functools.partial(...)`` and a callable registered-class instance
+        (``vmap(model)``, Equinox's idiom) become lambdas (see
+        :meth:`partial_as_lambda`; not with ``objects=False``: a helper's
+        argument); other nodes come back unchanged."""
+        if (
+            isinstance(node, gast.Call)
+            and len(node.args) == 1
+            and not node.keywords
+            and getattr(self.resolve(node.func)[1], "__srcjax_jit__", False)
+        ):
+            inner = self.fn_expr(node.args[0])
+            if isinstance(inner, gast.Lambda) or (
+                isinstance(inner, gast.Name) and self.var(inner.id) in self.local_fns
+            ):
+                return inner
+            status, obj = self.resolve(inner)
+            if status == "found" and isinstance(obj, types.FunctionType):
+                lam = self._call_lambda(inner, [], [], node)
+                if lam is not None:
+                    return lam
+            return node
+        lam = self.partial_as_lambda(node)
+        if lam is not None:
+            return lam
+        named = isinstance(node, (gast.Name, gast.Attribute))
+        ty = self.expr_type(node) if objects and named else None
+        if ty is not None and ty[0] == "class" and _plain_method(ty[1], "__call__"):
+            lam = self._call_lambda(node, [], [], node)
+            if lam is not None:
+                return lam
+        return node
+
+    def _transform_as_lambda(self, node: Any) -> Optional[Any]:
+        """``g = grad(h)`` (vmap, jacfwd, ... of a function known here, options
+        constant): ``lambda x, ...: grad(h)(x, ...)``, with ``h``'s positional
+        parameters, so a call ``g(x)`` is the transform's call inlined (user L
+        r29: 'no derivative rule for g'); else None."""
+        if not (
+            node.args
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+            and getattr(self.resolve(node.func)[1], "__srcjax_factory__", False)
+        ):
+            return None
+        fn = node.args[0]
+        while (  # vmap(grad(h)): h's parameters
+            isinstance(fn, gast.Call)
+            and fn.args
+            and getattr(self.resolve(fn.func)[1], "__srcjax_factory__", False)
+        ):
+            fn = fn.args[0]
+        if isinstance(fn, gast.Lambda):
+            if fn.args.vararg or fn.args.kwonlyargs or fn.args.defaults:
+                return None
+            names = [a.id for a in fn.args.args]
+        else:
+            params = self._positional_params(self.fn_expr(fn))
+            if params is None:
+                return None
+            names = [n for n, d in params if d is inspect.Parameter.empty]
+        args = gast.arguments(
+            args=[gast.Name(n, gast.Param(), None, None) for n in names],
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        call = gast.Call(func=N.clone(node), args=[N.name(n) for n in names], keywords=[])
+        return N.copy_origin(gast.Lambda(args=args, body=N.copy_origin(call, node)), node)
+
     def partial_as_lambda(self, node: Any) -> Optional[Any]:
         """``functools.partial(fn, a, k=v)`` of a function known here (a module
         function, a local def or lambda) as the lambda ``lambda x, ...: fn(a', x,
@@ -1345,11 +1426,14 @@ class Normalizer:
             and self.resolve(node.func) == ("found", functools.partial)
         ):
             return None
-        fn, bound = node.args[0], node.args[1:]
+        return self._call_lambda(node.args[0], node.args[1:], node.keywords, node)
+
+    def _call_lambda(self, fn: Any, bound: list, keywords: list, node: Any) -> Optional[Any]:
+        """``lambda x, ...: fn(a', x, ..., k=v')`` (see :meth:`partial_as_lambda`)."""
         params = self._positional_params(fn)
         if params is None:
             return None
-        taken = {k.arg for k in node.keywords}
+        taken = {k.arg for k in keywords}
         rest = []
         for name, default in params[len(bound) :]:
             if default is not inspect.Parameter.empty:
@@ -1359,7 +1443,7 @@ class Normalizer:
         values = [self.atom(a, base="bound", force_name=True) for a in bound]
         kws = [
             gast.keyword(arg=k.arg, value=self.atom(k.value, base=k.arg, force_name=True))
-            for k in node.keywords
+            for k in keywords
         ]
         args = gast.arguments(
             args=[gast.Name(n, gast.Param(), None, None) for n in rest],
@@ -1377,6 +1461,11 @@ class Normalizer:
     def _positional_params(self, fn: Any) -> Optional[List[tuple]]:
         """``[(name, default or Parameter.empty), ...]``: the positional parameters
         of a function known here (see :meth:`partial_as_lambda`), else None."""
+        ty = self.expr_type(fn) if isinstance(fn, (gast.Name, gast.Attribute)) else None
+        if ty is not None and ty[0] == "class":
+            method = _plain_method(ty[1], "__call__")  # model(x): __call__ less self
+            params = self._signature_params(method) if method is not None else None
+            return params[1:] if params else None
         if isinstance(fn, gast.Name) and fn.id in self.locals:
             fdef = self.local_fns.get(self.var(fn.id))
             if not isinstance(fdef, gast.FunctionDef) or fdef.args.vararg:
@@ -1389,6 +1478,10 @@ class Normalizer:
         status, obj = self.resolve(fn)
         if status != "found" or not callable(obj) or isinstance(obj, type):
             return None
+        return self._signature_params(obj)
+
+    @staticmethod
+    def _signature_params(obj: Any) -> Optional[List[tuple]]:
         try:
             sig = inspect.signature(obj)
         except (TypeError, ValueError):
@@ -1397,19 +1490,6 @@ class Normalizer:
         if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()):
             return None
         return [(p.name, p.default) for p in sig.parameters.values() if p.kind in kinds]
-
-    def _jit_of_partial(self, value: Any) -> bool:
-        """Whether ``value`` is ``jit(functools.partial(...))`` (no other options)."""
-        if not (isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords):
-            return False
-        st, factory = self.resolve(value.func)
-        a = value.args[0]
-        return (
-            st == "found"
-            and getattr(factory, "__srcjax_jit__", False)
-            and isinstance(a, gast.Call)
-            and self.resolve(a.func) == ("found", functools.partial)
-        )
 
     def _jit_of_local(self, value: Any) -> bool:
         """Whether ``value`` is ``jit(f, ...)`` of a local def or a lambda."""
@@ -1606,10 +1686,14 @@ class Normalizer:
             i, v = self.atom(args[0]), self.atom(args[1])
             self._prim_into(x, "ad.insert", N.name(x), self._position(x, i, True), v)
             return none
-        if name == "pop" and not args:
+        if name == "pop" and not args and self._only_pushed_and_popped(func.value.id):
+            # a stack (grad's tapes, any list of generated code): popped in place
             return N.call(N.attr(N.name(x), "pop"), []), Op("pop", elts=[N.name(x)], target=x)
-        if name == "pop" and len(args) == 1:
-            pos = self._position(x, self.atom(args[0]), read=True)
+        if name == "pop" and len(args) <= 1:
+            # l.pop(i) as l = ad.delitem(l, i) after reading the item: a new list, so
+            # reads of l before the pop keep the old one (user L: `sum(l) + l.pop()`
+            # was wrong under jit, and grad's backward sweep saw the shorter list)
+            pos = self._position(x, self.atom(args[0]) if args else N.const(-1), read=True)
             t = target if target is not None and target != x else self.temp("popped")
             self._prim_into(t, "ad.getitem", N.name(x), pos)
             self._prim_into(x, "ad.delitem", N.name(x), pos)
@@ -1674,6 +1758,46 @@ class Normalizer:
         self._prim_into(x, "ad.delitem", N.name(x), k)
         pair = gast.Tuple(elts=[k, v], ctx=gast.Load())
         return pair, Op("pack", elts=[k, v])
+
+    def dict_copy(self, src: Any, kws: Optional[Dict[str, Any]] = None) -> Any:
+        """Emit a new dict with the items of source expression ``src`` (a dict,
+        ``zip(keys, values)``, ``d.items()``, a list of pairs), then ``kws``; its
+        name. Built as the comprehension ``{k: v for k, v in ...}``, so every value
+        stays differentiable (``dict(d)``, ``d.copy()``, ``d | e``: user L, whose
+        gradients were silently zero when dict(d) was taken for a class's
+        construction)."""
+        it = src
+        pairs = (
+            isinstance(src, gast.Call)
+            and (
+                self.resolve(src.func) == ("found", zip)
+                or (isinstance(src.func, gast.Attribute) and src.func.attr == "items")
+            )
+        ) or self.seq_kind(src) in ("list", "tuple")
+        if not pairs:
+            it = gast.Call(func=N.attr(N.clone(src), "items"), args=[], keywords=[])
+        k, v = self.namer.fresh("key"), self.namer.fresh("value")
+        comp = gast.DictComp(
+            key=N.name(k),
+            value=N.name(v),
+            generators=[
+                gast.comprehension(
+                    target=gast.Tuple(
+                        elts=[N.name(k, store=True), N.name(v, store=True)], ctx=gast.Store()
+                    ),
+                    iter=it,
+                    ifs=[],
+                    is_async=0,
+                )
+            ],
+        )
+        for node in gast.walk(comp):
+            if not hasattr(node, "lineno"):
+                gast.copy_location(node, src)
+        t = self.atom(comp, base="copied", force_name=True)
+        if kws:
+            self.update(t.id, None, kws)
+        return t
 
     def _test(self, k: Any, op: Any, x: str, base: str) -> Any:
         """Emit ``c = k in x`` (or ``not in``): a condition with no derivative."""
@@ -2133,6 +2257,12 @@ class Normalizer:
             seq = self.sequence_binop(e)
             if seq is not None:
                 return seq
+            kinds = (self.seq_kind(e.left), self.seq_kind(e.right))
+            if isinstance(e.op, gast.BitOr) and ("dict" in kinds or kinds == ("seq", "seq")):
+                # d | e: a copy of d updated with e (differentiable in both values)
+                t = self.dict_copy(e.left)
+                self.update(t.id, e.right, {})
+                return t, Op("copy", elts=[t])
             sym = _BINOPS[type(e.op)]
             left = self.atom(e.left)
             right = self.atom(e.right)
@@ -2191,7 +2321,15 @@ class Normalizer:
             return cls(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
         if isinstance(e, gast.Dict):
             if any(k is None for k in e.keys):
-                raise _unsupported(e, "`**` in dict displays", src=self.src)
+                # {**d, "c": v}: an empty dict updated in order (differentiable)
+                t = N.name(self.temp("merged"))
+                self.emit(N.assign(t.id, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
+                for k, v in zip(e.keys, e.values):
+                    if k is None:
+                        self.update(t.id, v, {})
+                    else:
+                        self._prim_into(t.id, "ad.setitem", t, self.atom(k), self.atom(v))
+                return t, Op("copy", elts=[t])
             keys = [self.atom(k) for k in e.keys]
             vals = [self.atom(v) for v in e.values]
             return gast.Dict(keys=keys, values=vals), Op("pack", elts=vals)
@@ -2472,6 +2610,17 @@ class Normalizer:
         special = self.builtin_call(obj, e, target)
         if special is not None:
             return special
+        if obj is dict and len(e.args) <= 1 and all(k.arg is not None for k in e.keywords):
+            # dict(d), dict(zip(keys, values)), dict(a=x): a new dict, values kept
+            # differentiable (not a registered class's construction)
+            kws = {k.arg: k.value for k in e.keywords}
+            if not e.args:
+                t = N.name(self.temp("made"))
+                self.emit(N.assign(t.id, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
+                self.update(t.id, None, kws)
+            else:
+                t = self.dict_copy(e.args[0], kws)
+            return t, Op("copy", elts=[t])
         if isinstance(obj, type) and (obj in _tree_registry() or _is_namedtuple_class(obj)):
             # Linear(w, b) of a registered pytree class (or a namedtuple's
             # State(pos, vel)): a primitive whose
@@ -2690,6 +2839,15 @@ class Normalizer:
         done = self.container_method(e, target)
         if done is not None:
             return done
+        if e.func.attr == "copy" and not e.args and not e.keywords:
+            kind = self.seq_kind(e.func.value)
+            if kind == "dict":
+                t = self.dict_copy(e.func.value)  # d.copy(): a new dict, differentiable
+                return t, Op("copy", elts=[t])
+            if kind == "list":  # l.copy(): list(l)
+                return self._prim_node("ad.as_list", self.atom(e.func.value))
+            if kind == "seq":  # a container argument: a dict or a list (user L)
+                return self._prim_node("ad.shallow_copy", self.atom(e.func.value))
         func = e.func
         methods = _methods()
         mname = func.attr
@@ -3124,6 +3282,35 @@ class Normalizer:
                 self.stmt(N.clone(st))
         return True
 
+    def _only_pushed_and_popped(self, name: str) -> bool:
+        """Whether every read of the source name ``name`` in this function is the
+        receiver of ``.append(v)`` or ``.pop()`` (a stack: popping it in place
+        changes no value read before), or this function is srcjax's own generated
+        code (whose tapes the transforms of it follow as stacks)."""
+        if hasattr(getattr(self.src, "fn", None), "__srcjax_deps__"):
+            return True
+        for n in gast.walk(self.src.node):
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+                if id(n) not in self._stack_receivers():
+                    return False
+        return True
+
+    def _stack_receivers(self) -> Set[int]:
+        got = getattr(self, "_receivers", None)
+        if got is None:
+            got = set()
+            for n in gast.walk(self.src.node):
+                if (
+                    isinstance(n, gast.Call)
+                    and isinstance(n.func, gast.Attribute)
+                    and isinstance(n.func.value, gast.Name)
+                    and (n.func.attr, len(n.args)) in (("append", 1), ("pop", 0))
+                    and not n.keywords
+                ):
+                    got.add(id(n.func.value))
+            self._receivers = got
+        return got
+
     def _only_iterated(self, name: str) -> bool:
         """Whether every read of the source name ``name`` in this function is the
         iterable of a ``for`` loop."""
@@ -3528,9 +3715,7 @@ class Normalizer:
         passed to a helper) is bound as the object, so the callee knows it; a
         lambda (``lax.associative_scan(lambda a, b: a + b, xs)``) is bound to a
         fresh local name first, as ``fn = lambda ...`` would be."""
-        lam = self.partial_as_lambda(a)
-        if lam is not None:
-            a = lam  # helper(partial(f, w), x): a local function, as a lambda is
+        a = self.fn_expr(a, objects=False)  # helper(partial(f, w), x): a lambda
         if isinstance(a, gast.Lambda):
             tmp = self.namer.fresh("fn")
             self.stmt(N.assign(tmp, a))
@@ -3611,8 +3796,8 @@ class Normalizer:
             raise _unsupported(make, "a transform without a function", src=self.src)
         extra = [self._static_value(a) for a in make.args[1:]]
         kws = {k.arg: self._static_value(k.value) for k in make.keywords}
-        lam = self.partial_as_lambda(make.args[0])
-        if lam is not None:  # vmap(partial(model, params))(xs): as a lambda
+        lam = self.fn_expr(make.args[0])
+        if lam is not make.args[0]:  # vmap(partial(model, params))(xs), vmap(model)(xs)
             make = gast.Call(func=make.func, args=[lam] + list(make.args[1:]), keywords=[])
             N.copy_origin(make, lam)
         lifted = self._lift(make.args[0]) or self._lift_transformed(make.args[0], len(e.args))
@@ -3757,8 +3942,8 @@ class Normalizer:
                 "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)) with the items named here",
             )
         primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
-        lam = self.partial_as_lambda(e.args[0])
-        if lam is not None:  # jvp(partial(f, w), (x,), (v,)): as a lambda
+        lam = self.fn_expr(e.args[0])
+        if lam is not e.args[0]:  # jvp(partial(f, w), (x,), (v,)): as a lambda
             e = gast.Call(func=e.func, args=[lam] + list(e.args[1:]), keywords=e.keywords)
             N.copy_origin(e, lam)
         lifted = self._lift(e.args[0]) or self._lift_transformed(e.args[0], len(primals))
@@ -3787,7 +3972,7 @@ class Normalizer:
     def call_value(self, fn_node: Any, args: list, e: Any) -> Any:
         """Call a function given as an expression (lambda, local, global, a
         functools.partial of one); return an atom."""
-        fn_node = self.partial_as_lambda(fn_node) or fn_node
+        fn_node = self.fn_expr(fn_node)
         if isinstance(fn_node, gast.Lambda):
             from .source import _lambda_to_def
 
@@ -4804,7 +4989,9 @@ def type_tree(x: Any) -> Any:
         if not any(t is not None for t in items):
             return None
         items = tuple(("none",) if v is None else t for v, t in zip(x, items))
-        if all(t == items[0] for t in items) and not hasattr(x, "_fields"):
+        if hasattr(x, "_fields"):  # a namedtuple: state.model reads an item
+            return ("items", items, tuple(x._fields))
+        if all(t == items[0] for t in items):
             return ("seq", items[0])
         return ("items", items)
     from ..tree_util import _REGISTRY
@@ -4855,7 +5042,11 @@ def _constant_type(status: str, obj: Any) -> Any:
 
 
 def _attr_type(ty: Any, name: Any) -> Any:
-    if ty is None or ty[0] != "class" or not isinstance(name, gast.Constant):
+    if ty is None or not isinstance(name, gast.Constant):
+        return None
+    if ty[0] == "items" and len(ty) > 2 and name.value in ty[2]:
+        return ty[1][ty[2].index(name.value)]  # a namedtuple's field
+    if ty[0] != "class":
         return None
     return dict(ty[2]).get(name.value)
 

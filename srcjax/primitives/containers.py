@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .ad import zeros_like
 from .control import part
 from .registry import Primitive, register
@@ -101,6 +103,21 @@ def _as_tuple(x):
 
 
 as_tuple = _reg("ad.as_tuple", _as_tuple)
+
+
+def _shallow_copy(x):
+    """``x.copy()`` of a value the normalizer cannot tell apart (a container
+    argument: a dict or a list; an array): a new dict/list with the same items,
+    or a copy of the array. Its derivative is the identity."""
+    if type(x) is dict or type(x) is list:
+        return type(x)(x)
+    return np.array(x, copy=True)
+
+
+shallow_copy = _reg("ad.shallow_copy", _shallow_copy)
+shallow_copy.def_vjp(lambda g, ans, x: g)
+shallow_copy.def_jvp(lambda t, ans, x: shallow_copy(t))
+shallow_copy.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]
 
 
 def _seq_cotangent(g, x):
@@ -466,6 +483,7 @@ def _same_for_all(*operands):
 
 
 as_list.def_batch(_batch_containers("x"))
+shallow_copy.def_batch(_batch_containers("x"))
 as_tuple.def_batch(_batch_containers("x"))
 seq_cotangent.def_batch(_batch_containers("g", "x"))
 concat.def_batch(_batch_containers("a", "b"))
