@@ -559,11 +559,17 @@ getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural"))
 def _class_kind(x):
     """The pytree node kind of an instance of a registered class (not a builtin
     container, namedtuple or None), else ``None``."""
-    if x is None or isinstance(x, (tuple, list, dict)):
-        return None
-    from ..tree_util import _REGISTRY
+    t = type(x)
+    if t is np.ndarray or x is None or isinstance(x, (tuple, list, dict)):
+        return None  # (arrays first: vmap's per-example loops ask for every row)
+    if not _TREE_REGISTRY:
+        from ..tree_util import _REGISTRY
 
-    return _REGISTRY.get(type(x))
+        _TREE_REGISTRY.append(_REGISTRY)
+    return _TREE_REGISTRY[0].get(t)
+
+
+_TREE_REGISTRY: list = []  # tree_util's class registry (imported on first use)
 
 
 class _Probe:
