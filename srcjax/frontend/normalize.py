@@ -4016,7 +4016,11 @@ class Normalizer:
                 self.emit(N.assign(t, r), Op("copy", elts=[r]))
                 branches.append(self.out)
                 self.out = saved
-            self.emit(gast.If(test=N.clone(pred), body=branches[0], orelse=branches[1]))
+            node = gast.If(test=N.clone(pred), body=branches[0], orelse=branches[1])
+            # the output type check of the branches (JAX's TypeError): jit's
+            # abstract values, vmap's mixed batches (optimize.py, batching.py)
+            node.sj_lax_branches = ("cond", t, ("true_fun", "false_fun"))
+            self.emit(node)
             return N.name(t), Op("copy", elts=[N.name(t)])
         if kind == "switch":
             fns = self.switch_branches(a[1]) if len(a) >= 2 else None
@@ -4051,7 +4055,10 @@ class Normalizer:
                 c = self.temp("cond")
                 test_stmt = N.assign(c, N.parse_expr(f"{k} == {j}"))
                 test_stmt.sj_op = Op("inactive", what="comparison")
-                chain = [test_stmt, gast.If(test=N.name(c), body=body, orelse=chain)]
+                node = gast.If(test=N.name(c), body=body, orelse=chain)
+                # branch j against the rest (checked already: branch j + 1's type)
+                node.sj_lax_branches = ("switch", t, (f"branch {j}", f"branch {j + 1}"))
+                chain = [test_stmt, node]
             self.out.extend(chain)
             return N.name(t), Op("copy", elts=[N.name(t)])
         if kind == "fori_loop":

@@ -474,6 +474,7 @@ class _Interp:
         self.resolve = resolve
         self.locals = locals_
         self.unsure = 0  # > 0 inside a loop whose abstract values did not converge
+        self.trial = 0  # > 0 in a loop's passes before its abstract values settle
 
     def aval_of(self, node: Any, env: Dict[str, Any]) -> Any:
         if isinstance(node, gast.Name):
@@ -501,6 +502,12 @@ class _Interp:
         if isinstance(s, gast.If):
             a = self.block(s.body, dict(env))
             b = self.block(s.orelse, dict(env))
+            lax_branches = getattr(s, "sj_lax_branches", None)
+            if lax_branches is not None and not self.trial and not self.unsure:
+                from ..lax import _check_branch_avals  # JAX's TypeError, statically
+
+                what, t, names = lax_branches
+                _check_branch_avals(what, names, a.get(t), b.get(t))
             return _merge_env(a, b)
         if isinstance(s, (gast.While, gast.For)):
             names = _assigned(s)
@@ -513,7 +520,11 @@ class _Interp:
                     cur[s.target.id] = item
             converged = False
             for _ in range(4):
-                out = self.block(s.body, dict(cur))
+                self.trial += 1
+                try:
+                    out = self.block(s.body, dict(cur))
+                finally:
+                    self.trial -= 1
                 new = dict(cur)
                 for k in names:
                     new[k] = _merge(cur[k], out.get(k)) if k in cur else None
