@@ -405,11 +405,22 @@ def _recompute(ufunc: Any, dt: np.dtype, r: Any, args: Tuple[Any, ...]) -> Any:
         return r.astype(dt)
 
 
+def _has_dtype(rd: np.dtype, *xs: Any) -> bool:
+    """Whether one of ``xs`` is an array (or NumPy scalar) of dtype ``rd``. (A
+    Python scalar has none: ``rd == None`` would be true for float64, which is
+    ``np.dtype(None)``.)"""
+    for x in xs:
+        d = getattr(x, "dtype", None)
+        if d is not None and d == rd:
+            return True
+    return False
+
+
 def fix_binary(ufunc: Any, r: Any, x: Any, y: Any) -> Any:
     """Slow path of a binary ufunc whose result dtype is in ``BINARY_SUSPECT``:
     recompute in JAX's result dtype when NumPy's differs."""
     rd = r.dtype
-    if _X64[0] and (getattr(x, "dtype", None) == rd or getattr(y, "dtype", None) == rd):
+    if _X64[0] and _has_dtype(rd, x, y):
         return r  # an operand already has the result's 64-bit type
     dt = result_type(x, y)
     if dt == rd:
@@ -421,7 +432,7 @@ def fix_binary_inexact(ufunc: Any, r: Any, x: Any, y: Any) -> Any:
     """Slow path of a float-valued binary ufunc (``/``, ``arctan2``): the result
     dtype is ``to_inexact(result_type(x, y))`` (``int32 / int32 -> float32``)."""
     rd = r.dtype
-    if _X64[0] and (getattr(x, "dtype", None) == rd or getattr(y, "dtype", None) == rd):
+    if _X64[0] and _has_dtype(rd, x, y):
         return r
     dt = to_inexact_dtype(result_type(x, y))
     if dt == rd:

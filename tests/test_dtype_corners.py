@@ -297,3 +297,60 @@ def test_grad_of_float_power_zero_at_zero_is_nan():
     np.testing.assert_array_equal(g, [np.nan, 1.0, 0.0])
     assert srcjax.grad(lambda x: x**0.0)(2.0) == 0.0
     assert srcjax.grad(srcjax.grad(lambda x: x**3.0))(2.0) == 12.0
+
+
+# ---------------------------------------------------------------------------
+# with x64 on, JAX keeps 32-bit results for 32-bit (and narrower) inputs (r02)
+
+
+@pytest.fixture
+def x64():
+    old = srcjax.config.jax_enable_x64
+    srcjax.config.update("jax_enable_x64", True)
+    yield
+    srcjax.config.update("jax_enable_x64", old)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.uint8, np.uint32, np.bool_])
+def test_x64_int_inputs_give_float32(x64, dt):
+    o = np.ones(2, dt)
+    # recorded from jax (x64): float32 for all of these
+    for f in (
+        lambda v: jnp.divide(v, v),
+        jnp.mean,
+        jnp.linalg.norm,
+        jnp.sqrt,
+        jnp.var,
+        jnp.std,
+        jnp.average,
+        jnp.median,
+        jnp.nanmean,
+        jnp.nanvar,
+    ):
+        assert f(o).dtype == np.float32
+    # jax: bool / 2 promotes bool with a weak int (int64 with x64) -> float64
+    want = np.float64 if dt is np.bool_ else np.float32
+    assert jnp.divide(o, 2).dtype == want
+    assert srcjax.jit(lambda v: v / 2)(o).dtype == want
+
+
+def test_x64_keeps_64_bit_where_jax_does(x64):
+    o = np.ones(2, np.int64)
+    for f in (jnp.mean, jnp.linalg.norm, lambda v: jnp.divide(v, 2), jnp.median):
+        assert f(o).dtype == np.float64
+    assert jnp.argmax(np.ones(3, np.float32)).dtype == np.int64
+    assert jnp.sum(np.ones(2, np.int32)).dtype == np.int64
+
+
+def test_x64_searchsorted_and_digitize_int32(x64):
+    # recorded from jax (x64): int32
+    _check(jnp.searchsorted(np.arange(3.0), 1.5), 2, np.int32)
+    _check(jnp.searchsorted(np.arange(3), np.array([1, 5]), side="right"), [2, 3], np.int32)
+    _check(jnp.digitize(np.arange(4.0), np.array([3.0, 1.0])), [2, 1, 1, 0], np.int32)
+    _check(jnp.digitize(np.arange(4.0), np.array([1.0, 3.0]), right=True), [0, 0, 1, 1], np.int32)
+    _check(jnp.digitize(np.arange(3.0), np.zeros(0)), [0, 0, 0], np.int32)
+    bins = np.array([[3.0, 1.0], [0.5, 2.5]])
+    got = srcjax.vmap(lambda b: jnp.digitize(np.arange(4.0), b))(bins)
+    _check(got, [[2, 1, 1, 0], [0, 1, 1, 2]], np.int32)
+    got = srcjax.jit(jnp.digitize)(np.arange(4.0), np.array([3.0, 1.0]))
+    _check(got, [2, 1, 1, 0], np.int32)

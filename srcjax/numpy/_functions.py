@@ -692,17 +692,18 @@ def digitize(x, bins, right=False):
     """The index of the bin each ``x`` falls in (jax.numpy.digitize): for
     increasing ``bins``, ``i`` with ``bins[i-1] <= x < bins[i]`` (``<`` and ``<=``
     swap with ``right``); decreasing bins count from the other end. Shape:
-    ``x``'s; dtype: the default int. Raises ValueError for ``bins`` not 1-D."""
+    ``x``'s; dtype: :func:`searchsorted`'s (int32, also with x64, as JAX).
+    Raises ValueError for ``bins`` not 1-D."""
     if len(shape(bins)) != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
     if shape(bins)[0] == 0:
-        return zeros(shape(x), dtype=default_int())
+        return zeros(shape(x), dtype="int32")
     side = "left" if right else "right"
     increasing = bins[-1] >= bins[0]
     if increasing:
-        return asarray(searchsorted(bins, x, side=side), dtype=default_int())
+        return searchsorted(bins, x, side=side)
     n = shape(bins)[0]
-    return asarray(n - searchsorted(flip(bins, 0), x, side=side), dtype=default_int())
+    return n - searchsorted(flip(bins, 0), x, side=side)
 
 
 def nanargmax(a, axis=None, keepdims=False):

@@ -3549,11 +3549,13 @@ _def(["ad.diff_embed"], _diff_rule("h"))
 
 def _bsearchsorted(a, v, side="left"):
     """Row-wise ``searchsorted``: ``a`` of shape ``(*batch, n)``, ``v`` of shape
-    ``(*batch, *rest)``; int32 (int64 with x64) of ``v``'s shape."""
+    ``(*batch, *rest)``; int32 (also with x64, as JAX, unless ``n`` needs
+    int64) of ``v``'s shape."""
     a = np.asarray(a)
     v = np.asarray(v)
     k = a.ndim - 1
-    out = np.empty(v.shape, dtype=_dt.default_int())
+    dt = np.int32 if a.shape[-1] <= np.iinfo(np.int32).max else _dt.default_int()
+    out = np.empty(v.shape, dtype=dt)
     for r in np.ndindex(*a.shape[:k]):
         out[r] = np.searchsorted(a[r], v[r], side=side)
     return out

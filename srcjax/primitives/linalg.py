@@ -1237,9 +1237,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     2-norm of the flattened array. The gradient at 0 is NaN, as in JAX."""
     x = np.asarray(x)
     if x.dtype.kind in "biu":
-        from srcjax.primitives.ad import default_float
-
-        x = x.astype(default_float())
+        x = x.astype(_dt.to_inexact_dtype(x.dtype))  # JAX: int32 -> float32 also with x64
     return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 

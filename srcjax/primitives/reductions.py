@@ -113,7 +113,7 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
     mask broadcastable to ``x``; the mean of the selected elements only (NaN
     where none is selected, as in JAX)."""
     if dtype is None and np.result_type(x).kind in "biu":
-        dtype = default_float()
+        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
     if where is None and np.size(x):
         return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims)
     with _quiet():  # NaN where nothing is averaged, without NumPy's warnings (as JAX)
@@ -365,7 +365,7 @@ def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
     """Variance over ``axis`` with ``ddof`` degrees of freedom removed
     (jax.numpy.var). Integer inputs give the default float."""
     if dtype is None and np.result_type(x).kind in "biu":
-        dtype = default_float()
+        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
     if np.size(x) and not ddof:
         return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():  # NaN for n <= ddof, without NumPy's warnings (as JAX)
@@ -385,7 +385,7 @@ def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     """Standard deviation over ``axis`` (jax.numpy.std). Gradient at a constant
     input is NaN, as in JAX."""
     if dtype is None and np.result_type(x).kind in "biu":
-        dtype = default_float()
+        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
     if np.size(x) and not ddof:
         return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():
@@ -761,7 +761,7 @@ def _median(a, axis=None, keepdims=False):
     or split 0.5 / 0.5 between the two middle elements for even counts."""
     a = np.asarray(a)
     if a.dtype.kind in "biu":
-        a = a.astype(default_float())
+        a = a.astype(to_inexact_dtype(a.dtype))
     return np.median(a, axis=axis, keepdims=keepdims)
 
 
@@ -1101,7 +1101,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     ``NotImplementedError``."""
     _no_out(out, "nanmean")
     if dtype is None and np.result_type(a).kind in "biu":
-        dtype = default_float()
+        dtype = to_inexact_dtype(np.result_type(a))
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(accumulate(np.nanmean, a, dtype, axis=axis, keepdims=keepdims))[()]
@@ -1133,7 +1133,7 @@ def _nanmin(a, axis=None, out=None, keepdims=False):
 
 def _nan_moment(fn, a, axis, dtype, ddof, keepdims):
     if dtype is None and np.result_type(a).kind in "biu":
-        dtype = default_float()
+        dtype = to_inexact_dtype(np.result_type(a))
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(accumulate(fn, a, dtype, axis=axis, ddof=ddof, keepdims=keepdims))[()]

@@ -1401,14 +1401,16 @@ def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     (``side="left"``) or the last (``side="right"``). ``sorter`` is an optional
     permutation sorting ``a``; ``method`` is accepted for JAX compatibility.
 
-    Shape: ``v``'s. Dtype: int32 (int64 with x64). Not differentiable. Raises
+    Shape: ``v``'s. Dtype: int32 (with x64 too, as JAX, unless ``len(a)`` needs
+    int64). Not differentiable. Raises
     ``ValueError`` for an ``a`` that is not 1-D or an unknown ``side``."""
     a = np.asarray(a)
     if a.ndim != 1:
         raise ValueError(f"jnp.searchsorted: a should be 1-dimensional, got shape {a.shape}")
     if side not in ("left", "right"):
         raise ValueError(f"jnp.searchsorted: side must be 'left' or 'right', got {side!r}")
-    return np.asarray(np.searchsorted(a, v, side=side, sorter=sorter), dtype=default_int())
+    dt = np.int32 if a.shape[0] <= np.iinfo(np.int32).max else default_int()
+    return np.asarray(np.searchsorted(a, v, side=side, sorter=sorter), dtype=dt)
 
 
 searchsorted = _structural("jnp.searchsorted", _searchsorted, np.searchsorted, differentiable=False)
