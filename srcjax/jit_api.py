@@ -585,6 +585,12 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
                 return type(x)(items)
             except TypeError:  # e.g. a defaultdict
                 return items
+        if t in tree_util._REGISTRY:  # a registered class: its leaves fixed too
+            leaves, treedef = tree_util.tree_flatten(x)
+            fixed = [fix(v) for v in leaves]
+            if all(a is b for a, b in zip(fixed, leaves)):
+                return x
+            return tree_util.tree_unflatten(treedef, fixed)
         return x
 
     # dicts in sorted key order, as JAX's outputs (see tree_util._jax_dict_order)

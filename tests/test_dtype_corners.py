@@ -354,3 +354,28 @@ def test_x64_searchsorted_and_digitize_int32(x64):
     _check(got, [[2, 1, 1, 0], [0, 1, 1, 2]], np.int32)
     got = srcjax.jit(jnp.digitize)(np.arange(4.0), np.array([3.0, 1.0]))
     _check(got, [2, 1, 1, 0], np.int32)
+
+
+# ---------------------------------------------------------------------------
+# jit returning a registered class with Python-scalar leaves (r25)
+
+
+class _Pt:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+
+srcjax.tree_util.register_pytree_node(_Pt, lambda p: ((p.x, p.y), None), lambda a, c: _Pt(*c))
+
+
+def test_jit_registered_class_scalar_leaves_are_arrays():
+    r = srcjax.jit(lambda p: _Pt(p.x * 2, p.y))(_Pt(2.0, 3))
+    # jax: float32 Array 4.0 and int32 Array 3 (srcjax: NumPy scalars, as for dicts)
+    assert isinstance(r, _Pt)
+    assert r.x.dtype == np.float32 and r.x == 4.0
+    assert r.y.dtype == np.int32 and r.y == 3
+    a = np.ones(2, np.float32)
+    r = srcjax.jit(lambda p: p)(_Pt(a, 1.5))
+    assert r.x is not a and r.y.dtype == np.float32  # inputs are copied, as arrays are
+    np.testing.assert_array_equal(r.x, a)
