@@ -172,3 +172,26 @@ def test_cho_solve_gradient_shares_the_adjoint_solve():
             fd = (f64(c64 + E, b64) - f64(c64 - E, b64)) / (2 * eps)
             np.testing.assert_allclose(gc[i, j], fd, rtol=1e-4, atol=1e-6)
     np.testing.assert_array_equal(np.triu(gc, 1), 0)
+
+
+def test_vmap_over_right_hand_sides_with_one_factor():
+    # vmap broadcasts the shared factor along the batch (stride 0): one triangular
+    # solve with the examples as columns. Oracle: float64 NumPy solves
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(5, 5))
+    L = np.linalg.cholesky(m @ m.T + 5 * np.eye(5)).astype(np.float32)
+    Ys = rng.normal(size=(7, 5)).astype(np.float32)
+
+    def f(yy):
+        return srcjax.scipy.linalg.cho_solve((L, True), yy)
+
+    K = L.astype(np.float64) @ L.T.astype(np.float64)
+    np.testing.assert_allclose(srcjax.vmap(f)(Ys), np.linalg.solve(K, Ys.T).T, rtol=1e-4, atol=1e-6)
+    got = srcjax.vmap(srcjax.grad(lambda yy: jnp.sum(f(yy) ** 2)))(Ys)
+    want = 2 * np.linalg.solve(K, np.linalg.solve(K, Ys.T)).T  # K symmetric
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    A = np.broadcast_to(np.tril(L), (7, 5, 5))
+    x = sla.solve_triangular(A, Ys, lower=True, trans=1)
+    np.testing.assert_allclose(
+        x, np.linalg.solve(np.tril(L).T.astype(np.float64), Ys.T).T, rtol=1e-4
+    )

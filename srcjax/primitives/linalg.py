@@ -2210,6 +2210,12 @@ def _solve_triangular(
         x = _tri_solve_2d(a, b, trans, lower, unit_diagonal)
         if x is not None:
             return x.astype(dt, copy=False)
+    elif not any(a.strides[: a.ndim - 2]):
+        # one matrix broadcast along the batch axes (vmap over right-hand sides
+        # materializes the factor that way): one solve with the batch as columns
+        x = _tri_solve_shared(a, b, trans, lower, unit_diagonal)
+        if x is not None:
+            return x.astype(dt, copy=False)
     t = _tri_mask(a, lower, unit_diagonal)
     if unit_diagonal:
         t = t + np.eye(a.shape[-1], dtype=dt)
@@ -2271,6 +2277,27 @@ def _tri_solve_2d(a, b, trans, lower, unit_diagonal):
     if not vector and batch:
         x = np.moveaxis(x.reshape((m,) + batch + (b.shape[-1],)), 0, -2)
     return x
+
+
+def _tri_solve_shared(a, b, trans, lower, unit_diagonal):
+    """:func:`_tri_solve_2d` for ``a`` ``(..., m, m)`` whose batch axes all have
+    stride 0 (one matrix): ``b`` broadcast to the batch shape, its batch folded into
+    columns. ``None`` where the general path must run."""
+    m = a.shape[-1]
+    vector = b.ndim == a.ndim - 1
+    core = b.shape[-1:] if vector else b.shape[-2:]
+    if core[0] != m or len(core) > b.ndim:
+        return None
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[: b.ndim - len(core)])
+    except ValueError:
+        return None  # the general path raises its error
+    bb = np.broadcast_to(b, batch + core)
+    a2 = a[(0,) * (a.ndim - 2)]
+    if vector:  # (..., m): the examples are the columns of one (m, k) right-hand side
+        x = _tri_solve_2d(a2, bb.reshape(-1, m).T, trans, lower, unit_diagonal)
+        return None if x is None else x.T.reshape(bb.shape)
+    return _tri_solve_2d(a2, bb, trans, lower, unit_diagonal)
 
 
 def _tri_substitute(t, bm, lower):
