@@ -379,3 +379,17 @@ def test_jit_registered_class_scalar_leaves_are_arrays():
     r = srcjax.jit(lambda p: p)(_Pt(a, 1.5))
     assert r.x is not a and r.y.dtype == np.float32  # inputs are copied, as arrays are
     np.testing.assert_array_equal(r.x, a)
+
+
+def test_preferred_element_type_float_to_int_and_narrower():
+    a = np.array([1.0001, 2000.3, 3.7e-3, 1e4], dtype=np.float32)
+    # recorded from jax: float operands are multiplied in float32, then converted
+    _check(jnp.dot(a, a, preferred_element_type=np.int32), 104001200, np.int32)
+    i = np.array([3, 4], dtype=np.int32)
+    _check(jnp.dot(i, i, preferred_element_type=np.uint32), 25, np.uint32)
+    # jax: TypeError for a type narrower than the integer operands'
+    for pet in (np.int8, np.float16):
+        with pytest.raises(TypeError, match="must not be narrower"):
+            jnp.dot(i, i, preferred_element_type=pet)
+        with pytest.raises(TypeError, match="must not be narrower"):
+            jnp.matmul(i, i, preferred_element_type=pet)

@@ -60,13 +60,27 @@ def _internal(public, impl, differentiable=False):
     return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
 
 
-def _pet(preferred_element_type, *operands):
-    """The operands of a product as ``preferred_element_type`` when one is given
-    (JAX computes in that type: int8 products do not wrap before the cast)."""
+def _pet(product, preferred_element_type, *operands):
+    """``product(*operands)`` with JAX's ``preferred_element_type``: computed in
+    that type when it is an integer one for integer operands or an at least as
+    wide inexact one (int8 products do not wrap before the cast; f16 matmul
+    accumulates in f32), else (float operands, an integer or narrower float
+    type) computed in the operands' type and converted. TypeError, as JAX, for
+    a type narrower than integer or complex operands' type."""
     if preferred_element_type is None:
-        return operands
-    dt = _dt.canonicalize_dtype(preferred_element_type)
-    return tuple(np.asarray(o, dtype=dt) for o in operands)
+        return product(*operands)
+    want = _dt.canonicalize_dtype(preferred_element_type)
+    rt = _dt.result_type(*operands)
+    if rt.kind not in "f" and want.itemsize < rt.itemsize:
+        raise TypeError(
+            "`preferred_element_type` must not be narrower than the original type, got"
+            f" preferred_element_type of {want} for result type of {rt}."
+        )
+    if (want.kind in "iu" and rt.kind in "biu") or (
+        want.kind in "fc" and (rt.kind in "biu" or want.itemsize >= rt.itemsize)
+    ):
+        return product(*(np.asarray(o, dtype=want) for o in operands))
+    return np.asarray(product(*operands)).astype(want)
 
 
 def _rand(rng, *shape):
@@ -163,8 +177,11 @@ einsum_vjp_consts = _internal("ad.einsum_vjp_consts", _einsum_vjp_consts)
 def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation (jax.numpy.einsum): string subscripts with optional
     ``->`` and ``...``; any number of operands."""
-    operands = _pet(preferred_element_type, *operands)
-    return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
+
+    def product(*ops):
+        return np.einsum(subscripts, *ops, optimize=len(ops) > 2)
+
+    return _pet(product, preferred_element_type, *operands)
 
 
 einsum = _linalg("jnp.einsum", _einsum, np.einsum)
@@ -339,9 +356,8 @@ def _dot(a, b, precision=None, preferred_element_type=None):
     """Dot product with NumPy semantics (jax.numpy.dot): vector·vector, matrix·
     vector, matrix·matrix, and sum over the last axis of ``a`` and the second to
     last of ``b`` for N-d."""
-    a, b = _pet(preferred_element_type, a, b)
     try:
-        return np.dot(a, b)
+        return _pet(np.dot, preferred_element_type, a, b)
     except ValueError:
         raise _contraction_error(a, b) from None
 
@@ -349,9 +365,8 @@ def _dot(a, b, precision=None, preferred_element_type=None):
 def _matmul(a, b, precision=None, preferred_element_type=None):
     """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
     batch dimensions and broadcast."""
-    a, b = _pet(preferred_element_type, a, b)
     try:
-        return np.matmul(a, b)
+        return _pet(np.matmul, preferred_element_type, a, b)
     except ValueError:
         raise _contraction_error(a, b) from None
 
@@ -374,8 +389,7 @@ def _contraction_error(a, b):
 
 def _inner(a, b, precision=None, preferred_element_type=None):
     """Sum product over the last axes of ``a`` and ``b`` (jax.numpy.inner)."""
-    a, b = _pet(preferred_element_type, a, b)
-    return np.inner(a, b)
+    return _pet(np.inner, preferred_element_type, a, b)
 
 
 dot = _linalg("jnp.dot", _dot, np.dot)
@@ -448,8 +462,7 @@ inner.def_jvp(_inner_jvp_a, _inner_jvp_b)
 def _tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
     """Tensor contraction over ``axes`` (int: last ``axes`` of ``a`` with the
     first of ``b``; or a pair of axis sequences) (jax.numpy.tensordot)."""
-    a, b = _pet(preferred_element_type, a, b)
-    return np.tensordot(a, b, axes)
+    return _pet(lambda p, q: np.tensordot(p, q, axes), preferred_element_type, a, b)
 
 
 tensordot = _linalg("jnp.tensordot", _tensordot, np.tensordot)
@@ -552,8 +565,7 @@ outer.samples = _pair_samples([((3,), (2,)), ((2, 2), (3,))])
 
 def _vdot(a, b, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a`` (jax.numpy.vdot)."""
-    a, b = _pet(preferred_element_type, a, b)
-    return np.vdot(a, b)
+    return _pet(np.vdot, preferred_element_type, a, b)
 
 
 vdot = _linalg("jnp.vdot", _vdot, np.vdot)
