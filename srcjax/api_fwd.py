@@ -37,6 +37,7 @@ from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize, param_names
 from .frontend.source import FunctionSource, get_source, unwrap_callable
 from .jit_api import _unalias
+from .primitives.registry import Primitive, register
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 from .tree_util import _jax_dict_order
@@ -310,6 +311,46 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
 
 
 # ------------------------------------------------------------------------- jacobians
+
+
+def _jacrev_real_outputs(out: Any) -> Any:
+    """``out`` itself after JAX's check of jacrev's outputs: every leaf must be a
+    real floating array; a complex or integer/boolean leaf raises
+    NonDifferentiableError (a TypeError), as ``jax.jacrev`` raises TypeError
+    (the cotangent basis of a complex output would silently drop its imaginary
+    part)."""
+    from .errors import NonDifferentiableError
+    from .tree_util import tree_leaves
+
+    for leaf in tree_leaves(out):
+        dt = np.result_type(leaf)
+        if dt.kind == "f":
+            continue
+        if dt.kind == "c":
+            how = (
+                "For complex outputs, use jacfwd, or srcjax.vjp with the cotangents you "
+                "need (holomorphic=True is not supported)."
+            )
+        else:
+            how = "For integer or boolean outputs, use srcjax.vjp directly."
+        raise NonDifferentiableError(
+            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dt.name}. {how}"
+        )
+    return out
+
+
+def _jacrev_real_outputs_batch(c: Any) -> Any:
+    # a dtype check: the output keeps its batch axis (or stays unbatched)
+    return c.rebuild() if c.batched("out") else (c.rebuild(), False)
+
+
+_real_outputs = register(
+    Primitive("ad.jacrev_real_outputs", _jacrev_real_outputs, kind="internal", differentiable=False)
+)
+_real_outputs.def_batch(_jacrev_real_outputs_batch)
+_real_outputs.samples = lambda rng: []
+
 _JAC_TEMPLATE = {
     "jacfwd": """\
 def {name}({params}):
@@ -321,7 +362,7 @@ def {name}({params}):
 """,
     "jacrev": """\
 def {name}({params}):
-    out = {fun}({params})
+    out = ad.jacrev_real_outputs({fun}({params}))
     rows = []
     for cotangent in ad.basis(out):
         row = {inner}({params}, cotangent)
@@ -340,7 +381,7 @@ def {name}({params}):
 """,
     "jacrev": """\
 def {name}({params}):
-    out = fun({params})
+    out = ad.jacrev_real_outputs(fun({params}))
     cotangents = ad.cobasis_stack(out)
     rows = batched({params}, cotangents)
     return ad.jac_from_rows(rows[{argnum}], out)

@@ -984,9 +984,10 @@ maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 
 
 
 def _cholesky(a, *, upper=False, symmetrize_input=True):
-    """Cholesky factor of a symmetric positive-definite matrix
-    (jax.numpy.linalg.cholesky): lower ``L`` with ``a = L @ L.T`` (``upper=True``:
-    ``U = L.T``). The input is symmetrized, ``(a + a.T) / 2``, as JAX does
+    """Cholesky factor of a symmetric (complex: Hermitian) positive-definite
+    matrix (jax.numpy.linalg.cholesky): lower ``L`` with ``a = L @ L^H``
+    (``upper=True``: ``U = L^H``; ``^H`` the conjugate transpose, ``.T`` for
+    real). The input is symmetrized, ``(a + a^H) / 2``, as JAX does
     (``symmetrize_input=False``: only the lower triangle is read, as in
     ``jax.lax.linalg.cholesky``; the derivative is still JAX's, which takes the
     perturbation of ``a`` as a whole matrix, not the finite difference of the
@@ -994,13 +995,13 @@ def _cholesky(a, *, upper=False, symmetrize_input=True):
     matrix that is not positive definite gives a factor of NaNs (JAX's result;
     NumPy raises), each matrix of a stack on its own."""
     a = np.asarray(a)
-    if symmetrize_input:
-        a = (a + np.swapaxes(a, -1, -2)) / 2
+    if symmetrize_input:  # Hermitian part: (a + a^H) / 2 (a^H = a.T for real a)
+        a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
     try:
         low = np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
         low = _cholesky_or_nan(a)
-    return np.swapaxes(low, -1, -2) if upper else low
+    return np.conj(np.swapaxes(low, -1, -2)) if upper else low
 
 
 def _cholesky_or_nan(a):
@@ -1111,12 +1112,14 @@ dense_tree.samples = lambda rng: [
 
 
 def _eigh(a, UPLO=None, symmetrize_input=True):
-    """Eigen-decomposition of a symmetric matrix (jax.numpy.linalg.eigh):
-    ascending eigenvalues ``w`` and orthonormal eigenvectors ``v`` (columns), as
-    a tuple ``(w, v)``. The input is symmetrized first, as JAX does."""
+    """Eigen-decomposition of a symmetric (complex: Hermitian) matrix
+    (jax.numpy.linalg.eigh): ascending real eigenvalues ``w`` and orthonormal
+    eigenvectors ``v`` (columns), as a tuple ``(w, v)``. The input is
+    symmetrized first, ``(a + a^H) / 2``, as JAX does (derivatives: real input
+    only; complex input raises NonDifferentiableError)."""
     a = np.asarray(a)
-    if symmetrize_input:
-        a = (a + np.swapaxes(a, -1, -2)) / 2
+    if symmetrize_input:  # Hermitian part: (a + a^H) / 2 (a^H = a.T for real a)
+        a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
     w, v = np.linalg.eigh(a, UPLO="L" if UPLO is None else UPLO)
     return (w, v)
 

@@ -50,9 +50,10 @@ __all__ = [
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """Cholesky factor of a symmetric positive-definite ``a`` (..., m, m)
-    (jax.scipy.linalg.cholesky): upper ``U`` with ``a = U.T @ U`` by default
-    (SciPy's convention), lower ``L`` with ``a = L @ L.T`` when ``lower``. Same
+    """Cholesky factor of a symmetric (complex: Hermitian) positive-definite
+    ``a`` (..., m, m) (jax.scipy.linalg.cholesky): upper ``U`` with ``a = U^H @
+    U`` by default (SciPy's convention), lower ``L`` with ``a = L @ L^H`` when
+    ``lower`` (``^H``: the conjugate transpose, ``.T`` for real ``a``). Same
     dtype as ``a`` (integers give the default float); a matrix that is not
     positive definite gives NaNs, as in JAX. ``overwrite_a`` and
     ``check_finite`` are ignored. Only one triangle of ``a`` is read, the lower
@@ -80,11 +81,13 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     ``c`` (its triangle) and ``b``. ``overwrite_b`` and ``check_finite`` are
     ignored."""
     c, lower = c_and_lower
+    # a = L @ L^H (lower) or U^H @ U: the second solve is with the conjugate
+    # transpose (trans=2; the plain transpose for real c)
     if lower:
         y = solve_triangular(c, b, 0, True)
-        x = solve_triangular(c, y, 1, True)
+        x = solve_triangular(c, y, 2, True)
     else:
-        y = solve_triangular(c, b, 1, False)
+        y = solve_triangular(c, b, 2, False)
         x = solve_triangular(c, y, 0, False)
     return x
 
@@ -172,6 +175,14 @@ expm_table = _static("ad.expm_table", _expm_table)
 qr_mode = _static("ad.scipy_qr_mode", _qr_mode)
 eigh_check = _static("ad.scipy_eigh_check", _eigh_check)
 trans_flag = _static("ad.scipy_trans_flag", _trans_flag)
+
+
+def _trans_conj(trans):
+    """Static: whether ``trans`` (2/'C') solves with the conjugate transpose."""
+    return trans in (2, "C")
+
+
+trans_conj = _static("ad.scipy_trans_conj", _trans_conj)
 
 
 # ---------------------------------------------------------------------------
@@ -383,7 +394,8 @@ def solve(
     dimensions broadcast), JAX's inexact promotion of the dtypes. A singular
     ``a`` gives inf/NaN. ``assume_a``: ``"gen"``, ``"sym"``, ``"her"`` (a
     general LU solve) or ``"pos"``: only the triangle ``lower`` selects is read
-    (as a symmetric matrix; NaN if it is not positive definite), while the
+    (as a symmetric, complex: Hermitian, matrix; NaN if it is not positive
+    definite), while the
     derivative in ``a`` is JAX's ``custom_linear_solve`` one, ``-solve(a,
     g) x^T`` over the whole of ``a``. Raises ``ValueError`` for another
     ``assume_a``. The flags ``overwrite_*``, ``debug``, ``check_finite`` are
@@ -393,12 +405,14 @@ def solve(
         return _jla.solve(a, b)
     s = stop_gradient(a)
     chol = cholesky(s, lower=lower)
+    # the Hermitian matrix that triangle stands for (the other triangle is the
+    # conjugate transpose of its strict part; symmetric for real a)
     if lower:
         tri = _ad.tril(s)
-        sym = tri + matrix_transpose(_ad.tril(s, -1))
+        sym = tri + jnp.conj(matrix_transpose(_ad.tril(s, -1)))
     else:
         tri = _ad.triu(s)
-        sym = tri + matrix_transpose(_ad.triu(s, 1))
+        sym = tri + jnp.conj(matrix_transpose(_ad.triu(s, 1)))
     # the value reads one triangle; the derivative in a is that of a solve with a
     m = sym + (a - s)
     x = _jla.solve(m, b)
@@ -452,7 +466,8 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """Solve ``a @ x = b`` (``trans=0``) or ``a.T @ x = b`` (1, 2) given
+    """Solve ``a @ x = b`` (``trans=0``), ``a.T @ x = b`` (1) or ``a.conj().T @ x
+    = b`` (2) given
     ``lu_factor(a)`` (jax.scipy.linalg.lu_solve). ``b``: ``(n,)`` or ``(..., n,
     k)`` (also ``(..., n)`` when ``lu`` is ``(..., n, n)``, JAX's deprecated
     batched vector case). Result: ``b``'s shape with broadcast batch dimensions;
@@ -473,10 +488,16 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     b = b + jnp.zeros_like(f[..., :1])
     idx_shape = jnp.shape(b)[:-1] + (1,)
     if transposed:
+        # a^T = U^T L^T P^T; a^H x = b is conj(a^T conj(x)) = b
+        conj = trans_conj(trans)
+        if conj:
+            b = jnp.conj(b)
         y = solve_triangular(f, b, 1, False)
         z = solve_triangular(f, y, 1, True, True)
         back = jnp.broadcast_to(jnp.expand_dims(jnp.argsort(perm, axis=-1), -1), idx_shape)
         x = jnp.take_along_axis(z, back, -2)
+        if conj:
+            x = jnp.conj(x)
     else:
         rows = jnp.broadcast_to(jnp.expand_dims(perm, -1), idx_shape)
         y = solve_triangular(f, jnp.take_along_axis(b, rows, -2), 0, True, True)
