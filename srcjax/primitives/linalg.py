@@ -2102,18 +2102,55 @@ def _is_transposed(trans):
     raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1, 2, 'N', 'T' or 'C'")
 
 
+# The derivative rules also use an internal ``trans`` code 3: the solve with
+# ``conj(a)`` (not transposed), the adjoint of the solve with ``a^H`` (2); the
+# user-facing solve_triangular does not accept it.
+
+
 def _tri_flag(trans):
     """Static: whether ``trans`` solves with the transposed matrix."""
-    return _is_transposed(trans)
+    return False if trans == 3 else _is_transposed(trans)
 
 
 def _tri_flip(trans):
-    """Static: the ``trans`` of the adjoint solve (0 <-> 1; real matrices)."""
+    """Static: the ``trans`` of the adjoint solve: 0 <-> 1 (``a``, ``a.T``), 2 <->
+    3 (``a^H``, ``conj(a)``)."""
+    if trans in (2, "C"):
+        return 3
+    if trans == 3:
+        return 2
     return 0 if _is_transposed(trans) else 1
+
+
+def _tri_conj(trans):
+    """Static: whether ``trans`` solves with a conjugated matrix (2, 'C' or 3)."""
+    return trans in (2, "C", 3)
 
 
 tri_flag = _internal("ad.tri_flag", _tri_flag)
 tri_flip = _internal("ad.tri_flip", _tri_flip)
+tri_conj = _internal("ad.tri_conj", _tri_conj)
+
+
+def _maybe_conj(x, flag):
+    """``conj(x)`` when ``flag`` else ``x`` (static flag)."""
+    return np.conj(x) if flag else np.asarray(x)
+
+
+maybe_conj = _internal("ad.maybe_conj", _maybe_conj, differentiable=True)
+
+
+def _maybe_conj_vjp_x(g, ans, x, flag):
+    return maybe_conj(g, flag)
+
+
+def _maybe_conj_jvp_x(t, ans, x, flag):
+    return maybe_conj(t, flag)
+
+
+maybe_conj.def_vjp(_maybe_conj_vjp_x)
+maybe_conj.def_jvp(_maybe_conj_jvp_x)
+maybe_conj.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
 
 
 def _tri_mask(x, lower, strict=False):
@@ -2344,7 +2381,9 @@ def _solve_triangular_vjp_a(
 ):  # fmt: skip
     u = solve_triangular_adjoint(a, g, trans, lower, unit_diagonal)
     outer_ = -(tri_rhs(u, a, b) @ matrix_transpose(tri_rhs(ans, a, b)))
-    return unbroadcast(tri_mask(maybe_mT(outer_, tri_flag(trans)), lower, unit_diagonal), a)
+    # trans=2 solves with conj(a).T: the cotangent of conj(a), conjugated
+    outer_ = maybe_conj(maybe_mT(outer_, tri_flag(trans)), tri_conj(trans))
+    return unbroadcast(tri_mask(outer_, lower, unit_diagonal), a)
 
 
 def _solve_triangular_vjp_b(
@@ -2359,6 +2398,7 @@ def _solve_triangular_jvp_a(
     check_finite=True,
 ):  # fmt: skip
     dop = maybe_mT(tri_mask(t, lower, unit_diagonal), tri_flag(trans))
+    dop = maybe_conj(dop, tri_conj(trans))
     dx = solve_triangular(a, dop @ tri_rhs(ans, a, b), trans, lower, unit_diagonal)
     return -tri_unrhs(dx, a, b)
 
@@ -2374,8 +2414,13 @@ def _solve_triangular_adjoint(a, g, trans=0, lower=False, unit_diagonal=False):
     """``solve_triangular(a, g, tri_flip(trans), lower, unit_diagonal)``: the solve
     with the transposed triangle that both adjoints of ``solve_triangular`` (in ``a``
     and in ``b``) need, written as one pure call with the same arguments in both, so
-    jit's common-subexpression pass computes it once (``cho_solve``'s gradient)."""
-    return _solve_triangular(a, g, _tri_flip(trans), lower, unit_diagonal)
+    jit's common-subexpression pass computes it once (``cho_solve``'s gradient).
+    ``trans`` 3 (internal) is the adjoint of 2: ``a^H``'s adjoint solve is with
+    ``conj(a)``, and ``tri_flip(3) = 2``."""
+    flip = _tri_flip(trans)
+    if flip == 3:  # conj(a)^-1 g = conj(a^-1 conj(g))
+        return np.conj(_solve_triangular(a, np.conj(g), 0, lower, unit_diagonal))
+    return _solve_triangular(a, g, flip, lower, unit_diagonal)
 
 
 solve_triangular_adjoint = _linalg("ad.solve_triangular_adjoint", _solve_triangular_adjoint)
@@ -2386,8 +2431,9 @@ def _sta_vjp_a(h, ans, a, g, trans=0, lower=False, unit_diagonal=False):
     # the solve with tri_flip(trans): its own adjoint solve has trans tri_flip(tri_flip(trans))
     u = solve_triangular_adjoint(a, h, tri_flip(trans), lower, unit_diagonal)
     outer_ = -(tri_rhs(u, a, g) @ matrix_transpose(tri_rhs(ans, a, g)))
-    flag = tri_flag(tri_flip(trans))
-    return unbroadcast(tri_mask(maybe_mT(outer_, flag), lower, unit_diagonal), a)
+    flip = tri_flip(trans)
+    outer_ = maybe_conj(maybe_mT(outer_, tri_flag(flip)), tri_conj(flip))
+    return unbroadcast(tri_mask(outer_, lower, unit_diagonal), a)
 
 
 def _sta_vjp_g(h, ans, a, g, trans=0, lower=False, unit_diagonal=False):
@@ -2395,7 +2441,8 @@ def _sta_vjp_g(h, ans, a, g, trans=0, lower=False, unit_diagonal=False):
 
 
 def _sta_jvp_a(t, ans, a, g, trans=0, lower=False, unit_diagonal=False):
-    dop = maybe_mT(tri_mask(t, lower, unit_diagonal), tri_flag(tri_flip(trans)))
+    flip = tri_flip(trans)
+    dop = maybe_conj(maybe_mT(tri_mask(t, lower, unit_diagonal), tri_flag(flip)), tri_conj(flip))
     dx = solve_triangular_adjoint(a, dop @ tri_rhs(ans, a, g), trans, lower, unit_diagonal)
     return -tri_unrhs(dx, a, g)
 
