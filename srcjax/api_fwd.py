@@ -250,6 +250,20 @@ def _zero_tangents(values: tuple) -> tuple:
     return tuple(_map_leaves(lambda v: np.zeros_like(v), v) for v in values)
 
 
+def _snapshot(args: tuple) -> tuple:
+    """``args`` with every writeable ndarray leaf copied: the functions vjp and
+    linearize return re-run the forward computation when called, which must see
+    the primals as they were (JAX's arrays are immutable; a later ``x += 1`` on a
+    NumPy array changed vjp_fn's result: user K r15)."""
+
+    def copy(v: Any) -> Any:
+        if isinstance(v, np.ndarray) and v.flags.writeable and v.ndim:
+            return v.copy()
+        return v
+
+    return tuple(_map_leaves(copy, a) for a in args)
+
+
 def _canon_args(args: Sequence[Any]) -> tuple:
     """JAX's argument canonicalization, as grad does it: Python floats become
     float32 arrays (float64 with x64), 64-bit arrays narrow when x64 is off."""
@@ -276,14 +290,15 @@ def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
     if extra:
         fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals + extra), False, True)
         zeros = _zero_tangents(extra)
+        kept = _snapshot(primals)
 
         def f_jvp(*tangents):
-            return fn(*bound, *primals, *extra, *tangents, *zeros)
+            return fn(*bound, *kept, *extra, *tangents, *zeros)
 
         return _call_primal(fun, primals + extra), f_jvp
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
     out = _call_primal(fun, primals)
-    return out, functools.partial(fn, *bound, *primals)
+    return out, functools.partial(fn, *bound, *_snapshot(primals))
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
@@ -304,10 +319,11 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     primals = primals + extra
     res = _call_primal(fun, primals)
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux, nums)
+    kept = _snapshot(primals)
     if has_aux:
         out, aux = res
-        return out, functools.partial(fn, *bound, *primals), aux
-    return res, functools.partial(fn, *bound, *primals)
+        return out, functools.partial(fn, *bound, *kept), aux
+    return res, functools.partial(fn, *bound, *kept)
 
 
 # ------------------------------------------------------------------------- jacobians

@@ -382,6 +382,16 @@ class _Jit(Transformed):
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
         src, n_kwonly = kwonly_as_positional(get_source(target))
+        # a static argument that is an object (a method's `self` under
+        # @partial(jit, static_argnums=0)): known while transforming, as a function
+        # argument is, so `grad(self.loss)` and `self.lr` resolve (user K r3); its
+        # value is part of the key already
+        kinds = list(kinds)
+        lead = len(kinds) - len(args)
+        for i in self._static_pos:
+            if 0 <= i < len(args) and _static_object(args[i]):
+                kinds[lead + i] = ClassKind(("fn", args[i]))
+        kinds = tuple(kinds)
         # container arguments (`l * 2` repeats a list, list(l) copies it); arguments
         # holding registered classes keep their type trees, so their methods are
         # inlined and a transform inside (grad(loss)(model, x)) sees through them
@@ -595,6 +605,16 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
 
     # dicts in sorted key order, as JAX's outputs (see tree_util._jax_dict_order)
     return _jax_dict_order(fix(out))
+
+
+def _static_object(v: Any) -> bool:
+    """An object passed as a static argument whose attributes the normalizer may
+    read (not a literal, an array, a container or a class)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, tuple, list, dict)):
+        return False
+    if isinstance(v, (np.ndarray, np.generic, type, types.ModuleType)):
+        return False
+    return hasattr(v, "__dict__")
 
 
 def _as_array_scalar(x: Any) -> Any:

@@ -282,9 +282,10 @@ def _jvp_helper(fn, x):
     return srcjax.jvp(fn, (x,), (1.0,))[1]
 
 
-def test_transform_of_a_callers_local_function_in_a_helper_is_a_clear_error():
+def test_transform_of_a_callers_local_function_in_a_helper():
     """lax-breadth report: jvp of a local function received as a parameter, inside
-    grad, crashed with 'cannot pickle module object' (deepcopy in _lift)."""
-    with pytest.raises(NotImplementedError, match="local function of the caller") as info:
-        srcjax.grad(lambda x: _jvp_helper(lambda v: v * v * x, x))(np.float32(2.0))
-    assert "test_errors.py" in str(info.value)
+    grad, crashed with 'cannot pickle module object' (deepcopy in _lift); then it was
+    a clear refusal; now the function is lifted with the caller's variables
+    (user R). Value from jax 0.10.2: 8.0."""
+    g = srcjax.grad(lambda x: _jvp_helper(lambda v: v * v * x, x))(np.float32(2.0))
+    assert float(g) == 8.0

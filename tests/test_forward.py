@@ -236,3 +236,15 @@ def test_transforms_of_lambdas_closing_over_locals_inside_transforms():
     np.testing.assert_allclose(srcjax.grad(_jvp_of_grad_lambda)(p1, x1), -0.39161313, rtol=1e-5)
     got = srcjax.jit(srcjax.grad(_jvp_of_grad_lambda, argnums=1))(p1, x1)
     np.testing.assert_allclose(got, 2.516647, rtol=1e-5)
+
+
+def test_vjp_and_linearize_functions_keep_the_primals_they_were_given():
+    # User K r15: `x += 1.0` on the NumPy array after vjp/linearize changed what
+    # vjp_fn / f_jvp returned (they re-run the forward sweep). Oracle: cos(x0).
+    x = np.array([0.5, 1.0], np.float32)
+    x0 = x.copy()
+    _, vjp_fn = srcjax.vjp(jnp.sin, x)
+    _, f_jvp = srcjax.linearize(jnp.sin, x)
+    x += 1.0
+    np.testing.assert_allclose(vjp_fn(np.ones(2, np.float32))[0], np.cos(x0), rtol=1e-6)
+    np.testing.assert_allclose(f_jvp(np.ones(2, np.float32)), np.cos(x0), rtol=1e-6)

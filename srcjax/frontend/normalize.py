@@ -487,6 +487,18 @@ class _Lowerer:
         return flags
 
 
+#: the methods a binary operator calls on a registered class instance (see
+#: Normalizer.dunder_call): (left operand's, right operand's reflected one)
+_DUNDERS = {
+    gast.Add: ("__add__", "__radd__"),
+    gast.Sub: ("__sub__", "__rsub__"),
+    gast.Mult: ("__mul__", "__rmul__"),
+    gast.Div: ("__truediv__", "__rtruediv__"),
+    gast.MatMult: ("__matmul__", "__rmatmul__"),
+    gast.Pow: ("__pow__", "__rpow__"),
+}
+
+
 #: top-level packages whose Python functions are called as they are, never
 #: inlined: their source is not user code (np.triu_indices has keyword-only
 #: parameters; an inlined library would also name its own files in errors).
@@ -731,6 +743,12 @@ class Normalizer:
             {k: v for k, v in outer.ckinds.items() if k not in own} if outer is not None else {}
         )
         self.ckinds.update(_container_kinds(node, params, self._builtin_of, seq_params))
+        if outer is not None:
+            # the enclosing function's parameters bound to known functions (a lax
+            # loop body lambda calling the integrator's `f`: user R)
+            self.static_params.update(
+                {k: v for k, v in outer.static_params.items() if k not in own}
+            )
 
     # -- entry ---------------------------------------------------------------
     def run(self) -> Any:
@@ -1468,6 +1486,8 @@ class Normalizer:
             return params[1:] if params else None
         if isinstance(fn, gast.Name) and fn.id in self.locals:
             fdef = self.local_fns.get(self.var(fn.id))
+            if isinstance(fdef, _ForeignFn):
+                fdef = fdef.fdef
             if not isinstance(fdef, gast.FunctionDef) or fdef.args.vararg:
                 return None
             names = [a.id for a in fdef.args.args]
@@ -1657,6 +1677,7 @@ class Normalizer:
             name not in _CONTAINER_METHODS
             or not isinstance(func.value, gast.Name)
             or func.value.id not in self.locals
+            or func.value.id in self.static_params  # an object known here (t.update)
             or self.expr_type(func.value) is not None  # a registered class's method
             or (self.seq_kind(func.value), name) in _NOT_A_METHOD
         ):
@@ -2254,6 +2275,13 @@ class Normalizer:
         if folded is not None:
             return folded, Op("copy", elts=[folded])
         if isinstance(e, gast.BinOp):
+            names = _DUNDERS.get(type(e.op))
+            if names is not None:
+                done = self.dunder_call(names[0], e.left, [e.right], e) or self.dunder_call(
+                    names[1], e.right, [e.left], e
+                )
+                if done is not None:
+                    return done
             seq = self.sequence_binop(e)
             if seq is not None:
                 return seq
@@ -2266,6 +2294,12 @@ class Normalizer:
             sym = _BINOPS[type(e.op)]
             left = self.atom(e.left)
             right = self.atom(e.right)
+            if names is not None and (self.class_of(left) or self.class_of(right)):
+                done = self.dunder_call(names[0], left, [right], e) or self.dunder_call(
+                    names[1], right, [left], e
+                )
+                if done is not None:
+                    return done
             prim = self.ops[sym]
             names = list(prim.signature.parameters)
             node = gast.BinOp(left=left, op=e.op, right=right)
@@ -2411,9 +2445,40 @@ class Normalizer:
         self.stmt(loop)
         return N.name(t), Op("copy", elts=[N.name(t)])
 
+    def dunder_call(self, method: str, receiver: Any, others: list, e: Any) -> Optional[tuple]:
+        """``receiver.method(*others)`` inlined when ``receiver`` is a registered
+        class instance known here whose class defines ``method`` in Python
+        (``v[1]`` is ``V.__getitem__``, ``s * x`` ``S.__mul__``, ``s @ x``
+        ``S.__matmul__``); None otherwise. Without it such an object reached
+        array primitives (helper Q: grad hung in np.shape of an object with
+        ``__len__`` and ``__getitem__``)."""
+        if isinstance(receiver, gast.Call):  # (V(x, y) * 3.0)[1]: a construction
+            st, cls = self.resolve(receiver.func)
+            if st != "found" or not isinstance(cls, type) or cls not in _tree_registry():
+                return None  # (a plain class's objects: per example under vmap)
+            ty = ("class", cls, (), (), (), ())
+        elif isinstance(receiver, (gast.Name, gast.Attribute, gast.Subscript)):
+            ty = self.type_of(receiver) or self.expr_type(receiver)
+        else:
+            return None
+        if ty is None or ty[0] != "class":
+            return None
+        fn = _plain_method(ty[1], method)
+        if fn is None:
+            return None
+        call = N.copy_origin(gast.Call(func=e, args=list(others), keywords=[]), e)
+        return self.inline_method(fn, [self.typed_atom(receiver, ty)], call)
+
     def subscript(self, e: Any) -> tuple:
         # x.at[i] only appears under .set/.add: handled in call()
+        done = self.dunder_call("__getitem__", e.value, [e.slice], e)
+        if done is not None:
+            return done
         value = self.atom(e.value)
+        if self.class_of(value) is not None:  # ((v * 3.0)[1]: a typed temporary)
+            done = self.dunder_call("__getitem__", value, [e.slice], e)
+            if done is not None:
+                return done
         idx = self.index(e.slice)
         prim = registry.by_public("ad.getitem")
         node = gast.Subscript(value=value, slice=idx, ctx=gast.Load())
@@ -2473,7 +2538,9 @@ class Normalizer:
             and isinstance(func.value.value, gast.Attribute)
             and func.value.value.attr == "at"
         ):
-            status, _ = self.resolve(func.value.value.value)
+            status, base_obj = self.resolve(func.value.value.value)
+            if status == "found" and isinstance(base_obj, (np.ndarray, np.generic)):
+                status = "dynamic"  # a module-level array (user R: base.at[i].set(v))
             if status in ("local", "dynamic") and func.attr == "get" and not e.args:
                 # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
                 if e.keywords:
@@ -3150,6 +3217,26 @@ class Normalizer:
                 return None
         return fns
 
+    def _static_objects(self, e: Any) -> Optional[List[Any]]:
+        """The items of a module-level or closed-over tuple/list of objects that
+        are neither arrays nor numbers (an optax-style chain's transformations,
+        namedtuples of functions), for a loop unrolled over them with the loop
+        variable bound to each (its attributes and methods resolve); else None."""
+        if not isinstance(e, gast.Name) or e.id in self.locals:
+            return None
+        status, seq = self.resolve(e)
+        if status != "found" or type(seq) not in (tuple, list) or not seq:
+            return None
+        for v in seq:
+            if isinstance(v, (np.ndarray, np.generic, int, float, complex, str, bool)):
+                return None
+            if v is None or type(v) in (tuple, list, dict) or type(v) in _tree_registry():
+                return None
+            if not (hasattr(v, "_fields") or hasattr(v, "__dict__")):
+                return None
+        self._record_dependency(e, seq)
+        return list(seq)
+
     def _is_host(self, e: Any) -> bool:
         """Whether expression ``e`` is a host value in JAX's sense (never traced): a
         constant, a shape query (``x.shape``, ``x.ndim``), a module-level number or
@@ -3267,14 +3354,17 @@ class Normalizer:
         if it.keywords or len(target.elts) != len(it.args):
             return False
         lists = [self._function_list(a) for a in it.args]
-        known = [fl for fl in lists if fl is not None]
+        objs = [self._static_objects(a) if fl is None else None for a, fl in zip(it.args, lists)]
+        known = [fl for fl in lists if fl is not None] + [o for o in objs if o is not None]
         if not known:
             return False
         n = min(len(fl) for fl in known)
         for j in range(n):
-            for t, a, fl in zip(target.elts, it.args, lists):
+            for t, a, fl, ob in zip(target.elts, it.args, lists, objs):
                 if fl is not None:
                     self.bind_local_fn(self.var(t.id), fl[j])
+                elif ob is not None:
+                    self.static_params[t.id] = ob[j]  # t.update(u, s) resolves to it
                 else:
                     item = gast.Subscript(value=N.clone(a), slice=N.const(j), ctx=gast.Load())
                     self.assign_target(t, N.copy_origin(item, s))
@@ -3825,6 +3915,19 @@ class Normalizer:
                 f"`{N.to_source(make)}` (with static arguments) inside a transformed function",
                 src=self.src,
             )
+        bound = tuple(getattr(tobj, "_bound", None) or ())
+        if bound:
+            # grad(self.loss) of a method bound to an object known here (a static
+            # argument): the generated code takes the object first (user K r3)
+            names = []
+            for b in bound:
+                nm = self.namer.fresh("bound_self")
+                self.bindings[nm] = b
+                names.append(N.name(nm))
+            call = N.copy_origin(
+                gast.Call(func=call.func, args=names + list(call.args), keywords=call.keywords),
+                call,
+            )
         # arguments known here to hold registered classes keep their type trees
         # (grad(loss)(model, x) inside a jitted train step inlines model's methods)
         kinds = []
@@ -3883,25 +3986,61 @@ class Normalizer:
                     "call the transformation inside each branch instead",
                 )
             if isinstance(fdef, _ForeignFn):
-                # (its free variables are the caller's: lifting it here would read
-                # this function's names; it was a TypeError from deepcopy)
-                raise UnsupportedSyntaxError(
-                    f"`{fn_node.id}` is a local function of the caller passed in as an "
-                    "argument; srcjax cannot hand it to a transformation here",
-                    self.loc(fn_node),
-                    "apply the transformation where the function is defined (pass "
-                    "srcjax.jvp(f, ...)'s result, or grad(f), to the helper instead), or "
-                    "define the function at module level",
-                )
+                # a local function of the caller (newton(f, x0) doing grad(f)): its
+                # free variables are the caller's, in the same generated function;
+                # they become leading parameters under fresh names that mean them
+                # here (user R: a Newton solver differentiating its argument)
+                return self._lift_foreign(fdef, fn_node)
             fdef = N.clone(fdef)
         else:
             return None
-        params = {a.id for a in fdef.args.args}
-        own = params | _own_locals(fdef.body)
-        free = sorted(
+        return self._lift_fdef(fdef, fn_node)
+
+    def _lift_foreign(self, foreign: Any, fn_node: Any) -> tuple:
+        owner, fdef = foreign.owner, N.clone(foreign.fdef)
+        while isinstance(fdef, _ForeignFn):
+            owner, fdef = fdef.owner, N.clone(fdef.fdef)
+        if not isinstance(fdef, gast.FunctionDef):
+            raise UnsupportedSyntaxError(
+                f"`{N.to_source(fn_node)}` names a function chosen by a branch; it cannot "
+                "be passed to a transformation",
+                self.loc(fn_node),
+                "call the transformation inside each branch instead",
+            )
+        own = {a.id for a in fdef.args.args} | _own_locals(fdef.body)
+        names = sorted(
             n
             for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[]))
-            if n in self.locals and n not in own
+            if n in owner.locals and n not in own
+        )
+        aliases = {}
+        for n in names:
+            if owner.var(n) in owner.local_fns:
+                raise UnsupportedSyntaxError(
+                    f"`{n}`, a local function, is used inside a function passed to a transform",
+                    self.loc(fn_node),
+                    "define it at module level",
+                )
+            a = self.namer.fresh(f"{n}_outer")
+            aliases[n] = a
+            self.rename[a] = owner.var(n)  # (self.var(a): the caller's variable)
+            self.locals.add(a)
+        for node in gast.walk(fdef):
+            if isinstance(node, gast.Name) and node.id in aliases:
+                node.id = aliases[node.id]
+        return self._lift_fdef(fdef, fn_node, known_free=sorted(aliases.values()))
+
+    def _lift_fdef(self, fdef: Any, fn_node: Any, known_free: Optional[list] = None) -> tuple:
+        params = {a.id for a in fdef.args.args}
+        own = params | _own_locals(fdef.body)
+        free = (
+            known_free
+            if known_free is not None
+            else sorted(
+                n
+                for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[]))
+                if n in self.locals and n not in own
+            )
         )
         for n in free:
             if self.var(n) in self.local_fns:
@@ -3910,6 +4049,10 @@ class Normalizer:
                     self.loc(fn_node),
                     "define it at module level",
                 )
+        # parameters bound to objects known here (a jitted method's static `self`):
+        # globals of the lifted function, so `self.loss` stays resolvable (user K r3)
+        known = {n: self.static_params[n] for n in free if n in self.static_params}
+        free = [n for n in free if n not in known]
         fdef.args.args = [
             gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in free
         ] + list(fdef.args.args)
@@ -3926,7 +4069,11 @@ class Normalizer:
         import types as _types
 
         fcode = next(c for c in code.co_consts if isinstance(c, _types.CodeType))
-        fobj = _types.FunctionType(fcode, self.src.globals, fdef.name)
+        scope = self.src.globals
+        if known:
+            scope = dict(scope)
+            scope.update(known)
+        fobj = _types.FunctionType(fcode, scope, fdef.name)
         del ns
         return fobj, free
 
