@@ -487,6 +487,12 @@ class _Lowerer:
         return flags
 
 
+def _lambda_of(params: List[str], call: Any, origin: Any) -> Any:
+    """``lambda <params>: <call>`` located at ``origin`` (see Normalizer.fn_expr)."""
+    lam = gast.Lambda(args=N.arguments(params), body=N.copy_origin(call, origin))
+    return N.copy_origin(lam, origin)
+
+
 #: the methods a binary operator calls on a registered class instance (see
 #: Normalizer.dunder_call): (left operand's, right operand's reflected one)
 _DUNDERS = {
@@ -1416,17 +1422,8 @@ class Normalizer:
             if params is None:
                 return None
             names = [n for n, d in params if d is inspect.Parameter.empty]
-        args = gast.arguments(
-            args=[gast.Name(n, gast.Param(), None, None) for n in names],
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
         call = gast.Call(func=N.clone(node), args=[N.name(n) for n in names], keywords=[])
-        return N.copy_origin(gast.Lambda(args=args, body=N.copy_origin(call, node)), node)
+        return _lambda_of(names, call, node)
 
     def partial_as_lambda(self, node: Any) -> Optional[Any]:
         """``functools.partial(fn, a, k=v)`` of a function known here (a module
@@ -1463,18 +1460,8 @@ class Normalizer:
             gast.keyword(arg=k.arg, value=self.atom(k.value, base=k.arg, force_name=True))
             for k in keywords
         ]
-        args = gast.arguments(
-            args=[gast.Name(n, gast.Param(), None, None) for n in rest],
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
         call = gast.Call(func=N.clone(fn), args=values + [N.name(n) for n in rest], keywords=kws)
-        lam = gast.Lambda(args=args, body=N.copy_origin(call, node))
-        return N.copy_origin(lam, node)
+        return _lambda_of(rest, call, node)
 
     def _positional_params(self, fn: Any) -> Optional[List[tuple]]:
         """``[(name, default or Parameter.empty), ...]``: the positional parameters
