@@ -4215,3 +4215,14 @@ def test_at_set_on_a_module_level_array_inside_transforms():
     assert_close(got, [[5.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 6.0]])
     assert_close(srcjax.grad(lambda v: jnp.sum(_put_into_base(2, v) ** 2))(3.0), 6.0)
     assert not _AT_BASE.any()  # the global is left alone
+
+
+def test_real_and_imag_attributes_are_differentiable():
+    # Helper S: grad through `.real` / `.imag` was 'no derivative rule for .real'
+    # (jnp.real worked). Values from jax 0.10.2.
+    h = np.array([[4, 1 + 2j], [1 - 2j, 5]], np.complex64)
+    g = srcjax.grad(lambda m: jnp.sum(m * m).real)(h)
+    np.testing.assert_allclose(g, [[8.0, 2.0 + 4.0j], [2.0 - 4.0j, 10.0]])
+    assert float(srcjax.grad(lambda x: (x * (1 + 2j)).imag)(1.5)) == 2.0
+    assert_close(srcjax.jit(lambda m: m.real + m.imag)(h), [[4.0, 3.0], [-1.0, 5.0]])
+    assert_close(srcjax.vmap(lambda m: m.real * 2)(h), [[8.0, 2.0], [2.0, 10.0]])

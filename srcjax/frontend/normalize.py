@@ -2483,8 +2483,10 @@ class Normalizer:
                 prim = attrs.get(e.attr) or registry.by_public("jnp.transpose")
                 return N.call(prim.public, [base]), Op("prim", prim=prim, bound=_bind(prim, base))
             if e.attr in ("real", "imag"):
+                # x.real / x.imag: jnp.real / jnp.imag, differentiable (helper S)
                 base = self.atom(e.value)
-                return N.attr(base, e.attr), Op("unknown", elts=[base], what="." + e.attr)
+                prim = registry.by_public(f"jnp.{e.attr}")
+                return N.call(prim.public, [base]), Op("prim", prim=prim, bound=_bind(prim, base))
             # a field of a pytree node (namedtuple, registered class): differentiable,
             # unless the class is known and the attribute is static (aux data)
             base = self.atom(e.value)
