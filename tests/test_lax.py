@@ -1088,3 +1088,25 @@ def test_carry_check_shortcut_agrees_with_the_full_check(x64_off):
                 assert ok, (b, a)
                 accepted += 1
     assert accepted > 20
+
+
+def test_loop_carries_that_start_as_python_floats_are_float32_under_transforms(x64_off):
+    # User R: under jit (and jacfwd, vmap) a carry starting as 0.0 stayed a Python
+    # float, so `t + 0.01` ran in float64: 100 steps to t = 1 where JAX's float32
+    # takes 101 (x 2% off). Values from jax 0.10.2.
+    def decay(k):
+        def body(s):
+            x, t = s
+            return x - 0.01 * k * x, t + 0.01
+
+        return lax.while_loop(lambda s: s[1] < 1.0, body, (1.0, 0.0))
+
+    for f in (decay, srcjax.jit(decay)):
+        x, t = f(2.0)
+        np.testing.assert_allclose([x, t], [0.12996718, 1.0099994], rtol=1e-6)
+        assert np.asarray(t).dtype == np.float32
+    np.testing.assert_allclose(srcjax.jacfwd(lambda k: decay(k)[0])(2.0), -0.13394576, rtol=1e-5)
+    fsum = srcjax.jit(lambda x: lax.fori_loop(0, 1000, lambda i, t: t + 0.01, 0.0) + 0 * x)
+    np.testing.assert_allclose(fsum(1.0), 10.0001335, rtol=1e-7)
+    cs = srcjax.jit(lambda x: lax.scan(lambda c, _: (c + 0.01, None), 0.0, None, length=1000)[0])
+    np.testing.assert_allclose(cs(1.0), 10.0001335, rtol=1e-7)

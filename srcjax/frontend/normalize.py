@@ -4201,7 +4201,7 @@ class Normalizer:
             lo, hi = self.atom(a[0]), self.atom(a[1])
             val = self.temp("val")
             init = self.atom(a[3])
-            self.emit(N.assign(val, init), Op("copy", elts=[init]))
+            self._start_carry(val, init)
             i = self.temp("i")
             saved, self.out = self.out, []
             r = self.call_value(a[2], [N.name(i), N.name(val)], e)
@@ -4220,7 +4220,7 @@ class Normalizer:
         if kind == "while_loop":
             val = self.temp("val")
             init = self.atom(a[2])
-            self.emit(N.assign(val, init), Op("copy", elts=[init]))
+            self._start_carry(val, init)
             c = self.temp("cond")
 
             def test_code():
@@ -4242,6 +4242,20 @@ class Normalizer:
         if kind in ("scan", "map"):
             return self._scan(kind, a, kw, e, t)
         raise _unsupported(e, f"lax.{kind}", src=self.src)
+
+    def _start_carry(self, name: str, init: Any) -> None:
+        """``name = init`` for a lax loop's carry, with a Python float in it made
+        float32 (``ad.carry_canon``: JAX's weak float computes in float32; user
+        R) where ``init`` may hold one: a constant, or a name bound to a host
+        value. The loop's carry check compares with ``init`` itself (weak types
+        may be promoted, as in JAX)."""
+        host = isinstance(init, gast.Constant) and isinstance(init.value, (float, complex))
+        host = host or (isinstance(init, gast.Name) and init.id in self.host_names)
+        host = host or isinstance(init, (gast.Tuple, gast.List))
+        if host:
+            self._prim_into(name, "ad.carry_canon", init)
+        else:
+            self.emit(N.assign(name, init), Op("copy", elts=[init]))
 
     def check_carry(self, what: str, init: Any, carry: str) -> None:
         """JAX's TypeError when a lax loop body changes its carry's structure,
@@ -4388,7 +4402,7 @@ class Normalizer:
         if kind == "scan":
             carry = self.temp("carry")
             init_a = self.atom(init)
-            self.emit(N.assign(carry, init_a), Op("copy", elts=[init_a]))
+            self._start_carry(carry, init_a)
         ys = self.temp("ys")
         self.emit(N.assign(ys, gast.List(elts=[], ctx=gast.Load())), Op("pack", elts=[]))
         k = self.temp("k")

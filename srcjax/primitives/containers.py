@@ -120,6 +120,35 @@ shallow_copy.def_jvp(lambda t, ans, x: shallow_copy(t))
 shallow_copy.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]
 
 
+def _carry_canon(x):
+    """A lax loop's initial carry as JAX computes with it: a Python float is a
+    float32 scalar unless x64 (user R: ``t + 0.01`` from ``t = 0.0`` ran in
+    float64 under jit, 100 steps to t = 1 where JAX takes 101). Python ints stay
+    (a weak int carry a body promotes is JAX's weak float, which NumPy's int32
+    would widen to float64). Its derivative is the identity."""
+    from .. import config
+    from ..tree_util import tree_map
+
+    if config.x64_enabled:
+        return x
+
+    def leaf(v):
+        t = type(v)
+        if t is float:
+            return np.float32(v)
+        if t is complex:
+            return np.complex64(v)
+        return v
+
+    return tree_map(leaf, x)
+
+
+carry_canon = _reg("ad.carry_canon", _carry_canon)
+carry_canon.def_vjp(lambda g, ans, x: g)
+carry_canon.def_jvp(lambda t, ans, x: t)
+carry_canon.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]
+
+
 def _seq_cotangent(g, x):
     """The cotangent of ``x`` from that of ``list(x)`` / ``tuple(x)``: ``g`` itself
     (a list and a tuple cotangent mean the same), none for a dict (its keys)."""
@@ -484,6 +513,7 @@ def _same_for_all(*operands):
 
 as_list.def_batch(_batch_containers("x"))
 shallow_copy.def_batch(_batch_containers("x"))
+carry_canon.def_batch(_batch_containers("x"))
 as_tuple.def_batch(_batch_containers("x"))
 seq_cotangent.def_batch(_batch_containers("g", "x"))
 concat.def_batch(_batch_containers("a", "b"))
