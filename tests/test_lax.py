@@ -1110,3 +1110,23 @@ def test_loop_carries_that_start_as_python_floats_are_float32_under_transforms(x
     np.testing.assert_allclose(fsum(1.0), 10.0001335, rtol=1e-7)
     cs = srcjax.jit(lambda x: lax.scan(lambda c, _: (c + 0.01, None), 0.0, None, length=1000)[0])
     np.testing.assert_allclose(cs(1.0), 10.0001335, rtol=1e-7)
+
+
+def _gg_scan(w):
+    def step(c, _):
+        x, v = c
+        v = v - w * x
+        return (x + v, v), x
+
+    return lax.scan(step, (1.0, 0.0), None, length=3)[1][-1]
+
+
+def test_grad_of_grad_through_a_scan_with_a_tuple_carry():
+    # User R 2d: grad(grad(f)) through lax.scan with a tuple carry was an IndexError
+    # (the first-order adjoint's zero for the whole carry indexed like a tuple).
+    # Values from jax 0.10.2 (1.0, 2.0); oracle also central differences of grad.
+    g1 = srcjax.grad(_gg_scan)
+    assert float(g1(2.0)) == 1.0
+    assert_close(srcjax.grad(g1)(2.0), 2.0, rtol=1e-6)
+    assert_close(srcjax.jit(srcjax.grad(g1))(2.0), 2.0, rtol=1e-6)
+    assert_close(srcjax.grad(g1)(0.7), fd_grad(lambda w: g1(float(w)), 0.7), rtol=1e-4)

@@ -339,6 +339,11 @@ def _tree_index_adjoint(ct, x, idx):
         else:
             out[idx] = ct
         return out
+    if isinstance(idx, int) and not isinstance(idx, bool) and np.ndim(x) == 0:
+        # x is a zero cotangent standing for a whole container (a hole a first-order
+        # adjoint read items of: grad(grad) through a scan's tuple carry, user R):
+        # it is a constant, so no cotangent flows back into it
+        return None
     from .ad import index_adjoint
 
     return index_adjoint(ct, x, idx)
