@@ -1130,3 +1130,12 @@ def test_grad_of_grad_through_a_scan_with_a_tuple_carry():
     assert_close(srcjax.grad(g1)(2.0), 2.0, rtol=1e-6)
     assert_close(srcjax.jit(srcjax.grad(g1))(2.0), 2.0, rtol=1e-6)
     assert_close(srcjax.grad(g1)(0.7), fd_grad(lambda w: g1(float(w)), 0.7), rtol=1e-4)
+
+
+def test_fori_loop_bounds_of_different_types_are_a_type_error(x64_off):
+    # User R: fori_loop(0, 2.5, ...) ran two passes; JAX 0.10.2 raises TypeError for
+    # bounds of different types, and accepts a Python int with an int32 bound.
+    with pytest.raises(TypeError, match="lower and upper arguments to fori_loop"):
+        lax.fori_loop(0, 2.5, lambda i, x: x + i, 0.0)
+    assert float(lax.fori_loop(0, np.int32(3), lambda i, x: x + i, 0.0)) == 3.0
+    assert float(lax.fori_loop(0.0, 3.0, lambda i, x: x + i, 0.0)) == 3.0

@@ -323,10 +323,19 @@ def fori_loop(
 
     ``unroll`` (None, a bool or a non-negative int, keyword-only as in JAX) is
     checked and otherwise ignored: the result is the same. Raises TypeError (as
-    JAX) when the body changes the carry's structure or shapes, ValueError for a
-    negative ``unroll``."""
+    JAX) when the body changes the carry's structure or shapes or when ``lower``
+    and ``upper`` have different dtypes, ValueError for a negative ``unroll``."""
     if unroll is not None:
         _check_unroll(unroll)
+    lo_t, hi_t = dtypes.dtype_of(lower), dtypes.dtype_of(upper)
+    weak = type(lower) in (int, float) or type(upper) in (int, float)
+    if lo_t != hi_t and not (weak and lo_t.kind == hi_t.kind):
+        # (user R: fori_loop(0, 2.5, ...) ran two passes; a Python scalar bound
+        # takes the other's type when of the same kind, as JAX's weak types)
+        raise TypeError(
+            "lower and upper arguments to fori_loop must have equal types, "
+            f"got {lo_t.name} and {hi_t.name}"
+        )
     val = _canonical(init_val)
     body_fun = _eager(body_fun)
     for i in range(int(lower), int(upper)):
