@@ -908,3 +908,15 @@ def test_float16_uniform_and_normal_are_bit_exact():
     got = srcjax.vmap(lambda kk: random.normal(kk, (4,), jnp.float16))(keys)
     want = np.stack([random.normal(kk, (4,), jnp.float16) for kk in keys])
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_uniform_with_an_infinite_bound_is_inf():
+    # Helper N: fma32's round-to-odd step turned an infinite sum into NaN, so
+    # uniform(minval=0, maxval=inf) gave NaN. jax 0.10.2: [inf inf inf].
+    got = srcjax.random.uniform(srcjax.random.PRNGKey(0), (3,), minval=0.0, maxval=np.inf)
+    assert np.all(np.isposinf(got))
+    # finite bounds unchanged (jax 0.10.2's draws)
+    np.testing.assert_array_equal(
+        srcjax.random.uniform(srcjax.random.PRNGKey(0), (3,)),
+        np.array([0.947667, 0.9785799, 0.33229148], np.float32),
+    )

@@ -145,12 +145,15 @@ def fma32(a, b, c) -> np.ndarray:
     p = np.multiply(a, b, dtype=np.float64)
     c = np.asarray(c, np.float64)
     s = p + c
-    bb = s - p
-    err = (p - (s - bb)) + (c - bb)
+    with np.errstate(invalid="ignore"):  # (inf - inf in err, unused for an inf sum)
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)
     s = np.atleast_1d(s)
     w = s.view(np.int64)
-    # inexact with an even last bit: step one ulp toward the error (s != 0 here)
-    fix = (err != 0) & ((w & 1) == 0)
+    # inexact with an even last bit: step one ulp toward the error (s != 0 here);
+    # an infinite sum is exact as it is (its err is NaN: helper N, uniform with
+    # maxval=inf gave NaN)
+    fix = np.isfinite(s) & (err != 0) & ((w & 1) == 0)
     w += fix * np.where((s < 0) == (err < 0), 1, -1)
     return s.astype(np.float32).reshape(np.shape(p))
 
