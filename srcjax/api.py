@@ -24,7 +24,7 @@ from .frontend.normalize import (
 )
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
-from .tree_util import _jax_dict_order
+from .tree_util import _sorted_keys
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -51,22 +51,26 @@ else:  # pragma: no cover - NumPy 1.x promotes float32 * float to float64
 
 
 def _writeable(x: Any) -> Any:
-    """``x`` with read-only arrays (broadcast views), also in tuples, lists and
-    dicts, replaced by copies."""
+    """``x`` with read-only arrays (broadcast views), also in tuples, namedtuples,
+    lists and dicts, replaced by copies; dicts (and defaultdicts) in sorted key
+    order, as JAX's outputs (see tree_util._jax_dict_order)."""
     t = type(x)
     if t is _F32 or t is _F64:
         return x  # the common scalar case first (W3's per-call cost)
     if t is np.ndarray:
         return x if x.flags.writeable else x.copy()
-    if type(x) is tuple:
-        items = tuple(_writeable(v) for v in x)
-        return x if all(a is b for a, b in zip(items, x)) else items
-    if type(x) is list:
+    if isinstance(x, tuple):
+        items = [_writeable(v) for v in x]
+        if all(a is b for a, b in zip(items, x)):
+            return x
+        return t(*items) if hasattr(x, "_fields") else t(items)
+    if t is list:
         return [_writeable(v) for v in x]
-    if type(x) is dict or type(x) is collections.defaultdict:
-        # (in sorted key order, as JAX's outputs: see tree_util._jax_dict_order)
-        return _jax_dict_order({k: _writeable(v) for k, v in x.items()})
-    return _jax_dict_order(x)
+    if t is dict or t is collections.defaultdict:
+        keys = _sorted_keys(x) if len(x) > 1 else tuple(x)
+        items = {k: _writeable(x[k]) for k in keys}
+        return items if t is dict else collections.defaultdict(x.default_factory, items)
+    return x
 
 
 def _kind(x: Any) -> str:

@@ -67,7 +67,6 @@ from .errors import TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid, normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms import optimize as opt
-from .tree_util import _jax_dict_order
 
 _cfg = importlib.import_module("srcjax.config")
 
@@ -586,14 +585,21 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
         if isinstance(x, list):
             return [fix(v) for v in x]
         if isinstance(x, dict):
-            items = {k: fix(v) for k, v in x.items()}
-            if all(items[k] is v for k, v in x.items()):
+            # dicts (and defaultdicts) in sorted key order, as JAX's outputs
+            # (see tree_util._jax_dict_order); OrderedDicts keep theirs
+            keys = list(x)
+            sort = t is dict or t is collections.defaultdict
+            order = list(tree_util._sorted_keys(x)) if sort and len(keys) > 1 else keys
+            items = {k: fix(x[k]) for k in order}
+            if order == keys and all(items[k] is x[k] for k in keys):
                 return x
-            if type(x) is dict:
+            if t is dict:
                 return items
+            if t is collections.defaultdict:
+                return collections.defaultdict(x.default_factory, items)
             try:
-                return type(x)(items)
-            except TypeError:  # e.g. a defaultdict
+                return t(items)
+            except TypeError:
                 return items
         if t in tree_util._REGISTRY:  # a registered class: its leaves fixed too
             leaves, treedef = tree_util.tree_flatten(x)
@@ -603,8 +609,7 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
             return tree_util.tree_unflatten(treedef, fixed)
         return x
 
-    # dicts in sorted key order, as JAX's outputs (see tree_util._jax_dict_order)
-    return _jax_dict_order(fix(out))
+    return fix(out)
 
 
 def _static_object(v: Any) -> bool:

@@ -4004,12 +4004,7 @@ class Normalizer:
         )
         aliases = {}
         for n in names:
-            if owner.var(n) in owner.local_fns:
-                raise UnsupportedSyntaxError(
-                    f"`{n}`, a local function, is used inside a function passed to a transform",
-                    self.loc(fn_node),
-                    "define it at module level",
-                )
+            self._refuse_local_fn(owner, n, fn_node)
             a = self.namer.fresh(f"{n}_outer")
             aliases[n] = a
             self.rename[a] = owner.var(n)  # (self.var(a): the caller's variable)
@@ -4018,6 +4013,16 @@ class Normalizer:
             if isinstance(node, gast.Name) and node.id in aliases:
                 node.id = aliases[node.id]
         return self._lift_fdef(fdef, fn_node, known_free=sorted(aliases.values()))
+
+    def _refuse_local_fn(self, scope: Any, n: str, fn_node: Any) -> None:
+        """A lifted function cannot read a local function of ``scope`` (it would be
+        a run-time value of generated code, where local functions are inlined)."""
+        if scope.var(n) in scope.local_fns:
+            raise UnsupportedSyntaxError(
+                f"`{n}`, a local function, is used inside a function passed to a transform",
+                self.loc(fn_node),
+                "define it at module level",
+            )
 
     def _lift_fdef(self, fdef: Any, fn_node: Any, known_free: Optional[list] = None) -> tuple:
         params = {a.id for a in fdef.args.args}
@@ -4032,12 +4037,7 @@ class Normalizer:
             )
         )
         for n in free:
-            if self.var(n) in self.local_fns:
-                raise UnsupportedSyntaxError(
-                    f"`{n}`, a local function, is used inside a function passed to a transform",
-                    self.loc(fn_node),
-                    "define it at module level",
-                )
+            self._refuse_local_fn(self, n, fn_node)
         # parameters bound to objects known here (a jitted method's static `self`):
         # globals of the lifted function, so `self.loss` stays resolvable (user K r3)
         known = {n: self.static_params[n] for n in free if n in self.static_params}
