@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import functools
 import importlib
+import linecache
 import threading
 import types
 import weakref
@@ -212,6 +213,92 @@ def _missing_defaults(fun: Any, nargs: int) -> dict:
     return {p: defaults[params.index(p) - first_default] for p in missing}
 
 
+_PRIM_FILE = "<srcjax primitive "
+
+
+def _fresh_names(base: str, count: int, taken: set) -> list:
+    """``base_0 ... base_{count-1}``, each lengthened with ``_`` until it is not in
+    ``taken`` (another parameter's name)."""
+    out = []
+    for i in range(count):
+        name = f"{base}_{i}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        out.append(name)
+    return out
+
+
+def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
+    """``pyfn`` itself, or, when it takes ``*args`` (``jnp.atleast_2d(*arys)``,
+    ``jnp.gradient(f, *varargs, axis=None)``, a user's ``lambda *xs: ...``, or
+    the stand-in of a primitive such as ``jnp.meshgrid(*xi)``), a plain function
+    of ``nargs`` positional parameters that calls it: the root of transformed
+    code has fixed parameters (a call inlines ``*args`` as a tuple), and the
+    transforms key their generated code on the number of arguments already.
+
+    Keyword-only parameters and defaults are kept (``jit(jnp.gradient)(x,
+    axis=0)``); with ``keywords=False`` (transforms that take no keyword-only
+    parameters: vmap, jvp, vjp, jacfwd ...) they keep their defaults inside the
+    wrapper instead. One wrapper per ``(pyfn, nargs, keywords)``, kept on ``pyfn``."""
+    code = getattr(pyfn, "__code__", None)
+    if code is None:
+        return pyfn
+    prim = None
+    if code.co_filename.startswith(_PRIM_FILE):
+        from .primitives.registry import REGISTRY
+
+        prim = REGISTRY.get(code.co_filename[len(_PRIM_FILE) : -1])
+        if prim is None:
+            return pyfn
+        sig = list(prim.signature.parameters.values())
+        pos = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = [p.name for p in sig if p.kind == p.VAR_POSITIONAL]
+        # the stand-in takes the required parameters only: the call decides the rest
+        if nargs <= code.co_argcount or (not var and nargs > len(pos)):
+            return pyfn
+        kwonly: list = []
+    else:
+        if not code.co_flags & 0x04:  # CO_VARARGS
+            return pyfn
+        pos = list(code.co_varnames[: code.co_argcount])
+        kwonly = list(
+            code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        )
+        var = [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
+        if not keywords:
+            kwonly = []
+    cache = pyfn.__dict__.setdefault("_srcjax_fixed_arity", {})
+    fn = cache.get((nargs, keywords))
+    if fn is not None:
+        return fn
+    if nargs <= len(pos):
+        params = pos if prim is None else pos[: max(nargs, code.co_argcount)]
+        extra: list = []
+    else:
+        params = list(pos)
+        extra = _fresh_names(var[0] if var else "arg", nargs - len(pos), set(pos) | set(kwonly))
+    target = prim.public if prim is not None else "_srcjax_varargs_target"
+    call_args = ", ".join(params + extra + [f"{k}={k}" for k in kwonly])
+    header = ", ".join(params + extra + (["*"] + kwonly if kwonly else []))
+    name = code.co_name if code.co_name.isidentifier() else "varargs_fn"
+    text = f"def {name}({header}):\n    return {target}({call_args})\n"
+    filename = (
+        f"<srcjax {nargs} arguments of {code.co_name} {id(pyfn):x}{'' if keywords else ' p'}>"
+    )
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = dict(emit.namespaces()) if prim is not None else {"_srcjax_varargs_target": pyfn}
+    exec(compile(text, filename, "exec"), ns)
+    fn = ns[name]
+    if not extra and prim is None:
+        fn.__defaults__ = pyfn.__defaults__
+    if kwonly and pyfn.__kwdefaults__:
+        fn.__kwdefaults__ = dict(pyfn.__kwdefaults__)
+    fn.__doc__ = pyfn.__doc__
+    cache[nargs, keywords] = fn
+    return fn
+
+
 class Transformed:
     """A function transformed by srcjax; calls dispatch to generated code.
 
@@ -320,10 +407,10 @@ class _Grad(Transformed):
         self._fast1 = not bound and not bkw and self._wrt_fixed == (0,)
 
     def _build(self, kinds):
-        if isinstance(self._pyfn, Transformed):
-            target = self._pyfn._generated(kinds)
+        if isinstance(self._pyfn, Transformed):  # (grad(jit(lambda *xs: ...)))
+            target = fixed_arity(self._pyfn._generated(kinds), len(kinds))
         else:
-            target = self._pyfn
+            target = fixed_arity(self._pyfn, len(kinds))
         key = (
             self.kind,
             self.argnums,

@@ -30,6 +30,7 @@ from .api import (
     _missing_defaults,
     _unsupported_options,
     finish,
+    fixed_arity,
 )
 from .codegen import emit
 from .errors import TransformTypeError, TransformValueError
@@ -49,12 +50,14 @@ _LOCK = threading.Lock()
 
 def _target(fun: Any, kinds: Tuple[str, ...]):
     """(python function with source, leading bound args) for ``fun``."""
-    if isinstance(fun, Transformed):
-        return fun._generated(kinds), tuple(getattr(fun, "_bound", ()))
+    if isinstance(fun, Transformed):  # (jit(lambda *xs: ...): jit passes its function on)
+        gen = fixed_arity(fun._generated(kinds), len(kinds), keywords=False)
+        return gen, tuple(getattr(fun, "_bound", ()))
     pyfn, bound, bkw = unwrap_callable(fun)
     if bkw:
         raise TransformTypeError("functools.partial with keyword arguments is not supported here")
-    return pyfn, bound
+    # `*args` (jnp.atleast_2d): a wrapper of this many parameters
+    return fixed_arity(pyfn, len(kinds), keywords=False), bound
 
 
 def _cached(target, key, build):

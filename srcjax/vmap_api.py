@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .api import Transformed, _kind, finish, user_none_names
+from .api import Transformed, _kind, finish, fixed_arity, user_none_names
 from .errors import TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize
@@ -185,7 +185,8 @@ class _Vmap(Transformed):
     def _target(self, kinds: Tuple[str, ...]):
         full = tuple(_kind(a) for a in self._pbound) + tuple(kinds)
         if isinstance(self._inner, Transformed):
-            target = self._inner._generated(full)
+            # (jit(lambda *xs: ...) passes its function on: fixed here too)
+            target = fixed_arity(self._inner._generated(full), len(full), keywords=False)
             deps = getattr(target, "__srcjax_deps__", ())
             if deps and not dependencies_valid(deps) and hasattr(self._inner, "_rebuild"):
                 target = self._inner._rebuild(full)  # (grad(f) with a redefined helper)
@@ -193,7 +194,7 @@ class _Vmap(Transformed):
         pyfn, bargs, bkw = unwrap_callable(self._inner)
         if bargs or bkw:
             raise TransformValueError("vmap: bound methods with partials are not supported")
-        return pyfn, full
+        return fixed_arity(pyfn, len(full), keywords=False), full  # `*args`
 
     def _param_names(self) -> List[str]:
         if self._sig_names is None:
