@@ -2,7 +2,8 @@
 
 Most functions are registered primitives with public name ``jnp.linalg.<name>``
 (see :mod:`srcjax.primitives.linalg`), differentiable with JAX's conventions.
-``multi_dot``, ``vector_norm``, ``matrix_norm``, ``cond`` and ``lstsq`` are
+``multi_dot``, ``vector_norm``, ``matrix_norm``, ``cond``, ``lstsq`` and
+``matrix_rank`` are
 compositions of primitives written as JAX defines them (transformed code
 inlines them like user functions, so their derivatives and batching come from
 the primitives they call).
@@ -12,14 +13,16 @@ from __future__ import annotations
 
 import numpy as _np
 
-from ..primitives.ad import reshape, sum
+from ..primitives.ad import expand_dims, reshape, sum
 from ..primitives.creation import asarray, shape
 from ..primitives.elementwise import abs as _abs
 from ..primitives.elementwise import conj, isnan, power, real, sqrt, where
 from ..primitives.linalg import (
     cholesky,
     det,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     inv,
     inv_or_inf,
@@ -43,12 +46,15 @@ __all__ = [
     "cholesky",
     "cond",
     "det",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "lstsq",
     "matrix_norm",
     "matrix_power",
+    "matrix_rank",
     "multi_dot",
     "norm",
     "pinv",
@@ -191,6 +197,23 @@ cond_check = _static("ad.cond_check", _cond_check)
 lstsq_rcond = _static("ad.lstsq_rcond", _lstsq_rcond)
 
 
+def _matrix_rank_check(no_rtol, no_tol):
+    """Static: JAX's error when both ``rtol`` and its alias ``tol`` are given."""
+    if not (no_rtol or no_tol):
+        raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
+    return True
+
+
+def _matrix_rank_scale(m_shape, s):
+    """Static: ``(max(M, N), eps)`` of matrix_rank's default tolerance
+    ``max(s) * max(M, N) * eps`` (as Python numbers; eps of ``s``'s dtype)."""
+    return max(tuple(m_shape)[-2:]), float(_np.finfo(_np.result_type(s)).eps)
+
+
+matrix_rank_check = _static("ad.matrix_rank_check", _matrix_rank_check)
+matrix_rank_scale = _static("ad.matrix_rank_scale", _matrix_rank_scale)
+
+
 # ---------------------------------------------------------------------------
 # compositions
 
@@ -315,3 +338,37 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     if vector_b:
         x = ravel(x)
     return x, resid, rank, s
+
+
+def matrix_rank(M, rtol=None, hermitian=False, tol=None):
+    """The rank of each matrix of ``M`` ``(..., N, K)``
+    (jax.numpy.linalg.matrix_rank): the count of its singular values above a
+    tolerance.
+
+    ``rtol`` (or its alias ``tol``; not both): the tolerance, a scalar or an
+    array broadcasting against ``M.shape[:-2]``. As JAX computes it, a given
+    value is compared with the singular values as it is (an absolute
+    threshold); the default is ``max(s) * max(N, K) * eps`` (relative).
+    ``hermitian``: ``M`` is taken as Hermitian (eigenvalues instead of an SVD).
+    Returns the default int (int32 unless x64) of shape ``M.shape[:-2]`` (with
+    ``rtol``'s shape broadcast in); for ``M`` of fewer than 2 dimensions,
+    int32 ``any(M != 0)``. Integer ``M`` is promoted to the default float. Not
+    differentiable (an integer). Raises ``ValueError`` when both ``rtol`` and
+    ``tol`` are given. (``hermitian`` and ``tol`` are keyword-only in JAX; here
+    they may be positional too, so that ``vmap(jnp.linalg.matrix_rank)``
+    transforms it directly.)"""
+    matrix_rank_check(rtol is None, tol is None)
+    if tol is not None:
+        rtol = tol
+    M = asarray(M, dtype=inexact_dtype(M))
+    if len(shape(M)) < 2:
+        return asarray(_any(M != 0), dtype=_np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if rtol is None:
+        # Python numbers (weak): two products rounded in s's dtype, as JAX
+        scale = matrix_rank_scale(shape(M), s)
+        rtol = _max(s, axis=-1) * scale[0] * scale[1]
+    dt = inexact_dtype(s, rtol)
+    rtol = asarray(rtol, dtype=dt)
+    rtol = expand_dims(rtol, len(shape(rtol)))
+    return sum(asarray(s, dtype=dt) > rtol, axis=-1)
