@@ -152,7 +152,10 @@ def _check_float(x: Any, argnum: int, what: str = "grad", allow_int: bool = Fals
 
 def _map_leaves(fn: Callable, x: Any) -> Any:
     if isinstance(x, dict):
-        return type(x)((k, _map_leaves(fn, v)) for k, v in x.items())
+        items = ((k, _map_leaves(fn, v)) for k, v in x.items())
+        if isinstance(x, collections.defaultdict):  # keeps its factory, as JAX
+            return type(x)(x.default_factory, items)
+        return type(x)(items)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_map_leaves(fn, v) for v in x])
     if isinstance(x, (list, tuple)):

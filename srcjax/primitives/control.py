@@ -7,6 +7,8 @@ except ``lax.stop_gradient`` (also ``srcjax.stop_gradient``).
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from ..errors import NonDifferentiableError
@@ -117,7 +119,7 @@ def _checked_ct(c, o, cb, ob, ct_all, out_all):
         new = {k: _checked_ct(v, o[k], cb, ob, ct_all, out_all) for k, v in c.items()}
         if all(new[k] is c[k] for k in c):
             return c
-        return type(c)(new) if type(c) is not dict else new
+        return dict_like(c, new)
     kind = _class_kind(o)
     if kind is not None:
         if type(c) is not type(o):
@@ -282,7 +284,7 @@ def _tree_add(a, b):
     if b is None:
         return a
     if isinstance(a, dict) and isinstance(b, dict):
-        out = dict(a)
+        out = dict_like(a, a.items())
         for k, v in b.items():
             out[k] = _tree_add(out.get(k), v)
         return out
@@ -377,10 +379,21 @@ def _pop(lst):
 pop = register(Primitive("ad.pop", _pop, kind="internal", differentiable=False))
 
 
+def dict_like(x, pairs):
+    """A dict of ``x``'s type holding ``pairs``: a ``defaultdict`` keeps its
+    ``default_factory`` (JAX's pytree node keeps it as aux data), an
+    ``OrderedDict`` stays one."""
+    if type(x) is dict:
+        return dict(pairs)
+    if isinstance(x, collections.defaultdict):
+        return type(x)(x.default_factory, pairs)
+    return type(x)(pairs)
+
+
 def _fill(g, x):
     if g is None:
         if isinstance(x, dict):
-            return type(x)((k, _fill(None, v)) for k, v in x.items())
+            return dict_like(x, ((k, _fill(None, v)) for k, v in x.items()))
         if isinstance(x, tuple) and hasattr(x, "_fields"):
             return type(x)(*[_fill(None, v) for v in x])
         if isinstance(x, (list, tuple)):
@@ -396,8 +409,8 @@ def _fill(g, x):
             return np.zeros((), np.float32 if isinstance(x, float) else np.float64)
         return np.zeros(np.shape(x), dt if dt.kind in "fc" else np.float32)
     if isinstance(x, dict):
-        return type(x)(
-            (k, _fill(g.get(k) if isinstance(g, dict) else None, v)) for k, v in x.items()
+        return dict_like(
+            x, ((k, _fill(g.get(k) if isinstance(g, dict) else None, v)) for k, v in x.items())
         )
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x)])
@@ -1804,8 +1817,37 @@ _alias_tree_utilities()
 def _construct(cls, *args):
     """``cls(*args)`` for a registered pytree class (``Linear(w, b)`` inside a
     differentiated function). Differentiable in the arguments that become the
-    instance's children as they are (``self.w = w``), as most model classes do."""
+    instance's children as they are (``self.w = w``), as most model classes do.
+    ``collections.defaultdict(factory, {...})`` / ``OrderedDict({...})``: the
+    values of the mapping argument are the children (see :func:`_construct_ct`)."""
+    if cls is collections.defaultdict and args and isinstance(args[0], np.ndarray):
+        # vmap broadcast the factory (a function, the same in every example)
+        fs = args[0].ravel()
+        if args[0].dtype == object and fs.size and all(f is fs[0] for f in fs):
+            args = (fs[0],) + tuple(args[1:])
     return cls(*args)
+
+
+def _dict_construct_arg(ans, index, args):
+    """For ``ans`` a dict built by ``construct`` (``defaultdict(int, m)``,
+    ``OrderedDict(m)``): ``"mapping"`` when ``args[index]`` is the mapping whose
+    values became its values, ``"other"`` for an argument that carries no value
+    (the factory), ``None`` when ``ans`` is no dict. A mapping given any other
+    way (a list of pairs) cannot be differentiated: an error, never a zero."""
+    if not isinstance(ans, dict):
+        return None
+    arg = args[index]
+    if arg is None or (callable(arg) and not isinstance(arg, (dict, list, tuple, np.ndarray))):
+        return "other"
+    if isinstance(arg, np.ndarray) and arg.dtype == object:
+        return "other"  # (a factory vmap broadcast)
+    if isinstance(arg, dict) and set(arg) == set(ans):
+        return "mapping"
+    raise NonDifferentiableError(
+        f"cannot differentiate constructing a {type(ans).__name__} from argument "
+        f"{index + 1} ({type(arg).__name__}): only from a dict of its values",
+        hint=f"build it as {type(ans).__name__}(..., {{key: value, ...}}), or pass it in",
+    )
 
 
 construct = register(Primitive("ad.construct", _construct, kind="internal"))
@@ -1863,6 +1905,13 @@ def _construct_ct(g, ans, index, *args):
     argument. An array argument that became no child as it is (``self.w =
     2 * w``) cannot be differentiated this way: an error, never a wrong zero."""
     arg = args[index]
+    how = _dict_construct_arg(ans, index, args)
+    if how == "other":
+        return None
+    if how == "mapping":  # the mapping's cotangent: the instance's, key by key
+        return dict_like(
+            arg, ((k, _fill(g.get(k) if isinstance(g, dict) else None, v)) for k, v in arg.items())
+        )
     where, children, kind = _child_positions(ans, index, args)
     if not where:
         if isinstance(arg, np.ndarray) or isinstance(arg, (float, np.floating)):
@@ -1891,6 +1940,10 @@ def _construct_ct(g, ans, index, *args):
 def _construct_tangent(t, ans, index, *args):
     """The tangent instance of ``construct(cls, *args)`` from the tangent ``t`` of
     ``args[index]``: ``t`` at the children that are that argument, zeros elsewhere."""
+    how = _dict_construct_arg(ans, index, args)
+    if how is not None:  # (a dict's values come from its mapping argument only)
+        src = t if how == "mapping" and isinstance(t, dict) else {}
+        return dict_like(ans, ((k, _fill(src.get(k), v)) for k, v in ans.items()))
     where, children, kind = _child_positions(ans, index, args)
     if kind is None:
         return None
@@ -2151,7 +2204,7 @@ def _batch_size(v):
 def _masked(v, active):
     """``v`` with the rows of the examples not running masked (``--``)."""
     if isinstance(v, dict):
-        return {k: _masked(x, active) for k, x in v.items()}
+        return dict_like(v, ((k, _masked(x, active)) for k, x in v.items()))
     if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
         return type(v)(_masked(x, active) for x in v)
     a = np.asarray(v)
