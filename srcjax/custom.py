@@ -22,11 +22,13 @@ Semantics follow https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rule
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import itertools
 import linecache
-from typing import Any, Callable, Dict, Sequence
+import types
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from .api import Transformed
 from .primitives.ad import zeros_like as _zeros_like
@@ -79,6 +81,58 @@ def _transpose_rule(p: str, args: str) -> str:
 
 def _transposes(names) -> Dict[str, str]:
     return {f"_transpose_{p}": f"_tangent_map_{p}" for p in names}
+
+
+def _static_target(node: Any, env: Dict[str, Any]) -> Any:
+    """What the callee ``node`` of a call names, when that is known from ``env``
+    (a name, or attributes of a module or class: ``jax.vjp``); else ``None``."""
+    import gast
+
+    if isinstance(node, gast.Name):
+        if node.id in env:
+            return env[node.id]
+        return getattr(builtins, node.id, None)
+    if isinstance(node, gast.Attribute):
+        base = _static_target(node.value, env)
+        if isinstance(base, (types.ModuleType, type)):
+            return getattr(base, node.attr, None)
+    return None
+
+
+def _calls_outside_only(fn: Any, seen: Optional[set] = None, depth: int = 0) -> Any:
+    """The callee (``jax.vjp``, ``jax.linearize`` ...) that srcjax refuses inside
+    transformed code when ``fn``'s source, or a user function it calls (three
+    levels deep), calls one; else ``None``."""
+    import gast
+
+    from .frontend.source import get_source
+
+    seen = set() if seen is None else seen
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType) or fn in seen:
+        return None
+    seen.add(fn)
+    try:
+        node = get_source(fn).node
+    except Exception:  # noqa: BLE001 - no source: nothing srcjax would inline
+        return None
+    env = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            env[name] = cell.cell_contents
+        except ValueError:  # (an empty cell)
+            pass
+    for call in gast.walk(node):
+        if not isinstance(call, gast.Call):
+            continue
+        obj = _static_target(call.func, env)
+        if getattr(obj, "__srcjax_not_inside__", False):
+            return obj
+        if depth < 3 and isinstance(obj, types.FunctionType):
+            found = _calls_outside_only(obj, seen, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 class _LinearTranspose(Transformed):
@@ -271,9 +325,43 @@ class custom_vjp(_Custom):
                 f"    return ad.fill_holes(ct[{i}], {p})\n"
             )
         ns = _synthetic_module(
-            "\n\n".join(lines), f"custom_vjp rules of {self.fun.__name__}", {"fwd": fwd, "bwd": bwd}
+            "\n\n".join(lines),
+            f"custom_vjp rules of {self.fun.__name__}",
+            {"fwd": fwd, "bwd": self._bwd_callee(bwd, nondiff)},
         )
         self.prim.vjps.clear()
         for p in diff:
             self.prim.vjps[p] = ns[f"_vjp_{p}"]
         self.prim.primal_rule = ns["_primal"]
+
+    def _bwd_callee(self, bwd: Callable, nondiff: list) -> Callable:
+        """What the derivative code calls as ``bwd``: the user's function, which a
+        later transform (jit, vmap, grad of grad) inlines like any user code; or,
+        when ``bwd`` calls ``jax.vjp``/``jax.linearize`` (which srcjax runs only
+        outside transformed code), a primitive that runs ``bwd`` as it is: under
+        jit as an opaque call, under vmap once per example. Such a ``bwd`` cannot
+        be differentiated again (grad of grad): NoDerivativeRuleError."""
+        outside = _calls_outside_only(bwd)
+        if outside is None:
+            return bwd
+        from .primitives.registry import REGISTRY
+
+        name = f"{self.prim.public.split('.', 1)[1]}_bwd"
+        while f"custom.{name}" in REGISTRY:
+            name = f"{name}_{next(_COUNTER)}"
+        params = ", ".join([*nondiff, "res", "g"])
+        ns = _synthetic_module(
+            f"def {name}({params}):\n    return bwd({params})\n",
+            f"bwd caller of {self.fun.__name__}",
+            {"bwd": bwd},
+        )
+        prim = register(Primitive(f"custom.{name}", ns[name], kind="custom"))
+        prim.samples = lambda rng: []  # (the user's rule; checked by the user's tests)
+        callee = getattr(outside, "__name__", "vjp")
+        prim.missing_rule_hint = (
+            f"the bwd rule of custom_vjp `{self.fun.__name__}` calls `{callee}`, which srcjax "
+            "runs only outside transformed code: jit and vmap run that bwd as it is, but "
+            "a second derivative through it (grad of grad, hessian) is not supported; "
+            "write the bwd with srcjax.grad / srcjax.jvp, or with explicit formulas"
+        )
+        return prim.impl

@@ -245,3 +245,101 @@ def test_defaultdict_unmapped_vmap_output():
     _is_dd(out, int)  # JAX: defaultdict(int, {'x': [3., 3.]})
     j = srcjax.jacfwd(lambda x: _dd(int, {"y": x * 2, "a": x}))(1.5)
     _is_dd(j, int)  # JAX: defaultdict(int, {'a': 1.0, 'y': 2.0})
+
+
+# ---------------------------------------------------------------------------
+# 3. jax.vjp / jax.linearize inside a custom_vjp bwd, under jit(grad) and vmap(grad)
+
+
+@srcjax.custom_vjp
+def _sin_mul(x, y):
+    return jnp.sin(x) * y
+
+
+def _sin_mul_fwd(x, y):
+    return _sin_mul(x, y), (x, y)
+
+
+def _sin_mul_bwd(res, g):
+    x, y = res
+    _, pull = srcjax.vjp(lambda a, b: jnp.sin(a) * b, x, y)
+    return pull(g)
+
+
+_sin_mul.defvjp(_sin_mul_fwd, _sin_mul_bwd)
+
+_X3 = np.array([0.5, 1.0, -2.0], F32)
+_Y3 = np.array([2.0, 3.0, 0.5], F32)
+# jax.grad(lambda x, y: jnp.sum(f(x, y) ** 2), argnums=(0, 1)) with the same bwd
+_GX3 = np.array([3.365884, 8.183676, 0.18920062], F32)
+_GY3 = np.array([0.91939545, 4.2484403, 0.82682174], F32)
+
+
+def test_vjp_inside_custom_bwd_under_jit_and_vmap():
+    loss = lambda x, y: jnp.sum(_sin_mul(x, y) ** 2)  # noqa: E731
+    each = lambda a, b: _sin_mul(a, b) ** 2  # noqa: E731
+    want = (_GX3, _GY3)
+    _close(srcjax.grad(loss, argnums=(0, 1))(_X3, _Y3), want, rtol=2e-6)
+    _close(srcjax.jit(srcjax.grad(loss, argnums=(0, 1)))(_X3, _Y3), want, rtol=2e-6)
+    _close(srcjax.vmap(srcjax.grad(each, argnums=(0, 1)))(_X3, _Y3), want, rtol=2e-6)
+    got = srcjax.jit(srcjax.vmap(srcjax.grad(each, argnums=(0, 1))))(_X3, _Y3)
+    _close(got, want, rtol=2e-6)
+
+
+def _vjp_helper(fn, x, g):
+    return srcjax.vjp(fn, x)[1](g)[0]
+
+
+@srcjax.custom_vjp
+def _exp_lin(x):
+    return jnp.exp(x)
+
+
+def _exp_lin_fwd(x):
+    return _exp_lin(x), x
+
+
+def _exp_lin_bwd(x, g):
+    _, lin = srcjax.linearize(jnp.exp, x)
+    return (lin(g),)
+
+
+_exp_lin.defvjp(_exp_lin_fwd, _exp_lin_bwd)
+
+
+def _scaled(k, x):
+    return jnp.tanh(x) * k
+
+
+_scaled = srcjax.custom_vjp(_scaled, nondiff_argnums=(0,))
+
+
+def _scaled_fwd(k, x):
+    return _scaled(k, x), x
+
+
+def _scaled_bwd(k, x, g):  # the vjp is in a helper it calls
+    return (_vjp_helper(lambda t: jnp.tanh(t) * k, x, g),)
+
+
+_scaled.defvjp(_scaled_fwd, _scaled_bwd)
+
+
+def test_vjp_in_helper_linearize_nondiff_argnums():
+    # JAX: grad of sum(scaled(3, x) ** 2); jacrev's diagonal; exp's derivatives
+    want = np.array([6.5417566, 5.7572994, -1.2259674], F32)
+    _close(srcjax.jit(srcjax.grad(lambda x: jnp.sum(_scaled(3.0, x) ** 2)))(_X3), want, rtol=2e-6)
+    _close(srcjax.vmap(srcjax.grad(lambda x: _scaled(3.0, x) ** 2))(_X3), want, rtol=2e-6)
+    jac = srcjax.jit(srcjax.jacrev(lambda x: _scaled(3.0, x)))(_X3)
+    _close(jac, np.diag(np.array([2.359343, 1.259923, 0.21195246], F32)), rtol=2e-6)
+    got = srcjax.vmap(srcjax.grad(lambda x: _exp_lin(x) * 2.0))(_X3)
+    _close(got, np.array([3.2974424, 5.4365635, 0.27067056], F32), rtol=2e-6)
+    got = srcjax.jit(srcjax.grad(lambda x: jnp.sum(_exp_lin(x))))(_X3)
+    _close(got, np.array([1.6487212, 2.7182817, 0.13533528], F32), rtol=2e-6)
+
+
+def test_vjp_inside_custom_bwd_second_derivative_refused():
+    # JAX differentiates through the bwd (-0.9588511 here); srcjax says it cannot
+    inner = srcjax.grad(lambda b: _sin_mul(b, 2.0))
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="calls `vjp`"):
+        srcjax.grad(inner)(0.5)
