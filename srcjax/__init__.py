@@ -37,6 +37,7 @@ from .extras import (
 from . import typing  # noqa: F401,I001  (jax.typing.ArrayLike in annotations)
 from .jit_api import jit
 from .vmap_api import vmap
+from ._callback import named_call, pure_callback  # noqa: I001  (jax.pure_callback)
 from .pmap_api import pmap
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
@@ -90,4 +91,6 @@ __all__ = [
     "typing",
     "ops",
     "pmap",
+    "pure_callback",
+    "named_call",
 ]

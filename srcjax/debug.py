@@ -10,7 +10,9 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-__all__ = ["print"]
+from ._callback import debug_callback as callback  # (jax.debug.callback)
+
+__all__ = ["print", "callback"]
 
 
 def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's name)
