@@ -571,6 +571,32 @@ def _tree_axis_size(x, axes):
 tree_axis_size = _reg("ad.tree_axis_size", _tree_axis_size, differentiable=False)
 
 
+def _shift_tree_axes(axes):
+    """``axes`` (a vmap in_axes pytree prefix) for the same value with one more
+    leading batch axis: non-negative ints move up by one; negative ints (counted
+    from the end) and ``None`` stay."""
+    if isinstance(axes, dict):
+        return {k: _shift_tree_axes(v) for k, v in axes.items()}
+    if isinstance(axes, (list, tuple)):
+        vals = [_shift_tree_axes(v) for v in axes]
+        return type(axes)(*vals) if hasattr(axes, "_fields") else type(axes)(vals)
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool) and axes >= 0:
+        return int(axes) + 1
+    return axes
+
+
+def _tree_axis_size_rule(c):
+    # the size of an inner vmap's axis is the same for every example of an outer
+    # vmap (a static Python int, as range() and the batched code need): read past
+    # the outer batch axis
+    ok, axes = c.static("axes")
+    if not ok:
+        return None
+    return N.call(
+        "ad.tree_axis_size", [c.arg("x"), N.parse_expr(repr(_shift_tree_axes(axes)))]
+    ), False
+
+
 def _leaves_with_axes(x, axes):
     if isinstance(axes, dict):
         for k in axes:
@@ -1072,9 +1098,14 @@ def _object_attr(x, name):
 object_attr = _reg("ad.object_attr", _object_attr, differentiable=False)
 
 
-def _bgetitem_adjoint(ct, x, idx):
-    """Transpose of :func:`_bgetitem` in ``x``."""
+def _bgetitem_adjoint(ct, x, idx, dense=False):
+    """Transpose of :func:`_bgetitem` in ``x``. For a container ``x``: sparse
+    (``None`` holes elsewhere, ``ad.tree_index_adjoint``'s result) by default;
+    with ``dense``, ``ad.index_adjoint``'s (zeros elsewhere, ``x``'s container
+    type kept: the cotangent of a tuple is a tuple)."""
     if isinstance(x, (tuple, list, dict)):
+        if dense:
+            return _ad_index_adjoint(ct, x, idx)
         return _container_index_adjoint(ct, x, idx)
     return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]))
 
@@ -1092,12 +1123,12 @@ def _bgetitem_jvp(t, ans, x, idx):
     return bgetitem(t, idx)
 
 
-def _bgetitem_adjoint_vjp(g, ans, ct, x, idx):
+def _bgetitem_adjoint_vjp(g, ans, ct, x, idx, dense=False):
     return bgetitem(g, idx)
 
 
-def _bgetitem_adjoint_jvp(t, ans, ct, x, idx):
-    return bgetitem_adjoint(t, x, idx)
+def _bgetitem_adjoint_jvp(t, ans, ct, x, idx, dense=False):
+    return bgetitem_adjoint(t, x, idx, dense)
 
 
 bgetitem.def_vjp(_bgetitem_vjp)
@@ -2338,12 +2369,13 @@ def _index_adjoint(c):
     if not c.bp.is_batched(idx) and (_static_index(idx) or isinstance(idx, gast.Name)):
         # x may be a tuple the analysis did not see (a custom_vjp's outputs, a
         # captured list of layers indexed by a loop variable): decide at run
-        # time, as ad.tree_index_adjoint does
-        return N.call("ad.bgetitem_adjoint", [g, x, N.index_value(idx)])
+        # time, as ad.index_adjoint does (dense: zeros in the other items)
+        return N.call("ad.bgetitem_adjoint", [g, x, N.index_value(idx), N.const(True)])
     return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True, x))])
 
 
 _def(["ad.index_adjoint"], _index_adjoint)
+_def(["ad.tree_axis_size"], _tree_axis_size_rule)
 
 
 def _tree_index_adjoint(c):
@@ -2378,9 +2410,9 @@ def _cotangent_like(c):
     x = c.arg("x")
     if c.is_container(x):
         return _materialized(c, "ct", "x")
-    g = c.materialize(c.arg("ct"))
-    g = c.lift(g, x) if _is_name(g) else g  # against x's per-example rank
-    return c.rebuild(ct=g, x=c.materialize(x))
+    # x may still be a container at run time (a parameter of an inlined grad whose
+    # kind was not known: a closed-over list of (W, b) under vmap): decided there
+    return N.call("ad.bcotangent_like", [c.materialize(c.arg("ct")), c.materialize(x)])
 
 
 def _broadcast_like_rule(c):
@@ -2429,6 +2461,52 @@ _def(["ad.broadcast_like"], _broadcast_like_rule)
 
 
 _def(["ad.cotangent_like"], _cotangent_like)
+
+
+def _bcotangent_like(ct, x):
+    """Batched ``ad.cotangent_like(ct, x)`` (both carry the batch axis): holes
+    filled with zeros of ``x``'s leaves, ``x``'s container types kept, each leaf
+    of ``ct`` given ``x``'s per-example rank (unit axes after the batch axis),
+    broadcast and cast to ``x``'s floating dtype."""
+    if isinstance(x, dict):
+        return type(x)(
+            (k, _bcotangent_like(ct.get(k) if isinstance(ct, dict) else None, v))
+            for k, v in x.items()
+        )
+    if isinstance(x, (list, tuple)):
+        parts = [None] * len(x) if ct is None else list(ct) + [None] * (len(x) - len(ct))
+        vals = [_bcotangent_like(g, v) for g, v in zip(parts, x)]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if ct is not None and x is not None and _class_kind(x) is None:
+        ct = _lift(ct, np.ndim(x) - 1)
+    return REGISTRY["ad.cotangent_like"].impl(ct, x)
+
+
+bcotangent_like = _reg("ad.bcotangent_like", _bcotangent_like)
+
+
+def _bcotangent_like_vjp(g, ans, ct, x):
+    # as ad.cotangent_like's: the identity (the cotangent reaching a gradient's
+    # final form has its primal's shape; filling holes is linear)
+    return g
+
+
+def _bcotangent_like_jvp(t, ans, ct, x):
+    return bcotangent_like(t, x)
+
+
+bcotangent_like.def_vjp(ct=_bcotangent_like_vjp)
+bcotangent_like.def_jvp(ct=_bcotangent_like_jvp)
+bcotangent_like.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), rng.normal(size=(3, 2))), {}),
+    (
+        (
+            [rng.normal(size=(3,)), rng.normal(size=(3, 2))],
+            (rng.normal(size=(3,)), rng.normal(size=(3, 2))),
+        ),
+        {},
+    ),
+]
 
 
 def _unbroadcast(c):

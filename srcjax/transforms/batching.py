@@ -752,6 +752,16 @@ class Batcher:
             x = op.bound.get("x")
             if isinstance(x, gast.Name) and x.id in self.containers:
                 self.containers.add(t)
+        for pname in _SAME_STRUCTURE.get(prim.public, ()):
+            # helpers whose result has the structure of this operand (an inner
+            # vmap's `ad.batch_broadcast(params, n)` of a list of (W, b) under an
+            # outer vmap: a list, which ad.cotangent_like's rule must see)
+            x = op.bound.get(pname)
+            if isinstance(x, gast.Name) and x.id in self.containers:
+                self.containers.add(t)
+                if x.id in self.skel:
+                    self.skel[t] = self.skel[x.id]
+                break
 
     def inactive_assign(self, s: Any, op: Op, t: str) -> List[Any]:
         value = s.value
@@ -1577,6 +1587,17 @@ class Batcher:
         return self._plain_loop(s, defined, head)
 
 
+# helpers whose result is a container of the structure of one of these operands when
+# that operand is one (the batching analysis keeps such names containers)
+_SAME_STRUCTURE: Dict[str, Tuple[str, ...]] = {
+    "ad.batch_broadcast": ("x",),
+    "ad.batch_unbroadcast": ("g",),
+    "ad.project_real": ("g", "x"),
+    "ad.tree_row": ("x",),
+    "ad.branch_input": ("x",),
+}
+
+
 def _copy_bindings(fdef: Any) -> Dict[str, Optional[str]]:
     """``name -> other`` for names every binding of which is ``name = other``
     (a plain name), else ``name -> None``."""
@@ -2070,16 +2091,17 @@ def _batch(
         ax = spec.in_axes.get(p)
         if ax is None or p in spec.bound:
             continue
-        if spec.param_kinds.get(p) != "tree" and isinstance(ax, int):
+        if spec.param_kinds.get(p, "leaf") == "leaf" and isinstance(ax, int):
             size_expr = gast.Subscript(
                 value=N.attr(N.name(p), "shape"), slice=N.const(ax), ctx=gast.Load()
             )
             break
-        if spec.param_kinds.get(p) == "tree" or not isinstance(ax, int):
-            # (a pytree of axes also when the argument's kind is not known: a vmap
-            # inlined in other transformed code)
-            size_expr = N.call("ad.tree_axis_size", [N.name(p), N.parse_expr(repr(ax))])
-            break
+        # a container, or an argument whose kind is not known ("any": a vmap
+        # inlined in other transformed code, whose argument may be the list of
+        # (W, b) gradients of an inner vmap(grad)): the size read from its first
+        # mapped leaf (a static int under an outer vmap too: its batching rule)
+        size_expr = N.call("ad.tree_axis_size", [N.name(p), N.parse_expr(repr(ax))])
+        break
     if size_expr is None:
         if spec.axis_size is None:
             raise TransformValueError(

@@ -1135,7 +1135,10 @@ def reverse(
             # a real input's gradient is the real part of its cotangent (JAX's
             # convention when complex values are on the path; free otherwise)
             real = N.call("ad.project_real", [N.name(rv_.bar(p)), N.name(p)])
-            if p in rv_.materialized or p in rv_.containers:
+            if p in rv_.materialized or p in rv_.containers or p in rv_.maybe:
+                # (a parameter of unknown kind, "any": a grad inlined in other
+                # transformed code, may be a container: holes filled with zeros and
+                # its container types kept, as for a "tree" argument)
                 fix.append(N.assign(rv_.bar(p), N.call("ad.cotangent_like", [real, N.name(p)])))
                 results.append(N.name(rv_.bar(p)))
             else:
