@@ -1,6 +1,6 @@
 """``srcjax.scipy``: the parts of ``jax.scipy`` srcjax provides (``special``,
-``linalg``)."""
+``linalg``, ``stats``, ``optimize``)."""
 
-from . import linalg, special, stats
+from . import linalg, optimize, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "optimize", "special", "stats"]
