@@ -556,8 +556,32 @@ class _Grad(Transformed):
         return frozenset(out)
 
 
+def _floordiv_as_calls(fdef: Any) -> None:
+    """``a // b`` in generated code -> ``ad.floordiv(a, b)``: JAX's integer division
+    by zero (``-1``/``-2``) where an operand is an array, which NumPy's operator
+    makes 0 (jit and vmap call ``jnp.floor_divide`` already); Python numbers keep
+    Python's ``//``. A nonzero constant divisor (``n // 2``) keeps the operator:
+    the two agree there."""
+    import gast
+
+    class _Calls(gast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.op, gast.FloorDiv):
+                return node
+            r = node.right
+            if isinstance(r, gast.UnaryOp) and isinstance(r.op, (gast.USub, gast.UAdd)):
+                r = r.operand
+            if isinstance(r, gast.Constant) and isinstance(r.value, (int, float)) and r.value:
+                return node
+            return gast.copy_location(N.call("ad.floordiv", [node.left, node.right]), node)
+
+    _Calls().visit(fdef)
+
+
 def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     """Render a generated FunctionDef with its header and load it as a live function."""
+    _floordiv_as_calls(fdef)
     user_file = src.filename
     header = (
         f"srcjax: {what} {src.name} ({emit.where(user_file, src.node.lineno)}) {detail}"

@@ -2329,3 +2329,44 @@ def _check_carry_batch(c):
 
 
 check_carry.def_batch(_check_carry_batch)
+
+
+# -- ``x // y`` in generated derivative code ------------------------------------------
+def _floordiv(x, y):
+    """``x // y`` as the user's code means it inside a JAX transform: Python
+    numbers as Python computes them (``7 // 0`` raises ZeroDivisionError), and
+    where an operand is an array or NumPy scalar, ``jnp.floor_divide``'s integer
+    division by zero (XLA's: ``-1``/``-2`` signed, the maximum unsigned), which
+    NumPy's ``//`` makes 0. grad/jvp/vjp/linearize code spells the user's ``//``
+    so (``api.finish``), as jit and vmap already call ``jnp.floor_divide``."""
+    if not isinstance(x, (np.ndarray, np.generic)) and not isinstance(y, (np.ndarray, np.generic)):
+        return x // y
+    with np.errstate(divide="ignore", over="ignore"):
+        r = x // y
+    dt = getattr(r, "dtype", None)
+    if dt is None or dt.kind not in "iu" or not (np.asarray(y) == 0).any():
+        return r
+    from .elementwise import floor_divide as _fd
+
+    return _fd.impl(x, y)
+
+
+floordiv = register(Primitive("ad.floordiv", _floordiv, kind="internal", differentiable=False))
+floordiv.samples = lambda rng: [
+    ((np.array([7, -7, 0, 5, -5], np.int32), np.array([0, 0, 0, 2, 2], np.int32)), {}),
+    ((np.array([[7], [0]], np.uint8), np.array([0, 3], np.uint8)), {}),
+    ((rng.normal(size=(2, 3)), 0.75), {}),
+    ((np.int32(7), np.int32(0)), {}),
+    ((9, 4), {}),
+]
+
+
+def _floordiv_batch(c):
+    """Elementwise with broadcasting: the per-example ranks aligned, as for
+    ``jnp.floor_divide`` (``batch_rules.elementwise_rule``)."""
+    from .batch_rules import elementwise_rule
+
+    return elementwise_rule(c)
+
+
+floordiv.def_batch(_floordiv_batch)
