@@ -17,6 +17,8 @@ Timings are reported, never asserted. The workloads follow
 - W3 d/dx exp(x)/(exp(x)+1) at x=1.0, per call
 - W4 MLP 784-512-512-10 (tanh), batch 128, softmax cross-entropy, value_and_grad
   with respect to a params dict
+- W4u the same in a child process without ``OPENBLAS_CORETYPE`` (when the
+  environment forces OpenBLAS's kernel set: see :func:`w4u`)
 - W5 per-example grads, MLP 32-64(tanh)-1, squared error, batch 256
 - W7 ``sum((x - mean(x))**2)``, 1e8 float32
 - L1 jit(grad) through a lax.scan of 10k (and, as L1x8, 80k) float32 steps:
@@ -521,6 +523,36 @@ def w4(b: Bench, quick):
     return "MLP 784-512-512-10, batch 128"
 
 
+def w4u(b: Bench, quick):
+    """W4 again in a child process without ``OPENBLAS_CORETYPE``, so OpenBLAS picks
+    its kernels for this CPU. The GEMMs are most of a W4 step; a machine that
+    forces an older kernel set (this one sets ``OPENBLAS_CORETYPE=Haswell`` on an
+    AVX-512 CPU) slows NumPy's GEMMs, hand-written and srcjax alike, while XLA
+    uses its own. The two runs side by side separate what srcjax adds from what
+    the BLAS configuration costs. Skipped when the variable is not set."""
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    if not forced:
+        b.rows.append(Row("W4u", "(OPENBLAS_CORETYPE not set: W4 is this run)", status="n/a"))
+        return "W4 with OpenBLAS's own kernel choice (not forced here)"
+    import json
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [sys.executable, os.path.abspath(__file__), "--only", "W4", "--rows-json", f.name]
+        cmd += ["--repeats", str(b.repeats)] + (["--quick"] if quick else [])
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            b.rows.append(Row("W4u", "child run", status="error", note=done.stderr[-200:]))
+            return "W4 with OpenBLAS's own kernel choice (child run failed)"
+        rows = json.load(open(f.name))
+    for r in rows:
+        r["workload"] = "W4u"
+        b.rows.append(Row(**r))
+    kernel = next((r.get("extra", {}).get("blas") for r in rows if r.get("extra")), None)
+    return f"W4 in a child process without OPENBLAS_CORETYPE={forced} ({kernel or 'BLAS'})"
+
+
 def _tiny_loss(ns):
     def loss(params, x, y):
         h = ns.tanh(x @ params["w1"] + params["b1"])
@@ -934,6 +966,7 @@ WORKLOADS = {
     "W2": w2,
     "W3": w3,
     "W4": w4,
+    "W4u": w4u,
     "W5": w5,
     "W7": w7,
     "H1": h1,
@@ -1006,6 +1039,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None, help="samples per row (default 7)")
     parser.add_argument("--only", default=None, help="comma-separated workloads, e.g. W3,W4")
     parser.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
@@ -1024,6 +1058,16 @@ def main(argv=None):
                 titles.append((key, WORKLOADS[key](b, args.quick, tmpdir)))
             else:
                 titles.append((key, WORKLOADS[key](b, args.quick)))
+    if args.rows_json:
+        import dataclasses
+        import json
+
+        rows = [dataclasses.asdict(r) for r in b.rows]
+        if rows:
+            rows[0]["extra"] = {**rows[0]["extra"], "blas": _blas_info()}
+        with open(args.rows_json, "w") as f:
+            json.dump(rows, f)
+        return 0
     print(report(b, titles, time.perf_counter() - t_start, args))
     return 0
 
