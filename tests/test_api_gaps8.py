@@ -373,6 +373,9 @@ def test_int_floordiv_by_zero_under_grad_and_jvp():
     _close(got, np.float32(-2.0))
     with pytest.raises(ZeroDivisionError):
         srcjax.grad(lambda x, n: x * (n // 0))(x, 7)
+    # an int array // a Python float: JAX's weak promotion, float32 (NumPy: float64)
+    g, q = srcjax.grad(lambda x, s: (jnp.sum(x * (_IA // s)), _IA // s), has_aux=True)(x, 2.0)
+    _close((g, q), (np.float32(-1.0), np.array([3.0, -4.0, 2.0, 0.0, -2.0], F32)))
     # unsigned: the maximum, 4294967295 (JAX: 8.589935e+09 = 2 * 4294967295 + 4)
     u = np.array([7, 0, 9], np.uint32)
     v = np.array([0, 0, 2], np.uint32)

@@ -2334,21 +2334,21 @@ check_carry.def_batch(_check_carry_batch)
 # -- ``x // y`` in generated derivative code ------------------------------------------
 def _floordiv(x, y):
     """``x // y`` as the user's code means it inside a JAX transform: Python
-    numbers as Python computes them (``7 // 0`` raises ZeroDivisionError), and
-    where an operand is an array or NumPy scalar, ``jnp.floor_divide``'s integer
-    division by zero (XLA's: ``-1``/``-2`` signed, the maximum unsigned), which
-    NumPy's ``//`` makes 0. grad/jvp/vjp/linearize code spells the user's ``//``
-    so (``api.finish``), as jit and vmap already call ``jnp.floor_divide``."""
-    if not isinstance(x, (np.ndarray, np.generic)) and not isinstance(y, (np.ndarray, np.generic)):
-        return x // y
-    with np.errstate(divide="ignore", over="ignore"):
-        r = x // y
-    dt = getattr(r, "dtype", None)
-    if dt is None or dt.kind not in "iu" or not (np.asarray(y) == 0).any():
-        return r
-    from .elementwise import floor_divide as _fd
+    numbers (and other objects) as Python computes them (``7 // 0`` raises
+    ZeroDivisionError), and where an operand is an array or NumPy scalar,
+    ``jnp.floor_divide`` (JAX's promotion, and XLA's integer division by zero:
+    ``-1``/``-2`` signed, the maximum unsigned, where NumPy's ``//`` gives 0).
+    grad/jvp/vjp/linearize code spells the user's ``//`` so (``api.finish``), as
+    jit and vmap already call ``jnp.floor_divide``."""
+    arrays = (np.ndarray, np.generic)
+    numbers = arrays + (int, float, bool)
+    if (isinstance(x, arrays) or isinstance(y, arrays)) and (
+        isinstance(x, numbers) and isinstance(y, numbers)
+    ):
+        from .elementwise import floor_divide as _fd
 
-    return _fd.impl(x, y)
+        return _fd.impl(x, y)
+    return x // y
 
 
 floordiv = register(Primitive("ad.floordiv", _floordiv, kind="internal", differentiable=False))
