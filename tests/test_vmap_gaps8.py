@@ -11,6 +11,7 @@ import pytest
 
 import srcjax
 import srcjax.numpy as jnp
+from srcjax import lax
 from srcjax import tree_util as tu
 
 # --------------------------------------------------------------------------- DP-SGD
@@ -129,34 +130,38 @@ def _check_step(out, params_like):
         np.testing.assert_allclose(a, np.array(e, np.float32), rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("as_dict", [False, True], ids=["list", "dict"])
-@pytest.mark.parametrize("use_jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("step", [dpsgd_step, dpsgd_step_vmapped_clip, dpsgd_step_closure])
+_CASES = [
+    # (step, jit, dict params)
+    (dpsgd_step, False, False),
+    (dpsgd_step, True, False),
+    (dpsgd_step, False, True),
+    (dpsgd_step, True, True),
+    (dpsgd_step_vmapped_clip, True, False),
+    (dpsgd_step_vmapped_clip, False, True),
+    (dpsgd_step_closure, False, False),
+    (dpsgd_step_closure, True, True),
+]
+
+
+@pytest.mark.parametrize("step, use_jit, as_dict", _CASES)
 def test_dpsgd_step_matches_jax(step, use_jit, as_dict):
-    if step is dpsgd_step_closure and as_dict and not use_jit:
-        pytest.xfail("static tape entries broadcast with the tape (see test_static_tape_entries)")
     params = _params(as_dict)
     xs, ys = np.array(_XS, np.float32), np.array(_YS, np.float32)
     fn = srcjax.jit(step) if use_jit else step
     _check_step(fn(params, xs, ys), params)
 
 
-@pytest.mark.parametrize("step", [dpsgd_step, dpsgd_step_vmapped_clip])
-def test_dpsgd_step_under_outer_vmap(step):
+def test_dpsgd_step_under_outer_vmap():
     # vmap over two models: the inner vmaps' batch sizes stay static Python ints
     params = _params()
     stacked = tu.tree_map(lambda a: np.stack([a, np.float32(0.5) * a]), params)
     xs, ys = np.array(_XS, np.float32), np.array(_YS, np.float32)
-    for fn in (
-        srcjax.vmap(step, in_axes=(0, None, None)),
-        srcjax.jit(srcjax.vmap(step, (0, None, None))),
-    ):
-        out = fn(stacked, xs, ys)
-        assert tu.tree_structure(out) == tu.tree_structure(params)
-        leaves = tu.tree_leaves(out)
-        for k, e in zip((1, 3), _STEP_OUTER_B):
-            np.testing.assert_allclose(leaves[k], np.array(e, np.float32), rtol=2e-5, atol=2e-6)
-        np.testing.assert_allclose(leaves[0][0], np.array(_STEP[0], np.float32), rtol=2e-5)
+    out = srcjax.vmap(dpsgd_step_vmapped_clip, in_axes=(0, None, None))(stacked, xs, ys)
+    assert tu.tree_structure(out) == tu.tree_structure(params)
+    leaves = tu.tree_leaves(out)
+    for k, e in zip((1, 3), _STEP_OUTER_B):
+        np.testing.assert_allclose(leaves[k], np.array(e, np.float32), rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(leaves[0][0], np.array(_STEP[0], np.float32), rtol=2e-5)
 
 
 def test_grad_of_closed_over_tuple_under_vmap_keeps_type_and_zeros():
@@ -203,6 +208,7 @@ def test_inlined_grad_of_unknown_kind_fills_holes_and_keeps_tuples():
 
 @pytest.mark.xfail(strict=True, reason="known bug: static tape entries broadcast with the tape")
 def test_static_tape_entries_pushed_before_the_tape_is_batched():
+    # (also dpsgd_step_closure, eager, with dict params: _layers' comprehension)
     # jax 0.10.2 (rows of vmap(lambda x: grad(loss)(p, x))(arange(3)))["a"]: the
     # entries grad's tape holds for p[k] (unbatched, popped as they are) are
     # broadcast with the whole tape when a later loop makes it batched
@@ -221,3 +227,90 @@ def test_static_tape_entries_pushed_before_the_tape_is_batched():
     out = srcjax.vmap(lambda x: srcjax.grad(loss)(p, x))(np.arange(3, dtype=np.float32))
     np.testing.assert_allclose(out["a"]["c"][:, 0], [0.02133686, 0.00160857, 0.00019855], rtol=1e-4)
     np.testing.assert_allclose(out["a"]["w"][:, 0], [0.0, 0.00160857, 0.0003971], rtol=1e-4)
+
+
+# --------------------------------------------------------------- Dormand-Prince
+# a Butcher tableau as Python lists of floats; the body's stage values built in a
+# Python list (a pass's temporaries: the loop index, the stage list)
+_DP_A = [
+    [],
+    [1 / 5],
+    [3 / 40, 9 / 40],
+    [44 / 45, -56 / 15, 32 / 9],
+    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+]
+_DP_C = [0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0]
+_DP_B5 = [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]
+_DP_B4 = [5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40]
+
+
+def dopri_solve(y0, lam, t1=2.0, tol=1e-5):
+    def f(t, y):
+        return jnp.stack([y[1], -lam * y[0] - 0.1 * y[1] + 0.05 * t])
+
+    def cond(s):
+        t, y, dt, n = s
+        return (t < t1) & (n < 200)
+
+    def body(s):
+        t, y, dt, n = s
+        dt = jnp.minimum(dt, t1 - t)
+        ks = []
+        for i in range(6):
+            ks.append(f(t + _DP_C[i] * dt, y + dt * sum(a * k for a, k in zip(_DP_A[i], ks))))
+        y5 = y + dt * sum(b * k for b, k in zip(_DP_B5, ks))
+        ks.append(f(t + dt, y5))
+        y4 = y + dt * sum(b * k for b, k in zip(_DP_B4, ks))
+        err = jnp.max(jnp.abs(y5 - y4))
+        accept = err <= tol
+        factor = jnp.clip(0.9 * (tol / (err + 1e-12)) ** 0.2, 0.2, 2.0)
+        return jnp.where(accept, t + dt, t), jnp.where(accept, y5, y), dt * factor, n + 1
+
+    t, y, dt, n = lax.while_loop(cond, body, (0.0, y0, 0.1, 0))
+    return y, n
+
+
+_Y0 = np.array([[1.0, 0.0], [0.5, 0.2], [-1.0, 0.3]], np.float32)
+_LAM = np.array([1.0, 2.0, 0.5], np.float32)
+
+
+@pytest.mark.parametrize(
+    "case, y_jax, n_jax",
+    [
+        # jax 0.10.2: vmap(dopri_solve, in_axes=(0, None))(Y0, 1.0)
+        (
+            "ic",
+            [[-0.2811519, -0.7580709], [0.05041873, -0.4288473], [0.6327661, 0.7666795]],
+            [7, 6, 7],
+        ),
+        # jax 0.10.2: vmap(dopri_solve, in_axes=(None, 0))(Y0[0], LAM)
+        (
+            "param",
+            [[-0.2811519, -0.7580709], [-0.8076867, -0.3503544], [0.2650959, -0.5539738]],
+            [7, 9, 6],
+        ),
+        # jax 0.10.2: jit(vmap(dopri_solve))(Y0, LAM)
+        (
+            "both_jit",
+            [[-0.2811519, -0.7580709], [-0.3428166, -0.326094], [0.2298505, 0.7367398]],
+            [7, 8, 6],
+        ),
+    ],
+)
+def test_vmap_of_while_loop_with_butcher_tableau_lists(case, y_jax, n_jax):
+    if case == "ic":
+        y, n = srcjax.vmap(dopri_solve, in_axes=(0, None))(_Y0, 1.0)
+        rows = [dopri_solve(_Y0[i], 1.0) for i in range(3)]
+    elif case == "param":
+        y, n = srcjax.vmap(dopri_solve, in_axes=(None, 0))(_Y0[0], _LAM)
+        rows = [dopri_solve(_Y0[0], _LAM[i]) for i in range(3)]
+    else:
+        y, n = srcjax.jit(srcjax.vmap(dopri_solve))(_Y0, _LAM)
+        rows = [dopri_solve(_Y0[i], _LAM[i]) for i in range(3)]
+    assert y.dtype == np.float32 and y.shape == (3, 2)
+    np.testing.assert_array_equal(n, n_jax)  # per-example step counts differ
+    np.testing.assert_allclose(y, np.array(y_jax, np.float32), rtol=1e-5, atol=1e-6)
+    # and a Python loop over the examples (srcjax's eager while_loop)
+    np.testing.assert_allclose(y, np.stack([r[0] for r in rows]), rtol=1e-5, atol=1e-6)
+    assert [int(r[1]) for r in rows] == n_jax

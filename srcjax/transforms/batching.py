@@ -1436,10 +1436,27 @@ class Batcher:
             head = new
         return head
 
+    def _loop_temporaries(self, s: Any, body: List[Any], test: Any) -> Set[str]:
+        """Names a loop body assigns that are temporaries of one pass: every read
+        in the body follows a write in the same pass, the test does not read
+        them, and nothing outside the loop does. A masked loop needs no
+        per-example value for them (an example that stopped never reads its
+        stale one), so they stay as the body computes them: a Python loop index
+        over a Butcher tableau, the list of stage values it builds (batched only
+        when their data is)."""
+        live = _live_in(body) | set(N.names_in(test) if test is not None else ())
+        return {
+            n
+            for n in N.assigned_names(body)
+            if n not in live and n not in self.tapes and not self._read_outside(n, s)
+        }
+
     def while_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
+        temps = self._loop_temporaries(s, s.body, s.test)
+
         def trial(loop, defs):
             if self.is_batched(loop.test):
-                self.bat |= set(N.assigned_names(loop.body))
+                self.bat |= set(N.assigned_names(loop.body)) - temps
                 self.bat |= set(n for n in N.names_in(loop.test))
             self.block(loop.body, defs)
 
@@ -1485,8 +1502,10 @@ class Batcher:
                 b.sj_op = Op("inactive", what="loop test")
             self.bat = set(self.bat)
             out.extend(self.stmt(st, defined))
-        # loop-carried values all become batched
-        assigned = set(N.assigned_names(body)) | {cond}
+        # loop-carried values all become batched (a pass's temporaries stay as the
+        # body makes them)
+        temps = self._loop_temporaries(s, body, s.test) - {cond}
+        assigned = (set(N.assigned_names(body)) | {cond}) - temps
         # values first assigned in the body start as None (ad.select keeps the other
         # operand of a None), so every example keeps its own last value
         for n in sorted(assigned - set(defined) - {cond}):
@@ -1504,7 +1523,7 @@ class Batcher:
         self.bat |= head & set(defined)
         inner = gast.If(test=N.name(cond), body=body, orelse=[])
         self.at(inner, s)
-        inner_defined = set(defined) | assigned
+        inner_defined = set(defined) | assigned | temps
         mixed, bat_m = self.mixed_if(inner, N.name(cond), inner_defined, sorted(assigned), static)
         self.bat = set(bat_m) | (assigned - static)
         loop = gast.While(test=N.call("jnp.any", [N.name(cond)]), body=mixed, orelse=[])
@@ -1548,7 +1567,8 @@ class Batcher:
             both = N.call("jnp.logical_and", [N.name(active), N.name(low)])
             body_pre.append(self.at(N.assign(active, both), s))
         self.bat.add(active)
-        assigned = set(N.assigned_names(s.body))
+        temps = self._loop_temporaries(s, s.body, None) - {i}
+        assigned = set(N.assigned_names(s.body)) - temps
         # values first assigned in the body start as None (see batched_while)
         for n in sorted(assigned - set(defined)):
             out.append(self.at(N.assign(n, N.const(None)), s))
@@ -1559,7 +1579,7 @@ class Batcher:
             self.bat.add(n)
         inner = gast.If(test=N.name(active), body=list(s.body), orelse=[])
         self.at(inner, s)
-        inner_defined = set(defined) | assigned | {i, active}
+        inner_defined = set(defined) | assigned | temps | {i, active}
         mixed, bat_m = self.mixed_if(inner, N.name(active), inner_defined, sorted(assigned), static)
         self.bat = set(bat_m) | (assigned - static)
         descending = isinstance(s.iter, gast.Call) and getattr(s.iter.func, "id", "") == "reversed"
@@ -1989,6 +2009,57 @@ def _reads_before_write(stmts: List[Any]) -> List[str]:
 
     visit(stmts)
     return out
+
+
+def _live_in(stmts: List[Any]) -> Set[str]:
+    """Names a block may read before writing them in the same pass (its live-in
+    set). More precise than :func:`_reads_before_write` in nested loops: a
+    ``for`` target is written before its body runs, and a name the nested body
+    writes before reading it is not live there; a loop's or a branch's writes
+    count after it only where every path makes them (both branches of an
+    ``if``; never for a loop, which may run zero times)."""
+    live: Set[str] = set()
+
+    def read(names, written):
+        for n in names:
+            if n not in written:
+                live.add(n)
+
+    def visit(block, written: Set[str]) -> Set[str]:
+        written = set(written)
+        for st in block:
+            if isinstance(st, gast.If):
+                read(N.names_in(st.test), written)
+                a = visit(st.body, written)
+                b = visit(st.orelse, written)
+                written |= a & b
+                continue
+            if isinstance(st, gast.For):
+                read(N.names_in(st.iter), written)
+                inner = set(written) | {
+                    x.id for x in gast.walk(st.target) if isinstance(x, gast.Name)
+                }
+                # a name the body reads before writing it is carried between its
+                # passes: live here unless written before the loop
+                visit(st.body, inner)
+                continue
+            if isinstance(st, gast.While):
+                read(N.names_in(st.test), written)
+                visit(st.body, written)
+                continue
+            if isinstance(st, gast.Assign):
+                read(N.names_in(st.value), written)
+                for t in st.targets:
+                    if not isinstance(t, gast.Name):
+                        read(N.names_in(t), written)
+                written |= set(N.assigned_names([st]))
+                continue
+            read(N.names_in(st), written)
+            written |= set(N.assigned_names([st]))
+        return written
+
+    visit(stmts, set())
+    return live
 
 
 def _rename(stmts: List[Any], renames: Dict[str, str]) -> None:
