@@ -4230,3 +4230,184 @@ def _densify_rule(c):
 
 
 _def(["ad.densify"], _densify_rule)
+
+
+# -- per-example helpers under an outer vmap: the two batch axes folded into one -------
+# ad.bmatmul / bmatmul_left / bmatmul_right / bunbroadcast / bbroadcast_like act per
+# example of one vmap (flags say which operands carry its leading axis). Batched
+# again by an outer vmap (vmap(jacfwd(f)), vmap(jacrev(f)), vmap(vmap(grad(f)))),
+# the outer axis and the inner one are folded into one leading axis of size
+# outer * inner (operands carrying only one of them broadcast along the other),
+# the helper runs once on the folded operands, and its result is unfolded: no
+# per-example Python loop.
+def _fold_axes(x, lead=0):
+    """``x`` with axes ``lead`` and ``lead + 1`` merged into one (a reshape)."""
+    x = np.asarray(x)
+    s = x.shape
+    return x.reshape(s[:lead] + (s[lead] * s[lead + 1],) + s[lead + 2 :])
+
+
+def _unfold_axes(x, n, lead=0):
+    """``x`` with axis ``lead`` split into ``(n, size // n)`` (a reshape)."""
+    x = np.asarray(x)
+    s = x.shape
+    return x.reshape(s[:lead] + (int(n), s[lead] // int(n)) + s[lead + 1 :])
+
+
+fold_axes = _reg("ad.fold_axes", _fold_axes)
+unfold_axes = _reg("ad.unfold_axes", _unfold_axes)
+
+
+def _fold_axes_vjp(g, ans, x, lead=0):
+    return unfold_axes(g, shape_(x)[lead], lead)
+
+
+def _unfold_axes_vjp(g, ans, x, n, lead=0):
+    return fold_axes(g, lead)
+
+
+def _fold_axes_jvp(t, ans, x, lead=0):
+    return fold_axes(t, lead)
+
+
+def _unfold_axes_jvp(t, ans, x, n, lead=0):
+    return unfold_axes(t, n, lead)
+
+
+fold_axes.def_vjp(x=_fold_axes_vjp)
+fold_axes.def_jvp(x=_fold_axes_jvp)
+unfold_axes.def_vjp(x=_unfold_axes_vjp)
+unfold_axes.def_jvp(x=_unfold_axes_jvp)
+fold_axes.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 4)),), {}),
+    ((rng.normal(size=(2, 3, 4)), 1), {}),
+]
+unfold_axes.samples = lambda rng: [
+    ((rng.normal(size=(6, 4)), 2), {}),
+    ((rng.normal(size=(4, 6)), 3, 1), {}),
+]
+
+
+def _lead_shifted_rule(c):
+    # one more leading (batch) axis before the folded ones
+    if any(c.batched(p) for p in ("n", "lead") if p in c.bound):
+        return None
+    ok, lead = c.static("lead")
+    if not ok:
+        return None
+    return c.rebuild(lead=N.const((lead or 0) + 1))
+
+
+_def(["ad.fold_axes", "ad.unfold_axes"], _lead_shifted_rule)
+
+
+def _axis_len(x, axis):
+    """``x.shape[axis]`` (a static int: the size of an inner vmap's axis)."""
+    return int(np.shape(x)[axis])
+
+
+axis_len = _reg("ad.axis_len", _axis_len, differentiable=False)
+
+
+def _axis_len_rule(c):
+    ok, axis = c.static("axis")
+    if not ok or c.batched("axis"):
+        return None
+    return c.rebuild(axis=N.const(int(axis) + 1)), False  # the same for every example
+
+
+_def(["ad.axis_len"], _axis_len_rule)
+
+
+def _folded_operand(c, pname, inner, force, inner_size):
+    """Operand ``pname`` over the folded (outer * inner) axis: ``(node, flag)``.
+    ``inner``: whether it carries the inner axis (its flag); ``force``: fold it
+    even when it carries neither axis (a shape reference whose cotangent must
+    stay per example)."""
+    x = c.arg(pname)
+    outer = c.batched(pname)
+    if outer and inner:
+        return N.call("ad.fold_axes", [x]), True
+    if outer:
+        return N.call(
+            "ad.fold_axes", [N.call("ad.batch_broadcast", [x, inner_size, N.const(1)])]
+        ), True
+    if inner:
+        return N.call("ad.fold_axes", [N.call("ad.batch_broadcast", [x, c.size, N.const(0)])]), True
+    if force:
+        both = N.call("ad.batch_broadcast", [N.call("ad.batch_broadcast", [x, inner_size]), c.size])
+        return N.call("ad.fold_axes", [both]), True
+    return x, False
+
+
+def _folded_rule(arrays, flags, result_inner, per_example=None, shape_only=()):
+    """A batching rule for a per-example helper ``prim(*arrays, *flags)``:
+    ``arrays`` its array parameters, ``flags`` the matching inner-batch flag
+    parameters (``None``: always batched), ``result_inner(flag values)`` whether
+    the result carries the inner axis; ``per_example`` names an array whose
+    result is summed over the inner axis when its flag is False (a matmul
+    adjoint of an operand shared by the inner examples): folded anyway, and the
+    sum taken after unfolding. ``shape_only``: arrays read for their shape
+    only (the result is the same for every outer example when only they carry
+    the outer axis and no inner axis is involved)."""
+
+    def rule(c):
+        vals = {}
+        for f in flags:
+            if f is None:
+                continue
+            ok, v = c.static(f)
+            if not ok or not isinstance(v, (bool, np.bool_)):
+                return None
+            vals[f] = bool(v)
+        for p in arrays:
+            node = c.bound.get(p)
+            if node is None or (isinstance(node, gast.Constant) and node.value is None):
+                return None  # a hole: the helper's own zeros (rare: the loop)
+        inner = {p: (True if f is None else vals[f]) for p, f in zip(arrays, flags)}
+        if not result_inner(vals):
+            # the result carries no inner axis: the outer axis is the only batch
+            # axis (a shape reference carrying the inner one gives its first row)
+            changes = {}
+            for p, f in zip(arrays, flags):
+                if inner[p]:
+                    if p not in shape_only:
+                        return None
+                    ax = N.const(1 if c.batched(p) else 0)
+                    changes[p] = N.call("jnp.take", [c.arg(p), N.const(0)], {"axis": ax})
+                if f is not None:
+                    changes[f] = N.const(c.batched(p))
+            data = [p for p in arrays if p not in shape_only]
+            return c.rebuild(**changes), any(c.batched(p) for p in data)
+        ref = next(p for p in arrays if inner[p])
+        ref_axis = 1 if c.batched(ref) else 0
+        size_i = c.let("inner_size", N.call("ad.axis_len", [c.arg(ref), N.const(ref_axis)]))
+        changes = {}
+        summed = per_example is not None and not inner[per_example]
+        for p, f in zip(arrays, flags):
+            node, flag = _folded_operand(c, p, inner[p], p == per_example, size_i)
+            changes[p] = node
+            if f is not None:
+                changes[f] = N.const(flag)
+        out = N.call("ad.unfold_axes", [c.rebuild(**changes), c.size])
+        if summed:
+            out = N.call("jnp.sum", [out], {"axis": N.const(1)})
+        return out
+
+    return rule
+
+
+_def(["ad.bmatmul"], _folded_rule(("a", "b"), ("ab", "bb"), lambda v: v["ab"] or v["bb"]))
+_def(
+    ["ad.bmatmul_left"],
+    _folded_rule(("g", "a", "b"), (None, "ab", "bb"), lambda v: True, per_example="a"),
+)
+_def(
+    ["ad.bmatmul_right"],
+    _folded_rule(("g", "a", "b"), (None, "ab", "bb"), lambda v: True, per_example="b"),
+)
+_def(
+    ["ad.bunbroadcast"],
+    _folded_rule(("g", "x"), ("gb", "xb"), lambda v: v["gb"], shape_only=("x",)),
+)
+_def(["ad.bbroadcast_like"], _folded_rule(("x", "like"), ("xb", "lb"), lambda v: True))
