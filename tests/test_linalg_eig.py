@@ -262,3 +262,80 @@ def test_matrix_rank_vmap_jit():
     np.testing.assert_array_equal(srcjax.vmap(_rank_r)(b, rt), [3, 2, 0, 1])
     got = srcjax.vmap(_rank_r, in_axes=(None, 0))(b[0], rt)
     np.testing.assert_array_equal(got, [3, 2, 2, 0])  # JAX 0.10.2
+
+
+# -- the array API's linalg names --------------------------------------------------------
+def test_array_api_names_against_numpy():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(
+        jnp.linalg.svdvals(x), np.linalg.svd(x.astype(np.float64), compute_uv=False), rtol=1e-5
+    )
+    np.testing.assert_array_equal(jnp.linalg.diagonal(x, offset=1), np.diagonal(x, 1, -2, -1))
+    np.testing.assert_allclose(jnp.linalg.trace(x, offset=-1), np.trace(x, -1, -2, -1), rtol=1e-6)
+    o = jnp.linalg.outer(np.arange(3), np.ones(2, np.float32))
+    assert o.dtype == np.float32  # JAX 0.10.2: int32 x float32 -> float32
+    np.testing.assert_array_equal(o, np.outer(np.arange(3), np.ones(2)))
+    u, v = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    np.testing.assert_allclose(jnp.linalg.cross(u, v), np.cross(u, v), rtol=1e-6)
+    assert jnp.linalg.vecdot(np.array([1 + 1j, 2]), np.array([1j, 3])) == 7 + 1j  # JAX: (7+1j)
+    np.testing.assert_allclose(
+        jnp.linalg.tensordot(x, x, axes=((1, 2), (1, 2))),
+        np.tensordot(x, x, ((1, 2), (1, 2))),
+        rtol=1e-5,
+    )
+    t = rng.normal(size=(4, 6, 8, 3))
+    np.testing.assert_allclose(
+        jnp.linalg.tensorinv(t, ind=2), np.linalg.tensorinv(t.astype(np.float32), 2), rtol=1e-3
+    )
+    a = rng.normal(size=(2, 3, 6))
+    b = rng.normal(size=(2, 3))
+    got = jnp.linalg.tensorsolve(a, b)
+    assert got.shape == (6,)
+    np.testing.assert_allclose(np.tensordot(a, got, 1), b, rtol=1e-3, atol=1e-4)
+
+
+def test_array_api_errors_and_jax_axes_order():
+    with pytest.raises(ValueError, match="one-dimensional"):
+        jnp.linalg.outer(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="3-dimensional vectors"):
+        jnp.linalg.cross(np.ones(2), np.ones(2))
+    with pytest.raises(ValueError, match="positive integer"):
+        jnp.linalg.tensorinv(np.ones((2, 2)), ind=0)
+    with pytest.raises(ValueError, match="tensorinv is only possible"):
+        jnp.linalg.tensorinv(np.ones((4, 6, 8, 3)), ind=1)
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(2, 3, 3, 2)).astype(np.float32)
+    b = rng.normal(size=(3, 2)).astype(np.float32)
+    # JAX moves `axes` to the end in ascending order (NumPy: in the given order);
+    # recorded from JAX 0.10.2
+    want = [
+        [3.108172655105591, 2.217161178588867, 0.6867710947990417],
+        [-1.940964937210083, 0.17612849175930023, -1.2027206420898438],
+    ]
+    np.testing.assert_allclose(jnp.linalg.tensorsolve(a, b, axes=(2, 0)), want, rtol=1e-5)
+
+
+def _tensor_loss(t):
+    return jnp.sum(jnp.linalg.tensorinv(t, ind=1) ** 2) + jnp.sum(jnp.linalg.svdvals(t))
+
+
+def test_array_api_names_transform(x64):
+    rng = np.random.default_rng(6)
+    t = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    g = srcjax.grad(_tensor_loss)(t)
+    eps = 1e-6
+    want = np.zeros_like(t)
+    for idx in np.ndindex(3, 3):
+        e = np.zeros_like(t)
+        e[idx] = eps
+        want[idx] = (_tensor_loss(t + e) - _tensor_loss(t - e)) / (2 * eps)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+    batch = rng.normal(size=(4, 3, 3)) + 3 * np.eye(3)
+    np.testing.assert_allclose(
+        srcjax.vmap(_tensor_loss)(batch), [_tensor_loss(m) for m in batch], rtol=1e-12
+    )
+    np.testing.assert_allclose(srcjax.jit(_tensor_loss)(t), _tensor_loss(t), rtol=1e-12)
+    np.testing.assert_allclose(
+        srcjax.vmap(jnp.linalg.trace)(batch), np.trace(batch, 0, -2, -1), rtol=1e-12
+    )

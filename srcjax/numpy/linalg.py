@@ -2,14 +2,19 @@
 
 Most functions are registered primitives with public name ``jnp.linalg.<name>``
 (see :mod:`srcjax.primitives.linalg`), differentiable with JAX's conventions.
-``multi_dot``, ``vector_norm``, ``matrix_norm``, ``cond``, ``lstsq`` and
-``matrix_rank`` are
+``multi_dot``, ``vector_norm``, ``matrix_norm``, ``cond``, ``lstsq``,
+``matrix_rank`` and the array-API names (``svdvals``, ``diagonal``, ``trace``,
+``outer``, ``cross``, ``vecdot``, ``tensordot``, ``tensorinv``,
+``tensorsolve``) are
 compositions of primitives written as JAX defines them (transformed code
 inlines them like user functions, so their derivatives and batching come from
 the primitives they call).
 """
 
 from __future__ import annotations
+
+import math
+import operator
 
 import numpy as _np
 
@@ -35,17 +40,26 @@ from ..primitives.linalg import (
     solve,
     svd,
 )
+from ..primitives.linalg import outer as _outer
+from ..primitives.linalg import tensordot as _tensordot
+from ..primitives.linalg import trace as _trace
 from ..primitives.reductions import any as _any
 from ..primitives.reductions import max as _max
 from ..primitives.reductions import min as _min
 from ..primitives.registry import Primitive, register
+from ..primitives.structural import diagonal as _diagonal
 from ..primitives.structural import matrix_transpose, ravel
+from ..primitives.structural import transpose as _transpose
+from ._functions import cross as _cross
 from ._functions import inexact_dtype
+from ._functions import vecdot as _vecdot
 
 __all__ = [
     "cholesky",
     "cond",
+    "cross",
     "det",
+    "diagonal",
     "eig",
     "eigh",
     "eigvals",
@@ -57,11 +71,18 @@ __all__ = [
     "matrix_rank",
     "multi_dot",
     "norm",
+    "outer",
     "pinv",
     "qr",
     "slogdet",
     "solve",
     "svd",
+    "svdvals",
+    "tensordot",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+    "vecdot",
     "vector_norm",
 ]
 
@@ -210,7 +231,79 @@ def _matrix_rank_scale(m_shape, s):
     return max(tuple(m_shape)[-2:]), float(_np.finfo(_np.result_type(s)).eps)
 
 
+def _linalg_outer_check(a_shape, b_shape):
+    """Static: JAX's error unless both operands of linalg.outer are 1-D."""
+    if len(tuple(a_shape)) != 1 or len(tuple(b_shape)) != 1:
+        raise ValueError(
+            "Input arrays must be one-dimensional, but they are "
+            f"x1.ndim={len(tuple(a_shape))} x2.ndim={len(tuple(b_shape))}"
+        )
+    return True
+
+
+def _linalg_cross_check(a_shape, b_shape, axis):
+    """Static: JAX's error unless both operands of linalg.cross have length 3
+    along ``axis``."""
+    n1, n2 = tuple(a_shape)[axis], tuple(b_shape)[axis]
+    if n1 != 3 or n2 != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, "
+            f"but they have x1.shape[axis]={n1} and x2.shape[axis]={n2}"
+        )
+    return True
+
+
+def _tensorinv_plan(a_shape, ind):
+    """Static: ``(flat, out)`` shapes of tensorinv: ``a`` seen as the matrix
+    ``flat`` (the first ``ind`` axes against the rest), its inverse reshaped to
+    ``out`` (the rest, then the first ``ind``); JAX's errors."""
+    a_shape = tuple(a_shape)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got ind={ind}")
+    first, rest = a_shape[:ind], a_shape[ind:]
+    flat = (math.prod(first), math.prod(rest))
+    if flat[0] != flat[1]:
+        raise ValueError(
+            "tensorinv is only possible when the product of the first `ind` dimensions "
+            "equals that of the remaining dimensions. "
+            f"got arr.shape={a_shape} with ind={ind}."
+        )
+    return flat, rest + first
+
+
+def _tensorsolve_plan(a_shape, b_shape, axes):
+    """Static: ``(perm, flat, out)`` of tensorsolve: ``a`` transposed by
+    ``perm`` (the ``axes`` moved to the end in ascending order, as JAX's
+    moveaxis does), seen as the matrix ``flat``, the solution reshaped to
+    ``out``; JAX's errors."""
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    nd = len(a_shape)
+    perm = tuple(range(nd))
+    if axes is not None:
+        moved = sorted(operator.index(k) % nd for k in axes)
+        perm = tuple(i for i in range(nd) if i not in moved) + tuple(moved)
+    a_shape = tuple(a_shape[i] for i in perm)
+    out = a_shape[len(b_shape) :]
+    if a_shape[: len(b_shape)] != b_shape:
+        raise ValueError(
+            "After moving axes to end, leading shape of a must match shape of b. "
+            f"got a.shape={a_shape}, b.shape={b_shape}"
+        )
+    size = math.prod(b_shape)
+    if size != math.prod(out):
+        raise ValueError(
+            "Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]); "
+            f"got a.shape={a_shape}, b.ndim={len(b_shape)}."
+        )
+    return perm, (size, math.prod(out)), out
+
+
 matrix_rank_check = _static("ad.matrix_rank_check", _matrix_rank_check)
+linalg_outer_check = _static("ad.linalg_outer_check", _linalg_outer_check)
+linalg_cross_check = _static("ad.linalg_cross_check", _linalg_cross_check)
+tensorinv_plan = _static("ad.tensorinv_plan", _tensorinv_plan)
+tensorsolve_plan = _static("ad.tensorsolve_plan", _tensorsolve_plan)
 matrix_rank_scale = _static("ad.matrix_rank_scale", _matrix_rank_scale)
 
 
@@ -372,3 +465,89 @@ def matrix_rank(M, rtol=None, hermitian=False, tol=None):
     rtol = asarray(rtol, dtype=dt)
     rtol = expand_dims(rtol, len(shape(rtol)))
     return sum(asarray(s, dtype=dt) > rtol, axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# the array API's linalg names (JAX defines them through jnp functions)
+
+
+def svdvals(x):
+    """The singular values of each matrix of ``x`` ``(..., M, N)``, descending
+    (jax.numpy.linalg.svdvals): ``svd(x, compute_uv=False)``, shape
+    ``(..., min(M, N))``, the real float of ``x``. Differentiable as ``svd``."""
+    return svd(x, compute_uv=False, hermitian=False)
+
+
+def diagonal(x, offset=0):
+    """The diagonal ``offset`` of each matrix of ``x`` ``(..., M, N)``
+    (jax.numpy.linalg.diagonal): ``jnp.diagonal(x, offset, -2, -1)``, shape
+    ``(..., k)``, ``x``'s dtype. Differentiable. (``offset`` is keyword-only in
+    JAX.)"""
+    return _diagonal(x, offset, -2, -1)
+
+
+def trace(x, offset=0, dtype=None):
+    """The trace (diagonal ``offset``) of each matrix of ``x`` ``(..., M, N)``
+    (jax.numpy.linalg.trace): ``jnp.trace(x, offset, -2, -1, dtype)``, shape
+    ``x.shape[:-2]``. Differentiable. (``offset`` and ``dtype`` are
+    keyword-only in JAX.)"""
+    return _trace(x, offset, -2, -1, dtype)
+
+
+def outer(x1, x2):
+    """The outer product ``x1[:, None] * x2[None, :]`` of two 1-D arrays
+    (jax.numpy.linalg.outer), shape ``(m, n)``, JAX's promoted dtype.
+    Differentiable. Raises ``ValueError`` (JAX's message) unless both are
+    1-D."""
+    linalg_outer_check(shape(x1), shape(x2))
+    return _outer(x1, x2)
+
+
+def cross(x1, x2, axis=-1):
+    """The cross product of 3-vectors along ``axis`` (jax.numpy.linalg.cross),
+    operands broadcast against each other; JAX's promoted dtype.
+    Differentiable. Raises ``ValueError`` (JAX's message) unless both have
+    length 3 along ``axis``. (``axis`` is keyword-only in JAX.)"""
+    linalg_cross_check(shape(x1), shape(x2), axis)
+    return _cross(x1, x2, axis=axis)
+
+
+def vecdot(x1, x2, axis=-1, precision=None, preferred_element_type=None):
+    """``sum(conj(x1) * x2, axis)`` (jax.numpy.linalg.vecdot, the same as
+    ``jnp.vecdot``): operands broadcast, shape without ``axis``.
+    Differentiable."""
+    return _vecdot(
+        x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type
+    )
+
+
+def tensordot(x1, x2, axes=2, precision=None, preferred_element_type=None):
+    """``jnp.tensordot(x1, x2, axes)`` (jax.numpy.linalg.tensordot; ``axes``
+    keyword-only in JAX). Differentiable."""
+    return _tensordot(
+        x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type
+    )
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` for ``tensordot(., ., ind)``
+    (jax.numpy.linalg.tensorinv): ``a`` of shape ``first + rest`` (``first``
+    its ``ind`` leading axes, ``prod(first) == prod(rest)``) as a square
+    matrix, inverted, shaped ``rest + first``; ``inv``'s dtype. Differentiable.
+    Raises ``ValueError`` (JAX's messages) for ``ind <= 0`` or unequal
+    products."""
+    plan = tensorinv_plan(shape(a), ind)
+    return reshape(inv(reshape(a, plan[0])), plan[1])
+
+
+def tensorsolve(a, b, axes=None):
+    """``x`` with ``tensordot(a', x, x.ndim) == b`` (jax.numpy.linalg.tensorsolve),
+    ``a'`` being ``a`` with ``axes`` (if given) moved to the end in ascending
+    order, as JAX does; ``a'`` must have shape ``b.shape + x.shape`` with equal
+    products. Shape ``a'.shape[b.ndim:]``, ``solve``'s dtype. Differentiable.
+    Raises ``ValueError`` (JAX's messages) for mismatched shapes."""
+    plan = tensorsolve_plan(shape(a), shape(b), axes)
+    if axes is not None:
+        a = _transpose(a, plan[0])
+    x = solve(reshape(a, plan[1]), ravel(b))
+    return reshape(x, plan[2])
