@@ -21,9 +21,11 @@ callback still needs from srcjax is JAX's contract around it:
   with them as they are, and checks the results against the shapes with the
   batch sizes in front; ``None`` is JAX's NotImplementedError. jit neither
   evaluates a callback on stand-ins nor removes it.
-- ``debug.callback`` runs the callback for its effect and returns None (no
-  derivative, no effect on derivatives; under ``vmap`` once per example, as
-  JAX's default).
+- ``debug.callback`` (``ad.debug_callback``, not differentiable) runs the
+  callback for its effect and returns None (no effect on derivatives; under
+  ``vmap`` once per example, as JAX's rule, through
+  ``ad.debug_callback_batched``; inside a per-example ``if`` only for the
+  examples taking that branch, as srcjax's ``debug.print``).
 - ``named_call`` names a function for profiles in JAX; srcjax has no
   profiles, so it returns the function itself (values and transforms are
   unchanged).
@@ -298,14 +300,6 @@ def _batch_call(c, sizes, flags):
     )
 
 
-def _rows_call(c, public, sizes, flags):
-    """``ad.debug_callback_batched`` for this vmap (see :func:`_sizes_flags`)."""
-    from .frontend import nodes as N
-
-    args, size_node, new_flags = _sizes_flags(c, sizes, flags)
-    return c.call(public, [c.arg("callback"), size_node, N.const(new_flags), *args])
-
-
 def _pure_callback_batch(c):
     return _batch_call(c, None, None)
 
@@ -350,7 +344,9 @@ def _debug_callback(
     is discarded. It runs where the program reaches it: eagerly and under
     ``jit`` on every call, under ``grad``/``jvp`` with the primal values (it has
     no effect on derivatives), under ``vmap`` once per example with that
-    example's values (JAX's rule), the outer vmap's examples first.
+    example's values (JAX's rule), the outer vmap's examples first; inside a
+    per-example ``if`` under ``vmap`` only for the examples taking the branch
+    (JAX's vmap of ``lax.cond`` calls it for every example).
     ``ordered`` and ``partitioned`` are accepted for JAX compatibility (calls
     already happen in program order on one host). Keyword arguments for the
     callback: outside transformed code only (bind them with
@@ -378,17 +374,24 @@ def _debug_callback_signature() -> inspect.Signature:
     return inspect.Signature(params)
 
 
-def _debug_callback_batched(callback, sizes, flags, *args):
+def _debug_callback_batched(callback, sizes, flags, polarities, *items):
     """``debug.callback`` under ``vmap``: one call per example (nested vmaps:
-    the outermost one's examples first; ``flags`` says per argument which vmaps'
-    axes it carries)."""
+    the outermost one's examples first). ``items`` are the per-example flags of
+    the batched ``if``s around the call (``polarities``: True for a then
+    branch, False for an else branch; one per flag) followed by the callback's
+    arguments; ``flags`` says per item which vmaps' axes it carries. An
+    example that does not run the call (its flags say so) is skipped, as
+    srcjax's ``debug.print`` does (JAX's vmap of ``lax.cond`` runs both
+    branches, so it calls the callback there too)."""
     sizes = tuple(int(s) for s in sizes)
+    n = len(polarities)
     if not sizes:
-        _debug_callback(callback, *args)
+        if all(bool(np.asarray(m)) == bool(p) for m, p in zip(items[:n], polarities)):
+            _debug_callback(callback, *items[n:])
         return None
     for i in range(sizes[0]):
-        sub = [_row(a, i) if f[0] else a for a, f in zip(args, flags)]
-        _debug_callback_batched(callback, sizes[1:], [f[1:] for f in flags], *sub)
+        sub = [_row(a, i) if f[0] else a for a, f in zip(items, flags)]
+        _debug_callback_batched(callback, sizes[1:], [f[1:] for f in flags], polarities, *sub)
     return None
 
 
@@ -412,19 +415,35 @@ def _debug_batch(c):
     from .frontend import nodes as N
 
     names = [f"arg{i}" for i in range(_MAX_DEBUG_ARGS) if f"arg{i}" in c.bound]
-    args = [c.arg(n) for n in names]
-    flags = tuple((bool(c.batched(n)),) for n in names)
+    masks = [N.clone(m) for m, _ in c.bp.example_masks]
+    pols = tuple(bool(p) for _, p in c.bp.example_masks)
+    items = masks + [c.arg(n) for n in names]
+    flags = tuple((bool(c.bp.is_batched(x)),) for x in items)
     size_node = c.let("callback_sizes", _size_tuple(c, None))
     return c.call(
-        "ad.debug_callback_batched", [c.arg("callback"), size_node, N.const(flags), *args]
+        "ad.debug_callback_batched",
+        [c.arg("callback"), size_node, N.const(flags), N.const(pols), *items],
     )
 
 
 def _debug_batched_batch(c):
+    from .frontend import nodes as N
+
     ok, flags = c.static("flags")
-    if not ok:
+    ok2, pols = c.static("polarities")
+    if not (ok and ok2):
         return None
-    return _rows_call(c, "ad.debug_callback_batched", c.arg("sizes"), flags)
+    inner = len(flags[0]) if flags else 0
+    masks = [N.clone(m) for m, _ in c.bp.example_masks]
+    new_pols = tuple(bool(p) for _, p in c.bp.example_masks) + tuple(pols)
+    items = masks + (c.arg("items") or [])
+    old = [(False,) * inner for _ in masks] + [tuple(f) for f in flags]
+    new_flags = tuple((bool(c.bp.is_batched(x)),) + f for x, f in zip(items, old))
+    size_node = c.let("callback_sizes", _size_tuple(c, c.arg("sizes")))
+    return c.call(
+        "ad.debug_callback_batched",
+        [c.arg("callback"), size_node, N.const(new_flags), N.const(new_pols), *items],
+    )
 
 
 debug_callback.def_batch(_debug_batch)

@@ -227,3 +227,30 @@ def test_lambda_inside_transformed_code_is_a_clear_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="lambda"):
         srcjax.jit(inline_lambda)(X)
     np.testing.assert_array_equal(inline_lambda(X), X + 1)  # eagerly any callable
+
+
+def branchy(x):
+    if x.sum() > 3:
+        srcjax.debug.callback(log_cb, x)
+    else:
+        srcjax.debug.callback(log_cb, -x)
+    return x
+
+
+def test_debug_callback_in_per_example_branches():
+    # under vmap, a batched `if` runs both branches; only the examples that take
+    # a branch call its callback (as srcjax.debug.print shows only them), with
+    # their own values, one call each; the branches in order (then, else)
+    LOG.clear()
+    xs = np.stack([X, X + 1])
+    srcjax.vmap(branchy)(xs)
+    assert [v.tolist() for v in LOG] == [(X + 1).tolist(), (-X).tolist()]
+    LOG.clear()
+    nested = np.stack([xs, np.stack([X + 2, X - 1])])  # sums 3, 6 / 9, 0
+    srcjax.vmap(srcjax.vmap(branchy))(nested)
+    assert [v.tolist() for v in LOG] == [
+        (X + 1).tolist(),
+        (X + 2).tolist(),
+        (-X).tolist(),
+        (1 - X).tolist(),
+    ]
