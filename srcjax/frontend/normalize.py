@@ -128,6 +128,10 @@ class Op:
     target: Optional[str] = None  # the list for ``append``
     what: str = ""  # description for error messages
     hint: Optional[str] = None  # what to do instead, for the error of an ``unknown``
+    #: an ``unknown`` method call on an object (``acc.add(v)``): the object may keep
+    #: its arguments, so a differentiated or batched one is an error even where the
+    #: result is not used (see :func:`srcjax.transforms.rules.object_method_error`)
+    effect: bool = False
 
     def __post_init__(self) -> None:
         if self.kind == "prim":
@@ -2934,7 +2938,8 @@ class Normalizer:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             node = N.call(N.attr(recv, mname), args, kws)
-            return node, Op("unknown", elts=[recv] + args + list(kws.values()), what="." + mname)
+            elts = [recv] + args + list(kws.values())
+            return node, Op("unknown", elts=elts, what="." + mname, effect=True)
         params = [
             p
             for p in prim.signature.parameters.values()

@@ -38,6 +38,7 @@ from .rules import (
     element_activity,
     inline_rule,
     no_rule_checks,
+    object_method_error,
     primal_by_rule,
     single_packs,
 )
@@ -107,6 +108,11 @@ class Reverse:
     def _activity(self, stmts: List[Any]) -> None:
         for s in stmts:
             op: Optional[Op] = getattr(s, "sj_op", None)
+            if op is not None and op.kind == "unknown":
+                loc = self.src.location(s) if hasattr(s, "lineno") else None
+                err = object_method_error(op, self.active, loc, s, "a differentiated value")
+                if err is not None:
+                    raise err
             if isinstance(s, gast.Assign) and op is not None:
                 t = s.targets[0].id
                 if op.kind == "prim":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import gast
 
@@ -148,6 +148,33 @@ def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exc
         call = N.call("ad.require_constant", [N.name(a.id), N.const(pname), N.const(str(err))])
         out.append(gast.Expr(value=call))
     return out
+
+
+def object_method_error(
+    op: Any, names: Any, loc: Any, s: Any, what: str, error: Any = None
+) -> Optional[Exception]:
+    """The error for ``obj.method(v)`` (an ``unknown`` op with ``effect``) given a
+    value in ``names`` (active, or batched) as an argument, else None. The method
+    runs as it is, so the object may keep ``v`` (``self.total = self.total + v``)
+    where no transform follows it: refused even where the call's result is not
+    used (grad of an accumulator object gave 0.0, JAX 3.0; vmap mixed the
+    examples). ``what``: "a differentiated value" or "a batched value"; ``loc``:
+    the user's location; ``error``: the class (NoDerivativeRuleError)."""
+    if op.kind != "unknown" or not op.effect:
+        return None
+    if not any(isinstance(e, gast.Name) and e.id in names for e in op.elts[1:]):
+        return None
+    if error is None:
+        from ..errors import NoDerivativeRuleError as error
+    call = N.to_source(s.value.func).strip() + "(...)"
+    return error(
+        f"`{call}` calls a method of an object srcjax does not transform with {what} "
+        "as an argument: the object may keep it, where srcjax cannot follow it",
+        loc,
+        "make the method a function that returns the new value (acc = add(acc, v)), or "
+        "register the class as a pytree (srcjax.tree_util.register_pytree_node_class): "
+        "then its methods are transformed with your code",
+    )
 
 
 def inline_rule(

@@ -1,0 +1,76 @@
+"""Methods of plain (unregistered) objects called inside transformed code.
+
+srcjax inlines user functions and the methods of registered pytree classes;
+a method of any other object runs as it is. Given a differentiated or batched
+value, such a method may keep it in the object (``acc.add(v)``: ``self.total
++= v``), where no transform can follow it. JAX traces through the object (grad
+of the accumulator below is 3.0); srcjax used to give 0.0 (grad, jvp, jacfwd)
+and a per-example mix under vmap. It must refuse, naming the user's line.
+"""
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax.errors import NoDerivativeRuleError
+
+
+class Acc:
+    def __init__(self):
+        self.total = 0.0
+
+    def add(self, v):
+        self.total = self.total + v
+
+    def scaled(self, s):
+        return self.total * s
+
+
+def accumulate(a):
+    acc = Acc()
+    for i in range(3):
+        acc.add(a * i)
+    return acc.total
+
+
+def accumulate_assigned(a):
+    acc = Acc()
+    r = acc.add(a * 2.0)  # noqa: F841 (the result is unused: the call is for its effect)
+    return acc.total + a
+
+
+def reads_only(a):
+    acc = Acc()  # a method given no differentiated value: it just runs
+    return a * acc.scaled(2.0) + len([acc])
+
+
+@pytest.mark.parametrize("f", [accumulate, accumulate_assigned])
+def test_grad_refuses_an_object_method_given_a_differentiated_value(f):
+    assert f(1.0) == 3.0  # (eager; JAX's grad of both is 3.0, never the 0.0 of before)
+    with pytest.raises(NoDerivativeRuleError) as e:
+        srcjax.grad(f)(1.0)
+    msg = str(e.value)
+    assert "test_object_methods.py" in msg and ".add" in msg
+    with pytest.raises(NoDerivativeRuleError):
+        srcjax.value_and_grad(f)(np.float32(1.0))
+    with pytest.raises(NoDerivativeRuleError):
+        srcjax.vjp(f, 1.0)
+
+
+@pytest.mark.parametrize("f", [accumulate, accumulate_assigned])
+def test_jvp_refuses_an_object_method_given_a_differentiated_value(f):
+    with pytest.raises(NoDerivativeRuleError) as e:
+        srcjax.jvp(f, (1.0,), (1.0,))
+    assert "test_object_methods.py" in str(e.value)
+    with pytest.raises(NoDerivativeRuleError):
+        srcjax.jacfwd(f)(1.0)
+
+
+def test_object_methods_without_differentiated_arguments_still_run():
+    # d/da (a * 0.0 + 1) = 0.0: the object holds no differentiated value
+    assert float(srcjax.grad(reads_only)(2.0)) == 0.0
+    assert float(srcjax.jvp(reads_only, (2.0,), (1.0,))[1]) == 0.0
+    # jit runs the Python as it is: the accumulator's value is right (3.0 as JAX)
+    assert float(srcjax.jit(accumulate)(1.0)) == 3.0
+    np.testing.assert_allclose(srcjax.jit(accumulate_assigned)(jnp.float32(2.0)), 6.0)
