@@ -565,14 +565,22 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
     function's outputs never share memory with its inputs (``y = jit(lambda a:
     a)(x); y += 1`` leaves ``x`` alone; views of other arrays and fresh arrays
     are returned as they are); Python scalars (weakly typed values) as NumPy
-    scalars of the default dtype (``jit(lambda n: n * 2)(3)`` is ``int32``)."""
+    scalars of the default dtype (``jit(lambda n: n * 2)(3)`` is ``int32``);
+    64-bit arrays and scalars narrowed to 32 bits unless x64 is on, as JAX never
+    returns them then (NumPy's operators promote ``int32 * float32`` to float64:
+    vmap and jvp returned such values as float64, JAX float32)."""
     roots: Optional[set] = None
+    narrow = not _cfg.x64_enabled
 
     def fix(x: Any) -> Any:
         nonlocal roots
         t = type(x)
         if t is int or t is float or t is bool or t is complex:
             return _as_array_scalar(x)
+        if narrow and isinstance(x, (np.ndarray, np.generic)):
+            y = dtypes.canonicalize_value(x)
+            if y is not x:
+                return y  # a new array: it shares nothing with the arguments
         if isinstance(x, np.ndarray):
             if roots is None:
                 roots = _input_roots(args, kwargs, donate)
