@@ -138,6 +138,7 @@ _CASES = [
     (dpsgd_step_vmapped_clip, True, False),
     (dpsgd_step_vmapped_clip, False, True),
     (dpsgd_step_closure, False, False),
+    (dpsgd_step_closure, False, True),  # (static tape entries, as below)
     (dpsgd_step_closure, True, True),
 ]
 
@@ -205,12 +206,11 @@ def test_inlined_grad_of_unknown_kind_fills_holes_and_keeps_tuples():
         np.testing.assert_array_equal(out[0][1], np.zeros_like(out[0][0]))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: static tape entries broadcast with the tape")
 def test_static_tape_entries_pushed_before_the_tape_is_batched():
-    # (also dpsgd_step_closure, eager, with dict params: _layers' comprehension)
     # jax 0.10.2 (rows of vmap(lambda x: grad(loss)(p, x))(arange(3)))["a"]: the
-    # entries grad's tape holds for p[k] (unbatched, popped as they are) are
-    # broadcast with the whole tape when a later loop makes it batched
+    # entries grad's tape holds for p[k] (unbatched, popped as they are) were
+    # broadcast with the whole tape when a later loop made it batched (an error;
+    # zeros before the dense index adjoint: silently wrong)
     p = {
         "a": {"w": np.ones(2, np.float32), "c": np.ones(2, np.float32)},
         "b": {"w": np.full(2, 2.0, np.float32), "c": np.ones(2, np.float32)},

@@ -380,10 +380,16 @@ class Batcher:
         self._bat = _Recording(value, self.ever_batched)
 
     def __init__(
-        self, norm: Normalized, spec: BatchSpec, tape_static: FrozenSet[str] = frozenset()
+        self,
+        norm: Normalized,
+        spec: BatchSpec,
+        tape_static: FrozenSet[str] = frozenset(),
+        batched_tapes: FrozenSet[str] = frozenset(),
     ):
         self.ever_batched: Set[str] = set()
         self.tape_static = tape_static
+        #: pure tapes batched from where they start empty (see :func:`batch`)
+        self.batched_tapes = batched_tapes
         self.norm = norm
         self.fdef = norm.node
         self.namer: Namer = norm.namer
@@ -414,6 +420,10 @@ class Batcher:
         #: branch, `t_bar = None`, is a value: user E F16)
         self.tapes = _tape_names(self.fdef.body)
         self._loads: Optional[collections.Counter] = None  # name -> reads (see _read_outside)
+        #: names a per-example `if` made for its branches (`v_then`): copies of the
+        #: code read them where _read_outside cannot see (its counts are the
+        #: function's as it came in)
+        self.renamed: Set[str] = set()
         #: lists only ever appended to and popped from (grad's tapes): in-place
         #: changes of these under a batched `if` are the tapes' own business
         self.pure_tapes = _pure_tapes(self.fdef.body)
@@ -554,6 +564,12 @@ class Batcher:
             self.containers.add(t)
             self.skel.pop(t, None)
             value = s.value
+            if t in self.batched_tapes and isinstance(value, gast.List) and not value.elts:
+                # a tape batched somewhere: batched (empty) from its start, so that
+                # its entries are each pushed in their final form and never
+                # broadcast later with the static ones among them
+                self._set(t, True)
+                return [s]
             skel = self._display_skeleton(value)
             if skel is not None:
                 self.skel[t] = skel
@@ -1295,6 +1311,7 @@ class Batcher:
                 if n in local_assigned or needs_mask:
                     r = self.namer.fresh(f"{n}_{which}")
                     renames[n] = r
+                    self.renamed.add(r)
                     if n in self.static:
                         self.static.add(r)
                     if needs_mask:
@@ -1445,10 +1462,23 @@ class Batcher:
         over a Butcher tableau, the list of stage values it builds (batched only
         when their data is)."""
         live = _live_in(body) | set(N.names_in(test) if test is not None else ())
+        # a name a tape pop restores is the value of an earlier pass (grad's
+        # reverse loops), never a temporary
+        popped = {
+            st.targets[0].id
+            for st in gast.walk(gast.Module(body=list(body), type_ignores=[]))
+            if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)
+            and getattr(getattr(st, "sj_op", None), "kind", None) == "pop"
+        }
         return {
             n
             for n in N.assigned_names(body)
-            if n not in live and n not in self.tapes and not self._read_outside(n, s)
+            if n not in live
+            and n not in self.tapes
+            and n not in popped
+            and n not in self.renamed
+            and not self._read_outside(n, s)
         }
 
     def while_stmt(self, s: Any, defined: Set[str]) -> List[Any]:
@@ -2114,7 +2144,13 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
     # the batch would turn them into per-example arrays (an axis or a stride must be
     # a Python value). Optimistic: a name found batched anywhere in a try is dropped
     # from the set and the function batched again (a few tries at most)
+    #
+    # A tape holding such static entries must not be broadcast as a whole later (a
+    # loop pushing batched values after a loop that pushed static ones: the static
+    # entries would pop broadcast): a pure tape found batched in a try starts
+    # batched where it is created (`tape = []`) in the next one
     tape_static = _tape_restored_names(norm.node.body)
+    batched_tapes: Set[str] = set()
     while tape_static:
         trial = dataclasses.replace(
             norm,
@@ -2122,21 +2158,27 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
             namer=copy.deepcopy(norm.namer),
             bindings=dict(norm.bindings),
         )
-        new, bp = _batch(trial, spec, name, frozenset(tape_static))
+        new, bp = _batch(trial, spec, name, frozenset(tape_static), frozenset(batched_tapes))
         bad = tape_static & bp.ever_batched
-        if not bad:
+        more = (bp.pure_tapes & bp.tapes & bp.ever_batched) - batched_tapes
+        if not bad and not more:
             norm.node, norm.namer = trial.node, trial.namer  # (the names it made)
             norm.bindings.update(trial.bindings)
             return new
         tape_static -= bad
+        batched_tapes |= more
     return _batch(norm, spec, name, frozenset())[0]
 
 
 def _batch(
-    norm: Normalized, spec: BatchSpec, name: Optional[str], tape_static
+    norm: Normalized,
+    spec: BatchSpec,
+    name: Optional[str],
+    tape_static,
+    batched_tapes: FrozenSet[str] = frozenset(),
 ) -> Tuple[Any, "Batcher"]:
     fdef = norm.node
-    bp = Batcher(norm, spec, tape_static)
+    bp = Batcher(norm, spec, tape_static, batched_tapes)
     body = list(fdef.body)
     assert body and isinstance(body[-1], gast.Return)
     ret = body.pop()
