@@ -329,9 +329,13 @@ class _Jit(Transformed):
             out = fn(*cargs, **ckwargs)
         t = type(out)
         if t is np.ndarray:
-            if out.base is None and not _is_input(out, args, kwargs):
-                return out  # the common case: a fresh array
-        elif t in _NUMPY_SCALARS:
+            if (
+                out.base is None
+                and (out.dtype.itemsize < 8 or _cfg.x64_enabled)
+                and not _is_input(out, args, kwargs)
+            ):
+                return out  # the common case: a fresh array of a 32-bit dtype
+        elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
             return out  # immutable: nothing to unalias
         return _unalias(out, args, kwargs, self._donate_pos)
 
@@ -513,6 +517,8 @@ _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEY
 
 #: NumPy scalar types (immutable, so a jitted function may return them as they are)
 _NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+#: those narrowed to 32 bits on the way out unless x64 is on (see _unalias)
+_WIDE_SCALARS = frozenset((np.float64, np.int64, np.uint64, np.complex128))
 
 
 def _root(x: np.ndarray) -> int:

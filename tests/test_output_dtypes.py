@@ -54,3 +54,15 @@ def test_x64_keeps_64_bits(x64):
     got = srcjax.vmap(mixed)(X.astype(np.float64), IDX.astype(np.int64))
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, [0.0, 2.5 + 1 / 3, -1 + 2 / 3], rtol=1e-15)
+
+
+SHIFT = np.arange(3, dtype=np.int32)  # a module-level array: jit cannot see its dtype
+
+
+def test_jit_of_a_global_int_array_is_float32():
+    # jit's fast path returned NumPy's float64 (the promotion pass does not know
+    # the global's dtype); jax.jit gives float32
+    f = srcjax.jit(lambda x: x * SHIFT + SHIFT / 3)
+    check(f(X), WANT)
+    s = srcjax.jit(lambda x: x[2] * SHIFT[2] + np.float64(0.5))(X)
+    assert s.dtype == np.float32 and s == np.float32(-0.5)
