@@ -84,6 +84,11 @@ def _structural(public, impl, *aliases):
 # jnp.sum (the reduction every adjoint needs)
 
 
+#: dtypes whose sum needs no accumulator choice (float16 sums in float32, ints in
+#: the default int): ndarray.sum as it is
+_FAST_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
 def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     """Sum of ``x`` over ``axis`` (jax.numpy.sum).
 
@@ -92,6 +97,8 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     optional boolean mask broadcastable to ``x``; only the elements where it is
     true are summed (the others get a zero gradient).
     """
+    if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
+        return x.sum(axis=axis, keepdims=keepdims)  # (the common case, without the checks)
     if dtype is None:
         dtype = int_accumulator(np.result_type(x))
     if where is None:
@@ -154,10 +161,16 @@ def _unbroadcast(g, x):
     promotion's conversion).
     """
     try:
-        if g.shape == x.shape:  # the common case, kept cheap
+        gshape, shape = g.shape, x.shape
+        if gshape == shape:  # the common case, kept cheap
             if g.dtype == x.dtype:
                 return g
             return _to_float_dtype(g, x.dtype)
+        lead = len(gshape) - len(shape)
+        if shape and lead > 0 and gshape[lead:] == shape and type(g) is np.ndarray:
+            # a bias's cotangent: leading axes summed away (x + b, b of shape x[1:])
+            out = g.sum(axis=tuple(range(lead)))
+            return out if out.dtype == x.dtype else _to_float_dtype(out, x.dtype)
     except AttributeError:
         if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
             # the cotangent of a sequence: this `+` joined lists/tuples
@@ -586,11 +599,11 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     int, a negative int or a tuple). Returns a read-only broadcast view; with a
     ``where`` mask (that of ``sum(..., where=)``), zeros where it is false.
     """
-    shape = np.shape(x)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
     g = np.asarray(g)
     if not keepdims:
         axes = norm_axes(axis, len(shape))
-        g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+        g = g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
     if where is not None:
         return np.where(np.broadcast_to(where, shape), g, np.zeros((), g.dtype))
     return np.broadcast_to(g, shape)

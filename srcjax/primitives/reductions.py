@@ -25,6 +25,7 @@ from srcjax.dtypes import canonicalize_dtype, result_type, to_inexact_dtype
 from srcjax.errors import NonDifferentiableError
 from srcjax.primitives import elementwise as _ew  # noqa: F401  (registers jnp.exp, ...)
 from srcjax.primitives.ad import (
+    _FAST_SUM,
     accumulate,
     axis_or_zero,
     cumprod_jvp,
@@ -112,6 +113,16 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
     give the default float (float32 unless x64). ``where``: an optional boolean
     mask broadcastable to ``x``; the mean of the selected elements only (NaN
     where none is selected, as in JAX)."""
+    if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
+        # np.mean's own steps for a float array, without its checks: the sum
+        # divided by the count
+        if axis is None:
+            n = x.size
+        else:
+            shape = x.shape
+            n = math.prod(shape[a] for a in norm_axes(axis, len(shape)))
+        if n:
+            return x.sum(axis=axis, keepdims=keepdims) / n
     if dtype is None and np.result_type(x).kind in "biu":
         dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
     if where is None and np.size(x):
@@ -256,6 +267,8 @@ def _max(x, axis=None, keepdims=False, initial=None, where=None):
     given; ``where``: a boolean mask broadcastable to ``x`` (needs ``initial``, as
     in JAX). Gradient: split equally among tied maxima, and half of it to
     ``initial`` when the maximum of ``x`` ties it (JAX's ``max(initial, max(x))``)."""
+    if initial is None and where is None and type(x) is np.ndarray:
+        return x.max(axis=axis, keepdims=keepdims)
     return _extremum(np.max, "max", x, axis, keepdims, initial, where)
 
 
@@ -277,16 +290,16 @@ def _extremum_weights(ans, x, axis=None, keepdims=False, initial=None, where=Non
     does not need stays zero), NaN where ``ans`` is NaN (as JAX's 0/0)."""
     x = np.asarray(x)
     shape = x.shape
-    dt = np.result_type(ans)
+    dt = ans.dtype if isinstance(ans, (np.ndarray, np.generic)) else np.result_type(ans)
     if dt.kind not in "fc":
         dt = np.dtype(default_float())
     full = np.asarray(ans)
     if not keepdims:
         axes = norm_axes(axis, len(shape))
-        full = np.reshape(full, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+        full = full.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
     hit = x == full
     if where is None and initial is None:
-        count = np.sum(hit, axis=axis, keepdims=True, dtype=dt)
+        count = hit.sum(axis=axis, keepdims=True, dtype=dt)
         if count.all():  # the common case: no NaN, a nonempty reduction
             return np.divide(hit, count, dtype=dt)
     if where is not None:
