@@ -116,13 +116,19 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return x, ((), x.dtype)
     if isinstance(x, dict):
         items = [(k, _canon(v, x64)) for k, v in x.items()]
-        pairs = ((k, v[0]) for k, v in items)
+        keys = tuple((k, v[1]) for k, v in items)
         if isinstance(x, collections.defaultdict):  # (its factory comes first)
-            new = type(x)(x.default_factory, pairs)
             kind = ("dict", type(x), x.default_factory)
         else:
-            new, kind = type(x)(pairs), ("dict", type(x))
-        return new, kind + (tuple((k, v[1]) for k, v in items),)
+            kind = ("dict", type(x))
+        if all(v[0] is x[k] for k, v in items):
+            return x, kind + (keys,)  # nothing canonicalized: the dict as it is
+        pairs = ((k, v[0]) for k, v in items)
+        if isinstance(x, collections.defaultdict):
+            new = type(x)(x.default_factory, pairs)
+        else:
+            new = type(x)(pairs)
+        return new, kind + (keys,)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         items = [_canon(v, x64) for v in x]
         return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
@@ -519,6 +525,7 @@ _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEY
 _NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
 #: those narrowed to 32 bits on the way out unless x64 is on (see _unalias)
 _WIDE_SCALARS = frozenset((np.float64, np.int64, np.uint64, np.complex128))
+_WIDE = frozenset(np.dtype(t) for t in _WIDE_SCALARS)
 
 
 def _root(x: np.ndarray) -> int:
@@ -541,27 +548,32 @@ _SCALAR_ARGS = frozenset({int, float, bool, complex, type(None), str})
 
 
 def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
+    """The ids of the memory owners of every array in the non-donated arguments."""
     roots: set = set()
-
-    def add(x: Any) -> None:
-        if isinstance(x, np.ndarray):
+    stack = [a for i, a in enumerate(args) if i not in donate]
+    stack.extend(kwargs.values())
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is np.ndarray:
+            b = x.base
+            roots.add(id(x if b is None else b))
+        elif t is dict:
+            stack.extend(x.values())
+        elif t is list or t is tuple:
+            stack.extend(x)
+        elif t in _SCALAR_ARGS or isinstance(x, np.generic):
+            pass
+        elif isinstance(x, np.ndarray):
             roots.add(_root(x))
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                add(v)
         elif isinstance(x, dict):
-            for v in x.values():
-                add(v)
-        elif not isinstance(x, (int, float, complex, str, np.generic)) and x is not None:
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        else:
             for v in tree_util.tree_leaves(x):  # a registered pytree class
                 if isinstance(v, np.ndarray):
                     roots.add(_root(v))
-
-    for i, a in enumerate(args):
-        if i not in donate:
-            add(a)
-    for v in kwargs.values():
-        add(v)
     return roots
 
 
@@ -581,12 +593,19 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
     def fix(x: Any) -> Any:
         nonlocal roots
         t = type(x)
+        if t is np.ndarray:  # the common case first
+            if narrow and x.dtype in _WIDE:
+                return dtypes.canonicalize_value(x)  # a new array: it shares nothing
+            if roots is None:
+                roots = _input_roots(args, kwargs, donate)
+            b = x.base
+            return x.copy() if id(x if b is None else b) in roots else x
+        if t in _NUMPY_SCALARS:
+            return dtypes.canonicalize_value(x) if narrow and x.dtype in _WIDE else x
         if t is int or t is float or t is bool or t is complex:
             return _as_array_scalar(x)
-        if narrow and isinstance(x, (np.ndarray, np.generic)):
-            y = dtypes.canonicalize_value(x)
-            if y is not x:
-                return y  # a new array: it shares nothing with the arguments
+        if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
+            return dtypes.canonicalize_value(x)
         if isinstance(x, np.ndarray):
             if roots is None:
                 roots = _input_roots(args, kwargs, donate)
