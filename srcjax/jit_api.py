@@ -60,7 +60,7 @@ import gast
 import numpy as np
 
 from . import dtypes, tree_util
-from .api import Transformed, _as_f32, _kind
+from .api import Transformed, _as_f32, _kind, fixed_arity
 from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
@@ -249,7 +249,7 @@ class _Jit(Transformed):
         """The function other transforms read: jit is transparent to them."""
         if isinstance(self.fun, Transformed):
             return self.fun._generated(kinds)
-        return unwrap_callable(self.fun)[0]
+        return fixed_arity(unwrap_callable(self.fun)[0], len(kinds))
 
     def _cache_size(self) -> int:
         return len(self._specs)
@@ -390,6 +390,8 @@ class _Jit(Transformed):
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
+            # jit(jnp.atleast_2d), jit(lambda *xs: ...): a wrapper of the call's arity
+            target = fixed_arity(target, len(kinds))
         src, n_kwonly = kwonly_as_positional(get_source(target))
         # a static argument that is an object (a method's `self` under
         # @partial(jit, static_argnums=0)): known while transforming, as a function

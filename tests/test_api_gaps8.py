@@ -119,12 +119,8 @@ def test_user_varargs_functions():
 
 # jit's own root needs srcjax/jit_api.py to call api.fixed_arity (handed to the
 # lead: see the report); strict, so this fails once it works and the mark must go
-_JIT_PENDING = pytest.mark.xfail(
-    strict=True, reason="jit_api._build does not call api.fixed_arity yet"
-)
 
 
-@_JIT_PENDING
 def test_jit_varargs_directly():
     _close(srcjax.jit(jnp.gradient)(A), np.array([1.5, 1.5, 2.5, 3.5], F32))
     got = srcjax.jit(jnp.gradient, static_argnames="axis")(X, axis=1)
