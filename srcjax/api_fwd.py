@@ -163,7 +163,8 @@ def _primal_function(fun: Any, kinds: Tuple[str, ...]):
 def _call_primal(fun: Any, args: tuple) -> Any:
     """``fun(*args)`` through its generated primal code (see :func:`_primal_function`)."""
     fn, bound = _primal_function(fun, _kinds(tuple(bound_of(fun)) + tuple(args)))
-    return _jax_dict_order(fn(*bound, *args))
+    # as jit's outputs: dicts in sorted key order, 32-bit unless x64, no aliasing
+    return _unalias(fn(*bound, *args), tuple(args), {}, frozenset())
 
 
 def _kinds(args) -> Tuple[str, ...]:

@@ -66,3 +66,12 @@ def test_jit_of_a_global_int_array_is_float32():
     check(f(X), WANT)
     s = srcjax.jit(lambda x: x[2] * SHIFT[2] + np.float64(0.5))(X)
     assert s.dtype == np.float32 and s == np.float32(-0.5)
+
+
+def test_vjp_and_linearize_primal_outputs_are_float32():
+    out, vjp_fn = srcjax.vjp(lambda x: mixed(x, IDX), X)
+    check(out, WANT)
+    (ct,) = vjp_fn(np.ones(3, np.float32))
+    check(ct, IDX.astype(np.float32))  # JAX's cotangent: d(x * i)/dx = i
+    out, _ = srcjax.linearize(lambda x: mixed(x, IDX), X)
+    check(out, WANT)
