@@ -1487,6 +1487,8 @@ def _sum_to(r, shape):
 
 def _matmul_left(g, a, b):
     """Cotangent of ``a`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
+        return np.matmul(g, b.T)  # (the common case: (m, n) @ (n, k) is a's shape)
     an, bn = np.ndim(a), np.ndim(b)
     if bn == 1:
         r = g * b if an == 1 else np.asarray(g)[..., None] * b
@@ -1499,6 +1501,8 @@ def _matmul_left(g, a, b):
 
 def _matmul_right(g, a, b):
     """Cotangent of ``b`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
+        return np.matmul(a.T, g)
     an, bn = np.ndim(a), np.ndim(b)
     if an == 1:
         r = g * a if bn == 1 else a[:, None] * np.asarray(g)[..., None, :]
