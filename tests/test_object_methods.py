@@ -13,7 +13,7 @@ import pytest
 
 import srcjax
 import srcjax.numpy as jnp
-from srcjax.errors import NoDerivativeRuleError
+from srcjax.errors import NoDerivativeRuleError, TransformValueError
 
 
 class Acc:
@@ -74,3 +74,17 @@ def test_object_methods_without_differentiated_arguments_still_run():
     # jit runs the Python as it is: the accumulator's value is right (3.0 as JAX)
     assert float(srcjax.jit(accumulate)(1.0)) == 3.0
     np.testing.assert_allclose(srcjax.jit(accumulate_assigned)(jnp.float32(2.0)), 6.0)
+
+
+@pytest.mark.parametrize("f", [accumulate, accumulate_assigned])
+def test_vmap_refuses_an_object_method_given_a_batched_value(f):
+    # the examples shared one accumulator: [[3, 6], [3, 6]] where JAX gives [3, 6]
+    with pytest.raises(TransformValueError) as e:
+        srcjax.vmap(f)(jnp.array([1.0, 2.0]))
+    assert "test_object_methods.py" in str(e.value) and "batched" in str(e.value)
+
+
+def test_vmap_runs_object_methods_given_no_batched_value():
+    # a * acc.scaled(2.0) + len([acc]) = 1: the method is given no batched value
+    got = srcjax.vmap(reads_only)(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(got, [1.0, 1.0])

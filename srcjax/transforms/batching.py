@@ -59,6 +59,7 @@ from ..errors import Location, TransformValueError
 from ..frontend import nodes as N
 from ..frontend.normalize import Namer, Normalized, Op
 from ..primitives import registry
+from .rules import object_method_error
 
 __all__ = ["batch", "BatchCall", "BatchSpec"]
 
@@ -463,6 +464,14 @@ class Batcher:
 
     def stmt(self, s: Any, defined: Set[str]) -> List[Any]:
         op: Optional[Op] = getattr(s, "sj_op", None)
+        if op is not None and op.kind == "unknown":
+            # acc.add(v) of a plain object with a batched v: the examples would share
+            # (and mix in) the object's state
+            err = object_method_error(
+                op, self.bat, _location(s), s, "a batched value", TransformValueError
+            )
+            if err is not None:
+                raise err
         if isinstance(s, gast.Assign) and op is not None:
             return self.assign(s, op)
         if isinstance(s, gast.Assign):
@@ -1231,11 +1240,7 @@ class Batcher:
                 t.id for t in node.targets if isinstance(t, gast.Name)
             ] == [target]:
                 continue  # `lst = ad.push(lst, v)`: a stack of generated adjoint code
-            filename = getattr(node, "sj_file", None)
-            lineno = getattr(node, "lineno", None)
-            loc = None
-            if filename is not None and lineno is not None:
-                loc = Location(filename, lineno, getattr(node, "col_offset", 0) or 0)
+            loc = _location(node)
             if target in self.namer.comprehension_results:
                 raise TransformValueError(
                     "under vmap, the filter (`if`) of this comprehension or generator "
@@ -2343,3 +2348,12 @@ def _original_items(bp: Batcher, pack: Any) -> List[Any]:
             e = e.args[0]
         out.append(e)
     return out
+
+
+def _location(node: Any) -> Optional[Location]:
+    """The user's file:line:col of a normalized statement, when it has one."""
+    filename = getattr(node, "sj_file", None)
+    lineno = getattr(node, "lineno", None)
+    if filename is None or lineno is None:
+        return None
+    return Location(filename, lineno, getattr(node, "col_offset", 0) or 0)
