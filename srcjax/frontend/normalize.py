@@ -26,6 +26,7 @@ import functools
 import inspect
 import keyword
 import math
+import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -128,10 +129,12 @@ class Op:
     target: Optional[str] = None  # the list for ``append``
     what: str = ""  # description for error messages
     hint: Optional[str] = None  # what to do instead, for the error of an ``unknown``
-    #: an ``unknown`` method call on an object (``acc.add(v)``): the object may keep
-    #: its arguments, so a differentiated or batched one is an error even where the
-    #: result is not used (see :func:`srcjax.transforms.rules.object_method_error`)
-    effect: bool = False
+    #: an ``unknown`` call whose result may keep its arguments: ``"method"`` for a
+    #: method of an object (``acc.add(v)``, the object is ``elts[0]``),
+    #: ``"construct"`` for an instance of a user class that is no pytree
+    #: (``State(x, v)``); a differentiated or batched argument is an error even where
+    #: the result is not used (see :func:`srcjax.transforms.rules.object_method_error`)
+    effect: Any = False
 
     def __post_init__(self) -> None:
         if self.kind == "prim":
@@ -204,6 +207,20 @@ _CMPOPS = {
     gast.Eq: "==",
     gast.NotEq: "!=",
 }
+
+_REGISTER_HINT = (
+    "srcjax transforms the classes it knows as pytrees: register {name} "
+    "(srcjax.tree_util.register_dataclass, register_pytree_node_class or "
+    "register_pytree_node), or use a NamedTuple or a dict"
+)
+
+
+def _is_user_class(cls: type) -> bool:
+    """A class defined outside the standard library, NumPy and srcjax (its
+    instances may hold the arguments it was built from)."""
+    top = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return top not in sys.stdlib_module_names and top not in ("numpy", "srcjax", "")
+
 
 _INACTIVE_BUILTINS = {
     id(f)
@@ -2698,8 +2715,13 @@ class Normalizer:
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             fnode = self.rename_all(func)
             kind = "inactive" if id(obj) in _INACTIVE_BUILTINS or obj_inactive else "unknown"
+            user_class = kind == "unknown" and _is_user_class(obj)
             return N.call(fnode, args, kws), Op(
-                kind, elts=args + list(kws.values()), what=N.to_source(func)
+                kind,
+                elts=args + list(kws.values()),
+                what=N.to_source(func),
+                effect="construct" if user_class else False,
+                hint=_REGISTER_HINT.format(name=obj.__name__) if user_class else None,
             )
         bound_obj = obj  # (what the name is bound to: the dependency recorded)
         if getattr(obj, "__srcjax_transform__", None) == "jit" and hasattr(
@@ -2939,7 +2961,7 @@ class Normalizer:
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
             node = N.call(N.attr(recv, mname), args, kws)
             elts = [recv] + args + list(kws.values())
-            return node, Op("unknown", elts=elts, what="." + mname, effect=True)
+            return node, Op("unknown", elts=elts, what="." + mname, effect="method")
         params = [
             p
             for p in prim.signature.parameters.values()

@@ -464,9 +464,10 @@ class Batcher:
 
     def stmt(self, s: Any, defined: Set[str]) -> List[Any]:
         op: Optional[Op] = getattr(s, "sj_op", None)
-        if op is not None and op.kind == "unknown":
+        if op is not None and op.kind == "unknown" and op.effect == "method":
             # acc.add(v) of a plain object with a batched v: the examples would share
-            # (and mix in) the object's state
+            # (and mix in) the object's state (constructing one per example is fine:
+            # the examples' objects are kept apart, see loop_fallback)
             err = object_method_error(
                 op, self.bat, _location(s), s, "a batched value", TransformValueError
             )

@@ -162,11 +162,19 @@ def object_method_error(
     the user's location; ``error``: the class (NoDerivativeRuleError)."""
     if op.kind != "unknown" or not op.effect:
         return None
-    if not any(isinstance(e, gast.Name) and e.id in names for e in op.elts[1:]):
+    args = op.elts[1:] if op.effect == "method" else op.elts
+    if not any(isinstance(e, gast.Name) and e.id in names for e in args):
         return None
     if error is None:
         from ..errors import NoDerivativeRuleError as error
     call = N.to_source(s.value.func).strip() + "(...)"
+    if op.effect == "construct":
+        return error(
+            f"`{call}` builds an instance of a class that is no pytree from {what}: "
+            "srcjax cannot follow the value into the instance",
+            loc,
+            op.hint,
+        )
     return error(
         f"`{call}` calls a method of an object srcjax does not transform with {what} "
         "as an argument: the object may keep it, where srcjax cannot follow it",
