@@ -223,10 +223,6 @@ def test_defaultdict_built_inside():
         srcjax.grad(lambda x: collections.OrderedDict([("y", x * 2)])["y"])(1.5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="batch_rules._batch_broadcast rebuilds a defaultdict as a plain dict (reported)",
-)
 def test_defaultdict_unmapped_vmap_output():
     dd = _dd(int, {"x": np.float32(3.0)})
     out = srcjax.vmap(lambda d, x: d, in_axes=(None, 0))(dd, np.ones(2, F32))

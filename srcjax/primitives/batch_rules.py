@@ -49,6 +49,7 @@ from .ad import _unbroadcast as _ad_unbroadcast
 from .control import (
     _class_kind,
     class_map,
+    dict_like,
     tree_slice_adjoint,
 )
 from .control import _tree_index_adjoint as _container_index_adjoint
@@ -85,8 +86,8 @@ def _batch_broadcast(x, size, axis=0):
     stay as they are."""
     if x is None or x is Ellipsis or isinstance(x, (str, slice)):
         return x
-    if isinstance(x, dict):
-        return {k: _batch_broadcast(v, size, axis) for k, v in x.items()}
+    if isinstance(x, dict):  # (a defaultdict keeps its factory, as JAX's)
+        return dict_like(x, ((k, _batch_broadcast(v, size, axis)) for k, v in x.items()))
     if isinstance(x, (list, tuple)):
         vals = [_batch_broadcast(v, size, axis) for v in x]
         if hasattr(x, "_fields"):
