@@ -133,3 +133,21 @@ def test_a_registered_dataclass_is_transformed():
     np.testing.assert_allclose(
         srcjax.vmap(f)(jnp.array([1.0, 2.0])), [1.030301, 4.121204], rtol=1e-6
     )
+
+
+def _step(s, dt):
+    return State(s.x + dt * s.v, s.v - dt * s.x)
+
+
+def _energy_after(x0):
+    s = State(x0, 0.0)
+    for _ in range(3):
+        s = _step(s, 0.1)  # the instance handed to a function: a copy named step_s
+    return s.x**2 + s.v**2
+
+
+def test_vmap_of_plain_objects_handed_to_a_function():
+    # an internal AttributeError before ('numpy.ndarray' object has no attribute 'x');
+    # jax 0.10.2: [1.030301 4.121204]
+    got = srcjax.vmap(_energy_after)(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(got, [1.030301, 4.121204], rtol=1e-6)

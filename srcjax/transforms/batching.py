@@ -568,6 +568,8 @@ class Batcher:
                 self.skel[t] = ("items", tuple("leaf" for _ in v.elts))
             else:
                 self.containers.discard(t)
+            if isinstance(v, gast.Name) and v.id in self.object_batches:
+                self.object_batches.add(t)  # (step(s): the callee's parameter s)
             self._set(t, self.is_batched(v))
             return [s]
         if kind == "pack":
