@@ -229,3 +229,33 @@ def test_user_class_matmul_per_example():
     xs = np.array([1.0, 2.0], np.float32)
     np.testing.assert_array_equal(srcjax.vmap(scale_matmul)(xs), [3.0, 6.0])
     np.testing.assert_array_equal(srcjax.vmap(object_matmul)(xs), [2.0, 4.0])
+
+
+# -- an effect called as a statement with a batched *args operand (helper W) ----------
+def test_effect_statement_with_batched_varargs_runs_per_example():
+    """A primitive called for its effect (no result used) whose batched operand is
+    one of its ``*args`` was not batched: it ran once on the whole batch."""
+    from srcjax.primitives import registry
+
+    seen = []
+    name = "ad.test_varargs_effect"
+    prim = registry.register(
+        registry.Primitive(
+            name,
+            lambda *xs: seen.append([np.shape(x) for x in xs]),
+            kind="internal",
+            differentiable=False,
+        )
+    )
+    prim.def_batch(lambda c: None)  # no rule: one call per example
+
+    def f(x):
+        prim(x, 2.0)
+        return x
+
+    try:
+        out = srcjax.vmap(f)(np.ones((2, 3), np.float32))
+    finally:
+        del registry.REGISTRY[name]
+    np.testing.assert_array_equal(out, np.ones((2, 3)))
+    assert seen == [[(3,), ()], [(3,), ()]]  # a Python loop's calls

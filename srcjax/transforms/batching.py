@@ -916,7 +916,11 @@ class Batcher:
         if (
             op is not None
             and op.kind == "prim"
-            and any(self.is_batched(n) for n in op.bound.values() if not isinstance(n, list))
+            and any(
+                self.is_batched(n)
+                for v in op.bound.values()
+                for n in (v if isinstance(v, list) else [v])  # (*args operands too)
+            )
         ):
             tmp = self.namer.fresh("_unused")
             st = self.at(N.assign(tmp, s.value), s)
