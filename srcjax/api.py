@@ -262,13 +262,17 @@ def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
             return pyfn
         kwonly: list = []
     else:
-        if not code.co_flags & 0x04:  # CO_VARARGS
-            return pyfn
+        if not code.co_flags & 0x04 and (
+            keywords or not code.co_kwonlyargcount or code.co_flags & 0x08
+        ):
+            return pyfn  # no *args (keyword-only parameters: where they are not taken)
         pos = list(code.co_varnames[: code.co_argcount])
         kwonly = list(
             code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
         )
-        var = [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
+        var = []
+        if code.co_flags & 0x04:
+            var = [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
         if not keywords:
             kwonly = []
     cache = pyfn.__dict__.setdefault("_srcjax_fixed_arity", {})

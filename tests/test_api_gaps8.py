@@ -391,3 +391,20 @@ def test_int_floordiv_by_zero_composed():
     _close(srcjax.grad(srcjax.grad(loss))(x, _IA, _IB), np.float32(2.0))
     hess = srcjax.hessian(lambda x, a, b: jnp.sum(x**3 * (a // b)))(np.float32(2.0), _IA, _IB)
     _close(hess, np.float32(-60.0))
+
+
+# ---------------------------------------------------------------------------
+# keyword-only parameters (helper W): the transforms that take no keywords call
+# the function with its keyword-only defaults
+
+
+def _kw_scaled(x, *, s=2.0):
+    return x * s
+
+
+def test_vmap_and_jacfwd_of_functions_with_keyword_only_parameters():
+    x = np.ones((2, 3), F32)
+    # jax 0.10.2: vmap(jnp.linalg.vector_norm)(ones((2, 3))) = [1.7320508 1.7320508]
+    _close(srcjax.vmap(jnp.linalg.vector_norm)(x), np.array([1.7320508, 1.7320508], F32))
+    _close(srcjax.vmap(_kw_scaled)(np.ones(2, F32)), np.array([2.0, 2.0], F32))
+    _close(srcjax.jacfwd(_kw_scaled)(np.ones(2, F32)), 2.0 * np.eye(2, dtype=F32))
