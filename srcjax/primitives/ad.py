@@ -167,10 +167,17 @@ def _unbroadcast(g, x):
                 return g
             return _to_float_dtype(g, x.dtype)
         lead = len(gshape) - len(shape)
-        if shape and lead > 0 and gshape[lead:] == shape and type(g) is np.ndarray:
-            # a bias's cotangent: leading axes summed away (x + b, b of shape x[1:])
-            out = g.sum(axis=tuple(range(lead)))
-            return out if out.dtype == x.dtype else _to_float_dtype(out, x.dtype)
+        if shape and lead >= 0 and type(g) is np.ndarray:
+            # the common broadcasts (a bias b of shape x[1:], a keepdims max/sum):
+            # leading axes and x's unit axes summed away with ndarray.sum
+            axes = tuple(range(lead)) + tuple(
+                lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+            )
+            if axes:
+                out = g.sum(axis=axes)
+                if out.shape != shape:
+                    out = out.reshape(shape)
+                return out if out.dtype == x.dtype else _to_float_dtype(out, x.dtype)
     except AttributeError:
         if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
             # the cotangent of a sequence: this `+` joined lists/tuples
