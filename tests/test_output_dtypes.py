@@ -75,3 +75,13 @@ def test_vjp_and_linearize_primal_outputs_are_float32():
     check(ct, IDX.astype(np.float32))  # JAX's cotangent: d(x * i)/dx = i
     out, _ = srcjax.linearize(lambda x: mixed(x, IDX), X)
     check(out, WANT)
+
+
+def test_vjp_function_returns_dicts_in_jax_key_order():
+    # jax 0.10.2: the cotangent dict of vjp's function has keys ['b', 'w'] (sorted)
+    p = {"w": np.ones(2, np.float32), "b": np.zeros(2, np.float32)}
+    out, vjp_fn = srcjax.vjp(lambda p: p["w"] * 2 + p["b"], p)
+    (g,) = vjp_fn(np.ones(2, np.float32))
+    assert list(g) == ["b", "w"]
+    np.testing.assert_array_equal(g["w"], [2.0, 2.0])
+    np.testing.assert_array_equal(g["b"], [1.0, 1.0])

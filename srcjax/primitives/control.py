@@ -390,6 +390,19 @@ def dict_like(x, pairs):
     return type(x)(pairs)
 
 
+def _jax_keys(x: dict):
+    """``x``'s keys in the order JAX's pytrees give them: sorted for a dict or a
+    defaultdict (insertion order when they do not sort), as they are for an
+    OrderedDict. A gradient's dicts come out in that order (``vjp``'s function
+    gave the user's order)."""
+    if type(x) is dict or type(x) is collections.defaultdict:
+        try:
+            return sorted(x)
+        except TypeError:
+            pass
+    return list(x)
+
+
 def _fill(g, x):
     if type(g) is np.ndarray and type(x) is np.ndarray:
         # the common leaf first: an array cotangent of an array of its shape and dtype
@@ -397,7 +410,7 @@ def _fill(g, x):
             return g
     if g is None:
         if isinstance(x, dict):
-            return dict_like(x, ((k, _fill(None, v)) for k, v in x.items()))
+            return dict_like(x, ((k, _fill(None, x[k])) for k in _jax_keys(x)))
         if isinstance(x, tuple) and hasattr(x, "_fields"):
             return type(x)(*[_fill(None, v) for v in x])
         if isinstance(x, (list, tuple)):
@@ -413,9 +426,8 @@ def _fill(g, x):
             return np.zeros((), np.float32 if isinstance(x, float) else np.float64)
         return np.zeros(np.shape(x), dt if dt.kind in "fc" else np.float32)
     if isinstance(x, dict):
-        return dict_like(
-            x, ((k, _fill(g.get(k) if isinstance(g, dict) else None, v)) for k, v in x.items())
-        )
+        gd = g if isinstance(g, dict) else {}
+        return dict_like(x, ((k, _fill(gd.get(k), x[k])) for k in _jax_keys(x)))
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_fill(gi, v) for gi, v in zip(_seq(g, len(x)), x)])
     if isinstance(x, (list, tuple)):
