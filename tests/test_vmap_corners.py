@@ -259,3 +259,25 @@ def test_effect_statement_with_batched_varargs_runs_per_example():
         del registry.REGISTRY[name]
     np.testing.assert_array_equal(out, np.ones((2, 3)))
     assert seen == [[(3,), ()], [(3,), ()]]  # a Python loop's calls
+
+
+# -- lax.select_n with a per-example `which` (helper V) ---------------------------------
+SX = np.array([[0.5, 1.25, -2.0], [3.0, 0.25, -0.75]], np.float32)
+
+
+def _select(w, a, b):
+    return lax.select_n(w, a, b)
+
+
+def test_select_n_with_a_per_example_which():
+    # its shape checks saw the batch axis: TypeError "`which` must be scalar ..."
+    w = np.array([0, 1], np.int32)
+    # jax 0.10.2 for each in_axes
+    want = [[0.5, 1.25, -2.0], [-3.0, -0.25, 0.75]]
+    np.testing.assert_array_equal(srcjax.vmap(_select)(w, SX, -SX), want)
+    got = srcjax.vmap(_select, in_axes=(0, None, None))(w, SX[0], -SX[0])
+    np.testing.assert_array_equal(got, [[0.5, 1.25, -2.0], [-0.5, -1.25, 2.0]])
+    got = srcjax.vmap(_select, in_axes=(None, 0, 0))(np.array([0, 1, 1], np.int32), SX, -SX)
+    np.testing.assert_array_equal(got, [[0.5, -1.25, 2.0], [3.0, -0.25, 0.75]])
+    with pytest.raises(TypeError, match="same shape"):  # one example's shapes differ
+        srcjax.vmap(_select)(np.zeros((2, 2), np.int32), SX, -SX)

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import dtypes as _dt
+from ..frontend import nodes as N
 from ..primitives.ad import astype as _astype
 from ..primitives.ad import broadcast_to as _broadcast_to
 from ..primitives.ad import expand_dims as _expand_dims
@@ -572,8 +573,9 @@ def select_n(which: Any, *cases: Any) -> Any:
     return out
 
 
-def _select_n_check_impl(which, cases):
-    """Static: JAX's checks of ``select_n``."""
+def _select_n_check_impl(which, cases, which_batched=False, cases_batched=False):
+    """Static: JAX's checks of ``select_n``. Under vmap (``*_batched``) the
+    operands carry a leading batch axis the checks look past."""
     if len(cases) == 0:
         raise ValueError("select_n() must have at least one case")
     dw = _dt.dtype_of(which)
@@ -581,7 +583,7 @@ def _select_n_check_impl(which, cases):
         raise TypeError(f"select `which` must be boolean or integer type, got {dw.name}.")
     if dw.kind == "b" and len(cases) > 2:
         raise TypeError("select with boolean `which` cannot have > 2 cases.")
-    shapes = [tuple(np.shape(c)) for c in cases]
+    shapes = [tuple(np.shape(c))[int(cases_batched) :] for c in cases]
     if len(set(shapes)) != 1:
         raise TypeError(f"select cases must have the same shapes, got {shapes}.")
     dts = [_dt.dtype_of(c) for c in cases]
@@ -592,7 +594,7 @@ def _select_n_check_impl(which, cases):
             + ". (Tip: jnp.where is a similar function that does automatic type"
             " promotion on inputs)."
         )
-    ws = tuple(np.shape(which))
+    ws = tuple(np.shape(which))[int(which_batched) :]
     if ws not in ((), shapes[0]):
         raise TypeError(
             "select `which` must be scalar or have the same shape as cases, got `which` shape"
@@ -601,7 +603,21 @@ def _select_n_check_impl(which, cases):
     return True
 
 
-_select_n_check = _static("ad.lax_select_n_check", _select_n_check_impl)
+_select_n_check = register(
+    Primitive("ad.lax_select_n_check", _select_n_check_impl, kind="internal", differentiable=False)
+)
+
+
+def _select_n_check_batch(c):
+    """The checks on one example's shapes (a batched tuple of cases holds every
+    case batched: vmap materializes a display with any batched item)."""
+    bw, bc = c.batched("which"), c.batched("cases")
+    if not (bw or bc):
+        return c.rebuild(), False
+    return c.rebuild(which_batched=N.const(bw), cases_batched=N.const(bc)), False
+
+
+_select_n_check.def_batch(_select_n_check_batch)
 _select_n_check.samples = lambda rng: [((np.array([0, 1]), (np.ones(2), np.zeros(2))), {})]
 
 
