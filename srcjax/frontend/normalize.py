@@ -1022,7 +1022,13 @@ class Normalizer:
                 new = self.namer.fresh(node.id)
                 self.bindings[new] = obj
                 return N.name(new)
-        if self.src.globals is self.root_globals or not isinstance(node, gast.Name):
+        if not isinstance(node, gast.Name):
+            return node
+        if self.src.globals is self.root_globals:
+            if self.inlined:
+                alias = self._inlined_global(node.id)
+                if alias is not None:
+                    return N.name(alias)
             return node
         status, obj = self.lookup_global(node.id)
         if status != "found":
@@ -1034,6 +1040,32 @@ class Normalizer:
         new = self.namer.fresh(node.id)
         self.bindings[new] = obj
         return N.name(new)
+
+    def _inlined_global(self, name: str) -> Optional[str]:
+        """For a module-level variable ``name`` (data, not a function, class or
+        module) that inlined code of the transformed function's own module reads:
+        the fresh name generated code reads it by, bound to the user's variable
+        itself, live. Read by its own name, it would be captured by a local of
+        the caller (``lr`` of ``sgd`` inlined where the caller has ``lr = 100.``)
+        or by a name of generated code (a scan's loop counter ``k``): user X's
+        silently wrong gradients. None for names that need no protection."""
+        if name in self.src.closure:
+            return None  # (closure cells: see global_ref)
+        status, obj = self.lookup_global(name)
+        if status != "found" or name not in self.src.globals:
+            return None  # missing, or a builtin
+        if callable(obj) or isinstance(obj, (types.ModuleType, type)):
+            return None  # calls and attribute chains resolve these by name
+        key = (name, id(self.src.globals), id(self.src.closure))
+        known = self.namer.user_globals.get(key)
+        if known is not None:
+            return known
+        new = self.namer.fresh(name)
+        # live, as the transformed function's own global reads are; a closure cell
+        # of the root function of that name would hide it: read it now instead
+        self.bindings[new] = obj if name in self.root_closure else emit_user_global(name)
+        self.namer.user_globals[key] = new
+        return new
 
     def _shadowing_global(self, name: str) -> Optional[str]:
         """For a user global/closure variable ``name`` that generated code would
@@ -5323,3 +5355,10 @@ def dependencies_valid(deps: List[tuple]) -> bool:
         if cur is not obj:
             return False
     return True
+
+
+def emit_user_global(name: str) -> Any:
+    """A live reference to the user's global ``name`` (codegen.emit.UserGlobal)."""
+    from ..codegen import emit
+
+    return emit.UserGlobal(name)
