@@ -4229,3 +4229,29 @@ def test_real_and_imag_attributes_are_differentiable():
     assert float(srcjax.grad(lambda x: (x * (1 + 2j)).imag)(1.5)) == 2.0
     assert_close(srcjax.jit(lambda m: m.real + m.imag)(h), [[4.0, 3.0], [-1.0, 5.0]])
     assert_close(srcjax.vmap(lambda m: m.real * 2)(h), [[8.0, 2.0], [2.0, 10.0]])
+
+
+# ---------------------------------------------------------------- fresh-user run X (session 8)
+@pytest.mark.parametrize(
+    "f, x, want",
+    [
+        # values recorded from jax 0.10.2
+        (lambda x: jnp.sum(jnp.array([x, 2.0]) ** 3), 0.5, 3.0),
+        (lambda x: jnp.sum(jnp.stack([x, 2.0]) ** 3), 0.5, 3.0),
+        (lambda x: jnp.sum(jnp.array([[x, 1.0], [2.0, x * x]]) ** 2), 0.5, 5.0),
+    ],
+)
+def test_second_derivative_through_a_display_with_constants(f, x, want):
+    # grad(grad) raised `float * None` in generated code: the constant entry's
+    # cotangent was a hole that jnp.array's adjoint rule passed on as it was
+    assert_close(srcjax.grad(srcjax.grad(f))(x), want)
+    assert_close(srcjax.jacrev(srcjax.grad(f))(x), want)
+
+
+def test_pinn_second_derivative_of_a_stacked_input():
+    # jax: d2/dx2 sum(tanh([t, x])) at (0.3, 0.5) = -0.726862
+    f = lambda t, x: jnp.sum(jnp.tanh(jnp.array([t, x])))  # noqa: E731
+    assert_close(srcjax.grad(srcjax.grad(f, 1), 1)(0.3, 0.5), -0.726862, rtol=1e-5)
+    # third order through a display with a constant: jax 984.0
+    g = lambda x: jnp.sum(jnp.array([x, 2.0, x * 3]) ** 4)  # noqa: E731
+    assert_close(srcjax.grad(srcjax.grad(srcjax.grad(g)))(0.5), 984.0, rtol=1e-6)

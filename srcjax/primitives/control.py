@@ -2386,3 +2386,20 @@ def _floordiv_batch(c):
 
 
 floordiv.def_batch(_floordiv_batch)
+
+
+# ---------------------------------------------------------------------------
+# jnp.array's adjoint, differentiated again (defined here: it needs cotangent_like)
+
+from .creation import array as _array_p  # noqa: E402
+from .creation import array_adjoint as _array_adjoint_p  # noqa: E402
+
+
+def _array_adjoint_vjp_g(h, ans, g, like):
+    """``h``, the cotangent of a list like ``like``, is sparse: an entry that got
+    none (the constant of ``jnp.array([x, 2.0])``) is a hole, zeros here
+    (``grad(grad(f))`` raised ``float * None``)."""
+    return _array_p(cotangent_like(h, ans))
+
+
+_array_adjoint_p.def_vjp(_array_adjoint_vjp_g)

@@ -351,11 +351,7 @@ array_adjoint = register(
 )
 
 
-def _array_adjoint_vjp_g(h, ans, g, like):
-    return array(h)
-
-
-array_adjoint.def_vjp(_array_adjoint_vjp_g)
+# (its vjp rule is in control.py: it fills the holes of a list cotangent)
 
 
 def _array_adjoint_jvp_g(t, ans, g, like):

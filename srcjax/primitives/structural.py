@@ -498,7 +498,9 @@ for _joined in (concatenate, hstack, vstack, stack):
 
 def _fill_none(pieces, like):
     """``pieces`` with every ``None`` replaced by zeros like the matching entry of
-    ``like`` (list cotangents with unused entries)."""
+    ``like`` (list cotangents with unused entries); an array as it is."""
+    if not isinstance(pieces, (list, tuple)):
+        return pieces
     return [
         np.zeros(np.shape(b), np.result_type(b)) if p is None else p for p, b in zip(pieces, like)
     ]
@@ -538,7 +540,8 @@ unstack_like = _internal("ad.unstack_like", _unstack_like)
 
 
 def _unstack_like_vjp(h, ans, g, axis, like):
-    return stack(h, axis)
+    # a hole in h (a constant of jnp.stack([x, 2.0])) is zeros
+    return stack(fill_none(h, ans), axis)
 
 
 def _unstack_like_jvp(t, ans, g, axis, like):
