@@ -4255,3 +4255,19 @@ def test_pinn_second_derivative_of_a_stacked_input():
     # third order through a display with a constant: jax 984.0
     g = lambda x: jnp.sum(jnp.array([x, 2.0, x * 3]) ** 4)  # noqa: E731
     assert_close(srcjax.grad(srcjax.grad(srcjax.grad(g)))(0.5), 984.0, rtol=1e-6)
+
+
+def test_linalg_results_are_named_tuples():
+    # jax: svd(a).S, eigh(a).eigenvalues, qr(a).R (SVDResult, EighResult, QRResult)
+    a = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    r = jnp.linalg.svd(a)
+    assert type(r).__name__ == "SVDResult" and r._fields == ("U", "S", "Vh")
+    assert_close(r.S, [3.618034, 1.381966], rtol=1e-6)
+    assert_close(jnp.linalg.eigh(a).eigenvalues, [1.381966, 3.618034], rtol=1e-6)
+    assert_close(jnp.linalg.qr(a).R[1, 1], 2.236068, rtol=1e-6)
+    assert_close(srcjax.jit(lambda m: jnp.linalg.svd(m).S)(a), [3.618034, 1.381966], rtol=1e-6)
+    # jax: grad of sum(eigh(a).eigenvalues ** 2) = 2a = [[4, 2], [2, 6]]
+    g = srcjax.grad(lambda m: jnp.sum(jnp.linalg.eigh(m).eigenvalues ** 2))(a)
+    assert_close(g, [[4.0, 2.0], [2.0, 6.0]], rtol=1e-5)
+    w = srcjax.vmap(lambda m: jnp.linalg.eigh(m).eigenvalues)(np.stack([a, a * 2]))
+    assert_close(w, [[1.381966, 3.618034], [2.763932, 7.236068]], rtol=1e-6)

@@ -905,6 +905,10 @@ det.samples = lambda rng: [((_wellcond(rng, 3),), {}), ((_wellcond(rng, 2, (2,))
 
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+#: jax.numpy.linalg's result types (``svd(a).S``, ``eigh(a).eigenvalues``, ``qr(a).R``)
+SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
+EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 
 
 def _slogdet(a):
@@ -1121,7 +1125,7 @@ def _eigh(a, UPLO=None, symmetrize_input=True):
     if symmetrize_input:  # Hermitian part: (a + a^H) / 2 (a^H = a.T for real a)
         a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
     w, v = np.linalg.eigh(a, UPLO="L" if UPLO is None else UPLO)
-    return (w, v)
+    return EighResult(w, v)
 
 
 eigh = _la("eigh", _eigh, np.linalg.eigh)
@@ -1742,7 +1746,7 @@ def _qr(a, mode="reduced"):
     if a.dtype.kind in "biu":
         a = a.astype(_dt.default_float())
     q, r = np.linalg.qr(a, mode=mode)
-    return (q, r)
+    return QRResult(q, r)
 
 
 qr = _la("qr", _qr, np.linalg.qr)
@@ -1808,7 +1812,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)
-    return (u, s, vh)
+    return SVDResult(u, s, vh)
 
 
 svd = _la("svd", _svd, np.linalg.svd)
