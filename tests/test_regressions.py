@@ -4271,3 +4271,31 @@ def test_linalg_results_are_named_tuples():
     assert_close(g, [[4.0, 2.0], [2.0, 6.0]], rtol=1e-5)
     w = srcjax.vmap(lambda m: jnp.linalg.eigh(m).eigenvalues)(np.stack([a, a * 2]))
     assert_close(w, [[1.381966, 3.618034], [2.763932, 7.236068]], rtol=1e-6)
+
+
+def _logged(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        """A decorator's pass-through wrapper."""
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+@_logged
+def _decorated_energy(x):
+    return jnp.sum(jnp.sin(x) ** 2)
+
+
+def _calls_decorated(x):
+    return _decorated_energy(x) * 2.0
+
+
+def test_functions_under_a_functools_wraps_decorator():
+    # grad refused the wrapper's **kwargs (user X); jax: [0. 0.9092974 -0.7568025]
+    x = np.arange(3.0, dtype=np.float32)
+    want = np.array([0.0, 0.9092974, -0.7568025], np.float32)
+    assert_close(srcjax.grad(_decorated_energy)(x), want, rtol=1e-6)
+    assert_close(srcjax.grad(_calls_decorated)(x), 2 * want, rtol=1e-6)
+    assert_close(srcjax.jit(_decorated_energy)(x), np.sum(np.sin(x) ** 2), rtol=1e-6)
+    assert_close(srcjax.vmap(_decorated_energy)(x), np.sin(x) ** 2, rtol=1e-6)

@@ -234,7 +234,56 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
     closure: Dict[str, Any] = {}
     if fn.__closure__:
         closure = dict(zip(code.co_freevars, fn.__closure__))
+    inner = getattr(fn, "__wrapped__", None)
+    if isinstance(inner, types.FunctionType) and _forwards_to(node, closure, fn.__globals__, inner):
+        # a decorator's functools.wraps wrapper that only calls the function it
+        # wraps (`def wrapper(*args, **kwargs): return f(*args, **kwargs)`): that
+        # function's source (its `**kwargs` would be refused; user X)
+        return get_source(inner)
     return FunctionSource(fn, node, filename, fn.__globals__, closure)
+
+
+def _forwards_to(node: Any, closure: Dict[str, Any], globals_: dict, inner: Any) -> bool:
+    """Whether ``def node(*args, **kwargs)``'s body is ``return f(*args,
+    **kwargs)`` (after a docstring) with ``f`` bound to ``inner``."""
+    a = node.args
+    if a.vararg is None or a.kwarg is None or a.args or a.kwonlyargs or a.posonlyargs:
+        return False
+    body = [s for s in node.body if not _is_docstring_stmt(s)]
+    if len(body) != 1 or not isinstance(body[0], gast.Return):
+        return False
+    call = body[0].value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name):
+        return False
+    star_ok = (
+        len(call.args) == 1
+        and isinstance(call.args[0], gast.Starred)
+        and isinstance(call.args[0].value, gast.Name)
+        and call.args[0].value.id == a.vararg.id
+    )
+    kw_ok = (
+        len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, gast.Name)
+        and call.keywords[0].value.id == a.kwarg.id
+    )
+    if not (star_ok and kw_ok):
+        return False
+    name = call.func.id
+    cell = closure.get(name)
+    try:
+        target = cell.cell_contents if cell is not None else globals_.get(name)
+    except ValueError:
+        return False
+    return target is inner
+
+
+def _is_docstring_stmt(s: Any) -> bool:
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Constant)
+        and isinstance(s.value.value, str)
+    )
 
 
 def kwonly_as_positional(src: FunctionSource) -> Tuple[FunctionSource, int]:
