@@ -56,10 +56,12 @@ _TREE_CACHE: Dict[Tuple[str, int, int], Any] = {}
 
 
 def _parse_file(filename: str) -> Any:
+    # the file as it is now: linecache keeps what it read first, so after an edit
+    # and importlib.reload (or IPython's %run / %autoreload) transforms read the
+    # old source (user Y: grad of the reloaded f used its previous body). Cells
+    # and other entries without a file on disk are kept as they are.
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename)
-    if not lines:
-        linecache.checkcache(filename)
-        lines = linecache.getlines(filename)
     if not lines:
         return None
     text = "".join(lines)
