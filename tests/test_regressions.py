@@ -4299,3 +4299,16 @@ def test_functions_under_a_functools_wraps_decorator():
     assert_close(srcjax.grad(_calls_decorated)(x), 2 * want, rtol=1e-6)
     assert_close(srcjax.jit(_decorated_energy)(x), np.sum(np.sin(x) ** 2), rtol=1e-6)
     assert_close(srcjax.vmap(_decorated_energy)(x), np.sin(x) ** 2, rtol=1e-6)
+
+
+def _sorted_weighted(v):
+    w = v.sort()  # an array's sort: the sorted copy (a list's in-place sort returns None)
+    return w * jnp.arange(3.0)
+
+
+def test_array_sort_method_with_its_value_used():
+    # jit refused it as a list's in-place sort (user X); jax: [0. 2. 6.], grad [2. 0. 1.]
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    assert_close(srcjax.jit(_sorted_weighted)(x), [0.0, 2.0, 6.0])
+    assert_close(srcjax.grad(lambda v: jnp.sum(_sorted_weighted(v)))(x), [2.0, 0.0, 1.0])
+    assert_close(srcjax.jit(lambda v: v.sort())(x), [1.0, 2.0, 3.0])

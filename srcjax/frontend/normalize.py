@@ -1781,6 +1781,8 @@ class Normalizer:
             flip = gast.Slice(lower=None, upper=None, step=N.const(-1))
             self._prim_into(x, "ad.getitem", N.name(x), flip)
             return none
+        if name == "sort" and not discard:
+            return None  # its value is used: an array's x.sort(), the sorted copy (jnp.sort)
         if name == "sort":
             raise UnsupportedSyntaxError(
                 "`.sort()` (sorting a list in place) is not supported in transformed functions",
