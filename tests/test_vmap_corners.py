@@ -281,3 +281,39 @@ def test_select_n_with_a_per_example_which():
     np.testing.assert_array_equal(got, [[0.5, -1.25, 2.0], [3.0, -0.25, 0.75]])
     with pytest.raises(TypeError, match="same shape"):  # one example's shapes differ
         srcjax.vmap(_select)(np.zeros((2, 2), np.int32), SX, -SX)
+
+
+# -- an array-valued condition per example (user Y) -----------------------------------
+def _branchy(x):
+    if x > 0:
+        return jnp.sum(x)
+    return -jnp.sum(x)
+
+
+def _loopy(x):
+    while x > 0.5:
+        x = x / 2
+    return jnp.sum(x)
+
+
+def test_an_array_condition_per_example_is_ambiguous():
+    # was a (2, 2) result from a scalar function (if) and numbers (while); JAX raises
+    xs = np.array([[1.0, -2.0], [1.0, -2.0]], np.float32)
+    for f in (_branchy, _loopy):
+        with pytest.raises(TypeError, match="ambiguous") as e:
+            srcjax.vmap(f)(xs)
+        assert "test_vmap_corners.py" in str(e.value)
+    with pytest.raises(ValueError, match="ambiguous"):  # NumPy's type too
+        srcjax.vmap(lambda x: lax.cond(x > 0, jnp.sum, lambda v: -jnp.sum(v), x))(xs)
+
+
+def test_scalar_conditions_per_example_still_branch():
+    # one bool per example, also under two vmaps: jax [1.5, 2.0] and [[1.5, 2.0]] * 2
+    xs = np.array([1.5, -2.0], np.float32)
+    np.testing.assert_array_equal(srcjax.vmap(_branchy)(xs), [1.5, 2.0])
+    np.testing.assert_array_equal(
+        srcjax.vmap(srcjax.vmap(_branchy))(np.stack([xs, xs])), [[1.5, 2.0]] * 2
+    )
+    np.testing.assert_allclose(
+        srcjax.vmap(_loopy)(np.array([3.0, 0.25], np.float32)), [0.375, 0.25]
+    )

@@ -41,7 +41,7 @@ import gast
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import SrcjaxError, TransformValueError
+from ..errors import ShapeError, SrcjaxError, TransformValueError
 from ..frontend import nodes as N
 from .ad import _getitem as _ad_getitem
 from .ad import _index_adjoint as _ad_index_adjoint
@@ -1086,6 +1086,27 @@ def _stack_objects(rows):
 
 
 stack_objects = _reg("ad.stack_objects", _stack_objects, differentiable=False)
+
+
+def _batched_pred(cond, lead=1, where=""):
+    """``cond``, the condition of an ``if`` (or ``while``) on batched values: one
+    bool per example (``lead`` leading batch axes), else NumPy's and JAX's
+    error. Without this check an array-valued condition per example (``if x > 0``
+    for ``x`` of shape ``(2,)``) was split by the batch logic into wrong-shaped
+    results (user Y: a ``(2, 2)`` array from a scalar function)."""
+    if np.ndim(cond) > lead:
+        raise ShapeError(  # (JAX raises a TypeError here, NumPy a ValueError: both)
+            (f"{where}: " if where else "")
+            + "The truth value of an array with more than one element is ambiguous "
+            f"(an `if`/`while` condition of shape {np.shape(cond)[lead:]} per example "
+            "under vmap). Use jnp.any() or jnp.all(), or jnp.where for an elementwise "
+            "choice"
+        )
+    return cond
+
+
+batched_pred = _reg("ad.batched_pred", _batched_pred, differentiable=False)
+batched_pred.samples = lambda rng: [((np.array([True, False]),), {})]
 
 
 def _object_attr(x, name):
@@ -4412,3 +4433,12 @@ _def(
     _folded_rule(("g", "x"), ("gb", "xb"), lambda v: v["gb"], shape_only=("x",)),
 )
 _def(["ad.bbroadcast_like"], _folded_rule(("x", "like"), ("xb", "lb"), lambda v: True))
+
+
+def _batched_pred_rule(c):
+    """Batched again by an outer vmap: one more leading axis."""
+    known, lead = c.static("lead")
+    return c.rebuild(lead=N.const((1 if lead is None else lead) + 1))
+
+
+_def(["ad.batched_pred"], _batched_pred_rule)

@@ -1136,7 +1136,19 @@ class Batcher:
             s.orelse = orelse
             self.bat = joined
             return [s]
-        return self.batched_if(s, cond, defined)
+        check: List[Any] = []
+        if isinstance(cond, gast.Name):
+            # one bool per example, or the ambiguity error (ad.batched_pred)
+            check = [self.at(N.assign(cond.id, self._pred_check(N.name(cond.id), s)), s)]
+        return check + self.batched_if(s, cond, defined)
+
+    @staticmethod
+    def _pred_check(cond: Any, s: Any) -> Any:
+        """``ad.batched_pred(cond, 1, "file:line:col")``: one bool per example, or
+        the ambiguity error located at the user's ``if``/``while``."""
+        loc = _location(s)
+        where = f"{loc.filename}:{loc.lineno}:{loc.col + 1}" if loc is not None else ""
+        return N.call("ad.batched_pred", [cond, N.const(1), N.const(where)])
 
     def _constant_test(self, test: Any) -> Tuple[bool, Any]:
         """(True, value) when an ``if``'s test is a constant: a literal, or a name
@@ -1568,7 +1580,8 @@ class Batcher:
         inner_defined = set(defined) | assigned | temps
         mixed, bat_m = self.mixed_if(inner, N.name(cond), inner_defined, sorted(assigned), static)
         self.bat = set(bat_m) | (assigned - static)
-        loop = gast.While(test=N.call("jnp.any", [N.name(cond)]), body=mixed, orelse=[])
+        check = self.at(N.assign(cond, self._pred_check(N.name(cond), s)), s)
+        loop = gast.While(test=N.call("jnp.any", [N.name(cond)]), body=[check] + mixed, orelse=[])
         self.at(loop, s)
         loop.sj_note = "batched loop: runs until every example is done"
         out.append(loop)
