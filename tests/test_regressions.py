@@ -4312,3 +4312,19 @@ def test_array_sort_method_with_its_value_used():
     assert_close(srcjax.jit(_sorted_weighted)(x), [0.0, 2.0, 6.0])
     assert_close(srcjax.grad(lambda v: jnp.sum(_sorted_weighted(v)))(x), [2.0, 0.0, 1.0])
     assert_close(srcjax.jit(lambda v: v.sort())(x), [1.0, 2.0, 3.0])
+
+
+_METRICS: dict = {}
+
+
+def _logs_into_a_global(w):
+    loss = jnp.sum(w**2)
+    _METRICS["loss"] = loss
+    return loss
+
+
+def test_item_assignment_into_a_module_level_container_is_a_clear_error():
+    # an internal UnboundLocalError from generated code before (user Y)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="_METRICS") as e:
+        srcjax.grad(_logs_into_a_global)(np.ones(2, np.float32))
+    assert "test_regressions.py" in str(e.value) and "has_aux" in str(e.value)

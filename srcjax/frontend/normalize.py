@@ -1382,6 +1382,20 @@ class Normalizer:
         elif isinstance(target, gast.Subscript):
             # d[k] = v  ->  d = ad.setitem(d, k, v)  (functional; arrays raise as JAX does)
             base = target.value
+            root = base
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id not in self.locals:
+                # a module-level (or closed-over) container: rebinding it would make
+                # the name local to the generated function (an internal
+                # UnboundLocalError, user Y's METRICS["loss"] = l)
+                raise UnsupportedSyntaxError(
+                    f"assigning to an item of `{root.id}`, which is not a variable of the "
+                    "transformed function, is not supported",
+                    self.loc(target),
+                    "return the value instead (has_aux=True for grad), or copy the "
+                    f"container into a local first: `mine = dict({root.id})`",
+                )
             if not isinstance(base, gast.Name):
                 inner = self.atom(_as_load(N.clone(base)))
             else:
