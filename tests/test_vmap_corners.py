@@ -317,3 +317,15 @@ def test_scalar_conditions_per_example_still_branch():
     np.testing.assert_allclose(
         srcjax.vmap(_loopy)(np.array([3.0, 0.25], np.float32)), [0.375, 0.25]
     )
+
+
+def _tagged(x):
+    tag = f"{x.shape}:{x.ndim}"  # one example's shape and rank
+    return x.sum() + len(tag)
+
+
+def test_fstring_of_a_shape_under_vmap_sees_one_example():
+    # was the batch's shape (2, 3), then len() of an unsized object (user Y);
+    # jax: len("(3,):1") = 6, so [9. 9.]
+    np.testing.assert_array_equal(srcjax.vmap(_tagged)(np.ones((2, 3), np.float32)), [9.0, 9.0])
+    np.testing.assert_array_equal(srcjax.jit(_tagged)(np.ones(3, np.float32)), 9.0)

@@ -2432,6 +2432,13 @@ class Normalizer:
         if isinstance(e, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(e)
         if isinstance(e, gast.JoinedStr):
+            # each formatted value its own statement, so transforms see what it reads
+            # (under vmap, f"{x.shape}" is one example's shape: user Y)
+            e = N.clone(e)
+            for part in e.values:
+                if isinstance(part, gast.FormattedValue):
+                    part.value = self.atom(part.value)
+                    part.value.sj_resolved = True  # (a name of normalized code already)
             return self.rename_all(e), Op("inactive", what="f-string")
         if isinstance(e, gast.Lambda):
             raise UnsupportedSyntaxError(
