@@ -381,9 +381,10 @@ def _resolve_target(fun: Any, kinds: Tuple[str, ...]):
 class _Grad(Transformed):
     kind = "grad"
 
-    def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
+    def __init__(self, fun, argnums, has_aux, with_value, allow_int=False, holomorphic=False):
         super().__init__(fun)
         self.allow_int = bool(allow_int)
+        self.holomorphic = bool(holomorphic)
         if isinstance(argnums, (list, tuple)):
             argnums_t = tuple(int(a) for a in argnums)
             self.tuple_out = True
@@ -411,7 +412,7 @@ class _Grad(Transformed):
         self._wrt_fixed = None
         if all(a >= 0 for a in argnums_t):
             self._wrt_fixed = tuple(sorted(a + len(bound) for a in argnums_t))
-        self._fast1 = not bound and not bkw and self._wrt_fixed == (0,)
+        self._fast1 = not bound and not bkw and self._wrt_fixed == (0,) and not holomorphic
 
     def _build(self, kinds):
         if isinstance(self._pyfn, Transformed):  # (grad(jit(lambda *xs: ...)))
@@ -454,7 +455,13 @@ class _Grad(Transformed):
         label = "value_and_grad" if self.with_value else "grad"
         gname = f"{src.name}_{label}"
         fdef = reverse(
-            norm, wrt, pkinds, has_aux=self.has_aux, with_value=self.with_value, name=gname
+            norm,
+            wrt,
+            pkinds,
+            has_aux=self.has_aux,
+            with_value=self.with_value,
+            name=gname,
+            holomorphic=self.holomorphic,
         )
         if self.allow_int:
             _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
@@ -521,6 +528,9 @@ class _Grad(Transformed):
                 elif k == "leaf":
                     x = _canon_leaf(x, False)
                 new_args[i] = x
+        if self.holomorphic:
+            for i in wrt:
+                _check_complex_leaves(new_args[i])
         key = tuple(kinds)
         fn = self._cache.get(key)
         if fn is None:
@@ -677,6 +687,18 @@ def renamed_params(src, norm) -> Dict[str, str]:
     return {user: gen for user, gen in pairs if user != gen}
 
 
+def _check_complex_leaves(x: Any) -> None:
+    """jax.grad(holomorphic=True)'s check: every differentiated input is complex."""
+    from .tree_util import tree_leaves
+
+    for v in tree_leaves(x):
+        dt = np.result_type(v)
+        if dt.kind != "c":
+            raise TransformTypeError(
+                f"grad with holomorphic=True requires inputs with complex dtype, but got {dt.name}."
+            )
+
+
 def _unsupported_options(name: str, holomorphic: bool, allow_int: bool, reduce_axes=()) -> None:
     """JAX's keyword arguments srcjax accepts at their defaults only."""
     for opt, on in (("holomorphic", holomorphic), ("allow_int", allow_int)):
@@ -714,8 +736,10 @@ def grad(
             another srcjax transform) whose source is available.
         argnums: which positional argument(s) to differentiate.
         has_aux: whether ``fun`` returns a pair ``(value, auxiliary data)``.
-        holomorphic, reduce_axes: JAX's options, accepted at their defaults
-            (``True`` / non-empty raises NotImplementedError).
+        holomorphic: as JAX: ``fun`` maps complex inputs to a complex scalar and the
+            result is its complex derivative ``f'(z)`` (inputs and output must be
+            complex: TypeError otherwise).
+        reduce_axes: accepted empty only (NotImplementedError otherwise).
         allow_int: as JAX: integer or boolean inputs named in ``argnums`` are
             allowed, and their gradient is ``np.zeros(shape, float0)`` (dtype
             ``[('float0', 'V')]``, ``srcjax.api.FLOAT0``; shape ``()`` for Python
@@ -732,8 +756,10 @@ def grad(
         without a rule on the differentiated path; ``TypeError`` as above. Every
         such error names the user's ``file:line:col``.
     """
-    _unsupported_options("grad", holomorphic, False, reduce_axes)
-    return _Grad(fun, argnums, has_aux, with_value=False, allow_int=allow_int)
+    _unsupported_options("grad", False, False, reduce_axes)
+    return _Grad(
+        fun, argnums, has_aux, with_value=False, allow_int=allow_int, holomorphic=holomorphic
+    )
 
 
 def value_and_grad(
@@ -750,8 +776,10 @@ def value_and_grad(
     ``has_aux=True``. See :func:`grad` for argument rules (``allow_int``) and
     errors.
     """
-    _unsupported_options("value_and_grad", holomorphic, False, reduce_axes)
-    return _Grad(fun, argnums, has_aux, with_value=True, allow_int=allow_int)
+    _unsupported_options("value_and_grad", False, False, reduce_axes)
+    return _Grad(
+        fun, argnums, has_aux, with_value=True, allow_int=allow_int, holomorphic=holomorphic
+    )
 
 
 def source(fn: Callable, *example_args: Any) -> str:

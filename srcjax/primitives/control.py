@@ -68,6 +68,33 @@ def _seed(out):
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
 
 
+def _seed_holomorphic(out):
+    """Cotangent seed for ``grad(..., holomorphic=True)``: 1 of ``out``'s complex
+    dtype; TypeError (JAX's message) for a real or non-scalar output."""
+    dt = getattr(out, "dtype", None)
+    if dt is None and isinstance(out, complex):
+        return 1.0 + 0.0j
+    if dt is None or dt.kind != "c":
+        name = dt.name if dt is not None else type(out).__name__
+        raise NonDifferentiableError(
+            f"grad with holomorphic=True requires outputs with complex dtype, but got {name}.",
+            hint="return a complex value, or use holomorphic=False for a real loss",
+        )
+    if np.shape(out) != ():
+        raise NonDifferentiableError(
+            "Gradient only defined for scalar-output functions. Output had shape: "
+            f"{np.shape(out)}.",
+            hint="reduce the output (e.g. jnp.sum) or use srcjax.vjp / srcjax.jacrev",
+        )
+    return dt.type(1.0)
+
+
+seed_holomorphic = register(
+    Primitive("ad.seed_holomorphic", _seed_holomorphic, kind="internal", differentiable=False)
+)
+seed_holomorphic.samples = lambda rng: [((np.complex64(1.5 - 2j),), {})]
+
+
 def _leaf_type(x, skip: int) -> str:
     shape = np.shape(x)[skip:]
     dt = getattr(x, "dtype", None)

@@ -920,6 +920,7 @@ _ARRAY_HELPERS = {
     "ad.dot_left",
     "ad.dot_right",
     "ad.seed",
+    "ad.seed_holomorphic",
     "ad.broadcast_like",
 }
 
@@ -1047,6 +1048,7 @@ def reverse(
     with_value: bool = False,
     name: Optional[str] = None,
     cotangent: Optional[str] = None,
+    holomorphic: bool = False,
 ) -> Any:
     """Build the gradient function of a normalized function.
 
@@ -1105,6 +1107,7 @@ def reverse(
 
     nz: Set[str] = set()
     seed = []
+    seed_name = "ad.seed_holomorphic" if holomorphic else "ad.seed"
     if cotangent is not None:
         # checked against the output as jax.vjp's pullback checks it
         check = N.call("ad.check_cotangent", [N.name(cotangent), N.name(out_name)])
@@ -1114,10 +1117,10 @@ def reverse(
         else:
             seed = [N.expr_stmt(check)]
     elif out_name in rv_.active:
-        seed = [N.assign(rv_.bar(out_name), N.call("ad.seed", [N.name(out_name)]))]
+        seed = [N.assign(rv_.bar(out_name), N.call(seed_name, [N.name(out_name)]))]
         nz.add(out_name)
     else:
-        seed = [N.expr_stmt(N.call("ad.seed", [N.name(out_name)]))]
+        seed = [N.expr_stmt(N.call(seed_name, [N.name(out_name)]))]
     bwd = rv_.rev_block(body, nz, set(rv_.params), False)
     # what the code after the sweep reads: the gradients' final forms and the
     # returned value (and aux), all computed from primal names
