@@ -91,7 +91,30 @@ def _kind(x: Any) -> str:
         # a function argument (mlp(ws, x, act=jnp.tanh)): calls of it resolve to it,
         # so it is part of the key (another function specializes again)
         return ClassKind(("fn", x))
+    if _plain_object(x):
+        # an instance of a user class that is no pytree (a bound method's self): a
+        # value JAX cannot trace either, known while transforming as a closure is
+        # for JAX, so `grad(self.energy)` and `self.k` resolve (user X)
+        return ClassKind(("fn", x))
     return "leaf"
+
+
+def _plain_object(x: Any) -> bool:
+    """An instance of a user-defined class: not an array, number, container, type,
+    module or function."""
+    if isinstance(x, (np.ndarray, np.generic, int, float, complex, str, bytes, type)):
+        return False
+    if isinstance(x, (types.ModuleType, types.FunctionType, types.MethodType)):
+        return False
+    from .frontend.normalize import _is_user_class
+
+    if not (hasattr(x, "__dict__") and _is_user_class(type(x))):
+        return False
+    try:
+        hash(x)  # (part of the key; an unhashable one stays a run-time value)
+    except TypeError:
+        return False
+    return True
 
 
 def _canon_leaf(x: Any, wrt: bool) -> Any:

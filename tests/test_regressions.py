@@ -4328,3 +4328,24 @@ def test_item_assignment_into_a_module_level_container_is_a_clear_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="_METRICS") as e:
         srcjax.grad(_logs_into_a_global)(np.ones(2, np.float32))
     assert "test_regressions.py" in str(e.value) and "has_aux" in str(e.value)
+
+
+class _Sim:
+    def __init__(self, k):
+        self.k = k
+
+    def energy(self, x):
+        return 0.5 * self.k * jnp.sum(x**2)
+
+    def force(self, x):
+        return -srcjax.grad(self.energy)(x)
+
+
+def test_jit_of_a_bound_method_that_takes_grad_of_another_method():
+    # refused: "`self.energy` is computed at run time" (user X); jax: [-0. -2. -4.]
+    s = _Sim(2.0)
+    x = np.arange(3.0, dtype=np.float32)
+    assert_close(srcjax.jit(s.force)(x), [0.0, -2.0, -4.0])
+    assert_close(srcjax.vmap(s.force)(np.stack([x, x])), [[0.0, -2.0, -4.0]] * 2)
+    assert_close(srcjax.jacfwd(s.force)(x), -2.0 * np.eye(3))
+    assert_close(srcjax.grad(lambda v: jnp.sum(s.force(v)))(x), [-2.0, -2.0, -2.0])

@@ -3674,6 +3674,8 @@ class Normalizer:
         for p in params:
             fn = self._known_function(values[p])
             v = values[p]
+            if fn is None and p not in reassigned:
+                fn = self._known_object(v)  # s.force(x) with a module-level s: self is s
             if fn is not None and p not in reassigned:
                 sub.static_params[p] = fn
             elif isinstance(v, gast.Name) and v.id in self.local_fns and p not in reassigned:
@@ -3907,6 +3909,30 @@ class Normalizer:
         if isinstance(obj, types.ModuleType):  # helper(jnp, x): N.sum is jnp.sum
             return obj
         return obj if _is_static_callable(obj) else None
+
+    def _known_object(self, atom: Any) -> Any:
+        """The plain object (an instance of a user class that is no pytree) a
+        module-level name passed as an argument is, else None: a method inlined
+        with it as ``self`` resolves ``self.energy`` (``grad(self.energy)``) and
+        reads ``self.k`` from it (user X: ``jit(s.force)``, ``grad`` of a function
+        calling ``s.force``)."""
+        if not isinstance(atom, gast.Name) or atom.id in self.locals:
+            return None
+        if atom.id in self.bindings:  # (a bound method's self, bound while inlining)
+            obj = self.bindings[atom.id]
+        elif atom.id in self.rename.values() or atom.id in self.namer.made:
+            return None
+        else:
+            status, obj = self.lookup_global(atom.id)
+            if status != "found":
+                return None
+        if not _is_user_class(type(obj)) or callable(obj):
+            return None
+        if isinstance(obj, (np.ndarray, np.generic, tuple, list, dict, type)):
+            return None
+        if type(obj) in _tree_registry() or not hasattr(obj, "__dict__"):
+            return None
+        return obj
 
     # -- srcjax transforms called inside transformed code ---------------------------
     def _static_function(self, node: Any) -> Any:
