@@ -379,6 +379,17 @@ def test_float64_recorded(scheme, x64):
     assert z.tolist() == random.normal(k, (3,)).tolist()
 
 
+def _exact_fma32(a, b, c) -> np.float32:
+    """``a*b + c`` in exact rational arithmetic, rounded once to float32 (ties to
+    even): the oracle of the float32 fused multiply-add."""
+    from fractions import Fraction
+
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    x = np.float32(float(exact))
+    near = [np.nextafter(x, np.float32(-np.inf)), x, np.nextafter(x, np.float32(np.inf))]
+    return min(near, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
+
+
 def test_fma_emulation_is_exact():
     """The float32 and float64 fused multiply-adds against exact rational arithmetic,
     on operands whose products nearly cancel the addend (where an unfused or
@@ -394,13 +405,7 @@ def test_fma_emulation_is_exact():
     )
     z = _threefry.fma32(a, b, c)
     for i in range(n):
-        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
-        x = np.float32(float(exact))
-        near = [np.nextafter(x, np.float32(-np.inf)), x, np.nextafter(x, np.float32(np.inf))]
-        best = min(
-            near, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1)
-        )
-        assert z[i] == best
+        assert z[i] == _exact_fma32(a[i], b[i], c[i])
     a = rng.random(n)
     b = rng.uniform(-10, 10, n)
     c = -a * b * (1 + rng.normal(size=n) * 1e-15)
@@ -433,13 +438,7 @@ def test_fma32_double_rounding_ties():
     c = (rng.normal(size=n) * 1e-39).astype(np.float32)
     z = _threefry.fma32(a, b, c)
     for i in range(0, n, 7):
-        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
-        x = np.float32(float(exact))
-        near = [np.nextafter(x, np.float32(-np.inf)), x, np.nextafter(x, np.float32(np.inf))]
-        best = min(
-            near, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1)
-        )
-        assert z[i] == best
+        assert z[i] == _exact_fma32(a[i], b[i], c[i])
     assert _threefry.fma32(np.zeros(0, np.float32), np.float32(1), np.float32(2)).shape == (0,)
 
 
