@@ -44,6 +44,8 @@ _DTYPES = {
     "c64": "complex64",
     "c128": "complex128",
 }
+# JAX's own spellings too (float32[3,2], as jax.ShapeDtypeStruct prints them)
+_DTYPES.update({v: v for v in list(_DTYPES.values())})
 
 _ABSTRACT_ARG = re.compile(r"^\s*([a-z]+[0-9]*)\s*(?:\[\s*([0-9,\s]*)\s*\])?\s*$")
 

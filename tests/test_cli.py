@@ -330,3 +330,14 @@ def test_options_that_would_be_ignored_are_errors(model_file):
         assert r.returncode != 0 and msg in r.stderr, (extra, r.stderr)
     r = run_cli("show", f"{model_file}:loss", "--vmap", "--in-axes", "None,0,0")
     assert r.returncode == 0, r.stderr
+
+
+def test_abstract_args_in_jax_spelling():
+    # user Y: --args 'float32[3,2]' (JAX's spelling) was refused; both spellings work
+    from srcjax.cli import parse_abstract_arg
+
+    for text in ("float32[3,2]", "f32[3,2]"):
+        a = parse_abstract_arg(text)
+        assert a.dtype == "float32" and a.shape == (3, 2)
+    assert parse_abstract_arg("int32[4]").dtype == "int32"
+    assert parse_abstract_arg("complex64[]").shape == ()
