@@ -190,6 +190,12 @@ def _check_tangents(primals, tangents) -> None:
                     f"{i}: primal shape {np.shape(a)}, tangent shape {np.shape(b)}"
                 )
             da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+            if da is not None and db is not None and da.kind in "fc" and db.kind in "biu":
+                # an integer tangent for a floating primal (user X; JAX's TypeError)
+                raise TransformTypeError(
+                    "primal and tangent arguments to jvp do not match; dtypes must be "
+                    f"equal: argument {i}: primal dtype {da}, tangent dtype {db}"
+                )
             if da is not None and db is not None and da != db and da.kind == db.kind:
                 raise TransformTypeError(
                     "primal and tangent arguments to jvp must have equal types; argument "

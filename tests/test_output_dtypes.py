@@ -85,3 +85,13 @@ def test_vjp_function_returns_dicts_in_jax_key_order():
     assert list(g) == ["b", "w"]
     np.testing.assert_array_equal(g["w"], [2.0, 2.0])
     np.testing.assert_array_equal(g["b"], [1.0, 1.0])
+
+
+def test_jvp_refuses_an_integer_tangent_for_a_float_primal():
+    # jax: TypeError "dtypes must be equal ..." (srcjax accepted it; user X)
+    import pytest
+
+    with pytest.raises(TypeError, match="dtypes must be equal"):
+        srcjax.jvp(lambda x: x * 2, (X,), (np.array([1, 2, 3], np.int32),))
+    _, t = srcjax.jvp(lambda x: x * 2, (X,), (np.ones(3, np.float64),))  # narrowed, as JAX
+    assert t.dtype == np.float32
