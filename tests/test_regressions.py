@@ -4349,3 +4349,28 @@ def test_jit_of_a_bound_method_that_takes_grad_of_another_method():
     assert_close(srcjax.vmap(s.force)(np.stack([x, x])), [[0.0, -2.0, -4.0]] * 2)
     assert_close(srcjax.jacfwd(s.force)(x), -2.0 * np.eye(3))
     assert_close(srcjax.grad(lambda v: jnp.sum(s.force(v)))(x), [-2.0, -2.0, -2.0])
+
+
+def _layered(ps, x):
+    h = x
+    for w in ps:  # a loop over a list of layers
+        h = jnp.tanh(h * w)
+    return h
+
+
+def _d2(ps, x):
+    return srcjax.grad(srcjax.grad(_layered, 1), 1)(ps, x)
+
+
+def test_grad_of_a_vmapped_second_derivative_of_a_layer_loop():
+    # PINN training (user X): grad over params of a loss vmapping u_xx over points
+    # raised `NoneType * float` (a hole reached vmap's batched unbroadcast rule);
+    # jax 0.10.2: [6.362293, -2.712962]
+    ps = [np.float32(0.7), np.float32(-1.3)]
+    xs = np.array([0.5, -0.3], np.float32)
+
+    def loss(p):
+        return jnp.sum(srcjax.vmap(_d2, (None, 0))(p, xs) ** 2)
+
+    g = srcjax.grad(loss)(ps)
+    assert_close(np.array(g), [6.362293, -2.712962], rtol=1e-5)

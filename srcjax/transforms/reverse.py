@@ -922,6 +922,16 @@ _ARRAY_HELPERS = {
     "ad.seed",
     "ad.seed_holomorphic",
     "ad.broadcast_like",
+    # vmap's per-example array helpers: their cotangent may be a hole (a value
+    # pushed to a tape), densified before their rules run (grad of a loss vmapping
+    # grad(grad(net)) over points, net looping over its layers: float * None)
+    "ad.bunbroadcast",
+    "ad.bbroadcast_like",
+    "ad.bmatmul",
+    "ad.bmatmul_left",
+    "ad.bmatmul_right",
+    "ad.bdot_left",
+    "ad.bdot_right",
 }
 
 #: elementwise-kind primitives whose output shape is not their operands' shape
