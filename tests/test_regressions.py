@@ -4374,3 +4374,14 @@ def test_grad_of_a_vmapped_second_derivative_of_a_layer_loop():
 
     g = srcjax.grad(loss)(ps)
     assert_close(np.array(g), [6.362293, -2.712962], rtol=1e-5)
+
+
+def _mismatched_cond(x):
+    return lax.cond(x[0] > 0, lambda v: v * 2, lambda v: jnp.sum(v), x)
+
+
+def test_jit_cond_branch_type_mismatch_names_the_users_line():
+    # the static check under jit raised from srcjax's own frames (user Y)
+    with pytest.raises(TypeError, match="cond branches must have equal output types") as e:
+        srcjax.jit(_mismatched_cond)(np.ones(3, np.float32))
+    assert "test_regressions.py" in str(e.value)

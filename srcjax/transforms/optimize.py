@@ -507,7 +507,14 @@ class _Interp:
                 from ..lax import _check_branch_avals  # JAX's TypeError, statically
 
                 what, t, names = lax_branches
-                _check_branch_avals(what, names, a.get(t), b.get(t))
+                try:
+                    _check_branch_avals(what, names, a.get(t), b.get(t))
+                except TypeError as e:  # located at the user's lax.cond / switch (user Y)
+                    from ..errors import Location, TransformTypeError
+
+                    f, line = getattr(s, "sj_file", None), getattr(s, "lineno", None)
+                    loc = Location(f, line, s.col_offset or 0) if f and line else None
+                    raise TransformTypeError(str(e), loc) from None
             return _merge_env(a, b)
         if isinstance(s, (gast.While, gast.For)):
             names = _assigned(s)
