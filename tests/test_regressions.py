@@ -4385,3 +4385,13 @@ def test_jit_cond_branch_type_mismatch_names_the_users_line():
     with pytest.raises(TypeError, match="cond branches must have equal output types") as e:
         srcjax.jit(_mismatched_cond)(np.ones(3, np.float32))
     assert "test_regressions.py" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "var", "std"])
+def test_reduction_of_a_list_argument_is_jaxs_type_error(name):
+    # grad of jnp.sum(x) at a Python list: NumPy's "Field elements must be 2- or
+    # 3-tuples" from np.result_type (users X, Y); jax: "sum requires ndarray or
+    # scalar arguments, got <class 'list'> at position 0."
+    f = getattr(jnp, name)
+    with pytest.raises(TypeError, match=f"{name} requires ndarray or scalar arguments"):
+        srcjax.grad(lambda x: f(x))([1.0, 2.0])

@@ -63,6 +63,17 @@ def accumulate(reduce, x, dtype=None, **kwargs):
         return r.astype(np.float16)
 
 
+def operand_dtype(x, name: str):
+    """``np.result_type(x)`` of a reduction's operand; for a Python list or tuple of
+    arrays (which NumPy would read as a structured dtype spec) JAX's TypeError."""
+    try:
+        return np.result_type(x)
+    except TypeError:
+        raise TypeError(
+            f"{name} requires ndarray or scalar arguments, got {type(x)} at position 0."
+        ) from None
+
+
 def norm_axes(axis, ndim):
     """Normalize ``axis`` (None, int, tuple, negative) to a sorted tuple."""
     if axis is None:
@@ -100,7 +111,7 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
         return x.sum(axis=axis, keepdims=keepdims)  # (the common case, without the checks)
     if dtype is None:
-        dtype = int_accumulator(np.result_type(x))
+        dtype = int_accumulator(operand_dtype(x, "sum"))
     if where is None:
         return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims)
     return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims, where=where)

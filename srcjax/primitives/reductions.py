@@ -38,6 +38,7 @@ from srcjax.primitives.ad import (
     int_accumulator,
     masked_reduction_samples,
     norm_axes,
+    operand_dtype,
     prod_others,
     reduction_samples,
     reshape,
@@ -123,8 +124,8 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
             n = math.prod(shape[a] for a in norm_axes(axis, len(shape)))
         if n:
             return x.sum(axis=axis, keepdims=keepdims) / n
-    if dtype is None and np.result_type(x).kind in "biu":
-        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
+    if dtype is None and operand_dtype(x, "mean").kind in "biu":
+        dtype = to_inexact_dtype(operand_dtype(x, "mean"))  # JAX: int32 -> float32 also with x64
     if where is None and np.size(x):
         return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims)
     with _quiet():  # NaN where nothing is averaged, without NumPy's warnings (as JAX)
@@ -175,7 +176,7 @@ def _prod(x, axis=None, dtype=None, keepdims=False, where=None):
     is). The gradient is exact when the input contains zeros
     (``d prod([4, 0]) = [0, 4]``)."""
     if dtype is None:
-        dtype = int_accumulator(np.result_type(x))
+        dtype = int_accumulator(operand_dtype(x, "prod"))
     if where is None:
         return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims)
     return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims, where=where)
@@ -377,8 +378,8 @@ argmin = _reduction("jnp.argmin", _argmin, np.argmin, differentiable=False)
 def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
     """Variance over ``axis`` with ``ddof`` degrees of freedom removed
     (jax.numpy.var). Integer inputs give the default float."""
-    if dtype is None and np.result_type(x).kind in "biu":
-        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
+    if dtype is None and operand_dtype(x, "var").kind in "biu":
+        dtype = to_inexact_dtype(operand_dtype(x, "var"))  # JAX: int32 -> float32 also with x64
     if np.size(x) and not ddof:
         return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():  # NaN for n <= ddof, without NumPy's warnings (as JAX)
@@ -397,8 +398,8 @@ def _nan_past_dof(r, x, ddof):
 def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     """Standard deviation over ``axis`` (jax.numpy.std). Gradient at a constant
     input is NaN, as in JAX."""
-    if dtype is None and np.result_type(x).kind in "biu":
-        dtype = to_inexact_dtype(np.result_type(x))  # JAX: int32 -> float32 also with x64
+    if dtype is None and operand_dtype(x, "std").kind in "biu":
+        dtype = to_inexact_dtype(operand_dtype(x, "std"))  # JAX: int32 -> float32 also with x64
     if np.size(x) and not ddof:
         return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():
