@@ -4395,3 +4395,19 @@ def test_reduction_of_a_list_argument_is_jaxs_type_error(name):
     f = getattr(jnp, name)
     with pytest.raises(TypeError, match=f"{name} requires ndarray or scalar arguments"):
         srcjax.grad(lambda x: f(x))([1.0, 2.0])
+
+
+class _Logger:
+    def __init__(self):
+        self.metrics = {}
+
+    def loss(self, w):
+        value = jnp.sum(w**2)
+        self.metrics["loss"] = value
+        return value
+
+
+def test_item_assignment_into_an_attribute_names_it():
+    # said "assigning to an attribute" (user Y)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="an item of `self.metrics`"):
+        srcjax.grad(_Logger().loss)(np.ones(2, np.float32))

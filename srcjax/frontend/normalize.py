@@ -1408,6 +1408,15 @@ class Normalizer:
             dest = base
             while isinstance(dest, gast.Subscript):
                 dest = dest.value
+            if isinstance(dest, gast.Attribute):
+                # self.metrics["k"] = v: the container lives in an object
+                raise _unsupported(
+                    target,
+                    f"assigning to an item of `{N.to_source(dest).strip()}` (an attribute)",
+                    "keep the container in a local variable, or return the value "
+                    "(has_aux=True for grad)",
+                    src=self.src,
+                )
             if not isinstance(base, gast.Name):
                 # nested container update: x[a][b] = v -> t = x[a]; t = setitem(t, b, v);
                 # x = setitem(x, a, t)
