@@ -245,6 +245,18 @@ class _Jit(Transformed):
             raise AttributeError("__srcjax_wrapped__")
         return self.fun
 
+    @property
+    def _bound(self) -> tuple:
+        """The leading arguments bound into the jitted callable (a bound method's
+        self, a partial's arguments): the other transforms pass them before their
+        own, as for grad(obj.method) (vmap(jit(s.force)))."""
+        if isinstance(self.fun, Transformed):
+            return tuple(getattr(self.fun, "_bound", ()) or ())
+        try:
+            return tuple(unwrap_callable(self.fun)[1])
+        except Exception:  # noqa: BLE001 - reported when it is transformed
+            return ()
+
     def _generated(self, kinds):
         """The function other transforms read: jit is transparent to them."""
         if isinstance(self.fun, Transformed):

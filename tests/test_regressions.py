@@ -4347,6 +4347,8 @@ def test_jit_of_a_bound_method_that_takes_grad_of_another_method():
     x = np.arange(3.0, dtype=np.float32)
     assert_close(srcjax.jit(s.force)(x), [0.0, -2.0, -4.0])
     assert_close(srcjax.vmap(s.force)(np.stack([x, x])), [[0.0, -2.0, -4.0]] * 2)
+    assert_close(srcjax.vmap(srcjax.jit(s.force))(np.stack([x, x])), [[0.0, -2.0, -4.0]] * 2)
+    assert_close(srcjax.grad(srcjax.jit(s.energy))(x), [0.0, 2.0, 4.0])
     assert_close(srcjax.jacfwd(s.force)(x), -2.0 * np.eye(3))
     assert_close(srcjax.grad(lambda v: jnp.sum(s.force(v)))(x), [-2.0, -2.0, -2.0])
 
