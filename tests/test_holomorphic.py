@@ -37,3 +37,11 @@ def test_holomorphic_grad_errors_as_jax():
         srcjax.grad(f, holomorphic=True)(np.float32(1.0))
     with pytest.raises(TypeError, match="requires outputs with complex dtype"):
         srcjax.grad(lambda z: jnp.abs(z), holomorphic=True)(Z)
+
+
+def test_gradient_of_a_real_function_of_complex_input_keeps_its_dtype():
+    # grad(real(z ** z)) was complex128 for a complex64 z (user X);
+    # jax 0.10.2: (-0.089533865+1.0011616j), complex64
+    g = srcjax.grad(lambda z: jnp.real(z**z))(np.complex64(1 + 1j))
+    assert np.asarray(g).dtype == np.complex64
+    close(g, -0.089533865 + 1.0011616j)

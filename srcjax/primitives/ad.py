@@ -676,7 +676,9 @@ def _project_real(g, x):
             return g
         dx = getattr(x, "dtype", None)
         if dx.kind == "c" if dx is not None else isinstance(x, complex):
-            return g
+            # a complex gradient has its primal's dtype (grad(real(z ** z)) was
+            # complex128 for a complex64 z: user X)
+            return g.astype(dx) if dx is not None and dx != d else g
         return np.real(g).copy()[()]
     if isinstance(g, complex):
         return g if isinstance(x, complex) or getattr(x, "dtype", _F).kind == "c" else g.real
