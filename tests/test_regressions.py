@@ -4413,3 +4413,21 @@ def test_item_assignment_into_an_attribute_names_it():
     # said "assigning to an attribute" (user Y)
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="an item of `self.metrics`"):
         srcjax.grad(_Logger().loss)(np.ones(2, np.float32))
+
+
+def test_scipy_linalg_block_diag():
+    # missing (user V); values recorded from jax 0.10.2
+    from srcjax.scipy.linalg import block_diag
+
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b = np.array([5.0, 6.0, 7.0], np.float32)
+    want = np.zeros((4, 6), np.float32)
+    want[:2, :2] = a
+    want[2, 2:5] = b
+    want[3, 5] = 9.0
+    assert_close(block_diag(a, b, np.float32(9.0)), want)
+    assert block_diag().shape == (1, 0)
+    assert block_diag(np.ones((2, 2), np.int32), a).dtype == np.float32
+    g = srcjax.grad(lambda x: jnp.sum(block_diag(x, 2 * x) ** 2))(a)
+    assert_close(g, [[10.0, 20.0], [30.0, 40.0]])
+    assert srcjax.vmap(lambda x: block_diag(x, x))(np.stack([a, a])).shape == (2, 4, 4)

@@ -31,6 +31,7 @@ from ..primitives.linalg import matrix_transpose, solve_triangular
 from ..primitives.registry import Primitive, register
 
 __all__ = [
+    "block_diag",
     "cho_factor",
     "cho_solve",
     "cholesky",
@@ -47,6 +48,39 @@ __all__ = [
     "solve_triangular",
     "svd",
 ]
+
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of ``arrs`` (jax.scipy.linalg.block_diag).
+
+    Args:
+        arrs: arrays of at most 2 dimensions (0-d and 1-d ones are read as ``(1,
+            1)`` and ``(1, n)`` matrices).
+
+    Returns:
+        A ``(sum of rows, sum of columns)`` array of the arrays' promoted dtype,
+        each array on the diagonal, zeros elsewhere; ``zeros((1, 0))`` for no
+        argument. Differentiable in every array (rows padded, then concatenated).
+
+    Raises:
+        ValueError for an array of more than 2 dimensions (as JAX).
+    """
+    if len(arrs) == 0:
+        return jnp.zeros((1, 0))
+    mats = [jnp.atleast_2d(a) for a in arrs]
+    for m in mats:
+        if jnp.ndim(m) > 2:
+            raise ValueError(
+                "Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions"
+            )
+    cols = sum(jnp.shape(m)[1] for m in mats)
+    rows = []
+    c = 0
+    for m in mats:
+        w = jnp.shape(m)[1]
+        rows.append(jnp.pad(m, ((0, 0), (c, cols - c - w))))  # (concatenate promotes)
+        c = c + w
+    return jnp.concatenate(rows, axis=0)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
