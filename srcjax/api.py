@@ -25,7 +25,7 @@ from .frontend.normalize import (
 )
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
 from .transforms.reverse import reverse
-from .tree_util import _sorted_keys
+from .tree_util import _sorted_keys, tree_leaves
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -100,18 +100,15 @@ def _kind(x: Any) -> str:
 
 
 def _plain_object(x: Any) -> bool:
-    """An instance of a user-defined class: not an array, number, container, type,
-    module or function."""
-    if isinstance(x, (np.ndarray, np.generic, int, float, complex, str, bytes, type)):
-        return False
-    if isinstance(x, (types.ModuleType, types.FunctionType, types.MethodType)):
-        return False
-    from .frontend.normalize import _is_user_class
+    """A user-class instance that is no pytree (normalize.plain_object) and can be
+    part of a specialization key (hashable; an unhashable one stays a run-time
+    value)."""
+    from .frontend.normalize import plain_object
 
-    if not (hasattr(x, "__dict__") and _is_user_class(type(x))):
+    if not plain_object(x):
         return False
     try:
-        hash(x)  # (part of the key; an unhashable one stays a run-time value)
+        hash(x)
     except TypeError:
         return False
     return True
@@ -712,8 +709,6 @@ def renamed_params(src, norm) -> Dict[str, str]:
 
 def _check_complex_leaves(x: Any) -> None:
     """jax.grad(holomorphic=True)'s check: every differentiated input is complex."""
-    from .tree_util import tree_leaves
-
     for v in tree_leaves(x):
         dt = np.result_type(v)
         if dt.kind != "c":

@@ -14,7 +14,7 @@ Its message reads::
 from __future__ import annotations
 
 import linecache
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = [
     "SrcjaxError",
@@ -49,6 +49,16 @@ class Location:
         self.col = col
         self.end_col = end_col
         self.line_text = line_text
+
+    @classmethod
+    def of(cls, node: Any) -> Optional["Location"]:
+        """The user's place of a normalized or generated statement (its
+        ``sj_file``, ``lineno``, ``col_offset``), or None when it has none."""
+        filename = getattr(node, "sj_file", None)
+        lineno = getattr(node, "lineno", None)
+        if filename is None or lineno is None:
+            return None
+        return cls(filename, lineno, getattr(node, "col_offset", 0) or 0)
 
     def short(self) -> str:
         import os

@@ -414,13 +414,6 @@ class _Jit(Transformed):
         for i in self._static_pos:
             if 0 <= i < len(args) and _static_object(args[i]):
                 kinds[lead + i] = ClassKind(("fn", args[i]))
-        if not isinstance(self.fun, Transformed):
-            # jit(obj.method): the bound object is part of the function, as a
-            # closure is for JAX's trace, so `grad(self.energy)` and `self.k`
-            # resolve (user X)
-            for i, b in enumerate(bargs):
-                if i < lead and _static_object(b) and not _tree_node(b):
-                    kinds[i] = ClassKind(("fn", b))
         kinds = tuple(kinds)
         # container arguments (`l * 2` repeats a list, list(l) copies it); arguments
         # holding registered classes keep their type trees, so their methods are
@@ -664,11 +657,6 @@ def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
         return x
 
     return fix(out)
-
-
-def _tree_node(v: Any) -> bool:
-    """An instance of a registered pytree class (its leaves are traced values)."""
-    return type(v) in tree_util._REGISTRY
 
 
 def _static_object(v: Any) -> bool:

@@ -29,6 +29,8 @@ import functools
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+from ._dict_order import sorted_keys as _sorted_keys
+
 __all__ = [
     "Partial",
     "PyTreeDef",
@@ -91,21 +93,6 @@ _registry: dict[type, _NodeKind] = {}
 #: The same dict, under the name srcjax internals use: ``type(x) in _REGISTRY``
 #: tells a container from a leaf (namedtuple classes appear once flattened).
 _REGISTRY = _registry
-
-
-def _sorted_keys(d) -> tuple:
-    try:
-        return tuple(sorted(d))
-    except TypeError:
-        # Mixed key types (e.g. 1 and "a"): order by type name, then value,
-        # which is still deterministic for a given set of keys.
-        try:
-            return tuple(sorted(d, key=lambda k: (type(k).__qualname__, k)))
-        except TypeError:
-            raise TypeError(
-                f"pytree dict keys must be sortable to define a deterministic order; "
-                f"got keys {list(d)!r}"
-            ) from None
 
 
 def _jax_dict_order(x: Any) -> Any:

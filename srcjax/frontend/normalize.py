@@ -215,6 +215,19 @@ _REGISTER_HINT = (
 )
 
 
+def plain_object(x: Any) -> bool:
+    """An instance of a user-defined class that is no pytree (not an array,
+    number, string, container, class, module or function): JAX cannot trace it,
+    so the transforms know it while transforming, as a closure constant."""
+    if x is None or isinstance(x, (np.ndarray, np.generic, int, float, complex, str, bytes)):
+        return False
+    if isinstance(x, (tuple, list, dict, type, types.ModuleType, types.FunctionType)):
+        return False
+    if isinstance(x, types.MethodType) or type(x) in _tree_registry():
+        return False
+    return hasattr(x, "__dict__") and _is_user_class(type(x))
+
+
 def _is_user_class(cls: type) -> bool:
     """A class defined outside the standard library, NumPy and srcjax (its
     instances may hold the arguments it was built from)."""
@@ -1056,16 +1069,7 @@ class Normalizer:
             return None  # missing, or a builtin
         if callable(obj) or isinstance(obj, (types.ModuleType, type)):
             return None  # calls and attribute chains resolve these by name
-        key = (name, id(self.src.globals), id(self.src.closure))
-        known = self.namer.user_globals.get(key)
-        if known is not None:
-            return known
-        new = self.namer.fresh(name)
-        # live, as the transformed function's own global reads are; a closure cell
-        # of the root function of that name would hide it: read it now instead
-        self.bindings[new] = obj if name in self.root_closure else emit_user_global(name)
-        self.namer.user_globals[key] = new
-        return new
+        return self._shadowing_global(name)
 
     def _shadowing_global(self, name: str) -> Optional[str]:
         """For a user global/closure variable ``name`` that generated code would
@@ -1083,9 +1087,11 @@ class Normalizer:
         if known is not None:
             return known
         new = self.namer.fresh(name)
-        live = self.src.globals is self.root_globals and (
-            name not in self.src.closure or self.src.closure is self.root_closure
-        )
+        own_cell = name in self.src.closure and self.src.closure is self.root_closure
+        global_ = name not in self.src.closure and name not in self.root_closure
+        # read live where generated code's globals resolve the alias to this very
+        # variable: the root's own cell, or a global no cell of the root hides
+        live = self.src.globals is self.root_globals and (own_cell or global_)
         # (a variable of another module, or a closure cell of an inlined function,
         # is read at transformation time, as other names of inlined code are)
         self.bindings[new] = emit.UserGlobal(name) if live else obj
@@ -3935,13 +3941,7 @@ class Normalizer:
             status, obj = self.lookup_global(atom.id)
             if status != "found":
                 return None
-        if not _is_user_class(type(obj)) or callable(obj):
-            return None
-        if isinstance(obj, (np.ndarray, np.generic, tuple, list, dict, type)):
-            return None
-        if type(obj) in _tree_registry() or not hasattr(obj, "__dict__"):
-            return None
-        return obj
+        return obj if plain_object(obj) and not callable(obj) else None
 
     # -- srcjax transforms called inside transformed code ---------------------------
     def _static_function(self, node: Any) -> Any:
@@ -5413,10 +5413,3 @@ def dependencies_valid(deps: List[tuple]) -> bool:
         if cur is not obj:
             return False
     return True
-
-
-def emit_user_global(name: str) -> Any:
-    """A live reference to the user's global ``name`` (codegen.emit.UserGlobal)."""
-    from ..codegen import emit
-
-    return emit.UserGlobal(name)

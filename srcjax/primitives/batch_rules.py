@@ -4437,7 +4437,7 @@ _def(["ad.bbroadcast_like"], _folded_rule(("x", "like"), ("xb", "lb"), lambda v:
 
 def _batched_pred_rule(c):
     """Batched again by an outer vmap: one more leading axis."""
-    known, lead = c.static("lead")
+    _, lead = c.static("lead")  # (a constant: written by batching._pred_check)
     return c.rebuild(lead=N.const((1 if lead is None else lead) + 1))
 
 

@@ -11,6 +11,7 @@ import collections
 
 import numpy as np
 
+from .._dict_order import sorted_keys
 from ..errors import NonDifferentiableError
 from .ad import unbroadcast
 from .registry import Primitive, register
@@ -419,15 +420,11 @@ def dict_like(x, pairs):
 
 def _jax_keys(x: dict):
     """``x``'s keys in the order JAX's pytrees give them: sorted for a dict or a
-    defaultdict (insertion order when they do not sort), as they are for an
-    OrderedDict. A gradient's dicts come out in that order (``vjp``'s function
-    gave the user's order)."""
+    defaultdict (``_dict_order``), as they are for an OrderedDict. A gradient's
+    dicts come out in that order (``vjp``'s function gave the user's order)."""
     if type(x) is dict or type(x) is collections.defaultdict:
-        try:
-            return sorted(x)
-        except TypeError:
-            pass
-    return list(x)
+        return sorted_keys(x)
+    return tuple(x)
 
 
 def _fill(g, x):

@@ -36,6 +36,7 @@ from . import (  # defined before srcjax/random/__init__.py imports this module
     _shape,
 )
 from . import _threefry as _tf
+from ._dists import real_param
 
 _F = np.float32
 
@@ -200,14 +201,8 @@ def _btrs(keys, count, prob, shape):
 
 
 def _prob_param(v: Any, name: str, what: str) -> np.ndarray:
-    if isinstance(v, (list, tuple)):
-        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(v)} for {what}")
-    a = np.asarray(v)
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: {what} must be real, got dtype {a.dtype}")
-    if isinstance(v, (np.ndarray, np.generic)):
-        a = np.asarray(_dt.canonicalize_value(a))
-    return a
+    msg = f"{name} requires ndarray or scalar arguments, got {type(v)} for {what}"
+    return real_param(v, name, what, msg)
 
 
 def _compute_dtype(name: str, *params: np.ndarray) -> None:

@@ -59,16 +59,25 @@ def _fdtype(dtype: Any, name: str) -> np.dtype:
     return d
 
 
-def _param(v: Any, name: str, what: str) -> np.ndarray:
-    """A real parameter converted as ``lax.convert_element_type(v, float32)``."""
+def real_param(v: Any, name: str, what: str, list_error: str) -> np.ndarray:
+    """A real sampler parameter as an array, arrays canonicalized (64-bit -> 32
+    unless x64), Python numbers as NumPy reads them; TypeError ``list_error`` for
+    a list or tuple (JAX's words differ between samplers), TypeError for a
+    complex or non-numeric one."""
     if isinstance(v, (list, tuple)):
-        raise TypeError(f"{name}: {what} must be a scalar or an array, got {type(v).__name__}")
+        raise TypeError(list_error)
     a = np.asarray(v)
     if a.dtype.kind not in "biuf":
         raise TypeError(f"{name}: {what} must be real, got dtype {a.dtype}")
     if isinstance(v, (np.ndarray, np.generic)):
         a = np.asarray(_dt.canonicalize_value(a))
-    return a.astype(_F)
+    return a
+
+
+def _param(v: Any, name: str, what: str) -> np.ndarray:
+    """A real parameter converted as ``lax.convert_element_type(v, float32)``."""
+    msg = f"{name}: {what} must be a scalar or an array, got {type(v).__name__}"
+    return real_param(v, name, what, msg).astype(_F)
 
 
 def _out_shape(name: str, shape: Any, *params: np.ndarray) -> tuple:

@@ -173,12 +173,7 @@ class BatchCall:
     def error(self, message: str, hint: Optional[str] = None) -> TransformValueError:
         """An error about this call, located at its line (the user's, or the line
         of the generated file it comes from, which names the user's)."""
-        filename = getattr(self.origin, "sj_file", None)
-        lineno = getattr(self.origin, "lineno", None)
-        loc = None
-        if filename is not None and lineno is not None:
-            loc = Location(filename, lineno, getattr(self.origin, "col_offset", 0) or 0)
-        return TransformValueError(message, loc, hint)
+        return TransformValueError(message, Location.of(self.origin), hint)
 
     # -- building --------------------------------------------------------------
     def let(self, base: str, expr: Any) -> Any:
@@ -469,7 +464,7 @@ class Batcher:
             # (and mix in) the object's state (constructing one per example is fine:
             # the examples' objects are kept apart, see loop_fallback)
             err = object_method_error(
-                op, self.bat, _location(s), s, "a batched value", TransformValueError
+                op, self.bat, Location.of(s), s, "a batched value", TransformValueError
             )
             if err is not None:
                 raise err
@@ -1146,7 +1141,7 @@ class Batcher:
     def _pred_check(cond: Any, s: Any) -> Any:
         """``ad.batched_pred(cond, 1, "file:line:col")``: one bool per example, or
         the ambiguity error located at the user's ``if``/``while``."""
-        loc = _location(s)
+        loc = Location.of(s)
         where = f"{loc.filename}:{loc.lineno}:{loc.col + 1}" if loc is not None else ""
         return N.call("ad.batched_pred", [cond, N.const(1), N.const(where)])
 
@@ -1259,7 +1254,7 @@ class Batcher:
                 t.id for t in node.targets if isinstance(t, gast.Name)
             ] == [target]:
                 continue  # `lst = ad.push(lst, v)`: a stack of generated adjoint code
-            loc = _location(node)
+            loc = Location.of(node)
             if target in self.namer.comprehension_results:
                 raise TransformValueError(
                     "under vmap, the filter (`if`) of this comprehension or generator "
@@ -2368,12 +2363,3 @@ def _original_items(bp: Batcher, pack: Any) -> List[Any]:
             e = e.args[0]
         out.append(e)
     return out
-
-
-def _location(node: Any) -> Optional[Location]:
-    """The user's file:line:col of a normalized statement, when it has one."""
-    filename = getattr(node, "sj_file", None)
-    lineno = getattr(node, "lineno", None)
-    if filename is None or lineno is None:
-        return None
-    return Location(filename, lineno, getattr(node, "col_offset", 0) or 0)

@@ -512,9 +512,7 @@ class _Interp:
                 except TypeError as e:  # located at the user's lax.cond / switch (user Y)
                     from ..errors import Location, TransformTypeError
 
-                    f, line = getattr(s, "sj_file", None), getattr(s, "lineno", None)
-                    loc = Location(f, line, s.col_offset or 0) if f and line else None
-                    raise TransformTypeError(str(e), loc) from None
+                    raise TransformTypeError(str(e), Location.of(s)) from None
             return _merge_env(a, b)
         if isinstance(s, (gast.While, gast.For)):
             names = _assigned(s)
