@@ -115,8 +115,37 @@ def parse_stmts(text: str) -> List[Any]:
     return gast.parse(text).body
 
 
-def clone(node: Any) -> Any:
-    return copy.deepcopy(node)
+def clone(node: Any, memo: Optional[dict] = None) -> Any:
+    """A deep copy of ``node`` (``copy.deepcopy``'s result, sharing kept through
+    ``memo``), walking AST nodes and lists directly: ``deepcopy``'s generic
+    reduce protocol was a fifth of a first ``jit(value_and_grad)``."""
+    return _clone(node, {} if memo is None else memo)
+
+
+_ATOMIC = (str, int, float, bool, type(None), bytes, complex, type)
+
+
+def _clone(x: Any, memo: dict) -> Any:
+    if type(x) in _ATOMIC:
+        return x
+    key = id(x)
+    done = memo.get(key)
+    if done is not None:
+        return done
+    if isinstance(x, gast.AST):
+        cls = type(x)
+        new = cls.__new__(cls)
+        memo[key] = new
+        d = new.__dict__
+        for k, v in x.__dict__.items():
+            d[k] = v if type(v) in _ATOMIC else _clone(v, memo)
+        return new
+    if type(x) is list:
+        new = []
+        memo[key] = new
+        new.extend([_clone(v, memo) for v in x])
+        return new
+    return copy.deepcopy(x, memo)
 
 
 def is_atom(node: Any) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import functools
 import inspect
 import keyword
@@ -5182,7 +5181,7 @@ def _clone_sharing_ops(stmts: List[Any]) -> List[Any]:
             op = getattr(n, "sj_op", None)
             if op is not None:
                 memo[id(op)] = op
-    return [copy.deepcopy(s, memo) for s in stmts]
+    return [N.clone(s, memo) for s in stmts]
 
 
 def _is_docstring(s) -> bool:

@@ -1093,7 +1093,7 @@ class Batcher:
         self.bindings = dict(self.bindings)
         self.dry = True
         try:
-            args = copy.deepcopy(args)
+            args = N.clone(args)
             fn(*args)
             res = (self.bat, self.containers)
         finally:
@@ -1176,10 +1176,10 @@ class Batcher:
         assigned = [n for n in N.assigned_names(s.body + s.orelse)]
         entry = set(self.bat)
         # fast paths: every example takes the same branch
-        all_then = self.block(copy.deepcopy(s.body), set(defined))
+        all_then = self.block(N.clone(s.body), set(defined))
         bat1 = self.bat
         self.bat = set(entry)
-        none_then = self.block(copy.deepcopy(s.orelse), set(defined))
+        none_then = self.block(N.clone(s.orelse), set(defined))
         bat2 = self.bat
         self.bat = set(entry)
         static = self.static & set(assigned)
@@ -1309,7 +1309,7 @@ class Batcher:
             # both branches run one after the other on the same list objects: a list
             # the then branch made batched is batched when the else branch starts
             self.bat = set(entry) | shared
-            stmts = copy.deepcopy(stmts)
+            stmts = N.clone(stmts)
             if not flag:
                 # the then branch ran first on the same stacks: a stack it started
                 # (`tape_bar = None`) holds its pushes, which the else branch must
@@ -1546,7 +1546,7 @@ class Batcher:
             st = N.assign(cond, N.clone(test))
             st.sj_op = Op("inactive", what="loop test")
             self.at(st, s)
-            body = body + [copy.deepcopy(st)]
+            body = body + [N.clone(st)]
             for b in body[-1:]:
                 b.sj_op = Op("inactive", what="loop test")
             self.bat = set(self.bat)
@@ -2174,7 +2174,7 @@ def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
     while tape_static:
         trial = dataclasses.replace(
             norm,
-            node=copy.deepcopy(norm.node),
+            node=N.clone(norm.node),
             namer=copy.deepcopy(norm.namer),
             bindings=dict(norm.bindings),
         )
