@@ -122,3 +122,55 @@ def test_source_of_a_transform_of_a_partial_before_any_call():
     text = srcjax.source(srcjax.vmap(g))
     assert "def lambda_vmap(x):" in text
     np.testing.assert_array_equal(srcjax.vmap(g)(np.ones(3, np.float32)), [2.0, 2.0, 2.0])
+
+
+class _Scaled:
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def _unused():  # pragma: no cover - only its source is read
+        return 0
+
+    def method(self, x):
+        y = jnp.sin(x)  # a comment with a ) paren
+        return y * 2.0
+
+
+def _one_liner(x): return x * 3.0  # noqa: E704  # fmt: skip
+
+
+def _whole_file_node(fn):
+    """The def of ``fn`` found by parsing its whole file (the reference)."""
+    import gast
+
+    text = "".join(linecache.getlines(fn.__code__.co_filename))
+    first = fn.__code__.co_firstlineno
+    for n in gast.walk(gast.parse(text)):
+        if isinstance(n, gast.FunctionDef) and n.name == fn.__code__.co_name:
+            if min([n.lineno] + [d.lineno for d in n.decorator_list]) == first:
+                return n
+    raise AssertionError("not found")
+
+
+def _positions(node):
+    import gast
+
+    return [
+        (type(n).__name__, n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+        for n in gast.walk(node)
+        if hasattr(n, "lineno")
+    ]
+
+
+def test_a_def_parsed_alone_has_the_positions_of_the_whole_file_parse():
+    # get_source parses only the function's lines (a first grad parsed whole rule
+    # modules); lines and columns must be those of the file, also for a method
+    # (indented), a decorated function and a one-line def
+    def nested(x):
+        if x > 0:
+            return x
+        return -x
+
+    for fn in (_Scaled.method, _Scaled._unused.__wrapped__, _one_liner, nested):
+        assert _positions(get_source(fn).node) == _positions(_whole_file_node(fn))
+    assert np.isclose(srcjax.grad(_Scaled().method)(0.5), 2 * np.cos(0.5))
+    assert srcjax.grad(_one_liner)(1.0) == 3.0
