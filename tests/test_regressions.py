@@ -4431,3 +4431,32 @@ def test_scipy_linalg_block_diag():
     g = srcjax.grad(lambda x: jnp.sum(block_diag(x, 2 * x) ** 2))(a)
     assert_close(g, [[10.0, 20.0], [30.0, 40.0]])
     assert srcjax.vmap(lambda x: block_diag(x, x))(np.stack([a, a])).shape == (2, 4, 4)
+
+
+def _axis_max(x):
+    axes = tuple(d for d in range(x.ndim) if d != 0)
+    return jnp.max(x, axis=axes), axes
+
+
+def test_tuple_of_a_generator_is_a_tuple():
+    # tuple(d for d ...) was a list in transformed code: jnp.max(x, axis=[1, 2])
+    # failed inside jit (found writing optimizers.sm3)
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    m, axes = srcjax.jit(_axis_max)(x)
+    assert axes == (1, 2) and isinstance(axes, tuple)
+    assert_close(m, [11.0, 23.0])
+    g = srcjax.grad(lambda v: jnp.sum(_axis_max(v)[0]))(x)
+    assert g[0, 2, 3] == 1.0 and g.sum() == 2.0
+
+
+def _slice_assign(x):
+    items = [1.0, 2.0, 3.0]
+    items[0:1] = [x]
+    return items[0] * x
+
+
+def test_slice_assignment_is_a_located_error():
+    # `l[0:1] = v` emitted `ad.setitem(l, 0:1, v)`: a SyntaxError in generated code
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="assigning to a slice") as e:
+        srcjax.grad(_slice_assign)(2.0)
+    assert "test_regressions.py" in str(e.value)

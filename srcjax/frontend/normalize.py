@@ -1401,6 +1401,15 @@ class Normalizer:
                     "return the value instead (has_aux=True for grad), or copy the "
                     f"container into a local first: `mine = dict({root.id})`",
                 )
+            if isinstance(target.slice, gast.Slice):
+                # (emitted as a call argument, `0:1` was invalid Python)
+                raise _unsupported(
+                    target,
+                    "assigning to a slice (`x[i:j] = v`)",
+                    "build a new list instead (`xs = xs[:i] + v + xs[j:]`); for an array, "
+                    "`x = x.at[i:j].set(v)`",
+                    self.src,
+                )
             if not isinstance(base, gast.Name):
                 inner = self.atom(_as_load(N.clone(base)))
             else:
@@ -2882,7 +2891,13 @@ class Normalizer:
         if obj in (list, tuple) and nargs == 1 and not e.keywords:
             arg = e.args[0]
             if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
-                return self.comprehension(arg)
+                made = self.comprehension(arg)
+                if obj is list:
+                    return made
+                # tuple(d for d in ...): a tuple (an axis tuple; a list was refused)
+                lst = self.atom(made[0]) if not isinstance(made[0], gast.Name) else made[0]
+                prim = registry.by_public("ad.as_tuple")
+                return N.call(prim.public, [lst]), Op("prim", prim=prim, bound=_bind(prim, lst))
             if (
                 obj is list
                 and isinstance(arg, gast.Call)
