@@ -164,7 +164,11 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
                 params.append(get_params(tree_unflatten(state_def, state_leaves)))
             return tree_unflatten(tree, params)
 
-        for made, given in ((tree_init, init), (tree_update, update), (tree_get_params, get_params)):
+        for made, given in (
+            (tree_init, init),
+            (tree_update, update),
+            (tree_get_params, get_params),
+        ):
             made.__doc__ = given.__doc__
         return Optimizer(tree_init, tree_update, tree_get_params)
 
