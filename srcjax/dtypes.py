@@ -63,6 +63,8 @@ __all__ = [
     "result_type",
     "to_inexact_dtype",
     "issubdtype",
+    "extended",
+    "prng_key",
     "finfo",
     "iinfo",
     "x64_enabled",
@@ -75,7 +77,37 @@ uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64 = np.float16, np.float32, np.float64
 complex64, complex128 = np.complex64, np.complex128
 dtype = np.dtype
-issubdtype = np.issubdtype
+
+
+class extended(np.generic):
+    """Scalar class of JAX's extended dtypes (``jax.dtypes.extended``): the
+    abstract parent of typed-key dtypes in ``issubdtype``."""
+
+
+class prng_key(extended):
+    """Scalar class of typed PRNG keys (``jax.dtypes.prng_key``):
+    ``issubdtype(random.key(0).dtype, prng_key)`` is true."""
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """``numpy.issubdtype`` that also knows typed-key dtypes
+    (``jax.numpy.issubdtype``): a ``key<fry>`` dtype is a sub-dtype of itself,
+    :class:`prng_key`, :class:`extended` and ``np.generic``, and of nothing
+    else; no NumPy dtype is a sub-dtype of a key dtype."""
+    from ._prng_key import KeyDType
+
+    if isinstance(arg1, KeyDType) or (isinstance(arg1, type) and issubclass(arg1, extended)):
+        if isinstance(arg2, KeyDType):
+            return arg1 == arg2
+        t1 = arg1.type if isinstance(arg1, KeyDType) else arg1
+        return isinstance(arg2, type) and issubclass(t1, arg2)
+    if isinstance(arg2, KeyDType):
+        return False
+    if isinstance(arg2, type) and issubclass(arg2, extended):
+        return False
+    return np.issubdtype(arg1, arg2)
+
+
 finfo = np.finfo
 iinfo = np.iinfo
 

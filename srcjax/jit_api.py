@@ -60,6 +60,7 @@ import gast
 import numpy as np
 
 from . import dtypes, tree_util
+from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity
 from .backends import numpy_cpu, runtime
 from .codegen import emit
@@ -141,6 +142,8 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         # a registered pytree class: the generated code inlines its methods, which
         # depend on its static fields and callables (the type tree), not only its type
         return x, ("class", _kind(x))
+    if isinstance(x, PRNGKeyArray):  # a typed key: its shape, as an array's
+        return x, ("key", x.shape, x._impl)
     if isinstance(x, (str, bytes)):
         raise TypeError(
             f"jit: an argument of type {type(x).__name__} ({x!r:.40}) is not an array; "
@@ -174,6 +177,8 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
 
 
 def _describe(x: Any) -> str:
+    if isinstance(x, PRNGKeyArray):
+        return f"{x.dtype}[{','.join(map(str, x.shape))}]"
     if isinstance(x, (np.ndarray, np.generic)):
         return f"{np.dtype(x.dtype).name}[{','.join(map(str, np.shape(x)))}]"
     if isinstance(x, (dict, list, tuple)):

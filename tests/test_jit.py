@@ -170,6 +170,8 @@ def _leaves(out):
         return [leaf for o in out for leaf in _leaves(o)]
     if isinstance(out, dict):
         return [leaf for k in sorted(out) for leaf in _leaves(out[k])]
+    if isinstance(out, srcjax.random.PRNGKeyArray):  # a typed key: its data
+        return [srcjax.random.key_data(out)]
     return [np.asarray(out)]
 
 

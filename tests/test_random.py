@@ -297,9 +297,9 @@ def test_prng_key_seeds():
         assert k.dtype == np.uint32 and k.shape == (2,) and k.tolist() == words, seed
     assert random.PRNGKey(np.int32(-1)).tolist() == JAX["seed_x32_int32m1"]
     assert random.PRNGKey(np.int64(2**40 + 3)).tolist() == JAX["seed_x32_int64"]
-    assert random.key(42).tolist() == [0, 42]  # a raw key, unlike JAX's typed key
+    assert random.key_data(random.key(42)).tolist() == [0, 42]  # a typed key's data
     assert random.key_data(random.key(3)).tolist() == [0, 3]
-    assert random.wrap_key_data(K([1, 2])).tolist() == [1, 2]
+    assert random.key_data(random.wrap_key_data(K([1, 2]))).tolist() == [1, 2]
 
 
 def test_prng_key_seeds_x64(x64):

@@ -30,6 +30,7 @@ import builtins
 import numpy as np
 
 from srcjax import dtypes as _dt
+from srcjax._prng_key import PRNGKeyArray
 from srcjax.errors import NonDifferentiableError
 from srcjax.primitives.registry import Primitive, register
 
@@ -503,7 +504,7 @@ def _getitem(x, idx):
     masks, tuples, ``None`` and ``Ellipsis``. Python lists, tuples and dicts are
     indexed as containers (pytree access).
     """
-    if isinstance(x, (list, tuple, dict)):
+    if isinstance(x, (list, tuple, dict, PRNGKeyArray)):
         return x[idx]
     return np.asarray(x)[idx]
 

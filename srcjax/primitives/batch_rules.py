@@ -41,6 +41,7 @@ import gast
 import numpy as np
 
 from .. import dtypes as _dt
+from .._prng_key import PRNGKeyArray, key_base, rewrap
 from ..errors import ShapeError, SrcjaxError, TransformValueError
 from ..frontend import nodes as N
 from .ad import _getitem as _ad_getitem
@@ -95,6 +96,8 @@ def _batch_broadcast(x, size, axis=0):
         return type(x)(vals)
     if _class_kind(x) is not None:
         return class_map(lambda v: _batch_broadcast(v, size, axis), x)
+    if isinstance(x, PRNGKeyArray):  # (the key axes lead its data)
+        return rewrap(x, _batch_broadcast(x._base_array, size, axis))
     if not isinstance(x, np.ndarray):
         from ..tree_util import PyTreeDef
 
@@ -248,6 +251,10 @@ def _select(take, a, b):
         return type(a)(*vals) if hasattr(a, "_fields") else type(a)(vals)
     if _class_kind(a) is not None:
         return class_map(lambda x, y: _select(take, x, y), a, b)
+    if isinstance(a, PRNGKeyArray) or isinstance(b, PRNGKeyArray):
+        return rewrap(
+            a if isinstance(a, PRNGKeyArray) else b, _select(take, key_base(a), key_base(b))
+        )
     k = np.ndim(take)
     a = np.asarray(a)
     b = np.asarray(b)
@@ -505,6 +512,8 @@ def _branch_input(take, x, which=True):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if _class_kind(x) is not None:
         return class_map(lambda v: _branch_input(take, v, which), x)
+    if isinstance(x, PRNGKeyArray):
+        return rewrap(x, _branch_input(take, x._base_array, which))
     take = np.asarray(take)
     if not which:
         take = np.logical_not(take)

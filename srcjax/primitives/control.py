@@ -12,6 +12,7 @@ import collections
 import numpy as np
 
 from .._dict_order import sorted_keys
+from .._prng_key import PRNGKeyArray
 from ..errors import NonDifferentiableError
 from .ad import unbroadcast
 from .registry import Primitive, register
@@ -2273,6 +2274,8 @@ def _leaf_dtype(x):
 
     if _is_weak(x):
         return np.dtype(dtypes.dtype_of(x))
+    if isinstance(x, PRNGKeyArray):
+        return x.dtype
     return np.dtype(dtypes.canonicalize_dtype(np.result_type(x)))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from srcjax._prng_key import PRNGKeyArray
 from srcjax.dtypes import check_int32_range
 from srcjax.primitives.ad import (
     _saturating_cast,
@@ -305,6 +306,8 @@ def _array(object, dtype=None, copy=True, order="K", ndmin=0):
     numbers or arrays (stacked), arrays. 64-bit NumPy dtypes become 32-bit
     unless x64; Python floats give float32, ints int32. Differentiable: the
     cotangent of a list input is a list of cotangents."""
+    if isinstance(object, PRNGKeyArray) and dtype is None and not ndmin:
+        return object.copy()  # (a key array stays one, as in JAX)
     dt = None if dtype is None else canonical_dtype(dtype)
     if _saturates(object, dt):
         return np.array(_saturating_cast(object, dt), order=order, ndmin=ndmin)
@@ -322,6 +325,8 @@ def _saturates(a, dt):
 def _asarray(a, dtype=None, order=None, copy=None):
     """``a`` as an array (jax.numpy.asarray), without a copy when it already has
     the canonical dtype. Same dtype rules as :func:`array`."""
+    if isinstance(a, PRNGKeyArray) and dtype is None:
+        return a.copy() if copy else a
     dt = None if dtype is None else canonical_dtype(dtype)
     if _saturates(a, dt):
         return np.asarray(_saturating_cast(a, dt), order=order)

@@ -7,9 +7,10 @@ equal those of jax/jaxlib 0.10.2 on CPU bit for bit, for float32 and for the
 integer functions; float64 is supported where JAX's algorithm is known exactly
 (``bits``, ``uniform``) and raises ``NotImplementedError`` elsewhere.
 
-Keys are *raw* keys: uint32 arrays of shape ``(2,)``, as ``jax.random.PRNGKey``
-returns. ``key(seed)`` returns the same raw key (JAX returns a typed key array
-of dtype ``key<fry>`` there), and ``key_data(k)`` returns it unchanged.
+Keys are typed or raw, as in JAX: ``key(seed)`` returns a typed key array
+(:class:`PRNGKeyArray`, dtype ``key<fry>``, shape ``()``), ``PRNGKey(seed)`` a
+raw key (uint32 of shape ``(2,)``); ``key_data``/``wrap_key_data`` convert.
+Every function takes either kind; ``split``/``fold_in`` return the kind given.
 
 Both counter schemes are supported: the *partitionable* one (JAX's default
 since 0.5) and the *legacy* one, selected with
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from .._prng_key import PRNGKeyArray, rewrap
 from ..config import config as _config
 from ..primitives.reductions import top_k_indices
 from ..primitives.registry import Primitive, register
@@ -41,6 +43,7 @@ __all__ = [
     "key",
     "key_data",
     "wrap_key_data",
+    "PRNGKeyArray",
     "split",
     "fold_in",
     "bits",
@@ -68,7 +71,10 @@ def _partitionable() -> bool:
 
 
 def _keys(key: Any, name: str) -> np.ndarray:
-    """``key`` as a uint32 array of shape ``(..., 2)``, or JAX's TypeError."""
+    """``key`` as a uint32 array of shape ``(..., 2)`` (a typed key array's
+    data), or JAX's TypeError."""
+    if isinstance(key, PRNGKeyArray):
+        return key._base_array
     if not isinstance(key, (np.ndarray, np.generic)):
         raise TypeError(f"{name}: unexpected PRNG key type {type(key)}")
     key = np.asarray(key)
@@ -86,7 +92,14 @@ def _keys(key: Any, name: str) -> np.ndarray:
 
 
 def _key(key: Any, name: str) -> np.ndarray:
-    """A single key (shape ``(2,)``), or the errors JAX raises."""
+    """A single key (raw data, shape ``(2,)``), or the errors JAX raises."""
+    if isinstance(key, PRNGKeyArray):
+        if key.shape != ():
+            raise ValueError(
+                f"{name} accepts a single key, but was given a key array of shape "
+                f"{key.shape} != (). Use srcjax.vmap for batching."
+            )
+        return key._base_array
     key = _keys(key, name)
     if key.shape != (2,):
         raise ValueError(
@@ -181,45 +194,73 @@ def _prng_key(seed):
     return _seed_words(seed, "PRNGKey")
 
 
-def _key_fn(seed, impl=None):
-    """A PRNG key from an integer seed (``jax.random.key``; SPEC.md §3).
+def _impl_name(impl: Any, name: str) -> str:
+    from ._keyinfo import _resolve
 
-    Unlike JAX, which returns a typed key array (dtype ``key<fry>``), this
-    returns the raw key: the same uint32 array of shape ``(2,)`` as
-    :func:`PRNGKey`. Only the default ``impl`` (threefry2x32) exists.
+    return _resolve(None if impl == "threefry" else impl, name)
+
+
+def _key_fn(seed, impl=None):
+    """A typed PRNG key from an integer seed (``jax.random.key``; SPEC.md §3).
+
+    Args:
+        seed: as :func:`PRNGKey`.
+        impl: ``None`` or ``"threefry2x32"`` (srcjax's only implementation).
+
+    Returns:
+        a :class:`PRNGKeyArray` of shape ``()`` and dtype ``key<fry>`` whose data
+        (:func:`key_data`) is ``PRNGKey(seed)``.
 
     Raises:
         OverflowError, TypeError: as :func:`PRNGKey`.
-        ValueError: an ``impl`` other than ``None`` / ``"threefry2x32"``.
+        ValueError: an unknown ``impl``; NotImplementedError: another of JAX's.
     """
-    if impl not in (None, "threefry2x32", "threefry"):
-        raise ValueError(f"srcjax.random.key: PRNG impl {impl!r} is not supported")
-    return _prng_key(seed)
+    impl = _impl_name(impl, "key")
+    if np.ndim(seed) != 0:
+        raise TypeError(
+            f"key accepts a scalar seed, but was given an array of shape "
+            f"{np.shape(seed)} != (). Use srcjax.vmap for batching"
+        )
+    return PRNGKeyArray(_seed_words(seed, "key"), impl)
 
 
 def _key_data(keys):
     """The raw key data of ``keys`` (``jax.random.key_data``).
 
-    srcjax keys are already raw uint32 arrays of shape ``(..., 2)``, so this
-    returns ``keys`` unchanged (after checking it).
+    Args:
+        keys: a typed key array (shape ``S``), or raw keys (uint32 ``S + (2,)``,
+            returned as they are).
+
+    Returns:
+        uint32 array of shape ``S + (2,)``.
 
     Raises:
-        TypeError: not a uint32 array whose last axis has length 2.
+        TypeError: neither a key array nor uint32 data whose last axis is 2.
     """
     return _keys(keys, "key_data")
 
 
 def _wrap_key_data(key_data, impl=None):
-    """A key from raw key data (``jax.random.wrap_key_data``): srcjax keys are raw,
-    so ``key_data`` (uint32, shape ``(..., 2)``) is returned unchanged.
+    """A typed key array from raw key data (``jax.random.wrap_key_data``).
+
+    Args:
+        key_data: uint32 of shape ``S + (2,)``.
+        impl: ``None`` or ``"threefry2x32"``.
+
+    Returns:
+        a :class:`PRNGKeyArray` of shape ``S``, dtype ``key<fry>``.
 
     Raises:
-        TypeError: not a uint32 array whose last axis has length 2.
-        ValueError: an ``impl`` other than ``None`` / ``"threefry2x32"``.
+        TypeError: data that is not uint32 with a last axis of 2 (or already a key
+            array, as JAX).
+        ValueError: an unknown ``impl``; NotImplementedError: another of JAX's.
     """
-    if impl not in (None, "threefry2x32", "threefry"):
-        raise ValueError(f"srcjax.random.wrap_key_data: PRNG impl {impl!r} is not supported")
-    return _keys(key_data, "wrap_key_data")
+    impl = _impl_name(impl, "wrap_key_data")
+    if isinstance(key_data, PRNGKeyArray):
+        raise TypeError("wrap_key_data: the data is already a key array (dtype key<fry>)")
+    if isinstance(key_data, (int, float, list, tuple)):
+        key_data = np.asarray(key_data)
+    return PRNGKeyArray(_keys(key_data, "wrap_key_data").copy(), impl)
 
 
 # =========================================================================== split / fold_in
@@ -233,18 +274,19 @@ def _split_num(num: Any) -> tuple:
 
 def _split_b(key, num=2):
     """vmap's ``split``: keys ``(..., 2)`` -> ``(...,) + num + (2,)`` (internal)."""
-    return _tf.split(_keys(key, "split"), _split_num(num), _partitionable())
+    return rewrap(key, _tf.split(_keys(key, "split"), _split_num(num), _partitionable()))
 
 
 def _split(key, num=2):
     """New keys derived from ``key`` (``jax.random.split``; SPEC.md §5).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         num: the number of keys (an int), or their shape (a tuple of ints).
 
     Returns:
-        uint32 array of shape ``(num, 2)`` (``num + (2,)`` for a shape). With the
+        keys of the kind given: typed keys of shape ``(num,)`` (``num`` for a
+        shape), or raw uint32 of shape ``(num, 2)`` (``num + (2,)``). With the
         default partitionable scheme key ``i`` is ``fold_in(key, i)``; the legacy
         scheme (``jax_threefry_partitionable=False``) gives other keys that
         depend on ``num``.
@@ -254,7 +296,7 @@ def _split(key, num=2):
             of keys: use ``srcjax.vmap``); a ``num`` that is not an int or a tuple
             of non-negative ints.
     """
-    return _tf.split(_key(key, "split"), _split_num(num), _partitionable())
+    return rewrap(key, _tf.split(_key(key, "split"), _split_num(num), _partitionable()))
 
 
 def _fold_data(data: Any) -> np.ndarray:
@@ -276,7 +318,7 @@ def _fold_data(data: Any) -> np.ndarray:
 def _fold_in_b(key, data):
     """vmap's ``fold_in``: keys ``(..., 2)`` and integer ``data`` of shape ``...``
     -> keys ``(..., 2)`` (internal)."""
-    return _tf.fold_in(_keys(key, "fold_in"), _fold_data(data))
+    return rewrap(key, _tf.fold_in(_keys(key, "fold_in"), _fold_data(data)))
 
 
 def _fold_in(key, data):
@@ -284,12 +326,12 @@ def _fold_in(key, data):
     SPEC.md §4): ``threefry2x32(key, (0, data))``, the same in both schemes.
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         data: an integer scalar: a Python int in ``[0, 2**32)``, or an integer
             NumPy scalar / 0-d array (converted to uint32 modulo ``2**32``).
 
     Returns:
-        uint32 array of shape ``(2,)``.
+        a key of the kind given (typed, or raw uint32 of shape ``(2,)``).
 
     Raises:
         OverflowError: a Python int outside ``[0, 2**32)``.
@@ -298,13 +340,13 @@ def _fold_in(key, data):
             srcjax refuses).
         ValueError: a batch of keys (use ``srcjax.vmap``).
     """
-    key = _key(key, "fold_in")
+    raw = _key(key, "fold_in")
     if np.ndim(data) != 0:
         raise TypeError(
             f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} "
             "!= (). Use srcjax.vmap for batching."
         )
-    return _tf.fold_in(key, _fold_data(data))
+    return rewrap(key, _tf.fold_in(raw, _fold_data(data)))
 
 
 # =========================================================================== bits / uniform / normal
@@ -325,7 +367,7 @@ def _bits(key, shape=(), dtype=None):
     """Uniformly distributed random bits (``jax.random.bits``; SPEC.md §6).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
         dtype: an unsigned integer dtype; default uint32 (uint64 with
             ``jax_enable_x64``).
@@ -389,7 +431,7 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
     random words and a float64 fused multiply-add.
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
         dtype: float32 or float64; default the default float dtype (float32, or
             float64 with ``jax_enable_x64``).
@@ -439,7 +481,7 @@ def _normal(key, shape=(), dtype=float):
     multiply-adds are emulated exactly in float64).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``) or
             float16 (a float16 uniform, float32 ``erf_inv``, a float16 product).
@@ -490,7 +532,7 @@ def _bernoulli(key, p=0.5, shape=None, mode="low"):
     ``u2 * 2**-nmant < p - u1``, as JAX.
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         p: probability, a float scalar or float array (float32, or float64 with
             ``jax_enable_x64``; a Python float has the default float dtype).
         shape: the result's shape (default ``p``'s shape); ``p`` must broadcast
@@ -535,7 +577,7 @@ def _exponential(key, shape=(), dtype=float):
     ``u = uniform(key, shape)``, with XLA:CPU's float32 ``log1p`` (SPEC.md §9).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
 
@@ -570,7 +612,7 @@ def _gumbel(key, shape=(), dtype=float, mode="low"):
     XLA:CPU's float32 ``log`` (SPEC.md §9).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
         mode: ``"low"`` (the default); JAX's ``"high"``/``"highest"`` are not
@@ -702,7 +744,7 @@ def _randint(key, shape, minval, maxval, dtype=None):
     range (``randint(k, s, 0, 256, uint8)`` covers all of uint8).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
         minval, maxval: integer scalars or arrays broadcasting to ``shape``
             (floats are truncated, as JAX's ``astype(int)``).
@@ -736,7 +778,7 @@ def _rademacher(key, shape=(), dtype=None):
     ``2 * bernoulli(key, 0.5, shape) - 1`` converted to ``dtype``.
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
         dtype: default int32 (int64 with ``jax_enable_x64``); any numeric dtype
             (an unsigned one wraps -1 around, as JAX).
@@ -827,7 +869,7 @@ def _permutation(key, x, axis=0, independent=False):
     every 1-D slice along ``axis`` is shuffled on its own.
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         x: an integer scalar ``n`` (permutes ``arange(n)``) or an array.
         axis: the axis to permute along.
         independent: shuffle each slice along ``axis`` independently.
@@ -974,7 +1016,7 @@ def _choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     without replacement, the Gumbel top-k trick (``gumbel(key, (n,)) + log(p)``).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         a: an int ``n`` (sample ``arange(n)``) or an array (sample slices along
             ``axis``).
         shape: the sample's shape, a sequence of ints (default ``()``).
@@ -1046,7 +1088,7 @@ def _categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     index).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         logits: float32 unnormalised log-probabilities (``-inf`` = impossible).
         axis: the axis of ``logits`` holding the categories.
         shape: the result's shape, broadcast-compatible with
@@ -1090,7 +1132,7 @@ def _laplace(key, shape=(), dtype=float):
     with XLA:CPU's float32 ``log1p`` (SPEC.md §9).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
 
@@ -1123,7 +1165,7 @@ def _logistic(key, shape=(), dtype=float):
     maxval=1)``, with XLA:CPU's float32 ``log``/``log1p`` (SPEC.md §9).
 
     Args:
-        key: a key, uint32 of shape ``(2,)``.
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
 
@@ -1213,9 +1255,20 @@ def _seed_batch(seed):
     return _seed_words(seed, "PRNGKey")
 
 
+def _key_batch(seed, impl=None):
+    """vmap's ``key``: integer seeds of any shape -> typed keys of that shape
+    (internal)."""
+    return PRNGKeyArray(_seed_words(seed, "key"), _impl_name(impl, "key"))
+
+
 _seed_b = _internal(
     "ad.random_seed_b",
     _seed_batch,
+    lambda rng: [((np.arange(3, dtype=np.int32),), {})],
+)
+_key_b = _internal(
+    "ad.random_key_b",
+    _key_batch,
     lambda rng: [((np.arange(3, dtype=np.int32),), {})],
 )
 split = _prim(
@@ -1360,7 +1413,8 @@ for _pub, _int in (
     _pub.def_batch(_batch_rule(_int))
     _int.def_batch(_batch_rule(_int))
 PRNGKey.def_batch(_batch_rule(_seed_b, "seed"))
-key.def_batch(_batch_rule(_seed_b, "seed"))
+key.def_batch(_batch_rule(_key_b, "seed"))
+_key_b.def_batch(_batch_rule(_key_b, "seed"))
 _seed_b.def_batch(_batch_rule(_seed_b, "seed"))
 fold_in.def_batch(_batch_rule(_fold_in_bp, "key", materialize=("data",)))
 _fold_in_bp.def_batch(_batch_rule(_fold_in_bp, materialize=("data",)))

@@ -112,7 +112,7 @@ def beta(key: Any, a: Any, b: Any, shape: Optional[Sequence[int]] = None, dtype:
     exp(log_b - m))`` with ``m = max(log_a, log_b)``.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         a, b: the shape parameters (> 0), real scalars or arrays.
         shape: the result's shape (default: ``a`` and ``b`` broadcast); they must
             broadcast to it.
@@ -147,7 +147,7 @@ def dirichlet(key: Any, alpha: Any, shape: Optional[Sequence[int]] = None, dtype
     alpha, shape + alpha.shape[-1:]), -1)``, as JAX.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         alpha: concentrations (> 0), a real array of shape ``(..., n)``.
         shape: the batch shape (default ``alpha.shape[:-1]``); ``alpha.shape[:-1]``
             must broadcast to it.
@@ -175,7 +175,7 @@ def chisquare(key: Any, df: Any, shape: Optional[Sequence[int]] = None, dtype: A
     df / 2))``, as JAX.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         df: degrees of freedom (> 0), a real scalar or array.
         shape: the result's shape (default ``df``'s shape).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
@@ -203,7 +203,7 @@ def t(key: Any, df: Any, shape: Optional[Sequence[int]] = None, dtype: Any = Non
     ``normal(k_n) * sqrt((df / 2) / gamma(k_g, df / 2))``, as JAX.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         df: degrees of freedom (> 0), a real scalar or array.
         shape: the result's shape (default ``df``'s shape).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
@@ -234,7 +234,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Optional[Sequence[int]] = None, d
     dfden) / dfden)``, as JAX.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         dfnum, dfden: degrees of freedom of the numerator and denominator (> 0).
         shape: the result's shape (default: the two broadcast).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``).
@@ -345,7 +345,7 @@ def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any =
     As JAX: with the key split in two, ``rademacher(k1) * gamma(k0, 1/p) ** (1/p)``.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         p: the shape parameter (> 0), a real scalar (or an array broadcasting to
             ``shape``).
         shape: the result's shape (default ``()``).
@@ -380,7 +380,7 @@ def ball(key: Any, d: int, p: Any = 2, shape: Sequence[int] = (), dtype: Any = N
     (1/p)``.
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         d: the dimension (a non-negative int).
         p: the norm's exponent (> 0; default 2).
         shape: the batch shape (default ``()``).
@@ -421,7 +421,7 @@ def multivariate_normal(
     ``eigh(cov)`` (``"eigh"``) or ``u * sqrt(s)`` of ``svd(cov)`` (``"svd"``).
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         mean: the means, ``(..., n)``.
         cov: covariance matrices (positive definite; semi-definite for
             ``"eigh"``/``"svd"``), ``(..., n, n)``; the batch shapes of ``mean``
@@ -468,7 +468,7 @@ def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None, m
     min(n, m))))`` and ``q * sign(diag(r))`` (transposed when ``n < m``).
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         n: the number of rows.
         shape: the batch shape (default ``()``).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``);

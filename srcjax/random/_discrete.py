@@ -281,7 +281,7 @@ def binomial_(key, n, p, shape=None, dtype=None):
     to 0 or 1 too, where JAX's rejection loop never ends).
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         n: number of trials, real scalar or array (converted to float32).
         p: success probability, real scalar or array.
         shape: the result's shape, broadcast-compatible with ``n`` and ``p``;
@@ -364,7 +364,7 @@ def multinomial_(key, n, p, *, shape=None, dtype=None, unroll=1):
     differentiable (zero gradient, as JAX's).
 
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
         n: number of trials, broadcastable to ``shape[:-1]``.
         p: probabilities, categories along the last axis.
         shape: the result's shape including the categories axis, which

@@ -446,7 +446,7 @@ def _gamma_from(keys, a, shape, dtype, log_space=False):
 # =========================================================================== public functions
 _COMMON = """
     Args:
-        key: a key, uint32 of shape ``(2,)`` (use ``srcjax.vmap`` for a batch).
+        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
 {args}        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
 
     Returns:
@@ -607,7 +607,7 @@ wald_.__doc__ = _doc(
 geometric_.__doc__ = (
     "Geometric values, the number of trials to the first success\n    "
     "(``jax.random.geometric``): ``floor(log(u) / log1p(-p)) + 1``.\n\n    "
-    "Args:\n        key: a key, uint32 of shape ``(2,)``.\n"
+    "Args:\n        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).\n"
     "        p: success probability (float).\n"
     "        shape: the result's shape (default ``p``'s shape).\n"
     "        dtype: an integer dtype (default int32, int64 with x64).\n\n    "
@@ -624,7 +624,7 @@ poisson_.__doc__ = (
     "an acceptance flips now and then and, as JAX redraws the whole array until\n    "
     "every value is accepted, about 4% of such values differ from JAX's (same\n    "
     "distribution: tested by moments). Not differentiable (integer values).\n\n    "
-    "Args:\n        key: a key, uint32 of shape ``(2,)``.\n"
+    "Args:\n        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).\n"
     "        lam: the rates (>= 0), real scalar or array.\n"
     "        shape: the result's shape (default ``lam``'s shape).\n"
     "        dtype: an integer dtype (default int32, int64 with x64).\n\n    "

@@ -1,10 +1,10 @@
 """``jax.random.key_impl``, ``key_dtype`` and ``clone`` for srcjax's keys.
 
-srcjax's keys are raw uint32 arrays ``(..., 2)`` of the threefry2x32 PRNG
-(``PRNGKey``, ``key``, ``split`` ... all return them), so every valid key has
-the implementation ``"threefry2x32"``, and no array has the key dtype
-``key<fry>``: :func:`key_dtype` returns a descriptor of it (equal to another
-one of the same implementation, printed as JAX prints it).
+srcjax's keys are typed key arrays (dtype ``key<fry>``, from ``random.key``) or
+raw uint32 arrays ``(..., 2)`` (``PRNGKey``) of the threefry2x32 PRNG, so every
+valid key has the implementation ``"threefry2x32"``. :class:`KeyDType` is the
+dtype of typed keys (equal to another one of the same implementation, printed
+as JAX prints it; a sub-dtype of ``srcjax.dtypes.prng_key``).
 """
 
 from __future__ import annotations
@@ -13,45 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .._prng_key import _KNOWN, KeyDType, PRNGKeyArray
 from . import _keys, _prim
-
-#: JAX 0.10.2's PRNG implementations (name -> dtype tag); only threefry2x32 exists here
-_KNOWN = {
-    "threefry2x32": "fry",
-    "rbg": "rbg",
-    "unsafe_rbg": "unsafe_rbg",
-    "philox2x32": "philox2x32",
-    "philox4x32": "philox4x32",
-    "threefry4x32": "threefry4x32",
-}
-
-
-class KeyDType:
-    """The dtype of typed PRNG keys of one implementation (``jax.random.key_dtype``).
-
-    srcjax has no typed key arrays (its keys are raw uint32), so this is a
-    descriptor only: ``name`` (``"key<fry>"``), ``impl`` (``"threefry2x32"``),
-    equality and hashing by implementation, ``str``/``repr`` as JAX's."""
-
-    __slots__ = ("impl",)
-
-    def __init__(self, impl: str) -> None:
-        self.impl = impl
-
-    @property
-    def name(self) -> str:
-        return f"key<{_KNOWN[self.impl]}>"
-
-    def __repr__(self) -> str:
-        return self.name
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, KeyDType) and other.impl == self.impl
-
-    def __hash__(self) -> int:
-        return hash(("srcjax.KeyDType", self.impl))
 
 
 def _resolve(impl_spec: Any, name: str) -> str:
@@ -99,8 +62,7 @@ def _key_dtype(impl_spec: Any = None) -> KeyDType:
             :class:`KeyDType`.
 
     Returns:
-        a :class:`KeyDType` printed ``key<fry>``. srcjax's keys are raw uint32
-        arrays, so no srcjax array has this dtype.
+        a :class:`KeyDType` printed ``key<fry>`` (the dtype of ``random.key(0)``).
 
     Raises:
         ValueError: an unknown implementation name (JAX's message).
@@ -114,15 +76,17 @@ def _key_dtype(impl_spec: Any = None) -> KeyDType:
 def _clone(key: Any) -> Any:
     """A copy of ``key`` for reuse (``jax.random.clone``).
 
-    JAX's clone only matters to its key-reuse checker, which srcjax does not
-    have: as in JAX, the value is returned unchanged (any array; no check).
+    It tells srcjax's static key-reuse check that using ``key`` again is meant
+    (a clone's consumption does not consume ``key``); the value is ``key``'s.
 
     Args:
-        key: a key (uint32, shape ``(..., 2)``), or any array.
+        key: a key (typed, or raw uint32 ``(..., 2)``), or any array.
 
     Returns:
-        ``key``'s value, same shape and dtype (a new array for a NumPy array).
+        ``key``'s value, same kind, shape and dtype (a new array for a NumPy array).
     """
+    if isinstance(key, PRNGKeyArray):
+        return key.copy()
     return np.array(key, copy=True) if isinstance(key, np.ndarray) else key
 
 
