@@ -25,8 +25,8 @@ def _env_flag(name: str) -> bool:
 #: The current value of ``jax_enable_x64`` as a plain module global (fast to read).
 x64_enabled: bool = _env_flag("JAX_ENABLE_X64")
 
-# Options JAX users commonly set. Options other than jax_enable_x64 are stored
-# and can be read back, but srcjax does not act on them (yet).
+# Options JAX users commonly set (jax_enable_x64 and jax_threefry_partitionable act;
+# the others are stored and can be read back), and srcjax's own.
 _DEFAULTS: Dict[str, Any] = {
     "jax_enable_x64": x64_enabled,
     "jax_platform_name": "",
@@ -41,7 +41,12 @@ _DEFAULTS: Dict[str, Any] = {
     "jax_threefry_partitionable": True,
     "jax_traceback_filtering": "auto",
     "jax_log_compiles": False,
+    # srcjax's own options
+    "key_reuse_check": "warn",  # "warn" | "error" | "off" (srcjax/frontend/keyreuse.py)
 }
+
+#: options with a fixed set of values (checked by Config.update)
+_CHOICES: Dict[str, tuple] = {"key_reuse_check": ("warn", "error", "off")}
 
 _listeners: List[Callable[[str, Any], None]] = []
 
@@ -68,6 +73,8 @@ class Config:
         if name == "jax_enable_x64":
             value = bool(value)
             x64_enabled = value
+        if name in _CHOICES and value not in _CHOICES[name]:
+            raise ValueError(f"config option {name} must be one of {_CHOICES[name]}, got {value!r}")
         self._values[name] = value
         for cb in list(_listeners):
             cb(name, value)

@@ -5228,7 +5228,17 @@ def normalize(src: FunctionSource, kinds: Optional[tuple] = None) -> Normalized:
     reassigned = set(N.assigned_names(src.node.body))
     norm.static_params.update({p: f for p, f in fns.items() if p not in reassigned})
     fdef = norm.run()
+    if _is_user_code(src):
+        from .keyreuse import report
+
+        report(fdef)
     return Normalized(fdef, src, norm.namer, norm.bindings, norm.deps)
+
+
+def _is_user_code(src: FunctionSource) -> bool:
+    """Not code srcjax generated (a transform's output read by the next one, or a
+    fixed-arity wrapper): the key-reuse check looks at what the user wrote."""
+    return not hasattr(src.fn, "__srcjax_deps__") and not src.filename.startswith("<srcjax")
 
 
 class ClassKind(str):
