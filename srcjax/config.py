@@ -6,6 +6,13 @@ import). Reading the flag is cheap: code on hot paths reads the module-level
 boolean :data:`x64_enabled` (``from srcjax import config as _cfg; _cfg.x64_enabled``)
 rather than going through the ``config`` object.
 
+``config.update("jax_enable_checks", True)`` (``JAX_ENABLE_CHECKS=1``) turns on
+srcjax's internal invariant checks, as JAX's flag of that name does for JAX's: every
+generated module is re-parsed and compared with the tree it was rendered from, and
+every cotangent is checked to have its primal's shape and dtype. They cost time,
+so they are off by default; the test suite turns them on. Code reads the module
+global :data:`checks_enabled`.
+
 Other modules that cache something derived from an option (for example the
 dtype tables in :mod:`srcjax.dtypes`) register a callback with :func:`on_change`.
 """
@@ -15,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List
 
-__all__ = ["config", "Config", "on_change", "x64_enabled"]
+__all__ = ["config", "Config", "on_change", "x64_enabled", "checks_enabled"]
 
 
 def _env_flag(name: str) -> bool:
@@ -25,10 +32,15 @@ def _env_flag(name: str) -> bool:
 #: The current value of ``jax_enable_x64`` as a plain module global (fast to read).
 x64_enabled: bool = _env_flag("JAX_ENABLE_X64")
 
-# Options JAX users commonly set (jax_enable_x64 and jax_threefry_partitionable act;
-# the others are stored and can be read back), and srcjax's own.
+#: The current value of ``jax_enable_checks`` (srcjax's internal invariant checks).
+checks_enabled: bool = _env_flag("JAX_ENABLE_CHECKS")
+
+# Options JAX users commonly set (jax_enable_x64, jax_enable_checks and
+# jax_threefry_partitionable act; the others are stored and can be read back), and
+# srcjax's own.
 _DEFAULTS: Dict[str, Any] = {
     "jax_enable_x64": x64_enabled,
+    "jax_enable_checks": checks_enabled,
     "jax_platform_name": "",
     "jax_platforms": None,
     "jax_debug_nans": False,
@@ -67,12 +79,15 @@ class Config:
     def update(self, name: str, value: Any) -> None:
         """Set option ``name`` to ``value``. Unknown names raise ``AttributeError``
         (as JAX does)."""
-        global x64_enabled
+        global x64_enabled, checks_enabled
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
         if name == "jax_enable_x64":
             value = bool(value)
             x64_enabled = value
+        elif name == "jax_enable_checks":
+            value = bool(value)
+            checks_enabled = value
         if name in _CHOICES and value not in _CHOICES[name]:
             raise ValueError(f"config option {name} must be one of {_CHOICES[name]}, got {value!r}")
         self._values[name] = value

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib
 import linecache
 import os
 import re
@@ -20,7 +21,10 @@ from typing import Any, Dict, List, Optional
 
 import gast
 
+from ..frontend import nodes as N
 from . import cache
+
+_config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
 __all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where", "UserGlobal"]
 
@@ -272,7 +276,7 @@ def _render_block(stmts: List[Any], indent: int, fname: str, out: List[str]) -> 
             out.append("    " * indent + "# " + s.sj_comment)
             continue
         if isinstance(s, gast.If):
-            out.append(_line(indent, f"if {gast.unparse(s.test).strip()}:", comment))
+            out.append(_line(indent, f"if {N.to_source(s.test)}:", comment))
             _render_block(s.body, indent + 1, fname, out)
             orelse = s.orelse
             while (
@@ -284,7 +288,7 @@ def _render_block(stmts: List[Any], indent: int, fname: str, out: List[str]) -> 
                 out.append(
                     _line(
                         indent,
-                        f"elif {gast.unparse(inner.test).strip()}:",
+                        f"elif {N.to_source(inner.test)}:",
                         _origin_comment(inner, fname),
                     )
                 )
@@ -294,23 +298,23 @@ def _render_block(stmts: List[Any], indent: int, fname: str, out: List[str]) -> 
                 out.append(_line(indent, "else:", ""))
                 _render_block(orelse, indent + 1, fname, out)
         elif isinstance(s, gast.While):
-            out.append(_line(indent, f"while {gast.unparse(s.test).strip()}:", comment))
+            out.append(_line(indent, f"while {N.to_source(s.test)}:", comment))
             _render_block(s.body, indent + 1, fname, out)
         elif isinstance(s, gast.For):
-            head = f"for {gast.unparse(s.target).strip()} in {gast.unparse(s.iter).strip()}:"
+            head = f"for {N.to_source(s.target)} in {N.to_source(s.iter)}:"
             out.append(_line(indent, head, comment))
             _render_block(s.body, indent + 1, fname, out)
         elif isinstance(s, gast.FunctionDef):
             _render_function(s, indent, fname, out)
         else:
-            text = gast.unparse(s).strip()
+            text = N.to_source(s)
             lines = text.splitlines()
             for i, ln in enumerate(lines):
                 out.append(_line(indent, ln, comment if i == len(lines) - 1 else ""))
 
 
 def _render_function(fdef: Any, indent: int, fname: str, out: List[str]) -> None:
-    args = gast.unparse(fdef.args).strip()
+    args = N.to_source(fdef.args)
     out.append(_line(indent, f"def {fdef.name}({args}):", ""))
     _render_block(fdef.body, indent + 1, fname, out)
 
@@ -325,7 +329,134 @@ def render(fdef: Any, header: str, user_file: str) -> str:
             n.end_lineno = 1
             n.end_col_offset = 0
     _render_function(fdef, 0, user_file, out)
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    if _config.checks_enabled:
+        check_reparse(fdef, text)
+    return text
+
+
+# ---------------------------------------------------------------------------- self-check
+_IGNORED_FIELDS = frozenset({"ctx", "kind", "type_comment", "type_params"})
+
+
+def check_reparse(fdef: Any, text: str, rendered: bool = True) -> None:
+    """``jax_enable_checks``: the generated ``text`` reads back as the tree
+    ``fdef`` it was rendered from (by :func:`render`; ``rendered=False``: by
+    :func:`srcjax.frontend.nodes.to_source`), or raise ``AssertionError`` naming
+    the first statement that does not.
+
+    Compared structurally, ignoring positions, ``ctx`` (the unparser does not
+    print it), string ``kind``, and for :func:`render` comments (statements with
+    ``sj_comment``) and a function's decorators and return annotation (it does
+    not print them) and an empty block (it prints ``pass``); a number stands for the expression
+    Python reads its literal as (:func:`srcjax.frontend.nodes.exact_literal`:
+    ``-0.1`` is ``-(0.1)``), whose value must be the constant's, bit for bit.
+    A precedence or rendering bug of any pass fails here, loudly, instead of
+    computing another expression than the tree says."""
+    import ast
+
+    want = _bare_copy(fdef)
+    want = _ExactValues().visit(_as_rendered(want) if rendered else want)
+    try:
+        got = ast.parse(text).body
+    except SyntaxError as e:  # pragma: no cover - a failure of this check
+        raise AssertionError(f"generated code does not parse: {e}\n{text}") from None
+    want_ast = gast.gast_to_ast(gast.Module(body=[want], type_ignores=[]))
+    _assert_same(want_ast.body, got, text)
+
+
+def _bare_copy(node: Any) -> Any:
+    """A copy of the tree ``node`` without srcjax's annotations (but comments)."""
+    if isinstance(node, list):
+        return [_bare_copy(x) for x in node]
+    if not isinstance(node, gast.AST):
+        return node
+    if getattr(node, "sj_comment", None):
+        new = gast.Pass()
+        new.sj_comment = node.sj_comment
+        return new
+    return type(node)(**{f: _bare_copy(getattr(node, f, None)) for f in node._fields})
+
+
+def _as_rendered(fdef: Any) -> Any:
+    """``fdef`` as render prints it (see :func:`check_reparse`)."""
+    fdef.decorator_list = []
+    fdef.returns = None
+    fdef.body = _as_rendered_block(fdef.body)
+    return fdef
+
+
+def _as_rendered_block(stmts: List[Any]) -> List[Any]:
+    # follows _render_block: the statements it prints itself drop comments and
+    # print an empty block as `pass`; the others are unparsed whole
+    if not stmts:
+        return [gast.Pass()]
+    out = []
+    for s in stmts:
+        if getattr(s, "sj_comment", None):
+            continue
+        if isinstance(s, gast.If):
+            s.body = _as_rendered_block(s.body)
+            if s.orelse:
+                s.orelse = _as_rendered_block(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            s.body = _as_rendered_block(s.body)
+        elif isinstance(s, gast.FunctionDef):
+            s.decorator_list = []
+            s.returns = None
+            s.body = _as_rendered_block(s.body)
+        out.append(s)
+    return out
+
+
+class _ExactValues(gast.NodeTransformer):
+    def visit_Constant(self, node: Any) -> Any:
+        new = N.exact_literal(node.value)
+        if new is not node and not isinstance(new, gast.Constant):
+            back = eval(N.to_source(new), {"complex": complex})  # noqa: S307 - numbers only
+            if type(back) is not type(node.value) or repr(back) != repr(node.value):
+                raise AssertionError(
+                    f"the literal {N.to_source(new)} of a constant reads back as "
+                    f"{back!r}, not {node.value!r}"
+                )
+        return new
+
+
+def _assert_same(want: Any, got: Any, text: str, where: Any = None) -> None:
+    import ast
+
+    def fail() -> None:
+        stmt = where if where is not None else want
+        try:
+            shown = ast.unparse(stmt)
+        except Exception:  # pragma: no cover
+            shown = ast.dump(stmt)
+        raise AssertionError(
+            "generated code does not read back as the tree it was rendered from "
+            f"(a rendering or precedence bug):\n  tree:      {shown}\n"
+            f"  tree node: {ast.dump(want) if isinstance(want, ast.AST) else want!r}\n"
+            f"  read back: {ast.dump(got) if isinstance(got, ast.AST) else got!r}\n"
+            f"in:\n{text}"
+        )
+
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(want) != len(got):
+            fail()
+        for a, b in zip(want, got):
+            _assert_same(a, b, text, where)
+        return
+    if not isinstance(want, ast.AST):
+        if type(want) is not type(got) or repr(want) != repr(got):
+            fail()
+        return
+    if type(want) is not type(got):
+        fail()
+    if isinstance(want, ast.stmt):
+        where = want
+    for field in want._fields:
+        if field in _IGNORED_FIELDS:
+            continue
+        _assert_same(getattr(want, field, None), getattr(got, field, None), text, where)
 
 
 # ---------------------------------------------------------------------------- loading

@@ -4,6 +4,7 @@ versions; Tangent died of that), plus small tree utilities."""
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Iterable, List, Optional, Tuple
 
 import gast
@@ -24,6 +25,7 @@ __all__ = [
     "is_atom",
     "copy_origin",
     "to_source",
+    "exact_literal",
     "param",
     "arguments",
     "function_def",
@@ -194,7 +196,65 @@ def copy_origin(dst: Any, src: Any) -> Any:
 
 
 def to_source(node: Any) -> str:
+    """Python text of ``node`` that reads back as ``node``.
+
+    Python has no negative literals: ``-0.1`` is ``-(0.1)``, so a constant node
+    holding a negative number (constant folding makes them) printed as its repr
+    changes meaning under a tighter operator: ``(-0.1) ** 2`` would print as
+    ``-0.1 ** 2``, ``(-1.5).real`` as ``-1.5.real``. Such constants (and complex
+    ones whose repr is not one literal) are printed as the expression Python
+    reads them as (:func:`exact_literal`), which the unparser parenthesizes by
+    its precedence rules."""
+    if any(isinstance(n, gast.Constant) and _not_a_literal(n.value) for n in gast.walk(node)):
+        node = _ExactLiterals().visit(clone(node))
     return gast.unparse(node).strip()
+
+
+def _not_a_literal(value: Any) -> bool:
+    """Whether the repr of constant ``value`` is not one atom that reads back as
+    ``value`` (a negative number, ``-0.0``, or a complex with a real part)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+        return False
+    if isinstance(value, complex):
+        return not (
+            value.real == 0.0
+            and math.copysign(1.0, value.real) > 0
+            and math.copysign(1.0, value.imag) > 0
+            and math.isfinite(value.imag)
+        )
+    if isinstance(value, float):
+        return value == value and math.copysign(1.0, value) < 0  # nan prints in parentheses
+    return value < 0
+
+
+def exact_literal(value: Any) -> Any:
+    """An expression node that Python evaluates to the number ``value``, built
+    only of non-negative literals: ``-0.1`` -> ``-(0.1)`` (``UnaryOp``),
+    ``(1-2j)`` -> ``1.0 - 2j``; a complex that no such sum gives (a
+    non-finite or -0.0 imaginary part) -> ``complex(re, im)``."""
+    if not _not_a_literal(value):
+        return gast.Constant(value=value, kind=None)
+    if isinstance(value, complex):
+        re, im = value.real, value.imag
+        plus = math.copysign(1.0, im) > 0
+        neg_zero_re = re == 0.0 and math.copysign(1.0, re) < 0
+        # -0.0 + 0j is 0j and no sum has a -0.0 imaginary part: those need the call
+        if not math.isfinite(im) or (im == 0.0 and not plus) or (neg_zero_re and plus):
+            return call(name("complex"), [exact_literal(re), exact_literal(im)])
+        op = gast.Add() if plus else gast.Sub()
+        return gast.BinOp(
+            left=exact_literal(re),
+            op=op,
+            right=gast.Constant(value=complex(0.0, abs(im)), kind=None),
+        )
+    return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
+
+
+class _ExactLiterals(gast.NodeTransformer):
+    def visit_Constant(self, node: Any) -> Any:
+        if _not_a_literal(node.value):
+            return exact_literal(node.value)
+        return node
 
 
 def index_value(node: Any) -> Any:

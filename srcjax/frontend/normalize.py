@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import importlib
 import inspect
 import keyword
 import math
@@ -40,6 +41,8 @@ from ..errors import (
 from ..primitives import registry
 from . import nodes as N
 from .source import FunctionSource, get_source
+
+_config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
 __all__ = ["Op", "Normalized", "normalize", "Namer"]
 
@@ -4178,6 +4181,10 @@ class Normalizer:
         ] + list(fdef.args.args)
         fdef.decorator_list = []
         text = N.to_source(fdef) + "\n"
+        if _config.checks_enabled:
+            from ..codegen.emit import check_reparse
+
+            check_reparse(fdef, text, rendered=False)
         import linecache
 
         filename = (
