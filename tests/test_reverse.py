@@ -610,3 +610,74 @@ def test_function_default_on_the_differentiated_function():
     np.testing.assert_allclose(gx, want, rtol=1e-6)
     g_relu = srcjax.grad(_mlp_default_act)(ws, x, srcjax.nn.relu)
     assert np.all(g_relu[0][0] == 0) and np.all(g_relu[0][1] > 0)
+
+
+# ---------------------------------------------------------------- issue 21: rebound parameters
+# A parameter the body rebinds to another shape (`y *= x`, y: () -> (3,)) whose
+# result does not depend on it: its gradient has the parameter's shape, ().
+def _rebound_aug(x, y):
+    y *= x
+    return jnp.sum(x)
+
+
+def _rebound_assign(x, y):
+    y = y * x
+    return jnp.sum(x * x)
+
+
+def _rebound_after_use(x, y):
+    z = y * 2.0
+    y = jnp.zeros((2, 3)) + x
+    return jnp.sum(x) * z
+
+
+def _rebound_in_loop(x, y):
+    for i in range(3):
+        y = y + x
+    return jnp.sum(x**2)
+
+
+def _rebound_in_branch(x, y):
+    if jnp.sum(x) > 0:
+        y = y + x
+    return jnp.sum(x)
+
+
+# Recorded from JAX 0.10.2 (x64): grad(f, argnums=(0, 1))(arange(3.), 1.5), the
+# same for value_and_grad, vjp (cotangent 1) and jacrev; then
+# vmap(grad(f, argnums=(0, 1)), in_axes=(0, None))(ones((4, 3)), 1.5).
+REBOUND = {
+    _rebound_aug: ([1.0, 1.0, 1.0], 0.0, [1.0, 1.0, 1.0], 0.0),
+    _rebound_assign: ([0.0, 2.0, 4.0], 0.0, [2.0, 2.0, 2.0], 0.0),
+    _rebound_after_use: ([3.0, 3.0, 3.0], 6.0, [3.0, 3.0, 3.0], 6.0),
+    _rebound_in_loop: ([0.0, 2.0, 4.0], 0.0, [2.0, 2.0, 2.0], 0.0),
+    # (JAX refuses vmap of the branch on a batched test; srcjax batches it)
+    _rebound_in_branch: ([1.0, 1.0, 1.0], 0.0, [1.0, 1.0, 1.0], 0.0),
+}
+
+
+def _assert_leaf(got, want, shape):
+    assert np.shape(got) == shape
+    assert np.asarray(got).dtype == np.float64
+    assert_close(got, want)
+
+
+@pytest.mark.parametrize("f", list(REBOUND), ids=lambda f: f.__name__)
+def test_gradient_of_a_rebound_parameter_has_the_parameters_shape(f):
+    gx, gy, vgx, vgy = REBOUND[f]
+    x = jnp.arange(3.0)
+    grads = [
+        srcjax.grad(f, argnums=(0, 1))(x, 1.5),
+        srcjax.value_and_grad(f, argnums=(0, 1))(x, 1.5)[1],
+        srcjax.jacrev(f, argnums=(0, 1))(x, 1.5),
+        srcjax.jit(srcjax.grad(f, argnums=(0, 1)))(x, 1.5),
+    ]
+    out, pullback = srcjax.vjp(f, x, 1.5)
+    grads.append(pullback(jnp.ones_like(out)))
+    for g in grads:
+        _assert_leaf(g[0], gx, (3,))
+        _assert_leaf(g[1], gy, ())
+    assert np.shape(srcjax.grad(f, argnums=1)(x, 1.5)) == ()
+    vg = srcjax.vmap(srcjax.grad(f, argnums=(0, 1)), in_axes=(0, None))(jnp.ones((4, 3)), 1.5)
+    _assert_leaf(vg[0], [vgx] * 4, (4, 3))
+    _assert_leaf(vg[1], [vgy] * 4, (4,))

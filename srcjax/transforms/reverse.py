@@ -1147,23 +1147,35 @@ def reverse(
         fwd.append(N.copy_origin(N.assign(kept, N.name(out_name)), ret))
         out_name = kept
 
+    # a parameter the body rebinds (`y *= x`, `y = y * x`) holds its entry value
+    # after the sweep only where the sweep restores it (it reads it); else its
+    # entry value is kept aside, so its gradient has its own shape and dtype, not
+    # those of the rebinding (issue 21)
+    rebound = set(N.assigned_names(body))
+    entry: Dict[str, str] = {}
+    for p in wrt:
+        if p in rebound and p not in rv_.reads:
+            entry[p] = norm.namer.fresh(p + "_in")
     results = []
     fix = []
     for p in wrt:
+        primal = N.name(entry.get(p, p))
         if p in nz:
             # a real input's gradient is the real part of its cotangent (JAX's
             # convention when complex values are on the path; free otherwise)
-            real = N.call("ad.project_real", [N.name(rv_.bar(p)), N.name(p)])
+            real = N.call("ad.project_real", [N.name(rv_.bar(p)), primal])
             if p in rv_.materialized or p in rv_.containers or p in rv_.maybe:
                 # (a parameter of unknown kind, "any": a grad inlined in other
                 # transformed code, may be a container: holes filled with zeros and
                 # its container types kept, as for a "tree" argument)
-                fix.append(N.assign(rv_.bar(p), N.call("ad.cotangent_like", [real, N.name(p)])))
+                fix.append(
+                    N.assign(rv_.bar(p), N.call("ad.cotangent_like", [real, N.clone(primal)]))
+                )
                 results.append(N.name(rv_.bar(p)))
             else:
                 results.append(real)
         else:
-            results.append(N.call("ad.zeros_like", [N.name(p)]))
+            results.append(N.call("ad.zeros_like", [primal]))
     grads = (
         results[0]
         if len(results) == 1 and not getattr(norm, "tuple_wrt", False)
@@ -1179,7 +1191,7 @@ def reverse(
     else:
         retval = grads
 
-    head = []
+    head = [N.assign(kept, N.name(p)) for p, kept in entry.items()]
     for n in sorted(preinit):
         head.append(N.assign(n, N.const(None)))
     if rv_.tape is not None:
