@@ -6,8 +6,10 @@ Pipeline for one signature (shapes, dtypes, weak types, static values, device)::
     source -> normalize (ANF, inlined calls) -> bind static arguments
            -> propagate / fold constants / infer abstract values / simplify
               (x**3 -> x*x*x ...) / CSE / DCE          (srcjax.transforms.optimize)
-           -> fused regions -> chunked NumPy            (srcjax.transforms.fusion,
-                                                         srcjax.backends.numpy_cpu)
+           -> fused regions -> backend code             (srcjax.transforms.fusion,
+                                                         srcjax.backends: the protocol
+                                                         in backends.base; on the CPU
+                                                         chunked NumPy, numpy_cpu)
            -> render -> load                            (srcjax.codegen.emit)
 
 A cache hit costs a dictionary lookup keyed by the arguments' shapes and
@@ -59,10 +61,9 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import gast
 import numpy as np
 
-from . import dtypes, tree_util
+from . import backends, dtypes, tree_util
 from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity
-from .backends import numpy_cpu, runtime
 from .codegen import emit
 from .errors import TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid, normalize
@@ -196,6 +197,7 @@ class _Jit(Transformed):
         self._build_lock = threading.Lock()
         self._builds = 0
         self._device = None if device is None else str(device)
+        self._device_obj = device  # its platform picks the backend (srcjax.backends)
         try:
             sig: Optional[inspect.Signature] = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -469,7 +471,8 @@ class _Jit(Transformed):
             for i in sorted(self._donate_pos)
             if i + nb < len(params) and params[i + nb] not in static_names
         )
-        numpy_cpu.lower(fdef, norm.namer, src.filename, donatable)
+        backend = backends.for_device(self._device_obj)
+        backend.lower(fdef, norm.namer, src.filename, donatable)
         user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
         opt.inline_temporaries(fdef, user_names)
         gname = f"{src.name}_jit"
@@ -486,7 +489,7 @@ class _Jit(Transformed):
         restore_kwonly(fdef, n_kwonly)  # back to keyword-only parameters
         text = emit.render(fdef, header, src.filename)
         bindings = dict(norm.bindings)
-        bindings["_rt"] = runtime
+        bindings.update(backend.namespaces())
         fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
         fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
         fn.__kwdefaults__ = target.__kwdefaults__

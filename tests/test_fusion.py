@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import srcjax.nn
 import srcjax.numpy as jnp
 from srcjax.backends import numpy_cpu, runtime
 from srcjax.codegen import emit
@@ -140,6 +141,46 @@ def test_ufunc_map_covers_elementwise_operators():
     assert fusion.ufunc_of(by_public("jnp.add")) is np.add
     assert fusion.ufunc_of(by_public("jnp.tanh")) is np.tanh
     assert fusion.ufunc_of(by_public("jnp.sum")) is None
+
+
+def relu_chain(x, y):
+    z = x * 2.0 + y
+    r = srcjax.nn.relu(z)
+    return jnp.where(jnp.greater(r, 1.0), r, jnp.sinc(x)) * y
+
+
+def test_elementwise_primitives_without_a_ufunc_fuse():
+    """Regression: regions were keyed on NumPy ufuncs, so nn.relu, jnp.where and
+    jnp.sinc (elementwise, no ufunc alias) split the chain into several regions
+    and ran unfused. Regions hold primitives now; the CPU backend calls such a
+    primitive on each chunk."""
+    a = opt.Aval((4096,), F32)
+    ((_, _, reg),) = regions(relu_chain, a, a)
+    publics = [step.prim.public for step in reg.plan]
+    assert {"nn.relu", "jnp.where", "jnp.sinc"} <= set(publics)
+    assert all(isinstance(step, fusion.Step) for step in reg.plan)
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal(4096).astype(np.float32) for _ in range(2))
+    fn, text, count = lowered(relu_chain, a, a)
+    assert count == 1
+    assert "[...] = nn.relu(" in text and "[...] = jnp.where(" in text
+    out, ref = fn(x, y), relu_chain(x, y)
+    assert out.dtype == ref.dtype
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_a_backend_predicate_decides_what_fuses():
+    a = opt.Aval((4096,), F32)
+    fdef, _ = analyzed(relu_chain, a, a)
+    reads = fusion.read_counts(fdef.body)
+
+    def only_ufuncs(prim, ops, values, res):
+        return fusion.ufunc_of(prim) is not None
+
+    found = fusion.find_regions(fdef.body, reads, 16, (), True, None, only_ufuncs)
+    assert len(found) >= 2  # split at every primitive without a ufunc
+    for _, _, reg in found:
+        assert all(fusion.ufunc_of(step.prim) is not None for step in reg.plan)
 
 
 # ---------------------------------------------------------------- one-pass centered sums

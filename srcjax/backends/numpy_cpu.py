@@ -1,5 +1,10 @@
 """CPU backend: fused regions become readable, chunked, multi-threaded NumPy.
 
+:data:`BACKEND` implements the protocol of :mod:`srcjax.backends.base` for the
+host CPU (backend name ``"cpu"``, the key of the primitives' NumPy
+implementations); arrays are NumPy arrays and the runtime, bound as ``_rt`` in
+generated code, is :mod:`srcjax.backends.runtime`.
+
 For each region found by :mod:`srcjax.transforms.fusion` the backend emits,
 in place of the region's statements::
 
@@ -16,7 +21,10 @@ in place of the region's statements::
 
 so a chain of n operations reads its inputs once and writes its outputs once,
 with scratch buffers the size of a chunk (reused in place: a value's buffer is
-recycled as soon as its last reader has run). Regions ending in a reduction
+recycled as soon as its last reader has run). A step whose primitive is a NumPy
+ufunc writes into its buffer (``out=``); any other elementwise primitive is
+called on the chunk and its result stored into the buffer
+(``t0[...] = nn.relu(x_c)``). Regions ending in a reduction
 return a partial per chunk, combined by :func:`srcjax.backends.runtime.run_chunked`.
 
 Regions below :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` elements
@@ -35,8 +43,9 @@ import numpy as np
 from ..frontend import nodes as N
 from ..transforms import fusion
 from . import runtime
+from .base import Backend
 
-__all__ = ["lower", "emit_region"]
+__all__ = ["BACKEND", "NumpyCpu", "lower", "emit_region"]
 
 
 def _dtype_expr(dt: np.dtype) -> str:
@@ -142,7 +151,7 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
     where: Dict[str, str] = {}  # value -> expression of its chunk buffer
     slot_of: Dict[str, Any] = {}  # value -> scratch slot (None: an output view)
     slot_names: List[str] = []
-    for k, (uf, ops, t, res) in enumerate(reg.plan):
+    for k, (prim, ops, t, res) in enumerate(reg.plan):
         args = []
         for kind, v in ops:
             if kind == "val":
@@ -172,7 +181,12 @@ def emit_region(reg: fusion.Region, namer: Any, fname: str) -> List[Any]:
             dest = slot_names[slot_of[t]]
         where[t] = dest
         src = N.to_source(reg.stmts[k])
-        inner.append((f"np.{uf.__name__}({', '.join(args)}, out={dest})", reg.stmts[k], src))
+        uf = fusion.ufunc_of(prim)
+        if uf is not None:
+            text = f"np.{uf.__name__}({', '.join(args)}, out={dest})"
+        else:
+            text = f"{dest}[...] = {prim.public}({', '.join(args)})"
+        inner.append((text, reg.stmts[k], src))
         if t not in last_read and not (t in out_names and final_def[t] == k):
             # never read again: its slot is free at once
             if slot_of[t] is not None:
@@ -247,6 +261,43 @@ def _parse(text: str, origin: Any, fname: str, note: str = "") -> List[Any]:
     return nodes
 
 
+class NumpyCpu(Backend):
+    """The host CPU: chunked, multi-threaded NumPy (see the module docstring)."""
+
+    name = "cpu"
+    platform = "cpu"
+
+    def namespaces(self) -> Dict[str, Any]:
+        return {"_rt": runtime}
+
+    def can_fuse(self, prim: Any, operands: List[Any], values: List[Any], res: Any) -> bool:
+        uf = fusion.ufunc_of(prim)
+        if uf is None:
+            return fusion.jax_dtype_matches(prim, operands, values, res)
+        if uf is np.power and res.dtype.kind in "iu":
+            return False  # np.power refuses negative integer exponents; jnp.power follows JAX
+        if uf is np.floor_divide and res.dtype.kind in "iu":
+            return False  # NumPy's integer x // 0 is 0; jnp.floor_divide gives JAX's -1/-2
+        if len(operands) != uf.nin:
+            return False
+        try:
+            with np.errstate(all="ignore"):
+                dt = np.asarray(uf(*values)).dtype
+        except Exception:  # noqa: BLE001
+            return False
+        return dt == res.dtype  # the ufunc writes JAX's dtype into its out= buffer
+
+    def min_region_size(self) -> Tuple[int, Optional[int]]:
+        return runtime.CHUNK_MIN_ELEMENTS, runtime.CHUNK_MIN_ELEMENTS_CHEAP
+
+    def lower_region(self, region: fusion.Region, namer: Any, filename: str) -> List[Any]:
+        return emit_region(region, namer, filename)
+
+
+#: the CPU backend (``srcjax.backends.get("cpu")``)
+BACKEND = NumpyCpu()
+
+
 def lower(
     fdef: Any,
     namer: Any,
@@ -255,37 +306,8 @@ def lower(
     min_size: Optional[int] = None,
     min_size_cheap: Optional[int] = None,
 ) -> Tuple[Any, int]:
-    """Replace every region in ``fdef`` (with abstract values annotated) by chunked
-    code. Returns ``(fdef, number of regions)``. Thresholds default to
-    :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS` and ``..._CHEAP``."""
-    if min_size is None:
-        min_size = runtime.CHUNK_MIN_ELEMENTS
-        if min_size_cheap is None:
-            min_size_cheap = runtime.CHUNK_MIN_ELEMENTS_CHEAP
-    reads = fusion.read_counts(fdef.body)
-    count = [0]
-    assigned = set(N.assigned_names(fdef.body))
-    donatable = tuple(p for p in donatable if p not in assigned)
-
-    def block(stmts: List[Any], top: bool) -> List[Any]:
-        for s in stmts:
-            if isinstance(s, gast.If):
-                s.body = block(s.body, top)
-                s.orelse = block(s.orelse, top)
-            elif isinstance(s, (gast.While, gast.For)):
-                s.body = block(s.body, False)
-        regions = fusion.find_regions(stmts, reads, min_size, donatable, top, min_size_cheap)
-        if not regions:
-            return stmts
-        out: List[Any] = []
-        pos = 0
-        for start, end, reg in regions:
-            out.extend(stmts[pos:start])
-            out.extend(emit_region(reg, namer, fname))
-            count[0] += 1
-            pos = end
-        out.extend(stmts[pos:])
-        return out
-
-    fdef.body = block(fdef.body, True)
-    return fdef, count[0]
+    """:meth:`srcjax.backends.base.Backend.lower` of :data:`BACKEND`: every region
+    of ``fdef`` replaced by chunked code. Returns ``(fdef, number of regions)``.
+    Thresholds default to :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS`
+    and ``..._CHEAP``."""
+    return BACKEND.lower(fdef, namer, fname, donatable, min_size, min_size_cheap)

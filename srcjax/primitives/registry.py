@@ -3,9 +3,12 @@
 A :class:`Primitive` is one operation that transforms know how to rewrite. It
 carries, in one place:
 
-- ``impl``: the NumPy implementation, a plain Python callable whose signature is
-  the public signature (``sum(x, axis=None, keepdims=False)``). Calling the
-  primitive calls ``impl``.
+- ``impls``: the implementations, keyed by backend name (see
+  :mod:`srcjax.backends.base`). ``impls["cpu"]``, also read as ``impl``, is the
+  NumPy implementation, a plain Python callable whose signature is the public
+  signature (``sum(x, axis=None, keepdims=False)``); calling the primitive calls
+  it. Another backend registers its own with :meth:`Primitive.def_impl` and
+  reads it with :meth:`Primitive.impl_for`.
 - ``public``: the dotted name generated code uses for it (``"jnp.sin"``,
   ``"jnp.linalg.inv"``, ``"nn.relu"``, ``"ad.unbroadcast"``). The namespaces
   ``jnp``, ``nn``, ``special``, ``lax``, ``random`` and ``ad`` are bound in every generated
@@ -45,7 +48,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 
-__all__ = ["Primitive", "REGISTRY", "by_public", "register", "lookup_callable"]
+__all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_callable"]
+
+#: the backend name of the NumPy implementations (``Primitive.impls[CPU]``)
+CPU = "cpu"
 
 #: public name -> Primitive, in registration order (deterministic test order).
 REGISTRY: Dict[str, "Primitive"] = {}
@@ -61,7 +67,8 @@ class Primitive:
 
     Args:
         public: dotted name used in generated code, e.g. ``"jnp.sin"``.
-        impl: NumPy implementation; its signature is the primitive's signature.
+        impl: NumPy implementation (``impls["cpu"]``); its signature is the
+            primitive's signature.
         op: operator spelling for Python operators (``"+"``), else ``None``.
         kind: ``"elementwise"``, ``"reduction"``, ``"linalg"``, ``"structural"``,
             ``"creation"``, ``"control"``, ``"random"`` or ``"internal"``.
@@ -90,7 +97,8 @@ class Primitive:
         self.public = public
         self.name = public.rsplit(".", 1)[-1]
         self.__name__ = self.__qualname__ = self.name  # as a function has (jnp.tanh.__name__)
-        self.impl = impl
+        #: backend name -> implementation; ``impls[CPU]`` is the NumPy one (``impl``)
+        self.impls: Dict[str, Callable[..., Any]] = {CPU: impl}
         self.op = op
         self.kind = kind
         self.broadcasting = broadcasting
@@ -122,6 +130,32 @@ class Primitive:
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
+    @property
+    def impl(self) -> Callable[..., Any]:
+        """The NumPy implementation: ``impls["cpu"]``."""
+        return self.impls[CPU]
+
+    @impl.setter
+    def impl(self, fn: Callable[..., Any]) -> None:
+        self.impls[CPU] = fn
+
+    def def_impl(self, backend: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``fn`` as the implementation on ``backend`` (same signature as
+        ``impl``); returns ``fn``."""
+        self.impls[backend] = fn
+        return fn
+
+    def impl_for(self, backend: str) -> Callable[..., Any]:
+        """The implementation on ``backend``. Raises NotImplementedError naming
+        the primitive and the backend when there is none."""
+        fn = self.impls.get(backend)
+        if fn is None:
+            raise NotImplementedError(
+                f"{self.public} has no implementation on the {backend!r} backend"
+                f" (it has: {', '.join(sorted(self.impls))})"
+            )
+        return fn
+
     def __deepcopy__(self, memo: dict) -> "Primitive":
         return self  # primitives are singletons: AST copies share them
 
@@ -131,7 +165,7 @@ class Primitive:
     # -- calling -----------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return self.impl(*args, **kwargs)
+            return self.impls[CPU](*args, **kwargs)
         except TypeError as e:
             # a call that does not bind: name the public function, not the impl
             head = f"{getattr(self.impl, '__name__', '')}() "

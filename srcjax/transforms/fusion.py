@@ -1,7 +1,7 @@
 """Fusion: maximal elementwise regions of the normalized IR, for kernel generation.
 
 A *region* is a run of consecutive assignments in one block, each one
-elementwise primitive (a NumPy ufunc) whose result has the region's shape, with
+elementwise primitive whose result has the region's shape, with
 operands that are earlier results of the region, scalars (Python constants,
 0-d and size-1 arrays) or arrays that broadcast to the region's shape (lower
 rank, or a leading axis of the region's length). A region may end in a full
@@ -16,14 +16,17 @@ it (*outputs*, materialized as full arrays; everything else lives in per-chunk
 scratch), and whether a donated argument may hold an output.
 
 Regions need abstract values (run :func:`srcjax.transforms.optimize.infer_avals`
-first): a statement whose shape or dtype is unknown ends a region. Backends
-(:mod:`srcjax.backends.numpy_cpu`, later CUDA) turn regions into code.
+first): a statement whose shape or dtype is unknown ends a region. A region's
+:attr:`Region.plan` holds *primitives* (one :class:`Step` per statement), never
+backend objects: which primitives a backend can compute inside a region is the
+backend's ``can_fuse`` predicate (see :mod:`srcjax.backends.base`), passed to
+:func:`find_regions`; the backend then lowers each region to its own code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import gast
 import numpy as np
@@ -31,7 +34,7 @@ import numpy as np
 from ..primitives import registry
 from .optimize import Aval, _is_assign, _is_scalar_const
 
-__all__ = ["Region", "find_regions", "ufunc_of", "read_counts", "REDUCTIONS"]
+__all__ = ["Region", "Step", "find_regions", "ufunc_of", "read_counts", "REDUCTIONS"]
 
 #: reductions that may end a region, by public name
 REDUCTIONS = {"jnp.sum": "sum", "jnp.mean": "mean", "jnp.max": "max", "jnp.min": "min"}
@@ -53,6 +56,45 @@ def ufunc_of(prim: Any) -> Optional[np.ufunc]:
     return _UFUNCS.get(prim.public)
 
 
+class Step(NamedTuple):
+    """One statement of a region: ``target = prim(*operands)``.
+
+    ``operands`` are, in the primitive's positional order, ``("val", name)`` (a
+    value computed earlier in the region), ``("in", name)`` (an input of the
+    region, see :attr:`Region.inputs`) or ``("const", node)`` (a scalar
+    constant's AST node). ``aval`` is the result's abstract value (its shape is
+    the region's, its dtype the primitive's result dtype)."""
+
+    prim: Any
+    operands: List[tuple]
+    target: str
+    aval: Aval
+
+
+#: ``can_fuse(prim, operands, operand_values, result) -> bool``: whether a backend
+#: computes ``prim`` inside a region; ``operand_values`` are scalar stand-ins of
+#: the operands' dtypes (``Aval.proxy()``, or the constant), ``result`` the Aval
+CanFuse = Callable[[Any, List[Any], List[Any], Aval], bool]
+
+
+def jax_dtype_matches(prim: Any, operands: List[Any], values: List[Any], res: Aval) -> bool:
+    """The backend-neutral test: ``prim`` applied to the operands' one-element
+    stand-ins gives one one-element array of the result's rank and dtype (the
+    default ``can_fuse`` of :func:`find_regions`). That refuses the
+    non-elementwise forms of elementwise primitives (``jnp.where(c)`` returns a
+    tuple of index arrays)."""
+    try:
+        with np.errstate(all="ignore"):
+            out = prim.impl(*values)
+    except Exception:  # noqa: BLE001
+        return False
+    if not isinstance(out, (np.ndarray, np.generic)) or out.size != 1:
+        return False
+    if out.ndim != len(res.shape):
+        return False
+    return out.dtype == res.dtype
+
+
 @dataclass
 class Region:
     stmts: List[Any]
@@ -66,8 +108,8 @@ class Region:
     reduce_kind: Optional[str] = None
     reduce_operand: Optional[str] = None
     donate: Dict[str, str] = field(default_factory=dict)  # output -> donated input
-    # per statement: ufunc and operands (("val", name) / ("in", name) / ("const", node))
-    plan: List[tuple] = field(default_factory=list)
+    # one Step per statement: primitive, operands, target, result aval
+    plan: List[Step] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -114,20 +156,16 @@ def _operands(s: Any) -> Optional[List[Any]]:
     return out
 
 
-def _fusable(s: Any, min_size: int) -> Optional[tuple]:
-    """(ufunc, operands, aval) if ``s`` can join a region."""
+def _fusable(s: Any, min_size: int, can_fuse: CanFuse) -> Optional[tuple]:
+    """(primitive, operands, aval) if ``s`` can join a region."""
     if not _is_assign(s) or s.sj_op.kind != "prim" or s.sj_op.prim.kind != "elementwise":
         return None
-    uf = ufunc_of(s.sj_op.prim)
+    prim = s.sj_op.prim
     res = getattr(s, "sj_aval", None)
-    if uf is None or not isinstance(res, Aval) or res.weak or res.size < min_size:
+    if not isinstance(res, Aval) or res.weak or res.size < min_size:
         return None
-    if uf is np.power and res.dtype.kind in "iu":
-        return None  # np.power refuses negative integer exponents; jnp.power follows JAX
-    if uf is np.floor_divide and res.dtype.kind in "iu":
-        return None  # NumPy's integer x // 0 is 0; jnp.floor_divide gives JAX's -1/-2
     ops = _operands(s)
-    if ops is None or len(ops) != uf.nin:
+    if ops is None:
         return None
     avals = getattr(s, "sj_avals_in", {})
     proxies = []
@@ -147,14 +185,9 @@ def _fusable(s: Any, min_size: int) -> Optional[tuple]:
             proxies.append(o.value)
         else:
             return None
-    try:
-        with np.errstate(all="ignore"):
-            dt = np.asarray(uf(*proxies)).dtype
-    except Exception:  # noqa: BLE001
+    if not can_fuse(prim, ops, proxies, res):
         return None
-    if dt != res.dtype:
-        return None
-    return uf, ops, res
+    return prim, ops, res
 
 
 def _reduction(s: Any, min_size: int) -> Optional[tuple]:
@@ -185,7 +218,8 @@ def _reduction(s: Any, min_size: int) -> Optional[tuple]:
     return kind, x.id, a, res
 
 
-#: ufuncs cheap enough that a chain of them is memory-bound
+#: primitives (by their NumPy ufunc's name) cheap enough that a chain of them is
+#: memory-bound
 CHEAP = {
     "add", "subtract", "multiply", "negative", "positive", "absolute", "maximum", "minimum",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
@@ -201,28 +235,34 @@ def find_regions(
     donatable: Tuple[str, ...] = (),
     top_level: bool = True,
     min_size_cheap: Optional[int] = None,
+    can_fuse: Optional[CanFuse] = None,
 ) -> List[Tuple[int, int, Region]]:
     """Regions among the statements of one block: ``(start, end, region)`` with
     ``stmts[start:end]`` the statements the region replaces. ``reads`` counts
     every read of each name in the whole function (see :func:`read_counts`).
     Regions smaller than ``min_size`` elements are not formed, nor regions of
     only :data:`CHEAP` operations (or a lone reduction) smaller than
-    ``min_size_cheap`` (default: ``min_size``)."""
-    found = _merge_centered(_find_regions(stmts, reads, min_size, donatable, top_level))
+    ``min_size_cheap`` (default: ``min_size``). ``can_fuse`` is the backend's
+    predicate (default :func:`jax_dtype_matches`)."""
+    can_fuse = can_fuse or jax_dtype_matches
+    found = _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse)
+    found = _merge_centered(found)
     if min_size_cheap is None:
         return found
-    return [
-        r
-        for r in found
-        if r[2].size >= min_size_cheap or any(p[0].__name__ not in CHEAP for p in r[2].plan)
-    ]
+    return [r for r in found if r[2].size >= min_size_cheap or not all(map(is_cheap, r[2].plan))]
 
 
-def _find_regions(stmts, reads, min_size, donatable, top_level):
+def is_cheap(step: Step) -> bool:
+    """Whether a step's primitive is one of :data:`CHEAP`."""
+    uf = ufunc_of(step.prim)
+    return uf is not None and uf.__name__ in CHEAP
+
+
+def _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse):
     out = []
     i = 0
     while i < len(stmts):
-        f = _fusable(stmts[i], min_size)
+        f = _fusable(stmts[i], min_size, can_fuse)
         if f is None:
             r = _reduction(stmts[i], min_size)
             if r is not None:
@@ -237,14 +277,14 @@ def _find_regions(stmts, reads, min_size, donatable, top_level):
         members = [(stmts[i], f)]
         j = i + 1
         while j < len(stmts):
-            g = _fusable(stmts[j], min_size)
+            g = _fusable(stmts[j], min_size, can_fuse)
             if g is None or g[2].shape != shape:
                 break
             members.append((stmts[j], g))
             j += 1
         reg = Region([m[0] for m in members], shape)
         defined: set = set()
-        for s, (uf, ops, res) in members:
+        for s, (prim, ops, res) in members:
             plan_ops = []
             for o in ops:
                 if isinstance(o, gast.Name):
@@ -256,7 +296,7 @@ def _find_regions(stmts, reads, min_size, donatable, top_level):
                 else:
                     plan_ops.append(("const", o))
             t = s.targets[0].id
-            reg.plan.append((uf, plan_ops, t, res))
+            reg.plan.append(Step(prim, plan_ops, t, res))
             defined.add(t)
         if j < len(stmts):
             r = _reduction(stmts[j], min_size)
@@ -277,7 +317,8 @@ def _centered_square(reg: Region) -> Optional[Tuple[str, str]]:
     ``m - x``, or ``square(d)``) with ``d`` and ``q`` read nowhere else."""
     if reg.reduce_kind != "sum" or reg.outputs or reg.mode != "flat" or len(reg.plan) != 2:
         return None
-    (uf1, ops1, d, _), (uf2, ops2, q, _) = reg.plan
+    (p1, ops1, d, _), (p2, ops2, q, _) = reg.plan
+    uf1, uf2 = ufunc_of(p1), ufunc_of(p2)
     if uf1 is not np.subtract or reg.reduce_operand != q:
         return None
     if not (uf2 is np.square and ops2 == [("val", d)]) and not (
