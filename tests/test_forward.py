@@ -248,3 +248,106 @@ def test_vjp_and_linearize_functions_keep_the_primals_they_were_given():
     x += 1.0
     np.testing.assert_allclose(vjp_fn(np.ones(2, np.float32))[0], np.cos(x0), rtol=1e-6)
     np.testing.assert_allclose(f_jvp(np.ones(2, np.float32)), np.cos(x0), rtol=1e-6)
+
+
+# -- the autodiff cookbook's hvp: jvp(grad(f), primals, tangents) with the tuples
+# passed in (was refused: "needs its primals and tangents written as tuple displays")
+def _hvp_energy(x, y):
+    return jnp.sum(jnp.sin(x) * y**2) + jnp.sum(x**3 * y)
+
+
+def _hvp_energy_np(x, y):
+    return np.sum(np.sin(x) * y**2) + np.sum(x**3 * y)
+
+
+def hvp(f, primals, tangents):
+    return srcjax.jvp(srcjax.grad(f, argnums=(0, 1)), primals, tangents)[1]
+
+
+def _hvp_of_built_tuples(x, y, vx, vy):
+    primals = (x, y)
+    tangents = (vx, vy)
+    return hvp(_hvp_energy, primals, tangents)
+
+
+def _hvp_inline_displays(x, y, vx, vy):
+    return hvp(_hvp_energy, (x, y), (vx, vy))
+
+
+def _fd_hvp(x, y, vx, vy):
+    """Central differences of the float64 gradient (by hand) along (vx, vy)."""
+
+    def g(x, y):
+        return (np.cos(x) * y**2 + 3 * x**2 * y, 2 * np.sin(x) * y + x**3)
+
+    gp, gm = g(x + EPS * vx, y + EPS * vy), g(x - EPS * vx, y - EPS * vy)
+    return tuple((a - b) / (2 * EPS) for a, b in zip(gp, gm))
+
+
+@pytest.mark.parametrize("fn", [_hvp_of_built_tuples, _hvp_inline_displays])
+def test_cookbook_hvp_under_jit_and_vmap(fn):
+    x, y, vx, vy = (RNG.normal(size=(3, 4)) for _ in range(4))
+    for i in range(3):  # jit, one example at a time
+        want = _fd_hvp(x[i], y[i], vx[i], vy[i])
+        got = srcjax.jit(fn)(x[i], y[i], vx[i], vy[i])
+        for a, b in zip(got, want):
+            assert_close(a, b, rtol=1e-6, atol=1e-8)
+    want = _fd_hvp(x, y, vx, vy)  # (elementwise energy: the batch is the rows)
+    got = srcjax.jit(srcjax.vmap(fn))(x, y, vx, vy)
+    for a, b in zip(got, want):
+        assert_close(a, b, rtol=1e-6, atol=1e-8)
+
+
+def _quadratic(w):
+    a = jnp.array([[3.0, 1.0], [1.0, 2.0]])
+    return 0.5 * w @ a @ w
+
+
+def _cg_solve(b):
+    # conjugate gradient for A p = b with A given only by its hvp (A is SPD)
+    w = jnp.zeros_like(b)
+    p = jnp.zeros_like(b)
+    r = b
+    d = r
+    rr = jnp.sum(r * r)
+    for _ in range(2):
+        ad = srcjax.jvp(srcjax.grad(_quadratic), (w,), (d,))[1]
+        alpha = rr / jnp.sum(d * ad)
+        p = p + alpha * d
+        r = r - alpha * ad
+        rr_new = jnp.sum(r * r)
+        d = r + (rr_new / rr) * d
+        rr = rr_new
+    return p
+
+
+def test_hvp_in_a_conjugate_gradient_loop():
+    b = np.array([1.0, -2.0])
+    want = np.linalg.solve([[3.0, 1.0], [1.0, 2.0]], b)  # CG is exact in 2 steps
+    assert_close(srcjax.jit(_cg_solve)(b), want, rtol=1e-10)
+    bs = np.stack([b, 2 * b, -b])
+    assert_close(srcjax.vmap(_cg_solve)(bs), [want, 2 * want, -want], rtol=1e-10)
+
+
+def _jvp_of_a_loop_changed_tuple(x, v):
+    primals = (x,)
+    out = x
+    for _ in range(2):
+        out = srcjax.jvp(jnp.sin, primals, (v,))[1]
+        primals = (out,)
+    return out
+
+
+def _jvp_of_a_parameter_tuple(primals, tangents):
+    return srcjax.jvp(jnp.sin, primals, tangents)[1]
+
+
+def test_jvp_refuses_tuples_of_unknown_length():
+    x = np.ones(2)
+    # a name rebound inside a loop body: its length before the loop is not trusted
+    # there (conservative: here the body rebinds it to a tuple of the same length)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="number is known"):
+        srcjax.jit(_jvp_of_a_loop_changed_tuple)(x, x)
+    # (the jitted function's own tuple parameters: not known yet)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="number is known"):
+        srcjax.jit(_jvp_of_a_parameter_tuple)((x,), (x,))

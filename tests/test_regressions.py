@@ -4460,3 +4460,38 @@ def test_slice_assignment_is_a_located_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="assigning to a slice") as e:
         srcjax.grad(_slice_assign)(2.0)
     assert "test_regressions.py" in str(e.value)
+
+
+def _nested_underscore_loops(x):
+    for _ in range(2):
+        for _ in range(3):
+            x = jnp.sin(x) * 1.1
+    return jnp.sum(x)
+
+
+def test_nested_loops_may_reuse_an_unread_loop_variable():
+    # `for _ in range(..)` inside `for _ in range(..)` was refused ("assigning to
+    # the loop variable `_` inside its `for` loop"), as JAX users write Newton-CG
+    x = np.linspace(0.1, 1.0, 4)
+    h = 1e-6
+    fd = [
+        (_nested_underscore_loops(x + h * e) - _nested_underscore_loops(x - h * e)) / (2 * h)
+        for e in np.eye(4)
+    ]
+    assert_close(srcjax.grad(_nested_underscore_loops)(x), fd, rtol=1e-4)
+    assert_close(srcjax.jit(srcjax.grad(_nested_underscore_loops))(x), fd, rtol=1e-4)
+    assert_close(
+        srcjax.vmap(srcjax.grad(_nested_underscore_loops))(x[:, None])[:, 0], fd, rtol=1e-4
+    )
+
+
+def _rebinds_read_loop_variable(x):
+    for i in range(3):
+        x = x * i
+        i = 2
+    return x
+
+
+def test_rebinding_a_loop_variable_the_body_reads_is_still_refused():
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="loop variable `i`"):
+        srcjax.grad(_rebinds_read_loop_variable)(1.0)

@@ -776,6 +776,11 @@ class Normalizer:
         self.function_lists: Dict[str, Any] = {}
         self.out: List[Any] = []
         self.origin: Any = None
+        #: normalized name -> the length of the tuple/list display it holds, where
+        #: every assignment of it seen so far holds a display of that length (-1
+        #: where two disagree); shared with inlined callees (see _inline_into), so
+        #: `hvp(f, primals, tangents)` knows how many primals its caller passed
+        self.seq_lens: Dict[str, int] = {}
         #: source name -> "list" / "tuple" / "dict" for the locals every assignment
         #: of which makes that container (decides `l * 3`, `l + m`, `l += m`)
         # (an enclosing function's kinds, except for names this function binds
@@ -883,8 +888,41 @@ class Normalizer:
             and isinstance(stmt.targets[0], gast.Name)
         ):
             self._type_assign(stmt.targets[0].id, op, stmt.value)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], gast.Name):
+                self._track_seq_len(stmt.targets[0].id, op, stmt.value)
         self.out.append(stmt)
         return stmt
+
+    def _track_seq_len(self, t: str, op: Optional[Op], value: Any) -> None:
+        """Record the static length of a display assigned to ``t`` (or copied from
+        a name whose length is known); see ``seq_lens``."""
+        n = None
+        if op is None or op.kind not in ("pack", "copy"):
+            pass
+        elif isinstance(value, (gast.Tuple, gast.List)):
+            if not any(isinstance(v, gast.Starred) for v in value.elts):
+                n = len(value.elts)
+        elif op.kind == "copy" and isinstance(value, gast.Name):
+            n = self.seq_lens.get(value.id)
+            n = None if n == -1 else n
+        if n is None:
+            if t in self.seq_lens:
+                self.seq_lens[t] = -1
+        elif self.seq_lens.setdefault(t, n) != n:
+            self.seq_lens[t] = -1
+
+    def static_seq_len(self, node: Any) -> Optional[int]:
+        """The length of the tuple/list ``node`` (a display, or a local name that
+        holds displays of one length wherever it is assigned), or None."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            if any(isinstance(v, gast.Starred) for v in node.elts):
+                return None
+            return len(node.elts)
+        if isinstance(node, gast.Name):
+            n = self.seq_lens.get(self.var(node.id))
+            return None if n is None or n < 0 else n
+        return None
 
     def _type_assign(self, t: str, op: Optional[Op], value: Any = None) -> None:
         """Track the type tree of ``t`` through copies, attribute reads, indexing
@@ -1112,6 +1150,11 @@ class Normalizer:
     def forget_flags(self, stmts: List[Any]) -> None:
         """Forget the known values of the lowering's flags that ``stmts`` (a loop
         body, a branch decided at run time) may set."""
+        for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+            # (a length known before a loop or a branch decided at run time may
+            # not hold inside it or after it)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.seq_lens.pop(self.var(node.id), None)
         if not self.known_flags:
             return
         for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
@@ -1981,7 +2024,11 @@ class Normalizer:
                 tname = self.var(target.id)
                 # (the body is still source: compare source names, not the renamed
                 # one, which may be another source name of an inlined function)
-                if target.id in N.assigned_names(s.body):
+                # (a body that never reads the variable may rebind it: nested
+                # `for _ in range(...)` loops, as JAX users write them)
+                if target.id in N.assigned_names(s.body) and any(
+                    target.id in N.names_in(st) for st in s.body
+                ):
                     raise UnsupportedSyntaxError(
                         f"assigning to the loop variable `{target.id}` inside its `for` loop "
                         "is not supported in transformed functions",
@@ -3621,6 +3668,7 @@ class Normalizer:
         if not fname.isidentifier():
             fname = "lambda"
         sub.inlined = True  # this call binds its keyword-only parameters
+        sub.seq_lens = self.seq_lens  # (names are unique across inlined callees)
         kwonly = [a.id for a in fnode.args.kwonlyargs]
         vararg = fnode.args.vararg.id if fnode.args.vararg is not None else None
         own = {a.id for a in fnode.args.args} | set(kwonly) | _own_locals(fnode.body)
@@ -4208,14 +4256,16 @@ class Normalizer:
         """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
         from ..api_fwd import _jvp_function
 
-        if len(e.args) != 3 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]):
+        lens = [self.static_seq_len(a) for a in e.args[1:]] if len(e.args) == 3 else []
+        if len(e.args) != 3 or None in lens:
             raise UnsupportedSyntaxError(
-                "jvp inside a transformed function needs its primals and tangents written "
-                "as tuple displays (their number must be known when transforming)",
+                "jvp inside a transformed function needs primals and tangents whose number "
+                "is known when transforming: tuple displays, or local names (arguments of "
+                "an inlined function included) bound to tuple displays",
                 self.loc(e),
-                "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)) with the items named here",
+                "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)), or pass such tuples on",
             )
-        primals, tangents = list(e.args[1].elts), list(e.args[2].elts)
+        primals, tangents = [self._seq_items(a, n) for a, n in zip(e.args[1:], lens)]
         lam = self.fn_expr(e.args[0])
         if lam is not e.args[0]:  # jvp(partial(f, w), (x,), (v,)): as a lambda
             e = gast.Call(func=e.func, args=[lam] + list(e.args[1:]), keywords=e.keywords)
@@ -4241,6 +4291,17 @@ class Normalizer:
         fake = gast.Call(func=e.args[0], args=primals + tangents, keywords=[])
         N.copy_origin(fake, e)
         return self.inline(gen, fake, target)
+
+    def _seq_items(self, node: Any, n: int) -> List[Any]:
+        """The items of a display, or ``node[0]``, ..., ``node[n - 1]`` for a name
+        holding a display of length ``n`` (read at run time: always current)."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return list(node.elts)
+        items = []
+        for i in range(n):
+            item = gast.Subscript(value=N.clone(node), slice=N.const(i), ctx=gast.Load())
+            items.append(N.copy_origin(item, node))
+        return items
 
     # -- lax: structured control flow becomes Python control flow ------------------
     def call_value(self, fn_node: Any, args: list, e: Any) -> Any:
