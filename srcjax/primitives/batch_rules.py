@@ -1357,7 +1357,9 @@ def _size_of(args, flags):
 def _bmatmul_left(g, a, b, ab, bb):
     """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
     when ``a`` is not batched); ``g`` is batched. Zeros like ``a`` when ``g`` or
-    ``b`` is a hole (``None``)."""
+    ``b`` is a hole (``None``). The sum over examples is contracted inside the
+    product (one GEMM over the batch axis, as JAX's dot_general batching emits),
+    never a per-example stack that is summed after."""
     if g is None or b is None:
         return np.zeros(np.shape(a), _dt.to_inexact_dtype(np.result_type(a)))
     g = np.asarray(g)
@@ -1365,9 +1367,11 @@ def _bmatmul_left(g, a, b, ab, bb):
     b = np.asarray(b)
     ra = a.ndim - (1 if ab else 0)
     rb = b.ndim - (1 if bb else 0)
-    if ra == 1 and rb == 2 and not bb:
-        r = np.matmul(g, b.T)
-    elif ra == 2 and rb == 2 and not bb:
+    if not ab:
+        r = _summed_left(g, b, ra, rb, bb)
+        if r is not None:
+            return r
+    if ra in (1, 2) and rb == 2 and not bb:
         r = np.matmul(g, b.T)
     elif ra == 1 and rb == 1:
         r = g[:, None] * (b if bb else b[None, :])
@@ -1385,10 +1389,33 @@ def _bmatmul_left(g, a, b, ab, bb):
     return r
 
 
+def _summed_left(g, b, ra, rb, bb):
+    """``sum_i g_i @ b_i.T`` (the cotangent of an unbatched ``a``) as one product
+    contracting the batch axis, or None where no such form is written here."""
+    if not bb:
+        if rb == 2 and ra in (1, 2):  # g: (B, [n,] k), b: (m, k)
+            return np.matmul(g.sum(axis=0), b.T)
+        if rb == 1 and ra == 2:  # outer(sum_i g_i, b)
+            return np.multiply.outer(g.sum(axis=0), b)
+        if rb == 1 and ra == 1:
+            return g.sum(axis=0) * b
+        return None
+    if ra == 2 and rb == 1:  # sum_i outer(g_i, b_i): g.T @ b, one GEMM
+        return np.matmul(g.T, b)
+    if ra == 1 and rb == 1:  # sum_i g_i b_i
+        return np.matmul(g, b)
+    if ra == 1 and rb == 2:  # sum_i b_i @ g_i
+        return np.tensordot(b, g, axes=([0, 2], [0, 1]))
+    if ra == 2 and rb == 2:  # sum_i g_i @ b_i.T
+        return np.tensordot(g, b, axes=([0, 2], [0, 2]))
+    return None
+
+
 def _bmatmul_right(g, a, b, ab, bb):
     """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
     when ``b`` is not batched); ``g`` is batched. Zeros like ``b`` when ``g`` or
-    ``a`` is a hole (``None``)."""
+    ``a`` is a hole (``None``). As in :func:`_bmatmul_left`, a sum over examples
+    is contracted inside the product."""
     if g is None or a is None:
         return np.zeros(np.shape(b), _dt.to_inexact_dtype(np.result_type(b)))
     g = np.asarray(g)
@@ -1396,11 +1423,10 @@ def _bmatmul_right(g, a, b, ab, bb):
     b = np.asarray(b)
     ra = a.ndim - (1 if ab else 0)
     rb = b.ndim - (1 if bb else 0)
-    if not bb and ab and ra in (1, 2) and rb == 2:
-        # summed over examples: one big product
-        if ra == 1:
-            return np.matmul(a.T, g)
-        return np.matmul(a.reshape(-1, a.shape[-1]).T, g.reshape(-1, g.shape[-1]))
+    if not bb:
+        r = _summed_right(g, a, ra, rb, ab)
+        if r is not None:
+            return r
     if bb and ab and ra == 1 and rb == 2:
         return a[:, :, None] * g[:, None, :]
     if bb and ab and ra == 2 and rb == 2:
@@ -1416,13 +1442,35 @@ def _bmatmul_right(g, a, b, ab, bb):
     if ra == 1 and rb == 2:  # per example outer(a, g)
         r = (a[:, :, None] if ab else a[None, :, None]) * g[:, None, :]
         return r if bb else r.sum(axis=0)
-    if ra == 2 and rb == 2 and not ab and not bb:
-        return np.matmul(a.T, g.sum(axis=0))
     size = g.shape[0]
     r = _per_example(_matmul_right, (g, a, b), (True, ab, bb), size)
     if not bb:
         r = r.sum(axis=0)
     return r
+
+
+def _summed_right(g, a, ra, rb, ab):
+    """``sum_i a_i.T @ g_i`` (the cotangent of an unbatched ``b``) as one product
+    contracting the batch axis, or None where no such form is written here."""
+    if ab:
+        if rb == 2 and ra == 1:  # sum_i outer(a_i, g_i): a.T @ g
+            return np.matmul(a.T, g)
+        if rb == 2 and ra == 2:  # the examples' rows stacked: one GEMM
+            return np.matmul(a.reshape(-1, a.shape[-1]).T, g.reshape(-1, g.shape[-1]))
+        if rb == 1 and ra == 2:  # sum_i a_i.T @ g_i
+            return np.tensordot(a, g, axes=([0, 1], [0, 1]))
+        if rb == 1 and ra == 1:  # sum_i g_i a_i
+            return np.matmul(g, a)
+        return None
+    if rb == 2 and ra == 2:
+        return np.matmul(a.T, g.sum(axis=0))
+    if rb == 2 and ra == 1:  # outer(a, sum_i g_i)
+        return np.multiply.outer(a, g.sum(axis=0))
+    if rb == 1 and ra == 2:
+        return np.matmul(g.sum(axis=0), a)
+    if rb == 1 and ra == 1:
+        return g.sum(axis=0) * a
+    return None
 
 
 bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left)
