@@ -99,6 +99,7 @@ class Row:
     err: float | None = None
     mismatch: bool = False
     extra: dict = field(default_factory=dict)
+    result: object = field(default=None, repr=False)
 
 
 class Bench:
@@ -108,6 +109,7 @@ class Bench:
         self.verbose = verbose
         self.rows: list[Row] = []
         self.reference = {}
+        self.count_calls = False
 
     def time_call(self, fn):
         """(first-call seconds, [per-call seconds per sample], result)."""
@@ -155,6 +157,7 @@ class Bench:
             self._log(row)
             return row
         row.first = first
+        row.result = result
         row.median = statistics.median(samples)
         row.min = min(samples)
         if baseline:
@@ -210,6 +213,8 @@ def _leaves(tree):
         return [x for k in sorted(tree) for x in _leaves(tree[k])]
     if isinstance(tree, (list, tuple)):
         return [x for t in tree for x in _leaves(t)]
+    if hasattr(tree, "tree_flatten"):  # a class registered as a pytree
+        return _leaves(list(tree.tree_flatten()[0]))
     return [tree]
 
 
@@ -961,6 +966,119 @@ def l2(b: Bench, quick):
     return "scalar lax.fori_loop, 1000 Newton steps, float32"
 
 
+# ---------------------------------------------------------------------------
+# R1-R6: real programs (tools/real_programs), run unchanged after changing imports
+# ---------------------------------------------------------------------------
+
+
+def _real_programs():
+    """tools/real_programs/load.py (loads an R program under jax or srcjax)."""
+    if "real_programs_load" not in sys.modules:
+        path = os.path.join(ROOT, "tools", "real_programs", "load.py")
+        _load_source(path, "real_programs_load")
+    return sys.modules["real_programs_load"]
+
+
+def _real_program(key, lib, tmpdir):
+    return _real_programs().load(key, lib, tmpdir)
+
+
+def _tracemalloc_peak(call):
+    """Peak bytes NumPy allocates during one ``call()`` (temporaries and outputs;
+    the inputs, allocated before, are not counted)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        out = call()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del out
+    return peak
+
+
+def _xla_peak(jitted, args):
+    """XLA's own account of one call's buffers (temporaries + outputs), the
+    counterpart of :func:`_tracemalloc_peak` (XLA's allocator is not traced)."""
+    m = jitted.lower(*args).compile().memory_analysis()
+    return int(m.temp_size_in_bytes + m.output_size_in_bytes)
+
+
+def _fmt_bytes(n):
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+
+def _numpy_calls():
+    """tools/numpy_calls.py (the --count-calls diagnostic)."""
+    if "numpy_calls" not in sys.modules:
+        _load_source(os.path.join(ROOT, "tools", "numpy_calls.py"), "numpy_calls")
+    return sys.modules["numpy_calls"]
+
+
+def real_row(key):
+    def bench_row(b: Bench, quick, tmpdir):
+        doc = None
+        peaks = {}
+
+        def srcjax_step():
+            need("jit")
+            mod = _real_program(key, "srcjax", tmpdir)
+            args = mod.make_inputs(np.random.default_rng(0))
+
+            def call():
+                return mod.step(*args)
+
+            call()
+            peaks["srcjax"] = _tracemalloc_peak(call)
+            if b.count_calls:
+                peaks["calls"] = _numpy_calls().count_numpy_calls(call)
+            return call
+
+        def jax_step():
+            need_jax()
+            nonlocal doc
+            mod = _real_program(key, "jax", tmpdir)
+            doc = (mod.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+            args = jax.device_put(mod.make_inputs(np.random.default_rng(0)))
+            try:
+                peaks["jax"] = _xla_peak(mod.step, args)
+            except Exception:  # noqa: BLE001 - memory is a note, not the row
+                pass
+            if b.count_calls:
+                peaks["jax_primitives"] = _numpy_calls().jaxpr_primitives(mod.step, *args)
+
+            def call():
+                return jax.block_until_ready(mod.step(*args))
+
+            return call
+
+        # srcjax first: XLA's worker threads, once started, compete with NumPy's
+        # BLAS threads for the cores; JAX's result is the reference (checked after)
+        row = b.run(key, "srcjax.jit", srcjax_step, check=False)
+        base = b.run(key, "jax.jit", jax_step, baseline=True)
+        b.rows.append(b.rows.pop(-2))  # the table lists the baseline first
+        if row.status == "ok" and base.status == "ok":
+            row.err = rel_err(row.result, b.reference[key])
+            row.mismatch = not (row.err <= 2e-4)
+        if base.status == "ok" and "jax" in peaks:
+            base.note = f"peak {_fmt_bytes(peaks['jax'])} (XLA temp+output)"
+        if row.status == "ok" and "srcjax" in peaks:
+            note = f"peak {_fmt_bytes(peaks['srcjax'])} (tracemalloc)"
+            if "jax" in peaks and peaks["jax"]:
+                note += f", {peaks['srcjax'] / peaks['jax']:.1f}× JAX's"
+            if "calls" in peaks:
+                fmt = _numpy_calls().format_counts
+                note += "; " + fmt(peaks["calls"], peaks.get("jax_primitives"))
+            row.note = note
+        return doc or key
+
+    bench_row.__name__ = key.lower()
+    return bench_row
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -973,6 +1091,7 @@ WORKLOADS = {
     "L1": l1,
     "L2": l2,
     "T1": t1,
+    **{f"R{i}": real_row(f"R{i}") for i in range(1, 7)},
 }
 
 
@@ -1039,6 +1158,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None, help="samples per row (default 7)")
     parser.add_argument("--only", default=None, help="comma-separated workloads, e.g. W3,W4")
     parser.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    parser.add_argument(
+        "--count-calls",
+        action="store_true",
+        help="R rows: count the NumPy calls one srcjax step makes (tools/numpy_calls.py)",
+    )
     parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)
     if args.repeats is None:
@@ -1049,12 +1173,13 @@ def main(argv=None):
         parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
 
     b = Bench(args.repeats, 0.005 if args.quick else 0.02, args.verbose)
+    b.count_calls = args.count_calls
     titles = []
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="srcjax-bench-src-") as tmpdir:
         for key in wanted:
             print(f"{key} ...", file=sys.stderr, flush=True)
-            if key == "T1":
+            if key == "T1" or key.startswith("R"):
                 titles.append((key, WORKLOADS[key](b, args.quick, tmpdir)))
             else:
                 titles.append((key, WORKLOADS[key](b, args.quick)))
@@ -1062,7 +1187,7 @@ def main(argv=None):
         import dataclasses
         import json
 
-        rows = [dataclasses.asdict(r) for r in b.rows]
+        rows = [dataclasses.asdict(dataclasses.replace(r, result=None)) for r in b.rows]
         if rows:
             rows[0]["extra"] = {**rows[0]["extra"], "blas": _blas_info()}
         with open(args.rows_json, "w") as f:
