@@ -332,20 +332,20 @@ def _unop(public, ufunc, doc, c_expr=None, *aliases, inexact=True, **kw):
 # =============================================================================
 add = _binop(
     "jnp.add", np.add, "Elementwise ``x + y`` with broadcasting (JAX dtype promotion).",
-    "+", "({x} + {y})", operator.add,
+    "+", {"fiubc": "({x} + {y})"}, operator.add,
 )  # fmt: skip
 subtract = _binop(
     "jnp.subtract", np.subtract, "Elementwise ``x - y`` with broadcasting.",
-    "-", "({x} - {y})", operator.sub,
+    "-", {"fiubc": "({x} - {y})"}, operator.sub,
 )  # fmt: skip
 multiply = _binop(
     "jnp.multiply", np.multiply, "Elementwise ``x * y`` with broadcasting.",
-    "*", "({x} * {y})", operator.mul,
+    "*", {"fiubc": "({x} * {y})"}, operator.mul,
 )  # fmt: skip
 true_divide = _binop(
     "jnp.true_divide", np.true_divide,
     "Elementwise ``x / y``; integer inputs give floats (``int32 / int32 -> float32``).",
-    "/", "({x} / {y})", operator.truediv, inexact=True,
+    "/", {"fiubc": "({x} / {y})"}, operator.truediv, inexact=True,
 )  # fmt: skip
 divide = true_divide
 _FLOOR_DIVIDE_DOC = (
@@ -376,17 +376,18 @@ def _floor_divide_impl(x, y):
 _floor_divide_impl.__name__ = _floor_divide_impl.__qualname__ = "floor_divide"
 floor_divide = _ew(
     "jnp.floor_divide", _doc(_floor_divide_impl, _FLOOR_DIVIDE_DOC), np.floor_divide,
-    operator.floordiv, op="//", broadcasting=True, c_expr=None, differentiable=False,
+    operator.floordiv, op="//", broadcasting=True, differentiable=False,
+    c_expr={"iu": "sj_floor_divide({x}, {y})", "f": "sj_fdivmod_q({x}, {y})"},
 )  # fmt: skip
 mod = _binop(
     "jnp.mod", np.mod,
     "Elementwise ``x % y`` with the sign of ``y`` (Python / ``jnp.remainder`` semantics).",
-    "%", None, operator.mod,
+    "%", {"iu": "sj_remainder({x}, {y})", "f": "sj_fmod_py({x}, {y})"}, operator.mod,
 )  # fmt: skip
 remainder = mod
 fmod = _binop(
     "jnp.fmod", np.fmod, "Elementwise C ``fmod``: remainder with the sign of ``x``.",
-    None, "fmod({x}, {y})",
+    None, {"f": "fmod({x}, {y})", "iu": "({y} == 0 ? 0 : {x} % {y})"},
 )  # fmt: skip
 _power_fast = _binary_impl(np.power, "power", "")
 
@@ -425,12 +426,12 @@ def _power(x, y):
 
 power = _ew(
     "jnp.power", _power, np.power, operator.pow, builtins.pow, math.pow,
-    op="**", broadcasting=True, c_expr="pow({x}, {y})",
+    op="**", broadcasting=True, c_expr={"fc": "pow({x}, {y})"},
 )  # fmt: skip
 pow = power  # noqa: A001 (array-API name)
 
 negative = _unop(
-    "jnp.negative", np.negative, "Elementwise ``-x``.", "(-{x})", operator.neg,
+    "jnp.negative", np.negative, "Elementwise ``-x``.", {"fiubc": "(-{x})"}, operator.neg,
     inexact=False, op="unary -",
 )  # fmt: skip
 positive = _unop(
@@ -523,7 +524,8 @@ def _cmp(public, ufunc, op, c_op, alias, what):
     doc = f"Elementwise ``x {what} y`` with broadcasting; a boolean array. Not differentiable."
     return _ew(
         public, _predicate_impl(ufunc, name, doc), ufunc, alias, op=op, broadcasting=True,
-        differentiable=False, c_expr=f"({{x}} {c_op} {{y}})",
+        differentiable=False,
+        c_expr={("fiubc" if c_op in ("==", "!=") else "fiub"): f"({{x}} {c_op} {{y}})"},
     )  # fmt: skip
 
 
@@ -582,7 +584,8 @@ right_shift = _binop(
 bitwise_not = _unop(
     "jnp.bitwise_not", np.invert,
     "Elementwise ``~x``: bitwise NOT of integers, logical NOT of booleans.",
-    "(~{x})", operator.invert, inexact=False, op="unary ~", differentiable=False,
+    {"iu": "(~{x})", "b": "(!{x})"}, operator.invert, inexact=False, op="unary ~",
+    differentiable=False,
 )  # fmt: skip
 invert = bitwise_invert = bitwise_not
 
@@ -590,11 +593,13 @@ invert = bitwise_invert = bitwise_not
 # =============================================================================
 # Exponentials and logarithms
 # =============================================================================
-exp = _unop("jnp.exp", np.exp, "Elementwise ``e ** x``.", "exp({x})", math.exp)
+exp = _unop("jnp.exp", np.exp, "Elementwise ``e ** x``.", {"fiubc": "exp({x})"}, math.exp)
 exp2 = _unop(
     "jnp.exp2", np.exp2, "Elementwise ``2 ** x``.", "exp2({x})", getattr(math, "exp2", None)
 )
-log = _unop("jnp.log", np.log, "Elementwise natural logarithm.", "log({x})")  # not math.log: 2 args
+log = _unop(
+    "jnp.log", np.log, "Elementwise natural logarithm.", {"fiubc": "log({x})"}
+)  # not math.log: 2 args
 log2 = _unop("jnp.log2", np.log2, "Elementwise base-2 logarithm.", "log2({x})", math.log2)
 log10 = _unop("jnp.log10", np.log10, "Elementwise base-10 logarithm.", "log10({x})", math.log10)
 log1p = _unop(
@@ -606,13 +611,12 @@ expm1 = _unop(
 logaddexp = _binop(
     "jnp.logaddexp", np.logaddexp,
     "Elementwise ``log(exp(x) + exp(y))`` without overflow.",
-    None, "(fmax({x}, {y}) + log1p(exp(-fabs({x} - {y}))))", inexact=True,
+    None, {"f": "sj_logaddexp({x}, {y})"}, inexact=True,
 )  # fmt: skip
 logaddexp2 = _binop(
     "jnp.logaddexp2", np.logaddexp2,
     "Elementwise ``log2(2 ** x + 2 ** y)`` without overflow.",
-    None, "(fmax({x}, {y}) + log1p(exp2(-fabs({x} - {y}))) * 1.4426950408889634)",
-    inexact=True,
+    None, {"f": "sj_logaddexp2({x}, {y})"}, inexact=True,
 )  # fmt: skip
 
 
@@ -676,8 +680,8 @@ log1p.test_domain = (-0.7, 2.0)
 # =============================================================================
 # Trigonometric and hyperbolic functions
 # =============================================================================
-sin = _unop("jnp.sin", np.sin, "Elementwise sine (radians).", "sin({x})", math.sin)
-cos = _unop("jnp.cos", np.cos, "Elementwise cosine (radians).", "cos({x})", math.cos)
+sin = _unop("jnp.sin", np.sin, "Elementwise sine (radians).", {"fiubc": "sin({x})"}, math.sin)
+cos = _unop("jnp.cos", np.cos, "Elementwise cosine (radians).", {"fiubc": "cos({x})"}, math.cos)
 tan = _unop("jnp.tan", np.tan, "Elementwise tangent (radians).", "tan({x})", math.tan)
 arcsin = _unop("jnp.arcsin", np.arcsin, "Elementwise inverse sine.", "asin({x})", math.asin)
 arccos = _unop("jnp.arccos", np.arccos, "Elementwise inverse cosine.", "acos({x})", math.acos)
@@ -689,7 +693,9 @@ arctan2 = _binop(
 )  # fmt: skip
 sinh = _unop("jnp.sinh", np.sinh, "Elementwise hyperbolic sine.", "sinh({x})", math.sinh)
 cosh = _unop("jnp.cosh", np.cosh, "Elementwise hyperbolic cosine.", "cosh({x})", math.cosh)
-tanh = _unop("jnp.tanh", np.tanh, "Elementwise hyperbolic tangent.", "tanh({x})", math.tanh)
+tanh = _unop(
+    "jnp.tanh", np.tanh, "Elementwise hyperbolic tangent.", {"fiubc": "tanh({x})"}, math.tanh
+)
 arcsinh = _unop(
     "jnp.arcsinh", np.arcsinh, "Elementwise inverse hyperbolic sine.", "asinh({x})", math.asinh
 )
@@ -824,7 +830,9 @@ def _sinc(x):
     return np.sin(y) / y
 
 
-sinc = _ew("jnp.sinc", _sinc, np.sinc, c_expr="(({x}) == 0 ? 1 : sinpi({x}) / (M_PI * ({x})))")
+sinc = _ew(
+    "jnp.sinc", _sinc, np.sinc, c_expr="(({x}) == 0 ? 1 : sinpi({x}) / (3.141592653589793 * ({x})))"
+)
 
 
 def _sinc_maclaurin(x, k):
@@ -874,12 +882,18 @@ sinc_maclaurin.samples = lambda rng: [
 # Powers and roots
 # =============================================================================
 sqrt = _unop(
-    "jnp.sqrt", np.sqrt, "Elementwise square root; ``sqrt'(0) = inf``.", "sqrt({x})", math.sqrt
+    "jnp.sqrt",
+    np.sqrt,
+    "Elementwise square root; ``sqrt'(0) = inf``.",
+    {"fiubc": "sqrt({x})"},
+    math.sqrt,
 )
 cbrt = _unop(
     "jnp.cbrt", np.cbrt, "Elementwise real cube root.", "cbrt({x})", getattr(math, "cbrt", None)
 )
-square = _unop("jnp.square", np.square, "Elementwise ``x * x``.", "({x} * {x})", inexact=False)
+square = _unop(
+    "jnp.square", np.square, "Elementwise ``x * x``.", {"fiubc": "({x} * {x})"}, inexact=False
+)
 
 
 def _reciprocal(x):
@@ -927,7 +941,8 @@ abs = _unop(  # noqa: A001
     "Elementwise absolute value (real magnitude for complex input). "
     "Derivative ``select(x >= 0, g, -g)``: 1 at 0, as JAX; for complex input "
     "``g conj(x) / |x|`` (0 at 0).",
-    "fabs({x})", builtins.abs, operator.abs, inexact=False,
+    {"f": "fabs({x})", "i": "({x} < 0 ? -{x} : {x})", "ub": "{x}", "c": "abs({x})"},
+    builtins.abs, operator.abs, inexact=False,
 )  # fmt: skip
 absolute = abs
 fabs = _unop(
@@ -936,7 +951,7 @@ fabs = _unop(
 )  # fmt: skip
 sign = _unop(
     "jnp.sign", np.sign, "Elementwise sign (-1, 0 or 1). Not differentiable (zero derivative).",
-    "(({x} > 0) - ({x} < 0))", inexact=False, differentiable=False,
+    {"fiu": "sj_sign({x})"}, inexact=False, differentiable=False,
 )  # fmt: skip
 floor = _unop(
     "jnp.floor", np.floor, "Elementwise floor; integers pass through. Zero derivative.",
@@ -1033,12 +1048,12 @@ defderiv(fabs, _abs_x)
 maximum = _binop(
     "jnp.maximum", np.maximum,
     "Elementwise maximum, propagating NaN. At ties the derivative splits 0.5/0.5 (JAX).",
-    None, "(({x} > {y} || {x} != {x}) ? {x} : {y})",
+    None, {"fiub": "sj_max({x}, {y})"},
 )  # fmt: skip
 minimum = _binop(
     "jnp.minimum", np.minimum,
     "Elementwise minimum, propagating NaN. At ties the derivative splits 0.5/0.5 (JAX).",
-    None, "(({x} < {y} || {x} != {x}) ? {x} : {y})",
+    None, {"fiub": "sj_min({x}, {y})"},
 )  # fmt: skip
 fmax = _binop(
     "jnp.fmax", np.fmax, "Elementwise maximum ignoring NaN. At a tie the derivative goes to y (JAX).",
@@ -1117,7 +1132,7 @@ def _clip(x, min=None, max=None):  # noqa: A002 (JAX's parameter names)
 
 clip = _ew(
     "jnp.clip", _clip, np.clip, broadcasting=True,
-    c_expr="fmin(fmax({x}, {min}), {max})",
+    c_expr={"fiu": "sj_min(sj_max({x}, {min}), {max})"},
 )  # fmt: skip
 
 
@@ -1201,7 +1216,7 @@ def _nonzero(condition, size, fill_value):
 
 where = _ew(
     "jnp.where", _where, np.where, broadcasting=True,
-    c_expr="({condition} ? {x} : {y})",
+    c_expr={"fiubc": "({condition} ? {x} : {y})"},
 )  # fmt: skip
 
 
@@ -1307,10 +1322,11 @@ def _imag(x):
     return np.imag(x) if type(x) is _ndarray else _dt.canonicalize_value(np.imag(np.asarray(x))[()])
 
 
-real = _ew("jnp.real", _real, np.real, c_expr="real({x})")
-imag = _ew("jnp.imag", _imag, np.imag, c_expr="imag({x})")
+real = _ew("jnp.real", _real, np.real, c_expr={"fiub": "{x}", "c": "{x}.real()"})
+imag = _ew("jnp.imag", _imag, np.imag, c_expr={"fiub": "0", "c": "{x}.imag()"})
 conj = _unop(
-    "jnp.conj", np.conjugate, "Complex conjugate (``x`` itself for real input).", "conj({x})",
+    "jnp.conj", np.conjugate, "Complex conjugate (``x`` itself for real input).",
+    {"fiub": "{x}", "c": "conj({x})"},
     inexact=False,
 )  # fmt: skip
 conjugate = conj

@@ -155,7 +155,7 @@ def _relu(x):
     return r if r.dtype not in UNARY_SUSPECT else _dt.canonicalize_value(r)
 
 
-relu = _nn("nn.relu", _relu, c_expr="(({x}) > 0 ? ({x}) : 0)")
+relu = _nn("nn.relu", _relu, c_expr="sj_max({x}, 0)")
 
 
 def _relu_x(g, ans, x):
@@ -171,7 +171,7 @@ def _relu6(x):
     return r if r.dtype not in UNARY_SUSPECT else _dt.canonicalize_value(r)
 
 
-relu6 = _nn("nn.relu6", _relu6, c_expr="fmin(fmax({x}, 0), 6)")
+relu6 = _nn("nn.relu6", _relu6, c_expr="sj_min(sj_max({x}, 0), 6)")
 
 
 def _relu6_x(g, ans, x):
@@ -237,7 +237,7 @@ def _celu(x, alpha=1.0):
 celu = _nn(
     "nn.celu",
     _celu,
-    c_expr="(fmax({x}, 0) + {alpha} * expm1(fmin({x}, 0) / {alpha}))",
+    c_expr="(sj_max({x}, 0) + {alpha} * expm1(sj_min({x}, 0) / {alpha}))",
     broadcasting=True,
 )
 
@@ -329,7 +329,7 @@ def _hard_tanh(x):
     return _out(np.where(x > 1, 1, np.where(x < -1, -1, x)).astype(x.dtype, copy=False))
 
 
-hard_tanh = _nn("nn.hard_tanh", _hard_tanh, c_expr="fmin(fmax({x}, -1), 1)")
+hard_tanh = _nn("nn.hard_tanh", _hard_tanh, c_expr="(({x}) > 1 ? 1 : (({x}) < -1 ? -1 : ({x})))")
 
 
 def _hard_tanh_x(g, ans, x):
@@ -342,7 +342,7 @@ def _hard_sigmoid(x):
     return _out(np.minimum(np.maximum(x + 3, 0), 6) / 6)
 
 
-hard_sigmoid = _nn("nn.hard_sigmoid", _hard_sigmoid, c_expr="(fmin(fmax(({x}) + 3, 0), 6) / 6)")
+hard_sigmoid = _nn("nn.hard_sigmoid", _hard_sigmoid, c_expr="(sj_min(sj_max(({x}) + 3, 0), 6) / 6)")
 
 
 def _hard_sigmoid_x(g, ans, x):
@@ -355,7 +355,7 @@ def _hard_silu(x):
     return _out(x * (np.minimum(np.maximum(x + 3, 0), 6) / 6))
 
 
-hard_silu = _nn("nn.hard_silu", _hard_silu, c_expr="(({x}) * fmin(fmax(({x}) + 3, 0), 6) / 6)")
+hard_silu = _nn("nn.hard_silu", _hard_silu, c_expr="(({x}) * sj_min(sj_max(({x}) + 3, 0), 6) / 6)")
 hard_swish = hard_silu
 
 

@@ -24,7 +24,10 @@ carries, in one place:
   <impl parameters>)`` returns the contribution of that parameter's tangent
   ``t`` to the output tangent (broadcasting happens by itself).
 - ``batch``: the batching rule (vmap); elementwise primitives need none.
-- ``c_expr``: the C expression for fused CUDA kernels, e.g. ``"sin({x})"``.
+- ``c_expr``: the C expression for fused kernels, e.g. ``"sin({x})"``, or a dict
+  keyed by the kinds of the dtype it computes in (``{"f": "fabs({x})", "i":
+  ...}``; a plain string covers ``"fiub"``, never complex). Read by the C
+  renderer, :mod:`srcjax.codegen.c_render`.
 
 Rules are written as ordinary Python over other primitives (``cos(x)``, not
 ``jnp.cos(x)``: this package never imports :mod:`srcjax.numpy`). Their source
@@ -76,7 +79,8 @@ class Primitive:
             back to each operand's shape).
         differentiable: ``False`` for primitives whose output is integer or
             boolean (comparisons, argmax, shape queries): never active.
-        c_expr: C expression template for CUDA fusion, or ``None``.
+        c_expr: C expression template (or dict of templates by dtype kind) for
+            fused kernels, or ``None`` (see :mod:`srcjax.codegen.c_render`).
         test_domain: ``(lo, hi)`` of inputs for the generated numerical tests.
         signature: override for ``inspect.signature(impl)`` (ufuncs).
     """
@@ -90,7 +94,7 @@ class Primitive:
         kind: str = "elementwise",
         broadcasting: bool = False,
         differentiable: bool = True,
-        c_expr: Optional[str] = None,
+        c_expr: Optional[Any] = None,
         test_domain: tuple = (-2.0, 2.0),
         signature: Optional[inspect.Signature] = None,
     ) -> None:
