@@ -24,15 +24,18 @@ from .extras import (
     ShapeDtypeStruct,
     block_until_ready,
     checkpoint,
+    eval_shape,
+    remat,
+)
+from .devices import (
+    CudaDevice,
     default_backend,
     device_count,
     device_get,
     device_put,
     devices,
-    eval_shape,
     local_device_count,
     local_devices,
-    remat,
 )
 from . import typing  # noqa: F401,I001  (jax.typing.ArrayLike in annotations)
 from .jit_api import jit
@@ -85,6 +88,7 @@ __all__ = [
     "device_count",
     "device_get",
     "devices",
+    "CudaDevice",
     "eval_shape",
     "local_device_count",
     "local_devices",

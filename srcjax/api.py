@@ -9,7 +9,7 @@ import linecache
 import threading
 import types
 import weakref
-from typing import Any, Callable, Dict, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -800,7 +800,7 @@ def value_and_grad(
     )
 
 
-def source(fn: Callable, *example_args: Any) -> str:
+def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> str:
     """The generated Python source of a srcjax-transformed function.
 
     Args:
@@ -808,10 +808,24 @@ def source(fn: Callable, *example_args: Any) -> str:
             or the function ``srcjax.vjp`` / ``linearize`` returned.
         example_args: arguments deciding the specialization (which arguments are
             pytrees); by default every argument is taken to be an array.
+        target: for a jitted function, the backend to show the code of
+            (``"cpu"``, ``"cuda"``); default: the one the example arguments run
+            on. ``"cuda"`` shows the host code and, after it, each kernel's
+            CUDA C (no GPU needed).
 
     Returns:
         The text of the generated module, exactly what runs.
+
+    Raises:
+        TransformTypeError: ``target`` given for a function that is not jitted.
     """
+    if target is not None:
+        for_target = getattr(fn, "_source_for_target", None)
+        if for_target is None:
+            raise TransformTypeError(
+                f"srcjax.source(target={target!r}) needs a jitted function (srcjax.jit)"
+            )
+        return for_target(target, *example_args)
     if isinstance(fn, functools.partial) and hasattr(fn.func, "__srcjax_source__"):
         return fn.func.__srcjax_source__  # the function vjp/linearize returned
     if not isinstance(fn, Transformed):

@@ -175,6 +175,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--jit", action="store_true", help="apply srcjax.jit")
     show.add_argument(
+        "--target",
+        dest="backend_target",
+        choices=("cpu", "cuda"),
+        default=None,
+        help="with --jit: the backend to generate code for (cuda: host code and each "
+        "kernel's CUDA C; no GPU needed)",
+    )
+    show.add_argument(
         "--args",
         nargs="+",
         type=parse_abstract_arg,
@@ -390,7 +398,12 @@ def cmd_show(args) -> int:
     source = getattr(srcjax, "source", None)
     if source is None:
         raise CliError("srcjax.source is not implemented yet")
-    text = source(transformed, *example_args)
+    if args.backend_target is not None:
+        if not args.jit:
+            raise CliError("--target needs --jit (it picks the backend jit compiles for)")
+        text = source(transformed, *example_args, target=args.backend_target)
+    else:
+        text = source(transformed, *example_args)
     print_source(text, args.color)
     return EXIT_OK
 

@@ -17,6 +17,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .backends._devices import CPU as _CPU
+from .backends._devices import CpuDevice as Device  # (the host CPU; GPUs: srcjax.devices)
+
 __all__ = [
     "block_until_ready",
     "device_put",
@@ -132,22 +135,6 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         return ShapeDtypeStruct(a.shape, a.dtype)
 
     return tree_map(describe, out)
-
-
-class Device:
-    """The one device srcjax computes on: the host CPU (``jax.Device``-like:
-    ``platform``, ``device_kind``, ``id``, ``process_index``)."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-    id = 0
-    process_index = 0
-
-    def __repr__(self) -> str:
-        return "CpuDevice(id=0)"
-
-
-_CPU = Device()
 
 
 def devices(backend: Optional[str] = None) -> list:

@@ -64,6 +64,7 @@ import numpy as np
 from . import backends, dtypes, tree_util
 from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity
+from .backends import _devices
 from .codegen import emit
 from .errors import TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid, normalize
@@ -116,6 +117,11 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
             x = (np.float32 if dt.kind == "f" else np.int32)(x)
         return x, ((), x.dtype)
+    if _devices.is_device_array(x):  # a GPU array: its device is part of the key
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            x = x.astype(np.float32 if dt.kind == "f" else np.int32)
+        return x, ("gpu", int(x.device.id), tuple(x.shape), np.dtype(x.dtype))
     if isinstance(x, dict):
         items = [(k, _canon(v, x64)) for k, v in x.items()]
         keys = tuple((k, v[1]) for k, v in items)
@@ -163,6 +169,8 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
         return opt.Aval(np.shape(x), x.dtype)
     if isinstance(x, (bool, int, float)):
         return opt.Aval.of(x)
+    if _devices.is_device_array(x):
+        return opt.Aval(tuple(x.shape), x.dtype)
     if isinstance(x, dict):
         return {k: _aval_tree(v) for k, v in x.items()}
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
@@ -178,6 +186,8 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
 
 
 def _describe(x: Any) -> str:
+    if _devices.is_device_array(x):
+        return f"{np.dtype(x.dtype).name}[{','.join(map(str, x.shape))}] on gpu:{x.device.id}"
     if isinstance(x, PRNGKeyArray):
         return f"{x.dtype}[{','.join(map(str, x.shape))}]"
     if isinstance(x, (np.ndarray, np.generic)):
@@ -192,6 +202,7 @@ class _Jit(Transformed):
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, device):
         super().__init__(fun)
+        self._options = (static_argnums, static_argnames, donate_argnums)
         self._specs: Dict[tuple, Callable] = {}
         self._sources: Dict[tuple, str] = {}
         self._build_lock = threading.Lock()
@@ -389,6 +400,27 @@ class _Jit(Transformed):
         self._specialize(key, args, kwargs)
         return self._sources[key]
 
+    def _source_for_target(self, target: str, *example_args, **example_kwargs) -> str:
+        """``srcjax.source(jitted, *args, target=...)``: the code this function
+        would run on backend ``target`` (``"cpu"``, ``"cuda"``/``"gpu"``), built
+        for that backend's device whether or not one is present; for CUDA the
+        host code followed by each kernel's CUDA C."""
+        t = str(target).lower()
+        if t in ("cuda", "gpu"):
+            device: Any = _devices.CudaDevice(0)
+        elif t == "cpu":
+            device = _devices.CPU
+        else:
+            raise ValueError(f"srcjax.source: unknown target {target!r} (cpu or cuda)")
+        other = _Jit(self.fun, *self._options, device)
+        text = other._source_for(*example_args, **example_kwargs)
+        if t == "cpu":
+            return text
+        parts = [text]
+        for name, src in backends.get("cuda").kernel_sources(text):
+            parts.append(f"\n// ---- CUDA kernel {name} ----\n{src.strip()}\n")
+        return "".join(parts)
+
     # -- building ------------------------------------------------------------------
     def _build(self, key, args, kwargs):
         kinds = tuple(_kind(a) for a in args)
@@ -471,7 +503,13 @@ class _Jit(Transformed):
             for i in sorted(self._donate_pos)
             if i + nb < len(params) and params[i + nb] not in static_names
         )
-        backend = backends.for_device(self._device_obj)
+        device = self._device_obj
+        if device is None:  # the arguments' GPU, else the default device (JAX's rule)
+            named = list(zip(params[nb:], args)) + list(kwargs.items())
+            device = _devices.check_same_device(named, f"jit of {src.name}")
+            if device is None:
+                device = _devices.default_device()
+        backend = backends.for_device(device)
         backend.lower(fdef, norm.namer, src.filename, donatable)
         user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
         opt.inline_temporaries(fdef, user_names)
@@ -503,7 +541,11 @@ class _Jit(Transformed):
         deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
         if bargs or bkw:
             fn = functools.partial(fn, *bargs, **bkw)
+        entry = getattr(backend, "entry", None)
+        if entry is not None:  # (the CUDA backend moves host arguments to the GPU)
+            fn = entry(fn, device)
         fn.__srcjax_deps__ = deps
+        fn.__srcjax_backend__ = backend.name
         return fn, text
 
 

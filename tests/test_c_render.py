@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import srcjax  # noqa: F401  (registers the primitives)
+from srcjax.backends.cupy_cuda import offline as off
 from srcjax.codegen import c_render as C
 from srcjax.primitives.registry import REGISTRY
-from srcjax.testing import cuda_offline as off
 
 pytestmark = pytest.mark.skipif(off.gxx_available() is not None, reason="g++ is not installed")
 

@@ -77,6 +77,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax._callback",
             "srcjax.debug",
             "srcjax.extras",
+            "srcjax.devices",
             "srcjax.flatten_util",
         ),
     ),

@@ -5,7 +5,9 @@ The protocol a backend implements is :class:`srcjax.backends.base.Backend`
 :func:`get`; each lives in its own module, imported the first time it is asked
 for (so ``import srcjax`` never imports a GPU library):
 
-- ``"cpu"``: :mod:`srcjax.backends.numpy_cpu`, chunked multi-threaded NumPy.
+- ``"cpu"``: :mod:`srcjax.backends.numpy_cpu`, chunked multi-threaded NumPy;
+- ``"cuda"``: :mod:`srcjax.backends.cupy_cuda`, fused CuPy kernels (devices of
+  platform ``"gpu"``).
 
 A new backend adds its module to :data:`KNOWN` (the module defines ``BACKEND``,
 an instance of its :class:`~srcjax.backends.base.Backend` subclass) or calls
@@ -20,7 +22,13 @@ from typing import Any, Dict
 __all__ = ["get", "register", "for_device", "KNOWN", "DEFAULT"]
 
 #: backend name -> module defining ``BACKEND`` (imported on first use)
-KNOWN: Dict[str, str] = {"cpu": "srcjax.backends.numpy_cpu"}
+KNOWN: Dict[str, str] = {
+    "cpu": "srcjax.backends.numpy_cpu",
+    "cuda": "srcjax.backends.cupy_cuda",
+}
+
+#: device platform -> the backend computing on it, where the names differ
+PLATFORM_BACKENDS: Dict[str, str] = {"gpu": "cuda"}
 
 #: the backend of ``jit`` without a ``device``
 DEFAULT = "cpu"
@@ -56,6 +64,7 @@ def for_device(device: Any = None) -> Any:
     if device is None:
         return get(DEFAULT)
     platform = device if isinstance(device, str) else getattr(device, "platform", None)
+    platform = PLATFORM_BACKENDS.get(platform, platform)
     if isinstance(platform, str) and (platform in KNOWN or platform in _LOADED):
         return get(platform)
     return get(DEFAULT)

@@ -141,6 +141,12 @@ _RESERVED = set(
     typedef union unsigned void volatile while class delete new this template typename
     namespace operator private public protected friend virtual true false i n half float16
     complex""".split()
+) | set(
+    # math functions the templates call: a value may not shadow them
+    """sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 expm1 log
+    log2 log10 log1p sqrt rsqrt cbrt pow fabs abs floor ceil trunc rint round nearbyint fmod
+    fmax fmin hypot erf erfc erfinv erfcinv lgamma tgamma normcdf normcdfinv sinpi cospi isnan
+    isinf isfinite signbit copysign real imag conj min max assert printf""".split()
 )
 
 
@@ -278,8 +284,11 @@ def render(
             raise NotRenderable(f"{step.prim.public} has no C expression for {ct.name}")
         params = _parameters(step.prim)
         subst: Dict[str, str] = {}
+        # a math function of integers (floor, isnan, fmax: no integer overloads on
+        # CUDA) reads them as float64; the result is cast back
+        via = np.dtype(np.float64) if calc.kind in "iub" and _LIBM_CALL.search(tmpl) else calc
         for pname, (kind, v), odt in zip(params, step.operands, op_dts):
-            want = _operand_dtype(step.prim.public, pname, calc)
+            want = _operand_dtype(step.prim.public, pname, via)
             if kind == "const":
                 if v is None or not isinstance(v, (bool, int, float, complex, np.generic)):
                     raise NotRenderable(f"{step.prim.public}: operand {pname} is {v!r}")
@@ -307,7 +316,7 @@ def render(
             raise NotRenderable(f"{step.prim.public}: template needs {e}") from None
         res = np.dtype(step.dtype)
         res_c = c_type(res, target)
-        if res == calc or res.kind == "b":
+        if (res == calc and via == calc) or res.kind == "b":
             rhs = expr
         else:
             rhs = (
@@ -361,6 +370,15 @@ template <typename T, typename U> SJ_FN T sj_min(T a, U u) {
   return (a < b || a != a) ? a : b;
 }
 template <typename T> SJ_FN T sj_sign(T a) { return a != a ? a : (T)((a > 0) - (a < 0)); }
+template <typename T> SJ_FN T sj_shl(T a, T b) {
+  // XLA: a shift by a negative amount or by the width or more gives 0
+  return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)(a << b);
+}
+template <typename T> SJ_FN T sj_shr(T a, T b) {
+  // arithmetic for signed types: out-of-range amounts fill with the sign
+  if (b < 0 || b >= (T)(8 * sizeof(T))) return (T)-1 < (T)0 && a < 0 ? (T)-1 : (T)0;
+  return a >> b;
+}
 template <typename T> SJ_FN T sj_floor_divide(T a, T b) {
   if (b == 0) return (T)((T)-1 < (T)0 ? (a != 0 ? -2 : -1) : ~(T)0);
   T q = a / b;
@@ -454,19 +472,21 @@ def cpu_function(rendered: Rendered, name: str) -> str:
 
 
 def steps_of_region(reg: Any) -> List[Step]:
-    """The steps of a :class:`srcjax.transforms.fusion.Region` (its statements'
-    primitives with the plan's operands)."""
+    """The steps of a :class:`srcjax.transforms.fusion.Region` (its plan's
+    primitives and operands; constants as their Python values)."""
     out = []
-    for stmt, (_, ops, target, aval) in zip(reg.stmts, reg.plan):
+    for st in reg.plan:
         operands = []
-        for kind, v in ops:
+        for kind, v in st.operands:
             if kind == "const":
                 operands.append(("const", getattr(v, "value", v)))
             else:
                 operands.append((kind, v))
-        out.append(Step(stmt.sj_op.prim, operands, target, aval.dtype))
+        out.append(Step(st.prim, operands, st.target, st.aval.dtype))
     return out
 
 
+#: a call of a math library function in a template (not an sj_ helper)
+_LIBM_CALL = re.compile(r"(?<![\w.])(?!sj_)[a-z_][a-z0-9_]*\(")
 #: a double literal in a template (written as float for float32 steps)
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][+-]?\d+)?)(?![\w.])")

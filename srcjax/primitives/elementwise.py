@@ -563,23 +563,23 @@ logical_not = _ew(
 bitwise_and = _binop(
     "jnp.bitwise_and", np.bitwise_and,
     "Elementwise ``x & y`` for integer and boolean arrays.",
-    "&", "({x} & {y})", operator.and_, differentiable=False,
+    "&", {"iub": "({x} & {y})"}, operator.and_, differentiable=False,
 )  # fmt: skip
 bitwise_or = _binop(
     "jnp.bitwise_or", np.bitwise_or, "Elementwise ``x | y`` for integer and boolean arrays.",
-    "|", "({x} | {y})", operator.or_, differentiable=False,
+    "|", {"iub": "({x} | {y})"}, operator.or_, differentiable=False,
 )  # fmt: skip
 bitwise_xor = _binop(
     "jnp.bitwise_xor", np.bitwise_xor, "Elementwise ``x ^ y`` for integer and boolean arrays.",
-    "^", "({x} ^ {y})", operator.xor, differentiable=False,
+    "^", {"iub": "({x} ^ {y})"}, operator.xor, differentiable=False,
 )  # fmt: skip
 left_shift = _binop(
     "jnp.left_shift", np.left_shift, "Elementwise ``x << y`` for integer arrays.",
-    "<<", "({x} << {y})", operator.lshift, differentiable=False,
+    "<<", {"iu": "sj_shl({x}, {y})"}, operator.lshift, differentiable=False,
 )  # fmt: skip
 right_shift = _binop(
     "jnp.right_shift", np.right_shift, "Elementwise ``x >> y`` for integer arrays.",
-    ">>", "({x} >> {y})", operator.rshift, differentiable=False,
+    ">>", {"iu": "sj_shr({x}, {y})"}, operator.rshift, differentiable=False,
 )  # fmt: skip
 bitwise_not = _unop(
     "jnp.bitwise_not", np.invert,

@@ -1,0 +1,137 @@
+"""Device objects and which GPUs are present (for :mod:`srcjax.devices` and jit).
+
+Low in the layers (it imports only the configuration and the CUDA backend's CuPy
+switch), so that jit can pick a device without importing the public device API.
+See :mod:`srcjax.devices` for the rules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, List, Optional
+
+import numpy as np
+
+from ..config import config
+from .cupy_cuda import _cupy
+from .cupy_cuda._cupy import is_device_array
+
+__all__ = [
+    "CpuDevice",
+    "CudaDevice",
+    "CPU",
+    "platforms",
+    "gpus",
+    "default_device",
+    "device_of",
+    "check_same_device",
+    "is_device_array",
+]
+
+
+class CpuDevice:
+    """The host CPU (``jax.Device``-like: ``platform``, ``device_kind``, ``id``,
+    ``process_index``)."""
+
+    platform = "cpu"
+    device_kind = "cpu"
+    id = 0
+    process_index = 0
+
+    def __repr__(self) -> str:
+        return "CpuDevice(id=0)"
+
+
+CPU = CpuDevice()
+
+
+class CudaDevice:
+    """One GPU as CuPy numbers it (``jax.Device``-like: ``platform`` is
+    ``"gpu"``, ``device_kind`` the GPU's name, ``id``, ``process_index``)."""
+
+    platform = "gpu"
+    process_index = 0
+
+    def __init__(self, id: int, device_kind: str = "gpu") -> None:  # noqa: A002 (JAX's name)
+        self.id = id
+        self.device_kind = device_kind
+
+    def __repr__(self) -> str:
+        return f"CudaDevice(id={self.id})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, CudaDevice) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("gpu", self.id))
+
+
+def platforms() -> Optional[List[str]]:
+    """The platforms allowed (None: all), from config, SRCJAX_PLATFORMS, JAX_PLATFORMS."""
+    text = config.read("jax_platforms")
+    if not text:
+        text = os.environ.get("SRCJAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS")
+    if not text:
+        return None
+    names = []
+    for p in str(text).split(","):
+        p = p.strip().lower()
+        if p:
+            names.append("gpu" if p in ("cuda", "gpu") else p)
+    return names
+
+
+def gpus() -> List[CudaDevice]:
+    allowed = platforms()
+    if allowed is not None and "gpu" not in allowed:
+        return []
+    if not _cupy._OVERRIDE and sys.platform.startswith("linux"):
+        if not os.path.exists("/dev/nvidiactl"):
+            return []  # no NVIDIA driver: no GPU (and no need to import CuPy)
+    cp = _cupy.cupy_module(required=False)
+    if cp is None:
+        return []
+    try:
+        if not cp.cuda.is_available():
+            return []
+        n = int(cp.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 (CuPy without a driver raises CUDARuntimeError)
+        return []
+    return [CudaDevice(i) for i in range(n)]
+
+
+def default_device() -> Any:
+    """``devices()[0]``: the first GPU when there is one, else the CPU."""
+    g = gpus()
+    return g[0] if g else CPU
+
+
+def device_of(x: Any) -> Any:
+    """The device an array lives on: a :class:`CudaDevice` for GPU arrays, the
+    CPU for NumPy arrays and Python numbers, None for anything else."""
+    if is_device_array(x):
+        return CudaDevice(int(x.device.id))
+    if isinstance(x, (np.ndarray, np.generic, int, float, complex, bool)):
+        return CPU
+    dev = getattr(x, "device", None)  # a srcjax.Array
+    return dev if isinstance(dev, (CpuDevice, CudaDevice)) else None
+
+
+def check_same_device(named: List[tuple], what: str) -> Any:
+    """The one GPU the GPU arrays among ``named`` (``[(name, value), ...]``)
+    live on, or None when none does. Raises ValueError naming both arguments
+    and devices when two live on different GPUs (JAX's incompatible devices)."""
+    first = None
+    for name, x in named:
+        if is_device_array(x):
+            d = device_of(x)
+            if first is None:
+                first = (name, d)
+            elif d != first[1]:
+                raise ValueError(
+                    f"{what}: incompatible devices: argument {first[0]} is on {first[1]!r} "
+                    f"and argument {name} on {d!r}; move them to one device first "
+                    "(srcjax.device_put(x, device))"
+                )
+    return None if first is None else first[1]

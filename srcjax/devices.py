@@ -1,0 +1,142 @@
+"""Devices (``jax.devices``): the host CPU and, when CuPy finds GPUs, one
+:class:`CudaDevice` per GPU.
+
+Which platforms are in use follows JAX: ``srcjax.config.update("jax_platforms",
+"cpu")``, else ``SRCJAX_PLATFORMS``, else ``JAX_PLATFORMS`` (a comma-separated
+list: ``"cpu"``, ``"cuda,cpu"``; ``"cuda"`` and ``"gpu"`` mean the same); unset,
+every platform present. The default device is the first GPU when there is one,
+else the CPU, as in JAX. CuPy is imported only when a function here needs to
+know about GPUs (never by ``import srcjax``); without it, or without a GPU
+driver, there are no GPUs.
+
+Arrays on a GPU are CuPy arrays (in tests, the CuPy test double's arrays:
+:mod:`srcjax.backends.cupy_cuda.offline`). :func:`device_put` moves pytrees to a
+device and :func:`device_get` brings them back as NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import extras
+from .backends import _devices as _d
+from .backends._devices import (
+    CPU,
+    CpuDevice,
+    CudaDevice,
+    check_same_device,
+    default_device,
+    device_of,
+    is_device_array,
+)
+from .backends.cupy_cuda import _cupy
+
+__all__ = [
+    "CPU",
+    "CpuDevice",
+    "CudaDevice",
+    "devices",
+    "local_devices",
+    "device_count",
+    "local_device_count",
+    "default_backend",
+    "default_device",
+    "device_put",
+    "device_get",
+    "device_of",
+    "is_device_array",
+    "check_same_device",
+]
+
+
+def devices(backend: Optional[str] = None) -> list:
+    """The devices of ``backend`` (``jax.devices``): ``None`` for the default
+    backend's (the GPUs when there are any, else ``[CpuDevice(id=0)]``), ``"cpu"``,
+    ``"gpu"`` or ``"cuda"``. Raises RuntimeError, as JAX does, for a backend
+    that is not present or not allowed by ``jax_platforms``."""
+    allowed = _d.platforms()
+    if backend is None:
+        gpus = _d.gpus()
+        if gpus:
+            return gpus
+        if allowed is not None and "cpu" not in allowed:
+            raise RuntimeError(
+                f"Unable to initialize backend {allowed[0]!r}: no such devices "
+                f"(jax_platforms={','.join(allowed)})"
+            )
+        return [_d.CPU]
+    b = str(backend).lower()
+    if b == "cpu":
+        if allowed is not None and "cpu" not in allowed:
+            raise RuntimeError(f"Unknown backend cpu (jax_platforms={','.join(allowed)})")
+        return [_d.CPU]
+    if b in ("gpu", "cuda"):
+        gpus = _d.gpus()
+        if not gpus:
+            why = (
+                f"jax_platforms={','.join(allowed)}"
+                if allowed is not None and "gpu" not in allowed
+                else "CuPy finds no GPU (pip install 'srcjax[cuda13]' on a machine with one)"
+            )
+            raise RuntimeError(f"Unknown backend: 'gpu' requested, but no GPU is present: {why}")
+        return gpus
+    raise RuntimeError(f"Unknown backend {backend}: srcjax has the cpu and gpu backends")
+
+
+def local_devices(process_index: Optional[int] = None, backend: Optional[str] = None) -> list:
+    """``devices(backend)`` (``jax.local_devices``): srcjax runs in one process."""
+    return devices(backend)
+
+
+def device_count(backend: Optional[str] = None) -> int:
+    """``len(devices(backend))`` (``jax.device_count``)."""
+    return len(devices(backend))
+
+
+def local_device_count(backend: Optional[str] = None) -> int:
+    """``len(local_devices(backend=backend))`` (``jax.local_device_count``)."""
+    return len(devices(backend))
+
+
+def default_backend() -> str:
+    """``"gpu"`` when the default device is a GPU, else ``"cpu"`` (``jax.default_backend``)."""
+    return default_device().platform
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """``x`` (a pytree) with every array leaf on ``device`` (``jax.device_put``;
+    default: :func:`default_device`). Host leaves are converted as
+    ``jnp.asarray`` converts them first (JAX's canonical dtypes: float32/int32
+    unless x64). On a GPU, leaves become CuPy arrays on that GPU; on the CPU,
+    GPU arrays are copied to NumPy arrays."""
+    from .tree_util import tree_map
+
+    if device is None:
+        device = _d.default_device()
+    if isinstance(device, str):
+        device = devices(device)[0]
+    if not isinstance(device, (_d.CpuDevice, _d.CudaDevice)):
+        raise TypeError(f"device_put: {device!r} is not a device (srcjax.devices())")
+
+    def put(leaf: Any) -> Any:
+        if isinstance(device, _d.CpuDevice):
+            if is_device_array(leaf):
+                return _cupy.to_host(leaf)
+            return extras.device_put(leaf)
+        if is_device_array(leaf):
+            if _d.device_of(leaf) == device:
+                return leaf
+            leaf = _cupy.to_host(leaf)
+        return _cupy.to_device(extras.device_put(leaf), device=device.id)
+
+    return tree_map(put, x, is_leaf=is_device_array)
+
+
+def device_get(x: Any) -> Any:
+    """``x`` (a pytree) with every GPU array as a NumPy array in host memory
+    (``jax.device_get``); other leaves pass through unchanged."""
+    from .tree_util import tree_map
+
+    return tree_map(
+        lambda v: _cupy.to_host(v) if is_device_array(v) else v, x, is_leaf=is_device_array
+    )

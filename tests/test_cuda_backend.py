@@ -1,0 +1,280 @@
+"""The CUDA backend (srcjax.backends.cupy_cuda) and the device API
+(srcjax.devices), end to end on the CPU through the CuPy test double
+(srcjax.testing.fake_cupy): every kernel launched is the exact source CuPy
+14.2.0 would compile, run through g++ and the CUDA shim; every other operation
+runs on the double's "device" arrays, which refuse implicit conversion to NumPy
+as CuPy's do. Oracles: the same functions on the NumPy backend, and NumPy.
+
+Tests that need a real GPU skip when cupy.cuda.is_available() is False."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax.backends import cupy_cuda
+from srcjax.backends.cupy_cuda import offline as off
+from srcjax.testing import fake_cupy
+
+_cp = off.cupy_or_none()
+_why = off.required(
+    "cupy is not installed (pip install 'srcjax[cuda13]')"
+    if _cp is None
+    else off.gxx_available()
+    or (None if _cp.__version__ == off.CUPY_VERSION else f"cupy {_cp.__version__}")
+)
+pytestmark = pytest.mark.skipif(_why is not None, reason=str(_why))
+
+
+@pytest.fixture
+def gpu():
+    """Two fake GPUs, the double installed as CuPy."""
+    fake = fake_cupy.use_fake(ndevices=2)
+    cupy_cuda.HOST_CALLS.clear()
+    with cupy_cuda.use_cupy(fake):
+        yield fake
+
+
+# -- devices ---------------------------------------------------------------------------
+def test_devices_without_a_gpu_are_the_cpu():
+    assert srcjax.devices() == [srcjax.devices("cpu")[0]]
+    assert repr(srcjax.devices()[0]) == "CpuDevice(id=0)"
+    assert srcjax.default_backend() == "cpu"
+    with pytest.raises(RuntimeError, match="no GPU"):
+        srcjax.devices("gpu")
+
+
+def test_devices_list_each_gpu(gpu):
+    d = srcjax.devices()
+    assert [repr(x) for x in d] == ["CudaDevice(id=0)", "CudaDevice(id=1)"]
+    assert srcjax.devices("gpu") == d == srcjax.local_devices()
+    assert srcjax.devices("cuda") == d
+    assert d[0].platform == "gpu" and isinstance(d[0], srcjax.CudaDevice)
+    assert srcjax.default_backend() == "gpu"
+    assert srcjax.device_count() == 2
+    assert srcjax.devices("cpu")[0].platform == "cpu"
+
+
+@pytest.mark.parametrize("how", ["config", "SRCJAX_PLATFORMS", "JAX_PLATFORMS"])
+def test_platforms_cpu_hides_the_gpus(gpu, how, monkeypatch):
+    if how == "config":
+        srcjax.config.update("jax_platforms", "cpu")
+    else:
+        monkeypatch.setenv(how, "cpu")
+    try:
+        assert srcjax.devices() == srcjax.devices("cpu")
+        assert srcjax.default_backend() == "cpu"
+        with pytest.raises(RuntimeError, match="jax_platforms=cpu"):
+            srcjax.devices("gpu")
+    finally:
+        srcjax.config.update("jax_platforms", None)
+
+
+def test_device_put_and_get_round_trip(gpu):
+    g0, g1 = srcjax.devices("gpu")
+    tree = {"w": np.arange(6.0).reshape(2, 3), "b": [1.5, np.int64(3)]}
+    on = srcjax.device_put(tree, g1)
+    assert isinstance(on["w"], fake_cupy.FakeArray) and on["w"].device.id == 1
+    assert on["w"].dtype == np.float32  # JAX's canonical dtype (x64 off)
+    assert on["b"][1].dtype == np.int32
+    back = srcjax.device_get(on)
+    assert type(back["w"]) is np.ndarray
+    np.testing.assert_array_equal(back["w"], np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    assert srcjax.device_put(on["w"], g1) is on["w"]  # already there
+    assert srcjax.device_put(on["w"], g0).device.id == 0
+    assert type(srcjax.device_put(on["w"], srcjax.devices("cpu")[0])) is np.ndarray
+    # the default device is the first GPU
+    assert srcjax.device_put(np.ones(3)).device.id == 0
+
+
+def test_mixing_devices_in_one_call_names_both(gpu):
+    g0, g1 = srcjax.devices("gpu")
+    a = srcjax.device_put(np.ones(4, np.float32), g0)
+    b = srcjax.device_put(np.ones(4, np.float32), g1)
+    with pytest.raises(
+        ValueError, match=r"argument x is on CudaDevice\(id=0\).*y on CudaDevice\(id=1\)"
+    ):
+        srcjax.jit(_add)(a, b)
+
+
+def _add(x, y):
+    return x + y
+
+
+# -- jit on the GPU ----------------------------------------------------------------------
+def _chain(x, b):
+    y = jnp.sin(x) * 2.0 + b
+    z = jnp.tanh(y) * jnp.maximum(y, 0.0)
+    return jnp.sum(z * z), z
+
+
+def _loss(w, x):
+    h = jnp.tanh(x @ w)
+    return jnp.mean(h * h)
+
+
+def _host(v):
+    return fake_cupy.FAKE.asnumpy(v) if isinstance(v, fake_cupy.FakeArray) else np.asarray(v)
+
+
+def test_jit_forward_runs_fused_kernels_and_matches_numpy(gpu):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 33)).astype(np.float32)
+    b = np.float32(0.3)
+    jf = srcjax.jit(_chain)
+    s, z = jf(srcjax.device_put(x), b)
+    assert isinstance(z, fake_cupy.FakeArray) and isinstance(s, fake_cupy.FakeArray)
+    s_ref, z_ref = _chain(x, b)  # the NumPy backend
+    np.testing.assert_allclose(_host(z), z_ref, rtol=3e-6, atol=1e-6)
+    np.testing.assert_allclose(_host(s), s_ref, rtol=2e-5)
+    assert _host(s).dtype == np.float32 and _host(z).dtype == np.float32
+    text = srcjax.source(jf, srcjax.device_put(x), b)
+    # one ElementwiseKernel for the chain, one ReductionKernel for the sum
+    assert text.count("_cuda.sj_") == 2, text
+    assert "ElementwiseKernel sj_f_" in text and "ReductionKernel sj_f_sum_" in text
+    assert cupy_cuda.HOST_CALLS == {}
+
+
+def test_host_arguments_move_to_the_default_gpu(gpu):
+    x = np.linspace(-2, 2, 50).astype(np.float32)
+    s, z = srcjax.jit(_chain)(x, 1.0)  # NumPy inputs: the default device is a GPU
+    assert isinstance(z, fake_cupy.FakeArray)
+    np.testing.assert_allclose(_host(z), _chain(x, 1.0)[1], rtol=3e-6, atol=1e-6)
+
+
+def test_jit_of_grad_runs_the_backward_pass_on_the_gpu(gpu):
+    rng = np.random.default_rng(1)
+    w = (rng.normal(size=(5, 3)) * 0.3).astype(np.float32)
+    x = rng.normal(size=(8, 5)).astype(np.float32)
+    step = srcjax.jit(srcjax.value_and_grad(_loss))
+    v, g = step(srcjax.device_put(w), srcjax.device_put(x))
+    v_ref, g_ref = srcjax.value_and_grad(_loss)(w, x)
+    np.testing.assert_allclose(_host(v), v_ref, rtol=2e-5)
+    np.testing.assert_allclose(_host(g), g_ref, rtol=2e-5, atol=1e-7)
+    # and against float64 finite differences
+    from srcjax.testing.fd import fd_grad
+
+    g_fd = fd_grad(lambda w_: float(_loss(w_.astype(np.float32), x)), w, eps=1e-3)
+    np.testing.assert_allclose(_host(g), g_fd, rtol=2e-2, atol=2e-4)
+    assert cupy_cuda.HOST_CALLS == {}, cupy_cuda.HOST_CALLS
+
+
+def test_jit_of_vmap_runs_batched_code_on_the_gpu(gpu):
+    def per_example(w, x):
+        return jnp.sum(jnp.tanh(w * x + 1.0))
+
+    w = np.linspace(-1, 1, 7).astype(np.float32)
+    xs = np.random.default_rng(2).normal(size=(9, 7)).astype(np.float32)
+    f = srcjax.jit(srcjax.vmap(per_example, in_axes=(None, 0)))
+    out = f(srcjax.device_put(w), srcjax.device_put(xs))
+    np.testing.assert_allclose(_host(out), np.tanh(w * xs + 1.0).sum(axis=1), rtol=2e-6)
+
+
+def test_a_new_batch_size_does_not_compile_again(gpu):
+    jf = srcjax.jit(_chain)
+    jf(srcjax.device_put(np.ones((16, 8), np.float32)), 0.5)
+    compiles = gpu.stats.compiles
+    assert compiles == 2
+    for n in (32, 48, 1000):  # new shapes: jit specializes again, the kernels are reused
+        s, z = jf(srcjax.device_put(np.full((n, 8), 0.25, np.float32)), 0.5)
+        np.testing.assert_allclose(_host(z), _chain(np.full((n, 8), 0.25, np.float32), 0.5)[1],
+                                   rtol=3e-6)  # fmt: skip
+    assert gpu.stats.compiles == compiles  # no kernel compiled for a new batch size
+
+
+def test_kernels_are_cached_by_source_hash(gpu):
+    def f(x):
+        return jnp.exp(x) * 3.0 - x
+
+    x = srcjax.device_put(np.arange(10, dtype=np.float32))
+    # two jit objects (and two specializations): the same kernel source, one kernel
+    a, b = srcjax.jit(f), srcjax.jit(f, donate_argnums=0)
+    np.testing.assert_allclose(_host(a(x)), np.exp(np.arange(10.0)) * 3 - np.arange(10.0),
+                               rtol=2e-6)  # fmt: skip
+    b(srcjax.device_put(np.arange(10, dtype=np.float32)))
+    ta = srcjax.source(a, x)
+    names = {w.split("(")[0] for w in ta.split() if w.startswith("_cuda.sj_")}
+    assert len(names) == 1 and names.pop() in srcjax.source(b, x)
+    assert gpu.stats.compiles == 1 and len(gpu.stats.sources) == 1
+
+
+def test_matmul_einsum_solve_fft_go_through_cupy(gpu):
+    def f(a, b):
+        m = a @ b
+        e = jnp.einsum("ij,jk->ik", a, b)
+        s = jnp.linalg.solve(a @ a.T + 3.0 * jnp.eye(4), b)
+        r = jnp.abs(jnp.fft.fft(a[0]))
+        return m, e, s, r
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(4, 4)).astype(np.float32)
+    b = rng.normal(size=(4, 2)).astype(np.float32)
+    got = srcjax.jit(f)(srcjax.device_put(a), srcjax.device_put(b))
+    want = f(a, b)
+    for g_, w_ in zip(got, want):
+        assert isinstance(g_, fake_cupy.FakeArray)
+        np.testing.assert_allclose(_host(g_), w_, rtol=1e-4, atol=1e-5)
+
+
+def test_integer_and_bool_regions_keep_jax_semantics(gpu):
+    def f(i, x):
+        q = i // 3
+        r = i % -4
+        m = jnp.where(i > 0, x, -x)
+        return q, r, m, jnp.max(i * 2)
+
+    i = np.arange(-6, 6, dtype=np.int32)
+    x = np.linspace(0, 1, 12).astype(np.float32)
+    got = srcjax.jit(f)(srcjax.device_put(i), srcjax.device_put(x))
+    want = f(i, x)
+    for g_, w_ in zip(got, want):
+        np.testing.assert_array_equal(_host(g_), w_)
+        assert _host(g_).dtype == np.asarray(w_).dtype
+
+
+# -- the generated source ----------------------------------------------------------------
+def test_source_with_target_cuda_shows_host_code_and_kernels_without_a_gpu():
+    x = np.ones((128, 64), np.float32)
+    text = srcjax.source(srcjax.jit(_chain), x, np.float32(1), target="cuda")
+    host, _, kernels = text.partition("// ---- CUDA kernel")
+    assert "def _chain_jit(x, b):" in host and "_cuda.sj_f_" in host
+    assert "# ElementwiseKernel sj_f_" in host
+    assert 'extern "C" __global__ void sj_f_' in kernels  # CuPy's full kernel source
+    assert "CUPY_FOR(i, _ind.size())" in kernels
+    assert text.count("// ---- CUDA kernel") == 2
+    # the CPU target is the plain jit source
+    cpu = srcjax.source(srcjax.jit(_chain), x, np.float32(1), target="cpu")
+    assert "_cuda." not in cpu
+
+
+def test_cli_show_target_cuda(tmp_path):
+    src = tmp_path / "model.py"
+    src.write_text(
+        "import srcjax.numpy as jnp\n\n"
+        "def gelu(x):\n"
+        "    return 0.5 * x * (1.0 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(srcjax.__file__)))
+    out = subprocess.run(
+        [sys.executable, "-m", "srcjax", "show", f"{src}:gelu", "--jit", "--target", "cuda",
+         "--args", "f32[4096,4096]", "--color", "never"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "ElementwiseKernel sj_f_" in out.stdout
+    assert 'extern "C" __global__ void sj_f_' in out.stdout
+
+
+@pytest.mark.skipif(
+    _cp is None or not _cp.cuda.is_available(), reason="no GPU: cupy.cuda.is_available() is False"
+)
+def test_on_a_real_gpu_jit_matches_numpy():
+    x = np.random.default_rng(0).normal(size=(1000, 100)).astype(np.float32)
+    s, z = srcjax.jit(_chain)(srcjax.device_put(x, srcjax.devices("gpu")[0]), np.float32(0.5))
+    np.testing.assert_allclose(_cp.asnumpy(z), _chain(x, np.float32(0.5))[1], rtol=3e-6, atol=1e-6)
