@@ -30,6 +30,7 @@ Timings are reported, never asserted. The workloads follow
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import math
 import os
@@ -1152,6 +1153,10 @@ def report(b: Bench, titles, wall, args):
     return "\n".join(lines)
 
 
+def _gpu_row(row, this, b, quick):
+    return row(b, this, quick)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
@@ -1163,8 +1168,22 @@ def main(argv=None):
         action="store_true",
         help="R rows: count the NumPy calls one srcjax step makes (tools/numpy_calls.py)",
     )
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help="the GPU rows G1-G4 (tools/bench_gpu.py: CUDA backend vs CuPy, cupy.fuse, jax.jit)",
+    )
     parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)
+    if args.gpu:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_gpu
+
+        this = sys.modules[__name__]
+        for k, row in bench_gpu.GPU_WORKLOADS.items():
+            WORKLOADS[k] = functools.partial(_gpu_row, row, this)
+        if not args.only:
+            args.only = ",".join(bench_gpu.GPU_WORKLOADS)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
     wanted = list(WORKLOADS) if not args.only else [w.strip() for w in args.only.split(",")]
