@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 
 import srcjax
+import srcjax.nn as nn
 import srcjax.numpy as jnp
+import srcjax.random as jr
+import srcjax.scipy.special as sp
 from srcjax.backends import cupy_cuda
 from srcjax.backends.cupy_cuda import offline as off
 from srcjax.testing import fake_cupy
@@ -39,6 +42,24 @@ def gpu():
     cupy_cuda.HOST_CALLS.clear()
     with cupy_cuda.use_cupy(fake):
         yield fake
+
+
+_real_gpu = _cp is not None and _why is None and bool(_cp.cuda.is_available())
+
+
+@pytest.fixture(params=["emulated", "real GPU"])
+def on_gpu(request):
+    """The CUDA path on the test double, and on a real GPU when there is one."""
+    if request.param == "emulated":
+        fake = fake_cupy.use_fake(ndevices=2)
+        cupy_cuda.HOST_CALLS.clear()
+        with cupy_cuda.use_cupy(fake):
+            yield fake
+    else:
+        if not _real_gpu:
+            pytest.skip("no GPU: cupy.cuda.is_available() is False")
+        cupy_cuda.HOST_CALLS.clear()
+        yield _cp
 
 
 # -- devices ---------------------------------------------------------------------------
@@ -120,16 +141,22 @@ def _loss(w, x):
 
 
 def _host(v):
-    return fake_cupy.FAKE.asnumpy(v) if isinstance(v, fake_cupy.FakeArray) else np.asarray(v)
+    if cupy_cuda.is_device_array(v):
+        return cupy_cuda.cupy_module().asnumpy(v)
+    return np.asarray(v)
 
 
-def test_jit_forward_runs_fused_kernels_and_matches_numpy(gpu):
+def _on_device(v):
+    return cupy_cuda.is_device_array(v)
+
+
+def test_jit_forward_runs_fused_kernels_and_matches_numpy(on_gpu):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(64, 33)).astype(np.float32)
     b = np.float32(0.3)
     jf = srcjax.jit(_chain)
     s, z = jf(srcjax.device_put(x), b)
-    assert isinstance(z, fake_cupy.FakeArray) and isinstance(s, fake_cupy.FakeArray)
+    assert _on_device(z) and _on_device(s)
     s_ref, z_ref = _chain(x, b)  # the NumPy backend
     np.testing.assert_allclose(_host(z), z_ref, rtol=3e-6, atol=1e-6)
     np.testing.assert_allclose(_host(s), s_ref, rtol=2e-5)
@@ -141,14 +168,14 @@ def test_jit_forward_runs_fused_kernels_and_matches_numpy(gpu):
     assert cupy_cuda.HOST_CALLS == {}
 
 
-def test_host_arguments_move_to_the_default_gpu(gpu):
+def test_host_arguments_move_to_the_default_gpu(on_gpu):
     x = np.linspace(-2, 2, 50).astype(np.float32)
     s, z = srcjax.jit(_chain)(x, 1.0)  # NumPy inputs: the default device is a GPU
-    assert isinstance(z, fake_cupy.FakeArray)
+    assert _on_device(z)
     np.testing.assert_allclose(_host(z), _chain(x, 1.0)[1], rtol=3e-6, atol=1e-6)
 
 
-def test_jit_of_grad_runs_the_backward_pass_on_the_gpu(gpu):
+def test_jit_of_grad_runs_the_backward_pass_on_the_gpu(on_gpu):
     rng = np.random.default_rng(1)
     w = (rng.normal(size=(5, 3)) * 0.3).astype(np.float32)
     x = rng.normal(size=(8, 5)).astype(np.float32)
@@ -165,7 +192,7 @@ def test_jit_of_grad_runs_the_backward_pass_on_the_gpu(gpu):
     assert cupy_cuda.HOST_CALLS == {}, cupy_cuda.HOST_CALLS
 
 
-def test_jit_of_vmap_runs_batched_code_on_the_gpu(gpu):
+def test_jit_of_vmap_runs_batched_code_on_the_gpu(on_gpu):
     def per_example(w, x):
         return jnp.sum(jnp.tanh(w * x + 1.0))
 
@@ -204,7 +231,7 @@ def test_kernels_are_cached_by_source_hash(gpu):
     assert gpu.stats.compiles == 1 and len(gpu.stats.sources) == 1
 
 
-def test_matmul_einsum_solve_fft_go_through_cupy(gpu):
+def test_matmul_einsum_solve_fft_go_through_cupy(on_gpu):
     def f(a, b):
         m = a @ b
         e = jnp.einsum("ij,jk->ik", a, b)
@@ -218,11 +245,11 @@ def test_matmul_einsum_solve_fft_go_through_cupy(gpu):
     got = srcjax.jit(f)(srcjax.device_put(a), srcjax.device_put(b))
     want = f(a, b)
     for g_, w_ in zip(got, want):
-        assert isinstance(g_, fake_cupy.FakeArray)
+        assert _on_device(g_)
         np.testing.assert_allclose(_host(g_), w_, rtol=1e-4, atol=1e-5)
 
 
-def test_integer_and_bool_regions_keep_jax_semantics(gpu):
+def test_integer_and_bool_regions_keep_jax_semantics(on_gpu):
     def f(i, x):
         q = i // 3
         r = i % -4
@@ -236,6 +263,72 @@ def test_integer_and_bool_regions_keep_jax_semantics(gpu):
     for g_, w_ in zip(got, want):
         np.testing.assert_array_equal(_host(g_), w_)
         assert _host(g_).dtype == np.asarray(w_).dtype
+
+
+# -- RawKernels ---------------------------------------------------------------------------
+def _rows(x):
+    return nn.softmax(x), nn.log_softmax(x, axis=-1), sp.logsumexp(x, axis=-1)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_row_softmax_logsumexp_raw_kernel_matches_numpy(on_gpu, dt):
+    rng = np.random.default_rng(4)
+    x = (rng.normal(size=(9, 517)) * 10).astype(dt)
+    x[1] = -np.inf  # all -inf: softmax NaN, logsumexp -inf (JAX)
+    x[2, 5] = np.nan
+    x[3, 7] = np.inf
+    x64 = srcjax.config.jax_enable_x64
+    srcjax.config.update("jax_enable_x64", dt == np.float64)
+    try:
+        with np.errstate(invalid="ignore"):
+            want = _rows(x)  # the NumPy backend (JAX's values)
+            got = srcjax.jit(_rows)(srcjax.device_put(x))
+    finally:
+        srcjax.config.update("jax_enable_x64", x64)
+    tol = 3e-6 if dt == np.float32 else 1e-13
+    for g, w in zip(got, want):
+        assert _on_device(g)
+        np.testing.assert_allclose(_host(g), w, rtol=tol, atol=tol, equal_nan=True)
+        assert _host(g).dtype == dt
+    assert np.isneginf(_host(got[2])[1]) and np.isnan(_host(got[0])[1]).all()
+    assert cupy_cuda.HOST_CALLS == {}
+
+
+def test_row_kernel_launches_one_raw_kernel(gpu):
+    x = srcjax.device_put(np.ones((4, 8), np.float32))
+    srcjax.jit(lambda v: nn.softmax(v))(x)
+    assert gpu.stats.launches == 1 and gpu.stats.compiles == 1
+    assert any("sj_row_softmax_float32" in src for src in gpu.stats.sources.values())
+
+
+def _draws(key):
+    k1, k2 = key, jr.clone(key)  # (the same key on purpose: both draw from it)
+    return jr.bits(k1, (1000,)), jr.uniform(k2, (3, 333), minval=-2.0, maxval=5.0)
+
+
+def test_threefry_bits_and_uniform_on_a_device_key_are_bit_exact(on_gpu):
+    key = np.asarray(jr.PRNGKey(42))
+    want = _draws(key)  # srcjax.random on the host: bit for bit jax.random (its own tests)
+    got = srcjax.jit(_draws)(srcjax.device_put(key))
+    for g, w in zip(got, want):
+        assert _on_device(g)
+        np.testing.assert_array_equal(_host(g), w)
+        assert _host(g).dtype == w.dtype
+    assert cupy_cuda.HOST_CALLS == {}
+
+
+def test_bias_and_activation_over_a_matmul_output_are_one_kernel(on_gpu):
+    def layer(x, w, b):
+        return jnp.tanh(x @ w + b) * 0.5
+
+    rng = np.random.default_rng(5)
+    x, w = rng.normal(size=(16, 8)).astype(np.float32), rng.normal(size=(8, 4)).astype(np.float32)
+    b = rng.normal(size=(4,)).astype(np.float32)
+    f = srcjax.jit(layer)
+    out = f(*srcjax.device_put((x, w, b)))
+    np.testing.assert_allclose(_host(out), layer(x, w, b), rtol=2e-6, atol=1e-6)
+    text = srcjax.source(f, *srcjax.device_put((x, w, b)))
+    assert text.count("_cuda.sj_") == 1 and "x @ w" in text  # cuBLAS, then one fused epilogue
 
 
 # -- the generated source ----------------------------------------------------------------

@@ -112,6 +112,15 @@ def test_exact_sources_compile_alone():
 
 
 @needs_nvrtc
+def test_raw_kernels_compile():
+    from srcjax.backends.cupy_cuda import raw, threefry
+
+    for name, src in [raw.row_kernel_source("float32"), raw.row_kernel_source("float64"),
+                      (threefry.NAME, threefry.SOURCE)]:  # fmt: skip
+        assert off.nvrtc_compile(src, name)[:4] == b"\x7fELF"
+
+
+@needs_nvrtc
 def test_compile_error_is_cupys_compile_exception_with_the_log():
     from cupy.cuda.compiler import CompileException
 

@@ -45,6 +45,7 @@ from ...frontend import nodes as N
 from ...transforms import fusion
 from ..base import Backend
 from . import kernels as K
+from . import raw, threefry
 from ._cupy import _ON_CHANGE, cupy_module, is_device_array, to_device, to_host, use_cupy
 
 __all__ = [
@@ -111,6 +112,11 @@ def kernel_sources(text: str) -> List[Tuple[str, str]]:
     ``text`` launches: the full source CuPy compiles (with CuPy installed), else
     the kernel's parameters and body."""
     out = []
+    if any(f"{p}(" in text for p in raw.ROW_SOFTMAX):
+        for dt in ("float32", "float64"):
+            out.append(raw.row_kernel_source(dt))
+    if "random.bits(" in text or "random.uniform(" in text:
+        out.append((threefry.NAME, threefry.SOURCE))
     for name, spec in KERNELS.specs.items():
         if f"_cuda.{name}(" not in text:
             continue
@@ -235,7 +241,9 @@ def device_call(obj: Any, name: str, prim: Any = None) -> Any:
             args = _map(args, lambda v: cp.asarray(v) if _is_host_array(v) else v)
             kwargs = _map(kwargs, lambda v: cp.asarray(v) if _is_host_array(v) else v)
         if cuda_impl is not None:
-            return cuda_impl(*args, **kwargs)
+            out = cuda_impl(*args, **kwargs)
+            if out is not NotImplemented:  # (else the call does not fit it)
+                return out
         if one is not None:
             out = one(*args, **kwargs)
             if out is not None:
@@ -442,6 +450,22 @@ def _region_code(region: fusion.Region, namer: Any) -> Tuple[str, Any]:
 def _targets(names: List[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names)
 
+
+def _register_impls() -> None:
+    from ...primitives import registry  # noqa: PLC0415
+
+    impls = {
+        **raw.cuda_impls(cupy_module, is_device_array),
+        **threefry.cuda_impls(cupy_module, is_device_array),
+    }
+    for public, fn in impls.items():
+        prim = registry.REGISTRY.get(public)
+        if prim is None:
+            raise RuntimeError(f"the CUDA backend implements {public}, which is not registered")
+        prim.def_impl("cuda", fn)
+
+
+_register_impls()
 
 #: the CUDA backend (``srcjax.backends.get("cuda")``)
 BACKEND = CudaBackend()

@@ -269,6 +269,7 @@ static inline int __popc(unsigned int v) { return __builtin_popcount(v); }
 static inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
 template <typename T> static inline T atomicAdd(T* p, T v) { T o; _Pragma("omp atomic capture") { o = *p; *p += v; } return o; }
 static inline double __longlong_as_double(long long v) { double d; __builtin_memcpy(&d, &v, 8); return d; }
+static inline float __uint_as_float(unsigned int v) { float f; __builtin_memcpy(&f, &v, 4); return f; }
 #include <cupy/complex.cuh>
 #include <cupy/carray.cuh>
 #include <cupy/math_constants.h>
