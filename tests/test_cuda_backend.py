@@ -265,6 +265,47 @@ def test_integer_and_bool_regions_keep_jax_semantics(on_gpu):
         assert _host(g_).dtype == np.asarray(w_).dtype
 
 
+# -- regressions found by the conformance cases through the CUDA path -------------------------
+def _power_series(x, n):
+    acc = jnp.zeros_like(x)
+    term = jnp.ones_like(x)
+    for k in range(n):
+        acc = acc + term  # a region whose output rebinds its input (a loop carry)
+        term = term * x / (k + 1)
+    return acc
+
+
+def test_a_region_may_rebind_its_input(on_gpu):
+    # conformance 049: the kernel declared `acc` both as input and output (g++/NVRTC
+    # refused it); host constants jit folded (zeros_like) were passed to a kernel
+    x = np.array([0.5, 1.0], np.float32)
+    f = srcjax.jit(_power_series, static_argnums=1)
+    np.testing.assert_allclose(_host(f(srcjax.device_put(x), 8)), _power_series(x, 8), rtol=1e-6)
+
+
+def _upper_sum(x):
+    return jnp.sum(jnp.triu(x) * x)
+
+
+def test_a_host_result_of_numpy_dispatch_is_committed_to_the_device(on_gpu):
+    # conformance 081: ad.index_adjoint scattered device values into np.zeros and
+    # returned a host array, which the next device operator refused
+    x = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    g = srcjax.jit(srcjax.grad(_upper_sum))(srcjax.device_put(x))
+    assert _on_device(g)
+    np.testing.assert_allclose(_host(g), srcjax.grad(_upper_sum)(x), rtol=1e-6)
+
+
+def test_eager_calls_run_where_their_inputs_live(on_gpu):
+    # conformance 059: jnp.asarray of a jitted GPU result
+    x = srcjax.device_put(np.array([1.0, 2.0, 4.0]))
+    y = jnp.sin(x) * 2.0
+    assert _on_device(y) and _host(y).dtype == np.float32
+    np.testing.assert_allclose(_host(y), np.sin([1.0, 2.0, 4.0]).astype(np.float32) * 2, rtol=1e-6)
+    assert _on_device(jnp.asarray(x)) and jnp.asarray(x).dtype == np.float32
+    np.testing.assert_allclose(_host(jnp.sum(x)), 7.0)
+
+
 # -- RawKernels ---------------------------------------------------------------------------
 def _rows(x):
     return nn.softmax(x), nn.log_softmax(x, axis=-1), sp.logsumexp(x, axis=-1)

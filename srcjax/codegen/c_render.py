@@ -80,14 +80,16 @@ class Step:
 
 @dataclass
 class Rendered:
-    """A rendered region: ``body`` reads each input by its C name and assigns
-    each output's C name; ``names`` maps region names to C names."""
+    """A rendered region: ``body`` reads each input by its C name
+    (``in_names``) and assigns each output's C name (``names``: values and
+    outputs)."""
 
     body: str
     inputs: Dict[str, np.dtype]
     outputs: Dict[str, np.dtype]
     names: Dict[str, str]
     values: Dict[str, np.dtype]  # every step's result dtype
+    in_names: Dict[str, str] = field(default_factory=dict)  # input -> C name
 
 
 #: C++ storage types of each dtype on the two targets (CuPy's spellings on CUDA)
@@ -241,36 +243,36 @@ def render(
     targets the caller reads after the region (each becomes an assignment to its
     C name, declared by the caller). Raises :class:`NotRenderable` when a step
     has no C expression for its dtypes."""
+    used: set = set()
+
+    def fresh(n: str) -> str:
+        c = _c_name(n)
+        while c in used:
+            c += "_"
+        used.add(c)
+        return c
+
+    # inputs and values are separate namespaces: a region may compute a new
+    # ``acc`` from the input ``acc`` (a loop carry); the value gets its own C name
+    in_names = {n: fresh(n) for n in inputs}
+    out_names = {n: fresh(n if n not in inputs else f"{n}_out") for n in outputs}
+    last = {st.target: k for k, st in enumerate(steps)}  # an output is its last binding
     names: Dict[str, str] = {}
-    used = set()
-
-    def cname(n: str) -> str:
-        if n not in names:
-            c = _c_name(n)
-            while c in used:
-                c += "_"
-            used.add(c)
-            names[n] = c
-        return names[n]
-
-    for n in inputs:
-        cname(n)
-    for n in outputs:
-        cname(n)
-    dtypes: Dict[str, np.dtype] = {n: np.dtype(d) for n, d in inputs.items()}
+    in_dts: Dict[str, np.dtype] = {n: np.dtype(d) for n, d in inputs.items()}
+    dtypes: Dict[str, np.dtype] = {}
     weak = set(weak_inputs)
     lines: List[str] = []
     values: Dict[str, np.dtype] = {}
-    for step in steps:
+    for k, step in enumerate(steps):
         op_dts: List[Optional[np.dtype]] = []
         for kind, v in step.operands:
-            op_dts.append(dtypes[v] if kind in ("in", "val") else None)
+            op_dts.append(in_dts[v] if kind == "in" else dtypes[v] if kind == "val" else None)
         # weak scalar inputs take part in promotion as Python scalars
         ct = _compute_dtype(
             Step(
                 step.prim,
                 [
-                    ("const", dtypes[v].type(0).item()) if k == "in" and v in weak else (k, v)
+                    ("const", in_dts[v].type(0).item()) if k == "in" and v in weak else (k, v)
                     for k, v in step.operands
                 ],
                 step.target,
@@ -294,7 +296,7 @@ def render(
                     raise NotRenderable(f"{step.prim.public}: operand {pname} is {v!r}")
                 subst[pname] = _literal(v, want, target)
             else:
-                expr = cname(v)
+                expr = in_names[v] if kind == "in" else names[v]
                 if odt is not None and odt.kind == "c" and want.kind != "c":
                     raise NotRenderable(f"{step.prim.public}: complex operand {pname}")
                 if odt != want:
@@ -323,20 +325,19 @@ def render(
                 f"{res_c}({expr})" if res.kind in "c" or res == np.float16 else f"({res_c})({expr})"
             )
         t = step.target
-        if t in names and t in outputs:
-            lines.append(f"{names[t]} = {rhs};")
-            # an output read again by later steps is read through its C name
+        if t in out_names and last[t] == k:
+            names[t] = out_names[t]
+            lines.append(f"{names[t]} = {rhs};")  # (declared by the caller)
         else:
-            if t in names:  # rebinding a name (cannot happen in ANF; be safe)
-                del names[t]
-            lines.append(f"{res_c} {cname(t)} = {rhs};")
+            names[t] = fresh(t)  # a rebinding gets a new C name
+            lines.append(f"{res_c} {names[t]} = {rhs};")
         dtypes[t] = res
         values[t] = res
     for o in outputs:
         if o not in values:
             raise NotRenderable(f"output {o} is not computed by the region")
     out_dts = {o: values[o] for o in outputs}
-    return Rendered("\n".join(lines), dict(inputs), out_dts, dict(names), values)
+    return Rendered("\n".join(lines), dict(inputs), out_dts, dict(out_names), values, in_names)
 
 
 def _operand_dtype(public: str, pname: str, calc: np.dtype) -> np.dtype:
@@ -451,7 +452,7 @@ def cpu_function(rendered: Rendered, name: str) -> str:
     params = ["long sj_n"]
     loads = []
     for n, dt in rendered.inputs.items():
-        c = rendered.names[n]
+        c = rendered.in_names[n]
         t = c_type(dt, "cpu")
         params.append(f"const {t}* p_{c}")
         params.append(f"long s_{c}")

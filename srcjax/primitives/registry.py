@@ -65,6 +65,24 @@ _ALIASES: Dict[int, "Primitive"] = {}
 _ALIAS_KEEP: list = []  # keep alias objects alive so ids stay unique
 
 
+#: GPU array types (filled by the CUDA backend when it first meets them; empty:
+#: every call is a host call, at the cost of one truth test)
+DEVICE_TYPES: set = set()
+#: ``[call(prim, args, kwargs)]``: how a call with GPU arrays runs (the CUDA backend's)
+DEVICE_CALL: list = [None]
+
+
+def _on_device(args: tuple, kwargs: dict) -> bool:
+    for a in args:
+        t = type(a)
+        if t in DEVICE_TYPES:
+            return True
+        if t is list or t is tuple:
+            if any(type(v) in DEVICE_TYPES for v in a):
+                return True
+    return any(type(v) in DEVICE_TYPES for v in kwargs.values()) if kwargs else False
+
+
 class Primitive:
     """One registered operation with its rules.
 
@@ -168,6 +186,10 @@ class Primitive:
 
     # -- calling -----------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if DEVICE_TYPES and _on_device(args, kwargs):
+            # a GPU array among the arguments: run where it lives (the CUDA
+            # backend installs DEVICE_CALL and the array types)
+            return DEVICE_CALL[0](self, args, kwargs)
         try:
             return self.impls[CPU](*args, **kwargs)
         except TypeError as e:

@@ -46,7 +46,7 @@ from ...transforms import fusion
 from ..base import Backend
 from . import kernels as K
 from . import raw, threefry
-from ._cupy import _ON_CHANGE, cupy_module, is_device_array, to_device, to_host, use_cupy
+from ._cupy import _ON_CHANGE, _ON_TYPES, cupy_module, is_device_array, to_device, to_host, use_cupy
 
 __all__ = [
     "BACKEND",
@@ -84,11 +84,31 @@ class _KernelTable:
             with self._lock:
                 k = self._objects.get(key)
                 if k is None:
-                    k = self._objects[key] = K.build(cp, self.specs[name])
+                    k = self._objects[key] = _HostArgs(K.build(cp, self.specs[name]))
         return k
 
     def clear_objects(self) -> None:
         self._objects.clear()
+
+
+class _HostArgs:
+    """A kernel whose NumPy-array arguments (constants jit folded on the host)
+    move to the device first; NumPy and Python scalars pass by value."""
+
+    __slots__ = ("kernel",)
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    def __call__(self, *args: Any) -> Any:
+        for a in args:
+            if type(a) is np.ndarray:
+                args = tuple(to_device(v) if type(v) is np.ndarray else v for v in args)
+                break
+        return self.kernel(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.kernel, name)
 
 
 KERNELS = _KernelTable()
@@ -249,7 +269,10 @@ def device_call(obj: Any, name: str, prim: Any = None) -> Any:
             if out is not None:
                 return out
         try:
-            return obj(*args, **kwargs)
+            out = obj(*args, **kwargs)
+            # NumPy's dispatch may compute on the device and still return a host
+            # array (np.add.at into np.zeros): commit it to the device
+            return _map(out, lambda v: to_device(v) if _is_host_array(v) else v)
         except (TypeError, ValueError) as e:
             if not any(m in str(e) for m in _IMPLICIT):
                 raise
@@ -466,6 +489,27 @@ def _register_impls() -> None:
 
 
 _register_impls()
+
+_EAGER: Dict[str, Any] = {}
+
+
+def _eager_call(prim: Any, args: tuple, kwargs: dict) -> Any:
+    """A primitive called outside jit with GPU arrays (``jnp.sin(x_gpu)``): on
+    the device, as under jit (see :func:`device_call`)."""
+    fn = _EAGER.get(prim.public)
+    if fn is None:
+        fn = _EAGER[prim.public] = device_call(prim.impl, prim.public, prim)
+    return fn(*args, **kwargs)
+
+
+def _install_eager() -> None:
+    from ...primitives import registry  # noqa: PLC0415
+
+    registry.DEVICE_CALL[0] = _eager_call
+    _ON_TYPES.append(registry.DEVICE_TYPES.add)
+
+
+_install_eager()
 
 #: the CUDA backend (``srcjax.backends.get("cuda")``)
 BACKEND = CudaBackend()

@@ -16,6 +16,9 @@ __all__ = ["cupy_module", "use_cupy", "is_device_array", "to_device", "to_host"]
 _OVERRIDE: List[Any] = []
 #: called with no arguments when a double is removed (the backend drops its kernels)
 _ON_CHANGE: List[Any] = []
+#: called with each GPU array type when it is first used (eager dispatch: the registry)
+_ON_TYPES: List[Any] = []
+_CUPY: List[Any] = []  # the imported cupy
 
 
 def cupy_module(required: bool = True) -> Any:
@@ -24,6 +27,8 @@ def cupy_module(required: bool = True) -> Any:
     ``required``."""
     if _OVERRIDE:
         return _OVERRIDE[-1]
+    if _CUPY:
+        return _CUPY[0]
     try:
         import cupy  # noqa: PLC0415
     except Exception as e:  # noqa: BLE001
@@ -33,6 +38,9 @@ def cupy_module(required: bool = True) -> Any:
                 f"'srcjax[cuda12]' ({type(e).__name__}: {e})"
             ) from None
         return None
+    _CUPY.append(cupy)
+    for cb in _ON_TYPES:
+        cb(cupy.ndarray)
     return cupy
 
 
@@ -40,6 +48,8 @@ def cupy_module(required: bool = True) -> Any:
 def use_cupy(module: Any) -> Iterator[Any]:
     """Use ``module`` (the CuPy test double) as CuPy inside the ``with`` block."""
     _OVERRIDE.append(module)
+    for cb in _ON_TYPES:
+        cb(module.ndarray)
     try:
         yield module
     finally:

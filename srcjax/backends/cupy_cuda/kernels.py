@@ -95,8 +95,8 @@ def elementwise_spec(
     """One ElementwiseKernel computing ``steps`` (raises
     :class:`srcjax.codegen.c_render.NotRenderable`)."""
     r = c_render.render(steps, inputs, outputs, "cuda", weak_inputs)
-    used = [n for n in inputs if _reads(r.body, r.names[n])]
-    in_params = _params(used, [inputs[n] for n in used], r.names)
+    used = [n for n in inputs if _reads(r.body, r.in_names[n])]
+    in_params = _params(used, [inputs[n] for n in used], r.in_names)
     out_params = _params(list(outputs), [r.outputs[o] for o in outputs], r.names)
     body = r.body
     name = f"sj_{_safe(fname)}_{_hash(in_params + '|' + out_params + '|' + body)}"
@@ -146,12 +146,12 @@ def reduction_spec(
     result = np.dtype(result)
     if steps:
         r = c_render.render(steps, inputs, [operand], "cuda", weak_inputs)
-        used = [n for n in inputs if _reads(r.body, r.names[n])]
+        used = [n for n in inputs if _reads(r.body, r.in_names[n])]
         odt = r.outputs[operand]
         hsh = _hash(r.body + repr([(n, inputs[n]) for n in used]))
         fn = f"sj_map_{hsh}"
-        args = ", ".join(r.names[n] for n in used)
-        sig = ", ".join(f"const {c_render.c_type(inputs[n])} {r.names[n]}" for n in used)
+        args = ", ".join(r.in_names[n] for n in used)
+        sig = ", ".join(f"const {c_render.c_type(inputs[n])} {r.in_names[n]}" for n in used)
         o = r.names[operand]
         lines = [
             f"{c_render.c_type(odt)} {ln}" if ln.startswith(f"{o} = ") else ln
@@ -160,7 +160,7 @@ def reduction_spec(
         body = "\n  ".join(lines)
         fdef = f"__device__ {c_render.c_type(odt)} {fn}({sig}) {{\n  {body}\n  return {o};\n}}\n"
         map_expr = f"{fn}({args})"
-        names = r.names
+        names = r.in_names
     else:
         used = [operand]
         odt = np.dtype(inputs[operand])

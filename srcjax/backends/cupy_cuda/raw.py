@@ -159,7 +159,33 @@ def cuda_impls(cupy_module: Any, is_device_array: Any) -> Dict[str, Any]:
             return NotImplemented
         return row_softmax(cupy_module(), a, "logsumexp", keepdims)
 
-    return {"nn.softmax": softmax, "nn.log_softmax": log_softmax, "special.logsumexp": logsumexp}
+    def asarray(a: Any, dtype: Any = None, order: Any = None, copy: Any = None) -> Any:
+        if not is_device_array(a) or order not in (None, "K", "C"):
+            return NotImplemented
+        return _canonical(a, dtype, copy is True)
+
+    def array(obj: Any, dtype: Any = None, copy: bool = True, order: Any = "K", ndmin: int = 0):
+        if not is_device_array(obj) or ndmin or order not in (None, "K", "C"):
+            return NotImplemented
+        return _canonical(obj, dtype, bool(copy))
+
+    return {
+        "nn.softmax": softmax,
+        "nn.log_softmax": log_softmax,
+        "special.logsumexp": logsumexp,
+        "jnp.asarray": asarray,
+        "jnp.array": array,
+    }
+
+
+def _canonical(x: Any, dtype: Any, copy: bool) -> Any:
+    """``x`` (a GPU array) with JAX's canonical dtype (or ``dtype``'s)."""
+    from ...dtypes import canonicalize_dtype  # noqa: PLC0415
+
+    dt = canonicalize_dtype(x.dtype if dtype is None else dtype)
+    if dt != x.dtype:
+        return x.astype(dt)
+    return x.copy() if copy else x
 
 
 #: the primitives whose calls in host code launch the row kernel
