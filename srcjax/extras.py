@@ -17,24 +17,17 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .backends._devices import CPU as _CPU
 from .backends._devices import CpuDevice as Device  # (the host CPU; GPUs: srcjax.devices)
 
 __all__ = [
     "block_until_ready",
     "device_put",
-    "device_get",
     "checkpoint",
     "remat",
     "Array",
     "ShapeDtypeStruct",
     "eval_shape",
     "Device",
-    "devices",
-    "local_devices",
-    "device_count",
-    "local_device_count",
-    "default_backend",
 ]
 
 
@@ -137,40 +130,7 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     return tree_map(describe, out)
 
 
-def devices(backend: Optional[str] = None) -> list:
-    """``[CpuDevice(id=0)]`` (``jax.devices``): srcjax's NumPy backend computes on
-    the host. Raises RuntimeError for another ``backend`` ("gpu", "tpu"), as JAX
-    does when that backend is not available."""
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend}: srcjax computes on the cpu backend")
-    return [_CPU]
-
-
-def local_devices(process_index: Optional[int] = None, backend: Optional[str] = None) -> list:
-    """``devices(backend)`` (``jax.local_devices``): one process, one device."""
-    return devices(backend)
-
-
-def device_count(backend: Optional[str] = None) -> int:
-    """1 (``jax.device_count``)."""
-    return len(devices(backend))
-
-
-def local_device_count(backend: Optional[str] = None) -> int:
-    """1 (``jax.local_device_count``)."""
-    return len(devices(backend))
-
-
-def default_backend() -> str:
-    """``"cpu"`` (``jax.default_backend``)."""
-    return "cpu"
-
-
-def device_get(x: Any) -> Any:
-    """``x`` with every array leaf as a ``numpy.ndarray`` (``jax.device_get``);
-    srcjax arrays already are, so leaves come back unchanged (NumPy scalars
-    included); other leaves pass through."""
-    return x
+# devices, local_devices, device_count, default_backend, device_get: srcjax/devices.py
 
 
 def block_until_ready(x: Any) -> Any:
@@ -182,8 +142,9 @@ def block_until_ready(x: Any) -> Any:
 def device_put(x: Any, device: Any = None) -> Any:
     """``x`` with every leaf converted as ``jnp.asarray`` converts it
     (``jax.device_put``): Python and NumPy numbers and arrays of any shape become
-    arrays of JAX's canonical dtypes (float32/int32 unless x64). ``device`` is
-    accepted for compatibility; everything lives in host memory.
+    arrays of JAX's canonical dtypes (float32/int32 unless x64), in host memory
+    (``device`` is ignored: :func:`srcjax.devices.device_put`, the public one,
+    calls this for host leaves and moves them to a GPU itself).
 
     Raises OverflowError for integers that do not fit int32 while x64 is off."""
     from . import numpy as jnp

@@ -18,7 +18,6 @@ Without CuPy or a GPU every row is ``n/a`` with the reason.
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import sys
 import tempfile
@@ -43,6 +42,18 @@ def _cupy(need):
     return cp
 
 
+def _jax_gpus(bench):
+    """(jax, its GPUs) or NotAvailable saying why not."""
+    if bench.jax is None:
+        raise bench.NotAvailable("jax not installed")
+    import jax
+
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        raise bench.NotAvailable("jax has no GPU here")
+    return jax, gpus
+
+
 def _sync(cp, f):
     def call():
         out = f()
@@ -57,15 +68,6 @@ def _cube(ns):
         return x * x * x
 
     return cube
-
-
-def _gelu(ns):
-    c = math.sqrt(2.0 / math.pi)
-
-    def gelu(x):
-        return 0.5 * x * (1.0 + ns.tanh(c * (x + 0.044715 * x * x * x)))
-
-    return gelu
 
 
 def _elementwise_rows(b, bench, key, make, n):
@@ -95,13 +97,7 @@ def _elementwise_rows(b, bench, key, make, n):
         return _sync(cp, lambda: f(x))
 
     def jax_jit():
-        if bench.jax is None:
-            raise NA("jax not installed")
-        import jax
-
-        gpus = [d for d in jax.devices() if d.platform == "gpu"]
-        if not gpus:
-            raise NA("jax has no GPU here")
+        jax, gpus = _jax_gpus(bench)
         x = jax.device_put(np.random.default_rng(0).standard_normal(n).astype(np.float32), gpus[0])
         f = jax.jit(make(bench.jjnp))
         return lambda: f(x).block_until_ready()
@@ -139,7 +135,7 @@ def g1(b, bench, quick):
 
 def g2(b, bench, quick):
     n = 10_000_000 if quick else 100_000_000
-    _elementwise_rows(b, bench, "G2", _gelu, n)
+    _elementwise_rows(b, bench, "G2", bench._gelu_cubed_by_hand, n)
     return f"GELU on the GPU ({n:.0e} f32)"
 
 
@@ -206,13 +202,7 @@ def g3(b, bench, quick):
         return _sync(cp, lambda: f(P, X, Y))
 
     def jax_jit():
-        if bench.jax is None:
-            raise NA("jax not installed")
-        import jax
-
-        gpus = [d for d in jax.devices() if d.platform == "gpu"]
-        if not gpus:
-            raise NA("jax has no GPU here")
+        jax, gpus = _jax_gpus(bench)
         P, X, Y = jax.device_put((params, x, y), gpus[0])
         f = jax.jit(jax.value_and_grad(loss(bench.jjnp)))
         return lambda: jax.block_until_ready(f(P, X, Y))
