@@ -253,11 +253,11 @@ pure_callback = register(
         signature=inspect.signature(_pure_callback_signature),
     )
 )
-pure_callback.missing_rule_hint = _NO_DERIVATIVE
+pure_callback.facts(missing_rule_hint=_NO_DERIVATIVE, effectful=True)
 pure_callback_batched = register(
     Primitive("ad.pure_callback_batched", _pure_callback_batched, kind="internal")
 )
-pure_callback_batched.missing_rule_hint = _NO_DERIVATIVE
+pure_callback_batched.facts(missing_rule_hint=_NO_DERIVATIVE, effectful=True)
 
 
 def _size_tuple(c, sizes):
@@ -408,7 +408,8 @@ debug_callback_batched = register(
     Primitive(
         "ad.debug_callback_batched", _debug_callback_batched, kind="internal", differentiable=False
     )
-)
+).facts(effectful=True)
+debug_callback.facts(effectful=True)
 
 
 def _debug_batch(c):

@@ -90,26 +90,6 @@ class Namer:
         self.taken.add(name)
 
 
-#: parameter names of public primitives that hold options, dtypes, shapes, axes or
-#: indices, never a differentiable value: without a rule they carry no activity
-#: (a dtype computed from a differentiated value, ``asarray(a, dtype=dt)``, must
-#: not make ``a``'s conversion active); other rule-less parameters do, and a float
-#: there is a run-time error (see ``transforms.rules.no_rule_checks``)
-_STATIC_PARAMS = frozenset(
-    """dtype shape axis axes keepdims order precision preferred_element_type copy ndmin
-    mode method kind side size ddof equal_nan where indexing sparse UPLO upper lower
-    full_matrices compute_uv hermitian symmetrize_input num endpoint retstep norm s n k
-    axis1 axis2 axisa axisb axisc source destination indices_or_sections repeats
-    total_repeat_length pad_width optimize start_indices slice_sizes shift
-    interpolation overwrite_input sorted return_sign trans unit_diagonal overwrite_b
-    debug check_finite approximate tiled idx indices index perm reps offset
-    select_max window_strides padding lhs_dilation rhs_dilation dimension_numbers
-    feature_group_count batch_group_count window_dimensions base_dilation
-    window_dilation axis_name axis_index_groups subscripts name bins range density
-    stable descending unique_indices indices_are_sorted sorter right""".split()
-)
-
-
 @dataclass
 class Op:
     """What one normalized statement computes.
@@ -160,10 +140,11 @@ class Op:
             # transforms.rules.no_rule_checks); internal ad.* helpers' rule-less
             # arguments are shape references
             params = self.prim.signature.parameters
-            if self.prim.vjps and self.prim.public.startswith("ad."):
+            if self.prim.vjps and self.prim.namespace == "ad":
                 params = self.prim.vjps
             elif self.prim.vjps:  # options and structure never carry a derivative
-                params = [q for q in params if q in self.prim.vjps or q not in _STATIC_PARAMS]
+                static = self.prim.static_params
+                params = [q for q in params if q in self.prim.vjps or q not in static]
             for pname in params:
                 v = self.bound.get(pname)
                 if v is None:

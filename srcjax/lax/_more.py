@@ -501,7 +501,7 @@ def _check_complex_impl(name, x):
     return d
 
 
-_check_complex = _static("ad.lax_check_complex", _check_complex_impl)
+_check_complex = _static("ad.lax_check_complex", _check_complex_impl).facts(effectful=True)
 _check_complex.samples = lambda rng: [(("real", np.ones(2, np.complex64)), {})]
 
 

@@ -220,7 +220,7 @@ def _to_float_dtype(g, dt):
     return g
 
 
-unbroadcast = _internal("ad.unbroadcast", _unbroadcast)
+unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(array_result=True)
 
 
 def _unbroadcast_vjp(h, ans, g, x):
@@ -628,7 +628,7 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     return np.broadcast_to(g, shape)
 
 
-expand_reduced = _internal("ad.expand_reduced", _expand_reduced)
+expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True)
 
 
 def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False, where=None):
@@ -740,6 +740,7 @@ def _all_real(g) -> bool:
 
 
 project_real = _internal("ad.project_real", _project_real)
+project_real.facts(same_structure=("g", "x"))
 
 
 def _project_real_vjp(h, ans, g, x):
@@ -884,6 +885,7 @@ def _axis_or_zero(axis):
 
 
 axis_or_zero = _internal("ad.axis_or_zero", _axis_or_zero, differentiable=False)
+axis_or_zero.facts(static_for_constants=True)
 
 
 def _inverse_permutation(axes, ndim):

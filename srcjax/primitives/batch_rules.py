@@ -110,7 +110,7 @@ def _batch_broadcast(x, size, axis=0):
     return np.broadcast_to(a, tuple(shape))
 
 
-batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast)
+batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(same_structure=("x",))
 
 
 def _batch_unbroadcast(g, size, axis=0):
@@ -130,7 +130,7 @@ def _batch_unbroadcast(g, size, axis=0):
     return np.sum(g, axis=axis)
 
 
-batch_unbroadcast = _reg("ad.batch_unbroadcast", _batch_unbroadcast)
+batch_unbroadcast = _reg("ad.batch_unbroadcast", _batch_unbroadcast).facts(same_structure=("g",))
 batch_unbroadcast.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), 2), {}),
     ((rng.normal(size=(3, 4, 2)), 4, 1), {}),
@@ -323,6 +323,7 @@ def _check_branch_values(take, a, b, a_batched, b_batched, name, none_is_value=T
 
 
 check_branch_values = _reg("ad.check_branch_values", _check_branch_values, differentiable=False)
+check_branch_values.facts(effectful=True)
 
 
 def _check_cond_types(take, a, b, a_batched, b_batched, what, name_a, name_b):
@@ -339,6 +340,7 @@ def _check_cond_types(take, a, b, a_batched, b_batched, what, name_a, name_b):
 
 
 check_cond_types = _reg("ad.check_cond_types", _check_cond_types, differentiable=False)
+check_cond_types.facts(effectful=True)
 
 
 def _kind_of(x) -> str:
@@ -528,7 +530,7 @@ def _branch_input(take, x, which=True):
     return np.where(_aligned(take, x), x, fill)
 
 
-branch_input = _reg("ad.branch_input", _branch_input)
+branch_input = _reg("ad.branch_input", _branch_input).facts(same_structure=("x",))
 # its rules are the identity's: the substitute values of the examples that do not take
 # the branch get no gradient (their results are discarded by ad.select), so finite
 # differences agree only where every example takes it
@@ -1336,7 +1338,7 @@ def _bmatmul_arrays(a, b, ab, bb):
     return r
 
 
-bmatmul = _reg("ad.bmatmul", _bmatmul)
+bmatmul = _reg("ad.bmatmul", _bmatmul).facts(array_result=True)
 
 
 def _per_example(fn, args, flags, size):
@@ -1473,8 +1475,8 @@ def _summed_right(g, a, ra, rb, ab):
     return None
 
 
-bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left)
-bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right)
+bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True)
+bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(array_result=True)
 bmatmul_left.samples = lambda rng: []
 bmatmul_right.samples = lambda rng: []
 
@@ -1521,7 +1523,7 @@ def _bunbroadcast(g, x, gb, xb):
     return out.reshape((g.shape[0],) + tuple(xs))
 
 
-bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast)
+bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast).facts(array_result=True)
 bunbroadcast.samples = lambda rng: []
 
 
@@ -1673,9 +1675,10 @@ def _materialized(c, *names):
 
 
 def _def(names, rule):
+    """Attach the batching rule ``rule`` to the primitives ``names`` (public
+    names); an unknown name is an error at import, never a rule silently lost."""
     for n in names:
-        if n in REGISTRY:
-            REGISTRY[n].def_batch(rule)
+        by_public(n).def_batch(rule)
 
 
 # -- same-call family --------------------------------------------------------------------
@@ -1854,8 +1857,7 @@ for _n in (
     "jnp.count_nonzero",
     "jnp.median",
 ):
-    if _n in REGISTRY:
-        REGISTRY[_n].def_batch(_axis_rule(list(REGISTRY[_n].signature.parameters)[0]))
+    by_public(_n).def_batch(_axis_rule(list(by_public(_n).signature.parameters)[0]))
 
 for _n in ("jnp.max", "jnp.min"):
     REGISTRY[_n].def_batch(_axis_rule("x"))
@@ -2517,7 +2519,7 @@ def _bbroadcast_like(x, like, xb, lb):
     return np.broadcast_to(x, shape)
 
 
-bbroadcast_like = _reg("ad.bbroadcast_like", _bbroadcast_like)
+bbroadcast_like = _reg("ad.bbroadcast_like", _bbroadcast_like).facts(array_result=True)
 bbroadcast_like.missing_rule_hint = (
     "differentiating vmap-ed forward-mode code (grad of vmap of jvp) is not supported yet"
 )
@@ -3068,7 +3070,7 @@ def _tree_row(x, i):
     return x[i]
 
 
-tree_row = _reg("ad.tree_row", _tree_row)
+tree_row = _reg("ad.tree_row", _tree_row).facts(same_structure=("x",))
 tree_row.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
 
 
@@ -3937,8 +3939,8 @@ def _bdot_right(g, a, b, ab, bb):
     return r if bb else r.sum(axis=0)
 
 
-bdot_left = _reg("ad.bdot_left", _bdot_left)
-bdot_right = _reg("ad.bdot_right", _bdot_right)
+bdot_left = _reg("ad.bdot_left", _bdot_left).facts(array_result=True)
+bdot_right = _reg("ad.bdot_right", _bdot_right).facts(array_result=True)
 
 
 # bilinear in (g, b) / (g, a); transposes through dot itself (bdot, every rank)

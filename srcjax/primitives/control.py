@@ -68,6 +68,7 @@ def _seed(out):
 
 
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
+seed.facts(array_result=True)
 
 
 def _seed_holomorphic(out):
@@ -93,7 +94,7 @@ def _seed_holomorphic(out):
 
 seed_holomorphic = register(
     Primitive("ad.seed_holomorphic", _seed_holomorphic, kind="internal", differentiable=False)
-)
+).facts(array_result=True)
 seed_holomorphic.samples = lambda rng: [((np.complex64(1.5 - 2j),), {})]
 
 
@@ -195,6 +196,7 @@ def _checked_ct_leaf(c, o, cb, ob):
 
 
 check_cotangent = register(Primitive("ad.check_cotangent", _check_cotangent, kind="internal"))
+check_cotangent.facts(effectful=True)  # (checks raise on stand-ins)
 
 
 def _check_cotangent_vjp(g, ans, ct, out, ct_batch=0, out_batch=0):
@@ -262,7 +264,7 @@ def _setitem(x, idx, v):
     )
 
 
-setitem = register(Primitive("ad.setitem", _setitem, kind="structural"))
+setitem = register(Primitive("ad.setitem", _setitem, kind="structural")).facts(tree_valued=True)
 
 
 def _setitem_vjp_x(g, ans, x, idx, v):
@@ -333,7 +335,7 @@ def _tree_add(a, b):
     return a + b
 
 
-tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal"))
+tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
 
 
 def _tree_add_vjp_a(g, ans, a, b):
@@ -382,7 +384,7 @@ def _tree_index_adjoint(ct, x, idx):
 
 tree_index_adjoint = register(
     Primitive("ad.tree_index_adjoint", _tree_index_adjoint, kind="internal")
-)
+).facts(tree_valued=True)
 
 
 def _tia_vjp(g, ans, ct, x, idx):
@@ -509,7 +511,7 @@ def _part(ct, idx, like=None):
     return out
 
 
-part = register(Primitive("ad.part", _part, kind="internal"))
+part = register(Primitive("ad.part", _part, kind="internal")).facts(tree_valued=True)
 
 
 def _part_vjp(g, ans, ct, idx, like=None):
@@ -542,7 +544,7 @@ def _forget(ct, idx):
     return out
 
 
-forget = register(Primitive("ad.forget", _forget, kind="internal"))
+forget = register(Primitive("ad.forget", _forget, kind="internal")).facts(tree_valued=True)
 
 
 def _forget_vjp(g, ans, ct, idx):
@@ -925,6 +927,7 @@ def _check_aux(out):
 
 
 check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))
+check_aux.facts(effectful=True)
 
 
 def _check_bwd(out, n, name, primals=None):
@@ -978,6 +981,7 @@ def _check_bwd_leaf(ct, p, path, name):
 
 
 check_bwd = register(Primitive("ad.check_bwd", _check_bwd, kind="internal", differentiable=False))
+check_bwd.facts(effectful=True)
 
 
 # ---------------------------------------------------------------------------
@@ -1287,6 +1291,7 @@ def _broadcast_like(x, like):
 
 
 broadcast_like = register(Primitive("ad.broadcast_like", _broadcast_like, kind="internal"))
+broadcast_like.facts(array_result=True)
 
 
 def _broadcast_like_vjp(g, ans, x, like):
@@ -2257,7 +2262,7 @@ def _masked(v, active):
 
 print_examples = register(
     Primitive("ad.print_examples", _print_examples, kind="internal", differentiable=False)
-)
+).facts(effectful=True)
 print_examples.samples = lambda rng: []
 
 
@@ -2353,7 +2358,7 @@ def _check_carry_full(what, before, after, before_batch=0, after_batch=0):
 
 check_carry = register(
     Primitive("ad.check_carry", _check_carry, kind="internal", differentiable=False)
-)
+).facts(effectful=True)
 check_carry.samples = lambda rng: [(("scan body", (np.ones(2), 1), (np.ones(2), 2)), {})]
 
 

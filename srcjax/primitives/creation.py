@@ -422,9 +422,10 @@ def _size(a, axis=None):
     return np.size(a) if axis is None else np.shape(a)[axis]
 
 
-shape = _creation("jnp.shape", _shape, np.shape)
-ndim = _creation("jnp.ndim", _ndim, np.ndim)
-size = _creation("jnp.size", _size, np.size)
+# shape queries: known from the operand's abstract value, static under vmap
+shape = _creation("jnp.shape", _shape, np.shape).facts(shape_query=lambda a: a.shape)
+ndim = _creation("jnp.ndim", _ndim, np.ndim).facts(shape_query=lambda a: len(a.shape))
+size = _creation("jnp.size", _size, np.size).facts(shape_query=lambda a: a.size)
 
 
 # ---------------------------------------------------------------------------

@@ -1133,7 +1133,7 @@ def _clip(x, min=None, max=None):  # noqa: A002 (JAX's parameter names)
 clip = _ew(
     "jnp.clip", _clip, np.clip, broadcasting=True,
     c_expr={"fiu": "sj_min(sj_max({x}, {min}), {max})"},
-)  # fmt: skip
+).facts(shape_changing=True)  # fmt: skip
 
 
 def _clip_partial(x, min, max, wrt):  # noqa: A002
@@ -1217,7 +1217,7 @@ def _nonzero(condition, size, fill_value):
 where = _ew(
     "jnp.where", _where, np.where, broadcasting=True,
     c_expr={"fiubc": "({condition} ? {x} : {y})"},
-)  # fmt: skip
+).facts(shape_changing=True)  # fmt: skip
 
 
 def _where_x(g, ans, condition, x=None, y=None, *, size=None, fill_value=None):

@@ -1519,6 +1519,8 @@ def _matmul_right(g, a, b):
 
 matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
 matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
+matmul_left.facts(array_result=True)
+matmul_right.facts(array_result=True)
 
 
 def _ml_vjp_g(h, ans, g, a, b):
@@ -1606,6 +1608,8 @@ def _dot_right(g, a, b):
 
 dot_left = _internal("ad.dot_left", _dot_left, differentiable=True)
 dot_right = _internal("ad.dot_right", _dot_right, differentiable=True)
+dot_left.facts(array_result=True)
+dot_right.facts(array_result=True)
 
 
 def _dl_vjp_g(h, ans, g, a, b):

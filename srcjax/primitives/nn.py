@@ -532,3 +532,4 @@ def _one_hot(x, num_classes, *, dtype=None, axis=-1):
 
 
 one_hot = _nn("nn.one_hot", _one_hot, kind="nn", differentiable=False)
+one_hot.facts(shape_changing=True)

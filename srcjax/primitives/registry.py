@@ -28,6 +28,11 @@ carries, in one place:
   keyed by the kinds of the dtype it computes in (``{"f": "fabs({x})", "i":
   ...}``; a plain string covers ``"fiub"``, never complex). Read by the C
   renderer, :mod:`srcjax.codegen.c_render`.
+- facts the transforms read instead of lists of names (set with
+  :meth:`Primitive.facts`, next to the primitive's definition):
+  ``static_params``, ``array_result``, ``tree_valued``, ``returns_tree``,
+  ``same_structure``, ``shape_changing``, ``shape_query``, ``static_result``,
+  ``static_for_constants``, ``effectful`` (see :class:`Primitive`).
 
 Rules are written as ordinary Python over other primitives (``cos(x)``, not
 ``jnp.cos(x)``: this package never imports :mod:`srcjax.numpy`). Their source
@@ -55,6 +60,26 @@ __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_call
 
 #: the backend name of the NumPy implementations (``Primitive.impls[CPU]``)
 CPU = "cpu"
+
+#: parameter names that hold options, dtypes, shapes, axes or indices, never a
+#: differentiable value: a primitive's ``static_params`` are those of its
+#: parameters (unless it sets its own). Without a rule they carry no activity (a
+#: dtype computed from a differentiated value, ``asarray(a, dtype=dt)``, must not
+#: make ``a``'s conversion active); other rule-less parameters do, and a float
+#: there is a run-time error (see ``transforms.rules.no_rule_checks``)
+STATIC_PARAM_NAMES = frozenset(
+    """dtype shape axis axes keepdims order precision preferred_element_type copy ndmin
+    mode method kind side size ddof equal_nan where indexing sparse UPLO upper lower
+    full_matrices compute_uv hermitian symmetrize_input num endpoint retstep norm s n k
+    axis1 axis2 axisa axisb axisc source destination indices_or_sections repeats
+    total_repeat_length pad_width optimize start_indices slice_sizes shift
+    interpolation overwrite_input sorted return_sign trans unit_diagonal overwrite_b
+    debug check_finite approximate tiled idx indices index perm reps offset
+    select_max window_strides padding lhs_dilation rhs_dilation dimension_numbers
+    feature_group_count batch_group_count window_dimensions base_dilation
+    window_dilation axis_name axis_index_groups subscripts name bins range density
+    stable descending unique_indices indices_are_sorted sorter right""".split()
+)
 
 #: public name -> Primitive, in registration order (deterministic test order).
 REGISTRY: Dict[str, "Primitive"] = {}
@@ -149,6 +174,26 @@ class Primitive:
         #: operands its result is static too, a Python value under vmap, never
         #: per-example data (the conv plans; see batching._static_names)
         self.static_result = False
+        #: the result is always an array, whatever the operands (a helper of
+        #: generated code that does not pass containers through: ad.unbroadcast)
+        self.array_result = False
+        #: the value (hence its tangent) may be a Python container (ad.tree_add)
+        self.tree_valued = False
+        #: names of operands whose container structure the result has when that
+        #: operand is a container (vmap's ad.batch_broadcast(params, n))
+        self.same_structure: tuple = ()
+        #: an elementwise-kind primitive whose output shape is not its operands'
+        self.shape_changing = False
+        #: ``shape_query(aval)``: the static result from the first operand's
+        #: abstract value (``jnp.ndim``: ``len(aval.shape)``), or None
+        self.shape_query: Optional[Callable[[Any], Any]] = None
+        #: given constant operands its result is static metadata (under vmap, the
+        #: same for every example: ad.axis_or_zero)
+        self.static_for_constants = False
+        #: it has an effect (prints, calls back, checks and raises): never run on
+        #: stand-ins to infer its result, never removed
+        self.effectful = False
+        self._static_params: Optional[frozenset] = None
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -177,6 +222,57 @@ class Primitive:
                 f" (it has: {', '.join(sorted(self.impls))})"
             )
         return fn
+
+    @property
+    def namespace(self) -> str:
+        """The namespace of the public name: ``"jnp"``, ``"nn"``, ``"lax"``, ...;
+        ``"ad"`` for the internal helpers of generated code."""
+        return self.public.split(".", 1)[0]
+
+    @property
+    def static_params(self) -> frozenset:
+        """Parameters holding options, never a differentiable value (default:
+        those named in :data:`STATIC_PARAM_NAMES`)."""
+        if self._static_params is None:
+            self._static_params = frozenset(self.signature.parameters) & STATIC_PARAM_NAMES
+        return self._static_params
+
+    @static_params.setter
+    def static_params(self, names: Any) -> None:
+        names = frozenset(names)
+        unknown = names - set(self.signature.parameters)
+        if unknown:
+            raise TypeError(f"{self.public}: no parameters {sorted(unknown)}")
+        self._static_params = names
+
+    #: the facts :meth:`facts` sets
+    FACTS = frozenset(
+        {
+            "array_result",
+            "tree_valued",
+            "returns_tree",
+            "same_structure",
+            "shape_changing",
+            "shape_query",
+            "static_result",
+            "static_for_constants",
+            "effectful",
+            "static_params",
+            "batch_unbatched",
+            "promote_operands",
+            "missing_rule_hint",
+        }
+    )
+
+    def facts(self, **facts: Any) -> "Primitive":
+        """Set facts the transforms read (``prim.facts(array_result=True)``).
+        Raises TypeError for a name that is not one of :data:`FACTS`."""
+        unknown = set(facts) - self.FACTS
+        if unknown:
+            raise TypeError(f"{self.public}: unknown primitive facts {sorted(unknown)}")
+        for k, v in facts.items():
+            setattr(self, k, v)
+        return self
 
     def __deepcopy__(self, memo: dict) -> "Primitive":
         return self  # primitives are singletons: AST copies share them
@@ -371,7 +467,12 @@ def alias(prim: Primitive, *aliases: Any) -> None:
 
 
 def by_public(public: str) -> Primitive:
-    return REGISTRY[public]
+    """The primitive whose public name is ``public``. Raises KeyError naming it
+    when there is none (a rule attached to a misspelled name fails at import)."""
+    try:
+        return REGISTRY[public]
+    except KeyError:
+        raise KeyError(f"no primitive {public!r} is registered") from None
 
 
 def lookup_callable(obj: Any) -> Optional[Primitive]:

@@ -775,7 +775,7 @@ class Batcher:
             x = op.bound.get("x")
             if isinstance(x, gast.Name) and x.id in self.containers:
                 self.containers.add(t)
-        for pname in _SAME_STRUCTURE.get(prim.public, ()):
+        for pname in prim.same_structure:
             # helpers whose result has the structure of this operand (an inner
             # vmap's `ad.batch_broadcast(params, n)` of a list of (W, b) under an
             # outer vmap: a list, which ad.cotangent_like's rule must see)
@@ -1657,17 +1657,6 @@ class Batcher:
         return self._plain_loop(s, defined, head)
 
 
-# helpers whose result is a container of the structure of one of these operands when
-# that operand is one (the batching analysis keeps such names containers)
-_SAME_STRUCTURE: Dict[str, Tuple[str, ...]] = {
-    "ad.batch_broadcast": ("x",),
-    "ad.batch_unbroadcast": ("g",),
-    "ad.project_real": ("g", "x"),
-    "ad.tree_row": ("x",),
-    "ad.branch_input": ("x",),
-}
-
-
 def _copy_bindings(fdef: Any) -> Dict[str, Optional[str]]:
     """``name -> other`` for names every binding of which is ``name = other``
     (a plain name), else ``name -> None``."""
@@ -1857,12 +1846,6 @@ def _stacks(stmts: List[Any], tapes: Optional[Set[str]] = None) -> Set[str]:
     return {n for n, k in pushed.items() if stores.get(n, 0) == k}
 
 
-#: primitives whose result is static metadata, the same for every example when
-#: their operands are (for the shape queries: whatever their operands are)
-_STATIC_RESULT = {"jnp.shape", "jnp.ndim", "jnp.size", "ad.axis_or_zero"}
-_SHAPE_QUERIES = {"jnp.shape", "jnp.ndim", "jnp.size"}
-
-
 def _is_static_expr(e: Any) -> bool:
     """A slice of constants, or a tuple of them and constants (an index a branch
     of generated adjoint code binds: ``slice(None, None, -1)``). Plain
@@ -1978,8 +1961,10 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
         ok = _is_static_expr(node.value)
         if not ok and op is not None and op.kind == "prim":
             public = op.prim.public
-            ok = public in _SHAPE_QUERIES or (
-                public in _STATIC_RESULT
+            # the shape queries are static whatever their operands are; others
+            # when their operands are constants
+            ok = op.prim.shape_query is not None or (
+                op.prim.static_for_constants
                 and all(
                     _is_constant(v)
                     for v in op.bound.values()

@@ -244,7 +244,7 @@ class Forward:
             return [self._at(st, s) for st in pre] + [s, zero]  # (the no-rule checks)
         total = terms[0]
         for e in terms[1:]:
-            if prim.public in _TREE_VALUED or prim.returns_tree:
+            if prim.tree_valued or prim.returns_tree:
                 total = N.call("ad.tree_add", [total, e])
             else:
                 total = gast.BinOp(left=total, op=gast.Add(), right=e)
@@ -259,10 +259,6 @@ class Forward:
             primal = self._at(N.assign(ans, s.value), s)
             return [primal] + tan_stmts + [self._at(N.assign(t, N.name(ans)), s)]
         return [s] + tan_stmts
-
-
-#: primitives whose value (hence tangent) may be a Python container
-_TREE_VALUED = {"ad.setitem", "ad.tree_add", "ad.part", "ad.forget", "ad.tree_index_adjoint"}
 
 
 def _may_broadcast(op: Op) -> bool:

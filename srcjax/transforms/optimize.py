@@ -61,18 +61,12 @@ PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
 # stand-ins (random: keys are values; internal: the transforms' helpers), except
 # the helpers with an effect
 _EVAL_KINDS = ("nn", "random", "internal")
-_SIDE_EFFECTS = ("print", "callback", "check_")  # (checks raise on stand-ins)
 # what an array's attributes and shape queries say, from its abstract value
 _ARRAY_ATTRS = {
     "shape": lambda a: a.shape,
     "ndim": lambda a: len(a.shape),
     "size": lambda a: a.size,
     "dtype": lambda a: a.dtype,
-}
-_SHAPE_QUERIES = {
-    "jnp.shape": _ARRAY_ATTRS["shape"],
-    "jnp.ndim": _ARRAY_ATTRS["ndim"],
-    "jnp.size": _ARRAY_ATTRS["size"],
 }
 _SCALAR_TYPES = (bool, int, float)
 _UNKNOWN = object()  # a value not known at transformation time
@@ -628,10 +622,10 @@ class _Interp:
         if op.kind != "prim":
             return None
         prim = op.prim
-        if prim.public in _SHAPE_QUERIES:  # jnp.ndim(x): known with x's shape
+        if prim.shape_query is not None:  # jnp.ndim(x): known with x's shape
             x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
             if isinstance(x, Aval) and not x.weak and set(op.bound) <= {"a", "x"}:
-                return _Static(_SHAPE_QUERIES[prim.public](x))
+                return _Static(prim.shape_query(x))
         if prim.public == "ad.getitem":
             base = self.aval_of(op.bound.get("x"), env)
             idx = op.bound.get("idx")
@@ -696,7 +690,7 @@ class _Interp:
                 rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
                 return Aval((a.shape[0], b.shape[1]), rt(a.dtype, b.dtype))
         if prim.kind in PURE_KINDS or (
-            prim.kind in _EVAL_KINDS and not any(w in prim.public for w in _SIDE_EFFECTS)
+            prim.kind in _EVAL_KINDS and not prim.effectful  # (checks raise on stand-ins)
         ):
             # any other primitive: its implementation on stand-ins of the operands
             return self.small(s, env)

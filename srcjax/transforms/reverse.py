@@ -128,7 +128,7 @@ class Reverse:
                         self.containers.add(t)
                     elif op.prim.kind == "custom":
                         self.maybe.add(t)  # a custom_vjp/jvp function may return a tuple
-                    if op.prim.public.startswith("ad.") and op.prim.public not in _ARRAY_HELPERS:
+                    if op.prim.namespace == "ad" and not op.prim.array_result:
                         # helpers of generated adjoint code pass containers through
                         for v in op.bound.values():
                             for it in v if isinstance(v, list) else [v]:
@@ -214,8 +214,8 @@ class Reverse:
     def _tree_valued(op: Op) -> bool:
         """Whether the primitive call ``op`` may return a container (helpers of
         generated adjoint code pass their operands' kind through)."""
-        public = op.prim.public
-        return op.prim.returns_tree or (public.startswith("ad.") and public not in _ARRAY_HELPERS)
+        prim = op.prim
+        return prim.returns_tree or (prim.namespace == "ad" and not prim.array_result)
 
     def accumulate(self, out: List[Any], name: str, expr: Any, nz: Set[str], origin) -> None:
         bar = self.bar(name)
@@ -662,7 +662,7 @@ class Reverse:
                         op is not None
                         and op.kind == "prim"
                         and op.prim.kind == "elementwise"
-                        and op.prim.public not in _SHAPE_CHANGING
+                        and not op.prim.shape_changing
                     ):
                         classes = set()
                         ok = True
@@ -909,33 +909,6 @@ class Reverse:
                 s.body = self.resolve_restores(s.body, saves, preinit) or [gast.Pass()]
             out.append(s)
         return out
-
-
-#: internal helpers whose result is always an array, whatever their arguments
-_ARRAY_HELPERS = {
-    "ad.unbroadcast",
-    "ad.expand_reduced",
-    "ad.matmul_left",
-    "ad.matmul_right",
-    "ad.dot_left",
-    "ad.dot_right",
-    "ad.seed",
-    "ad.seed_holomorphic",
-    "ad.broadcast_like",
-    # vmap's per-example array helpers: their cotangent may be a hole (a value
-    # pushed to a tape), densified before their rules run (grad of a loss vmapping
-    # grad(grad(net)) over points, net looping over its layers: float * None)
-    "ad.bunbroadcast",
-    "ad.bbroadcast_like",
-    "ad.bmatmul",
-    "ad.bmatmul_left",
-    "ad.bmatmul_right",
-    "ad.bdot_left",
-    "ad.bdot_right",
-}
-
-#: elementwise-kind primitives whose output shape is not their operands' shape
-_SHAPE_CHANGING = {"jnp.where", "jnp.clip", "nn.one_hot", "nn.softmax", "nn.log_softmax"}
 
 
 def _one(classes: Any) -> Any:

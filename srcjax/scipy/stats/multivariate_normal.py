@@ -36,7 +36,7 @@ def _unbatched(c):
 
 check_cov = register(
     Primitive("ad.mvn_check_cov", _check_cov, kind="internal", differentiable=False)
-)
+).facts(effectful=True)
 check_singular = register(
     Primitive("ad.mvn_allow_singular", _allow_singular, kind="internal", differentiable=False)
 )
