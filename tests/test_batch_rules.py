@@ -129,3 +129,25 @@ def test_quickstart_gradient_keeps_gemms_whole():
         tracemalloc.stop()
     del out
     assert peak <= 1.5 * JAX_GRAD_PEAK_BYTES, peak
+
+
+# -- pytree utilities under vmap: one pass over the batched leaves, not a loop ----------
+def _clip_one(g):
+    norm = jnp.sqrt(sum(jnp.sum(leaf * leaf) for leaf in srcjax.tree_util.tree_leaves(g)))
+    scale = jnp.minimum(1.0, 1.0 / (norm + 1e-6))
+    return srcjax.tree_util.tree_map(lambda leaf: leaf * scale, g)
+
+
+def test_per_example_clipping_by_tree_map_is_batched_whole():
+    # DP-SGD's clipping: tree_leaves / tree_map under vmap looped over the
+    # examples (ad.tree_row per example: 30x slower than jax.jit at batch 256)
+    g = {"w": RNG.normal(size=(6, 3, 2)), "b": RNG.normal(size=(6, 2))}
+    clip = srcjax.jit(srcjax.vmap(_clip_one))
+    got = clip(g)
+    for i in range(6):  # a loop over the examples in float64
+        norm = np.sqrt(np.sum(g["w"][i] ** 2) + np.sum(g["b"][i] ** 2))
+        scale = min(1.0, 1.0 / (norm + 1e-6))
+        assert_close(got["w"][i], g["w"][i] * scale, rtol=1e-6)
+        assert_close(got["b"][i], g["b"][i] * scale, rtol=1e-6)
+    text = srcjax.source(clip, g)
+    assert "tree_row" not in text and "for row" not in text

@@ -3621,6 +3621,24 @@ def _tree_unstack_rule(c):
     return N.call("ad.btree_unstack", [c.arg("ct"), c.arg("items")])
 
 
+def _tree_leaves_rule(c):
+    # a batched container's leaves all carry the batch axis: its leaves are the
+    # examples' leaves stacked (no loop over the examples)
+    ok, is_leaf = c.static("is_leaf")
+    if not ok or is_leaf is not None:
+        return None  # (a predicate sees one example's subtrees: per example)
+    return c.rebuild(), True
+
+
+def _tree_unflatten_like_rule(c):
+    # only the structure of `tree` is read: the same in every example
+    if not c.batched("leaves"):
+        return None
+    return c.rebuild(), True
+
+
+_def(["ad.tree_leaves"], _tree_leaves_rule)
+_def(["ad.tree_unflatten_like"], _tree_unflatten_like_rule)
 _def(["ad.tree_slice"], _tree_slice_rule)
 _def(["ad.tree_slice_adjoint"], _tree_slice_adjoint_rule)
 _def(["ad.tree_stack"], _tree_stack_rule)
