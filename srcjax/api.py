@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import dtypes
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
@@ -497,13 +498,15 @@ class _Grad(Transformed):
                 x = args[0]
                 t = type(x)
                 if t is _F32:
-                    return fn(x)
+                    return fn(x) if not _cfg.checks_enabled else self._checked(fn(x), args)
                 if t is float:
-                    return fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
+                    out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
+                    return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is np.ndarray or t is _F64:
                     dt = x.dtype
                     if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
-                        return _writeable(fn(x))
+                        out = _writeable(fn(x))
+                        return out if not _cfg.checks_enabled else self._checked(out, args)
         if self._bound:
             args = self._bound + args
         if self._bound_kwargs:
@@ -560,7 +563,25 @@ class _Grad(Transformed):
         if kwargs and fn.__srcjax_renamed__:
             kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
         # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
-        return _writeable(fn(*new_args, **kwargs))
+        out = _writeable(fn(*new_args, **kwargs))
+        return out if not _cfg.checks_enabled else self._checked(out, args)
+
+    def _checked(self, out: Any, args: tuple) -> Any:
+        """``jax_enable_checks``: ``out``'s gradients have their primals' shapes
+        and dtypes (see :mod:`srcjax._cotangent_check`)."""
+        from . import _cotangent_check as cc
+        from . import tree_util
+
+        n = len(args)
+        pos = [a + len(self._bound) if a >= 0 else n + a for a in self.argnums]
+        cts = cc.grad_output_cotangents(out, self.with_value, self.has_aux, self.tuple_out)
+        names = [f"argument {a}" for a in self.argnums]
+        primals = [_map_leaves(lambda v: _canon_leaf(v, True), args[i]) for i in pos]
+        cc.check_cotangents(tree_util, cts, primals, self.kind_label(), names)
+        return out
+
+    def kind_label(self) -> str:
+        return "value_and_grad" if self.with_value else "grad"
 
     def _rebuild(self, key):
         """A callee was redefined since this code was generated: transform again."""
@@ -856,7 +877,7 @@ value_and_grad.__srcjax_factory__ = True
 
 # --------------------------------------------------------------------------- allow_int
 #: JAX's dtype of the gradient of an integer or boolean input (``jax.dtypes.float0``)
-FLOAT0 = np.dtype([("float0", "V")])
+FLOAT0 = dtypes.float0
 
 
 def _is_int_leaf(x: Any) -> bool:

@@ -15,6 +15,7 @@ srcjax has no ``vmap`` to batch them yet.
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from typing import Any, Callable, Sequence, Tuple, Union
 
@@ -42,6 +43,8 @@ from .primitives.registry import Primitive, register
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 from .tree_util import _jax_dict_order
+
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
 __all__ = ["jvp", "linearize", "vjp", "jacfwd", "jacrev", "hessian"]
 
@@ -330,10 +333,18 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     res = _call_primal(fun, primals)
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux, nums)
     kept = _snapshot(primals)
+    if _cfg.checks_enabled:  # the pullback checks its cotangents' shapes and dtypes
+        from . import tree_util
+        from ._cotangent_check import checked_pullback
+
+        n = len(primals) - len(extra)
+        pullback = checked_pullback(tree_util, fn, (*bound, *kept), kept[:n])
+    else:
+        pullback = functools.partial(fn, *bound, *kept)
     if has_aux:
         out, aux = res
-        return out, functools.partial(fn, *bound, *kept), aux
-    return res, functools.partial(fn, *bound, *kept)
+        return out, pullback, aux
+    return res, pullback
 
 
 # ------------------------------------------------------------------------- jacobians
@@ -557,6 +568,13 @@ class _Jacobian(_KeywordCalls, Transformed):
             args = args + self._default_values(len(args))
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         jac = _jax_dict_order(fn(*bound_of(self.fun), *args))
+        if _cfg.checks_enabled and self.mode == "rev":
+            from . import tree_util
+            from ._cotangent_check import check_jacobian
+
+            check_jacobian(
+                tree_util, jac, [args[a] for a in nums if -len(args) <= a < len(args)], "jacrev"
+            )
         if self.aux_fun is not None:
             from .primitives.control import _check_aux
 

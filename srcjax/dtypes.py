@@ -51,6 +51,7 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "float0",
     "dtype",
     "canonicalize_dtype",
     "default_float",
@@ -76,6 +77,9 @@ int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64 = np.float16, np.float32, np.float64
 complex64, complex128 = np.complex64, np.complex128
+#: the dtype of the gradient of an integer or boolean input (``jax.dtypes.float0``:
+#: no data; ``grad(..., allow_int=True)`` returns zeros of it)
+float0 = np.dtype([("float0", "V")])
 dtype = np.dtype
 
 

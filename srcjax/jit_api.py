@@ -363,6 +363,10 @@ class _Jit(Transformed):
             if fn is None:
                 fn = self._specialize(key, cargs, ckwargs)
             out = fn(*cargs, **ckwargs)
+        if _cfg.checks_enabled and isinstance(self.fun, Transformed):
+            from ._cotangent_check import check_transform_output
+
+            check_transform_output(self.fun, out, args, kwargs)
         t = type(out)
         if t is np.ndarray:
             if (

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -19,6 +20,8 @@ from .frontend.normalize import dependencies_valid, normalize
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
 from .transforms.batching import BatchSpec, batch
+
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
 __all__ = ["vmap"]
 
@@ -352,7 +355,13 @@ class _Vmap(Transformed):
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         # outputs never share memory with the arguments, as in jit (JAX arrays are
         # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
-        return _unalias(fn(*args), args, {}, frozenset())
+        out = _unalias(fn(*args), args, {}, frozenset())
+        if _cfg.checks_enabled:
+            from . import tree_util
+            from ._cotangent_check import check_vmapped_grad
+
+            check_vmapped_grad(tree_util, self, out, args, axes)
+        return out
 
 
 def _len_message(axes, args) -> str:

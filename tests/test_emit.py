@@ -153,6 +153,13 @@ def _fdef(body_src):
     return gast.parse("def f(x):\n" + body_src).body[0]
 
 
+def test_checks_are_on_in_the_test_suite_and_off_by_default():
+    assert srcjax.config.jax_enable_checks  # tests/conftest.py turns them on
+    from srcjax.config import _DEFAULTS  # what a user's run starts with
+
+    assert srcjax.config.jax_enable_checks == _DEFAULTS["jax_enable_checks"]
+
+
 def test_guard_accepts_what_render_prints():
     fdef = _fdef("    y = x\n    return y\n")
     fdef.body[0].value = gast.BinOp(left=_const(-0.1), op=gast.Pow(), right=_const(2))

@@ -79,6 +79,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax.extras",
             "srcjax.devices",
             "srcjax.flatten_util",
+            "srcjax._cotangent_check",
         ),
     ),
     (
