@@ -33,6 +33,9 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     srcjax.config.update("jax_enable_x64", True)
+    # srcjax's self-checks: generated code reads back as its tree, cotangents have
+    # their primals' shapes and dtypes (a failure is reported as a mismatch)
+    srcjax.config.update("jax_enable_checks", True)
     tmp = tempfile.mkdtemp(prefix="srcjax_fuzz_")
     failures = 0
     for k in range(args.n):

@@ -48,9 +48,15 @@ UNARY = [
     "jnp.arctan({a})",
     "{a} ** 3",
     "jnp.cumsum({a}) * 0.3",
-    "jnp.flip({a})",
+    "jnp.flip({a}) * 1.0",  # (a copy: eager NumPy's flip is a view, `+=` would write through)
     "{a}[::-1] * 0.5",
     "jnp.roll({a}, 1)",
+    # negative constants under **, attribute access and a method (issue 21), and
+    # unary minus next to **
+    "(-0.5) ** 2 * {a} - (-0.3) ** 3",
+    "{a} * (-1.5).real + (-2.0) ** 2",
+    "(-{a}) ** 2 - -{a} ** 2 * 0.5",
+    "{a} * (-0.25).conjugate()",
 ]
 BINARY = [
     "{a} + {b}",
@@ -137,6 +143,16 @@ def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Pr
                 c = round(float(rng.uniform(0.0, 5.0)), 2)
                 a = f"v{rng.integers(nvars)}"
                 out.append(Stmt("break_if", f"jnp.sum({a} * {a}) > {c}"))
+            elif r < 0.5:
+                # augmented assignment, and the parameter rebound to another
+                # shape that the result does not read (issue 21; outside branches
+                # and loops, whose passes vmap needs to give one shape)
+                t = f"v{rng.integers(nvars)}"
+                if depth == 0 and not in_loop and rng.random() < 0.3:
+                    out.append(Stmt("assign", "x = jnp.sum(x) * 0.5"))
+                else:
+                    op = "+=" if rng.random() < 0.5 else "-="
+                    out.append(Stmt("assign", f"{t} {op} {expr()}"))
             else:
                 t = f"v{rng.integers(nvars)}"
                 out.append(Stmt("assign", f"{t} = {expr()}"))
@@ -224,7 +240,9 @@ def check_program(
         g = np.asarray(srcjax.grad(f)(x))
     except Exception as exc:  # noqa: BLE001 - report every failure as a finding
         return f"{type(exc).__name__}: {exc}\n{src}"
-    value = float(f(x))
+    if g.shape != np.shape(x):  # (allclose below would broadcast it)
+        return f"grad shape {g.shape}, the argument's {np.shape(x)}\n{src}"
+    value = float(f(x.copy()))  # (eager NumPy: `v0 += ...` would change x)
     if not np.isfinite(value) or abs(value) > 1e8:
         return None  # overflowing program: finite differences are not a usable oracle
     ref = fd_grad(f, x)
@@ -274,7 +292,7 @@ def check_jit(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> 
     src = render(prog)
     f = load(src, directory)
     try:
-        want = np.asarray(f(x))
+        want = np.asarray(f(x.copy()))
         got = np.asarray(srcjax.jit(f)(x))
         gwant = np.asarray(srcjax.grad(f)(x))
         ggot = np.asarray(srcjax.jit(srcjax.grad(f))(x))
@@ -282,9 +300,9 @@ def check_jit(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> 
         return f"{type(exc).__name__}: {exc}\n{src}"
     if not np.all(np.isfinite(want)) or abs(float(want)) > 1e8:
         return None
-    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-9, atol=1e-12):
         return f"jit value mismatch: got {got}, eager {want}\n{src}"
-    if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12):
+    if ggot.shape != gwant.shape or not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12):
         return f"jit(grad) mismatch: got {ggot}, eager {gwant}\n{src}"
     return None
 
@@ -298,7 +316,7 @@ def check_vmap(prog: Program, xs: np.ndarray, directory: Optional[str] = None) -
     src = render(prog)
     f = load(src, directory)
     try:
-        want = np.array([np.asarray(f(x)) for x in xs])
+        want = np.array([np.asarray(f(x.copy())) for x in xs])
         if not np.all(np.isfinite(want)) or np.max(np.abs(want)) > 1e8:
             return None
         gwant = np.array([np.asarray(srcjax.grad(f)(x)) for x in xs])
@@ -306,10 +324,10 @@ def check_vmap(prog: Program, xs: np.ndarray, directory: Optional[str] = None) -
         ggot = np.asarray(srcjax.vmap(srcjax.grad(f))(xs))
     except Exception as exc:  # noqa: BLE001 - every failure is a finding
         return f"{type(exc).__name__}: {exc}\n{src}"
-    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-9, atol=1e-12):
         return f"vmap value mismatch: got {got}, loop {want}\n{src}"
     scale = max(1.0, float(np.max(np.abs(gwant))))
-    if not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12 * scale):
+    if ggot.shape != gwant.shape or not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12 * scale):
         return f"vmap(grad) mismatch: got {ggot}, loop {gwant}\n{src}"
     return None
 
@@ -339,7 +357,7 @@ def check_vmap_hvp(
     f = load(src, directory)
     h = _directional_grad(f, v)
     try:
-        want = np.array([np.asarray(f(x)) for x in xs])
+        want = np.array([np.asarray(f(x.copy())) for x in xs])
         if not np.all(np.isfinite(want)) or np.max(np.abs(want)) > 1e8:
             return None
         hwant = np.array([np.asarray(srcjax.grad(h)(x)) for x in xs])
@@ -349,6 +367,6 @@ def check_vmap_hvp(
     except Exception as exc:  # noqa: BLE001 - every failure is a finding
         return f"{type(exc).__name__}: {exc}\n{src}"
     scale = max(1.0, float(np.max(np.abs(hwant))))
-    if not np.allclose(hgot, hwant, rtol=1e-9, atol=1e-12 * scale):
+    if hgot.shape != hwant.shape or not np.allclose(hgot, hwant, rtol=1e-9, atol=1e-12 * scale):
         return f"vmap(grad(grad)) mismatch: got {hgot}, loop {hwant}\n{src}"
     return None
