@@ -111,6 +111,7 @@ class Bench:
         self.rows: list[Row] = []
         self.reference = {}
         self.count_calls = False
+        self.in_process = False
 
     def time_call(self, fn):
         """(first-call seconds, [per-call seconds per sample], result)."""
@@ -1076,8 +1077,37 @@ def real_row(key):
             row.note = note
         return doc or key
 
-    bench_row.__name__ = key.lower()
-    return bench_row
+    def isolated_row(b: Bench, quick, tmpdir):
+        """The row in a child process of its own: threads left spinning by an
+        earlier row (XLA's pool, OpenBLAS's) do not slow this one, and in the
+        child srcjax runs before JAX has started any."""
+        if os.environ.get("SRCJAX_BENCH_IN_CHILD") or b.in_process:
+            return bench_row(b, quick, tmpdir)
+        import ast
+        import json
+        import subprocess
+
+        env = {**os.environ, "SRCJAX_BENCH_IN_CHILD": "1"}
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            cmd = [sys.executable, os.path.abspath(__file__), "--only", key]
+            cmd += ["--rows-json", f.name, "--repeats", str(b.repeats)]
+            cmd += (["--quick"] if quick else []) + (["--count-calls"] if b.count_calls else [])
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                b.rows.append(Row(key, "child run", status="error", note=done.stderr[-200:]))
+                return key
+            rows = json.load(open(f.name))
+        for r in rows:
+            r.pop("result", None)
+            b.rows.append(Row(**r))
+            b._log(b.rows[-1])
+        path = os.path.join(ROOT, "tools", "real_programs", _real_programs().FILES[key])
+        with open(path) as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or key
+        return doc.split("\n\n")[0].replace("\n", " ")
+
+    isolated_row.__name__ = key.lower()
+    return isolated_row
 
 
 WORKLOADS = {
@@ -1173,6 +1203,11 @@ def main(argv=None):
         action="store_true",
         help="the GPU rows G1-G4 (tools/bench_gpu.py: CUDA backend vs CuPy, cupy.fuse, jax.jit)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="R rows: run in this process, not one child process per row",
+    )
     parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)
     if args.gpu:
@@ -1193,6 +1228,7 @@ def main(argv=None):
 
     b = Bench(args.repeats, 0.005 if args.quick else 0.02, args.verbose)
     b.count_calls = args.count_calls
+    b.in_process = args.in_process
     titles = []
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="srcjax-bench-src-") as tmpdir:
