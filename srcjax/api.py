@@ -327,6 +327,42 @@ def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
     return fn
 
 
+def keywords_bound(pyfn: Any, names: Any) -> Any:
+    """``pyfn`` itself, or, when it takes ``**kwargs``, a plain function taking
+    those of ``names`` (a call's keywords) that are no parameter of ``pyfn`` as
+    keyword-only parameters and calling ``pyfn`` with them: the root of
+    transformed code has named parameters (an inlined call binds ``**kwargs`` to a
+    dict of its extra keywords). One wrapper per ``(pyfn, extra names)``."""
+    code = getattr(pyfn, "__code__", None)
+    if code is None or not code.co_flags & 0x08:
+        return pyfn
+    n = code.co_argcount + code.co_kwonlyargcount
+    own = set(code.co_varnames[:n])
+    extra = tuple(sorted(k for k in names if k not in own))  # (none: kwargs is {})
+    cache = pyfn.__dict__.setdefault("_srcjax_keywords_bound", {})
+    fn = cache.get(extra)
+    if fn is not None:
+        return fn
+    pos = list(code.co_varnames[: code.co_argcount])
+    kwonly = list(code.co_varnames[code.co_argcount : n])
+    if code.co_flags & 0x04:  # (*args as well: not a root parameter)
+        return pyfn
+    header = ", ".join(pos + (["*"] + kwonly + list(extra) if kwonly or extra else []))
+    call = ", ".join(pos + [f"{k}={k}" for k in kwonly + list(extra)])
+    name = code.co_name if code.co_name.isidentifier() else "kwargs_fn"
+    text = f"def {name}({header}):\n    return _srcjax_kwargs_target({call})\n"
+    filename = f"<srcjax keywords {','.join(extra)} of {code.co_name} {id(pyfn):x}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = {"_srcjax_kwargs_target": pyfn}
+    exec(compile(text, filename, "exec"), ns)
+    fn = ns[name]
+    fn.__defaults__ = pyfn.__defaults__
+    fn.__kwdefaults__ = dict(pyfn.__kwdefaults__ or {})
+    fn.__doc__ = pyfn.__doc__
+    cache[extra] = fn
+    return fn
+
+
 class Transformed:
     """A function transformed by srcjax; calls dispatch to generated code.
 

@@ -63,7 +63,7 @@ import numpy as np
 
 from . import backends, dtypes, tree_util
 from ._prng_key import PRNGKeyArray
-from .api import Transformed, _as_f32, _kind, fixed_arity
+from .api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from .backends import _devices
 from .codegen import emit
 from .errors import TransformValueError
@@ -447,6 +447,8 @@ class _Jit(Transformed):
             kinds = tuple(_kind(a) for a in bargs) + kinds
             # jit(jnp.atleast_2d), jit(lambda *xs: ...): a wrapper of the call's arity
             target = fixed_arity(target, len(kinds))
+            # jit(apply_fun)(params, x, rng=key) of `def apply_fun(params, x, **kwargs)`
+            target = keywords_bound(target, list(bkw) + list(kwargs))
         src, n_kwonly = kwonly_as_positional(get_source(target))
         # a static argument that is an object (a method's `self` under
         # @partial(jit, static_argnums=0)): known while transforming, as a function

@@ -4495,3 +4495,66 @@ def _rebinds_read_loop_variable(x):
 def test_rebinding_a_loop_variable_the_body_reads_is_still_refused():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="loop variable `i`"):
         srcjax.grad(_rebinds_read_loop_variable)(1.0)
+
+
+_LOG_SOFTMAX_LAST = functools.partial(nn.log_softmax, axis=-1)
+
+
+def test_partial_of_a_primitive_with_keywords():
+    # `log_softmax` has no parameter `axis`: the primitive's stand-in took only
+    # the required parameters (found writing stax.LogSoftmax)
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]], np.float32)
+    want = nn.log_softmax(x, axis=-1)
+    assert_close(srcjax.jit(lambda v: _LOG_SOFTMAX_LAST(v))(x), want)
+    g = srcjax.grad(lambda v: _LOG_SOFTMAX_LAST(v)[0, 0])(x)
+    assert_close(g, fd_grad(lambda v: _LOG_SOFTMAX_LAST(v)[0, 0], x), atol=1e-3)
+
+
+def _layer_with_kwargs(p, x, **kwargs):
+    rng = kwargs.get("rng", None)
+    return x * p if rng is None else x * p * 2.0
+
+
+def _calls_layer(p, x, **kwargs):
+    return _layer_with_kwargs(p, x, **kwargs) + 1.0
+
+
+def test_kwargs_parameters_of_inlined_functions():
+    # `**kwargs` parameters (stax's apply_fun(params, inputs, **kwargs)) were refused
+    def loss(p):
+        return jnp.sum(_calls_layer(p, x, rng=None, train=True)) + jnp.sum(
+            _calls_layer(p, x, rng=1)
+        )
+
+    x = np.arange(3.0, dtype=np.float32)
+    assert float(srcjax.grad(loss)(0.5)) == 3.0 + 6.0
+    assert float(srcjax.jit(srcjax.grad(loss))(0.5)) == 9.0
+    # jit of such a function, with and without extra keywords
+    assert_close(srcjax.jit(_calls_layer)(2.0, x), 2.0 * x + 1)
+    assert_close(srcjax.jit(_calls_layer)(2.0, x, rng=3, scale=1.5), 4.0 * x + 1)
+
+
+def _pops_kwargs(p, **kwargs):
+    kwargs.pop("a")
+    return _layer_with_kwargs(p, p, **kwargs)
+
+
+def test_changed_kwargs_passed_on_is_a_located_error():
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="`\\*\\*kwargs` in calls"):
+        srcjax.grad(lambda p: _pops_kwargs(p, a=1))(1.0)
+
+
+def _make_pair(k):
+    def f(x):
+        return x * k
+
+    def g(x):
+        return x + k
+
+    return f, g
+
+
+def test_local_functions_in_a_tuple_are_a_located_error():
+    # generated code read an unbound name (NameError) for `return f, g`
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="cannot be put in a tuple"):
+        srcjax.jit(lambda x: _make_pair(2.0)[0](x))(1.0)

@@ -6,6 +6,6 @@ get_params)`` triples) and ``stax`` (``jax.example_libraries.stax``:
 jitted, differentiated or batched training step inlines them like user code.
 """
 
-from . import optimizers  # noqa: F401
+from . import optimizers, stax  # noqa: F401
 
 __all__ = ["optimizers", "stax"]

@@ -538,6 +538,36 @@ def _is_library_function(fn: Any) -> bool:
     return module.split(".")[0] in _LIBRARY_PACKAGES
 
 
+_DICT_MUTATORS = frozenset({"pop", "popitem", "update", "setdefault", "clear"})
+
+
+def _forwards_kwargs(fnode: Any, value: Any) -> bool:
+    """``**value`` in a call of ``fnode``'s body passes on ``fnode``'s own
+    ``**kwargs`` parameter, which the body never rebinds or changes (so the
+    keywords it holds are the ones the inlined call bound)."""
+    kwarg = fnode.args.kwarg
+    if kwarg is None or not isinstance(value, gast.Name) or value.id != kwarg.id:
+        return False
+    if kwarg.id in set(N.assigned_names(fnode.body)):
+        return False
+    for n in gast.walk(gast.Module(body=fnode.body, type_ignores=[])):
+        if (
+            isinstance(n, gast.Attribute)
+            and isinstance(n.value, gast.Name)
+            and n.value.id == kwarg.id
+            and n.attr in _DICT_MUTATORS
+        ):
+            return False
+        if (
+            isinstance(n, gast.Subscript)
+            and isinstance(n.value, gast.Name)
+            and n.value.id == kwarg.id
+            and not isinstance(n.ctx, gast.Load)
+        ):
+            return False
+    return True
+
+
 def _unsupported(node: Any, what: str, hint: str = "", src: Optional[FunctionSource] = None):
     loc = src.location(node) if src is not None else None
     plural = what.endswith("s")
@@ -700,6 +730,8 @@ class Normalizer:
         kwonly = {a.id for a in node.args.kwonlyargs}  # (bound when inlined)
         if node.args.vararg is not None:  # `*xs` (bound to a tuple when inlined)
             kwonly.add(node.args.vararg.id)
+        if node.args.kwarg is not None:  # `**kwargs` (a dict, bound when inlined)
+            kwonly.add(node.args.kwarg.id)
         self.locals: Set[str] = set(params) | kwonly | _own_locals(node.body)
         self.local_fns: Dict[str, Any] = {}  # renamed name -> nested FunctionDef
         #: renamed name -> the _FnChoice that binding sites inside the ``if`` being
@@ -730,6 +762,8 @@ class Normalizer:
         self.store_counts: Dict[str, int] = _store_counts(node.body)
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
+        #: the `**kwargs` parameter of this inlined function -> the keywords it holds
+        self.kwarg_keys: Dict[str, List[str]] = {}
         #: parameters (source names) an inlining call binds to known functions
         self.static_params: Dict[str, Any] = {}
         if outer is not None:
@@ -783,7 +817,7 @@ class Normalizer:
         node = self.src.node
         self._check(node)
         a = node.args
-        if (a.vararg or a.kwonlyargs) and not self.inlined or a.kwarg or a.posonlyargs:
+        if (a.vararg or a.kwonlyargs or a.kwarg) and not self.inlined or a.posonlyargs:
             what = (
                 "`**kwargs` parameters"
                 if a.kwarg
@@ -844,7 +878,9 @@ class Normalizer:
                     self.src.location(n),
                     "pass the arguments explicitly, or pass a tuple and index it",
                 )
-            if isinstance(n, gast.Call) and any(k.arg is None for k in n.keywords):
+            if isinstance(n, gast.Call) and any(
+                k.arg is None and not _forwards_kwargs(fnode, k.value) for k in n.keywords
+            ):
                 raise UnsupportedSyntaxError(
                     "`**kwargs` in calls is not supported in transformed functions",
                     self.src.location(n),
@@ -2461,6 +2497,17 @@ class Normalizer:
             return N.name(t), Op("copy", elts=[N.name(t)])
         if isinstance(e, (gast.List, gast.Tuple)):
             elts = [self.atom(x) for x in e.elts]
+            for x in elts:
+                if isinstance(x, gast.Name) and x.id in self.local_fns:
+                    # (it was emitted as an unbound name: a NameError at run time)
+                    raise UnsupportedSyntaxError(
+                        f"a function defined inside the transformed function (`{x.id}`) "
+                        "cannot be put in a tuple or list (it is inlined where it is "
+                        "called, never made a value)",
+                        self.loc(e),
+                        "build the functions outside the transformed function (a stax "
+                        "layer's (init_fun, apply_fun) pair: make the layer at module level)",
+                    )
             cls = gast.List if isinstance(e, gast.List) else gast.Tuple
             return cls(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
         if isinstance(e, gast.Dict):
@@ -2638,6 +2685,8 @@ class Normalizer:
 
     # -- calls -----------------------------------------------------------------
     def call(self, e: Any, target: Optional[str]) -> tuple:
+        if any(k.arg is None for k in e.keywords):
+            e = self._expand_kwargs(e)
         func = e.func
         if isinstance(func, gast.Call) and self._inlined_factory(func.func):
             # make(2.0)(x), make a function that returns a local function
@@ -3645,6 +3694,23 @@ class Normalizer:
         sub.nested_def = True
         return self._inline_into(sub, fdef, fdef.name, args, kws, e)
 
+    def _expand_kwargs(self, e: Any) -> Any:
+        """``f(x, **kwargs)`` with ``kwargs`` this inlined function's ``**kwargs``
+        parameter (which ``_forwards_kwargs`` checked is never changed): the
+        call with the keywords it was bound to, ``f(x, rng=kwargs["rng"])``."""
+        keywords = []
+        for k in e.keywords:
+            if k.arg is not None:
+                keywords.append(k)
+                continue
+            keys = self.kwarg_keys.get(k.value.id) if isinstance(k.value, gast.Name) else None
+            if keys is None:  # (_check lets only the parameter through)
+                raise _unsupported(k.value, "`**kwargs` in calls", src=self.src)
+            for key in keys:
+                item = gast.Subscript(value=N.clone(k.value), slice=N.const(key), ctx=gast.Load())
+                keywords.append(gast.keyword(arg=key, value=N.copy_origin(item, k.value)))
+        return N.copy_origin(gast.Call(func=e.func, args=e.args, keywords=keywords), e)
+
     def _inline_into(self, sub, fnode, fname, args, kws, e) -> tuple:
         if not fname.isidentifier():
             fname = "lambda"
@@ -3652,8 +3718,10 @@ class Normalizer:
         sub.seq_lens = self.seq_lens  # (names are unique across inlined callees)
         kwonly = [a.id for a in fnode.args.kwonlyargs]
         vararg = fnode.args.vararg.id if fnode.args.vararg is not None else None
+        kwarg = fnode.args.kwarg.id if fnode.args.kwarg is not None else None
         own = {a.id for a in fnode.args.args} | set(kwonly) | _own_locals(fnode.body)
         own |= {vararg} if vararg is not None else set()
+        own |= {kwarg} if kwarg is not None else set()
         # default values belong to the scope the function was defined in, not to
         # its own (`def term(x, i=i)` in a loop): resolve them before renaming
         defaults = [
@@ -3700,8 +3768,12 @@ class Normalizer:
             )
         for p, a in zip(params, args):
             values[p] = a
+        extra_kws: Dict[str, Any] = {}
         for k, v in kws.items():
             if k not in params and k not in kwonly:
+                if kwarg is not None:  # `def apply(params, x, **kwargs)`: a dict of these
+                    extra_kws[k] = v
+                    continue
                 raise UnsupportedSyntaxError(f"`{fname}` has no parameter `{k}`", self.loc(e))
             values[k] = v
         first_default = len(params) - len(defaults)
@@ -3730,6 +3802,15 @@ class Normalizer:
             )
             self.origin = saved_origin
             sub.ckinds[vararg] = "tuple"
+        if kwarg is not None:  # `**kwargs`: a dict display of the other keywords
+            keys = [N.const(k) for k in extra_kws]
+            self.origin, saved_origin = e, self.origin
+            self.emit(
+                N.assign(sub.var(kwarg), gast.Dict(keys=keys, values=list(extra_kws.values()))),
+                Op("pack", elts=list(extra_kws.values())),
+            )
+            self.origin = saved_origin
+            sub.kwarg_keys[kwarg] = list(extra_kws)
         reassigned = set(N.assigned_names(fnode.body))
         passed_fns = set()
         for p in params:

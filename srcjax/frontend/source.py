@@ -114,7 +114,8 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
         elif _is_primitive(fun):
             from ..primitives.registry import lookup_callable
 
-            fun = primitive_function(lookup_callable(fun))
+            # (a partial's keywords are parameters of the wrapper: partial(nn.softmax, axis=-1))
+            fun = primitive_function(lookup_callable(fun), tuple(sorted(kwargs)))
         elif hasattr(fun, "__srcjax_wrapped__"):
             # a srcjax-transformed function: its generated python function
             fun = fun.__srcjax_wrapped__
@@ -151,28 +152,33 @@ def _is_primitive(obj: Any) -> bool:
     return not isinstance(obj, types.FunctionType) and lookup_callable(obj) is not None
 
 
-_PRIM_FUNCS: Dict[str, types.FunctionType] = {}
+_PRIM_FUNCS: Dict[Tuple[str, Tuple[str, ...]], types.FunctionType] = {}
 
 
-def primitive_function(prim: Any) -> types.FunctionType:
-    """A Python function with source that calls ``prim`` (so ``grad(jnp.sin)`` works)."""
-    fn = _PRIM_FUNCS.get(prim.public)
+def primitive_function(prim: Any, keywords: Tuple[str, ...] = ()) -> types.FunctionType:
+    """A Python function with source that calls ``prim`` (so ``grad(jnp.sin)`` works);
+    ``keywords`` (bound by a partial) are parameters too, passed by keyword."""
+    fn = _PRIM_FUNCS.get((prim.public, keywords))
     if fn is None:
         from ..codegen.emit import namespaces
 
         params = [
             p.name
             for p in prim.signature.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.default is p.empty
+            and p.name not in keywords
         ]
-        args = ", ".join(params)
-        text = f"def {prim.name}({args}):\n    return {prim.public}({args})\n"
-        filename = f"<srcjax primitive {prim.public}>"
+        args = ", ".join(params + list(keywords))
+        call = ", ".join(params + [f"{k}={k}" for k in keywords])
+        text = f"def {prim.name}({args}):\n    return {prim.public}({call})\n"
+        tag = f" {','.join(keywords)}" if keywords else ""
+        filename = f"<srcjax primitive {prim.public}{tag}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         ns = dict(namespaces())
         exec(compile(text, filename, "exec"), ns)
         fn = ns[prim.name]
-        _PRIM_FUNCS[prim.public] = fn
+        _PRIM_FUNCS[(prim.public, keywords)] = fn
     return fn
 
 
