@@ -42,6 +42,20 @@ from .jit_api import jit
 from .vmap_api import vmap
 from ._callback import named_call, pure_callback  # noqa: I001  (jax.pure_callback)
 from .pmap_api import pmap
+from ._jax_api import (  # noqa: I001  (JAX's API names, mapped onto srcjax)
+    Compiled,
+    Lowered,
+    Traced,
+    checkpoint_policies,
+    clear_caches,
+    closure_convert,
+    custom_gradient,
+    disable_jit,
+    linear_transpose,
+    make_jaxpr,
+    named_scope,
+)
+from . import example_libraries  # noqa: F401,I001  (jax.example_libraries)
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
 
@@ -97,4 +111,16 @@ __all__ = [
     "pmap",
     "pure_callback",
     "named_call",
+    "make_jaxpr",
+    "disable_jit",
+    "clear_caches",
+    "custom_gradient",
+    "closure_convert",
+    "linear_transpose",
+    "checkpoint_policies",
+    "named_scope",
+    "Lowered",
+    "Compiled",
+    "Traced",
+    "example_libraries",
 ]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import dtypes
+from ._jax_api import _track
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
@@ -375,6 +376,7 @@ class Transformed:
     def __init__(self, fun: Callable) -> None:
         self.fun = fun
         self._cache: Dict[Tuple, Any] = {}
+        _track(self)  # (srcjax.clear_caches)
         self._lock = threading.Lock()
         try:
             functools.update_wrapper(self, fun, updated=())  # never share __dict__ (caches)

@@ -31,13 +31,15 @@ def _env_flag(name: str) -> bool:
 
 #: The current value of ``jax_enable_x64`` as a plain module global (fast to read).
 x64_enabled: bool = _env_flag("JAX_ENABLE_X64")
+#: ``jax_disable_jit`` (``srcjax.disable_jit()``): jitted functions run as written.
+jit_disabled: bool = _env_flag("JAX_DISABLE_JIT")
 
 #: The current value of ``jax_enable_checks`` (srcjax's internal invariant checks).
 checks_enabled: bool = _env_flag("JAX_ENABLE_CHECKS")
 
-# Options JAX users commonly set (jax_enable_x64, jax_enable_checks and
-# jax_threefry_partitionable act; the others are stored and can be read back), and
-# srcjax's own.
+# Options JAX users commonly set (jax_enable_x64, jax_enable_checks,
+# jax_disable_jit and jax_threefry_partitionable act; the others are stored and
+# can be read back), and srcjax's own.
 _DEFAULTS: Dict[str, Any] = {
     "jax_enable_x64": x64_enabled,
     "jax_enable_checks": checks_enabled,
@@ -45,7 +47,7 @@ _DEFAULTS: Dict[str, Any] = {
     "jax_platforms": None,
     "jax_debug_nans": False,
     "jax_debug_infs": False,
-    "jax_disable_jit": False,
+    "jax_disable_jit": jit_disabled,
     "jax_default_matmul_precision": None,
     "jax_numpy_rank_promotion": "allow",
     "jax_numpy_dtype_promotion": "standard",
@@ -79,7 +81,7 @@ class Config:
     def update(self, name: str, value: Any) -> None:
         """Set option ``name`` to ``value``. Unknown names raise ``AttributeError``
         (as JAX does)."""
-        global x64_enabled, checks_enabled
+        global x64_enabled, checks_enabled, jit_disabled
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
         if name == "jax_enable_x64":
@@ -88,6 +90,9 @@ class Config:
         elif name == "jax_enable_checks":
             value = bool(value)
             checks_enabled = value
+        elif name == "jax_disable_jit":
+            value = bool(value)
+            jit_disabled = value
         if name in _CHOICES and value not in _CHOICES[name]:
             raise ValueError(f"config option {name} must be one of {_CHOICES[name]}, got {value!r}")
         self._values[name] = value

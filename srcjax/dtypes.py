@@ -121,6 +121,12 @@ _U8, _U16, _U32, _U64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, n
 _F16, _F32, _F64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+try:  # bfloat16 and the float8 types are ml_dtypes' (the library JAX uses; optional)
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - exercised where ml_dtypes is missing
+    _ml_dtypes = None
+_BF16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes is not None else None
+
 _TO_32BIT: Dict[np.dtype, np.dtype] = {_I64: _I32, _U64: _U32, _F64: _F32, _C128: _C64}
 
 _TO_INEXACT: Dict[np.dtype, np.dtype] = {
@@ -150,6 +156,8 @@ _X64 = [bool(_config.jax_enable_x64)]
 _CANON: Dict[Any, np.dtype] = {}
 _INEXACT: Dict[Any, np.dtype] = {}
 _NUMERIC = [_B, _I8, _I16, _I32, _I64, _U8, _U16, _U32, _U64, _F16, _F32, _F64, _C64, _C128]
+if _BF16 is not None:
+    _NUMERIC.append(_BF16)
 
 
 def _rebuild_tables() -> None:
@@ -216,8 +224,8 @@ def to_inexact_dtype(dt: Any) -> np.dtype:
 # Nodes are NumPy dtypes (strong types) and the strings "i*", "f*", "c*" (the
 # weak types of Python int, float and complex). Edges go from a type to the
 # types it promotes to directly; the join of two types is their least upper
-# bound. This is JAX's "standard" lattice (bfloat16 and the float8 types are
-# not NumPy dtypes and are left out).
+# bound. This is JAX's "standard" lattice; bfloat16 (ml_dtypes) joins it when
+# ml_dtypes is installed; the float8 types are left out.
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _EDGES: Dict[Any, Tuple[Any, ...]] = {
     _B: (_WEAK_INT,),
@@ -238,6 +246,9 @@ _EDGES: Dict[Any, Tuple[Any, ...]] = {
     _C64: (_C128,),
     _C128: (),
 }
+if _BF16 is not None:  # JAX's lattice: weak float -> bfloat16 -> float32
+    _EDGES[_WEAK_FLOAT] = (_F16, _BF16, _WEAK_COMPLEX)
+    _EDGES[_BF16] = (_F32,)
 
 
 def _upper_sets() -> Dict[Any, FrozenSet[Any]]:

@@ -327,6 +327,8 @@ class _Jit(Transformed):
         return (tuple(keys), kw_key, x64, self._device), args, kwargs
 
     def __call__(self, *args, **kwargs):
+        if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
+            return self.fun(*args, **kwargs)
         fn = None
         if len(args) == 1 and not kwargs and not self._static_pos:
             # fast path (W3's per-call cost): one float or float32 array argument
@@ -388,6 +390,27 @@ class _Jit(Transformed):
                 self._specs[key] = fn
                 self._builds += 1
         return fn
+
+    def lower(self, *args, **kwargs):
+        """``jit(f).lower(*args)``: the :class:`srcjax.Lowered` program for these
+        arguments' shapes, dtypes and static values (``.as_text()`` is the
+        generated source, ``.compile()`` the callable stage)."""
+        from ._jax_api import Lowered
+
+        return Lowered(self, args, kwargs)
+
+    def trace(self, *args, **kwargs):
+        """``jit(f).trace(*args)``: a :class:`srcjax.Traced` (``.jaxpr`` is the
+        generated program, ``.out_info`` the output's shapes, ``.lower()``)."""
+        from ._jax_api import Traced
+
+        return Traced(self, args, kwargs)
+
+    def eval_shape(self, *args, **kwargs):
+        """``jit(f).eval_shape(*args)``: :func:`srcjax.eval_shape` of ``f``."""
+        from .extras import eval_shape
+
+        return eval_shape(self, *args, **kwargs)
 
     def _source_for(self, *example_args, **example_kwargs) -> str:
         """The specialized source for the example arguments' signature

@@ -4542,19 +4542,3 @@ def _pops_kwargs(p, **kwargs):
 def test_changed_kwargs_passed_on_is_a_located_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="`\\*\\*kwargs` in calls"):
         srcjax.grad(lambda p: _pops_kwargs(p, a=1))(1.0)
-
-
-def _make_pair(k):
-    def f(x):
-        return x * k
-
-    def g(x):
-        return x + k
-
-    return f, g
-
-
-def test_local_functions_in_a_tuple_are_a_located_error():
-    # generated code read an unbound name (NameError) for `return f, g`
-    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="cannot be put in a tuple"):
-        srcjax.jit(lambda x: _make_pair(2.0)[0](x))(1.0)

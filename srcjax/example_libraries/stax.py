@@ -78,6 +78,11 @@ __all__ = [
 #: ``(init_fun, apply_fun)``
 Layer = tuple
 
+# (the default initializers, made once as JAX's defaults are)
+_GLOROT_NORMAL = glorot_normal()
+_NORMAL = normal()
+_NORMAL_TINY = normal(1e-6)
+
 
 def _output_shape(fn: Callable, input_shape: Sequence[int], n_in: int, n_out: int) -> tuple:
     """The shape ``fn`` gives an input of ``input_shape``, whose batch entry (at
@@ -94,7 +99,7 @@ def _output_shape(fn: Callable, input_shape: Sequence[int], n_in: int, n_out: in
 # --- dense and convolutional layers -----------------------------------------------------
 
 
-def Dense(out_dim: int, W_init: Callable = glorot_normal(), b_init: Callable = normal()) -> Layer:
+def Dense(out_dim: int, W_init: Callable = _GLOROT_NORMAL, b_init: Callable = _NORMAL) -> Layer:
     """A fully connected layer ``inputs @ W + b``: ``W`` of shape ``(in_dim,
     out_dim)`` from ``W_init``, ``b`` of shape ``(out_dim,)`` from ``b_init``
     (keys ``split(rng)``, as JAX)."""
@@ -127,7 +132,7 @@ def GeneralConv(
     strides: Sequence[int] | None = None,
     padding: Any = "VALID",
     W_init: Callable | None = None,
-    b_init: Callable = normal(1e-6),
+    b_init: Callable = _NORMAL_TINY,
 ) -> Layer:
     """A convolution with ``dimension_numbers = (lhs_spec, rhs_spec, out_spec)``
     (e.g. ``("NHWC", "HWIO", "NHWC")``), ``out_chan`` output channels and a
@@ -176,7 +181,7 @@ def GeneralConvTranspose(
     strides: Sequence[int] | None = None,
     padding: Any = "VALID",
     W_init: Callable | None = None,
-    b_init: Callable = normal(1e-6),
+    b_init: Callable = _NORMAL_TINY,
 ) -> Layer:
     """A transposed convolution (``lax.conv_transpose``), parameters as in
     :func:`GeneralConv`."""
@@ -510,14 +515,16 @@ def shape_dependent(make_layer: Callable[[tuple], Layer]) -> Layer:
     """A layer made by ``make_layer(input_shape)`` once the input's shape is
     known (at ``init_fun`` and at each ``apply_fun`` call).
 
-    Its ``apply_fun`` runs eagerly; inside ``grad``/``jit``/``vmap`` the layer
-    pair made at apply time is a clear error (srcjax inlines functions, and
-    cannot hold the local functions of a layer made there as values)."""
+    Its ``apply_fun`` runs eagerly only: inside ``grad``/``jit``/``vmap``,
+    srcjax cannot yet inline the ``apply_fun`` of a layer made at apply time
+    (local functions returned through two factories); make the layer at module
+    level there."""
 
     def init_fun(rng, input_shape):
         return make_layer(input_shape)[0](rng, input_shape)
 
     def apply_fun(params, inputs, rng=None, **kwargs):
-        return make_layer(inputs.shape)[1](params, inputs, rng=rng, **kwargs)
+        _, apply = make_layer(inputs.shape)
+        return apply(params, inputs, rng=rng, **kwargs)
 
     return init_fun, apply_fun

@@ -815,6 +815,7 @@ class Normalizer:
     # -- entry ---------------------------------------------------------------
     def run(self) -> Any:
         node = self.src.node
+        self._drop_named_scopes(node)
         self._check(node)
         a = node.args
         if (a.vararg or a.kwonlyargs or a.kwarg) and not self.inlined or a.posonlyargs:
@@ -844,6 +845,38 @@ class Normalizer:
         N.copy_origin(fdef, node)
         fdef.sj_origin = node.lineno
         return fdef
+
+    def _drop_named_scopes(self, fnode: Any) -> None:
+        """``with srcjax.named_scope("name"):`` blocks become their bodies (the
+        scope only names operations in JAX's profiles); other ``with`` blocks stay
+        for :meth:`_check` to refuse."""
+        from .._jax_api import named_scope
+
+        def is_scope(item: Any) -> bool:
+            e = item.context_expr
+            if item.optional_vars is not None or not isinstance(e, gast.Call):
+                return False
+            try:
+                status, obj = self.resolve(e.func)
+            except Exception:  # noqa: BLE001 - not resolvable: not a named scope
+                return False
+            return status == "found" and obj is named_scope
+
+        def rewrite(body: list) -> list:
+            out = []
+            for stmt in body:
+                if isinstance(stmt, gast.With) and all(is_scope(i) for i in stmt.items):
+                    out.extend(rewrite(stmt.body))
+                    continue
+                for part in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, part, None)
+                    if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
+                        setattr(stmt, part, rewrite(inner))
+                out.append(stmt)
+            return out
+
+        if any(isinstance(n, gast.With) for n in gast.walk(fnode)):
+            fnode.body = rewrite(fnode.body)
 
     def _check(self, fnode: Any) -> None:
         bad = _shared_mutation(fnode)
@@ -2497,17 +2530,6 @@ class Normalizer:
             return N.name(t), Op("copy", elts=[N.name(t)])
         if isinstance(e, (gast.List, gast.Tuple)):
             elts = [self.atom(x) for x in e.elts]
-            for x in elts:
-                if isinstance(x, gast.Name) and x.id in self.local_fns:
-                    # (it was emitted as an unbound name: a NameError at run time)
-                    raise UnsupportedSyntaxError(
-                        f"a function defined inside the transformed function (`{x.id}`) "
-                        "cannot be put in a tuple or list (it is inlined where it is "
-                        "called, never made a value)",
-                        self.loc(e),
-                        "build the functions outside the transformed function (a stax "
-                        "layer's (init_fun, apply_fun) pair: make the layer at module level)",
-                    )
             cls = gast.List if isinstance(e, gast.List) else gast.Tuple
             return cls(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
         if isinstance(e, gast.Dict):

@@ -70,4 +70,47 @@ inf = _np.inf
 nan = _np.nan
 newaxis = None
 
+# jnp.save / load / savez / savez_compressed: NumPy's .npy/.npz format (arrays are
+# NumPy arrays here, so NumPy's functions are JAX's)
+save = _np.save
+load = _np.load
+savez = _np.savez
+savez_compressed = _np.savez_compressed
+
+#: the ml_dtypes types JAX exposes as jnp.<name> (the optional `ml_dtypes` extra)
+_ML_DTYPES = (
+    "bfloat16",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+    "int2",
+    "int4",
+    "uint2",
+    "uint4",
+)
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
+
+
+def __getattr__(name: str):
+    """``jnp.bfloat16``, ``jnp.float8_e4m3fn`` ...: the scalar types of
+    ``ml_dtypes`` (as in JAX), an AttributeError naming the extra to install when
+    it is missing."""
+    if name in _ML_DTYPES:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise AttributeError(
+                f"srcjax.numpy.{name} needs the ml_dtypes package: pip install "
+                "'srcjax[ml_dtypes]' (or pip install ml_dtypes)"
+            ) from None
+        value = getattr(ml_dtypes, name, None)
+        if value is not None:
+            return value
+    raise AttributeError(f"module 'srcjax.numpy' has no attribute {name!r}")
