@@ -42,10 +42,8 @@ from .jit_api import jit
 from .vmap_api import vmap
 from ._callback import named_call, pure_callback  # noqa: I001  (jax.pure_callback)
 from .pmap_api import pmap
+from ._stages import Compiled, Lowered, Traced  # noqa: I001  (jit(f).lower(...) stages)
 from ._jax_api import (  # noqa: I001  (JAX's API names, mapped onto srcjax)
-    Compiled,
-    Lowered,
-    Traced,
     checkpoint_policies,
     clear_caches,
     closure_convert,

@@ -1,8 +1,7 @@
 """JAX API names that srcjax maps onto what it does: ``make_jaxpr``,
 ``disable_jit``, ``clear_caches``, ``custom_gradient``, ``closure_convert``,
 ``linear_transpose``, ``checkpoint_policies`` / ``checkpoint_name``,
-``named_scope``, and the ``Lowered`` / ``Compiled`` / ``Traced`` stages of
-``jit(f).lower(...)`` and ``jit(f).trace(...)``.
+``named_scope`` (the stages of ``jit(f).lower(...)`` are in ``_stages.py``).
 
 srcjax does not trace: where JAX hands back a jaxpr or HLO text, srcjax hands
 back the *generated Python source*, which is the program that runs. Each name's
@@ -14,17 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
 __all__ = [
-    "Compiled",
-    "GeneratedProgram",
-    "Lowered",
-    "Traced",
     "checkpoint_name",
     "checkpoint_policies",
     "clear_caches",
@@ -38,54 +32,6 @@ __all__ = [
 
 
 # --- inspecting the program -------------------------------------------------------------
-
-
-class GeneratedProgram:
-    """What srcjax runs for one abstract signature: the generated Python source
-    (``str(program)``, ``program.source``), the input avals (``in_avals``: a list
-    of :class:`srcjax.ShapeDtypeStruct`) and, on first use, the output avals
-    (``out_avals``/``out_shape``, from :func:`srcjax.eval_shape`). It stands where
-    JAX returns a ``ClosedJaxpr``."""
-
-    def __init__(self, source: str, fun: Callable, args: tuple, kwargs: dict) -> None:
-        self.source = source
-        self._fun = fun
-        self._args = args
-        self._kwargs = kwargs
-
-    @property
-    def in_avals(self) -> list:
-        from . import numpy as jnp
-        from .extras import ShapeDtypeStruct
-        from .tree_util import tree_leaves
-
-        out = []
-        for leaf in tree_leaves((self._args, self._kwargs)):
-            if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-                leaf = jnp.asarray(leaf)  # (a Python float: float32 unless x64)
-            out.append(ShapeDtypeStruct(tuple(leaf.shape), leaf.dtype))
-        return out
-
-    @property
-    def out_shape(self) -> Any:
-        from .extras import eval_shape
-
-        return eval_shape(self._fun, *self._args, **self._kwargs)
-
-    @property
-    def out_avals(self) -> list:
-        from .tree_util import tree_leaves
-
-        return tree_leaves(self.out_shape)
-
-    def pretty_print(self) -> str:
-        return self.source
-
-    def __str__(self) -> str:
-        return self.source
-
-    def __repr__(self) -> str:
-        return self.source
 
 
 def make_jaxpr(
@@ -119,76 +65,13 @@ def make_jaxpr(
     jitted = jit(fun, static_argnums=static_argnums)
 
     def make(*args: Any, **kwargs: Any) -> Any:
-        program = GeneratedProgram(jitted._source_for(*args, **kwargs), fun, args, kwargs)
+        program = jitted.trace(*args, **kwargs).jaxpr
         if return_shape:
             return program, program.out_shape
         return program
 
     make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     return make
-
-
-class Compiled:
-    """``jit(f).lower(*args).compile()``: the specialized function, callable with
-    arguments of the lowered signature; ``as_text()`` is its generated source."""
-
-    def __init__(self, jitted: Any, source: str, args: tuple, kwargs: dict) -> None:
-        self._jitted = jitted
-        self._source = source
-        self.args_info = args
-        self.kwargs_info = kwargs
-
-    def as_text(self) -> str:
-        """The generated Python source (JAX: the compiled HLO text)."""
-        return self._source
-
-    def cost_analysis(self) -> None:
-        """None: srcjax has no cost model (JAX's backends may return None too)."""
-        return None
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._jitted(*args, **kwargs)
-
-
-class Lowered:
-    """``jit(f).lower(*args)``: the program specialized on the arguments'
-    shapes, dtypes and static values. ``as_text()`` is the generated source (JAX:
-    StableHLO text); ``compile()`` gives a :class:`Compiled`."""
-
-    def __init__(self, jitted: Any, args: tuple, kwargs: dict) -> None:
-        self._jitted = jitted
-        self._args = args
-        self._kwargs = kwargs
-        self._source = jitted._source_for(*args, **kwargs)
-
-    def as_text(self, dialect: str | None = None) -> str:
-        """The generated Python source; ``dialect`` is accepted and ignored."""
-        return self._source
-
-    def compile(self, compiler_options: Any = None) -> Compiled:
-        return Compiled(self._jitted, self._source, self._args, self._kwargs)
-
-    def cost_analysis(self) -> None:
-        return None
-
-
-class Traced:
-    """``jit(f).trace(*args)``: ``jaxpr`` is the :class:`GeneratedProgram`,
-    ``out_info`` the output's :class:`srcjax.ShapeDtypeStruct` pytree, ``lower()``
-    the :class:`Lowered` stage."""
-
-    def __init__(self, jitted: Any, args: tuple, kwargs: dict) -> None:
-        self._jitted = jitted
-        self._args = args
-        self._kwargs = kwargs
-        self.jaxpr = GeneratedProgram(jitted._source_for(*args, **kwargs), jitted.fun, args, kwargs)
-
-    @property
-    def out_info(self) -> Any:
-        return self.jaxpr.out_shape
-
-    def lower(self) -> Lowered:
-        return Lowered(self._jitted, self._args, self._kwargs)
 
 
 # --- jit switches and caches ----------------------------------------------------------
@@ -209,18 +92,12 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         _cfg.config.update("jax_disable_jit", old)
 
 
-_TRANSFORMED: weakref.WeakSet = weakref.WeakSet()
-
-
-def _track(transformed: Any) -> None:
-    """Remember a transformed function, for :func:`clear_caches`."""
-    _TRANSFORMED.add(transformed)
-
-
 def clear_caches() -> None:
     """``jax.clear_caches``: forget every generated specialization, so the next
     call of each transformed function transforms its source again."""
-    for t in list(_TRANSFORMED):
+    from .api import TRANSFORMED
+
+    for t in list(TRANSFORMED):
         for name in ("_cache", "_specs", "_sources"):
             cache = getattr(t, name, None)
             if isinstance(cache, dict):
@@ -414,3 +291,7 @@ def named_scope(name: str) -> Iterator[None]:
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
     yield
+
+
+# (the normalizer drops `with named_scope(...):` blocks it finds by this mark)
+named_scope.__srcjax_named_scope__ = True  # type: ignore[attr-defined]

@@ -14,7 +14,6 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import dtypes
-from ._jax_api import _track
 from .codegen import emit
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
@@ -364,6 +363,10 @@ def keywords_bound(pyfn: Any, names: Any) -> Any:
     return fn
 
 
+#: every transformed function alive (``srcjax.clear_caches`` empties their caches)
+TRANSFORMED: "weakref.WeakSet[Transformed]" = weakref.WeakSet()
+
+
 class Transformed:
     """A function transformed by srcjax; calls dispatch to generated code.
 
@@ -376,7 +379,7 @@ class Transformed:
     def __init__(self, fun: Callable) -> None:
         self.fun = fun
         self._cache: Dict[Tuple, Any] = {}
-        _track(self)  # (srcjax.clear_caches)
+        TRANSFORMED.add(self)  # (srcjax.clear_caches)
         self._lock = threading.Lock()
         try:
             functools.update_wrapper(self, fun, updated=())  # never share __dict__ (caches)

@@ -395,16 +395,27 @@ class _Jit(Transformed):
         """``jit(f).lower(*args)``: the :class:`srcjax.Lowered` program for these
         arguments' shapes, dtypes and static values (``.as_text()`` is the
         generated source, ``.compile()`` the callable stage)."""
-        from ._jax_api import Lowered
+        from ._stages import Lowered
 
-        return Lowered(self, args, kwargs)
+        return Lowered(self, self._source_for(*args, **kwargs))
 
     def trace(self, *args, **kwargs):
         """``jit(f).trace(*args)``: a :class:`srcjax.Traced` (``.jaxpr`` is the
         generated program, ``.out_info`` the output's shapes, ``.lower()``)."""
-        from ._jax_api import Traced
+        from ._stages import GeneratedProgram, Traced
+        from .extras import ShapeDtypeStruct, eval_shape
 
-        return Traced(self, args, kwargs)
+        def in_avals():
+            out = []
+            for leaf in tree_util.tree_leaves((args, kwargs)):
+                dt = leaf.dtype if hasattr(leaf, "dtype") else dtypes.dtype_of(leaf)
+                out.append(ShapeDtypeStruct(tuple(np.shape(leaf)), dt))
+            return out
+
+        program = GeneratedProgram(
+            self._source_for(*args, **kwargs), in_avals, lambda: eval_shape(self, *args, **kwargs)
+        )
+        return Traced(self, program)
 
     def eval_shape(self, *args, **kwargs):
         """``jit(f).eval_shape(*args)``: :func:`srcjax.eval_shape` of ``f``."""

@@ -21,7 +21,8 @@ order follows issue 15's target map)::
     transforms  reverse, forward, batching, optimize, fusion: IR -> IR passes
     codegen     emit, cache: IR -> text -> a live function
     backends    the backend protocol and its implementations (numpy_cpu, ...)
-    api         the public transforms (grad, jit, vmap, pmap, custom_*, ...)
+    api         the public transforms (grad, jit, vmap, pmap, custom_*, ...),
+                JAX's API names mapped onto them (_jax_api, _stages)
     public      numpy, lax, nn, random, scipy, ops, example_libraries: user-facing modules,
                 compositions of primitives and transforms
     package     srcjax/__init__.py (it imports everything), the command line,
@@ -80,6 +81,8 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax.devices",
             "srcjax.flatten_util",
             "srcjax._cotangent_check",
+            "srcjax._jax_api",
+            "srcjax._stages",
         ),
     ),
     (

@@ -850,7 +850,6 @@ class Normalizer:
         """``with srcjax.named_scope("name"):`` blocks become their bodies (the
         scope only names operations in JAX's profiles); other ``with`` blocks stay
         for :meth:`_check` to refuse."""
-        from .._jax_api import named_scope
 
         def is_scope(item: Any) -> bool:
             e = item.context_expr
@@ -860,7 +859,7 @@ class Normalizer:
                 status, obj = self.resolve(e.func)
             except Exception:  # noqa: BLE001 - not resolvable: not a named scope
                 return False
-            return status == "found" and obj is named_scope
+            return status == "found" and getattr(obj, "__srcjax_named_scope__", False) is True
 
         def rewrite(body: list) -> list:
             out = []
