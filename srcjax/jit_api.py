@@ -301,7 +301,10 @@ class _Jit(Transformed):
                 if x64 or dt.itemsize != 8 or dt.kind not in "fiu":
                     keys.append((x.shape, dt))
                     continue
-            y, k = _canon(x, x64)
+            try:
+                y, k = _canon(x, x64)
+            except TypeError as e:  # (a str argument: name the parameter, as JAX does)
+                raise TypeError(self._argument_error(e, i, None)) from None
             keys.append(k)
             if y is not x:
                 if new_args is None:
@@ -319,12 +322,24 @@ class _Jit(Transformed):
                     items.append((k, _static_key(v)))
                     new_kw[k] = v
                 else:
-                    y, kk = _canon(v, x64)
+                    try:
+                        y, kk = _canon(v, x64)
+                    except TypeError as e:
+                        raise TypeError(self._argument_error(e, None, k)) from None
                     items.append((k, kk))
                     new_kw[k] = y
             kwargs = new_kw
             kw_key = tuple(items)
         return (tuple(keys), kw_key, x64, self._device), args, kwargs
+
+    def _argument_error(self, error: TypeError, index, name) -> str:
+        """``error`` (an argument that is no array) naming the parameter it was
+        passed to: ``jit(f)(x, "fast")`` says ``kind``, as JAX names the path."""
+        if name is None and index is not None and index < len(self._param_names):
+            name = self._param_names[index]
+        fname = getattr(self.fun, "__name__", "the function")
+        where = f"parameter `{name}`" if name else f"positional argument {index}"
+        return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
         if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written

@@ -10,7 +10,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
 # Each example file has a test below; adding an example means adding its check.
-CHECKED = {"seed_grad.py", "seed_jit.py", "seed_vmap.py", "train_digits.py"}
+CHECKED = {
+    "seed_grad.py",
+    "seed_jit.py",
+    "seed_vmap.py",
+    "train_digits.py",
+    "stax_digits.py",
+    "per_example_clipping.py",
+    "newton.py",
+    "ode_adaptive.py",
+    "gp_regression.py",
+}
 
 
 def run_example(name, *args, cwd=None, timeout=300):
@@ -77,3 +87,50 @@ def test_train_digits(tmp_path):
         assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:
         assert "no loss curve" in out
+
+
+def _number(pattern, out):
+    m = re.search(pattern, out)
+    assert m, out
+    return float(m.group(1))
+
+
+def test_stax_digits(tmp_path):
+    # small settings: 2 epochs on 600 images (the full run reaches >= 0.97)
+    out = run_example(
+        "stax_digits.py",
+        *("--epochs", "2", "--train-size", "600", "--out", str(tmp_path), "--no-progress"),
+        cwd=tmp_path,
+    )
+    assert "(1 specialization of the step)" in out
+    assert _number(r"test accuracy: ([0-9.]+)", out) >= 0.8, out
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (tmp_path / "stax_loss_curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_stax_digits_show():
+    out = run_example("stax_digits.py", "--epochs", "1", "--train-size", "64", "--show")
+    assert "def update_jit(i, opt_state, batch):" in out
+
+
+def test_per_example_clipping():
+    out = run_example("per_example_clipping.py", "--steps", "60")
+    assert _number(r"a Python loop of grad: max abs difference ([0-9.e+-]+)", out) < 1e-6
+    assert _number(r"accuracy: ([0-9.]+)", out) >= 0.95, out
+
+
+def test_newton():
+    out = run_example("newton.py", "--iters", "8")
+    assert _number(r"final gradient norm: ([0-9.e+-]+)", out) < 1e-10, out
+    assert _number(r"between the two minimizers: ([0-9.e+-]+)", out) < 1e-8, out
+
+
+def test_ode_adaptive():
+    out = run_example("ode_adaptive.py", "--t1", "3.0")
+    assert _number(r"max relative difference: ([0-9.e+-]+)", out) < 1e-6, out
+
+
+def test_gp_regression():
+    out = run_example("gp_regression.py", "--n", "25", "--steps", "60")
+    assert _number(r"central differences: max abs difference ([0-9.e+-]+)", out) < 1e-6, out
+    assert _number(r"RMSE against sin\(2x\): ([0-9.]+)", out) < 0.2, out

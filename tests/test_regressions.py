@@ -4542,3 +4542,16 @@ def _pops_kwargs(p, **kwargs):
 def test_changed_kwargs_passed_on_is_a_located_error():
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="`\\*\\*kwargs` in calls"):
         srcjax.grad(lambda p: _pops_kwargs(p, a=1))(1.0)
+
+
+def _kinded(x, kind):
+    return x * 2 if kind == "double" else x
+
+
+def test_jit_of_a_string_argument_names_the_parameter():
+    # the error said "an argument of type str" without saying which (issue 20)
+    with pytest.raises(TypeError, match="passed to parameter `kind` of _kinded"):
+        srcjax.jit(_kinded)(1.0, "double")
+    with pytest.raises(TypeError, match="passed to parameter `kind` of _kinded"):
+        srcjax.jit(_kinded)(1.0, kind="double")
+    assert float(srcjax.jit(_kinded, static_argnames="kind")(1.0, "double")) == 2.0
