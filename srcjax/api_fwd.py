@@ -30,10 +30,10 @@ from .api import (
     _map_leaves,
     _missing_defaults,
     _unsupported_options,
-    finish,
     fixed_arity,
 )
 from .codegen import emit
+from .driver import finish
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize, param_names

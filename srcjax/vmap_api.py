@@ -13,7 +13,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .api import Transformed, _kind, finish, fixed_arity, user_none_names
+from .api import Transformed, _kind, fixed_arity
+from .driver import finish, user_none_names
 from .errors import TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, normalize

@@ -71,6 +71,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
         (
             "srcjax.api",
             "srcjax.api_fwd",
+            "srcjax.driver",
             "srcjax.jit_api",
             "srcjax.vmap_api",
             "srcjax.pmap_api",
@@ -141,6 +142,7 @@ CYCLE_ALLOWED: Set[str] = {
     "srcjax.codegen.emit",
     "srcjax.custom",
     "srcjax.debug",
+    "srcjax.driver",  # (code moved out of srcjax.api, in the cycle through normalize -> api_fwd)
     "srcjax.dtypes",
     "srcjax.errors",
     "srcjax.extras",

@@ -2386,7 +2386,7 @@ def _floordiv(x, y):
     ZeroDivisionError), and where an operand is an array or NumPy scalar,
     ``jnp.floor_divide`` (JAX's promotion, and XLA's integer division by zero:
     ``-1``/``-2`` signed, the maximum unsigned, where NumPy's ``//`` gives 0).
-    grad/jvp/vjp/linearize code spells the user's ``//`` so (``api.finish``), as
+    grad/jvp/vjp/linearize code spells the user's ``//`` so (``driver.finish``), as
     jit and vmap already call ``jnp.floor_divide``."""
     arrays = (np.ndarray, np.generic)
     numbers = arrays + (int, float, bool)
