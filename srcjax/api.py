@@ -15,17 +15,16 @@ import numpy as np
 
 from . import dtypes
 from .codegen import emit
-from .driver import finish
+from .driver import Generated, transform
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
 from .frontend.normalize import (
     ClassKind,
     _static_callable,
     dependencies_valid,
-    normalize,
     type_tree,
 )
-from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
+from .frontend.source import get_source, unwrap_callable
 from .transforms.reverse import reverse
 from .tree_util import _sorted_keys, tree_leaves
 
@@ -501,35 +500,35 @@ class _Grad(Transformed):
         return fn
 
     def _transform(self, target, kinds):
-        src, n_kwonly = kwonly_as_positional(get_source(target))
-        norm = normalize(src, kinds)  # first: `*args` is an error at the user's line
-        nparams = len(src.node.args.args) - n_kwonly
-        argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
-        for a in argnums:
-            if not 0 <= a < nparams:
-                raise TransformValueError(
-                    f"argnums {self.argnums} out of range for a function of {nparams} "
-                    "positional arguments"
-                )
-        norm.tuple_wrt = self.tuple_out
-        params = [a.id for a in norm.node.args.args]  # as generated code names them
-        wrt = [params[a] for a in argnums]
-        pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
-        label = "value_and_grad" if self.with_value else "grad"
-        gname = f"{src.name}_{label}"
-        fdef = reverse(
-            norm,
-            wrt,
-            pkinds,
-            has_aux=self.has_aux,
-            with_value=self.with_value,
-            name=gname,
-            holomorphic=self.holomorphic,
-        )
-        if self.allow_int:
-            _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
-        restore_kwonly(fdef, n_kwonly)
-        return finish(src, norm, fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
+        def reverse_pass(stage):
+            src, norm = stage.src, stage.norm
+            nparams = len(src.node.args.args) - stage.n_kwonly
+            argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
+            for a in argnums:
+                if not 0 <= a < nparams:
+                    raise TransformValueError(
+                        f"argnums {self.argnums} out of range for a function of {nparams} "
+                        "positional arguments"
+                    )
+            norm.tuple_wrt = self.tuple_out
+            params = [a.id for a in norm.node.args.args]  # as generated code names them
+            wrt = [params[a] for a in argnums]
+            pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
+            label = "value_and_grad" if self.with_value else "grad"
+            fdef = reverse(
+                norm,
+                wrt,
+                pkinds,
+                has_aux=self.has_aux,
+                with_value=self.with_value,
+                name=f"{src.name}_{label}",
+                holomorphic=self.holomorphic,
+            )
+            if self.allow_int:
+                _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
+            return Generated(fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
+
+        return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, *args, **kwargs):
         if self._fast1 and len(args) == 1 and not kwargs:

@@ -33,10 +33,10 @@ from .api import (
     fixed_arity,
 )
 from .codegen import emit
-from .driver import finish
+from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
 from .frontend import nodes as N
-from .frontend.normalize import dependencies_valid, normalize, param_names
+from .frontend.normalize import dependencies_valid, param_names
 from .frontend.source import FunctionSource, get_source, unwrap_callable
 from .jit_api import _unalias
 from .primitives.registry import Primitive, register
@@ -85,9 +85,8 @@ def _jvp_function(
     ``positions`` (indices among all parameters): only those get tangents."""
     target, bound = _target(fun, kinds)
 
-    def build():
-        src = get_source(target)
-        norm = normalize(src, kinds)
+    def forward_pass(stage):
+        src, norm = stage.src, stage.norm
         params = [a.id for a in norm.node.args.args]  # as generated code names them
         wrt = params[len(bound) :]
         if positions is not None:
@@ -97,9 +96,10 @@ def _jvp_function(
         if tangent_only:
             ret = fdef.body[-1]
             ret.value = ret.value.elts[1]
-        return finish(
-            src, norm, fdef, f"{label} of", f"with tangents for {', '.join(wrt)}", defaults=False
-        )
+        return Generated(fdef, f"{label} of", f"with tangents for {', '.join(wrt)}")
+
+    def build():
+        return transform(target, kinds, forward_pass, defaults=False)
 
     fn = _cached(target, ("jvp", kinds, has_aux, tangent_only, positions, len(bound)), build)
     return fn, bound
@@ -110,9 +110,8 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
     primals (after bound arguments)."""
     target, bound = _target(fun, kinds)
 
-    def build():
-        src = get_source(target)
-        norm = normalize(src, kinds)
+    def vjp_pass(stage):
+        src, norm = stage.src, stage.norm
         norm.tuple_wrt = True
         params = [a.id for a in norm.node.args.args]  # as generated code names them
         wrt = params[len(bound) :]
@@ -132,9 +131,10 @@ def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None)
         if has_aux:  # the vjp function returns cotangents only
             ret = fdef.body[-1]
             ret.value = ret.value.elts[0]
-        return finish(
-            src, norm, fdef, "vjp of", f"with respect to {', '.join(wrt)}", defaults=False
-        )
+        return Generated(fdef, "vjp of", f"with respect to {', '.join(wrt)}")
+
+    def build():
+        return transform(target, kinds, vjp_pass, defaults=False)
 
     fn = _cached(target, ("vjp", kinds, has_aux, argnums, len(bound)), build)
     return fn, bound
@@ -153,12 +153,13 @@ def _primal_function(fun: Any, kinds: Tuple[str, ...]):
     if isinstance(fun, Transformed):
         return target, bound
 
+    def primal_pass(stage):
+        fdef = stage.norm.node  # the normalized code itself
+        fdef.name = f"{stage.src.name}_primal"
+        return Generated(fdef, "primal of")
+
     def build():
-        src = get_source(target)
-        norm = normalize(src, kinds)
-        fdef = norm.node
-        fdef.name = f"{src.name}_primal"
-        return finish(src, norm, fdef, "primal of", "")
+        return transform(target, kinds, primal_pass)
 
     return _cached(target, ("primal", len(bound), kinds), build), bound
 

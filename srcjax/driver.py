@@ -8,9 +8,9 @@ code the same way, through :func:`transform`:
    (keyword-only parameters made positional first, when the pass asks);
 2. **normalize**: :func:`srcjax.frontend.normalize.normalize` gives the ANF IR
    (errors in the user's code are raised here, at the user's line);
-3. **pass**: the transform's own function, ``run_pass(src, norm) ->``
-   :class:`Generated` (reverse mode, forward mode, batching, or jit's
-   optimization and backend lowering);
+3. **pass**: the transform's own function, ``run_pass(stage) ->``
+   :class:`Generated`, given the :class:`Stage` (source, normalized IR) (reverse
+   mode, forward mode, batching, or jit's optimization and backend lowering);
 4. **finish**: the keyword-only parameters restored, and the function rendered
    with its header (``# srcjax: grad of f (file.py:3) ...``) and loaded as a
    live function (:func:`finish`, or the transform's own ``finish``: jit's).
@@ -31,7 +31,28 @@ from .frontend import nodes as N
 from .frontend.normalize import normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly
 
-__all__ = ["Generated", "transform", "finish", "user_names", "user_none_names", "renamed_params"]
+__all__ = [
+    "Stage",
+    "Generated",
+    "transform",
+    "header",
+    "finish",
+    "user_names",
+    "user_none_names",
+    "renamed_params",
+]
+
+
+@dataclass
+class Stage:
+    """What a pass starts from: the user's function source ``src`` (keyword-only
+    parameters made positional when the driver was asked to: ``n_kwonly`` of
+    them), and ``norm``, its normalized IR
+    (:class:`srcjax.frontend.normalize.Normalized`)."""
+
+    src: Any
+    norm: Any
+    n_kwonly: int = 0
 
 
 @dataclass
@@ -48,7 +69,7 @@ class Generated:
 def transform(
     target: Callable,
     kinds: Tuple[Any, ...],
-    run_pass: Callable[[Any, Any], Generated],
+    run_pass: Callable[[Stage], Generated],
     *,
     kwonly: bool = False,
     defaults: bool = True,
@@ -61,7 +82,7 @@ def transform(
             bound methods and srcjax wrappers).
         kinds: one entry per parameter for the normalizer (``"leaf"``,
             ``"tree"``, a ``ClassKind``, ...).
-        run_pass: ``run_pass(src, norm) -> Generated``: the transform itself.
+        run_pass: ``run_pass(stage) -> Generated``: the transform itself.
         kwonly: make keyword-only parameters positional for the pass and
             restore them after it (grad, jit).
         defaults: the generated function takes ``target``'s default values.
@@ -76,7 +97,7 @@ def transform(
     if kwonly:
         src, n_kwonly = kwonly_as_positional(src)
     norm = normalize(src, kinds)  # first: a bad construct is an error at the user's line
-    out = run_pass(src, norm)
+    out = run_pass(Stage(src, norm, n_kwonly))
     if n_kwonly:
         restore_kwonly(out.fdef, n_kwonly)  # back to keyword-only parameters
     if finish_with is not None:
@@ -106,14 +127,19 @@ def _floordiv_as_calls(fdef: Any) -> None:
     _Calls().visit(fdef)
 
 
+def header(src: Any, what: str, detail: str = "") -> str:
+    """The first line of generated code: ``srcjax: grad of f (file.py:3) with
+    respect to x`` (``what`` the transform, ``detail`` after the location)."""
+    return (
+        f"srcjax: {what} {src.name} ({emit.where(src.filename, src.node.lineno)}) {detail}".rstrip()
+    )
+
+
 def finish(src, norm, fdef, what: str, detail: str, defaults: bool = True):
     """Render a generated FunctionDef with its header and load it as a live function."""
     _floordiv_as_calls(fdef)
     user_file = src.filename
-    header = (
-        f"srcjax: {what} {src.name} ({emit.where(user_file, src.node.lineno)}) {detail}"
-    ).rstrip()
-    text = emit.render(fdef, header, user_file)
+    text = emit.render(fdef, header(src, what, detail), user_file)
     fn = emit.load(
         text,
         fdef.name,

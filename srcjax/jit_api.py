@@ -66,9 +66,10 @@ from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from .backends import _devices
 from .codegen import emit
+from .driver import Generated, header, transform
 from .errors import TransformValueError
-from .frontend.normalize import ClassKind, dependencies_valid, normalize
-from .frontend.source import get_source, kwonly_as_positional, restore_kwonly, unwrap_callable
+from .frontend.normalize import ClassKind, dependencies_valid
+from .frontend.source import unwrap_callable
 from .transforms import optimize as opt
 
 _cfg = importlib.import_module("srcjax.config")
@@ -498,7 +499,6 @@ class _Jit(Transformed):
             target = fixed_arity(target, len(kinds))
             # jit(apply_fun)(params, x, rng=key) of `def apply_fun(params, x, **kwargs)`
             target = keywords_bound(target, list(bkw) + list(kwargs))
-        src, n_kwonly = kwonly_as_positional(get_source(target))
         # a static argument that is an object (a method's `self` under
         # @partial(jit, static_argnums=0)): known while transforming, as a function
         # argument is, so `grad(self.loss)` and `self.lr` resolve (user K r3); its
@@ -515,93 +515,100 @@ class _Jit(Transformed):
         containers = tuple(
             k if isinstance(k, ClassKind) else ("tree" if k == "tree" else "leaf") for k in kinds
         )
-        norm = normalize(src, containers)
-        fdef = norm.node
-        all_args = tuple(bargs) + tuple(args)
-        all_kwargs = {**bkw, **kwargs}
-        # the parameters as generated code names them (`ad` -> `ad_`, see normalize)
-        renamed = dict(zip((a.id for a in src.node.args.args), (a.id for a in fdef.args.args)))
-        try:
-            bound = inspect.signature(target).bind(*all_args, **all_kwargs)
-            bound.apply_defaults()
-            values = {renamed.get(k, k): v for k, v in bound.arguments.items()}
-        except TypeError as e:
-            raise TypeError(f"{src.name}() {e}") from None
-        nb = len(bargs)
-        params = [a.id for a in fdef.args.args]
-        static_names = {renamed.get(n, n) for n in self._static_names}
-        static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
-        arg_keys = dict(zip(params[nb:], key[0]))
-        arg_keys.update((renamed.get(k, k), v) for k, v in key[1])
-        avals: Dict[str, Any] = {}
-        statics: Dict[str, Any] = {}
-        for p in params:
-            if p not in values:
-                avals[p] = None
-                continue
-            v = values[p]
-            if p in static_names:
-                statics[p] = v
-                avals[p] = opt.Aval.of(v) if isinstance(v, (bool, int, float)) else None
-            else:
-                avals[p] = _aval_tree(v, arg_keys.get(p))
-        opt.bind_static(fdef, statics)
-        resolve = _resolver(src, norm.bindings)
-        boxed = {
-            p: np.asarray(values[p]).dtype
-            for p in params
-            if p in values and p not in statics and arg_keys.get(p) == _WEAK[float]
-        }
-        opt.optimize(fdef, avals, resolve, norm.namer, boxed)
-        donatable = tuple(
-            params[i + nb]
-            for i in sorted(self._donate_pos)
-            if i + nb < len(params) and params[i + nb] not in static_names
-        )
-        device = self._device_obj
-        if device is None:  # the arguments' GPU, else the default device (JAX's rule)
-            named = list(zip(params[nb:], args)) + list(kwargs.items())
-            device = _devices.check_same_device(named, f"jit of {src.name}")
-            if device is None:
-                device = _devices.default_device()
-        backend = backends.for_device(device)
-        backend.lower(fdef, norm.namer, src.filename, donatable)
-        user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
-        opt.inline_temporaries(fdef, user_names)
-        gname = f"{src.name}_jit"
-        fdef.name = gname
-        sig_text = ", ".join(
-            f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
-            for p in params
-            if p in values and (p in statics or params.index(p) >= nb)
-        )
-        header = (
-            f"srcjax: jit of {src.name} ({emit.where(src.filename, src.node.lineno)})"
-            f" for {sig_text or 'no arguments'}"
-        )
-        restore_kwonly(fdef, n_kwonly)  # back to keyword-only parameters
-        text = emit.render(fdef, header, src.filename)
-        bindings = dict(norm.bindings)
-        bindings.update(backend.namespaces())
-        fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
-        fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
-        fn.__kwdefaults__ = target.__kwdefaults__
-        renamed = {k: v for k, v in renamed.items() if k != v}
-        if renamed:
-            if fn.__kwdefaults__:
-                fn.__kwdefaults__ = {renamed.get(k, k): v for k, v in fn.__kwdefaults__.items()}
-            fn = _keywords_renamed(fn, renamed)
-        # the user functions inlined (here, or into the transform jit wraps): a
-        # redefinition invalidates this specialization
-        deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
-        if bargs or bkw:
-            fn = functools.partial(fn, *bargs, **bkw)
-        entry = getattr(backend, "entry", None)
-        if entry is not None:  # (the CUDA backend moves host arguments to the GPU)
-            fn = entry(fn, device)
-        fn.__srcjax_deps__ = deps
-        fn.__srcjax_backend__ = backend.name
-        return fn, text
+        made: Dict[str, Any] = {}  # what the pass hands to the finish step
+
+        def jit_pass(stage):
+            src, norm = stage.src, stage.norm
+            fdef = norm.node
+            all_args = tuple(bargs) + tuple(args)
+            all_kwargs = {**bkw, **kwargs}
+            # the parameters as generated code names them (`ad` -> `ad_`, see normalize)
+            renamed = dict(zip((a.id for a in src.node.args.args), (a.id for a in fdef.args.args)))
+            try:
+                bound = inspect.signature(target).bind(*all_args, **all_kwargs)
+                bound.apply_defaults()
+                values = {renamed.get(k, k): v for k, v in bound.arguments.items()}
+            except TypeError as e:
+                raise TypeError(f"{src.name}() {e}") from None
+            nb = len(bargs)
+            params = [a.id for a in fdef.args.args]
+            static_names = {renamed.get(n, n) for n in self._static_names}
+            static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
+            arg_keys = dict(zip(params[nb:], key[0]))
+            arg_keys.update((renamed.get(k, k), v) for k, v in key[1])
+            avals: Dict[str, Any] = {}
+            statics: Dict[str, Any] = {}
+            for p in params:
+                if p not in values:
+                    avals[p] = None
+                    continue
+                v = values[p]
+                if p in static_names:
+                    statics[p] = v
+                    avals[p] = opt.Aval.of(v) if isinstance(v, (bool, int, float)) else None
+                else:
+                    avals[p] = _aval_tree(v, arg_keys.get(p))
+            opt.bind_static(fdef, statics)
+            resolve = _resolver(src, norm.bindings)
+            boxed = {
+                p: np.asarray(values[p]).dtype
+                for p in params
+                if p in values and p not in statics and arg_keys.get(p) == _WEAK[float]
+            }
+            opt.optimize(fdef, avals, resolve, norm.namer, boxed)
+            donatable = tuple(
+                params[i + nb]
+                for i in sorted(self._donate_pos)
+                if i + nb < len(params) and params[i + nb] not in static_names
+            )
+            device = self._device_obj
+            if device is None:  # the arguments' GPU, else the default device (JAX's rule)
+                named = list(zip(params[nb:], args)) + list(kwargs.items())
+                device = _devices.check_same_device(named, f"jit of {src.name}")
+                if device is None:
+                    device = _devices.default_device()
+            backend = backends.for_device(device)
+            backend.lower(fdef, norm.namer, src.filename, donatable)
+            user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
+            opt.inline_temporaries(fdef, user_names)
+            gname = f"{src.name}_jit"
+            fdef.name = gname
+            sig_text = ", ".join(
+                f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
+                for p in params
+                if p in values and (p in statics or params.index(p) >= nb)
+            )
+            made.update(renamed=renamed, backend=backend, device=device)
+            return Generated(fdef, "jit of", f"for {sig_text or 'no arguments'}")
+
+        def jit_finish(src, norm, out, defaults):
+            fdef = out.fdef
+            text = emit.render(fdef, header(src, out.what, out.detail), src.filename)
+            bindings = dict(norm.bindings)
+            backend, device, renamed = made["backend"], made["device"], made["renamed"]
+            bindings.update(backend.namespaces())
+            gname = fdef.name
+            fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
+            fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
+            fn.__kwdefaults__ = target.__kwdefaults__
+            renamed = {k: v for k, v in renamed.items() if k != v}
+            if renamed:
+                if fn.__kwdefaults__:
+                    fn.__kwdefaults__ = {renamed.get(k, k): v for k, v in fn.__kwdefaults__.items()}
+                fn = _keywords_renamed(fn, renamed)
+            # the user functions inlined (here, or into the transform jit wraps): a
+            # redefinition invalidates this specialization
+            deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
+            if bargs or bkw:
+                fn = functools.partial(fn, *bargs, **bkw)
+            entry = getattr(backend, "entry", None)
+            if entry is not None:  # (the CUDA backend moves host arguments to the GPU)
+                fn = entry(fn, device)
+            fn.__srcjax_deps__ = deps
+            fn.__srcjax_backend__ = backend.name
+            return fn, text
+
+        return transform(target, containers, jit_pass, kwonly=True, finish_with=jit_finish)
 
 
 def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:

@@ -14,10 +14,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .api import Transformed, _kind, fixed_arity
-from .driver import finish, user_none_names
+from .driver import Generated, transform, user_none_names
 from .errors import TransformValueError
 from .frontend import nodes as N
-from .frontend.normalize import dependencies_valid, normalize
+from .frontend.normalize import dependencies_valid
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
 from .transforms.batching import BatchSpec, batch
@@ -232,8 +232,17 @@ class _Vmap(Transformed):
 
     def _build(self, kinds: Tuple[str, ...], axes: Any, skels: Any = None):
         target, full = self._target(kinds)
-        src = get_source(target)
-        norm = normalize(src, full)
+
+        def batching_pass(stage):
+            return self._batching_pass(stage, target, full, axes, skels)
+
+        fn = transform(target, full, batching_pass, defaults=True)
+        # the inner transform's dependencies (vmap(grad(f))) are this code's too
+        fn.__srcjax_deps__ += tuple(getattr(target, "__srcjax_deps__", ()))
+        return fn
+
+    def _batching_pass(self, stage, target, full, axes, skels):
+        src, norm = stage.src, stage.norm
         params = [a.id for a in norm.node.args.args]  # as generated code names them
         renamed = dict(zip((a.id for a in src.node.args.args), params))
         nb = len(self._pbound)
@@ -291,11 +300,7 @@ class _Vmap(Transformed):
         gname = f"{src.name}_vmap"
         fdef = batch(norm, spec, name=gname)
         shown = ", ".join(f"{p}={per[p]}" for p in visible if p not in bound_names)
-        detail = f"in_axes: {shown}; out_axes={self.out_axes!r}"
-        fn = finish(src, norm, fdef, "vmap of", detail, defaults=True)
-        # the inner transform's dependencies (vmap(grad(f))) are this code's too
-        fn.__srcjax_deps__ += tuple(getattr(target, "__srcjax_deps__", ()))
-        return fn
+        return Generated(fdef, "vmap of", f"in_axes: {shown}; out_axes={self.out_axes!r}")
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
