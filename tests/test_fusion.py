@@ -33,7 +33,7 @@ def regions(f, *avals, min_size=16, donate=()):
 
 def lowered(f, *avals, min_size=16, donate=()):
     fdef, n = analyzed(f, *avals)
-    fdef, count = numpy_cpu.lower(fdef, n.namer, "t.py", donate, min_size=min_size)
+    fdef, count = numpy_cpu.BACKEND.lower(fdef, n.namer, "t.py", donate, min_size=min_size)
     src = get_source(f)
     text = emit.render(fdef, "t", "t.py")
     bindings = dict(n.bindings, _rt=runtime)

@@ -45,7 +45,7 @@ from ..transforms import fusion
 from . import runtime
 from .base import Backend
 
-__all__ = ["BACKEND", "NumpyCpu", "lower", "emit_region"]
+__all__ = ["BACKEND", "NumpyCpu", "emit_region"]
 
 
 def _dtype_expr(dt: np.dtype) -> str:
@@ -296,18 +296,3 @@ class NumpyCpu(Backend):
 
 #: the CPU backend (``srcjax.backends.get("cpu")``)
 BACKEND = NumpyCpu()
-
-
-def lower(
-    fdef: Any,
-    namer: Any,
-    fname: str,
-    donatable: Tuple[str, ...] = (),
-    min_size: Optional[int] = None,
-    min_size_cheap: Optional[int] = None,
-) -> Tuple[Any, int]:
-    """:meth:`srcjax.backends.base.Backend.lower` of :data:`BACKEND`: every region
-    of ``fdef`` replaced by chunked code. Returns ``(fdef, number of regions)``.
-    Thresholds default to :data:`srcjax.backends.runtime.CHUNK_MIN_ELEMENTS`
-    and ``..._CHEAP``."""
-    return BACKEND.lower(fdef, namer, fname, donatable, min_size, min_size_cheap)

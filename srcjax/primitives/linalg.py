@@ -29,6 +29,7 @@ from srcjax.primitives.ad import (
     zeros_like,
 )
 from srcjax.primitives.elementwise import conj, where
+from srcjax.primitives.makers import def_bilinear_cotangents
 from srcjax.primitives.registry import Primitive, by_public, register
 from srcjax.primitives.structural import (
     diagonal,
@@ -1523,44 +1524,7 @@ matmul_left.facts(array_result=True)
 matmul_right.facts(array_result=True)
 
 
-def _ml_vjp_g(h, ans, g, a, b):
-    return matmul(h, b)
-
-
-def _ml_vjp_b(h, ans, g, a, b):
-    return matmul_right(g, h, b)
-
-
-def _ml_jvp_g(t, ans, g, a, b):
-    return matmul_left(t, a, b)
-
-
-def _ml_jvp_b(t, ans, g, a, b):
-    return matmul_left(g, a, t)
-
-
-matmul_left.def_vjp(_ml_vjp_g, None, _ml_vjp_b)
-matmul_left.def_jvp(_ml_jvp_g, None, _ml_jvp_b)
-
-
-def _mr_vjp_g(h, ans, g, a, b):
-    return matmul(a, h)
-
-
-def _mr_vjp_a(h, ans, g, a, b):
-    return matmul_left(g, a, h)
-
-
-def _mr_jvp_g(t, ans, g, a, b):
-    return matmul_right(t, a, b)
-
-
-def _mr_jvp_a(t, ans, g, a, b):
-    return matmul_right(g, t, b)
-
-
-matmul_right.def_vjp(_mr_vjp_g, _mr_vjp_a)
-matmul_right.def_jvp(_mr_jvp_g, _mr_jvp_a)
+def_bilinear_cotangents(matmul, matmul_left, matmul_right)
 
 
 def _mm_samples(rng):
@@ -1612,44 +1576,7 @@ dot_left.facts(array_result=True)
 dot_right.facts(array_result=True)
 
 
-def _dl_vjp_g(h, ans, g, a, b):
-    return dot(h, b)
-
-
-def _dl_vjp_b(h, ans, g, a, b):
-    return dot_right(g, h, b)
-
-
-def _dl_jvp_g(t, ans, g, a, b):
-    return dot_left(t, a, b)
-
-
-def _dl_jvp_b(t, ans, g, a, b):
-    return dot_left(g, a, t)
-
-
-dot_left.def_vjp(_dl_vjp_g, None, _dl_vjp_b)
-dot_left.def_jvp(_dl_jvp_g, None, _dl_jvp_b)
-
-
-def _dr_vjp_g(h, ans, g, a, b):
-    return dot(a, h)
-
-
-def _dr_vjp_a(h, ans, g, a, b):
-    return dot_left(g, a, h)
-
-
-def _dr_jvp_g(t, ans, g, a, b):
-    return dot_right(t, a, b)
-
-
-def _dr_jvp_a(t, ans, g, a, b):
-    return dot_right(g, t, b)
-
-
-dot_right.def_vjp(_dr_vjp_g, _dr_vjp_a)
-dot_right.def_jvp(_dr_jvp_g, _dr_jvp_a)
+def_bilinear_cotangents(dot, dot_left, dot_right)
 
 
 def _dot_samples(rng):

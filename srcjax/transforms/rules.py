@@ -3,7 +3,8 @@
 A rule is a Python function over primitives (see
 :mod:`srcjax.primitives.registry`). To inline it, its source is parsed once,
 its parameters are replaced by the argument expressions of the call site, and
-every global it names is resolved: primitives become their public dotted
+every global it names (or closure cell, for rules a maker built) is resolved:
+primitives become their public dotted
 name (``cos`` -> ``jnp.cos``), modules and other objects are bound in the
 generated module's namespace. Shared by every transform that inlines rules
 (reverse mode, forward mode).
@@ -45,8 +46,15 @@ def _literal(value: Any) -> Any:
 
 
 def _resolve_global(rule, path: List[str]) -> Tuple[str, Any]:
+    """``("found", obj)`` for the object a rule's free name ``path`` (dotted)
+    names: a closure cell of the rule (a rule made by a maker,
+    :mod:`srcjax.primitives.makers`), else its module global; ``("builtin",
+    obj)`` or ``("missing", None)``."""
     g = rule.__globals__
-    if path[0] in g:
+    free = rule.__code__.co_freevars
+    if path[0] in free:
+        obj = rule.__closure__[free.index(path[0])].cell_contents
+    elif path[0] in g:
         obj = g[path[0]]
     elif hasattr(builtins, path[0]):
         return "builtin", getattr(builtins, path[0])

@@ -1,0 +1,60 @@
+"""Rule makers: one call gives a whole family of primitives its derivative
+rules, where the rules would otherwise be written out again for each member.
+
+A maker defines the rules as small functions over its arguments (primitives);
+they inline as templates like any rule (:mod:`srcjax.transforms.rules`
+resolves a rule's closure cells as it resolves module globals), so the
+generated derivative code is the same as with rules written out by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["def_bilinear_cotangents"]
+
+
+def def_bilinear_cotangents(product: Any, left: Any, right: Any) -> None:
+    """Rules of the cotangent helpers of a bilinear ``product(a, b)``
+    (``matmul``, ``dot``): ``left(g, a, b)`` is ``a``'s cotangent for the output
+    cotangent ``g``, ``right(g, a, b)`` is ``b``'s.
+
+    Both helpers are linear in ``g`` and in the operand they keep, so (with
+    ``h`` the cotangent and ``t`` the tangent of the helper's output):
+
+    - ``left``: the vjp for ``g`` is ``product(h, b)``, for ``b`` it is
+      ``right(g, h, b)``; the jvps are ``left(t, a, b)`` and ``left(g, a, t)``.
+    - ``right``: the vjp for ``g`` is ``product(a, h)``, for ``a`` it is
+      ``left(g, a, h)``; the jvps are ``right(t, a, b)`` and ``right(g, t, b)``.
+
+    ``a`` in ``left`` (and ``b`` in ``right``) only gives the shape: no rule.
+    """
+
+    def left_vjp_g(h, ans, g, a, b):
+        return product(h, b)
+
+    def left_vjp_b(h, ans, g, a, b):
+        return right(g, h, b)
+
+    def left_jvp_g(t, ans, g, a, b):
+        return left(t, a, b)
+
+    def left_jvp_b(t, ans, g, a, b):
+        return left(g, a, t)
+
+    def right_vjp_g(h, ans, g, a, b):
+        return product(a, h)
+
+    def right_vjp_a(h, ans, g, a, b):
+        return left(g, a, h)
+
+    def right_jvp_g(t, ans, g, a, b):
+        return right(t, a, b)
+
+    def right_jvp_a(t, ans, g, a, b):
+        return right(g, t, b)
+
+    left.def_vjp(left_vjp_g, None, left_vjp_b)
+    left.def_jvp(left_jvp_g, None, left_jvp_b)
+    right.def_vjp(right_vjp_g, right_vjp_a)
+    right.def_jvp(right_jvp_g, right_jvp_a)
