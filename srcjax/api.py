@@ -773,6 +773,9 @@ def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> st
         return for_target(target, *example_args)
     if isinstance(fn, functools.partial) and hasattr(fn.func, "__srcjax_source__"):
         return fn.func.__srcjax_source__  # the function vjp/linearize returned
+    per_device = getattr(fn, "_pmap_source_for", None)
+    if per_device is not None:  # pmap: the program each device runs
+        return per_device(*example_args)
     if not isinstance(fn, Transformed):
         raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
     specialized = getattr(fn, "_source_for", None)  # jit: specialized on example args

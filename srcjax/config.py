@@ -55,6 +55,7 @@ _DEFAULTS: Dict[str, Any] = {
     "jax_threefry_partitionable": True,
     "jax_traceback_filtering": "auto",
     "jax_log_compiles": False,
+    "jax_num_cpu_devices": -1,  # -1: SRCJAX_CPU_DEVICES / XLA_FLAGS / 1 (extras.cpu_device_count)
     # srcjax's own options
     "key_reuse_check": "warn",  # "warn" | "error" | "off" (srcjax/frontend/keyreuse.py)
 }

@@ -51,7 +51,8 @@ __all__ = [
 
 def devices(backend: Optional[str] = None) -> list:
     """The devices of ``backend`` (``jax.devices``): ``None`` for the default
-    backend's (the GPUs when there are any, else ``[CpuDevice(id=0)]``), ``"cpu"``,
+    backend's (the GPUs when there are any, else the CPU devices: ``[CpuDevice(id=0)]``
+    unless more are configured, see ``backends._devices.cpu_device_count``), ``"cpu"``,
     ``"gpu"`` or ``"cuda"``. Raises RuntimeError, as JAX does, for a backend
     that is not present or not allowed by ``jax_platforms``."""
     allowed = _d.platforms()
@@ -64,12 +65,12 @@ def devices(backend: Optional[str] = None) -> list:
                 f"Unable to initialize backend {allowed[0]!r}: no such devices "
                 f"(jax_platforms={','.join(allowed)})"
             )
-        return [_d.CPU]
+        return _d.cpus()
     b = str(backend).lower()
     if b == "cpu":
         if allowed is not None and "cpu" not in allowed:
             raise RuntimeError(f"Unknown backend cpu (jax_platforms={','.join(allowed)})")
-        return [_d.CPU]
+        return _d.cpus()
     if b in ("gpu", "cuda"):
         gpus = _d.gpus()
         if not gpus:

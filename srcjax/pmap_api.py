@@ -1,13 +1,19 @@
-"""``pmap``: JAX's SPMD map, run on devices emulated on the host.
+"""``pmap``: JAX's SPMD map, one program per device, the devices in parallel.
 
-srcjax's CPU backend has one device, the host (``srcjax.devices()``). ``pmap``
-keeps JAX's semantics, one program per position of the mapped axis, with the
-collectives of :mod:`srcjax.lax` (``psum``, ``pmean``, ``all_gather``,
-``ppermute`` ...) combining them, and runs all positions at once as one
-batched program: ``pmap(f, axis_name="i")`` is ``jit(vmap(f, axis_name="i"))``.
-So the mapped axis may be longer than the number of devices (JAX would refuse),
-and results are plain arrays. The multi-process backend over MPI that DESIGN.md
-describes is not built yet.
+``pmap(f)(xs)`` splits the mapped axis of its arguments over devices: device
+``i`` runs the per-device program -- ``jit(f)``, whose collectives (``psum``,
+``pmean``, ``all_gather``, ``ppermute`` ...) exchange values with the other
+devices -- on entry ``i``. The CPU devices are threads
+(:mod:`srcjax.backends.spmd`): ``srcjax.devices()`` lists as many as
+``jax_num_cpu_devices`` / ``SRCJAX_CPU_DEVICES`` /
+``XLA_FLAGS=--xla_force_host_platform_device_count=N`` say (default 1, as
+JAX), and a mapped axis longer than that is JAX's ``ValueError``. Results are
+the devices' results stacked along ``out_axes`` (NumPy arrays, which index and
+convert as JAX's sharded arrays do).
+
+``pmap(f)`` called inside transformed code (``grad`` of a function that calls
+``pmap``) is that code's ``vmap``, as is a ``pmap`` nested inside a device's
+program: the same numbers, on the enclosing device.
 
 Semantics: https://docs.jax.dev/en/latest/_autosummary/jax.pmap.html
 """
@@ -15,8 +21,13 @@ Semantics: https://docs.jax.dev/en/latest/_autosummary/jax.pmap.html
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
+from . import tree_util
+from ._prng_key import PRNGKeyArray
+from .backends import spmd
 from .errors import TransformValueError
 from .jit_api import jit
 from .vmap_api import vmap
@@ -32,6 +43,235 @@ def _as_tuple(x: Union[int, Sequence[int], None]) -> tuple:
     return tuple(x)
 
 
+def _is_axis(spec: Any) -> bool:
+    return spec is None or (isinstance(spec, (int, np.integer)) and not isinstance(spec, bool))
+
+
+def _leaves_with_axes(x: Any, spec: Any, where: str) -> List[Tuple[Any, int, str]]:
+    """``(leaf, axis, where)`` of every mapped leaf of ``x`` under the axes prefix
+    ``spec`` (JAX's in_axes pytree prefix)."""
+    if spec is None:
+        return []
+    if _is_axis(spec):
+        leaves = tree_util.tree_leaves(x)
+        return [(leaf, int(spec), where) for leaf in leaves]
+    if isinstance(spec, dict) and isinstance(x, dict):
+        if set(spec) != set(x):
+            raise ValueError(f"pmap in_axes for {where}: dict keys {sorted(spec)} do not match")
+        return [a for k in x for a in _leaves_with_axes(x[k], spec[k], f"{where}[{k!r}]")]
+    if isinstance(spec, (list, tuple)) and isinstance(x, (list, tuple)) and len(spec) == len(x):
+        return [
+            a
+            for i, (v, s) in enumerate(zip(x, spec))
+            for a in _leaves_with_axes(v, s, f"{where}[{i}]")
+        ]
+    raise ValueError(
+        f"pmap in_axes specification must be a tree prefix of the corresponding value, got "
+        f"specification {spec!r} for value tree {tree_util.tree_structure(x)} ({where})"
+    )
+
+
+def _map_axes(x: Any, spec: Any, fn: Callable[[Any, int], Any]) -> Any:
+    """``x`` with ``fn(leaf, axis)`` applied to each leaf the prefix ``spec`` maps."""
+    if spec is None:
+        return x
+    if _is_axis(spec):
+        return tree_util.tree_map(lambda leaf: fn(leaf, int(spec)), x)
+    if isinstance(spec, dict):
+        return type(x)({k: _map_axes(x[k], spec[k], fn) for k in x})
+    items = [_map_axes(v, s, fn) for v, s in zip(x, spec)]
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+
+
+def _take(leaf: Any, axis: int, i: int) -> Any:
+    if isinstance(leaf, PRNGKeyArray):
+        return leaf[(slice(None),) * (axis % max(leaf.ndim, 1)) + (i,)]
+    return np.take(np.asarray(leaf), i, axis=axis)
+
+
+def _stack(per_device: List[Any], spec: Any) -> Any:
+    """The devices' outputs joined along the out_axes prefix ``spec``."""
+    if spec is None:
+        return per_device[0]
+    if _is_axis(spec):
+
+        def join(*leaves: Any) -> Any:
+            if isinstance(leaves[0], PRNGKeyArray):
+                return np.stack(list(leaves), axis=int(spec))
+            arrays = [np.asarray(v) for v in leaves]
+            ax = int(spec) if int(spec) >= 0 else int(spec) + arrays[0].ndim + 1
+            return np.stack(arrays, axis=ax)
+
+        return tree_util.tree_map(join, *per_device)
+    first = per_device[0]
+    if isinstance(spec, dict):
+        return type(first)({k: _stack([d[k] for d in per_device], spec[k]) for k in first})
+    items = [_stack([d[j] for d in per_device], s) for j, s in enumerate(spec)]
+    return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+
+
+class _PMapped:
+    """The function ``pmap`` returns (see :func:`pmap`)."""
+
+    def __init__(
+        self,
+        fun: Callable,
+        axis_name: Any,
+        in_axes: Any,
+        out_axes: Any,
+        static: tuple,
+        devices: Optional[Sequence[Any]],
+        axis_size: Optional[int],
+        donate: tuple,
+    ) -> None:
+        self.fun = fun
+        self.axis_name = axis_name
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.static = static
+        self.devices = None if devices is None else list(devices)
+        self.axis_size = axis_size
+        self.donate = donate
+        self._programs: Dict[int, Callable] = {}
+        self._emulated: Dict[int, Callable] = {}
+        functools.update_wrapper(self, fun, updated=())  # (not fun.__dict__: a transform's state)
+
+    # ------------------------------------------------------------------ pieces
+    def _axes(self, n: int) -> tuple:
+        """Per-argument in_axes (None at static positions), for ``n`` arguments."""
+        pos = {i + n if i < 0 else i for i in self.static}
+        if isinstance(self.in_axes, (list, tuple)):
+            axes = list(self.in_axes)
+            if len(axes) == n - len(pos) and pos:  # in_axes lists the non-static ones
+                it = iter(axes)
+                axes = [None if i in pos else next(it) for i in range(n)]
+            if len(axes) != n:
+                raise ValueError(
+                    f"pmap in_axes must be an int, None, or a tuple of entries corresponding "
+                    f"to the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(axes)}, len(args)={n}"
+                )
+        else:
+            axes = [self.in_axes] * n
+        return tuple(None if i in pos else a for i, a in enumerate(axes))
+
+    def _program(self, n: int) -> Callable:
+        """The per-device program for ``n`` arguments: ``jit(fun)``."""
+        prog = self._programs.get(n)
+        if prog is None:
+            pos = tuple(sorted({i + n if i < 0 else i for i in self.static}))
+            prog = self._programs[n] = jit(self.fun, static_argnums=pos)
+        return prog
+
+    def _emulation(self, n: int) -> Callable:
+        """``jit(vmap(fun))``: all entries at once on the current device (for a
+        pmap nested in a device's program)."""
+        fn = self._emulated.get(n)
+        if fn is None:
+            axes = self._axes(n)
+            mapped = vmap(self.fun, in_axes=axes, out_axes=self.out_axes, axis_name=self.axis_name)
+            pos = tuple(sorted({i + n if i < 0 else i for i in self.static}))
+            fn = self._emulated[n] = jit(mapped, static_argnums=pos)
+        return fn
+
+    def _size(self, args: tuple, axes: tuple) -> int:
+        found: List[Tuple[Any, int, str]] = []
+        for i, (a, spec) in enumerate(zip(args, axes)):
+            found += _leaves_with_axes(a, spec, f"argument {i}")
+        sizes = []
+        for leaf, ax, where in found:
+            shape = np.shape(leaf)
+            if not -len(shape) <= ax < len(shape):
+                raise ValueError(
+                    f"pmap was requested to map its argument along axis {ax}, which implies "
+                    f"that its rank should be at least {max(ax, -ax - 1) + 1}, but is only "
+                    f"{len(shape)} (its shape is {shape}; {where})"
+                )
+            sizes.append((shape[ax], where))
+        if not sizes:
+            if self.axis_size is None:
+                raise ValueError("pmap requires at least one argument with a mapped axis")
+            return int(self.axis_size)
+        if len({s for s, _ in sizes}) > 1:
+            lines = "\n".join(f"  * one axis had size {s}: {w}" for s, w in sizes)
+            raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped:\n{lines}")
+        return sizes[0][0]
+
+    def _devices_for(self, n: int) -> list:
+        from .backends._devices import cpus
+
+        if self.devices is not None:
+            if len(self.devices) != n:
+                raise ValueError(
+                    f"Leading axis size of input to pmapped function must equal the number of "
+                    f"local devices passed to pmap. Got axis_size={n}, "
+                    f"num_local_devices={len(self.devices)}."
+                )
+            return self.devices
+        avail = cpus()  # (pmap's devices are the CPU devices: threads)
+        if n > len(avail):
+            raise ValueError(
+                f"compiling computation that requires {n} logical devices, but only "
+                f"{len(avail)} XLA devices are available (num_replicas={n}); set "
+                f'srcjax.config.update("jax_num_cpu_devices", {n}), SRCJAX_CPU_DEVICES={n} '
+                f"or XLA_FLAGS=--xla_force_host_platform_device_count={n}"
+            )
+        return avail[:n]
+
+    @property
+    def _generated(self) -> Callable:
+        """For ``pmap(f)(x)`` inside transformed code (the normalizer inlines it):
+        the generated code of ``vmap(f)``, the same numbers on the enclosing
+        device. Static arguments have no such form (AttributeError)."""
+        if self.static:
+            raise AttributeError("_generated")
+        vm = vmap(self.fun, in_axes=self.in_axes, out_axes=self.out_axes, axis_name=self.axis_name)
+        return vm._generated
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # keyword arguments are mapped over axis 0 (JAX)
+            args = args + tuple(kwargs.values())
+            names = tuple(kwargs)
+        else:
+            names = ()
+        n = len(args)
+        axes = self._axes(n - len(names)) + (0,) * len(names)
+        if spmd.inside():  # a pmap inside a device's program: vmap on this device
+            return self._emulation(n)(*args)
+        size = self._size(args, axes)
+        self._devices_for(size)
+        program = self._program(n)
+        shards = [
+            tuple(
+                _map_axes(a, ax, lambda leaf, axis, i=i: _take(leaf, axis, i))
+                for a, ax in zip(args, axes)
+            )
+            for i in range(size)
+        ]
+        if names:
+            k = len(names)
+
+            def run(*a: Any) -> Any:
+                return program(*a[:-k], **dict(zip(names, a[-k:])))
+
+        else:
+            run = program
+        results = spmd.run(run, shards, self.axis_name)
+        return _stack(results, self.out_axes)
+
+    def _pmap_source_for(self, *example_args: Any) -> str:
+        """The per-device program's source for arguments like ``example_args``
+        (their mapped axes removed): what each device runs."""
+        n = len(example_args)
+        axes = self._axes(n)
+        shard = tuple(
+            _map_axes(a, ax, lambda leaf, axis: _take(leaf, axis, 0))
+            for a, ax in zip(example_args, axes)
+        )
+        return self._program(n)._source_for(*shard)
+
+
 def pmap(
     fun: Optional[Callable] = None,
     axis_name: Optional[Any] = None,
@@ -45,29 +285,36 @@ def pmap(
     donate_argnums: Union[int, Sequence[int]] = (),
     global_arg_shapes: Any = None,
 ) -> Callable:
-    """Parallel map over a leading axis (``jax.pmap``), emulated on the host.
+    """Parallel map over a leading axis on devices (``jax.pmap``).
 
-    ``pmap(f)(xs)`` equals ``stack([f(x) for x in xs])`` where each call is one
-    "device"; collectives named ``axis_name`` inside ``f`` combine the devices'
-    values as in JAX. Usable as a decorator, with or without arguments.
+    ``pmap(f)(xs)`` equals ``stack([f(x) for x in xs])`` where each call runs on
+    its own device, all at once; collectives named ``axis_name`` inside ``f``
+    (``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
+    ``psum_scatter``, ``axis_index``, ``ppermute``, ``pshuffle``, with
+    ``axis_index_groups``) combine the devices' values as in JAX. Usable as a
+    decorator, with or without arguments.
 
     Args:
         fun: the per-device function (its source must be available).
         axis_name: the name collectives use for the mapped axis.
-        in_axes, out_axes, axis_size: as :func:`srcjax.vmap` (an int, None or
-            a pytree prefix per argument/output).
+        in_axes, out_axes: an int, None or a pytree prefix per argument/output,
+            as JAX's (keyword arguments are mapped over axis 0).
         static_broadcasted_argnums: positional arguments passed unmapped and
             static (hashable; a new value specializes again), as in JAX.
-        devices, backend, global_arg_shapes: accepted for compatibility;
-            everything runs on the host.
-        donate_argnums: as :func:`srcjax.jit`.
+        devices: the devices to run on (as many as the mapped axis is long);
+            default the first of ``srcjax.local_devices()``.
+        axis_size: the mapped size when no argument is mapped.
+        backend, global_arg_shapes: accepted for compatibility.
+        donate_argnums: accepted (devices' inputs are slices of the arguments).
 
     Returns:
-        The mapped function: arrays with the mapped axis at ``out_axes``,
+        The mapped function: NumPy arrays with the mapped axis at ``out_axes``,
         dtypes as ``f`` gives them.
 
     Raises:
-        ValueError: as :func:`srcjax.vmap` (inconsistent mapped sizes ...).
+        ValueError: a mapped axis longer than the number of devices (JAX's
+            message, with how to configure more CPU devices); inconsistent
+            mapped sizes; ``devices`` of another length than the mapped axis.
         NameError: a collective names an axis that no enclosing
             ``pmap``/``vmap`` maps.
     """
@@ -86,40 +333,17 @@ def pmap(
             donate_argnums=donate_argnums,
             global_arg_shapes=global_arg_shapes,
         )
-    del devices, backend, global_arg_shapes
-    static = _as_tuple(static_broadcasted_argnums)
-    donate = _as_tuple(donate_argnums)
-    if not static:
-        mapped = vmap(
-            fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size
-        )
-        return jit(mapped, donate_argnums=donate)
-    # static arguments are unmapped: in_axes gets None at their positions, which
-    # needs the number of arguments, known at the call
-    built: Dict[int, Callable] = {}
-
-    @functools.wraps(fun)
-    def call(*args: Any) -> Any:
-        n = len(args)
-        fn = built.get(n)
-        if fn is None:
-            pos = {i + n if i < 0 else i for i in static}
-            if isinstance(in_axes, (list, tuple)):
-                axes = list(in_axes)
-                # JAX's in_axes lists the non-static arguments only when shorter
-                if len(axes) == n - len(pos):
-                    it = iter(axes)
-                    axes = [None if i in pos else next(it) for i in range(n)]
-            else:
-                axes = [None if i in pos else in_axes for i in range(n)]
-            axes = tuple(None if i in pos else a for i, a in enumerate(axes))
-            mapped = vmap(
-                fun, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size
-            )
-            fn = built[n] = jit(mapped, static_argnums=tuple(sorted(pos)), donate_argnums=donate)
-        return fn(*args)
-
-    return call
+    del backend, global_arg_shapes
+    return _PMapped(
+        fun,
+        axis_name,
+        in_axes,
+        out_axes,
+        _as_tuple(static_broadcasted_argnums),
+        devices,
+        axis_size,
+        _as_tuple(donate_argnums),
+    )
 
 
 pmap.__srcjax_factory__ = True  # pmap(f)(x) inside transformed code: inlined as vmap

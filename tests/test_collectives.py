@@ -18,6 +18,16 @@ from srcjax import lax as slax
 DATA = pathlib.Path(__file__).parent / "data" / "collectives_jax.npz"
 
 
+@pytest.fixture(autouse=True)
+def four_cpu_devices():
+    """The recording's 4 host devices (pmap refuses a longer axis than there are
+    devices, as JAX)."""
+    before = srcjax.config.read("jax_num_cpu_devices")
+    srcjax.config.update("jax_num_cpu_devices", 4)
+    yield
+    srcjax.config.update("jax_num_cpu_devices", before)
+
+
 def _outer_normalize(jax, jnp, lax):
     """grad(vmap(...)) of a function with a collective (module-level functions:
     a transformed function reads `lax` as a global)."""
@@ -143,8 +153,10 @@ def test_pmap_decorator_form_and_source():
         return x - slax.pmean(x, "d")
 
     np.testing.assert_array_equal(centered(np.array([1.0, 3.0], np.float32)), [-1.0, 1.0])
+    # the per-device program: each device's x is a scalar, the collective runs
+    # between the devices
     text = srcjax.source(centered, np.array([1.0, 3.0], np.float32))
-    assert "ad.tree_axis_sum(" in text and "lax.pmean" not in text
+    assert "for x: float32[]" in text and "lax.pmean(x, 'd')" in text
 
 
 def _pmax_times(x):

@@ -871,9 +871,17 @@ def test_operators_under_jit_follow_jax_promotion_on_inferred_values():
 
 
 def test_pmap_times_axis_index_stays_float32():
-    """User D bug 10: pmap is jit(vmap); float32 * axis_index was float64."""
+    """User D bug 10: float32 * axis_index was float64 (under pmap and vmap)."""
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
-    got = srcjax.pmap(lambda v: v * srcjax.lax.axis_index("i"), axis_name="i")(x)
+    before = srcjax.config.read("jax_num_cpu_devices")
+    srcjax.config.update("jax_num_cpu_devices", 4)
+    try:
+        got = srcjax.pmap(lambda v: v * srcjax.lax.axis_index("i"), axis_name="i")(x)
+    finally:
+        srcjax.config.update("jax_num_cpu_devices", before)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, x * np.arange(4, dtype=np.float32)[:, None])
+    got = srcjax.vmap(lambda v: v * srcjax.lax.axis_index("i"), axis_name="i")(x)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, x * np.arange(4, dtype=np.float32)[:, None])
 

@@ -21,6 +21,8 @@ __all__ = [
     "CpuDevice",
     "CudaDevice",
     "CPU",
+    "cpu_device_count",
+    "cpus",
     "platforms",
     "gpus",
     "default_device",
@@ -31,19 +33,68 @@ __all__ = [
 
 
 class CpuDevice:
-    """The host CPU (``jax.Device``-like: ``platform``, ``device_kind``, ``id``,
-    ``process_index``)."""
+    """One of the host's CPU devices (``jax.Device``-like: ``platform``,
+    ``device_kind``, ``id``, ``process_index``). There is one, ``CPU``, unless
+    more are configured (:func:`cpu_device_count`); ``pmap`` runs each on its own
+    thread."""
 
     platform = "cpu"
     device_kind = "cpu"
-    id = 0
     process_index = 0
 
+    def __init__(self, id: int = 0) -> None:  # noqa: A002 (JAX's name)
+        self.id = id
+
     def __repr__(self) -> str:
-        return "CpuDevice(id=0)"
+        return f"CpuDevice(id={self.id})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, CpuDevice) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("cpu", self.id))
 
 
-CPU = CpuDevice()
+CPU = CpuDevice(0)
+_CPUS: List[CpuDevice] = [CPU]
+
+
+def cpu_device_count() -> int:
+    """The number of CPU devices (JAX's default is 1): the option
+    ``jax_num_cpu_devices`` when set (``srcjax.config.update("jax_num_cpu_devices",
+    4)``), else the environment variable ``SRCJAX_CPU_DEVICES``, else
+    ``--xla_force_host_platform_device_count=N`` in ``XLA_FLAGS`` (as JAX users
+    set it), else 1. Read when devices are listed, so a change takes effect at
+    the next ``pmap`` call.
+
+    Raises ValueError for a count below 1 or not an integer."""
+    import re
+
+    n: Any = config.read("jax_num_cpu_devices")
+    where = "jax_num_cpu_devices"
+    if n is None or n == -1:
+        n, where = os.environ.get("SRCJAX_CPU_DEVICES"), "SRCJAX_CPU_DEVICES"
+    if n in (None, ""):
+        flags = os.environ.get("XLA_FLAGS", "")
+        m = re.search(r"--xla_force_host_platform_device_count=(\S+)", flags)
+        n, where = (m.group(1), "XLA_FLAGS") if m else (1, "")
+    try:
+        count = int(n)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{where}: the number of CPU devices must be an integer, got {n!r}"
+        ) from None
+    if count < 1:
+        raise ValueError(f"{where}: the number of CPU devices must be at least 1, got {count}")
+    return count
+
+
+def cpus() -> List[CpuDevice]:
+    """The CPU devices, ``CpuDevice(id=0)`` (``CPU``) first."""
+    n = cpu_device_count()
+    while len(_CPUS) < n:
+        _CPUS.append(CpuDevice(len(_CPUS)))
+    return _CPUS[:n]
 
 
 class CudaDevice:

@@ -4897,6 +4897,8 @@ def _shift_options(factory: Any, extra: list, kws: dict, k: int, nparams: int) -
         ex = kws.get("excluded", ())
         kws["excluded"] = frozenset(range(k)) | {e + k if isinstance(e, int) else e for e in ex}
     elif name in ("vmap", "pmap"):
+        if name == "pmap":
+            extra = []  # (pmap's second positional parameter is axis_name; in_axes a keyword)
         axes = extra[0] if extra else kws.get("in_axes", 0)
         if isinstance(axes, (list, tuple)):
             axes = (None,) * k + tuple(axes)

@@ -22,12 +22,15 @@ import numpy as np
 from .. import dtypes
 from ..primitives.collectives import (
     all_gather,
+    all_to_all,
     axis_index,
     pmax,
     pmean,
     pmin,
     ppermute,
+    pshuffle,
     psum,
+    psum_scatter,
 )
 from ..primitives.control import stop_gradient
 from ..primitives.conv import *  # noqa: F403  (conv_general_dilated, conv_transpose, reduce_window ...)
@@ -81,6 +84,9 @@ __all__ = [
     "all_gather",
     "axis_index",
     "ppermute",
+    "pshuffle",
+    "psum_scatter",
+    "all_to_all",
 ]
 
 

@@ -4311,6 +4311,60 @@ def _ppermute_rule(c):
     return N.call("ad.permute_rows", [x, c.arg("perm")])
 
 
+def _pshuffle_rule(c):
+    mine, rest = _collective_names(c)
+    if rest:
+        raise TransformValueError("lax.pshuffle takes one axis name")
+    x = c.arg("x")
+    if not mine:
+        return c.rebuild()
+    x = x if c.batched("x") else c.materialize(x)
+    return N.call("ad.permute_rows", [x, N.call("ad.shuffle_pairs", [c.arg("perm")])])
+
+
+def _scatter_static(c, names):
+    out = {}
+    for p in names:
+        ok, v = c.static(p)
+        if not ok:
+            raise TransformValueError(f"{c.prim.public}: {p} must be a constant", _where(c))
+        out[p] = v
+    if out.get("tiled"):
+        raise TransformValueError(
+            f"{c.prim.public}(tiled=True) is not implemented under vmap (it is under pmap)",
+            _where(c),
+        )
+    return out
+
+
+def _psum_scatter_rule(c):
+    # example i keeps part i of the sum over the examples: the scattered axis of the
+    # sum becomes the batch axis
+    mine, rest = _collective_names(c)
+    if not mine:
+        return c.rebuild()
+    if rest:
+        raise TransformValueError("lax.psum_scatter takes one axis name under vmap")
+    st = _scatter_static(c, ("scatter_dimension", "tiled"))
+    x = c.arg("x") if c.batched("x") else c.materialize(c.arg("x"))
+    total = N.call("jnp.sum", [x], {"axis": N.const(0)})
+    return N.call("jnp.moveaxis", [total, N.const(int(st["scatter_dimension"])), N.const(0)])
+
+
+def _all_to_all_rule(c):
+    # out[j] holds x[i]'s block j at position i of concat_axis: the split axis becomes
+    # the batch axis, the batch axis goes to concat_axis
+    mine, rest = _collective_names(c)
+    if not mine:
+        return c.rebuild()
+    if rest:
+        raise TransformValueError("lax.all_to_all takes one axis name under vmap")
+    st = _scatter_static(c, ("split_axis", "concat_axis", "tiled"))
+    x = c.arg("x") if c.batched("x") else c.materialize(c.arg("x"))
+    y = N.call("jnp.moveaxis", [x, N.const(1 + int(st["split_axis"])), N.const(0)])
+    return N.call("jnp.moveaxis", [y, N.const(1), N.const(1 + int(st["concat_axis"]))])
+
+
 def _permute_rows_rule(c):
     x = c.materialize(c.arg("x"))
     return c.rebuild(x=x, axis=c.shift_axis("axis", x))
@@ -4319,6 +4373,10 @@ def _permute_rows_rule(c):
 _def(["lax.all_gather"], _all_gather_rule)
 _def(["lax.axis_index"], _axis_index_rule)
 _def(["lax.ppermute"], _ppermute_rule)
+_def(["lax.pshuffle"], _pshuffle_rule)
+_def(["lax.psum_scatter"], _psum_scatter_rule)
+_def(["lax.all_to_all"], _all_to_all_rule)
+_def(["ad.shuffle_pairs"], lambda c: (c.rebuild(), False))
 _def(["ad.permute_rows"], _permute_rows_rule)
 _def(["ad.inverse_perm"], lambda c: (c.rebuild(), False))
 

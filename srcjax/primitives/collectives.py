@@ -22,7 +22,18 @@ import numpy as np
 
 from .registry import Primitive, register
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]
+__all__ = [
+    "psum",
+    "pmean",
+    "pmax",
+    "pmin",
+    "all_gather",
+    "axis_index",
+    "ppermute",
+    "pshuffle",
+    "psum_scatter",
+    "all_to_all",
+]
 
 
 def _unbound(axis_name):
@@ -30,57 +41,209 @@ def _unbound(axis_name):
     return NameError(f"unbound axis name: {names[0]}")
 
 
+# -- on pmap's devices (srcjax/backends/spmd.py): each device is a thread, and a
+# collective exchanges this device's value with the other devices of the axis
+
+
+def _names(axis_name):
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _device(name):
+    """``(group, index)`` of this pmap device for axis ``name``, or JAX's NameError."""
+    from ..backends import spmd
+
+    b = spmd.bound(name)
+    if b is None:
+        raise _unbound(name)
+    return b
+
+
+def _members(groups, index, size):
+    """The device indices this device's collective combines (its
+    ``axis_index_groups`` group, or all ``size`` of them), in group order."""
+    if groups is None:
+        return list(range(size))
+    flat = [int(d) for g in groups for d in g]
+    if sorted(flat) != list(range(size)) or len({len(g) for g in groups}) != 1:
+        raise ValueError(
+            f"axis_index_groups must cover the {size} devices of the axis once each, in "
+            f"groups of one size; got {groups}"
+        )
+    for g in groups:
+        if index in [int(d) for d in g]:
+            return [int(d) for d in g]
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _gathered(x, axis_name, groups):
+    """The values of ``x`` on the devices this one combines with (in order), and
+    this device's position among them; over several axis names, the devices of
+    all of them (the first name outermost)."""
+    vals = [x]
+    pos = 0
+    for name in _names(axis_name):
+        group, i = _device(name)
+        members = _members(groups, i, group.size)
+        rows = group.exchange(i, vals)
+        vals = [v for m in members for v in rows[m]]
+        pos = members.index(i) * len(rows[i]) + pos
+    return vals, pos
+
+
+def _tree_stack(vals):
+    from ..tree_util import tree_map
+
+    return tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves]), *vals)
+
+
+def _device_reduce(x, axis_name, groups, how):
+    vals, _ = _gathered(x, axis_name, groups)
+    if how in ("sum", "mean"):
+        from .batch_rules import _tree_axis_sum
+
+        scale = 1.0 if how == "sum" else 1.0 / len(vals)
+        if all(type(v) in (float, int) for v in vals):
+            return sum(vals) * scale if how == "mean" else sum(vals)
+        return _tree_axis_sum(_tree_stack(vals), len(vals), True, scale)
+    from ..tree_util import tree_map
+
+    op = np.max if how == "max" else np.min
+    return tree_map(lambda a: op(a, axis=0), _tree_stack(vals))
+
+
 def _psum(x, axis_name, *, axis_index_groups=None):
     """Sum of ``x`` over the mapped axis ``axis_name`` (jax.lax.psum): inside
-    ``vmap``/``pmap`` with that name, every example gets the sum over all
-    examples (same shape and dtype as ``x``). Raises NameError outside."""
-    raise _unbound(axis_name)
+    ``vmap``/``pmap`` with that name, every example (device) gets the sum over
+    all of them, or over its group of ``axis_index_groups`` (a list of lists of
+    device indices) under ``pmap``; a pytree leaf by leaf, same shapes and
+    dtypes as ``x`` (bools and ints sum as ints). Raises NameError outside."""
+    return _device_reduce(x, axis_name, axis_index_groups, "sum")
 
 
 def _pmean(x, axis_name, *, axis_index_groups=None):
-    """Mean of ``x`` over the mapped axis ``axis_name`` (jax.lax.pmean); shape
-    and dtype of ``x``. Raises NameError outside a mapped function."""
-    raise _unbound(axis_name)
+    """Mean of ``x`` over the mapped axis ``axis_name`` (jax.lax.pmean); shapes
+    and dtypes of ``x`` (ints give floats). Raises NameError outside a mapped
+    function."""
+    return _device_reduce(x, axis_name, axis_index_groups, "mean")
 
 
 def _pmax(x, axis_name, *, axis_index_groups=None):
     """Maximum of ``x`` over the mapped axis ``axis_name`` (jax.lax.pmax); not
     differentiable. Raises NameError outside a mapped function."""
-    raise _unbound(axis_name)
+    return _device_reduce(x, axis_name, axis_index_groups, "max")
 
 
 def _pmin(x, axis_name, *, axis_index_groups=None):
     """Minimum of ``x`` over the mapped axis ``axis_name`` (jax.lax.pmin); not
     differentiable. Raises NameError outside a mapped function."""
-    raise _unbound(axis_name)
+    return _device_reduce(x, axis_name, axis_index_groups, "min")
 
 
 def _all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
-    """The values of ``x`` of all examples, stacked along a new leading axis
-    (jax.lax.all_gather): shape ``(n,) + x.shape`` for ``n`` examples, ``x``'s
-    dtype. Only ``axis=0, tiled=False`` is implemented (others raise
-    NotImplementedError when mapped). Raises NameError outside."""
-    raise _unbound(axis_name)
+    """The values of ``x`` of all examples (devices), stacked along a new axis
+    ``axis`` (jax.lax.all_gather): shape ``x.shape[:axis] + (n,) + x.shape[axis:]``
+    for ``n`` of them, or concatenated along ``axis`` with ``tiled=True``;
+    ``x``'s dtype. Under ``vmap`` only ``axis=0, tiled=False`` is implemented
+    (others raise NotImplementedError). Raises NameError outside."""
+    from ..tree_util import tree_map
+
+    vals, _ = _gathered(x, axis_name, axis_index_groups)
+    join = np.concatenate if tiled else np.stack
+    return tree_map(lambda *leaves: join([np.asarray(v) for v in leaves], axis=axis), *vals)
 
 
 def _axis_index(axis_name):
-    """This example's position along the mapped axis ``axis_name``
+    """This example's (device's) position along the mapped axis ``axis_name``
     (jax.lax.axis_index): a 0-d int32 (int64 with x64). Raises NameError
     outside a mapped function."""
-    raise _unbound(axis_name)
+    from .. import dtypes
+
+    index = 0
+    for name in _names(axis_name):
+        group, i = _device(name)
+        index = index * group.size + i
+    return np.asarray(index, dtypes.default_int())
 
 
 def _ppermute(x, axis_name, perm):
-    """``x`` sent between examples (jax.lax.ppermute): for each ``(src, dst)``
-    in ``perm``, example ``dst`` receives ``x`` of example ``src``; examples
-    that receive nothing get zeros. Raises NameError outside."""
-    raise _unbound(axis_name)
+    """``x`` sent between examples (devices) (jax.lax.ppermute): for each
+    ``(src, dst)`` in ``perm``, example ``dst`` receives ``x`` of example
+    ``src``; examples that receive nothing get zeros. Raises NameError outside."""
+    from ..tree_util import tree_map
+
+    vals, me = _gathered(x, axis_name, None)
+    src = [int(s) for s, d in perm if int(d) == me]
+    if src:
+        return vals[src[0]]
+    return tree_map(lambda a: np.zeros_like(np.asarray(a)), x)
+
+
+def _pshuffle(x, axis_name, perm):
+    """``x`` of example (device) ``perm[i]`` on example ``i`` (jax.lax.pshuffle;
+    ``perm`` a permutation of ``range(n)``). Raises NameError outside."""
+    return _ppermute(x, axis_name, _shuffle_pairs(perm))
+
+
+def _shuffle_pairs(perm):
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"pshuffle: perm must be a permutation of range(n), got {perm}")
+    return tuple((p, i) for i, p in enumerate(perm))
+
+
+def _psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """``psum`` of ``x``, of which example (device) ``i`` keeps part ``i`` along
+    ``scatter_dimension`` (jax.lax.psum_scatter): that axis must have the size
+    of the mapped axis ``n`` (it is removed), or with ``tiled=True`` a multiple
+    of it (a block of ``size / n`` is kept). Raises NameError outside."""
+    vals, me = _gathered(x, axis_name, axis_index_groups)
+    from .batch_rules import _tree_axis_sum
+
+    total = np.asarray(_tree_axis_sum(_tree_stack(vals), len(vals), True))
+    n = len(vals)
+    d = scatter_dimension % max(total.ndim, 1)
+    if not tiled:
+        if total.shape[d] != n:
+            raise ValueError(
+                f"psum_scatter: dimension {d} of the operand has size {total.shape[d]}, "
+                f"but the axis has {n} devices (pass tiled=True to scatter blocks)"
+            )
+        return np.take(total, me, axis=d)
+    if total.shape[d] % n:
+        raise ValueError(
+            f"psum_scatter: dimension {d} of size {total.shape[d]} does not split into {n} blocks"
+        )
+    block = total.shape[d] // n
+    return np.take(total, np.arange(me * block, (me + 1) * block), axis=d)
+
+
+def _all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Block ``j`` of ``x`` along ``split_axis`` sent to example (device) ``j``,
+    the blocks received joined along ``concat_axis`` in sender order
+    (jax.lax.all_to_all). Without ``tiled`` the split axis has the size of the
+    mapped axis and is replaced by a new axis at ``concat_axis``; with
+    ``tiled`` the blocks are concatenated. Raises NameError outside."""
+    vals, me = _gathered(x, axis_name, axis_index_groups)
+    n = len(vals)
+    parts = []
+    for v in vals:
+        v = np.asarray(v)
+        if v.shape[split_axis] % n:
+            raise ValueError(
+                f"all_to_all: split_axis {split_axis} of size {v.shape[split_axis]} does not "
+                f"split into {n} blocks"
+            )
+        block = np.split(v, n, axis=split_axis)[me]
+        parts.append(block if tiled else np.squeeze(block, split_axis))
+    return np.concatenate(parts, axis=concat_axis) if tiled else np.stack(parts, axis=concat_axis)
 
 
 def _collective(public, impl, differentiable=True):
     p = register(Primitive(public, impl, kind="structural", differentiable=differentiable))
     p.samples = lambda rng: []  # no eager value: only meaningful under vmap/pmap
     p.batch_unbatched = True  # psum(1.0, "i") is the axis size
+    p.communicates = True  # (jit never runs it on stand-ins: see optimize)
     return p
 
 
@@ -96,6 +259,9 @@ pmax.missing_rule_hint = pmin.missing_rule_hint = (
 all_gather = _collective("lax.all_gather", _all_gather)
 axis_index = _collective("lax.axis_index", _axis_index, differentiable=False)
 ppermute = _collective("lax.ppermute", _ppermute)
+pshuffle = _collective("lax.pshuffle", _pshuffle)
+psum_scatter = _collective("lax.psum_scatter", _psum_scatter)
+all_to_all = _collective("lax.all_to_all", _all_to_all)
 
 
 def _inverse_perm(perm):
@@ -105,6 +271,9 @@ def _inverse_perm(perm):
 
 inverse_perm = register(
     Primitive("ad.inverse_perm", _inverse_perm, kind="internal", differentiable=False)
+)
+shuffle_pairs = register(
+    Primitive("ad.shuffle_pairs", _shuffle_pairs, kind="internal", differentiable=False)
 )
 
 
@@ -140,6 +309,56 @@ def _ppermute_jvp(t, ans, x, axis_name, perm):
     return ppermute(t, axis_name, perm)
 
 
+def _pshuffle_vjp(g, ans, x, axis_name, perm):
+    return ppermute(g, axis_name, inverse_perm(shuffle_pairs(perm)))
+
+
+def _pshuffle_jvp(t, ans, x, axis_name, perm):
+    return pshuffle(t, axis_name, perm)
+
+
+def _psum_scatter_vjp(
+    g, ans, x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
+):
+    return all_gather(
+        g, axis_name, axis_index_groups=axis_index_groups, axis=scatter_dimension, tiled=tiled
+    )
+
+
+def _psum_scatter_jvp(
+    t, ans, x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
+):
+    return psum_scatter(
+        t,
+        axis_name,
+        scatter_dimension=scatter_dimension,
+        axis_index_groups=axis_index_groups,
+        tiled=tiled,
+    )
+
+
+def _all_to_all_vjp(
+    g, ans, x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
+):
+    return all_to_all(
+        g, axis_name, concat_axis, split_axis, axis_index_groups=axis_index_groups, tiled=tiled
+    )
+
+
+def _all_to_all_jvp(
+    t, ans, x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
+):
+    return all_to_all(
+        t, axis_name, split_axis, concat_axis, axis_index_groups=axis_index_groups, tiled=tiled
+    )
+
+
+pshuffle.def_vjp(_pshuffle_vjp)
+pshuffle.def_jvp(_pshuffle_jvp)
+psum_scatter.def_vjp(_psum_scatter_vjp)
+psum_scatter.def_jvp(_psum_scatter_jvp)
+all_to_all.def_vjp(_all_to_all_vjp)
+all_to_all.def_jvp(_all_to_all_jvp)
 psum.def_vjp(_psum_vjp)
 psum.def_jvp(_psum_jvp)
 pmean.def_vjp(_pmean_vjp)
@@ -184,3 +403,4 @@ permute_rows.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), ((0, 2), (2, 1))), {"axis": 1}),
 ]
 inverse_perm.samples = lambda rng: [((((0, 1), (1, 2)),), {})]
+shuffle_pairs.samples = lambda rng: [(([1, 2, 0],), {})]

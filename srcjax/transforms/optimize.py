@@ -689,6 +689,10 @@ class _Interp:
                 # a call has JAX's result dtype, the operator ``@`` NumPy's
                 rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
                 return Aval((a.shape[0], b.shape[1]), rt(a.dtype, b.dtype))
+        if getattr(prim, "communicates", False):
+            # a collective exchanges values with the other pmap devices: never run on
+            # stand-ins while building (the others are not there)
+            return None
         if prim.kind in PURE_KINDS or (
             prim.kind in _EVAL_KINDS and not prim.effectful  # (checks raise on stand-ins)
         ):

@@ -1,0 +1,117 @@
+"""SPMD runtime: ``pmap``'s devices as threads, and the collectives between them.
+
+``pmap`` runs its per-device program once per device, each on its own worker
+thread (NumPy releases the GIL inside its kernels, so the devices compute at
+the same time). A thread knows its place through :func:`bound`: for each axis
+name of the enclosing ``pmap`` calls, a :class:`Group` (the devices of that
+axis) and this device's index in it. The collective primitives
+(:mod:`srcjax.primitives.collectives`) call :meth:`Group.exchange`, an
+all-to-all of Python objects through shared slots and a barrier, and combine
+what they receive in device order, so every device computes the same result
+and a psum over devices gives the numbers ``jnp.sum(..., axis=0)`` gives over
+the stacked values (vmap's rewrite of the same collective).
+
+A device whose program raises breaks the barrier, so the others stop with it
+instead of waiting forever; ``run`` then raises the first device's error.
+
+Semantics: https://docs.jax.dev/en/latest/_autosummary/jax.pmap.html
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+__all__ = ["Group", "bound", "run"]
+
+#: seconds a device waits at a collective for the others before the run fails
+TIMEOUT_S = 600.0
+
+
+class Group:
+    """The devices of one mapped axis: ``size`` of them, exchanging values at
+    collectives (all devices of the axis must call the same collectives in the
+    same order, as in JAX)."""
+
+    def __init__(self, size: int, remote: Any = None) -> None:
+        self.size = size
+        self._slots: List[Any] = [None] * size
+        self._barrier = threading.Barrier(size, timeout=TIMEOUT_S)
+        #: the cross-process part (an MPI communicator wrapper), or None
+        self.remote = remote
+
+    def exchange(self, index: int, value: Any) -> List[Any]:
+        """Every device's ``value``, in device order (an all-gather of objects;
+        nothing is copied: arrays are shared read-only)."""
+        self._slots[index] = value
+        self._wait()
+        out = list(self._slots)
+        self._wait()  # (everyone has read before the slots are written again)
+        return out
+
+    def _wait(self) -> None:
+        try:
+            self._barrier.wait()
+        except threading.BrokenBarrierError:
+            raise _Aborted() from None
+
+    def abort(self) -> None:
+        self._barrier.abort()
+
+
+class _Aborted(Exception):
+    """Another device of the group failed: this one stops too."""
+
+
+_LOCAL = threading.local()
+
+
+def bound(axis_name: Any) -> Optional[Tuple[Group, int]]:
+    """``(group, index)`` of this thread for the pmap axis ``axis_name``, or None
+    outside a pmap of that name."""
+    env: Dict[Any, Tuple[Group, int]] = getattr(_LOCAL, "axes", None) or {}
+    return env.get(axis_name)
+
+
+def inside() -> bool:
+    """Whether this thread is a pmap device."""
+    return bool(getattr(_LOCAL, "axes", None))
+
+
+def run(program: Callable[..., Any], per_device_args: Sequence[tuple], axis_name: Any) -> List[Any]:
+    """Run ``program(*per_device_args[i])`` for every device ``i`` at once, one
+    thread each (device 0 on the calling thread), with ``axis_name`` bound to
+    the group of all of them. Returns the results in device order; raises the
+    error of the first device that failed."""
+    n = len(per_device_args)
+    group = Group(n)
+    outer = dict(getattr(_LOCAL, "axes", None) or {})
+    results: List[Any] = [None] * n
+    errors: List[Optional[BaseException]] = [None] * n
+
+    def device(i: int) -> None:
+        env = dict(outer)
+        if axis_name is not None:
+            env[axis_name] = (group, i)
+        saved = getattr(_LOCAL, "axes", None)
+        _LOCAL.axes = env
+        try:
+            results[i] = program(*per_device_args[i])
+        except BaseException as e:  # noqa: BLE001 - handed to the caller below
+            errors[i] = e
+            group.abort()
+        finally:
+            _LOCAL.axes = saved
+
+    threads = [threading.Thread(target=device, args=(i,), daemon=True) for i in range(1, n)]
+    for t in threads:
+        t.start()
+    device(0)
+    for t in threads:
+        t.join()
+    first = next((e for e in errors if e is not None and not isinstance(e, _Aborted)), None)
+    if first is None:
+        first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
+    return results
