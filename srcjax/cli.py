@@ -1,6 +1,6 @@
 """The ``srcjax`` command line.
 
-``srcjax show path/to/file.py:func [--grad] [--argnums 0,1] [--vmap] [--in-axes 0,None]
+``srcjax show path/to/file.py:func [--grad] [--argnums 0,1] [--vmap] [--in-axes 0,None] [--pmap]
 [--jit] [--args 'f32[128,784]' ...]`` loads ``file.py`` as a module, takes
 ``func`` from it (a dotted path such as ``Model.loss`` reaches methods), applies
 the requested transformations through the public API and prints the generated
@@ -183,6 +183,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "kernel's CUDA C; no GPU needed)",
     )
     show.add_argument(
+        "--pmap",
+        action="store_true",
+        help="apply srcjax.pmap and print the per-device program (--args are the mapped "
+        "arguments, axis 0 over devices)",
+    )
+    show.add_argument(
+        "--axis-name", default=None, help="axis_name for --pmap (the name collectives use)"
+    )
+    show.add_argument(
         "--args",
         nargs="+",
         type=parse_abstract_arg,
@@ -333,6 +342,12 @@ def _transform(fn, args, srcjax):
         if jit is None:
             raise CliError("--jit: srcjax.jit is not implemented yet")
         fn = jit(fn)
+    if args.pmap:
+        if not args.args:
+            raise CliError(
+                "--pmap needs example arguments (--args 'f32[2,3]' ...): axis 0 is mapped"
+            )
+        fn = srcjax.pmap(fn, args.axis_name)
     return fn
 
 
@@ -369,7 +384,7 @@ def print_source(text: str, color: str = "auto") -> None:
 
 def cmd_show(args) -> int:
     path, func_name = split_target(args.target)
-    modes = ("grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "jit")
+    modes = ("grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "jit", "pmap")
     if not any(getattr(args, m) for m in modes):
         raise CliError(
             "nothing to show: pass at least one of " + ", ".join("--" + m for m in modes)

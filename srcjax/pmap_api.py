@@ -269,7 +269,8 @@ class _PMapped:
             _map_axes(a, ax, lambda leaf, axis: _take(leaf, axis, 0))
             for a, ax in zip(example_args, axes)
         )
-        return self._program(n)._source_for(*shard)
+        head = f"# srcjax: pmap (axis_name={self.axis_name!r}): every device runs this program\n"
+        return head + self._program(n)._source_for(*shard)
 
 
 def pmap(

@@ -341,3 +341,17 @@ def test_abstract_args_in_jax_spelling():
         assert a.dtype == "float32" and a.shape == (3, 2)
     assert parse_abstract_arg("int32[4]").dtype == "int32"
     assert parse_abstract_arg("complex64[]").shape == ()
+
+
+def test_show_pmap_prints_the_per_device_program(tmp_path):
+    path = tmp_path / "spmd.py"
+    path.write_text(
+        "from srcjax import lax\nimport srcjax.numpy as jnp\n\n\n"
+        "def normalize(x):\n    return x / lax.psum(jnp.sum(x), 'i')\n"
+    )
+    r = run_cli("show", f"{path}:normalize", "--pmap", "--axis-name", "i", "--args", "f32[2,3]")
+    assert r.returncode == 0, r.stderr
+    assert "every device runs this program" in r.stdout
+    assert "for x: float32[3]" in r.stdout and "lax.psum(" in r.stdout  # axis 0 is mapped
+    r = run_cli("show", f"{path}:normalize", "--pmap")
+    assert r.returncode != 0 and "--pmap needs example arguments" in r.stderr

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
@@ -20,6 +22,8 @@ CHECKED = {
     "newton.py",
     "ode_adaptive.py",
     "gp_regression.py",
+    "seed_pmap.py",
+    "data_parallel_digits.py",
 }
 
 
@@ -134,3 +138,25 @@ def test_gp_regression():
     out = run_example("gp_regression.py", "--n", "25", "--steps", "60")
     assert _number(r"central differences: max abs difference ([0-9.e+-]+)", out) < 1e-6, out
     assert _number(r"RMSE against sin\(2x\): ([0-9.]+)", out) < 0.2, out
+
+
+def test_seed_pmap():
+    # JAX 0.10.2 with 2 host devices, at a small size (CI): default scheme
+    # [1.307019  1.1721832]; legacy, keys 0 and 1 of an 8-key split
+    # [1.1446762 1.1730349]. (Full size, 5000x6000: [1.2110119 1.2357731].)
+    for flags, want in (((), (1.307019, 1.1721832)), (("--legacy",), (1.1446762, 1.1730349))):
+        out = run_example("seed_pmap.py", "--shape", "500", "600", *flags)
+        m = re.search(r"\[([0-9.]+)\s+([0-9.]+)\]", out)
+        assert m, out
+        got = (float(m.group(1)), float(m.group(2)))
+        assert got == pytest.approx(want, rel=1e-5), out
+        assert "on 2 CPU devices" in out
+
+
+def test_data_parallel_digits():
+    out = run_example("data_parallel_digits.py", "--steps", "5", "--batch", "256")
+    m = re.search(r"one device ([0-9.]+), 2 devices ([0-9.]+)", out)
+    assert m and float(m.group(1)) == pytest.approx(float(m.group(2)), rel=1e-6), out
+    m = re.search(r"= ([0-9.e+-]+) \(max \|param\| ([0-9.e+-]+)\)", out)
+    assert m and float(m.group(1)) <= 1e-6 * float(m.group(2)) + 1e-7, out
+    assert re.search(r"throughput: one device [0-9,]+ examples/s, 2 devices [0-9,]+", out), out

@@ -25,6 +25,12 @@ Timings are reported, never asserted. The workloads follow
   the cost per step must not grow with the length
 - L2 a scalar lax.fori_loop under jit: 1000 float32 Newton steps
 - T1 first transformation of a 30-line function, and the cost of a cached call
+- P1 pmap of an elementwise-heavy function over 2 CPU devices (threads) against
+  the same pmap on 1 device (the two rows one after the other) and jit on all
+  of it (whose fused kernels may use the cores themselves)
+- P2 the seed pmap example (normal matrices, ``x @ x.T``, mean) on 2 devices,
+  against ``jax.pmap`` with ``--xla_force_host_platform_device_count=2`` (JAX
+  runs in a child process: the flag must be set before jax is imported)
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ def _try_import(name):
 
 srcjax, SRCJAX_ERR = _try_import("srcjax")
 sjnp, _ = _try_import("srcjax.numpy") if srcjax else (None, None)
+srandom, _ = _try_import("srcjax.random") if srcjax else (None, None)
 if srcjax is not None and not hasattr(srcjax, "jit"):
     try:  # until srcjax/__init__.py exports jit
         from srcjax.jit_api import jit as _srcjax_jit
@@ -1110,6 +1117,113 @@ def real_row(key):
     return isolated_row
 
 
+def _elementwise_heavy(ns):
+    def f(x):
+        y = ns.sin(x) * ns.exp(-x * x) + ns.tanh(x)
+        return ns.sqrt(y * y + 1.0) - ns.cos(y) * 0.5
+
+    return f
+
+
+def p1(b: Bench, quick):
+    n = 1_000_000 if quick else 8_000_000
+    x = np.random.default_rng(0).standard_normal((2, n)).astype(np.float32)
+    b.run(
+        "P1", "numpy eager", lambda: (lambda f: lambda: f(x))(_elementwise_heavy(np)), baseline=True
+    )
+
+    def on(ndev):
+        def make():
+            need("pmap")
+            srcjax.config.update("jax_num_cpu_devices", 2)
+            f = _elementwise_heavy(sjnp)
+            if ndev == 2:
+                g = srcjax.pmap(f)
+                return lambda: g(x)
+            g = srcjax.pmap(f)
+            return lambda: np.concatenate([g(x[:1]), g(x[1:])])
+
+        return make
+
+    def jitted():
+        need("jit")
+        g = srcjax.jit(_elementwise_heavy(sjnp))
+        return lambda: g(x)
+
+    one = b.run("P1", "srcjax.pmap, 1 device (rows in turn)", on(1), tol=1e-5)
+    two = b.run("P1", "srcjax.pmap, 2 devices", on(2), tol=1e-5)
+    b.run("P1", "srcjax.jit (no pmap)", jitted, tol=1e-5)
+    if one.median and two.median:
+        two.note = f"{one.median / two.median:.2f}x the 1-device pmap"
+    return f"elementwise-heavy pmap (2 x {n:.0e} f32)"
+
+
+_P2_JAX = """
+import os, sys, time, statistics
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp
+from jax import random
+r, c, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+draw = jax.pmap(lambda key: random.normal(key, (r, c)))
+gram = jax.pmap(lambda x: jnp.dot(x, x.T))
+mean = jax.pmap(jnp.mean)
+def run():
+    keys = random.split(random.PRNGKey(0), 2)
+    return mean(gram(draw(keys))).block_until_ready()
+run()
+ts = []
+for _ in range(reps):
+    t = time.perf_counter(); out = run(); ts.append(time.perf_counter() - t)
+print(statistics.median(ts), *[float(v) for v in out])
+"""
+
+
+def p2(b: Bench, quick):
+    r, c = (500, 600) if quick else (2000, 2400)
+    reps = 3
+
+    def ours():
+        need("pmap")
+        srcjax.config.update("jax_num_cpu_devices", 2)
+        draw = srcjax.pmap(lambda key: srandom.normal(key, (r, c)))
+        gram = srcjax.pmap(lambda x: sjnp.dot(x, x.T))
+        mean = srcjax.pmap(sjnp.mean)
+
+        def seed():
+            keys = srandom.split(srandom.PRNGKey(0), 2)
+            return mean(gram(draw(keys)))
+
+        return seed
+
+    row = b.run("P2", "srcjax.pmap, 2 devices", ours, baseline=True)
+    jrow = Row("P2", "jax.pmap, 2 host devices (child process)")
+    import subprocess
+
+    try:
+        if importlib.util.find_spec("jax") is None:
+            raise NotAvailable("jax not installed")
+        out = subprocess.run(
+            [sys.executable, "-c", _P2_JAX, str(r), str(c), str(reps)],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        t, *vals = out.stdout.split()
+        jrow.median = jrow.min = float(t)
+        ref = np.asarray(b.reference.get("P2"), np.float64)
+        jrow.err = rel_err(np.asarray([float(v) for v in vals]), ref)
+        jrow.mismatch = not jrow.err <= 1e-5
+        if row.median:
+            jrow.note = f"srcjax/jax = {row.median / jrow.median:.2f}"
+    except NotAvailable as e:
+        jrow.status, jrow.note = "n/a", str(e)
+    except Exception as e:  # noqa: BLE001
+        jrow.status, jrow.note = "error", f"{type(e).__name__}: {e}"[:160]
+    b.rows.append(jrow)
+    b._log(jrow)
+    return f"seed pmap example ({r}x{c} normal matrices per device)"
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -1123,6 +1237,8 @@ WORKLOADS = {
     "L2": l2,
     "T1": t1,
     **{f"R{i}": real_row(f"R{i}") for i in range(1, 7)},
+    "P1": p1,
+    "P2": p2,
 }
 
 

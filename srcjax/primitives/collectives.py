@@ -186,6 +186,8 @@ def _pshuffle(x, axis_name, perm):
 
 
 def _shuffle_pairs(perm):
+    """``pshuffle``'s ``perm`` (device ``i`` receives from ``perm[i]``) as
+    ``ppermute``'s ``(src, dst)`` pairs; ValueError unless a permutation."""
     perm = [int(p) for p in perm]
     if sorted(perm) != list(range(len(perm))):
         raise ValueError(f"pshuffle: perm must be a permutation of range(n), got {perm}")
