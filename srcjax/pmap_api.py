@@ -4,7 +4,7 @@
 ``i`` runs the per-device program -- ``jit(f)``, whose collectives (``psum``,
 ``pmean``, ``all_gather``, ``ppermute`` ...) exchange values with the other
 devices -- on entry ``i``. The CPU devices are threads
-(:mod:`srcjax.backends.spmd`): ``srcjax.devices()`` lists as many as
+(:mod:`srcjax._spmd`): ``srcjax.devices()`` lists as many as
 ``jax_num_cpu_devices`` / ``SRCJAX_CPU_DEVICES`` /
 ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` say (default 1, as
 JAX), and a mapped axis longer than that is JAX's ``ValueError``. Results are
@@ -25,9 +25,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _spmd as spmd
 from . import tree_util
 from ._prng_key import PRNGKeyArray
-from .backends import spmd
 from .errors import TransformValueError
 from .jit_api import jit
 from .vmap_api import vmap

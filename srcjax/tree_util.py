@@ -29,6 +29,7 @@ import functools
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+from . import _spmd
 from ._dict_order import sorted_keys as _sorted_keys
 
 __all__ = [
@@ -850,3 +851,5 @@ def _register_unflatten() -> None:
 _tree_leaves_dense: Any = None
 _tree_unflatten_p: Any = None
 _register_unflatten()
+
+_spmd.tree_map = tree_map  # (pmap's collectives combine pytrees: srcjax/_spmd.py)

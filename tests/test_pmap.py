@@ -11,8 +11,8 @@ import pytest
 
 import srcjax
 import srcjax.numpy as jnp
+from srcjax import _spmd as spmd
 from srcjax import lax, random
-from srcjax.backends import spmd
 from srcjax.backends._devices import cpu_device_count
 
 

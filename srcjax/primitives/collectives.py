@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _spmd
 from .registry import Primitive, register
 
 __all__ = [
@@ -41,7 +42,7 @@ def _unbound(axis_name):
     return NameError(f"unbound axis name: {names[0]}")
 
 
-# -- on pmap's devices (srcjax/backends/spmd.py): each device is a thread, and a
+# -- on pmap's devices (srcjax/_spmd.py): each device is a thread, and a
 # collective exchanges this device's value with the other devices of the axis
 
 
@@ -51,9 +52,7 @@ def _names(axis_name):
 
 def _device(name):
     """``(group, index)`` of this pmap device for axis ``name``, or JAX's NameError."""
-    from ..backends import spmd
-
-    b = spmd.bound(name)
+    b = _spmd.bound(name)
     if b is None:
         raise _unbound(name)
     return b
@@ -92,21 +91,39 @@ def _gathered(x, axis_name, groups):
 
 
 def _tree_stack(vals):
-    from ..tree_util import tree_map
+    tree_map = _spmd.tree_map
 
     return tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves]), *vals)
+
+
+def _stacked_sum(stacked, scale=1.0):
+    """Each leaf summed over its leading (device) axis, times ``scale``, in the
+    dtypes vmap's ``ad.tree_axis_sum`` gives (bools sum as ints, a mean of ints
+    is a float), so a pmap and a vmap collective give the same numbers."""
+    from .. import dtypes
+
+    tree_map = _spmd.tree_map
+
+    def one(a):
+        if scale != 1.0 and a.dtype.kind in "biu":
+            a = a.astype(dtypes.default_float())
+        dt = a.dtype if a.dtype.kind != "b" else np.dtype(dtypes.default_int())
+        s = np.sum(a, axis=0, dtype=dt)
+        if scale != 1.0:
+            s = (s * np.asarray(scale, dt)).astype(dt, copy=False)
+        return s
+
+    return tree_map(one, stacked)
 
 
 def _device_reduce(x, axis_name, groups, how):
     vals, _ = _gathered(x, axis_name, groups)
     if how in ("sum", "mean"):
-        from .batch_rules import _tree_axis_sum
-
         scale = 1.0 if how == "sum" else 1.0 / len(vals)
         if all(type(v) in (float, int) for v in vals):
             return sum(vals) * scale if how == "mean" else sum(vals)
-        return _tree_axis_sum(_tree_stack(vals), len(vals), True, scale)
-    from ..tree_util import tree_map
+        return _stacked_sum(_tree_stack(vals), scale)
+    tree_map = _spmd.tree_map
 
     op = np.max if how == "max" else np.min
     return tree_map(lambda a: op(a, axis=0), _tree_stack(vals))
@@ -146,7 +163,7 @@ def _all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     for ``n`` of them, or concatenated along ``axis`` with ``tiled=True``;
     ``x``'s dtype. Under ``vmap`` only ``axis=0, tiled=False`` is implemented
     (others raise NotImplementedError). Raises NameError outside."""
-    from ..tree_util import tree_map
+    tree_map = _spmd.tree_map
 
     vals, _ = _gathered(x, axis_name, axis_index_groups)
     join = np.concatenate if tiled else np.stack
@@ -170,7 +187,7 @@ def _ppermute(x, axis_name, perm):
     """``x`` sent between examples (devices) (jax.lax.ppermute): for each
     ``(src, dst)`` in ``perm``, example ``dst`` receives ``x`` of example
     ``src``; examples that receive nothing get zeros. Raises NameError outside."""
-    from ..tree_util import tree_map
+    tree_map = _spmd.tree_map
 
     vals, me = _gathered(x, axis_name, None)
     src = [int(s) for s, d in perm if int(d) == me]
@@ -200,9 +217,7 @@ def _psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, 
     of the mapped axis ``n`` (it is removed), or with ``tiled=True`` a multiple
     of it (a block of ``size / n`` is kept). Raises NameError outside."""
     vals, me = _gathered(x, axis_name, axis_index_groups)
-    from .batch_rules import _tree_axis_sum
-
-    total = np.asarray(_tree_axis_sum(_tree_stack(vals), len(vals), True))
+    total = np.asarray(_stacked_sum(_tree_stack(vals)))
     n = len(vals)
     d = scatter_dimension % max(total.ndim, 1)
     if not tiled:

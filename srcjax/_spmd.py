@@ -24,6 +24,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["Group", "bound", "run"]
 
+#: ``tree_util.tree_map``, installed by :mod:`srcjax.tree_util` when it is imported
+#: (the collectives combine pytrees; this module is below the pytree layer)
+tree_map: Optional[Callable[..., Any]] = None
+
 #: seconds a device waits at a collective for the others before the run fails
 TIMEOUT_S = 600.0
 
