@@ -151,3 +151,17 @@ def test_per_example_clipping_by_tree_map_is_batched_whole():
         assert_close(got["b"][i], g["b"][i] * scale, rtol=1e-6)
     text = srcjax.source(clip, g)
     assert "tree_row" not in text and "for row" not in text
+
+
+def test_stack_of_matrices_times_per_example_vector_is_one_product():
+    # a (2, 3, 4) unbatched @ a batched vector: was a Python loop over examples
+    a = RNG.normal(size=(2, 3, 4))
+    v = RNG.normal(size=(B, 4))
+    got = br._bmatmul(a, v, False, True)
+    assert_close(got, np.stack([a @ v[i] for i in range(B)]), rtol=1e-12)
+    f = srcjax.vmap(lambda x: jnp.sum(jnp.tanh(a @ x)))
+    g = srcjax.vmap(srcjax.grad(lambda x: jnp.sum(jnp.tanh(a @ x))))
+    want_g = [np.einsum("ijk,ij->k", a, 1 - np.tanh(a @ v[i]) ** 2) for i in range(B)]
+    # (float32: x64 is off here)
+    assert_close(f(v), [np.sum(np.tanh(a @ v[i])) for i in range(B)], rtol=1e-5, atol=1e-5)
+    assert_close(g(v), want_g, rtol=1e-5, atol=1e-5)

@@ -1322,7 +1322,7 @@ def _bmatmul_arrays(a, b, ab, bb):
         return (
             np.matmul(a, b[:, :, None])[..., 0]
             if a.ndim == 2
-            else np.stack([np.matmul(a, bi) for bi in b])
+            else np.moveaxis(np.matmul(a, b.T), -1, 0)  # (one product, no loop)
         )
     ra, rb = a.ndim - 1, b.ndim - 1
     a2 = a[:, None, :] if ra == 1 else a
