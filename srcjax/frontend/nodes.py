@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any, Iterable, List, Optional, Tuple
 
 import gast
@@ -205,9 +206,16 @@ def to_source(node: Any) -> str:
     ones whose repr is not one literal) are printed as the expression Python
     reads them as (:func:`exact_literal`), which the unparser parenthesizes by
     its precedence rules."""
-    if any(isinstance(n, gast.Constant) and _not_a_literal(n.value) for n in gast.walk(node)):
-        node = _ExactLiterals().visit(clone(node))
-    return gast.unparse(node).strip()
+    text = gast.unparse(node).strip()
+    # (such a constant prints as "-<digit>" or "<digit>j": most statements skip the walk)
+    if _MAYBE_NOT_A_LITERAL.search(text) and any(
+        isinstance(n, gast.Constant) and _not_a_literal(n.value) for n in gast.walk(node)
+    ):
+        text = gast.unparse(_ExactLiterals().visit(clone(node))).strip()
+    return text
+
+
+_MAYBE_NOT_A_LITERAL = re.compile(r"-[\d.]|\dj")
 
 
 def _not_a_literal(value: Any) -> bool:
