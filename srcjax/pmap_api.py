@@ -84,9 +84,11 @@ def _map_axes(x: Any, spec: Any, fn: Callable[[Any, int], Any]) -> Any:
 
 
 def _take(leaf: Any, axis: int, i: int) -> Any:
-    if isinstance(leaf, PRNGKeyArray):
-        return leaf[(slice(None),) * (axis % max(leaf.ndim, 1)) + (i,)]
-    return np.take(np.asarray(leaf), i, axis=axis)
+    """Entry ``i`` of ``leaf`` along ``axis``: a view (the per-device program never
+    writes its inputs), so splitting copies nothing."""
+    if not isinstance(leaf, PRNGKeyArray):
+        leaf = np.asarray(leaf)
+    return leaf[(slice(None),) * (axis % max(leaf.ndim, 1)) + (i,)]
 
 
 def _stack(per_device: List[Any], spec: Any) -> Any:
