@@ -395,6 +395,10 @@ class _Jit(Transformed):
                 return out  # the common case: a fresh array of a 32-bit dtype
         elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
             return out  # immutable: nothing to unalias
+        elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
+            if any(out is a for a in args) or any(out is v for v in kwargs.values()):
+                return out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
+            return out
         return _unalias(out, args, kwargs, self._donate_pos)
 
     def _specialize(self, key, args, kwargs):

@@ -306,6 +306,17 @@ def test_eager_calls_run_where_their_inputs_live(on_gpu):
     np.testing.assert_allclose(_host(jnp.sum(x)), 7.0)
 
 
+def _identity(a):
+    return a
+
+
+def test_a_jitted_output_never_is_an_argument(on_gpu):
+    x = srcjax.device_put(np.arange(3, dtype=np.float32))
+    y = srcjax.jit(_identity)(x)
+    assert y is not x and _on_device(y)
+    np.testing.assert_array_equal(_host(y), [0, 1, 2])
+
+
 # -- RawKernels ---------------------------------------------------------------------------
 def _rows(x):
     return nn.softmax(x), nn.log_softmax(x, axis=-1), sp.logsumexp(x, axis=-1)

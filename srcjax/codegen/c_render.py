@@ -201,8 +201,11 @@ def _proxy(kind: str, value: Any, dt: Optional[np.dtype]) -> Any:
     return np.zeros((), dt)
 
 
-#: result is bool but the operands keep their own (promoted) dtype
 def _compute_dtype(step: Step, operand_dtypes: List[Optional[np.dtype]]) -> np.dtype:
+    """The dtype ``step`` computes in: its result dtype, except that a
+    predicate or comparison (bool result) computes in its operands' promoted
+    dtype, the logical operators in bool, and ``real``/``imag``/``abs`` of a
+    complex operand in that complex dtype."""
     res = np.dtype(step.dtype)
     name = step.prim.public
     if name in ("jnp.where",):

@@ -116,15 +116,19 @@ _ON_CHANGE.append(KERNELS.clear_objects)  # a new CuPy (double): kernel objects 
 
 
 class _Runtime:
-    """What generated CUDA code reads as ``_cuda``: kernels by name."""
+    """What generated CUDA code reads as ``_cuda``: kernels by name (each kept
+    as an attribute after its first lookup, until the CuPy module changes)."""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("sj_"):
-            return KERNELS.get(name)
+            k = KERNELS.get(name)
+            self.__dict__[name] = k
+            return k
         raise AttributeError(name)
 
 
 RUNTIME = _Runtime()
+_ON_CHANGE.append(RUNTIME.__dict__.clear)
 
 
 def kernel_sources(text: str) -> List[Tuple[str, str]]:
@@ -151,6 +155,11 @@ def kernel_sources(text: str) -> List[Tuple[str, str]]:
 
 # -- running everything else on the device ------------------------------------------------
 _is_dev = is_device_array
+
+
+#: argument types the CUDA entry passes as they are (GPU arrays: see _cupy)
+_PLAIN = {int, float, bool, complex, np.float32, np.float64, np.int32, np.int64, type(None)}
+_ON_TYPES.append(_PLAIN.add)
 
 
 def _is_host_array(x: Any) -> bool:
@@ -375,7 +384,12 @@ class CudaBackend(Backend):
             return v
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return fn(*_map(args, put), **_map(kwargs, put))
+            for a in args:
+                if type(a) not in _PLAIN:  # (a host array or a container: map the leaves)
+                    return fn(*_map(args, put), **_map(kwargs, put))
+            if kwargs:
+                kwargs = _map(kwargs, put)
+            return fn(*args, **kwargs)
 
         call.__wrapped__ = fn  # type: ignore[attr-defined]
         return call
