@@ -120,12 +120,47 @@ def parse_abstract_arg(text: str) -> Any:
     import ast
 
     try:
-        return ast.literal_eval(text)
+        # (f32[] is a scalar: written without the empty brackets for Python's parser)
+        spec = re.sub(r"\b(\w+)\[\s*\]", r"\1", text)
+        return _spec_tree(ast.parse(spec, mode="eval").body)
     except (ValueError, SyntaxError):
         raise argparse.ArgumentTypeError(
             f"cannot read --args entry {text!r}: use a dtype and shape such as "
-            f"'f32[128,784]' (dtypes: {', '.join(sorted(_DTYPES))}) or a Python literal"
+            f"'f32[128,784]' (dtypes: {', '.join(sorted(_DTYPES))}), a pytree of them "
+            "('{\"w\": f32[50], \"b\": f32[]}', '[(f32[784,256], f32[256])]') or a "
+            "Python literal"
         ) from None
+
+
+def _spec_tree(node: Any) -> Any:
+    """A pytree of example arguments from a parsed ``--args`` entry: dicts,
+    lists and tuples of specs (``{"w": f32[50], "b": f32[]}``, ``[(f32[784,256],
+    f32[256])]``) and Python literals. ValueError for anything else."""
+    import ast
+
+    import numpy as np
+
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("** in a dict spec")
+        return {ast.literal_eval(k): _spec_tree(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_spec_tree(e) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Name) and node.id in _DTYPES:  # f32: a scalar
+        return np.ones((), dtype=_DTYPES[node.id])
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in _DTYPES
+    ):
+        dims = node.slice
+        items = dims.elts if isinstance(dims, ast.Tuple) else [dims]
+        shape = tuple(int(ast.literal_eval(d)) for d in items)
+        return np.ones(shape, dtype=_DTYPES[node.value.id])
+    if isinstance(node, ast.List) or isinstance(node, ast.Subscript):
+        raise ValueError("not a spec")
+    return ast.literal_eval(node)
 
 
 def _build_parser() -> argparse.ArgumentParser:

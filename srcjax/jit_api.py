@@ -193,8 +193,14 @@ def _describe(x: Any) -> str:
         return f"{x.dtype}[{','.join(map(str, x.shape))}]"
     if isinstance(x, (np.ndarray, np.generic)):
         return f"{np.dtype(x.dtype).name}[{','.join(map(str, np.shape(x)))}]"
-    if isinstance(x, (dict, list, tuple)):
-        return type(x).__name__
+    if isinstance(x, dict) and type(x) is dict and len(x) <= 8:
+        # a parameter dict: its structure, as srcjax show --args describes it
+        return (
+            "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sorted(x.items(), key=str)) + "}"
+        )
+    if type(x) in (list, tuple) and len(x) <= 8:
+        inner = ", ".join(_describe(v) for v in x)
+        return f"[{inner}]" if type(x) is list else f"({inner}{',' if len(x) == 1 else ''})"
     return type(x).__name__
 
 

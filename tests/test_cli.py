@@ -355,3 +355,41 @@ def test_show_pmap_prints_the_per_device_program(tmp_path):
     assert "for x: float32[3]" in r.stdout and "lax.psum(" in r.stdout  # axis 0 is mapped
     r = run_cli("show", f"{path}:normalize", "--pmap")
     assert r.returncode != 0 and "--pmap needs example arguments" in r.stderr
+
+
+_DICT_MODEL = """
+import srcjax.numpy as jnp
+
+
+def loss(params, x):
+    return jnp.sum(x @ params["w"] + params["b"])
+
+
+def mlp(layers, x):
+    for w, b in layers:
+        x = jnp.tanh(x @ w + b)
+    return jnp.sum(x)
+"""
+
+
+def test_jit_args_describe_pytrees(tmp_path):
+    path = tmp_path / "dict_model.py"
+    path.write_text(_DICT_MODEL)
+    r = run_cli(
+        "show", f"{path}:loss", "--jit", "--args", '{"w": f32[50], "b": f32[]}', "f32[3,50]"
+    )
+    assert r.returncode == 0, r.stderr
+    assert "for params: {'b': float32[], 'w': float32[50]}, x: float32[3,50]" in r.stdout
+    r = run_cli("show", f"{path}:mlp", "--jit", "--args", "[(f32[4,8], f32[8])]", "f32[2,4]")
+    assert r.returncode == 0, r.stderr
+    assert "layers: [(float32[4,8], float32[8])]" in r.stdout
+
+
+def test_jit_args_array_for_a_dict_parameter_is_a_clear_error(tmp_path):
+    # silently produced code that indexes a float32[50] by 'w' (issue 20)
+    path = tmp_path / "dict_model.py"
+    path.write_text(_DICT_MODEL)
+    r = run_cli("show", f"{path}:loss", "--jit", "--args", "f32[50]", "f32[3,50]")
+    _assert_clean_error(
+        r, "indexing an array of type float32[50] with the key 'w'", "dict_model.py:6"
+    )

@@ -463,6 +463,10 @@ def _merge_env(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _describe_aval(a: Any) -> str:
+    return f"{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
+
+
 class _Interp:
     def __init__(self, resolve: Callable[[str], Any], locals_: set) -> None:
         self.resolve = resolve
@@ -556,7 +560,9 @@ class _Interp:
                     with warnings.catch_warnings(), np.errstate(all="ignore"):
                         warnings.simplefilter("ignore")
                         val = self.value(s, env)
-                except Exception:  # noqa: BLE001 - no information
+                except Exception as e:  # noqa: BLE001 - no information
+                    if getattr(e, "srcjax_user_error", False):
+                        raise  # (the user's code is wrong for these arguments)
                     val = None
                 s.sj_aval = val
             for k in _assigned(s):
@@ -629,6 +635,24 @@ class _Interp:
         if prim.public == "ad.getitem":
             base = self.aval_of(op.bound.get("x"), env)
             idx = op.bound.get("idx")
+            if (
+                isinstance(base, Aval)
+                and isinstance(idx, gast.Constant)
+                and isinstance(idx.value, str)
+            ):
+                # params["w"] of an argument specialized as an array (srcjax show
+                # --args 'f32[50]' for a dict parameter): NumPy's error at run time
+                from ..errors import Location, TransformTypeError
+
+                err = TransformTypeError(
+                    f"indexing an array of type {_describe_aval(base)} with the key "
+                    f"{idx.value!r}: this value was given as an array, but the code reads "
+                    "it as a dict",
+                    Location.of(s),
+                    'pass a dict (srcjax show: --args \'{"w": f32[50], "b": f32[]}\')',
+                )
+                err.srcjax_user_error = True
+                raise err
             if isinstance(base, _Static) and isinstance(base.value, tuple):
                 try:  # t[0] of a shape
                     v = base.value[self._stand_in(idx, env, Aval.proxy)]
