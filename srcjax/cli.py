@@ -454,8 +454,33 @@ def cmd_show(args) -> int:
         text = source(transformed, *example_args, target=args.backend_target)
     else:
         text = source(transformed, *example_args)
+        if args.jacfwd or args.jacrev or args.hessian:
+            text = _with_derivative_code(transformed, fn, text)
     print_source(text, args.color)
     return EXIT_OK
+
+
+def _with_derivative_code(transformed: Any, fn: Any, text: str) -> str:
+    """A Jacobian's wrapper (basis, one batched call, columns) followed by the
+    derivative code it batches (the jvp or vjp of the function), which is what
+    a reader of ``--hessian`` / ``--jacfwd`` / ``--jacrev`` wants to see."""
+    import inspect
+    import linecache
+
+    try:
+        nargs = len(inspect.signature(fn).parameters)
+        made = transformed._generated(("leaf",) * nargs)
+        inner = made.__globals__.get("inner")
+        inner_text = "".join(linecache.getlines(inner.__code__.co_filename))
+    except Exception:  # noqa: BLE001 - a wrapper without one: the wrapper alone
+        return text
+    if not inner_text or inner_text in text:
+        return text
+    return (
+        text.rstrip("\n")
+        + "\n\n\n# `batched` above is srcjax.vmap of this derivative code over the basis:\n"
+        + inner_text
+    )
 
 
 def _report(exc: BaseException, show_traceback: bool) -> None:

@@ -393,3 +393,16 @@ def test_jit_args_array_for_a_dict_parameter_is_a_clear_error(tmp_path):
     _assert_clean_error(
         r, "indexing an array of type float32[50] with the key 'w'", "dict_model.py:6"
     )
+
+
+def test_hessian_shows_the_derivative_code(model_file):
+    # printed only the 4-line wrapper around the derivative code (issue 20)
+    for flag, inner in (
+        ("--hessian", "_linearize("),
+        ("--jacfwd", "_linearize("),
+        ("--jacrev", "_vjp("),
+    ):
+        r = run_cli("show", f"{model_file}:loss", flag)
+        assert r.returncode == 0, r.stderr
+        assert "batched(" in r.stdout and "vmap of this derivative code" in r.stdout
+        assert inner in r.stdout, (flag, r.stdout)
