@@ -611,9 +611,7 @@ class _Jit(Transformed):
             deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
             if bargs or bkw:
                 fn = functools.partial(fn, *bargs, **bkw)
-            entry = getattr(backend, "entry", None)
-            if entry is not None:  # (the CUDA backend moves host arguments to the GPU)
-                fn = entry(fn, device)
+            fn = backend.entry(fn, device)  # (the CUDA backend moves host arguments to the GPU)
             fn.__srcjax_deps__ = deps
             fn.__srcjax_backend__ = backend.name
             return fn, text

@@ -153,3 +153,10 @@ def test_jit_lowers_through_the_backend_protocol(monkeypatch):
     np.testing.assert_allclose(f(x, y), _poly(x, y), rtol=1e-6)
     assert len(toy.regions) == 1
     assert isinstance(toy.regions[0].plan[0], fusion.Step)
+
+
+def test_cpu_entry_is_the_generated_function_itself():
+    def fn(x):
+        return x
+
+    assert backends.get("cpu").entry(fn, srcjax.devices()[0]) is fn

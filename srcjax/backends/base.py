@@ -54,6 +54,11 @@ registered in :data:`srcjax.backends.KNOWN`):
     code is faster there), ``min_size_cheap`` for regions of cheap operations
     only (see :data:`srcjax.transforms.fusion.CHEAP`).
 
+``entry(fn, device) -> callable``
+    The loaded generated function as jit calls it for ``device``: the CPU
+    backend returns ``fn`` itself; a GPU backend moves host arguments to the
+    device first.
+
 Array hooks (creation and transfer)
     ``asarray(x, dtype=None)`` makes a device array from host data or a device
     array, ``to_host(x)`` returns a NumPy array, ``empty(shape, dtype)`` allocates
@@ -158,6 +163,10 @@ class Backend:
 
         fdef.body = block(fdef.body, True)
         return fdef, count[0]
+
+    def entry(self, fn: Any, device: Any) -> Any:
+        """``fn`` (a loaded generated function) as jit calls it on ``device``."""
+        return fn
 
     # -- arrays: creation and transfer ---------------------------------------
     def is_array(self, x: Any) -> bool:
