@@ -1,4 +1,4 @@
-"""Every Python code block in docs/*.md runs.
+"""Every Python code block in docs/*.md and README.md runs.
 
 A fenced block marked ```python runs (the blocks of one file in order, in one
 namespace, from the repository root, so a page reads as one session). A block
@@ -23,7 +23,7 @@ _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 
 
 def _pages():
-    pages = []
+    pages = [os.path.join(ROOT, "README.md")]
     for name in sorted(os.listdir(DOCS)):
         if name.endswith(".md") and not name.startswith("bench-"):
             pages.append(os.path.join(DOCS, name))
@@ -47,7 +47,7 @@ def test_code_blocks_run(path, monkeypatch, tmp_path):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     namespace = {"__name__": "__doc_page__"}
     found = blocks(path)
-    x64 = srcjax.config.jax_enable_x64
+    before = dict(srcjax.config._values)  # (a page may set options: restored after)
     try:
         last_output = None
         for i, (kind, code, line) in enumerate(found):
@@ -76,4 +76,13 @@ def test_code_blocks_run(path, monkeypatch, tmp_path):
                     raise AssertionError(f"{path}:{line}: the block raised {e!r}") from e
             last_output = buf.getvalue()
     finally:
-        srcjax.config.update("jax_enable_x64", x64)
+        for name, value in before.items():
+            if srcjax.config.read(name) != value:
+                srcjax.config.update(name, value)
+
+
+def test_the_docs_are_linked_from_the_readme():
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    for path in _pages()[1:]:
+        name = os.path.relpath(path, ROOT)
+        assert name in readme, f"{name} is not linked from the README"
