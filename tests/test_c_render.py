@@ -27,9 +27,6 @@ DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64]
 N = 64
 # CUDA-only device functions (no glibc counterpart): checked by NVRTC in test_cuda_offline
 CUDA_ONLY = {"special.erfinv", "special.ndtri"}
-# srcjax's NumPy implementation differs from JAX here, the C one agrees with JAX:
-# gammaln(-inf) is inf in JAX (recorded from jax 0.10.2), -inf in SciPy
-KNOWN = {("special.gammaln", "float32"), ("special.gammaln", "float64")}
 
 
 def _inputs(prim, dt, k, rng):
@@ -162,10 +159,6 @@ def test_enough_cases(compiled):
 def test_primitive_matches_numpy(compiled, i):
     lib, rendered = compiled
     prim, names, args, want = CASES[i]
-    if (prim.public, want.dtype.name) in KNOWN:
-        args = [np.where(np.isneginf(a), 1.5, a).astype(a.dtype) for a in args]
-        with np.errstate(all="ignore"):
-            want = np.asarray(prim.impl(*args))
     r = rendered[i]
     if isinstance(r, C.NotRenderable):
         pytest.skip(f"not rendered (the region would end here): {r}")

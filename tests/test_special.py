@@ -18,3 +18,20 @@ def test_digamma_is_nan_at_its_poles():
     assert np.isnan(SS.digamma(0.0))
     assert np.isnan(srcjax.jit(SS.digamma)(np.float32(0.0)))
     np.testing.assert_array_equal(np.isnan(srcjax.vmap(SS.digamma)(x)), np.isnan(got))
+
+
+def test_gammaln_of_minus_infinity_is_plus_infinity_as_jax():
+    # jax.scipy.special.gammaln / lax.lgamma (0.10.2) give +inf at -inf (log|gamma| grows
+    # without bound; C's lgamma agrees); SciPy's gammaln gives -inf. Values recorded from JAX.
+    x = np.array([-np.inf, -1.0, 0.0, np.inf, np.nan], np.float32)
+    want = np.array([np.inf, np.inf, np.inf, np.inf, np.nan], np.float32)
+    for f in (SS.gammaln, srcjax.jit(SS.gammaln), srcjax.lax.lgamma):
+        got = np.asarray(f(x))
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == np.float32
+
+
+def test_erfinv_keeps_the_sign_of_zero_as_jax():
+    # jax.scipy.special.erfinv(-0.0) is -0.0 (recorded from jax 0.10.2); SciPy's gives +0.0.
+    got = np.asarray(SS.erfinv(np.array([-0.0, 0.0], np.float32)))
+    assert np.signbit(got).tolist() == [True, False]

@@ -77,14 +77,32 @@ erfc = _sp(
     "special.erfc", _scipy_unary("erfc", "Complementary error function ``1 - erf(x)``."),
     math.erfc, c_expr="erfc({x})",
 )  # fmt: skip
-erfinv = _sp(
-    "special.erfinv", _scipy_unary("erfinv", "Inverse error function on (-1, 1)."),
-    c_expr="erfinv({x})",
-)  # fmt: skip
-gammaln = _sp(
-    "special.gammaln", _scipy_unary("gammaln", "``log(|gamma(x)|)``, elementwise."),
-    math.lgamma, c_expr="lgamma({x})",
-)  # fmt: skip
+
+_scipy_gammaln = _scipy_unary("gammaln", "")
+_scipy_erfinv = _scipy_unary("erfinv", "")
+
+
+def _gammaln(x):
+    """``log(|gamma(x)|)``, elementwise; ``+inf`` at ``-inf`` (JAX's ``lax.lgamma`` and C's
+    ``lgamma``; SciPy gives ``-inf`` there)."""
+    r = _scipy_gammaln(x)
+    if np.isneginf(r).any():
+        r = np.where(np.isneginf(np.asarray(x)), np.asarray(np.inf, r.dtype), r)
+    return r
+
+
+def _erfinv(x):
+    """Inverse error function on (-1, 1), elementwise; odd, so ``erfinv(-0.0)`` is ``-0.0``
+    as in JAX (SciPy gives ``+0.0``)."""
+    r = _scipy_erfinv(x)
+    xa = np.asarray(x)
+    if xa.dtype.kind == "f":
+        r = np.copysign(r, xa.astype(r.dtype, copy=False))
+    return r
+
+
+gammaln = _sp("special.gammaln", _gammaln, math.lgamma, c_expr="lgamma({x})")
+erfinv = _sp("special.erfinv", _erfinv, c_expr="erfinv({x})")
 gamma = _sp(
     "special.gamma", _scipy_unary("gamma", "The gamma function, elementwise."),
     math.gamma, c_expr="tgamma({x})",
