@@ -57,6 +57,9 @@ from . import example_libraries  # noqa: F401,I001  (jax.example_libraries)
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
 
+from . import _traceback  # noqa: I001
+
+_traceback.install()  # srcjax's frames left out of uncaught tracebacks (JAX's filtering)
 _malloc.tune()  # steady allocation for repeated steps (srcjax/backends/malloc.py)
 
 _control.mark_tree_outputs()
