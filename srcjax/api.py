@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import dtypes
-from .codegen import emit
+from .codegen import diskcache, emit
 from .driver import Generated, transform
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
 from .frontend import nodes as N
@@ -494,7 +494,12 @@ class _Grad(Transformed):
         per_fn = _TRANSFORM_CACHE.get(target)
         if per_fn is not None and key in per_fn:
             return per_fn[key]
-        fn = self._transform(target, kinds)
+        fn = diskcache.cached(
+            key + (self.holomorphic,),
+            target,
+            f"{getattr(target, '__name__', 'fn')}_{self.kind}",
+            lambda: self._transform(target, kinds),
+        )
         with _CACHE_LOCK:
             _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
         return fn

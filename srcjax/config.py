@@ -58,6 +58,9 @@ _DEFAULTS: Dict[str, Any] = {
     "jax_num_cpu_devices": -1,  # -1: SRCJAX_CPU_DEVICES / XLA_FLAGS / 1 (extras.cpu_device_count)
     # srcjax's own options
     "key_reuse_check": "warn",  # "warn" | "error" | "off" (srcjax/frontend/keyreuse.py)
+    # compile jitted loops over scalars with Numba when it is installed
+    # (srcjax/backends/numba_cpu/loops.py); applies to new jit specializations
+    "numba_loops": _env_flag("SRCJAX_NUMBA_LOOPS"),
 }
 
 #: options with a fixed set of values (checked by Config.update)

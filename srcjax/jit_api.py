@@ -65,7 +65,7 @@ from . import backends, dtypes, tree_util
 from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from .backends import _devices
-from .codegen import emit
+from .codegen import diskcache, emit
 from .driver import Generated, header, transform
 from .errors import TransformValueError
 from .frontend.normalize import ClassKind, dependencies_valid
@@ -616,7 +616,47 @@ class _Jit(Transformed):
             fn.__srcjax_backend__ = backend.name
             return fn, text
 
-        return transform(target, containers, jit_pass, kwonly=True, finish_with=jit_finish)
+        def build():
+            return transform(target, containers, jit_pass, kwonly=True, finish_with=jit_finish)
+
+        if bargs or bkw:  # (bound values: memory only)
+            return build()
+        what = (
+            "jit",
+            key,
+            kinds,
+            tuple(sorted(self._static_pos)),
+            tuple(sorted(self._static_names)),
+            tuple(sorted(self._donate_pos)),
+            # the device (and so the backend) the code is built for, and the
+            # thresholds its lowering reads
+            str(self._device_obj if self._device_obj is not None else _devices.default_device()),
+            _backend_facts(),
+        )
+        built: Dict[str, str] = {}
+
+        def build_fn():
+            fn, built["text"] = build()
+            return fn
+
+        fn = diskcache.cached(what, target, f"{getattr(target, '__name__', 'fn')}_jit", build_fn)
+        return fn, built.get("text") or fn.__srcjax_source__
+
+
+def _backend_facts() -> tuple:
+    """The CPU runtime's thresholds (region sizes, chunk bytes): lowering decisions
+    that are part of a jit disk-cache entry's key."""
+    from .backends import numba_cpu, runtime
+
+    # (Numba is imported only when its loops are on: import costs latency)
+    nb = numba_cpu.numba() if _cfg.config.read("numba_loops") else None
+    return tuple(
+        sorted(
+            (k, v)
+            for k, v in vars(runtime).items()
+            if k.isupper() and type(v) in (int, float, bool)
+        )
+    ) + (("numba", getattr(nb, "__version__", None)),)
 
 
 def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .api import Transformed, _kind, fixed_arity
+from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
 from .errors import TransformValueError
 from .frontend import nodes as N
@@ -236,10 +237,24 @@ class _Vmap(Transformed):
         def batching_pass(stage):
             return self._batching_pass(stage, target, full, axes, skels)
 
-        fn = transform(target, full, batching_pass, defaults=True)
-        # the inner transform's dependencies (vmap(grad(f))) are this code's too
-        fn.__srcjax_deps__ += tuple(getattr(target, "__srcjax_deps__", ()))
-        return fn
+        def build():
+            fn = transform(target, full, batching_pass, defaults=True)
+            # the inner transform's dependencies (vmap(grad(f))) are this code's too
+            fn.__srcjax_deps__ += tuple(getattr(target, "__srcjax_deps__", ()))
+            return fn
+
+        if self._pbound or self._pkw:  # (bound values are bindings: memory only)
+            return build()
+        what = (
+            "vmap",
+            full,
+            _hashable(axes),
+            skels,
+            _hashable(self.out_axes),
+            self.axis_name,
+            self.axis_size,
+        )
+        return diskcache.cached(what, target, f"{getattr(target, '__name__', 'fn')}_vmap", build)
 
     def _batching_pass(self, stage, target, full, axes, skels):
         src, norm = stage.src, stage.norm

@@ -31,6 +31,10 @@ Timings are reported, never asserted. The workloads follow
 - P2 the seed pmap example (normal matrices, ``x @ x.T``, mean) on 2 devices,
   against ``jax.pmap`` with ``--xla_force_host_platform_device_count=2`` (JAX
   runs in a child process: the flag must be set before jax is imported)
+- L3 RK4 of a 3-state ODE, 10,000 steps under jit: value, and grad w.r.t. parameters
+- N1-N4 random.normal inside jit (1e3, 1e6) and under vmap over keys, vs jax.jit
+- T3 first calls in a fresh process (grad of the T1 function, W4 value_and_grad and
+  its jit), with an empty cache directory and then with the disk cache
 """
 
 from __future__ import annotations
@@ -1224,6 +1228,236 @@ def p2(b: Bench, quick):
     return f"seed pmap example ({r}x{c} normal matrices per device)"
 
 
+# ---------------------------------------------------------------------------
+# Issue 17 (latency, disk cache, random, compiled loops): rows of helper E
+# ---------------------------------------------------------------------------
+
+# T3: a child process imports srcjax (not timed), then times each first call
+# (transformation + call); run with an empty cache directory, then again with the
+# one the first child filled (the second process of the disk cache).
+_T3_CHILD = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(sys.argv[1], "tools"))
+import numpy as np
+import srcjax, srcjax.numpy as jnp
+try:
+    from srcjax.codegen import diskcache
+    hits = lambda: diskcache.STATS["hits"]
+except ImportError:  # (a srcjax without the disk cache: the "before" column)
+    hits = lambda: "n/a"
+import bench
+which = sys.argv[3]
+rng = np.random.default_rng(0)
+sizes = (784, 512, 512, 10)
+params = {}
+for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+    params[f"w{i}"] = (rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32)
+    params[f"b{i}"] = np.zeros(n, np.float32)
+x = rng.standard_normal((128, 784)).astype(np.float32)
+y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+bench._mlp_backprop(params, x, y)  # page faults and BLAS start-up, not srcjax's
+if which == "grad30":
+    mod = bench._load_source(sys.argv[2], "t3_fn")
+    make, args = (lambda: srcjax.grad(mod.f_3)), (0.7,)
+elif which == "w4vg":
+    make, args = (lambda: srcjax.value_and_grad(bench._mlp_loss(jnp))), (params, x, y)
+else:
+    make, args = (lambda: srcjax.jit(srcjax.value_and_grad(bench._mlp_loss(jnp)))), (params, x, y)
+t0, c0 = time.perf_counter(), time.process_time()
+fn = make()
+fn(*args)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+calls = []
+for _ in range(5):
+    t0 = time.perf_counter(); fn(*args); calls.append(time.perf_counter() - t0)
+print(json.dumps({"wall": wall, "cpu": cpu, "call": min(calls), "hits": hits()}))
+"""
+
+
+def t3(b: Bench, quick, tmpdir):
+    """First calls in a fresh process (transformation + one call), without and with
+    the disk cache a previous process filled. Each measurement is its own child
+    process (one BLAS thread, so the call inside is a few ms of CPU time)."""
+    import json
+    import subprocess
+
+    src = os.path.join(tmpdir, "t3_fn.py")
+    with open(src, "w") as fh:
+        fh.write(_T1_TEMPLATE.format(k="3", ns="jnp"))
+    what = {
+        "grad30": "grad of the 30-line T1 function",
+        "w4vg": "W4 value_and_grad",
+        "w4jit": "W4 jit(value_and_grad)",
+    }
+    for name, label in what.items():
+        cache = tempfile.mkdtemp(prefix="srcjax-bench-t3-")
+        env = dict(os.environ, SRCJAX_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1")
+        for run in ("empty cache", "disk cache"):
+            row = Row("T3", f"{label}, {run}")
+            done = subprocess.run(
+                [sys.executable, "-c", _T3_CHILD, ROOT, src, name],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0:
+                row.status, row.note = "error", done.stderr.strip()[-160:]
+            else:
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                row.median = row.min = got["wall"]
+                row.note = (
+                    f"cpu {fmt_time(got['cpu'])}; a later call {fmt_time(got['call'])}; "
+                    f"disk hits {got['hits']}"
+                )
+            b.rows.append(row)
+            b._log(row)
+    return "first calls in a fresh process: empty cache directory, then the disk cache"
+
+
+def _rk4_program(ns, lax):
+    """A Lorenz system integrated by RK4 as a JAX user writes it."""
+
+    def lorenz(y, p):
+        sigma, rho, beta = p[0], p[1], p[2]
+        return ns.stack(
+            [sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1], y[0] * y[1] - beta * y[2]]
+        )
+
+    def rk4_step(y, p, dt):
+        k1 = lorenz(y, p)
+        k2 = lorenz(y + 0.5 * dt * k1, p)
+        k3 = lorenz(y + 0.5 * dt * k2, p)
+        k4 = lorenz(y + dt * k3, p)
+        return y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    def final_energy(p, y0, n):
+        y = lax.fori_loop(0, n, lambda i, y: rk4_step(y, p, 0.001), y0)
+        return ns.sum(y * y)
+
+    return final_energy
+
+
+def _rk4_by_hand(p, y0, n):
+    def f(y):
+        return np.array(
+            [p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1], y[0] * y[1] - p[2] * y[2]],
+            np.float32,
+        )
+
+    y, dt = y0.copy(), np.float32(0.001)
+    for _ in range(n):
+        k1 = f(y)
+        k2 = f(y + np.float32(0.5) * dt * k1)
+        k3 = f(y + np.float32(0.5) * dt * k2)
+        k4 = f(y + dt * k3)
+        y = y + dt / np.float32(6.0) * (k1 + np.float32(2.0) * k2 + np.float32(2.0) * k3 + k4)
+    return np.sum(y * y)
+
+
+def l3(b: Bench, quick):
+    """RK4 of a 3-state ODE (Lorenz), 10,000 steps under jit: the value, and the
+    gradient with respect to the parameters (L3g)."""
+    n = 2_000 if quick else 10_000
+    p = np.array([10.0, 28.0, 8.0 / 3.0], np.float32)
+    y0 = np.array([1.0, 1.0, 1.0], np.float32)
+    note = f"{n} steps"
+    b.run("L3", "NumPy float32, by hand", lambda: lambda: _rk4_by_hand(p, y0, n), baseline=True)
+
+    def sj(grad):
+        need("jit")
+        fn = _rk4_program(sjnp, srcjax.lax)
+        fn = srcjax.grad(fn) if grad else fn
+        f = srcjax.jit(fn, static_argnums=2)
+        return lambda: f(p, y0, n)
+
+    def jx(grad):
+        need_jax()
+        fn = _rk4_program(jjnp, jax.lax)
+        fn = jax.grad(fn) if grad else fn
+        f = jax.jit(fn, static_argnums=2)
+        pj, yj = jax.device_put((p, y0))
+        return lambda: f(pj, yj, n).block_until_ready()
+
+    b.run("L3", "srcjax.jit", lambda: sj(False), tol=1e-3, note=note)
+    b.run("L3", "jax.jit", lambda: jx(False), tol=1e-3, note=note)
+    ref = b.run("L3g", "jax.jit(jax.grad)", lambda: jx(True), baseline=True, note=note)
+    del ref
+    b.run("L3g", "srcjax.jit(srcjax.grad)", lambda: sj(True), tol=1e-3, note=note)
+    return "RK4 of the Lorenz system under jit: value (L3) and grad w.r.t. parameters (L3g)"
+
+
+def n1(b: Bench, quick):
+    """random.normal inside jit (1e3, 1e6 values) and under vmap over 16 keys, with
+    srcjax's compiled kernels (Numba), its NumPy path and jax.jit; the baseline is
+    NumPy's own (different) generator, so only the ratios are compared."""
+    sizes = [("N1", 1_000, 1), ("N2", 1_000_000, 1), ("N3", 1_000, 16)]
+    if not quick:
+        sizes.append(("N4", 62_500, 16))
+    for key, n, nkeys in sizes:
+        note = f"{nkeys} keys x {n}" if nkeys > 1 else f"{n} values"
+        rng = np.random.default_rng(0)
+        b.run(
+            key,
+            "NumPy default_rng.standard_normal",
+            lambda n=n, nkeys=nkeys, rng=rng: lambda: rng.standard_normal((nkeys, n), np.float32),
+            baseline=True,
+            note=note,
+        )
+
+        def make_srcjax(n=n, nkeys=nkeys, kernels=True):
+            need("jit")
+            from srcjax.random import _threefry as tf
+
+            def draw(k):
+                return srcjax.random.normal(k, (n,))
+
+            keys = srcjax.random.split(srcjax.random.PRNGKey(0), nkeys)
+            f = srcjax.jit(srcjax.vmap(draw)) if nkeys > 1 else srcjax.jit(draw)
+            arg = keys if nkeys > 1 else keys[0]
+            if not hasattr(tf, "kernels"):  # (a srcjax without them: NumPy only)
+                if kernels:
+                    raise NotAvailable("no compiled kernels in this srcjax")
+                return lambda: f(arg)
+            if kernels and tf.kernels() is None:
+                raise NotAvailable("numba not installed")
+
+            def call():
+                tf.use_kernels(kernels)
+                try:
+                    return f(arg)
+                finally:
+                    tf.use_kernels(True)
+
+            return call
+
+        def make_jax(n=n, nkeys=nkeys):
+            need_jax()
+
+            def draw(k):
+                return jax.random.normal(k, (n,))
+
+            keys = jax.random.split(jax.random.PRNGKey(0), nkeys)
+            f = jax.jit(jax.vmap(draw)) if nkeys > 1 else jax.jit(draw)
+            arg = keys if nkeys > 1 else keys[0]
+            return lambda: f(arg).block_until_ready()
+
+        fast = b.run(key, "srcjax.jit (Numba kernels)", make_srcjax, check=False, note=note)
+        if n * nkeys <= 100_000 or not quick:
+            b.run(
+                key,
+                "srcjax.jit (NumPy path)",
+                lambda: make_srcjax(kernels=False),
+                check=False,
+                note=note,
+            )
+        ref = b.run(key, "jax.jit", make_jax, check=False, note=note)
+        if fast.median and ref.median:
+            fast.note += f"; / jax.jit = {fast.median / ref.median:.2f}x"
+    return "random.normal inside jit (N1 1e3, N2 1e6), and vmap over 16 keys (N3, N4)"
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -1239,6 +1473,9 @@ WORKLOADS = {
     **{f"R{i}": real_row(f"R{i}") for i in range(1, 7)},
     "P1": p1,
     "P2": p2,
+    "T3": t3,
+    "N1": n1,
+    "L3": l3,
 }
 
 
@@ -1350,7 +1587,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="srcjax-bench-src-") as tmpdir:
         for key in wanted:
             print(f"{key} ...", file=sys.stderr, flush=True)
-            if key == "T1" or key.startswith("R"):
+            if key in ("T1", "T3") or key.startswith("R"):
                 titles.append((key, WORKLOADS[key](b, args.quick, tmpdir)))
             else:
                 titles.append((key, WORKLOADS[key](b, args.quick)))

@@ -268,7 +268,14 @@ class NumpyCpu(Backend):
     platform = "cpu"
 
     def namespaces(self) -> Dict[str, Any]:
-        return {"_rt": runtime}
+        ns: Dict[str, Any] = {"_rt": runtime}
+        from . import numba_cpu
+
+        if _config().read("numba_loops") and numba_cpu.available():
+            from .numba_cpu import loops
+
+            ns["_nbr"] = loops
+        return ns
 
     def can_fuse(self, prim: Any, operands: List[Any], values: List[Any], res: Any) -> bool:
         uf = fusion.ufunc_of(prim)
@@ -292,6 +299,31 @@ class NumpyCpu(Backend):
 
     def lower_region(self, region: fusion.Region, namer: Any, filename: str) -> List[Any]:
         return emit_region(region, namer, filename)
+
+    def lower(
+        self,
+        fdef: Any,
+        namer: Any,
+        filename: str,
+        donatable: Tuple[str, ...] = (),
+        min_size: Optional[int] = None,
+        min_size_cheap: Optional[int] = None,
+    ) -> Tuple[Any, int]:
+        """The shared region lowering, after loops over scalars are compiled with
+        Numba when it is installed (:mod:`srcjax.backends.numba_cpu.loops`)."""
+        from . import numba_cpu
+
+        if _config().read("numba_loops") and numba_cpu.available():
+            from .numba_cpu import loops
+
+            loops.lower_loops(fdef, filename, bool(_config().x64_enabled))
+        return super().lower(fdef, namer, filename, donatable, min_size, min_size_cheap)
+
+
+def _config() -> Any:
+    import sys
+
+    return sys.modules["srcjax.config"].config
 
 
 #: the CPU backend (``srcjax.backends.get("cpu")``)

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ..frontend import nodes as N
+from ..frontend import record as _record
 from . import cache
 
 _config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -503,4 +504,16 @@ def load(
     fn = types.FunctionType(fcode, g, fn_name, defaults)
     fn.__srcjax_source__ = text
     fn.__srcjax_path__ = path
+    _record.note_load(
+        {
+            "text": text,
+            "fn_name": fn_name,
+            "user_globals": user_globals,
+            "cells": cells,
+            "bindings": bindings,
+            "tag": tag,
+            "defaults": defaults,
+            "fn": fn,
+        }
+    )
     return fn

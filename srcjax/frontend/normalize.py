@@ -40,6 +40,7 @@ from ..errors import (
 )
 from ..primitives import registry
 from . import nodes as N
+from . import record as _record
 from .source import FunctionSource, get_source
 
 _config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -1020,16 +1021,26 @@ class Normalizer:
     def lookup_global(self, id_: str) -> tuple:
         """('found', obj) or ('missing', None) for a non-local name."""
         if id_ in self.src.closure:
+            cell = self.src.closure[id_]
             try:
-                return "found", self.src.closure[id_].cell_contents
+                obj = cell.cell_contents
             except ValueError:
+                _record.note_lookup(cell, id_, _record.MISSING)
                 return "missing", None
+            _record.note_lookup(cell, id_, obj)
+            return "found", obj
         try:
-            return "found", self.src.globals[id_]
+            obj = self.src.globals[id_]
         except KeyError:
             pass
+        else:
+            _record.note_lookup(self.src.globals, id_, obj)
+            return "found", obj
         if hasattr(builtins, id_):
-            return "found", getattr(builtins, id_)
+            obj = getattr(builtins, id_)
+            _record.note_lookup(self.src.globals, id_, obj)
+            return "found", obj
+        _record.note_lookup(self.src.globals, id_, _record.MISSING)
         return "missing", None
 
     def resolve(self, expr: Any) -> tuple:

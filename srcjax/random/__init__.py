@@ -455,6 +455,20 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
     return _uniform_from(_key(key, "uniform"), shape, dtype, minval, maxval)
 
 
+def _load_kernels():
+    """The compiled kernels (srcjax.random._numba) when Numba is available."""
+    from ..backends import numba_cpu
+
+    if not numba_cpu.available():
+        return None
+    from . import _numba
+
+    return _numba.load()
+
+
+_tf.set_kernel_loader(_load_kernels)
+
+
 def _normal_from(keys, shape, dtype):
     d = _float_dtype(dtype, "normal")
     if d == np.float16:
@@ -464,8 +478,12 @@ def _normal_from(keys, shape, dtype):
             "srcjax.random.normal: float64 is not implemented (XLA's float64 erf_inv "
             "is not specified bit for bit); pass dtype=jnp.float32"
         )
-    w = _tf.bits(keys, _shape(shape, "normal"), 32, _partitionable())
-    return _tf.normal32(w)
+    shape = _shape(shape, "normal")
+    part = _partitionable()
+    k = _tf.kernels() if part else None
+    if k is not None and _tf._size(shape) < 2**32:
+        return k.normal_keys(keys, shape)  # bits and transform in one compiled pass
+    return _tf.normal32(_tf.bits(keys, shape, 32, part))
 
 
 def _normal_b(key, shape=(), dtype=float):

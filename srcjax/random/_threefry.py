@@ -24,6 +24,40 @@ _ROT_B = (17, 29, 16, 24)
 _PARITY = _U32(0x1BD11BDA)
 
 
+# ------------------------------------------------------------------ compiled kernels
+_KERNELS: list = []
+#: a function returning the compiled kernels module or None (set by
+#: srcjax.random, which imports srcjax.random._numba lazily)
+_LOADER: list = []
+
+
+def set_kernel_loader(load) -> None:
+    _LOADER[:] = [load]
+    _KERNELS.clear()
+
+
+def kernels():
+    """:mod:`srcjax.random._numba` when Numba is available and its kernels
+    compiled, else None (then everything here is NumPy). A failure to compile
+    is remembered: the NumPy path from then on, without a message."""
+    if not _KERNELS:
+        mod = None
+        if _LOADER:
+            try:
+                mod = _LOADER[0]()
+            except Exception:  # noqa: BLE001 - a Numba that cannot type or compile them
+                mod = None
+        _KERNELS.append(mod)
+    return _KERNELS[0]
+
+
+def use_kernels(flag: bool) -> None:
+    """Turn the compiled kernels off (``False``) or back on (tests compare both)."""
+    _KERNELS.clear()
+    if not flag:
+        _KERNELS.append(None)
+
+
 # ------------------------------------------------------------------ threefry2x32 (§2)
 def _rotl(v: np.ndarray, r: int) -> np.ndarray:
     return (v << _U32(r)) | (v >> _U32(32 - r))
@@ -112,6 +146,10 @@ def bits(keys: np.ndarray, shape: tuple, width: int, partitionable: bool) -> np.
     n = _size(shape)
     batch = keys.shape[:-1]
     out_dt = np.dtype(f"uint{width}")
+    if width == 32 and n < 2**32 - 1:
+        k = kernels()
+        if k is not None:
+            return k.bits32(keys, tuple(shape), partitionable)
     if partitionable:
         if n > 2**64:
             raise ValueError(f"srcjax.random: too many random bits requested ({n} > 2**64)")
@@ -381,6 +419,10 @@ def uniform32(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``max(lo, fma(f, hi - lo, lo))`` with ``f`` from §7 (float32 throughout)."""
     lo = np.asarray(lo, np.float32)
     hi = np.asarray(hi, np.float32)
+    if lo.ndim == 0 and hi.ndim == 0:
+        k = kernels()
+        if k is not None:
+            return k.uniform_of_words(words, lo[()], hi[()])
     span = hi - lo
     f = unit_float32(words)
     return np.maximum(lo, fma32(f, span, lo))
@@ -416,6 +458,9 @@ _SQRT2 = _f32(0x3FB504F3)
 
 def normal32(words: np.ndarray) -> np.ndarray:
     """``sqrt(2) * erfinv(uniform(nextafter(-1, 0), 1))`` in float32 (§9)."""
+    k = kernels()
+    if k is not None:
+        return k.normal_of_words(words)
     u = uniform32(words, _NORMAL_LO, np.float32(1.0))
     return (_SQRT2 * erfinv32(u)).astype(np.float32)
 

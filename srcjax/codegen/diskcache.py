@@ -1,0 +1,799 @@
+"""Generated modules kept on disk across processes.
+
+A transformation (``grad``, ``value_and_grad``, ``vmap``, a ``jit``
+specialization) ends in :func:`srcjax.codegen.emit.load` of a source text plus
+the objects that text names (its *bindings*). This module stores both in the
+cache directory (:func:`srcjax.codegen.cache.cache_dir`, mode 0700) so that a
+second process calling the same function skips the transformation.
+
+An entry is found by a key over everything the generated text is a function of:
+
+- what was asked (the transform and its options: ``argnums``, ``in_axes``,
+  the specialization's shapes, dtypes and static values, ...);
+- the transformed function: its file's whole text (an edited import changes
+  what its names mean), its qualified name and first line;
+- srcjax itself (version and the size and time of each of its files), NumPy's
+  and Python's versions, and the global facts the generators read
+  (:data:`srcjax.config` options such as ``jax_enable_x64``, the CPU count;
+  jit adds the backend's thresholds and the device to its options).
+
+Stored with the entry are the *global facts the code depends on*: each global or
+closure name the normalizer resolved (``lookup_global``) and each dependency it
+recorded (inlined callees, module-level flags), with a fingerprint of what it
+found: a value for numbers and strings, the module and qualified name plus the
+defining file's text hash for functions and classes. A second process checks
+every one before it uses the entry; one that differs (a redefined helper, an
+edited file, a changed flag) is a miss and the function is transformed again.
+Bindings are stored as descriptions (a module name, a primitive's public name,
+a literal, a user global) and resolved again; an object that has no such
+description makes the transformation uncacheable (it stays in memory only).
+
+An entry file is JSON (never pickle) holding the SHA-256 of its payload and of
+the generated text; a file whose hashes do not match is rejected and rewritten.
+``SRCJAX_DISK_CACHE=0`` turns the disk cache off.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import types
+from typing import Any, Callable, Dict, List, Optional
+
+from ..frontend.record import MISSING as _MISSING
+from ..frontend.record import Recorder, note_load, note_lookup, recording
+from . import cache
+
+
+def _emit() -> Any:
+    # (loaded modules read at run time, not imported here: emit and the registry
+    # sit in the import cycle of the transforms, which import this module)
+    return sys.modules["srcjax.codegen.emit"]
+
+
+def _registry() -> Any:
+    return sys.modules["srcjax.primitives.registry"]
+
+
+__all__ = [
+    "enabled",
+    "key_for",
+    "load",
+    "store",
+    "cached",
+    "recording",
+    "note_lookup",
+    "note_load",
+    "STATS",
+]
+__all__ = [
+    "enabled",
+    "key_for",
+    "load",
+    "store",
+    "cached",
+    "recording",
+    "note_lookup",
+    "note_load",
+    "STATS",
+]
+
+#: bump when the entry layout or its meaning changes
+FORMAT = 2
+
+#: counters for tests and ``srcjax.source`` users: hits, misses, stores, rejected
+#: (bad hash or unreadable), stale (a recorded fact differs), uncacheable
+STATS: Dict[str, int] = {
+    "hits": 0,
+    "misses": 0,
+    "stores": 0,
+    "rejected": 0,
+    "stale": 0,
+    "uncacheable": 0,
+}
+
+#: why the last transformation was not stored (for tests and debugging)
+LAST_REASON: List[str] = [""]
+
+
+class Uncacheable(Exception):
+    """The transformation depends on something with no description across processes."""
+
+
+def enabled() -> bool:
+    """Whether generated modules are kept on disk (``SRCJAX_DISK_CACHE`` is not 0)."""
+    return os.environ.get("SRCJAX_DISK_CACHE", "1").strip().lower() not in ("0", "false", "no")
+
+
+# ---------------------------------------------------------------------------- facts
+_SRCJAX_FP: Optional[str] = None
+
+
+def _srcjax_fingerprint() -> str:
+    """srcjax's version and the size and modification time of each of its files
+    (a development checkout changes without a new version)."""
+    global _SRCJAX_FP
+    if _SRCJAX_FP is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        version = getattr(sys.modules.get("srcjax"), "__version__", "")
+        h = hashlib.sha256(str(version).encode())
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for fname in sorted(filenames):
+                if fname.endswith(".py"):
+                    path = os.path.join(dirpath, fname)
+                    st = os.stat(path)
+                    rel = os.path.relpath(path, root)
+                    h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _SRCJAX_FP = h.hexdigest()
+    return _SRCJAX_FP
+
+
+def _global_facts() -> list:
+    import numpy as np
+
+    cfg = sys.modules["srcjax.config"]
+    values = object.__getattribute__(cfg.config, "_values")
+    try:
+        ncpu = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        ncpu = os.cpu_count()
+    return [
+        FORMAT,
+        _srcjax_fingerprint(),
+        np.__version__,
+        sys.version,
+        sorted((k, repr(v)) for k, v in values.items()),
+        bool(cfg.x64_enabled),
+        ncpu,
+    ]
+
+
+_FILE_SHA: Dict[str, tuple] = {}
+
+
+def _file_text_sha(filename: str) -> str:
+    """SHA-256 of the file's text as the transforms read it (linecache)."""
+    import linecache
+
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename)
+    if not lines:
+        raise Uncacheable(f"no source text for {filename}")
+    text = "".join(lines)
+    key = (len(text), hash(text))
+    known = _FILE_SHA.get(filename)
+    if known is not None and known[0] == key:
+        return known[1]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _FILE_SHA[filename] = (key, digest)
+    return digest
+
+
+# ---------------------------------------------------------------------------- descriptions
+_LITERALS = (bool, int, float, str, type(None), complex, bytes)
+
+
+def _literal(v: Any) -> list:
+    t = type(v)
+    if t is float and not math.isfinite(v):
+        return ["v", "float", repr(v)]
+    return ["v", t.__name__, repr(v)]
+
+
+def _from_literal(desc: list) -> Any:
+    import ast
+
+    kind, text = desc[1], desc[2]
+    if kind == "float":
+        return float(text)
+    if kind == "complex":
+        return complex(text)
+    return ast.literal_eval(text)
+
+
+def _resolve_path(modname: str, qualname: str) -> Any:
+    mod = sys.modules.get(modname)
+    if mod is None:
+        return _MISSING
+    obj: Any = mod
+    for part in qualname.split("."):
+        obj = getattr(obj, part, _MISSING)
+        if obj is _MISSING:
+            return _MISSING
+    return obj
+
+
+def _is_library_file(path: str) -> bool:
+    import sysconfig
+
+    p = os.path.abspath(path)
+    roots = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(r and p.startswith(os.path.abspath(r) + os.sep) for r in roots)
+
+
+def _code_place(obj: Any) -> list:
+    """A function's first line and a hash of its bytecode and names: two functions
+    of one qualified name in one file (``global f`` then ``def f`` inside a
+    function: a redefinition) differ here."""
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return []
+    h = hashlib.sha256(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+    consts = [c for c in code.co_consts if type(c) in _LITERALS]
+    h.update(repr(consts).encode())
+    # columns: two lambdas on one line (`f, g = lambda x: ..., lambda x: ...`)
+    cols = None
+    if hasattr(code, "co_positions"):
+        cols = next((p[2:] for p in code.co_positions() if p[2] is not None), None)
+    return [code.co_firstlineno, h.hexdigest()[:16], list(cols) if cols else None]
+
+
+def describe(obj: Any) -> list:
+    """A JSON description of ``obj`` that :func:`resolve` turns back into it in
+    another process (also its fingerprint: equal descriptions, same meaning).
+    Raises :class:`Uncacheable`."""
+    registry, emit = _registry(), _emit()
+
+    t = type(obj)
+    if t in _LITERALS:
+        return _literal(obj)
+    if t is tuple:
+        return ["t", [describe(v) for v in obj]]
+    if isinstance(obj, emit.UserGlobal):
+        return ["U", obj.name]
+    if isinstance(obj, emit._RegistryNamespace):
+        return ["ns", obj.__name__]
+    if isinstance(obj, types.ModuleType):
+        if sys.modules.get(obj.__name__) is not obj:
+            raise Uncacheable(f"module {obj.__name__} is not in sys.modules")
+        return ["m", obj.__name__]
+    prim = registry.lookup_callable(obj) if callable(obj) else None
+    if prim is not None:
+        if obj is prim:
+            return ["p", prim.public, "prim"]
+        if obj is prim.impl:
+            return ["p", prim.public, "impl"]
+    import numpy as np
+
+    if isinstance(obj, np.dtype):
+        return ["dtype", obj.str, str(obj)]
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biufc":
+        return ["np", obj.dtype.str, repr(obj.item())]
+    if isinstance(obj, np.ufunc):
+        if getattr(np, obj.__name__, None) is obj:
+            return ["ufunc", obj.__name__]
+        raise Uncacheable(f"ufunc {obj!r}")
+    modname = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if (
+        isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type))
+        and isinstance(modname, str)
+        and isinstance(qualname, str)
+        and "<" not in qualname
+        and _resolve_path(modname, qualname) is obj
+    ):
+        if modname == "srcjax" or modname.startswith("srcjax."):
+            return ["s", modname, qualname]
+        if isinstance(obj, types.BuiltinFunctionType):
+            return ["x", modname, qualname, ""]
+        filename = getattr(getattr(obj, "__code__", None), "co_filename", None)
+        if filename is None:
+            filename = getattr(sys.modules.get(modname), "__file__", None) or ""
+        if not filename or _is_library_file(filename):
+            top = sys.modules.get(modname.split(".")[0])
+            return ["x", modname, qualname, str(getattr(top, "__version__", ""))]
+        return ["f", modname, qualname, _file_text_sha(filename), _code_place(obj)]
+    if isinstance(obj, types.BuiltinFunctionType) and getattr(builtins, obj.__name__, None) is obj:
+        return ["x", "builtins", obj.__name__, ""]
+    raise Uncacheable(f"no description for {t.__name__}")
+
+
+def fingerprint(obj: Any, covered: Optional[set] = None) -> list:
+    """What :func:`describe` says, and for objects no other process can look up
+    by name a description that is equal only for an equivalent object: a local
+    function by its code's place, its file's text and the fingerprints of its
+    closure and defaults (the ids of those cells go to ``covered``); an array by
+    shape and dtype (generated code reads arrays live, never their values)."""
+    try:
+        return describe(obj)
+    except Uncacheable:
+        pass
+    import numpy as np
+
+    if isinstance(obj, types.FunctionType):
+        code = obj.__code__
+        filename = code.co_filename
+        mod = getattr(obj, "__module__", "") or ""
+        sha = "srcjax" if mod.startswith("srcjax") else _file_text_sha(filename)
+        closure = []
+        for fv, cell in zip(code.co_freevars, obj.__closure__ or ()):
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                contents = _MISSING
+            if covered is not None:
+                covered.add(id(cell))
+            if contents is obj:
+                closure.append([fv, ["self"]])
+            else:
+                closure.append([fv, _fp(contents, covered)])
+        defaults = [fingerprint(d, covered) for d in obj.__defaults__ or ()]
+        return ["fn", filename, obj.__qualname__, _code_place(obj), sha, closure, defaults]
+    if isinstance(obj, np.ndarray):
+        return ["arr", list(obj.shape), obj.dtype.str]
+    if type(obj) is tuple:
+        return ["t", [fingerprint(v, covered) for v in obj]]
+    raise Uncacheable(f"no description for {type(obj).__name__}")
+
+
+def resolve(desc: list) -> Any:
+    """The object ``desc`` describes here and now, or ``_MISSING``."""
+    registry, emit = _registry(), _emit()
+
+    kind = desc[0]
+    if kind == "v":
+        return _from_literal(desc)
+    if kind == "t":
+        items = [resolve(d) for d in desc[1]]
+        return _MISSING if any(i is _MISSING for i in items) else tuple(items)
+    if kind == "U":
+        return emit.UserGlobal(desc[1])
+    if kind == "ns":
+        parts = desc[1].split(".")
+        if parts[:2] != ["srcjax", "generated"] or len(parts) < 3:
+            return _MISSING
+        obj: Any = emit.namespaces().get(parts[2], _MISSING)
+        for p in parts[3:]:
+            obj = getattr(obj, p, _MISSING)
+        return obj
+    if kind == "m":
+        name = desc[1]
+        mod = sys.modules.get(name)
+        if mod is None and (name == "srcjax" or name.startswith("srcjax.")):
+            import importlib  # (one of srcjax's own modules, not loaded yet here)
+
+            try:
+                mod = importlib.import_module(name)
+            except ImportError:
+                return _MISSING
+        return _MISSING if mod is None else mod
+    if kind == "p":
+        prim = registry.REGISTRY.get(desc[1])
+        if prim is None:
+            return _MISSING
+        return prim if desc[2] == "prim" else prim.impl
+    if kind == "dtype":
+        import numpy as np
+
+        return np.dtype(desc[1])
+    if kind == "np":
+        import numpy as np
+
+        return np.dtype(desc[1]).type(_from_literal(["v", "", desc[2]]))
+    if kind == "ufunc":
+        import numpy as np
+
+        return getattr(np, desc[1], _MISSING)
+    if kind in ("s", "x", "f"):
+        obj = _resolve_path(desc[1], desc[2])
+        if obj is _MISSING:
+            return _MISSING
+        try:
+            same = describe(obj) == desc
+        except Uncacheable:
+            same = False
+        return obj if same else _MISSING
+    return _MISSING
+
+
+def _same(obj: Any, desc: list) -> bool:
+    try:
+        return fingerprint(obj) == desc
+    except Uncacheable:
+        return False
+
+
+# scopes: where a name was looked up
+def _scope_desc(scope: Any, target: Any) -> list:
+    if isinstance(scope, dict):
+        if scope is target.__globals__:
+            return ["root"]
+        if scope is getattr(target.__globals__, "user_globals", None):
+            return ["user"]  # generated code transformed again: the user's module
+        name = scope.get("__name__")
+        mod = sys.modules.get(name) if isinstance(name, str) else None
+        if mod is not None and vars(mod) is scope:
+            return ["mod", name]
+        raise Uncacheable("a dict that is no module's globals")
+    if isinstance(scope, types.CellType):
+        code = target.__code__
+        for fv, cell in zip(code.co_freevars, target.__closure__ or ()):
+            if cell is scope:
+                return ["cell", fv]
+        # generated code transformed again: the user function's cells it reads
+        for fv, cell in getattr(target.__globals__, "cells", {}).items():
+            if cell is scope:
+                return ["gcell", fv]
+        raise Uncacheable("a closure cell of another function")
+    if isinstance(scope, (types.ModuleType, type)):
+        return ["obj", describe(scope)]
+    raise Uncacheable(f"scope {type(scope).__name__}")
+
+
+def _scope(desc: list, target: Any) -> Any:
+    kind = desc[0]
+    if kind == "root":
+        return target.__globals__
+    if kind == "user":
+        return getattr(target.__globals__, "user_globals", _MISSING)
+    if kind == "mod":
+        mod = sys.modules.get(desc[1])
+        return _MISSING if mod is None else vars(mod)
+    if kind == "cell":
+        code = target.__code__
+        for fv, cell in zip(code.co_freevars, target.__closure__ or ()):
+            if fv == desc[1]:
+                return cell
+        return _MISSING
+    if kind == "gcell":
+        cell = getattr(target.__globals__, "cells", {}).get(desc[1])
+        return _MISSING if cell is None else cell
+    if kind == "obj":
+        return resolve(desc[1])
+    return _MISSING
+
+
+def _read(scope: Any, name: Any, builtin_fallback: bool) -> Any:
+    if isinstance(scope, types.CellType):
+        try:
+            return scope.cell_contents
+        except ValueError:
+            return _MISSING
+    if isinstance(scope, dict):
+        try:
+            return scope[name]
+        except KeyError:
+            pass
+        if builtin_fallback:
+            return getattr(builtins, name, _MISSING)
+        return _MISSING
+    return getattr(scope, name, _MISSING)
+
+
+def _fp(obj: Any, covered: Optional[set] = None) -> list:
+    return ["missing"] if obj is _MISSING else fingerprint(obj, covered)
+
+
+# ---------------------------------------------------------------------------- keys
+def _canon(x: Any) -> Any:
+    """A JSON form of an option or a jit key (tuples, dtypes, types, literals)."""
+    import numpy as np
+
+    t = type(x)
+    if t in (bool, int, str, type(None)):
+        return x
+    if t is float:
+        return ["float", repr(x)]
+    if t in (tuple, list):
+        return [t.__name__] + [_canon(v) for v in x]
+    if t is frozenset:
+        return ["frozenset"] + sorted(json.dumps(_canon(v)) for v in x)
+    if isinstance(x, np.dtype):
+        return ["dtype", x.str]
+    if isinstance(x, type):
+        return ["type", describe(x)]
+    if t is dict:
+        return ["dict"] + sorted([json.dumps(_canon(k)), _canon(v)] for k, v in x.items())
+    return ["obj", describe(x)]
+
+
+def key_for(what: Any, target: Any) -> Optional[str]:
+    """The cache key of transforming ``target`` as ``what`` says (a tuple of
+    options and argument kinds), or None when it cannot be cached."""
+    if not enabled() or not isinstance(target, types.FunctionType):
+        return None
+    try:
+        code = target.__code__
+        parts = [
+            _global_facts(),
+            _canon(what),
+            code.co_filename,
+            getattr(code, "co_qualname", target.__qualname__),
+            code.co_firstlineno,
+            _code_place(target),
+            _file_text_sha(code.co_filename),
+        ]
+        blob = json.dumps(parts, separators=(",", ":"))
+    except (Uncacheable, TypeError, ValueError) as exc:
+        STATS["uncacheable"] += 1
+        LAST_REASON[0] = str(exc)
+        return None
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _entry_path(key: str, tag: str) -> str:
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", tag)[:60] or "fn"
+    return os.path.join(cache.cache_dir(), f"{safe}_{key[:32]}.entry.json")
+
+
+def _payload_sha(payload: dict) -> str:
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------- attributes
+_ATTRS = (
+    "__srcjax_renamed__",
+    "__srcjax_user_names__",
+    "__srcjax_user_none__",
+    "__srcjax_backend__",
+)
+_KNOWN = {"__srcjax_source__", "__srcjax_path__", "__srcjax_deps__", *_ATTRS}
+
+
+def _deps_desc(deps: tuple, target: Any, covered: set) -> list:
+    out = []
+    for kind, where, key, obj in deps:
+        if kind not in ("dict", "cell", "attr"):
+            raise Uncacheable(f"dependency kind {kind}")
+        if kind == "dict" and not isinstance(key, str):
+            raise Uncacheable("a table dependency")
+        out.append([kind, _scope_desc(where, target), key, fingerprint(obj, covered)])
+    return out
+
+
+def _deps_live(descs: list, target: Any) -> Optional[tuple]:
+    out = []
+    for kind, sdesc, key, odesc in descs:
+        where = _scope(sdesc, target)
+        if where is _MISSING:
+            return None
+        cur = _read(where, key, builtin_fallback=False)
+        if cur is _MISSING or not _same(cur, odesc):
+            return None
+        out.append((kind, where, key, cur))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------- store/load
+def store(key: Optional[str], target: Any, tag: str, rec: Optional[Recorder], fn: Any) -> None:
+    """Write the entry for ``key`` from what ``rec`` saw while building ``fn``."""
+    if key is None or rec is None:
+        return
+    try:
+        payload = _payload(target, rec, fn)
+    except Uncacheable as exc:
+        STATS["uncacheable"] += 1
+        LAST_REASON[0] = str(exc)
+        return
+    entry = {"format": FORMAT, "key": key, "payload": payload, "sha256": _payload_sha(payload)}
+    path = _entry_path(key, tag)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(entry, fh, separators=(",", ":"))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+        STATS["stores"] += 1
+    except OSError:  # pragma: no cover - a full disk: the entry is only a speed-up
+        pass
+
+
+def _payload(target: Any, rec: Recorder, fn: Any) -> dict:
+    if len(rec.loads) != 1:
+        raise Uncacheable(f"{len(rec.loads)} generated modules")
+    info = rec.loads[0]
+    if info["fn"] is not fn:
+        raise Uncacheable("the result is not the generated function")
+    if info["user_globals"] is not target.__globals__:
+        raise Uncacheable("globals of another function")
+    closure = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
+    cells = info["cells"]
+    if set(cells) != set(closure) or any(cells[k] is not closure[k] for k in cells):
+        raise Uncacheable("closure of another function")
+    # defaults: none, or the target's own (jit sets them after loading)
+    if fn.__defaults__ is None:
+        dmode = None
+    elif fn.__defaults__ is target.__defaults__:
+        dmode = "target"
+    else:
+        raise Uncacheable("defaults of another function")
+    if fn.__kwdefaults__ is None:
+        kwmode = None
+    elif fn.__kwdefaults__ is target.__kwdefaults__:
+        kwmode = "target"
+    else:
+        raise Uncacheable("keyword defaults renamed")
+    extra = set(vars(fn)) - _KNOWN
+    if extra:
+        raise Uncacheable(f"attributes {sorted(extra)}")
+    bindings = {k: describe(v) for k, v in info["bindings"].items()}
+    # the names the normalizer resolved, with fingerprints of what it found; a
+    # cell of a function whose fingerprint is recorded (a nested helper the root
+    # closes over) is covered by that fingerprint
+    covered: set = set()
+    found = []
+    for scope, name, obj in rec.lookups:
+        found.append((scope, name, _fp(obj, covered)))
+    deps = _deps_desc(tuple(getattr(fn, "__srcjax_deps__", ())), target, covered)
+    root_cells = {id(c) for c in target.__closure__ or ()}
+    root_cells |= {id(c) for c in getattr(target.__globals__, "cells", {}).values()}
+    lookups = []
+    seen = set()
+    for scope, name, fp in found:
+        if isinstance(scope, types.CellType) and id(scope) not in root_cells:
+            if id(scope) in covered:
+                continue
+        sdesc = _scope_desc(scope, target)
+        item = json.dumps([sdesc, name, fp])
+        if item not in seen:
+            seen.add(item)
+            lookups.append([sdesc, name, fp])
+    attrs: Dict[str, Any] = {}
+    renamed = getattr(fn, "__srcjax_renamed__", None)
+    if renamed is not None:
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in renamed.items()):
+            raise Uncacheable("renamed parameters")
+        attrs["__srcjax_renamed__"] = dict(renamed)
+    for a in ("__srcjax_user_names__", "__srcjax_user_none__"):
+        v = getattr(fn, a, None)
+        if v is not None:
+            if not all(isinstance(n, str) for n in v):
+                raise Uncacheable(a)
+            attrs[a] = sorted(v)
+    backend = getattr(fn, "__srcjax_backend__", None)
+    if backend is not None:
+        if backend != "cpu":
+            raise Uncacheable(f"backend {backend}")
+        attrs["__srcjax_backend__"] = backend
+    text = info["text"]
+    # the modules that register what the text calls (vmap's rules in
+    # primitives/batch_rules are imported by the transform, which a hit skips)
+    modules = sorted(
+        m
+        for m in sys.modules
+        if m.startswith(_REGISTERING) and m not in _HEAVY and sys.modules[m] is not None
+    )
+    return {
+        "modules": modules,
+        "tag": info["tag"],
+        "fn_name": info["fn_name"],
+        "text": text,
+        "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "defaults": dmode,
+        "kwdefaults": kwmode,
+        "bindings": bindings,
+        "lookups": lookups,
+        "deps": deps,
+        "attrs": attrs,
+    }
+
+
+def load(key: Optional[str], target: Any, tag: str) -> Any:
+    """The function stored under ``key`` for ``target``, or None (no entry, a
+    rejected file, a recorded fact that changed)."""
+    if key is None:
+        return None
+    path = _entry_path(key, tag)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            entry = json.load(fh)
+    except FileNotFoundError:
+        STATS["misses"] += 1
+        return None
+    except (OSError, ValueError):
+        STATS["rejected"] += 1
+        return None
+    try:
+        payload = entry["payload"]
+        ok = (
+            entry.get("format") == FORMAT
+            and entry.get("key") == key
+            and _payload_sha(payload) == entry.get("sha256")
+            and hashlib.sha256(payload["text"].encode("utf-8")).hexdigest()
+            == payload["text_sha256"]
+        )
+    except (KeyError, TypeError, AttributeError):
+        ok = False
+    if not ok:
+        STATS["rejected"] += 1
+        return None
+    try:
+        fn = _revive(payload, target)
+    except (KeyError, TypeError, ValueError, IndexError, SyntaxError, ImportError):
+        STATS["rejected"] += 1
+        return None
+    if fn is None:
+        STATS["stale"] += 1
+        return None
+    STATS["hits"] += 1
+    return fn
+
+
+_REGISTERING = (
+    "srcjax.primitives.",
+    "srcjax.transforms.",
+    "srcjax.random",
+    "srcjax.scipy",
+    "srcjax.nn",
+    "srcjax.numpy",
+    "srcjax.lax",
+    "srcjax.ops",
+)
+_HEAVY = {"srcjax.random._numba"}  # (loaded when used: it compiles kernels)
+
+
+def _revive(payload: dict, target: Any) -> Any:
+    import importlib
+
+    emit = _emit()
+    for m in payload["modules"]:
+        if m not in sys.modules and m.startswith(_REGISTERING):
+            importlib.import_module(m)
+
+    for sdesc, name, fp in payload["lookups"]:
+        scope = _scope(sdesc, target)
+        if scope is _MISSING:
+            return None
+        cur = _read(scope, name, builtin_fallback=True)
+        if cur is _MISSING:
+            if fp != ["missing"]:
+                return None
+        elif not _same(cur, fp):
+            return None
+    deps = _deps_live(payload["deps"], target)
+    if deps is None:
+        return None
+    bindings = {}
+    for k, d in payload["bindings"].items():
+        v = resolve(d)
+        if v is _MISSING:
+            return None
+        bindings[k] = v
+    cells = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
+    defaults = target.__defaults__ if payload["defaults"] == "target" else None
+    kwdefaults = target.__kwdefaults__ if payload["kwdefaults"] == "target" else None
+    with recording(active=False):
+        fn = emit.load(
+            payload["text"],
+            payload["fn_name"],
+            target.__globals__,
+            cells,
+            bindings,
+            payload["tag"],
+            defaults,
+        )
+    fn.__kwdefaults__ = kwdefaults
+    fn.__srcjax_deps__ = deps
+    attrs = payload["attrs"]
+    if "__srcjax_renamed__" in attrs:
+        fn.__srcjax_renamed__ = dict(attrs["__srcjax_renamed__"])
+    for a in ("__srcjax_user_names__", "__srcjax_user_none__"):
+        if a in attrs:
+            setattr(fn, a, frozenset(attrs[a]))
+    if "__srcjax_backend__" in attrs:
+        fn.__srcjax_backend__ = attrs["__srcjax_backend__"]
+    return fn
+
+
+def cached(what: Any, target: Any, tag: str, build: Callable[[], Any]) -> Any:
+    """``build()``'s function for ``target``, from the disk cache when an entry
+    for ``what`` is valid here, else built and stored."""
+    key = key_for(what, target)
+    if key is not None:
+        fn = load(key, target, tag)
+        if fn is not None:
+            return fn
+    with recording(active=key is not None) as rec:
+        fn = build()
+    store(key, target, tag, rec, fn)
+    return fn

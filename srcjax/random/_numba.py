@@ -1,0 +1,247 @@
+"""Numba kernels of :mod:`srcjax.random`'s exact arithmetic (used when Numba is
+installed: ``pip install "srcjax[numba]"``; see :mod:`srcjax.backends.numba_cpu`).
+
+The same computations as :mod:`srcjax.random._threefry` (SPEC.md §2, §5-§9),
+element by element in one compiled loop instead of dozens of NumPy passes, so a
+``normal`` of 1e6 values costs what XLA's does. Bit for bit the NumPy path's
+results (tests/test_random_numba.py compares them): uint32 arithmetic is done in
+uint64 and masked, float32 values stay float32 (no fastmath), and each fused
+multiply-add of XLA:CPU is :func:`srcjax.backends.numba_cpu.fma32`, a correctly
+rounded ``llvm.fma.f32`` (the NumPy path emulates the same rounding in float64).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from ..backends.numba_cpu import bitcasts, fma32, njit
+from . import _threefry as _tf
+
+_fma = fma32()
+_bits, _from_bits = bitcasts()
+
+_M = np.uint64(0xFFFFFFFF)
+_PARITY = np.uint64(0x1BD11BDA)
+_R = (13, 15, 26, 6, 17, 29, 16, 24)
+_NINE = np.uint64(9)
+_THIRTYTWO = np.uint64(32)
+
+_F0 = np.float32(0.0)
+_F1 = np.float32(1.0)
+_TWO_M23 = np.float32(2.0**-23)
+_TINY = np.float32(2.0**-126)
+_INF = np.float32(np.inf)
+_NAN = np.float32(np.nan)
+_HALF = np.float32(-0.5)
+_FIVE = np.float32(5.0)
+_TWO_HALF = np.float32(2.5)
+_THREE = np.float32(3.0)
+_LP = tuple(np.float32(v) for v in _tf._LOG_P)
+_LQ1 = np.float32(_tf._LOG_Q1)
+_LQ2 = np.float32(_tf._LOG_Q2)
+_SQRTHF = np.float32(_tf._SQRTHF)
+_NN = tuple(np.float32(v) for v in _tf._L1P_N)
+_ND = tuple(np.float32(v) for v in _tf._L1P_D)
+_L1P_SMALL = np.float32(_tf._L1P_SMALL)
+_CS = tuple(np.float32(v) for v in _tf._ERFINV_CS)
+_CL = tuple(np.float32(v) for v in _tf._ERFINV_CL)
+_NLO = np.float32(_tf._NORMAL_LO)
+_NSPAN = np.float32(np.float32(1.0) - _tf._NORMAL_LO)
+_SQRT2 = np.float32(_tf._SQRT2)
+
+
+@njit(inline="always")
+def _rotl(v, r):
+    return ((v << np.uint64(r)) | (v >> np.uint64(32 - r))) & _M
+
+
+@njit(inline="always")
+def threefry(k0, k1, x0, x1):
+    """threefry2x32-20 of the counter words ``(x0, x1)`` under ``(k0, k1)``
+    (uint64 values below 2**32)."""
+    k2 = k0 ^ k1 ^ _PARITY
+    a = (x0 + k0) & _M
+    b = (x1 + k1) & _M
+    for s in range(1, 6):
+        base = 0 if s % 2 else 4
+        for j in range(4):
+            a = (a + b) & _M
+            b = _rotl(b, _R[base + j])
+            b ^= a
+        m = s % 3
+        ka = k0 if m == 0 else (k1 if m == 1 else k2)
+        m = (s + 1) % 3
+        kb = k0 if m == 0 else (k1 if m == 1 else k2)
+        a = (a + ka) & _M
+        b = (b + kb + np.uint64(s)) & _M
+    return a, b
+
+
+@njit
+def bits32_partitionable(keys, n, out):
+    """``out[b, i]``: the 32-bit words of §5's partitionable layout for key ``b``."""
+    for bi in range(keys.shape[0]):
+        k0 = np.uint64(keys[bi, 0])
+        k1 = np.uint64(keys[bi, 1])
+        for i in range(n):
+            ii = np.uint64(i)
+            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
+            out[bi, i] = np.uint32(y0 ^ y1)
+
+
+@njit
+def bits32_legacy(keys, m, out):
+    """``out[b, :m]``: helper H of §2a on the counters ``iota(m)`` (odd ``m``: the
+    last counter pair's second word is the padding 0)."""
+    h = (m + 1) // 2
+    for bi in range(keys.shape[0]):
+        k0 = np.uint64(keys[bi, 0])
+        k1 = np.uint64(keys[bi, 1])
+        for j in range(h):
+            c1 = h + j
+            x1 = np.uint64(0) if (m % 2 == 1 and c1 == 2 * h - 1) else np.uint64(c1)
+            y0, y1 = threefry(k0, k1, np.uint64(j), x1)
+            out[bi, j] = np.uint32(y0)
+            if c1 < m:
+                out[bi, c1] = np.uint32(y1)
+
+
+@njit(inline="always")
+def _log32(y):
+    """XLA:CPU's float32 ``log`` (Cephes/Eigen style): ``_threefry.log32``, with
+    selects instead of branches (the loops vectorize)."""
+    yc = max(y, _TINY)
+    u = _bits(yc)
+    e = np.float32(np.int32((u >> np.uint32(23)) & np.uint32(0xFF)) - np.int32(127)) + _F1
+    m = _from_bits(np.uint32((u & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)))
+    low = m < _SQRTHF
+    e = e - _F1 if low else e
+    x = (m - _F1) + (m if low else _F0)
+    x2 = x * x
+    x3 = x2 * x
+    a = _fma(_fma(_LP[0], x, _LP[1]), x, _LP[2])
+    b = _fma(_fma(_LP[3], x, _LP[4]), x, _LP[5])
+    c = _fma(_fma(_LP[6], x, _LP[7]), x, _LP[8])
+    yy = _fma(a, x3, b)
+    yy = _fma(yy, x3, c)
+    yy = _fma(yy, x3, e * _LQ1)
+    r = _fma(_HALF, x2, x)
+    out = _fma(_LQ2, e, r + yy)
+    out = -_INF if y == _F0 else out
+    out = _INF if y == _INF else out
+    return _NAN if (y < _F0 or y != y) else out
+
+
+@njit(inline="always")
+def _log1p32(t):
+    """XLA:CPU's float32 ``log1p``: both of ``_threefry.log1p32``'s paths, selected."""
+    t = _F0 * t if abs(t) < _TINY else t  # denormals flush to zero
+    small = abs(t) < _L1P_SMALL
+    t2 = t * t
+    num = _NN[0]
+    den = _ND[0]
+    for k in range(1, 7):
+        num = _fma(num, t, _NN[k])
+        den = _fma(den, t, _ND[k])
+    q = (t * t2) * (num / den)
+    near = t + _fma(_HALF, t2, q)
+    far = _log32(t + _F1)
+    return near if small else far
+
+
+@njit(inline="always")
+def _erfinv32(x):
+    """XLA's float32 ``erf_inv`` (Giles): ``_threefry.erfinv32``."""
+    w = -_log1p32(-(x * x))
+    small = w < _FIVE
+    t = w - _TWO_HALF if small else np.float32(math.sqrt(np.float64(w))) - _THREE
+    p = _CS[0] if small else _CL[0]
+    for k in range(1, 9):
+        p = _fma(p, t, _CS[k] if small else _CL[k])
+    return x * _INF if abs(x) == _F1 else p * x
+
+
+@njit(inline="always")
+def _unit(w):
+    """§7: ``1.f - 1`` from the top 23 bits of a 32-bit word."""
+    return _from_bits(np.uint32((np.uint64(w) >> _NINE) | np.uint64(0x3F800000))) - _F1
+
+
+@njit
+def normal_words(words, out):
+    """``out[i]``: float32 ``normal`` of the 32-bit word ``words[i]`` (§9)."""
+    for i in range(words.shape[0]):
+        u = max(_NLO, _fma(_unit(words[i]), _NSPAN, _NLO))
+        out[i] = _SQRT2 * _erfinv32(u)
+
+
+@njit
+def normal_partitionable(keys, n, out):
+    """``out[b, i]``: the float32 ``normal`` values of key ``b`` (partitionable
+    counters): bits and transform in one pass, no temporaries."""
+    for bi in range(keys.shape[0]):
+        k0 = np.uint64(keys[bi, 0])
+        k1 = np.uint64(keys[bi, 1])
+        for i in range(n):
+            ii = np.uint64(i)
+            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
+            u = max(_NLO, _fma(_unit(y0 ^ y1), _NSPAN, _NLO))
+            out[bi, i] = _SQRT2 * _erfinv32(u)
+
+
+@njit
+def uniform_words(words, lo, span, out):
+    """``out[i] = max(lo, fma(f, span, lo))`` with ``f`` from §7 (float32)."""
+    for i in range(words.shape[0]):
+        out[i] = max(lo, _fma(_unit(words[i]), span, lo))
+
+
+def normal_keys(keys: np.ndarray, shape: tuple) -> np.ndarray:
+    """float32 ``normal`` of ``shape`` for each key of ``keys (..., 2)``
+    (partitionable counters), in one compiled pass."""
+    n = _tf._size(shape)
+    flat = np.ascontiguousarray(keys.reshape(-1, 2))
+    out = np.empty((flat.shape[0], n), np.float32)
+    normal_partitionable(flat, n, out)
+    return out.reshape(keys.shape[:-1] + tuple(shape))
+
+
+def bits32(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
+    """``keys.shape[:-1] + shape`` uint32 words (both counter layouts)."""
+    n = _tf._size(shape)
+    flat = np.ascontiguousarray(keys.reshape(-1, 2))
+    out = np.empty((flat.shape[0], n), np.uint32)
+    if partitionable:
+        bits32_partitionable(flat, n, out)
+    else:
+        bits32_legacy(flat, n, out)
+    return out.reshape(keys.shape[:-1] + tuple(shape))
+
+
+def normal_of_words(words: np.ndarray) -> np.ndarray:
+    w = np.ascontiguousarray(words, np.uint32).reshape(-1)
+    out = np.empty(w.size, np.float32)
+    normal_words(w, out)
+    return out.reshape(np.shape(words))
+
+
+def uniform_of_words(words: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    w = np.ascontiguousarray(words, np.uint32).reshape(-1)
+    out = np.empty(w.size, np.float32)
+    uniform_words(w, np.float32(lo), np.float32(np.float32(hi) - np.float32(lo)), out)
+    return out.reshape(np.shape(words))
+
+
+def load():
+    """This module once its kernels are compiled (or loaded from the disk cache),
+    or None when Numba is not available; compiling now lets a failure fall back."""
+    w = np.zeros(1, np.uint32)
+    normal_of_words(w)
+    uniform_of_words(w, np.float32(0.0), np.float32(1.0))
+    normal_keys(np.zeros((1, 2), np.uint32), (1,))
+    bits32(np.zeros((1, 2), np.uint32), (3,), False)
+    bits32(np.zeros((1, 2), np.uint32), (3,), True)
+    return sys.modules[__name__]

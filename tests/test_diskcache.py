@@ -1,0 +1,323 @@
+"""Generated modules on disk across processes (srcjax.codegen.diskcache).
+
+A "second process" is simulated by importing the same file again as a fresh
+module (new function objects: the in-memory caches miss, the disk entry is all
+that is shared); one test runs a real second interpreter. Oracles: the same
+computation in NumPy, derivatives by hand.
+"""
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.codegen import diskcache
+
+_COUNT = [0]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(d))
+    monkeypatch.delenv("SRCJAX_DISK_CACHE", raising=False)
+    for k in diskcache.STATS:
+        monkeypatch.setitem(diskcache.STATS, k, 0)
+    return d
+
+
+def _module(path, text=None):
+    """Import ``path`` (written from ``text`` first) as a new module object."""
+    if text is not None:
+        path.write_text(textwrap.dedent(text))
+        # a fresh mtime for linecache's check (rewrites within one second)
+        stamp = 10**18 + _COUNT[0] * 10**9
+        os.utime(path, ns=(stamp, stamp))
+    _COUNT[0] += 1
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_SRC = """
+import srcjax.numpy as jnp
+
+SCALE = {scale}
+
+
+def helper(x):
+    return jnp.sin(x) * SCALE
+
+
+def f(x, y):
+    return jnp.sum(helper(x) * y + x * x)
+"""
+
+
+def _f_np(x, y, scale):
+    return np.sum(np.sin(x) * scale * y + x * x)
+
+
+def _stats():
+    return dict(diskcache.STATS)
+
+
+def test_second_load_hits_and_gives_the_same_gradient(cache_dir, tmp_path):
+    x = np.array([0.1, 0.5, 1.5], np.float32)
+    y = np.array([1.0, -2.0, 0.5], np.float32)
+    want = np.cos(x) * 2.0 * y + 2 * x  # d/dx by hand, SCALE = 2
+    mod = _module(tmp_path / "dc_mod1.py", _SRC.format(scale=2.0))
+    g1 = srcjax.grad(mod.f)(x, y)
+    assert _stats()["stores"] == 1 and _stats()["hits"] == 0
+    mod = _module(tmp_path / "dc_mod1.py")  # the same file, new function objects
+    g2 = srcjax.grad(mod.f)(x, y)
+    assert _stats()["hits"] == 1
+    np.testing.assert_allclose(g1, want, rtol=1e-6)
+    np.testing.assert_array_equal(g1, g2)
+    entries = list(cache_dir.glob("*.entry.json"))
+    assert len(entries) == 1
+    assert oct(cache_dir.stat().st_mode & 0o777) == "0o700"
+    assert oct(entries[0].stat().st_mode & 0o777) == "0o600"
+
+
+def test_an_edited_source_is_never_served_stale(cache_dir, tmp_path):
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    mod = _module(tmp_path / "dc_mod2.py", _SRC.format(scale=2.0))
+    srcjax.grad(mod.f)(x, y)
+    # a module-level value the code reads, then the function's own text
+    mod = _module(tmp_path / "dc_mod2.py", _SRC.format(scale=3.0))
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), np.cos(x) * 3.0 * y + 2 * x, rtol=1e-6)
+    edited = _SRC.format(scale=3.0).replace("x * x)", "x * x * x)")
+    mod = _module(tmp_path / "dc_mod2.py", edited)
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), np.cos(x) * 3.0 * y + 3 * x * x, rtol=1e-6)
+    assert _stats()["hits"] == 0
+
+
+def test_an_edited_helper_in_another_file_is_not_served_stale(cache_dir, tmp_path):
+    x = np.array([0.3, 0.7], np.float32)
+    helper = tmp_path / "dc_helper3.py"
+    main = tmp_path / "dc_main3.py"
+    main_src = """
+    import srcjax.numpy as jnp
+    from dc_helper3 import h
+
+
+    def f(x):
+        return jnp.sum(h(x))
+    """
+    sys.path.insert(0, str(tmp_path))
+    try:
+        _module(helper, "def h(x):\n    return x * x\n")
+        mod = _module(main, main_src)
+        np.testing.assert_allclose(srcjax.grad(mod.f)(x), 2 * x, rtol=1e-6)
+        _module(helper, "def h(x):\n    return x * x * x\n")
+        mod = _module(main)  # main.py unchanged: only h's file changed
+        np.testing.assert_allclose(srcjax.grad(mod.f)(x), 3 * x * x, rtol=1e-6)
+        assert _stats()["hits"] == 0 and _stats()["stale"] == 1
+        mod = _module(main)  # and now the new entry serves
+        np.testing.assert_allclose(srcjax.grad(mod.f)(x), 3 * x * x, rtol=1e-6)
+        assert _stats()["hits"] == 1
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_changed_argnums_and_in_axes_are_other_entries(cache_dir, tmp_path):
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    mod = _module(tmp_path / "dc_mod4.py", _SRC.format(scale=1.0))
+    srcjax.grad(mod.f, argnums=0)(x, y)
+    mod = _module(tmp_path / "dc_mod4.py")
+    np.testing.assert_allclose(srcjax.grad(mod.f, argnums=1)(x, y), np.sin(x), rtol=1e-6)
+    assert _stats()["hits"] == 0
+    xs = np.stack([x, 2 * x])
+    v0 = srcjax.vmap(mod.f, in_axes=(0, None))(xs, y)
+    np.testing.assert_allclose(v0, [_f_np(r, y, 1.0) for r in xs], rtol=1e-6)
+    mod = _module(tmp_path / "dc_mod4.py")
+    v1 = srcjax.vmap(mod.f, in_axes=(None, 0))(x, xs)
+    np.testing.assert_allclose(v1, [_f_np(x, r, 1.0) for r in xs], rtol=1e-6)
+    v0b = srcjax.vmap(mod.f, in_axes=(0, None))(xs, y)
+    np.testing.assert_array_equal(v0, v0b)
+    assert _stats()["hits"] == 1  # only the repeated in_axes
+
+
+_JIT_SRC = """
+import srcjax.numpy as jnp
+
+
+def g(x, n):
+    for _ in range(n):
+        x = jnp.sin(x) + x
+    return x * 2.0
+"""
+
+
+def _g_np(x, n):
+    for _ in range(n):
+        x = np.sin(x) + x
+    return x * 2.0
+
+
+def test_jit_entries_follow_static_args_shapes_dtypes_and_x64(cache_dir, tmp_path):
+    path = tmp_path / "dc_mod5.py"
+    mod = _module(path, _JIT_SRC)
+    x3 = np.array([0.1, 0.2, 0.3], np.float32)
+    srcjax.jit(mod.g, static_argnums=1)(x3, 2)
+    cases = [
+        (x3, 3),  # another static value
+        (np.ones(4, np.float32), 2),  # another shape
+        (np.array([1, 2, 3], np.int32), 2),  # another dtype
+        (x3, 2),  # the stored one
+    ]
+    for x, n in cases:
+        mod = _module(path)
+        out = srcjax.jit(mod.g, static_argnums=1)(x, n)
+        np.testing.assert_allclose(out, _g_np(x.astype(np.float32), n), rtol=1e-6)
+        assert out.dtype == np.float32
+    assert _stats()["hits"] == 1
+    srcjax.config.update("jax_enable_x64", True)
+    try:
+        mod = _module(path)
+        out = srcjax.jit(mod.g, static_argnums=1)(x3.astype(np.float64), 2)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out, _g_np(x3.astype(np.float64), 2), rtol=1e-12)
+    finally:
+        srcjax.config.update("jax_enable_x64", False)
+    assert _stats()["hits"] == 1
+
+
+def test_a_tampered_entry_is_rejected(cache_dir, tmp_path):
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    want = np.cos(x) * y + 2 * x
+    mod = _module(tmp_path / "dc_mod6.py", _SRC.format(scale=1.0))
+    srcjax.grad(mod.f)(x, y)
+    (entry,) = cache_dir.glob("*.entry.json")
+    data = json.loads(entry.read_text())
+    # generated code that would return something else, with the text's own hash
+    # fixed up but not the payload's
+    payload = data["payload"]
+    payload["text"] = payload["text"].replace("return ", "return 0 * ", 1)
+    payload["text_sha256"] = hashlib.sha256(payload["text"].encode()).hexdigest()
+    entry.write_text(json.dumps(data))
+    mod = _module(tmp_path / "dc_mod6.py")
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), want, rtol=1e-6)
+    assert _stats()["rejected"] == 1 and _stats()["hits"] == 0
+    entry.write_text("{not json")
+    mod = _module(tmp_path / "dc_mod6.py")
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), want, rtol=1e-6)
+    assert _stats()["rejected"] == 2
+    mod = _module(tmp_path / "dc_mod6.py")  # rewritten by the last transformation
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), want, rtol=1e-6)
+    assert _stats()["hits"] == 1
+
+
+def test_uncacheable_code_still_works_and_is_not_stored(cache_dir):
+    # an inlined helper's closure over an array is bound by value: memory only
+    w = np.array([1.0, 2.0], np.float32)
+
+    def outer():
+        def h(x):
+            return x * w
+
+        def f(x):
+            return srcjax.numpy.sum(h(x))
+
+        return f
+
+    for _ in range(2):
+        np.testing.assert_allclose(srcjax.grad(outer())(np.ones(2, np.float32)), w)
+    assert _stats()["hits"] == 0
+
+
+def test_disk_cache_off(cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("SRCJAX_DISK_CACHE", "0")
+    mod = _module(tmp_path / "dc_mod7.py", _SRC.format(scale=1.0))
+    x = np.array([0.3], np.float32)
+    srcjax.grad(mod.f)(x, x)
+    assert not list(cache_dir.glob("*.entry.json"))
+
+
+def test_a_second_process_loads_the_entries(cache_dir, tmp_path):
+    path = tmp_path / "dc_mod8.py"
+    path.write_text(_SRC.format(scale=2.0))
+    script = textwrap.dedent(
+        f"""
+        import importlib.util
+        import numpy as np
+        import srcjax
+        from srcjax.codegen import diskcache
+        spec = importlib.util.spec_from_file_location("dc_mod8", {str(path)!r})
+        mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+        x = np.array([0.25, 1.0], np.float32)
+        v, g = srcjax.jit(srcjax.value_and_grad(mod.f))(x, x)
+        print(diskcache.STATS["hits"], float(v), *g.tolist())
+        """
+    )
+    env = dict(os.environ, SRCJAX_CACHE_DIR=str(cache_dir))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    outs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout.split())
+    assert outs[0][0] == "0" and outs[1][0] == "2"  # value_and_grad, and its jit
+    assert outs[0][1:] == outs[1][1:]
+    x = np.array([0.25, 1.0], np.float32)
+    np.testing.assert_allclose(float(outs[1][1]), _f_np(x, x, 2.0), rtol=1e-6)
+    want = np.cos(x) * 2.0 * x + 2 * x  # d/dx only (argnums=0)
+    np.testing.assert_allclose([float(v) for v in outs[1][2:]], want, rtol=1e-6)
+
+
+_REDEF_SRC = """
+def helper(x):
+    return 2.0 * x
+
+
+def uses(x):
+    return helper(x)
+
+
+def redefine():
+    global helper
+
+    def helper(x):  # the same qualified name in the same file
+        return 7.0 * x
+"""
+
+
+def test_a_helper_redefined_under_its_own_name_is_not_served_stale(cache_dir, tmp_path):
+    # regression: fingerprints of module+qualname+file text took the redefined
+    # helper for the old one (tests/test_regressions.py gave 2.0 instead of 7.0)
+    path = tmp_path / "dc_mod9.py"
+    mod = _module(path, _REDEF_SRC)
+    assert srcjax.grad(mod.uses)(1.0) == 2.0
+    mod = _module(path)
+    mod.redefine()
+    assert srcjax.grad(mod.uses)(1.0) == 7.0
+    mod = _module(path)  # (one entry per key: the redefined helper's is stale now)
+    assert srcjax.grad(mod.uses)(1.0) == 2.0
+    assert _stats()["hits"] == 0 and _stats()["stale"] == 2  # both changes seen
+
+
+def test_two_lambdas_on_one_line_are_two_entries(cache_dir):
+    # regression: both had the key of file, qualname and line (grad(f) gave g's)
+    f, g = (lambda x: srcjax.numpy.sum(x * x)), (lambda x: srcjax.numpy.sum(x * x * x))
+    x = np.array([-0.5, 1.5], np.float32)
+    np.testing.assert_allclose(srcjax.grad(g)(x), 3 * x * x, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(f)(x), 2 * x, rtol=1e-6)
+    h, k = (lambda x: x * 2.0), (lambda x: x * 3.0)
+    assert srcjax.grad(h)(1.0) == 2.0 and srcjax.grad(k)(1.0) == 3.0

@@ -1,0 +1,110 @@
+"""srcjax.random's compiled kernels (random/_numba.py) against its NumPy path.
+
+The NumPy path is checked against values recorded from jax 0.10.2 in
+tests/test_random*.py (which, with Numba installed, run the kernels too); here
+the kernels must give the NumPy path's bits exactly: every word class of the
+float32 transforms, both counter layouts, batches of keys, vmap and jit.
+"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import srcjax  # noqa: E402
+from srcjax.random import _threefry as tf  # noqa: E402
+
+pytestmark = pytest.mark.skipif(tf.kernels() is None, reason="the kernels did not compile")
+
+
+@pytest.fixture
+def numpy_path():
+    """Run a block with the kernels off: ``with numpy_path(): ...``."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def off():
+        tf.use_kernels(False)
+        try:
+            yield
+        finally:
+            tf.use_kernels(True)
+
+    return off
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def _words(n, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    # the ends of the word range and the neighbours of the float32 boundaries
+    edges = [0, 1, 511, 512, 513, 2**31 - 512, 2**31, 2**31 + 511, 2**32 - 513, 2**32 - 1]
+    return np.concatenate([w, np.array(edges, np.uint32)])
+
+
+def test_normal_and_uniform_transforms_bit_for_bit_on_many_words(numpy_path):
+    w = _words(300_000)
+    k = tf.kernels()
+    got_n = k.normal_of_words(w)
+    got_u = k.uniform_of_words(w, np.float32(-3.5), np.float32(7.25))
+    with numpy_path():
+        want_n = tf.normal32(w)
+        want_u = tf.uniform32(w, np.float32(-3.5), np.float32(7.25))
+    assert got_n.dtype == np.float32 and got_u.dtype == np.float32  # no float64 promotion
+    _same_bits(got_n, want_n)
+    _same_bits(got_u, want_u)
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (1001,)])
+def test_bits_normal_uniform_of_keys_match_numpy(numpy_path, partitionable, shape):
+    key = srcjax.random.PRNGKey(17)
+    old = srcjax.config.read("jax_threefry_partitionable")
+    srcjax.config.update("jax_threefry_partitionable", partitionable)
+    try:
+        got = (
+            srcjax.random.bits(key, shape),
+            srcjax.random.normal(key, shape),
+            srcjax.random.uniform(key, shape, minval=-2.0, maxval=3.0),
+        )
+        with numpy_path():
+            want = (
+                srcjax.random.bits(key, shape),
+                srcjax.random.normal(key, shape),
+                srcjax.random.uniform(key, shape, minval=-2.0, maxval=3.0),
+            )
+    finally:
+        srcjax.config.update("jax_threefry_partitionable", old)
+    for g, w in zip(got, want):
+        _same_bits(g, w)
+
+
+def test_normal_under_vmap_over_keys_and_inside_jit(numpy_path):
+    keys = srcjax.random.split(srcjax.random.PRNGKey(3), 5)
+
+    def draw(k):
+        return srcjax.random.normal(k, (257,))
+
+    got_v = srcjax.vmap(draw)(keys)
+    got_j = srcjax.jit(draw)(keys[0])
+    with numpy_path():
+        want_v = np.stack([draw(k) for k in keys])
+    _same_bits(got_v, want_v)
+    _same_bits(got_j, want_v[0])
+
+
+def test_recorded_jax_values_with_the_kernels():
+    # jax.random.normal(jax.random.PRNGKey(0), (4,)) and uniform(PRNGKey(1), (3,)),
+    # recorded from jax 0.10.2 (partitionable threefry, the default)
+    want_n = np.array(
+        [1.622642159461975, 2.0252647399902344, -0.4335944354534149, -0.07861734926700592],
+        np.float32,
+    )
+    want_u = np.array([0.4386324882507324, 0.5337529182434082, 0.44591832160949707], np.float32)
+    np.testing.assert_array_equal(srcjax.random.normal(srcjax.random.PRNGKey(0), (4,)), want_n)
+    np.testing.assert_array_equal(srcjax.random.uniform(srcjax.random.PRNGKey(1), (3,)), want_u)
