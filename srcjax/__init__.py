@@ -42,6 +42,8 @@ from .jit_api import jit
 from .vmap_api import vmap
 from ._callback import named_call, pure_callback  # noqa: I001  (jax.pure_callback)
 from .pmap_api import pmap
+from . import distributed  # noqa: I001  (jax.distributed: multi-process over MPI)
+from .distributed import process_count, process_index
 from ._stages import Compiled, Lowered, Traced  # noqa: I001  (jit(f).lower(...) stages)
 from ._jax_api import (  # noqa: I001  (JAX's API names, mapped onto srcjax)
     checkpoint_policies,
@@ -107,6 +109,9 @@ __all__ = [
     "eval_shape",
     "local_device_count",
     "local_devices",
+    "distributed",
+    "process_index",
+    "process_count",
     "typing",
     "ops",
     "pmap",

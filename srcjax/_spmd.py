@@ -37,20 +37,51 @@ class Group:
     collectives (all devices of the axis must call the same collectives in the
     same order, as in JAX)."""
 
-    def __init__(self, size: int, remote: Any = None) -> None:
+    def __init__(self, size: int, remote: Any = None, local_size: Optional[int] = None) -> None:
+        #: the devices of the axis over all processes
         self.size = size
-        self._slots: List[Any] = [None] * size
-        self._barrier = threading.Barrier(size, timeout=TIMEOUT_S)
-        #: the cross-process part (an MPI communicator wrapper), or None
+        #: this process's devices: global indices offset .. offset + local_size - 1
+        self.local_size = size if local_size is None else local_size
+        self.offset = 0 if remote is None else remote.rank * self.local_size
+        self._slots: List[Any] = [None] * self.local_size
+        self._barrier = threading.Barrier(self.local_size, timeout=TIMEOUT_S)
+        #: the cross-process part (:class:`srcjax.distributed._Remote`), or None
         self.remote = remote
+        self._shared: Any = None
 
     def exchange(self, index: int, value: Any) -> List[Any]:
-        """Every device's ``value``, in device order (an all-gather of objects;
-        nothing is copied: arrays are shared read-only)."""
-        self._slots[index] = value
+        """Every device's ``value``, in global device order (an all-gather of
+        objects; locally nothing is copied: arrays are shared read-only; across
+        processes, arrays by MPI ``Allgather``)."""
+        if self.remote is None:
+            self._slots[index] = value
+            self._wait()
+            out = list(self._slots)
+            self._wait()  # (everyone has read before the slots are written again)
+            return out
+        return self._across(index, value, lambda vals: self.remote.exchange(vals))
+
+    def reduce(self, index: int, value: Any, local: Callable, how: str) -> Any:
+        """``local(values of this process's devices)`` combined over the
+        processes by ``how`` ("sum", "max", "min"; MPI ``Allreduce``): the same
+        result on every device. Only for groups with a ``remote``."""
+        return self._across(index, value, lambda vals: self.remote.reduce(local(vals), how))
+
+    def _across(self, index: int, value: Any, combine: Callable[[List[Any]], Any]) -> Any:
+        """This process's values gathered, then ``combine``d once (by its first
+        device, which alone talks to MPI) for all of its devices."""
+        li = index - self.offset
+        self._slots[li] = value
         self._wait()
-        out = list(self._slots)
-        self._wait()  # (everyone has read before the slots are written again)
+        if li == 0:
+            try:
+                self._shared = combine(list(self._slots))
+            except BaseException:
+                self.abort()
+                raise
+        self._wait()
+        out = self._shared
+        self._wait()
         return out
 
     def _wait(self) -> None:
@@ -82,13 +113,21 @@ def inside() -> bool:
     return bool(getattr(_LOCAL, "axes", None))
 
 
-def run(program: Callable[..., Any], per_device_args: Sequence[tuple], axis_name: Any) -> List[Any]:
+def run(
+    program: Callable[..., Any],
+    per_device_args: Sequence[tuple],
+    axis_name: Any,
+    remote: Any = None,
+) -> List[Any]:
     """Run ``program(*per_device_args[i])`` for every device ``i`` at once, one
     thread each (device 0 on the calling thread), with ``axis_name`` bound to
-    the group of all of them. Returns the results in device order; raises the
-    error of the first device that failed."""
+    the group of all of them -- with ``remote`` (an MPI communicator wrapper,
+    :mod:`srcjax.distributed`), of all of them in every process, this
+    process's devices numbered from ``rank * len(per_device_args)``. Returns
+    the results in device order; raises the error of the first device that
+    failed."""
     n = len(per_device_args)
-    group = Group(n)
+    group = Group(n) if remote is None else Group(n * remote.size, remote, local_size=n)
     outer = dict(getattr(_LOCAL, "axes", None) or {})
     results: List[Any] = [None] * n
     errors: List[Optional[BaseException]] = [None] * n
@@ -96,7 +135,7 @@ def run(program: Callable[..., Any], per_device_args: Sequence[tuple], axis_name
     def device(i: int) -> None:
         env = dict(outer)
         if axis_name is not None:
-            env[axis_name] = (group, i)
+            env[axis_name] = (group, group.offset + i)
         saved = getattr(_LOCAL, "axes", None)
         _LOCAL.axes = env
         try:

@@ -65,12 +65,12 @@ def devices(backend: Optional[str] = None) -> list:
                 f"Unable to initialize backend {allowed[0]!r}: no such devices "
                 f"(jax_platforms={','.join(allowed)})"
             )
-        return _d.cpus()
+        return _d.global_cpus()
     b = str(backend).lower()
     if b == "cpu":
         if allowed is not None and "cpu" not in allowed:
             raise RuntimeError(f"Unknown backend cpu (jax_platforms={','.join(allowed)})")
-        return _d.cpus()
+        return _d.global_cpus()
     if b in ("gpu", "cuda"):
         gpus = _d.gpus()
         if not gpus:
@@ -85,18 +85,24 @@ def devices(backend: Optional[str] = None) -> list:
 
 
 def local_devices(process_index: Optional[int] = None, backend: Optional[str] = None) -> list:
-    """``devices(backend)`` (``jax.local_devices``): srcjax runs in one process."""
-    return devices(backend)
+    """The devices of ``backend`` this process owns (``jax.local_devices``;
+    ``process_index`` another process's): ``devices(backend)`` in a single
+    process; under MPI (:func:`srcjax.distributed.initialize`) the CPU devices
+    with this ``process_index``."""
+    from . import distributed
+
+    p = distributed.process_index() if process_index is None else int(process_index)
+    return [d for d in devices(backend) if d.process_index == p]
 
 
 def device_count(backend: Optional[str] = None) -> int:
-    """``len(devices(backend))`` (``jax.device_count``)."""
+    """``len(devices(backend))`` (``jax.device_count``): over all processes."""
     return len(devices(backend))
 
 
 def local_device_count(backend: Optional[str] = None) -> int:
     """``len(local_devices(backend=backend))`` (``jax.local_device_count``)."""
-    return len(devices(backend))
+    return len(local_devices(backend=backend))
 
 
 def default_backend() -> str:

@@ -259,7 +259,9 @@ class _PMapped:
 
         else:
             run = program
-        results = spmd.run(run, shards, self.axis_name)
+        from . import distributed
+
+        results = spmd.run(run, shards, self.axis_name, remote=distributed.remote())
         return _stack(results, self.out_axes)
 
     def _pmap_source_for(self, *example_args: Any) -> str:

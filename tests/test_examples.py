@@ -24,6 +24,7 @@ CHECKED = {
     "gp_regression.py",
     "seed_pmap.py",
     "data_parallel_digits.py",
+    "mpi_data_parallel.py",
 }
 
 
@@ -160,3 +161,40 @@ def test_data_parallel_digits():
     m = re.search(r"= ([0-9.e+-]+) \(max \|param\| ([0-9.e+-]+)\)", out)
     assert m and float(m.group(1)) <= 1e-6 * float(m.group(2)) + 1e-7, out
     assert re.search(r"throughput: one device [0-9,]+ examples/s, 2 devices [0-9,]+", out), out
+
+
+def test_mpi_data_parallel():
+    # one process with 4 devices, then (with mpiexec) 2 processes of 2 devices:
+    # the same losses and weights (float32 sums in another order: to 1e-5)
+    import shutil
+
+    pytest.importorskip("mpi4py", reason='mpi4py is not installed (pip install "srcjax[mpi]")')
+    env = dict(os.environ, SRCJAX_CPU_DEVICES="4")
+    one = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "mpi_data_parallel.py")],
+        capture_output=True,
+        text=True,
+        env=dict(env, PYTHONPATH=ROOT),
+        timeout=300,
+    )
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert "process 0/1: w = " in one.stdout
+    losses = [float(v) for v in re.findall(r"loss ([0-9.]+)", one.stdout)]
+    assert len(losses) == 20 and losses[-1] < 0.2 * losses[0], one.stdout
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec is not on PATH (pip install mpich)")
+    two = subprocess.run(
+        ["mpiexec", "-n", "2", sys.executable, "-m", "mpi4py"]
+        + [os.path.join(EXAMPLES, "mpi_data_parallel.py")],
+        capture_output=True,
+        text=True,
+        env=dict(env, PYTHONPATH=ROOT, SRCJAX_CPU_DEVICES="2"),
+        timeout=300,
+    )
+    assert two.returncode == 0, two.stdout + two.stderr
+    got = [float(v) for v in re.findall(r"loss ([0-9.]+)", two.stdout)]
+    assert got == pytest.approx(losses, rel=1e-5, abs=1e-5), two.stdout
+    w_one = re.search(r"process 0/1: w = \[(.*)\]", one.stdout).group(1).split()
+    for r in (0, 1):
+        w = re.search(rf"process {r}/2: w = \[(.*)\]", two.stdout).group(1).split()
+        assert [float(v) for v in w] == pytest.approx([float(v) for v in w_one], abs=2e-4)

@@ -20,7 +20,8 @@ order follows issue 15's target map)::
     analysis    analyses over the IR (the future analysis/ package)
     transforms  reverse, forward, batching, optimize, fusion: IR -> IR passes
     codegen     emit, cache: IR -> text -> a live function
-    backends    the backend protocol and its implementations (numpy_cpu, ...)
+    backends    the backend protocol and its implementations (numpy_cpu, ...),
+                distributed (the processes of an MPI job)
     api         the public transforms (grad, jit, vmap, pmap, custom_*, ...),
                 JAX's API names mapped onto them (_jax_api, _stages)
     public      numpy, lax, nn, random, scipy, ops, example_libraries: user-facing modules,
@@ -67,7 +68,8 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
     ("analysis", ("srcjax.analysis",)),
     ("transforms", ("srcjax.transforms",)),
     ("codegen", ("srcjax.codegen",)),
-    ("backends", ("srcjax.backends",)),
+    # (distributed: the MPI communicator the CPU devices and pmap's groups use)
+    ("backends", ("srcjax.backends", "srcjax.distributed")),
     (
         "api",
         (

@@ -42,17 +42,24 @@ class CpuDevice:
     device_kind = "cpu"
     process_index = 0
 
-    def __init__(self, id: int = 0) -> None:  # noqa: A002 (JAX's name)
+    def __init__(self, id: int = 0, process_index: int = 0) -> None:  # noqa: A002 (JAX's name)
         self.id = id
+        self.process_index = process_index
 
     def __repr__(self) -> str:
+        if self.process_index:
+            return f"CpuDevice(id={self.id}, process_index={self.process_index})"
         return f"CpuDevice(id={self.id})"
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, CpuDevice) and other.id == self.id
+        return (
+            isinstance(other, CpuDevice)
+            and other.id == self.id
+            and other.process_index == self.process_index
+        )
 
     def __hash__(self) -> int:
-        return hash(("cpu", self.id))
+        return hash(("cpu", self.id, self.process_index))
 
 
 CPU = CpuDevice(0)
@@ -90,11 +97,36 @@ def cpu_device_count() -> int:
 
 
 def cpus() -> List[CpuDevice]:
-    """The CPU devices, ``CpuDevice(id=0)`` (``CPU``) first."""
+    """This process's CPU devices, ``CpuDevice(id=0)`` (``CPU``) first (their
+    ``process_index`` this process's, :mod:`srcjax.distributed`)."""
     n = cpu_device_count()
     while len(_CPUS) < n:
         _CPUS.append(CpuDevice(len(_CPUS)))
+    for d in _CPUS:
+        d.process_index = _PROCESSES[0]
     return _CPUS[:n]
+
+
+#: (this process's index, the process count), set by srcjax.distributed.initialize
+_PROCESSES = [0, 1]
+
+
+def set_processes(index: int, count: int) -> None:
+    """Record this process's place in a multi-process job (:mod:`srcjax.distributed`)."""
+    _PROCESSES[:] = [int(index), int(count)]
+
+
+def global_cpus() -> List[CpuDevice]:
+    """The CPU devices of every process of a multi-process job
+    (:mod:`srcjax.distributed`), process by process: process ``p``'s device
+    ``i`` is ``CpuDevice(id=i, process_index=p)`` (ids count within a process),
+    this process's own the objects of :func:`cpus`."""
+    local = cpus()
+    return [
+        d if p == d.process_index else CpuDevice(d.id, process_index=p)
+        for p in range(_PROCESSES[1])
+        for d in local
+    ]
 
 
 class CudaDevice:

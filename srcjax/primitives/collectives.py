@@ -18,6 +18,8 @@ cotangents (every example's output depends on every ``x``), ``pmean``'s is
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _spmd
@@ -117,9 +119,20 @@ def _stacked_sum(stacked, scale=1.0):
 
 
 def _device_reduce(x, axis_name, groups, how):
+    names = _names(axis_name)
+    if groups is None and len(names) == 1:
+        group, i = _device(names[0])
+        if group.remote is not None:  # across processes: locally first, then Allreduce
+            scale = 1.0 if how != "mean" else 1.0 / group.size
+            local = functools.partial(_combine, how=how, scale=scale)
+            return group.reduce(i, x, local, "sum" if how == "mean" else how)
     vals, _ = _gathered(x, axis_name, groups)
+    return _combine(vals, how, 1.0 if how != "mean" else 1.0 / len(vals))
+
+
+def _combine(vals, how, scale):
+    """``vals`` (one pytree per device) reduced by ``how``; sums times ``scale``."""
     if how in ("sum", "mean"):
-        scale = 1.0 if how == "sum" else 1.0 / len(vals)
         if all(type(v) in (float, int) for v in vals):
             return sum(vals) * scale if how == "mean" else sum(vals)
         return _stacked_sum(_tree_stack(vals), scale)
