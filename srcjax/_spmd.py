@@ -67,6 +67,11 @@ class Group:
         result on every device. Only for groups with a ``remote``."""
         return self._across(index, value, lambda vals: self.remote.reduce(local(vals), how))
 
+    def combine(self, index: int, value: Any, fn: Callable[[List[Any]], Any]) -> Any:
+        """``fn(values of this process's devices)``, computed once (by its first
+        device, which alone calls MPI) and returned to all of them."""
+        return self._across(index, value, fn)
+
     def _across(self, index: int, value: Any, combine: Callable[[List[Any]], Any]) -> Any:
         """This process's values gathered, then ``combine``d once (by its first
         device, which alone talks to MPI) for all of its devices."""

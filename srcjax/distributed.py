@@ -9,7 +9,7 @@ mapped function with its own shard (the mapped axis as long as its local device
 count), and the collectives combine the local devices first (threads,
 :mod:`srcjax._spmd`), then the processes with MPI buffer-protocol calls on
 NumPy arrays (``Allreduce`` for ``psum``/``pmean``/``pmax``/``pmin``,
-``Allgather`` for ``all_gather``, ``ppermute`` and the rest), never pickling
+``Sendrecv`` for ``ppermute``, ``Allgather`` for ``all_gather`` and the rest), never pickling
 arrays. Every process must call the same pmaps and collectives in the same
 order, with the same shapes and dtypes, as in JAX.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -165,6 +165,45 @@ class _Remote:
             kind = type(leaves[0])
             columns.append([kind(g) for g in got] if kind in (int, float, bool) else list(got))
         return [tree_unflatten(treedef, [c[d] for c in columns]) for d in range(total)]
+
+    def permute(self, local_values: List[Any], perm: List[Tuple[int, int]]) -> Dict[int, Any]:
+        """``ppermute`` over the processes: for each ``(src, dst)`` of ``perm``
+        (global device indices) with ``dst`` on this process, ``dst`` -> the value
+        of ``src``. Local pairs are looked up; for each process distance ``k``
+        one ``Sendrecv`` per leaf sends to rank + k what its devices receive and
+        receives from rank - k (message sizes follow from ``perm`` on both sides)."""
+        from .tree_util import tree_flatten, tree_unflatten
+
+        n = len(local_values)
+        off = self.rank * n
+        flat = [tree_flatten(v) for v in local_values]
+        treedef = flat[0][1]
+        kinds = [type(leaf) for leaf in flat[0][0]]
+        leaves = [[np.asarray(leaf) for leaf in f[0]] for f in flat]
+        got: Dict[int, List[Any]] = {}
+        for s, d in perm:
+            if d // n == self.rank and s // n == self.rank:
+                got[d] = list(leaves[s - off])
+        for k in range(1, self.size):
+            to, frm = (self.rank + k) % self.size, (self.rank - k) % self.size
+            send = [s for s, d in perm if s // n == self.rank and d // n == to]
+            recv = [d for s, d in perm if s // n == frm and d // n == self.rank]
+            for j, like in enumerate(leaves[0]):
+                if send:
+                    out = np.stack([leaves[s - off][j] for s in send])
+                else:
+                    out = np.empty((0,) + like.shape, like.dtype)
+                into = np.empty((len(recv),) + like.shape, like.dtype)
+                self.comm.Sendrecv(out, dest=to, sendtag=j, recvbuf=into, source=frm, recvtag=j)
+                for d, row in zip(recv, into):
+                    got.setdefault(d, [None] * len(leaves[0]))[j] = row
+        return {
+            d: tree_unflatten(
+                treedef,
+                [kind(v) if kind in (int, float, bool) else v for kind, v in zip(kinds, ls)],
+            )
+            for d, ls in got.items()
+        }
 
     def reduce(self, local: Any, how: str) -> Any:
         """The pytree ``local`` (this process's devices already combined) combined

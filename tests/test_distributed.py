@@ -65,7 +65,10 @@ from srcjax import lax
 
 def collectives(x, i):
     ring = [(d, (d + 1) % 4) for d in range(4)]
+    px, pi = lax.ppermute((x, i), "i", [(0, 3), (3, 1), (2, 2)])  # a pytree; 0 gets zeros
     return {
+        "ppermute_partial": px,
+        "ppermute_partial_i": pi,
         "psum": lax.psum(x, "i"),
         "psum_int": lax.psum(i, "i"),
         "pmean": lax.pmean(x, "i"),
@@ -163,6 +166,10 @@ np.savez(os.path.join(os.environ["OUT"], f"rank{r}.npz"), **run(2 * r, 2 * r + 2
     np.testing.assert_array_equal(want["psum_int"], np.full(4, i.sum(), np.int32))
     np.testing.assert_array_equal(want["ppermute"], np.roll(x.astype(np.float32), 1, axis=0))
     np.testing.assert_array_equal(want["all_gather"][2], x.astype(np.float32))
+    partial_x = np.zeros((4, 5, 3), np.float32)
+    partial_x[[3, 1, 2]] = x.astype(np.float32)[[0, 3, 2]]
+    np.testing.assert_array_equal(want["ppermute_partial"], partial_x)
+    np.testing.assert_array_equal(want["ppermute_partial_i"], [0, i[3], i[2], i[0]])
     assert not np.allclose(want["w"], 0)  # the step moved the weights
 
 

@@ -202,6 +202,15 @@ def _ppermute(x, axis_name, perm):
     ``src``; examples that receive nothing get zeros. Raises NameError outside."""
     tree_map = _spmd.tree_map
 
+    names = _names(axis_name)
+    if len(names) == 1:
+        group, i = _device(names[0])
+        if group.remote is not None:  # across processes: Sendrecv (distributed._Remote)
+            pairs = [(int(s), int(d)) for s, d in perm]
+            got = group.combine(i, x, lambda vals: group.remote.permute(vals, pairs))
+            if i in got:
+                return got[i]
+            return tree_map(lambda a: np.zeros_like(np.asarray(a)), x)
     vals, me = _gathered(x, axis_name, None)
     src = [int(s) for s, d in perm if int(d) == me]
     if src:
