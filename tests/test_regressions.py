@@ -4555,3 +4555,46 @@ def test_jit_of_a_string_argument_names_the_parameter():
     with pytest.raises(TypeError, match="passed to parameter `kind` of _kinded"):
         srcjax.jit(_kinded)(1.0, kind="double")
     assert float(srcjax.jit(_kinded, static_argnames="kind")(1.0, "double")) == 2.0
+
+
+# A helper's default value is the one its `def` evaluated (Python's rule, so JAX's): found by
+# a fresh user; srcjax read the global when the transformed code ran (4.0 expected, 9.0
+# given) and `def f(x, k=k)` made by a factory crashed with UnboundLocalError.
+_DEFAULT_SCALE = 4.0
+
+
+def _scaled_by_default(x, s=_DEFAULT_SCALE):
+    return x * s
+
+
+_DEFAULT_SCALE = 9.0
+
+
+def _calls_scaled_by_default(x):
+    return _scaled_by_default(x)
+
+
+def test_a_callees_default_is_fixed_when_its_def_ran():
+    import srcjax.numpy as jnp
+
+    assert float(srcjax.jit(_calls_scaled_by_default)(1.0)) == 4.0
+    assert float(srcjax.grad(_calls_scaled_by_default)(1.0)) == 4.0
+    np.testing.assert_array_equal(srcjax.vmap(_calls_scaled_by_default)(jnp.ones(2)), [4.0, 4.0])
+
+
+def _make_scaler(k):
+    def f(x, k=k):
+        return x * k
+
+    return f
+
+
+_scale3 = _make_scaler(3.0)
+_scalers = [lambda x, i=i: x * i for i in range(3)]
+
+
+def test_a_factorys_default_idiom_binds_the_factory_value():
+    assert float(srcjax.jit(lambda x: _scale3(x))(1.0)) == 3.0
+    assert float(srcjax.grad(lambda x: _scale3(x) ** 2)(1.0)) == 18.0
+    assert float(srcjax.grad(lambda x: _scalers[1](x))(1.0)) == 1.0
+    assert float(srcjax.jit(lambda x: _scalers[2](x))(1.5)) == 3.0

@@ -599,6 +599,12 @@ class _GlobalFn:
         self.node = node
 
 
+def _reads_a_name(node: Any) -> bool:
+    """Whether an expression reads a variable (a default's value then depends on when the
+    definition ran, not on the call)."""
+    return any(isinstance(n, gast.Name) for n in gast.walk(node))
+
+
 def _is_static_callable(obj: Any) -> bool:
     """A function whose identity is known when transforming (a Python function, a
     partial, a srcjax transform or primitive, a NumPy ufunc)."""
@@ -3764,15 +3770,21 @@ class Normalizer:
         if getattr(sub, "nested_def", False):  # sub.src.fn is the enclosing function
             fn_defaults = ()
         if defaults and len(fn_defaults) == len(defaults):
-            # a default that is a function (`act=jnp.tanh`): the function object the
-            # definition evaluated, bound as such, so calls of the parameter are static
+            # a default that reads a name (`s=S`, `k=k`, `act=jnp.tanh`) is the value the
+            # definition evaluated, as in Python: a number becomes its literal, anything
+            # else (a function: calls of the parameter are then static) is bound as such
             for i, v in enumerate(fn_defaults):
-                if not isinstance(defaults[i], gast.Constant) and _is_static_callable(v):
-                    tmp = self.namer.fresh("default")
-                    self.bindings[tmp] = v
-                    d = N.name(tmp)
-                    d.sj_resolved = True
-                    defaults[i] = d
+                d = fnode.args.defaults[i]
+                if isinstance(d, gast.Constant) or not _reads_a_name(d):
+                    continue
+                if isinstance(v, (bool, int, float, complex, str)) or v is None:
+                    defaults[i] = N.const(v)
+                    continue
+                tmp = self.namer.fresh("default")
+                self.bindings[tmp] = v
+                d = N.name(tmp)
+                d.sj_resolved = True
+                defaults[i] = d
         if not defaults and fn_defaults and len(fn_defaults) <= len(fnode.args.args):
             # generated code (vmap(f) inlined): the defaults are the function
             # object's, not in its source; bound as the values they are
