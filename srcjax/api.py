@@ -14,6 +14,12 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import dtypes
+from ._array import Array as _Array
+from ._array import unwrap_args as _unwrap_args
+from ._array import unwrap_kwargs as _unwrap_kwargs
+from ._array import unwrap_tree as _unwrap_tree
+from ._array import wrap as _wrap
+from ._array import wrap_tree as _wrap_tree
 from .codegen import diskcache, emit
 from .driver import Generated, transform
 from .errors import NonDifferentiableError, TransformTypeError, TransformValueError
@@ -58,9 +64,9 @@ def _writeable(x: Any) -> Any:
     order, as JAX's outputs (see tree_util._jax_dict_order)."""
     t = type(x)
     if t is _F32 or t is _F64:
-        return x  # the common scalar case first (W3's per-call cost)
+        return _wrap(x)  # the common scalar case first (W3's per-call cost)
     if t is np.ndarray:
-        return x if x.flags.writeable else x.copy()
+        return _wrap_tree(x if x.flags.writeable else x.copy())
     if isinstance(x, tuple):
         items = [_writeable(v) for v in x]
         if all(a is b for a, b in zip(items, x)):
@@ -72,7 +78,7 @@ def _writeable(x: Any) -> Any:
         keys = _sorted_keys(x) if len(x) > 1 else tuple(x)
         items = {k: _writeable(x[k]) for k in keys}
         return items if t is dict else collections.defaultdict(x.default_factory, items)
-    return x
+    return _wrap_tree(x)
 
 
 def _kind(x: Any) -> str:
@@ -117,7 +123,10 @@ def _plain_object(x: Any) -> bool:
 
 def _canon_leaf(x: Any, wrt: bool) -> Any:
     """JAX's argument canonicalization: Python floats become float32 (float64 with
-    x64), float64/int64 arrays are narrowed when x64 is off."""
+    x64), float64/int64 arrays are narrowed when x64 is off; an Array is its
+    buffer (generated code computes on buffers)."""
+    if type(x) is _Array:
+        x = x._buf
     if isinstance(x, np.ndarray):
         k = x.dtype.kind
         if not _x64() and x.dtype.itemsize == 8 and k in "fiu":
@@ -468,8 +477,8 @@ class _Grad(Transformed):
             # (self) come first in its generated code too
             bound = tuple(getattr(fun, "_bound", ()) or ())
             bkw = dict(getattr(fun, "_bound_kwargs", None) or {})
-        self._bound = bound
-        self._bound_kwargs = bkw
+        self._bound = _unwrap_tree(bound)  # (bound Arrays: buffers for generated code)
+        self._bound_kwargs = _unwrap_kwargs(bkw)
         self._pyfn = inner
         self._wrt_fixed = None
         if all(a >= 0 for a in argnums_t):
@@ -536,6 +545,9 @@ class _Grad(Transformed):
         return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, *args, **kwargs):
+        args = _unwrap_args(args)  # the boundary: generated code computes on buffers
+        if kwargs:
+            kwargs = _unwrap_kwargs(kwargs)
         if self._fast1 and len(args) == 1 and not kwargs:
             # fast path: one array or float argument, differentiated; the generated
             # function for it exists and calls no user function that could change
@@ -544,9 +556,10 @@ class _Grad(Transformed):
                 x = args[0]
                 t = type(x)
                 if t is _F32:
-                    return fn(x) if not _cfg.checks_enabled else self._checked(fn(x), args)
+                    out = _writeable(fn(x))
+                    return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is float:
-                    out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
+                    out = _writeable(fn(_F64(x) if _cfg.x64_enabled else _as_f32(x)))
                     return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is np.ndarray or t is _F64:
                     dt = x.dtype
@@ -783,6 +796,7 @@ def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> st
         return per_device(*example_args)
     if not isinstance(fn, Transformed):
         raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
+    example_args = _unwrap_args(example_args)
     specialized = getattr(fn, "_source_for", None)  # jit: specialized on example args
     if specialized is not None:
         return specialized(*example_args)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence, Tuple, Union
 import gast
 import numpy as np
 
+from ._array import unwrap_args, unwrap_kwargs, wrap_tree
 from .api import (
     _TRANSFORM_CACHE,
     Transformed,
@@ -307,12 +308,13 @@ def linearize(fun: Callable, *primals: Any) -> Tuple[Any, Callable]:
         kept = _snapshot(primals)
 
         def f_jvp(*tangents):
-            return fn(*bound, *kept, *extra, *tangents, *zeros)
+            tangents = unwrap_args(tangents)
+            return wrap_tree(fn(*bound, *kept, *extra, *tangents, *zeros))
 
         return _call_primal(fun, primals + extra), f_jvp
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + primals), False, True)
     out = _call_primal(fun, primals)
-    return out, functools.partial(fn, *bound, *_snapshot(primals))
+    return out, _OnArrays(fn, *bound, *_snapshot(primals))
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
@@ -339,13 +341,25 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         from ._cotangent_check import checked_pullback
 
         n = len(primals) - len(extra)
-        pullback = checked_pullback(tree_util, fn, (*bound, *kept), kept[:n])
+        # (a partial of the checking partial: transformable as one)
+        pullback = _OnArrays(checked_pullback(tree_util, fn, (*bound, *kept), kept[:n]))
     else:
-        pullback = functools.partial(fn, *bound, *kept)
+        pullback = _OnArrays(fn, *bound, *kept)
     if has_aux:
         out, aux = res
         return out, pullback, aux
     return res, pullback
+
+
+class _OnArrays(functools.partial):
+    """The ``functools.partial`` of generated code that ``vjp`` and ``linearize``
+    return (transformable again as a partial), called at the Arrays boundary: its
+    arguments' Arrays as buffers, its results as Arrays."""
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            kwargs = unwrap_kwargs(kwargs)
+        return wrap_tree(super().__call__(*unwrap_args(args), **kwargs))
 
 
 # ------------------------------------------------------------------------- jacobians
@@ -560,7 +574,7 @@ class _Jacobian(_KeywordCalls, Transformed):
     def __call__(self, *args, **kwargs):
         from .api import _canon_leaf, _map_leaves
 
-        args = self._positional(args, kwargs)
+        args = self._positional(unwrap_args(args), unwrap_kwargs(kwargs))
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
@@ -568,7 +582,7 @@ class _Jacobian(_KeywordCalls, Transformed):
         if all(a >= 0 for a in nums):
             args = args + self._default_values(len(args))
         fn = self._generated(_kinds(bound_of(self.fun) + args))
-        jac = _jax_dict_order(fn(*bound_of(self.fun), *args))
+        jac = wrap_tree(_jax_dict_order(fn(*bound_of(self.fun), *args)))
         if _cfg.checks_enabled and self.mode == "rev":
             from . import tree_util
             from ._cotangent_check import check_jacobian

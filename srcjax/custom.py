@@ -30,6 +30,7 @@ import linecache
 import types
 from typing import Any, Callable, Dict, Optional, Sequence
 
+from ._array import on_buffers
 from .api import Transformed
 from .primitives.ad import zeros_like as _zeros_like
 from .primitives.registry import Primitive, register
@@ -179,7 +180,13 @@ class _Custom:
             public = f"custom.{fun.__name__}_{next(_COUNTER)}"
         if not public.split(".", 1)[1].isidentifier():  # a lambda
             public = f"custom.fn_{next(_COUNTER)}"
-        self.prim = register(Primitive(public, fun, kind="custom"), self)
+        # generated code calls the function on buffers; what it returns (its jnp
+        # calls give Arrays) is made buffers again (srcjax/_array.py)
+        self.prim = register(
+            Primitive(public, on_buffers(fun), kind="custom", signature=inspect.signature(fun)),
+            self,
+            fun,
+        )
         self.prim.samples = lambda rng: []  # user rules are checked by the user's tests
         self.prim.missing_rule_hint = (
             f"`{fun.__name__}` is a {type(self).__name__} with no rule yet: call "
@@ -355,7 +362,7 @@ class custom_vjp(_Custom):
             f"bwd caller of {self.fun.__name__}",
             {"bwd": bwd},
         )
-        prim = register(Primitive(f"custom.{name}", ns[name], kind="custom"))
+        prim = register(Primitive(f"custom.{name}", on_buffers(ns[name]), kind="custom"))
         prim.samples = lambda rng: []  # (the user's rule; checked by the user's tests)
         callee = getattr(outside, "__name__", "vjp")
         prim.missing_rule_hint = (

@@ -142,8 +142,14 @@ def device_put(x: Any, device: Any = None) -> Any:
 def device_get(x: Any) -> Any:
     """``x`` (a pytree) with every GPU array as a NumPy array in host memory
     (``jax.device_get``); other leaves pass through unchanged."""
+    import numpy as np
+
+    from ._array import Array, buffer
     from .tree_util import tree_map
 
-    return tree_map(
-        lambda v: _cupy.to_host(v) if is_device_array(v) else v, x, is_leaf=is_device_array
-    )
+    def host(v: Any) -> Any:
+        if isinstance(v, Array):  # a NumPy copy of its buffer, as JAX's
+            v = buffer(v) if is_device_array(buffer(v)) else np.array(v)
+        return _cupy.to_host(v) if is_device_array(v) else v
+
+    return tree_map(host, x, is_leaf=lambda v: is_device_array(v) or isinstance(v, Array))

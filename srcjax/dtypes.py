@@ -345,8 +345,16 @@ def dtype_of(x: Any) -> np.dtype:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """JAX's ``promote_types`` for two dtypes (both strongly typed)."""
-    return canonicalize_dtype(_JOIN[canonicalize_dtype(a), canonicalize_dtype(b)])
+    """JAX's ``promote_types`` for two dtypes (both strongly typed): the join in
+    JAX's lattice, not canonicalized (``promote_types(int32, float64)`` is float64
+    also while x64 is off, as ``jnp.promote_types``; the arrays JAX computes with
+    are then 32-bit: see :func:`result_type`). A 64-bit join of two narrower
+    types (``int32`` and ``uint32``) is canonicalized, as JAX's is."""
+    a, b = np.dtype(a), np.dtype(b)
+    r = _JOIN[a, b]
+    if a in _TO_32BIT or b in _TO_32BIT:
+        return r
+    return canonicalize_dtype(r)
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
@@ -461,6 +469,15 @@ def _has_dtype(rd: np.dtype, *xs: Any) -> bool:
         if d is not None and d == rd:
             return True
     return False
+
+
+def half_mixed(r: Any, x: Any, y: Any) -> bool:
+    """Whether a float32 result ``r`` of a binary ufunc comes from a float16 and a
+    16-bit integer operand (``int16 + float16``): NumPy says float32, JAX float16
+    (the one such pair that :data:`BINARY_SUSPECT` cannot see)."""
+    return r.dtype is _F32 and (
+        getattr(x, "dtype", None) is _F16 or getattr(y, "dtype", None) is _F16
+    )
 
 
 def fix_binary(ufunc: Any, r: Any, x: Any, y: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ._array import Array
 from .backends._devices import CpuDevice as Device  # (the host CPU; GPUs: srcjax.devices)
 
 __all__ = [
@@ -29,26 +30,6 @@ __all__ = [
     "eval_shape",
     "Device",
 ]
-
-
-class _ArrayMeta(type):
-    def __instancecheck__(cls, x: Any) -> bool:
-        return isinstance(x, (np.ndarray, np.generic))
-
-    def __subclasscheck__(cls, t: type) -> bool:
-        return issubclass(t, (np.ndarray, np.generic))
-
-
-class Array(metaclass=_ArrayMeta):
-    """The type of srcjax arrays, for annotations and ``isinstance`` (``jax.Array``).
-
-    srcjax computes with plain NumPy: ``isinstance(x, srcjax.Array)`` is true for a
-    ``numpy.ndarray`` of any shape and dtype and for a NumPy scalar (what a
-    reduction or ``grad`` of a scalar function returns), false for Python numbers,
-    as in JAX. It cannot be instantiated; use ``srcjax.numpy.asarray``."""
-
-    def __new__(cls, *args: Any, **kwargs: Any):
-        raise TypeError("srcjax.Array cannot be instantiated; use srcjax.numpy.asarray")
 
 
 class ShapeDtypeStruct:

@@ -62,6 +62,7 @@ import gast
 import numpy as np
 
 from . import backends, dtypes, tree_util
+from ._array import unwrap_args, unwrap_kwargs, unwrap_tree, wrap, wrap_tree
 from ._prng_key import PRNGKeyArray
 from .api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from .backends import _devices
@@ -349,6 +350,9 @@ class _Jit(Transformed):
         return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
+        args = unwrap_args(args)  # the boundary: generated code computes on buffers
+        if kwargs:
+            kwargs = unwrap_kwargs(kwargs)
         if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
             return self.fun(*args, **kwargs)
         fn = None
@@ -398,9 +402,9 @@ class _Jit(Transformed):
                 and (out.dtype.itemsize < 8 or _cfg.x64_enabled)
                 and not _is_input(out, args, kwargs)
             ):
-                return out  # the common case: a fresh array of a 32-bit dtype
+                return wrap(out)  # the common case: a fresh array of a 32-bit dtype
         elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
-            return out  # immutable: nothing to unalias
+            return wrap(out)  # immutable: nothing to unalias
         elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
             if any(out is a for a in args) or any(out is v for v in kwargs.values()):
                 return out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
@@ -460,6 +464,7 @@ class _Jit(Transformed):
                 "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
                 "--args 'f32[3]' ...)"
             )
+        example_args, example_kwargs = unwrap_args(example_args), unwrap_kwargs(example_kwargs)
         key, args, kwargs = self._key(example_args, example_kwargs)
         self._specialize(key, args, kwargs)
         return self._sources[key]
@@ -752,6 +757,13 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
 
 
 def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+    """A transform's output as it leaves generated code (the boundary of jit,
+    vmap, the jvp family and vjp/linearize's primal): :func:`_unalias_buffers`,
+    then every array leaf an ``srcjax.Array``."""
+    return wrap_tree(_unalias_buffers(out, args, kwargs, donate))
+
+
+def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
     """``out`` as jax.jit returns it: every array that is (a view of) a
     non-donated argument copied, as JAX arrays are immutable, so a jitted
     function's outputs never share memory with its inputs (``y = jit(lambda a:
@@ -848,8 +860,8 @@ def _resolver(src, bindings):
             name = value.name  # the user's variable, read live
         cell = src.closure.get(name)
         if cell is not None:
-            return cell.cell_contents
-        return src.globals[name]
+            return unwrap_tree(cell.cell_contents)
+        return unwrap_tree(src.globals[name])
 
     return resolve
 

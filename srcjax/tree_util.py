@@ -26,10 +26,11 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from . import _spmd
+from . import _array, _spmd
 from ._dict_order import sorted_keys as _sorted_keys
 
 __all__ = [
@@ -853,3 +854,5 @@ _tree_unflatten_p: Any = None
 _register_unflatten()
 
 _spmd.tree_map = tree_map  # (pmap's collectives combine pytrees: srcjax/_spmd.py)
+
+_array.HOOKS["pytree"] = sys.modules[__name__]  # (Arrays inside registered pytree classes)

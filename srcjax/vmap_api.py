@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ._array import unwrap_args, unwrap_kwargs, unwrap_tree
 from .api import Transformed, _kind, fixed_arity
 from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
@@ -182,8 +183,8 @@ class _Vmap(Transformed):
             else:
                 break
         self._inner = inner
-        self._pbound = bound
-        self._pkw = bkw
+        self._pbound = unwrap_tree(bound)  # (bound Arrays: buffers for generated code)
+        self._pkw = unwrap_kwargs(bkw)
         self._sig_names: Optional[List[str]] = None
 
     # ------------------------------------------------------------------ targets
@@ -319,6 +320,9 @@ class _Vmap(Transformed):
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        args = unwrap_args(args)  # the boundary: generated code computes on buffers
+        if kwargs:
+            kwargs = unwrap_kwargs(kwargs)
         axes = self.in_axes
         if kwargs:
             names = self._param_names()[len(self._pbound) :]

@@ -68,10 +68,12 @@ def test_debug_print_inside_transforms(capsys):
 
 
 def test_array_type_for_isinstance_and_annotations():
-    assert isinstance(np.ones(3, np.float32), srcjax.Array)
-    assert isinstance(np.float32(1.0), srcjax.Array)  # what grad of a scalar function returns
+    # as jax.Array: what srcjax returns is one, NumPy arrays and Python numbers are not
+    assert isinstance(srcjax.numpy.ones(3), srcjax.Array)
+    assert isinstance(srcjax.grad(lambda x: x * x)(1.0), srcjax.Array)
+    assert not isinstance(np.ones(3, np.float32), srcjax.Array)
     assert not isinstance(1.0, srcjax.Array) and not isinstance([1.0], srcjax.Array)
-    assert issubclass(np.ndarray, srcjax.Array) and not issubclass(list, srcjax.Array)
+    assert not issubclass(np.ndarray, srcjax.Array) and not issubclass(list, srcjax.Array)
     with pytest.raises(TypeError):
         srcjax.Array()
     from srcjax.typing import ArrayLike  # noqa: F401  (jax.typing in annotations)

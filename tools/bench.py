@@ -35,6 +35,8 @@ Timings are reported, never asserted. The workloads follow
 - N1-N4 random.normal inside jit (1e3, 1e6) and under vmap over keys, vs jax.jit
 - T3 first calls in a fresh process (grad of the T1 function, W4 value_and_grad and
   its jit), with an empty cache directory and then with the disk cache
+- A1-A4 srcjax.Array in eager code: operators and ``jnp.sin`` on 1e6 float32,
+  operators on scalars, W3 against float32 NumPy scalars
 """
 
 from __future__ import annotations
@@ -1477,6 +1479,85 @@ WORKLOADS = {
     "N1": n1,
     "L3": l3,
 }
+
+
+# -- A1-A4: srcjax.Array in eager code (issue 16) ------------------------------
+# (their own block: other rows are added above WORKLOADS by others)
+
+
+def a1(b: Bench, quick):
+    """Operators on Arrays of 1e6 float32 against the same NumPy operators."""
+    n = 10**5 if quick else 10**6
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    b.run("A1", "numpy x * y + x", lambda: lambda: x * y + x, baseline=True)
+
+    def arrays():
+        need_jnp()
+        ax, ay = sjnp.asarray(x), sjnp.asarray(y)
+        return lambda: ax * ay + ax
+
+    b.run("A1", "srcjax Array x * y + x", arrays, tol=0)
+    return f"eager operators on {n:.0e} float32"
+
+
+def a2(b: Bench, quick):
+    """An eager ``jnp`` elementwise function on 1e6 float32 against NumPy's."""
+    n = 10**5 if quick else 10**6
+    x = np.random.default_rng(0).standard_normal(n, np.float32)
+    b.run("A2", "numpy np.sin(x)", lambda: lambda: np.sin(x), baseline=True)
+
+    def arrays():
+        need_jnp()
+        ax = sjnp.asarray(x)
+        return lambda: sjnp.sin(ax)
+
+    b.run("A2", "srcjax jnp.sin(Array)", arrays, tol=0)
+    return f"eager jnp.sin on {n:.0e} float32"
+
+
+def a3(b: Bench, quick):
+    """Operators on scalars: ``x * y + x`` of 0-d float32 Arrays against NumPy
+    float32 scalars (the target: at most 1 us added per operation, 2 here)."""
+    x, y = np.float32(1.5), np.float32(-0.25)
+    b.run("A3", "numpy float32 scalars x * y + x", lambda: lambda: x * y + x, baseline=True)
+
+    def arrays():
+        need_jnp()
+        ax, ay = sjnp.asarray(x), sjnp.asarray(y)
+        return lambda: ax * ay + ax
+
+    def jnp_calls():
+        need_jnp()
+        ax, ay = sjnp.asarray(x), sjnp.asarray(y)
+        return lambda: sjnp.add(sjnp.multiply(ax, ay), ax)
+
+    b.run("A3", "srcjax 0-d Arrays x * y + x", arrays, tol=0)
+    b.run("A3", "srcjax jnp.add(jnp.multiply(x, y), x)", jnp_calls, tol=0)
+    return "two operations on float32 scalars"
+
+
+def a4(b: Bench, quick):
+    """W3 against a hand-written derivative in float32 NumPy scalars (the result
+    JAX defines; W3's baseline computes in float64)."""
+    one = np.float32(1.0)
+
+    def hand(x):
+        e = np.exp(x)
+        return e / (e + np.float32(1.0)) ** 2
+
+    b.run("A4", "numpy float32 hand-written derivative", lambda: lambda: hand(one), baseline=True)
+
+    def srcjax_grad():
+        need("grad")
+        g = srcjax.grad(_logistic(sjnp))
+        return lambda: g(1.0)
+
+    b.run("A4", "srcjax.grad (W3)", srcjax_grad, tol=1e-6, note="target <= 2x")
+    return "W3 against float32 NumPy scalars"
+
+
+WORKLOADS.update({"A1": a1, "A2": a2, "A3": a3, "A4": a4})
 
 
 # ---------------------------------------------------------------------------

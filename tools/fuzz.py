@@ -4,6 +4,7 @@
     python tools/fuzz.py            # 10,000 programs
     python tools/fuzz.py -n 500 --seed 7
     python tools/fuzz.py -n 400 --vmap --vmap2 --jit   # + vmap, reverse over reverse, jit
+    python tools/fuzz.py -n 400 --eager    # + .at updates and x += ...: eager vs jit/grad
 
 Each mismatch is shrunk to a minimal program and printed as a reproducer.
 The generator is srcjax.testing.programs, the same one the hypothesis test uses.
@@ -31,6 +32,13 @@ def main(argv=None) -> int:
         action="store_true",
         help="also check vmap(grad(<grad(f), v>)) (reverse over reverse) vs a loop",
     )
+    ap.add_argument(
+        "--eager",
+        action="store_true",
+        help="programs with .at updates and augmented assignment (to the argument too), "
+        "called directly on an srcjax.Array vs jit and value_and_grad; the argument "
+        "must be unchanged afterwards",
+    )
     args = ap.parse_args(argv)
     srcjax.config.update("jax_enable_x64", True)
     # srcjax's self-checks: generated code reads back as its tree, cotangents have
@@ -40,9 +48,15 @@ def main(argv=None) -> int:
     failures = 0
     for k in range(args.n):
         rng = np.random.default_rng([args.seed, k])
-        prog = programs.generate(rng, max_stmts=args.max_stmts)
+        prog = programs.generate(rng, max_stmts=args.max_stmts, updates=args.eager)
         x = rng.normal(size=3)
         problem = programs.check_program(prog, x, tmp)
+        if problem is None and args.eager:
+            problem = programs.check_eager(prog, x, tmp)
+            if problem is not None:
+                failures += 1
+                print(f"--- eager mismatch (seed {args.seed}, program {k}):\n{problem}")
+                continue
         if problem is None and args.vmap:
             problem = programs.check_vmap(prog, rng.normal(size=(4, 3)), tmp)
             if problem is not None:

@@ -13,6 +13,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from .. import _array
 from ..config import config
 from .cupy_cuda import _cupy
 from .cupy_cuda._cupy import is_device_array
@@ -199,6 +200,9 @@ def device_of(x: Any) -> Any:
         return CPU
     dev = getattr(x, "device", None)  # a srcjax.Array
     return dev if isinstance(dev, (CpuDevice, CudaDevice)) else None
+
+
+_array.HOOKS["device_of"] = device_of  # (Array.device: one place for every backend)
 
 
 def check_same_device(named: List[tuple], what: str) -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional
 
 import gast
 
+from .._array import unwrap_tree
 from ..frontend import nodes as N
 from ..frontend import record as _record
 from . import cache
@@ -85,10 +86,12 @@ class GeneratedGlobals(dict):
         cell = self.cells.get(key)
         if cell is not None:
             try:
-                return cell.cell_contents
+                return unwrap_tree(cell.cell_contents)
             except ValueError:
                 pass
-        return self.user_globals[key]
+        # generated code computes on buffers: a user's Array (or a container of
+        # them) is read as its buffer
+        return unwrap_tree(self.user_globals[key])
 
 
 class _RegistryNamespace(types.ModuleType):
@@ -180,7 +183,7 @@ def namespaces() -> Dict[str, Any]:
         try:
             import srcjax.lax as lax
 
-            ns["lax"] = lax
+            ns["lax"] = _fast_namespace("lax", lax)
         except ImportError:
             from ..primitives import control
 

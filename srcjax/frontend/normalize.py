@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 import gast
 import numpy as np
 
+from .._array import buffer, unwrap_tree
 from ..errors import (
     RecursionUnsupportedError,
     UnsupportedSyntaxError,
@@ -1034,14 +1035,14 @@ class Normalizer:
                 _record.note_lookup(cell, id_, _record.MISSING)
                 return "missing", None
             _record.note_lookup(cell, id_, obj)
-            return "found", obj
+            return "found", unwrap_tree(obj)
         try:
             obj = self.src.globals[id_]
         except KeyError:
             pass
         else:
             _record.note_lookup(self.src.globals, id_, obj)
-            return "found", obj
+            return "found", unwrap_tree(obj)
         if hasattr(builtins, id_):
             obj = getattr(builtins, id_)
             _record.note_lookup(self.src.globals, id_, obj)
@@ -1064,7 +1065,7 @@ class Normalizer:
             status, obj = self.resolve(expr.value)
             if status == "found":
                 try:
-                    return "found", getattr(obj, expr.attr)
+                    return "found", buffer(getattr(obj, expr.attr))
                 except AttributeError:
                     return "missing", None
             if status == "local":
@@ -2747,6 +2748,14 @@ class Normalizer:
             status, base_obj = self.resolve(func.value.value.value)
             if status == "found" and isinstance(base_obj, (np.ndarray, np.generic)):
                 status = "dynamic"  # a module-level array (user R: base.at[i].set(v))
+            if status in ("local", "dynamic") and func.attr == "subtract" and len(e.args) == 1:
+                # x.at[idx].subtract(v) is x.at[idx].add(-v), JAX's definition
+                neg = gast.UnaryOp(op=gast.USub(), operand=e.args[0])
+                gast.copy_location(neg, e.args[0])
+                add = gast.Attribute(value=func.value, attr="add", ctx=gast.Load())
+                gast.copy_location(add, func)
+                call = gast.Call(func=add, args=[neg], keywords=e.keywords)
+                return self.call(N.copy_origin(call, e), target)
             if status in ("local", "dynamic") and func.attr == "get" and not e.args:
                 # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
                 if e.keywords:
@@ -2764,7 +2773,7 @@ class Normalizer:
                     raise UnsupportedSyntaxError(
                         f"`.at[...].{mode}` is not supported",
                         self.loc(e),
-                        "use .set, .add, .multiply, .min or .max",
+                        "use .set, .add, .subtract, .multiply, .min or .max",
                     ) from None
                 x = self.atom(func.value.value.value)
                 idx = self.index(func.value.slice)

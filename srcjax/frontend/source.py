@@ -130,7 +130,10 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
             f"cannot transform {fun!r}: it is not a Python function with source",
             hint="pass a function defined with `def` or `lambda` in a file or notebook cell",
         )
-    return fun, args, kwargs
+    from .._array import unwrap_kwargs, unwrap_tree
+
+    # bound arguments go to generated code, which computes on buffers
+    return fun, unwrap_tree(args), unwrap_kwargs(kwargs)
 
 
 def _is_callable_object(obj: Any) -> bool:

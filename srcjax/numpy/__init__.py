@@ -7,8 +7,8 @@ user code ported from JAX only changes its imports; some (``average``,
 functions of ``_functions.py``) are compositions of primitives that transformed
 code inlines like user functions. ``nonzero``, ``argwhere`` and ``unique``
 (``setops.py``) have value-dependent result sizes: ``size=`` is optional
-outside vmap, as srcjax does not trace. Results are plain
-``numpy.ndarray`` objects (or NumPy scalars) with JAX's dtypes: float32 and
+outside vmap, as srcjax does not trace. Results are
+:class:`srcjax.Array` objects (immutable, see :mod:`srcjax._array`) with JAX's dtypes: float32 and
 int32 by default, float64/int64 with ``jax_enable_x64``, and weakly typed
 Python scalars (``float32_array * 2.0`` stays float32). See
 :mod:`srcjax.dtypes`.
@@ -17,8 +17,11 @@ Python scalars (``float32_array * 2.0`` stays float32). See
 # ruff: noqa: F401 (this module re-exports)
 from __future__ import annotations
 
+import sys as _sys
+
 import numpy as _np
 
+from .. import _array
 from ..dtypes import (
     bool_,
     complex64,
@@ -51,6 +54,8 @@ from . import fft, linalg
 from ._functions import *  # noqa: F403  (compositions; jnp.cross adds 2-vectors)
 from ._more import *  # noqa: F403  (more compositions: nanquantile, insert, partition ...)
 from ._vectorize import vectorize  # jnp.vectorize: generated functions over srcjax.vmap
+
+_array.HOOKS["numpy"] = _sys.modules[__name__]  # (Array's methods are these functions)
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
 ndarray = _np.ndarray

@@ -42,6 +42,7 @@ from ..dtypes import (
     fix_binary_inexact,
     fix_inexact,
     fix_unary,
+    half_mixed,
 )
 from .registry import Primitive, register
 
@@ -189,7 +190,7 @@ def _binary_impl(ufunc, name: str, doc: str):
             return _wrapped_weak_int(ufunc, x, y)
         except ValueError as e:
             raise _broadcast_error(name, x, y, e) from None
-        if r.dtype in BINARY_SUSPECT:
+        if r.dtype in BINARY_SUSPECT or half_mixed(r, x, y):
             return fix_binary(ufunc, r, x, y)
         return r
 
@@ -232,7 +233,7 @@ def _binary_inexact_impl(ufunc, name: str, doc: str):
             r = ufunc(x, y)
         except ValueError as e:
             raise _broadcast_error(name, x, y, e) from None
-        if r.dtype in BINARY_INEXACT_SUSPECT:
+        if r.dtype in BINARY_INEXACT_SUSPECT or half_mixed(r, x, y):
             return fix_binary_inexact(ufunc, r, x, y)
         return r
 

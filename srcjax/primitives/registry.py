@@ -54,7 +54,11 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+from .. import _array
 from .. import dtypes as _dt
+from .._array import unwrap_args as _unwrap_args
+from .._array import unwrap_kwargs as _unwrap_kwargs
+from .._array import wrap_tree as _wrap_tree
 
 __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_callable"]
 
@@ -194,6 +198,9 @@ class Primitive:
         #: stand-ins to infer its result, never removed
         self.effectful = False
         self._static_params: Optional[frozenset] = None
+        #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
+        #: called eagerly by compositions, return their buffers as they are)
+        self.returns_arrays = not public.startswith("ad.")
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -282,12 +289,18 @@ class Primitive:
 
     # -- calling -----------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # the boundary of eager code: Arrays in, Arrays out (srcjax/_array.py);
+        # generated code calls the implementation on plain buffers
+        given = args
+        args = _unwrap_args(args)
+        if kwargs:
+            kwargs = _unwrap_kwargs(kwargs)
         if DEVICE_TYPES and _on_device(args, kwargs):
             # a GPU array among the arguments: run where it lives (the CUDA
             # backend installs DEVICE_CALL and the array types)
             return DEVICE_CALL[0](self, args, kwargs)
         try:
-            return self.impls[CPU](*args, **kwargs)
+            r = self.impls[CPU](*args, **kwargs)
         except TypeError as e:
             # a call that does not bind: name the public function, not the impl
             head = f"{getattr(self.impl, '__name__', '')}() "
@@ -296,6 +309,11 @@ class Primitive:
                 raise
             more = " (not supported by srcjax yet)" if "unexpected keyword" in text else ""
             raise TypeError(f"{self.public}() {text[len(head) :]}{more}") from None
+        if not self.returns_arrays:
+            return r
+        if type(r) is np.ndarray and (r.base is not None or any(r is a for a in given)):
+            r = _owned(r, given)
+        return _wrap_tree(r)
 
     def __repr__(self) -> str:
         return f"<srcjax primitive {self.public}>"
@@ -337,6 +355,18 @@ class Primitive:
     def diff_params(self) -> list:
         """Names of the parameters that have an adjoint rule."""
         return [n for n in self.signature.parameters if n in self.vjps]
+
+
+def _owned(r: np.ndarray, given: tuple) -> np.ndarray:
+    """``r``, copied when it shares memory with a NumPy array the caller passed
+    (``jnp.asarray(a)``, ``jnp.reshape(a, ...)``): an Array must not change when
+    the caller later writes into ``a``, as JAX copies host arrays to its device.
+    Buffers of Arrays are never written, so sharing them is fine."""
+    root = r if r.base is None else r.base
+    for a in given:
+        if type(a) is np.ndarray and (a is root or a.base is root):
+            return r.copy()
+    return r
 
 
 #: kinds whose implementations get JAX's result dtypes from :func:`_jax_dtypes`
@@ -457,6 +487,9 @@ def register(prim: Primitive, *aliases: Any) -> Primitive:
         _ALIAS_KEEP.append(a)
         _ALIASES[id(a)] = prim
     return prim
+
+
+_array.HOOKS["impl"] = lambda public: REGISTRY[public].impl  # (Array's operators)
 
 
 def alias(prim: Primitive, *aliases: Any) -> None:

@@ -95,8 +95,23 @@ class Program:
         return count(self.stmts)
 
 
-def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Program:
-    """A random program over variables ``v0..v{nvars-1}`` (all defined up front)."""
+#: functional updates for ``generate(updates=True)``: ``{t}`` the target, ``{a}``
+#: and ``{b}`` variables, ``{k}`` an index
+UPDATES = [
+    "{t} = {a}.at[{k}].add(jnp.sum({b}) * 0.5)",
+    "{t} = {a}.at[{k}].set(jnp.mean({b}))",
+    "{t} = {a}.at[{k}].multiply(jnp.tanh({b})[{k}])",
+    "{t} = {a}.at[1:].subtract({b}[:2] * 0.25)",
+    "{t} = {a}.at[{k}].get() * {b}",
+]
+
+
+def generate(
+    rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3, updates: bool = False
+) -> Program:
+    """A random program over variables ``v0..v{nvars-1}`` (all defined up front).
+    ``updates``: also ``.at[...]`` updates and augmented assignments, to the
+    variables and to the argument ``x`` (which the caller's array must survive)."""
     budget = [max_stmts]
 
     def expr():
@@ -153,6 +168,17 @@ def generate(rng: np.random.Generator, max_stmts: int = 8, nvars: int = 3) -> Pr
                 else:
                     op = "+=" if rng.random() < 0.5 else "-="
                     out.append(Stmt("assign", f"{t} {op} {expr()}"))
+            elif updates and r < 0.6:
+                t, a, b = (f"v{rng.integers(nvars)}" for _ in range(3))
+                if rng.random() < 0.6:
+                    form = UPDATES[rng.integers(len(UPDATES))]
+                    out.append(Stmt("assign", form.format(t=t, a=a, b=b, k=rng.integers(3))))
+                else:  # augmented assignment, to a variable or to the argument
+                    op = ("+=", "-=", "*=")[rng.integers(3)]
+                    dest = "x" if rng.random() < 0.5 else t
+                    out.append(Stmt("assign", f"{dest} {op} {b} * 0.5"))
+                    if dest == "x":
+                        out.append(Stmt("assign", f"{t} = {t} + x"))
             else:
                 t = f"v{rng.integers(nvars)}"
                 out.append(Stmt("assign", f"{t} = {expr()}"))
@@ -231,6 +257,7 @@ def check_program(
     Requires ``jax_enable_x64``.
     """
     import srcjax
+    import srcjax.numpy as jnp
 
     from .fd import fd_grad
 
@@ -242,7 +269,9 @@ def check_program(
         return f"{type(exc).__name__}: {exc}\n{src}"
     if g.shape != np.shape(x):  # (allclose below would broadcast it)
         return f"grad shape {g.shape}, the argument's {np.shape(x)}\n{src}"
-    value = float(f(x.copy()))  # (eager NumPy: `v0 += ...` would change x)
+    fn = f
+    f = lambda v: fn(jnp.asarray(v))  # noqa: E731 (called on Arrays, as JAX code is)
+    value = float(f(x))
     if not np.isfinite(value) or abs(value) > 1e8:
         return None  # overflowing program: finite differences are not a usable oracle
     ref = fd_grad(f, x)
@@ -304,6 +333,37 @@ def check_jit(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> 
         return f"jit value mismatch: got {got}, eager {want}\n{src}"
     if ggot.shape != gwant.shape or not np.allclose(ggot, gwant, rtol=1e-9, atol=1e-12):
         return f"jit(grad) mismatch: got {ggot}, eager {gwant}\n{src}"
+    return None
+
+
+def check_eager(prog: Program, x: np.ndarray, directory: Optional[str] = None) -> Optional[str]:
+    """None when the program called directly on an ``srcjax.Array`` gives what
+    ``jit(f)`` and ``value_and_grad(f)`` give (to rounding), ``grad(f)`` equals
+    ``jit(grad(f))``, and the argument is unchanged after every call (JAX's
+    arrays are immutable: ``x += ...`` inside ``f`` rebinds); else a description."""
+    import srcjax
+    import srcjax.numpy as jnp
+
+    src = render(prog)
+    f = load(src, directory)
+    xa = jnp.asarray(x)
+    keep = np.array(xa)
+    try:
+        want = np.asarray(f(xa))
+        got = np.asarray(srcjax.jit(f)(xa))
+        value, g = srcjax.value_and_grad(f)(xa)
+        ggot = np.asarray(srcjax.jit(srcjax.grad(f))(xa))
+    except Exception as exc:  # noqa: BLE001 - every failure is a finding
+        return f"{type(exc).__name__}: {exc}\n{src}"
+    if not np.array_equal(np.asarray(xa), keep):
+        return f"the argument changed: {keep} -> {np.asarray(xa)}\n{src}"
+    if not np.all(np.isfinite(want)) or abs(float(want)) > 1e8:
+        return None
+    for what, v in (("jit", got), ("value_and_grad's value", value)):
+        if not np.allclose(np.asarray(v), want, rtol=1e-9, atol=1e-12):
+            return f"{what} mismatch: got {np.asarray(v)}, eager {want}\n{src}"
+    if not np.allclose(ggot, np.asarray(g), rtol=1e-9, atol=1e-12):
+        return f"jit(grad) mismatch: got {ggot}, grad {np.asarray(g)}\n{src}"
     return None
 
 

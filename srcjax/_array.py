@@ -1,0 +1,757 @@
+"""``srcjax.Array``: the immutable array every srcjax function returns (``jax.Array``).
+
+An Array is a small wrapper holding one buffer: a ``numpy.ndarray`` or a NumPy
+scalar on the host backend (a CuPy array on a CUDA backend). Generated code and
+the primitives' implementations compute on plain buffers; Arrays exist only at
+the boundaries, where :func:`wrap` makes them (results of ``srcjax.numpy``,
+``lax``, ``nn``, ``random``, ``scipy`` functions and of every transform) and
+:func:`buffer` / :func:`unwrap_tree` take them apart (arguments). These three
+functions are the only places that touch ``Array._buf``: a backend that keeps
+its buffers elsewhere supplies them here (``docs/ARCHITECTURE.md``, "Arrays").
+
+Semantics follow ``jax.Array`` (https://docs.jax.dev/en/latest/jax.numpy.html):
+
+- immutable: ``x[i] = v`` raises JAX's ``TypeError``; ``x += y`` binds ``x`` to
+  a new array (an array a caller passed in is never changed); ``x.at[idx]``
+  offers the functional updates;
+- operators follow JAX's type promotion (they are the ``jnp`` functions:
+  ``int32 + float16`` is float16, ``int32 / int32`` float32);
+- ``repr`` is JAX's (``Array([1., 2.], dtype=float32)``), ``str`` the values;
+- NumPy interop: ``np.asarray(x)`` is a read-only view of the buffer (no copy),
+  NumPy/SciPy/matplotlib accept Arrays through ``__array__``, pickling
+  round-trips, ``ndarray op Array`` is an Array (``__array_priority__``).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Array", "wrap", "buffer", "unwrap_tree", "wrap_tree"]
+
+_IMPLS: dict = {}
+#: filled by the layers above, which import this module (it imports none of them):
+#: ``impl`` (public name -> the registry's implementation, from primitives.registry),
+#: ``numpy`` (the srcjax.numpy module), ``device_of`` (buffer -> device, from
+#: backends._devices: the CPU for NumPy buffers, a CudaDevice for CuPy ones),
+#: ``pytree`` (srcjax.tree_util, for registered pytree classes)
+HOOKS: dict = {}
+
+
+def _prim(public: str) -> Any:
+    """The implementation of the registry's primitive ``public`` (on buffers)."""
+    impl = _IMPLS.get(public)
+    if impl is None:
+        impl = _IMPLS[public] = HOOKS["impl"](public)
+    return impl
+
+
+def _numpy() -> Any:
+    return HOOKS["numpy"]
+
+
+_IMMUTABLE = (
+    "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+    "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+)
+
+
+class Array:
+    """An immutable n-dimensional array (``jax.Array``); see the module docstring.
+
+    Not constructed directly (``srcjax.numpy.asarray`` / ``array`` make them);
+    ``isinstance(x, srcjax.Array)`` is true for the results of every srcjax
+    function and false for NumPy arrays and Python numbers, as in JAX."""
+
+    __slots__ = ("_buf",)
+    __array_priority__ = 100  # ndarray + Array -> Array.__radd__, as for jax.Array
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Array":
+        raise TypeError("srcjax.Array cannot be instantiated; use srcjax.numpy.asarray")
+
+    # -- metadata ------------------------------------------------------------------
+    @property
+    def dtype(self) -> np.dtype:
+        return self._buf.dtype
+
+    @property
+    def shape(self) -> tuple:
+        return self._buf.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._buf.ndim
+
+    @property
+    def size(self) -> int:
+        return self._buf.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._buf.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._buf.nbytes
+
+    @property
+    def device(self) -> Any:
+        return _device_of(self._buf)
+
+    def devices(self) -> set:
+        return {_device_of(self._buf)}
+
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    is_fully_replicated = property(lambda self: True)
+
+    def block_until_ready(self) -> "Array":
+        """``self``: srcjax computes synchronously, so the value is ready."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        return None
+
+    # -- conversion -----------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        b = self._buf
+        if copy:
+            return np.array(b, dtype=dtype, copy=True)
+        v = np.asarray(b, dtype=dtype)
+        if v is b:
+            v = b.view()
+        v.flags.writeable = False  # a view of an immutable array
+        return v
+
+    def __bool__(self) -> bool:
+        return bool(self._buf)
+
+    def __int__(self) -> int:
+        return int(self._buf)
+
+    def __float__(self) -> float:
+        return float(self._buf)
+
+    def __complex__(self) -> complex:
+        return complex(self._buf)
+
+    def __index__(self) -> int:
+        return operator.index(self._buf)
+
+    def __len__(self) -> int:
+        if self._buf.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return len(self._buf)
+
+    def __iter__(self):
+        b = self._buf
+        if b.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for row in b:
+            yield wrap(row)
+
+    def __reversed__(self):
+        return iter(self[::-1])
+
+    def __contains__(self, v: Any) -> bool:
+        return bool((self == v).any())
+
+    __hash__ = None  # unhashable, as jax.Array
+
+    def item(self, *args: Any) -> Any:
+        return self._buf.item(*args)
+
+    def tolist(self) -> Any:
+        return self._buf.tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return np.asarray(self._buf).tobytes(order)
+
+    def copy(self) -> "Array":
+        return wrap(self._buf.copy())
+
+    def __copy__(self) -> "Array":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> "Array":
+        return self.copy()
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild, (np.asarray(self._buf),))
+
+    def __repr__(self) -> str:
+        b = np.asarray(self._buf)
+        body = np.array2string(b, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={b.dtype.name})"
+
+    def __str__(self) -> str:
+        return str(np.asarray(self._buf))
+
+    def __format__(self, spec: str) -> str:
+        if self._buf.ndim == 0:
+            return format(self._buf.item() if spec else self._buf, spec)
+        return format(str(self), spec)
+
+    # -- indexing ---------------------------------------------------------------------
+    def __getitem__(self, idx: Any) -> "Array":
+        return _gather(self._buf, unwrap_tree(idx))
+
+    def __setitem__(self, idx: Any, v: Any) -> None:
+        raise TypeError(_IMMUTABLE)
+
+    @property
+    def at(self) -> "_IndexUpdateHelper":
+        return _IndexUpdateHelper(self)
+
+    # -- views as JAX spells them -------------------------------------------------------
+    @property
+    def T(self) -> "Array":
+        return _numpy().transpose(self)
+
+    @property
+    def mT(self) -> "Array":
+        return _numpy().swapaxes(self, -1, -2)
+
+    @property
+    def real(self) -> "Array":
+        return _numpy().real(self)
+
+    @property
+    def imag(self) -> "Array":
+        return _numpy().imag(self)
+
+    @property
+    def flat(self):
+        return iter(self.ravel())
+
+    def reshape(self, *shape: Any, order: str = "C") -> "Array":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _numpy().reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> "Array":
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)) or axes == (None,):
+            axes = axes[0]
+        return _numpy().transpose(self, axes or None)
+
+    def flatten(self, order: str = "C") -> "Array":
+        return _numpy().ravel(self, order=order)
+
+    def sort(self, axis: Any = -1, *, stable: bool = True, descending: bool = False, **kw: Any):
+        """The sorted array (JAX's; NumPy's ``ndarray.sort`` sorts in place)."""
+        return _numpy().sort(self, axis=axis, stable=stable, descending=descending, **kw)
+
+    def view(self, dtype: Any = None) -> "Array":
+        return wrap(self._buf.view() if dtype is None else self._buf.view(dtype))
+
+    def __array_namespace__(self, api_version: Any = None) -> Any:
+        return _numpy()
+
+
+def _rebuild(b: np.ndarray) -> Array:
+    return wrap(b)
+
+
+_new = object.__new__
+
+
+def wrap(b: Any) -> Array:
+    """An Array holding the buffer ``b`` (an ``ndarray`` or a NumPy scalar),
+    without copying it: the caller gives ``b`` up (nothing may write it later)."""
+    a = _new(Array)
+    a._buf = b
+    return a
+
+
+def buffer(x: Any) -> Any:
+    """The buffer of an Array, anything else as it is."""
+    return x._buf if type(x) is Array else x
+
+
+def _device_of(b: Any) -> Any:
+    return HOOKS["device_of"](b)
+
+
+_LEAF_TYPES = frozenset({int, float, bool, complex, str, type(None), np.ndarray})
+
+
+def unwrap_tree(x: Any) -> Any:
+    """``x`` with every Array (also inside lists, tuples, namedtuples, dicts and
+    registered pytree classes) replaced by its buffer; ``x`` itself when it holds
+    none (the common case costs a walk, no copies)."""
+    t = type(x)
+    if t is Array:
+        return x._buf
+    if t in _LEAF_TYPES:
+        return x
+    if t is list or t is tuple:
+        items = [unwrap_tree(v) for v in x]
+        if all(a is b for a, b in zip(items, x)):
+            return x
+        return t(items)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        items = [unwrap_tree(v) for v in x]
+        if all(a is b for a, b in zip(items, x)):
+            return x
+        return t(*items)
+    if isinstance(x, dict):
+        items = {k: unwrap_tree(v) for k, v in x.items()}
+        if all(items[k] is v for k, v in x.items()):
+            return x
+        if t is dict:
+            return items
+        try:
+            if hasattr(x, "default_factory"):
+                return t(x.default_factory, items)
+            return t(items)
+        except TypeError:
+            return items
+    if isinstance(x, (list, tuple)):
+        items = [unwrap_tree(v) for v in x]
+        if all(a is b for a, b in zip(items, x)):
+            return x
+        try:
+            return t(items)
+        except TypeError:
+            return x
+    tree_util = HOOKS["pytree"]
+    if t in tree_util._REGISTRY:
+        leaves, treedef = tree_util.tree_flatten(x)
+        new = [unwrap_tree(v) for v in leaves]
+        if all(a is b for a, b in zip(new, leaves)):
+            return x
+        return tree_util.tree_unflatten(treedef, new)
+    return x
+
+
+def unwrap_args(args: tuple) -> tuple:
+    """:func:`unwrap_tree` of each of ``args`` (a call's positional arguments)."""
+    for a in args:
+        if type(a) not in _LEAF_TYPES:
+            break
+    else:
+        return args
+    return tuple(unwrap_tree(a) for a in args)
+
+
+def unwrap_kwargs(kwargs: dict) -> dict:
+    for v in kwargs.values():
+        if type(v) not in _LEAF_TYPES:
+            return {k: unwrap_tree(v) for k, v in kwargs.items()}
+    return kwargs
+
+
+_WRAP_TYPES = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+
+
+def wrap_tree(x: Any) -> Any:
+    """``x`` with every NumPy array and scalar (also inside lists, tuples,
+    namedtuples, dicts and registered pytree classes) made an Array; Python
+    numbers and other objects stay as they are."""
+    t = type(x)
+    if t is np.ndarray:
+        # (a float0 array, the gradient of an integer input, stays NumPy's, as JAX's)
+        return x if x.dtype.kind == "V" else wrap(x)
+    if t in _WRAP_TYPES:
+        return wrap(x)
+    if t is Array or t in _LEAF_TYPES:
+        return x
+    if t is list:
+        return [wrap_tree(v) for v in x]
+    if t is tuple:
+        return tuple([wrap_tree(v) for v in x])
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[wrap_tree(v) for v in x])
+    if isinstance(x, dict):
+        items = {k: wrap_tree(v) for k, v in x.items()}
+        if t is dict:
+            return items
+        try:
+            if hasattr(x, "default_factory"):
+                return t(x.default_factory, items)
+            return t(items)
+        except TypeError:
+            return items
+    if isinstance(x, np.ndarray):  # a subclass (np.matrix, masked): as NumPy's array
+        return wrap(np.asarray(x))
+    if isinstance(x, np.generic):
+        return wrap(x)
+    tree_util = HOOKS["pytree"]
+    if t in tree_util._REGISTRY:
+        leaves, treedef = tree_util.tree_flatten(x)
+        return tree_util.tree_unflatten(treedef, [wrap_tree(v) for v in leaves])
+    return x
+
+
+def on_buffers(fn: Any) -> Any:
+    """``fn`` as generated code calls a user's function (a custom_jvp/custom_vjp
+    function's primal, a bwd rule run as it is): its result's Arrays as buffers.
+    Keeps ``fn``'s signature (``__wrapped__``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return unwrap_tree(fn(*args, **kwargs))
+
+    return call
+
+
+# -- operators --------------------------------------------------------------------------
+_OPERAND_TYPES = frozenset({int, float, bool, complex, np.ndarray}) | _WRAP_TYPES
+
+
+def _binary(public: str, fast: Any = None, swap: bool = False):
+    """The method ``x <op> y`` (``swap``: the reflected ``y <op> x``): the ``jnp``
+    function ``public`` on the buffers. ``fast`` is the Python operator, used
+    when NumPy's result dtype is JAX's (the dtype check the ``jnp`` function
+    makes first; see :mod:`srcjax.dtypes`)."""
+    from . import dtypes
+
+    suspect = dtypes.BINARY_SUSPECT  # updated in place when x64 changes
+    impl = None
+
+    def method(self: Array, other: Any) -> Any:
+        nonlocal impl
+        t = type(other)
+        if t is Array:
+            other = other._buf
+        elif t not in _OPERAND_TYPES:
+            if t is list or t is tuple:
+                other = unwrap_tree(other)
+            elif not isinstance(other, (np.ndarray, np.generic)):
+                return NotImplemented
+        a = self._buf
+        if fast is not None:
+            try:
+                r = fast(other, a) if swap else fast(a, other)
+            except (OverflowError, ValueError, TypeError):
+                r = None
+            d = getattr(r, "dtype", None)
+            if d is not None and d not in suspect and not dtypes.half_mixed(r, a, other):
+                return wrap(r)
+        if impl is None:
+            impl = _prim(public)
+        return wrap(impl(other, a) if swap else impl(a, other))
+
+    method.__name__ = public
+    return method
+
+
+def _unary(public: str):
+    impl = None
+
+    def method(self: Array) -> Any:
+        nonlocal impl
+        if impl is None:
+            impl = _prim(public)
+        return wrap(impl(self._buf))
+
+    return method
+
+
+_BINARY = {
+    "add": ("jnp.add", operator.add),
+    "sub": ("jnp.subtract", operator.sub),
+    "mul": ("jnp.multiply", operator.mul),
+    "truediv": ("jnp.true_divide", None),
+    "floordiv": ("jnp.floor_divide", None),
+    "mod": ("jnp.mod", None),
+    "pow": ("jnp.power", None),
+    "matmul": ("jnp.matmul", None),
+    "and": ("jnp.bitwise_and", None),
+    "or": ("jnp.bitwise_or", None),
+    "xor": ("jnp.bitwise_xor", None),
+    "lshift": ("jnp.left_shift", None),
+    "rshift": ("jnp.right_shift", None),
+}
+for _name, (_public, _fast) in _BINARY.items():
+    setattr(Array, f"__{_name}__", _binary(_public, _fast))
+    setattr(Array, f"__r{_name}__", _binary(_public, _fast, swap=True))
+for _name, (_public, _fast) in {
+    "eq": ("jnp.equal", operator.eq),
+    "ne": ("jnp.not_equal", operator.ne),
+    "lt": ("jnp.less", operator.lt),
+    "le": ("jnp.less_equal", operator.le),
+    "gt": ("jnp.greater", operator.gt),
+    "ge": ("jnp.greater_equal", operator.ge),
+}.items():
+    setattr(Array, f"__{_name}__", _binary(_public, _fast))
+for _name, _public in {
+    "neg": "jnp.negative",
+    "pos": "jnp.positive",
+    "abs": "jnp.abs",
+    "invert": "jnp.bitwise_not",
+}.items():
+    setattr(Array, f"__{_name}__", _unary(_public))
+
+
+def _divmod(self: Array, other: Any) -> tuple:
+    return (self // other, self % other)
+
+
+def _rdivmod(self: Array, other: Any) -> tuple:
+    return (other // self, other % self)
+
+
+Array.__divmod__ = _divmod  # type: ignore[attr-defined]
+Array.__rdivmod__ = _rdivmod  # type: ignore[attr-defined]
+
+
+def _method(name: str):
+    def method(self: Array, *args: Any, out: Any = None, **kwargs: Any) -> Any:
+        # (``out=None`` is what NumPy's functions pass: ``np.sum(x)`` calls ``x.sum``)
+        if out is not None:
+            raise TypeError(f"Array.{name}: the 'out' argument is not supported (JAX's)")
+        return getattr(_numpy(), name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``srcjax.numpy.{name}(self, ...)``, as ``jax.Array.{name}``."
+    return method
+
+
+#: methods that are the jnp function of the same name with the array first
+_METHODS = (
+    "all any argmax argmin argpartition argsort astype choose clip compress conj "
+    "conjugate cumprod cumsum diagonal dot max mean min nonzero prod ptp ravel repeat "
+    "round searchsorted squeeze std sum swapaxes take trace var"
+).split()
+for _name in _METHODS:
+    setattr(Array, _name, _method(_name))
+
+
+# -- x.at[idx] ---------------------------------------------------------------------------
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[idx]`` is an :class:`_IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+
+    def __getitem__(self, idx: Any) -> "_IndexUpdateRef":
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: JAX's functional updates (``jax.numpy.ndarray.at``). Each
+    returns a new array; ``x`` is unchanged. Keywords as JAX's: ``mode``
+    (``"promise_in_bounds"``, ``"clip"``, ``"drop"``, ``"fill"``; updates default to
+    dropping out-of-bounds entries, ``get`` to clamping), ``fill_value`` (``get``
+    with ``mode="fill"``), ``indices_are_sorted`` and ``unique_indices`` (hints,
+    accepted and not needed)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Array, index: Any) -> None:
+        self.array = array
+        self.index = index
+
+    def _update(self, op: str, values: Any, kw: dict) -> Array:
+        return _at_update(op, self.array, self.index, values, **kw)
+
+    def get(self, **kw: Any) -> Array:
+        """``x[idx]`` (out-of-bounds indices per ``mode``; ``fill_value``)."""
+        return _at_get(self.array, self.index, **kw)
+
+    def set(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] = values`` (duplicate indices: one of them wins)."""
+        return self._update("set", values, kw)
+
+    def add(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] += values`` (duplicate indices accumulate)."""
+        return self._update("add", values, kw)
+
+    def subtract(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] -= values``."""
+        return self._update("subtract", values, kw)
+
+    def multiply(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] *= values``."""
+        return self._update("multiply", values, kw)
+
+    mul = multiply
+
+    def divide(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] /= values``."""
+        return self._update("divide", values, kw)
+
+    def power(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] **= values``."""
+        return self._update("power", values, kw)
+
+    def min(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] = minimum(x[idx], values)``."""
+        return self._update("min", values, kw)
+
+    def max(self, values: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] = maximum(x[idx], values)``."""
+        return self._update("max", values, kw)
+
+    def apply(self, func: Any, **kw: Any) -> Array:
+        """``x`` with ``x[idx] = func(x[idx])`` (``func`` elementwise)."""
+        return _at_apply(self.array, self.index, func, **kw)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+
+# -- eager indexing and .at[...] with JAX's out-of-bounds semantics ----------------------
+# (inside transforms the normalizer lowers them to the primitives, which raise
+# IndexError out of bounds; README, "Differences from JAX")
+_HINTS = ("indices_are_sorted", "unique_indices", "wrap_negative_indices", "out_sharding")
+_GATHER_MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
+_SCATTER_MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
+
+
+def _at_args(kw: dict, what: str, modes: tuple) -> Any:
+    mode = kw.pop("mode", None)
+    mode = getattr(mode, "name", mode)  # (a GatherScatterMode-like enum)
+    if isinstance(mode, str):
+        mode = mode.lower()
+    for h in _HINTS:
+        kw.pop(h, None)
+    if kw:
+        raise TypeError(f".at[...].{what}() got unexpected keyword arguments {sorted(kw)}")
+    if mode not in modes:
+        raise ValueError(f"Invalid mode {mode!r} for .at[...].{what}(): one of {modes[1:]}")
+    return mode
+
+
+def _is_int_index(it: Any) -> bool:
+    if isinstance(it, (bool, np.bool_)):
+        return False
+    if isinstance(it, (int, np.integer)):
+        return True
+    return isinstance(it, np.ndarray) and it.dtype.kind in "iu"
+
+
+def _index_items(shape: tuple, idx: Any) -> list:
+    """``[(component, axis or None)]`` of index ``idx`` into ``shape``: the axis
+    each integer (or integer array) component indexes."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    items = [np.asarray(it) if isinstance(it, list) else it for it in items]
+    used = 0
+    for it in items:
+        if it is None or it is Ellipsis:
+            continue
+        used += it.ndim if isinstance(it, np.ndarray) and it.dtype == bool else 1
+    out, axis = [], 0
+    for it in items:
+        if it is None:
+            out.append((it, None))
+        elif it is Ellipsis:
+            out.append((it, None))
+            axis += len(shape) - used
+        elif isinstance(it, np.ndarray) and it.dtype == bool:
+            out.append((it, None))
+            axis += it.ndim
+        else:
+            out.append((it, axis if _is_int_index(it) and axis < len(shape) else None))
+            axis += 1
+    return out
+
+
+def _oob(shape: tuple, idx: Any, how: str) -> tuple:
+    """(index, padded axes): negative integer indices wrapped once, as JAX's, then
+    each out-of-bounds one clamped (``how="clip"``) or sent to one padding slot
+    past the end of its axis (``how="pad"``: the caller pads those axes)."""
+    new, padded = [], []
+    for it, axis in _index_items(shape, idx):
+        if axis is None:
+            new.append(it)
+            continue
+        n = shape[axis]
+        i = np.asarray(it)
+        i = np.where(i < 0, i + n, i)
+        if how == "clip":
+            i = np.clip(i, 0, max(n - 1, 0))
+        else:
+            bad = (i < 0) | (i >= n)
+            if bad.any():
+                padded.append(axis)
+            i = np.where(bad, n, i)
+        new.append(int(i) if i.ndim == 0 and not isinstance(it, np.ndarray) else i)
+    return tuple(new), sorted(set(padded))
+
+
+def _pad(b: np.ndarray, axes: list, value: Any) -> np.ndarray:
+    if not axes:
+        return b
+    width = [(0, 1 if k in axes else 0) for k in range(b.ndim)]
+    return np.pad(np.asarray(b), width, constant_values=value)
+
+
+def _fill_value(dt: np.dtype, fill_value: Any) -> Any:
+    if fill_value is not None:
+        return fill_value
+    if dt.kind in "fc":
+        return np.nan
+    if dt.kind == "b":
+        return True
+    info = np.iinfo(dt)
+    return info.min if dt.kind == "i" else info.max
+
+
+def _gather(b: Any, idx: Any, mode: Any = None, fill_value: Any = None) -> Array:
+    """``b[idx]`` as JAX computes it: out-of-bounds integer indices clamp
+    (``mode=None``, ``"clip"``, ``"promise_in_bounds"``) or give ``fill_value``
+    (``"fill"``/``"drop"``: NaN, the integer minimum (maximum unsigned), True)."""
+    b = np.asarray(b) if not isinstance(b, (np.ndarray, np.generic)) else b
+    shape = np.shape(b)
+    try:
+        return wrap(_prim("ad.getitem")(b, idx))  # in bounds: NumPy's own indexing
+    except IndexError:
+        if not any(axis is not None for _, axis in _index_items(shape, idx)):
+            raise
+    if mode in ("fill", "drop"):
+        new, padded = _oob(shape, idx, "pad")
+        return wrap(_pad(b, padded, _fill_value(b.dtype, fill_value))[new])
+    new, _ = _oob(shape, idx, "clip")
+    return wrap(_prim("ad.getitem")(b, new))
+
+
+def _at_update(op: str, x: Array, idx: Any, values: Any, **kw: Any) -> Array:
+    """``x.at[idx].<op>(values)``: out-of-bounds entries dropped (JAX's default,
+    ``"drop"``/``"fill"``/``"promise_in_bounds"``) or their indices clamped
+    (``"clip"``)."""
+    mode = _at_args(kw, op, _SCATTER_MODES)
+    b, idx, v = x._buf, unwrap_tree(idx), unwrap_tree(values)
+    b = np.asarray(b)
+    if op in ("divide", "power"):
+        # x op (ones with values multiplied in at idx): JAX's definition
+        ones = _at_update("multiply", wrap(np.ones_like(b)), idx, values, mode=mode)._buf
+        return wrap(_prim("jnp.true_divide" if op == "divide" else "jnp.power")(b, ones))
+    if op == "subtract":
+        op, v = "add", _prim("jnp.negative")(np.asarray(v))
+    prim = _prim(f"ad.at_{op}")
+    try:
+        return wrap(prim(b, idx, v))
+    except IndexError:
+        if not any(axis is not None for _, axis in _index_items(b.shape, idx)):
+            raise
+    if mode == "clip":
+        new, _ = _oob(b.shape, idx, "clip")
+        return wrap(prim(b, new, v))
+    new, padded = _oob(b.shape, idx, "pad")
+    out = prim(_pad(b, padded, 0), new, v)
+    return wrap(out[tuple(slice(0, n) for n in b.shape)] if padded else out)
+
+
+def _at_get(x: Array, idx: Any, **kw: Any) -> Array:
+    fill_value = kw.pop("fill_value", None)
+    mode = _at_args(kw, "get", _GATHER_MODES)
+    return _gather(x._buf, unwrap_tree(idx), mode, unwrap_tree(fill_value))
+
+
+def _at_apply(x: Array, idx: Any, func: Any, **kw: Any) -> Array:
+    mode = _at_args(kw, "apply", _SCATTER_MODES)
+    b, i = np.asarray(x._buf), unwrap_tree(idx)
+    got = _gather(b, i, "clip")._buf
+    return _at_update("set", x, idx, unwrap_tree(func(wrap(got))), mode=mode)
