@@ -38,7 +38,7 @@ def test_scalar_fori_loop_is_compiled_and_exact():
     x = np.float32(3.0)
     for _ in range(200):
         x = x - (x * x - np.float32(2.0)) / (np.float32(2.0) * x)
-    assert type(out) is np.float32 and out == x
+    assert isinstance(out, srcjax.Array) and out.dtype == np.float32 and out == x
     src = srcjax.source(f, 3.0)
     assert "Numba region nbloop_" in src and "(compiled, nogil)" in src
 
