@@ -789,8 +789,11 @@ def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> st
                 f"srcjax.source(target={target!r}) needs a jitted function (srcjax.jit)"
             )
         return for_target(target, *example_args)
-    if isinstance(fn, functools.partial) and hasattr(fn.func, "__srcjax_source__"):
-        return fn.func.__srcjax_source__  # the function vjp/linearize returned
+    inner = fn
+    while isinstance(inner, functools.partial):  # (the Arrays boundary wraps a partial)
+        inner = inner.func
+    if inner is not fn and hasattr(inner, "__srcjax_source__"):
+        return inner.__srcjax_source__  # the function vjp/linearize returned
     per_device = getattr(fn, "_pmap_source_for", None)
     if per_device is not None:  # pmap: the program each device runs
         return per_device(*example_args)
