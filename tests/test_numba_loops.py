@@ -162,3 +162,24 @@ def test_off_by_default_without_the_option():
     f = srcjax.jit(lambda x0: lax.fori_loop(0, 3, lambda i, x: x * 2.0, x0))
     assert f(1.0) == 8.0
     assert "Numba" not in srcjax.source(f, 1.0)
+
+
+def test_a_kernel_whose_numba_cache_entry_does_not_load_is_compiled_afresh():
+    # Seen in a full run: Numba's on-disk entry of a kernel read back by `region` named the
+    # module "<dynamic>" (written by an earlier srcjax) and loading it raised
+    # ModuleNotFoundError from the user's jitted call.
+    src = "def kernel(x):\n    return (x * np.float32(2.0),)\n"
+    ns = {"np": np}
+    exec(src, ns)
+
+    class _Unloadable:
+        py_func = ns["kernel"]
+
+        def __call__(self, *args):
+            raise ModuleNotFoundError("No module named '<dynamic>'")
+
+    reg = loops.Region("nbloop_test", _Unloadable(), "", src)
+    reg.python = ns["kernel"]
+    (got,) = reg(np.float32(1.5))
+    assert got == 3.0
+    assert hasattr(reg.fn, "py_func") and not isinstance(reg.fn, _Unloadable)

@@ -346,7 +346,17 @@ class Region:
         self.python: Any = None
 
     def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
+        try:
+            return self.fn(*args)
+        except Exception:
+            if self.python is None or not hasattr(self.fn, "py_func"):
+                raise
+            # a lazily compiled kernel whose on-disk Numba cache entry does not load back
+            # (one written by another srcjax): compile it afresh, without that cache, once
+            from . import njit
+
+            self.fn = njit(self.python, cache=False)
+            return self.fn(*args)
 
 
 _REGIONS: Dict[str, Region] = {}
