@@ -71,17 +71,6 @@ __all__ = [
     "note_load",
     "STATS",
 ]
-__all__ = [
-    "enabled",
-    "key_for",
-    "load",
-    "store",
-    "cached",
-    "recording",
-    "note_lookup",
-    "note_load",
-    "STATS",
-]
 
 #: bump when the entry layout or its meaning changes
 FORMAT = 2
