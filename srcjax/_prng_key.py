@@ -18,6 +18,19 @@ import numpy as np
 
 _U32 = np.dtype(np.uint32)
 
+
+class extended(np.generic):
+    """Scalar class of JAX's extended dtypes (``jax.dtypes.extended``): the
+    abstract parent of typed-key dtypes in ``issubdtype``. (Defined here, below
+    :mod:`srcjax.dtypes`, which re-exports it, so that :class:`KeyDType` names its
+    scalar type without importing upward.)"""
+
+
+class prng_key(extended):
+    """Scalar class of typed PRNG keys (``jax.dtypes.prng_key``):
+    ``issubdtype(random.key(0).dtype, prng_key)`` is true."""
+
+
 #: JAX 0.10.2's PRNG implementations (name -> dtype tag); only threefry2x32 exists here
 _KNOWN = {
     "threefry2x32": "fry",
@@ -55,8 +68,6 @@ class KeyDType:
 
     @property
     def type(self) -> type:
-        from .dtypes import prng_key
-
         return prng_key
 
     def __repr__(self) -> str:

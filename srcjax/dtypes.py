@@ -29,10 +29,11 @@ JAX dtype. The sets are updated in place when ``jax_enable_x64`` changes.
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 import numpy as np
 
+from ._prng_key import KeyDType, extended, prng_key
 from .config import config as _config
 from .config import on_change as _on_change
 
@@ -83,23 +84,11 @@ float0 = np.dtype([("float0", "V")])
 dtype = np.dtype
 
 
-class extended(np.generic):
-    """Scalar class of JAX's extended dtypes (``jax.dtypes.extended``): the
-    abstract parent of typed-key dtypes in ``issubdtype``."""
-
-
-class prng_key(extended):
-    """Scalar class of typed PRNG keys (``jax.dtypes.prng_key``):
-    ``issubdtype(random.key(0).dtype, prng_key)`` is true."""
-
-
 def issubdtype(arg1: Any, arg2: Any) -> bool:
     """``numpy.issubdtype`` that also knows typed-key dtypes
     (``jax.numpy.issubdtype``): a ``key<fry>`` dtype is a sub-dtype of itself,
     :class:`prng_key`, :class:`extended` and ``np.generic``, and of nothing
     else; no NumPy dtype is a sub-dtype of a key dtype."""
-    from ._prng_key import KeyDType
-
     if isinstance(arg1, KeyDType) or (isinstance(arg1, type) and issubclass(arg1, extended)):
         if isinstance(arg2, KeyDType):
             return arg1 == arg2
@@ -121,11 +110,58 @@ _U8, _U16, _U32, _U64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, n
 _F16, _F32, _F64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
-try:  # bfloat16 and the float8 types are ml_dtypes' (the library JAX uses; optional)
-    import ml_dtypes as _ml_dtypes
-except ImportError:  # pragma: no cover - exercised where ml_dtypes is missing
-    _ml_dtypes = None
-_BF16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes is not None else None
+# bfloat16 and the float8 types are ml_dtypes' (the library JAX uses; the optional
+# extra srcjax[ml_dtypes]). It is not imported with srcjax (importing it costs
+# 0.15-0.5 s): a bfloat16 value reaches srcjax only after its user imported
+# ml_dtypes, and the promotion lattice takes bfloat16 in at its first join
+# (_Joins.__missing__) or when jnp.bfloat16 is read (ml_dtype).
+_BF16: Optional[np.dtype] = None
+
+#: the ml_dtypes types JAX exposes as jnp.<name> and jax.dtypes.<name>
+ML_DTYPES = (
+    "bfloat16",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+    "int2",
+    "int4",
+    "uint2",
+    "uint4",
+)
+
+
+def ml_dtype(name: str, where: str = "srcjax.dtypes") -> Any:
+    """The ml_dtypes scalar type ``name`` (one of :data:`ML_DTYPES`), importing
+    ml_dtypes on first use. Raises AttributeError (as a missing module attribute)
+    naming the extra ``srcjax[ml_dtypes]`` when ml_dtypes is not installed, or
+    when the installed version lacks ``name``."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise AttributeError(
+            f"{where}.{name} needs the ml_dtypes package: pip install "
+            "'srcjax[ml_dtypes]' (or pip install ml_dtypes)"
+        ) from None
+    value = getattr(ml_dtypes, name, None)
+    if value is None:
+        raise AttributeError(f"module {where!r} has no attribute {name!r}")
+    if name == "bfloat16":
+        _add_bfloat16(np.dtype(value))
+    return value
+
+
+def __getattr__(name: str) -> Any:
+    """``srcjax.dtypes.bfloat16`` ...: the ml_dtypes types (see :func:`ml_dtype`)."""
+    if name in ML_DTYPES:
+        return ml_dtype(name)
+    raise AttributeError(f"module 'srcjax.dtypes' has no attribute {name!r}")
+
 
 _TO_32BIT: Dict[np.dtype, np.dtype] = {_I64: _I32, _U64: _U32, _F64: _F32, _C128: _C64}
 
@@ -156,8 +192,6 @@ _X64 = [bool(_config.jax_enable_x64)]
 _CANON: Dict[Any, np.dtype] = {}
 _INEXACT: Dict[Any, np.dtype] = {}
 _NUMERIC = [_B, _I8, _I16, _I32, _I64, _U8, _U16, _U32, _U64, _F16, _F32, _F64, _C64, _C128]
-if _BF16 is not None:
-    _NUMERIC.append(_BF16)
 
 
 def _rebuild_tables() -> None:
@@ -224,8 +258,8 @@ def to_inexact_dtype(dt: Any) -> np.dtype:
 # Nodes are NumPy dtypes (strong types) and the strings "i*", "f*", "c*" (the
 # weak types of Python int, float and complex). Edges go from a type to the
 # types it promotes to directly; the join of two types is their least upper
-# bound. This is JAX's "standard" lattice; bfloat16 (ml_dtypes) joins it when
-# ml_dtypes is installed; the float8 types are left out.
+# bound. This is JAX's "standard" lattice; bfloat16 (ml_dtypes) joins it once
+# ml_dtypes is in use (_add_bfloat16); the float8 types are left out.
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _EDGES: Dict[Any, Tuple[Any, ...]] = {
     _B: (_WEAK_INT,),
@@ -246,9 +280,6 @@ _EDGES: Dict[Any, Tuple[Any, ...]] = {
     _C64: (_C128,),
     _C128: (),
 }
-if _BF16 is not None:  # JAX's lattice: weak float -> bfloat16 -> float32
-    _EDGES[_WEAK_FLOAT] = (_F16, _BF16, _WEAK_COMPLEX)
-    _EDGES[_BF16] = (_F32,)
 
 
 def _upper_sets() -> Dict[Any, FrozenSet[Any]]:
@@ -278,7 +309,45 @@ def _join_nodes(a: Any, b: Any) -> Any:
     raise TypeError(f"no common type for {a} and {b}")  # pragma: no cover (lattice is total)
 
 
-_JOIN: Dict[Tuple[Any, Any], Any] = {(a, b): _join_nodes(a, b) for a in _EDGES for b in _EDGES}
+class _Joins(dict):
+    """``(node, node) -> join``. A lookup with a bfloat16 dtype the lattice does
+    not know yet (ml_dtypes was imported after srcjax) adds bfloat16 first."""
+
+    def __missing__(self, key: Tuple[Any, Any]) -> Any:
+        for k in key:
+            if _BF16 is None and _is_bfloat16(k):
+                _add_bfloat16(k)
+                return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+
+def _all_joins() -> Dict[Tuple[Any, Any], Any]:
+    return {(a, b): _join_nodes(a, b) for a in _EDGES for b in _EDGES}
+
+
+_JOIN: Dict[Tuple[Any, Any], Any] = _Joins(_all_joins())
+
+
+def _is_bfloat16(d: Any) -> bool:
+    return isinstance(d, np.dtype) and d.kind == "V" and d.name == "bfloat16"
+
+
+def _add_bfloat16(bf16: np.dtype) -> None:
+    """Put ml_dtypes' bfloat16 into the lattice (JAX's: weak float -> bfloat16 ->
+    float32, so ``bfloat16 + float16`` is float32) and the canonical-dtype tables."""
+    global _BF16
+    if _BF16 is not None:
+        return
+    _BF16 = bf16
+    _NUMERIC.append(bf16)
+    _EDGES[_WEAK_FLOAT] = (_F16, bf16, _WEAK_COMPLEX)
+    _EDGES[bf16] = (_F32,)
+    _UPPER.clear()
+    _UPPER.update(_upper_sets())
+    _JOIN.update(_all_joins())
+    _rebuild_tables()
+
+
 _WEAK_NODES = {_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX}
 
 

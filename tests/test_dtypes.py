@@ -361,3 +361,57 @@ def test_float_to_integer_asarray_saturates_like_jax():
     y = np.array([-1.0, 300.0, 2.0], np.float32)
     g = srcjax.grad(lambda a: jnp.sum(jnp.asarray(a, dtype=jnp.uint8).astype(jnp.float32) * a))(y)
     np.testing.assert_array_equal(g, [0.0, 255.0, 2.0])
+
+
+def _run_python(code: str) -> str:
+    """stdout of ``code`` in a fresh interpreter that imports this checkout's srcjax."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_import_does_not_import_ml_dtypes():
+    """ml_dtypes (0.15-0.5 s to import) is imported only when a bfloat16 is asked for."""
+    assert _run_python("import sys, srcjax; print('ml_dtypes' in sys.modules)") == "False"
+
+
+def test_bfloat16_imported_after_srcjax_joins_the_lattice():
+    """A bfloat16 array from an ml_dtypes the user imported after srcjax promotes
+    as in JAX (recorded from jax 0.10.2): a Python float keeps bfloat16,
+    bfloat16 with float16 is float32, with int8 bfloat16."""
+    pytest.importorskip("ml_dtypes")
+    code = (
+        "import numpy as np, srcjax.numpy as jnp, ml_dtypes\n"
+        "from srcjax import dtypes\n"
+        "x = np.array([1.0, 2.5], ml_dtypes.bfloat16)\n"
+        "print(dtypes.result_type(x, 1.0), dtypes.promote_types(x.dtype, np.float16),\n"
+        "      dtypes.promote_types(x.dtype, np.int8), jnp.add(x, 1.0).dtype)"
+    )
+    assert _run_python(code).split() == ["bfloat16", "float32", "bfloat16", "bfloat16"]
+
+
+def test_missing_ml_dtypes_names_the_extra():
+    """Without ml_dtypes, jnp.bfloat16 is an AttributeError naming srcjax[ml_dtypes]."""
+    code = (
+        "import sys\n"
+        "sys.modules['ml_dtypes'] = None  # as if not installed\n"
+        "import srcjax.numpy as jnp, srcjax.dtypes as d\n"
+        "for get in (lambda: jnp.bfloat16, lambda: d.float8_e4m3fn):\n"
+        "    try:\n"
+        "        get()\n"
+        "    except AttributeError as e:\n"
+        "        print(e)\n"
+        "print(jnp.float32(1.5) + 1.0)"
+    )
+    lines = _run_python(code).splitlines()
+    assert len(lines) == 3 and all("'srcjax[ml_dtypes]'" in line for line in lines[:2])
+    assert lines[0].startswith("srcjax.numpy.bfloat16 needs the ml_dtypes package")
+    assert lines[2] == "2.5"

@@ -141,14 +141,12 @@ UPWARD_ALLOWED: Set[Tuple[str, str]] = {
 CYCLE_ALLOWED: Set[str] = {
     "srcjax._callback",
     "srcjax._nn_initializers",
-    "srcjax._prng_key",
     "srcjax.api",
     "srcjax.api_fwd",
     "srcjax.codegen.emit",
     "srcjax.custom",
     "srcjax.debug",
     "srcjax.driver",  # (code moved out of srcjax.api, in the cycle through normalize -> api_fwd)
-    "srcjax.dtypes",
     "srcjax.errors",
     "srcjax.extras",
     "srcjax.frontend.keyreuse",

@@ -22,6 +22,7 @@ import sys as _sys
 import numpy as _np
 
 from .. import _array
+from ..dtypes import ML_DTYPES as _ML_DTYPES
 from ..dtypes import (
     bool_,
     complex64,
@@ -44,6 +45,7 @@ from ..dtypes import (
     uint32,
     uint64,
 )
+from ..dtypes import ml_dtype as _ml_dtype
 from ..primitives.creation import *  # noqa: F403
 from ..primitives.elementwise import *  # noqa: F403
 from ..primitives.linalg import *  # noqa: F403
@@ -82,40 +84,13 @@ load = _np.load
 savez = _np.savez
 savez_compressed = _np.savez_compressed
 
-#: the ml_dtypes types JAX exposes as jnp.<name> (the optional `ml_dtypes` extra)
-_ML_DTYPES = (
-    "bfloat16",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
-    "float4_e2m1fn",
-    "int2",
-    "int4",
-    "uint2",
-    "uint4",
-)
-
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
 
 
 def __getattr__(name: str):
     """``jnp.bfloat16``, ``jnp.float8_e4m3fn`` ...: the scalar types of
-    ``ml_dtypes`` (as in JAX), an AttributeError naming the extra to install when
-    it is missing."""
+    ``ml_dtypes`` (as in JAX), imported on first use; an AttributeError naming
+    the extra ``srcjax[ml_dtypes]`` when it is missing."""
     if name in _ML_DTYPES:
-        try:
-            import ml_dtypes
-        except ImportError:
-            raise AttributeError(
-                f"srcjax.numpy.{name} needs the ml_dtypes package: pip install "
-                "'srcjax[ml_dtypes]' (or pip install ml_dtypes)"
-            ) from None
-        value = getattr(ml_dtypes, name, None)
-        if value is not None:
-            return value
+        return _ml_dtype(name, "srcjax.numpy")
     raise AttributeError(f"module 'srcjax.numpy' has no attribute {name!r}")
