@@ -58,6 +58,7 @@ from ._jax_api import (  # noqa: I001  (JAX's API names, mapped onto srcjax)
 from . import example_libraries  # noqa: F401,I001  (jax.example_libraries)
 from .primitives import control as _control
 from .primitives import containers as _containers  # noqa: F401  (list/dict methods)
+from .primitives import unflatten as _unflatten  # noqa: F401  (tree_unflatten, transformed)
 
 from . import _traceback  # noqa: I001
 

@@ -14,7 +14,7 @@ Its message reads::
 from __future__ import annotations
 
 import linecache
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 __all__ = [
     "SrcjaxError",
@@ -96,11 +96,16 @@ def format_location(message: str, loc: Optional[Location], hint: Optional[str] =
     return text
 
 
+#: the origin map: generated file -> {line: the user's ``file.py:N`` that its
+#: origin comment names}. :func:`srcjax.codegen.emit.load` fills it for every
+#: file it writes; messages and tracebacks read it (it lives here, below codegen,
+#: so that errors read it without importing upward)
+ORIGINS: Dict[str, Dict[int, str]] = {}
+
+
 def _user_origin(loc: Location) -> Optional[str]:
     """``file.py:N`` of the user's line a generated file's line comes from."""
-    from .codegen import emit
-
-    known = emit._ORIGINS.get(loc.filename)
+    known = ORIGINS.get(loc.filename)
     return known.get(loc.lineno) if known else None
 
 

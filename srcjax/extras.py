@@ -81,7 +81,7 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     dtype, as JAX does.
 
     Raises whatever ``fun`` raises on those inputs."""
-    from . import numpy as jnp
+    from .primitives.creation import asarray, zeros  # (jnp.asarray, jnp.zeros)
     from .tree_util import tree_map
 
     rng = np.random.default_rng(0)
@@ -90,22 +90,22 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         # seeded normal values, not zeros: inv/solve of a zero matrix would raise
         dt = np.dtype(dtype)
         if dt.kind in "fc":
-            return jnp.asarray(rng.standard_normal(shape).astype(dt))
-        return jnp.zeros(shape, dt)
+            return asarray(rng.standard_normal(shape).astype(dt))
+        return zeros(shape, dt)
 
     def concrete(x: Any) -> Any:
         if isinstance(x, ShapeDtypeStruct):
             return filled(x.shape, x.dtype)
         if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
             return filled(tuple(x.shape), x.dtype)  # another library's abstract value
-        a = jnp.asarray(x)
+        a = asarray(x)
         return filled(a.shape, a.dtype)
 
     with np.errstate(all="ignore"):
         out = fun(*tree_map(concrete, args), **tree_map(concrete, kwargs))
 
     def describe(y: Any) -> ShapeDtypeStruct:
-        a = jnp.asarray(y)
+        a = asarray(y)
         return ShapeDtypeStruct(a.shape, a.dtype)
 
     return tree_map(describe, out)
@@ -128,10 +128,10 @@ def device_put(x: Any, device: Any = None) -> Any:
     calls this for host leaves and moves them to a GPU itself).
 
     Raises OverflowError for integers that do not fit int32 while x64 is off."""
-    from . import numpy as jnp
+    from .primitives.creation import asarray
     from .tree_util import tree_map
 
-    return tree_map(jnp.asarray, x)
+    return tree_map(asarray, x)
 
 
 def checkpoint(

@@ -14,6 +14,7 @@ import numpy as _np
 
 from . import _nn_initializers as initializers
 from . import numpy as _jnp
+from .codegen.emit import register_namespace as _register_namespace
 from .lax import stop_gradient as _stop_gradient
 from .primitives.elementwise import tanh
 from .primitives.nn import (
@@ -463,3 +464,5 @@ for _f in (
     _grouped_shape,
 ):
     _f.__srcjax_inactive__ = True
+
+_register_namespace("nn", _sys.modules[__name__])  # generated code's `nn`

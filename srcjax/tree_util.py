@@ -802,56 +802,8 @@ def _partial_unflatten(func: Callable, children) -> Partial:
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
 
 
-# --------------------------------------------------------------------------
-# tree_unflatten inside transformed code
-# --------------------------------------------------------------------------
-
-
-def _unflatten_impl(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """``tree_unflatten`` as the primitive ``ad.tree_unflatten``."""
-    return treedef.unflatten(leaves)
-
-
-def _unflatten_vjp(g, ans, treedef, leaves):
-    return _tree_leaves_dense(g, ans)
-
-
-def _unflatten_jvp(t, ans, treedef, leaves):
-    return _tree_unflatten_p(treedef, t)
-
-
-def _unflatten_batch(c):
-    if c.batched("treedef"):
-        return None
-    return c.rebuild()  # a batched leaf list: every leaf carries the batch axis
-
-
-def _register_unflatten() -> None:
-    """Make ``tree_unflatten`` (also ``srcjax.tree.unflatten``) the primitive
-    ``ad.tree_unflatten`` inside transformed code: differentiable in ``leaves``
-    (the adjoint is the cotangent tree's leaves, holes filled with zeros) and
-    batched leaf by leaf. (Eager calls stay the plain function above.)"""
-    global _tree_leaves_dense, _tree_unflatten_p
-    from .primitives import control as _control
-    from .primitives.registry import REGISTRY, Primitive, register
-    from .primitives.registry import alias as _alias
-
-    if "ad.tree_unflatten" in REGISTRY:
-        return
-    prim = register(Primitive("ad.tree_unflatten", _unflatten_impl, kind="internal"))
-    prim.returns_tree = True
-    _tree_leaves_dense = _control.tree_leaves_dense
-    _tree_unflatten_p = prim
-    prim.def_vjp(leaves=_unflatten_vjp)
-    prim.def_jvp(leaves=_unflatten_jvp)
-    prim.def_batch(_unflatten_batch)
-    prim.samples = lambda rng: []  # containers: tests/test_flatten_util.py
-    _alias(prim, tree_unflatten)
-
-
-_tree_leaves_dense: Any = None
-_tree_unflatten_p: Any = None
-_register_unflatten()
+# (inside transformed code tree_unflatten is the primitive ad.tree_unflatten:
+# srcjax/primitives/unflatten.py)
 
 _spmd.tree_map = tree_map  # (pmap's collectives combine pytrees: srcjax/_spmd.py)
 

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .extras import Array
+from ._array import Array
 
 __all__ = ["Array", "ArrayLike", "DTypeLike"]
 

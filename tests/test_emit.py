@@ -194,3 +194,24 @@ def test_guard_ignores_comments_positions_and_ctx():
     text = emit.render(fdef, "h", "user.py")
     emit.check_reparse(fdef, text)
     ast.parse(text)
+
+
+def test_namespaces_come_from_the_registry_public_modules_fill():
+    """codegen imports no public module: srcjax.numpy, nn, scipy.special, random
+    and lax register themselves (emit.register_namespace), in a fixed order, and
+    the fast namespaces hold the public functions with primitives as their
+    implementations; the CPU backend registers its runtime as `_rt`."""
+    import srcjax.lax as lax
+    import srcjax.numpy as jnp
+    from srcjax.backends import get, runtime
+    from srcjax.codegen import emit as E
+
+    ns = E.namespaces()
+    assert list(ns) == ["jnp", "np", "ad", "custom", "nn", "special", "random", "lax"]
+    assert ns["jnp"].sin is jnp.sin.impl and ns["jnp"].nanquantile is jnp.nanquantile
+    assert ns["lax"].fori_loop is lax.fori_loop
+    get("cpu")
+    assert E.means_the_same("_rt", runtime) and not E.means_the_same("_rt", jnp)
+    assert E.means_the_same("jnp", jnp) and not E.means_the_same("jnp", lax)
+    with pytest.raises(ValueError, match="no namespace 'torch'"):
+        E.register_namespace("torch", jnp)

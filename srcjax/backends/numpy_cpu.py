@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import gast
 import numpy as np
 
+from ..codegen.emit import register_bound_name
 from ..frontend import nodes as N
 from ..transforms import fusion
 from . import runtime
@@ -328,3 +329,7 @@ def _config() -> Any:
 
 #: the CPU backend (``srcjax.backends.get("cpu")``)
 BACKEND = NumpyCpu()
+
+
+# this backend's generated code binds the runtime as `_rt` (Backend.namespaces)
+register_bound_name("_rt", runtime)

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from .._array import unwrap_tree
+from ..errors import ORIGINS
 from ..frontend import nodes as N
 from ..frontend import record as _record
 from . import cache
@@ -147,47 +148,56 @@ def _ad_namespace() -> types.ModuleType:
 
 _NAMESPACES: Optional[Dict[str, Any]] = None
 
+#: name -> the public module (srcjax.numpy as ``jnp`` ...) whose namespace
+#: generated code binds under that name. The public modules fill it at the end of
+#: their import (:func:`register_namespace`), so this layer imports none of them.
+_PUBLIC: Dict[str, types.ModuleType] = {}
+#: the order of the common namespaces in :func:`namespaces` (``np``, ``ad`` and
+#: ``custom`` are codegen's own)
+_ORDER = ("jnp", "np", "ad", "custom", "nn", "special", "random", "lax")
+#: names a backend binds in its generated code to one fixed object (the CPU
+#: runtime as ``_rt``), filled by that module at its import (:func:`register_bound_name`)
+_BOUND: Dict[str, Any] = {}
+
+
+def register_namespace(name: str, module: types.ModuleType) -> None:
+    """Make generated code bind ``name`` (``"jnp"``, ``"lax"`` ...) to the fast
+    namespace of public ``module`` (see :func:`_fast_namespace`). A public module
+    calls it once its functions exist (the end of its import); namespaces built
+    before are dropped, so the next :func:`namespaces` sees the module whole."""
+    if name not in _ORDER:
+        raise ValueError(f"generated code binds no namespace {name!r} (known: {_ORDER})")
+    _PUBLIC[name] = module
+    refresh_namespaces()
+
+
+def register_bound_name(name: str, obj: Any) -> None:
+    """Record that a backend's generated code binds ``name`` to ``obj`` (the
+    runtime module as ``_rt``), so :func:`means_the_same` knows a user's global
+    of that name holding ``obj`` means the same."""
+    _BOUND[name] = obj
+
 
 def namespaces() -> Dict[str, Any]:
-    """The names every generated module binds."""
+    """The names every generated module binds: ``np``, ``ad``, ``custom`` and the
+    registered public namespaces (``jnp``, ``nn``, ``special``, ``random``,
+    ``lax``; ``lax`` falls back to ``stop_gradient`` alone while srcjax.lax is not
+    imported yet)."""
     global _NAMESPACES
     if _NAMESPACES is None:
         import numpy as np
 
-        import srcjax.numpy as jnp
+        own: Dict[str, Any] = {"np": np, "ad": _ad_namespace(), "custom": _fast_namespace("custom")}
+        ns: Dict[str, Any] = {}
+        for name in _ORDER:
+            if name in own:
+                ns[name] = own[name]
+            elif name in _PUBLIC or name == "jnp":
+                ns[name] = _fast_namespace(name, _PUBLIC.get(name))
+            elif name == "lax":
+                from ..primitives import control
 
-        ns: Dict[str, Any] = {
-            "jnp": _fast_namespace("jnp", jnp),
-            "np": np,
-            "ad": _ad_namespace(),
-            "custom": _fast_namespace("custom"),
-        }
-        try:
-            import srcjax.nn as nn
-
-            ns["nn"] = _fast_namespace("nn", nn)
-        except ImportError:  # pragma: no cover
-            pass
-        try:
-            import srcjax.scipy.special as special
-
-            ns["special"] = _fast_namespace("special", special)
-        except ImportError:  # pragma: no cover
-            pass
-        try:
-            import srcjax.random as random
-
-            ns["random"] = _fast_namespace("random", random)
-        except ImportError:  # pragma: no cover
-            pass
-        try:
-            import srcjax.lax as lax
-
-            ns["lax"] = _fast_namespace("lax", lax)
-        except ImportError:
-            from ..primitives import control
-
-            ns["lax"] = types.SimpleNamespace(stop_gradient=control.stop_gradient)
+                ns["lax"] = types.SimpleNamespace(stop_gradient=control.stop_gradient)
         _NAMESPACES = ns
     return _NAMESPACES
 
@@ -208,11 +218,7 @@ def means_the_same(name: str, obj: Any) -> bool:
         return obj is (np if name == "np" else math)
     if name in _MODULES:
         return isinstance(obj, types.ModuleType) and obj.__name__ == _MODULES[name]
-    if name == "_rt":
-        from ..backends import runtime
-
-        return obj is runtime
-    return False
+    return name in _BOUND and obj is _BOUND[name]
 
 
 _NOTHING = object()
@@ -234,7 +240,7 @@ def refresh_namespaces() -> None:
 # ---------------------------------------------------------------------------- rendering
 # generated file -> {line: the user's "file.py:N" its origin comment names}, so a
 # transform of generated code (jit of grad, hessian) names the user's line too
-_ORIGINS: Dict[str, Dict[int, str]] = {}
+_ORIGINS: Dict[str, Dict[int, str]] = ORIGINS  # (the origin map, srcjax.errors.ORIGINS)
 _ORIGIN_RE = re.compile(r"#\s(?:.*, )?([^\s,#]+\.py:\d+)$")
 
 

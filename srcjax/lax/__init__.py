@@ -15,11 +15,13 @@ Semantics and signatures follow ``jax.lax`` (https://docs.jax.dev/en/latest/jax.
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import dtypes
+from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives.collectives import (
     all_gather,
     all_to_all,
@@ -693,3 +695,6 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     ``associative_scan(logaddexp)`` like JAX's definition and derivative. Shape
     and dtype: ``operand``'s (floating)."""
     return associative_scan(jnp_logaddexp, jnp_asarray(operand), reverse, axis)
+
+
+_register_namespace("lax", _sys.modules[__name__])  # generated code's `lax`

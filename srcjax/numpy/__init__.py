@@ -22,6 +22,7 @@ import sys as _sys
 import numpy as _np
 
 from .. import _array
+from ..codegen.emit import register_namespace as _register_namespace
 from ..dtypes import ML_DTYPES as _ML_DTYPES
 from ..dtypes import (
     bool_,
@@ -94,3 +95,6 @@ def __getattr__(name: str):
     if name in _ML_DTYPES:
         return _ml_dtype(name, "srcjax.numpy")
     raise AttributeError(f"module 'srcjax.numpy' has no attribute {name!r}")
+
+
+_register_namespace("jnp", _sys.modules[__name__])  # generated code's `jnp`

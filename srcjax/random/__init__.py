@@ -27,12 +27,14 @@ through ``srcjax.vmap``.
 from __future__ import annotations
 
 import operator
+import sys as _sys
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
 from .._prng_key import PRNGKeyArray, rewrap
+from ..codegen.emit import register_namespace as _register_namespace
 from ..config import config as _config
 from ..primitives.reductions import top_k_indices
 from ..primitives.registry import Primitive, register
@@ -1501,3 +1503,5 @@ __all__ += [
     "binomial",
     "multinomial",
 ]
+
+_register_namespace("random", _sys.modules[__name__])  # generated code's `random`

@@ -13,10 +13,13 @@ differentiable in ``x`` only (the derivative in ``a`` raises
 
 from __future__ import annotations
 
+import sys as _sys
+
 import numpy as _np
 
 from .. import dtypes as _dt
 from .. import numpy as _jnp
+from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives.elementwise import defderiv as _defderiv
 from ..primitives.elementwise import exp as _exp
 from ..primitives.elementwise import log as _log
@@ -211,3 +214,6 @@ def kl_div(p, q):
     p = _jnp.astype(p, dt)
     q = _jnp.astype(q, dt)
     return rel_entr(p, q) - p + q
+
+
+_register_namespace("special", _sys.modules[__name__])  # generated code's `special`
