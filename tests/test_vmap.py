@@ -549,7 +549,7 @@ def test_every_primitive_has_a_batching_rule_and_matches_a_loop(p, tmp_path):
         pytest.xfail(NOT_COVERED[p.public])
     assert p.batch is not None or p.kind == "elementwise", (
         f"{p.public} has no batching rule: add one with {p.public}.def_batch (see "
-        "srcjax/primitives/batch_rules.py)"
+        "srcjax/primitives/batch_rules/)"
     )
     samples = _samples(p)
     if not samples:

@@ -1,0 +1,104 @@
+"""Shared pieces of the batching rules: registering a runtime helper
+(:func:`_reg`), attaching a rule to primitives by public name (:func:`_def`,
+an unknown name is a KeyError at import), the primitives the rules and helpers
+call, and the small rule builders several families use (:func:`_same`,
+:func:`_materialized`, :func:`_axis_rule`, ...)."""
+
+from __future__ import annotations
+
+import gast
+
+from ...frontend import nodes as N
+from ..registry import REGISTRY, Primitive, by_public, register
+
+
+def _reg(public, impl, differentiable=True):
+    if public in REGISTRY:
+        return REGISTRY[public]
+    return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
+
+
+def _p(name):
+    return by_public(name)
+
+
+reshape = _p("jnp.reshape")
+shape_ = _p("jnp.shape")
+ndim_ = _p("jnp.ndim")
+zeros_like = _p("jnp.zeros_like")
+broadcast_to = _p("jnp.broadcast_to")
+unbroadcast = _p("ad.unbroadcast")
+
+
+def _is_name(node):
+    return isinstance(node, gast.Name)
+
+
+def _same(c):
+    """The primitive applied to the batched operands as they are (it acts on
+    trailing axes or elementwise, or broadcasts over leading axes)."""
+    return c.rebuild()
+
+
+def _materialized(c, *names):
+    """Every operand ``names`` made batched, then the same call."""
+    changes = {}
+    for n in names:
+        v = c.bound.get(n)
+        if (
+            v is not None
+            and not isinstance(v, list)
+            and not (isinstance(v, gast.Constant) and v.value is None)
+        ):
+            changes[n] = c.materialize(v)
+    return c.rebuild(**changes)
+
+
+def _def(names, rule):
+    """Attach the batching rule ``rule`` to the primitives ``names`` (public
+    names); an unknown name is an error at import, never a rule silently lost."""
+    for n in names:
+        by_public(n).def_batch(rule)
+
+
+def _axis_rule(xname, axis="axis", others=()):
+    def rule(c):
+        changes = {}
+        x = c.arg(xname)
+        if not c.batched(xname):
+            x = c.materialize(x)
+            changes[xname] = x
+        for o in others:
+            v = c.bound.get(o)
+            if v is not None and not isinstance(v, gast.Constant):
+                changes[o] = c.lift(c.materialize(v), x) if c.batched(o) else c.materialize(v)
+        changes[axis] = c.shift_axis(axis, x)
+        return c.rebuild(**changes)
+
+    return rule
+
+
+def _example(c, x):
+    """One example of ``x`` (for static shape queries)."""
+    if c.bp.is_batched(x):
+        return gast.Subscript(value=N.clone(x), slice=N.const(0), ctx=gast.Load())
+    return N.clone(x)
+
+
+def _helper_materialized(*names):
+    def rule(c):
+        return _materialized(c, *names)
+
+    return rule
+
+
+def _static_operand(c, name):
+    """Whether operand ``name`` is absent or a literal (``prepend=0.0``)."""
+    v = c.bound.get(name)
+    return v is None or isinstance(v, gast.Constant)
+
+
+def _unbatched_result(c):
+    """The result does not depend on the batched operands' values (a static
+    flag, or a shape check): the same for every example."""
+    return c.rebuild(), False

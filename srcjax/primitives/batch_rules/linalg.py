@@ -1,0 +1,302 @@
+"""Batching rules of products and linear algebra: matmul, einsum, dot, inner,
+vdot, outer, tensordot, solve, norm, cross, pinv, solve_triangular and the
+adjoint helpers of matmul and dot."""
+
+from __future__ import annotations
+
+import gast
+
+from ...frontend import nodes as N
+from ._base import _def, _example, _helper_materialized, _is_name, _same
+from .runtime_index import _batch_einsum_spec
+
+
+def _product_operands(c):
+    """``a`` and ``b``, cast to ``preferred_element_type`` when one is given (JAX
+    computes the product in that type)."""
+    a, b = c.arg("a"), c.arg("b")
+    ok, pet = c.static("preferred_element_type")
+    if ok and pet is None:
+        return a, b
+    pet = c.arg("preferred_element_type")
+    return N.call("ad.astype", [a, pet]), N.call("ad.astype", [b, N.clone(pet)])
+
+
+def _pet_kw(c):
+    """``{"preferred_element_type": ...}`` for a product's ``einsum`` when given."""
+    ok, pet = c.static("preferred_element_type")
+    return {} if ok and pet is None else {"preferred_element_type": c.arg("preferred_element_type")}
+
+
+def _matmul(c):
+    a, b = _product_operands(c)
+    return N.call("ad.bmatmul", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
+
+
+_def(["jnp.matmul"], _matmul)
+
+
+def _matmul_left_expr(c):
+    g = c.materialize(c.arg("g"))
+    return (
+        N.call(
+            "ad.bmatmul_left",
+            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
+        ),
+        True,
+    )
+
+
+def _matmul_right_expr(c):
+    g = c.materialize(c.arg("g"))
+    return (
+        N.call(
+            "ad.bmatmul_right",
+            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
+        ),
+        True,
+    )
+
+
+def _matmul_left_rule(c):
+    # the cotangent of `a` is per example (batched) whatever is batched
+    expr, _ = _matmul_left_expr(c)
+    # bmatmul_left sums over examples when `a` is unbatched: keep it per example
+    if not c.batched("a"):
+        a = c.materialize(c.arg("a"))
+        return N.call(
+            "ad.bmatmul_left",
+            [c.materialize(c.arg("g")), a, c.arg("b"), N.const(True), N.const(c.batched("b"))],
+        )
+    return expr
+
+
+def _matmul_right_rule(c):
+    if not c.batched("b"):
+        b = c.materialize(c.arg("b"))
+        return N.call(
+            "ad.bmatmul_right",
+            [c.materialize(c.arg("g")), c.arg("a"), b, N.const(c.batched("a")), N.const(True)],
+        )
+    expr, _ = _matmul_right_expr(c)
+    return expr
+
+
+_def(["ad.matmul_left"], _matmul_left_rule)
+_def(["ad.matmul_right"], _matmul_right_rule)
+
+
+def _einsum(c):
+    ops = c.bound["operands"]
+    flags = tuple(c.bp.is_batched(o) for o in ops)
+    ok, spec = c.static("subscripts")
+    if c.batched("subscripts"):
+        return None
+    if ok and isinstance(spec, str):
+        new = N.const(_batch_einsum_spec(spec, flags))
+    else:
+        new = N.call("ad.batch_einsum_spec", [c.arg("subscripts"), N.const(flags)])
+    return c.rebuild(subscripts=new)
+
+
+_def(["jnp.einsum"], _einsum)
+
+
+def _bilinear(kind):
+    def rule(c):
+        a, b = c.arg("a"), c.arg("b")
+        spec = N.call(
+            "ad.batch_einsum_spec",
+            [
+                N.call("ad.bilinear_spec", [N.const(kind), _example(c, a), _example(c, b)]),
+                N.const((c.batched("a"), c.batched("b"))),
+            ],
+        )
+        return N.call("jnp.einsum", [spec, a, b], _pet_kw(c))
+
+    return rule
+
+
+def _dot(c):
+    # dot on per-example ranks <= 2 is matmul
+    a, b = _product_operands(c)
+    return N.call("ad.bdot", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
+
+
+_def(["jnp.dot"], _dot)
+_def(["jnp.inner"], _bilinear("inner"))
+
+
+def _vdot(c):
+    a = c.let("a_flat", N.call("jnp.reshape", [c.arg("a"), _flat_shape(c, "a")]))
+    b = c.let("b_flat", N.call("jnp.reshape", [c.arg("b"), _flat_shape(c, "b")]))
+    spec = {(True, True): "bi,bi->b", (True, False): "bi,i->b", (False, True): "i,bi->b"}[
+        (c.batched("a"), c.batched("b"))
+    ]
+    # vdot conjugates its first operand
+    return N.call("jnp.einsum", [N.const(spec), N.call("jnp.conj", [a]), b], _pet_kw(c))
+
+
+def _flat_shape(c, name):
+    if c.batched(name):
+        return gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())
+    return N.const((-1,))
+
+
+_def(["jnp.vdot"], _vdot)
+
+
+def _outer(c):
+    a = c.let("a_flat", N.call("jnp.reshape", [c.arg("a"), _flat_shape(c, "a")]))
+    b = c.let("b_flat", N.call("jnp.reshape", [c.arg("b"), _flat_shape(c, "b")]))
+    spec = {(True, True): "bi,bj->bij", (True, False): "bi,j->bij", (False, True): "i,bj->bij"}[
+        (c.batched("a"), c.batched("b"))
+    ]
+    return N.call("jnp.einsum", [N.const(spec), a, b])
+
+
+_def(["jnp.outer"], _outer)
+
+
+def _tensordot(c):
+    ok, axes = c.static("axes")
+    if c.batched("axes"):
+        return None
+    # axes not written as a literal (a constant list or array): passed to the spec
+    # helper at run time
+    axes_node = N.const(axes) if ok else c.arg("axes")
+    a, b = c.arg("a"), c.arg("b")
+    spec = N.call(
+        "ad.batch_einsum_spec",
+        [
+            N.call(
+                "ad.bilinear_spec",
+                [N.const("tensordot"), _example(c, a), _example(c, b), axes_node],
+            ),
+            N.const((c.batched("a"), c.batched("b"))),
+        ],
+    )
+    return N.call("jnp.einsum", [spec, a, b], _pet_kw(c))
+
+
+_def(["jnp.tensordot"], _tensordot)
+
+
+def _solve(c):
+    # numpy's solve treats a stacked right-hand side as matrices: with a batched
+    # (materialized) `a`, a per-example vector `b` becomes a column first, so the
+    # batched call is jnp.linalg.solve itself, with all its derivative rules
+    # (per-example batch dimensions of a and of the right-hand side broadcast: both
+    # are lifted to the same per-example rank first)
+    a = c.materialize(c.arg("a"))
+    b = c.materialize(c.arg("b"))
+    col = c.let("rhs", N.call("ad.rhs_column", [b, a]))
+
+    def per_example_rank(x):
+        return gast.BinOp(left=N.call("jnp.ndim", [x]), op=gast.Sub(), right=N.const(1))
+
+    a_l = c.let("a_lifted", N.call("ad.lift", [a, per_example_rank(col)]))
+    col_l = c.let("rhs_lifted", N.call("ad.lift", [col, per_example_rank(a)]))
+    x = c.let("solved", N.call("jnp.linalg.solve", [a_l, col_l]))
+    return N.call("ad.rhs_uncolumn", [x, b, a])
+
+
+_def(["jnp.linalg.solve"], _solve)
+
+
+def _norm(c):
+    x = c.arg("x")
+    ok, axis = c.static("axis")
+    okord, ord_ = c.static("ord")
+    if not ok or not okord:
+        return None
+    if axis is None and ord_ is None:
+        flat = c.let(
+            (x.id if _is_name(x) else "x") + "_flat",
+            N.call("jnp.reshape", [x, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
+        )
+        return c.rebuild(x=flat, axis=N.const(1))
+    return c.rebuild(axis=c.shift_axis("axis", x))
+
+
+_def(["jnp.linalg.norm"], _norm)
+_def(["ad.rhs_column"], _helper_materialized("b", "a"))
+_def(["ad.rhs_uncolumn"], _helper_materialized("x", "b", "a"))
+
+
+def _cross_rule(c):
+    for p in ("axisa", "axisb", "axisc", "axis"):
+        ok, v = c.static(p)
+        if not ok or (v is not None and v >= 0):
+            return None  # non-negative vector axes: a loop over the examples
+    changes = {}
+    for p, other in (("a", "b"), ("b", "a")):
+        if c.batched(p):
+            changes[p] = c.lift(c.arg(p), c.arg(other))
+    return c.rebuild(**changes)
+
+
+_def(["jnp.cross"], _cross_rule)
+
+
+def _pinv_rule(c):
+    if c.batched("rtol") or c.batched("rcond"):
+        return None
+    return c.rebuild()
+
+
+_def(["jnp.linalg.pinv"], _pinv_rule)
+_def(
+    [
+        "jnp.linalg.qr",
+        "jnp.linalg.svd",
+        "jnp.linalg.matrix_power",
+        "ad.upper_right",
+        "ad.diag_blocks_sum",
+    ],
+    _same,
+)
+_def(["ad.block_upper"], _helper_materialized("a", "t"))
+_def(["ad.svd_embed"], _helper_materialized("g", "usv"))
+_def(["ad.svd_select"], _helper_materialized("h", "usv"))
+
+
+def _solve_triangular_rule(c):
+    # a vector right-hand side is told apart by ndim(a) == ndim(b) + 1: batch both
+    # so that the relation holds for the batched operands too
+    return c.rebuild(a=c.materialize(c.arg("a")), b=c.materialize(c.arg("b")))
+
+
+_def(["jnp.linalg.solve_triangular"], _solve_triangular_rule)
+_def(["ad.tri_rhs", "ad.tri_unrhs"], _helper_materialized("y", "a", "b"))
+
+
+def _dot_left_rule(c):
+    # the cotangent of `a` per example: `a` made batched (see _matmul_left_rule)
+    return N.call(
+        "ad.bdot_left",
+        [
+            c.materialize(c.arg("g")),
+            c.materialize(c.arg("a")),
+            c.arg("b"),
+            N.const(True),
+            N.const(c.batched("b")),
+        ],
+    )
+
+
+def _dot_right_rule(c):
+    return N.call(
+        "ad.bdot_right",
+        [
+            c.materialize(c.arg("g")),
+            c.arg("a"),
+            c.materialize(c.arg("b")),
+            N.const(c.batched("a")),
+            N.const(True),
+        ],
+    )
+
+
+_def(["ad.dot_left"], _dot_left_rule)
+_def(["ad.dot_right"], _dot_right_rule)

@@ -1,0 +1,548 @@
+"""Runtime helpers for batched products: per-example ``matmul`` / ``dot``
+with flags saying which operand carries the batch axis (``ad.bmatmul``,
+``ad.bdot``), their adjoints (``ad.bmatmul_left`` / ``_right``,
+``ad.bdot_left`` / ``_right``), ``ad.bunbroadcast`` and solve's right-hand-side
+helpers. Each carries its derivative rules and samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...errors import ShapeError
+from ..ad import _unbroadcast as _ad_unbroadcast
+from ..control import _class_kind
+from ..linalg import _matmul_left, _matmul_right
+from ..registry import by_public
+from ._base import _reg, broadcast_to, ndim_, shape_
+from .runtime_index import _batch_einsum_spec, _is_object_batch, _stack_objects
+from .runtime_select import _generated_caller
+from .runtime_trees import _lift, lift
+
+
+def _batch_einsum_spec_any(spec, flags):
+    """:func:`_batch_einsum_spec` with ``flags`` any sequence of booleans."""
+    return _batch_einsum_spec(spec, tuple(flags))
+
+
+batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False)
+
+
+def _bmatmul(a, b, ab, bb):
+    """Per example ``a @ b``; ``ab`` / ``bb`` say which operand has a leading
+    batch axis. A hole (``None``, a zero cotangent in second-order code) gives a
+    scalar zero, which its consumer broadcasts (user J: grad of grad through vmap).
+    Operands whose per-example shapes do not fit raise JAX's TypeError (a
+    ``ShapeError``) naming those shapes and the user's line."""
+    if a is None or b is None:
+        other = b if a is None else a
+        return np.zeros((), _dt.to_inexact_dtype(np.result_type(other)))
+    if _user_object(a) or _user_object(b):
+        # a user's class with its own __matmul__/__rmatmul__: `@` per example
+        n = len(a) if ab else len(b)
+        rows = [(a[i] if ab else a) @ (b[i] if bb else b) for i in range(n)]
+        return _stack_objects(rows)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    try:
+        return _bmatmul_arrays(a, b, ab, bb)
+    except ValueError:
+        raise _example_contraction_error(a, b, ab, bb) from None
+
+
+def _user_object(x) -> bool:
+    """An operand that is no array: an instance of a user's class (not a
+    registered pytree), or a batch of them (:func:`_stack_objects`)."""
+    if _is_object_batch(x):
+        return True
+    simple = (np.ndarray, np.generic, bool, int, float, complex, list, tuple, dict)
+    return not isinstance(x, simple) and _class_kind(x) is None
+
+
+def _example_contraction_error(a, b, ab, bb):
+    """The eager matmul's error for one example's operands, at the user's line."""
+    import types
+
+    from ...errors import format_location
+    from ..linalg import _contraction_error
+
+    ea = types.SimpleNamespace(shape=np.shape(a)[1:] if ab else np.shape(a))
+    eb = types.SimpleNamespace(shape=np.shape(b)[1:] if bb else np.shape(b))
+    err = _contraction_error(ea, eb)
+    return ShapeError(
+        format_location(f"{err} (under vmap: one example's operands)", _generated_caller())
+    )
+
+
+def _bmatmul_arrays(a, b, ab, bb):
+    if not bb:
+        if b.ndim <= 2:
+            return np.matmul(a, b)
+        ra = a.ndim - 1
+        if ra == 1:
+            return np.matmul(a[:, None, :], b[..., None, :, :])[..., 0, :]
+        return np.matmul(_lift(a, b.ndim), b)
+    if not ab:
+        rb = b.ndim - 1
+        if rb >= 2:
+            return np.matmul(a, _lift(b, a.ndim)) if a.ndim > 2 else np.matmul(a, b)
+        # per-example vector b
+        if a.ndim == 1:
+            return np.matmul(b, a)
+        return (
+            np.matmul(a, b[:, :, None])[..., 0]
+            if a.ndim == 2
+            else np.moveaxis(np.matmul(a, b.T), -1, 0)  # (one product, no loop)
+        )
+    ra, rb = a.ndim - 1, b.ndim - 1
+    a2 = a[:, None, :] if ra == 1 else a
+    b2 = b[:, :, None] if rb == 1 else b
+    n = max(a2.ndim, b2.ndim)
+    a2 = _lift(a2, n - 1)
+    b2 = _lift(b2, n - 1)
+    r = np.matmul(a2, b2)
+    if rb == 1:
+        r = r[..., 0]
+    if ra == 1:
+        r = r[..., 0, :] if rb != 1 else r[..., 0]
+    return r
+
+
+bmatmul = _reg("ad.bmatmul", _bmatmul).facts(array_result=True)
+
+
+def _per_example(fn, args, flags, size):
+    """Fallback: ``fn`` per example in a loop, stacked."""
+    rows = []
+    for i in range(size):
+        rows.append(fn(*[a[i] if f else a for a, f in zip(args, flags)]))
+    return np.stack(rows)
+
+
+def _size_of(args, flags):
+    for a, f in zip(args, flags):
+        if f:
+            return np.shape(a)[0]
+    return 1
+
+
+def _bmatmul_left(g, a, b, ab, bb):
+    """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
+    when ``a`` is not batched); ``g`` is batched. Zeros like ``a`` when ``g`` or
+    ``b`` is a hole (``None``). The sum over examples is contracted inside the
+    product (one GEMM over the batch axis, as JAX's dot_general batching emits),
+    never a per-example stack that is summed after."""
+    if g is None or b is None:
+        return np.zeros(np.shape(a), _dt.to_inexact_dtype(np.result_type(a)))
+    g = np.asarray(g)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ra = a.ndim - (1 if ab else 0)
+    rb = b.ndim - (1 if bb else 0)
+    if not ab:
+        r = _summed_left(g, b, ra, rb, bb)
+        if r is not None:
+            return r
+    if ra in (1, 2) and rb == 2 and not bb:
+        r = np.matmul(g, b.T)
+    elif ra == 1 and rb == 1:
+        r = g[:, None] * (b if bb else b[None, :])
+    elif ra == 2 and rb == 1:  # per example outer(g, b)
+        r = g[:, :, None] * (b[:, None, :] if bb else b[None, None, :])
+    elif ra == 1 and rb == 2 and bb:  # per example b @ g
+        r = np.matmul(b, g[..., None])[..., 0]
+    elif ra == 2 and rb == 2 and bb:
+        r = np.matmul(g, np.swapaxes(b, -1, -2))
+    else:
+        size = g.shape[0]
+        r = _per_example(_matmul_left, (g, a, b), (True, ab, bb), size)
+    if not ab:
+        r = r.sum(axis=0)
+    return r
+
+
+def _summed_left(g, b, ra, rb, bb):
+    """``sum_i g_i @ b_i.T`` (the cotangent of an unbatched ``a``) as one product
+    contracting the batch axis, or None where no such form is written here."""
+    if not bb:
+        if rb == 2 and ra in (1, 2):  # g: (B, [n,] k), b: (m, k)
+            return np.matmul(g.sum(axis=0), b.T)
+        if rb == 1 and ra == 2:  # outer(sum_i g_i, b)
+            return np.multiply.outer(g.sum(axis=0), b)
+        if rb == 1 and ra == 1:
+            return g.sum(axis=0) * b
+        return None
+    if ra == 2 and rb == 1:  # sum_i outer(g_i, b_i): g.T @ b, one GEMM
+        return np.matmul(g.T, b)
+    if ra == 1 and rb == 1:  # sum_i g_i b_i
+        return np.matmul(g, b)
+    if ra == 1 and rb == 2:  # sum_i b_i @ g_i
+        return np.tensordot(b, g, axes=([0, 2], [0, 1]))
+    if ra == 2 and rb == 2:  # sum_i g_i @ b_i.T
+        return np.tensordot(g, b, axes=([0, 2], [0, 2]))
+    return None
+
+
+def _bmatmul_right(g, a, b, ab, bb):
+    """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
+    when ``b`` is not batched); ``g`` is batched. Zeros like ``b`` when ``g`` or
+    ``a`` is a hole (``None``). As in :func:`_bmatmul_left`, a sum over examples
+    is contracted inside the product."""
+    if g is None or a is None:
+        return np.zeros(np.shape(b), _dt.to_inexact_dtype(np.result_type(b)))
+    g = np.asarray(g)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ra = a.ndim - (1 if ab else 0)
+    rb = b.ndim - (1 if bb else 0)
+    if not bb:
+        r = _summed_right(g, a, ra, rb, ab)
+        if r is not None:
+            return r
+    if bb and ab and ra == 1 and rb == 2:
+        return a[:, :, None] * g[:, None, :]
+    if bb and ab and ra == 2 and rb == 2:
+        return np.matmul(np.swapaxes(a, -1, -2), g)
+    if bb and not ab and ra == 2 and rb == 2:
+        return np.matmul(a.T, g)
+    if ra == 2 and rb == 1:  # per example a^T @ g
+        r = np.matmul(np.swapaxes(a, -1, -2), g[..., None])[..., 0] if ab else np.matmul(g, a)
+        return r if bb else r.sum(axis=0)
+    if ra == 1 and rb == 1:  # per example g * a
+        r = g[:, None] * (a if ab else a[None, :])
+        return r if bb else r.sum(axis=0)
+    if ra == 1 and rb == 2:  # per example outer(a, g)
+        r = (a[:, :, None] if ab else a[None, :, None]) * g[:, None, :]
+        return r if bb else r.sum(axis=0)
+    size = g.shape[0]
+    r = _per_example(_matmul_right, (g, a, b), (True, ab, bb), size)
+    if not bb:
+        r = r.sum(axis=0)
+    return r
+
+
+def _summed_right(g, a, ra, rb, ab):
+    """``sum_i a_i.T @ g_i`` (the cotangent of an unbatched ``b``) as one product
+    contracting the batch axis, or None where no such form is written here."""
+    if ab:
+        if rb == 2 and ra == 1:  # sum_i outer(a_i, g_i): a.T @ g
+            return np.matmul(a.T, g)
+        if rb == 2 and ra == 2:  # the examples' rows stacked: one GEMM
+            return np.matmul(a.reshape(-1, a.shape[-1]).T, g.reshape(-1, g.shape[-1]))
+        if rb == 1 and ra == 2:  # sum_i a_i.T @ g_i
+            return np.tensordot(a, g, axes=([0, 1], [0, 1]))
+        if rb == 1 and ra == 1:  # sum_i g_i a_i
+            return np.matmul(g, a)
+        return None
+    if rb == 2 and ra == 2:
+        return np.matmul(a.T, g.sum(axis=0))
+    if rb == 2 and ra == 1:  # outer(a, sum_i g_i)
+        return np.multiply.outer(a, g.sum(axis=0))
+    if rb == 1 and ra == 2:
+        return np.matmul(g.sum(axis=0), a)
+    if rb == 1 and ra == 1:
+        return g.sum(axis=0) * a
+    return None
+
+
+bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True)
+bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(array_result=True)
+bmatmul_left.samples = lambda rng: []
+bmatmul_right.samples = lambda rng: []
+
+
+def _bmatmul_vjp_a(g, ans, a, b, ab, bb):
+    return bmatmul_left(g, a, b, ab, bb)
+
+
+def _bmatmul_vjp_b(g, ans, a, b, ab, bb):
+    return bmatmul_right(g, a, b, ab, bb)
+
+
+def _bmatmul_jvp_a(t, ans, a, b, ab, bb):
+    return bmatmul(t, b, ab, bb)
+
+
+def _bmatmul_jvp_b(t, ans, a, b, ab, bb):
+    return bmatmul(a, t, ab, bb)
+
+
+bmatmul.samples = lambda rng: [
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), True, False), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3, 2)), True, True), {}),
+    ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ((rng.normal(size=(4, 2, 3)), rng.normal(size=(3, 2)), True, False), {}),
+]
+
+
+def _bunbroadcast(g, x, gb, xb):
+    """Per example ``unbroadcast(g, x)``: ``g`` summed down to the per-example
+    shape of ``x`` (the result is batched when ``g`` is)."""
+    g = np.asarray(g)
+    xs = np.shape(x)[1:] if xb else np.shape(x)
+    if not gb:  # (x's dtype, not float64: unbroadcast casts to the operand's dtype)
+        return _ad_unbroadcast(g, np.zeros(xs, getattr(x, "dtype", g.dtype)))
+    gs = g.shape[1:]
+    if gs == xs:
+        return g
+    lead = len(gs) - len(xs)
+    axes = tuple(range(1, lead + 1)) + tuple(
+        1 + lead + i for i, n in enumerate(xs) if n == 1 and gs[lead + i] != 1
+    )
+    out = g.sum(axis=axes) if axes else g
+    return out.reshape((g.shape[0],) + tuple(xs))
+
+
+bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast).facts(array_result=True)
+bunbroadcast.samples = lambda rng: []
+
+
+def _bunbroadcast_vjp(h, ans, g, x, gb, xb):
+    return broadcast_to(lift(h, ndim_(g) - 1), shape_(g))
+
+
+bmatmul.def_vjp(_bmatmul_vjp_a, _bmatmul_vjp_b)
+bmatmul.def_jvp(_bmatmul_jvp_a, _bmatmul_jvp_b)
+bunbroadcast.def_vjp(g=_bunbroadcast_vjp)
+
+
+# bmatmul_left(g, a, b) = per example g @ b.T (summed unless `a` is batched) and
+# bmatmul_right(g, a, b) = per example a.T @ g (summed unless `b` is batched) are
+# the two adjoints of bmatmul: bilinear, in (g, b) and in (g, a); the remaining
+# operand only gives the shape. Their rules are therefore bmatmul and each other
+# (jacfwd(jacrev(f)) and jacrev(jacrev(f)) of code with a matmul need them).
+def _bmatmul_left_jvp_g(t, ans, g, a, b, ab, bb):
+    return bmatmul_left(t, a, b, ab, bb)
+
+
+def _bmatmul_left_jvp_b(t, ans, g, a, b, ab, bb):
+    return bmatmul_left(g, a, t, ab, bb)
+
+
+def _bmatmul_left_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bmatmul(h, b, ab, bb), shape_(g))
+
+
+def _bmatmul_left_vjp_b(h, ans, g, a, b, ab, bb):
+    return bmatmul_right(g, h, b, ab, bb)
+
+
+def _bmatmul_right_jvp_g(t, ans, g, a, b, ab, bb):
+    return bmatmul_right(t, a, b, ab, bb)
+
+
+def _bmatmul_right_jvp_a(t, ans, g, a, b, ab, bb):
+    return bmatmul_right(g, t, b, ab, bb)
+
+
+def _bmatmul_right_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bmatmul(a, h, ab, bb), shape_(g))
+
+
+def _bmatmul_right_vjp_a(h, ans, g, a, b, ab, bb):
+    return bmatmul_left(g, a, h, ab, bb)
+
+
+def _adjoint_samples(rng):
+    """(g, a, b, ab, bb) with g shaped like a @ b: every batching of bmatmul."""
+    out = []
+    for (a, b, ab, bb), _ in bmatmul.samples(rng) + [
+        ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), True, True), {}),
+        ((rng.normal(size=(3,)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ]:
+        g = rng.normal(size=np.shape(_bmatmul(a, b, ab, bb)))
+        out.append(((g, a, b, ab, bb), {}))
+    return out
+
+
+bmatmul_left.samples = bmatmul_right.samples = _adjoint_samples
+bmatmul_left.def_jvp(g=_bmatmul_left_jvp_g, b=_bmatmul_left_jvp_b)
+bmatmul_left.def_vjp(g=_bmatmul_left_vjp_g, b=_bmatmul_left_vjp_b)
+bmatmul_right.def_jvp(g=_bmatmul_right_jvp_g, a=_bmatmul_right_jvp_a)
+bmatmul_right.def_vjp(g=_bmatmul_right_vjp_g, a=_bmatmul_right_vjp_a)
+
+
+def _bunbroadcast_jvp(t, ans, g, x, gb, xb):
+    return bunbroadcast(t, x, gb, xb)
+
+
+bunbroadcast.def_jvp(g=_bunbroadcast_jvp)
+
+
+def _bdot(a, b, ab, bb):
+    """Per example ``dot(a, b)``."""
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if ra >= 1 and rb >= 1 and ra <= 2 and rb <= 2:
+        return _bmatmul(a, b, ab, bb)
+    spec = _batch_einsum_spec(
+        _bilinear_impl("dot", np.zeros((1,) * ra), np.zeros((1,) * rb)), (ab, bb)
+    )
+    return np.einsum(spec, a, b)
+
+
+def _bilinear_impl(kind, a, b):
+    return by_public("ad.bilinear_spec").impl(kind, a, b)
+
+
+bdot = _reg("ad.bdot", _bdot)
+
+
+def _bdot_vjp_a(g, ans, a, b, ab, bb):
+    return bmatmul_left(g, a, b, ab, bb)
+
+
+def _bdot_vjp_b(g, ans, a, b, ab, bb):
+    return bmatmul_right(g, a, b, ab, bb)
+
+
+def _bdot_jvp_a(t, ans, a, b, ab, bb):
+    return bdot(t, b, ab, bb)  # bilinear
+
+
+def _bdot_jvp_b(t, ans, a, b, ab, bb):
+    return bdot(a, t, ab, bb)
+
+
+# the adjoints above are bmatmul's, exact for operands of rank 1 and 2 (where dot
+# is matmul): the samples stay there
+bdot.samples = lambda rng: (
+    bmatmul.samples(rng)
+    + [
+        ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), True, True), {}),
+        ((rng.normal(size=(3,)), rng.normal(size=(4, 3, 2)), False, True), {}),
+    ]
+)
+bdot.def_vjp(_bdot_vjp_a, _bdot_vjp_b)
+bdot.def_jvp(_bdot_jvp_a, _bdot_jvp_b)
+
+
+def _rhs_column(b, a):
+    """``b`` as a column when it is a vector per example of the batched
+    matrices ``a`` (``b.ndim == a.ndim - 1``), else ``b``."""
+    b = np.asarray(b)
+    return b[..., None] if b.ndim == np.ndim(a) - 1 else b
+
+
+def _rhs_uncolumn(x, b, a):
+    """The inverse of :func:`_rhs_column` for a solution ``x``."""
+    x = np.asarray(x)
+    return x[..., 0] if np.ndim(b) == np.ndim(a) - 1 else x
+
+
+rhs_column = _reg("ad.rhs_column", _rhs_column)
+rhs_uncolumn = _reg("ad.rhs_uncolumn", _rhs_uncolumn)
+
+
+def _rhs_column_vjp(g, ans, b, a):
+    return rhs_uncolumn(g, b, a)
+
+
+def _rhs_column_jvp(t, ans, b, a):
+    return rhs_column(t, a)
+
+
+def _rhs_uncolumn_vjp(g, ans, x, b, a):
+    return rhs_column(g, a) if np.ndim(b) == np.ndim(a) - 1 else g
+
+
+def _rhs_uncolumn_jvp(t, ans, x, b, a):
+    return rhs_uncolumn(t, b, a)
+
+
+rhs_column.def_vjp(b=_rhs_column_vjp)
+rhs_column.def_jvp(b=_rhs_column_jvp)
+rhs_uncolumn.def_vjp(x=_rhs_uncolumn_vjp)
+rhs_uncolumn.def_jvp(x=_rhs_uncolumn_jvp)
+rhs_column.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),
+    ((rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))), {}),
+]
+rhs_uncolumn.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 1)), rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),
+    ((rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))), {}),
+]
+
+
+def _bdot_left(g, a, b, ab, bb):
+    """Per example the cotangent of ``a`` in ``dot(a, b)`` (summed over the
+    examples when ``a`` is not batched); ``g`` is batched. Ranks 1 and 2 are
+    matmul's (vectorized); others (scalars, higher ranks) run per example."""
+    from ..linalg import _dot_left
+
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if 1 <= ra <= 2 and 1 <= rb <= 2:
+        return _bmatmul_left(g, a, b, ab, bb)
+    r = _per_example(_dot_left, (g, a, b), (True, ab, bb), np.shape(g)[0])
+    return r if ab else r.sum(axis=0)
+
+
+def _bdot_right(g, a, b, ab, bb):
+    """Per example the cotangent of ``b`` in ``dot(a, b)`` (summed over the
+    examples when ``b`` is not batched); ``g`` is batched."""
+    from ..linalg import _dot_right
+
+    ra = np.ndim(a) - (1 if ab else 0)
+    rb = np.ndim(b) - (1 if bb else 0)
+    if 1 <= ra <= 2 and 1 <= rb <= 2:
+        return _bmatmul_right(g, a, b, ab, bb)
+    r = _per_example(_dot_right, (g, a, b), (True, ab, bb), np.shape(g)[0])
+    return r if bb else r.sum(axis=0)
+
+
+bdot_left = _reg("ad.bdot_left", _bdot_left).facts(array_result=True)
+bdot_right = _reg("ad.bdot_right", _bdot_right).facts(array_result=True)
+
+
+# bilinear in (g, b) / (g, a); transposes through dot itself (bdot, every rank)
+def _bdot_left_jvp_g(t, ans, g, a, b, ab, bb):
+    return bdot_left(t, a, b, ab, bb)
+
+
+def _bdot_left_jvp_b(t, ans, g, a, b, ab, bb):
+    return bdot_left(g, a, t, ab, bb)
+
+
+def _bdot_left_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bdot(h, b, ab, bb), shape_(g))
+
+
+def _bdot_left_vjp_b(h, ans, g, a, b, ab, bb):
+    return bdot_right(g, h, b, ab, bb)
+
+
+def _bdot_right_jvp_g(t, ans, g, a, b, ab, bb):
+    return bdot_right(t, a, b, ab, bb)
+
+
+def _bdot_right_jvp_a(t, ans, g, a, b, ab, bb):
+    return bdot_right(g, t, b, ab, bb)
+
+
+def _bdot_right_vjp_g(h, ans, g, a, b, ab, bb):
+    return broadcast_to(bdot(a, h, ab, bb), shape_(g))
+
+
+def _bdot_right_vjp_a(h, ans, g, a, b, ab, bb):
+    return bdot_left(g, a, h, ab, bb)
+
+
+def _bdot_adjoint_samples(rng):
+    """(g, a, b, ab, bb) with g shaped like dot(a, b) per example, every rank."""
+    out = list(_adjoint_samples(rng))
+    for a, b, ab, bb in (
+        (rng.normal(size=(4,)), rng.normal(size=(4, 2, 3, 2)), True, True),  # scalar a
+        (rng.normal(size=(4, 2, 2, 3)), rng.normal(size=(3, 2)), True, False),  # rank 3
+        (rng.normal(size=(2, 3)), rng.normal(size=(4, 2, 3, 2)), False, True),  # rank 3 b
+    ):
+        g = rng.normal(size=np.shape(_bdot(a, b, ab, bb)))
+        out.append(((g, a, b, ab, bb), {}))
+    return out
+
+
+bdot_left.samples = bdot_right.samples = _bdot_adjoint_samples
+bdot_left.def_jvp(g=_bdot_left_jvp_g, b=_bdot_left_jvp_b)
+bdot_left.def_vjp(g=_bdot_left_vjp_g, b=_bdot_left_vjp_b)
+bdot_right.def_jvp(g=_bdot_right_jvp_g, a=_bdot_right_jvp_a)
+bdot_right.def_vjp(g=_bdot_right_vjp_g, a=_bdot_right_vjp_a)

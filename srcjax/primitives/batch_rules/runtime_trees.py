@@ -1,0 +1,618 @@
+"""Runtime helpers of batched code for pytree-shaped values: broadcasting a
+value along a new batch axis and its adjoint (``ad.batch_broadcast`` /
+``ad.batch_unbroadcast``), per-example rank alignment (``ad.lift``), vmap's
+in_axes/out_axes moves (``ad.tree_batch_in`` / ``ad.tree_batch_out`` and their
+adjoints), stacking and slicing containers (``ad.tree_stack``,
+``ad.tree_row``, lax.scan's ``ad.btree_*``) and sums over a named axis
+(``ad.tree_axis_sum``). Each carries its derivative rules and samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._prng_key import PRNGKeyArray, rewrap
+from ..control import _class_kind, class_map, dict_like, tree_slice_adjoint
+from ..registry import REGISTRY
+from ._base import _reg, reshape, shape_
+
+
+def _canon_scalar(x):
+    if isinstance(x, bool):
+        return np.asarray(x)
+    if isinstance(x, int):
+        return np.asarray(x, _dt.default_int())
+    if isinstance(x, float):
+        return np.asarray(x, _dt.default_float())
+    if isinstance(x, complex):
+        return np.asarray(x, _dt.default_complex())
+    return np.asarray(x)
+
+
+def _batch_broadcast(x, size, axis=0):
+    """``x`` repeated along a new axis ``axis`` of length ``size`` (a read-only
+    view); containers leaf by leaf, ``None`` (and a treedef) stays as it is. Python scalars become
+    arrays of JAX's default dtypes. Slices and ``...`` (parts of an index tuple)
+    stay as they are."""
+    if x is None or x is Ellipsis or isinstance(x, (str, slice)):
+        return x
+    if isinstance(x, dict):  # (a defaultdict keeps its factory, as JAX's)
+        return dict_like(x, ((k, _batch_broadcast(v, size, axis)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        vals = [_batch_broadcast(v, size, axis) for v in x]
+        if hasattr(x, "_fields"):
+            return type(x)(*vals)
+        return type(x)(vals)
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _batch_broadcast(v, size, axis), x)
+    if isinstance(x, PRNGKeyArray):  # (the key axes lead its data)
+        return rewrap(x, _batch_broadcast(x._base_array, size, axis))
+    if not isinstance(x, np.ndarray):
+        from ...tree_util import PyTreeDef
+
+        if isinstance(x, PyTreeDef):
+            return x  # a structure (tree_flatten's treedef): the same in every example
+    a = x if isinstance(x, np.ndarray) else _canon_scalar(x)
+    a = np.expand_dims(a, axis)
+    shape = list(a.shape)
+    shape[axis] = size
+    return np.broadcast_to(a, tuple(shape))
+
+
+batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(same_structure=("x",))
+
+
+def _batch_unbroadcast(g, size, axis=0):
+    """The adjoint of ``batch_broadcast(x, size, axis)``: ``g`` summed over ``axis``;
+    containers leaf by leaf, holes (``None``) stay holes."""
+    if g is None:
+        return None
+    if isinstance(g, dict):
+        return {k: _batch_unbroadcast(v, size, axis) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        vals = [_batch_unbroadcast(v, size, axis) for v in g]
+        return type(g)(*vals) if hasattr(g, "_fields") else type(g)(vals)
+    if _class_kind(g) is not None:
+        return class_map(lambda v: _batch_unbroadcast(v, size, axis), g)
+    if np.ndim(g) <= axis:  # a scalar standing for a broadcast value
+        return g * size
+    return np.sum(g, axis=axis)
+
+
+batch_unbroadcast = _reg("ad.batch_unbroadcast", _batch_unbroadcast).facts(same_structure=("g",))
+batch_unbroadcast.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), 2), {}),
+    ((rng.normal(size=(3, 4, 2)), 4, 1), {}),
+]
+
+
+def _batch_unbroadcast_vjp(h, ans, g, size, axis=0):
+    return batch_broadcast(h, size, axis)
+
+
+def _batch_unbroadcast_jvp(t, ans, g, size, axis=0):
+    return batch_unbroadcast(t, size, axis)
+
+
+batch_unbroadcast.def_vjp(_batch_unbroadcast_vjp)
+batch_unbroadcast.def_jvp(_batch_unbroadcast_jvp)
+
+
+def _batch_broadcast_vjp(g, ans, x, size, axis=0):
+    return batch_unbroadcast(g, size, axis)
+
+
+def _batch_broadcast_jvp(t, ans, x, size, axis=0):
+    return batch_broadcast(t, size, axis)
+
+
+batch_broadcast.samples = lambda rng: [
+    ((rng.normal(size=(3,)), 2), {}),
+    ((rng.normal(size=(2, 3)), 4, 1), {}),
+]
+
+
+def _lift(x, rank, nb=1):
+    """``x`` with unit axes inserted at position ``nb`` (after its ``nb`` batch
+    axes) so that its per-example rank ``ndim(x) - nb`` is at least ``rank``.
+    A Python number stays one: it broadcasts anyway, and as an array it would
+    lose its weak type (float64 results from float32 data)."""
+    if type(x) in (float, int, bool, complex):
+        return x
+    x = np.asarray(x)
+    extra = rank - (x.ndim - nb)
+    if extra <= 0:
+        return x
+    return x.reshape(x.shape[:nb] + (1,) * extra + x.shape[nb:])
+
+
+lift = _reg("ad.lift", _lift)
+
+
+def _lift_vjp(g, ans, x, rank, nb=1):
+    return reshape(g, shape_(x))
+
+
+def _lift_jvp(t, ans, x, rank, nb=1):
+    return lift(t, rank, nb)
+
+
+lift.samples = lambda rng: [
+    ((rng.normal(size=(3,)), 2), {}),
+    ((rng.normal(size=(2, 3)), 3), {}),
+    ((rng.normal(size=(2, 3)), 1), {}),
+]
+
+
+def _tree_stack(parts):
+    """Stack a list of equally structured containers leaf by leaf."""
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _tree_stack([p[k] for p in parts]) for k in first}
+    if isinstance(first, (list, tuple)):
+        vals = [_tree_stack([p[i] for p in parts]) for i in range(len(first))]
+        return type(first)(*vals) if hasattr(first, "_fields") else type(first)(vals)
+    if first is None:
+        return None
+    if isinstance(first, slice) or first is Ellipsis:
+        return first  # a part of an index tuple: the same in every example
+    kind = _class_kind(first)
+    if kind is not None:
+        cols = list(zip(*[kind.flatten(p)[0] for p in parts]))
+        it = iter(cols)
+        return class_map(lambda _v: _tree_stack(list(next(it))), first)
+    return np.stack(parts)
+
+
+tree_stack = _reg("ad.tree_stack", _tree_stack)
+tree_stack.samples = lambda rng: []
+
+
+def _tree_axis_size(x, axes):
+    """The size of the mapped axes of container ``x`` (``axes``: a pytree prefix)."""
+    for leaf, ax in _leaves_with_axes(x, axes):
+        if ax is not None:
+            return np.shape(leaf)[ax]
+    raise ValueError("vmap: no mapped leaf in this argument")
+
+
+tree_axis_size = _reg("ad.tree_axis_size", _tree_axis_size, differentiable=False)
+
+
+def _leaves_with_axes(x, axes):
+    if isinstance(axes, dict):
+        for k in axes:
+            yield from _leaves_with_axes(x[k], axes[k])
+        return
+    if isinstance(axes, (list, tuple)):
+        for xi, ai in zip(x, axes):
+            yield from _leaves_with_axes(xi, ai)
+        return
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _leaves_with_axes(v, axes)
+        return
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _leaves_with_axes(v, axes)
+        return
+    if _class_kind(x) is not None:
+        for v in _class_kind(x).flatten(x)[0]:
+            yield from _leaves_with_axes(v, axes)
+        return
+    if x is not None:
+        yield x, axes
+
+
+_NO_OTHER = object()
+
+
+def _map_axes(x, axes, fn, role="in_axes", other=_NO_OTHER):
+    """``fn(leaf, axis)`` over ``x``, with ``axes`` a pytree prefix of ``x``; a
+    mismatch is JAX's ValueError ("must be a tree prefix"), never a silent zip.
+    With ``other`` (a tree of ``x``'s structure whose subtrees may be ``None``, a
+    sparse cotangent), ``fn(leaf, axis, other_leaf)``."""
+    if isinstance(axes, dict):
+        if not isinstance(x, dict) or set(axes) != set(x):
+            raise _not_a_prefix(role, axes, x)
+        out = dict(x)
+        for k in axes:
+            out[k] = _map_axes(x[k], axes[k], fn, role, _item(other, k))
+        return out
+    if isinstance(axes, (list, tuple)):
+        if not isinstance(x, (list, tuple)) or len(x) != len(axes):
+            raise _not_a_prefix(role, axes, x)
+        vals = [
+            _map_axes(xi, ai, fn, role, _item(other, i)) for i, (xi, ai) in enumerate(zip(x, axes))
+        ]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if isinstance(x, dict):
+        return {k: _map_axes(v, axes, fn, role, _item(other, k)) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_map_axes(v, axes, fn, role, _item(other, i)) for i, v in enumerate(x)]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if x is None:
+        return None
+    kind = _class_kind(x)
+    if kind is not None:
+        xc, aux = kind.flatten(x)
+        oc = [_NO_OTHER] * len(xc)
+        if other is not _NO_OTHER:
+            oc = [None] * len(xc) if other is None else list(kind.flatten(other)[0])
+        return kind.unflatten(aux, tuple(_map_axes(v, axes, fn, role, o) for v, o in zip(xc, oc)))
+    return fn(x, axes) if other is _NO_OTHER else fn(x, axes, other)
+
+
+def _item(other, key):
+    """``other[key]`` of an optional, possibly sparse tree (see :func:`_map_axes`)."""
+    if other is _NO_OTHER or other is None:
+        return other
+    if isinstance(other, dict):
+        return other.get(key)
+    return other[key]
+
+
+def _not_a_prefix(role, axes, x):
+    if isinstance(x, dict):
+        what = f"a dict with keys {sorted(map(str, x))}"
+    elif isinstance(x, (list, tuple)):
+        what = f"a {type(x).__name__} of {len(x)} items"
+    else:
+        what = f"a leaf of type {type(x).__name__}"
+    return ValueError(
+        f"vmap {role} specification must be a tree prefix of the corresponding value, "
+        f"got specification {axes!r} for {what}"
+    )
+
+
+def _tree_batch_in(x, axes, size):
+    """Every leaf of ``x`` with its mapped axis moved to the front; leaves with
+    axis ``None`` broadcast along a new leading axis."""
+
+    def fn(leaf, ax):
+        if ax is None:
+            return _batch_broadcast(leaf, size)
+        return np.moveaxis(np.asarray(leaf), ax, 0)
+
+    return _map_axes(x, axes, fn)
+
+
+tree_batch_in = _reg("ad.tree_batch_in", _tree_batch_in)
+tree_batch_in.samples = lambda rng: []
+
+
+def _tree_batch_out(x, axes):
+    """Every leaf of batched ``x`` with its batch axis moved to ``axes`` (a pytree
+    prefix of ints)."""
+
+    def fn(leaf, ax):
+        if ax is None:
+            return np.asarray(leaf)[0]
+        return np.moveaxis(np.asarray(leaf), 0, ax)
+
+    return _map_axes(x, axes, fn, "out_axes")
+
+
+tree_batch_out = _reg("ad.tree_batch_out", _tree_batch_out)
+
+
+def _tree_batch_in_adjoint(g, x, axes):
+    """The cotangent of ``x`` from that of ``tree_batch_in(x, axes, size)``: the
+    batch axis moved back to ``axes``; summed over it where ``x`` was broadcast."""
+
+    def fn(xl, ax, leaf):
+        if leaf is None:
+            return None
+        if ax is None:
+            return np.sum(leaf, axis=0)
+        return np.moveaxis(np.asarray(leaf), 0, ax)
+
+    return _map_axes(x, axes, fn, "in_axes", g)
+
+
+def _tree_batch_out_adjoint(g, x, axes):
+    """The cotangent of batched ``x`` from that of ``tree_batch_out(x, axes)``: the
+    batch axis moved back to the front; for ``axes`` None (the first example
+    taken), ``g`` at example 0 and zeros elsewhere."""
+
+    def fn(xl, ax, leaf):
+        if leaf is None:
+            return None
+        if ax is None:
+            out = np.zeros(np.shape(xl), np.result_type(xl, leaf))
+            out[0] = leaf
+            return out
+        return np.moveaxis(np.asarray(leaf), ax, 0)
+
+    return _map_axes(x, axes, fn, "out_axes", g)
+
+
+tree_batch_in_adjoint = _reg("ad.tree_batch_in_adjoint", _tree_batch_in_adjoint)
+tree_batch_out_adjoint = _reg("ad.tree_batch_out_adjoint", _tree_batch_out_adjoint)
+
+
+def _tbi_vjp(g, ans, x, axes, size):
+    return tree_batch_in_adjoint(g, x, axes)
+
+
+def _tbi_jvp(t, ans, x, axes, size):
+    return tree_batch_in(t, axes, size)
+
+
+def _tbo_vjp(g, ans, x, axes):
+    return tree_batch_out_adjoint(g, x, axes)
+
+
+def _tbo_jvp(t, ans, x, axes):
+    return tree_batch_out(t, axes)
+
+
+def _tbia_vjp(h, ans, g, x, axes):
+    return tree_batch_in(h, axes, tree_axis_size(g, 0))
+
+
+def _tbia_jvp(t, ans, g, x, axes):
+    return tree_batch_in_adjoint(t, x, axes)
+
+
+def _tboa_vjp(h, ans, g, x, axes):
+    return tree_batch_out(h, axes)
+
+
+def _tboa_jvp(t, ans, g, x, axes):
+    return tree_batch_out_adjoint(t, x, axes)
+
+
+tree_batch_in.def_vjp(x=_tbi_vjp)
+tree_batch_in.def_jvp(x=_tbi_jvp)
+tree_batch_out.def_vjp(x=_tbo_vjp)
+tree_batch_out.def_jvp(x=_tbo_jvp)
+tree_batch_in_adjoint.def_vjp(g=_tbia_vjp)
+tree_batch_in_adjoint.def_jvp(g=_tbia_jvp)
+tree_batch_out_adjoint.def_vjp(g=_tboa_vjp)
+tree_batch_out_adjoint.def_jvp(g=_tboa_jvp)
+tree_batch_in.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), 1, 2), {}),
+    (({"a": rng.normal(size=(3,)), "b": rng.normal(size=(2, 3))}, {"a": None, "b": 1}, 3), {}),
+]
+tree_batch_out.samples = lambda rng: [
+    ((rng.normal(size=(3, 2)), 1), {}),
+    (({"a": rng.normal(size=(3, 2)), "b": rng.normal(size=(3, 4))}, {"a": 1, "b": 0}), {}),
+]
+tree_batch_in_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 1), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,)), None), {}),
+]
+tree_batch_out_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 1), {}),
+]
+tree_batch_out.samples = lambda rng: []
+
+batch_broadcast.def_vjp(_batch_broadcast_vjp)
+batch_broadcast.def_jvp(_batch_broadcast_jvp)
+lift.def_vjp(_lift_vjp)
+lift.def_jvp(_lift_jvp)
+
+
+def _row_stand_in(x):
+    """Zeros shaped and typed like one example of batched ``x`` (leading axis
+    dropped); defined for an empty batch too."""
+    x = np.asarray(x)
+    return np.zeros(x.shape[1:], x.dtype)
+
+
+row_stand_in = _reg("ad.row_stand_in", _row_stand_in, differentiable=False)
+row_stand_in.samples = lambda rng: [((rng.normal(size=(3, 2)),), {})]
+
+
+def _tree_row(x, i):
+    """Example ``i`` of batched container ``x`` (every leaf indexed)."""
+    if isinstance(x, dict):
+        return {k: _tree_row(v, i) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        vals = [_tree_row(v, i) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
+    if x is None or isinstance(x, str):
+        return x  # a dict key popped from a batched tape is the same in every row
+    if isinstance(x, slice) or x is Ellipsis:
+        return x  # a part of an index tuple (a per-example loop over ad.gather_index)
+    if _class_kind(x) is not None:
+        return class_map(lambda v: _tree_row(v, i), x)
+    return x[i]
+
+
+tree_row = _reg("ad.tree_row", _tree_row).facts(same_structure=("x",))
+tree_row.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
+
+
+def _tree_row_vjp(g, ans, x, i):
+    return tree_slice_adjoint(g, x, i)
+
+
+def _tree_row_jvp(t, ans, x, i):
+    return tree_row(t, i)
+
+
+# (per-example loops of batched code differentiated again: jacfwd(jacrev(f)) where
+# f vmaps something with no batching rule)
+tree_row.def_vjp(_tree_row_vjp)
+tree_row.def_jvp(_tree_row_jvp)
+
+
+def _tree_map(fn, *trees):
+    from ...tree_util import tree_map
+
+    return tree_map(fn, *trees)
+
+
+def _btree_slice(xs, i):
+    """Per example ``xs[i]`` (every leaf has the batch axis first)."""
+    return _tree_map(lambda a: np.asarray(a)[:, i], xs)
+
+
+def _btree_slice_adjoint(ct, xs, i):
+    """Per example the cotangent of ``xs`` from that of ``xs[i]``."""
+
+    def one(c, a):
+        a = np.asarray(a)
+        c = np.asarray(c)
+        out = np.zeros(a.shape, np.result_type(a, c))
+        out[:, i] = c
+        return out
+
+    from ..control import _fill  # (the holes of a sparse cotangent: zeros)
+
+    return _tree_map(one, _fill(ct, _btree_slice(xs, i)), xs)
+
+
+def _btree_stack(items):
+    """Per example ``stack(items)``: the new axis goes after the batch axis."""
+    return _tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves], axis=1), *items)
+
+
+def _btree_unstack(ct, items):
+    """Per example the list of cotangents of the items of ``tree_stack(items)``."""
+    n = len(items)
+    return [_tree_map(lambda a, k=k: np.asarray(a)[:, k], ct) for k in range(n)]
+
+
+for _name, _fn in (
+    ("ad.btree_slice", _btree_slice),
+    ("ad.btree_slice_adjoint", _btree_slice_adjoint),
+    ("ad.btree_stack", _btree_stack),
+    ("ad.btree_unstack", _btree_unstack),
+):
+    _p = _reg(_name, _fn)
+    _p.samples = lambda rng: []
+
+# the four are two transpose pairs, as ad.tree_slice/tree_stack and their adjoints
+btree_slice = REGISTRY["ad.btree_slice"]
+btree_slice_adjoint = REGISTRY["ad.btree_slice_adjoint"]
+btree_stack = REGISTRY["ad.btree_stack"]
+btree_unstack = REGISTRY["ad.btree_unstack"]
+
+
+def _btree_slice_vjp(g, ans, xs, i):
+    return btree_slice_adjoint(g, xs, i)
+
+
+def _btree_slice_jvp(t, ans, xs, i):
+    return btree_slice(t, i)
+
+
+def _btsa_vjp(g, ans, ct, xs, i):
+    return btree_slice(g, i)
+
+
+def _btsa_jvp(t, ans, ct, xs, i):
+    return btree_slice_adjoint(t, xs, i)
+
+
+def _btree_stack_vjp(g, ans, items):
+    return btree_unstack(g, items)
+
+
+def _btree_stack_jvp(t, ans, items):
+    return btree_stack(t)
+
+
+def _btree_unstack_vjp(g, ans, ct, items):
+    return btree_stack(g)
+
+
+def _btree_unstack_jvp(t, ans, ct, items):
+    return btree_unstack(t, items)
+
+
+btree_slice.def_vjp(_btree_slice_vjp)
+btree_slice.def_jvp(_btree_slice_jvp)
+btree_slice_adjoint.def_vjp(_btsa_vjp)
+btree_slice_adjoint.def_jvp(_btsa_jvp)
+btree_stack.def_vjp(_btree_stack_vjp)
+btree_stack.def_jvp(_btree_stack_jvp)
+btree_unstack.def_vjp(_btree_unstack_vjp)
+btree_unstack.def_jvp(_btree_unstack_jvp)
+REGISTRY["ad.btree_unstack"].returns_tree = True
+if "ad.tree_unstack" in REGISTRY:
+    REGISTRY["ad.tree_unstack"].returns_tree = True
+
+
+def _bscan_length(xs, length=None):
+    """``lax.scan``'s trip count when ``xs`` carries a batch axis first."""
+    from ..control import _scan_length
+
+    per_example = _tree_map(lambda a: np.asarray(a)[0], xs)
+    return _scan_length(per_example, length)
+
+
+_bsl = _reg("ad.bscan_length", _bscan_length, differentiable=False)
+
+
+def _tree_axis_sum(x, size, batched, scale=1.0, axis=0):
+    """``psum``/``pmean`` of a pytree over the batch axis, leaf by leaf: the sum
+    over axis 0 of a batched leaf (times ``scale``), ``size * scale`` times an
+    unbatched one. Holes (``None``) stay holes."""
+
+    def one(a):
+        if a is None:
+            return None
+        a = np.asarray(a)
+        if scale != 1.0 and a.dtype.kind in "biu":  # pmean of ints: a float, as jnp.mean
+            a = a.astype(_dt.default_float())
+        dt = a.dtype if a.dtype.kind != "b" else np.dtype(_dt.default_int())
+        s = np.sum(a, axis=axis, dtype=dt) if batched else (a * size).astype(dt, copy=False)
+        if scale != 1.0:
+            s = (s * np.asarray(scale, dt)).astype(dt, copy=False)
+        return s
+
+    if type(x) in (float, int):  # psum(2.0, "i"): a weak Python number stays one
+        return x * size if scale == 1.0 else x * size * scale
+    if isinstance(x, (np.ndarray, np.generic)):
+        return one(x)
+    return _tree_map(one, x)
+
+
+def _tree_axis_sum_ct(g, x, size, batched, scale=1.0, axis=0):
+    """The adjoint of :func:`_tree_axis_sum`: each leaf's cotangent broadcast back
+    over the batch axis (times ``scale``)."""
+    from ...tree_util import tree_map
+
+    def one(ct, a):
+        if ct is None:
+            return None
+        ct = np.asarray(ct) * np.asarray(scale, np.result_type(ct))
+        if batched:
+            return np.broadcast_to(np.expand_dims(ct, axis), np.shape(a)).copy()
+        return ct * size
+
+    return tree_map(one, g, x, is_leaf=lambda v: v is None)
+
+
+tree_axis_sum = _reg("ad.tree_axis_sum", _tree_axis_sum)
+tree_axis_sum_ct = _reg("ad.tree_axis_sum_ct", _tree_axis_sum_ct)
+
+
+def _tree_axis_sum_vjp(g, ans, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum_ct(g, x, size, batched, scale, axis)
+
+
+def _tree_axis_sum_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum(t, size, batched, scale, axis)
+
+
+def _tree_axis_sum_ct_vjp(h, ans, g, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum(h, size, batched, scale, axis)
+
+
+def _tree_axis_sum_ct_jvp(t, ans, g, x, size, batched, scale=1.0, axis=0):
+    return tree_axis_sum_ct(t, x, size, batched, scale, axis)
+
+
+tree_axis_sum.def_vjp(x=_tree_axis_sum_vjp)
+tree_axis_sum.def_jvp(x=_tree_axis_sum_jvp)
+tree_axis_sum_ct.def_vjp(g=_tree_axis_sum_ct_vjp)
+tree_axis_sum_ct.def_jvp(g=_tree_axis_sum_ct_jvp)
+tree_axis_sum.samples = lambda rng: [((rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})]
+tree_axis_sum_ct.samples = lambda rng: [
+    ((rng.normal(size=(2,)), rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})
+]
