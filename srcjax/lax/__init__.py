@@ -22,6 +22,9 @@ import numpy as np
 
 from .. import dtypes
 from ..codegen.emit import register_namespace as _register_namespace
+from ..primitives.branch_types import check_branch_types as _check_branch_types
+from ..primitives.branch_types import structure_mismatch as _structure_mismatch
+from ..primitives.branch_types import type_mismatch as _type_mismatch
 from ..primitives.collectives import (
     all_gather,
     all_to_all,
@@ -177,47 +180,6 @@ def _other_branch(fn: Callable, operands: tuple) -> Any:
             return _canonical(_eager(fn)(*operands))
     except Exception:  # noqa: BLE001 - a value-dependent failure of a branch not taken
         return _SKIPPED
-
-
-def _check_branch_types(
-    what: str, names: tuple, out: Any, other: Any, lead: tuple = (0, 0)
-) -> None:
-    """JAX's TypeError when two branches' outputs differ in pytree structure,
-    shape or dtype (weak Python scalars count by their canonical dtype).
-    ``lead``: how many leading (vmap batch) axes each side's leaves carry, left
-    out of the shapes compared."""
-    from ..primitives.control import _leaf_dtype
-    from ..tree_util import tree_flatten
-
-    la, ta = tree_flatten(out)
-    lb, tb = tree_flatten(other)
-    if ta != tb:
-        _structure_mismatch(what, names, ta, tb)
-    for a, b in zip(la, lb):
-        sa, sb = np.shape(a)[lead[0] :], np.shape(b)[lead[1] :]
-        _type_mismatch(what, names, (sa, _leaf_dtype(a)), (sb, _leaf_dtype(b)))
-
-
-def _structure_mismatch(what: str, names: tuple, ta: Any, tb: Any) -> None:
-    raise TypeError(
-        f"{what} branch outputs must have the same pytree structure, but they differ: "
-        f"{names[0]} output is {ta} but {names[1]} output is {tb}"
-    )
-
-
-def _type_mismatch(what: str, names: tuple, a: tuple, b: tuple) -> None:
-    """Raise JAX's TypeError unless the (shape, dtype) pairs ``a`` and ``b`` match."""
-    (sa, da), (sb, db) = a, b
-    if tuple(sa) == tuple(sb) and np.dtype(da) == np.dtype(db):
-        return
-    ka = f"{np.dtype(da).name}{list(sa)}"
-    kb = f"{np.dtype(db).name}{list(sb)}"
-    why = "shapes" if tuple(sa) != tuple(sb) else "dtypes"
-    raise TypeError(
-        f"{what} branches must have equal output types but they differ: the "
-        f"output of {names[0]} has type {ka} but the corresponding output of "
-        f"{names[1]} has type {kb}, so the {why} do not match"
-    )
 
 
 def _check_branch_avals(what: str, names: tuple, a: Any, b: Any) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._prng_key import PRNGKeyArray, key_base, rewrap
 from ...errors import TransformValueError
+from ..branch_types import check_branch_types
 from ..control import _class_kind, class_map
 from ._base import _reg, zeros_like
 from .runtime_trees import _lift
@@ -152,11 +153,9 @@ def _check_cond_types(take, a, b, a_batched, b_batched, what, name_a, name_b):
     batch under vmap, give outputs of different pytree structure, per-example
     shape or dtype (``a_batched``/``b_batched``: whether ``a``/``b`` carry the
     batch axes of ``take``). :func:`_select` would broadcast one of them."""
-    from ...lax import _check_branch_types
-
     k = np.ndim(take)
     lead = (k if a_batched else 0, k if b_batched else 0)
-    _check_branch_types(what, (name_a, name_b), a, b, lead)
+    check_branch_types(what, (name_a, name_b), a, b, lead)
 
 
 check_cond_types = _reg("ad.check_cond_types", _check_cond_types, differentiable=False)
@@ -176,12 +175,11 @@ def _generated_caller():
     message then names the user's line that line comes from), or None."""
     import sys
 
-    from ...codegen import emit
-    from ...errors import Location
+    from ...errors import ORIGINS, Location
 
     f = sys._getframe(1)
     while f is not None:
-        if f.f_code.co_filename in emit._ORIGINS:
+        if f.f_code.co_filename in ORIGINS:
             return Location(f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return None
