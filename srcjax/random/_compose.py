@@ -25,10 +25,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import numpy as jnp
-from ..nn import softmax
+from ..primitives.nn import softmax
 from ..primitives.registry import Primitive, register
-from . import _check_shape, _float_dtype, _shape, exponential, normal, rademacher, split
+from ._base import _float_dtype, _shape
 from ._dists import gamma, loggamma
+from ._register import exponential, normal, rademacher, split
+from ._samplers import _check_shape
 
 
 # =========================================================================== static helpers

@@ -27,16 +27,11 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from . import (  # defined before srcjax/random/__init__.py imports this module
-    _check_shape,
-    _float_dtype,
-    _key,
-    _keys,
-    _partitionable,
-    _shape,
-)
 from . import _threefry as _tf
-from ._dists import real_param
+from ._base import _float_dtype, _key, _keys, _partitionable, _shape
+from ._dist_impls import real_param
+from ._register import _batch_rule, _internal, _key_samples, _ks, _prim
+from ._samplers import _check_shape
 
 _F = np.float32
 
@@ -388,8 +383,6 @@ def multinomial_(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 # =========================================================================== registration
 def _register():
-    from . import _batch_rule, _internal, _key_samples, _ks, _prim
-
     f32 = np.float32
 
     def binomial_b(key, n, p, shape=None, dtype=None):

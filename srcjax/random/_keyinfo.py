@@ -13,28 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .._prng_key import _KNOWN, KeyDType, PRNGKeyArray
-from . import _keys, _prim
-
-
-def _resolve(impl_spec: Any, name: str) -> str:
-    if impl_spec is None:
-        return "threefry2x32"
-    if isinstance(impl_spec, KeyDType):
-        return impl_spec.impl
-    if not isinstance(impl_spec, str):
-        raise TypeError(f"unrecognized type {type(impl_spec)} for specifying PRNG implementation.")
-    if impl_spec not in _KNOWN:
-        names = ", ".join(f'"{s}"' for s in _KNOWN)
-        raise ValueError(
-            f'unrecognized PRNG implementation "{impl_spec}". Did you mean one of: {names}?'
-        )
-    if impl_spec != "threefry2x32":
-        raise NotImplementedError(
-            f"srcjax.random.{name}: the PRNG implementation {impl_spec!r} is not "
-            "implemented (srcjax has threefry2x32 only)"
-        )
-    return impl_spec
+from .._prng_key import KeyDType, PRNGKeyArray
+from ._base import _keys, _resolve
+from ._register import _prim
 
 
 def _key_impl(keys: Any) -> str:
