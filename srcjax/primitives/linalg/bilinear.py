@@ -1,0 +1,220 @@
+"""The BLAS adjoints of ``matmul`` and ``dot`` (``ad.matmul_left/right``,
+``ad.dot_left/right``, no einsum) and ``jnp.cross``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax import dtypes as _dt
+from srcjax.primitives.ad import (
+    unbroadcast,
+)
+from srcjax.primitives.makers import def_bilinear_cotangents
+
+from ._common import _internal, _linalg, _rand
+from .einsum import einsum
+from .products import bilinear_spec, dot, matmul, transpose_spec
+
+__all__ = ["cross"]
+
+# ---------------------------------------------------------------------------
+# Adjoints of matmul: BLAS products, no einsum. ``matmul_left(g, a, b)`` is the
+# cotangent of ``a`` in ``a @ b`` (``g @ b^T`` summed to ``a``'s shape) and
+# ``matmul_right(g, a, b)`` that of ``b`` (``a^T @ g``). Each is the exact
+# adjoint of ``matmul`` in one argument, so their own rules are matmuls again:
+# <h, matmul_left(g, a, b)> = <g, h @ b> and <k, matmul_right(g, a, b)> = <g, a @ k>.
+
+
+def _sum_to(r, shape):
+    if np.shape(r) == shape:
+        return r
+    return unbroadcast(r, np.zeros(shape, dtype=np.result_type(r)))
+
+
+def _matmul_left(g, a, b):
+    """Cotangent of ``a`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
+        return np.matmul(g, b.T)  # (the common case: (m, n) @ (n, k) is a's shape)
+    an, bn = np.ndim(a), np.ndim(b)
+    if bn == 1:
+        r = g * b if an == 1 else np.asarray(g)[..., None] * b
+    elif an == 1:
+        r = np.matmul(b, np.asarray(g)[..., None])[..., 0]
+    else:
+        r = np.matmul(g, np.swapaxes(b, -1, -2))
+    return _sum_to(r, np.shape(a))
+
+
+def _matmul_right(g, a, b):
+    """Cotangent of ``b`` in ``matmul(a, b)`` for output cotangent ``g``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
+        return np.matmul(a.T, g)
+    an, bn = np.ndim(a), np.ndim(b)
+    if an == 1:
+        r = g * a if bn == 1 else a[:, None] * np.asarray(g)[..., None, :]
+    elif bn == 1:
+        r = np.matmul(np.swapaxes(a, -1, -2), np.asarray(g)[..., None])[..., 0]
+    else:
+        r = np.matmul(np.swapaxes(a, -1, -2), g)
+    return _sum_to(r, np.shape(b))
+
+
+matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
+matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
+matmul_left.facts(array_result=True)
+matmul_right.facts(array_result=True)
+
+
+def_bilinear_cotangents(matmul, matmul_left, matmul_right)
+
+
+def _mm_samples(rng):
+    shapes = [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((5, 2, 3), (3, 4)),
+        ((2, 3), (5, 3, 4)),
+    ]
+    out = []
+    for sa, sb in shapes:
+        a, b = rng.normal(size=sa), rng.normal(size=sb)
+        g = rng.normal(size=np.shape(np.matmul(a, b)))
+        out.append(((g, a, b), {}))
+    return out
+
+
+matmul_left.samples = _mm_samples
+matmul_right.samples = _mm_samples
+
+
+def _dot_is_matmul(a, b):
+    return 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2
+
+
+def _dot_left(g, a, b):
+    """Cotangent of ``a`` in ``dot(a, b)``."""
+    if _dot_is_matmul(a, b):
+        return _matmul_left(g, a, b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _sum_to(np.multiply(g, b), np.shape(a))
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 0), g, b)
+
+
+def _dot_right(g, a, b):
+    """Cotangent of ``b`` in ``dot(a, b)``."""
+    if _dot_is_matmul(a, b):
+        return _matmul_right(g, a, b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _sum_to(np.multiply(g, a), np.shape(b))
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), 1), a, g)
+
+
+dot_left = _internal("ad.dot_left", _dot_left, differentiable=True)
+dot_right = _internal("ad.dot_right", _dot_right, differentiable=True)
+dot_left.facts(array_result=True)
+dot_right.facts(array_result=True)
+
+
+def_bilinear_cotangents(dot, dot_left, dot_right)
+
+
+def _dot_samples(rng):
+    shapes = [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((), (3,)),
+        ((2, 3, 4), (4, 2)),
+    ]
+    out = []
+    for sa, sb in shapes:
+        a, b = rng.normal(size=sa), rng.normal(size=sb)
+        g = rng.normal(size=np.shape(np.dot(a, b)))
+        out.append(((g, a, b), {}))
+    return out
+
+
+dot_left.samples = _dot_samples
+dot_right.samples = _dot_samples
+
+
+# ---------------------------------------------------------------------------
+# cross
+
+
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (jax.numpy.cross) along ``axisa`` of ``a`` and
+    ``axisb`` of ``b`` (``axis`` sets all three), the result's vector axis at
+    ``axisc``; the other axes broadcast.
+
+    Shape: the broadcast of the non-vector axes, with a length-3 axis at
+    ``axisc``. Dtype: JAX's promotion of ``a`` and ``b``. Differentiable in both.
+    Raises ``ValueError`` when a vector axis does not have length 3 (the public
+    ``jnp.cross``, a composition in :mod:`srcjax.numpy`, handles 2-vectors)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if np.shape(a)[axisa] != 3 or np.shape(b)[axisb] != 3:
+        raise ValueError(
+            "srcjax jnp.cross: vectors must have length 3 along the vector axes, got "
+            f"{np.shape(a)[axisa]} and {np.shape(b)[axisb]}"
+        )
+    dt = _dt.result_type(a, b)
+    return np.cross(a, b, axisa=axisa, axisb=axisb, axisc=axisc).astype(dt, copy=False)
+
+
+cross = _linalg("jnp.cross", _cross, np.cross)
+
+
+def _cross_vjp_a(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    # <g, a x b> = <a, b x g> (an explicit axis stands for all three)
+    return unbroadcast(cross(b, g, axisb, axisc, axisa, axis), a)
+
+
+def _cross_vjp_b(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    # <g, a x b> = <b, g x a>
+    return unbroadcast(cross(g, a, axisc, axisa, axisb, axis), b)
+
+
+def _cross_jvp_a(t, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return cross(t, b, axisa, axisb, axisc, axis)
+
+
+def _cross_jvp_b(t, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return cross(a, t, axisa, axisb, axisc, axis)
+
+
+cross.def_vjp(_cross_vjp_a, _cross_vjp_b)
+cross.def_jvp(_cross_jvp_a, _cross_jvp_b)
+cross.samples = lambda rng: [
+    ((_rand(rng, 3), _rand(rng, 3)), {}),
+    ((_rand(rng, 2, 3), _rand(rng, 3)), {}),
+    ((_rand(rng, 4, 1, 3), _rand(rng, 2, 3)), {}),
+    ((_rand(rng, 3, 2), _rand(rng, 2, 3)), {"axisa": 0, "axisc": 0}),
+    ((_rand(rng, 3, 2), _rand(rng, 3, 2)), {"axis": 0}),
+]
+
+
+def _dot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return dot_left(g, a, b)
+
+
+def _dot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return dot_right(g, a, b)
+
+
+dot.def_vjp(_dot_vjp_a, _dot_vjp_b)
+
+
+def _matmul_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    return matmul_left(g, a, b)
+
+
+def _matmul_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    return matmul_right(g, a, b)
+
+
+matmul.def_vjp(_matmul_vjp_a, _matmul_vjp_b)
