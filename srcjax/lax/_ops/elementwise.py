@@ -1,0 +1,290 @@
+"""``jax.lax``'s elementwise operations: the new primitives (``div``'s truncating
+division, ``rem``, the shifts) and the compositions that check JAX's dtype
+rule and call the ``jnp`` primitive (``add`` ... ``round``,
+``convert_element_type``)."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from ...primitives.ad import astype as _astype
+from ...primitives.elementwise import (
+    _add_x,
+    _div_x,
+    _div_y,
+    _fmod_y,
+    abs,
+    defderiv,
+    new_elementwise,
+    sign,
+    sqrt,
+)
+from ...primitives.elementwise import add as _add
+from ...primitives.elementwise import arctan2 as _arctan2
+from ...primitives.elementwise import bitwise_and as _bitwise_and
+from ...primitives.elementwise import bitwise_or as _bitwise_or
+from ...primitives.elementwise import bitwise_xor as _bitwise_xor
+from ...primitives.elementwise import equal as _equal
+from ...primitives.elementwise import greater as _greater
+from ...primitives.elementwise import greater_equal as _greater_equal
+from ...primitives.elementwise import less as _less
+from ...primitives.elementwise import less_equal as _less_equal
+from ...primitives.elementwise import maximum as _maximum
+from ...primitives.elementwise import minimum as _minimum
+from ...primitives.elementwise import multiply as _multiply
+from ...primitives.elementwise import not_equal as _not_equal
+from ...primitives.elementwise import power as _power
+from ...primitives.elementwise import reciprocal as _reciprocal
+from ...primitives.elementwise import round as _round_even
+from ...primitives.elementwise import subtract as _subtract
+from ...primitives.elementwise import trunc as _trunc
+from ...primitives.elementwise import where as _where
+from ._static import (
+    _canonical_dtype,
+    _integer_pow_check,
+    _pow_dtypes,
+    _same_dtypes,
+    _same_dtypes_impl,
+)
+
+# ---------------------------------------------------------------------------
+# new primitives: C division and remainder, shifts
+
+
+def _as_common(name, kinds, x, y):
+    dt = _same_dtypes_impl(name, kinds, x, y)
+    return np.asarray(x, dt), np.asarray(y, dt), dt
+
+
+def _div_impl(x, y):
+    """Elementwise ``x / y`` (jax.lax.div): integers divide truncating toward zero
+    (as C; ``x / 0`` is -1), floats divide exactly. Operands of one dtype."""
+    x, y, dt = _as_common("div", "num", x, y)
+    if dt.kind in "fc":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.true_divide(x, y)
+    with np.errstate(all="ignore"):
+        zero = y == 0
+        ys = np.where(zero, np.ones((), dt), y)
+        r = np.fmod(x, ys)
+        q = ((x - r) // ys).astype(dt)
+    return np.where(zero, np.asarray(-1).astype(dt), q)  # all ones: the max if unsigned
+
+
+def _rem_impl(x, y):
+    """Elementwise C remainder (jax.lax.rem): ``x - div(x, y) * y``, the sign of
+    ``x`` (integer ``x % 0`` is ``x``). Operands of one dtype."""
+    x, y, dt = _as_common("rem", "num", x, y)
+    with np.errstate(all="ignore"):
+        if dt.kind in "fc":
+            return np.fmod(x, y)
+        zero = y == 0
+        r = np.fmod(x, np.where(zero, np.ones((), dt), y)).astype(dt)
+    return np.where(zero, x, r)
+
+
+def _shift_impl(kind, x, y):
+    name = {"l": "shift_left", "a": "shift_right_arithmetic", "r": "shift_right_logical"}[kind]
+    x, y, dt = _as_common(name, "int", x, y)
+    if dt.kind == "b":
+        raise TypeError(
+            f"{name} does not accept dtype bool at position 0. Accepted dtypes at"
+            " position 0 are subtypes of integer."
+        )
+    bits = dt.itemsize * 8
+    big = (y < 0) | (y >= bits)
+    ys = np.where(big, np.zeros((), dt), y)
+    if kind == "l":
+        return np.where(big, np.zeros((), dt), np.left_shift(x, ys))
+    if kind == "a":
+        fill = np.where(x < 0, np.asarray(-1, dt), np.zeros((), dt))
+        return np.where(big, fill, np.right_shift(x, ys))
+    u = np.dtype(f"u{dt.itemsize}")
+    out = np.right_shift(x.view(u) if x.ndim else x.astype(u), ys.astype(u)).astype(dt)
+    return np.where(big, np.zeros((), dt), out)
+
+
+def _shift_left_impl(x, y):
+    """Elementwise ``x << y`` (jax.lax.shift_left): integers of one dtype; a shift
+    by a negative amount or by the bit width or more gives 0."""
+    return _shift_impl("l", x, y)
+
+
+def _shift_right_arithmetic_impl(x, y):
+    """Elementwise arithmetic ``x >> y`` (jax.lax.shift_right_arithmetic): the sign
+    bit fills; out-of-range shifts give 0 or -1."""
+    return _shift_impl("a", x, y)
+
+
+def _shift_right_logical_impl(x, y):
+    """Elementwise logical ``x >> y`` (jax.lax.shift_right_logical): zeros fill (a
+    signed ``x`` is shifted as its unsigned bit pattern); out-of-range shifts give 0."""
+    return _shift_impl("r", x, y)
+
+
+_new_elementwise = new_elementwise  # (the shared helper, primitives/elementwise.py)
+
+
+div = defderiv(_new_elementwise("lax.div", _div_impl, domain=(0.3, 2.0)), _div_x, _div_y)
+rem = defderiv(_new_elementwise("lax.rem", _rem_impl, domain=(0.3, 2.0)), _add_x, _fmod_y)
+shift_left = _new_elementwise("lax.shift_left", _shift_left_impl, differentiable=False)
+shift_right_arithmetic = _new_elementwise(
+    "lax.shift_right_arithmetic", _shift_right_arithmetic_impl, differentiable=False
+)
+shift_right_logical = _new_elementwise(
+    "lax.shift_right_logical", _shift_right_logical_impl, differentiable=False
+)
+for _p in (shift_left, shift_right_arithmetic, shift_right_logical):
+    _p.samples = lambda rng: [
+        ((np.array([1, -8, 5], np.int32), np.array([1, 2, 40], np.int32)), {})
+    ]
+
+
+# ---------------------------------------------------------------------------
+# elementwise compositions: JAX's dtype check, then the jnp primitive
+
+
+def add(x, y):
+    """Elementwise ``x + y`` (jax.lax.add). ``x`` and ``y`` must have one dtype
+    (numbers; Python scalars count as int32/float32), else TypeError; shapes
+    equal or one 0-d. Result: that dtype."""
+    _same_dtypes("add", "num", x, y)
+    return _add(x, y)
+
+
+def sub(x, y):
+    """Elementwise ``x - y`` (jax.lax.sub); dtypes as :func:`add`."""
+    _same_dtypes("sub", "num", x, y)
+    return _subtract(x, y)
+
+
+def mul(x, y):
+    """Elementwise ``x * y`` (jax.lax.mul); dtypes as :func:`add`."""
+    _same_dtypes("mul", "num", x, y)
+    return _multiply(x, y)
+
+
+def max(x, y):  # noqa: A001
+    """Elementwise maximum (jax.lax.max), NaN propagating; any one dtype."""
+    _same_dtypes("max", "any", x, y)
+    return _maximum(x, y)
+
+
+def min(x, y):  # noqa: A001
+    """Elementwise minimum (jax.lax.min), NaN propagating; any one dtype."""
+    _same_dtypes("min", "any", x, y)
+    return _minimum(x, y)
+
+
+def eq(x, y):
+    """Elementwise ``x == y`` (jax.lax.eq): bool; operands of one dtype."""
+    _same_dtypes("eq", "any", x, y)
+    return _equal(x, y)
+
+
+def ne(x, y):
+    """Elementwise ``x != y`` (jax.lax.ne): bool; operands of one dtype."""
+    _same_dtypes("ne", "any", x, y)
+    return _not_equal(x, y)
+
+
+def lt(x, y):
+    """Elementwise ``x < y`` (jax.lax.lt): bool; operands of one dtype."""
+    _same_dtypes("lt", "any", x, y)
+    return _less(x, y)
+
+
+def le(x, y):
+    """Elementwise ``x <= y`` (jax.lax.le): bool; operands of one dtype."""
+    _same_dtypes("le", "any", x, y)
+    return _less_equal(x, y)
+
+
+def gt(x, y):
+    """Elementwise ``x > y`` (jax.lax.gt): bool; operands of one dtype."""
+    _same_dtypes("gt", "any", x, y)
+    return _greater(x, y)
+
+
+def ge(x, y):
+    """Elementwise ``x >= y`` (jax.lax.ge): bool; operands of one dtype."""
+    _same_dtypes("ge", "any", x, y)
+    return _greater_equal(x, y)
+
+
+def atan2(x, y):
+    """Elementwise ``arctan(x / y)`` in the right quadrant (jax.lax.atan2);
+    floating operands of one dtype."""
+    _same_dtypes("atan2", "inexact", x, y)
+    return _arctan2(x, y)
+
+
+def bitwise_and(x, y):
+    """Elementwise AND (jax.lax.bitwise_and): integers or bools of one dtype."""
+    _same_dtypes("bitwise_and", "int", x, y)
+    return _bitwise_and(x, y)
+
+
+def bitwise_or(x, y):
+    """Elementwise OR (jax.lax.bitwise_or): integers or bools of one dtype."""
+    _same_dtypes("bitwise_or", "int", x, y)
+    return _bitwise_or(x, y)
+
+
+def bitwise_xor(x, y):
+    """Elementwise XOR (jax.lax.bitwise_xor): integers or bools of one dtype."""
+    _same_dtypes("bitwise_xor", "int", x, y)
+    return _bitwise_xor(x, y)
+
+
+def pow(x, y):  # noqa: A001
+    """Elementwise ``x ** y`` (jax.lax.pow): ``x`` floating or complex, ``y`` of
+    ``x``'s dtype or an integer. Result: ``x``'s dtype."""
+    _pow_dtypes(x, y)
+    return _power(x, y)
+
+
+def integer_pow(x, y):
+    """Elementwise ``x ** y`` for a static Python int ``y`` (jax.lax.integer_pow):
+    ``x``'s dtype; integers to a negative power are a TypeError."""
+    n = _integer_pow_check(x, y)
+    return _power(x, n)
+
+
+def clamp(min, x, max):  # noqa: A002
+    """Elementwise ``minimum(maximum(x, min), max)`` (jax.lax.clamp): ``min`` and
+    ``max`` 0-d or of ``x``'s shape, all three of one dtype."""
+    _same_dtypes("clamp", "any", min, x, max)
+    return _minimum(_maximum(x, min), max)
+
+
+def rsqrt(x):
+    """Elementwise ``1 / sqrt(x)`` (jax.lax.rsqrt); ``x``'s float dtype."""
+    return _reciprocal(sqrt(x))
+
+
+class RoundingMethod(enum.IntEnum):
+    """``lax.round``'s rounding of halves (jax.lax.RoundingMethod)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=0):  # noqa: A001
+    """Elementwise rounding to an integral value (jax.lax.round): halves away from
+    zero (``rounding_method=0``, the default: ``2.5 -> 3``, ``-0.5 -> -1``) or to
+    the nearest even (``1`` / ``RoundingMethod.TO_NEAREST_EVEN``). ``x``'s float
+    dtype; derivative 0."""
+    t = _trunc(x)
+    away = _where(abs(x - t) >= 0.5, t + sign(x), t)
+    return _where(rounding_method == 1, _round_even(x), away)
+
+
+def convert_element_type(operand, new_dtype):
+    """``operand`` as ``new_dtype`` (jax.lax.convert_element_type; canonicalized:
+    float64 is float32 unless x64). Float to int truncates toward zero and
+    saturates (NaN -> 0); complex to real takes the real part. Differentiable
+    to float dtypes (zero derivative to int/bool)."""
+    return _astype(operand, _canonical_dtype(new_dtype))
