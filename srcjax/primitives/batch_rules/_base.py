@@ -102,3 +102,31 @@ def _unbatched_result(c):
     """The result does not depend on the batched operands' values (a static
     flag, or a shape check): the same for every example."""
     return c.rebuild(), False
+
+
+def _lifted_to_shape(c, x, shape, base):
+    """``name = ad.lift(x, len(ad.as_shape(shape)))`` emitted first (``name`` from
+    ``x``'s name, or ``base``): batched ``x`` with its per-example rank raised to
+    that of a static ``shape`` (broadcast_to, tile, full)."""
+    return c.let(
+        (x.id if _is_name(x) else base) + "_al",
+        N.call("ad.lift", [x, N.call("len", [N.call("ad.as_shape", [shape])])]),
+    )
+
+
+def _shifted_static_rule(pname, default, unbatched):
+    """The rule of a helper whose static ``pname`` counts leading (batch) axes
+    (``ad.lift``'s ``nb``, ``ad.batch_broadcast``'s ``axis``, ``ad.fold_axes``'s
+    ``lead``): under an outer vmap one more (``None`` reads as ``default``). A
+    loop over the examples where ``pname`` is not static or an operand named in
+    ``unbatched`` is batched."""
+
+    def rule(c):
+        if any(c.batched(p) for p in unbatched if p in c.bound):
+            return None
+        ok, value = c.static(pname)
+        if not ok:
+            return None
+        return c.rebuild(**{pname: N.const((default if value is None else value) + 1)})
+
+    return rule

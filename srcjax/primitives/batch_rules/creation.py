@@ -8,7 +8,7 @@ import gast
 from ... import dtypes as _dt
 from ...frontend import nodes as N
 from ..creation import _dtype_or
-from ._base import _def, _is_name, _reg, _unbatched_result
+from ._base import _def, _lifted_to_shape, _reg, _unbatched_result
 
 
 def _static_creation(c):
@@ -27,12 +27,8 @@ _def(
 def _full_rule(c):
     if c.batched("shape"):
         return None
-    fill = c.arg("fill_value")
     shape = c.arg("shape")
-    lifted = c.let(
-        (fill.id if _is_name(fill) else "fill") + "_al",
-        N.call("ad.lift", [fill, N.call("len", [N.call("ad.as_shape", [N.clone(shape)])])]),
-    )
+    lifted = _lifted_to_shape(c, c.arg("fill_value"), N.clone(shape), "fill")
     return c.rebuild(shape=N.call("ad.batch_shape", [c.size, shape]), fill_value=lifted)
 
 

@@ -36,54 +36,29 @@ def _matmul(c):
 _def(["jnp.matmul"], _matmul)
 
 
-def _matmul_left_expr(c):
-    g = c.materialize(c.arg("g"))
-    return (
-        N.call(
-            "ad.bmatmul_left",
-            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
-        ),
-        True,
-    )
+def _cotangent_rule(helper, operand):
+    """The batching rule of a product's cotangent helper (``ad.matmul_left(g, a,
+    b)`` ...): the per-example call of ``helper`` (``ad.bmatmul_left`` ...) with
+    ``g`` and ``operand`` (the operand whose cotangent it is, ``"a"`` or ``"b"``)
+    made batched. The cotangent is per example whatever is batched, and the
+    batched helpers sum over the examples where that operand is unbatched."""
+
+    def rule(c):
+        g = c.materialize(c.arg("g"))
+        a, b = c.arg("a"), c.arg("b")
+        if operand == "a":
+            a = c.materialize(a)
+        else:
+            b = c.materialize(b)
+        a_flag = operand == "a" or c.batched("a")
+        b_flag = operand == "b" or c.batched("b")
+        return N.call(helper, [g, a, b, N.const(a_flag), N.const(b_flag)])
+
+    return rule
 
 
-def _matmul_right_expr(c):
-    g = c.materialize(c.arg("g"))
-    return (
-        N.call(
-            "ad.bmatmul_right",
-            [g, c.arg("a"), c.arg("b"), N.const(c.batched("a")), N.const(c.batched("b"))],
-        ),
-        True,
-    )
-
-
-def _matmul_left_rule(c):
-    # the cotangent of `a` is per example (batched) whatever is batched
-    expr, _ = _matmul_left_expr(c)
-    # bmatmul_left sums over examples when `a` is unbatched: keep it per example
-    if not c.batched("a"):
-        a = c.materialize(c.arg("a"))
-        return N.call(
-            "ad.bmatmul_left",
-            [c.materialize(c.arg("g")), a, c.arg("b"), N.const(True), N.const(c.batched("b"))],
-        )
-    return expr
-
-
-def _matmul_right_rule(c):
-    if not c.batched("b"):
-        b = c.materialize(c.arg("b"))
-        return N.call(
-            "ad.bmatmul_right",
-            [c.materialize(c.arg("g")), c.arg("a"), b, N.const(c.batched("a")), N.const(True)],
-        )
-    expr, _ = _matmul_right_expr(c)
-    return expr
-
-
-_def(["ad.matmul_left"], _matmul_left_rule)
-_def(["ad.matmul_right"], _matmul_right_rule)
+_def(["ad.matmul_left"], _cotangent_rule("ad.bmatmul_left", "a"))
+_def(["ad.matmul_right"], _cotangent_rule("ad.bmatmul_right", "b"))
 
 
 def _einsum(c):
@@ -271,32 +246,5 @@ _def(["jnp.linalg.solve_triangular"], _solve_triangular_rule)
 _def(["ad.tri_rhs", "ad.tri_unrhs"], _helper_materialized("y", "a", "b"))
 
 
-def _dot_left_rule(c):
-    # the cotangent of `a` per example: `a` made batched (see _matmul_left_rule)
-    return N.call(
-        "ad.bdot_left",
-        [
-            c.materialize(c.arg("g")),
-            c.materialize(c.arg("a")),
-            c.arg("b"),
-            N.const(True),
-            N.const(c.batched("b")),
-        ],
-    )
-
-
-def _dot_right_rule(c):
-    return N.call(
-        "ad.bdot_right",
-        [
-            c.materialize(c.arg("g")),
-            c.arg("a"),
-            c.materialize(c.arg("b")),
-            N.const(c.batched("a")),
-            N.const(True),
-        ],
-    )
-
-
-_def(["ad.dot_left"], _dot_left_rule)
-_def(["ad.dot_right"], _dot_right_rule)
+_def(["ad.dot_left"], _cotangent_rule("ad.bdot_left", "a"))
+_def(["ad.dot_right"], _cotangent_rule("ad.bdot_right", "b"))

@@ -9,7 +9,7 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
-from ._base import _def, _helper_materialized
+from ._base import _def, _helper_materialized, _shifted_static_rule
 
 _def(["ad.select"], _helper_materialized("take", "a", "b"))
 # (nested vmap: the inner vmap's check ran on the values it could see; not repeated)
@@ -20,41 +20,14 @@ _def(["ad.require_constant"], lambda c: (c.rebuild(), False))
 _def(["ad.branch_input"], _helper_materialized("take", "x"))
 
 
-def _batch_broadcast_rule(c):
-    if c.batched("size"):
-        return None
-    ok, axis = c.static("axis")
-    if not ok:
-        return None
-    return c.rebuild(axis=N.const((axis or 0) + 1))
+_def(["ad.batch_broadcast", "ad.batch_unbroadcast"], _shifted_static_rule("axis", 0, ("size",)))
 
 
-_def(["ad.batch_broadcast", "ad.batch_unbroadcast"], _batch_broadcast_rule)
+_def(["ad.lift"], _shifted_static_rule("nb", 1, ("rank",)))
 
 
-def _lift_rule(c):
-    if c.batched("rank"):
-        return None
-    ok, nb = c.static("nb")
-    if not ok:
-        return None
-    return c.rebuild(nb=N.const((1 if nb is None else nb) + 1))
-
-
-_def(["ad.lift"], _lift_rule)
-
-
-def _lead_shifted_rule(c):
-    # one more leading (batch) axis before the folded ones
-    if any(c.batched(p) for p in ("n", "lead") if p in c.bound):
-        return None
-    ok, lead = c.static("lead")
-    if not ok:
-        return None
-    return c.rebuild(lead=N.const((lead or 0) + 1))
-
-
-_def(["ad.fold_axes", "ad.unfold_axes"], _lead_shifted_rule)
+# one more leading (batch) axis before the folded ones
+_def(["ad.fold_axes", "ad.unfold_axes"], _shifted_static_rule("lead", 0, ("n", "lead")))
 
 
 def _axis_len_rule(c):

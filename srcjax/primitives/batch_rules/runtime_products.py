@@ -15,6 +15,7 @@ from ..control import _class_kind
 from ..linalg import _matmul_left, _matmul_right
 from ..registry import by_public
 from ._base import _reg, broadcast_to, ndim_, shape_
+from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
 from .runtime_index import _batch_einsum_spec, _is_object_batch, _stack_objects
 from .runtime_select import _generated_caller
 from .runtime_trees import _lift, lift
@@ -251,22 +252,6 @@ bmatmul_left.samples = lambda rng: []
 bmatmul_right.samples = lambda rng: []
 
 
-def _bmatmul_vjp_a(g, ans, a, b, ab, bb):
-    return bmatmul_left(g, a, b, ab, bb)
-
-
-def _bmatmul_vjp_b(g, ans, a, b, ab, bb):
-    return bmatmul_right(g, a, b, ab, bb)
-
-
-def _bmatmul_jvp_a(t, ans, a, b, ab, bb):
-    return bmatmul(t, b, ab, bb)
-
-
-def _bmatmul_jvp_b(t, ans, a, b, ab, bb):
-    return bmatmul(a, t, ab, bb)
-
-
 bmatmul.samples = lambda rng: [
     ((rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), True, False), {}),
     ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3, 2)), True, True), {}),
@@ -301,46 +286,8 @@ def _bunbroadcast_vjp(h, ans, g, x, gb, xb):
     return broadcast_to(lift(h, ndim_(g) - 1), shape_(g))
 
 
-bmatmul.def_vjp(_bmatmul_vjp_a, _bmatmul_vjp_b)
-bmatmul.def_jvp(_bmatmul_jvp_a, _bmatmul_jvp_b)
+def_flagged_bilinear(bmatmul, bmatmul_left, bmatmul_right)
 bunbroadcast.def_vjp(g=_bunbroadcast_vjp)
-
-
-# bmatmul_left(g, a, b) = per example g @ b.T (summed unless `a` is batched) and
-# bmatmul_right(g, a, b) = per example a.T @ g (summed unless `b` is batched) are
-# the two adjoints of bmatmul: bilinear, in (g, b) and in (g, a); the remaining
-# operand only gives the shape. Their rules are therefore bmatmul and each other
-# (jacfwd(jacrev(f)) and jacrev(jacrev(f)) of code with a matmul need them).
-def _bmatmul_left_jvp_g(t, ans, g, a, b, ab, bb):
-    return bmatmul_left(t, a, b, ab, bb)
-
-
-def _bmatmul_left_jvp_b(t, ans, g, a, b, ab, bb):
-    return bmatmul_left(g, a, t, ab, bb)
-
-
-def _bmatmul_left_vjp_g(h, ans, g, a, b, ab, bb):
-    return broadcast_to(bmatmul(h, b, ab, bb), shape_(g))
-
-
-def _bmatmul_left_vjp_b(h, ans, g, a, b, ab, bb):
-    return bmatmul_right(g, h, b, ab, bb)
-
-
-def _bmatmul_right_jvp_g(t, ans, g, a, b, ab, bb):
-    return bmatmul_right(t, a, b, ab, bb)
-
-
-def _bmatmul_right_jvp_a(t, ans, g, a, b, ab, bb):
-    return bmatmul_right(g, t, b, ab, bb)
-
-
-def _bmatmul_right_vjp_g(h, ans, g, a, b, ab, bb):
-    return broadcast_to(bmatmul(a, h, ab, bb), shape_(g))
-
-
-def _bmatmul_right_vjp_a(h, ans, g, a, b, ab, bb):
-    return bmatmul_left(g, a, h, ab, bb)
 
 
 def _adjoint_samples(rng):
@@ -356,10 +303,7 @@ def _adjoint_samples(rng):
 
 
 bmatmul_left.samples = bmatmul_right.samples = _adjoint_samples
-bmatmul_left.def_jvp(g=_bmatmul_left_jvp_g, b=_bmatmul_left_jvp_b)
-bmatmul_left.def_vjp(g=_bmatmul_left_vjp_g, b=_bmatmul_left_vjp_b)
-bmatmul_right.def_jvp(g=_bmatmul_right_jvp_g, a=_bmatmul_right_jvp_a)
-bmatmul_right.def_vjp(g=_bmatmul_right_vjp_g, a=_bmatmul_right_vjp_a)
+def_flagged_bilinear_cotangents(bmatmul, bmatmul_left, bmatmul_right)
 
 
 def _bunbroadcast_jvp(t, ans, g, x, gb, xb):
@@ -388,23 +332,7 @@ def _bilinear_impl(kind, a, b):
 bdot = _reg("ad.bdot", _bdot)
 
 
-def _bdot_vjp_a(g, ans, a, b, ab, bb):
-    return bmatmul_left(g, a, b, ab, bb)
-
-
-def _bdot_vjp_b(g, ans, a, b, ab, bb):
-    return bmatmul_right(g, a, b, ab, bb)
-
-
-def _bdot_jvp_a(t, ans, a, b, ab, bb):
-    return bdot(t, b, ab, bb)  # bilinear
-
-
-def _bdot_jvp_b(t, ans, a, b, ab, bb):
-    return bdot(a, t, ab, bb)
-
-
-# the adjoints above are bmatmul's, exact for operands of rank 1 and 2 (where dot
+# its adjoints are bmatmul's, exact for operands of rank 1 and 2 (where dot
 # is matmul): the samples stay there
 bdot.samples = lambda rng: (
     bmatmul.samples(rng)
@@ -413,8 +341,7 @@ bdot.samples = lambda rng: (
         ((rng.normal(size=(3,)), rng.normal(size=(4, 3, 2)), False, True), {}),
     ]
 )
-bdot.def_vjp(_bdot_vjp_a, _bdot_vjp_b)
-bdot.def_jvp(_bdot_jvp_a, _bdot_jvp_b)
+def_flagged_bilinear(bdot, bmatmul_left, bmatmul_right)
 
 
 def _rhs_column(b, a):
@@ -495,39 +422,8 @@ bdot_left = _reg("ad.bdot_left", _bdot_left).facts(array_result=True)
 bdot_right = _reg("ad.bdot_right", _bdot_right).facts(array_result=True)
 
 
-# bilinear in (g, b) / (g, a); transposes through dot itself (bdot, every rank)
-def _bdot_left_jvp_g(t, ans, g, a, b, ab, bb):
-    return bdot_left(t, a, b, ab, bb)
-
-
-def _bdot_left_jvp_b(t, ans, g, a, b, ab, bb):
-    return bdot_left(g, a, t, ab, bb)
-
-
-def _bdot_left_vjp_g(h, ans, g, a, b, ab, bb):
-    return broadcast_to(bdot(h, b, ab, bb), shape_(g))
-
-
-def _bdot_left_vjp_b(h, ans, g, a, b, ab, bb):
-    return bdot_right(g, h, b, ab, bb)
-
-
-def _bdot_right_jvp_g(t, ans, g, a, b, ab, bb):
-    return bdot_right(t, a, b, ab, bb)
-
-
-def _bdot_right_jvp_a(t, ans, g, a, b, ab, bb):
-    return bdot_right(g, t, b, ab, bb)
-
-
-def _bdot_right_vjp_g(h, ans, g, a, b, ab, bb):
-    return broadcast_to(bdot(a, h, ab, bb), shape_(g))
-
-
-def _bdot_right_vjp_a(h, ans, g, a, b, ab, bb):
-    return bdot_left(g, a, h, ab, bb)
-
-
+# (their rules: bilinear in (g, b) / (g, a); transposes through dot itself, bdot,
+# every rank)
 def _bdot_adjoint_samples(rng):
     """(g, a, b, ab, bb) with g shaped like dot(a, b) per example, every rank."""
     out = list(_adjoint_samples(rng))
@@ -542,7 +438,4 @@ def _bdot_adjoint_samples(rng):
 
 
 bdot_left.samples = bdot_right.samples = _bdot_adjoint_samples
-bdot_left.def_jvp(g=_bdot_left_jvp_g, b=_bdot_left_jvp_b)
-bdot_left.def_vjp(g=_bdot_left_vjp_g, b=_bdot_left_vjp_b)
-bdot_right.def_jvp(g=_bdot_right_jvp_g, a=_bdot_right_jvp_a)
-bdot_right.def_vjp(g=_bdot_right_vjp_g, a=_bdot_right_vjp_a)
+def_flagged_bilinear_cotangents(bdot, bdot_left, bdot_right)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...frontend import nodes as N
 from ..registry import REGISTRY
-from ._base import _def, _example, _is_name, _reg, _static_operand
+from ._base import _def, _example, _is_name, _lifted_to_shape, _reg, _static_operand
 
 
 def _shape_query(c):
@@ -243,12 +243,8 @@ _def(["jnp.pad"], _pad)
 def _broadcast_to(c):
     if c.batched("shape"):
         return None
-    arr = c.arg("array")
     shape = c.arg("shape")
-    lifted = c.let(
-        (arr.id if _is_name(arr) else "x") + "_al",
-        N.call("ad.lift", [arr, N.call("len", [N.call("ad.as_shape", [shape])])]),
-    )
+    lifted = _lifted_to_shape(c, c.arg("array"), shape, "x")
     return c.rebuild(array=lifted, shape=N.call("ad.batch_shape", [c.size, shape]))
 
 
@@ -376,12 +372,8 @@ _reg("ad.batch_reps", _batch_reps, differentiable=False)
 def _tile_rule(c):
     if c.batched("reps"):
         return None
-    a = c.arg("A")
     reps = c.arg("reps")
-    lifted = c.let(
-        (a.id if _is_name(a) else "x") + "_al",
-        N.call("ad.lift", [a, N.call("len", [N.call("ad.as_shape", [N.clone(reps)])])]),
-    )
+    lifted = _lifted_to_shape(c, c.arg("A"), N.clone(reps), "x")
     return c.rebuild(A=lifted, reps=N.call("ad.batch_reps", [reps, c.ndim(lifted)]))
 
 
