@@ -24,7 +24,7 @@ order follows issue 15's target map)::
                 distributed (the processes of an MPI job)
     api         the public transforms (grad, jit, vmap, pmap, custom_*, ...),
                 JAX's API names mapped onto them (_jax_api, _stages)
-    public      numpy, lax, nn, random, scipy, ops, example_libraries: user-facing modules,
+    public      numpy, lax, nn, random, scipy, ops, example_libraries, experimental: user-facing modules,
                 compositions of primitives and transforms
     package     srcjax/__init__.py (it imports everything), the command line,
                 srcjax.testing (programs for the tests and the fuzzer)
@@ -102,6 +102,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax.scipy",
             "srcjax.ops",
             "srcjax.example_libraries",
+            "srcjax.experimental",
         ),
     ),
     # the package itself, its command line and its test programs
