@@ -225,7 +225,6 @@ SIZE_ALLOWED: Set[str] = {
     "srcjax.transforms.batching",
     "srcjax.transforms.optimize",
     "srcjax.transforms.reverse",
-    "srcjax.tree_util",
 }
 
 
