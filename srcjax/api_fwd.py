@@ -40,6 +40,7 @@ from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, param_names
 from .frontend.source import FunctionSource, get_source, unwrap_callable
 from .jit_api import _unalias
+from .primitives import hooks as _hooks
 from .primitives.registry import Primitive, register
 from .transforms.forward import forward
 from .transforms.reverse import reverse
@@ -765,3 +766,17 @@ class VjpView(Transformed):
 
     def __call__(self, *args):
         return self._generated(_kinds(args[:-1]))(*args)
+
+
+def _transpose_linear(tangent_map: Callable, ct: Any, position: int, *args: Any) -> Any:
+    """``J^T ct`` for the linear map ``t -> tangent_map(*args, t)`` (the tangent of
+    argument ``position``), by reverse mode on ``tangent_map``'s source: the hook
+    ``ad.custom_transpose`` calls (reverse mode through a ``custom_jvp`` rule)."""
+    like = args[position]
+    t0 = np.zeros(np.shape(like), dtype=getattr(like, "dtype", np.float32))
+    kinds = tuple(_kind(a) for a in args) + ("leaf",)
+    fn, _ = _vjp_function(tangent_map, kinds, False, argnums=(len(args),))
+    return fn(*args, t0, ct)[0]
+
+
+_hooks.provide("transpose_linear", _transpose_linear)

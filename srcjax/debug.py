@@ -11,6 +11,7 @@ import builtins
 from typing import Any
 
 from ._callback import debug_callback as callback  # (jax.debug.callback)
+from .primitives import hooks as _hooks
 
 __all__ = ["print", "callback"]
 
@@ -31,3 +32,4 @@ def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's nam
 
 
 print.__srcjax_inactive__ = True  # inside transformed code: called as it is
+_hooks.PER_EXAMPLE_PRINTS.add(print)  # under vmap: one line per running example

@@ -37,6 +37,7 @@ from ..primitives.collectives import (
     psum,
     psum_scatter,
 )
+from ..primitives.control import leading_length as _leading_length
 from ..primitives.control import stop_gradient
 from ..primitives.conv import *  # noqa: F403  (conv_general_dilated, conv_transpose, reduce_window ...)
 from ..primitives.creation import asarray as jnp_asarray
@@ -347,18 +348,6 @@ def _tree_stack(items: list) -> Any:
     if not items:
         return None
     return tree_map(lambda *leaves: np.stack([np.asarray(v) for v in leaves]), *items)
-
-
-def _leading_length(xs: Any) -> Optional[int]:
-    from ..tree_util import tree_leaves
-
-    leaves = tree_leaves(xs)
-    if not leaves:
-        return None
-    lengths = {np.shape(v)[0] for v in leaves}
-    if len(lengths) != 1:
-        raise ValueError(f"scan got leading axes of different sizes: {sorted(lengths)}")
-    return lengths.pop()
 
 
 def scan(

@@ -14,6 +14,7 @@ import numpy as np
 from .._dict_order import sorted_keys
 from .._prng_key import PRNGKeyArray
 from ..errors import NonDifferentiableError
+from . import hooks
 from .ad import unbroadcast
 from .registry import Primitive, register
 from .registry import alias as registry_alias
@@ -994,11 +995,23 @@ def _leaves_map(fn, *trees):
     return tree_map(fn, *trees)
 
 
+def leading_length(xs) -> int | None:
+    """The common leading size of ``xs``'s leaves (``lax.scan``'s trip count),
+    ``None`` when ``xs`` has no leaves. Raises ValueError when the sizes differ."""
+    from ..tree_util import tree_leaves
+
+    leaves = tree_leaves(xs)
+    if not leaves:
+        return None
+    lengths = {np.shape(v)[0] for v in leaves}
+    if len(lengths) != 1:
+        raise ValueError(f"scan got leading axes of different sizes: {sorted(lengths)}")
+    return lengths.pop()
+
+
 def _scan_length(xs, length=None):
     """Trip count of ``lax.scan``: ``length`` or the leading size of ``xs``'s leaves."""
-    from ..lax import _leading_length
-
-    n = None if xs is None else _leading_length(xs)
+    n = None if xs is None else leading_length(xs)
     if n is None:
         if length is None:
             raise ValueError("scan got no xs and no length")
@@ -1493,16 +1506,10 @@ for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
 
 def _custom_transpose(tangent_map, ct, position, *args):
     """``J^T ct`` for the linear map ``t -> tangent_map(*args, t)`` (the tangent of
-    argument ``position``), by srcjax's reverse mode on ``tangent_map``'s source.
-    Used to differentiate ``custom_jvp`` functions in reverse mode."""
-    from ..api import _kind
-    from ..api_fwd import _vjp_function
-
-    like = args[position]
-    t0 = np.zeros(np.shape(like), dtype=getattr(like, "dtype", np.float32))
-    kinds = tuple(_kind(a) for a in args) + ("leaf",)
-    fn, _ = _vjp_function(tangent_map, kinds, False, argnums=(len(args),))
-    return fn(*args, t0, ct)[0]
+    argument ``position``), by srcjax's reverse mode on ``tangent_map``'s source
+    (the hook ``"transpose_linear"`` that :mod:`srcjax.api_fwd` provides). Used to
+    differentiate ``custom_jvp`` functions in reverse mode."""
+    return hooks.call("transpose_linear", tangent_map, ct, position, *args)
 
 
 # differentiable, but with no rules: a second derivative through a custom_jvp
@@ -2201,8 +2208,6 @@ def _print_examples(fn, masks, polarities, batched, args, kwargs):
     ``--`` (rather than the stand-in values those examples compute there)."""
     import builtins
 
-    from .. import debug
-
     nargs = len(args)
     values = list(args) + list(kwargs.values())
     active = None
@@ -2214,7 +2219,7 @@ def _print_examples(fn, masks, polarities, batched, args, kwargs):
         if not active:
             return None
         active = None
-    if fn is debug.print:
+    if fn in hooks.PER_EXAMPLE_PRINTS:
         from .batch_rules import _tree_row
 
         size = None

@@ -1326,22 +1326,34 @@ def _window_plan_impl(
     return window, strides, pads, bd, wd
 
 
+#: more callables ``reduce_window`` accepts as its computation: id -> ``"add"``,
+#: ``"max"`` or ``"min"``. :mod:`srcjax.lax` adds ``lax.add``, ``lax.max`` and
+#: ``lax.min`` when it is imported (:func:`def_window_computation`).
+_WINDOW_COMPUTATIONS: dict = {}
+_WINDOW_KEEP: list = []  # (keeps the callables alive, so their ids stay theirs)
+
+
+def def_window_computation(fn, kind: str) -> None:
+    """Let ``reduce_window`` accept ``fn`` as the computation ``kind`` (``"add"``,
+    ``"max"`` or ``"min"``). Raises ValueError for another kind."""
+    if kind not in ("add", "max", "min"):
+        raise ValueError(f"reduce_window computations are add, max or min, not {kind!r}")
+    _WINDOW_KEEP.append(fn)
+    _WINDOW_COMPUTATIONS[id(fn)] = kind
+
+
 def _window_kind_impl(computation):
     """Static: ``"add"``, ``"max"`` or ``"min"`` for the supported computations;
     NotImplementedError for the others."""
-    from ..lax import _ops
-
     kinds = {
-        id(_ops.add): "add",
         id(_add_p): "add",
         id(_add_p.impl): "add",
         id(operator.add): "add",
-        id(_ops.max): "max",
         id(_maximum): "max",
         id(_maximum.impl): "max",
-        id(_ops.min): "min",
         id(_minimum): "min",
         id(_minimum.impl): "min",
+        **_WINDOW_COMPUTATIONS,
     }
     kind = kinds.get(id(computation))
     if kind is None:

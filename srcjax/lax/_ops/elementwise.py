@@ -10,6 +10,7 @@ import enum
 import numpy as np
 
 from ...primitives.ad import astype as _astype
+from ...primitives.conv import def_window_computation as _def_window_computation
 from ...primitives.elementwise import (
     _add_x,
     _div_x,
@@ -176,6 +177,11 @@ def min(x, y):  # noqa: A001
     """Elementwise minimum (jax.lax.min), NaN propagating; any one dtype."""
     _same_dtypes("min", "any", x, y)
     return _minimum(x, y)
+
+
+for _fn, _kind in ((add, "add"), (max, "max"), (min, "min")):
+    _def_window_computation(_fn, _kind)  # lax.reduce_window(x, 0., lax.add, ...)
+del _fn, _kind
 
 
 def eq(x, y):
