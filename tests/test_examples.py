@@ -21,6 +21,7 @@ CHECKED = {
     "per_example_clipping.py",
     "newton.py",
     "ode_adaptive.py",
+    "ode_adjoint.py",
     "gp_regression.py",
     "seed_pmap.py",
     "data_parallel_digits.py",
@@ -133,6 +134,12 @@ def test_newton():
 def test_ode_adaptive():
     out = run_example("ode_adaptive.py", "--t1", "3.0")
     assert _number(r"max relative difference: ([0-9.e+-]+)", out) < 1e-6, out
+
+
+def test_ode_adjoint():
+    out = run_example("ode_adjoint.py", "--steps", "80", "--lr", "0.05")
+    assert _number(r"max relative difference: ([0-9.e+-]+)", out) < 1e-5, out
+    assert _number(r"loss: [0-9.]+ -> ([0-9.]+)", out) < 0.05, out
 
 
 def test_gp_regression():
