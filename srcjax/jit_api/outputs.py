@@ -1,0 +1,198 @@
+"""What a jitted call does around the generated function: outputs that are (views
+of) non-donated inputs are copied (JAX's arrays are immutable, NumPy's are
+not), Python scalar outputs become NumPy scalars of the default dtype; and the
+small helpers of the specialization (static objects, names the generated code
+reads, option tuples)."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import inspect
+import types
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import dtypes, tree_util
+from .._array import unwrap_tree, wrap_tree
+from ..codegen import emit
+
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+#: NumPy scalar types (immutable, so a jitted function may return them as they are)
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+#: those narrowed to 32 bits on the way out unless x64 is on (see _unalias)
+_WIDE_SCALARS = frozenset((np.float64, np.int64, np.uint64, np.complex128))
+_WIDE = frozenset(np.dtype(t) for t in _WIDE_SCALARS)
+
+
+def _root(x: np.ndarray) -> int:
+    return id(x if x.base is None else x.base)
+
+
+def _is_input(out: np.ndarray, args: tuple, kwargs: dict) -> bool:
+    """Whether ``out`` may be one of the arguments: it is one, or an argument is
+    a container (a leaf of it could be ``out``; :func:`_unalias` looks inside)."""
+    for a in (*args, *kwargs.values()):
+        if a is out:
+            return True
+        if type(a) is np.ndarray or type(a) in _SCALAR_ARGS or isinstance(a, np.generic):
+            continue
+        return True
+    return False
+
+
+_SCALAR_ARGS = frozenset({int, float, bool, complex, type(None), str})
+
+
+def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
+    """The ids of the memory owners of every array in the non-donated arguments."""
+    roots: set = set()
+    stack = [a for i, a in enumerate(args) if i not in donate]
+    stack.extend(kwargs.values())
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is np.ndarray:
+            b = x.base
+            roots.add(id(x if b is None else b))
+        elif t is dict:
+            stack.extend(x.values())
+        elif t is list or t is tuple:
+            stack.extend(x)
+        elif t in _SCALAR_ARGS or isinstance(x, np.generic):
+            pass
+        elif isinstance(x, np.ndarray):
+            roots.add(_root(x))
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        else:
+            for v in tree_util.tree_leaves(x):  # a registered pytree class
+                if isinstance(v, np.ndarray):
+                    roots.add(_root(v))
+    return roots
+
+
+def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+    """A transform's output as it leaves generated code (the boundary of jit,
+    vmap, the jvp family and vjp/linearize's primal): :func:`_unalias_buffers`,
+    then every array leaf an ``srcjax.Array``."""
+    return wrap_tree(_unalias_buffers(out, args, kwargs, donate))
+
+
+def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+    """``out`` as jax.jit returns it: every array that is (a view of) a
+    non-donated argument copied, as JAX arrays are immutable, so a jitted
+    function's outputs never share memory with its inputs (``y = jit(lambda a:
+    a)(x); y += 1`` leaves ``x`` alone; views of other arrays and fresh arrays
+    are returned as they are); Python scalars (weakly typed values) as NumPy
+    scalars of the default dtype (``jit(lambda n: n * 2)(3)`` is ``int32``);
+    64-bit arrays and scalars narrowed to 32 bits unless x64 is on, as JAX never
+    returns them then (NumPy's operators promote ``int32 * float32`` to float64:
+    vmap and jvp returned such values as float64, JAX float32)."""
+    roots: Optional[set] = None
+    narrow = not _cfg.x64_enabled
+
+    def fix(x: Any) -> Any:
+        nonlocal roots
+        t = type(x)
+        if t is np.ndarray:  # the common case first
+            if narrow and x.dtype in _WIDE:
+                return dtypes.canonicalize_value(x)  # a new array: it shares nothing
+            if roots is None:
+                roots = _input_roots(args, kwargs, donate)
+            b = x.base
+            return x.copy() if id(x if b is None else b) in roots else x
+        if t in _NUMPY_SCALARS:
+            return dtypes.canonicalize_value(x) if narrow and x.dtype in _WIDE else x
+        if t is int or t is float or t is bool or t is complex:
+            return _as_array_scalar(x)
+        if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
+            return dtypes.canonicalize_value(x)
+        if isinstance(x, np.ndarray):
+            if roots is None:
+                roots = _input_roots(args, kwargs, donate)
+            return x.copy() if _root(x) in roots else x
+        if isinstance(x, tuple):
+            items = [fix(v) for v in x]
+            if all(a is b for a, b in zip(items, x)):
+                return x
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        if isinstance(x, dict):
+            # dicts (and defaultdicts) in sorted key order, as JAX's outputs
+            # (see tree_util._jax_dict_order); OrderedDicts keep theirs
+            keys = list(x)
+            sort = t is dict or t is collections.defaultdict
+            order = list(tree_util._sorted_keys(x)) if sort and len(keys) > 1 else keys
+            items = {k: fix(x[k]) for k in order}
+            if order == keys and all(items[k] is x[k] for k in keys):
+                return x
+            if t is dict:
+                return items
+            if t is collections.defaultdict:
+                return collections.defaultdict(x.default_factory, items)
+            try:
+                return t(items)
+            except TypeError:
+                return items
+        if t in tree_util._REGISTRY:  # a registered class: its leaves fixed too
+            leaves, treedef = tree_util.tree_flatten(x)
+            fixed = [fix(v) for v in leaves]
+            if all(a is b for a, b in zip(fixed, leaves)):
+                return x
+            return tree_util.tree_unflatten(treedef, fixed)
+        return x
+
+    return fix(out)
+
+
+def _static_object(v: Any) -> bool:
+    """An object passed as a static argument whose attributes the normalizer may
+    read (not a literal, an array, a container or a class)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, tuple, list, dict)):
+        return False
+    if isinstance(v, (np.ndarray, np.generic, type, types.ModuleType)):
+        return False
+    return hasattr(v, "__dict__")
+
+
+def _as_array_scalar(x: Any) -> Any:
+    """A Python scalar output as the NumPy scalar of its default dtype."""
+    if type(x) is bool:
+        return np.bool_(x)
+    try:
+        return dtypes.dtype_of(x).type(x)
+    except OverflowError:
+        return x
+
+
+def _resolver(src, bindings):
+    def resolve(name: str) -> Any:
+        if name in bindings:
+            value = bindings[name]
+            if not isinstance(value, emit.UserGlobal):
+                return value
+            name = value.name  # the user's variable, read live
+        cell = src.closure.get(name)
+        if cell is not None:
+            return unwrap_tree(cell.cell_contents)
+        return unwrap_tree(src.globals[name])
+
+    return resolve
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)

@@ -1,0 +1,145 @@
+"""The abstract signature a jitted function is specialized on: each argument's
+canonical value and cache key (shape, dtype, weak type, static value, typed
+key), as ``jax.jit`` canonicalizes arguments (float64 -> float32 unless
+x64), and the descriptions of arguments in messages."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Tuple
+
+import numpy as np
+
+from .. import dtypes, tree_util
+from .._prng_key import PRNGKeyArray
+from ..api import _kind
+from ..backends import _devices
+from ..errors import TransformValueError
+from ..transforms import optimize as opt
+
+_WEAK = {float: ("weak", "float"), int: ("weak", "int"), bool: ("weak", "bool")}
+_F32 = np.float32
+_F64 = np.float64
+
+
+def _static_key(x: Any) -> tuple:
+    try:
+        hash(x)
+    except TypeError as e:
+        raise TransformValueError(
+            "Non-hashable static arguments are not supported. An error occurred while "
+            f"trying to hash an object of type {type(x)}, {x!r}. The error was:\n"
+            f"TypeError: {e}",
+            hint="pass a tuple instead of a list or array, or make the argument non-static",
+        ) from None
+    return ("static", type(x), x)
+
+
+def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
+    """(canonical argument, its key): JAX's argument canonicalization (float64 ->
+    float32 without x64; a Python float becomes a float32 scalar that remembers
+    it was weakly typed)."""
+    t = type(x)
+    if t is np.ndarray:
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            if dt.kind != "f":
+                dtypes.check_int32_range(x)
+            x = x.astype(np.float32 if dt.kind == "f" else np.int32)
+            dt = x.dtype
+        return x, (x.shape, dt)
+    if t is float:
+        return (np.float64(x) if x64 else np.float32(x)), _WEAK[float]
+    if t is int or t is bool:
+        if t is int and not x64:
+            dtypes.check_int32_range(x)
+        return x, _WEAK[t]
+    if isinstance(x, np.generic):
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            x = (np.float32 if dt.kind == "f" else np.int32)(x)
+        return x, ((), x.dtype)
+    if _devices.is_device_array(x):  # a GPU array: its device is part of the key
+        dt = x.dtype
+        if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
+            x = x.astype(np.float32 if dt.kind == "f" else np.int32)
+        return x, ("gpu", int(x.device.id), tuple(x.shape), np.dtype(x.dtype))
+    if isinstance(x, dict):
+        items = [(k, _canon(v, x64)) for k, v in x.items()]
+        keys = tuple((k, v[1]) for k, v in items)
+        if isinstance(x, collections.defaultdict):  # (its factory comes first)
+            kind = ("dict", type(x), x.default_factory)
+        else:
+            kind = ("dict", type(x))
+        if all(v[0] is x[k] for k, v in items):
+            return x, kind + (keys,)  # nothing canonicalized: the dict as it is
+        pairs = ((k, v[0]) for k, v in items)
+        if isinstance(x, collections.defaultdict):
+            new = type(x)(x.default_factory, pairs)
+        else:
+            new = type(x)(pairs)
+        return new, kind + (keys,)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        items = [_canon(v, x64) for v in x]
+        return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
+    if isinstance(x, (list, tuple)):
+        items = [_canon(v, x64) for v in x]
+        return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
+    if x is None:
+        return x, None
+    if type(x) in tree_util._REGISTRY:
+        # a registered pytree class: the generated code inlines its methods, which
+        # depend on its static fields and callables (the type tree), not only its type
+        return x, ("class", _kind(x))
+    if isinstance(x, PRNGKeyArray):  # a typed key: its shape, as an array's
+        return x, ("key", x.shape, x._impl)
+    if isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"jit: an argument of type {type(x).__name__} ({x!r:.40}) is not an array; "
+            "mark it static (static_argnums / static_argnames), as in JAX"
+        )
+    return x, ("object", type(x))
+
+
+def _aval_tree(x: Any, weak_key: Any = None) -> Any:
+    """Abstract value (or pytree of them) of a canonical argument."""
+    if weak_key is not None and weak_key[0] == "weak":
+        if weak_key[1] == "float":  # a Python float, now a float32 scalar: weak
+            return opt.Aval.of(1.0)  # (held boxed: see optimize.promote)
+        return opt.Aval.of(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return opt.Aval(np.shape(x), x.dtype)
+    if isinstance(x, (bool, int, float)):
+        return opt.Aval.of(x)
+    if _devices.is_device_array(x):
+        return opt.Aval(tuple(x.shape), x.dtype)
+    if isinstance(x, dict):
+        return {k: _aval_tree(v) for k, v in x.items()}
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_aval_tree(v) for v in x)
+    if isinstance(x, tuple):  # a named tuple (optimizer state): its fields by name too
+        try:
+            return type(x)(*[_aval_tree(v) for v in x])
+        except TypeError:
+            return None
+    if isinstance(x, list):
+        return [_aval_tree(v) for v in x]
+    return None
+
+
+def _describe(x: Any) -> str:
+    if _devices.is_device_array(x):
+        return f"{np.dtype(x.dtype).name}[{','.join(map(str, x.shape))}] on gpu:{x.device.id}"
+    if isinstance(x, PRNGKeyArray):
+        return f"{x.dtype}[{','.join(map(str, x.shape))}]"
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"{np.dtype(x.dtype).name}[{','.join(map(str, np.shape(x)))}]"
+    if isinstance(x, dict) and type(x) is dict and len(x) <= 8:
+        # a parameter dict: its structure, as srcjax show --args describes it
+        return (
+            "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sorted(x.items(), key=str)) + "}"
+        )
+    if type(x) in (list, tuple) and len(x) <= 8:
+        inner = ", ".join(_describe(v) for v in x)
+        return f"[{inner}]" if type(x) is list else f"({inner}{',' if len(x) == 1 else ''})"
+    return type(x).__name__
