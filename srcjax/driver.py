@@ -105,16 +105,29 @@ def transform(
     return finish(src, norm, out.fdef, out.what, out.detail, defaults)
 
 
+def _is_half(node: Any) -> bool:
+    """``a ** 0.5`` (a constant exponent 0.5)."""
+    r = node.right
+    return isinstance(node.op, gast.Pow) and isinstance(r, gast.Constant) and r.value == 0.5
+
+
 def _floordiv_as_calls(fdef: Any) -> None:
-    """``a // b`` in generated code -> ``ad.floordiv(a, b)``: JAX's integer division
-    by zero (``-1``/``-2``) where an operand is an array, which NumPy's operator
-    makes 0 (jit and vmap call ``jnp.floor_divide`` already); Python numbers keep
+    """Operators whose NumPy meaning differs from JAX's, as calls in generated code.
+
+    ``a // b`` -> ``ad.floordiv(a, b)``: JAX's integer division by zero
+    (``-1``/``-2``) where an operand is an array, which NumPy's operator makes 0
+    (jit and vmap call ``jnp.floor_divide`` already); Python numbers keep
     Python's ``//``. A nonzero constant divisor (``n // 2``) keeps the operator:
-    the two agree there."""
+    the two agree there.
+
+    ``a ** 0.5`` -> ``ad.pow_half(a)``: IEEE ``pow`` (+0 at -0, +inf at -inf, as
+    JAX), where NumPy's ``**`` takes ``sqrt`` (-0 and NaN)."""
 
     class _Calls(gast.NodeTransformer):
         def visit_BinOp(self, node):
             self.generic_visit(node)
+            if _is_half(node):
+                return gast.copy_location(N.call("ad.pow_half", [node.left]), node)
             if not isinstance(node.op, gast.FloorDiv):
                 return node
             r = node.right

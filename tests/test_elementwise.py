@@ -133,3 +133,70 @@ def test_real_value_used_with_complex_operands_gets_a_real_cotangent():
     np.testing.assert_allclose(got, [1.4142135, 1.8973665], rtol=1e-6)
     z = np.array(1.0 + 2.0j, np.complex64)
     np.testing.assert_allclose(srcjax.grad(_abs_then_complex)(z), 0.9850943 - 1.9701886j, rtol=1e-6)
+
+
+def _half_power(x):
+    return x**0.5
+
+
+def _half_power_fused(x):
+    return jnp.exp(x) * x**0.5
+
+
+def test_half_power_is_ieee_pow_at_signed_zero_and_minus_infinity():
+    """``x ** 0.5`` is ``pow``, not ``sqrt``: JAX gives +0 at -0 and +inf at -inf.
+    NumPy's scalar-exponent fast path (and jit's ``x**0.5 -> sqrt`` rewrite) gave
+    -0 and NaN. Values recorded from JAX 0.10.2 (float32, eager and jit)."""
+    x = jnp.array([-0.0, -np.inf, 4.0, -1.0, np.inf, 0.0], jnp.float32)
+    want = np.array([0.0, np.inf, 2.0, np.nan, np.inf, 0.0], np.float32)
+    want_fused = np.array([0.0, np.nan, 109.1963, np.nan, np.inf, 0.0], np.float32)
+    with np.errstate(invalid="ignore"):
+        for f in (_half_power, srcjax.jit(_half_power), lambda v: jnp.power(v, 0.5)):
+            got = np.asarray(f(x))
+            np.testing.assert_array_equal(got, want)
+            assert not np.signbit(got[0])
+        got = np.asarray(srcjax.jit(_half_power_fused)(x))
+        np.testing.assert_allclose(got, want_fused, rtol=1e-6)
+        assert not np.signbit(got[0])
+        # the scalar path and float64 agree
+        assert not np.signbit(float(_half_power(jnp.float32(-0.0))))
+        assert float(srcjax.jit(_half_power)(np.float64(-np.inf))) == np.inf
+        assert float(_half_power(jnp.asarray(-np.inf))) == np.inf
+        # int ** 0.5 keeps JAX's dtype (float32), complex is untouched
+        assert _half_power(jnp.array([4, 9], jnp.int32)).dtype == np.float32
+        np.testing.assert_allclose(_half_power(jnp.array([-4 + 0j], jnp.complex64)), [2j])
+
+
+def test_half_power_with_a_numpy_scalar_exponent_follows_jax():
+    """NumPy's fast path also triggers for a 0-d exponent; JAX's promotion decides
+    the dtype (float16 base, float32 exponent -> float32). JAX 0.10.2 values."""
+    x = jnp.array([-0.0, -np.inf, 9.0], jnp.float16)
+    got = jnp.power(x, np.float32(0.5))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), [0.0, np.inf, 3.0])
+    assert not np.signbit(np.asarray(got)[0])
+    got = jnp.power(x, jnp.asarray(0.5, jnp.float16))
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(got), [0.0, np.inf, 3.0])
+
+
+def _half_power_sum(x):
+    return jnp.sum(x**0.5)
+
+
+def test_half_power_under_grad_and_vmap_keeps_pow_values():
+    x = jnp.array([-0.0, -np.inf, 4.0], jnp.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_array_equal(np.asarray(srcjax.vmap(_half_power)(x)), [0.0, np.inf, 2.0])
+        v, g = srcjax.value_and_grad(_half_power_sum)(jnp.array([4.0, 9.0], jnp.float32))
+        np.testing.assert_allclose(float(v), 5.0)
+        np.testing.assert_allclose(np.asarray(g), [0.25, 1.0 / 6.0], rtol=1e-6)
+        # second derivative through the generated ad.pow_half: -0.25 x**-1.5
+        h = srcjax.grad(srcjax.grad(lambda t: t**0.5))(4.0)
+        np.testing.assert_allclose(float(h), -0.25 * 4.0**-1.5, rtol=1e-6)
+
+
+def test_half_power_minus_infinity_next_to_nan():
+    # found by tests/test_c_render.py: np.min is NaN when a NaN is present, which hid -inf
+    x = jnp.array([[np.nan, -np.inf], [4.0, -0.0]], jnp.float32)
+    np.testing.assert_array_equal(np.asarray(x**0.5), [[np.nan, np.inf], [2.0, 0.0]])

@@ -14,7 +14,7 @@ each can be applied and tested alone:
   assignment with ``stmt.sj_aval`` and the operands' values with
   ``stmt.sj_avals_in``.
 - :func:`simplify`: algebraic simplification (``x*1``, ``x+0``, ``x-0``,
-  ``x**1``, ``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4``, ``x**0.5 -> sqrt``,
+  ``x**1``, ``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4``, ``x**0.5 -> ad.pow_half`` (IEEE pow, not sqrt, at -0/-inf),
   ``x**-1 -> 1/x``), only where the dtype and shape are unchanged (needs avals).
 - :func:`cse`: common-subexpression elimination of pure primitive calls.
 - :func:`dce`: dead-code elimination of pure statements whose result is never read.
@@ -1077,10 +1077,10 @@ def _simplify_one(s: Any, namer) -> Optional[List[Any]]:
             second = _annot(_binop(t, N.name(sq), mul, other, "jnp.multiply", s), res)
             first.sj_note = f"x ** {e} -> multiplications"
             return [first, second]
-        if e == 0.5:
-            node = N.call("jnp.sqrt", [N.clone(x)])
+        if e == 0.5:  # not sqrt: pow gives +0 at -0 and +inf at -inf (JAX)
+            node = N.call("ad.pow_half", [N.clone(x)])
             new = _new_assign(
-                t, node, Op("prim", prim=_prim("jnp.sqrt"), bound={"x": node.args[0]}), s
+                t, node, Op("prim", prim=_prim("ad.pow_half"), bound={"x": node.args[0]}), s
             )
             return [_annot(new, res)]
         if e == -1:
