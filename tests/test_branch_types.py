@@ -44,3 +44,22 @@ def test_type_mismatch_on_pairs():
     assert type_mismatch("cond", NAMES, ((2,), np.float32), ([2], "float32")) is None
     with pytest.raises(TypeError, match="the output of true_fun has type float64"):
         type_mismatch("cond", NAMES, ((), np.float64), ((), np.float32))
+
+
+def test_check_branch_avals_the_static_form_under_jit():
+    # (srcjax.transforms.optimize.check_branch_avals: the same errors from the
+    # abstract values jit infers; None where unknown, never an error)
+    from srcjax.transforms.optimize import Aval, check_branch_avals
+
+    f32 = Aval((2,), np.float32)
+    check_branch_avals("cond", NAMES, f32, Aval((2,), np.float32))
+    check_branch_avals("cond", NAMES, None, f32)
+    check_branch_avals("cond", NAMES, (f32, 3), (f32, 4))  # static leaves: not compared
+    with pytest.raises(TypeError, match="so the shapes do not match"):
+        check_branch_avals("cond", NAMES, {"a": f32}, {"a": Aval((3,), np.float32)})
+    with pytest.raises(TypeError, match="a dict with keys"):
+        check_branch_avals("cond", NAMES, {"a": f32}, {"b": f32})
+    with pytest.raises(TypeError, match="a tuple of 1 items"):
+        check_branch_avals("cond", NAMES, (f32,), (f32, f32))
+    # a weak Python float counts by its canonical dtype (float32 without x64)
+    check_branch_avals("cond", NAMES, Aval((), np.float64, float), Aval((), np.float32))

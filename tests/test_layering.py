@@ -116,8 +116,6 @@ UPWARD_ALLOWED: Set[Tuple[str, str]] = {
     ("srcjax.frontend.normalize", "srcjax.codegen.emit"),
     ("srcjax.frontend.normalize", "srcjax.lax"),
     ("srcjax.frontend.source", "srcjax.codegen.emit"),
-    ("srcjax.transforms.batching", "srcjax.debug"),
-    ("srcjax.transforms.optimize", "srcjax.lax"),
 }
 
 #: modules in an import cycle today

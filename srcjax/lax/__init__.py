@@ -23,8 +23,6 @@ import numpy as np
 from .. import dtypes
 from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives.branch_types import check_branch_types as _check_branch_types
-from ..primitives.branch_types import structure_mismatch as _structure_mismatch
-from ..primitives.branch_types import type_mismatch as _type_mismatch
 from ..primitives.collectives import (
     all_gather,
     all_to_all,
@@ -181,51 +179,6 @@ def _other_branch(fn: Callable, operands: tuple) -> Any:
             return _canonical(_eager(fn)(*operands))
     except Exception:  # noqa: BLE001 - a value-dependent failure of a branch not taken
         return _SKIPPED
-
-
-def _check_branch_avals(what: str, names: tuple, a: Any, b: Any) -> None:
-    """The static form of :func:`_check_branch_types` for jit: ``a`` and ``b`` are
-    the abstract values the optimizer inferred for the two branches' output
-    (``optimize.Aval`` leaves in tuples/lists/dicts; ``None`` where unknown,
-    never an error). Raises JAX's TypeError where both are known and differ."""
-    from ..transforms.optimize import Aval
-
-    if a is None or b is None:
-        return
-    if isinstance(a, Aval) and isinstance(b, Aval):
-
-        def key(v: Aval) -> tuple:
-            if v.weak:
-                return v.shape, np.dtype(dtypes.dtype_of(v.ptype(0)))
-            return v.shape, np.dtype(dtypes.canonicalize_dtype(v.dtype))
-
-        _type_mismatch(what, names, key(a), key(b))
-        return
-    containers = (dict, list, tuple)
-    if not isinstance(a, containers) or not isinstance(b, containers):
-        return  # a static value or one unknown side: nothing sure to compare
-    if type(a) is not type(b):
-        _structure_mismatch(what, names, f"a {type(a)}", f"a {type(b)}")
-    if isinstance(a, dict):
-        if set(a) != set(b):
-            _structure_mismatch(
-                what,
-                names,
-                f"a dict with keys {sorted(str(k) for k in a)}",
-                f"a dict with keys {sorted(str(k) for k in b)}",
-            )
-        for k in a:
-            _check_branch_avals(what, names, a[k], b[k])
-        return
-    if len(a) != len(b):
-        _structure_mismatch(
-            what,
-            names,
-            f"a {type(a).__name__} of {len(a)} items",
-            f"a {type(b).__name__} of {len(b)} items",
-        )
-    for x, y in zip(a, b):
-        _check_branch_avals(what, names, x, y)
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:

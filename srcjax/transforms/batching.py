@@ -59,6 +59,7 @@ from ..errors import Location, TransformValueError
 from ..frontend import nodes as N
 from ..frontend.normalize import Namer, Normalized, Op
 from ..primitives import registry
+from ..primitives.hooks import PER_EXAMPLE_PRINTS
 from .rules import object_method_error
 
 __all__ = ["batch", "BatchCall", "BatchSpec"]
@@ -956,8 +957,6 @@ class Batcher:
         running in ``print``'s arrays."""
         import builtins
 
-        from .. import debug
-
         value = s.value
         if (
             op is not None
@@ -973,11 +972,12 @@ class Batcher:
         ):
             return None
         fn = self._callee(value.func)
-        if fn is not builtins.print and fn is not debug.print:
+        per_example = any(fn is p for p in PER_EXAMPLE_PRINTS)  # (fn: any object)
+        if fn is not builtins.print and not per_example:
             return None
         operands = list(value.args) + [k.value for k in value.keywords]
         batched = [self.is_batched(a) for a in operands]
-        if not any(batched) and not (fn is debug.print and self.example_masks):
+        if not any(batched) and not (per_example and self.example_masks):
             return None
         masks = gast.Tuple(elts=[N.clone(m) for m, _ in self.example_masks], ctx=gast.Load())
         pols = gast.Tuple(elts=[N.const(p) for _, p in self.example_masks], ctx=gast.Load())

@@ -40,6 +40,7 @@ from .. import dtypes
 from ..frontend import nodes as N
 from ..frontend.normalize import Op
 from ..primitives import registry
+from ..primitives.branch_types import structure_mismatch, type_mismatch
 
 __all__ = [
     "Aval",
@@ -54,6 +55,7 @@ __all__ = [
     "optimize",
     "promote",
     "PURE_KINDS",
+    "check_branch_avals",
 ]
 
 PURE_KINDS = ("elementwise", "reduction", "linalg", "structural", "creation")
@@ -463,6 +465,53 @@ def _merge_env(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def check_branch_avals(what: str, names: tuple, a: Any, b: Any) -> None:
+    """The static form of ``lax.cond``'s branch check for jit
+    (:func:`srcjax.primitives.branch_types.check_branch_types`): ``a`` and ``b``
+    are the abstract values inferred for the two branches' output (:class:`Aval`
+    leaves in tuples/lists/dicts; ``None`` where unknown, never an error).
+
+    Raises:
+        TypeError: JAX's message, where both are known and differ.
+    """
+    if a is None or b is None:
+        return
+    if isinstance(a, Aval) and isinstance(b, Aval):
+
+        def key(v: Aval) -> tuple:
+            if v.weak:
+                return v.shape, np.dtype(dtypes.dtype_of(v.ptype(0)))
+            return v.shape, np.dtype(dtypes.canonicalize_dtype(v.dtype))
+
+        type_mismatch(what, names, key(a), key(b))
+        return
+    containers = (dict, list, tuple)
+    if not isinstance(a, containers) or not isinstance(b, containers):
+        return  # a static value or one unknown side: nothing sure to compare
+    if type(a) is not type(b):
+        structure_mismatch(what, names, f"a {type(a)}", f"a {type(b)}")
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            structure_mismatch(
+                what,
+                names,
+                f"a dict with keys {sorted(str(k) for k in a)}",
+                f"a dict with keys {sorted(str(k) for k in b)}",
+            )
+        for k in a:
+            check_branch_avals(what, names, a[k], b[k])
+        return
+    if len(a) != len(b):
+        structure_mismatch(
+            what,
+            names,
+            f"a {type(a).__name__} of {len(a)} items",
+            f"a {type(b).__name__} of {len(b)} items",
+        )
+    for x, y in zip(a, b):
+        check_branch_avals(what, names, x, y)
+
+
 def _describe_aval(a: Any) -> str:
     return f"{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
 
@@ -502,11 +551,9 @@ class _Interp:
             b = self.block(s.orelse, dict(env))
             lax_branches = getattr(s, "sj_lax_branches", None)
             if lax_branches is not None and not self.trial and not self.unsure:
-                from ..lax import _check_branch_avals  # JAX's TypeError, statically
-
                 what, t, names = lax_branches
                 try:
-                    _check_branch_avals(what, names, a.get(t), b.get(t))
+                    check_branch_avals(what, names, a.get(t), b.get(t))  # JAX's TypeError
                 except TypeError as e:  # located at the user's lax.cond / switch (user Y)
                     from ..errors import Location, TransformTypeError
 
