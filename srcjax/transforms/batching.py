@@ -55,12 +55,12 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 
+from ..analysis.activity import object_method_error
 from ..errors import Location, TransformValueError
 from ..frontend import nodes as N
 from ..frontend.normalize import Namer, Normalized, Op
 from ..primitives import registry
 from ..primitives.hooks import PER_EXAMPLE_PRINTS
-from .rules import object_method_error
 
 __all__ = ["batch", "BatchCall", "BatchSpec"]
 

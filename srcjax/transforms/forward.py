@@ -7,9 +7,9 @@ interleaved with their primal statements and control flow needs nothing
 special: an ``if`` or a loop simply carries its tangent statements along, and no
 tape is recorded.
 
-Activity is a flow-insensitive fixpoint: a variable is active when some
-assignment can give it a nonzero tangent. Every assignment to an active
-variable defines its tangent (``ad.zeros_like`` when that assignment's value is
+Activity (:mod:`srcjax.analysis.activity`) is a flow-insensitive fixpoint: a
+variable is active when some assignment can give it a nonzero tangent. Every
+assignment to an active variable defines its tangent (``ad.zeros_like`` when that assignment's value is
 constant), so the tangent of a variable is defined wherever the variable is.
 """
 
@@ -19,17 +19,15 @@ from typing import Any, Dict, List, Optional, Set
 
 import gast
 
+from ..analysis.activity import analyze_activity
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from .rules import (
     active_operands,
-    element_activity,
     inline_rule,
     no_rule_checks,
-    object_method_error,
     primal_by_rule,
-    single_packs,
 )
 
 __all__ = ["forward"]
@@ -58,48 +56,8 @@ class Forward:
 
     # ---------------------------------------------------------------- activity
     def analyze(self, stmts: List[Any]) -> None:
-        self.packs = single_packs(stmts)
-        while True:
-            before = len(self.active)
-            self._activity(stmts)
-            if len(self.active) == before:
-                return
-
-    def _activity(self, stmts: List[Any]) -> None:
-        for s in stmts:
-            op: Optional[Op] = getattr(s, "sj_op", None)
-            if op is not None and op.kind == "unknown":
-                loc = self.src.location(s) if hasattr(s, "lineno") else None
-                err = object_method_error(op, self.active, loc, s, "a differentiated value")
-                if err is not None:
-                    raise err
-            if isinstance(s, gast.Assign) and op is not None:
-                t = s.targets[0].id
-                if op.kind == "prim":
-                    elem = element_activity(op, self.packs, self.active)
-                    if elem is not None:
-                        if elem:
-                            self.active.add(t)
-                    elif op.prim.differentiable and any(
-                        n in self.active for n in op.operand_names()
-                    ):
-                        self.active.add(t)
-                elif op.kind in ("copy", "pack", "unknown"):
-                    if any(n in self.active for n in op.operand_names()):
-                        self.active.add(t)
-                elif op.kind == "pop" and op.target in self.active:
-                    self.active.add(t)
-                elif op.kind == "append" and any(n in self.active for n in op.operand_names()):
-                    self.active.add(t)
-                    self.active.add(op.target)
-            elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
-                if any(n in self.active for n in op.operand_names()):
-                    self.active.add(op.target)
-            elif isinstance(s, gast.If):
-                self._activity(s.body)
-                self._activity(s.orelse)
-            elif isinstance(s, (gast.While, gast.For)):
-                self._activity(s.body)
+        """The active names (:func:`srcjax.analysis.activity.analyze_activity`)."""
+        self.active = analyze_activity(stmts, self.active, src=self.src).active
 
     # ---------------------------------------------------------------- helpers
     def _at(self, stmt: Any, origin: Any) -> Any:

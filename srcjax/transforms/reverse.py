@@ -29,18 +29,16 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import gast
 
+from ..analysis.activity import analyze_activity
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from ..primitives import registry
 from .rules import (
     active_operands,
-    element_activity,
     inline_rule,
     no_rule_checks,
-    object_method_error,
     primal_by_rule,
-    single_packs,
 )
 
 __all__ = ["reverse"]
@@ -98,91 +96,17 @@ class Reverse:
 
     # ------------------------------------------------------------------ analysis
     def analyze(self, stmts: List[Any]) -> None:
-        self.packs = single_packs(stmts)
-        changed = True
-        while changed:
-            before = (len(self.active), len(self.containers), len(self.maybe))
-            self._activity(stmts)
-            changed = before != (len(self.active), len(self.containers), len(self.maybe))
-
-    def _activity(self, stmts: List[Any]) -> None:
-        for s in stmts:
-            op: Optional[Op] = getattr(s, "sj_op", None)
-            if op is not None and op.kind == "unknown":
-                loc = self.src.location(s) if hasattr(s, "lineno") else None
-                err = object_method_error(op, self.active, loc, s, "a differentiated value")
-                if err is not None:
-                    raise err
-            if isinstance(s, gast.Assign) and op is not None:
-                t = s.targets[0].id
-                if op.kind == "prim":
-                    elem = element_activity(op, self.packs, self.active)
-                    if elem is not None:
-                        if elem:
-                            self.active.add(t)
-                    elif op.prim.differentiable and any(
-                        n in self.active for n in op.operand_names()
-                    ):
-                        self.active.add(t)
-                    if op.prim.returns_tree:
-                        self.containers.add(t)
-                    elif op.prim.kind == "custom":
-                        self.maybe.add(t)  # a custom_vjp/jvp function may return a tuple
-                    if op.prim.namespace == "ad" and not op.prim.array_result:
-                        # helpers of generated adjoint code pass containers through
-                        for v in op.bound.values():
-                            for it in v if isinstance(v, list) else [v]:
-                                if isinstance(it, gast.Name) and it.id in self.containers:
-                                    self.containers.add(t)
-                                if isinstance(it, gast.Name) and it.id in self.maybe:
-                                    self.maybe.add(t)  # (and holes: None stays None)
-                    if op.prim.public in (
-                        "ad.getitem",
-                        "ad.setitem",
-                        "ad.getattr",
-                        "ad.tree_slice",
-                    ):
-                        x = next(iter(op.bound.values()), None)
-                        if isinstance(x, gast.Name) and x.id in self.containers:
-                            self.containers.add(t)
-                        if isinstance(x, gast.Name) and x.id in self.maybe:
-                            self.maybe.add(t)
-                elif op.kind == "copy":
-                    if any(isinstance(v, gast.Constant) and v.value is None for v in op.elts):
-                        # `result = None` (vmap's placeholder for a value set in a
-                        # loop): a hole whose cotangent may stay None
-                        self.maybe.add(t)
-                    if any(n in self.active for n in op.operand_names()):
-                        self.active.add(t)
-                    if any(n in self.containers for n in op.operand_names()):
-                        self.containers.add(t)
-                    if any(n in self.maybe for n in op.operand_names()):
-                        self.maybe.add(t)
-                elif op.kind == "pack":
-                    self.containers.add(t)
-                    if any(n in self.active for n in op.operand_names()):
-                        self.active.add(t)
-                elif op.kind == "unknown":
-                    self.maybe.add(t)
-                    if any(n in self.active for n in op.operand_names()):
-                        self.active.add(t)
-                elif op.kind == "pop":
-                    if op.target in self.active:
-                        self.active.add(t)
-                elif op.kind == "append":  # lst = ad.push(lst, v)
-                    self.containers.add(t)
-                    if any(n in self.active for n in op.operand_names()):
-                        self.active.add(op.target)
-                        self.active.add(t)
-            elif isinstance(s, gast.Expr) and op is not None and op.kind == "append":
-                if any(n in self.active for n in op.operand_names()):
-                    self.active.add(op.target)
-            elif isinstance(s, gast.If):
-                self._activity(s.body)
-                self._activity(s.orelse)
-            elif isinstance(s, (gast.While, gast.For)):
-                for _ in range(2):
-                    self._activity(s.body)
+        """The active names, and those holding (maybe holding) containers
+        (:func:`srcjax.analysis.activity.analyze_activity`)."""
+        act = analyze_activity(
+            stmts,
+            self.active,
+            src=self.src,
+            containers=self.containers,
+            maybe=self.maybe,
+            loop_passes=2,
+        )
+        self.active, self.containers, self.maybe = act.active, act.containers, act.maybe
 
     # ------------------------------------------------------------------ helpers
     def zero_for(self, name: str, defined: bool = False) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import gast
 
@@ -95,51 +95,6 @@ def active_operands(prim: Any, bound: Dict[str, Any], active: Any):
             yield pname, p, arg, hits
 
 
-def single_packs(stmts: List[Any]) -> Dict[str, List[Any]]:
-    """Names bound exactly once, by a tuple or list display, and never appended to:
-    ``name -> its element nodes``. Activity analysis reads ``t = out[i]`` of such a
-    name as element ``i``'s activity, not the whole display's: a composition
-    returning ``(x_promoted, a_promoted)`` would otherwise make ``a`` active with
-    ``x`` (its derivative computed for nothing, or a rule that raises run).
-    Shared by both AD modes."""
-    stores: Dict[str, int] = {}
-    packs: Dict[str, List[Any]] = {}
-    appended: set = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        op = getattr(node, "sj_op", None)
-        if op is None:
-            continue
-        if op.kind == "append" and op.target:
-            appended.add(op.target)
-        if (
-            op.kind == "pack"
-            and isinstance(node, gast.Assign)
-            and isinstance(node.targets[0], gast.Name)
-            and isinstance(node.value, (gast.Tuple, gast.List))
-        ):
-            packs[node.targets[0].id] = list(node.value.elts)
-    return {n: e for n, e in packs.items() if stores.get(n) == 1 and n not in appended}
-
-
-def element_activity(op: Any, packs: Dict[str, List[Any]], active: Any) -> Any:
-    """For ``t = x[i]`` (``ad.getitem``) of a name in ``packs`` with a constant int
-    ``i``: whether element ``i`` is active (True/False); None when not such a read."""
-    if op.prim.public != "ad.getitem":
-        return None
-    x, idx = op.bound.get("x"), op.bound.get("idx")
-    if not (isinstance(x, gast.Name) and x.id in packs):
-        return None
-    if not (isinstance(idx, gast.Constant) and type(idx.value) is int):
-        return None
-    elts = packs[x.id]
-    if not -len(elts) <= idx.value < len(elts):
-        return None
-    e = elts[idx.value]
-    return any(n in active for n in N.names_in(e))
-
-
 def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exception):
     """Statements for an active operand of a parameter ``prim`` has no rule for
     (another parameter has one): ``ad.require_constant(x, message)``, raising
@@ -156,41 +111,6 @@ def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exc
         call = N.call("ad.require_constant", [N.name(a.id), N.const(pname), N.const(str(err))])
         out.append(gast.Expr(value=call))
     return out
-
-
-def object_method_error(
-    op: Any, names: Any, loc: Any, s: Any, what: str, error: Any = None
-) -> Optional[Exception]:
-    """The error for ``obj.method(v)`` (an ``unknown`` op with ``effect``) given a
-    value in ``names`` (active, or batched) as an argument, else None. The method
-    runs as it is, so the object may keep ``v`` (``self.total = self.total + v``)
-    where no transform follows it: refused even where the call's result is not
-    used (grad of an accumulator object gave 0.0, JAX 3.0; vmap mixed the
-    examples). ``what``: "a differentiated value" or "a batched value"; ``loc``:
-    the user's location; ``error``: the class (NoDerivativeRuleError)."""
-    if op.kind != "unknown" or not op.effect:
-        return None
-    args = op.elts[1:] if op.effect == "method" else op.elts
-    if not any(isinstance(e, gast.Name) and e.id in names for e in args):
-        return None
-    if error is None:
-        from ..errors import NoDerivativeRuleError as error
-    call = N.to_source(s.value.func).strip() + "(...)"
-    if op.effect == "construct":
-        return error(
-            f"`{call}` builds an instance of a class that is no pytree from {what}: "
-            "srcjax cannot follow the value into the instance",
-            loc,
-            op.hint,
-        )
-    return error(
-        f"`{call}` calls a method of an object srcjax does not transform with {what} "
-        "as an argument: the object may keep it, where srcjax cannot follow it",
-        loc,
-        "make the method a function that returns the new value (acc = add(acc, v)), or "
-        "register the class as a pytree (srcjax.tree_util.register_pytree_node_class): "
-        "then its methods are transformed with your code",
-    )
 
 
 def inline_rule(
