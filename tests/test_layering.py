@@ -127,7 +127,6 @@ CYCLE_ALLOWED: Set[str] = {
     "srcjax.frontend.normalize",
     "srcjax.jit_api",
     "srcjax.jit_api.jitted",
-    "srcjax.jit_api.outputs",
     "srcjax.jit_api.signature",
     "srcjax.lax",
     "srcjax.lax._more",
