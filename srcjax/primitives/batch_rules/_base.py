@@ -130,3 +130,15 @@ def _shifted_static_rule(pname, default, unbatched):
         return c.rebuild(**{pname: N.const((default if value is None else value) + 1)})
 
     return rule
+
+
+def _flat_rows(c, x, base="x"):
+    """``name = reshape(x, (size, -1))`` emitted first (``name`` from ``x``'s
+    name, or ``base``): batched ``x`` with every example flattened (the rules of
+    ``axis=None``: take, norm, argmax, cumsum, roll, repeat ...)."""
+    return c.let(
+        (x.id if _is_name(x) else base) + "_flat",
+        N.call(
+            "jnp.reshape", [N.clone(x), gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]
+        ),
+    )

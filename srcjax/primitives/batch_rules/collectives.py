@@ -143,26 +143,22 @@ def _axis_index_rule(c):
     return N.call("jnp.arange", [c.size])
 
 
-def _ppermute_rule(c):
-    mine, rest = _collective_names(c)
-    if rest:
-        raise TransformValueError("lax.ppermute takes one axis name")
-    x = c.arg("x")
-    if not mine:
-        return c.rebuild()
-    x = x if c.batched("x") else c.materialize(x)
-    return N.call("ad.permute_rows", [x, c.arg("perm")])
+def _permute_rule(name, perm):
+    """``lax.ppermute`` / ``lax.pshuffle`` (``name``) under ``vmap(axis_name=...)``:
+    the examples permuted by ``ad.permute_rows`` with the row permutation
+    ``perm(c)``; over another axis name, the same call."""
 
+    def rule(c):
+        mine, rest = _collective_names(c)
+        if rest:
+            raise TransformValueError(f"{name} takes one axis name")
+        x = c.arg("x")
+        if not mine:
+            return c.rebuild()
+        x = x if c.batched("x") else c.materialize(x)
+        return N.call("ad.permute_rows", [x, perm(c)])
 
-def _pshuffle_rule(c):
-    mine, rest = _collective_names(c)
-    if rest:
-        raise TransformValueError("lax.pshuffle takes one axis name")
-    x = c.arg("x")
-    if not mine:
-        return c.rebuild()
-    x = x if c.batched("x") else c.materialize(x)
-    return N.call("ad.permute_rows", [x, N.call("ad.shuffle_pairs", [c.arg("perm")])])
+    return rule
 
 
 def _scatter_static(c, names):
@@ -215,8 +211,11 @@ def _permute_rows_rule(c):
 
 _def(["lax.all_gather"], _all_gather_rule)
 _def(["lax.axis_index"], _axis_index_rule)
-_def(["lax.ppermute"], _ppermute_rule)
-_def(["lax.pshuffle"], _pshuffle_rule)
+_def(["lax.ppermute"], _permute_rule("lax.ppermute", lambda c: c.arg("perm")))
+_def(
+    ["lax.pshuffle"],
+    _permute_rule("lax.pshuffle", lambda c: N.call("ad.shuffle_pairs", [c.arg("perm")])),
+)
 _def(["lax.psum_scatter"], _psum_scatter_rule)
 _def(["lax.all_to_all"], _all_to_all_rule)
 _def(["ad.shuffle_pairs"], lambda c: (c.rebuild(), False))

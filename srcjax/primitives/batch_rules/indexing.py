@@ -9,9 +9,8 @@ import gast
 
 from ...errors import TransformValueError
 from ...frontend import nodes as N
-from ._base import _def, _helper_materialized, _is_name, _unbatched_result
+from ._base import _def, _flat_rows, _helper_materialized, _is_name, _unbatched_result
 from .runtime_index import _LEADING_SEPARATOR, _LEADING_SEPARATOR_HINT, VmapIndexError
-from .structural import _flat_rows
 
 
 def _take_along_axis(c):
@@ -38,10 +37,7 @@ def _take(c):
         return None
     a = c.arg("a")
     if axis is None:
-        flat = c.let(
-            (a.id if _is_name(a) else "a") + "_flat",
-            N.call("jnp.reshape", [a, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
-        )
+        flat = _flat_rows(c, a, "a")
         return c.rebuild(a=flat, axis=N.const(1))
     return c.rebuild(axis=c.shift_axis("axis", a))
 

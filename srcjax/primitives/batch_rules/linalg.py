@@ -7,7 +7,7 @@ from __future__ import annotations
 import gast
 
 from ...frontend import nodes as N
-from ._base import _def, _example, _helper_materialized, _is_name, _same
+from ._base import _def, _example, _flat_rows, _helper_materialized, _same
 from .runtime_index import _batch_einsum_spec
 
 
@@ -186,10 +186,7 @@ def _norm(c):
     if not ok or not okord:
         return None
     if axis is None and ord_ is None:
-        flat = c.let(
-            (x.id if _is_name(x) else "x") + "_flat",
-            N.call("jnp.reshape", [x, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
-        )
+        flat = _flat_rows(c, x)
         return c.rebuild(x=flat, axis=N.const(1))
     return c.rebuild(axis=c.shift_axis("axis", x))
 

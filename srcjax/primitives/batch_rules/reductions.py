@@ -4,12 +4,11 @@ logsumexp, top_k, quantiles and the nan reductions."""
 
 from __future__ import annotations
 
-import gast
 import numpy as np
 
 from ...frontend import nodes as N
 from ..registry import REGISTRY, by_public
-from ._base import _axis_rule, _def, _is_name, _static_operand
+from ._base import _axis_rule, _def, _flat_rows, _static_operand
 
 for _n in (
     "jnp.sum",
@@ -58,10 +57,7 @@ def _flat_axis_rule(xname, none_flatten=True):
         x = c.arg(xname)
         ok, axis = c.static("axis")
         if ok and axis is None and none_flatten:
-            flat = c.let(
-                (x.id if _is_name(x) else "x") + "_flat",
-                N.call("jnp.reshape", [x, gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]),
-            )
+            flat = _flat_rows(c, x)
             return c.rebuild(**{xname: flat, "axis": N.const(1)})
         if not ok:
             return None

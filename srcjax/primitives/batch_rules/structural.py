@@ -9,7 +9,7 @@ import numpy as np
 
 from ...frontend import nodes as N
 from ..registry import REGISTRY
-from ._base import _def, _example, _is_name, _lifted_to_shape, _reg, _static_operand
+from ._base import _def, _example, _flat_rows, _is_name, _lifted_to_shape, _reg, _static_operand
 
 
 def _shape_query(c):
@@ -191,16 +191,6 @@ def _stack(c):
 
 _def(["jnp.concatenate"], _concat)
 _def(["jnp.stack"], _stack)
-
-
-def _flat_rows(c, x):
-    """Batched ``x`` with every example flattened: ``reshape(x, (size, -1))``."""
-    return c.let(
-        (x.id if _is_name(x) else "x") + "_flat",
-        N.call(
-            "jnp.reshape", [N.clone(x), gast.Tuple(elts=[c.size, N.const(-1)], ctx=gast.Load())]
-        ),
-    )
 
 
 def _roll(c):
