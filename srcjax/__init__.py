@@ -9,6 +9,7 @@ from . import errors, numpy, tree_util  # noqa: F401  (numpy registers the primi
 from .backends import malloc as _malloc
 from . import lax  # noqa: F401,I001  (after numpy: it aliases primitives)
 from . import nn, scipy  # noqa: F401,I001  (srcjax.nn works after `import srcjax`, as jax.nn)
+from .lax import linalg as _lax_linalg  # noqa: F401,I001  (srcjax.lax.linalg, as jax.lax.linalg)
 from . import tree  # noqa: F401,I001  (jax.tree.map)
 from . import flatten_util  # noqa: F401,I001  (jax.flatten_util.ravel_pytree)
 from . import debug  # noqa: F401,I001  (jax.debug.print)

@@ -1,0 +1,260 @@
+"""``srcjax.lax.linalg``: the decompositions of ``jax.lax.linalg`` (JAX 0.10.2),
+with JAX's signatures and result conventions (``eigh`` returns ``(v, w)``,
+``lu`` returns ``(lu, pivots, permutation)``, ``cholesky`` the lower factor).
+
+Each function is a composition of srcjax's linear-algebra primitives (those of
+``srcjax.numpy.linalg`` and ``srcjax.scipy.linalg``), inlined into transformed
+code like a user function, so derivatives and batching are those primitives'
+(JAX's rules). Options JAX takes only for other platforms (``implementation``,
+``algorithm``, ``use_magma``) are accepted and ignored.
+https://docs.jax.dev/en/latest/jax.lax.html#linear-algebra-operators
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .. import numpy as jnp
+from ..numpy import linalg as _jla
+from ..primitives.linalg import cholesky as _cholesky
+from ..primitives.linalg import solve_triangular
+from ..primitives.registry import Primitive, register
+from ..scipy import linalg as _sla
+
+__all__ = [
+    "cholesky",
+    "cholesky_update",
+    "eig",
+    "eigh",
+    "lu",
+    "lu_pivots_to_permutation",
+    "qr",
+    "schur",
+    "svd",
+    "symmetric_product",
+    "triangular_solve",
+    "tridiagonal_solve",
+]
+
+
+def _refuse_impl(flag, what):
+    """Static: ``NotImplementedError`` naming ``what`` when ``flag`` is set."""
+    if flag:
+        raise NotImplementedError(f"srcjax lax.linalg: {what} is not implemented")
+    return 0
+
+
+_refuse = register(
+    Primitive("ad.lax_linalg_refuse", _refuse_impl, kind="internal", differentiable=False)
+)
+_refuse.def_batch(lambda c: (c.rebuild(), False))  # the same for every example
+_refuse.samples = lambda rng: []
+
+
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
+    """The lower Cholesky factor ``L`` (``x = L @ L^H``) of each matrix of ``x``
+    ``(..., n, n)`` (jax.lax.linalg.cholesky). With ``symmetrize_input`` the
+    factor is that of ``(x + x^H) / 2``; without, only the lower triangle is
+    read. Shape and dtype: ``x``'s; NaNs where a matrix is not positive definite."""
+    return _cholesky(x, symmetrize_input=symmetrize_input)
+
+
+def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
+    """The upper Cholesky factor of ``R^T R + w w^T`` given the upper factor
+    ``r_matrix`` ``(n, n)`` of ``R^T R`` and ``w_vector`` ``(n,)``
+    (jax.lax.linalg.cholesky_update): computed as the factor of the updated
+    matrix (the same matrix as JAX's rotations give, up to rounding)."""
+    a = jnp.matmul(jnp.swapaxes(r_matrix, -1, -2), r_matrix)
+    a = a + jnp.expand_dims(w_vector, -1) * jnp.expand_dims(w_vector, -2)
+    return jnp.swapaxes(_cholesky(a, symmetrize_input=False), -1, -2)
+
+
+def eigh(
+    x: Any,
+    *,
+    lower: bool = True,
+    symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index: Optional[Tuple[int, int]] = None,
+    implementation: Any = None,
+) -> Tuple[Any, Any]:
+    """Eigendecomposition of Hermitian (real: symmetric) matrices ``x`` ``(...,
+    n, n)`` (jax.lax.linalg.eigh): ``(v, w)``, eigenvectors ``v[..., :, i]``
+    (``x``'s dtype) for the eigenvalues ``w[..., i]`` (real), ascending.
+    ``symmetrize_input`` uses ``(x + x^H) / 2``, else the triangle ``lower``
+    names. ``subset_by_index=(start, end)`` keeps eigenpairs ``start:end``.
+    Derivatives: ``jnp.linalg.eigh``'s (JAX's)."""
+    w, v = _jla.eigh(x, UPLO="L" if lower else "U", symmetrize_input=symmetrize_input)
+    if subset_by_index is not None:
+        start, end = subset_by_index
+        w = w[..., start:end]
+        v = v[..., :, start:end]
+    return v, w
+
+
+def eig(
+    x: Any,
+    *,
+    compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+    implementation: Any = None,
+    use_magma: Any = None,
+) -> list:
+    """Eigenvalues ``w`` ``(..., n)`` (complex) and right eigenvectors ``vr``
+    ``(..., n, n)`` of general matrices (jax.lax.linalg.eig, LAPACK's ``geev``
+    through ``jnp.linalg.eig``): ``[w, vr]`` with
+    ``compute_left_eigenvectors=False``, ``[w]`` with neither. Left
+    eigenvectors raise ``NotImplementedError`` (pass
+    ``compute_left_eigenvectors=False``)."""
+    _refuse(compute_left_eigenvectors, "eig with compute_left_eigenvectors=True")
+    w, vr = _jla.eig(x)
+    if compute_right_eigenvectors:
+        return [w, vr]
+    return [w]
+
+
+def lu(x: Any) -> Tuple[Any, Any, Any]:
+    """LU decomposition with partial pivoting, ``P x = L U``, of ``x`` ``(...,
+    m, n)`` (jax.lax.linalg.lu): ``(lu, pivots, permutation)``. ``lu`` has
+    ``x``'s shape and dtype with unit-lower ``L`` below the diagonal and ``U``
+    on and above it; ``pivots`` ``(..., min(m, n))`` int32 are the row swaps;
+    ``permutation`` ``(..., m)`` int32 with ``x[permutation] = L @ U``.
+    Differentiable in ``x`` for square matrices (JAX's rule)."""
+    _, pivots, perm = _sla.lu_decompose(x)
+    return _sla.lu_attach(x, perm), pivots, perm
+
+
+def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
+    """The permutation ``(..., permutation_size)`` int32 that the row swaps
+    ``pivots`` ``(..., k)`` (row ``i`` with row ``pivots[i]``, in order) make
+    (jax.lax.linalg.lu_pivots_to_permutation)."""
+    return _sla.lu_pivots_to_permutation(pivots, permutation_size)
+
+
+def qr(
+    x: Any, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None
+) -> Tuple[Any, Any]:
+    """QR decomposition of ``x`` ``(..., m, n)`` (jax.lax.linalg.qr): ``(q, r)``
+    with ``q`` ``(..., m, m)`` and ``r`` ``(..., m, n)`` (``full_matrices``),
+    else ``q`` ``(..., m, k)``, ``r`` ``(..., k, n)``, ``k = min(m, n)``. Signs
+    as LAPACK's (and JAX's on CPU). ``pivoting=True`` raises
+    ``NotImplementedError``. Derivatives: ``jnp.linalg.qr``'s."""
+    _refuse(pivoting, "qr with pivoting=True")
+    return _jla.qr(x, mode="complete" if full_matrices else "reduced")
+
+
+def schur(
+    x: Any,
+    *,
+    compute_schur_vectors: bool = True,
+    sort_eig_vals: bool = False,
+    select_callable: Any = None,
+) -> Any:
+    """Schur decomposition ``x = Q U Q^H`` of square matrices ``x`` ``(..., m,
+    m)`` (jax.lax.linalg.schur, LAPACK's ``gees``): ``(U, Q)``, ``U``
+    quasi-upper-triangular (real input), or ``U`` alone without
+    ``compute_schur_vectors``. Not differentiable, as in JAX."""
+    t, z = _sla.schur(x)
+    if compute_schur_vectors:
+        return t, z
+    return t
+
+
+def svd(
+    x: Any,
+    *,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    subset_by_index: Optional[Tuple[int, int]] = None,
+    algorithm: Any = None,
+) -> Any:
+    """Singular value decomposition of ``x`` ``(..., m, n)``
+    (jax.lax.linalg.svd): ``(u, s, vh)`` with ``x = u @ diag(s) @ vh`` (``s``
+    descending, real), or ``s`` alone without ``compute_uv``. ``u`` ``(..., m,
+    m)`` and ``vh`` ``(..., n, n)`` with ``full_matrices``, else ``k =
+    min(m, n)`` columns/rows. ``subset_by_index=(start, end)`` keeps singular
+    triplets ``start:end``. Derivatives: ``jnp.linalg.svd``'s."""
+    if not compute_uv:
+        s = _jla.svd(x, full_matrices=False, compute_uv=False)
+        if subset_by_index is not None:
+            s = s[..., subset_by_index[0] : subset_by_index[1]]
+        return s
+    u, s, vh = _jla.svd(x, full_matrices=full_matrices, compute_uv=True)
+    if subset_by_index is not None:
+        start, end = subset_by_index
+        u = u[..., :, start:end]
+        s = s[..., start:end]
+        vh = vh[..., start:end, :]
+    return u, s, vh
+
+
+def symmetric_product(
+    a_matrix: Any,
+    c_matrix: Any,
+    *,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    symmetrize_output: bool = False,
+) -> Any:
+    """``alpha * a @ a^T + beta * c`` for ``a`` ``(..., m, n)`` and symmetric
+    ``c`` ``(..., m, m)`` (jax.lax.linalg.symmetric_product). The whole matrix
+    is computed (JAX guarantees only the lower triangle unless
+    ``symmetrize_output``, which then mirrors the lower triangle)."""
+    out = alpha * jnp.matmul(a_matrix, jnp.swapaxes(a_matrix, -1, -2)) + beta * c_matrix
+    if symmetrize_output:
+        low = jnp.tril(out)
+        out = low + jnp.swapaxes(jnp.tril(out, -1), -1, -2)
+    return out
+
+
+def triangular_solve(
+    a: Any,
+    b: Any,
+    *,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+) -> Any:
+    """Solve ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b`` for
+    triangular ``a`` ``(..., m, m)`` (jax.lax.linalg.triangular_solve), where
+    ``op(a)`` is ``a`` transposed if ``transpose_a`` and conjugated if
+    ``conjugate_a``. Only the triangle ``lower`` names is read (and not the
+    diagonal with ``unit_diagonal``). ``b``: ``(..., m, n)`` (left side) or
+    ``(..., n, m)``. Result: ``b``'s shape and dtype. Differentiable in ``a``
+    and ``b``."""
+    if left_side:
+        return _left_solve(a, b, lower, transpose_a, conjugate_a, unit_diagonal)
+    # x op(a) = b  <=>  op(a)^T x^T = b^T, and op(a)^T flips transpose_a
+    bt = jnp.swapaxes(b, -1, -2)
+    xt = _left_solve(a, bt, lower, not transpose_a, conjugate_a, unit_diagonal)
+    return jnp.swapaxes(xt, -1, -2)
+
+
+def _left_solve(a, b, lower, transpose_a, conjugate_a, unit_diagonal):
+    """``op(a) x = b`` with solve_triangular's ``trans`` (0: a, 1: a^T, 2: a^H)."""
+    if transpose_a:
+        return solve_triangular(a, b, 2 if conjugate_a else 1, lower, unit_diagonal)
+    if conjugate_a:
+        return solve_triangular(jnp.conj(a), b, 0, lower, unit_diagonal)
+    return solve_triangular(a, b, 0, lower, unit_diagonal)
+
+
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool = False) -> Any:
+    """Solve the tridiagonal system ``A x = b`` (jax.lax.linalg.tridiagonal_solve):
+    ``A[i, i-1] = dl[i]``, ``A[i, i] = d[i]``, ``A[i, i+1] = du[i]`` (``dl[0]``
+    and ``du[m-1]`` are not read); ``dl``, ``d``, ``du`` ``(..., m)``, ``b``
+    ``(..., m, n)``. Result: ``b``'s shape and dtype. Solved as the dense
+    system by LU with partial pivoting (as LAPACK's ``gtsv``), so
+    differentiable in all four operands. ``perturb_singular=True`` raises
+    ``NotImplementedError``."""
+    _refuse(perturb_singular, "tridiagonal_solve with perturb_singular=True")
+    m = jnp.shape(d)[-1]
+    a = (
+        jnp.expand_dims(dl, -1) * jnp.eye(m, k=-1, dtype=d.dtype)
+        + jnp.expand_dims(d, -1) * jnp.eye(m, dtype=d.dtype)
+        + jnp.expand_dims(du, -1) * jnp.eye(m, k=1, dtype=d.dtype)
+    )
+    return _jla.solve(a, b)
