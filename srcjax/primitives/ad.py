@@ -425,7 +425,7 @@ def _zeros_like(x):
     if isinstance(x, np.generic):
         return x.dtype.type(0)
     if not isinstance(x, np.ndarray):
-        from .control import _class_kind
+        from .control._trees import _class_kind
 
         kind = _class_kind(x)
         if kind is not None:  # a registered pytree class: the same class of zeros
@@ -730,7 +730,7 @@ def _all_real(g) -> bool:
         return d.kind != "c"
     if isinstance(g, complex):
         return False
-    from .control import _class_kind
+    from .control._trees import _class_kind
 
     if _class_kind(g) is not None:
         from srcjax import tree_util

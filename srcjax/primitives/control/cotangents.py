@@ -1,0 +1,585 @@
+"""Seeding, checking and sparse cotangents: ``ad.seed`` (``grad``'s 1), the checks
+of a user-given cotangent (``vjp``), ``ad.cotangent_like``, ``ad.setitem``,
+``lax.stop_gradient``.
+
+The adjoint of ``w = params["w"]`` is a container holding ``w_bar`` at "w" and
+*nothing* elsewhere: ``None`` stands for a zero cotangent (``ad.tree_add``,
+``ad.part``, ``ad.forget``, the tape's ``ad.push``/``ad.pop``); ``ad.densify``
+and ``ad.fill_holes`` fill the holes with zeros once, at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import NonDifferentiableError
+from ..registry import Primitive, register
+from ..registry import alias as registry_alias
+from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like
+
+__all__ = ["stop_gradient"]
+
+
+_ONES: dict = {}
+
+
+def _seed(out):
+    """Cotangent seed for ``grad``: 1 of ``out``'s dtype.
+
+    Raises TypeError as JAX does when ``out`` is not a real floating scalar
+    (``grad`` requires real scalar outputs; see ``jax.grad``).
+    """
+    dt = getattr(out, "dtype", None)
+    if dt is not None and dt.kind == "f" and out.shape == ():
+        one = _ONES.get(dt)
+        if one is None:
+            one = _ONES[dt] = dt.type(1.0)
+        return one
+    if isinstance(out, (tuple, list, dict)):
+        raise NonDifferentiableError(
+            f"Gradient only defined for scalar-output functions; the output is a "
+            f"{type(out).__name__}",
+            hint="if the function returns (value, aux), pass has_aux=True; "
+            "otherwise use srcjax.vjp / srcjax.jacrev",
+        )
+    shape = np.shape(out)
+    if shape != ():
+        raise NonDifferentiableError(
+            f"Gradient only defined for scalar-output functions. Output had shape: {shape}.",
+            hint="reduce the output (e.g. jnp.sum) or use srcjax.vjp / srcjax.jacrev",
+        )
+    if dt is None:
+        if isinstance(out, float):
+            return 1.0
+        if isinstance(out, (bool, int, np.integer, np.bool_)):
+            dt = np.asarray(out).dtype
+        else:
+            raise NonDifferentiableError(
+                f"grad requires real-valued outputs; got a value of type {type(out).__name__}"
+            )
+    if dt.kind != "f":
+        raise NonDifferentiableError(
+            f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dt.name}.",
+            hint="for holomorphic functions use a real loss; for integers, cast to float",
+        )
+    return dt.type(1.0)
+
+
+seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
+seed.facts(array_result=True)
+
+
+def _seed_holomorphic(out):
+    """Cotangent seed for ``grad(..., holomorphic=True)``: 1 of ``out``'s complex
+    dtype; TypeError (JAX's message) for a real or non-scalar output."""
+    dt = getattr(out, "dtype", None)
+    if dt is None and isinstance(out, complex):
+        return 1.0 + 0.0j
+    if dt is None or dt.kind != "c":
+        name = dt.name if dt is not None else type(out).__name__
+        raise NonDifferentiableError(
+            f"grad with holomorphic=True requires outputs with complex dtype, but got {name}.",
+            hint="return a complex value, or use holomorphic=False for a real loss",
+        )
+    if np.shape(out) != ():
+        raise NonDifferentiableError(
+            "Gradient only defined for scalar-output functions. Output had shape: "
+            f"{np.shape(out)}.",
+            hint="reduce the output (e.g. jnp.sum) or use srcjax.vjp / srcjax.jacrev",
+        )
+    return dt.type(1.0)
+
+
+seed_holomorphic = register(
+    Primitive("ad.seed_holomorphic", _seed_holomorphic, kind="internal", differentiable=False)
+).facts(array_result=True)
+seed_holomorphic.samples = lambda rng: [((np.complex64(1.5 - 2j),), {})]
+
+
+def _leaf_type(x, skip: int) -> str:
+    shape = np.shape(x)[skip:]
+    dt = getattr(x, "dtype", None)
+    name = dt.name if dt is not None else type(x).__name__
+    return f"{name}[{','.join(str(d) for d in shape)}]"
+
+
+def _check_cotangent(ct, out, ct_batch=0, out_batch=0):
+    """The output cotangent ``ct`` handed to a ``vjp`` function, checked against
+    the primal output ``out`` as ``jax.vjp``'s pullback checks it: the output's
+    pytree structure, and each leaf of the output's shape and (canonical)
+    floating dtype. 64-bit cotangents narrow when x64 is off and Python scalars
+    take the output's dtype (JAX canonicalizes both). As in srcjax's sparse
+    cotangents, ``None`` stands for a zero cotangent and a list may stand for a
+    tuple. ``ct_batch``/``out_batch`` count leading vmap
+    axes to skip (set by the batching rule).
+
+    Raises:
+        ValueError (``TransformValueError``) on a structure, shape or dtype mismatch.
+    """
+    return _checked_ct(ct, out, ct_batch, out_batch, ct, out)
+
+
+def _ct_mismatch(what: str, ct_all, out_all):
+    from ...errors import TransformValueError
+    from ...tree_util import tree_structure
+
+    return TransformValueError(
+        f"unexpected {what} of the cotangent passed to the function returned by vjp"
+        f" (the cotangent has structure {tree_structure(ct_all)}, the differentiated "
+        f"function's output {tree_structure(out_all)}). Pass a cotangent with the "
+        "output's structure, shapes and dtypes, as jax.vjp requires."
+    )
+
+
+def _checked_ct(c, o, cb, ob, ct_all, out_all):
+    if c is None:
+        return c
+    if isinstance(o, (list, tuple)):
+        if not isinstance(c, (list, tuple)) or len(c) != len(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        new = [_checked_ct(ci, oi, cb, ob, ct_all, out_all) for ci, oi in zip(c, o)]
+        if all(a is b for a, b in zip(new, c)):
+            return c
+        return type(c)(*new) if hasattr(c, "_fields") else type(c)(new)
+    if isinstance(o, dict):
+        if not isinstance(c, dict) or set(c) != set(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        new = {k: _checked_ct(v, o[k], cb, ob, ct_all, out_all) for k, v in c.items()}
+        if all(new[k] is c[k] for k in c):
+            return c
+        return dict_like(c, new)
+    kind = _class_kind(o)
+    if kind is not None:
+        if type(c) is not type(o):
+            raise _ct_mismatch("tree structure", ct_all, out_all)
+        cc, aux = kind.flatten(c)
+        oc, _ = kind.flatten(o)
+        new = [_checked_ct(ci, oi, cb, ob, ct_all, out_all) for ci, oi in zip(cc, oc)]
+        if all(a is b for a, b in zip(new, cc)):
+            return c
+        return kind.unflatten(aux, tuple(new))
+    if o is None:
+        raise _ct_mismatch("tree structure", ct_all, out_all)
+    if isinstance(c, (dict, list, tuple)) or _class_kind(c) is not None:
+        raise _ct_mismatch("tree structure", ct_all, out_all)
+    if np.ndim(c) < cb:  # an unbatched leaf inside a batched container
+        return c
+    return _checked_ct_leaf(c, o, cb, ob)
+
+
+def _checked_ct_leaf(c, o, cb, ob):
+    from ...dtypes import canonicalize_dtype
+    from ...errors import TransformValueError
+
+    o_dt = getattr(o, "dtype", None)
+    if o_dt is None:
+        o_dt = np.asarray(o).dtype
+    c_dt = getattr(c, "dtype", None)
+    o_shape = np.shape(o)[ob:]
+    ok = np.shape(c)[cb:] == o_shape
+    if ok and o_dt.kind in "fc" and c_dt is not None:
+        # (compared as JAX types them: an output NumPy promotion made float64 while
+        # x64 is off is float32 in JAX, and so is the cotangent a user passes)
+        ok = canonicalize_dtype(c_dt) == canonicalize_dtype(o_dt)
+    if not ok:
+        raise TransformValueError(
+            "unexpected shape/dtype of the cotangent passed to the function returned by "
+            f"vjp: got {_leaf_type(c, cb)}, but expected "
+            f"{o_dt.name}[{','.join(str(d) for d in o_shape)}] because the corresponding "
+            "output of the differentiated function has that type."
+        )
+    if o_dt.kind in "fc" and (c_dt is None or c_dt != o_dt):
+        return np.asarray(c, o_dt)
+    return c
+
+
+check_cotangent = register(Primitive("ad.check_cotangent", _check_cotangent, kind="internal"))
+check_cotangent.facts(effectful=True)  # (checks raise on stand-ins)
+
+
+def _check_cotangent_vjp(g, ans, ct, out, ct_batch=0, out_batch=0):
+    return g
+
+
+def _check_cotangent_jvp(t, ans, ct, out, ct_batch=0, out_batch=0):
+    return t
+
+
+check_cotangent.def_vjp(_check_cotangent_vjp)
+check_cotangent.def_jvp(_check_cotangent_jvp)
+check_cotangent.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
+def _cotangent_like(ct, x):
+    """``ct`` as a cotangent for ``x``: a materialized scalar zero becomes zeros of
+    ``x``'s shape and dtype; arrays are cast to ``x``'s floating dtype."""
+    if isinstance(x, (dict, list, tuple)):
+        return ct  # (before np.shape: that builds an object array of a container)
+    xs = np.shape(x)
+    if np.shape(ct) != xs:
+        ct = np.broadcast_to(ct, xs).copy()
+    dt = getattr(x, "dtype", None)
+    if dt is not None and getattr(ct, "dtype", dt) != dt and dt.kind == "f":
+        ct = np.asarray(ct, dtype=dt)
+    if isinstance(ct, np.ndarray) and not ct.flags.writeable:
+        ct = ct.copy()  # a broadcast view: gradients are ordinary arrays (g *= 0.5)
+    return ct
+
+
+cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="internal"))
+
+
+def _cotangent_like_vjp(g, ans, ct, x):
+    return g
+
+
+def _cotangent_like_jvp(t, ans, ct, x):
+    return cotangent_like(t, x)  # filling holes with zeros is linear
+
+
+cotangent_like.def_vjp(_cotangent_like_vjp)
+cotangent_like.def_jvp(_cotangent_like_jvp)
+cotangent_like.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
+def _setitem(x, idx, v):
+    """Functional ``x[idx] = v`` for Python containers (returns a new container).
+
+    Arrays are immutable as in JAX: raises TypeError pointing to ``x.at[idx].set(v)``.
+    """
+    if isinstance(x, dict):
+        out = dict(x)
+        out[idx] = v
+        return out
+    if isinstance(x, list):
+        out = list(x)
+        out[idx] = v
+        return out
+    raise TypeError(
+        f"'{type(x).__name__}' object does not support item assignment. JAX arrays are "
+        "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another "
+        ".at[] method: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+    )
+
+
+setitem = register(Primitive("ad.setitem", _setitem, kind="structural")).facts(tree_valued=True)
+
+
+def _setitem_vjp_x(g, ans, x, idx, v):
+    return forget(g, idx)
+
+
+def _setitem_vjp_v(g, ans, x, idx, v):
+    return part(g, idx, v)
+
+
+def _setitem_jvp_x(t, ans, x, idx, v):
+    return setitem(t, idx, 0.0)
+
+
+def _setitem_jvp_v(t, ans, x, idx, v):
+    return tree_index_adjoint(t, x, idx)
+
+
+setitem.def_vjp(_setitem_vjp_x, None, _setitem_vjp_v)
+setitem.def_jvp(_setitem_jvp_x, None, _setitem_jvp_v)
+setitem.samples = lambda rng: []  # containers only; tested through grad
+
+
+def _stop_gradient(x):
+    """Identity whose derivative is zero (``jax.lax.stop_gradient``). Pytrees pass
+    through unchanged."""
+    return x
+
+
+stop_gradient = register(
+    Primitive("lax.stop_gradient", _stop_gradient, kind="elementwise", differentiable=False)
+)
+
+
+# ---------------------------------------------------------------------------
+# Sparse cotangents of Python containers.
+#
+# The adjoint of ``w = params["w"]`` is a container holding ``w_bar`` at "w"
+# and *nothing* elsewhere: ``None`` stands for a zero cotangent, so reading
+# six entries of a parameter dict does not allocate six dicts of zero arrays.
+# ``ad.cotangent_like`` fills the holes with zeros once, at the end.
+
+
+def _tree_add(a, b):
+    """``a + b`` for cotangents that may be ``None`` (zero) or containers."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict_like(a, a.items())
+        for k, v in b.items():
+            out[k] = _tree_add(out.get(k), v)
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        n = max(len(a), len(b))
+        kind = type(a) if isinstance(a, tuple) and not hasattr(a, "_fields") else list
+        a = list(a) + [None] * (n - len(a))
+        b = list(b) + [None] * (n - len(b))
+        return kind(_tree_add(x, y) for x, y in zip(a, b))
+    ka = _class_kind(a)
+    if ka is not None and type(b) is type(a):
+        ca, aux = ka.flatten(a)
+        cb, _ = ka.flatten(b)
+        ca, cb = list(ca), list(cb)
+        out = [_tree_add(x, y) for x, y in zip(ca, cb)]
+        return _unflatten_sparse(ka, aux, out, [x if x is not None else y for x, y in zip(ca, cb)])
+    return a + b
+
+
+tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
+
+
+def _tree_add_vjp_a(g, ans, a, b):
+    return densify(g, a)
+
+
+def _tree_add_vjp_b(g, ans, a, b):
+    return densify(g, b)
+
+
+def _tree_add_jvp_a(t, ans, a, b):
+    return t
+
+
+def _tree_add_jvp_b(t, ans, a, b):
+    return t
+
+
+tree_add.def_vjp(_tree_add_vjp_a, _tree_add_vjp_b)
+tree_add.def_jvp(_tree_add_jvp_a, _tree_add_jvp_b)
+tree_add.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
+def _tree_index_adjoint(ct, x, idx):
+    """The cotangent of ``x`` from ``x[idx]``'s cotangent ``ct``: sparse for containers,
+    dense (scatter-add into zeros) for arrays."""
+    if isinstance(x, dict):
+        return {idx: ct}
+    if isinstance(x, (list, tuple)):
+        out = [None] * len(x)
+        if isinstance(idx, slice):
+            for j, v in zip(range(*idx.indices(len(x))), ct):
+                out[j] = v
+        else:
+            out[idx] = ct
+        return out
+    if isinstance(idx, int) and not isinstance(idx, bool) and np.ndim(x) == 0:
+        # x is a zero cotangent standing for a whole container (a hole a first-order
+        # adjoint read items of: grad(grad) through a scan's tuple carry, user R):
+        # it is a constant, so no cotangent flows back into it
+        return None
+    from ..ad import index_adjoint
+
+    return index_adjoint(ct, x, idx)
+
+
+tree_index_adjoint = register(
+    Primitive("ad.tree_index_adjoint", _tree_index_adjoint, kind="internal")
+).facts(tree_valued=True)
+
+
+def _tia_vjp(g, ans, ct, x, idx):
+    return part(g, idx, ct)
+
+
+def _tia_jvp(t, ans, ct, x, idx):
+    return tree_index_adjoint(t, x, idx)
+
+
+tree_index_adjoint.def_vjp(_tia_vjp)
+tree_index_adjoint.def_jvp(_tia_jvp)
+tree_index_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(2, 3)), 1), {})]
+
+
+def _pop(lst):
+    """Pop the last cotangent of a list's cotangent (``None`` = all zero)."""
+    if lst is None:
+        return None
+    return lst.pop()
+
+
+pop = register(Primitive("ad.pop", _pop, kind="internal", differentiable=False))
+
+
+def _cotangent_like_tree(ct, x):
+    """Final form of ``x``'s cotangent: holes (``None``) become zeros of the right
+    shape and dtype, scalars are broadcast, floating dtypes match ``x``."""
+    return _fill(ct, x)
+
+
+cotangent_like.impl = _cotangent_like_tree
+registry_alias(cotangent_like, _cotangent_like_tree)
+
+
+def _part(ct, idx, like=None):
+    """``ct[idx]`` of a sparse container cotangent; a hole gives zeros like ``like``
+    (or ``None`` when ``like`` is not given)."""
+    out = None
+    if ct is not None:
+        if isinstance(ct, dict):
+            out = ct.get(idx)
+        elif isinstance(ct, (list, tuple)):
+            try:
+                out = ct[idx]
+            except IndexError:
+                out = None
+        else:
+            out = ct[idx]
+    if out is None and like is not None:
+        return _fill(None, like)
+    return out
+
+
+part = register(Primitive("ad.part", _part, kind="internal")).facts(tree_valued=True)
+
+
+def _part_vjp(g, ans, ct, idx, like=None):
+    return tree_index_adjoint(g, ct, idx)
+
+
+def _part_jvp(t, ans, ct, idx, like=None):
+    return part(t, idx, like)
+
+
+part.def_vjp(_part_vjp)
+part.def_jvp(_part_jvp)
+part.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
+
+
+def _forget(ct, idx):
+    """A copy of a container cotangent with the entry at ``idx`` set to zero (hole)."""
+    if ct is None:
+        return None
+    if isinstance(ct, dict):
+        out = dict(ct)
+        out.pop(idx, None)
+        return out
+    if isinstance(ct, (list, tuple)):
+        out = list(ct)
+        out[idx] = None
+        return out
+    out = np.array(ct, copy=True)
+    out[idx] = 0
+    return out
+
+
+forget = register(Primitive("ad.forget", _forget, kind="internal")).facts(tree_valued=True)
+
+
+def _forget_vjp(g, ans, ct, idx):
+    return forget(g, idx)
+
+
+def _forget_jvp(t, ans, ct, idx):
+    return forget(t, idx)
+
+
+forget.def_vjp(_forget_vjp)
+forget.def_jvp(_forget_jvp)
+forget.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
+
+
+def _pop_like(lst, like):
+    """Pop the last entry of a list cotangent; a hole gives zeros like ``like``."""
+    out = None if lst is None or not lst else lst.pop()
+    if out is None:
+        return _fill(None, like)
+    return out
+
+
+pop_like = register(Primitive("ad.pop_like", _pop_like, kind="internal", differentiable=False))
+
+
+def _push(lst, v):
+    """Append ``v`` to a list cotangent (``None`` = empty) and return the list."""
+    if lst is None:
+        lst = []
+    lst.append(v)
+    return lst
+
+
+push = register(Primitive("ad.push", _push, kind="internal", differentiable=False))
+
+
+def mark_tree_outputs() -> None:
+    """Flag the registered primitives whose result is a Python container."""
+    from ..registry import REGISTRY
+
+    for public in (
+        "jnp.split",
+        "jnp.array_split",
+        "jnp.hsplit",
+        "jnp.vsplit",
+        "jnp.unstack",
+        "jnp.meshgrid",
+        "jnp.linalg.slogdet",
+        "jnp.linalg.eigh",
+        "jnp.linalg.qr",
+        "jnp.linalg.svd",
+    ):
+        if public in REGISTRY:
+            REGISTRY[public].returns_tree = True
+
+
+def _densify(ct, like):
+    """A cotangent with its holes filled: ``None`` becomes zeros like ``like`` (arrays);
+    containers keep their (sparse) structure."""
+    if ct is None and not isinstance(like, (dict, list, tuple)):
+        return _fill(None, like)
+    return ct
+
+
+densify = register(Primitive("ad.densify", _densify, kind="internal"))
+
+
+def _densify_vjp(g, ans, ct, like):
+    return densify(g, like)
+
+
+def _densify_jvp(t, ans, ct, like):
+    return densify(t, like)
+
+
+densify.def_vjp(_densify_vjp)
+densify.def_jvp(_densify_jvp)
+densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
+
+
+def _fill_holes(ct, like):
+    """``ct`` with every hole (``None``, also inside containers) filled with zeros
+    of the shape and dtype of the matching part of ``like``: the cotangent a
+    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output)."""
+    return _fill(ct, like)
+
+
+fill_holes = register(Primitive("ad.fill_holes", _fill_holes, kind="internal"))
+
+
+def _fill_holes_vjp(g, ans, ct, like):
+    return g
+
+
+def _fill_holes_jvp(t, ans, ct, like):
+    return fill_holes(t, like)  # filling holes with zeros is linear
+
+
+def _fill_holes_batch(c):
+    # ``like`` is often a container the batching analysis cannot see (a custom
+    # function's outputs): both operands batched, ``_fill`` then works leafwise
+    # on the batched values as it does per example (here rather than in
+    # batch_rules.py, which holds the rules of the other primitives)
+    return c.rebuild(ct=c.materialize(c.arg("ct")), like=c.materialize(c.arg("like")))
+
+
+fill_holes.def_vjp(_fill_holes_vjp)
+fill_holes.def_jvp(_fill_holes_jvp)
+fill_holes.def_batch(_fill_holes_batch)
+fill_holes.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]

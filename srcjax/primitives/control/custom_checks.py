@@ -1,0 +1,79 @@
+"""Checks of what user functions return to the transforms: ``has_aux`` pairs
+and ``custom_vjp`` backward rules (``ad.check_aux``, ``ad.check_bwd``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Primitive, register
+from ._trees import _class_kind
+
+
+def _check_aux(out):
+    """``has_aux=True`` requires ``fun`` to return a pair ``(output, aux)`` (as JAX)."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        what = f"a {type(out).__name__}"
+        if isinstance(out, (tuple, list)):
+            what += f" of length {len(out)}"
+        raise TypeError(
+            f"has_aux=True requires the function to return a pair (output, aux); it returned {what}"
+        )
+
+
+check_aux = register(Primitive("ad.check_aux", _check_aux, kind="internal", differentiable=False))
+check_aux.facts(effectful=True)
+
+
+def _check_bwd(out, n, name, primals=None):
+    """``out`` of a custom_vjp ``bwd`` rule, checked to hold one cotangent per
+    differentiable argument (``jax.custom_vjp`` raises TypeError too) and, given
+    the differentiable ``primals`` (a tuple), each shaped like its argument, leaf
+    by leaf (``None`` is a zero cotangent): JAX's ValueError otherwise (a scalar
+    cotangent for a vector input used to become a scalar "gradient")."""
+    if not isinstance(out, (tuple, list)) or len(out) != n:
+        got = (
+            f"a {type(out).__name__} of length {len(out)}"
+            if isinstance(out, (tuple, list))
+            else (f"a {type(out).__name__}")
+        )
+        raise TypeError(
+            f"the custom_vjp bwd rule of {name} must return a tuple of {n} cotangent(s), "
+            f"one per differentiable argument; it returned {got}"
+        )
+    if primals is not None:
+        for i, (ct, p) in enumerate(zip(out, primals)):
+            _check_bwd_leaf(ct, p, f"output[{i}]", name)
+    return out
+
+
+def _check_bwd_leaf(ct, p, path, name):
+    if ct is None:
+        return
+    if isinstance(p, (dict, list, tuple)) or _class_kind(p) is not None:
+        from ...tree_util import tree_flatten
+
+        cl, ctree = tree_flatten(ct, is_leaf=lambda v: v is None)
+        pl, ptree = tree_flatten(p)
+        if len(cl) != len(pl):
+            raise ValueError(
+                f"Custom VJP bwd rule of {name} must produce an output with the same "
+                f"container structure as the args tuple of the primal function, but at "
+                f"{path} it produced {ctree} for an input of structure {ptree}"
+            )
+        for j, (a, b) in enumerate(zip(cl, pl)):
+            _check_bwd_leaf(a, b, f"{path} leaf {j}", name)
+        return
+    cs, ps = np.shape(ct), np.shape(p)
+    if cs != ps:
+        dt = np.result_type(ct).name
+        raise ValueError(
+            f"Custom VJP bwd rule of {name} must produce an output with the same shape "
+            f"as the args tuple of the primal function, but at {path} the bwd rule "
+            f"produced an output of shape {dt}{list(cs)} corresponding to an input of "
+            f"shape {np.result_type(p).name}{list(ps)}"
+        )
+
+
+check_bwd = register(Primitive("ad.check_bwd", _check_bwd, kind="internal", differentiable=False))
+check_bwd.facts(effectful=True)

@@ -1,0 +1,439 @@
+"""Jacobians: one-hot bases and the assembly of columns (``jacfwd``) or rows
+(``jacrev``), looped or batched (one vmap over a stacked basis); the dense
+cotangents they need; ``ad.custom_transpose`` (reverse mode through a
+``custom_jvp`` rule, by the hook :mod:`srcjax.api_fwd` provides).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import hooks
+from ..registry import Primitive, register
+from ._trees import _fill
+from .scan import _leaves_map
+
+# ---------------------------------------------------------------------------
+# Jacobians: one-hot bases and assembly of columns (jacfwd) or rows (jacrev).
+
+
+def _flat(tree):
+    from ...tree_util import tree_flatten
+
+    leaves, treedef = tree_flatten(tree)
+    return [np.asarray(v) for v in leaves], treedef
+
+
+def _basis(x):
+    """One-hot pytrees like ``x``, one per element of its leaves, in flattened order."""
+    leaves, treedef = _flat(x)
+    out = []
+    for i, leaf in enumerate(leaves):
+        dt = leaf.dtype if leaf.dtype.kind in "fc" else np.float32
+        for k in range(leaf.size):
+            parts = [
+                np.zeros(
+                    v.shape, dt if j == i else (v.dtype if v.dtype.kind in "fc" else np.float32)
+                )
+                for j, v in enumerate(leaves)
+            ]
+            parts[i].reshape(-1)[k] = 1
+            out.append(treedef.unflatten(parts))
+    return out
+
+
+basis = register(Primitive("ad.basis", _basis, kind="internal", differentiable=False))
+
+
+def _blocks(items, outer, inner, items_index_outer):
+    """Assemble a Jacobian with structure outer-tree of inner-tree of blocks."""
+    o_leaves, o_def = _flat(outer)
+    i_leaves, i_def = _flat(inner)
+    flat_items = [_flat(it)[0] for it in items]
+    result = []
+    if items_index_outer:  # rows: items[k] is an inner-tree, k runs over outer elements
+        off = 0
+        for o in o_leaves:
+            row_blocks = []
+            for j, leaf in enumerate(i_leaves):
+                stack = [flat_items[k][j] for k in range(off, off + o.size)]
+                block = np.stack(stack) if stack else np.zeros((0,) + leaf.shape, leaf.dtype)
+                row_blocks.append(block.reshape(o.shape + leaf.shape))
+            result.append(i_def.unflatten(row_blocks))
+            off += o.size
+    else:  # columns: items[k] is an outer-tree, k runs over inner elements
+        for jo, o in enumerate(o_leaves):
+            row_blocks = []
+            off = 0
+            for leaf in i_leaves:
+                stack = [flat_items[k][jo] for k in range(off, off + leaf.size)]
+                block = np.stack(stack) if stack else np.zeros((0,) + o.shape, o.dtype)
+                block = block.reshape(leaf.shape + o.shape)
+                nd_in = leaf.ndim
+                block = np.moveaxis(block, list(range(nd_in)), list(range(o.ndim, o.ndim + nd_in)))
+                row_blocks.append(block)
+                off += leaf.size
+            result.append(i_def.unflatten(row_blocks))
+    return o_def.unflatten(result)
+
+
+def _unblocks(ct, outer, inner, items_index_outer):
+    """The transpose of :func:`_blocks`: the list of item cotangents."""
+    o_leaves, o_def = _flat(outer)
+    i_leaves, i_def = _flat(inner)
+    # the cotangent of a Jacobian of pytrees may be sparse (holes ``None``, dicts
+    # with some keys, lists where the Jacobian has tuples): filled against the
+    # Jacobian's own structure first (zeros of each block's shape)
+    like = o_def.unflatten(
+        [
+            i_def.unflatten(
+                [
+                    np.broadcast_to(
+                        np.zeros((), (leaf if items_index_outer else o).dtype),
+                        o.shape + leaf.shape,
+                    )
+                    for leaf in i_leaves
+                ]
+            )
+            for o in o_leaves
+        ]
+    )
+    ct = _fill(ct, like)
+    ct_outer = o_def.flatten_up_to(ct) if hasattr(o_def, "flatten_up_to") else None
+    if ct_outer is None:
+        from ...tree_util import tree_leaves
+
+        flat = tree_leaves(ct)
+        ct_outer = [flat[j * len(i_leaves) : (j + 1) * len(i_leaves)] for j in range(len(o_leaves))]
+    else:
+        ct_outer = [_flat(c)[0] for c in ct_outer]
+    items = []
+    if items_index_outer:
+        for jo, o in enumerate(o_leaves):
+            for k in range(o.size):
+                parts = []
+                for j, leaf in enumerate(i_leaves):
+                    block = np.asarray(ct_outer[jo][j]).reshape((o.size,) + leaf.shape)
+                    parts.append(block[k])
+                items.append(i_def.unflatten(parts))
+    else:
+        for j, leaf in enumerate(i_leaves):
+            for k in range(leaf.size):
+                parts = []
+                for jo, o in enumerate(o_leaves):
+                    block = np.asarray(ct_outer[jo][j]).reshape(o.shape + (leaf.size,))
+                    parts.append(block[..., k])
+                items.append(o_def.unflatten(parts))
+    return items
+
+
+def _jac_columns(cols, x, out):
+    """Jacobian from jvp columns: outer = ``out``'s tree, inner = ``x``'s tree."""
+    return _blocks(cols, out, x, False)
+
+
+def _jac_rows(rows, x, out):
+    """Jacobian from vjp rows: outer = ``out``'s tree, inner = ``x``'s tree."""
+    return _blocks(rows, out, x, True)
+
+
+def _jac_columns_t(ct, x, out):
+    """Transpose of ``jac_columns`` in its columns."""
+    return _unblocks(ct, out, x, False)
+
+
+def _jac_rows_t(ct, x, out):
+    """Transpose of ``jac_rows`` in its rows."""
+    return _unblocks(ct, out, x, True)
+
+
+jac_columns = register(Primitive("ad.jac_columns", _jac_columns, kind="internal"))
+jac_rows = register(Primitive("ad.jac_rows", _jac_rows, kind="internal"))
+jac_columns_t = register(Primitive("ad.jac_columns_t", _jac_columns_t, kind="internal"))
+jac_rows_t = register(Primitive("ad.jac_rows_t", _jac_rows_t, kind="internal"))
+
+
+def _jc_vjp(g, ans, cols, x, out):
+    return jac_columns_t(g, x, out)
+
+
+def _jc_jvp(t, ans, cols, x, out):
+    return jac_columns(t, x, out)
+
+
+def _jr_vjp(g, ans, rows, x, out):
+    return jac_rows_t(g, x, out)
+
+
+def _jr_jvp(t, ans, rows, x, out):
+    return jac_rows(t, x, out)
+
+
+def _jct_vjp(g, ans, ct, x, out):
+    return jac_columns(g, x, out)
+
+
+def _jct_jvp(t, ans, ct, x, out):
+    return jac_columns_t(t, x, out)
+
+
+def _jrt_vjp(g, ans, ct, x, out):
+    return jac_rows(g, x, out)
+
+
+def _jrt_jvp(t, ans, ct, x, out):
+    return jac_rows_t(t, x, out)
+
+
+jac_columns.def_vjp(_jc_vjp)
+jac_columns.def_jvp(_jc_jvp)
+jac_rows.def_vjp(_jr_vjp)
+jac_rows.def_jvp(_jr_jvp)
+jac_columns_t.def_vjp(_jct_vjp)
+jac_columns_t.def_jvp(_jct_jvp)
+jac_rows_t.def_vjp(_jrt_vjp)
+jac_rows_t.def_jvp(_jrt_jvp)
+for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
+    _p.samples = lambda rng: []  # list operands; checked against finite differences in tests
+
+
+def _custom_transpose(tangent_map, ct, position, *args):
+    """``J^T ct`` for the linear map ``t -> tangent_map(*args, t)`` (the tangent of
+    argument ``position``), by srcjax's reverse mode on ``tangent_map``'s source
+    (the hook ``"transpose_linear"`` that :mod:`srcjax.api_fwd` provides). Used to
+    differentiate ``custom_jvp`` functions in reverse mode."""
+    return hooks.call("transpose_linear", tangent_map, ct, position, *args)
+
+
+# differentiable, but with no rules: a second derivative through a custom_jvp
+# rule in reverse mode raises instead of silently giving zero
+custom_transpose = register(Primitive("ad.custom_transpose", _custom_transpose, kind="internal"))
+custom_transpose.missing_rule_hint = (
+    "second derivatives of a custom_jvp function that go through reverse mode are not "
+    "supported yet; use forward-over-forward (jacfwd(jacfwd(f))) or srcjax.custom_vjp"
+)
+custom_transpose.samples = lambda rng: []
+
+
+# ---------------------------------------------------------------------------
+# Batched Jacobians (one vmap over a stacked one-hot basis instead of a loop).
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _basis_stack(x, lead=0):
+    """``eye(n)`` shaped ``(n, *s)``, ``n`` the size of ``s``: all one-hot tangents
+    of ``x`` (per-example shape ``s``). ``x``'s first ``lead`` axes are vmap batch
+    axes (the Jacobian called inside a vmapped function): the basis is the same for
+    every example, a read-only broadcast ``(*x.shape[:lead], n, *s)``."""
+    x = np.asarray(x)
+    s = x.shape[lead:]
+    n = _prod(s)
+    dt = x.dtype if x.dtype.kind in "fc" else np.float32
+    e = np.eye(n, dtype=dt).reshape((n,) + s)
+    return np.broadcast_to(e, x.shape[:lead] + e.shape) if lead else e
+
+
+def _lead_rule(*names):
+    """Batching rule of a Jacobian helper whose operands ``names`` carry their vmap
+    batch axes first, counted by the matching ``lead`` arguments (constants): one
+    more axis for each batched operand. The result is batched when the first
+    operand is (its leaves are what the result is made of); otherwise it depends on
+    the other operands' per-example shapes only, the same for every example."""
+
+    def rule(c):
+        from ...frontend import nodes as N
+
+        changes = {}
+        for name, lead in names:
+            if not c.batched(name):
+                continue
+            if c.is_container(c.arg(name)):
+                return None  # a container with some unbatched leaves: per example
+            ok, val = c.static(lead)
+            if not ok:
+                return None
+            changes[lead] = N.const(int(val or 0) + 1)
+        expr = c.rebuild(**changes)
+        return expr if c.batched(names[0][0]) else (expr, False)
+
+    return rule
+
+
+basis_stack = register(
+    Primitive("ad.basis_stack", _basis_stack, kind="internal", differentiable=False)
+)
+basis_stack.def_batch(_lead_rule(("x", "lead")))
+
+
+def _cobasis_stack(out, lead=0):
+    """One-hot cotangents for every element of the pytree ``out``, stacked: a tree
+    like ``out`` whose leaves have a leading axis of ``out``'s total size. With
+    ``lead`` vmap batch axes in front of every leaf, the same stack for every
+    example, broadcast behind them (read-only)."""
+    leaves, treedef = _flat(out)
+    m = sum(_prod(v.shape[lead:]) for v in leaves)
+    parts = []
+    off = 0
+    for v in leaves:
+        vs = v.shape[lead:]
+        size = _prod(vs)
+        dt = v.dtype if v.dtype.kind in "fc" else np.float32
+        block = np.zeros((m, size), dt)
+        block[off : off + size] = np.eye(size, dtype=dt)
+        block = block.reshape((m,) + vs)
+        parts.append(np.broadcast_to(block, v.shape[:lead] + block.shape) if lead else block)
+        off += size
+    return treedef.unflatten(parts)
+
+
+cobasis_stack = register(
+    Primitive("ad.cobasis_stack", _cobasis_stack, kind="internal", differentiable=False)
+)
+cobasis_stack.def_batch(_lead_rule(("out", "lead")))
+
+
+def _jac_from_columns(cols, x, lead=0, xlead=0):
+    """Stacked jvp columns (a tree, leaves ``(*B, n, *So)``) -> leaves ``(*B, *So,
+    *Sx)``; ``B`` the first ``lead`` axes (vmap's), ``Sx`` the shape of ``x``
+    after its first ``xlead`` axes."""
+    sx = np.shape(x)[xlead:]
+    nx = len(sx)
+
+    def one(c):
+        c = np.asarray(c)
+        pre = c.shape[:lead]
+        so = c.shape[lead + 1 :]
+        k = len(pre)
+        r = np.moveaxis(
+            c.reshape(pre + sx + so),
+            list(range(k, k + nx)),
+            list(range(k + len(so), k + len(so) + nx)),
+        )
+        return r if r.flags.writeable else r.copy()  # a view of a (broadcast) basis
+
+    return _leaves_map(one, cols)
+
+
+def _jac_to_columns(ct, x, lead=0, xlead=0):
+    """Transpose of :func:`_jac_from_columns`."""
+    sx = np.shape(x)[xlead:]
+    nx = len(sx)
+    n = _prod(sx)
+
+    def one(c):
+        c = np.asarray(c)
+        pre = c.shape[:lead]
+        so = c.shape[lead : c.ndim - nx]
+        k = lead + len(so)
+        moved = np.moveaxis(c, list(range(k, k + nx)), list(range(lead, lead + nx)))
+        return moved.reshape(pre + (n,) + so)
+
+    return _leaves_map(one, ct)
+
+
+def _jac_from_rows(rows, out, lead=0, olead=0):
+    """Stacked vjp rows ``(*B, m, *Sx)`` -> a tree like ``out`` with leaves ``(*B,
+    *So, *Sx)``; ``B`` the first ``lead`` axes of ``rows`` (vmap's), ``So`` each
+    leaf's shape after its first ``olead`` axes."""
+    leaves, treedef = _flat(out)
+    rows = np.asarray(rows)
+    pre = rows.shape[:lead]
+    sx = rows.shape[lead + 1 :]
+    head = (slice(None),) * lead
+    parts = []
+    off = 0
+    for v in leaves:
+        vs = v.shape[olead:]
+        size = _prod(vs)
+        part = rows[head + (slice(off, off + size),)].reshape(pre + vs + sx)
+        parts.append(part if part.flags.writeable else part.copy())  # a view of the basis
+        off += size
+    return treedef.unflatten(parts)
+
+
+def _jac_to_rows(ct, out, lead=0, olead=0):
+    """Transpose of :func:`_jac_from_rows`."""
+    leaves, _ = _flat(out)
+    cts, _ = _flat(ct)
+    blocks = []
+    for v, c in zip(leaves, cts):
+        vs = v.shape[olead:]
+        pre = c.shape[:lead]
+        sx = c.shape[lead + len(vs) :]
+        blocks.append(c.reshape(pre + (_prod(vs),) + sx))
+    return np.concatenate(blocks, axis=lead)
+
+
+jac_from_columns = register(Primitive("ad.jac_from_columns", _jac_from_columns, kind="internal"))
+jac_to_columns = register(Primitive("ad.jac_to_columns", _jac_to_columns, kind="internal"))
+jac_from_rows = register(Primitive("ad.jac_from_rows", _jac_from_rows, kind="internal"))
+jac_to_rows = register(Primitive("ad.jac_to_rows", _jac_to_rows, kind="internal"))
+jac_from_columns.def_batch(_lead_rule(("cols", "lead"), ("x", "xlead")))
+jac_to_columns.def_batch(_lead_rule(("ct", "lead"), ("x", "xlead")))
+jac_from_rows.def_batch(_lead_rule(("rows", "lead"), ("out", "olead")))
+jac_to_rows.def_batch(_lead_rule(("ct", "lead"), ("out", "olead")))
+
+
+def _jfc_vjp(g, ans, cols, x, lead=0, xlead=0):
+    return jac_to_columns(g, x, lead, xlead)
+
+
+def _jfc_jvp(t, ans, cols, x, lead=0, xlead=0):
+    return jac_from_columns(t, x, lead, xlead)
+
+
+def _jtc_vjp(g, ans, ct, x, lead=0, xlead=0):
+    return jac_from_columns(g, x, lead, xlead)
+
+
+def _jtc_jvp(t, ans, ct, x, lead=0, xlead=0):
+    return jac_to_columns(t, x, lead, xlead)
+
+
+def _jfr_vjp(g, ans, rows, out, lead=0, olead=0):
+    return jac_to_rows(g, out, lead, olead)
+
+
+def _jfr_jvp(t, ans, rows, out, lead=0, olead=0):
+    return jac_from_rows(t, out, lead, olead)
+
+
+def _jtr_vjp(g, ans, ct, out, lead=0, olead=0):
+    return jac_from_rows(g, out, lead, olead)
+
+
+def _jtr_jvp(t, ans, ct, out, lead=0, olead=0):
+    return jac_to_rows(t, out, lead, olead)
+
+
+jac_from_columns.def_vjp(_jfc_vjp)
+jac_from_columns.def_jvp(_jfc_jvp)
+jac_to_columns.def_vjp(_jtc_vjp)
+jac_to_columns.def_jvp(_jtc_jvp)
+jac_from_rows.def_vjp(_jfr_vjp)
+jac_from_rows.def_jvp(_jfr_jvp)
+jac_to_rows.def_vjp(_jtr_vjp)
+jac_to_rows.def_jvp(_jtr_jvp)
+jac_from_columns.samples = lambda rng: [
+    ((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 6, 4)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),
+    ((rng.normal(size=(5, 6, 4)), rng.normal(size=(2, 3))), {"lead": 1}),
+]
+jac_to_columns.samples = lambda rng: [
+    ((rng.normal(size=(4, 2, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 4, 2, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),
+]
+jac_from_rows.samples = lambda rng: [
+    ((rng.normal(size=(6, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 6, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "olead": 1}),
+]
+jac_to_rows.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))), {}),
+    ((rng.normal(size=(5, 2, 3, 3)), rng.normal(size=(5, 2, 3))), {"lead": 1, "olead": 1}),
+]

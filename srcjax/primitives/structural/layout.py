@@ -1,0 +1,255 @@
+"""Layout changes: ``ravel``, ``transpose``, ``swapaxes``, ``squeeze``, ``copy``,
+``flip``, ``roll``; and the re-exports of the structural primitives defined in
+:mod:`srcjax.primitives.ad` (``reshape``, ``moveaxis``, ``astype``, ``getitem``, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax.primitives.ad import (
+    astype,
+    broadcast_to,
+    expand_dims,
+    getitem,
+    inverse_permutation,
+    moveaxis,
+    reshape,
+    tril,
+    triu,
+)
+
+from ._common import _internal, _rand, _structural
+
+__all__ = [
+    "reshape",
+    "ravel",
+    "transpose",
+    "matrix_transpose",
+    "swapaxes",
+    "moveaxis",
+    "squeeze",
+    "expand_dims",
+    "broadcast_to",
+    "flip",
+    "roll",
+    "triu",
+    "tril",
+    "astype",
+    "copy",
+]
+
+# ---------------------------------------------------------------------------
+# ravel / transpose / swapaxes / squeeze / copy
+
+
+def _ravel(a, order="C"):
+    """``a`` flattened to 1-D (jax.numpy.ravel)."""
+    return np.ravel(a, order=order)
+
+
+ravel = _structural("jnp.ravel", _ravel, np.ravel)
+
+
+def _ravel_vjp_a(g, ans, a, order="C"):
+    return reshape(g, np.shape(a), order=order)
+
+
+ravel.def_vjp(_ravel_vjp_a)
+
+
+def _ravel_jvp_a(t, ans, a, order="C"):
+    return ravel(t, order=order)
+
+
+ravel.def_jvp(_ravel_jvp_a)
+
+
+def _transpose(a, axes=None):
+    """Permute the axes of ``a`` (jax.numpy.transpose); reverse them when
+    ``axes`` is None."""
+    return np.transpose(a, axes)
+
+
+transpose = _structural("jnp.transpose", _transpose, np.transpose)
+
+
+def _transpose_vjp(g, ans, a, axes=None):
+    return transpose(g, inverse_permutation(axes, np.ndim(a)))
+
+
+def _transpose_jvp(t, ans, a, axes=None):
+    return transpose(t, axes)
+
+
+transpose.def_vjp(_transpose_vjp)
+transpose.def_jvp(_transpose_jvp)
+transpose.samples = lambda rng: [
+    ((_rand(rng, 2, 3),), {}),
+    ((_rand(rng, 2, 3, 4), (1, 2, 0)), {}),
+    ((_rand(rng, 2, 3, 4), (-1, 0, 1)), {}),
+]
+
+
+def _matrix_transpose(x):
+    """Swap the last two axes (jax.numpy.matrix_transpose, ``x.mT``)."""
+    return np.swapaxes(x, -1, -2)
+
+
+matrix_transpose = _structural("jnp.matrix_transpose", _matrix_transpose)
+
+
+def _matrix_transpose_vjp_x(g, ans, x):
+    return matrix_transpose(g)
+
+
+matrix_transpose.def_vjp(_matrix_transpose_vjp_x)
+
+
+def _matrix_transpose_jvp_x(t, ans, x):
+    return matrix_transpose(t)
+
+
+matrix_transpose.def_jvp(_matrix_transpose_jvp_x)
+matrix_transpose.samples = lambda rng: [((_rand(rng, 2, 3, 4),), {})]
+
+
+def _swapaxes(a, axis1, axis2):
+    """Interchange two axes (jax.numpy.swapaxes)."""
+    return np.swapaxes(a, axis1, axis2)
+
+
+swapaxes = _structural("jnp.swapaxes", _swapaxes, np.swapaxes)
+
+
+def _swapaxes_vjp_a(g, ans, a, axis1, axis2):
+    return swapaxes(g, axis1, axis2)
+
+
+swapaxes.def_vjp(_swapaxes_vjp_a)
+
+
+def _swapaxes_jvp_a(t, ans, a, axis1, axis2):
+    return swapaxes(t, axis1, axis2)
+
+
+swapaxes.def_jvp(_swapaxes_jvp_a)
+swapaxes.samples = lambda rng: [((_rand(rng, 2, 3, 4), 0, -1), {})]
+
+
+def _squeeze(a, axis=None):
+    """Remove length-1 axes (all, or those in ``axis``) (jax.numpy.squeeze)."""
+    return np.squeeze(a, axis=axis)
+
+
+squeeze = _structural("jnp.squeeze", _squeeze, np.squeeze)
+
+
+def _squeeze_vjp_a(g, ans, a, axis=None):
+    return reshape(g, np.shape(a))
+
+
+squeeze.def_vjp(_squeeze_vjp_a)
+
+
+def _squeeze_jvp_a(t, ans, a, axis=None):
+    return squeeze(t, axis)
+
+
+squeeze.def_jvp(_squeeze_jvp_a)
+squeeze.samples = lambda rng: [
+    ((_rand(rng, 2, 1, 3, 1),), {}),
+    ((_rand(rng, 2, 1, 3, 1), -1), {}),
+]
+
+
+def _copy(a, order="K"):
+    """A copy of ``a`` (jax.numpy.copy)."""
+    return np.array(a, copy=True, order=order)
+
+
+copy = _structural("jnp.copy", _copy, np.copy)
+
+
+def _copy_vjp_a(g, ans, a, order="K"):
+    return g
+
+
+copy.def_vjp(_copy_vjp_a)
+
+
+def _copy_jvp_a(t, ans, a, order="K"):
+    return t
+
+
+copy.def_jvp(_copy_jvp_a)
+
+
+# ---------------------------------------------------------------------------
+# flip / roll
+
+
+def _flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes when None)
+    (jax.numpy.flip)."""
+    return np.flip(m, axis)
+
+
+flip = _structural("jnp.flip", _flip, np.flip)
+
+
+def _flip_vjp_m(g, ans, m, axis=None):
+    return flip(g, axis)
+
+
+flip.def_vjp(_flip_vjp_m)
+
+
+def _flip_jvp_m(t, ans, m, axis=None):
+    return flip(t, axis)
+
+
+flip.def_jvp(_flip_jvp_m)
+flip.samples = lambda rng: [((_rand(rng, 2, 3),), {}), ((_rand(rng, 2, 3), 1), {})]
+
+
+def _roll(a, shift, axis=None):
+    """Roll elements along ``axis`` by ``shift`` (jax.numpy.roll); ``axis=None``
+    rolls the flattened array."""
+    return np.roll(a, shift, axis)
+
+
+roll = _structural("jnp.roll", _roll, np.roll)
+
+
+def _negate_static(shift):
+    """``-shift`` for an int or a tuple of ints (a static parameter)."""
+    if isinstance(shift, (tuple, list)):
+        return tuple(-int(s) for s in shift)
+    return -shift
+
+
+negate_static = _internal("ad.negate_static", _negate_static, differentiable=False)
+
+
+def _roll_vjp_a(g, ans, a, shift, axis=None):
+    return roll(g, negate_static(shift), axis)
+
+
+roll.def_vjp(_roll_vjp_a)
+
+
+def _roll_jvp_a(t, ans, a, shift, axis=None):
+    return roll(t, shift, axis)
+
+
+roll.def_jvp(_roll_jvp_a)
+roll.samples = lambda rng: [
+    ((_rand(rng, 2, 3), 1), {}),
+    ((_rand(rng, 2, 3), (1, -1), (0, 1)), {}),
+    ((_rand(rng, 4, 3), -1, 0), {}),
+]
+
+
+# re-exports defined in ad.py
+_REEXPORTS = (reshape, moveaxis, expand_dims, broadcast_to, triu, tril, astype, getitem)

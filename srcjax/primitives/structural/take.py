@@ -1,0 +1,335 @@
+"""Repetition and gathers: ``tile``, ``repeat``, ``take``, ``take_along_axis``
+and their adjoints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax.primitives.ad import (
+    flat_positions,
+)
+
+from ._common import _internal, _rand, _structural
+
+__all__ = ["tile", "repeat", "take", "take_along_axis"]
+
+# ---------------------------------------------------------------------------
+# tile / repeat / take / take_along_axis
+
+
+def _tile(A, reps):
+    """Repeat ``A`` ``reps`` times along each axis (jax.numpy.tile)."""
+    return np.tile(A, reps)
+
+
+tile = _structural("jnp.tile", _tile, np.tile)
+
+
+def _tile_adjoint(g, A, reps):
+    """Adjoint of ``tile(A, reps)``: sum the tiles of ``g`` back to ``A``'s shape."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    a_shape = np.shape(A)
+    d = max(len(reps), len(a_shape))
+    shp = (1,) * (d - len(a_shape)) + tuple(a_shape)
+    rp = (1,) * (d - len(reps)) + reps
+    inter = []
+    for r, s in zip(rp, shp):
+        inter += [r, s]
+    out = np.reshape(g, inter).sum(axis=tuple(range(0, 2 * d, 2)))
+    return out.reshape(a_shape)
+
+
+tile_adjoint = _internal("ad.tile_adjoint", _tile_adjoint)
+
+
+def _tile_vjp_A(g, ans, A, reps):
+    return tile_adjoint(g, A, reps)
+
+
+tile.def_vjp(_tile_vjp_A)
+
+
+def _tile_jvp_A(t, ans, A, reps):
+    return tile(t, reps)
+
+
+tile.def_jvp(_tile_jvp_A)
+
+
+def _tile_adjoint_vjp_g(h, ans, g, A, reps):
+    return tile(h, reps)
+
+
+tile_adjoint.def_vjp(_tile_adjoint_vjp_g)
+
+
+def _tile_adjoint_jvp_g(t, ans, g, A, reps):
+    return tile_adjoint(t, A, reps)
+
+
+tile_adjoint.def_jvp(_tile_adjoint_jvp_g)
+tile.samples = lambda rng: [
+    ((_rand(rng, 2, 3), (2, 1)), {}),
+    ((_rand(rng, 3), (2, 2)), {}),
+    ((_rand(rng, 2, 3), 2), {}),
+]
+tile_adjoint.samples = lambda rng: [((_rand(rng, 4, 3), _rand(rng, 2, 3), (2, 1)), {})]
+
+
+def _take_plan(a, indices, axis, mode):
+    """(indices in range, mask of the valid ones or None) for ``take``'s ``mode``
+    as JAX defines it: "clip" clamps to ``[0, n - 1]`` (negative indices too),
+    "wrap" takes them modulo ``n``, "fill" (the default) keeps ``[-n, n)`` and
+    marks the rest."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    idx = np.asarray(indices)
+    if mode == "clip":
+        return np.clip(idx, 0, max(n - 1, 0)), None
+    if mode == "wrap":
+        return np.mod(idx, n), None
+    if mode not in (None, "fill", "promise_in_bounds"):
+        raise ValueError(f"jnp.take: invalid mode {mode!r} (use 'fill', 'clip' or 'wrap')")
+    valid = (idx >= -n) & (idx < n)
+    if valid.all():
+        return idx, None
+    return np.where(valid, idx, 0), valid
+
+
+def _take_valid_mask(valid, a, axis):
+    """``valid`` (shaped like the indices) reshaped to broadcast against the result."""
+    if axis is None:
+        return valid
+    ax = axis % np.ndim(a)
+    return valid.reshape((1,) * ax + valid.shape + (1,) * (np.ndim(a) - ax - 1))
+
+
+def _take(a, indices, axis=None, mode=None, fill_value=None):
+    """Take elements of ``a`` at ``indices`` along ``axis`` (flattened when None)
+    (jax.numpy.take). ``mode`` as JAX: "fill" (the default) returns
+    ``fill_value`` (NaN for inexact dtypes, the minimum for signed integers, the
+    maximum for unsigned, True for bool) at indices outside ``[-n, n)``; "clip"
+    clamps to ``[0, n - 1]``; "wrap" wraps around."""
+    idx, valid = _take_plan(a, indices, axis, mode)
+    out = np.take(a, idx, axis=axis)
+    if valid is None:
+        return out
+    if fill_value is None:
+        dt = out.dtype
+        if dt.kind in "fc":
+            fill_value = np.nan
+        elif dt.kind == "i":
+            fill_value = np.iinfo(dt).min
+        elif dt.kind == "u":
+            fill_value = np.iinfo(dt).max
+        else:
+            fill_value = True
+    mask = _take_valid_mask(valid, a, axis)
+    return np.where(mask, out, np.asarray(fill_value, out.dtype))
+
+
+take = _structural("jnp.take", _take, np.take)
+
+
+def _take_adjoint(g, a, indices, axis=None):
+    """Adjoint of ``take(a, indices, axis)``: scatter-add ``g`` into zeros like ``a``."""
+    shape = np.shape(a)
+    if axis is None:
+        pos = np.arange(int(np.prod(shape))).reshape(-1)[indices]
+    else:
+        ax = axis % len(shape)
+        pos = flat_positions(shape, (slice(None),) * ax + (indices,))
+    out = np.zeros(shape, dtype=np.result_type(g))
+    np.add.at(out.reshape(-1), np.reshape(pos, -1), np.broadcast_to(g, np.shape(pos)).reshape(-1))
+    return out
+
+
+take_adjoint = _internal("ad.take_adjoint", _take_adjoint)
+
+
+def _take_index(a, indices, axis=None, mode=None):
+    """The in-range indices ``take`` reads for ``mode`` (see :func:`_take`)."""
+    return _take_plan(a, indices, axis, mode)[0]
+
+
+def _take_mask(g, a, indices, axis=None, mode=None):
+    """``g`` (shaped like ``take``'s result) with zeros where ``mode`` "fill" put
+    the fill value: those positions depend on no element of ``a``."""
+    valid = _take_plan(a, indices, axis, mode)[1]
+    if valid is None:
+        return g
+    return np.where(_take_valid_mask(valid, a, axis), g, np.zeros((), np.result_type(g)))
+
+
+take_index = _internal("ad.take_index", _take_index, differentiable=False)
+take_mask = _internal("ad.take_mask", _take_mask)
+
+
+def _take_mask_vjp(h, ans, g, a, indices, axis=None, mode=None):
+    return take_mask(h, a, indices, axis, mode)
+
+
+def _take_mask_jvp(t, ans, g, a, indices, axis=None, mode=None):
+    return take_mask(t, a, indices, axis, mode)
+
+
+take_mask.def_vjp(_take_mask_vjp)
+take_mask.def_jvp(_take_mask_jvp)
+take_mask.samples = lambda rng: [
+    ((_rand(rng, 4), _rand(rng, 3), np.array([0, 5, -1, -4])), {}),
+    ((_rand(rng, 3, 2), _rand(rng, 3, 4), np.array([1, 7])), {"axis": 1}),
+]
+
+
+def _take_vjp_a(g, ans, a, indices, axis=None, mode=None, fill_value=None):
+    return take_adjoint(
+        take_mask(g, a, indices, axis, mode), a, take_index(a, indices, axis, mode), axis
+    )
+
+
+take.def_vjp(_take_vjp_a)
+
+
+def _take_jvp_a(t, ans, a, indices, axis=None, mode=None, fill_value=None):
+    return take(t, indices, axis, mode, 0.0)
+
+
+take.def_jvp(_take_jvp_a)
+
+
+def _take_adjoint_vjp_g(h, ans, g, a, indices, axis=None):
+    return take(h, indices, axis)
+
+
+take_adjoint.def_vjp(_take_adjoint_vjp_g)
+
+
+def _take_adjoint_jvp_g(t, ans, g, a, indices, axis=None):
+    return take_adjoint(t, a, indices, axis)
+
+
+take_adjoint.def_jvp(_take_adjoint_jvp_g)
+take.samples = lambda rng: [
+    ((_rand(rng, 3, 4), np.array([0, 2, 2, -1])), {}),
+    ((_rand(rng, 4), np.array([-6, -1, 0, 3, 5, 9])), {"mode": "clip"}),
+    ((_rand(rng, 4), np.array([-6, -1, 0, 3, 5, 9])), {"mode": "wrap"}),
+    ((_rand(rng, 3, 4), np.array([1, 7, -2])), {"axis": 1, "mode": "fill", "fill_value": -1.0}),
+    ((_rand(rng, 3, 4), np.array([[0, 1], [1, 1]])), {"axis": 1}),
+    ((_rand(rng, 3, 4), np.array([2, 0, 2])), {"axis": 0}),
+]
+take_adjoint.samples = lambda rng: [
+    ((_rand(rng, 3, 2, 2), _rand(rng, 3, 4), np.array([[0, 1], [1, 1]]), 1), {}),
+    ((_rand(rng, 4), _rand(rng, 3, 4), np.array([0, 2, 2, -1])), {}),
+]
+
+
+def _repeat(a, repeats, axis=None, total_repeat_length=None):
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None)
+    (jax.numpy.repeat). With ``total_repeat_length`` the result has that length
+    along ``axis``: cut short when ``sum(repeats)`` is larger, filled with the
+    last element when it is smaller (as JAX); an empty axis is returned as is."""
+    if total_repeat_length is None:
+        return np.repeat(a, repeats, axis=axis)
+    arr = np.ravel(a) if axis is None else np.asarray(a)
+    ax = 0 if axis is None else axis
+    if arr.shape[ax] == 0:
+        return arr
+    return np.take(arr, _repeat_indices(a, repeats, axis, total_repeat_length), axis=ax)
+
+
+repeat = _structural("jnp.repeat", _repeat, np.repeat)
+
+
+def _repeat_indices(a, repeats, axis=None, total_repeat_length=None):
+    """Static: the source index of every output element of ``repeat`` along ``axis``
+    (``total_repeat_length`` of them when given, JAX's truncation and padding)."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    if total_repeat_length is None:
+        return np.repeat(np.arange(n), repeats)
+    if n == 0:  # repeat returns the empty array itself
+        return np.zeros(0, dtype=np.int64)
+    r = np.broadcast_to(np.ravel(repeats), (n,)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(r)[:-1]])
+    # output position p copies the last element whose block starts at or before p
+    return np.searchsorted(starts, np.arange(int(total_repeat_length)), side="right") - 1
+
+
+repeat_indices = _internal("ad.repeat_indices", _repeat_indices, differentiable=False)
+
+
+def _repeat_vjp_a(g, ans, a, repeats, axis=None, total_repeat_length=None):
+    return take_adjoint(g, a, repeat_indices(a, repeats, axis, total_repeat_length), axis)
+
+
+repeat.def_vjp(_repeat_vjp_a)
+
+
+def _repeat_jvp_a(t, ans, a, repeats, axis=None, total_repeat_length=None):
+    return repeat(t, repeats, axis, total_repeat_length)
+
+
+repeat.def_jvp(_repeat_jvp_a)
+repeat.samples = lambda rng: [
+    ((_rand(rng, 2, 3), 2), {}),
+    ((_rand(rng, 2, 3), [1, 0, 3]), {"axis": 1}),
+    ((_rand(rng, 2, 3), 3), {"axis": 0}),
+    ((_rand(rng, 2, 3), np.array([1, 0, 2])), {"axis": 1, "total_repeat_length": 5}),
+    ((_rand(rng, 2, 3), 2), {"total_repeat_length": 4}),
+]
+
+
+def _take_along_axis(arr, indices, axis):
+    """Gather ``arr`` at ``indices`` along ``axis`` (jax.numpy.take_along_axis);
+    ``axis=None`` works on the flattened array."""
+    return np.take_along_axis(arr, indices, axis)
+
+
+take_along_axis = _structural("jnp.take_along_axis", _take_along_axis, np.take_along_axis)
+
+
+def _take_along_axis_adjoint(g, arr, indices, axis):
+    """Adjoint of ``take_along_axis``: scatter-add ``g`` into zeros like ``arr``."""
+    shape = np.shape(arr)
+    pos = np.take_along_axis(np.arange(int(np.prod(shape))).reshape(shape), indices, axis)
+    out = np.zeros(shape, dtype=np.result_type(g))
+    np.add.at(out.reshape(-1), pos.reshape(-1), np.broadcast_to(g, pos.shape).reshape(-1))
+    return out
+
+
+take_along_axis_adjoint = _internal("ad.take_along_axis_adjoint", _take_along_axis_adjoint)
+
+
+def _take_along_axis_vjp_arr(g, ans, arr, indices, axis):
+    return take_along_axis_adjoint(g, arr, indices, axis)
+
+
+take_along_axis.def_vjp(_take_along_axis_vjp_arr)
+
+
+def _take_along_axis_jvp_arr(t, ans, arr, indices, axis):
+    return take_along_axis(t, indices, axis)
+
+
+take_along_axis.def_jvp(_take_along_axis_jvp_arr)
+
+
+def _take_along_axis_adjoint_vjp_g(h, ans, g, arr, indices, axis):
+    return take_along_axis(h, indices, axis)
+
+
+take_along_axis_adjoint.def_vjp(_take_along_axis_adjoint_vjp_g)
+
+
+def _take_along_axis_adjoint_jvp_g(t, ans, g, arr, indices, axis):
+    return take_along_axis_adjoint(t, arr, indices, axis)
+
+
+take_along_axis_adjoint.def_jvp(_take_along_axis_adjoint_jvp_g)
+take_along_axis.samples = lambda rng: [
+    ((_rand(rng, 3, 4), np.array([[0, 3, 3], [1, 1, 0], [2, 0, 0]]), 1), {}),
+    ((_rand(rng, 3, 4), np.array([[2, 0, 0, 1]]), 0), {}),
+    ((_rand(rng, 2, 3), np.array([5, 0, 0]), None), {}),
+]
+take_along_axis_adjoint.samples = lambda rng: [
+    ((_rand(rng, 3, 3), _rand(rng, 3, 4), np.array([[0, 3, 3], [1, 1, 0], [2, 0, 0]]), 1), {}),
+]
