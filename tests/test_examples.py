@@ -22,6 +22,7 @@ CHECKED = {
     "newton.py",
     "ode_adaptive.py",
     "ode_adjoint.py",
+    "fixed_point.py",
     "gp_regression.py",
     "seed_pmap.py",
     "data_parallel_digits.py",
@@ -140,6 +141,14 @@ def test_ode_adjoint():
     out = run_example("ode_adjoint.py", "--steps", "80", "--lr", "0.05")
     assert _number(r"max relative difference: ([0-9.e+-]+)", out) < 1e-5, out
     assert _number(r"loss: [0-9.]+ -> ([0-9.]+)", out) < 0.05, out
+
+
+def test_fixed_point():
+    out = run_example("fixed_point.py")
+    # grad of sqrt by iteration against 1 / (2 sqrt(a)), float32
+    for mode in ("eager", "jit", "vmap"):
+        assert _number(mode + r" max relative error: ([0-9.e+-]+)", out) < 1e-6, out
+    assert _number(r"implicit function theorem: ([0-9.e+-]+)", out) < 1e-5, out
 
 
 def test_gp_regression():
