@@ -163,7 +163,6 @@ SIZE_ALLOWED: Set[str] = {
     "srcjax.api",
     "srcjax.frontend.normalize",
     "srcjax.primitives.ad",
-    "srcjax.primitives.conv",
     "srcjax.primitives.elementwise",
     "srcjax.primitives.reductions",
     "srcjax.transforms.batching",
