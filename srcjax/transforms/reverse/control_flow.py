@@ -1,0 +1,198 @@
+"""Reverse mode through control flow: which names are surely defined where an
+``if`` or a loop starts, shape classes of cotangents, and the adjoints of
+``if`` (branch on the recorded condition) and of loops (a ``while``'s trip
+count, a ``for`` reversed)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Set
+
+import gast
+
+from ...frontend import nodes as N
+from .prune import _is_reversed, _one, _Restore
+
+
+class _ControlFlow:
+    """Adjoints of ``if``, ``while`` and ``for`` (a mixin of :class:`~.generate.Reverse`)."""
+
+    # ------------------------------------------------------------------ shapes
+    def must_defined(self, stmts: List[Any], have: Set[str]) -> Set[str]:
+        """Record, for each if/loop, the names surely defined when it starts
+        (``self.must_at``); return the names surely defined after ``stmts``."""
+        have = set(have)
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                self.must_at[id(s)] = set(have)
+                have.add(s.targets[0].id)
+            elif isinstance(s, gast.If):
+                self.must_at[id(s)] = set(have)
+                a = self.must_defined(s.body, have)
+                b = self.must_defined(s.orelse, have)
+                have |= a & b
+            elif isinstance(s, (gast.While, gast.For)):
+                self.must_at[id(s)] = set(have)
+                self.must_defined(s.body, have)  # the body may not run
+        return have
+
+    def shape_classes(self, stmts: List[Any]) -> None:
+        """Names that surely share one shape (an elementwise chain from one input):
+        ``exp(x)``, ``1.0 + e``, ``e / a`` all have ``x``'s shape. A name assigned
+        with two different classes gets none (flow-insensitive, conservative)."""
+        seen: Dict[str, set] = {p: {p} for p in self.params}
+
+        def visit(block):
+            for s in block:
+                if isinstance(s, gast.Assign):
+                    t = s.targets[0].id
+                    op = getattr(s, "sj_op", None)
+                    cls = None
+                    if op is not None and op.kind == "copy":
+                        v = op.elts[0]
+                        if isinstance(v, gast.Name):
+                            cls = _one(seen.get(v.id))
+                    elif (
+                        op is not None
+                        and op.kind == "prim"
+                        and op.prim.kind == "elementwise"
+                        and not op.prim.shape_changing
+                    ):
+                        classes = set()
+                        ok = True
+                        for v in op.bound.values():
+                            for it in v if isinstance(v, list) else [v]:
+                                if isinstance(it, gast.Name):
+                                    c = _one(seen.get(it.id))
+                                    if c is None:
+                                        ok = False
+                                    classes.add(c)
+                                elif not isinstance(it, gast.Constant):
+                                    ok = False
+                        if ok and len(classes) == 1:
+                            cls = classes.pop()
+                    seen.setdefault(t, set()).add(cls if cls is not None else object())
+                elif isinstance(s, gast.If):
+                    visit(s.body)
+                    visit(s.orelse)
+                elif isinstance(s, (gast.While, gast.For)):
+                    if isinstance(s, gast.For):
+                        seen.setdefault(s.target.id, set()).add(object())
+                    visit(s.body)
+                    visit(s.body)
+
+        visit(stmts)
+        self.shape_class = {n: c for n, cs in seen.items() if (c := _one(cs)) is not None}
+
+    def rev_if(self, s, nz, defined, in_loop) -> List[Any]:
+        nz_then = set(nz)
+        nz_else = set(nz)
+        b_then = self.rev_block(s.body, nz_then, defined, in_loop)
+        b_else = self.rev_block(s.orelse, nz_else, defined, in_loop)
+        after = (nz_then | nz_else) & (defined | set(self.params))
+        for names, block in ((nz_then, b_then), (nz_else, b_else)):
+            for n in sorted(after - names):
+                surely = n in self.must_at.get(id(s), set(self.params))
+                block.append(N.assign(self.bar(n), self.zero_for(n, surely)))
+                self._collect_reads(block[-1:])  # zeros_like(n) needs n's value here
+                self.materialized.add(n)
+        nz.clear()
+        nz.update(after)
+        cond = N.clone(s.test)
+        self._collect_reads([cond])
+        node = gast.If(test=cond, body=b_then, orelse=b_else)
+        return [node]
+
+    def rev_loop(self, s, nz, defined) -> List[Any]:
+        depth = getattr(self, "_rev_depth", 0)
+        self._rev_depth = depth + 1
+        try:
+            return self._rev_loop(s, nz, defined, depth)
+        finally:
+            self._rev_depth = depth
+
+    def _rev_loop(self, s, nz, defined, depth) -> List[Any]:
+        # fixpoint of adjoints that may be nonzero at the start of a reverse iteration
+        body_defs = set(N.assigned_names(s.body))
+        if isinstance(s, gast.For):
+            body_defs.add(s.target.id)
+        inner_defined = defined | body_defs
+        sites = self.row_reads(s)
+        self.row_sites.update(sites)
+        state = set(nz)
+        saved_emit, saved_reads, saved_mat = self.emit_code, set(self.reads), set(self.materialized)
+        while True:
+            trial = set(state)
+            self.rev_block(s.body, trial, inner_defined, True)
+            new = state | trial
+            if new == state:
+                break
+            state = new
+        self.reads, self.materialized = saved_reads, saved_mat
+        self.emit_code = saved_emit
+        out: List[Any] = []
+        must = self.must_at.get(id(s), set(self.params))
+        for n in sorted(state - nz):
+            out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
+            self.materialized.add(n)
+        body_nz = set(state)
+        body = self.rev_block(s.body, body_nz, inner_defined, True)
+        for n in sorted(state - body_nz):
+            body.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
+            self._collect_reads(body[-1:])  # zeros_like(n) needs n's value here
+        if isinstance(s, gast.While):
+            # "_" unless nested in another reversed while: names must differ, or the
+            # generated code, read back by another transform, reassigns a loop variable
+            header_target = N.name("_" if depth == 0 else f"_{depth}", store=True)
+            # reversed: under vmap, examples with fewer trips are then active in the
+            # last steps, which pop their own (first-pushed) tape entries
+            it = N.call(N.name("reversed"), [N.call(N.name("range"), [N.name(s.sj_count)])])
+            self.reads.add(s.sj_count)
+        else:
+            header_target = N.name(s.target.id, store=True)
+            if _is_reversed(s.iter):
+                it = N.clone(s.iter.args[0])  # the reverse of reversed(range) is range
+            else:
+                it = N.call(N.name("reversed"), [N.clone(s.iter)])
+            self._collect_reads([s.iter])
+        loop = gast.For(
+            target=header_target, iter=it, body=body or [gast.Pass()], orelse=[], type_comment=None
+        )
+        self._at(loop, s)
+        loop.sj_note = "reverse of the loop"
+        out.append(loop)
+        nz.clear()
+        nz.update(state & (defined | set(self.params)))
+        for sid, (xs, start, last_first) in sites.items():
+            if sid not in self.rows_used:
+                continue
+            # the rows' cotangents, pushed by the reverse loop, stacked once
+            rows = self.rows_names[sid]
+            out.insert(
+                out.index(loop), self._at(N.assign(rows, gast.List(elts=[], ctx=gast.Load())), s)
+            )
+            kws: Dict[str, Any] = {}
+            if not (isinstance(start, gast.Constant) and start.value == 0):
+                kws["start"] = N.clone(start)
+            if last_first:
+                kws["last_first"] = N.const(True)
+            expr = N.call("ad.rows_adjoint", [N.name(rows), N.name(xs)], kws)
+            self._collect_reads([N.name(xs), start])
+            self.accumulate(out, xs, expr, nz, s)
+        if isinstance(s, gast.While):
+            out.append(_Restore(s.sj_count, s, s.sj_in_loop, s.sj_in_loop))
+        else:
+            out.append(_Restore(s.target.id, s, s.sj_in_loop, s.target.id in defined))
+            if s.target.id in state and s.target.id in defined:
+                # `for x in range(3)` rebound a differentiable x: when the loop ran,
+                # the x before it (restored above) did not reach the output this way
+                t = s.target.id
+                rng = s.iter.args[0] if _is_reversed(s.iter) else s.iter
+                ran = gast.Compare(
+                    left=N.call(N.name("len"), [N.clone(rng)]),
+                    ops=[gast.Gt()],
+                    comparators=[N.const(0)],
+                )
+                kill = N.assign(self.bar(t), self.zero_for(t, t in must))
+                out.append(self._at(gast.If(test=ran, body=[kill], orelse=[]), s))
+                self._collect_reads([rng, N.name(t)])
+        return out
