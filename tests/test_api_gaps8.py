@@ -117,7 +117,7 @@ def test_user_varargs_functions():
     _close(srcjax.grad(srcjax.jit(lambda *xs: jnp.sum(xs[0] * xs[1])))(A, A), A)
 
 
-# jit's own root needs srcjax/jit_api.py to call api.fixed_arity (handed to the
+# jit's own root needs srcjax/jit_api/ to call api.fixed_arity (handed to the
 # lead: see the report); strict, so this fails once it works and the mark must go
 
 

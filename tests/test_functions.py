@@ -1,4 +1,4 @@
-"""jnp functions written as compositions of primitives (srcjax/numpy/_functions.py),
+"""jnp functions written as compositions of primitives (srcjax/numpy/_functions/),
 checked against values recorded from JAX 0.10.2 (tests/data/functions_jax.npz):
 values, shapes and dtypes, eagerly and under grad, vmap and jit.
 

@@ -1,4 +1,4 @@
-"""More of jax.lax (srcjax/lax/_more.py): Precision, reductions, elementwise
+"""More of jax.lax (srcjax/lax/_more/): Precision, reductions, elementwise
 special functions, structural helpers, reduce_precision, custom_root and
 custom_linear_solve. Values, dtypes, gradients, vmap and jit against JAX 0.10.2
 (recorded in tests/data/lax_more_jax.npz: SRCJAX_RECORD_JAX=1 with JAX installed

@@ -1,4 +1,4 @@
-"""jax.lax's basic operations (srcjax/lax/_ops.py): values and dtypes against
+"""jax.lax's basic operations (srcjax/lax/_ops/): values and dtypes against
 JAX 0.10.2 (recorded), gradients against float64 finite differences, vmap
 against a Python loop, jit against eager, and JAX's TypeErrors."""
 

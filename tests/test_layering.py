@@ -121,6 +121,10 @@ UPWARD_ALLOWED: Set[Tuple[str, str]] = {
 #: modules in an import cycle today
 CYCLE_ALLOWED: Set[str] = {
     "srcjax.api",
+    "srcjax.api.args",
+    "srcjax.api.gradient",
+    "srcjax.api.printing",
+    "srcjax.api.transformed",
     "srcjax.api_fwd",
     "srcjax.custom",
     "srcjax.driver",  # (code moved out of srcjax.api, in the cycle through normalize -> api_fwd)
@@ -166,7 +170,6 @@ CYCLE_ALLOWED: Set[str] = {
 
 #: modules over MAX_LINES lines today
 SIZE_ALLOWED: Set[str] = {
-    "srcjax.api",
     "srcjax.frontend.normalize",
     "srcjax.primitives.ad",
     "srcjax.primitives.elementwise",

@@ -1,4 +1,4 @@
-"""jax.numpy breadth (srcjax/numpy/_more.py): JAX functions srcjax lacked.
+"""jax.numpy breadth (srcjax/numpy/_more/): JAX functions srcjax lacked.
 
 Expected values: recorded from JAX 0.10.2 (CPU) into ``data/numpy_more_jax.npz``
 by running the ``_compute_*`` functions below with ``jax``

@@ -49,4 +49,5 @@ def test_srcjax_frames_are_hidden(tmp_path):
 
 def test_filtering_off_shows_every_frame(tmp_path):
     err = _run(tmp_path, SRCJAX_TRACEBACK_FILTERING="off")
-    assert "jit_api.py" in err and "frames hidden" not in err
+    # (jit's frames: srcjax/jit_api/, a package since the lane-L5 split)
+    assert os.path.join("srcjax", "jit_api", "") in err and "frames hidden" not in err

@@ -1,0 +1,352 @@
+"""``srcjax.grad`` and ``srcjax.value_and_grad``: the gradient object
+(``_Grad``), which checks its arguments, transforms the function to its
+reverse-mode derivative (:mod:`srcjax.transforms.reverse` through
+:mod:`srcjax.driver`) once per argument kinds, and calls it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from .._array import unwrap_args as _unwrap_args
+from .._array import unwrap_kwargs as _unwrap_kwargs
+from .._array import unwrap_tree as _unwrap_tree
+from ..codegen import diskcache
+from ..driver import Generated, transform
+from ..errors import TransformTypeError, TransformValueError
+from ..frontend.normalize import dependencies_valid
+from ..frontend.source import unwrap_callable
+from ..transforms.reverse import reverse
+from ..tree_util import tree_leaves
+from .args import (
+    _F32,
+    _F64,
+    _LEAF1,
+    _as_f32,
+    _canon_leaf,
+    _check_float,
+    _check_leaves,
+    _kind,
+    _map_leaves,
+    _writeable,
+)
+from .float0 import _float0_for_ints
+from .transformed import _CACHE_LOCK, _TRANSFORM_CACHE, Transformed, fixed_arity
+
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+
+class _Grad(Transformed):
+    kind = "grad"
+
+    def __init__(self, fun, argnums, has_aux, with_value, allow_int=False, holomorphic=False):
+        super().__init__(fun)
+        self.allow_int = bool(allow_int)
+        self.holomorphic = bool(holomorphic)
+        if isinstance(argnums, (list, tuple)):
+            argnums_t = tuple(int(a) for a in argnums)
+            self.tuple_out = True
+        else:
+            argnums_t = (int(argnums),)
+            self.tuple_out = False
+        if not argnums_t:
+            raise TransformValueError("argnums must be non-empty")
+        self.argnums = argnums_t
+        self.has_aux = has_aux
+        self.with_value = with_value
+        inner = fun
+        bound: tuple = ()
+        bkw: dict = {}
+        if not isinstance(fun, Transformed):
+            inner, bound, bkw = unwrap_callable(fun)
+        else:
+            # grad(grad(obj.method)): the inner transform's bound arguments
+            # (self) come first in its generated code too
+            bound = tuple(getattr(fun, "_bound", ()) or ())
+            bkw = dict(getattr(fun, "_bound_kwargs", None) or {})
+        self._bound = _unwrap_tree(bound)  # (bound Arrays: buffers for generated code)
+        self._bound_kwargs = _unwrap_kwargs(bkw)
+        self._pyfn = inner
+        self._wrt_fixed = None
+        if all(a >= 0 for a in argnums_t):
+            self._wrt_fixed = tuple(sorted(a + len(bound) for a in argnums_t))
+        self._fast1 = not bound and not bkw and self._wrt_fixed == (0,) and not holomorphic
+
+    def _build(self, kinds):
+        if isinstance(self._pyfn, Transformed):  # (grad(jit(lambda *xs: ...)))
+            target = fixed_arity(self._pyfn._generated(kinds), len(kinds))
+        else:
+            target = fixed_arity(self._pyfn, len(kinds))
+        key = (
+            self.kind,
+            self.argnums,
+            self.has_aux,
+            self.with_value,
+            self.tuple_out,
+            len(self._bound),
+            kinds,
+            self.allow_int,
+        )
+        per_fn = _TRANSFORM_CACHE.get(target)
+        if per_fn is not None and key in per_fn:
+            return per_fn[key]
+        fn = diskcache.cached(
+            key + (self.holomorphic,),
+            target,
+            f"{getattr(target, '__name__', 'fn')}_{self.kind}",
+            lambda: self._transform(target, kinds),
+        )
+        with _CACHE_LOCK:
+            _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
+        return fn
+
+    def _transform(self, target, kinds):
+        def reverse_pass(stage):
+            src, norm = stage.src, stage.norm
+            nparams = len(src.node.args.args) - stage.n_kwonly
+            argnums = tuple(a + len(self._bound) if a >= 0 else nparams + a for a in self.argnums)
+            for a in argnums:
+                if not 0 <= a < nparams:
+                    raise TransformValueError(
+                        f"argnums {self.argnums} out of range for a function of {nparams} "
+                        "positional arguments"
+                    )
+            norm.tuple_wrt = self.tuple_out
+            params = [a.id for a in norm.node.args.args]  # as generated code names them
+            wrt = [params[a] for a in argnums]
+            pkinds = {p: (kinds[i] if i < len(kinds) else "leaf") for i, p in enumerate(params)}
+            label = "value_and_grad" if self.with_value else "grad"
+            fdef = reverse(
+                norm,
+                wrt,
+                pkinds,
+                has_aux=self.has_aux,
+                with_value=self.with_value,
+                name=f"{src.name}_{label}",
+                holomorphic=self.holomorphic,
+            )
+            if self.allow_int:
+                _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
+            return Generated(fdef, f"{label} of", f"with respect to {', '.join(wrt)}")
+
+        return transform(target, kinds, reverse_pass, kwonly=True)
+
+    def __call__(self, *args, **kwargs):
+        args = _unwrap_args(args)  # the boundary: generated code computes on buffers
+        if kwargs:
+            kwargs = _unwrap_kwargs(kwargs)
+        if self._fast1 and len(args) == 1 and not kwargs:
+            # fast path: one array or float argument, differentiated; the generated
+            # function for it exists and calls no user function that could change
+            fn = self._cache.get(_LEAF1)
+            if fn is not None and not fn.__srcjax_deps__:
+                x = args[0]
+                t = type(x)
+                if t is _F32:
+                    out = _writeable(fn(x))
+                    return out if not _cfg.checks_enabled else self._checked(out, args)
+                if t is float:
+                    out = _writeable(fn(_F64(x) if _cfg.x64_enabled else _as_f32(x)))
+                    return out if not _cfg.checks_enabled else self._checked(out, args)
+                if t is np.ndarray or t is _F64:
+                    dt = x.dtype
+                    if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
+                        out = _writeable(fn(x))
+                        return out if not _cfg.checks_enabled else self._checked(out, args)
+        if self._bound:
+            args = self._bound + args
+        if self._bound_kwargs:
+            kwargs = {**self._bound_kwargs, **kwargs}
+        if not kwargs:
+            # parameters left to a function default (act=jnp.tanh): passed explicitly,
+            # so the function is part of the key and its calls resolve to it
+            args = args + self._function_defaults(len(args) - len(self._bound or ()))
+        n = len(args)
+        wrt = self._wrt_fixed
+        if wrt is None or wrt[-1] >= n:
+            wrt = self._wrt_positions(n)
+        x64 = _cfg.x64_enabled
+        new_args = list(args)
+        kinds = []
+        for i, x in enumerate(args):
+            t = type(x)
+            if t is np.ndarray:
+                kinds.append("leaf")
+                dt = x.dtype
+                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                    new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
+                if i in wrt and dt.kind not in "fc":
+                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
+            elif t is float:
+                kinds.append("leaf")
+                new_args[i] = np.float64(x) if x64 else np.float32(x)
+            elif isinstance(x, np.generic):
+                kinds.append("leaf")
+                dt = x.dtype
+                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                    new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
+                if i in wrt and dt.kind not in "fc":
+                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
+            else:
+                k = _kind(x)
+                kinds.append(k)
+                if i in wrt:
+                    # allow_int: Python ints stay weakly typed (a * n is float32)
+                    x = _map_leaves(lambda v: _canon_leaf(v, not self.allow_int), x)
+                    _check_leaves(x, i, "grad", self.allow_int)
+                elif k == "leaf":
+                    x = _canon_leaf(x, False)
+                new_args[i] = x
+        if self.holomorphic:
+            for i in wrt:
+                _check_complex_leaves(new_args[i])
+        key = tuple(kinds)
+        fn = self._cache.get(key)
+        if fn is None:
+            fn = self._generated(key)
+        if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+            fn = self._rebuild(key)
+        if kwargs and fn.__srcjax_renamed__:
+            kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
+        # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
+        out = _writeable(fn(*new_args, **kwargs))
+        return out if not _cfg.checks_enabled else self._checked(out, args)
+
+    def _checked(self, out: Any, args: tuple) -> Any:
+        """``jax_enable_checks``: ``out``'s gradients have their primals' shapes
+        and dtypes (see :mod:`srcjax._cotangent_check`)."""
+        from .. import _cotangent_check as cc
+        from .. import tree_util
+
+        n = len(args)
+        pos = [a + len(self._bound) if a >= 0 else n + a for a in self.argnums]
+        cts = cc.grad_output_cotangents(out, self.with_value, self.has_aux, self.tuple_out)
+        names = [f"argument {a}" for a in self.argnums]
+        primals = [_map_leaves(lambda v: _canon_leaf(v, True), args[i]) for i in pos]
+        cc.check_cotangents(tree_util, cts, primals, self.kind_label(), names)
+        return out
+
+    def kind_label(self) -> str:
+        return "value_and_grad" if self.with_value else "grad"
+
+    def _rebuild(self, key):
+        """A callee was redefined since this code was generated: transform again."""
+        with self._lock:
+            self._cache.pop(key, None)
+            target = self._pyfn
+            if not isinstance(target, Transformed):
+                _TRANSFORM_CACHE.pop(target, None)
+        return self._generated(key)
+
+    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
+        full = tuple(self._bound or ()) + tuple(args)
+        nb = len(full) - len(args)
+        for i in sorted(self._wrt_positions(len(full))):
+            _check_leaves(full[i], i - nb, "grad", self.allow_int)
+
+    def _wrt_positions(self, n: int) -> frozenset:
+        out = set()
+        for a in self.argnums:
+            i = a + len(self._bound) if a >= 0 else n + a
+            if not 0 <= i < n:
+                raise TransformValueError(
+                    f"argnums {self.argnums} out of range: called with {n - len(self._bound)} "
+                    "positional arguments"
+                )
+            out.add(i)
+        return frozenset(out)
+
+
+def _check_complex_leaves(x: Any) -> None:
+    """jax.grad(holomorphic=True)'s check: every differentiated input is complex."""
+    for v in tree_leaves(x):
+        dt = np.result_type(v)
+        if dt.kind != "c":
+            raise TransformTypeError(
+                f"grad with holomorphic=True requires inputs with complex dtype, but got {dt.name}."
+            )
+
+
+def _unsupported_options(name: str, holomorphic: bool, allow_int: bool, reduce_axes=()) -> None:
+    """JAX's keyword arguments srcjax accepts at their defaults only."""
+    for opt, on in (("holomorphic", holomorphic), ("allow_int", allow_int)):
+        if on:
+            raise NotImplementedError(
+                f"srcjax.{name}({opt}=True) is not supported yet; JAX's default ({opt}=False) is"
+            )
+    if reduce_axes:
+        raise NotImplementedError(f"srcjax.{name}: reduce_axes is not supported")
+
+
+def grad(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable:
+    """Gradient of a scalar-valued function, by reverse-mode source transformation.
+
+    Semantics follow ``jax.grad``: ``fun`` must return a real floating scalar
+    (else ``TypeError``); differentiated arguments must be floating (integer or
+    boolean inputs raise ``TypeError``); ``argnums`` is an int (the gradient has
+    that argument's structure) or a tuple (a tuple of gradients); with
+    ``has_aux=True``, ``fun`` returns ``(value, aux)`` and the result is
+    ``(gradient, aux)``. Arguments may be pytrees (dicts, lists, tuples,
+    namedtuples, registered classes); gradients come back in the same structure
+    and dtype (float32 unless ``jax_enable_x64``).
+
+    Unlike JAX, ``fun`` may use Python ``if``/``while``/``for`` on array values.
+
+    Args:
+        fun: a Python function (or lambda, ``functools.partial``, bound method, or
+            another srcjax transform) whose source is available.
+        argnums: which positional argument(s) to differentiate.
+        has_aux: whether ``fun`` returns a pair ``(value, auxiliary data)``.
+        holomorphic: as JAX: ``fun`` maps complex inputs to a complex scalar and the
+            result is its complex derivative ``f'(z)`` (inputs and output must be
+            complex: TypeError otherwise).
+        reduce_axes: accepted empty only (NotImplementedError otherwise).
+        allow_int: as JAX: integer or boolean inputs named in ``argnums`` are
+            allowed, and their gradient is ``np.zeros(shape, float0)`` (dtype
+            ``[('float0', 'V')]``, ``srcjax.api.FLOAT0``; shape ``()`` for Python
+            scalars), leaf by leaf inside pytrees; under ``vmap`` it carries the
+            batch axis. ``jacrev``/``jacfwd``/``hessian`` still refuse it
+            (NotImplementedError).
+
+    Returns:
+        A function with ``fun``'s signature returning the gradient.
+
+    Raises:
+        srcjax.errors.UnsupportedSyntaxError (a ``NotImplementedError``) for code
+        the transform cannot handle; srcjax.errors.NoDerivativeRuleError for calls
+        without a rule on the differentiated path; ``TypeError`` as above. Every
+        such error names the user's ``file:line:col``.
+    """
+    _unsupported_options("grad", False, False, reduce_axes)
+    return _Grad(
+        fun, argnums, has_aux, with_value=False, allow_int=allow_int, holomorphic=holomorphic
+    )
+
+
+def value_and_grad(
+    fun: Callable,
+    argnums: Union[int, Sequence[int]] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
+) -> Callable:
+    """``fun``'s value and gradient in one pass (``jax.value_and_grad``).
+
+    Returns a function giving ``(value, grad)``, or ``((value, aux), grad)`` with
+    ``has_aux=True``. See :func:`grad` for argument rules (``allow_int``) and
+    errors.
+    """
+    _unsupported_options("value_and_grad", False, False, reduce_axes)
+    return _Grad(
+        fun, argnums, has_aux, with_value=True, allow_int=allow_int, holomorphic=holomorphic
+    )
