@@ -173,7 +173,6 @@ SIZE_ALLOWED: Set[str] = {
     "srcjax.frontend.normalize",
     "srcjax.primitives.ad",
     "srcjax.primitives.elementwise",
-    "srcjax.primitives.reductions",
     "srcjax.transforms.batching",
     "srcjax.transforms.optimize",
 }

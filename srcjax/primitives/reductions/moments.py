@@ -1,0 +1,120 @@
+"""``var`` and ``std`` (complex ``x``: ``var = mean |x - m|^2``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from srcjax.dtypes import to_inexact_dtype
+from srcjax.primitives.ad import (
+    accumulate,
+    expand_reduced,
+    operand_dtype,
+    reduction_samples,
+    sum,
+)
+from srcjax.primitives.registry import Primitive, register
+
+from ._common import _quiet, _reduction, conj, real
+from .basic import mean
+
+__all__ = ["var", "std"]
+
+# ---------------------------------------------------------------------------
+# var / std
+
+
+def _var(x, axis=None, dtype=None, ddof=0, keepdims=False):
+    """Variance over ``axis`` with ``ddof`` degrees of freedom removed
+    (jax.numpy.var). Integer inputs give the default float."""
+    if dtype is None and operand_dtype(x, "var").kind in "biu":
+        dtype = to_inexact_dtype(operand_dtype(x, "var"))  # JAX: int32 -> float32 also with x64
+    if np.size(x) and not ddof:
+        return accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    with _quiet():  # NaN for n <= ddof, without NumPy's warnings (as JAX)
+        r = accumulate(np.var, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _nan_past_dof(r, x, ddof)
+
+
+def _nan_past_dof(r, x, ddof):
+    """``r`` (a ``var``/``std`` of ``x``) NaN where ``n - ddof <= 0``, as JAX
+    (NumPy divides by ``max(n - ddof, 0)``: infinite)."""
+    if ddof and np.size(r) and np.size(x) / np.size(r) - ddof <= 0:
+        return np.full_like(r, np.nan)
+    return r
+
+
+def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
+    """Standard deviation over ``axis`` (jax.numpy.std). Gradient at a constant
+    input is NaN, as in JAX."""
+    if dtype is None and operand_dtype(x, "std").kind in "biu":
+        dtype = to_inexact_dtype(operand_dtype(x, "std"))  # JAX: int32 -> float32 also with x64
+    if np.size(x) and not ddof:
+        return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    with _quiet():
+        r = accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _nan_past_dof(r, x, ddof)
+
+
+var = _reduction("jnp.var", _var, np.var)
+std = _reduction("jnp.std", _std, np.std)
+
+
+def _dof_scale(num, x, ans, ddof):
+    """Static: ``num / (n - ddof)`` for ``n`` elements reduced into each output of
+    ``var``/``std`` (``ans``): NaN when ``n == ddof`` (the variance is NaN
+    there, and so is JAX's gradient), -0.0 when ``n < ddof`` (JAX's cotangent
+    through its ``where``), 0 for an empty ``x`` (no cotangent)."""
+    if not np.size(x):
+        return 0.0
+    d = np.size(x) / np.size(ans) - ddof
+    if d < 0:  # JAX: the cotangent of where(n - ddof > 0, ., nan), 0 / (n - ddof)
+        return math.copysign(0.0, num / d)
+    return num / d if d else math.nan
+
+
+dof_scale = register(Primitive("ad.dof_scale", _dof_scale, kind="internal", differentiable=False))
+
+
+# complex x: var = mean |x - m|^2, so d var = 2 re(conj(x - m) dx) / (n - ddof) and the
+# adjoint (JAX's pairing re(g t)) is 2 g conj(x - m) / (n - ddof); conj and re are
+# no-ops for real x
+
+
+def _var_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+    return (expand_reduced(g, x, axis, keepdims) * dof_scale(2.0, x, ans, ddof)) * (
+        conj(x - mean(x, axis=axis, keepdims=True))
+    )
+
+
+def _var_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+    dev = conj(x - mean(x, axis=axis, keepdims=True))
+    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * (dof_scale(2.0, x, ans, ddof))
+
+
+def _std_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+    return (expand_reduced(g / ans, x, axis, keepdims) * dof_scale(1.0, x, ans, ddof)) * conj(
+        x - mean(x, axis=axis, keepdims=True)
+    )
+
+
+def _std_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+    dev = conj(x - mean(x, axis=axis, keepdims=True))
+    return real(sum(t * dev, axis=axis, keepdims=keepdims)) * dof_scale(1.0, x, ans, ddof) / ans
+
+
+var.def_vjp(_var_vjp)
+var.def_jvp(_var_jvp)
+std.def_vjp(_std_vjp)
+std.def_jvp(_std_jvp)
+
+
+def _var_samples(rng):
+    out = reduction_samples(rng)
+    out += [((rng.normal(size=(3, 4)),), {"axis": 1, "ddof": 1})]
+    return out
+
+
+var.samples = _var_samples
+std.samples = _var_samples
