@@ -1,4 +1,4 @@
-"""Convolutions and windowed reductions (srcjax/primitives/conv.py):
+"""Convolutions and windowed reductions (srcjax/primitives/conv/):
 ``lax.conv_general_dilated`` and its wrappers, ``lax.reduce_window``.
 
 Oracles: values recorded from JAX 0.10.2 (``RECORDED`` below, made by running

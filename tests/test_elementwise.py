@@ -1,4 +1,4 @@
-"""Elementwise primitives (srcjax/primitives/elementwise.py) against JAX."""
+"""Elementwise primitives (srcjax/primitives/elementwise/) against JAX."""
 
 import pathlib
 

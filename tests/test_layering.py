@@ -172,7 +172,6 @@ CYCLE_ALLOWED: Set[str] = {
 SIZE_ALLOWED: Set[str] = {
     "srcjax.frontend.normalize",
     "srcjax.primitives.ad",
-    "srcjax.primitives.elementwise",
     "srcjax.transforms.batching",
     "srcjax.transforms.optimize",
 }

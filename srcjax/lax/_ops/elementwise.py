@@ -125,7 +125,7 @@ def _shift_right_logical_impl(x, y):
     return _shift_impl("r", x, y)
 
 
-_new_elementwise = new_elementwise  # (the shared helper, primitives/elementwise.py)
+_new_elementwise = new_elementwise  # (the shared helper, primitives/elementwise/_base.py)
 
 
 div = defderiv(_new_elementwise("lax.div", _div_impl, domain=(0.3, 2.0)), _div_x, _div_y)

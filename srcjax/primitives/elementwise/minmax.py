@@ -1,0 +1,245 @@
+"""``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clip`` and ``where``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...dtypes import (
+    BINARY_SUSPECT,
+)
+from ._base import _binop, _ew, _ndarray, defderiv
+from .logic import isfinite, isnan, isposinf
+
+__all__ = ["clip", "maximum", "minimum", "fmax", "fmin", "where", "nan_to_num"]
+
+# =============================================================================
+# Maximum, minimum, clip and where
+# =============================================================================
+maximum = _binop(
+    "jnp.maximum", np.maximum,
+    "Elementwise maximum, propagating NaN. At ties the derivative splits 0.5/0.5 (JAX).",
+    None, {"fiub": "sj_max({x}, {y})"},
+)  # fmt: skip
+minimum = _binop(
+    "jnp.minimum", np.minimum,
+    "Elementwise minimum, propagating NaN. At ties the derivative splits 0.5/0.5 (JAX).",
+    None, {"fiub": "sj_min({x}, {y})"},
+)  # fmt: skip
+fmax = _binop(
+    "jnp.fmax", np.fmax, "Elementwise maximum ignoring NaN. At a tie the derivative goes to y (JAX).",
+    None, "fmax({x}, {y})",
+)  # fmt: skip
+fmin = _binop(
+    "jnp.fmin", np.fmin, "Elementwise minimum ignoring NaN. At a tie the derivative goes to y (JAX).",
+    None, "fmin({x}, {y})",
+)  # fmt: skip
+
+
+def _balanced_eq(x, z, y):
+    """``1`` where ``x == z != y``, ``0.5`` where ``x == z == y``, else ``0``, in
+    ``z``'s float dtype: the partial of ``z = max(x, y)`` (or ``min``) in ``x``,
+    splitting ties evenly as JAX. Piecewise constant (zero derivative)."""
+    eqx = np.equal(x, z)
+    r = np.where(eqx, np.where(np.equal(y, z), 0.5, 1.0), 0.0)
+    dt = _dt.to_inexact_dtype(_dt.dtype_of(z))
+    return r.astype(dt, copy=False) if r.dtype != dt else r
+
+
+balanced_eq = _ew(
+    "ad.balanced_eq", _balanced_eq, differentiable=False,
+    c_expr="(({x}) == ({z}) ? (({y}) == ({z}) ? 0.5 : 1.0) : 0.0)",
+)  # fmt: skip
+
+
+def _max_x(g, ans, x, y):
+    return g * balanced_eq(x, ans, y)
+
+
+def _max_y(g, ans, x, y):
+    return g * balanced_eq(y, ans, x)
+
+
+defderiv(maximum, _max_x, _max_y)
+defderiv(minimum, _max_x, _max_y)
+
+
+def _fmax_x(g, ans, x, y):
+    # JAX: fmax(x, y) = where((x > y) | isnan(y), x, y): a tie goes to y
+    return g * ((x > y) | isnan(y))
+
+
+def _fmax_y(g, ans, x, y):
+    return g * ~((x > y) | isnan(y))
+
+
+def _fmin_x(g, ans, x, y):
+    return g * ((x < y) | isnan(y))
+
+
+def _fmin_y(g, ans, x, y):
+    return g * ~((x < y) | isnan(y))
+
+
+defderiv(fmax, _fmax_x, _fmax_y)
+defderiv(fmin, _fmin_x, _fmin_y)
+
+
+def _clip(x, min=None, max=None):  # noqa: A002 (JAX's parameter names)
+    """Clip ``x`` to ``[min, max]`` (either bound may be ``None``), as JAX:
+    ``minimum(maximum(x, min), max)``, so at ``x == min`` or ``x == max`` the
+    derivative is 0.5 (ties split)."""
+    r = x
+    if min is not None:
+        r = np.maximum(r, min)
+    if max is not None:
+        r = np.minimum(r, max)
+    if r is x:
+        return np.asarray(x, dtype=_dt.dtype_of(x))[()] if type(x) is not _ndarray else x
+    if r.dtype in BINARY_SUSPECT:
+        return r.astype(_dt.result_type(x, *[b for b in (min, max) if b is not None]))
+    return r
+
+
+clip = _ew(
+    "jnp.clip", _clip, np.clip, broadcasting=True,
+    c_expr={"fiu": "sj_min(sj_max({x}, {min}), {max})"},
+).facts(shape_changing=True)  # fmt: skip
+
+
+def _clip_partial(x, min, max, wrt):  # noqa: A002
+    """Partial derivative of ``clip(x, min, max)`` in the operand named ``wrt``
+    (``"x"``, ``"min"`` or ``"max"``), as for ``minimum(maximum(x, min), max)``
+    with ties split 0.5/0.5. Piecewise constant (zero derivative)."""
+    m = x if min is None else np.maximum(x, min)
+    out = m if max is None else np.minimum(m, max)
+    if wrt == "max":
+        return _balanced_eq(max, out, m)
+    d_out = 1.0 if max is None else _balanced_eq(m, out, max)
+    if wrt == "x":
+        d_m = 1.0 if min is None else _balanced_eq(x, m, min)
+    else:
+        d_m = _balanced_eq(min, m, x)
+    r = np.asarray(d_m * d_out, dtype=_dt.to_inexact_dtype(_dt.dtype_of(out)))
+    return r if r.ndim else r[()]
+
+
+clip_partial = _ew("ad.clip_partial", _clip_partial, differentiable=False)
+
+
+def _clip_x(g, ans, x, min=None, max=None):  # noqa: A002
+    return g * clip_partial(x, min, max, "x")
+
+
+def _clip_min(g, ans, x, min=None, max=None):  # noqa: A002
+    return g * clip_partial(x, min, max, "min")
+
+
+def _clip_max(g, ans, x, min=None, max=None):  # noqa: A002
+    return g * clip_partial(x, min, max, "max")
+
+
+defderiv(clip, _clip_x, _clip_min, _clip_max)
+clip.samples = lambda rng: [
+    ((rng.uniform(-2, 2, s), -0.5, 0.7), {}) for s in [(), (3,), (2, 3)]
+] + [
+    ((rng.uniform(-2, 2, (2, 3)), rng.uniform(-1.5, -0.2, (3,)), rng.uniform(0.2, 1.5, (2, 1))), {}),
+    ((rng.uniform(-2, 2, (4,)),), {"min": rng.uniform(-1, 0, (4,))}),
+    ((rng.uniform(-2, 2, (4,)),), {"max": rng.uniform(0, 1, (4,))}),
+]  # fmt: skip
+
+
+def _where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """``x`` where ``condition`` is true, else ``y`` (broadcasting; JAX dtype
+    promotion of ``x`` and ``y``). With only ``condition``, the indices of its
+    nonzero elements (``jnp.nonzero``), padded or cut to ``size`` if given.
+
+    Derivatives follow JAX: ``where(condition, g, 0)`` to ``x`` and
+    ``where(condition, 0, g)`` to ``y``, so a NaN or infinite partial in the
+    branch not taken still reaches the gradient through its own rule."""
+    if x is None and y is None:
+        return _nonzero(condition, size, fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided")
+    r = np.where(condition, x, y)
+    if r.dtype in BINARY_SUSPECT:
+        dt = _dt.result_type(x, y)
+        if dt != r.dtype:
+            return r.astype(dt)
+    return r
+
+
+def _nonzero(condition, size, fill_value):
+    idx = np.nonzero(condition)
+    dt = _dt.default_int()
+    if size is not None:
+        fill = 0 if fill_value is None else fill_value
+        fills = fill if isinstance(fill, (tuple, list)) else (fill,) * len(idx)
+        out = []
+        for i, f in zip(idx, fills):
+            i = i[:size]
+            if len(i) < size:
+                i = np.concatenate([i, np.full(size - len(i), f, dtype=i.dtype)])
+            out.append(i)
+        idx = tuple(out)
+    return tuple(i.astype(dt, copy=False) for i in idx)
+
+
+where = _ew(
+    "jnp.where", _where, np.where, broadcasting=True,
+    c_expr={"fiubc": "({condition} ? {x} : {y})"},
+).facts(shape_changing=True)  # fmt: skip
+
+
+def _where_x(g, ans, condition, x=None, y=None, *, size=None, fill_value=None):
+    return where(condition, g, 0)
+
+
+def _where_y(g, ans, condition, x=None, y=None, *, size=None, fill_value=None):
+    return where(condition, 0, g)
+
+
+defderiv(where, None, _where_x, _where_y)
+where.samples = lambda rng: [
+    ((rng.uniform(-1, 1, s) > 0, rng.uniform(-2, 2, s), rng.uniform(-2, 2, s)), {})
+    for s in [(), (3,), (2, 3)]
+] + [
+    ((rng.uniform(-1, 1, (2, 3)) > 0, rng.uniform(-2, 2, (3,)), rng.uniform(-2, 2, (2, 1))), {}),
+    ((rng.uniform(-1, 1, (3,)) > 0, rng.uniform(-2, 2, (2, 3)), rng.uniform(-2, 2, ())), {}),
+]  # fmt: skip
+
+
+def _replace_inf(x):
+    """``x`` with ``+inf`` replaced by 0 (keeps ``logaddexp``'s derivative finite
+    at infinite inputs, as JAX)."""
+    return np.where(np.isposinf(x), 0, x)
+
+
+replace_inf = _ew("ad.replace_inf", _replace_inf, c_expr="(isinf({x}) && {x} > 0 ? 0 : {x})")
+
+
+def _replace_inf_x(g, ans, x):
+    return where(isposinf(x), 0, g)
+
+
+defderiv(replace_inf, _replace_inf_x)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``x`` with NaN replaced by ``nan`` and infinities by ``posinf`` /
+    ``neginf`` (default: the largest finite values of the dtype). The
+    derivative is ``g`` at finite entries and 0 elsewhere."""
+    x = np.asarray(x) if type(x) is not _ndarray else x
+    return _dt.canonicalize_value(
+        np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    )
+
+
+nan_to_num = _ew("jnp.nan_to_num", _nan_to_num, np.nan_to_num)
+
+
+def _nan_to_num_x(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return where(isfinite(x), g, 0)
+
+
+defderiv(nan_to_num, _nan_to_num_x)
