@@ -22,7 +22,7 @@ def _probe(x):
 
 def _normalizer_marks_branches() -> bool:
     """Whether the normalizer marks a lax.cond's `if` for the output type check
-    (srcjax/frontend/normalize.py, ``sj_lax_branches``)."""
+    (srcjax/frontend/normalize/lax_calls.py, ``sj_lax_branches``)."""
     node = normalize(get_source(_probe)).node
     return any(getattr(n, "sj_lax_branches", None) for n in gast.walk(node))
 

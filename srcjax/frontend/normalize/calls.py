@@ -1,0 +1,379 @@
+"""Handlers of resolved calls: primitives (:meth:`CallsMixin.prim_call`),
+Python builtins (``len``, ``range``, ``isinstance``, casts ...), methods of
+arrays and of user values, and host calls on static values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import gast
+import numpy as np
+
+from ...errors import (
+    UnsupportedSyntaxError,
+)
+from ...primitives import registry
+from .. import nodes as N
+from ..source import get_source
+from .analyses import _function_names
+from .anf import Op
+from .common import _bind, _fold_constant, _is_numpy_function, _is_static_callable, _prim_expr
+
+#: numpy scalar types used as casts: ``np.float32(x)`` is ``x.astype(float32)``
+# numpy scalar types called as functions: a cast (ad.astype); to an integer or
+# bool type it has a zero derivative, as in JAX
+_CAST_TYPES = (
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+)
+
+
+def _methods() -> Dict[str, Any]:
+    try:
+        from ...primitives.methods import METHODS  # type: ignore
+    except ImportError:
+        try:
+            from ...primitives.structural import METHODS  # type: ignore
+        except ImportError:
+            METHODS = {}
+    return METHODS
+
+
+class CallsMixin:
+    """Call handlers of :class:`Normalizer` (primitives, builtins, methods)."""
+
+    def builtin_call(self, obj: Any, e: Any, target: Optional[str]) -> Optional[tuple]:
+        """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
+        (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
+        nargs = len(e.args)
+        if obj is reversed and not e.keywords and nargs == 1:
+            # reversed(xs) as xs[::-1]: a list for a list, the rows reversed for an
+            # array (a sequence, not an iterator: list(), indexing and loops alike)
+            sub = gast.Subscript(
+                value=e.args[0],
+                slice=gast.Slice(lower=None, upper=None, step=N.const(-1)),
+                ctx=gast.Load(),
+            )
+            gast.copy_location(sub, e)
+            return self.simple(sub, target)
+        if obj is map and not e.keywords and nargs >= 2:
+            # map(f, xs, ys): the list [f(x, y) for x, y in zip(xs, ys)], so that
+            # transforms see the calls (a list, not an iterator: sum, list, for
+            # loops and jnp.stack consume both alike)
+            items = [self.namer.fresh("map_item") for _ in e.args[1:]]
+            if len(items) == 1:
+                target_node, it = N.name(items[0], store=True), e.args[1]
+            else:
+                target_node = gast.Tuple(
+                    elts=[N.name(n, store=True) for n in items], ctx=gast.Store()
+                )
+                it = gast.Call(func=N.name("zip"), args=list(e.args[1:]), keywords=[])
+                gast.copy_location(it, e)
+            elt = gast.Call(func=e.args[0], args=[N.name(n) for n in items], keywords=[])
+            comp = gast.ListComp(
+                elt=elt,
+                generators=[gast.comprehension(target=target_node, iter=it, ifs=[], is_async=0)],
+            )
+            for node in (elt, comp):
+                gast.copy_location(node, e)
+            gast.fix_missing_locations(comp)
+            return self.comprehension(comp)
+        if obj in (max, min) and not e.keywords and nargs >= 1:
+            items = e.args
+            if nargs == 1:
+                if not isinstance(e.args[0], (gast.List, gast.Tuple)):
+                    return None
+                items = e.args[0].elts
+            atoms = [self.atom(a) for a in items]
+            t = target or self.temp("max_" if obj is max else "min_")
+            self.emit(N.assign(t, atoms[0]), Op("copy", elts=[atoms[0]]))
+            cmp = gast.Gt() if obj is max else gast.Lt()
+            for a in atoms[1:]:  # Python keeps the first of equal items
+                c = self.temp("cond")
+                test = gast.Compare(left=N.clone(a), ops=[cmp], comparators=[N.name(t)])
+                self.emit(N.assign(c, test), Op("inactive", what="comparison"))
+                body = [N.assign(t, N.clone(a))]
+                body[0].sj_op = Op("copy", elts=[a])
+                self.emit(gast.If(test=N.name(c), body=body, orelse=[]))
+            return N.name(t), Op("copy", elts=[N.name(t)])
+        if obj in (list, tuple) and nargs == 1 and not e.keywords:
+            arg = e.args[0]
+            if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
+                made = self.comprehension(arg)
+                if obj is list:
+                    return made
+                # tuple(d for d in ...): a tuple (an axis tuple; a list was refused)
+                lst = self.atom(made[0]) if not isinstance(made[0], gast.Name) else made[0]
+                prim = registry.by_public("ad.as_tuple")
+                return N.call(prim.public, [lst]), Op("prim", prim=prim, bound=_bind(prim, lst))
+            if (
+                obj is list
+                and isinstance(arg, gast.Call)
+                and isinstance(arg.func, gast.Attribute)
+                and arg.func.attr == "keys"
+                and not arg.args
+                and not arg.keywords
+            ):
+                d = self.atom(arg.func.value, base="d")
+                prim = registry.by_public("ad.keys")
+                return N.call("ad.keys", [d]), Op("prim", prim=prim, bound=_bind(prim, d))
+            kind = self.seq_kind(arg)
+            if isinstance(arg, gast.Attribute) and arg.attr == "shape":
+                kind = "tuple"
+            a = self.atom(arg)
+            if (obj is list and kind in ("list", "tuple", "seq")) or (
+                obj is tuple and kind in ("list", "seq")
+            ):
+                # a new list of the items (a tuple's too): `m = list(l); m.append(v)`
+                # leaves l alone (an array, or a value of unknown kind, stays as it is)
+                prim = registry.by_public("ad.as_list" if obj is list else "ad.as_tuple")
+                return N.call(prim.public, [a]), Op("prim", prim=prim, bound=_bind(prim, a))
+            return a, Op("copy", elts=[a])
+        if obj is dict and nargs == 0 and all(k.arg for k in e.keywords):
+            keys = [N.const(k.arg) for k in e.keywords]
+            vals = [self.atom(k.value) for k in e.keywords]
+            return gast.Dict(keys=keys, values=vals), Op("pack", elts=vals)
+        if obj in _CAST_TYPES and nargs == 1 and not e.keywords:
+            prim = registry.by_public("ad.astype")
+            x = self.atom(e.args[0])
+            dname = self.namer.fresh(np.dtype(obj).name)
+            self.bindings[dname] = np.dtype(obj)
+            node = N.call(prim.public, [x, N.name(dname)])
+            return node, Op("prim", prim=prim, bound=_bind(prim, x, N.name(dname)))
+        return None
+
+    def _static_truth(self, test: Any) -> Optional[bool]:
+        """The truth of an ``if`` test that is a module-level or closed-over flag
+        (a bool or None, possibly under ``not``), else None. The flag is recorded
+        as a dependency: rebinding it transforms the function again."""
+        negate = False
+        while isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+            negate, test = not negate, test.operand
+        if (
+            isinstance(test, gast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+            and isinstance(test.comparators[0], gast.Constant)
+            and test.comparators[0].value is None
+        ):
+            # `if layer is None: continue` over a layer list with None slots
+            ty = self.expr_type(test.left)
+            if ty is None:
+                return None
+            is_none = ty == ("none",)
+            return is_none != (negate != isinstance(test.ops[0], gast.IsNot))
+        if isinstance(test, gast.BoolOp):
+            # the lowering's guards: `not (broke or skip)`
+            parts = [self._static_truth(v) for v in test.values]
+            stop = isinstance(test.op, gast.Or)  # the value that decides
+            if stop in parts:
+                return stop != negate
+            if None in parts:
+                return None
+            return (not stop) != negate
+        if isinstance(test, gast.Name) and test.id in self.flag_names:
+            known = self.known_flags.get(test.id)
+            return None if known is None else known != negate
+        if isinstance(test, gast.Attribute):
+            known, value = self.static_key(test)
+            if known:  # `if self.use_bias:`, a static attribute (part of the key)
+                return bool(value) != negate
+        if not isinstance(test, (gast.Name, gast.Attribute)):
+            return None
+        status, obj = self.resolve(test)
+        if status != "found" or not (obj is None or isinstance(obj, bool)):
+            return None
+        self._record_dependency(test, obj)
+        return bool(obj) != negate
+
+    def method_call(self, e: Any, target: Optional[str]) -> tuple:
+        done = self.container_method(e, target)
+        if done is not None:
+            return done
+        if e.func.attr == "copy" and not e.args and not e.keywords:
+            kind = self.seq_kind(e.func.value)
+            if kind == "dict":
+                t = self.dict_copy(e.func.value)  # d.copy(): a new dict, differentiable
+                return t, Op("copy", elts=[t])
+            if kind == "list":  # l.copy(): list(l)
+                return self._prim_node("ad.as_list", self.atom(e.func.value))
+            if kind == "seq":  # a container argument: a dict or a list (user L)
+                return self._prim_node("ad.shallow_copy", self.atom(e.func.value))
+        func = e.func
+        methods = _methods()
+        mname = func.attr
+        if mname in ("values", "items") and not e.args and not e.keywords:
+            # d.values() / d.items() as a value (sum(d.values())): the list a loop
+            # over it builds, so its items stay differentiable
+            v = self.temp("v")
+            k = self.temp("k")
+            if mname == "values":
+                elt, target = N.name(v), N.name(v, store=True)
+            else:
+                elt = gast.Tuple(elts=[N.name(k), N.name(v)], ctx=gast.Load())
+                target = gast.Tuple(
+                    elts=[N.name(k, store=True), N.name(v, store=True)], ctx=gast.Store()
+                )
+            comp = gast.ListComp(
+                elt=elt,
+                generators=[gast.comprehension(target=target, iter=e, ifs=[], is_async=0)],
+            )
+            N.copy_origin(comp, e)
+            return self.simple(comp, target=None)
+        recv = self.atom(func.value)
+        if mname == "pop" and not e.args and not e.keywords and isinstance(recv, gast.Name):
+            node = N.call(N.attr(recv, "pop"), [])
+            return node, Op("pop", elts=[recv], target=recv.id)
+        prim = methods.get(mname)
+        if prim is None:
+            args = [self.atom(a) for a in e.args]
+            kws = {k.arg: self.atom(k.value) for k in e.keywords}
+            node = N.call(N.attr(recv, mname), args, kws)
+            elts = [recv] + args + list(kws.values())
+            return node, Op("unknown", elts=elts, what="." + mname, effect="method")
+        params = [
+            p
+            for p in prim.signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        args = list(e.args)
+        # x.reshape(3, 4) / x.transpose(1, 0): pack varargs shape into a tuple
+        if mname in ("reshape", "transpose") and len(args) > 1:
+            args = [gast.Tuple(elts=args, ctx=gast.Load())]
+        del params
+        return self.prim_call(prim, [recv] + args, e.keywords, e, pre_atomized=1)
+
+    def prim_call(self, prim, args, keywords, e, pre_atomized: int = 0) -> tuple:
+        sig = prim.signature
+        atoms = []
+        for i, a in enumerate(args):
+            if i < pre_atomized:
+                atoms.append(a)
+            elif isinstance(a, gast.Tuple) and all(
+                _fold_constant(x) is not None or isinstance(x, gast.Constant) for x in a.elts
+            ):
+                atoms.append(_fold_constant(a) or a)
+            else:
+                atoms.append(self.atom(a))
+        kws = {}
+        for k in keywords:
+            v = k.value
+            folded = _fold_constant(v)
+            kws[k.arg] = folded if folded is not None else self.atom(v)
+        for a in list(atoms) + list(kws.values()):
+            if isinstance(a, gast.Name) and a.id in self.local_fns:
+                # a nested def / lambda is inlined where it is called, never made
+                # into a value: passing it on would be a NameError at run time
+                raise UnsupportedSyntaxError(
+                    f"a function defined inside the transformed function (`{a.id}`) "
+                    f"cannot be passed as a value to `{N.to_source(e.func) if isinstance(e, gast.Call) else prim.public}`",
+                    self.loc(e),
+                    "define it at module level (a custom_vjp's nondiff_argnums function "
+                    "too), or call it here instead of passing it",
+                )
+        try:
+            ba = sig.bind(*atoms, **kws)
+        except TypeError as exc:
+            raise UnsupportedSyntaxError(
+                f"bad arguments for `{prim.public}`: {exc}", self.loc(e), "check the signature"
+            ) from None
+        bound = {}
+        for pname, val in ba.arguments.items():
+            p = sig.parameters[pname]
+            bound[pname] = list(val) if p.kind == p.VAR_POSITIONAL else val
+        if isinstance(e, gast.Call) and prim.op and prim.op != "unary not":
+            # jnp.divide(a, b) as written, not `a / b`: the function follows JAX's
+            # promotion everywhere (the operator follows NumPy's outside jit)
+            node = N.call(prim.public, atoms, kws)
+        else:
+            node = _prim_expr(prim, atoms, kws)
+        # the list operations of generated adjoint code (third derivatives and up)
+        if prim.public == "ad.push" and isinstance(bound.get("lst"), gast.Name):
+            return node, Op("append", elts=[bound["v"]], target=bound["lst"].id)
+        if prim.public in ("ad.pop", "ad.pop_like") and isinstance(bound.get("lst"), gast.Name):
+            return node, Op("pop", elts=[bound["lst"]], target=bound["lst"].id)
+        return node, Op("prim", prim=prim, bound=bound)
+
+    def _is_host(self, e: Any) -> bool:
+        """Whether expression ``e`` is a host value in JAX's sense (never traced): a
+        constant, a shape query (``x.shape``, ``x.ndim``), a module-level number or
+        NumPy array, a local bound once to one, a display, index or arithmetic of
+        those, or a NumPy function of those."""
+        if isinstance(e, gast.Constant):
+            return True
+        if isinstance(e, (gast.Tuple, gast.List)):
+            return all(self._is_host(x) for x in e.elts)
+        if isinstance(e, gast.Attribute) and e.attr in ("shape", "ndim", "size", "dtype"):
+            return True
+        if isinstance(e, gast.Name):
+            if e.id in self.locals:
+                return self.var(e.id) in self.host_names
+            status, obj = self.resolve(e)
+            return status == "found" and isinstance(
+                obj, (bool, int, float, complex, np.ndarray, np.generic)
+            )
+        if isinstance(e, gast.Attribute):  # np.pi, a module constant
+            status, obj = self.resolve(e)
+            return status == "found" and isinstance(obj, (bool, int, float, complex, np.generic))
+        if isinstance(e, gast.Subscript):
+            return self._is_host(e.value) and self._is_host(e.slice)
+        if isinstance(e, gast.Slice):
+            return all(x is None or self._is_host(x) for x in (e.lower, e.upper, e.step))
+        if isinstance(e, gast.UnaryOp):
+            return self._is_host(e.operand)
+        if isinstance(e, gast.BinOp):
+            return self._is_host(e.left) and self._is_host(e.right)
+        if isinstance(e, gast.Call) and not any(isinstance(a, gast.Starred) for a in e.args):
+            status, obj = self.resolve(e.func)
+            host_fn = status == "found" and (
+                _is_numpy_function(obj) or obj in (int, float, len, abs, min, max, round)
+            )
+            return (
+                host_fn
+                and all(self._is_host(a) for a in e.args)
+                and all(self._is_host(k.value) for k in e.keywords)
+            )
+        return False
+
+    def _returns_function(self, call: Any) -> bool:
+        """Whether ``call`` calls a user function (local or module-level) whose
+        ``return`` gives a lambda or a function it defines (a factory)."""
+        if isinstance(call, (gast.Name, gast.Attribute)):
+            if isinstance(call, gast.Name) and call.id in self.locals:
+                return False
+            status, obj = self.resolve(call)
+            return status == "found" and _is_static_callable(obj)
+        f = call.func
+        fdef = None
+        if isinstance(f, gast.Name) and f.id in self.locals:
+            fdef = self.local_fns.get(self.var(f.id))
+            if not isinstance(fdef, gast.FunctionDef):
+                return False
+        elif self._inlined_factory(f):
+            try:
+                fdef = get_source(self.resolve(f)[1]).node
+            except Exception:  # noqa: BLE001 - then it is no factory we can see
+                return False
+        if fdef is None:
+            return False
+        defined = _function_names(fdef.body)
+        for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+            if isinstance(n, gast.Return) and (
+                isinstance(n.value, gast.Lambda)
+                or (isinstance(n.value, gast.Name) and n.value.id in defined)
+            ):
+                return True
+        return False

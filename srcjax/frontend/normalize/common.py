@@ -1,0 +1,269 @@
+"""Helpers several normalizer passes share: the operator tables (Python
+operators -> primitives), error constructors, constant folding, class and
+callable predicates, and the bound parameters of a primitive call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from typing import Any, Dict, List, Optional
+
+import gast
+import numpy as np
+
+from ...errors import (
+    UnsupportedSyntaxError,
+)
+from ...primitives import registry
+from .. import nodes as N
+from ..source import FunctionSource
+
+_BINOPS = {
+    gast.Add: "+",
+    gast.Sub: "-",
+    gast.Mult: "*",
+    gast.Div: "/",
+    gast.FloorDiv: "//",
+    gast.Mod: "%",
+    gast.Pow: "**",
+    gast.MatMult: "@",
+    gast.BitAnd: "&",
+    gast.BitOr: "|",
+    gast.BitXor: "^",
+    gast.LShift: "<<",
+    gast.RShift: ">>",
+}
+_UNARY = {gast.USub: "unary -", gast.UAdd: "unary +", gast.Invert: "unary ~", gast.Not: "unary not"}
+_CMPOPS = {
+    gast.Lt: "<",
+    gast.LtE: "<=",
+    gast.Gt: ">",
+    gast.GtE: ">=",
+    gast.Eq: "==",
+    gast.NotEq: "!=",
+}
+
+
+def plain_object(x: Any) -> bool:
+    """An instance of a user-defined class that is no pytree (not an array,
+    number, string, container, class, module or function): JAX cannot trace it,
+    so the transforms know it while transforming, as a closure constant."""
+    if x is None or isinstance(x, (np.ndarray, np.generic, int, float, complex, str, bytes)):
+        return False
+    if isinstance(x, (tuple, list, dict, type, types.ModuleType, types.FunctionType)):
+        return False
+    if isinstance(x, types.MethodType) or type(x) in _tree_registry():
+        return False
+    return hasattr(x, "__dict__") and _is_user_class(type(x))
+
+
+def _is_user_class(cls: type) -> bool:
+    """A class defined outside the standard library, NumPy and srcjax (its
+    instances may hold the arguments it was built from)."""
+    top = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return top not in sys.stdlib_module_names and top not in ("numpy", "srcjax", "")
+
+
+def _ops_table() -> Dict[str, Any]:
+    table = {}
+    for p in registry.REGISTRY.values():
+        if p.op and p.op not in table:
+            table[p.op] = p
+    return table
+
+
+#: top-level packages whose Python functions are called as they are, never
+#: inlined: their source is not user code (np.triu_indices has keyword-only
+#: parameters; an inlined library would also name its own files in errors).
+#: Such a call on a differentiated path is "no derivative rule", at the user's line.
+_LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "math", "functools", "itertools", "operator"})
+
+
+def _is_library_function(fn: Any) -> bool:
+    """A NumPy/SciPy/standard-library function (or a partial of one)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = getattr(fn, "__func__", fn)
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in _LIBRARY_PACKAGES
+
+
+def _unsupported(node: Any, what: str, hint: str = "", src: Optional[FunctionSource] = None):
+    loc = src.location(node) if src is not None else None
+    plural = what.endswith("s")
+    return UnsupportedSyntaxError(
+        f"{what} {'are' if plural else 'is'} not supported in transformed functions",
+        loc,
+        hint or "move this code outside the transformed function",
+    )
+
+
+class _FnChoice:
+    """A local name that branches bind to different local functions (``if c: def
+    act ...`` / ``else: def act ...``, ``g = f1 if c else f2``): ``tag``, a
+    source-level name, holds at run time the index in ``fdefs`` of the function
+    bound, and a call dispatches on it with an ``if`` chain, which the transforms
+    handle like any branch (per example under vmap)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.fdefs: List[Any] = []
+
+
+class _GlobalFn:
+    """An alternative of a :class:`_FnChoice` that is a module-level function (or
+    another known callable), named by ``node`` (a Name or Attribute chain)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+
+def _is_static_callable(obj: Any) -> bool:
+    """A function whose identity is known when transforming (a Python function, a
+    partial, a srcjax transform or primitive, a NumPy ufunc)."""
+    from ...primitives.registry import Primitive, lookup_callable
+
+    if isinstance(obj, (types.FunctionType, functools.partial, Primitive, np.ufunc)):
+        return True
+    if getattr(obj, "__srcjax_transform__", None) is not None:
+        return True
+    try:  # a callable the registry knows (operator.mul is jnp.multiply, math.exp ...)
+        return lookup_callable(obj) is not None
+    except TypeError:  # (unhashable or odd objects)
+        return False
+
+
+class _ForeignFn:
+    """A local function of ``owner`` (an enclosing normalizer) passed as an
+    argument to an inlined callee; calls of it are inlined by ``owner``."""
+
+    def __init__(self, owner: Any, fdef: Any) -> None:
+        self.owner = owner
+        self.fdef = fdef
+
+
+def _is_numpy_function(obj: Any) -> bool:
+    """A function of NumPy itself (``np.prod``, ``np.exp``), not srcjax's."""
+    if isinstance(obj, np.ufunc):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    return callable(obj) and module.split(".")[0] == "numpy" and not isinstance(obj, type)
+
+
+class _HostCall:
+    """A NumPy function called on host values only (constants, shapes, module-level
+    arrays) inside transformed code: it runs in NumPy, as in JAX (where such
+    values are not traced), and a 0-d result is a Python scalar (weakly typed:
+    ``x * np.sqrt(2.0)`` keeps ``x``'s dtype)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "numpy_function")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        r = self.fn(*args, **kwargs)
+        if isinstance(r, np.generic) or (isinstance(r, np.ndarray) and r.ndim == 0):
+            return r.item()
+        return r
+
+
+def _tree_registry() -> Dict[Any, Any]:
+    from ... import tree_util
+
+    return tree_util._REGISTRY
+
+
+def _is_namedtuple_class(cls: Any) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _positional_construct_args(cls: Any, e: Any) -> Optional[List[Any]]:
+    """The argument nodes of the call ``cls(...)`` in positional order (keywords
+    placed by ``cls``'s signature), or None when that is not possible."""
+    if not e.keywords:
+        return list(e.args)
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+    kws = {k.arg: k.value for k in e.keywords}
+    if None in kws or any(k not in names for k in kws):
+        return None
+    out = list(e.args)
+    for name in names[len(out) :]:
+        if name in kws:
+            out.append(kws.pop(name))
+        else:
+            break
+    return out if not kws else None
+
+
+def _bind(prim: Any, *args: Any) -> Dict[str, Any]:
+    """Bind argument nodes to ``prim``'s positional parameters, by its signature."""
+    names = [
+        p.name
+        for p in prim.signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(args) > len(names):
+        raise TypeError(f"{prim.public} takes {len(names)} positional arguments")
+    return dict(zip(names, args))
+
+
+def _resolution_error(norm: Any, node: Any):
+    from ...errors import ResolutionError
+
+    hint = "is it defined (or imported) before the function is transformed?"
+    if isinstance(node, gast.Attribute):
+        # a missing function of one of our modules (jnp.linalg.svd): say so
+        status, base = norm.resolve(node.value)
+        mod = getattr(base, "__name__", "") if status == "found" else ""
+        if isinstance(base, types.ModuleType) and mod.split(".")[0] == "srcjax":
+            hint = f"{mod} does not provide `{node.attr}` (yet)"
+    return ResolutionError(f"cannot resolve `{N.to_source(node)}`", norm.loc(node), hint)
+
+
+def _prim_expr(prim, atoms, kws) -> Any:
+    op = prim.op
+    if op and op.startswith("unary ") and op != "unary not" and len(atoms) == 1 and not kws:
+        cls = {v: k for k, v in _UNARY.items()}[op]
+        return gast.UnaryOp(op=cls(), operand=atoms[0])
+    if op and op in _BINOPS.values() and len(atoms) == 2 and not kws:
+        cls = {v: k for k, v in _BINOPS.items()}[op]
+        return gast.BinOp(left=atoms[0], op=cls(), right=atoms[1])
+    if prim.public == "ad.getitem" and len(atoms) == 2 and not kws:
+        return gast.Subscript(value=atoms[0], slice=atoms[1], ctx=gast.Load())
+    return N.call(prim.public, atoms, kws)
+
+
+def _fold_constant(e: Any) -> Any:
+    """Fold ``-1``, ``(0, -1)``, ``1e-3`` etc. into constants; None if not constant."""
+    if isinstance(e, gast.Constant):
+        return e
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        inner = _fold_constant(e.operand)
+        if isinstance(inner, gast.Constant) and isinstance(inner.value, (int, float)):
+            v = -inner.value if isinstance(e.op, gast.USub) else inner.value
+            return N.const(v)
+    if isinstance(e, gast.Tuple):
+        parts = [_fold_constant(x) for x in e.elts]
+        if all(isinstance(p, gast.Constant) for p in parts):
+            return gast.Tuple(elts=parts, ctx=gast.Load())
+    return None
+
+
+def _plain_method(cls: type, name: str) -> Any:
+    """``cls.name`` when it is a plain Python function defined in user code."""
+    import inspect
+
+    try:
+        fn = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return None
+    if isinstance(fn, types.FunctionType) and not _is_library_function(fn):
+        return fn
+    return None

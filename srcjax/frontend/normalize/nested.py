@@ -1,0 +1,302 @@
+"""Transforms inside transformed code: ``grad(f)(x)``, ``vmap(f)(x)``,
+``jvp(f, primals, tangents)`` called in a function being transformed; local
+functions are lifted to module-level ones closing over their free locals.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Dict, Optional
+
+import gast
+
+from ...errors import (
+    UnsupportedSyntaxError,
+)
+from .. import nodes as N
+from .analyses import _own_locals, _value_kind
+from .common import _FnChoice, _ForeignFn, _unsupported
+from .typetree import ClassKind
+
+_config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+
+def _shift_options(factory: Any, extra: list, kws: dict, k: int, nparams: int) -> None:
+    """The options of transform ``factory`` (positional ``extra``, keyword ``kws``,
+    edited in place) for a function given ``k`` new leading parameters (the free
+    variables of a lifted lambda), which it must not touch: argnums shifted by
+    ``k``, in_axes ``None`` for them (``nparams``: the original parameters)."""
+    name = getattr(factory, "__name__", "")
+    if name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian"):
+        if extra:
+            extra[0] = _shift_argnums(extra[0], k)
+        else:
+            kws["argnums"] = _shift_argnums(kws.get("argnums", 0), k)
+    elif name == "vectorize":
+        # jnp.vectorize: the new leading parameters are excluded (passed as they are)
+        ex = kws.get("excluded", ())
+        kws["excluded"] = frozenset(range(k)) | {e + k if isinstance(e, int) else e for e in ex}
+    elif name in ("vmap", "pmap"):
+        if name == "pmap":
+            extra = []  # (pmap's second positional parameter is axis_name; in_axes a keyword)
+        axes = extra[0] if extra else kws.get("in_axes", 0)
+        if isinstance(axes, (list, tuple)):
+            axes = (None,) * k + tuple(axes)
+        else:
+            axes = (None,) * k + (axes,) * nparams
+        if extra:
+            extra[0] = axes
+        else:
+            kws["in_axes"] = axes
+
+
+def _shift_argnums(argnums: Any, k: int) -> Any:
+    if isinstance(argnums, (tuple, list)):
+        return tuple(a + k if a >= 0 else a for a in argnums)
+    return argnums + k if argnums >= 0 else argnums
+
+
+class NestedMixin:
+    """Transforms called inside transformed code, for :class:`Normalizer`."""
+
+    def transform_call(self, factory: Any, make: Any, e: Any, target: Optional[str]) -> tuple:
+        """``srcjax.grad(f, argnums=1)(x, y)`` inside transformed code: inline the
+        generated code of the inner transform (arguments are taken to be arrays)."""
+        if not make.args:
+            raise _unsupported(make, "a transform without a function", src=self.src)
+        extra = [self._static_value(a) for a in make.args[1:]]
+        kws = {k.arg: self._static_value(k.value) for k in make.keywords}
+        lam = self.fn_expr(make.args[0])
+        if lam is not make.args[0]:  # vmap(partial(model, params))(xs), vmap(model)(xs)
+            make = gast.Call(func=make.func, args=[lam] + list(make.args[1:]), keywords=[])
+            N.copy_origin(make, lam)
+        lifted = self._lift(make.args[0]) or self._lift_transformed(make.args[0], len(e.args))
+        if lifted is None:
+            fobj = self._static_function(make.args[0])
+            call = e
+        else:
+            # a lambda / nested def closing over our locals: they become leading
+            # arguments that the transform does not touch
+            fobj, free = lifted
+            _shift_options(factory, extra, kws, len(free), len(e.args))
+            call = gast.Call(
+                func=e.func,
+                args=[N.name(self.var(f)) for f in free] + list(e.args),
+                keywords=e.keywords,
+            )
+            N.copy_origin(call, e)
+        tobj = factory(fobj, *extra, **kws)
+        if getattr(tobj, "__srcjax_vectorized__", None) is not None:
+            # jnp.vectorize(f, ...)(x): a generated plain function, inlined as one
+            return self.inline(tobj, call, target)
+        if not hasattr(tobj, "_generated"):  # pmap with static_broadcasted_argnums
+            raise _unsupported(
+                make,
+                f"`{N.to_source(make)}` (with static arguments) inside a transformed function",
+                src=self.src,
+            )
+        bound = tuple(getattr(tobj, "_bound", None) or ())
+        if bound:
+            # grad(self.loss) of a method bound to an object known here (a static
+            # argument): the generated code takes the object first (user K r3)
+            names = []
+            for b in bound:
+                nm = self.namer.fresh("bound_self")
+                self.bindings[nm] = b
+                names.append(N.name(nm))
+            call = N.copy_origin(
+                gast.Call(func=call.func, args=names + list(call.args), keywords=call.keywords),
+                call,
+            )
+        # arguments known here to hold registered classes keep their type trees
+        # (grad(loss)(model, x) inside a jitted train step inlines model's methods)
+        kinds = []
+        for a in call.args:
+            ty = self.expr_type(a)
+            if ty is not None:
+                kinds.append(ClassKind(ty))
+            elif _value_kind(a, self.ckinds, self._builtin_of) in ("list", "tuple", "dict", "seq"):
+                # a container (a dict of params): the inner transform's code treats
+                # it as one (sparse cotangents its own derivative rules expect)
+                kinds.append("tree")
+            else:
+                kinds.append("any")
+        gen = tobj._generated(tuple(kinds))
+        return self.inline(gen, call, target)
+
+    def _lift_transformed(self, node: Any, nargs: int) -> Optional[tuple]:
+        """``grad(lambda q: loss(q, x))`` (a srcjax transform of a lambda or nested
+        def closing over our locals) as ``(transformed function, free names)``: the
+        free names lead its parameters, which the transform leaves alone (argnums
+        and in_axes shifted), as :meth:`transform_call` does for a call. jvp of it
+        (a Hessian-vector product) then gives them no tangents. None otherwise."""
+        if not (isinstance(node, gast.Call) and node.args):
+            return None
+        st, factory = self.resolve(node.func)
+        if st != "found" or not getattr(factory, "__srcjax_factory__", False):
+            return None
+        inner = self._lift(node.args[0]) or self._lift_transformed(node.args[0], nargs)
+        if inner is None:
+            return None
+        fobj, free = inner
+        extra = [self._static_value(a) for a in node.args[1:]]
+        kws = {k.arg: self._static_value(k.value) for k in node.keywords}
+        _shift_options(factory, extra, kws, len(free), nargs)
+        return factory(fobj, *extra, **kws), free
+
+    def _lift(self, fn_node: Any) -> Optional[tuple]:
+        """A lambda or nested def as a real function whose free local variables are
+        leading parameters: ``(function, free names)``; None for other callees."""
+        from ..source import _lambda_to_def
+
+        if isinstance(fn_node, gast.Lambda):
+            fdef = _lambda_to_def(N.clone(fn_node))
+            fdef.name = "lifted"
+        elif (
+            isinstance(fn_node, gast.Name)
+            and fn_node.id in self.locals
+            and self.var(fn_node.id) in self.local_fns
+        ):
+            fdef = self.local_fns[self.var(fn_node.id)]
+            if isinstance(fdef, _FnChoice):
+                raise UnsupportedSyntaxError(
+                    f"`{fn_node.id}` names a function chosen by a branch; it cannot be "
+                    "passed to a transformation",
+                    self.loc(fn_node),
+                    "call the transformation inside each branch instead",
+                )
+            if isinstance(fdef, _ForeignFn):
+                # a local function of the caller (newton(f, x0) doing grad(f)): its
+                # free variables are the caller's, in the same generated function;
+                # they become leading parameters under fresh names that mean them
+                # here (user R: a Newton solver differentiating its argument)
+                return self._lift_foreign(fdef, fn_node)
+            fdef = N.clone(fdef)
+        else:
+            return None
+        return self._lift_fdef(fdef, fn_node)
+
+    def _lift_foreign(self, foreign: Any, fn_node: Any) -> tuple:
+        owner, fdef = foreign.owner, N.clone(foreign.fdef)
+        while isinstance(fdef, _ForeignFn):
+            owner, fdef = fdef.owner, N.clone(fdef.fdef)
+        if not isinstance(fdef, gast.FunctionDef):
+            raise UnsupportedSyntaxError(
+                f"`{N.to_source(fn_node)}` names a function chosen by a branch; it cannot "
+                "be passed to a transformation",
+                self.loc(fn_node),
+                "call the transformation inside each branch instead",
+            )
+        own = {a.id for a in fdef.args.args} | _own_locals(fdef.body)
+        names = sorted(
+            n
+            for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[]))
+            if n in owner.locals and n not in own
+        )
+        aliases = {}
+        for n in names:
+            self._refuse_local_fn(owner, n, fn_node)
+            a = self.namer.fresh(f"{n}_outer")
+            aliases[n] = a
+            self.rename[a] = owner.var(n)  # (self.var(a): the caller's variable)
+            self.locals.add(a)
+        for node in gast.walk(fdef):
+            if isinstance(node, gast.Name) and node.id in aliases:
+                node.id = aliases[node.id]
+        return self._lift_fdef(fdef, fn_node, known_free=sorted(aliases.values()))
+
+    def _refuse_local_fn(self, scope: Any, n: str, fn_node: Any) -> None:
+        """A lifted function cannot read a local function of ``scope`` (it would be
+        a run-time value of generated code, where local functions are inlined)."""
+        if scope.var(n) in scope.local_fns:
+            raise UnsupportedSyntaxError(
+                f"`{n}`, a local function, is used inside a function passed to a transform",
+                self.loc(fn_node),
+                "define it at module level",
+            )
+
+    def _lift_fdef(self, fdef: Any, fn_node: Any, known_free: Optional[list] = None) -> tuple:
+        params = {a.id for a in fdef.args.args}
+        own = params | _own_locals(fdef.body)
+        free = (
+            known_free
+            if known_free is not None
+            else sorted(
+                n
+                for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[]))
+                if n in self.locals and n not in own
+            )
+        )
+        for n in free:
+            self._refuse_local_fn(self, n, fn_node)
+        # parameters bound to objects known here (a jitted method's static `self`):
+        # globals of the lifted function, so `self.loss` stays resolvable (user K r3)
+        known = {n: self.static_params[n] for n in free if n in self.static_params}
+        free = [n for n in free if n not in known]
+        fdef.args.args = [
+            gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in free
+        ] + list(fdef.args.args)
+        fdef.decorator_list = []
+        text = N.to_source(fdef) + "\n"
+        if _config.checks_enabled:
+            from ...codegen.emit import check_reparse
+
+            check_reparse(fdef, text, rendered=False)
+        import linecache
+
+        filename = (
+            f"<srcjax lifted {fdef.name} from {self.src.filename}:{getattr(fn_node, 'lineno', 0)}>"
+        )
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        ns: Dict[str, Any] = {}
+        code = compile(text, filename, "exec")
+        import types as _types
+
+        fcode = next(c for c in code.co_consts if isinstance(c, _types.CodeType))
+        scope = self.src.globals
+        if known:
+            scope = dict(scope)
+            scope.update(known)
+        fobj = _types.FunctionType(fcode, scope, fdef.name)
+        del ns
+        return fobj, free
+
+    def jvp_call(self, e: Any, target: Optional[str]) -> tuple:
+        """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
+        from ...api_fwd import _jvp_function
+
+        lens = [self.static_seq_len(a) for a in e.args[1:]] if len(e.args) == 3 else []
+        if len(e.args) != 3 or None in lens:
+            raise UnsupportedSyntaxError(
+                "jvp inside a transformed function needs primals and tangents whose number "
+                "is known when transforming: tuple displays, or local names (arguments of "
+                "an inlined function included) bound to tuple displays",
+                self.loc(e),
+                "write jvp(f, (x,), (v,)) (or (x, y), (vx, vy)), or pass such tuples on",
+            )
+        primals, tangents = [self._seq_items(a, n) for a, n in zip(e.args[1:], lens)]
+        lam = self.fn_expr(e.args[0])
+        if lam is not e.args[0]:  # jvp(partial(f, w), (x,), (v,)): as a lambda
+            e = gast.Call(func=e.func, args=[lam] + list(e.args[1:]), keywords=e.keywords)
+            N.copy_origin(e, lam)
+        lifted = self._lift(e.args[0]) or self._lift_transformed(e.args[0], len(primals))
+        positions = None
+        if lifted is None:
+            fobj = self._static_function(e.args[0])
+        else:
+            # a lambda / nested def closing over our locals: they become leading
+            # primals without tangents
+            fobj, free = lifted
+            positions = tuple(range(len(free), len(free) + len(primals)))
+            primals = [N.name(self.var(f)) for f in free] + primals
+        has_aux = False
+        for k in e.keywords:
+            if k.arg == "has_aux":
+                has_aux = bool(self._static_value(k.value))
+        kinds = ("leaf",) * len(primals)
+        gen, bound = _jvp_function(fobj, kinds, has_aux, False, positions=positions)
+        if bound:
+            raise _unsupported(e, "jvp of a partial inside a transformed function", src=self.src)
+        fake = gast.Call(func=e.args[0], args=primals + tangents, keywords=[])
+        N.copy_origin(fake, e)
+        return self.inline(gen, fake, target)
