@@ -1,12 +1,15 @@
-"""Call resolution: which handler normalizes a call, by what its callee is.
-(the next commit makes it a table)
+"""Call resolution as a table: :data:`CALL_RULES` lists, in order, each
+callee kind (a method of ``x.at[i]``, a local function, a transform
+factory, a primitive, a user function ...) with the test that recognizes it
+and the handler that normalizes the call. :meth:`ResolveMixin.call` runs
+the first rule that matches and handles the call.
 """
 
 from __future__ import annotations
 
 import functools
 import types
-from typing import Any, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import gast
 import numpy as np
@@ -72,247 +75,522 @@ _INACTIVE_BUILTINS = {
 }  # results carry no derivative: shapes, flags, strings, printing
 
 
-class ResolveMixin:
-    """The call dispatcher of :class:`Normalizer`."""
+class Callee:
+    """The callee of one call ``e`` as the rules of :data:`CALL_RULES` see it.
+    What it is bound to is resolved lazily, once, when the first rule asks (the
+    order of :func:`Normalizer.resolve` calls, which record dependencies, is the
+    rules' order)."""
 
-    # -- calls -----------------------------------------------------------------
-    def call(self, e: Any, target: Optional[str]) -> tuple:
-        if any(k.arg is None for k in e.keywords):
-            e = self._expand_kwargs(e)
-        func = e.func
-        if isinstance(func, gast.Call) and self._inlined_factory(func.func):
-            # make(2.0)(x), make a function that returns a local function
-            saved, self.pending_fn = self.pending_fn, None
-            inner = self.atom(func)
-            fn, self.pending_fn = self.pending_fn, saved
-            if fn is not None:
-                args = [self.atom(a) for a in e.args]
-                kws = {k.arg: self.atom(k.value) for k in e.keywords}
-                return self.call_local(fn, args, kws, e)
-            e = N.copy_origin(gast.Call(func=inner, args=e.args, keywords=e.keywords), e)
-            func = e.func
-        # x.at[idx].set(v)
-        if (
-            isinstance(func, gast.Attribute)
-            and isinstance(func.value, gast.Subscript)
-            and isinstance(func.value.value, gast.Attribute)
-            and func.value.value.attr == "at"
-        ):
-            status, base_obj = self.resolve(func.value.value.value)
-            if status == "found" and isinstance(base_obj, (np.ndarray, np.generic)):
-                status = "dynamic"  # a module-level array (user R: base.at[i].set(v))
-            if status in ("local", "dynamic") and func.attr == "subtract" and len(e.args) == 1:
-                # x.at[idx].subtract(v) is x.at[idx].add(-v), JAX's definition
-                neg = gast.UnaryOp(op=gast.USub(), operand=e.args[0])
-                gast.copy_location(neg, e.args[0])
-                add = gast.Attribute(value=func.value, attr="add", ctx=gast.Load())
-                gast.copy_location(add, func)
-                call = gast.Call(func=add, args=[neg], keywords=e.keywords)
-                return self.call(N.copy_origin(call, e), target)
-            if status in ("local", "dynamic") and func.attr == "get" and not e.args:
-                # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
-                if e.keywords:
-                    raise _unsupported(e, "`.at[...].get` with keyword arguments", src=self.src)
-                sub = gast.Subscript(
-                    value=func.value.value.value, slice=func.value.slice, ctx=gast.Load()
-                )
-                gast.copy_location(sub, e)
-                return self.simple(sub, target)
-            if status in ("local", "dynamic"):
-                mode = func.attr
-                try:
-                    prim = registry.by_public(f"ad.at_{mode}")
-                except KeyError:
-                    raise UnsupportedSyntaxError(
-                        f"`.at[...].{mode}` is not supported",
-                        self.loc(e),
-                        "use .set, .add, .subtract, .multiply, .min or .max",
-                    ) from None
-                x = self.atom(func.value.value.value)
-                idx = self.index(func.value.slice)
-                if len(e.args) != 1:
-                    raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=self.src)
-                if e.keywords:  # mode=, indices_are_sorted= ...: never silently ignored
-                    raise UnsupportedSyntaxError(
-                        f"`.at[...].{mode}` with keyword arguments "
-                        f"({', '.join(str(k.arg) for k in e.keywords)}) is not supported",
-                        self.loc(e),
-                        "srcjax updates in bounds only (an index out of bounds raises "
-                        "IndexError); clip or mask the indices yourself (jnp.clip, jnp.where)",
-                    )
-                v = self.atom(e.args[0])
-                idx = N.index_value(idx)  # slices as slice(...) objects in a call
-                node = N.call(prim.public, [x, idx, v])
-                return node, Op("prim", prim=prim, bound=_bind(prim, x, idx, v))
-        if (
-            isinstance(func, gast.Name)
-            and self.var(func.id) in self.local_fns
-            and (func.id in self.locals)
-        ):
-            args = [self.atom(a) for a in e.args]
-            kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return self.call_local(self.local_fns[self.var(func.id)], args, kws, e)
-        if isinstance(func, gast.Lambda):  # (lambda y: ...)(x)
-            from ..source import _lambda_to_def
+    __slots__ = ("e", "func", "_resolved", "_factory", "at_status", "prim")
 
-            args = [self.atom(a) for a in e.args]
-            kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return self.inline_local(_lambda_to_def(func), args, kws, e)
-        if isinstance(func, gast.Call):
-            st, factory = self.resolve(func.func)
-            if st == "found" and getattr(factory, "__srcjax_jit__", False) and func.args:
-                # jit(f, ...)(x) inside transformed code: jit is an identity here
-                call = gast.Call(func=func.args[0], args=list(e.args), keywords=e.keywords)
-                N.copy_origin(call, e)
-                return self.call(call, target)
-            if st == "found" and getattr(factory, "__srcjax_factory__", False):
-                return self.transform_call(factory, func, e, target)
-            if st == "found" and isinstance(factory, type) and factory in _tree_registry():
-                # Linear(w, b)(x): build the instance, then inline its __call__
-                fn = _plain_method(factory, "__call__")
-                if fn is not None:
-                    obj = self.atom(func, base=factory.__name__.lower())
-                    return self.inline_method(fn, [obj], e)
-        if (
-            isinstance(func, gast.Attribute)
-            and func.attr == "_replace"
-            and isinstance(func.value, gast.Name)
-            and not e.args
-        ):
-            replaced = self.namedtuple_replace(e)
-            if replaced is not None:
-                return replaced
-        if self.types or not isinstance(func, gast.Name):
-            typed = self.typed_call(e, target)
-            if typed is not None:
-                return typed
-        status, obj = self.resolve(func)
-        if status == "found":
-            lax_kind = getattr(obj, "__srcjax_lax__", None)
-            if lax_kind is not None:
-                return self.lax_call(lax_kind, e, target)
-            if getattr(obj, "__srcjax_jvp__", False):
-                return self.jvp_call(e, target)
-            if getattr(obj, "__srcjax_tree_map__", False):
-                return self.tree_map_call(e, target)
-            tree_fn = self.tree_function_call(obj, e)
-            if tree_fn is not None:
-                return tree_fn
-            not_inside = getattr(obj, "__srcjax_not_inside__", False)
-            if not_inside:
-                raise UnsupportedSyntaxError(
-                    f"`{N.to_source(func)}` inside a transformed function is not supported",
-                    self.loc(e),
-                    not_inside
-                    if isinstance(not_inside, str)
-                    else "use srcjax.grad or srcjax.jvp inside; call vjp/linearize outside",
-                )
-        if status == "local" and isinstance(func, gast.Attribute):
-            return self.method_call(e, target)
-        if status == "dynamic" and isinstance(func, gast.Attribute):
-            return self.method_call(e, target)
-        if status in ("local", "dynamic"):
-            # a callable computed at run time: it just runs (an error if on the
-            # differentiated path, since srcjax cannot see its source)
-            fvar = self.atom(func, base="fn")
-            args = [self.atom(a) for a in e.args]
-            kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            # the callable is an operand too: calling a differentiated model object
-            # (`model(x)`) must not count as a constant
-            return N.call(fvar, args, kws), Op(
-                "unknown",
-                elts=[fvar] + args + list(kws.values()),
-                what=N.to_source(func),
-                hint="this function is a value computed at run time (a call's result, a "
-                "list item, a parameter), whose source srcjax cannot see: call the function "
-                "by its name, or through a module-level table (TABLE['name'](x)), or wrap "
-                "it with srcjax.custom_vjp",
-            )
-        if status == "missing":
-            raise _resolution_error(self, func)
-        if _is_numpy_function(obj) and self._is_host(e):
-            # np.prod(x.shape), np.exp(100.0): NumPy on host values, as in JAX
-            fname = self.namer.fresh(f"np_{getattr(obj, '__name__', 'fn')}")
-            self.bindings[fname] = _HostCall(obj)
-            args = [self.atom(a) for a in e.args]
-            kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return N.call(N.name(fname), args, kws), Op(
-                "inactive", what=f"np.{getattr(obj, '__name__', 'function')}"
-            )
-        prim = registry.lookup_callable(obj)
-        if prim is not None:
-            return self.prim_call(prim, e.args, e.keywords, e)
-        special = self.builtin_call(obj, e, target)
-        if special is not None:
-            return special
-        if obj is dict and len(e.args) <= 1 and all(k.arg is not None for k in e.keywords):
-            # dict(d), dict(zip(keys, values)), dict(a=x): a new dict, values kept
-            # differentiable (not a registered class's construction)
-            kws = {k.arg: k.value for k in e.keywords}
-            if not e.args:
-                t = N.name(self.temp("made"))
-                self.emit(N.assign(t.id, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
-                self.update(t.id, None, kws)
-            else:
-                t = self.dict_copy(e.args[0], kws)
-            return t, Op("copy", elts=[t])
-        if isinstance(obj, type) and (obj in _tree_registry() or _is_namedtuple_class(obj)):
-            # Linear(w, b) of a registered pytree class (or a namedtuple's
-            # State(pos, vel)): a primitive whose
-            # derivative maps the instance's children back to the arguments
-            pos = _positional_construct_args(obj, e)
-            if pos is not None:
-                prim = registry.by_public("ad.construct")
-                node, op = self.prim_call(prim, [func] + pos, [], e)
-                op.construct_class = obj  # its methods are inlined (see track_type)
-                return node, op
-        # (srcjax.debug.print: runs as it is, no derivative)
-        obj_inactive = bool(getattr(obj, "__srcjax_inactive__", False))
-        if id(obj) in _INACTIVE_BUILTINS or obj_inactive or isinstance(obj, type):
-            args = [self.atom(a) for a in e.args]
-            kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            fnode = self.rename_all(func)
-            kind = "inactive" if id(obj) in _INACTIVE_BUILTINS or obj_inactive else "unknown"
-            user_class = kind == "unknown" and _is_user_class(obj)
-            return N.call(fnode, args, kws), Op(
-                kind,
-                elts=args + list(kws.values()),
-                what=N.to_source(func),
-                effect="construct" if user_class else False,
-                hint=_REGISTER_HINT.format(name=obj.__name__) if user_class else None,
-            )
-        bound_obj = obj  # (what the name is bound to: the dependency recorded)
+    def __init__(self, e: Any) -> None:
+        self.e = e
+        self.func = e.func
+        self._resolved: Optional[tuple] = None
+        self._factory: Optional[tuple] = None
+        #: the resolution status of ``x`` in ``x.at[idx].<mode>(v)``
+        self.at_status: Optional[str] = None
+        #: the primitive a ``primitive`` callee is
+        self.prim: Any = None
+
+    def resolved(self, norm: Any) -> tuple:
+        """``(status, obj)`` of the callee (see ``Normalizer.resolve``)."""
+        if self._resolved is None:
+            self._resolved = norm.resolve(self.func)
+        return self._resolved
+
+    def status(self, norm: Any) -> str:
+        return self.resolved(norm)[0]
+
+    def found(self, norm: Any) -> Any:
+        """The object the callee is bound to when transforming, else None."""
+        status, obj = self.resolved(norm)
+        return obj if status == "found" else None
+
+    def obj(self, norm: Any) -> Any:
+        return self.resolved(norm)[1]
+
+    def function(self, norm: Any) -> Any:
+        """The object called: a jitted function's wrapped function (jit is an
+        identity for the other transforms), else what the callee is bound to."""
+        obj = self.obj(norm)
         if getattr(obj, "__srcjax_transform__", None) == "jit" and hasattr(
             obj, "__srcjax_wrapped__"
         ):
-            obj = obj.__srcjax_wrapped__  # jit is an identity for other transforms
-        if getattr(obj, "__srcjax_transform__", None) is not None and hasattr(obj, "_generated"):
-            # a transformed function (grad(f), vmap(f) ...) called here: inline its
-            # generated code, specialized for array arguments
-            if not e.keywords:
-                return self.inline(obj._generated(("any",) * len(e.args)), e, target)
-        if getattr(obj, "__srcjax_transform__", None) is not None:
-            fnode = self.rename_all(func)
+            return obj.__srcjax_wrapped__
+        return obj
+
+    def factory(self, norm: Any) -> tuple:
+        """``(status, obj)`` of ``make`` in a call ``make(...)(x)``."""
+        if self._factory is None:
+            self._factory = norm.resolve(self.func.func)
+        return self._factory
+
+
+class CallRule(NamedTuple):
+    """One callee kind: ``matches(norm, callee)`` recognizes it, ``handle(norm,
+    callee, target)`` normalizes the call to ``(node, Op)``, or returns None to
+    let the next rules try (a typed call on a value of no known class)."""
+
+    kind: str
+    matches: Callable[[Any, Callee], bool]
+    handle: Callable[[Any, Callee, Optional[str]], Optional[tuple]]
+
+
+def _args(norm: Any, e: Any) -> tuple:
+    """The call's positional and keyword arguments as atoms."""
+    return [norm.atom(a) for a in e.args], {k.arg: norm.atom(k.value) for k in e.keywords}
+
+
+# -- x.at[idx].<mode>(v) -----------------------------------------------------------
+def _is_at_update(norm: Any, c: Callee) -> bool:
+    func = c.func
+    if not (
+        isinstance(func, gast.Attribute)
+        and isinstance(func.value, gast.Subscript)
+        and isinstance(func.value.value, gast.Attribute)
+        and func.value.value.attr == "at"
+    ):
+        return False
+    status, base_obj = norm.resolve(func.value.value.value)
+    if status == "found" and isinstance(base_obj, (np.ndarray, np.generic)):
+        status = "dynamic"  # a module-level array (user R: base.at[i].set(v))
+    c.at_status = status
+    return status in ("local", "dynamic")
+
+
+def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    e, func = c.e, c.func
+    if func.attr == "subtract" and len(e.args) == 1:
+        # x.at[idx].subtract(v) is x.at[idx].add(-v), JAX's definition
+        neg = gast.UnaryOp(op=gast.USub(), operand=e.args[0])
+        gast.copy_location(neg, e.args[0])
+        add = gast.Attribute(value=func.value, attr="add", ctx=gast.Load())
+        gast.copy_location(add, func)
+        call = gast.Call(func=add, args=[neg], keywords=e.keywords)
+        return norm.call(N.copy_origin(call, e), target)
+    if func.attr == "get" and not e.args:
+        # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
+        if e.keywords:
+            raise _unsupported(e, "`.at[...].get` with keyword arguments", src=norm.src)
+        sub = gast.Subscript(value=func.value.value.value, slice=func.value.slice, ctx=gast.Load())
+        gast.copy_location(sub, e)
+        return norm.simple(sub, target)
+    mode = func.attr
+    try:
+        prim = registry.by_public(f"ad.at_{mode}")
+    except KeyError:
+        raise UnsupportedSyntaxError(
+            f"`.at[...].{mode}` is not supported",
+            norm.loc(e),
+            "use .set, .add, .subtract, .multiply, .min or .max",
+        ) from None
+    x = norm.atom(func.value.value.value)
+    idx = norm.index(func.value.slice)
+    if len(e.args) != 1:
+        raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=norm.src)
+    if e.keywords:  # mode=, indices_are_sorted= ...: never silently ignored
+        raise UnsupportedSyntaxError(
+            f"`.at[...].{mode}` with keyword arguments "
+            f"({', '.join(str(k.arg) for k in e.keywords)}) is not supported",
+            norm.loc(e),
+            "srcjax updates in bounds only (an index out of bounds raises "
+            "IndexError); clip or mask the indices yourself (jnp.clip, jnp.where)",
+        )
+    v = norm.atom(e.args[0])
+    idx = N.index_value(idx)  # slices as slice(...) objects in a call
+    node = N.call(prim.public, [x, idx, v])
+    return node, Op("prim", prim=prim, bound=_bind(prim, x, idx, v))
+
+
+# -- local functions and lambdas ---------------------------------------------------
+def _is_local_function(norm: Any, c: Callee) -> bool:
+    func = c.func
+    return (
+        isinstance(func, gast.Name)
+        and norm.var(func.id) in norm.local_fns
+        and (func.id in norm.locals)
+    )
+
+
+def _local_function(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    args, kws = _args(norm, c.e)
+    return norm.call_local(norm.local_fns[norm.var(c.func.id)], args, kws, c.e)
+
+
+def _lambda(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # (lambda y: ...)(x)
+    from ..source import _lambda_to_def
+
+    args, kws = _args(norm, c.e)
+    return norm.inline_local(_lambda_to_def(c.func), args, kws, c.e)
+
+
+# -- make(...)(x): the result of a call called ---------------------------------------
+def _is_jit_of(norm: Any, c: Callee) -> bool:
+    if not isinstance(c.func, gast.Call):
+        return False
+    st, factory = c.factory(norm)
+    return st == "found" and getattr(factory, "__srcjax_jit__", False) and bool(c.func.args)
+
+
+def _jit_of(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # jit(f, ...)(x) inside transformed code: jit is an identity here
+    call = gast.Call(func=c.func.args[0], args=list(c.e.args), keywords=c.e.keywords)
+    N.copy_origin(call, c.e)
+    return norm.call(call, target)
+
+
+def _is_transform_factory(norm: Any, c: Callee) -> bool:
+    if not isinstance(c.func, gast.Call):
+        return False
+    st, factory = c.factory(norm)
+    return st == "found" and getattr(factory, "__srcjax_factory__", False)
+
+
+def _transform_factory(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.transform_call(c.factory(norm)[1], c.func, c.e, target)
+
+
+def _is_instance_call(norm: Any, c: Callee) -> bool:
+    if not isinstance(c.func, gast.Call):
+        return False
+    st, factory = c.factory(norm)
+    return st == "found" and isinstance(factory, type) and factory in _tree_registry()
+
+
+def _instance_call(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    # Linear(w, b)(x): build the instance, then inline its __call__
+    factory = c.factory(norm)[1]
+    fn = _plain_method(factory, "__call__")
+    if fn is None:
+        return None
+    obj = norm.atom(c.func, base=factory.__name__.lower())
+    return norm.inline_method(fn, [obj], c.e)
+
+
+# -- typed values --------------------------------------------------------------------
+def _is_replace(norm: Any, c: Callee) -> bool:
+    func = c.func
+    return (
+        isinstance(func, gast.Attribute)
+        and func.attr == "_replace"
+        and isinstance(func.value, gast.Name)
+        and not c.e.args
+    )
+
+
+def _replace(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    return norm.namedtuple_replace(c.e)
+
+
+def _may_be_typed(norm: Any, c: Callee) -> bool:
+    return bool(norm.types) or not isinstance(c.func, gast.Name)
+
+
+def _typed(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    return norm.typed_call(c.e, target)
+
+
+# -- srcjax functions known by their markers ------------------------------------------
+def _marked(marker: str) -> Callable[[Any, Callee], bool]:
+    def matches(norm: Any, c: Callee) -> bool:
+        return c.status(norm) == "found" and bool(getattr(c.obj(norm), marker, None))
+
+    matches.__name__ = f"_has{marker}"
+    return matches
+
+
+def _is_lax(norm: Any, c: Callee) -> bool:
+    return c.status(norm) == "found" and getattr(c.obj(norm), "__srcjax_lax__", None) is not None
+
+
+def _lax(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.lax_call(c.obj(norm).__srcjax_lax__, c.e, target)
+
+
+def _jvp(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.jvp_call(c.e, target)
+
+
+def _tree_map(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.tree_map_call(c.e, target)
+
+
+def _is_found(norm: Any, c: Callee) -> bool:
+    return c.status(norm) == "found"
+
+
+def _tree_function(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    return norm.tree_function_call(c.obj(norm), c.e)
+
+
+def _not_inside(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    not_inside = c.obj(norm).__srcjax_not_inside__
+    raise UnsupportedSyntaxError(
+        f"`{N.to_source(c.func)}` inside a transformed function is not supported",
+        norm.loc(c.e),
+        not_inside
+        if isinstance(not_inside, str)
+        else "use srcjax.grad or srcjax.jvp inside; call vjp/linearize outside",
+    )
+
+
+# -- values of the function's own --------------------------------------------------------
+def _is_runtime(norm: Any, c: Callee) -> bool:
+    return c.status(norm) in ("local", "dynamic")
+
+
+def _is_method(norm: Any, c: Callee) -> bool:
+    return _is_runtime(norm, c) and isinstance(c.func, gast.Attribute)
+
+
+def _method(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.method_call(c.e, target)
+
+
+def _runtime_value(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # a callable computed at run time: it just runs (an error if on the
+    # differentiated path, since srcjax cannot see its source)
+    fvar = norm.atom(c.func, base="fn")
+    args, kws = _args(norm, c.e)
+    # the callable is an operand too: calling a differentiated model object
+    # (`model(x)`) must not count as a constant
+    return N.call(fvar, args, kws), Op(
+        "unknown",
+        elts=[fvar] + args + list(kws.values()),
+        what=N.to_source(c.func),
+        hint="this function is a value computed at run time (a call's result, a "
+        "list item, a parameter), whose source srcjax cannot see: call the function "
+        "by its name, or through a module-level table (TABLE['name'](x)), or wrap "
+        "it with srcjax.custom_vjp",
+    )
+
+
+def _is_missing(norm: Any, c: Callee) -> bool:
+    return c.status(norm) == "missing"
+
+
+def _missing(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    raise _resolution_error(norm, c.func)
+
+
+# -- objects found when transforming -------------------------------------------------------
+def _is_host_numpy(norm: Any, c: Callee) -> bool:
+    return _is_numpy_function(c.obj(norm)) and norm._is_host(c.e)
+
+
+def _host_numpy(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # np.prod(x.shape), np.exp(100.0): NumPy on host values, as in JAX
+    obj = c.obj(norm)
+    fname = norm.namer.fresh(f"np_{getattr(obj, '__name__', 'fn')}")
+    norm.bindings[fname] = _HostCall(obj)
+    args, kws = _args(norm, c.e)
+    return N.call(N.name(fname), args, kws), Op(
+        "inactive", what=f"np.{getattr(obj, '__name__', 'function')}"
+    )
+
+
+def _is_primitive(norm: Any, c: Callee) -> bool:
+    c.prim = registry.lookup_callable(c.obj(norm))
+    return c.prim is not None
+
+
+def _primitive(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    return norm.prim_call(c.prim, c.e.args, c.e.keywords, c.e)
+
+
+def _always(norm: Any, c: Callee) -> bool:
+    return True
+
+
+def _builtin(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    return norm.builtin_call(c.obj(norm), c.e, target)
+
+
+def _is_dict(norm: Any, c: Callee) -> bool:
+    e = c.e
+    return c.obj(norm) is dict and len(e.args) <= 1 and all(k.arg is not None for k in e.keywords)
+
+
+def _dict(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # dict(d), dict(zip(keys, values)), dict(a=x): a new dict, values kept
+    # differentiable (not a registered class's construction)
+    e = c.e
+    kws = {k.arg: k.value for k in e.keywords}
+    if not e.args:
+        t = N.name(norm.temp("made"))
+        norm.emit(N.assign(t.id, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
+        norm.update(t.id, None, kws)
+    else:
+        t = norm.dict_copy(e.args[0], kws)
+    return t, Op("copy", elts=[t])
+
+
+def _is_pytree_class(norm: Any, c: Callee) -> bool:
+    obj = c.obj(norm)
+    return isinstance(obj, type) and (obj in _tree_registry() or _is_namedtuple_class(obj))
+
+
+def _construct(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    # Linear(w, b) of a registered pytree class (or a namedtuple's
+    # State(pos, vel)): a primitive whose
+    # derivative maps the instance's children back to the arguments
+    obj = c.obj(norm)
+    pos = _positional_construct_args(obj, c.e)
+    if pos is None:
+        return None
+    prim = registry.by_public("ad.construct")
+    node, op = norm.prim_call(prim, [c.func] + pos, [], c.e)
+    op.construct_class = obj  # its methods are inlined (see track_type)
+    return node, op
+
+
+def _is_inactive(norm: Any, c: Callee) -> bool:
+    # (srcjax.debug.print: runs as it is, no derivative)
+    obj = c.obj(norm)
+    obj_inactive = bool(getattr(obj, "__srcjax_inactive__", False))
+    return id(obj) in _INACTIVE_BUILTINS or obj_inactive or isinstance(obj, type)
+
+
+def _inactive(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    e, func, obj = c.e, c.func, c.obj(norm)
+    obj_inactive = bool(getattr(obj, "__srcjax_inactive__", False))
+    args, kws = _args(norm, e)
+    fnode = norm.rename_all(func)
+    kind = "inactive" if id(obj) in _INACTIVE_BUILTINS or obj_inactive else "unknown"
+    user_class = kind == "unknown" and _is_user_class(obj)
+    return N.call(fnode, args, kws), Op(
+        kind,
+        elts=args + list(kws.values()),
+        what=N.to_source(func),
+        effect="construct" if user_class else False,
+        hint=_REGISTER_HINT.format(name=obj.__name__) if user_class else None,
+    )
+
+
+def _is_transformed(norm: Any, c: Callee) -> bool:
+    fn = c.function(norm)
+    return getattr(fn, "__srcjax_transform__", None) is not None and hasattr(fn, "_generated")
+
+
+def _transformed(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    # a transformed function (grad(f), vmap(f) ...) called here: inline its
+    # generated code, specialized for array arguments
+    if c.e.keywords:
+        return None
+    return norm.inline(c.function(norm)._generated(("any",) * len(c.e.args)), c.e, target)
+
+
+def _is_transform_value(norm: Any, c: Callee) -> bool:
+    return getattr(c.function(norm), "__srcjax_transform__", None) is not None
+
+
+def _opaque(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # (evaluation order of the original: the callee, then the arguments)
+    fnode = norm.rename_all(c.func)
+    args, kws = _args(norm, c.e)
+    return N.call(fnode, args, kws), Op(
+        "unknown", elts=args + list(kws.values()), what=N.to_source(c.func)
+    )
+
+
+def _is_user_function(norm: Any, c: Callee) -> bool:
+    from ..source import _is_callable_object
+
+    fn = c.function(norm)
+    return (
+        isinstance(fn, (types.FunctionType, functools.partial, types.MethodType))
+        or _is_callable_object(fn)
+    ) and not _is_library_function(fn)
+
+
+def _user_function(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # (the dependency recorded: what the name is bound to, a jitted function itself)
+    norm._record_dependency(c.func, c.obj(norm))
+    return norm.inline(c.function(norm), c.e, target)
+
+
+def _unknown(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    args, kws = _args(norm, c.e)
+    fnode = norm.rename_all(c.func)
+    return N.call(fnode, args, kws), Op(
+        "unknown", elts=args + list(kws.values()), what=N.to_source(c.func)
+    )
+
+
+#: callee kind -> (test, handler), tried in this order; the first test that holds
+#: and whose handler does not decline (None) normalizes the call. The order is
+#: the resolution order: syntax first (x.at[i], local names, lambdas, calls of
+#: calls), then typed values, then what the callee is bound to.
+CALL_RULES: Tuple[CallRule, ...] = (
+    CallRule("at_update", _is_at_update, _at_update),  # x.at[idx].set(v)
+    CallRule("local_function", _is_local_function, _local_function),
+    CallRule("lambda", lambda norm, c: isinstance(c.func, gast.Lambda), _lambda),
+    CallRule("jit_of", _is_jit_of, _jit_of),  # jit(f)(x)
+    CallRule("transform_factory", _is_transform_factory, _transform_factory),  # grad(f)(x)
+    CallRule("instance_call", _is_instance_call, _instance_call),  # Linear(w, b)(x)
+    CallRule("namedtuple_replace", _is_replace, _replace),  # state._replace(t=t)
+    CallRule("typed", _may_be_typed, _typed),  # model(x), self.layer(x)
+    CallRule("lax", _is_lax, _lax),  # lax.scan, lax.cond ...
+    CallRule("jvp", _marked("__srcjax_jvp__"), _jvp),
+    CallRule("tree_map", _marked("__srcjax_tree_map__"), _tree_map),
+    CallRule("tree_function", _is_found, _tree_function),  # tree_leaves, tree_flatten ...
+    CallRule("not_inside", _marked("__srcjax_not_inside__"), _not_inside),  # vjp, linearize
+    CallRule("method", _is_method, _method),  # x.sum(), lst.append(v)
+    CallRule("runtime_value", _is_runtime, _runtime_value),  # fns[i](x)
+    CallRule("missing", _is_missing, _missing),
+    CallRule("host_numpy", _is_host_numpy, _host_numpy),  # np.prod(x.shape)
+    CallRule("primitive", _is_primitive, _primitive),  # jnp.sin(x)
+    CallRule("builtin", _always, _builtin),  # len, range, isinstance, float ...
+    CallRule("dict", _is_dict, _dict),  # dict(a=x)
+    CallRule("pytree_class", _is_pytree_class, _construct),  # Linear(w, b)
+    CallRule("inactive", _is_inactive, _inactive),  # print, srcjax.debug.print, classes
+    CallRule("transformed", _is_transformed, _transformed),  # g = grad(f); g(x)
+    CallRule("transform_value", _is_transform_value, _opaque),
+    CallRule("user_function", _is_user_function, _user_function),  # inlined
+    CallRule("unknown", _always, _unknown),
+)
+
+#: callee kind -> its handler
+CALL_HANDLERS: Dict[str, Callable] = {r.kind: r.handle for r in CALL_RULES}
+
+
+class ResolveMixin:
+    """The call dispatcher of :class:`Normalizer`: :data:`CALL_RULES`."""
+
+    # -- calls -----------------------------------------------------------------
+    def call(self, e: Any, target: Optional[str]) -> tuple:
+        """Normalize the call ``e`` to ``(node, Op)``: the first rule of
+        :data:`CALL_RULES` that recognizes its callee handles it."""
+        if any(k.arg is None for k in e.keywords):
+            e = self._expand_kwargs(e)
+        e, made = self._call_of_factory(e)
+        if made is not None:
+            return made
+        callee = Callee(e)
+        for rule in CALL_RULES:
+            if rule.matches(self, callee):
+                out = rule.handle(self, callee, target)
+                if out is not None:
+                    return out
+        raise AssertionError("the last call rule handles every call")  # pragma: no cover
+
+    def _call_of_factory(self, e: Any) -> tuple:
+        """``make(2.0)(x)`` with ``make`` a function that returns a local function:
+        ``(e, the normalized call)`` when it does, else ``(e with make(2.0)
+        normalized to an atom, None)``; other calls are returned as they are."""
+        func = e.func
+        if not (isinstance(func, gast.Call) and self._inlined_factory(func.func)):
+            return e, None
+        saved, self.pending_fn = self.pending_fn, None
+        inner = self.atom(func)
+        fn, self.pending_fn = self.pending_fn, saved
+        if fn is not None:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
-            return N.call(fnode, args, kws), Op(
-                "unknown", elts=args + list(kws.values()), what=N.to_source(func)
-            )
-        fn = obj
-        from ..source import _is_callable_object
-
-        if (
-            isinstance(fn, (types.FunctionType, functools.partial, types.MethodType))
-            or _is_callable_object(fn)
-        ) and not _is_library_function(fn):
-            self._record_dependency(func, bound_obj)
-            return self.inline(fn, e, target)
-        args = [self.atom(a) for a in e.args]
-        kws = {k.arg: self.atom(k.value) for k in e.keywords}
-        fnode = self.rename_all(func)
-        return N.call(fnode, args, kws), Op(
-            "unknown", elts=args + list(kws.values()), what=N.to_source(func)
-        )
+            return e, self.call_local(fn, args, kws, e)
+        return N.copy_origin(gast.Call(func=inner, args=e.args, keywords=e.keywords), e), None
 
     def _inlined_factory(self, f: Any) -> bool:
         """Whether calling ``f`` inlines user code (a local function, or a Python
