@@ -36,6 +36,7 @@ from .api import (
 from .codegen import emit
 from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
+from .frontend import hooks as frontend_hooks
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid, param_names
 from .frontend.source import FunctionSource, get_source, unwrap_callable
@@ -105,6 +106,10 @@ def _jvp_function(
 
     fn = _cached(target, ("jvp", kinds, has_aux, tangent_only, positions, len(bound)), build)
     return fn, bound
+
+
+# srcjax.jvp(f, ...) called inside transformed code (the normalizer's hook)
+frontend_hooks.jvp_function.set(_jvp_function)
 
 
 def _vjp_function(fun: Any, kinds: Tuple[str, ...], has_aux: bool, argnums=None):

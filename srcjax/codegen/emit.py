@@ -23,8 +23,10 @@ import gast
 
 from .._array import unwrap_tree
 from ..errors import ORIGINS
+from ..frontend import hooks as _frontend_hooks
 from ..frontend import nodes as N
 from ..frontend import record as _record
+from ..frontend.normalize.anf import UserGlobal
 from . import cache
 
 _config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -32,20 +34,6 @@ _config = importlib.import_module("srcjax.config")  # the module (srcjax.config 
 __all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where", "UserGlobal"]
 
 _COMMENT_COL = 44
-
-
-class UserGlobal:
-    """A binding of generated code that reads the user's global (or closure)
-    variable ``name`` live. Generated code names it otherwise (``ad_`` for the
-    user's ``ad``, which would hide srcjax's ``ad`` namespace)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"UserGlobal({self.name!r})"
 
 
 class GeneratedGlobals(dict):
@@ -526,3 +514,9 @@ def load(
         }
     )
     return fn
+
+
+# the frontend's hooks into codegen (srcjax/frontend/hooks.py: the dependency points down)
+_frontend_hooks.namespaces.set(namespaces)
+_frontend_hooks.means_the_same.set(means_the_same)
+_frontend_hooks.check_reparse.set(check_reparse)

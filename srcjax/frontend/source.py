@@ -22,6 +22,7 @@ from typing import Any, Dict, Optional, Tuple
 import gast
 
 from ..errors import Location, SourceUnavailableError
+from . import hooks
 from . import nodes as N
 
 __all__ = ["FunctionSource", "get_source", "unwrap_callable"]
@@ -163,8 +164,6 @@ def primitive_function(prim: Any, keywords: Tuple[str, ...] = ()) -> types.Funct
     ``keywords`` (bound by a partial) are parameters too, passed by keyword."""
     fn = _PRIM_FUNCS.get((prim.public, keywords))
     if fn is None:
-        from ..codegen.emit import namespaces
-
         params = [
             p.name
             for p in prim.signature.parameters.values()
@@ -178,7 +177,7 @@ def primitive_function(prim: Any, keywords: Tuple[str, ...] = ()) -> types.Funct
         tag = f" {','.join(keywords)}" if keywords else ""
         filename = f"<srcjax primitive {prim.public}{tag}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        ns = dict(namespaces())
+        ns = dict(hooks.namespaces())
         exec(compile(text, filename, "exec"), ns)
         fn = ns[prim.name]
         _PRIM_FUNCS[(prim.public, keywords)] = fn

@@ -1,7 +1,7 @@
 """The language the normalizer writes: :class:`Op` (what one ANF statement
 computes), :class:`Normalized` (the result of :func:`normalize`) and
 :class:`Namer` (fresh names that never clash with the user's or generated
-code's).
+code's), and :class:`UserGlobal` (a binding read live from the user's module).
 """
 
 from __future__ import annotations
@@ -56,6 +56,22 @@ class Namer:
 
     def reserve(self, name: str) -> None:
         self.taken.add(name)
+
+
+class UserGlobal:
+    """A binding of generated code that reads the user's global (or closure)
+    variable ``name`` live. Generated code names it otherwise (``ad_`` for the
+    user's ``ad``, which would hide srcjax's ``ad`` namespace); the normalizer
+    makes these bindings (:meth:`Normalizer._shadowing_global`) and
+    ``codegen.emit.GeneratedGlobals`` reads them."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"UserGlobal({self.name!r})"
 
 
 @dataclass

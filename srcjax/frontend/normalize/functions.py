@@ -26,10 +26,11 @@ def _lambda_of(params: List[str], call: Any, origin: Any) -> Any:
     return N.copy_origin(lam, origin)
 
 
-def _lax_switch() -> Any:
-    from ... import lax as _lax
-
-    return _lax.switch
+def _is_lax_switch(resolved: tuple) -> bool:
+    """Whether ``resolved`` (a ``Normalizer.resolve`` result) is ``lax.switch``
+    (by its marker: the lax module marks its control flow functions)."""
+    status, obj = resolved
+    return status == "found" and getattr(obj, "__srcjax_lax__", None) == "switch"
 
 
 class FunctionsMixin:
@@ -337,7 +338,7 @@ class FunctionsMixin:
                 and isinstance(n.args[1], gast.Name)
                 and n.args[1].id == target.id
                 and isinstance(n.func, (gast.Name, gast.Attribute))
-                and self.resolve(n.func) == ("found", _lax_switch())
+                and _is_lax_switch(self.resolve(n.func))
             ):
                 switches += 1
         if stores != 1 or switches == 0:

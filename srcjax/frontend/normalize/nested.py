@@ -13,6 +13,7 @@ import gast
 from ...errors import (
     UnsupportedSyntaxError,
 )
+from .. import hooks
 from .. import nodes as N
 from .analyses import _own_locals, _value_kind
 from .common import _FnChoice, _ForeignFn, _unsupported
@@ -239,9 +240,7 @@ class NestedMixin:
         fdef.decorator_list = []
         text = N.to_source(fdef) + "\n"
         if _config.checks_enabled:
-            from ...codegen.emit import check_reparse
-
-            check_reparse(fdef, text, rendered=False)
+            hooks.check_reparse(fdef, text, rendered=False)
         import linecache
 
         filename = (
@@ -263,8 +262,6 @@ class NestedMixin:
 
     def jvp_call(self, e: Any, target: Optional[str]) -> tuple:
         """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
-        from ...api_fwd import _jvp_function
-
         lens = [self.static_seq_len(a) for a in e.args[1:]] if len(e.args) == 3 else []
         if len(e.args) != 3 or None in lens:
             raise UnsupportedSyntaxError(
@@ -294,7 +291,7 @@ class NestedMixin:
             if k.arg == "has_aux":
                 has_aux = bool(self._static_value(k.value))
         kinds = ("leaf",) * len(primals)
-        gen, bound = _jvp_function(fobj, kinds, has_aux, False, positions=positions)
+        gen, bound = hooks.jvp_function(fobj, kinds, has_aux, False, positions=positions)
         if bound:
             raise _unsupported(e, "jvp of a partial inside a transformed function", src=self.src)
         fake = gast.Call(func=e.args[0], args=primals + tangents, keywords=[])

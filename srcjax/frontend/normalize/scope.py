@@ -16,9 +16,10 @@ from ..._array import buffer, unwrap_tree
 from ...errors import (
     UnsupportedSyntaxError,
 )
+from .. import hooks
 from .. import nodes as N
 from .. import record as _record
-from .anf import _GENERATED_NAMES, Op
+from .anf import _GENERATED_NAMES, Op, UserGlobal
 from .common import _fold_constant, _is_static_callable, plain_object
 
 
@@ -196,10 +197,8 @@ class ScopeMixin:
         the name generated code reads it by (``ad_``), bound to the user's
         variable itself, live, in the root function's module; None when ``name``
         means what generated code means by it (numpy as ``np``, a builtin)."""
-        from ...codegen import emit
-
         status, obj = self.lookup_global(name)
-        if status != "found" or emit.means_the_same(name, obj):
+        if status != "found" or hooks.means_the_same(name, obj):
             return None
         key = (name, id(self.src.globals), id(self.src.closure))
         known = self.namer.user_globals.get(key)
@@ -213,7 +212,7 @@ class ScopeMixin:
         live = self.src.globals is self.root_globals and (own_cell or global_)
         # (a variable of another module, or a closure cell of an inlined function,
         # is read at transformation time, as other names of inlined code are)
-        self.bindings[new] = emit.UserGlobal(name) if live else obj
+        self.bindings[new] = UserGlobal(name) if live else obj
         self.namer.user_globals[key] = new
         return new
 
