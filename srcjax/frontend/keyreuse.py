@@ -201,7 +201,7 @@ class _Walker:
         if op.kind != "prim" or op.prim is None:
             return None
         public = op.prim.public
-        if public == "ad.getitem":
+        if op.prim.part == "item":
             return self._item(st, op.bound.get("x"), op.bound.get("idx"))
         if public in _SAME_KEY:
             arg = op.bound.get("key_data" if public == "random.wrap_key_data" else "keys")

@@ -509,7 +509,7 @@ def _getitem(x, idx):
     return np.asarray(x)[idx]
 
 
-getitem = _structural("ad.getitem", _getitem)
+getitem = _structural("ad.getitem", _getitem).facts(part="item")
 getitem.op = "[]"
 
 

@@ -197,6 +197,14 @@ class Primitive:
         #: it has an effect (prints, calls back, checks and raises): never run on
         #: stand-ins to infer its result, never removed
         self.effectful = False
+        #: the result is a part of operand ``x`` (what the normalizer's type
+        #: tracking and result names follow): ``"attr"`` (``x.name``, a pytree
+        #: field: ad.getattr), ``"static_attr"`` (a static attribute of a
+        #: registered class: ad.static_attr) or ``"item"`` (``x[idx]``: ad.getitem)
+        self.part: Optional[str] = None
+        #: the list operand ``lst`` is used as a stack: ``"push"`` appends to it
+        #: (ad.push), ``"pop"`` takes its last entry (ad.pop, ad.pop_like)
+        self.stack: Optional[str] = None
         self._static_params: Optional[frozenset] = None
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
@@ -268,6 +276,8 @@ class Primitive:
             "batch_unbatched",
             "promote_operands",
             "missing_rule_hint",
+            "part",
+            "stack",
         }
     )
 

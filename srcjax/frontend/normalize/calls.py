@@ -301,9 +301,9 @@ class CallsMixin:
         else:
             node = _prim_expr(prim, atoms, kws)
         # the list operations of generated adjoint code (third derivatives and up)
-        if prim.public == "ad.push" and isinstance(bound.get("lst"), gast.Name):
+        if prim.stack == "push" and isinstance(bound.get("lst"), gast.Name):
             return node, Op("append", elts=[bound["v"]], target=bound["lst"].id)
-        if prim.public in ("ad.pop", "ad.pop_like") and isinstance(bound.get("lst"), gast.Name):
+        if prim.stack == "pop" and isinstance(bound.get("lst"), gast.Name):
             return node, Op("pop", elts=[bound["lst"]], target=bound["lst"].id)
         return node, Op("prim", prim=prim, bound=bound)
 

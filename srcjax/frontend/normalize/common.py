@@ -235,7 +235,7 @@ def _prim_expr(prim, atoms, kws) -> Any:
     if op and op in _BINOPS.values() and len(atoms) == 2 and not kws:
         cls = {v: k for k, v in _BINOPS.items()}[op]
         return gast.BinOp(left=atoms[0], op=cls(), right=atoms[1])
-    if prim.public == "ad.getitem" and len(atoms) == 2 and not kws:
+    if prim.part == "item" and len(atoms) == 2 and not kws:
         return gast.Subscript(value=atoms[0], slice=atoms[1], ctx=gast.Load())
     return N.call(prim.public, atoms, kws)
 

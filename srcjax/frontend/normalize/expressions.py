@@ -61,9 +61,9 @@ def _base_name(op: Optional[Op], e: Any) -> str:
         }
         if op.prim.op in short:
             return short[op.prim.op]
-        if op.prim.public in ("ad.getattr", "ad.static_attr"):
+        if op.prim.part in ("attr", "static_attr"):
             return op.bound["name"].value  # p.w -> w
-        if op.prim.public == "ad.getitem":
+        if op.prim.part == "item":
             v = op.bound.get("x")
             idx = op.bound.get("idx")
             if (

@@ -82,9 +82,9 @@ class TypedMixin:
                 ty = ("items", items)
         elif op is not None and op.kind == "copy" and op.elts:
             ty = self.type_of(op.elts[0])
-        elif op is not None and op.kind == "prim" and op.prim.public == "ad.getattr":
+        elif op is not None and op.kind == "prim" and op.prim.part == "attr":
             ty = _attr_type(self.type_of(op.bound.get("x")), op.bound.get("name"))
-        elif op is not None and op.kind == "prim" and op.prim.public == "ad.getitem":
+        elif op is not None and op.kind == "prim" and op.prim.part == "item":
             ty = _item_type(self.type_of(op.bound.get("x")), op.bound.get("idx"))
         elif getattr(op, "construct_class", None) is not None:
             # an instance built here: its class is known, its fields only at run time

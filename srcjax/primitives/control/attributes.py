@@ -24,7 +24,7 @@ def _getattr(x, name):
     return getattr(x, name)
 
 
-getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural"))
+getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural")).facts(part="attr")
 
 
 def _attr_slot(x, name, kind):
@@ -69,7 +69,7 @@ def _static_attr(x, name):
 
 static_attr = register(
     Primitive("ad.static_attr", _static_attr, kind="structural", differentiable=False)
-)
+).facts(part="static_attr")
 static_attr.samples = lambda rng: []
 
 

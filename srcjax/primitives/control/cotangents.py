@@ -406,7 +406,7 @@ def _pop(lst):
     return lst.pop()
 
 
-pop = register(Primitive("ad.pop", _pop, kind="internal", differentiable=False))
+pop = register(Primitive("ad.pop", _pop, kind="internal", differentiable=False)).facts(stack="pop")
 
 
 def _cotangent_like_tree(ct, x):
@@ -495,7 +495,9 @@ def _pop_like(lst, like):
     return out
 
 
-pop_like = register(Primitive("ad.pop_like", _pop_like, kind="internal", differentiable=False))
+pop_like = register(
+    Primitive("ad.pop_like", _pop_like, kind="internal", differentiable=False)
+).facts(stack="pop")
 
 
 def _push(lst, v):
@@ -506,7 +508,9 @@ def _push(lst, v):
     return lst
 
 
-push = register(Primitive("ad.push", _push, kind="internal", differentiable=False))
+push = register(Primitive("ad.push", _push, kind="internal", differentiable=False)).facts(
+    stack="push"
+)
 
 
 def mark_tree_outputs() -> None:
