@@ -66,6 +66,7 @@ __all__ = [
 
 
 # the core (node kinds, registration, PyTreeDef, flattening): srcjax/pytree.py
+# (private names of the core that srcjax reads from tree_util)
 from .pytree import (  # noqa: F401
     _LEAF,
     _NONE,
@@ -76,12 +77,9 @@ from .pytree import (  # noqa: F401
     GetAttrKey,
     PyTreeDef,
     SequenceKey,
-    _build,
-    _flatten,
     _jax_dict_order,
     _kind_of,
     _namedtuple_kind,
-    _registry,
     keystr,
     register_dataclass,
     register_pytree_node,

@@ -79,15 +79,7 @@ __all__ = [
 ]
 
 
-from ._static import (  # noqa: F401
-    _leaves,
-    _static,
-)
 from .elementwise import (  # noqa: F401
-    _elementwise,
-    _nextafter,
-    _out,
-    _scipy,
     bessel_i0e,
     bessel_i1e,
     betainc,
@@ -104,7 +96,6 @@ from .elementwise import (  # noqa: F401
     zeta,
 )
 from .implicit import (  # noqa: F401
-    _once,
     custom_linear_solve,
     custom_root,
 )

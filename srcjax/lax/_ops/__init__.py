@@ -133,10 +133,7 @@ __all__ = [
 
 
 from ._static import (  # noqa: F401
-    _KINDS,
-    _same_dtypes_impl,
     _static,
-    _value_dtype,
 )
 from .elementwise import (  # noqa: F401
     RoundingMethod,

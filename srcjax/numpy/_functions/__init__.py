@@ -63,20 +63,10 @@ __all__ = [
 
 
 from ._static import (  # noqa: F401
-    _static,
-    average_weight_shape,
     bincount_length,
-    convolve_table,
-    hist_bins,
-    hist_check,
     inexact_dtype,
-    ix_shape,
-    lexsort_check,
-    sum_accumulator,
 )
 from .counting import (  # noqa: F401
-    _no_out,
-    _where,
     bincount,
     digitize,
     float_power,

@@ -121,20 +121,6 @@ __all__ = [
 ]
 
 
-from ._static import (  # noqa: F401
-    _inexact_impl,
-    _static,
-    broadcast_shapes_of,
-    canon_dtype,
-    dtype_kind,
-    inexact_of,
-    inexact_seq,
-    norm_axes,
-    norm_axis,
-    result_dtype,
-    shapes_broadcast,
-    smallest_subnormal,
-)
 from .arith import (  # noqa: F401
     argpartition,
     diag_indices_from,
