@@ -143,7 +143,6 @@ CYCLE_ALLOWED: Set[str] = {
 
 #: modules over MAX_LINES lines today
 SIZE_ALLOWED: Set[str] = {
-    "srcjax.primitives.ad",
     "srcjax.transforms.batching",
     "srcjax.transforms.optimize",
 }

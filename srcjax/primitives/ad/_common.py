@@ -1,0 +1,65 @@
+"""Helpers shared by the modules of :mod:`srcjax.primitives.ad`: canonical dtypes,
+accumulator dtypes of reductions, axis normalization, registration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax import dtypes as _dt
+from srcjax.primitives.registry import Primitive, register
+
+canonical_dtype = _dt.canonicalize_dtype
+default_float = _dt.default_float
+default_int = _dt.default_int
+
+
+def int_accumulator(dtype):
+    """Accumulation dtype of ``sum``/``prod``/``cumsum`` for bool/int inputs (JAX
+    promotes to the default-width int / uint), ``None`` for other dtypes."""
+    kind = np.dtype(dtype).kind
+    if kind in "bi":
+        return default_int()
+    if kind == "u":
+        return _dt.default_uint()
+    return None
+
+
+def accumulate(reduce, x, dtype=None, **kwargs):
+    """``reduce(x, dtype=dtype, **kwargs)`` (a NumPy reduction or scan) with JAX's
+    accumulation: a float16 result is accumulated in float32 and rounded back
+    once at the end (``sum(ones(3000, float16))`` is 3000, not 2048; the
+    variance of float16 data whose squares overflow float16 is finite)."""
+    if (np.result_type(x) if dtype is None else np.dtype(dtype)) != np.float16:
+        return reduce(x, dtype=dtype, **kwargs)
+    r = reduce(x, dtype=np.float32, **kwargs)
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, as in JAX
+        return r.astype(np.float16)
+
+
+def operand_dtype(x, name: str):
+    """``np.result_type(x)`` of a reduction's operand; for a Python list or tuple of
+    arrays (which NumPy would read as a structured dtype spec) JAX's TypeError."""
+    try:
+        return np.result_type(x)
+    except TypeError:
+        raise TypeError(
+            f"{name} requires ndarray or scalar arguments, got {type(x)} at position 0."
+        ) from None
+
+
+def norm_axes(axis, ndim):
+    """Normalize ``axis`` (None, int, tuple, negative) to a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(int(a) % ndim if ndim else 0 for a in axis))
+    return (int(axis) % ndim if ndim else 0,)
+
+
+def _internal(public, impl, differentiable=True):
+    return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
+
+
+def _structural(public, impl, *aliases):
+    return register(Primitive(public, impl, kind="structural"), *aliases)

@@ -1,0 +1,236 @@
+"""The cotangent of a real input (``ad.project_real``), ``ad.require_constant``,
+and ``ad.astype`` with the casts of its tangents and cotangents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax import dtypes as _dt
+from srcjax.primitives.registry import Primitive, register
+
+from ._common import _internal
+
+# ---------------------------------------------------------------------------
+# the cotangent of a real input
+
+
+_REAL_SCALARS = frozenset({np.float32, np.float64, np.float16, float})
+
+
+def _project_real(g, x):
+    """The gradient of input ``x`` from its accumulated cotangent ``g``: the real
+    part when ``x`` is real and ``g`` complex (a complex intermediate on the path:
+    JAX's convention, where converting a real value to complex transposes to
+    taking the real part), else ``g`` itself; a floating ``g`` takes the floating
+    dtype of ``x`` (JAX: a gradient has its primal's dtype, even when float64 data
+    or a ``dtype=float16`` reduction widened or narrowed the cotangent on the way).
+    Containers leaf by leaf."""
+    t = type(g)
+    if t is type(x) and t in _REAL_SCALARS:
+        return g  # the common case, first (it ends every gradient: W3 per-call cost)
+    d = getattr(g, "dtype", None)
+    if d is not None:
+        if d.kind != "c":
+            dx = getattr(x, "dtype", None)
+            if dx is not None and dx != d and dx.kind == "f" and d.kind == "f":
+                return np.asarray(g).astype(dx)[()] if t is not np.ndarray else g.astype(dx)
+            return g
+        dx = getattr(x, "dtype", None)
+        if dx.kind == "c" if dx is not None else isinstance(x, complex):
+            # a complex gradient has its primal's dtype (grad(real(z ** z)) was
+            # complex128 for a complex64 z: user X)
+            return g.astype(dx) if dx is not None and dx != d else g
+        return np.real(g).copy()[()]
+    if isinstance(g, complex):
+        return g if isinstance(x, complex) or getattr(x, "dtype", _F).kind == "c" else g.real
+    if g is None or isinstance(g, (float, int)):
+        return g
+    if _all_real(g):
+        return g  # the common case: nothing complex, the container itself
+    from srcjax import tree_util
+
+    # None holes (zero cotangents) stay None
+    return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
+
+
+def _require_constant(x, pname, message):
+    """Raise ``NoDerivativeRuleError(message)`` when ``x`` (or a leaf of it) is
+    floating or complex: it reached a parameter ``pname`` of a primitive that has
+    no derivative rule for it on a differentiated path (see
+    ``transforms.rules.no_rule_checks``). Integer and boolean values pass: they
+    carry no derivative (JAX's float0)."""
+    from srcjax import tree_util
+
+    for v in tree_util.tree_leaves(x):
+        if isinstance(v, (float, complex)) or getattr(v, "dtype", _BOOL).kind in "fc":
+            from ...errors import NoDerivativeRuleError
+
+            err = NoDerivativeRuleError(message)
+            err.parameter = pname
+            raise err
+
+
+_BOOL = np.dtype(bool)
+require_constant = _internal("ad.require_constant", _require_constant, differentiable=False)
+
+_F = np.dtype(np.float32)
+
+
+def _all_real(g) -> bool:
+    """Whether no leaf of the cotangent container ``g`` is complex (a plain walk of
+    dicts, lists and tuples: this runs at the end of every gradient of a pytree)."""
+    if isinstance(g, dict):
+        return all(map(_all_real, g.values()))
+    if isinstance(g, (list, tuple)):
+        return all(map(_all_real, g))
+    if type(g) is np.ndarray or g is None:
+        return g is None or g.dtype.kind != "c"
+    d = getattr(g, "dtype", None)
+    if d is not None:
+        return d.kind != "c"
+    if isinstance(g, complex):
+        return False
+    from ..control._trees import _class_kind
+
+    if _class_kind(g) is not None:
+        from srcjax import tree_util
+
+        return all(map(_all_real, tree_util.tree_leaves(g)))
+    return True
+
+
+project_real = _internal("ad.project_real", _project_real)
+project_real.facts(same_structure=("g", "x"))
+
+
+def _project_real_vjp(h, ans, g, x):
+    return h  # the transpose of taking the real part: complex(h, 0)
+
+
+def _project_real_jvp(t, ans, g, x):
+    return project_real(t, x)
+
+
+project_real.def_vjp(g=_project_real_vjp)
+project_real.def_jvp(g=_project_real_jvp)
+project_real.samples = lambda rng: [((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {})]
+
+
+# ---------------------------------------------------------------------------
+# astype
+
+
+def _astype(x, dtype):
+    """``x`` converted to ``dtype`` (jax.numpy.astype); always a new array. The
+    dtype is canonicalized as in JAX: ``astype(x, float)`` is float32 and
+    ``astype(x, int)`` int32 unless x64. Floating to integer conversion
+    saturates as XLA's does (NaN -> 0, out-of-range values -> the type's
+    minimum/maximum, truncating toward zero); NumPy's cast is undefined there
+    (``astype(uint8)`` of ``[-1, 300]`` is ``[0, 255]`` in JAX, ``[255, 44]`` in
+    NumPy)."""
+    x = np.asarray(x)
+    to = _dt.canonicalize_dtype(dtype)
+    if x.dtype.kind == "f" and to.kind in "iu":
+        return _saturating_cast(x, to)
+    return x.astype(to)
+
+
+def _saturating_cast(x, to):
+    info = np.iinfo(to)
+    xf = np.asarray(x, np.float64)
+    hi = float(info.max)
+    if hi > info.max:  # 2**63 - 1 is not a float64: the largest one below it
+        hi = float(np.nextafter(hi, 0.0))
+    out = np.asarray(np.clip(np.nan_to_num(xf, nan=0.0), float(info.min), hi)).astype(to)
+    return np.where(xf >= info.max, np.asarray(info.max, to), out)
+
+
+astype = _internal("ad.astype", _astype)
+
+
+def _is_inexact(dtype) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+def _cast_cotangent(g, x, dtype):
+    """The cotangent of ``x`` through ``astype(x, dtype)``: ``g`` in ``x``'s dtype,
+    or zeros when ``dtype`` is an integer or bool (the cast has no derivative:
+    JAX's float0 tangent)."""
+    to = np.result_type(x)
+    shape = np.shape(g)
+    if shape != np.shape(x):  # under vmap one of them may carry the batch axis
+        shape = np.broadcast_shapes(shape, np.shape(x))
+    if _is_inexact(dtype):
+        return np.broadcast_to(np.asarray(g).astype(to, copy=False), shape)
+    return np.zeros(shape, to if to.kind in "fc" else np.float32)
+
+
+def _cast_tangent(t, dtype):
+    """The tangent of ``astype(x, dtype)``: ``t`` cast, or zeros (of ``t``'s
+    dtype) when ``dtype`` is an integer or bool."""
+    if _is_inexact(dtype):
+        return np.asarray(t).astype(_dt.canonicalize_dtype(dtype))
+    return np.zeros_like(t)
+
+
+def _keep_if_inexact(v, dtype):
+    """``v`` where a conversion to ``dtype`` keeps derivatives (``dtype`` None or
+    floating), zeros of ``v``'s shape and dtype where it is an integer or bool."""
+    if dtype is None or _is_inexact(dtype):
+        return v
+    return np.zeros_like(v)
+
+
+keep_if_inexact = register(Primitive("ad.keep_if_inexact", _keep_if_inexact))
+
+
+def _keep_if_inexact_lin(h, ans, v, dtype):
+    return keep_if_inexact(h, dtype)
+
+
+keep_if_inexact.def_vjp(v=_keep_if_inexact_lin)
+keep_if_inexact.def_jvp(v=_keep_if_inexact_lin)
+keep_if_inexact.samples = lambda rng: [((rng.normal(size=(2, 3)), "float32"), {})]
+
+cast_cotangent = register(Primitive("ad.cast_cotangent", _cast_cotangent))
+cast_tangent = register(Primitive("ad.cast_tangent", _cast_tangent))
+
+
+def _cast_cotangent_vjp(h, ans, g, x, dtype):
+    return cast_tangent(h, dtype)
+
+
+def _cast_cotangent_jvp(t, ans, g, x, dtype):
+    return cast_cotangent(t, x, dtype)
+
+
+def _cast_tangent_vjp(h, ans, t, dtype):
+    return cast_cotangent(h, t, dtype)
+
+
+def _cast_tangent_jvp(s, ans, t, dtype):
+    return cast_tangent(s, dtype)
+
+
+cast_cotangent.def_vjp(g=_cast_cotangent_vjp)
+cast_cotangent.def_jvp(g=_cast_cotangent_jvp)
+cast_cotangent.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), "float64"), {})
+]
+cast_tangent.def_vjp(t=_cast_tangent_vjp)
+cast_tangent.def_jvp(t=_cast_tangent_jvp)
+cast_tangent.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]
+
+
+def _astype_vjp(g, ans, x, dtype):
+    return cast_cotangent(g, x, dtype)
+
+
+def _astype_jvp(t, ans, x, dtype):
+    return cast_tangent(t, dtype)
+
+
+astype.def_vjp(_astype_vjp)
+astype.def_jvp(_astype_jvp)
+astype.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]

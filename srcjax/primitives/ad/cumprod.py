@@ -1,0 +1,209 @@
+"""Division-free adjoints of ``cumprod`` (correct with zeros in the input):
+``ad.cumprod_vjp`` and ``ad.cumprod_jvp``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ._common import _internal
+from .shapes import expand_dims, moveaxis, triu
+from .static import (
+    _group_last,
+    _last_onehot,
+    _ungroup_last,
+    eye_mask,
+    group_last,
+    last_onehot,
+    ungroup_last,
+)
+from .sums import sum
+
+# ---------------------------------------------------------------------------
+# cumprod adjoints, division-free (correct with zeros in the input)
+#
+# For y = cumprod(x) along an int axis, let M[i, k] = prod_{j <= k, j != i} x_j
+# for k >= i (else 0). Then
+#   ad.cumprod_vjp(g, x, axis)_i = sum_k M[i, k] g_k          (J^T g)
+#   ad.cumprod_jvp(t, x, axis)_k = sum_i M[i, k] t_i          (J t)
+# The impls are O(n): a division formula when x has no zeros, else a linear
+# recurrence. The rules w.r.t. x use the O(n^2) matrix form (M is the upper
+# triangle of cumprods of "x with x_i replaced by 1"), so every order of
+# derivative stays exact.
+
+
+def _excl_cumprod(xm):
+    """Exclusive cumprod along axis 0: P_0 = 1, P_i = prod_{j<i} x_j."""
+    p = np.empty_like(xm)
+    p[0] = 1
+    if xm.shape[0] > 1:
+        np.cumprod(xm[:-1], axis=0, out=p[1:])
+    return p
+
+
+def _cumprod_vjp(g, x, axis):
+    """``J^T g`` for ``J`` the Jacobian of ``cumprod(x, axis)`` (``axis`` an int)."""
+    x = np.asarray(x)
+    g = np.asarray(g)
+    dtype = np.result_type(g, x)
+    if x.size == 0:
+        return np.zeros(x.shape, dtype)
+    if np.all(x != 0):
+        y = np.cumprod(x, axis=axis)
+        r = np.flip(np.cumsum(np.flip(g * y, axis), axis=axis), axis)
+        return (r / x).astype(dtype, copy=False)
+    xm = np.moveaxis(x, axis, 0).astype(dtype)
+    gm = np.moveaxis(np.broadcast_to(g, x.shape), axis, 0).astype(dtype)
+    n = xm.shape[0]
+    acc = np.empty_like(gm)
+    acc[n - 1] = gm[n - 1]
+    for i in range(n - 2, -1, -1):
+        acc[i] = gm[i] + xm[i + 1] * acc[i + 1]
+    return np.moveaxis(_excl_cumprod(xm) * acc, 0, axis)
+
+
+def _cumprod_jvp(t, x, axis):
+    """``J t`` for ``J`` the Jacobian of ``cumprod(x, axis)`` (``axis`` an int)."""
+    x = np.asarray(x)
+    t = np.asarray(t)
+    dtype = np.result_type(t, x)
+    if x.size == 0:
+        return np.zeros(x.shape, dtype)
+    if np.all(x != 0):
+        y = np.cumprod(x, axis=axis)
+        return (y * np.cumsum(t / x, axis=axis)).astype(dtype, copy=False)
+    xm = np.moveaxis(x, axis, 0).astype(dtype)
+    tm = np.moveaxis(np.broadcast_to(t, x.shape), axis, 0).astype(dtype)
+    p = _excl_cumprod(xm)
+    s = np.empty_like(tm)
+    s[0] = tm[0]
+    for k in range(1, xm.shape[0]):
+        s[k] = s[k - 1] * xm[k] + p[k] * tm[k]
+    return np.moveaxis(s, 0, axis)
+
+
+cumprod_vjp = _internal("ad.cumprod_vjp", _cumprod_vjp)
+cumprod_jvp = _internal("ad.cumprod_jvp", _cumprod_jvp)
+
+
+def _cumprod_vjp_vjp_g(h, ans, g, x, axis):
+    return cumprod_jvp(h, x, axis)
+
+
+def _cumprod_vjp_jvp_g(t, ans, g, x, axis):
+    return cumprod_vjp(t, x, axis)
+
+
+def _cumprod_vjp_vjp_x(h, ans, g, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(moveaxis(h, axis, -1), -1) * expand_dims(moveaxis(g, axis, -1), -2))
+    x_bar = cumprod_vjp(c_bar, big_x, -1) * off
+    return moveaxis(sum(x_bar, axis=-2), -1, axis)
+
+
+def _cumprod_vjp_jvp_x(t, ans, g, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(moveaxis(t, axis, -1), -2) * off, big_x, -1))
+    return moveaxis(sum(d_c * expand_dims(moveaxis(g, axis, -1), -2), axis=-1), -1, axis)
+
+
+def _cumprod_jvp_vjp_t(h, ans, t, x, axis):
+    return cumprod_vjp(h, x, axis)
+
+
+def _cumprod_jvp_jvp_t(dt, ans, t, x, axis):
+    return cumprod_jvp(dt, x, axis)
+
+
+def _cumprod_jvp_vjp_x(h, ans, t, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(moveaxis(t, axis, -1), -1) * expand_dims(moveaxis(h, axis, -1), -2))
+    x_bar = cumprod_vjp(c_bar, big_x, -1) * off
+    return moveaxis(sum(x_bar, axis=-2), -1, axis)
+
+
+def _cumprod_jvp_jvp_x(dx, ans, t, x, axis):
+    xm = moveaxis(x, axis, -1)
+    off = 1.0 - eye_mask(np.shape(xm)[-1])
+    big_x = expand_dims(xm, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(moveaxis(dx, axis, -1), -2) * off, big_x, -1))
+    return moveaxis(sum(d_c * expand_dims(moveaxis(t, axis, -1), -1), axis=-2), -1, axis)
+
+
+cumprod_vjp.def_vjp(_cumprod_vjp_vjp_g, _cumprod_vjp_vjp_x)
+cumprod_vjp.def_jvp(_cumprod_vjp_jvp_g, _cumprod_vjp_jvp_x)
+cumprod_jvp.def_vjp(_cumprod_jvp_vjp_t, _cumprod_jvp_vjp_x)
+cumprod_jvp.def_jvp(_cumprod_jvp_jvp_t, _cumprod_jvp_jvp_x)
+
+
+def cumprod_helper_samples(rng):
+    """Samples ``(g, x, axis)`` with zeros in ``x`` (one and two zeros)."""
+    x0 = rng.normal(size=(3, 4))
+    x0[1, 1] = 0.0
+    x1 = rng.normal(size=(4,))
+    x1[0] = 0.0
+    x1[2] = 0.0
+    return [
+        ((rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1), {}),
+        ((rng.normal(size=(3, 4)), x0, -1), {}),
+        ((rng.normal(size=(3, 4)), x0, 0), {}),
+        ((rng.normal(size=(4,)), x1, 0), {}),
+    ]
+
+
+cumprod_vjp.samples = cumprod_helper_samples
+cumprod_jvp.samples = cumprod_helper_samples
+
+
+def _prod_others(x, axis):
+    """For each element of ``x``, the product of the *other* elements of its
+    reduction group over ``axis`` (= d prod(x, axis) / dx), without division."""
+    if not np.size(x):  # an empty x has an empty derivative (no groups to scan)
+        return np.zeros(np.shape(x), np.result_type(x, np.float32))
+    xr = _group_last(x, axis)
+    return _ungroup_last(_cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
+
+
+prod_others = _internal("ad.prod_others", _prod_others)
+
+
+def _prod_others_vjp(h, ans, x, axis):
+    xr = group_last(x, axis)
+    off = 1.0 - eye_mask(np.shape(xr)[-1])
+    big_x = expand_dims(xr, -2) * off + (1.0 - off)
+    c_bar = triu(expand_dims(group_last(h, axis), -1) * expand_dims(last_onehot(xr), -2))
+    return ungroup_last(sum(cumprod_vjp(c_bar, big_x, -1) * off, axis=-2), x, axis)
+
+
+def _prod_others_jvp(t, ans, x, axis):
+    xr = group_last(x, axis)
+    off = 1.0 - eye_mask(np.shape(xr)[-1])
+    big_x = expand_dims(xr, -2) * off + (1.0 - off)
+    d_c = triu(cumprod_jvp(expand_dims(group_last(t, axis), -2) * off, big_x, -1))
+    return ungroup_last(sum(d_c * expand_dims(last_onehot(xr), -2), axis=-1), x, axis)
+
+
+prod_others.def_vjp(_prod_others_vjp)
+prod_others.def_jvp(_prod_others_jvp)
+
+
+def _prod_others_samples(rng):
+    x = rng.normal(size=(3, 4))
+    x[0, 1] = 0.0
+    y = rng.normal(size=(2, 3, 2))
+    y[1, 1, 1] = 0.0
+    y[1, 2, 1] = 0.0
+    return [((x, 1), {}), ((x, None), {}), ((y, (0, 2)), {}), ((rng.normal(size=(4,)), 0), {})]
+
+
+prod_others.samples = _prod_others_samples
+
+_builtin_sum = builtins.sum

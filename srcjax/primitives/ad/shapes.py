@@ -1,0 +1,138 @@
+"""``jnp.reshape``, ``moveaxis``, ``expand_dims``, ``triu`` and ``tril``, which
+every adjoint rule may need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import _structural
+
+# ---------------------------------------------------------------------------
+# reshape / moveaxis / expand_dims / triu / tril
+
+
+def _reshape(a, shape, order="C"):
+    """``a`` with a new ``shape`` (jax.numpy.reshape); ``-1`` infers one dimension.
+    Raises :class:`srcjax.errors.ShapeError` (TypeError as JAX, and ValueError)
+    when the sizes differ."""
+    try:
+        return np.reshape(a, shape, order=order)
+    except ValueError:
+        from ...errors import ShapeError
+
+        sa = np.shape(a)
+        raise ShapeError(
+            f"cannot reshape array of shape {sa} (size {np.size(a)}) into shape {shape}"
+        ) from None
+
+
+reshape = _structural("jnp.reshape", _reshape, np.reshape)
+
+
+def _reshape_vjp(g, ans, a, shape, order="C"):
+    return reshape(g, np.shape(a), order=order)
+
+
+def _reshape_jvp(t, ans, a, shape, order="C"):
+    return reshape(t, shape, order=order)
+
+
+reshape.def_vjp(_reshape_vjp)
+reshape.def_jvp(_reshape_jvp)
+reshape.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), (3, 2)), {}),
+    ((rng.normal(size=(2, 3, 4)), (-1, 4)), {}),
+    ((rng.normal(size=(2, 3)), (6,)), {"order": "F"}),
+]
+
+
+def _moveaxis(a, source, destination):
+    """Move axes ``source`` to ``destination`` (jax.numpy.moveaxis); ints or tuples."""
+    return np.moveaxis(a, source, destination)
+
+
+moveaxis = _structural("jnp.moveaxis", _moveaxis, np.moveaxis)
+
+
+def _moveaxis_vjp(g, ans, a, source, destination):
+    return moveaxis(g, destination, source)
+
+
+def _moveaxis_jvp(t, ans, a, source, destination):
+    return moveaxis(t, source, destination)
+
+
+moveaxis.def_vjp(_moveaxis_vjp)
+moveaxis.def_jvp(_moveaxis_jvp)
+moveaxis.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 4)), 0, -1), {}),
+    ((rng.normal(size=(2, 3, 4)), (0, 1), (2, 0)), {}),
+]
+
+
+def _expand_dims(a, axis):
+    """Insert length-1 axes at ``axis`` (int or tuple) (jax.numpy.expand_dims)."""
+    return np.expand_dims(a, axis)
+
+
+expand_dims = _structural("jnp.expand_dims", _expand_dims, np.expand_dims)
+
+
+def _expand_dims_vjp(g, ans, a, axis):
+    return reshape(g, np.shape(a))
+
+
+def _expand_dims_jvp(t, ans, a, axis):
+    return expand_dims(t, axis)
+
+
+expand_dims.def_vjp(_expand_dims_vjp)
+expand_dims.def_jvp(_expand_dims_jvp)
+expand_dims.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), -2), {}),
+    ((rng.normal(size=(2, 3)), (0, 3)), {}),
+]
+
+
+def _triu(m, k=0):
+    """Upper triangle (on and above diagonal ``k``) of the last two axes (jax.numpy.triu)."""
+    return np.triu(m, k)
+
+
+def _tril(m, k=0):
+    """Lower triangle (on and below diagonal ``k``) of the last two axes (jax.numpy.tril)."""
+    return np.tril(m, k)
+
+
+triu = _structural("jnp.triu", _triu, np.triu)
+tril = _structural("jnp.tril", _tril, np.tril)
+
+
+def _triu_vjp(g, ans, m, k=0):
+    return triu(g, k)
+
+
+def _triu_jvp(t, ans, m, k=0):
+    return triu(t, k)
+
+
+def _tril_vjp(g, ans, m, k=0):
+    return tril(g, k)
+
+
+def _tril_jvp(t, ans, m, k=0):
+    return tril(t, k)
+
+
+triu.def_vjp(_triu_vjp)
+triu.def_jvp(_triu_jvp)
+tril.def_vjp(_tril_vjp)
+tril.def_jvp(_tril_jvp)
+_tri_samples = lambda rng: [  # noqa: E731
+    ((rng.normal(size=(3, 4)),), {}),
+    ((rng.normal(size=(2, 3, 3)), 1), {}),
+    ((rng.normal(size=(4, 3)), -1), {}),
+]
+triu.samples = _tri_samples
+tril.samples = _tri_samples

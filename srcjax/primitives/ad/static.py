@@ -1,0 +1,137 @@
+"""Static helpers (non-differentiable: shapes, specs, constants) and the grouping
+of reduced axes last (``ad.group_last``, used by the prod and median rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import _internal, norm_axes
+from .shapes import reshape
+
+# ---------------------------------------------------------------------------
+# static helpers (non-differentiable: their results are shapes / specs / constants)
+
+
+def _axis_or_zero(axis):
+    """``0`` when ``axis`` is None (the axis of a flattened array), else ``axis``."""
+    return 0 if axis is None else axis
+
+
+axis_or_zero = _internal("ad.axis_or_zero", _axis_or_zero, differentiable=False)
+axis_or_zero.facts(static_for_constants=True)
+
+
+def _inverse_permutation(axes, ndim):
+    """The permutation undoing ``transpose(x, axes)``; None when ``axes`` is None."""
+    if axes is None:
+        return None
+    return tuple(int(i) for i in np.argsort([int(a) % ndim for a in axes]))
+
+
+inverse_permutation = _internal(
+    "ad.inverse_permutation", _inverse_permutation, differentiable=False
+)
+
+
+def _eye_mask(n, dtype=np.float32):
+    """Constant ``n x n`` identity (rules use it as a 0/1 mask)."""
+    return np.eye(n, dtype=dtype)
+
+
+eye_mask = _internal("ad.eye_mask", _eye_mask, differentiable=False)
+
+
+def _last_onehot(y):
+    """Constant: zeros like ``y`` with ones at the last position of the last axis."""
+    out = np.zeros(np.shape(y), dtype=np.result_type(y))
+    out[..., -1] = 1
+    return out
+
+
+last_onehot = _internal("ad.last_onehot", _last_onehot, differentiable=False)
+
+
+def _flatten_if_none(x, axis):
+    """``ravel(x)`` when ``axis`` is None, else ``x`` (rules of axis=None ops)."""
+    return np.ravel(x) if axis is None else np.asarray(x)
+
+
+flatten_if_none = _internal("ad.flatten_if_none", _flatten_if_none)
+
+
+def _flatten_if_none_vjp(g, ans, x, axis):
+    return reshape(g, np.shape(x))
+
+
+def _flatten_if_none_jvp(t, ans, x, axis):
+    return flatten_if_none(t, axis)
+
+
+flatten_if_none.def_vjp(_flatten_if_none_vjp)
+flatten_if_none.def_jvp(_flatten_if_none_jvp)
+flatten_if_none.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)), None), {}),
+    ((rng.normal(size=(2, 3)), 1), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# grouping reduced axes last (used by the prod / median rules)
+
+
+def _group_last(x, axis):
+    """``x`` with the reduced ``axis`` (None / int / tuple) moved last and
+    flattened into one axis: shape ``(kept..., n)``."""
+    x = np.asarray(x)
+    axes = norm_axes(axis, x.ndim)
+    k = len(axes)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
+    return moved.reshape(moved.shape[: x.ndim - k] + (-1,))
+
+
+def _ungroup_last(y, x, axis):
+    """Inverse of ``ad.group_last(x, axis)`` for an array ``y`` of the grouped shape."""
+    x_shape = np.shape(x)
+    ndim = len(x_shape)
+    axes = norm_axes(axis, ndim)
+    k = len(axes)
+    kept = tuple(n for i, n in enumerate(x_shape) if i not in axes)
+    red = tuple(x_shape[i] for i in axes)
+    y = np.reshape(y, kept + red)
+    return np.moveaxis(y, tuple(range(ndim - k, ndim)), axes)
+
+
+group_last = _internal("ad.group_last", _group_last)
+ungroup_last = _internal("ad.ungroup_last", _ungroup_last)
+
+
+def _group_last_vjp(g, ans, x, axis):
+    return ungroup_last(g, x, axis)
+
+
+def _group_last_jvp(t, ans, x, axis):
+    return group_last(t, axis)
+
+
+def _ungroup_last_vjp(h, ans, y, x, axis):
+    return group_last(h, axis)
+
+
+def _ungroup_last_jvp(t, ans, y, x, axis):
+    return ungroup_last(t, x, axis)
+
+
+group_last.def_vjp(_group_last_vjp)
+group_last.def_jvp(_group_last_jvp)
+ungroup_last.def_vjp(_ungroup_last_vjp)
+ungroup_last.def_jvp(_ungroup_last_jvp)
+group_last.samples = lambda rng: [
+    ((rng.normal(size=(2, 3, 4)), (0, 2)), {}),
+    ((rng.normal(size=(2, 3, 4)), None), {}),
+    ((rng.normal(size=(2, 3, 4)), -2), {}),
+]
+ungroup_last.samples = lambda rng: [
+    ((rng.normal(size=(3, 8)), rng.normal(size=(2, 3, 4)), (0, 2)), {}),
+    ((rng.normal(size=(24,)), rng.normal(size=(2, 3, 4)), None), {}),
+]

@@ -1,0 +1,228 @@
+"""``jnp.sum`` (the reduction every adjoint needs) and ``ad.expand_reduced`` (a
+reduction's cotangent broadcast back), ``ad.unbroadcast`` (sum a cotangent down
+to an operand's shape; the same object when the shapes match) and
+``jnp.broadcast_to``; the sample inputs of reductions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from srcjax.errors import NonDifferentiableError
+from srcjax.primitives.registry import Primitive, register
+
+from ._common import _internal, _structural, accumulate, int_accumulator, norm_axes, operand_dtype
+
+# ---------------------------------------------------------------------------
+# jnp.sum (the reduction every adjoint needs)
+
+
+#: dtypes whose sum needs no accumulator choice (float16 sums in float32, ints in
+#: the default int): ndarray.sum as it is
+_FAST_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
+    """Sum of ``x`` over ``axis`` (jax.numpy.sum).
+
+    ``axis``: None (all), int (negative allowed) or tuple. Bool/int inputs
+    accumulate in the default int (int32 unless x64), as in JAX. ``where``: an
+    optional boolean mask broadcastable to ``x``; only the elements where it is
+    true are summed (the others get a zero gradient).
+    """
+    if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
+        return x.sum(axis=axis, keepdims=keepdims)  # (the common case, without the checks)
+    if dtype is None:
+        dtype = int_accumulator(operand_dtype(x, "sum"))
+    if where is None:
+        return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims)
+    return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims, where=where)
+
+
+sum = register(Primitive("jnp.sum", _sum, kind="reduction"), np.sum)  # noqa: A001
+
+
+def _sum_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return expand_reduced(g, x, axis, keepdims, where)
+
+
+def _sum_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+
+
+sum.def_vjp(_sum_vjp)
+sum.def_jvp(_sum_jvp)
+
+
+def reduction_samples(rng, shape=(2, 3, 4)):
+    """Standard (args, kwargs) samples for a reduction ``f(x, axis, keepdims)``."""
+    out = []
+    for axis, keepdims in [(None, False), (0, False), (-1, True), ((0, 2), False), (1, True)]:
+        out.append(((rng.normal(size=shape),), {"axis": axis, "keepdims": keepdims}))
+    out.append(((rng.normal(size=(5,)),), {}))
+    return out
+
+
+#: a fixed mask for the ``where=`` samples (each row keeps at least one element)
+_MASK23 = np.array([[True, False, True], [False, True, True]])
+
+
+def masked_reduction_samples(rng):
+    """:func:`reduction_samples` plus ``where=`` masks (full and broadcasting)."""
+    return reduction_samples(rng) + [
+        ((rng.normal(size=(2, 3)),), {"axis": 1, "where": _MASK23}),
+        ((rng.normal(size=(2, 3)),), {"where": _MASK23}),
+        ((rng.normal(size=(4, 2, 3)),), {"axis": (0, 2), "keepdims": True, "where": _MASK23}),
+        ((rng.normal(size=(2, 3)),), {"axis": 1, "where": np.array([True, False, True])}),
+    ]
+
+
+sum.samples = masked_reduction_samples
+
+
+# ---------------------------------------------------------------------------
+# unbroadcast / broadcast_to
+
+
+def _unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x`` (the adjoint of broadcasting ``x``).
+
+    Returns ``g`` unchanged (the same object) when the shapes and dtypes already
+    match. When ``x`` is a Python scalar the result is a NumPy scalar. A floating
+    ``g`` is cast to ``x``'s floating dtype: the cotangent of a float16 operand
+    promoted against float32 is float16, as in JAX (the transpose of the
+    promotion's conversion).
+    """
+    try:
+        gshape, shape = g.shape, x.shape
+        if gshape == shape:  # the common case, kept cheap
+            if g.dtype == x.dtype:
+                return g
+            return _to_float_dtype(g, x.dtype)
+        lead = len(gshape) - len(shape)
+        if shape and lead >= 0 and type(g) is np.ndarray:
+            # the common broadcasts (a bias b of shape x[1:], a keepdims max/sum):
+            # leading axes and x's unit axes summed away with ndarray.sum
+            axes = tuple(range(lead)) + tuple(
+                lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+            )
+            if axes:
+                out = g.sum(axis=axes)
+                if out.shape != shape:
+                    out = out.reshape(shape)
+                return out if out.dtype == x.dtype else _to_float_dtype(out, x.dtype)
+    except AttributeError:
+        if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+            # the cotangent of a sequence: this `+` joined lists/tuples
+            raise NonDifferentiableError(
+                "`+` joining lists or tuples is not differentiable in srcjax yet",
+                hint="build the sequence in one display (`[a, b, c]`) or with .append",
+            ) from None
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    out = np.sum(g, axis=axes) if axes else np.asarray(g)
+    out = np.reshape(out, shape)
+    if isinstance(x, (int, float, complex)):
+        return out[()]
+    dt = getattr(x, "dtype", None)
+    return out if dt is None or out.dtype == dt else _to_float_dtype(out, dt)
+
+
+def _to_float_dtype(g, dt):
+    """``g`` in floating dtype ``dt`` when both are floating, else ``g``."""
+    if dt.kind == "f" and g.dtype.kind == "f":
+        return g.astype(dt)
+    return g
+
+
+unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(array_result=True)
+
+
+def _unbroadcast_vjp(h, ans, g, x):
+    return broadcast_to(h, np.shape(g))
+
+
+def _unbroadcast_jvp(t, ans, g, x):
+    return unbroadcast(t, x)
+
+
+unbroadcast.def_vjp(_unbroadcast_vjp)
+unbroadcast.def_jvp(_unbroadcast_jvp)
+unbroadcast.samples = lambda rng: [
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,))), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(4, 1))), {}),
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {}),
+]
+
+
+def _broadcast_to(array, shape):
+    """Broadcast ``array`` to ``shape`` (jax.numpy.broadcast_to); a read-only view."""
+    return np.broadcast_to(array, shape)
+
+
+broadcast_to = _structural("jnp.broadcast_to", _broadcast_to, np.broadcast_to)
+
+
+def _broadcast_to_vjp(g, ans, array, shape):
+    return unbroadcast(g, array)
+
+
+def _broadcast_to_jvp(t, ans, array, shape):
+    return broadcast_to(t, shape)
+
+
+broadcast_to.def_vjp(_broadcast_to_vjp)
+broadcast_to.def_jvp(_broadcast_to_jvp)
+broadcast_to.samples = lambda rng: [
+    ((rng.normal(size=(3,)), (2, 3)), {}),
+    ((rng.normal(size=(2, 1)), (4, 2, 3)), {}),
+]
+
+
+# ---------------------------------------------------------------------------
+# expand_reduced
+
+
+def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
+    """Broadcast a reduction's cotangent ``g`` back to ``np.shape(x)``.
+
+    ``axis``/``keepdims`` are those of the reduction (``axis`` may be None, an
+    int, a negative int or a tuple). Returns a read-only broadcast view; with a
+    ``where`` mask (that of ``sum(..., where=)``), zeros where it is false.
+    """
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    g = np.asarray(g)
+    if not keepdims:
+        axes = norm_axes(axis, len(shape))
+        g = g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    if where is not None:
+        return np.where(np.broadcast_to(where, shape), g, np.zeros((), g.dtype))
+    return np.broadcast_to(g, shape)
+
+
+expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True)
+
+
+def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False, where=None):
+    return sum(h, axis=axis, keepdims=keepdims, where=where)
+
+
+def _expand_reduced_jvp(t, ans, g, x, axis=None, keepdims=False, where=None):
+    return expand_reduced(t, x, axis, keepdims, where)
+
+
+expand_reduced.def_vjp(_expand_reduced_vjp)
+expand_reduced.def_jvp(_expand_reduced_jvp)
+expand_reduced.samples = lambda rng: [
+    ((rng.normal(size=(3,)), rng.normal(size=(2, 3)), 0, False), {}),
+    ((rng.normal(size=(2, 1)), rng.normal(size=(2, 3)), -1, True), {}),
+    ((rng.normal(size=()), rng.normal(size=(2, 3)), None, False), {}),
+    ((rng.normal(size=(4,)), rng.normal(size=(2, 4, 3)), (0, 2), False), {}),
+    ((rng.normal(size=(2,)), rng.normal(size=(2, 3)), 1, False, _MASK23), {}),
+]
