@@ -137,14 +137,11 @@ CYCLE_ALLOWED: Set[str] = {
     "srcjax.primitives.control",
     "srcjax.primitives.control.derivative_code",
     "srcjax.primitives.control.printing",
-    # (split out of srcjax.transforms.reverse, in the cycle with it as they import
-    # frontend.normalize, which imports api_fwd upward)
 }
 
 #: modules over MAX_LINES lines today
 SIZE_ALLOWED: Set[str] = {
     "srcjax.transforms.batching",
-    "srcjax.transforms.optimize",
 }
 
 

@@ -32,7 +32,8 @@ import gast
 import numpy as np
 
 from ..primitives import registry
-from .optimize import Aval, _is_assign, _is_scalar_const
+from .optimize.avals import Aval
+from .optimize.common import _is_assign, _is_scalar_const
 
 __all__ = ["Region", "Step", "find_regions", "ufunc_of", "read_counts", "REDUCTIONS"]
 

@@ -1,0 +1,59 @@
+"""Source-level optimization passes over the normalized IR (IR -> IR).
+
+Each pass takes the normalized ``FunctionDef`` (see
+:mod:`srcjax.frontend.normalize`), edits its body in place and returns it, so
+each can be applied and tested alone:
+
+- :func:`bind_static`: static arguments become constant assignments at the top.
+- :func:`propagate`: copy and constant propagation (``y = x; z = y * 2`` reads
+  ``x``), block-local with invalidation on reassignment and around loops.
+- :func:`fold_constants`: Python operators on constants (``0.5 * 2.0``) are
+  evaluated at transformation time, with Python's semantics (weak types kept).
+- :func:`infer_avals`: abstract values (shape, dtype, weak type) of every
+  assigned name, from the argument signature: an analysis, annotating each
+  assignment with ``stmt.sj_aval`` and the operands' values with
+  ``stmt.sj_avals_in``.
+- :func:`simplify`: algebraic simplification (``x*1``, ``x+0``, ``x-0``,
+  ``x**1``, ``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4``, ``x**0.5 -> ad.pow_half`` (IEEE pow, not sqrt, at -0/-inf),
+  ``x**-1 -> 1/x``), only where the dtype and shape are unchanged (needs avals).
+- :func:`cse`: common-subexpression elimination of pure primitive calls.
+- :func:`dce`: dead-code elimination of pure statements whose result is never read.
+
+Inlining of user calls is done by the normalizer. Purity: primitives of kinds
+elementwise, reduction, linalg, structural and creation, copies and container
+displays are pure; everything else (``print``, list ``append``/``pop``, calls
+without a rule, internal AD helpers) is kept as written.
+
+Modules, one pass each: :mod:`.propagate` (bind_static, propagate,
+fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
+:mod:`.algebra` (simplify), :mod:`.carry_checks`, :mod:`.cse`, :mod:`.dce`,
+:mod:`.inline` (inline_temporaries), :mod:`.promote`; :mod:`.pipeline` runs
+them in order (optimize); :mod:`.common` holds what they share.
+"""
+
+from .algebra import simplify
+from .avals import Aval, check_branch_avals
+from .common import PURE_KINDS
+from .cse import cse
+from .dce import dce
+from .inline import inline_temporaries
+from .interp import infer_avals
+from .pipeline import optimize
+from .promote import promote
+from .propagate import bind_static, fold_constants, propagate
+
+__all__ = [
+    "Aval",
+    "bind_static",
+    "propagate",
+    "fold_constants",
+    "infer_avals",
+    "simplify",
+    "cse",
+    "dce",
+    "inline_temporaries",
+    "optimize",
+    "promote",
+    "PURE_KINDS",
+    "check_branch_avals",
+]

@@ -1,0 +1,133 @@
+"""Algebraic simplification (:func:`simplify`): ``x*1``, ``x+0``, ``x-0``,
+small integer powers as multiplications, ``x**0.5``, ``x**-1``, only where the
+abstract value of the result is unchanged."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import gast
+
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from ...primitives import registry
+from .avals import Aval
+from .common import _is_assign, _is_scalar_const, _new_assign
+
+
+# ---------------------------------------------------------------------------- simplify
+def _prim(public: str):
+    return registry.by_public(public)
+
+
+def _binop(target: str, a: Any, opcls: Any, b: Any, public: str, like: Any) -> Any:
+    e = gast.BinOp(left=a, op=opcls(), right=b)
+    return _new_assign(target, e, Op("prim", prim=_prim(public), bound={"x": a, "y": b}), like)
+
+
+def _copy(target: str, src: Any, like: Any) -> Any:
+    node = N.clone(src)
+    return _new_assign(target, node, Op("copy", elts=[node]), like)
+
+
+def simplify(fdef: Any, namer: Any = None) -> Any:
+    """Algebraic simplification where dtype and shape provably do not change
+    (run :func:`infer_avals` first; unknown values are left alone)."""
+    fdef.body = _simplify_block(fdef.body, namer)
+    return fdef
+
+
+def _simplify_block(stmts: List[Any], namer) -> List[Any]:
+    out: List[Any] = []
+    for s in stmts:
+        if isinstance(s, gast.If):
+            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
+            s.orelse = _simplify_block(s.orelse, namer)
+        elif isinstance(s, (gast.While, gast.For)):
+            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
+        elif _is_assign(s) and s.sj_op.kind == "prim":
+            new = _simplify_one(s, namer)
+            if new is not None:
+                out.extend(new)
+                continue
+        out.append(s)
+    return out
+
+
+def _float_aval(node: Any, s: Any) -> Optional[Aval]:
+    if not isinstance(node, gast.Name):
+        return None
+    a = getattr(s, "sj_avals_in", {}).get(node.id)
+    if isinstance(a, Aval) and not a.weak and a.dtype.kind == "f":
+        return a
+    return None
+
+
+def _simplify_one(s: Any, namer) -> Optional[List[Any]]:
+    op = s.sj_op
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(res, Aval) or op.prim.public not in (
+        "jnp.multiply",
+        "jnp.add",
+        "jnp.subtract",
+        "jnp.power",
+    ):
+        return None
+    x, y = op.bound.get("x"), op.bound.get("y")
+    t = s.targets[0].id
+
+    def same(a: Optional[Aval]) -> bool:
+        return a is not None and a == res
+
+    def is_const(node, *values) -> bool:
+        return (
+            _is_scalar_const(node)
+            and not isinstance(node.value, bool)
+            and any(node.value == v and type(node.value) is type(v) for v in values)
+        )
+
+    name = op.prim.public
+    if name == "jnp.multiply":
+        if is_const(y, 1, 1.0) and same(_float_aval(x, s)):
+            return [_annot(_copy(t, x, s), res)]
+        if is_const(x, 1, 1.0) and same(_float_aval(y, s)):
+            return [_annot(_copy(t, y, s), res)]
+    elif name in ("jnp.add", "jnp.subtract"):
+        if is_const(y, 0, 0.0) and same(_float_aval(x, s)):
+            return [_annot(_copy(t, x, s), res)]
+        if name == "jnp.add" and is_const(x, 0, 0.0) and same(_float_aval(y, s)):
+            return [_annot(_copy(t, y, s), res)]
+    elif name == "jnp.power":
+        base = _float_aval(x, s)
+        if not same(base) or not _is_scalar_const(y) or isinstance(y.value, bool):
+            return None
+        e = y.value
+        mul = gast.Mult
+        if e == 1:
+            return [_annot(_copy(t, x, s), res)]
+        if e == 2:
+            return [_annot(_binop(t, N.clone(x), mul, N.clone(x), "jnp.multiply", s), res)]
+        if e in (3, 4) and namer is not None:
+            sq = namer.fresh(f"{x.id}_sq")
+            first = _annot(_binop(sq, N.clone(x), mul, N.clone(x), "jnp.multiply", s), res)
+            other = N.name(sq) if e == 4 else N.clone(x)
+            second = _annot(_binop(t, N.name(sq), mul, other, "jnp.multiply", s), res)
+            first.sj_note = f"x ** {e} -> multiplications"
+            return [first, second]
+        if e == 0.5:  # not sqrt: pow gives +0 at -0 and +inf at -inf (JAX)
+            node = N.call("ad.pow_half", [N.clone(x)])
+            new = _new_assign(
+                t, node, Op("prim", prim=_prim("ad.pow_half"), bound={"x": node.args[0]}), s
+            )
+            return [_annot(new, res)]
+        if e == -1:
+            return [
+                _annot(_binop(t, N.const(1.0), gast.Div, N.clone(x), "jnp.true_divide", s), res)
+            ]
+    return None
+
+
+def _annot(s: Any, res: Aval) -> Any:
+    s.sj_aval = res
+    s.sj_avals_in = {n: res for n in N.names_in(s.value)}
+    return s

@@ -1,0 +1,178 @@
+"""Abstract values (:class:`Aval`: shape, dtype, weak type), how they merge at
+joins, and the static branch-type check of ``lax.cond`` under jit."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from ... import dtypes
+from ...primitives.branch_types import structure_mismatch, type_mismatch
+from .common import _Static
+
+
+class Aval:
+    """Abstract value of an array or scalar: shape, dtype, and weak type.
+
+    ``ptype`` is the Python type (``float``, ``int``, ``bool``) of a weakly typed
+    Python scalar, ``None`` for arrays and NumPy scalars.
+    """
+
+    __slots__ = ("shape", "dtype", "ptype")
+
+    def __init__(self, shape: tuple, dtype: Any, ptype: Optional[type] = None) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.ptype = ptype
+
+    @property
+    def weak(self) -> bool:
+        return self.ptype is not None
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @staticmethod
+    def of(x: Any) -> Optional["Aval"]:
+        if isinstance(x, (np.ndarray, np.generic)):  # first: np.float64 is a float
+            return Aval(np.shape(x), x.dtype)
+        if isinstance(x, bool):
+            return Aval((), np.bool_, bool)
+        if isinstance(x, int):
+            return Aval((), np.int64, int)
+        if isinstance(x, float):
+            return Aval((), np.float64, float)
+        return None
+
+    def proxy(self) -> Any:
+        """A one-element stand-in with this value's dtype, rank and weak type."""
+        if self.ptype is not None:
+            return self.ptype(1)
+        if not self.shape:
+            return self.dtype.type(1)
+        return np.ones((1,) * len(self.shape), self.dtype)
+
+    def __eq__(self, other: Any) -> bool:
+        return (
+            isinstance(other, Aval)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.ptype is other.ptype
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.ptype))
+
+    def __repr__(self) -> str:
+        if self.ptype is not None:
+            return f"weak {self.ptype.__name__}"
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+
+def _merge(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    if isinstance(a, (Aval, _Static)) or isinstance(b, (Aval, _Static)):
+        return a if a == b else None
+    if type(a) is not type(b):
+        return None
+    if isinstance(a, dict):
+        if a.keys() != b.keys():
+            return None
+        return {k: _merge(a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            return None
+        items = [_merge(x, y) for x, y in zip(a, b)]
+        if hasattr(a, "_fields"):  # a named tuple takes its fields positionally
+            return type(a)(*items)
+        return type(a)(items)
+    return None
+
+
+def _merge_env(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    out = {}
+    for k in set(a) | set(b):
+        out[k] = _merge(a.get(k), b.get(k)) if (k in a and k in b) else None
+    return out
+
+
+def check_branch_avals(what: str, names: tuple, a: Any, b: Any) -> None:
+    """The static form of ``lax.cond``'s branch check for jit
+    (:func:`srcjax.primitives.branch_types.check_branch_types`): ``a`` and ``b``
+    are the abstract values inferred for the two branches' output (:class:`Aval`
+    leaves in tuples/lists/dicts; ``None`` where unknown, never an error).
+
+    Raises:
+        TypeError: JAX's message, where both are known and differ.
+    """
+    if a is None or b is None:
+        return
+    if isinstance(a, Aval) and isinstance(b, Aval):
+
+        def key(v: Aval) -> tuple:
+            if v.weak:
+                return v.shape, np.dtype(dtypes.dtype_of(v.ptype(0)))
+            return v.shape, np.dtype(dtypes.canonicalize_dtype(v.dtype))
+
+        type_mismatch(what, names, key(a), key(b))
+        return
+    containers = (dict, list, tuple)
+    if not isinstance(a, containers) or not isinstance(b, containers):
+        return  # a static value or one unknown side: nothing sure to compare
+    if type(a) is not type(b):
+        structure_mismatch(what, names, f"a {type(a)}", f"a {type(b)}")
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            structure_mismatch(
+                what,
+                names,
+                f"a dict with keys {sorted(str(k) for k in a)}",
+                f"a dict with keys {sorted(str(k) for k in b)}",
+            )
+        for k in a:
+            check_branch_avals(what, names, a[k], b[k])
+        return
+    if len(a) != len(b):
+        structure_mismatch(
+            what,
+            names,
+            f"a {type(a).__name__} of {len(a)} items",
+            f"a {type(b).__name__} of {len(b)} items",
+        )
+    for x, y in zip(a, b):
+        check_branch_avals(what, names, x, y)
+
+
+def _describe_aval(a: Any) -> str:
+    return f"{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
+
+
+def _leaves(a: Any) -> list:
+    """The abstract values in a (possibly container) abstract value."""
+    if isinstance(a, (list, tuple)):
+        return [x for e in a for x in _leaves(e)]
+    if isinstance(a, dict):
+        return [x for e in a.values() for x in _leaves(e)]
+    return [a]
+
+
+def _container_stand_in(a: Any, make) -> Any:
+    """Stand-ins for a list, tuple, named tuple or dict of known values."""
+    if isinstance(a, Aval):
+        return make(a)
+    if isinstance(a, _Static):
+        return a.value
+    if isinstance(a, list):
+        return [_container_stand_in(e, make) for e in a]
+    if isinstance(a, tuple):
+        items = [_container_stand_in(e, make) for e in a]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    if isinstance(a, dict):
+        return {k: _container_stand_in(v, make) for k, v in a.items()}
+    raise ValueError("unknown operand")

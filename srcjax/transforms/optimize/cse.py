@@ -1,0 +1,71 @@
+"""Common-subexpression elimination of pure primitive calls (:func:`cse`)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import gast
+
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from .common import _assigned, _is_assign
+
+
+# ---------------------------------------------------------------------------- CSE
+def _cse_key(s: Any) -> Optional[tuple]:
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.kind not in (
+        "elementwise",
+        "reduction",
+        "linalg",
+        "structural",
+    ):
+        return None
+    return (op.prim.public, gast.dump(s.value))
+
+
+def cse(fdef: Any) -> Any:
+    """Replace a repeated pure primitive call by a copy of the first result."""
+    _cse_block(fdef.body, {})
+    return fdef
+
+
+def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
+    def kill(names: set) -> None:
+        for k in list(table):
+            tname, used = table[k]
+            if tname in names or used & names:
+                del table[k]
+
+    for s in stmts:
+        if isinstance(s, gast.If):
+            _cse_block(s.body, dict(table))
+            _cse_block(s.orelse, dict(table))
+            kill(_assigned(s))
+        elif isinstance(s, (gast.While, gast.For)):
+            kill(_assigned(s))
+            _cse_block(s.body, dict(table))
+            kill(_assigned(s))
+        elif _is_assign(s):
+            key = _cse_key(s)
+            t = s.targets[0].id
+            if key is not None and key in table:
+                src = table[key][0]
+                node = N.name(src)
+                s.value = node
+                s.sj_op = Op("copy", elts=[node])
+                s.sj_note = "common subexpression"
+                kill({t})
+                continue
+            kill({t})
+            if key is None and s.sj_op.kind not in ("prim", "copy", "pack"):
+                # `v = l.pop()`, a call that may change its arguments in place
+                kill(set(N.names_in(s.value)))
+            if key is not None:
+                used = set(N.names_in(s.value))
+                if t not in used:
+                    table[key] = (t, used)
+        else:
+            # `l.append(v)` and other statements may change the lists and dicts
+            # they name: `l[-1]` read before is not `l[-1]` after
+            kill(_assigned(s) | set(N.names_in(s)))

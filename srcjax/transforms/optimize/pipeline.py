@@ -1,0 +1,41 @@
+"""The optimizer's pass order for jit (:func:`optimize`)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from .algebra import simplify
+from .carry_checks import drop_carry_checks
+from .cse import cse
+from .dce import dce
+from .interp import infer_avals
+from .promote import promote
+from .propagate import fold_constants, propagate
+
+
+# ---------------------------------------------------------------------------- driver
+def optimize(
+    fdef: Any,
+    params: Dict[str, Any],
+    resolve: Optional[Callable[[str], Any]] = None,
+    namer: Any = None,
+    boxed: Dict[str, Any] = None,
+) -> Any:
+    """The jit pipeline's passes, in order; avals are left annotated for fusion.
+    ``boxed`` names the parameters that are weakly typed in JAX's sense but held
+    as NumPy scalars at run time (Python float arguments, see :func:`promote`)."""
+    propagate(fdef)
+    fold_constants(fdef)
+    infer_avals(fdef, params, resolve)
+    simplify(fdef, namer)
+    cse(fdef)
+    propagate(fdef)
+    dce(fdef)
+    infer_avals(fdef, params, resolve)
+    if namer is not None:
+        for _ in range(64):
+            if not promote(fdef, namer, boxed):
+                break
+            infer_avals(fdef, params, resolve)
+    drop_carry_checks(fdef)
+    return fdef

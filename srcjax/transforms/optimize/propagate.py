@@ -1,0 +1,183 @@
+"""Constant passes: :func:`bind_static` (static arguments into the body),
+:func:`propagate` (copy and constant propagation) and :func:`fold_constants`
+(Python arithmetic on constants)."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Dict, List
+
+import gast
+
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from .common import (
+    _SCALAR_TYPES,
+    _assigned,
+    _is_assign,
+    _is_scalar_const,
+    _kill,
+    _Subst,
+    _subst_stmt,
+)
+
+
+def bind_static(fdef: Any, values: Dict[str, Any]) -> Any:
+    """Prepend ``name = value`` for static arguments whose value is a literal
+    (ints, floats, bools, strings, None and tuples of them)."""
+
+    def literal(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return not (isinstance(v, float) and not math.isfinite(v))
+        if isinstance(v, tuple):
+            return all(literal(x) for x in v)
+        return False
+
+    pre = []
+    for name, v in values.items():
+        if literal(v):
+            node = N.const(v)
+            s = N.assign(name, node)
+            s.sj_op = Op("copy", elts=[node])
+            s.sj_note = "static argument"
+            pre.append(s)
+    fdef.body[:0] = pre
+    return fdef
+
+
+# ---------------------------------------------------------------------------- propagation
+def propagate(fdef: Any) -> Any:
+    """Copy and constant propagation (block-local, conservative around control flow)."""
+    _propagate_block(fdef.body, {})
+    return fdef
+
+
+def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
+    for s in stmts:
+        if isinstance(s, gast.If):
+            if isinstance(s.test, gast.Name) and s.test.id in table:
+                s.test = N.clone(table[s.test.id])
+            _propagate_block(s.body, dict(table))
+            _propagate_block(s.orelse, dict(table))
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.While):
+            _kill(table, _assigned(s))
+            inner = dict(table)
+            s.test = _Subst(inner).visit(s.test) if inner else s.test
+            _propagate_block(s.body, inner)
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.For):
+            if table:
+                s.iter = _Subst(table).visit(s.iter)
+            _kill(table, _assigned(s))
+            _propagate_block(s.body, dict(table))
+            _kill(table, _assigned(s))
+        elif isinstance(s, gast.Assign):
+            _subst_stmt(s, table)
+            _kill(table, _assigned(s))
+            op = getattr(s, "sj_op", None)
+            if (
+                op is not None
+                and op.kind == "copy"
+                and _is_assign(s)
+                and (
+                    (isinstance(s.value, gast.Name) and s.value.id != s.targets[0].id)
+                    or _is_scalar_const(s.value)
+                    or (isinstance(s.value, gast.Constant) and s.value.value is None)
+                )
+            ):
+                table[s.targets[0].id] = N.clone(s.value)
+        else:
+            _subst_stmt(s, table)
+            _kill(table, _assigned(s))
+
+
+# ---------------------------------------------------------------------------- folding
+_PY_BINOPS = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.Pow: operator.pow,
+}
+_PY_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+_PY_CMP = {
+    gast.Lt: operator.lt,
+    gast.LtE: operator.le,
+    gast.Gt: operator.gt,
+    gast.GtE: operator.ge,
+    gast.Eq: operator.eq,
+    gast.NotEq: operator.ne,
+}
+
+
+def _py_eval(expr: Any) -> Any:
+    """Value of a Python operator over scalar constants, or raise."""
+    if isinstance(expr, gast.BinOp) and type(expr.op) in _PY_BINOPS:
+        if _is_scalar_const(expr.left) and _is_scalar_const(expr.right):
+            return _PY_BINOPS[type(expr.op)](expr.left.value, expr.right.value)
+    if isinstance(expr, gast.UnaryOp) and type(expr.op) in _PY_UNARY:
+        if _is_scalar_const(expr.operand):
+            return _PY_UNARY[type(expr.op)](expr.operand.value)
+    if (
+        isinstance(expr, gast.Compare)
+        and len(expr.ops) == 1
+        and type(expr.ops[0]) in _PY_CMP
+        and _is_scalar_const(expr.left)
+        and _is_scalar_const(expr.comparators[0])
+    ):
+        return _PY_CMP[type(expr.ops[0])](expr.left.value, expr.comparators[0].value)
+    if (
+        isinstance(expr, gast.Compare)
+        and len(expr.ops) == 1
+        and isinstance(expr.ops[0], (gast.Is, gast.IsNot))
+        and _is_none_or_scalar(expr.left)
+        and _is_none_or_scalar(expr.comparators[0])
+        and (expr.left.value is None or expr.comparators[0].value is None)
+    ):
+        same = expr.left.value is None and expr.comparators[0].value is None
+        return same if isinstance(expr.ops[0], gast.Is) else not same
+    raise ValueError("not foldable")
+
+
+def _is_none_or_scalar(node: Any) -> bool:
+    return _is_scalar_const(node) or (isinstance(node, gast.Constant) and node.value is None)
+
+
+def fold_constants(fdef: Any) -> Any:
+    """Evaluate Python operators over constants (``2 * 0.5`` -> ``1.0``).
+
+    Only operator expressions on Python scalars fold, with Python's own
+    semantics, which is what the unoptimized code computes; calls such as
+    ``jnp.sin(1.0)`` return strongly typed NumPy scalars and are left alone.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for s in N.walk_stmts(fdef.body):
+            if not _is_assign(s):
+                continue
+            if s.sj_op.kind != "prim" and not (
+                isinstance(s.value, gast.Compare)
+                and isinstance(s.value.ops[0], (gast.Is, gast.IsNot))
+            ):
+                continue
+            try:
+                v = _py_eval(s.value)
+            except (ValueError, ArithmeticError, TypeError):
+                continue
+            if not isinstance(v, _SCALAR_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
+                continue
+            node = N.const(v)
+            s.value = node
+            s.sj_op = Op("copy", elts=[node])
+            changed = True
+        if changed:
+            propagate(fdef)
+    return fdef
+
+
+# ---------------------------------------------------------------------------- abstract values
