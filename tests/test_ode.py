@@ -183,3 +183,10 @@ def test_errors():
         odeint(decay, Y_DECAY, np.arange(3), F32(0.7))
     with pytest.raises(Exception, match="forward mode"):
         srcjax.jvp(lambda k: odeint(decay, Y_DECAY, TS, k), (F32(0.7),), (F32(1.0),))
+
+
+def test_python_scalar_state_is_float32():
+    """A Python float ``y0`` is held as float32 (x64 off), as JAX holds it."""
+    ys = odeint(decay, 1.0, TS, 2.0)
+    assert ys.dtype == np.float32
+    np.testing.assert_allclose(ys, np.exp(-2.0 * TS), rtol=3e-6)

@@ -20,10 +20,13 @@ use the adjoint rule, ``vmap`` solves once per example (the step sequence
 differs per example, as the masked while loop of JAX's batched solver does in
 effect). Like JAX, forward mode (``jvp``, ``jacfwd``) is not available.
 
-``func`` must be a function srcjax can differentiate (module level, or any
-function it can read the source of) when a derivative is taken. Unlike JAX,
-values ``func`` closes over are constants: pass what you differentiate in
-``*args``.
+``func`` must be a function srcjax can differentiate when a derivative is
+taken. Inside a transformed function (``jit``, ``grad``, ``vmap``) it must be
+defined at module level: a function defined inside the transformed one is
+refused (UnsupportedSyntaxError), as for any ``custom_vjp`` ``nondiff_argnums``
+function; JAX converts such closures (``closure_convert``). Pass what you
+differentiate in ``*args`` (floating arrays: integer ``args`` cannot be
+differentiated through, as in JAX, whose ``grad`` fails on them too).
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ class _Flat:
         leaves, self.treedef = tree_flatten(tree)
         leaves = [np.asarray(v) for v in leaves]
         self.shapes = [v.shape for v in leaves]
-        self.dtypes = [v.dtype for v in leaves]
+        # (a Python float state is float32 unless x64, as JAX holds it)
+        self.dtypes = [_dt.canonicalize_dtype(v.dtype) for v in leaves]
         self.sizes = [v.size for v in leaves]
         self.cuts = np.cumsum([0] + self.sizes)
         if dtype is None:
@@ -394,6 +398,9 @@ def odeint(
     Derivatives: reverse mode (``grad``, ``vjp``, ``jacrev``) in ``y0``, ``t``
     and ``args`` by the adjoint ODE, solved backwards with the same tolerances,
     as JAX. Works eagerly and under ``jit`` and ``vmap`` (one solve per example).
+
+    ``func`` must be defined at module level when ``odeint`` is called inside
+    a transformed function (srcjax does not convert closures as JAX does).
 
     Raises:
         TypeError when an ``args`` leaf is not an array or a scalar, or ``t``
