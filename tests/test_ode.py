@@ -183,6 +183,9 @@ def test_errors():
         odeint(decay, Y_DECAY, np.arange(3), F32(0.7))
     with pytest.raises(Exception, match="forward mode"):
         srcjax.jvp(lambda k: odeint(decay, Y_DECAY, TS, k), (F32(0.7),), (F32(1.0),))
+    # a second derivative is refused, not a silent zero (JAX has one)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="second derivatives"):
+        srcjax.grad(srcjax.grad(lambda k: odeint(decay, Y_DECAY, TS, k)[-1].sum()))(F32(0.7))
 
 
 def test_python_scalar_state_is_float32():

@@ -333,19 +333,26 @@ def _index(tree: Any, i: int) -> Any:
     return tree_unflatten(td, [np.asarray(v)[i] for v in leaves])
 
 
-def _register(name: str, impl: Callable) -> Primitive:
+def _register(name: str, impl: Callable, hint: str) -> Primitive:
     prim = register(Primitive(f"custom.{name}", on_buffers(impl), kind="custom"))
     prim.samples = lambda rng: []  # (runs the user's func: tested in tests/test_ode.py)
-    prim.missing_rule_hint = (
-        "odeint is differentiable in reverse mode only (grad, vjp, jacrev), as in JAX"
-    )
+    prim.missing_rule_hint = hint
     prim.__doc__ = impl.__doc__
     return prim
 
 
-odeint_solve = _register("odeint_solve", _solve_impl)
-odeint_adjoint = _register("odeint_adjoint", _adjoint_impl)
-odeint_adjoint.differentiable = False
+odeint_solve = _register(
+    "odeint_solve",
+    _solve_impl,
+    "odeint is differentiable in reverse mode (grad, vjp, jacrev), not in forward mode, as in JAX",
+)
+# (no rule: a second derivative is an error, never a silent zero)
+odeint_adjoint = _register(
+    "odeint_adjoint",
+    _adjoint_impl,
+    "second derivatives of odeint (grad of grad, hessian) are not implemented in srcjax "
+    "(JAX differentiates its adjoint solve)",
+)
 
 
 @functools.partial(custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
