@@ -76,6 +76,14 @@ def _compute(jax, jnp, lin):
     r["ts_complex_h"] = lin.triangular_solve(
         cl, B.astype(np.complex64), left_side=True, lower=True, transpose_a=True, conjugate_a=True
     )
+    w, vl, vr = lin.eig(X)
+    r["eig_w"], r["eig_vl"], r["eig_vr"] = w, vl, vr
+    r["eig_w_only"] = lin.eig(X, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[
+        0
+    ]
+    r["v_eig_vl"] = jax.vmap(lambda a: lin.eig(a, compute_right_eigenvectors=False)[1])(
+        np.stack([X, X.T])
+    )
     r["tri_solve"] = lin.tridiagonal_solve(DL, D, DU, B)
     r["sym_prod"] = lin.symmetric_product(RECT.T, SPD[:3, :3], alpha=0.5, beta=2.0)
     r["chol_update"] = lin.cholesky_update(np.linalg.cholesky(SPD).T, X[0])
@@ -155,8 +163,10 @@ def test_against_numpy_scipy():
     np.testing.assert_allclose(s, np.linalg.svd(RECT, compute_uv=False), rtol=1e-5)
     t, z = lin.schur(X)
     np.testing.assert_allclose(np.asarray(z) @ np.asarray(t) @ np.asarray(z).T, X, atol=1e-5)
-    w, vr = lin.eig(X, compute_left_eigenvectors=False)
+    w, vl, vr = lin.eig(X)
     np.testing.assert_allclose(X @ np.asarray(vr), np.asarray(vr) * np.asarray(w), atol=1e-5)
+    vlh = np.conj(np.asarray(vl)).T
+    np.testing.assert_allclose(vlh @ X, np.asarray(w)[:, None] * vlh, atol=1e-5)
     r_new = lin.cholesky_update(np.linalg.cholesky(SPD).T, X[0])
     np.testing.assert_allclose(
         np.asarray(r_new).T @ np.asarray(r_new), SPD + np.outer(X[0], X[0]), rtol=1e-5
@@ -194,7 +204,7 @@ def test_gradients_against_finite_differences(x64):
 def test_refusals():
     with pytest.raises(NotImplementedError, match="pivoting"):
         lin.qr(X, pivoting=True)
-    with pytest.raises(NotImplementedError, match="left_eigenvectors"):
-        lin.eig(X)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError):
+        srcjax.grad(lambda a: jnp.abs(lin.eig(a)[1]).sum())(X)
     with pytest.raises(NotImplementedError, match="perturb_singular"):
         lin.tridiagonal_solve(DL, D, DU, B, perturb_singular=True)

@@ -1,6 +1,8 @@
 """``srcjax.lax.linalg``: the decompositions of ``jax.lax.linalg`` (JAX 0.10.2),
 with JAX's signatures and result conventions (``eigh`` returns ``(v, w)``,
 ``lu`` returns ``(lu, pivots, permutation)``, ``cholesky`` the lower factor).
+``eig``'s left eigenvectors are the primitive ``ad.lax_eig_left`` (SciPy's
+``geev``, no derivative).
 
 Each function is a composition of srcjax's linear-algebra primitives (those of
 ``srcjax.numpy.linalg`` and ``srcjax.scipy.linalg``), inlined into transformed
@@ -14,6 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import numpy as np
+
+from .. import dtypes as _dt
 from .. import numpy as jnp
 from ..numpy import linalg as _jla
 from ..primitives.linalg import cholesky as _cholesky
@@ -92,6 +97,32 @@ def eigh(
     return v, w
 
 
+def _eig_left_impl(a):
+    """The left eigenvectors ``vl`` ``(..., n, n)`` of general square matrices
+    (``vl[..., :, i]^H a = w[..., i] vl[..., :, i]^H``; unit 2-norm, largest
+    component real; LAPACK ``geev`` through SciPy, as JAX's CPU backend, so
+    in the order of ``jnp.linalg.eig``'s eigenvalues). Complex64 for 32-bit
+    input, complex128 for 64-bit; NaNs for a non-finite matrix."""
+    import scipy.linalg as sl
+
+    a = np.asarray(a)
+    a = a.astype(_dt.to_inexact_dtype(_dt.canonicalize_dtype(a.dtype)), copy=False)
+    out = np.full(a.shape, complex(np.nan, np.nan), np.result_type(a.dtype, np.complex64))
+    for idx in np.ndindex(*a.shape[:-2]):
+        if np.all(np.isfinite(a[idx])):
+            out[idx] = sl.eig(a[idx], left=True, right=False, check_finite=False)[1]
+    return out
+
+
+_eig_left = register(Primitive("ad.lax_eig_left", _eig_left_impl, kind="internal"))
+_eig_left.def_batch(lambda c: c.rebuild())  # (the impl loops over leading axes)
+_eig_left.samples = lambda rng: []
+_eig_left.missing_rule_hint = (
+    "lax.linalg.eig's eigenvectors have no derivative, as in JAX without "
+    "enable_eigvec_derivs (jnp.linalg.eigvals differentiates eigenvalues)"
+)
+
+
 def eig(
     x: Any,
     *,
@@ -101,17 +132,21 @@ def eig(
     implementation: Any = None,
     use_magma: Any = None,
 ) -> list:
-    """Eigenvalues ``w`` ``(..., n)`` (complex) and right eigenvectors ``vr``
-    ``(..., n, n)`` of general matrices (jax.lax.linalg.eig, LAPACK's ``geev``
-    through ``jnp.linalg.eig``): ``[w, vr]`` with
-    ``compute_left_eigenvectors=False``, ``[w]`` with neither. Left
-    eigenvectors raise ``NotImplementedError`` (pass
-    ``compute_left_eigenvectors=False``)."""
-    _refuse(compute_left_eigenvectors, "eig with compute_left_eigenvectors=True")
+    """Eigenvalues ``w`` ``(..., n)`` and left and right eigenvectors ``vl``,
+    ``vr`` ``(..., n, n)`` of general square matrices (jax.lax.linalg.eig,
+    LAPACK's ``geev`` as JAX's CPU backend): ``[w, vl, vr]``, leaving out
+    those not asked for (``vr[..., :, i]`` and ``vl[..., :, i]`` belong to
+    ``w[..., i]``: ``a vr = w vr``, ``vl^H a = w vl^H``; unit 2-norm, largest
+    component real). All complex (complex64 for float32). Not differentiable,
+    as ``jnp.linalg.eig`` (JAX refuses eigenvector derivatives unless
+    ``enable_eigvec_derivs``; srcjax has none)."""
     w, vr = _jla.eig(x)
+    out = [w]
+    if compute_left_eigenvectors:
+        out.append(_eig_left(x))
     if compute_right_eigenvectors:
-        return [w, vr]
-    return [w]
+        out.append(vr)
+    return out
 
 
 def lu(x: Any) -> Tuple[Any, Any, Any]:
