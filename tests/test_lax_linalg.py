@@ -84,6 +84,14 @@ def _compute(jax, jnp, lin):
     r["v_eig_vl"] = jax.vmap(lambda a: lin.eig(a, compute_right_eigenvectors=False)[1])(
         np.stack([X, X.T])
     )
+    r["hess_a"], r["hess_taus"] = lin.hessenberg(X)
+    qr_packed, qr_taus = sl.lapack.sgeqrf(RECT)[:2]
+    r["hh_product"] = lin.householder_product(qr_packed, qr_taus)
+    for lower in (True, False):
+        a, d, e, taus = lin.tridiagonal(SPD, lower=lower)
+        key = f"tridiag_{'lower' if lower else 'upper'}"
+        r[key + "_a"], r[key + "_d"], r[key + "_e"], r[key + "_taus"] = a, d, e, taus
+    r["v_hess_taus"] = jax.vmap(lambda a: lin.hessenberg(a)[1])(np.stack([X, X.T]))
     r["tri_solve"] = lin.tridiagonal_solve(DL, D, DU, B)
     r["sym_prod"] = lin.symmetric_product(RECT.T, SPD[:3, :3], alpha=0.5, beta=2.0)
     r["chol_update"] = lin.cholesky_update(np.linalg.cholesky(SPD).T, X[0])
@@ -167,6 +175,11 @@ def test_against_numpy_scipy():
     np.testing.assert_allclose(X @ np.asarray(vr), np.asarray(vr) * np.asarray(w), atol=1e-5)
     vlh = np.conj(np.asarray(vl)).T
     np.testing.assert_allclose(vlh @ X, np.asarray(w)[:, None] * vlh, atol=1e-5)
+    h, taus = lin.hessenberg(X)
+    assert np.allclose(np.tril(np.asarray(h), -2) != 0, np.tril(np.ones((4, 4)), -2) != 0)
+    a, d, e, taus = lin.tridiagonal(SPD)
+    t = np.diag(np.asarray(d)) + np.diag(np.asarray(e), 1) + np.diag(np.asarray(e), -1)
+    np.testing.assert_allclose(np.linalg.eigvalsh(t), np.linalg.eigvalsh(SPD), rtol=1e-5)
     r_new = lin.cholesky_update(np.linalg.cholesky(SPD).T, X[0])
     np.testing.assert_allclose(
         np.asarray(r_new).T @ np.asarray(r_new), SPD + np.outer(X[0], X[0]), rtol=1e-5
@@ -206,5 +219,7 @@ def test_refusals():
         lin.qr(X, pivoting=True)
     with pytest.raises(srcjax.errors.NoDerivativeRuleError):
         srcjax.grad(lambda a: jnp.abs(lin.eig(a)[1]).sum())(X)
+    with pytest.raises(srcjax.errors.NoDerivativeRuleError, match="hessenberg"):
+        srcjax.grad(lambda a: lin.hessenberg(a)[0].sum())(X)
     with pytest.raises(NotImplementedError, match="perturb_singular"):
         lin.tridiagonal_solve(DL, D, DU, B, perturb_singular=True)

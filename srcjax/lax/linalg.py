@@ -1,8 +1,10 @@
 """``srcjax.lax.linalg``: the decompositions of ``jax.lax.linalg`` (JAX 0.10.2),
 with JAX's signatures and result conventions (``eigh`` returns ``(v, w)``,
 ``lu`` returns ``(lu, pivots, permutation)``, ``cholesky`` the lower factor).
-``eig``'s left eigenvectors are the primitive ``ad.lax_eig_left`` (SciPy's
-``geev``, no derivative).
+``eig``'s left eigenvectors, ``hessenberg``, ``householder_product`` and
+``tridiagonal`` are primitives registered here that call SciPy's LAPACK
+(``geev``, ``gehrd``, ``orgqr``, ``sytrd``: the routines of JAX's CPU
+kernels), with no derivative, as in JAX.
 
 Each function is a composition of srcjax's linear-algebra primitives (those of
 ``srcjax.numpy.linalg`` and ``srcjax.scipy.linalg``), inlined into transformed
@@ -31,6 +33,8 @@ __all__ = [
     "cholesky_update",
     "eig",
     "eigh",
+    "hessenberg",
+    "householder_product",
     "lu",
     "lu_pivots_to_permutation",
     "qr",
@@ -38,6 +42,7 @@ __all__ = [
     "svd",
     "symmetric_product",
     "triangular_solve",
+    "tridiagonal",
     "tridiagonal_solve",
 ]
 
@@ -121,6 +126,109 @@ _eig_left.missing_rule_hint = (
     "lax.linalg.eig's eigenvectors have no derivative, as in JAX without "
     "enable_eigvec_derivs (jnp.linalg.eigvals differentiates eigenvalues)"
 )
+
+
+def _lapack(name, *arrays):
+    """SciPy's LAPACK routine ``name`` (``gehrd``, ``orgqr``/``ungqr``,
+    ``sytrd``/``hetrd``) for the dtype of ``arrays`` (JAX's CPU kernels call
+    the same routines)."""
+    import scipy.linalg as sl
+
+    (fn,) = sl.get_lapack_funcs((name,), arrays)
+    return fn
+
+
+def _inexact(a):
+    a = np.asarray(a)
+    return a.astype(_dt.to_inexact_dtype(_dt.canonicalize_dtype(a.dtype)), copy=False)
+
+
+def _hessenberg_impl(a):
+    """``(h, taus)``: LAPACK ``gehrd``'s packed Hessenberg form of square
+    ``a`` ``(..., n, n)`` and its ``n - 1`` Householder scalars."""
+    a = _inexact(a)
+    n = a.shape[-1]
+    h = np.empty_like(a)
+    taus = np.empty(a.shape[:-2] + (max(n - 1, 0),), a.dtype)
+    for idx in np.ndindex(*a.shape[:-2]):
+        hi, ti, _ = _lapack("gehrd", a[idx])(a[idx])
+        h[idx], taus[idx] = hi, ti[: max(n - 1, 0)]
+    return h, taus
+
+
+def _householder_product_impl(a, taus):
+    """LAPACK ``orgqr``/``ungqr``: the ``(..., m, n)`` product of the reflectors
+    stored below the diagonal of ``a`` with scalars ``taus`` ``(..., k)``."""
+    a, taus = _inexact(a), np.asarray(taus, _inexact(a).dtype)
+    out = np.empty_like(a)
+    name = "ungqr" if np.iscomplexobj(a) else "orgqr"
+    for idx in np.ndindex(*a.shape[:-2]):
+        out[idx] = _lapack(name, a[idx])(a[idx], taus[idx])[0]
+    return out
+
+
+def _tridiagonal_impl(a, lower=True):
+    """``(packed, d, e, taus)``: LAPACK ``sytrd``/``hetrd`` of the triangle
+    ``lower`` names of ``a`` ``(..., n, n)``."""
+    a = _inexact(a)
+    n = a.shape[-1]
+    real = np.finfo(a.dtype).dtype
+    packed = np.empty_like(a)
+    d = np.empty(a.shape[:-1], real)
+    e = np.empty(a.shape[:-2] + (max(n - 1, 0),), real)
+    taus = np.empty(a.shape[:-2] + (max(n - 1, 0),), a.dtype)
+    name = "hetrd" if np.iscomplexobj(a) else "sytrd"
+    for idx in np.ndindex(*a.shape[:-2]):
+        packed[idx], d[idx], e[idx], taus[idx], _ = _lapack(name, a[idx])(
+            a[idx], lower=int(bool(lower))
+        )
+    return packed, d, e, taus
+
+
+def _no_derivative(public, impl, what, tree):
+    prim = register(Primitive(public, impl, kind="internal"))
+    prim.def_batch(lambda c: c.rebuild())  # (the impl loops over leading axes)
+    prim.returns_tree = tree
+    prim.samples = lambda rng: []
+    prim.missing_rule_hint = f"lax.linalg.{what} has no derivative, as in JAX"
+    return prim
+
+
+_hessenberg = _no_derivative("ad.lax_hessenberg", _hessenberg_impl, "hessenberg", True)
+_householder_product = _no_derivative(
+    "ad.lax_householder_product", _householder_product_impl, "householder_product", False
+)
+_tridiagonal = _no_derivative("ad.lax_tridiagonal", _tridiagonal_impl, "tridiagonal", True)
+
+
+def hessenberg(a: Any) -> Tuple[Any, Any]:
+    """Reduce square matrices ``a`` ``(..., n, n)`` to upper Hessenberg form
+    (jax.lax.linalg.hessenberg, LAPACK ``gehrd``): ``(a, taus)``, the
+    Hessenberg matrix on and above the first subdiagonal of ``a`` and the
+    Householder reflectors below it, with their scalars ``taus`` ``(..., n -
+    1)``. Dtype: ``a``'s. Not differentiable, as in JAX."""
+    h, taus = _hessenberg(a)
+    return h, taus
+
+
+def householder_product(a: Any, taus: Any) -> Any:
+    """The product of the elementary Householder reflectors stored below the
+    diagonal of ``a`` ``(..., m, n)`` with scalars ``taus`` ``(..., k)``
+    (jax.lax.linalg.householder_product, LAPACK ``orgqr``/``ungqr``): an
+    ``(..., m, n)`` matrix with orthonormal columns, ``a``'s dtype. Not
+    differentiable, as in JAX."""
+    return _householder_product(a, taus)
+
+
+def tridiagonal(a: Any, *, lower: bool = True) -> Tuple[Any, Any, Any, Any]:
+    """Reduce symmetric (Hermitian) matrices ``a`` ``(..., n, n)`` to
+    tridiagonal form (jax.lax.linalg.tridiagonal, LAPACK ``sytrd``/``hetrd``,
+    reading the triangle ``lower`` names): ``(a, d, e, taus)``, the packed
+    result, the diagonal ``d`` ``(..., n)`` and off-diagonal ``e`` ``(..., n -
+    1)`` (real), and the reflectors' scalars ``taus`` ``(..., n - 1)``. Not
+    differentiable, as in JAX."""
+    packed, d, e, taus = _tridiagonal(a, lower)
+    return packed, d, e, taus
 
 
 def eig(
