@@ -42,3 +42,43 @@ def test_second_derivatives_through_maker_rules_match_finite_differences(x64):
     np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)
     hf = np.asarray(srcjax.jacfwd(srcjax.grad(_loss))(w))  # through the jvp rules
     np.testing.assert_allclose(hf, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_products_get_their_rules_from_def_bilinear():
+    for name in ("jnp.dot", "jnp.matmul", "jnp.inner", "jnp.vdot"):
+        p = by_public(name)
+        assert set(p.jvps) == {"a", "b"}
+        assert all(r.__qualname__.startswith("def_bilinear.") for r in p.jvps.values())
+    for name in ("jnp.dot", "jnp.matmul"):  # their vjps are the BLAS helpers
+        assert all(
+            r.__qualname__.startswith("def_bilinear.") for r in by_public(name).vjps.values()
+        )
+
+
+def test_def_bilinear_jvps_match_finite_differences(x64):
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 3)), rng.normal(size=3)
+    ta, tb = rng.normal(size=(2, 3)), rng.normal(size=3)
+    for f in (jnp.dot, jnp.matmul, jnp.inner, lambda p, q: jnp.vdot(p[0], q)):
+        _, tangent = srcjax.jvp(f, (a, b), (ta, tb))
+        eps = 1e-6
+        fd = (
+            np.asarray(f(a + eps * ta, b + eps * tb)) - np.asarray(f(a - eps * ta, b - eps * tb))
+        ) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tangent), fd, rtol=1e-7, atol=1e-9)
+
+
+def test_window_gather_and_scatter_are_each_others_transpose(x64):
+    # <scatter(h), t> == <h, gather(t)>, and each one's vjp is the other one
+    gather, scatter = by_public("ad.window_gather"), by_public("ad.window_scatter")
+    rng = np.random.default_rng(2)
+    operand = rng.permutation(10).reshape(2, 5) * 1.0
+    rest = (operand, True, (2, 2), (1, 2), ((0, 1), (1, 0)), (1, 1), (1, 1))
+    t = rng.normal(size=operand.shape)
+    g_t = np.asarray(gather.impl(t, *rest))
+    h = rng.normal(size=g_t.shape)
+    s_h = np.asarray(scatter.impl(h, *rest))
+    np.testing.assert_allclose(np.sum(s_h * t), np.sum(h * g_t), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gather.vjps["x"](h, g_t, t, *rest)), s_h, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(scatter.vjps["x"](t, s_h, h, *rest)), g_t, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gather.jvps["x"](t, g_t, t, *rest)), g_t, rtol=1e-12)

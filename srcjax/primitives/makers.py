@@ -11,7 +11,39 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["def_bilinear_cotangents"]
+__all__ = ["def_bilinear", "def_bilinear_cotangents"]
+
+
+def def_bilinear(product: Any, left: Any = None, right: Any = None) -> None:
+    """Rules of a bilinear ``product(a, b, precision=None,
+    preferred_element_type=None)``, JAX's signature of ``dot``, ``matmul``,
+    ``inner`` and ``vdot``.
+
+    The jvps are ``product(t, b)`` and ``product(a, t)`` (with the same
+    ``preferred_element_type``). Given the cotangent helpers ``left(g, a, b)``
+    and ``right(g, a, b)`` (``ad.matmul_left`` / ``ad.matmul_right``) the vjps are
+    ``left(g, a, b)`` and ``right(g, a, b)``, and the helpers get their own rules
+    (:func:`def_bilinear_cotangents`); without them the caller defines the vjps.
+    """
+
+    def jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+        return product(t, b, preferred_element_type=preferred_element_type)
+
+    def jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+        return product(a, t, preferred_element_type=preferred_element_type)
+
+    product.def_jvp(jvp_a, jvp_b)
+    if left is None:
+        return
+
+    def vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+        return left(g, a, b)
+
+    def vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+        return right(g, a, b)
+
+    product.def_vjp(vjp_a, vjp_b)
+    def_bilinear_cotangents(product, left, right)
 
 
 def def_bilinear_cotangents(product: Any, left: Any, right: Any) -> None:

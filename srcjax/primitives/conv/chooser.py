@@ -158,7 +158,7 @@ def _window_extreme(big, select_max, window, strides, wdil, out_sp):
 
 
 def _window_gather_impl(
-    tangent,
+    x,
     operand,
     select_max,
     window_dimensions,
@@ -167,11 +167,11 @@ def _window_gather_impl(
     base_dilation,
     window_dilation,
 ):
-    """``tangent`` read where each window of ``operand`` has its selected element
+    """``x`` (a tangent) read where each window of ``operand`` has its selected element
     (JAX's select_and_gather_add; zero where that is padding): the tangent of the
-    chooser. ``tangent`` has ``operand``'s shape; result: the chooser's shape,
-    ``tangent``'s dtype."""
-    t = np.asarray(tangent)
+    chooser. ``x`` has ``operand``'s shape; result: the chooser's shape, ``x``'s
+    dtype."""
+    t = np.asarray(x)
     x = _dt.canonicalize_value(np.asarray(operand))
     if t.shape != x.shape:
         x = np.broadcast_to(x, np.broadcast_shapes(x.shape, t.shape))
@@ -195,7 +195,7 @@ def _window_gather_impl(
 
 
 def _window_scatter_impl(
-    cotangent,
+    x,
     operand,
     select_max,
     window_dimensions,
@@ -204,10 +204,10 @@ def _window_scatter_impl(
     base_dilation,
     window_dilation,
 ):
-    """``cotangent`` (the chooser's shape) added into the places of ``operand``
+    """``x`` (a cotangent, the chooser's shape) added into the places of ``operand``
     each window selected (JAX's select_and_scatter_add): the chooser's adjoint.
-    Result: ``operand``'s shape, ``cotangent``'s dtype."""
-    g = np.asarray(cotangent)
+    Result: ``operand``'s shape, ``x``'s dtype."""
+    g = np.asarray(x)
     x = _dt.canonicalize_value(np.asarray(operand))
     nsp = len(window_dimensions)
     if g.ndim - nsp != x.ndim - nsp or g.shape[: g.ndim - nsp] != x.shape[: x.ndim - nsp]:
@@ -292,109 +292,78 @@ def _chooser_jvp(
     )
 
 
-def _gather_vjp(
-    h,
-    ans,
-    tangent,
-    operand,
-    select_max,
-    window_dimensions,
-    window_strides,
-    padding,
-    base_dilation,
-    window_dilation,
-):
-    return window_scatter(
-        h,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    )
-
-
-def _gather_jvp(
-    s,
-    ans,
-    tangent,
-    operand,
-    select_max,
-    window_dimensions,
-    window_strides,
-    padding,
-    base_dilation,
-    window_dilation,
-):
-    return window_gather(
-        s,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    )
-
-
-def _scatter_vjp(
-    h,
-    ans,
-    cotangent,
-    operand,
-    select_max,
-    window_dimensions,
-    window_strides,
-    padding,
-    base_dilation,
-    window_dilation,
-):
-    return window_gather(
-        h,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    )
-
-
-def _scatter_jvp(
-    s,
-    ans,
-    cotangent,
-    operand,
-    select_max,
-    window_dimensions,
-    window_strides,
-    padding,
-    base_dilation,
-    window_dilation,
-):
-    return window_scatter(
-        s,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    )
-
-
 reduce_window_chooser.def_vjp(operand=_chooser_vjp)
 reduce_window_chooser.def_jvp(operand=_chooser_jvp)
-# linear in the first argument; ``operand`` only selects (piecewise constant)
-window_gather.def_vjp(tangent=_gather_vjp)
-window_gather.def_jvp(tangent=_gather_jvp)
-window_scatter.def_vjp(cotangent=_scatter_vjp)
-window_scatter.def_jvp(cotangent=_scatter_jvp)
+
+
+def _def_window_transposes(f, f_t):
+    """Rules of two linear maps that are each other's transpose, ``f(x, *rest)``
+    and ``f_t(x, *rest)``: linear in their first operand ``x``, with the same
+    further operands ``rest`` (static, or operands they only select by, never
+    differentiated). Each one's jvp is itself applied to the tangent, its vjp
+    the other one applied to the cotangent.
+
+    Here ``f`` and ``f_t`` are ``ad.window_gather`` and ``ad.window_scatter``:
+    ``rest`` is ``(operand, select_max, window_dimensions, window_strides,
+    padding, base_dilation, window_dilation)``; ``operand`` only selects
+    (piecewise constant).
+    """
+    for p, p_t in ((f, f_t), (f_t, f)):
+        _def_transpose_rules(p, p_t)
+
+
+def _def_transpose_rules(p, p_t):
+    def vjp(
+        h,
+        ans,
+        x,
+        operand,
+        select_max,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    ):
+        return p_t(
+            h,
+            operand,
+            select_max,
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
+        )
+
+    def jvp(
+        s,
+        ans,
+        x,
+        operand,
+        select_max,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    ):
+        return p(
+            s,
+            operand,
+            select_max,
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
+        )
+
+    p.def_vjp(x=vjp)
+    p.def_jvp(x=jvp)
+
+
+_def_window_transposes(window_gather, window_scatter)
 
 
 def _chooser_samples(rng):
@@ -478,8 +447,8 @@ def _window_batch_rule(first):
 
 
 reduce_window_chooser.def_batch(_window_batch_rule(None))
-window_gather.def_batch(_window_batch_rule("tangent"))
-window_scatter.def_batch(_window_batch_rule("cotangent"))
+for _p in (window_gather, window_scatter):
+    _p.def_batch(_window_batch_rule("x"))
 
 
 def reduce_window(

@@ -10,7 +10,7 @@ from srcjax import dtypes as _dt
 from srcjax.primitives.ad import (
     unbroadcast,
 )
-from srcjax.primitives.makers import def_bilinear_cotangents
+from srcjax.primitives.makers import def_bilinear
 
 from ._common import _internal, _linalg, _rand
 from .einsum import einsum
@@ -66,7 +66,7 @@ matmul_left.facts(array_result=True)
 matmul_right.facts(array_result=True)
 
 
-def_bilinear_cotangents(matmul, matmul_left, matmul_right)
+def_bilinear(matmul, matmul_left, matmul_right)  # (the jvps, the vjps, their rules)
 
 
 def _mm_samples(rng):
@@ -118,7 +118,7 @@ dot_left.facts(array_result=True)
 dot_right.facts(array_result=True)
 
 
-def_bilinear_cotangents(dot, dot_left, dot_right)
+def_bilinear(dot, dot_left, dot_right)
 
 
 def _dot_samples(rng):
@@ -196,25 +196,3 @@ cross.samples = lambda rng: [
     ((_rand(rng, 3, 2), _rand(rng, 2, 3)), {"axisa": 0, "axisc": 0}),
     ((_rand(rng, 3, 2), _rand(rng, 3, 2)), {"axis": 0}),
 ]
-
-
-def _dot_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
-    return dot_left(g, a, b)
-
-
-def _dot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
-    return dot_right(g, a, b)
-
-
-dot.def_vjp(_dot_vjp_a, _dot_vjp_b)
-
-
-def _matmul_vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul_left(g, a, b)
-
-
-def _matmul_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul_right(g, a, b)
-
-
-matmul.def_vjp(_matmul_vjp_a, _matmul_vjp_b)

@@ -13,6 +13,7 @@ from srcjax.primitives.ad import (
     reshape,
 )
 from srcjax.primitives.elementwise import conj
+from srcjax.primitives.makers import def_bilinear
 from srcjax.primitives.registry import Primitive, register
 from srcjax.primitives.structural import (
     diagonal_adjoint,
@@ -137,30 +138,10 @@ def _inner(a, b, precision=None, preferred_element_type=None):
 
 
 dot = _linalg("jnp.dot", _dot, np.dot)
-
-
-def _dot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return dot(t, b, preferred_element_type=preferred_element_type)
-
-
-def _dot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return dot(a, t, preferred_element_type=preferred_element_type)
-
-
-dot.def_jvp(_dot_jvp_a, _dot_jvp_b)
-
 matmul = register(Primitive("jnp.matmul", _matmul, op="@", kind="linalg"), np.matmul)
+# (their rules: def_bilinear in .bilinear, with the BLAS adjoints ad.dot_left/right and
+# ad.matmul_left/right)
 
-
-def _matmul_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul(t, b, preferred_element_type=preferred_element_type)
-
-
-def _matmul_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return matmul(a, t, preferred_element_type=preferred_element_type)
-
-
-matmul.def_jvp(_matmul_jvp_a, _matmul_jvp_b)
 
 inner = _linalg("jnp.inner", _inner, np.inner)
 
@@ -173,16 +154,8 @@ def _inner_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
     return einsum(transpose_spec(bilinear_spec("inner", a, b), 1), a, g)
 
 
-def _inner_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return inner(t, b, preferred_element_type=preferred_element_type)
-
-
-def _inner_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return inner(a, t, preferred_element_type=preferred_element_type)
-
-
 inner.def_vjp(_inner_vjp_a, _inner_vjp_b)
-inner.def_jvp(_inner_jvp_a, _inner_jvp_b)
+def_bilinear(inner)
 
 
 def _tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
@@ -312,15 +285,7 @@ def _vdot_vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
 vdot.def_vjp(_vdot_vjp_a, _vdot_vjp_b)
 
 
-def _vdot_jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
-    return vdot(t, b, preferred_element_type=preferred_element_type)
-
-
-def _vdot_jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
-    return vdot(a, t, preferred_element_type=preferred_element_type)
-
-
-vdot.def_jvp(_vdot_jvp_a, _vdot_jvp_b)
+def_bilinear(vdot)
 vdot.samples = _pair_samples([((3,), (3,)), ((2, 3), (3, 2))])
 
 
