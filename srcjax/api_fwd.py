@@ -632,8 +632,6 @@ def _first_output(fun: Callable) -> Callable:
     transformed), with ``fun``'s positional parameters."""
     import inspect
 
-    from .custom import _synthetic_module
-
     try:
         params = [
             p.name
@@ -644,7 +642,7 @@ def _first_output(fun: Callable) -> Callable:
         raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
     args = ", ".join(params)
     text = f"def value({args}):\n    return fun({args})[0]\n"
-    value = _synthetic_module(text, "has_aux value", {"fun": fun})["value"]
+    value = emit.synthetic_module(text, "has_aux value", {"fun": fun})["value"]
     value.__defaults__ = getattr(fun, "__defaults__", None)  # (a jit caller fills them)
     return value
 

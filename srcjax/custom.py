@@ -26,12 +26,12 @@ import builtins
 import functools
 import inspect
 import itertools
-import linecache
 import types
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from ._array import on_buffers
 from .api import Transformed
+from .codegen.emit import synthetic_module
 from .primitives.ad import zeros_like as _zeros_like
 from .primitives.registry import Primitive, register
 
@@ -56,16 +56,10 @@ def _positional_names(fun: Callable) -> list:
 def _synthetic_module(
     text: str, label: str, env: Dict[str, Any], transposes: Dict[str, str] = None
 ) -> Dict[str, Any]:
-    """Execute ``text`` as a module whose source is readable (linecache), so the
-    functions it defines can be inlined as rule templates. ``transposes`` names
-    ``_LinearTranspose`` objects to bind: global name -> tangent map's name."""
-    from .codegen.emit import namespaces
-
-    filename = f"<srcjax {label} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    ns = dict(namespaces())
-    ns.update(env)
-    exec(compile(text, filename, "exec"), ns)
+    """:func:`srcjax.codegen.emit.synthetic_module` (``text`` run as a module
+    whose source is readable), then the ``_LinearTranspose`` objects
+    ``transposes`` names bound: global name -> tangent map's name."""
+    ns = synthetic_module(text, label, env)
     for name, tangent_map in (transposes or {}).items():
         ns[name] = _LinearTranspose(ns[tangent_map])
     return ns

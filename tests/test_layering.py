@@ -115,10 +115,6 @@ UPWARD_ALLOWED: Set[Tuple[str, str]] = set()
 
 #: modules in an import cycle today
 CYCLE_ALLOWED: Set[str] = {
-    "srcjax.api_fwd",
-    "srcjax.custom",
-    "srcjax.numpy",
-    "srcjax.numpy._vectorize",
     # (the primitives below: a cycle inside their layer since they no longer import
     # upward: control.printing and control.derivative_code import batch_rules, whose
     # runtime modules import control)

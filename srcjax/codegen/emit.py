@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import linecache
 import os
 import re
@@ -188,6 +189,23 @@ def namespaces() -> Dict[str, Any]:
                 ns["lax"] = types.SimpleNamespace(stop_gradient=control.stop_gradient)
         _NAMESPACES = ns
     return _NAMESPACES
+
+
+_SYNTHETIC = itertools.count()
+
+
+def synthetic_module(text: str, label: str, env: Dict[str, Any]) -> Dict[str, Any]:
+    """Execute ``text`` as a module whose source is readable (registered with
+    :mod:`linecache` as ``<srcjax LABEL #N>``), so the functions it defines can
+    be transformed or inlined as rule templates; its globals are generated
+    code's :func:`namespaces` and ``env``. Returns those globals (custom rules:
+    :mod:`srcjax.custom`; has_aux's value function: :mod:`srcjax.api_fwd`)."""
+    filename = f"<srcjax {label} #{next(_SYNTHETIC)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = dict(namespaces())
+    ns.update(env)
+    exec(compile(text, filename, "exec"), ns)
+    return ns
 
 
 def means_the_same(name: str, obj: Any) -> bool:

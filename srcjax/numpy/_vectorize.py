@@ -22,6 +22,7 @@ from typing import Any, Callable, Collection, Dict, List, Optional, Tuple
 
 import numpy as _np
 
+from .. import _array
 from ..primitives.registry import Primitive, register
 
 __all__ = ["vectorize"]
@@ -251,7 +252,6 @@ def _build(pyfunc, names, defaults, static, vec, core, outs, excluded, signature
         fname = "function"
     context = f"on vectorized function with excluded={excluded!r} and signature={signature!r}"
     ns: Dict[str, Any] = {}
-    from .. import numpy as jnp_module
     from ..tree_util import tree_map
     from ..vmap_api import vmap
 
@@ -267,7 +267,7 @@ def _build(pyfunc, names, defaults, static, vec, core, outs, excluded, signature
 
     ns.update(
         {
-            v("jnp"): jnp_module,
+            v("jnp"): _array.HOOKS["numpy"],  # srcjax.numpy (it sets the hook at import)
             v("vmap"): vmap,
             v("tree_map"): tree_map,
             v("plan_of"): vectorize_plan,
