@@ -82,3 +82,45 @@ def test_window_gather_and_scatter_are_each_others_transpose(x64):
     np.testing.assert_allclose(np.asarray(gather.vjps["x"](h, g_t, t, *rest)), s_h, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(scatter.vjps["x"](t, s_h, h, *rest)), g_t, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gather.jvps["x"](t, g_t, t, *rest)), g_t, rtol=1e-12)
+
+
+def _percentile_loss(a, q):
+    return jnp.sum(jnp.percentile(a, q, axis=1) ** 2)
+
+
+def test_a_makers_constant_inlines_as_its_literal(x64):
+    # percentile's rules are quantile's with the closure constant scale=100.0
+    for name, scale in (("jnp.quantile", "1.0"), ("jnp.percentile", "100.0")):
+        rules = list(by_public(name).vjps.values()) + list(by_public(name).jvps.values())
+        assert all(r.__qualname__.startswith("_def_quantile_rules.") for r in rules)
+    a = np.array([[0.3, 1.2, -0.5, 2.0], [0.1, 0.7, -1.1, 0.4]])
+    q = np.array([30.0, 60.0])
+    grad = srcjax.grad(_percentile_loss, argnums=(0, 1))
+    src = srcjax.source(grad, a, q)
+    assert "ad.quantile_weights(q, ar, None or 'linear', 100.0)" in src
+    ga, gq = grad(a, q)
+    eps = 1e-6
+    fd_q = [
+        (_percentile_loss(a, q + eps * e) - _percentile_loss(a, q - eps * e)) / (2 * eps)
+        for e in np.eye(2)
+    ]
+    np.testing.assert_allclose(np.asarray(gq), np.asarray(fd_q), rtol=1e-6)
+    fd_a = (_percentile_loss(a + eps, q) - _percentile_loss(a - eps, q)) / (2 * eps)
+    np.testing.assert_allclose(np.sum(np.asarray(ga)), fd_a, rtol=1e-6)
+
+
+def test_jacobian_assembly_pairs_are_each_others_transpose(x64):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 3))
+    for f_name, t_name, v in (
+        ("ad.jac_from_columns", "ad.jac_to_columns", rng.normal(size=(6, 4))),
+        ("ad.jac_from_rows", "ad.jac_to_rows", rng.normal(size=(6, 5))),
+    ):
+        f, f_t = by_public(f_name), by_public(t_name)
+        for p in (f, f_t):
+            rules = list(p.vjps.values()) + list(p.jvps.values())
+            assert all(r.__qualname__.startswith("_def_") for r in rules), p.public
+        fv = np.asarray(f.impl(v, x))
+        h = rng.normal(size=fv.shape)
+        np.testing.assert_allclose(np.sum(np.asarray(f_t.impl(h, x)) * v), np.sum(h * fv))
+        np.testing.assert_allclose(np.asarray(f.vjps["v"](h, fv, v, x)), f_t.impl(h, x))

@@ -338,6 +338,10 @@ class _Subst(gast.NodeTransformer):
             return node
         if status == "missing":
             raise NameError(f"rule {self.rule.__qualname__}: cannot resolve {'.'.join(path)}")
+        if len(path) == 1 and path[0] in self.rule.__code__.co_freevars:
+            lit = _literal(obj)  # a maker's constant (percentile's scale 100.0):
+            if lit is not None:  # written as the literal, as in a rule written by hand
+                return lit
         prim = registry.lookup_callable(obj)
         if prim is not None:
             return N.dotted(prim.public)

@@ -298,9 +298,9 @@ cobasis_stack = register(
 cobasis_stack.def_batch(_lead_rule(("out", "lead")))
 
 
-def _jac_from_columns(cols, x, lead=0, xlead=0):
-    """Stacked jvp columns (a tree, leaves ``(*B, n, *So)``) -> leaves ``(*B, *So,
-    *Sx)``; ``B`` the first ``lead`` axes (vmap's), ``Sx`` the shape of ``x``
+def _jac_from_columns(v, x, lead=0, xlead=0):
+    """Stacked jvp columns ``v`` (a tree, leaves ``(*B, n, *So)``) -> leaves ``(*B,
+    *So, *Sx)``; ``B`` the first ``lead`` axes (vmap's), ``Sx`` the shape of ``x``
     after its first ``xlead`` axes."""
     sx = np.shape(x)[xlead:]
     nx = len(sx)
@@ -317,11 +317,11 @@ def _jac_from_columns(cols, x, lead=0, xlead=0):
         )
         return r if r.flags.writeable else r.copy()  # a view of a (broadcast) basis
 
-    return _leaves_map(one, cols)
+    return _leaves_map(one, v)
 
 
-def _jac_to_columns(ct, x, lead=0, xlead=0):
-    """Transpose of :func:`_jac_from_columns`."""
+def _jac_to_columns(v, x, lead=0, xlead=0):
+    """Transpose of :func:`_jac_from_columns` (``v``: a cotangent like its result)."""
     sx = np.shape(x)[xlead:]
     nx = len(sx)
     n = _prod(sx)
@@ -334,15 +334,15 @@ def _jac_to_columns(ct, x, lead=0, xlead=0):
         moved = np.moveaxis(c, list(range(k, k + nx)), list(range(lead, lead + nx)))
         return moved.reshape(pre + (n,) + so)
 
-    return _leaves_map(one, ct)
+    return _leaves_map(one, v)
 
 
-def _jac_from_rows(rows, out, lead=0, olead=0):
-    """Stacked vjp rows ``(*B, m, *Sx)`` -> a tree like ``out`` with leaves ``(*B,
-    *So, *Sx)``; ``B`` the first ``lead`` axes of ``rows`` (vmap's), ``So`` each
-    leaf's shape after its first ``olead`` axes."""
+def _jac_from_rows(v, out, lead=0, olead=0):
+    """Stacked vjp rows ``v`` ``(*B, m, *Sx)`` -> a tree like ``out`` with leaves
+    ``(*B, *So, *Sx)``; ``B`` the first ``lead`` axes of ``v`` (vmap's), ``So``
+    each leaf's shape after its first ``olead`` axes."""
     leaves, treedef = _flat(out)
-    rows = np.asarray(rows)
+    rows = np.asarray(v)
     pre = rows.shape[:lead]
     sx = rows.shape[lead + 1 :]
     head = (slice(None),) * lead
@@ -357,10 +357,10 @@ def _jac_from_rows(rows, out, lead=0, olead=0):
     return treedef.unflatten(parts)
 
 
-def _jac_to_rows(ct, out, lead=0, olead=0):
-    """Transpose of :func:`_jac_from_rows`."""
+def _jac_to_rows(v, out, lead=0, olead=0):
+    """Transpose of :func:`_jac_from_rows` (``v``: a cotangent like its result)."""
     leaves, _ = _flat(out)
-    cts, _ = _flat(ct)
+    cts, _ = _flat(v)
     blocks = []
     for v, c in zip(leaves, cts):
         vs = v.shape[olead:]
@@ -374,52 +374,40 @@ jac_from_columns = register(Primitive("ad.jac_from_columns", _jac_from_columns, 
 jac_to_columns = register(Primitive("ad.jac_to_columns", _jac_to_columns, kind="internal"))
 jac_from_rows = register(Primitive("ad.jac_from_rows", _jac_from_rows, kind="internal"))
 jac_to_rows = register(Primitive("ad.jac_to_rows", _jac_to_rows, kind="internal"))
-jac_from_columns.def_batch(_lead_rule(("cols", "lead"), ("x", "xlead")))
-jac_to_columns.def_batch(_lead_rule(("ct", "lead"), ("x", "xlead")))
-jac_from_rows.def_batch(_lead_rule(("rows", "lead"), ("out", "olead")))
-jac_to_rows.def_batch(_lead_rule(("ct", "lead"), ("out", "olead")))
+for _p in (jac_from_columns, jac_to_columns):
+    _p.def_batch(_lead_rule(("v", "lead"), ("x", "xlead")))
+for _p in (jac_from_rows, jac_to_rows):
+    _p.def_batch(_lead_rule(("v", "lead"), ("out", "olead")))
 
 
-def _jfc_vjp(g, ans, cols, x, lead=0, xlead=0):
-    return jac_to_columns(g, x, lead, xlead)
+# Each pair is linear in ``v`` and each other's transpose: one's jvp is itself
+# applied to the tangent, its vjp the other one applied to the cotangent.
+def _def_column_transposes(f, f_t):
+    def vjp(g, ans, v, x, lead=0, xlead=0):
+        return f_t(g, x, lead, xlead)
+
+    def jvp(t, ans, v, x, lead=0, xlead=0):
+        return f(t, x, lead, xlead)
+
+    f.def_vjp(vjp)
+    f.def_jvp(jvp)
 
 
-def _jfc_jvp(t, ans, cols, x, lead=0, xlead=0):
-    return jac_from_columns(t, x, lead, xlead)
+def _def_row_transposes(f, f_t):
+    def vjp(g, ans, v, out, lead=0, olead=0):
+        return f_t(g, out, lead, olead)
+
+    def jvp(t, ans, v, out, lead=0, olead=0):
+        return f(t, out, lead, olead)
+
+    f.def_vjp(vjp)
+    f.def_jvp(jvp)
 
 
-def _jtc_vjp(g, ans, ct, x, lead=0, xlead=0):
-    return jac_from_columns(g, x, lead, xlead)
-
-
-def _jtc_jvp(t, ans, ct, x, lead=0, xlead=0):
-    return jac_to_columns(t, x, lead, xlead)
-
-
-def _jfr_vjp(g, ans, rows, out, lead=0, olead=0):
-    return jac_to_rows(g, out, lead, olead)
-
-
-def _jfr_jvp(t, ans, rows, out, lead=0, olead=0):
-    return jac_from_rows(t, out, lead, olead)
-
-
-def _jtr_vjp(g, ans, ct, out, lead=0, olead=0):
-    return jac_from_rows(g, out, lead, olead)
-
-
-def _jtr_jvp(t, ans, ct, out, lead=0, olead=0):
-    return jac_to_rows(t, out, lead, olead)
-
-
-jac_from_columns.def_vjp(_jfc_vjp)
-jac_from_columns.def_jvp(_jfc_jvp)
-jac_to_columns.def_vjp(_jtc_vjp)
-jac_to_columns.def_jvp(_jtc_jvp)
-jac_from_rows.def_vjp(_jfr_vjp)
-jac_from_rows.def_jvp(_jfr_jvp)
-jac_to_rows.def_vjp(_jtr_vjp)
-jac_to_rows.def_jvp(_jtr_jvp)
+for _f, _f_t in ((jac_from_columns, jac_to_columns), (jac_to_columns, jac_from_columns)):
+    _def_column_transposes(_f, _f_t)
+for _f, _f_t in ((jac_from_rows, jac_to_rows), (jac_to_rows, jac_from_rows)):
+    _def_row_transposes(_f, _f_t)
 jac_from_columns.samples = lambda rng: [
     ((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {}),
     ((rng.normal(size=(5, 6, 4)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),

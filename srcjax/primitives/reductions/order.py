@@ -223,96 +223,56 @@ quantile = _reduction("jnp.quantile", _quantile, np.quantile)
 percentile = _reduction("jnp.percentile", _percentile, np.percentile)
 
 
-def _quantile_vjp_a(
-    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    w = quantile_weights(q, ar, interpolation or method, 1.0)
-    g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
-    g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
-    return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
+def _def_quantile_rules(prim, scale):
+    """The rules of ``quantile`` (``scale`` 1.0) and ``percentile`` (100.0, ``q``
+    in percent): weighted sums of the sorted values, with weights (and their
+    derivatives in ``q``) from ``ad.quantile_weights`` / ``ad.quantile_dweights``."""
+
+    def vjp_a(
+        g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+        *, interpolation=None,
+    ):  # fmt: skip
+        ar = group_last(a, axis)
+        w = quantile_weights(q, ar, interpolation or method, scale)
+        g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
+        g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
+        return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
+
+    def jvp_a(
+        t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+        *, interpolation=None,
+    ):  # fmt: skip
+        ar = group_last(a, axis)
+        t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
+        w = quantile_weights(q, ar, interpolation or method, scale)
+        return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
+
+    def vjp_q(
+        g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+        *, interpolation=None,
+    ):  # fmt: skip
+        ar = group_last(a, axis)
+        dw = quantile_dweights(q, ar, interpolation or method, scale)
+        d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+        return reshape(
+            sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
+        )
+
+    def jvp_q(
+        t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+        *, interpolation=None,
+    ):  # fmt: skip
+        ar = group_last(a, axis)
+        dw = quantile_dweights(q, ar, interpolation or method, scale)
+        d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+        return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
+
+    prim.def_vjp(vjp_a, vjp_q)
+    prim.def_jvp(jvp_a, jvp_q)
 
 
-def _quantile_jvp_a(
-    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
-    w = quantile_weights(q, ar, interpolation or method, 1.0)
-    return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
-
-
-def _quantile_vjp_q(
-    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    dw = quantile_dweights(q, ar, interpolation or method, 1.0)
-    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
-    return reshape(
-        sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
-    )
-
-
-def _quantile_jvp_q(
-    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    dw = quantile_dweights(q, ar, interpolation or method, 1.0)
-    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
-    return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
-
-
-def _percentile_vjp_a(
-    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    w = quantile_weights(q, ar, interpolation or method, 100.0)
-    g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
-    g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
-    return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
-
-
-def _percentile_jvp_a(
-    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
-    w = quantile_weights(q, ar, interpolation or method, 100.0)
-    return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
-
-
-def _percentile_vjp_q(
-    g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    dw = quantile_dweights(q, ar, interpolation or method, 100.0)
-    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
-    return reshape(
-        sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
-    )
-
-
-def _percentile_jvp_q(
-    t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-    *, interpolation=None,
-):  # fmt: skip
-    ar = group_last(a, axis)
-    dw = quantile_dweights(q, ar, interpolation or method, 100.0)
-    d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
-    return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
-
-
-quantile.def_vjp(_quantile_vjp_a, _quantile_vjp_q)
-quantile.def_jvp(_quantile_jvp_a, _quantile_jvp_q)
-percentile.def_vjp(_percentile_vjp_a, _percentile_vjp_q)
-percentile.def_jvp(_percentile_jvp_a, _percentile_jvp_q)
+_def_quantile_rules(quantile, 1.0)
+_def_quantile_rules(percentile, 100.0)
 
 
 def _quantile_samples(scale):
