@@ -136,9 +136,7 @@ CYCLE_ALLOWED: Set[str] = {
 }
 
 #: modules over MAX_LINES lines today
-SIZE_ALLOWED: Set[str] = {
-    "srcjax.transforms.batching",
-}
+SIZE_ALLOWED: Set[str] = set()
 
 
 # ------------------------------------------------------------------ the graph
