@@ -194,7 +194,7 @@ def single_packs(stmts: List[Any]) -> Dict[str, List[Any]]:
 def element_activity(op: Any, packs: Dict[str, List[Any]], active: Any) -> Any:
     """For ``t = x[i]`` (``ad.getitem``) of a name in ``packs`` with a constant int
     ``i``: whether element ``i`` is active (True/False); None when not such a read."""
-    if op.prim.public != "ad.getitem":
+    if op.prim.part != "item":  # (x[i]: ad.getitem)
         return None
     x, idx = op.bound.get("x"), op.bound.get("idx")
     if not (isinstance(x, gast.Name) and x.id in packs):

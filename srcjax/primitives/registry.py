@@ -205,6 +205,31 @@ class Primitive:
         #: the list operand ``lst`` is used as a stack: ``"push"`` appends to it
         #: (ad.push), ``"pop"`` takes its last entry (ad.pop, ad.pop_like)
         self.stack: Optional[str] = None
+        # -- facts about a few structural helpers, read by the transforms (which
+        #    would otherwise compare names)
+        #: operands (tried in order, the first bound one) that make the result a
+        #: Python container when they are one (ad.setitem's x, ad.tree_add's a)
+        self.container_from: tuple = ()
+        #: ``(array, index)`` parameter names when the result is row ``index`` of
+        #: ``array`` (``xs[k]``: ad.getitem, ad.tree_slice), else ``()``
+        self.row_operands: tuple = ()
+        #: the result is a loop's trip count fixed before it runs (the length of
+        #: a scanned sequence: ad.scan_length, ad.seq_len)
+        self.trip_count = False
+        #: vmap's print of a call per running example (ad.print_examples)
+        self.prints_per_example = False
+        #: checks a loop carry's type against JAX's rule (ad.check_carry), which
+        #: jit drops where abstract values decide it
+        self.carry_check = False
+        #: the parameter naming the result dtype of a cast keeping operand x's
+        #: shape (ad.astype: "dtype"), or None
+        self.cast_dtype_param: Optional[str] = None
+        #: for two 2-d operands the result is (a.shape[0], b.shape[1]) (jnp.matmul,
+        #: jnp.dot)
+        self.matrix_product = False
+        #: the output shape depends on operand values unless ``size`` is given
+        #: (jnp.nonzero, jnp.unique): never inferred on stand-ins
+        self.value_shaped = False
         self._static_params: Optional[frozenset] = None
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
@@ -278,6 +303,14 @@ class Primitive:
             "missing_rule_hint",
             "part",
             "stack",
+            "container_from",
+            "row_operands",
+            "trip_count",
+            "prints_per_example",
+            "carry_check",
+            "cast_dtype_param",
+            "matrix_product",
+            "value_shaped",
         }
     )
 

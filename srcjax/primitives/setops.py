@@ -266,6 +266,8 @@ unique_gather.def_jvp(t=_unique_gather_jvp)
 # stacks them position by position
 nonzero.returns_tree = True
 unique.returns_tree = True
+for _p in (nonzero, flatnonzero, argwhere, unique):
+    _p.facts(value_shaped=True)  # (the output shape depends on the values)
 
 
 def _mask(rng, *shape):

@@ -146,7 +146,7 @@ def _saturating_cast(x, to):
     return np.where(xf >= info.max, np.asarray(info.max, to), out)
 
 
-astype = _internal("ad.astype", _astype)
+astype = _internal("ad.astype", _astype).facts(cast_dtype_param="dtype")
 
 
 def _is_inexact(dtype) -> bool:

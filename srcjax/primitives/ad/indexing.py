@@ -54,6 +54,7 @@ def _getitem(x, idx):
 
 getitem = _structural("ad.getitem", _getitem).facts(part="item")
 getitem.op = "[]"
+getitem.facts(row_operands=("x", "idx"))
 
 
 def _index_adjoint(g, x, idx):

@@ -101,7 +101,7 @@ def _check_carry_full(what, before, after, before_batch=0, after_batch=0):
 
 check_carry = register(
     Primitive("ad.check_carry", _check_carry, kind="internal", differentiable=False)
-).facts(effectful=True)
+).facts(effectful=True, carry_check=True)
 check_carry.samples = lambda rng: [(("scan body", (np.ones(2), 1), (np.ones(2), 2)), {})]
 
 

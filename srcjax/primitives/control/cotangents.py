@@ -228,6 +228,7 @@ def _cotangent_like(ct, x):
 
 
 cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="internal"))
+cotangent_like.facts(container_from=("x",))
 
 
 def _cotangent_like_vjp(g, ans, ct, x):
@@ -264,6 +265,7 @@ def _setitem(x, idx, v):
 
 
 setitem = register(Primitive("ad.setitem", _setitem, kind="structural")).facts(tree_valued=True)
+setitem.facts(container_from=("x",))
 
 
 def _setitem_vjp_x(g, ans, x, idx, v):
@@ -335,6 +337,7 @@ def _tree_add(a, b):
 
 
 tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
+tree_add.facts(container_from=("a",))
 
 
 def _tree_add_vjp_a(g, ans, a, b):
@@ -383,7 +386,7 @@ def _tree_index_adjoint(ct, x, idx):
 
 tree_index_adjoint = register(
     Primitive("ad.tree_index_adjoint", _tree_index_adjoint, kind="internal")
-).facts(tree_valued=True)
+).facts(tree_valued=True, container_from=("x",))
 
 
 def _tia_vjp(g, ans, ct, x, idx):

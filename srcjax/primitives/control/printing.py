@@ -86,5 +86,5 @@ def _masked(v, active):
 
 print_examples = register(
     Primitive("ad.print_examples", _print_examples, kind="internal", differentiable=False)
-).facts(effectful=True)
+).facts(effectful=True, prints_per_example=True)
 print_examples.samples = lambda rng: []

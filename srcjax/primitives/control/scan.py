@@ -49,7 +49,7 @@ def _scan_length(xs, length=None):
 
 scan_length = register(
     Primitive("ad.scan_length", _scan_length, kind="internal", differentiable=False)
-)
+).facts(trip_count=True)
 
 
 def _keys(d):
@@ -75,6 +75,7 @@ def _seq_len(xs):
 
 
 seq_len = register(Primitive("ad.seq_len", _seq_len, kind="internal", differentiable=False))
+seq_len.facts(trip_count=True)
 
 
 def _tree_slice(xs, i):
@@ -85,6 +86,7 @@ def _tree_slice(xs, i):
 
 
 tree_slice = register(Primitive("ad.tree_slice", _tree_slice, kind="structural"))
+tree_slice.facts(row_operands=("xs", "i"))
 
 
 def _tree_slice_adjoint(ct, xs, i):

@@ -137,8 +137,9 @@ def _inner(a, b, precision=None, preferred_element_type=None):
     return _pet(np.inner, preferred_element_type, a, b)
 
 
-dot = _linalg("jnp.dot", _dot, np.dot)
+dot = _linalg("jnp.dot", _dot, np.dot).facts(matrix_product=True)
 matmul = register(Primitive("jnp.matmul", _matmul, op="@", kind="linalg"), np.matmul)
+matmul.facts(matrix_product=True)
 # (their rules: def_bilinear in .bilinear, with the BLAS adjoints ad.dot_left/right and
 # ad.matmul_left/right)
 

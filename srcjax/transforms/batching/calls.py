@@ -203,7 +203,7 @@ def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
     if op in _UNARY_CLS and len(bound) == 1:
         (v,) = bound.values()
         return gast.UnaryOp(op=_UNARY_CLS[op](), operand=N.clone(v))
-    if prim.public == "ad.getitem" and set(bound) == {"x", "idx"}:
+    if prim.part == "item" and set(bound) == {"x", "idx"}:  # x[idx]
         return gast.Subscript(
             value=N.clone(bound["x"]), slice=_as_index(bound["idx"]), ctx=gast.Load()
         )

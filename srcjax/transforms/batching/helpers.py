@@ -8,7 +8,6 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ...frontend import nodes as N
-from ...frontend.normalize import Op
 from ...primitives import registry
 from .calls import _const_value
 
@@ -100,13 +99,6 @@ def _item_skeleton(skel: Any, idx: Any) -> Any:
     if kind in ("dict", "class") and ok:
         return dict(skel[1]).get(val)
     return None
-
-
-def _nested_container(bp: Any, op: Op) -> bool:  # (bp: the Batcher)
-    """Whether ``x[idx]`` of a container is itself a container: unknown statically
-    (a list of arrays or a list of lists); assume an item is a leaf unless the
-    container came from a parameter marked as a tree of trees."""
-    return False
 
 
 def _compare_prim(op: Any):

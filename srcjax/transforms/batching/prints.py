@@ -54,7 +54,7 @@ class _Prints:
         if (
             op is not None
             and op.kind == "prim"
-            and op.prim.public == "ad.print_examples"
+            and op.prim.prints_per_example
             and isinstance(value, gast.Call)
         ):
             return self.print_rows(s, value)

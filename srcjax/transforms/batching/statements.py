@@ -17,7 +17,6 @@ from .helpers import (
     _compare_prim,
     _is_builtin_conversion,
     _item_skeleton,
-    _nested_container,
     _user_class,
 )
 
@@ -178,7 +177,7 @@ class _Statements:
                 any_b = True
         operands = [v for v in op.bound.values() if isinstance(v, gast.Name)]
         if (
-            prim.public == "jnp.add"
+            prim.op == "+"
             and isinstance(s.value, gast.BinOp)
             and any(v.id in self.containers for v in operands)
         ):
@@ -226,7 +225,7 @@ class _Statements:
 
     def _track_container(self, prim, op: Op, t: str) -> None:
         self.skel.pop(t, None)
-        if prim.public in ("ad.getitem", "ad.getattr"):
+        if prim.part in ("item", "attr"):  # x[idx], x.name
             x = op.bound.get("x")
             if isinstance(x, gast.Name) and x.id in self.containers:
                 item = _item_skeleton(
@@ -242,19 +241,13 @@ class _Statements:
                 return
         if prim.returns_tree:
             self.containers.add(t)
-        if prim.public in ("ad.getitem", "ad.setitem", "ad.getattr", "ad.tree_add", "ad.part"):
-            x = op.bound.get("x") if "x" in op.bound else op.bound.get("a")
-            if isinstance(x, gast.Name) and x.id in self.containers:
-                if prim.public != "ad.getitem" or _nested_container(self, op):
+        for pname in prim.container_from:
+            # (ad.setitem, ad.tree_add, ad.cotangent_like ...: a container in, a container out)
+            if pname in op.bound:
+                x = op.bound[pname]
+                if isinstance(x, gast.Name) and x.id in self.containers:
                     self.containers.add(t)
-        if prim.public == "ad.tree_index_adjoint":
-            x = op.bound.get("x")
-            if isinstance(x, gast.Name) and x.id in self.containers:
-                self.containers.add(t)
-        if prim.public == "ad.cotangent_like":
-            x = op.bound.get("x")
-            if isinstance(x, gast.Name) and x.id in self.containers:
-                self.containers.add(t)
+                break
         for pname in prim.same_structure:
             # helpers whose result has the structure of this operand (an inner
             # vmap's `ad.batch_broadcast(params, n)` of a list of (W, b) under an

@@ -201,7 +201,6 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
             continue
         ok = _is_static_expr(node.value)
         if not ok and op is not None and op.kind == "prim":
-            public = op.prim.public
             # the shape queries are static whatever their operands are; others
             # when their operands are constants
             ok = op.prim.shape_query is not None or (
@@ -212,7 +211,7 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
                     for v in (v if isinstance(v, list) else [v])
                 )
             )
-            if not ok and (op.prim.static_result or (known and public == "ad.getitem")):
+            if not ok and (op.prim.static_result or (known and op.prim.part == "item")):
                 ok = all(
                     operand_ok(v)
                     for v in op.bound.values()

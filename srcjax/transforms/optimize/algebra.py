@@ -66,12 +66,9 @@ def _float_aval(node: Any, s: Any) -> Optional[Aval]:
 def _simplify_one(s: Any, namer) -> Optional[List[Any]]:
     op = s.sj_op
     res = getattr(s, "sj_aval", None)
-    if not isinstance(res, Aval) or op.prim.public not in (
-        "jnp.multiply",
-        "jnp.add",
-        "jnp.subtract",
-        "jnp.power",
-    ):
+    # the primitives of Python's * + - ** (jnp.multiply, add, subtract, power),
+    # by their operator spelling (Primitive.op), in call or operator form
+    if not isinstance(res, Aval) or op.prim.op not in ("*", "+", "-", "**"):
         return None
     x, y = op.bound.get("x"), op.bound.get("y")
     t = s.targets[0].id
@@ -86,18 +83,18 @@ def _simplify_one(s: Any, namer) -> Optional[List[Any]]:
             and any(node.value == v and type(node.value) is type(v) for v in values)
         )
 
-    name = op.prim.public
-    if name == "jnp.multiply":
+    name = op.prim.op
+    if name == "*":
         if is_const(y, 1, 1.0) and same(_float_aval(x, s)):
             return [_annot(_copy(t, x, s), res)]
         if is_const(x, 1, 1.0) and same(_float_aval(y, s)):
             return [_annot(_copy(t, y, s), res)]
-    elif name in ("jnp.add", "jnp.subtract"):
+    elif name in ("+", "-"):
         if is_const(y, 0, 0.0) and same(_float_aval(x, s)):
             return [_annot(_copy(t, x, s), res)]
-        if name == "jnp.add" and is_const(x, 0, 0.0) and same(_float_aval(y, s)):
+        if name == "+" and is_const(x, 0, 0.0) and same(_float_aval(y, s)):
             return [_annot(_copy(t, y, s), res)]
-    elif name == "jnp.power":
+    elif name == "**":
         base = _float_aval(x, s)
         if not same(base) or not _is_scalar_const(y) or isinstance(y.value, bool):
             return None

@@ -16,12 +16,7 @@ from .dce import _filter
 # ---------------------------------------------------------------------------- carry checks
 def _is_carry_check(s: Any) -> bool:
     op = getattr(s, "sj_op", None)
-    return (
-        isinstance(s, gast.Expr)
-        and op is not None
-        and op.kind == "prim"
-        and op.prim.public == "ad.check_carry"
-    )
+    return isinstance(s, gast.Expr) and op is not None and op.kind == "prim" and op.prim.carry_check
 
 
 def drop_carry_checks(fdef: Any) -> Any:

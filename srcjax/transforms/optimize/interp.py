@@ -201,7 +201,7 @@ class _Interp:
             x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
             if isinstance(x, Aval) and not x.weak and set(op.bound) <= {"a", "x"}:
                 return _Static(prim.shape_query(x))
-        if prim.public == "ad.getitem":
+        if prim.part == "item":  # x[idx]
             base = self.aval_of(op.bound.get("x"), env)
             idx = op.bound.get("idx")
             if (
@@ -234,7 +234,7 @@ class _Interp:
                     return base[idx.value]
                 except (KeyError, IndexError, TypeError):
                     return None
-        if prim.public == "ad.getattr":  # a field of a named-tuple argument (state.t)
+        if prim.part == "attr":  # a field of a named-tuple argument (state.t)
             base = self.aval_of(op.bound.get("x"), env)
             name = op.bound.get("name")
             if (
@@ -253,9 +253,9 @@ class _Interp:
             ):
                 return r
             return self.small(s, env)  # static operands: ndim - 1
-        if prim.public == "ad.astype":
+        if prim.cast_dtype_param is not None:  # ad.astype(x, dtype)
             x = self.aval_of(op.bound.get("x"), env)
-            dt = self.static_value(op.bound.get("dtype"), env)
+            dt = self.static_value(op.bound.get(prim.cast_dtype_param), env)
             if isinstance(x, Aval) and dt is not _UNKNOWN:
                 return Aval(x.shape, dtypes.canonicalize_dtype(dt))
         if prim.kind == "reduction":
@@ -268,7 +268,7 @@ class _Interp:
                 fill = op.bound.get("fill_value")
                 if fill is None or not x.weak:
                     return Aval(x.shape, x.dtype)
-        if prim.public in ("jnp.matmul", "jnp.dot"):
+        if prim.matrix_product:  # jnp.matmul, jnp.dot
             a = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
             b = self.aval_of(op.bound.get("b", op.bound.get("y")), env)
             if (
@@ -458,12 +458,12 @@ class _Interp:
                     if not isinstance(a, Aval):
                         return None
                     static = False
-                    if a.dtype == np.bool_ and op.prim.public == "ad.getitem":
+                    if a.dtype == np.bool_ and op.prim.part == "item":
                         return None  # x[mask]
                     total += a.size
         if total > (4096 if op.prim.kind == "linalg" else 1 << 16):
             return None
-        if op.prim.public in _VALUE_SHAPED and "size" not in op.bound:
+        if op.prim.value_shaped and "size" not in op.bound:
             return None
 
         def run(fill):
@@ -486,9 +486,6 @@ class _Interp:
         if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
             return _Static(r)  # shape arithmetic: ndim - 1
         return None
-
-
-_VALUE_SHAPED = ("jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique")
 
 
 _PY_BINOPS_ALL = dict(_PY_BINOPS)

@@ -229,12 +229,12 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         return None
     if all(avals[n].weak and avals[n].ptype is not bool for n in operands):
         return None  # weakly typed in, weakly typed out: nothing to match yet
-    if operator_form and op.prim.public == "jnp.power" and _int_power_stmt(s, avals):
+    if operator_form and op.prim.op == "**" and _int_power_stmt(s, avals):
         # NumPy's ``**`` refuses integers to negative integer powers; JAX's
         # power gives 0 (1 and -1 for bases 1 and -1): call the primitive
         s.value = N.call("jnp.power", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
-    if operator_form and op.prim.public == "jnp.floor_divide" and _int_result(s):
+    if operator_form and op.prim.op == "//" and _int_result(s):
         # NumPy's integer ``//`` by zero gives 0; JAX's floor_divide -1/-2 (or
         # the unsigned maximum): call the primitive
         s.value = N.call("jnp.floor_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])

@@ -136,10 +136,10 @@ class _AdjointSweep:
         op = getattr(sites[0], "sj_op", None)
         if op is None or op.kind != "prim":
             return False
-        if op.prim.public in ("ad.scan_length", "ad.seq_len"):
+        if op.prim.trip_count:
             return True
         base, idx = op.bound.get("x"), op.bound.get("idx")
-        if op.prim.public == "ad.getitem" and isinstance(base, gast.Name):
+        if op.prim.part == "item" and isinstance(base, gast.Name):
             shape = self.assign_sites.get(base.id, [])
             return (
                 isinstance(idx, gast.Constant)
@@ -196,14 +196,12 @@ class _AdjointSweep:
                 if N.to_source(st.value).strip() == flipped:
                     index[t] = False
                 continue
-            if op.kind != "prim" or op.prim.public not in ("ad.tree_slice", "ad.getitem"):
+            if op.kind != "prim" or not op.prim.row_operands:
                 continue
-            if op.prim.public == "ad.tree_slice":
-                xs, i = op.bound.get("xs"), op.bound.get("i")
-            else:
-                xs, i = op.bound.get("x"), op.bound.get("idx")
-                if isinstance(xs, gast.Name) and self.may_be_sparse(xs.id):
-                    continue  # a list's items: their cotangents are sparse already
+            xs_param, i_param = op.prim.row_operands  # (ad.tree_slice, ad.getitem)
+            xs, i = op.bound.get(xs_param), op.bound.get(i_param)
+            if op.prim.part == "item" and isinstance(xs, gast.Name) and self.may_be_sparse(xs.id):
+                continue  # a list's items: their cotangents are sparse already
             if (
                 isinstance(xs, gast.Name)
                 and isinstance(i, gast.Name)
@@ -335,7 +333,7 @@ class _AdjointSweep:
                     for st in no_rule_checks(prim, pname, active_items, err):
                         out.append(self._at(st, s))
                     continue
-                if prim.public == "ad.getitem" and arg.id in self.containers:
+                if prim.part == "item" and arg.id in self.containers:
                     expr = N.call(
                         "ad.tree_index_adjoint",
                         [N.clone(g), N.name(arg.id), N.index_value(op.bound["idx"])],
