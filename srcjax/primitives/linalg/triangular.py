@@ -14,7 +14,7 @@ from srcjax.primitives.structural import (
     matrix_transpose,
 )
 
-from ._common import _internal, _linalg, _rand
+from ._common import _def_flagged_involution, _internal, _linalg, _rand
 from .bilinear import cross
 from .einsum import einsum
 from .products import dot, inner, kron, matmul, outer, tensordot, vdot
@@ -70,16 +70,7 @@ def _maybe_conj(x, flag):
 maybe_conj = _internal("ad.maybe_conj", _maybe_conj, differentiable=True)
 
 
-def _maybe_conj_vjp_x(g, ans, x, flag):
-    return maybe_conj(g, flag)
-
-
-def _maybe_conj_jvp_x(t, ans, x, flag):
-    return maybe_conj(t, flag)
-
-
-maybe_conj.def_vjp(_maybe_conj_vjp_x)
-maybe_conj.def_jvp(_maybe_conj_jvp_x)
+_def_flagged_involution(maybe_conj)
 maybe_conj.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
 
 
@@ -417,16 +408,7 @@ def _maybe_mT(x, flag):
 maybe_mT = _internal("ad.maybe_mT", _maybe_mT, differentiable=True)
 
 
-def _maybe_mT_vjp_x(g, ans, x, flag):
-    return maybe_mT(g, flag)
+_def_flagged_involution(maybe_mT)
 
 
-maybe_mT.def_vjp(_maybe_mT_vjp_x)
-
-
-def _maybe_mT_jvp_x(t, ans, x, flag):
-    return maybe_mT(t, flag)
-
-
-maybe_mT.def_jvp(_maybe_mT_jvp_x)
 maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
