@@ -1,6 +1,6 @@
 """The Primitive facts that replaced the transforms' tests of primitive names
 (``prim.public == "ad.getitem"`` and the like in reverse/, batching/,
-optimize/ and analysis/activity.py, as of main 62407df): each fact holds for
+optimize/, fusion.py and analysis/activity.py, as of main 62407df): each fact holds for
 exactly the primitives the old test named, so the transforms behave as before;
 and a few end-to-end values through the code that reads them."""
 
@@ -38,6 +38,13 @@ def test_each_fact_holds_for_the_names_the_transforms_tested():
     assert _values("cast_dtype_param") == {"ad.astype": "dtype"}
     assert _with("matrix_product") == {"jnp.matmul", "jnp.dot"}
     assert _with("value_shaped") == {"jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique"}
+    # (fusion's REDUCTIONS table, keyed by name before)
+    assert _values("fused_reduction") == {
+        "jnp.sum": "sum",
+        "jnp.mean": "mean",
+        "jnp.max": "max",
+        "jnp.min": "min",
+    }
 
 
 def test_operator_spellings_the_transforms_read_are_unique():

@@ -230,6 +230,9 @@ class Primitive:
         #: the output shape depends on operand values unless ``size`` is given
         #: (jnp.nonzero, jnp.unique): never inferred on stand-ins
         self.value_shaped = False
+        #: a reduction that may end a fused region, as the backends name it
+        #: ("sum", "mean", "max", "min"), or None
+        self.fused_reduction: Optional[str] = None
         self._static_params: Optional[frozenset] = None
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
@@ -311,6 +314,7 @@ class Primitive:
             "cast_dtype_param",
             "matrix_product",
             "value_shaped",
+            "fused_reduction",
         }
     )
 

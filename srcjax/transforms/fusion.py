@@ -35,26 +35,24 @@ from ..primitives import registry
 from .optimize.avals import Aval
 from .optimize.common import _is_assign, _is_scalar_const
 
-__all__ = ["Region", "Step", "find_regions", "ufunc_of", "read_counts", "REDUCTIONS"]
+__all__ = ["Region", "Step", "find_regions", "ufunc_of", "read_counts"]
 
-#: reductions that may end a region, by public name
-REDUCTIONS = {"jnp.sum": "sum", "jnp.mean": "mean", "jnp.max": "max", "jnp.min": "min"}
-
-_UFUNCS: Optional[Dict[str, np.ufunc]] = None
+#: primitive -> the NumPy ufunc computing it (built once, from the registry's aliases)
+_UFUNCS: Optional[Dict[Any, np.ufunc]] = None
 
 
 def ufunc_of(prim: Any) -> Optional[np.ufunc]:
     """The NumPy ufunc computing ``prim`` (from the registry's aliases), or None."""
     global _UFUNCS
     if _UFUNCS is None:
-        table: Dict[str, np.ufunc] = {}
+        table: Dict[Any, np.ufunc] = {}
         for obj in registry._ALIAS_KEEP:
             if isinstance(obj, np.ufunc):
                 p = registry._ALIASES.get(id(obj))
                 if p is not None and p.kind == "elementwise" and obj.nout == 1:
-                    table.setdefault(p.public, obj)
+                    table.setdefault(p, obj)
         _UFUNCS = table
-    return _UFUNCS.get(prim.public)
+    return _UFUNCS.get(prim)
 
 
 class Step(NamedTuple):
@@ -195,7 +193,7 @@ def _reduction(s: Any, min_size: int) -> Optional[tuple]:
     """(kind, operand name, operand aval, result aval) for a full reduction."""
     if not _is_assign(s) or s.sj_op.kind != "prim":
         return None
-    kind = REDUCTIONS.get(s.sj_op.prim.public)
+    kind = s.sj_op.prim.fused_reduction  # (a reduction that may end a region)
     if kind is None:
         return None
     bound = s.sj_op.bound

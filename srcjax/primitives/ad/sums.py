@@ -40,6 +40,7 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
 
 
 sum = register(Primitive("jnp.sum", _sum, kind="reduction"), np.sum)  # noqa: A001
+sum.facts(fused_reduction="sum")
 
 
 def _sum_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):

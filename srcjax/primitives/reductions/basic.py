@@ -56,7 +56,7 @@ def _mean(x, axis=None, dtype=None, keepdims=False, where=None):
         return accumulate(np.mean, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
-mean = _reduction("jnp.mean", _mean, np.mean)
+mean = _reduction("jnp.mean", _mean, np.mean).facts(fused_reduction="mean")
 
 
 def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
@@ -203,8 +203,8 @@ def _min(x, axis=None, keepdims=False, initial=None, where=None):
     return _extremum(np.min, "min", x, axis, keepdims, initial, where)
 
 
-amax = _reduction("jnp.max", _max, np.max, np.amax)
-amin = _reduction("jnp.min", _min, np.min, np.amin)
+amax = _reduction("jnp.max", _max, np.max, np.amax).facts(fused_reduction="max")
+amin = _reduction("jnp.min", _min, np.min, np.amin).facts(fused_reduction="min")
 
 
 def _extremum_weights(ans, x, axis=None, keepdims=False, initial=None, where=None):
