@@ -114,26 +114,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
 UPWARD_ALLOWED: Set[Tuple[str, str]] = set()
 
 #: modules in an import cycle today
-CYCLE_ALLOWED: Set[str] = {
-    # (the primitives below: a cycle inside their layer since they no longer import
-    # upward: control.printing and control.derivative_code import batch_rules, whose
-    # runtime modules import control)
-    "srcjax.primitives.batch_rules",
-    # (split out of srcjax.primitives.batch_rules, which was in the cycle as one module;
-    # those below import srcjax.dtypes, _prng_key, tree_util or primitives.*)
-    "srcjax.primitives.batch_rules.indexing",
-    "srcjax.primitives.batch_rules.linalg",
-    "srcjax.primitives.batch_rules.runtime_index",
-    "srcjax.primitives.batch_rules.runtime_products",
-    "srcjax.primitives.batch_rules.runtime_select",
-    "srcjax.primitives.batch_rules.runtime_shape",
-    "srcjax.primitives.batch_rules.runtime_trees",
-    # (moved out of srcjax.lax, in the cycle with it; reads primitives.control._leaf_dtype)
-    "srcjax.primitives.branch_types",
-    "srcjax.primitives.control",
-    "srcjax.primitives.control.derivative_code",
-    "srcjax.primitives.control.printing",
-}
+CYCLE_ALLOWED: Set[str] = set()
 
 #: modules over MAX_LINES lines today
 SIZE_ALLOWED: Set[str] = set()

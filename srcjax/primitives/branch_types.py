@@ -24,7 +24,7 @@ def check_branch_types(what: str, names: tuple, out: Any, other: Any, lead: tupl
     ``lead``: how many leading (vmap batch) axes each side's leaves carry, left
     out of the shapes compared."""
     from ..tree_util import tree_flatten
-    from .control import _leaf_dtype
+    from .control.carries import _leaf_dtype
 
     la, ta = tree_flatten(out)
     lb, tb = tree_flatten(other)

@@ -13,8 +13,8 @@ from ... import dtypes as _dt
 from ...errors import ShapeError, SrcjaxError, TransformValueError
 from ..ad import _getitem as _ad_getitem
 from ..ad import _index_adjoint as _ad_index_adjoint
-from ..control import _class_kind
-from ..control import _tree_index_adjoint as _container_index_adjoint
+from ..control._trees import _class_kind
+from ..control.cotangents import _tree_index_adjoint as _container_index_adjoint
 from ..registry import REGISTRY
 from ._base import _reg
 from .runtime_select import _aligned, _generated_caller

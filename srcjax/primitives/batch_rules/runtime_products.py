@@ -11,7 +11,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...errors import ShapeError
 from ..ad import _unbroadcast as _ad_unbroadcast
-from ..control import _class_kind
+from ..control._trees import _class_kind
 from ..linalg import _matmul_left, _matmul_right
 from ..registry import by_public
 from ._base import _reg, broadcast_to, ndim_, shape_

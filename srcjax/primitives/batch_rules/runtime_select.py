@@ -11,7 +11,7 @@ import numpy as np
 from ..._prng_key import PRNGKeyArray, key_base, rewrap
 from ...errors import TransformValueError
 from ..branch_types import check_branch_types
-from ..control import _class_kind, class_map
+from ..control._trees import _class_kind, class_map
 from ._base import _reg, zeros_like
 from .runtime_trees import _lift
 

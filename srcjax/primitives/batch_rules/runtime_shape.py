@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..control import _class_kind
+from ..control._trees import _class_kind
 from ..registry import REGISTRY
 from ._base import _reg, shape_, unbroadcast
 from .runtime_products import bunbroadcast

@@ -12,7 +12,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._prng_key import PRNGKeyArray, rewrap
-from ..control import _class_kind, class_map, dict_like, tree_slice_adjoint
+from ..control._trees import _class_kind, class_map, dict_like
+from ..control.scan import tree_slice_adjoint
 from ..registry import REGISTRY
 from ._base import _reg, reshape, shape_
 
@@ -460,7 +461,7 @@ def _btree_slice_adjoint(ct, xs, i):
         out[:, i] = c
         return out
 
-    from ..control import _fill  # (the holes of a sparse cotangent: zeros)
+    from ..control._trees import _fill  # (the holes of a sparse cotangent: zeros)
 
     return _tree_map(one, _fill(ct, _btree_slice(xs, i)), xs)
 
@@ -539,7 +540,7 @@ if "ad.tree_unstack" in REGISTRY:
 
 def _bscan_length(xs, length=None):
     """``lax.scan``'s trip count when ``xs`` carries a batch axis first."""
-    from ..control import _scan_length
+    from ..control.scan import _scan_length
 
     per_example = _tree_map(lambda a: np.asarray(a)[0], xs)
     return _scan_length(per_example, length)

@@ -43,7 +43,7 @@ floordiv.samples = lambda rng: [
 def _floordiv_batch(c):
     """Elementwise with broadcasting: the per-example ranks aligned, as for
     ``jnp.floor_divide`` (``batch_rules.elementwise_rule``)."""
-    from ..batch_rules import elementwise_rule
+    from ..batch_rules.elementwise import elementwise_rule
 
     return elementwise_rule(c)
 

@@ -39,7 +39,7 @@ def _print_examples(fn, masks, polarities, batched, args, kwargs):
             return None
         active = None
     if fn in hooks.PER_EXAMPLE_PRINTS:
-        from ..batch_rules import _tree_row
+        from ..batch_rules.runtime_trees import _tree_row
 
         size = None
         for v, b in zip(values, batched):
