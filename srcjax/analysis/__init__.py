@@ -5,4 +5,6 @@ nothing in it:
 
 - :mod:`.activity`: which names carry a derivative (and which may hold
   Python containers), for forward and reverse mode.
+- :mod:`.liveness`: which names a block reads before writing them (vmap's
+  carried values of batched branches and loops).
 """

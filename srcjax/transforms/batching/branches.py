@@ -10,11 +10,12 @@ from typing import Any, Dict, List, Set, Tuple
 
 import gast
 
+from ...analysis.liveness import reads_before_write
 from ...errors import Location, TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Namer
-from .liveness import _rename
-from .static_names import _IN_PLACE, _is_none_init, _reads_before_write, _stacks
+from .rename import _rename
+from .static_names import _IN_PLACE, _is_none_init, _stacks
 
 
 class _Branches:
@@ -257,7 +258,7 @@ class _Branches:
                     st for st in stmts if not (_is_none_init(st) and st.targets[0].id in started)
                 ]
             local_assigned = [n for n in N.assigned_names(stmts) if n not in stacks]
-            reads = [n for n in _reads_before_write(stmts) if n not in stacks]
+            reads = [n for n in reads_before_write(stmts) if n not in stacks]
             renames: Dict[str, str] = {}
             pre: List[Any] = []
             mask_args = [N.clone(take)] if flag else [N.clone(take), N.const(False)]

@@ -8,12 +8,12 @@ from typing import Any, List, Set
 
 import gast
 
+from ...analysis.liveness import live_in
 from ...errors import TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .helpers import _range_args
-from .liveness import _live_in
 from .static_names import _appended_lists
 
 
@@ -42,7 +42,7 @@ class _Loops:
         stale one), so they stay as the body computes them: a Python loop index
         over a Butcher tableau, the list of stage values it builds (batched only
         when their data is)."""
-        live = _live_in(body) | set(N.names_in(test) if test is not None else ())
+        live = live_in(body) | set(N.names_in(test) if test is not None else ())
         # a name a tape pop restores is the value of an earlier pass (grad's
         # reverse loops), never a temporary
         popped = {

@@ -251,36 +251,3 @@ def _is_none_init(node: Any) -> bool:
         and isinstance(node.value, gast.Constant)
         and node.value.value is None
     )
-
-
-def _reads_before_write(stmts: List[Any]) -> List[str]:
-    """Names a block reads before (possibly) writing them."""
-    written: Set[str] = set()
-    out: List[str] = []
-
-    def visit(block):
-        for st in block:
-            if isinstance(st, gast.If):
-                for n in N.names_in(st.test):
-                    if n not in written and n not in out:
-                        out.append(n)
-                visit(st.body)
-                visit(st.orelse)
-                continue
-            if isinstance(st, (gast.While, gast.For)):
-                for n in N.names_in(st.test if isinstance(st, gast.While) else st.iter):
-                    if n not in written and n not in out:
-                        out.append(n)
-                for n in N.names_in(gast.Module(body=st.body, type_ignores=[])):
-                    if n not in written and n not in out:
-                        out.append(n)
-                written.update(N.assigned_names([st]))
-                continue
-            value = st.value if isinstance(st, (gast.Assign, gast.Expr)) else st
-            for n in N.names_in(value):
-                if n not in written and n not in out:
-                    out.append(n)
-            written.update(N.assigned_names([st]))
-
-    visit(stmts)
-    return out
