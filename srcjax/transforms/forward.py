@@ -23,6 +23,7 @@ from ..analysis.activity import analyze_activity
 from ..errors import NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
+from .aux import split_aux
 from .rules import (
     active_operands,
     inline_rule,
@@ -247,18 +248,7 @@ def forward(
     fw = Forward(norm, wrt)
     aux = None
     if has_aux:
-        from ..primitives import registry
-
-        getitem = registry.by_public("ad.getitem")
-        value_name = norm.namer.fresh("value")
-        aux = norm.namer.fresh("aux")
-        check = N.expr_stmt(N.call("ad.check_aux", [N.clone(rv)]))
-        check.sj_op = Op("inactive", what="has_aux check")
-        body.append(check)
-        for nm, i in ((value_name, 0), (aux, 1)):
-            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i), ctx=gast.Load()))
-            st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})
-            body.append(st)
+        value_name, aux = split_aux(body, rv, norm.namer)
         rv = N.name(value_name)
     fw.analyze(body)
     head: List[Any] = []

@@ -9,7 +9,7 @@ import gast
 
 from ...frontend import nodes as N
 from ...frontend.normalize import Normalized, Op
-from ...primitives import registry
+from ..aux import split_aux
 from .adjoint import _AdjointSweep
 from .control_flow import _ControlFlow
 from .cotangents import _Cotangents
@@ -88,18 +88,7 @@ def reverse(
     rv = ret.value
     aux = None
     if has_aux:
-        value_name = norm.namer.fresh("value")
-        aux = norm.namer.fresh("aux")
-        getitem = registry.by_public("ad.getitem")
-        check = N.expr_stmt(N.call("ad.check_aux", [N.clone(rv)]))
-        check.sj_op = Op("inactive", what="has_aux check")
-        body.append(check)
-        for nm, i in ((value_name, 0), (aux, 1)):
-            st = N.assign(nm, gast.Subscript(value=N.clone(rv), slice=N.const(i), ctx=gast.Load()))
-            st.sj_op = Op("prim", prim=getitem, bound={"x": N.clone(rv), "idx": N.const(i)})
-            N.copy_origin(st, ret)
-            st.sj_origin = getattr(ret, "lineno", None)
-            body.append(st)
+        value_name, aux = split_aux(body, rv, norm.namer, origin=ret)
         out_name = value_name
     elif isinstance(rv, gast.Name):
         out_name = rv.id
