@@ -104,7 +104,7 @@ def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exc
     values (shifts, indices, masks, which are active only by data flow) pass.
     Internal ``ad.*`` helpers skip it: their rule-less operands are shape or
     structure references by construction."""
-    if prim.public.startswith("ad."):
+    if prim.namespace == "ad":
         return []
     out = []
     for _, a in items:

@@ -429,4 +429,4 @@ class _Statements:
         if op is None or op.kind != "prim":
             return op is not None and op.kind == "unknown"
         # custom_jvp/custom_vjp functions may return tuples too
-        return op.prim.returns_tree or op.prim.public.startswith("ad.") or op.prim.kind == "custom"
+        return op.prim.returns_tree or op.prim.namespace == "ad" or op.prim.kind == "custom"
