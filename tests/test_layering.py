@@ -17,7 +17,7 @@ order follows issue 15's target map)::
     pytree      tree_util, tree: pytrees, no primitives
     primitives  the registry and every primitive family with its rules
     frontend    source, normalize: Python source -> normalized IR
-    analysis    analyses over the IR (the future analysis/ package)
+    analysis    analyses over the IR: srcjax/analysis/ (activity, liveness)
     transforms  reverse, forward, batching, optimize, fusion: IR -> IR passes
     codegen     emit, cache: IR -> text -> a live function
     backends    the backend protocol and its implementations (numpy_cpu, ...),
