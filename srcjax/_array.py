@@ -68,6 +68,9 @@ class Array:
 
     __slots__ = ("_buf",)
     __array_priority__ = 100  # ndarray + Array -> Array.__radd__, as for jax.Array
+    #: JAX's weak type (https://docs.jax.dev/en/latest/type_promotion.html#weak-types):
+    #: True for the arrays made from a Python scalar (:class:`_WeakArray`)
+    weak_type = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Array":
         raise TypeError("srcjax.Array cannot be instantiated; use srcjax.numpy.asarray")
@@ -186,7 +189,8 @@ class Array:
     def __repr__(self) -> str:
         b = np.asarray(self._buf)
         body = np.array2string(b, separator=", ", prefix="Array(")
-        return f"Array({body}, dtype={b.dtype.name})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Array({body}, dtype={b.dtype.name}{weak})"
 
     def __str__(self) -> str:
         return str(np.asarray(self._buf))
@@ -267,9 +271,33 @@ def wrap(b: Any) -> Array:
     return a
 
 
+class _WeakArray(Array):
+    """A weakly typed Array (``weak_type=True``): a 0-d array of the default
+    dtype of its kind (int32, float32, complex64; 64-bit with x64) made from a
+    Python scalar: ``jnp.asarray(1.0)``, the result of an elementwise function of
+    such arrays and Python scalars only, the gradient with respect to a Python
+    float. In promotion it acts as the Python scalar it came from
+    (``jnp.asarray(1.0) + float16_array`` is float16, as in JAX): computations
+    receive it as that Python number (:func:`unwrap_tree`)."""
+
+    __slots__ = ()
+    weak_type = True
+
+
+def wrap_weak(b: Any) -> Array:
+    """A weakly typed Array holding the 0-d buffer ``b`` (see :class:`_WeakArray`)."""
+    a = _new(_WeakArray)
+    a._buf = b
+    return a
+
+
 def buffer(x: Any) -> Any:
-    """The buffer of an Array, anything else as it is."""
-    return x._buf if type(x) is Array else x
+    """The buffer of an Array (a weakly typed one: its Python number), anything
+    else as it is."""
+    t = type(x)
+    if t is Array:
+        return x._buf
+    return x._buf.item() if t is _WeakArray else x
 
 
 def _device_of(b: Any) -> Any:
@@ -288,6 +316,8 @@ def unwrap_tree(x: Any) -> Any:
         return x._buf
     if t in _LEAF_TYPES:
         return x
+    if t is _WeakArray:
+        return x._buf.item()
     if t is list or t is tuple:
         items = [unwrap_tree(v) for v in x]
         if all(a is b for a, b in zip(items, x)):
@@ -358,7 +388,7 @@ def wrap_tree(x: Any) -> Any:
         return x if x.dtype.kind == "V" else wrap(x)
     if t in _WRAP_TYPES:
         return wrap(x)
-    if t is Array or t in _LEAF_TYPES:
+    if t is Array or t in _LEAF_TYPES or t is _WeakArray:
         return x
     if t is list:
         return [wrap_tree(v) for v in x]
@@ -420,7 +450,9 @@ def _binary(public: str, fast: Any = None, swap: bool = False):
         if t is Array:
             other = other._buf
         elif t not in _OPERAND_TYPES:
-            if t is list or t is tuple:
+            if t is _WeakArray:
+                other = other._buf.item()
+            elif t is list or t is tuple:
                 other = unwrap_tree(other)
             elif not isinstance(other, (np.ndarray, np.generic)):
                 return NotImplemented
@@ -471,22 +503,59 @@ _BINARY = {
 for _name, (_public, _fast) in _BINARY.items():
     setattr(Array, f"__{_name}__", _binary(_public, _fast))
     setattr(Array, f"__r{_name}__", _binary(_public, _fast, swap=True))
-for _name, (_public, _fast) in {
+_COMPARE = {
     "eq": ("jnp.equal", operator.eq),
     "ne": ("jnp.not_equal", operator.ne),
     "lt": ("jnp.less", operator.lt),
     "le": ("jnp.less_equal", operator.le),
     "gt": ("jnp.greater", operator.gt),
     "ge": ("jnp.greater_equal", operator.ge),
-}.items():
+}
+for _name, (_public, _fast) in _COMPARE.items():
     setattr(Array, f"__{_name}__", _binary(_public, _fast))
-for _name, _public in {
+_UNARY = {
     "neg": "jnp.negative",
     "pos": "jnp.positive",
     "abs": "jnp.abs",
     "invert": "jnp.bitwise_not",
-}.items():
+}
+for _name, _public in _UNARY.items():
     setattr(Array, f"__{_name}__", _unary(_public))
+
+
+def _weak_binary(public: str, swap: bool = False):
+    """``x <op> y`` for a weakly typed ``x``: the ``jnp`` function, whose eager
+    call keeps the result weak when ``y`` is weak too (a Python number, a weak
+    Array) and strong otherwise (``Primitive.weak_result``)."""
+    name = public.split(".", 1)[1]
+
+    def method(self: Array, other: Any) -> Any:
+        if not isinstance(other, (Array, np.ndarray, np.generic, int, float, complex, list, tuple)):
+            return NotImplemented
+        f = getattr(_numpy(), name)
+        return f(other, self) if swap else f(self, other)
+
+    method.__name__ = public
+    return method
+
+
+def _weak_unary(public: str):
+    name = public.split(".", 1)[1]
+
+    def method(self: Array) -> Any:
+        return getattr(_numpy(), name)(self)
+
+    method.__name__ = public
+    return method
+
+
+for _name, (_public, _fast) in _BINARY.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
+    setattr(_WeakArray, f"__r{_name}__", _weak_binary(_public, swap=True))
+for _name, (_public, _fast) in _COMPARE.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
+for _name, _public in _UNARY.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_unary(_public))
 
 
 def _divmod(self: Array, other: Any) -> tuple:

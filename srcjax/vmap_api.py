@@ -375,9 +375,11 @@ class _Vmap(Transformed):
         skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
         fn = self._generated(kinds, axes, skels)
         # JAX's canonicalization: float64/int64 arrays narrow unless x64 is on
-        from .api import _canon_leaf, _map_leaves
+        from .api import _map_leaves
 
-        args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
+        # (an unmapped Python float or complex stays a Python number: weakly typed, as
+        # in JAX, where vmap(f, in_axes=(0, None))(float16_x, 2.0) is float16)
+        args = tuple(_map_leaves(_canon_unmapped, a) for a in args)
         # outputs never share memory with the arguments, as in jit (JAX arrays are
         # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
         out = _unalias(fn(*args), args, {}, frozenset())
@@ -385,8 +387,21 @@ class _Vmap(Transformed):
             from . import tree_util
             from ._cotangent_check import check_vmapped_grad
 
-            check_vmapped_grad(tree_util, self, out, args, axes)
+            # (the primals as grad sees them: an unmapped Python float is float32)
+            check_vmapped_grad(tree_util, self, out, _canon_args(args), axes)
         return out
+
+
+def _canon_args(args: tuple) -> tuple:
+    from .api import _canon_leaf, _map_leaves
+
+    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
+
+
+def _canon_unmapped(v: Any) -> Any:
+    from .api import _canon_leaf
+
+    return v if type(v) is float or type(v) is complex else _canon_leaf(v, False)
 
 
 def _len_message(axes, args) -> str:

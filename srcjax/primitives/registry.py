@@ -56,6 +56,7 @@ import numpy as np
 
 from .. import _array
 from .. import dtypes as _dt
+from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import wrap_tree as _wrap_tree
@@ -64,6 +65,35 @@ __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_call
 
 #: the backend name of the NumPy implementations (``Primitive.impls[CPU]``)
 CPU = "cpu"
+
+_WEAK_SCALARS = (int, float, complex)
+
+
+def _all_weak(args: tuple, kwargs: dict) -> bool:
+    """Every operand of an eager call weakly typed (a Python int/float/complex,
+    not bool, or a weak Array; ``None`` options aside), and at least one."""
+    seen = False
+    for a in (*args, *kwargs.values()):
+        t = type(a)
+        if t in _WEAK_SCALARS or t is _WeakArray:
+            seen = True
+        elif a is not None:
+            return False
+    return seen
+
+
+def _weak(r: Any) -> Any:
+    """The weakly typed Array of a 0-d result of the default dtype of its kind
+    (JAX's weak types are int32/float32/complex64, 64-bit with x64); any other
+    result as :func:`wrap_tree` makes it."""
+    if isinstance(r, (np.ndarray, np.generic)):
+        d = r.dtype
+        if d.kind in "ifc" and (
+            d == _dt.default_float() or d == _dt.default_int() or d == _dt.default_complex()
+        ):
+            return _array.wrap_weak(r)
+    return _wrap_tree(r)
+
 
 #: parameter names that hold options, dtypes, shapes, axes or indices, never a
 #: differentiable value: a primitive's ``static_params`` are those of its
@@ -237,6 +267,10 @@ class Primitive:
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
         self.returns_arrays = not public.startswith("ad.")
+        #: eager calls whose operands are all weakly typed (Python numbers, weak
+        #: Arrays) give a weakly typed 0-d result, as JAX's elementwise functions
+        #: and ``jnp.asarray(1.0)`` do (srcjax/_array.py, ``_WeakArray``)
+        self.weak_result = kind == "elementwise"
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -339,9 +373,16 @@ class Primitive:
         # the boundary of eager code: Arrays in, Arrays out (srcjax/_array.py);
         # generated code calls the implementation on plain buffers
         given = args
-        args = _unwrap_args(args)
-        if kwargs:
-            kwargs = _unwrap_kwargs(kwargs)
+        weak = self.weak_result and _all_weak(args, kwargs)
+        if weak:
+            # every operand weak: computed in the weak dtype (float32), so a weak
+            # Array is its 0-d buffer here (else it is read as its Python number)
+            args = tuple(a._buf if type(a) is _WeakArray else a for a in args)
+            kwargs = {k: v._buf if type(v) is _WeakArray else v for k, v in kwargs.items()}
+        else:
+            args = _unwrap_args(args)
+            if kwargs:
+                kwargs = _unwrap_kwargs(kwargs)
         if DEVICE_TYPES and _on_device(args, kwargs):
             # a GPU array among the arguments: run where it lives (the CUDA
             # backend installs DEVICE_CALL and the array types)
@@ -360,6 +401,8 @@ class Primitive:
             return r
         if type(r) is np.ndarray and (r.base is not None or any(r is a for a in given)):
             r = _owned(r, given)
+        if weak and np.ndim(r) == 0:
+            return _weak(r)
         return _wrap_tree(r)
 
     def __repr__(self) -> str:

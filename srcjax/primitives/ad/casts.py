@@ -147,6 +147,8 @@ def _saturating_cast(x, to):
 
 
 astype = _internal("ad.astype", _astype).facts(cast_dtype_param="dtype")
+# it is also the public jnp.astype (and Array.astype): eager calls return Arrays
+astype.returns_arrays = True
 
 
 def _is_inexact(dtype) -> bool:
