@@ -60,6 +60,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax._spmd",
             "srcjax._traceback",
             "srcjax._array",
+            "srcjax._array_ops",
         ),
     ),
     ("ir", ("srcjax.ir", "srcjax.frontend.nodes")),

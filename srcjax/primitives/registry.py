@@ -54,7 +54,10 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
-from .. import _array
+from .. import (
+    _array,
+    _array_ops,  # noqa: F401  (attaches Array's operators and methods)
+)
 from .. import dtypes as _dt
 from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args

@@ -1,0 +1,183 @@
+"""The operators and methods of ``srcjax.Array`` (srcjax/_array.py), attached to
+the class when this module is imported (``primitives/registry.py`` imports it,
+before any Array exists).
+
+- ``x <op> y`` is the ``jnp`` function of the operator on the buffers, with JAX's
+  type promotion: a fast path runs the Python operator on the buffers and keeps
+  its result when NumPy's dtype is JAX's (not in ``dtypes.BINARY_SUSPECT``);
+- on a weakly typed Array (``_WeakArray``) each operator calls the ``jnp``
+  function itself, whose eager call keeps the result weak when the other operand
+  is weak too (``Primitive.weak_result``);
+- the methods JAX's arrays have (``x.sum()``, ``x.astype(...)`` ...) are the
+  ``jnp`` functions of the same name with the array first.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ._array import _WRAP_TYPES, Array, _numpy, _prim, _WeakArray, unwrap_tree, wrap
+
+# -- operators --------------------------------------------------------------------------
+_OPERAND_TYPES = frozenset({int, float, bool, complex, np.ndarray}) | _WRAP_TYPES
+
+
+def _binary(public: str, fast: Any = None, swap: bool = False):
+    """The method ``x <op> y`` (``swap``: the reflected ``y <op> x``): the ``jnp``
+    function ``public`` on the buffers. ``fast`` is the Python operator, used
+    when NumPy's result dtype is JAX's (the dtype check the ``jnp`` function
+    makes first; see :mod:`srcjax.dtypes`)."""
+    from . import dtypes
+
+    suspect = dtypes.BINARY_SUSPECT  # updated in place when x64 changes
+    impl = None
+
+    def method(self: Array, other: Any) -> Any:
+        nonlocal impl
+        t = type(other)
+        if t is Array:
+            other = other._buf
+        elif t not in _OPERAND_TYPES:
+            if t is _WeakArray:
+                other = other._buf.item()
+            elif t is list or t is tuple:
+                other = unwrap_tree(other)
+            elif not isinstance(other, (np.ndarray, np.generic)):
+                return NotImplemented
+        a = self._buf
+        if fast is not None:
+            try:
+                r = fast(other, a) if swap else fast(a, other)
+            except (OverflowError, ValueError, TypeError):
+                r = None
+            d = getattr(r, "dtype", None)
+            if d is not None and d not in suspect and not dtypes.half_mixed(r, a, other):
+                return wrap(r)
+        if impl is None:
+            impl = _prim(public)
+        return wrap(impl(other, a) if swap else impl(a, other))
+
+    method.__name__ = public
+    return method
+
+
+def _unary(public: str):
+    impl = None
+
+    def method(self: Array) -> Any:
+        nonlocal impl
+        if impl is None:
+            impl = _prim(public)
+        return wrap(impl(self._buf))
+
+    return method
+
+
+_BINARY = {
+    "add": ("jnp.add", operator.add),
+    "sub": ("jnp.subtract", operator.sub),
+    "mul": ("jnp.multiply", operator.mul),
+    "truediv": ("jnp.true_divide", None),
+    "floordiv": ("jnp.floor_divide", None),
+    "mod": ("jnp.mod", None),
+    "pow": ("jnp.power", None),
+    "matmul": ("jnp.matmul", None),
+    "and": ("jnp.bitwise_and", None),
+    "or": ("jnp.bitwise_or", None),
+    "xor": ("jnp.bitwise_xor", None),
+    "lshift": ("jnp.left_shift", None),
+    "rshift": ("jnp.right_shift", None),
+}
+for _name, (_public, _fast) in _BINARY.items():
+    setattr(Array, f"__{_name}__", _binary(_public, _fast))
+    setattr(Array, f"__r{_name}__", _binary(_public, _fast, swap=True))
+_COMPARE = {
+    "eq": ("jnp.equal", operator.eq),
+    "ne": ("jnp.not_equal", operator.ne),
+    "lt": ("jnp.less", operator.lt),
+    "le": ("jnp.less_equal", operator.le),
+    "gt": ("jnp.greater", operator.gt),
+    "ge": ("jnp.greater_equal", operator.ge),
+}
+for _name, (_public, _fast) in _COMPARE.items():
+    setattr(Array, f"__{_name}__", _binary(_public, _fast))
+_UNARY = {
+    "neg": "jnp.negative",
+    "pos": "jnp.positive",
+    "abs": "jnp.abs",
+    "invert": "jnp.bitwise_not",
+}
+for _name, _public in _UNARY.items():
+    setattr(Array, f"__{_name}__", _unary(_public))
+
+
+def _weak_binary(public: str, swap: bool = False):
+    """``x <op> y`` for a weakly typed ``x``: the ``jnp`` function, whose eager
+    call keeps the result weak when ``y`` is weak too (a Python number, a weak
+    Array) and strong otherwise (``Primitive.weak_result``)."""
+    name = public.split(".", 1)[1]
+
+    def method(self: Array, other: Any) -> Any:
+        if not isinstance(other, (Array, np.ndarray, np.generic, int, float, complex, list, tuple)):
+            return NotImplemented
+        f = getattr(_numpy(), name)
+        return f(other, self) if swap else f(self, other)
+
+    method.__name__ = public
+    return method
+
+
+def _weak_unary(public: str):
+    name = public.split(".", 1)[1]
+
+    def method(self: Array) -> Any:
+        return getattr(_numpy(), name)(self)
+
+    method.__name__ = public
+    return method
+
+
+for _name, (_public, _fast) in _BINARY.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
+    setattr(_WeakArray, f"__r{_name}__", _weak_binary(_public, swap=True))
+for _name, (_public, _fast) in _COMPARE.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
+for _name, _public in _UNARY.items():
+    setattr(_WeakArray, f"__{_name}__", _weak_unary(_public))
+
+
+def _divmod(self: Array, other: Any) -> tuple:
+    return (self // other, self % other)
+
+
+def _rdivmod(self: Array, other: Any) -> tuple:
+    return (other // self, other % self)
+
+
+Array.__divmod__ = _divmod  # type: ignore[attr-defined]
+Array.__rdivmod__ = _rdivmod  # type: ignore[attr-defined]
+
+
+def _method(name: str):
+    def method(self: Array, *args: Any, out: Any = None, **kwargs: Any) -> Any:
+        # (``out=None`` is what NumPy's functions pass: ``np.sum(x)`` calls ``x.sum``)
+        if out is not None:
+            raise TypeError(f"Array.{name}: the 'out' argument is not supported (JAX's)")
+        return getattr(_numpy(), name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``srcjax.numpy.{name}(self, ...)``, as ``jax.Array.{name}``."
+    return method
+
+
+#: methods that are the jnp function of the same name with the array first
+_METHODS = (
+    "all any argmax argmin argpartition argsort astype choose clip compress conj "
+    "conjugate cumprod cumsum diagonal dot max mean min nonzero prod ptp ravel repeat "
+    "round searchsorted squeeze std sum swapaxes take trace var"
+).split()
+for _name in _METHODS:
+    setattr(Array, _name, _method(_name))
