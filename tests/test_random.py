@@ -943,7 +943,7 @@ def test_float16_uniform_and_normal_are_bit_exact():
         n = random.normal(random.PRNGKey(3), (8,), jnp.float16).view(np.uint16).tolist()
         assert n == [15071, 47536, 14530, 49301, 14764, 13386, 12700, 46809]
         b = random.uniform(random.PRNGKey(1), (4000,), jnp.float16).view(np.uint16)
-        b = b.astype(np.int64)
+        b = np.asarray(b).astype(np.int64)  # (Array.astype is JAX's: int64 -> int32 without x64)
         assert (int(b.sum()), int((b * np.arange(4000)).sum() % 1000003)) == (55319642, 348254)
     finally:
         srcjax.config.update("jax_threefry_partitionable", True)
