@@ -1,0 +1,82 @@
+"""srcjax/frontend/normalize/inline.py: calls of user functions are inlined with
+their locals renamed. Oracle: the normalized (flat) function returns what the
+Python call chain returns, and no call of the helpers is left."""
+
+import numpy as np
+import pytest
+from frontend_run import assert_same, normalized_text
+
+import srcjax.numpy as jnp
+
+
+def _square(v):
+    t = v * v  # a local named like the caller's
+    return t
+
+
+def _affine(v, w=2.0, *, b=1.0):
+    return v * w + b
+
+
+def _early(v):
+    if jnp.sum(v) > 0:
+        return v
+    return -v
+
+
+def _kwargs(v, **kw):
+    return _affine(v, **kw)
+
+
+def caller(x):
+    t = x + 1.0
+    return _square(t) + t
+
+
+def with_keywords(x):
+    return _affine(x) + _affine(x, 3.0) + _affine(x, b=-1.0) + _affine(x, w=0.5, b=0.0)
+
+
+def with_early_return(x):
+    return _early(x) + _early(-x)
+
+
+def forwarding_kwargs(x):
+    return _kwargs(x, w=4.0, b=0.5)
+
+
+def twice(x):
+    return _square(_square(x))
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, v):
+        return v * self.w
+
+
+MODEL = Model(3.0)
+
+
+def bound_method(x):
+    return MODEL.apply(x)
+
+
+X = jnp.asarray(np.array([0.5, -2.0]))
+
+
+@pytest.mark.parametrize(
+    "f", [caller, with_keywords, with_early_return, forwarding_kwargs, twice, bound_method]
+)
+def test_inlined_function_gives_pythons_values(f):
+    assert_same(f, X)
+
+
+def test_no_call_of_a_user_function_is_left_and_locals_are_renamed():
+    text = normalized_text(caller)
+    assert "_square(" not in text
+    lines = [line.strip() for line in text.splitlines()]
+    # the caller's t keeps its name, the helper's t is renamed
+    assert [line for line in lines if line.startswith("t = ")] == ["t = x + 1.0"]
