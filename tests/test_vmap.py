@@ -1029,6 +1029,31 @@ def test_branches_of_different_structure_or_shape_raise(fn, xs):
             t(xs)
 
 
+def _returns_scalar_or_vector(x):
+    if x > 0:
+        return x  # shape ()
+    return jnp.zeros(2)  # shape (2,)
+
+
+def test_returns_of_scalar_and_vector_shapes_raise_not_broadcast():
+    """User bug 26: a Python `if` returning shape () in one branch and (2,) in the
+    other was broadcast into [[1, 1], [0, 0]] under vmap (a per-example scalar went
+    through ad.select's zero-cotangent allowance). JAX refuses (lax.cond: branches
+    must give one shape and dtype); the error names the user's line and both shapes."""
+    xs = np.array([1.0, -1.0], np.float32)
+    for t in (vmap(_returns_scalar_or_vector), srcjax.jit(vmap(_returns_scalar_or_vector))):
+        with pytest.raises(ValueError) as err:
+            t(xs)
+        msg = str(err.value)
+        assert "lax.cond" in msg and "shape () in one, (2,) in the other" in msg, msg
+        assert "the returned value" in msg, msg
+        line = _returns_scalar_or_vector.__code__.co_firstlineno + 1
+        assert f"test_vmap.py:{line}" in msg, msg
+    # every example taking one branch: each example's own value (Python's)
+    np.testing.assert_allclose(vmap(_returns_scalar_or_vector)(xs[:1]), [1.0])
+    np.testing.assert_allclose(vmap(_returns_scalar_or_vector)(-abs(xs)), np.zeros((2, 2)))
+
+
 def _affine(p, x):
     return x @ p["w"] + p["b"]
 

@@ -161,6 +161,16 @@ class _Branches:
         )
         return self._loads[n] > inside
 
+    def _returned_names(self) -> Set[str]:
+        """The names the function's ``return`` statements return (``return result``,
+        ``return (a, b)``)."""
+        out: Set[str] = set()
+        for x in gast.walk(self.fdef):
+            if isinstance(x, gast.Return) and x.value is not None:
+                vals = x.value.elts if isinstance(x.value, gast.Tuple) else [x.value]
+                out.update(v.id for v in vals if isinstance(v, gast.Name))
+        return out
+
     def _check_in_place(self, s: Any) -> None:
         """A list changed in place (``append``/``pop``) in a branch of a batched ``if``
         or the body of a masked loop, that the branch did not create: both branches
@@ -356,9 +366,12 @@ class _Branches:
             # (in a user's function, a name a branch sets to None itself is the
             # user's None: `y = x if c else None` lowers to such a temporary)
             set_none = user is None and n in none_in_branches
+            # (the name a user function's `return`s assign is made by srcjax but
+            # holds the user's value: bug 26, () and (2,) were broadcast together)
+            returned = user is None and n in self._returned_names()
             if (
                 (n in user if user is not None else True)
-                and (n not in self.namer.made or set_none)
+                and (n not in self.namer.made or set_none or returned)
                 and n not in self.tapes
                 and self._read_outside(n, s)
             ):
@@ -371,7 +384,7 @@ class _Branches:
                         N.name(b),
                         N.const(a in self.bat),
                         N.const(b in self.bat),
-                        N.const(n),
+                        N.const("" if returned else n),
                         # None on a path that left the name unset (the batcher's and
                         # generated code's forward declarations): not checked; only
                         # the user's own `= None` is a value (a name read later only
