@@ -1042,3 +1042,42 @@ def test_a_parameter_named_like_a_global_does_not_rebuild_every_call():
     for _ in range(3):
         np.testing.assert_array_equal(g(x), x * x + 1.0)
     assert g._builds == 1
+
+
+def test_rebinding_a_global_alias_of_a_primitive_retransforms():
+    """Fresh user bug_01: ``ACT = jnp.sin`` then ``ACT = jnp.tanh`` (a notebook cell
+    switching the activation): grad and jit(grad) kept differentiating sin (0.7648)
+    where JAX gives 1 - tanh(0.7)**2 = 0.6347. Only inlined user functions were
+    recorded as dependencies of the generated code, not primitives named by a
+    global."""
+    import helpers_redefine as m
+
+    old = m.ACT
+    try:
+        assert abs(float(srcjax.grad(m.through_alias)(0.7)) - np.cos(0.7)) < 1e-6
+        jg = jit(srcjax.grad(m.through_alias))
+        assert abs(float(jg(0.7)) - np.cos(0.7)) < 1e-6
+        m.ACT = jnp.tanh
+        want = 1 - np.tanh(0.7) ** 2
+        assert abs(float(srcjax.grad(m.through_alias)(0.7)) - want) < 1e-6
+        assert abs(float(jg(0.7)) - want) < 1e-6
+        assert abs(float(jit(m.through_alias)(0.7)) - np.tanh(0.7)) < 1e-6
+    finally:
+        m.ACT = old
+
+
+def _builtin_abs_and_pow(x):
+    return abs(x) + pow(x, 2)
+
+
+def test_a_builtin_mapped_to_a_primitive_is_not_a_dependency():
+    # (the fix above must not watch builtins: a missing global would look rebound and
+    # rebuild the code on every call)
+    j = jit(_builtin_abs_and_pow)
+    for v in (-2.0, 3.0):
+        np.testing.assert_allclose(float(j(np.float32(v))), abs(v) + v * v)
+    assert j._cache_size() == 1
+    g = srcjax.grad(_builtin_abs_and_pow)
+    np.testing.assert_allclose(float(g(np.float32(-2.0))), -1.0 - 4.0)
+    fn = next(iter(g._cache.values()))
+    assert not fn.__srcjax_deps__

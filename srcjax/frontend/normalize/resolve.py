@@ -397,6 +397,13 @@ def _is_primitive(norm: Any, c: Callee) -> bool:
 
 
 def _primitive(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    name = c.func.id if isinstance(c.func, gast.Name) else None
+    if name is not None and (name in norm.src.globals or name in norm.src.closure):
+        # a name bound to a primitive (``ACT = jnp.sin``; ``from jnp import sin``):
+        # rebinding it (``ACT = jnp.tanh``) must transform again, as for an inlined
+        # function. (``jnp.sin`` itself, a module attribute, is not watched; a
+        # builtin such as ``abs`` is not in the globals.)
+        norm._record_dependency(c.func, c.obj(norm))
     return norm.prim_call(c.prim, c.e.args, c.e.keywords, c.e)
 
 
