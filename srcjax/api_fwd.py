@@ -23,6 +23,7 @@ import gast
 import numpy as np
 
 from ._array import unwrap_args, unwrap_kwargs, wrap_tree
+from ._dict_order import in_jax_order
 from .api import (
     _TRANSFORM_CACHE,
     Transformed,
@@ -287,8 +288,9 @@ def _snapshot(args: tuple) -> tuple:
 
 def _canon_args(args: Sequence[Any]) -> tuple:
     """JAX's argument canonicalization, as grad does it: Python floats become
-    float32 arrays (float64 with x64), 64-bit arrays narrow when x64 is off."""
-    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
+    float32 arrays (float64 with x64), 64-bit arrays narrow when x64 is off;
+    dicts in JAX's key order (``_dict_order.in_jax_order``)."""
+    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), in_jax_order(a)) for a in args)
 
 
 def bound_of(fun: Any) -> tuple:

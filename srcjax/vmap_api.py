@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from ._array import unwrap_args, unwrap_kwargs, unwrap_tree
+from ._dict_order import args_in_jax_order
 from .api import Transformed, _kind, fixed_arity
 from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
@@ -320,7 +321,8 @@ class _Vmap(Transformed):
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        args = unwrap_args(args)  # the boundary: generated code computes on buffers
+        # the boundary: generated code computes on buffers; dicts in JAX's key order
+        args = args_in_jax_order(unwrap_args(args))
         if kwargs:
             kwargs = unwrap_kwargs(kwargs)
         axes = self.in_axes

@@ -13,6 +13,7 @@ import numpy as np
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import unwrap_tree as _unwrap_tree
+from .._dict_order import args_in_jax_order
 from ..codegen import diskcache
 from ..driver import Generated, transform
 from ..errors import TransformTypeError, TransformValueError
@@ -134,7 +135,8 @@ class _Grad(Transformed):
         return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, *args, **kwargs):
-        args = _unwrap_args(args)  # the boundary: generated code computes on buffers
+        # the boundary: generated code computes on buffers; dicts in JAX's key order
+        args = args_in_jax_order(_unwrap_args(args))
         if kwargs:
             kwargs = _unwrap_kwargs(kwargs)
         if self._fast1 and len(args) == 1 and not kwargs:

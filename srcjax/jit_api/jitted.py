@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import backends, dtypes, tree_util
 from .._array import unwrap_args, unwrap_kwargs, wrap
+from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..backends import _devices
 from ..codegen import diskcache, emit
@@ -187,7 +188,8 @@ class _Jit(Transformed):
         return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
-        args = unwrap_args(args)  # the boundary: generated code computes on buffers
+        # the boundary: generated code computes on buffers; dicts in JAX's key order
+        args = args_in_jax_order(unwrap_args(args))
         if kwargs:
             kwargs = unwrap_kwargs(kwargs)
         if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
