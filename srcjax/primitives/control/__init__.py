@@ -21,6 +21,7 @@ from ._trees import _class_kind, _fill, class_map, dict_like, static_attrs  # no
 from .cotangents import *  # noqa: F403
 from .cotangents import __all__ as _cotangents_all
 from .cotangents import _tree_index_adjoint, fill_holes, mark_tree_outputs, part  # noqa: F401
+from .cotangents import pop, pop_like, push  # noqa: F401  (the tape of the reverse sweep)
 from .scan import _rows_adjoint, _rows_of, _scan_length, leading_length, tree_slice_adjoint  # noqa: F401
 from . import attributes  # noqa: F401  (registers its primitives)
 from .custom_checks import _check_aux  # noqa: F401
