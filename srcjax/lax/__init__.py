@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import dtypes
+from .._array import wrap_tree as _wrap_tree
 from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives.branch_types import check_branch_types as _check_branch_types
 from ..primitives.collectives import (
@@ -164,7 +165,7 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     if other is not _SKIPPED:
         names = ("true_fun", "false_fun") if pred else ("false_fun", "true_fun")
         _check_branch_types("cond", names, out, other)
-    return out
+    return _wrap_tree(out)  # Arrays, as every eager srcjax result
 
 
 _SKIPPED = object()
@@ -192,7 +193,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
             other = _other_branch(fn, operands)
             if other is not _SKIPPED:
                 _check_branch_types("switch", (f"branch {i}", f"branch {j}"), out, other)
-    return out
+    return _wrap_tree(out)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -269,7 +270,7 @@ def fori_loop(
         else:
             new = _check_carry(None, val, new)
         val = new
-    return val
+    return _wrap_tree(val)
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -286,7 +287,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         else:
             new = _check_carry(None, val, new)
         val = new
-    return val
+    return _wrap_tree(val)
 
 
 def _tree_index(xs: Any, i: int) -> Any:
@@ -339,8 +340,8 @@ def scan(
         carry = new
         ys[i] = y
     if n == 0:
-        return carry, _empty_ys(f, carry, xs)
-    return carry, _tree_stack(ys)
+        return _wrap_tree((carry, _empty_ys(f, carry, xs)))
+    return _wrap_tree((carry, _tree_stack(ys)))
 
 
 def _scan_pair(out: Any) -> tuple:
@@ -380,7 +381,7 @@ def map(f: Callable, xs: Any, *, batch_size: Optional[int] = None) -> Any:  # no
         raise TypeError(f"lax.map: batch_size must be an int, got {batch_size!r}")
     n = _leading_length(xs)
     xs, f = _canonical(xs), _eager(f)
-    return _tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)])
+    return _wrap_tree(_tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)]))
 
 
 for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):

@@ -224,6 +224,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     # bin 0 (below the first edge) and nb (above the last) are dropped, as JAX's
     # scatter drops them
     total = take_adjoint(ravel(weights), zeros((nb + 1,), dtype=weights.dtype), idx, 0)
+    total = asarray(total)  # (an ad.* helper returns its buffer eagerly: an Array, as JAX's)
     counts = total[1:nb]
     if density:
         counts = counts / diff(edges) / sum(counts)
