@@ -80,3 +80,20 @@ def test_no_call_of_a_user_function_is_left_and_locals_are_renamed():
     lines = [line.strip() for line in text.splitlines()]
     # the caller's t keeps its name, the helper's t is renamed
     assert [line for line in lines if line.startswith("t = ")] == ["t = x + 1.0"]
+
+
+def _layer(w, x, act=jnp.tanh):
+    return act(x * w)
+
+
+def test_a_function_passed_by_keyword_is_differentiated_as_a_positional_one():
+    # bug 11: `layer(w, x, act=f)` gave NoDerivativeRuleError for `act`
+    import srcjax
+    import srcjax.nn
+
+    by_keyword = srcjax.grad(lambda w: _layer(w, 2.0, act=srcjax.nn.relu))(0.7)
+    np.testing.assert_allclose(float(by_keyword), 2.0, rtol=1e-6)  # JAX 0.10.2: 2.0
+    sin_kw = srcjax.grad(lambda w: _layer(w, 2.0, act=jnp.sin))(0.7)
+    sin_pos = srcjax.grad(lambda w: _layer(w, 2.0, jnp.sin))(0.7)
+    np.testing.assert_allclose(float(sin_kw), 2.0 * np.cos(1.4), rtol=1e-6)
+    np.testing.assert_allclose(float(sin_kw), float(sin_pos), rtol=1e-6)

@@ -50,8 +50,10 @@ class InlineMixin:
             if ty is not None:  # model(x), model a constant: its methods inline too
                 self.types[tmp] = ty
             args.append(N.name(tmp))
+        # (a function passed by keyword, `layer(w, x, act=jnp.sin)`, is known to
+        # the callee as a positional one is)
         args += [self.function_atom(a) for a in e.args]
-        kws = {k.arg: self.atom(k.value) for k in e.keywords}
+        kws = {k.arg: self.function_atom(k.value) for k in e.keywords}
         for k, v in pre_kwargs.items():
             tmp = self.namer.fresh(k)
             self.bindings[tmp] = v
@@ -79,8 +81,8 @@ class InlineMixin:
                 "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
             )
         src = get_source(fn)
-        args = list(lead) + [self.atom(a) for a in e.args]
-        kws = {k.arg: self.atom(k.value) for k in e.keywords}
+        args = list(lead) + [self.function_atom(a) for a in e.args]
+        kws = {k.arg: self.function_atom(k.value) for k in e.keywords}
         name = fn.__name__.strip("_") or "method"  # __call__'s locals: call_x
         sub = type(self)(
             src,
