@@ -93,6 +93,31 @@ def bits32_partitionable(keys, n, out):
 
 
 @njit
+def split_partitionable(keys, n, out):
+    """``out[b, i] = (y0, y1)``: key ``i`` of §5's partitionable split of key ``b``
+    (threefry of the counter pair ``(i >> 32, i & 0xFFFFFFFF)``)."""
+    for bi in range(keys.shape[0]):
+        k0 = np.uint64(keys[bi, 0])
+        k1 = np.uint64(keys[bi, 1])
+        for i in range(n):
+            ii = np.uint64(i)
+            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
+            out[bi, i, 0] = np.uint32(y0)
+            out[bi, i, 1] = np.uint32(y1)
+
+
+@njit
+def fold_in_words(keys, data, out):
+    """``out[b] = threefry(keys[b], (0, data[b]))`` (§4)."""
+    for bi in range(keys.shape[0]):
+        y0, y1 = threefry(
+            np.uint64(keys[bi, 0]), np.uint64(keys[bi, 1]), np.uint64(0), np.uint64(data[bi])
+        )
+        out[bi, 0] = np.uint32(y0)
+        out[bi, 1] = np.uint32(y1)
+
+
+@njit
 def bits32_legacy(keys, m, out):
     """``out[b, :m]``: helper H of §2a on the counters ``iota(m)`` (odd ``m``: the
     last counter pair's second word is the padding 0)."""
@@ -221,6 +246,30 @@ def bits32(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
     return out.reshape(keys.shape[:-1] + tuple(shape))
 
 
+def split_keys(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
+    """``keys.shape[:-1] + shape + (2,)`` new keys (both schemes), one compiled pass."""
+    n = _tf._size(shape)
+    flat = np.ascontiguousarray(keys.reshape(-1, 2))
+    if partitionable:
+        out = np.empty((flat.shape[0], n, 2), np.uint32)
+        split_partitionable(flat, n, out)
+    else:
+        out = np.empty((flat.shape[0], 2 * n), np.uint32)
+        bits32_legacy(flat, 2 * n, out)
+    return out.reshape(keys.shape[:-1] + tuple(shape) + (2,))
+
+
+def fold_in_keys(keys: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``fold_in`` of keys ``(..., 2)`` and uint32 ``data`` broadcasting against
+    ``keys.shape[:-1]``."""
+    batch = np.broadcast_shapes(keys.shape[:-1], np.shape(data))
+    flat = np.ascontiguousarray(np.broadcast_to(keys, batch + (2,)).reshape(-1, 2))
+    d = np.ascontiguousarray(np.broadcast_to(data, batch).reshape(-1), np.uint32)
+    out = np.empty((flat.shape[0], 2), np.uint32)
+    fold_in_words(flat, d, out)
+    return out.reshape(batch + (2,))
+
+
 def normal_of_words(words: np.ndarray) -> np.ndarray:
     w = np.ascontiguousarray(words, np.uint32).reshape(-1)
     out = np.empty(w.size, np.float32)
@@ -244,4 +293,7 @@ def load():
     normal_keys(np.zeros((1, 2), np.uint32), (1,))
     bits32(np.zeros((1, 2), np.uint32), (3,), False)
     bits32(np.zeros((1, 2), np.uint32), (3,), True)
+    split_keys(np.zeros((1, 2), np.uint32), (2,), True)
+    split_keys(np.zeros((1, 2), np.uint32), (2,), False)
+    fold_in_keys(np.zeros((1, 2), np.uint32), np.zeros(1, np.uint32))
     return sys.modules[__name__]

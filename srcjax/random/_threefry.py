@@ -123,6 +123,10 @@ def split(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
     """``keys.shape[:-1] + shape + (2,)`` new keys."""
     n = _size(shape)
     batch = keys.shape[:-1]
+    if 2 * n < 2**32 - 1:
+        k = kernels()
+        if k is not None:
+            return k.split_keys(keys, tuple(shape), partitionable)
     if partitionable:
         hi, lo = _counters(n)
         k0, k1 = _key_words(keys)
@@ -136,6 +140,9 @@ def split(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarray:
 def fold_in(keys: np.ndarray, data: np.ndarray) -> np.ndarray:
     """``threefry2x32(key, (0, data))`` for keys ``(..., 2)`` and uint32 ``data``
     broadcasting against ``keys.shape[:-1]``."""
+    k = kernels()
+    if k is not None:
+        return k.fold_in_keys(keys, data)
     y0, y1 = threefry2x32(keys[..., 0], keys[..., 1], _U32(0), data)
     return np.stack([y0, y1], axis=-1)
 
