@@ -13,6 +13,12 @@ every cotangent is checked to have its primal's shape and dtype. They cost time,
 so they are off by default; the test suite turns them on. Code reads the module
 global :data:`checks_enabled`.
 
+``config.update("jax_debug_nans", True)`` (``JAX_DEBUG_NANS=1``) and
+``jax_debug_infs`` (``JAX_DEBUG_INFS=1``) raise ``FloatingPointError`` where a NaN
+(an inf) appears, as JAX's flags do: see :mod:`srcjax._debug_nans` for what is
+caught. Off, they cost one read of the module global :data:`debug_nonfinite` per
+eager primitive and per call of a transformed function.
+
 Other modules that cache something derived from an option (for example the
 dtype tables in :mod:`srcjax.dtypes`) register a callback with :func:`on_change`.
 """
@@ -37,16 +43,23 @@ jit_disabled: bool = _env_flag("JAX_DISABLE_JIT")
 #: The current value of ``jax_enable_checks`` (srcjax's internal invariant checks).
 checks_enabled: bool = _env_flag("JAX_ENABLE_CHECKS")
 
+#: ``jax_debug_nans`` / ``jax_debug_infs``, and whether either is on (the one
+#: flag hot paths read)
+debug_nans: bool = _env_flag("JAX_DEBUG_NANS")
+debug_infs: bool = _env_flag("JAX_DEBUG_INFS")
+debug_nonfinite: bool = debug_nans or debug_infs
+
 # Options JAX users commonly set (jax_enable_x64, jax_enable_checks,
-# jax_disable_jit and jax_threefry_partitionable act; the others are stored and
+# jax_disable_jit, jax_debug_nans, jax_debug_infs and jax_threefry_partitionable
+# act; the others are stored and
 # can be read back), and srcjax's own.
 _DEFAULTS: Dict[str, Any] = {
     "jax_enable_x64": x64_enabled,
     "jax_enable_checks": checks_enabled,
     "jax_platform_name": "",
     "jax_platforms": None,
-    "jax_debug_nans": False,
-    "jax_debug_infs": False,
+    "jax_debug_nans": debug_nans,
+    "jax_debug_infs": debug_infs,
     "jax_disable_jit": jit_disabled,
     "jax_default_matmul_precision": None,
     "jax_numpy_rank_promotion": "allow",
@@ -85,7 +98,7 @@ class Config:
     def update(self, name: str, value: Any) -> None:
         """Set option ``name`` to ``value``. Unknown names raise ``AttributeError``
         (as JAX does)."""
-        global x64_enabled, checks_enabled, jit_disabled
+        global x64_enabled, checks_enabled, jit_disabled, debug_nans, debug_infs, debug_nonfinite
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
         if name == "jax_enable_x64":
@@ -97,6 +110,13 @@ class Config:
         elif name == "jax_disable_jit":
             value = bool(value)
             jit_disabled = value
+        elif name in ("jax_debug_nans", "jax_debug_infs"):
+            value = bool(value)
+            if name == "jax_debug_nans":
+                debug_nans = value
+            else:
+                debug_infs = value
+            debug_nonfinite = debug_nans or debug_infs
         if name in _CHOICES and value not in _CHOICES[name]:
             raise ValueError(f"config option {name} must be one of {_CHOICES[name]}, got {value!r}")
         self._values[name] = value

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import _debug_nans
 from ._array import unwrap_args, unwrap_kwargs, unwrap_tree
 from ._dict_order import args_in_jax_order
 from .api import Transformed, _kind, fixed_arity
@@ -24,6 +25,7 @@ from .frontend.normalize import dependencies_valid
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
 from .transforms.batching import BatchSpec, batch
+from .tree_util import tree_leaves as _tree_leaves
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -325,6 +327,11 @@ class _Vmap(Transformed):
         args = args_in_jax_order(unwrap_args(args))
         if kwargs:
             kwargs = unwrap_kwargs(kwargs)
+        if _cfg.debug_nonfinite and not _debug_nans.active():  # jax_debug_nans
+            label = f"vmap({getattr(self.fun, '__name__', 'fun')})"
+            return _debug_nans.call_checked(
+                self.__call__, args, kwargs, label, _tree_leaves, op_by_op=True
+            )
         axes = self.in_axes
         if kwargs:
             names = self._param_names()[len(self._pbound) :]

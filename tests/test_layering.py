@@ -59,6 +59,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax._prng_key",
             "srcjax._spmd",
             "srcjax._traceback",
+            "srcjax._debug_nans",
             "srcjax._array",
             "srcjax._array_ops",
         ),

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from .. import _debug_nans
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import unwrap_tree as _unwrap_tree
@@ -139,6 +140,12 @@ class _Grad(Transformed):
         args = args_in_jax_order(_unwrap_args(args))
         if kwargs:
             kwargs = _unwrap_kwargs(kwargs)
+        if _cfg.debug_nonfinite and not _debug_nans.active():  # jax_debug_nans
+            what = "value_and_grad" if self.with_value else "grad"
+            label = f"{what}({getattr(self.fun, '__name__', 'fun')})"
+            return _debug_nans.call_checked(
+                self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
+            )
         if self._fast1 and len(args) == 1 and not kwargs:
             # fast path: one array or float argument, differentiated; the generated
             # function for it exists and calls no user function that could change

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import gast
 import numpy as np
 
-from .. import backends, dtypes, tree_util
+from .. import _debug_nans, backends, dtypes, tree_util
 from .._array import unwrap_args, unwrap_kwargs, wrap
 from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
@@ -194,6 +194,11 @@ class _Jit(Transformed):
             kwargs = unwrap_kwargs(kwargs)
         if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
             return self.fun(*args, **kwargs)
+        if _cfg.debug_nonfinite and not _debug_nans.active():
+            label = f"jit({getattr(self.fun, '__name__', 'fun')})"
+            return _debug_nans.call_checked(
+                self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
+            )
         fn = None
         if len(args) == 1 and not kwargs and not self._static_pos:
             # fast path (W3's per-call cost): one float or float32 array argument

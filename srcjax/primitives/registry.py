@@ -63,6 +63,7 @@ from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import wrap_tree as _wrap_tree
+from .._debug_nans import _cfg, check_eager
 
 __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_callable"]
 
@@ -400,6 +401,8 @@ class Primitive:
                 raise
             more = " (not supported by srcjax yet)" if "unexpected keyword" in text else ""
             raise TypeError(f"{self.public}() {text[len(head) :]}{more}") from None
+        if _cfg.debug_nonfinite:  # jax_debug_nans / jax_debug_infs
+            check_eager(self.public, r)
         if not self.returns_arrays:
             return r
         if type(r) is np.ndarray and (r.base is not None or any(r is a for a in given)):
