@@ -57,7 +57,7 @@ def uses_del(x):
 
 
 def uses_star(x):
-    args = (x,)
+    args = x  # (a star whose length is known while transforming is expanded)
     return jnp.sum(*args)
 
 

@@ -36,6 +36,7 @@ from .lower import _Lowerer
 from .nested import NestedMixin
 from .resolve import ResolveMixin
 from .scope import ScopeMixin
+from .starargs import star_arg_nodes
 from .statements import StatementsMixin
 from .trees import TreesMixin
 from .typed import TypedMixin
@@ -372,6 +373,7 @@ class Normalizer(
         if bad is not None:
             node, message, hint = bad
             raise UnsupportedSyntaxError(message, self.src.location(node), hint)
+        call_stars = star_arg_nodes(gast.Module(body=fnode.body, type_ignores=[]))
         for n in gast.walk(gast.Module(body=fnode.body, type_ignores=[])):
             for cls, what in _UNSUPPORTED.items():
                 if isinstance(n, cls):
@@ -395,6 +397,8 @@ class Normalizer(
             if isinstance(n, gast.Starred):
                 if isinstance(n.ctx, gast.Store):
                     continue  # `*hidden, last = layers` (see assign_target)
+                if id(n) in call_stars:
+                    continue  # `f(*xs)`: expanded where the length is known (starargs.py)
                 raise UnsupportedSyntaxError(
                     "star-arguments (`*args`) are not supported in transformed functions",
                     self.src.location(n),

@@ -33,6 +33,7 @@ from .common import (
     _tree_registry,
     _unsupported,
 )
+from .starargs import expand_star_args, has_star_args
 
 _REGISTER_HINT = (
     "srcjax transforms the classes it knows as pytrees: register {name} "
@@ -570,6 +571,8 @@ class ResolveMixin:
     def call(self, e: Any, target: Optional[str]) -> tuple:
         """Normalize the call ``e`` to ``(node, Op)``: the first rule of
         :data:`CALL_RULES` that recognizes its callee handles it."""
+        if has_star_args(e):  # f(*xs): the items of xs, where its length is known
+            e = expand_star_args(self, e)
         if any(k.arg is None for k in e.keywords):
             e = self._expand_kwargs(e)
         e, made = self._call_of_factory(e)
