@@ -218,6 +218,20 @@ def normal_partitionable(keys, n, out):
 
 
 @njit
+def log_values(x, out):
+    """``out[i]``: XLA:CPU's float32 ``log`` of ``x[i]`` (``_threefry.log32``)."""
+    for i in range(x.shape[0]):
+        out[i] = _log32(x[i])
+
+
+@njit
+def log1p_values(x, out):
+    """``out[i]``: XLA:CPU's float32 ``log1p`` of ``x[i]`` (``_threefry.log1p32``)."""
+    for i in range(x.shape[0]):
+        out[i] = _log1p32(x[i])
+
+
+@njit
 def uniform_words(words, lo, span, out):
     """``out[i] = max(lo, fma(f, span, lo))`` with ``f`` from §7 (float32)."""
     for i in range(words.shape[0]):
@@ -270,6 +284,24 @@ def fold_in_keys(keys: np.ndarray, data: np.ndarray) -> np.ndarray:
     return out.reshape(batch + (2,))
 
 
+def _elementwise(kernel, x) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    flat = np.ascontiguousarray(x.reshape(-1))
+    out = np.empty(flat.size, np.float32)
+    kernel(flat, out)
+    return out.reshape(x.shape)
+
+
+def log_of(x) -> np.ndarray:
+    """float32 ``log`` of ``x`` (any shape), one compiled pass."""
+    return _elementwise(log_values, x)
+
+
+def log1p_of(x) -> np.ndarray:
+    """float32 ``log1p`` of ``x`` (any shape), one compiled pass."""
+    return _elementwise(log1p_values, x)
+
+
 def normal_of_words(words: np.ndarray) -> np.ndarray:
     w = np.ascontiguousarray(words, np.uint32).reshape(-1)
     out = np.empty(w.size, np.float32)
@@ -294,6 +326,8 @@ def load():
     bits32(np.zeros((1, 2), np.uint32), (3,), False)
     bits32(np.zeros((1, 2), np.uint32), (3,), True)
     split_keys(np.zeros((1, 2), np.uint32), (2,), True)
+    log_of(np.ones(1, np.float32))
+    log1p_of(np.ones(1, np.float32))
     split_keys(np.zeros((1, 2), np.uint32), (2,), False)
     fold_in_keys(np.zeros((1, 2), np.uint32), np.zeros(1, np.uint32))
     return sys.modules[__name__]

@@ -316,9 +316,27 @@ _SQRTHF = _f32(0x3F3504F3)
 _HALF = np.float32(-0.5)
 
 
-@_by_chunks
 def log32(y: np.ndarray) -> np.ndarray:
-    """XLA:CPU's float32 ``log`` (Cephes/Eigen style), bit for bit (SPEC.md §9)."""
+    """XLA:CPU's float32 ``log`` (Cephes/Eigen style), bit for bit (SPEC.md §9):
+    one compiled pass when the kernels are available (gumbel/categorical, the
+    exponential, gamma and discrete samplers call it on small arrays)."""
+    k = kernels()
+    if k is not None:
+        return k.log_of(y)
+    return _log32_np(y)
+
+
+def log1p32(t: np.ndarray) -> np.ndarray:
+    """XLA:CPU's float32 ``log1p`` (jaxlib 0.10.2), bit for bit (SPEC.md §9)."""
+    k = kernels()
+    if k is not None:
+        return k.log1p_of(t)
+    return _log1p32_np(t)
+
+
+@_by_chunks
+def _log32_np(y: np.ndarray) -> np.ndarray:
+    """:func:`log32` in NumPy."""
     y = np.asarray(y, np.float32)
     yc = np.maximum(y, np.float32(2.0**-126))
     u = yc.view(np.uint32)
@@ -354,8 +372,8 @@ _L1P_SMALL = _f32(0x3ED413CD)
 
 
 @_by_chunks
-def log1p32(t: np.ndarray) -> np.ndarray:
-    """XLA:CPU's float32 ``log1p`` (jaxlib 0.10.2), bit for bit (SPEC.md §9)."""
+def _log1p32_np(t: np.ndarray) -> np.ndarray:
+    """:func:`log1p32` in NumPy."""
     t = np.asarray(t, np.float32)
     tiny = np.abs(t) < np.float32(2.0**-126)
     t = np.where(tiny, np.float32(0.0) * t, t)  # denormals flush to zero
@@ -373,7 +391,7 @@ def log1p32(t: np.ndarray) -> np.ndarray:
         out[small] = ts + fma32(_HALF, t2, q)
     big = ~small
     if np.any(big):
-        out[big] = log32(t[big] + np.float32(1.0))
+        out[big] = _log32_np(t[big] + np.float32(1.0))
     return out
 
 
