@@ -104,6 +104,40 @@ def test_switch_clamps_index():
         assert_close(srcjax.grad(f)(0.5, k), want)
 
 
+@pytest.mark.parametrize("index", [1.7, np.float32(1.0), True, jnp.array(1.0)])
+def test_switch_refuses_an_index_that_is_no_integer(index):
+    """User bug 06: lax.switch(1.7, ...) took branch 1; JAX 0.10.2 raises
+    TypeError: Index type must be an integer, got 1.7 as float32."""
+    branches = [lambda: 10.0, lambda: 20.0, lambda: 30.0]
+    with pytest.raises(
+        TypeError, match="Index type must be an integer, got .* as (float32|float64|bool)"
+    ):
+        lax.switch(index, branches)
+    # integers of any width are indices (JAX: 20.0, 30.0, 20.0)
+    for k, want in [(1, 20.0), (np.int64(2), 30.0), (jnp.array(1, jnp.uint8), 20.0)]:
+        assert_close(lax.switch(k, branches), want)
+
+
+def _switch_scaled(i, x):
+    return lax.switch(i, [lambda v: v * 1.0, lambda v: v * 2.0, lambda v: v * 3.0], x)
+
+
+def test_transformed_switch_refuses_a_float_index():
+    """User bug 06 in generated code: jit/grad/vmap of lax.switch clipped 1.7 to
+    branch 1 (JAX: TypeError, Index type must be an integer ... as float32)."""
+    msg = "Index type must be an integer, got .* as float"
+    with pytest.raises(TypeError, match=msg):
+        srcjax.jit(_switch_scaled)(1.7, 1.0)
+    with pytest.raises(TypeError, match=msg):
+        srcjax.grad(_switch_scaled, argnums=1)(1.7, 1.0)
+    with pytest.raises(TypeError, match=msg):
+        srcjax.vmap(_switch_scaled)(jnp.array([0.0, 2.0]), jnp.array([1.0, 1.0]))
+    # integer indices: JAX gives 2.0, 3.0 and [1, 6]
+    assert_close(srcjax.jit(_switch_scaled)(1, 1.0), 2.0)
+    assert_close(srcjax.grad(_switch_scaled, argnums=1)(2, 1.0), 3.0)
+    assert_close(srcjax.vmap(_switch_scaled)(jnp.array([0, 2]), jnp.array([1.0, 2.0])), [1.0, 6.0])
+
+
 def test_nested_def_and_local_lambda_are_inlined():
     def f(x):
         def sq(v):

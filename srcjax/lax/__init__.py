@@ -38,6 +38,7 @@ from ..primitives.collectives import (
 )
 from ..primitives.control import leading_length as _leading_length
 from ..primitives.control import stop_gradient
+from ..primitives.control.custom_checks import _check_switch_index
 from ..primitives.conv import *  # noqa: F403  (conv_general_dilated, conv_transpose, reduce_window ...)
 from ..primitives.creation import asarray as jnp_asarray
 from ..primitives.creation import shape as jnp_shape
@@ -184,7 +185,12 @@ def _other_branch(fn: Callable, operands: tuple) -> Any:
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[clamp(index)](*operands)`` (``jax.lax.switch``); the index is clamped
-    to ``[0, len(branches) - 1]``."""
+    to ``[0, len(branches) - 1]``.
+
+    Raises:
+        TypeError: an index whose dtype is not an integer (a float, a bool), as JAX.
+    """
+    _check_switch_index(index)
     i = int(np.clip(index, 0, len(branches) - 1))
     operands = _canonical(operands)
     out = _canonical(_eager(branches[i])(*operands))

@@ -53,6 +53,12 @@ class LaxCallsMixin:
             idx = self.atom(a[0], base="index")
             ops = [self.atom(o) for o in a[2:]]
             k = self.temp("branch")
+            # JAX's TypeError for an index of a float (bool) dtype
+            chk = registry.by_public("ad.check_switch_index")
+            self.emit(
+                N.expr_stmt(N.call(chk.public, [N.clone(idx)])),
+                Op("prim", prim=chk, bound=_bind(chk, N.clone(idx))),
+            )
             # jnp.clip, not int(): under vmap the index is a batched array, and the
             # chain of `if branch == j` below then selects per example
             clip = registry.by_public("jnp.clip")

@@ -1,5 +1,6 @@
 """Checks of what user functions return to the transforms: ``has_aux`` pairs
-and ``custom_vjp`` backward rules (``ad.check_aux``, ``ad.check_bwd``).
+and ``custom_vjp`` backward rules (``ad.check_aux``, ``ad.check_bwd``), and of
+the index users give ``lax.switch`` (``ad.check_switch_index``).
 """
 
 from __future__ import annotations
@@ -77,3 +78,23 @@ def _check_bwd_leaf(ct, p, path, name):
 
 check_bwd = register(Primitive("ad.check_bwd", _check_bwd, kind="internal", differentiable=False))
 check_bwd.facts(effectful=True)
+
+
+def _check_switch_index(index):
+    """JAX's TypeError for a ``lax.switch`` index whose dtype is no integer (a
+    float, a bool): it used to be clipped and truncated (user bug 06)."""
+    dt = getattr(index, "dtype", None)
+    if dt is not None and dt.kind in "iu":
+        return  # the common case, an integer array
+    from ... import dtypes
+
+    dt = dtypes.dtype_of(index)
+    if dt.kind not in "iu":
+        value = index.item() if np.ndim(index) == 0 and hasattr(index, "item") else index
+        raise TypeError(f"Index type must be an integer, got {value} as {dt}")
+
+
+check_switch_index = register(
+    Primitive("ad.check_switch_index", _check_switch_index, kind="internal", differentiable=False)
+)
+check_switch_index.facts(effectful=True)
