@@ -7,4 +7,7 @@ nothing in it:
   Python containers), for forward and reverse mode.
 - :mod:`.liveness`: which names a block reads before writing them (vmap's
   carried values of batched branches and loops).
+- :mod:`.static_names`: names holding the same Python value for every example
+  under vmap (shape metadata, constant slices, options), constants.
+- :mod:`.tapes`: lists that are tapes or stacks of generated adjoint code.
 """

@@ -210,7 +210,7 @@ class Primitive:
         self.promote_operands = False
         #: a pure function of static metadata (shapes, options): given static
         #: operands its result is static too, a Python value under vmap, never
-        #: per-example data (the conv plans; see batching._static_names)
+        #: per-example data (the conv plans; see analysis/static_names.py)
         self.static_result = False
         #: the result is always an array, whatever the operands (a helper of
         #: generated code that does not pass containers through: ad.unbroadcast)

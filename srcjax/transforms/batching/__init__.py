@@ -48,8 +48,8 @@ Modules: :mod:`.generate` (:func:`batch`, the entry), :mod:`.batcher` (the
 pass's state and walk, assembled from the mixins :mod:`.statements`,
 :mod:`.prints`, :mod:`.branches`, :mod:`.loops`), :mod:`.calls` (what a
 batching rule sees: :class:`BatchCall`, :func:`build_call`), :mod:`.spec`
-(:class:`BatchSpec`), the analyses it reads (:mod:`.static_names`, and
-:mod:`srcjax.analysis.liveness`), :mod:`.rename` and :mod:`.helpers`.
+(:class:`BatchSpec`), :mod:`.rename` and :mod:`.helpers`; the analyses it
+reads are in :mod:`srcjax.analysis` (static_names, tapes, liveness).
 """
 
 from .calls import BatchCall, build_call

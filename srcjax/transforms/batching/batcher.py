@@ -11,6 +11,8 @@ from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 import gast
 
 from ...analysis.activity import object_method_error
+from ...analysis.static_names import constant_values, static_names
+from ...analysis.tapes import pure_tape_lists, tape_lists
 from ...errors import Location, TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Namer, Normalized, Op
@@ -20,7 +22,6 @@ from .loops import _Loops
 from .prints import _Prints
 from .spec import BatchSpec
 from .statements import _Statements
-from .static_names import _constant_values, _pure_tapes, _static_names, _tape_names
 
 
 class _Recording(set):
@@ -95,14 +96,14 @@ class Batcher(_Statements, _Prints, _Branches, _Loops):
         #: per-example ``if``/masked loops around the code being batched, for
         #: printing only the examples that run a ``print`` (ad.print_examples)
         self.example_masks: List[Tuple[Any, bool]] = []
-        #: names bound only to static metadata anywhere in the function (see _static_names)
-        self.static = _static_names(self.fdef.body)
+        #: names bound only to static metadata anywhere in the function (see static_names)
+        self.static = static_names(self.fdef.body)
         #: names holding a batch of a user's class instances (ad.stack_objects)
         self.object_batches: Set[str] = set()
         #: lists pushed to or popped from anywhere in the function: only these can be
         #: a tape started as `tape_bar = None` (the cotangent of a tuple rebound in a
         #: branch, `t_bar = None`, is a value: user E F16)
-        self.tapes = _tape_names(self.fdef.body)
+        self.tapes = tape_lists(self.fdef.body)
         self._loads: Optional[collections.Counter] = None  # name -> reads (see _read_outside)
         #: names a per-example `if` made for its branches (`v_then`): copies of the
         #: code read them where _read_outside cannot see (its counts are the
@@ -110,10 +111,10 @@ class Batcher(_Statements, _Prints, _Branches, _Loops):
         self.renamed: Set[str] = set()
         #: lists only ever appended to and popped from (grad's tapes): in-place
         #: changes of these under a batched `if` are the tapes' own business
-        self.pure_tapes = _pure_tapes(self.fdef.body)
+        self.pure_tapes = pure_tape_lists(self.fdef.body)
         #: names every binding of which is the same constant (a string, number,
         #: or a tuple of them): static arguments to rules (see BatchCall.static)
-        self.constant_values = _constant_values(self.fdef.body)
+        self.constant_values = constant_values(self.fdef.body)
         # name -> the name every binding of it copies (`cond = flag`), else None
         self._copies = _copy_bindings(self.fdef)
         from ...primitives import batch_rules  # noqa: F401  (registers rules and helpers)

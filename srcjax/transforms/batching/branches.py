@@ -11,11 +11,12 @@ from typing import Any, Dict, List, Set, Tuple
 import gast
 
 from ...analysis.liveness import reads_before_write
+from ...analysis.static_names import is_none_init
+from ...analysis.tapes import IN_PLACE, stack_lists
 from ...errors import Location, TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Namer
 from .rename import _rename
-from .static_names import _IN_PLACE, _is_none_init, _stacks
 
 
 class _Branches:
@@ -191,7 +192,7 @@ class _Branches:
                 isinstance(node.value, gast.Call)
                 and isinstance(node.value.func, gast.Attribute)
                 and isinstance(node.value.func.value, gast.Name)
-                and node.value.func.attr in _IN_PLACE
+                and node.value.func.attr in IN_PLACE
                 and node.value.func.value.id in self.containers
             ):
                 target, what = node.value.func.value.id, node.value.func.attr
@@ -252,7 +253,7 @@ class _Branches:
         # `ad.pop_like(lst, like)`) are pushed and popped on every pass, as tapes
         # are, so that a masked loop that pushes and the masked loop that pops stay
         # in step: never masked (ad.branch_input copies a list) nor selected
-        stacks = _stacks(s.body + s.orelse, self.tapes)
+        stacks = stack_lists(s.body + s.orelse, self.tapes)
         self._check_in_place(s)
         for which, stmts, flag in (("then", s.body, True), ("else", s.orelse, False)):
             # both branches run one after the other on the same list objects: a list
@@ -265,7 +266,7 @@ class _Branches:
                 # not drop by starting it again
                 started = set(N.assigned_names(s.body)) & stacks
                 stmts = [
-                    st for st in stmts if not (_is_none_init(st) and st.targets[0].id in started)
+                    st for st in stmts if not (is_none_init(st) and st.targets[0].id in started)
                 ]
             local_assigned = [n for n in N.assigned_names(stmts) if n not in stacks]
             reads = [n for n in reads_before_write(stmts) if n not in stacks]

@@ -9,12 +9,12 @@ from typing import Any, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 
+from ...analysis.tapes import pure_tape_lists
 from ...errors import TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Normalized
 from .batcher import Batcher
 from .spec import BatchSpec, _leaf_axes
-from .static_names import _pure_tapes
 
 
 def batch(norm: Normalized, spec: BatchSpec, name: Optional[str] = None) -> Any:
@@ -155,7 +155,7 @@ def _tape_restored_names(stmts: List[Any]) -> Set[str]:
     one (``t = tape.pop()``): grad's restore pattern."""
     pushed: Set[str] = set()
     popped: Set[str] = set()
-    tapes = _pure_tapes(stmts)
+    tapes = pure_tape_lists(stmts)
     for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
         op = getattr(node, "sj_op", None)
         if op is None or op.target not in tapes:

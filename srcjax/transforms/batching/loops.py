@@ -9,12 +9,12 @@ from typing import Any, List, Set
 import gast
 
 from ...analysis.liveness import live_in
+from ...analysis.tapes import appended_lists
 from ...errors import TransformValueError
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .helpers import _range_args
-from .static_names import _appended_lists
 
 
 class _Loops:
@@ -124,7 +124,7 @@ class _Loops:
         static = self.static & assigned  # stay Python values (see batched_if)
         # lists the body appends to (tapes) are made batched once, before the loop:
         # in the body, a batch_broadcast would re-broadcast them every iteration
-        lists = _appended_lists(body) & set(defined)
+        lists = appended_lists(body) & set(defined)
         for n in sorted(((assigned & set(defined)) | lists) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)
@@ -185,7 +185,7 @@ class _Loops:
         for n in sorted(assigned - set(defined)):
             out.append(self.at(N.assign(n, N.const(None)), s))
         static = self.static & assigned  # stay Python values (see batched_if)
-        lists = _appended_lists(s.body) & set(defined)  # (see batched_while)
+        lists = appended_lists(s.body) & set(defined)  # (see batched_while)
         for n in sorted(((assigned & set(defined)) | lists) - self.bat - static):
             out.append(self.broadcast_stmt(n, s))
             self.bat.add(n)

@@ -1,6 +1,10 @@
-"""Which names of a normalized body are static under vmap (the same for every
-example: constants, shape metadata, tapes that only restore), and which lists
-are tapes or stacks."""
+"""Static names: the names of a normalized body that hold the same Python
+value for every example under vmap (constants, shape metadata, options a
+composition passes on, constant slices), found to a fixed point over the whole
+function (:func:`static_names`), and the constants every binding of a name
+agrees on (:func:`constant_values`). vmap keeps such names Python values where
+a batched ``if`` binds them (:mod:`srcjax.transforms.batching`).
+"""
 
 from __future__ import annotations
 
@@ -8,99 +12,34 @@ from typing import Any, Dict, List, Optional, Set
 
 import gast
 
-from ...frontend import nodes as N
+from ..frontend import nodes as N
+
+__all__ = [
+    "constant_names",
+    "constant_values",
+    "is_constant",
+    "is_none_init",
+    "is_static_expr",
+    "literal_bindings",
+    "static_names",
+    "static_names_given",
+]
 
 
-def _tape_names(stmts: List[Any]) -> Set[str]:
-    """Names of the lists anything in ``stmts`` pushes to or pops from."""
-    out: Set[str] = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        op = getattr(node, "sj_op", None)
-        if op is not None and op.kind in ("append", "pop") and op.target:
-            out.add(op.target)
-    return out
-
-
-#: methods that change a list or dict in place
-_IN_PLACE = {"append", "pop", "extend", "insert", "remove", "clear", "popitem", "update"}
-
-
-def _pure_tapes(stmts: List[Any]) -> Set[str]:
-    """Lists that are read nowhere but as the list an append/pop works on."""
-    loads: Dict[str, int] = {}
-    tape_uses: Dict[str, int] = {}
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            loads[node.id] = loads.get(node.id, 0) + 1
-        if (
-            isinstance(node, gast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-        ):
-            # `tape = tape + [v]`: higher-order adjoint code replaying pops
-            n = node.targets[0].id
-            if isinstance(node.value, gast.Name):
-                # `tape_then = tape`: a copy made by an earlier vmap's branches
-                m = node.value.id
-                tape_uses[m] = tape_uses.get(m, 0) + 1
-                continue
-            uses = [s for s in gast.walk(node.value) if isinstance(s, gast.Name) and s.id == n]
-            if uses:
-                tape_uses[n] = tape_uses.get(n, 0) + len(uses)
-                continue
-        op = getattr(node, "sj_op", None)
-        if (
-            op is not None
-            and op.kind in ("append", "pop")
-            and op.target
-            and isinstance(node, (gast.Expr, gast.Assign))
-        ):
-            for sub in gast.walk(node.value):
-                if isinstance(sub, gast.Name) and sub.id == op.target:
-                    tape_uses[op.target] = tape_uses.get(op.target, 0) + 1
-    return {n for n, k in tape_uses.items() if loads.get(n, 0) == k}
-
-
-def _stacks(stmts: List[Any], tapes: Optional[Set[str]] = None) -> Set[str]:
-    """Lists a block only pushes to (``lst = ad.push(lst, v)``) and pops from
-    (``ad.pop_like(lst, like)``, ``lst.pop()``): the tapes and cotangent tapes
-    of generated adjoint code. A name also bound otherwise is a value, not a
-    stack."""
-    pushed: Dict[str, int] = {}
-    stores: Dict[str, int] = {}
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        op = getattr(node, "sj_op", None)
-        if _is_none_init(node) and (tapes is None or node.targets[0].id in tapes):
-            # `tape_bar = None`: a cotangent tape started empty
-            pushed[node.targets[0].id] = pushed.get(node.targets[0].id, 0) + 1
-        elif (
-            isinstance(node, gast.Assign)
-            and op is not None
-            and op.kind == "append"
-            and [t.id for t in node.targets if isinstance(t, gast.Name)] == [op.target]
-        ):
-            pushed[op.target] = pushed.get(op.target, 0) + 1
-        elif op is not None and op.kind == "pop" and isinstance(node, (gast.Assign, gast.Expr)):
-            pushed.setdefault(op.target, 0)
-    return {n for n, k in pushed.items() if stores.get(n, 0) == k}
-
-
-def _is_static_expr(e: Any) -> bool:
+def is_static_expr(e: Any) -> bool:
     """A slice of constants, or a tuple of them and constants (an index a branch
     of generated adjoint code binds: ``slice(None, None, -1)``). Plain
     constants are not: ``k = 1`` / ``k = 2`` in two branches is per-example data."""
     if isinstance(e, gast.Tuple):
-        return any(_is_static_expr(x) for x in e.elts) and all(
-            _is_static_expr(x) or _is_constant(x) for x in e.elts
+        return any(is_static_expr(x) for x in e.elts) and all(
+            is_static_expr(x) or is_constant(x) for x in e.elts
         )
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice":
-        return not e.keywords and all(_is_constant(a) for a in e.args)
+        return not e.keywords and all(is_constant(a) for a in e.args)
     return False
 
 
-def _is_constant(e: Any) -> bool:
+def is_constant(e: Any) -> bool:
     if isinstance(e, gast.Constant):
         return True
     return (
@@ -110,7 +49,7 @@ def _is_constant(e: Any) -> bool:
     )
 
 
-def _static_names(stmts: List[Any]) -> Set[str]:
+def static_names(stmts: List[Any]) -> Set[str]:
     """Names every binding of which in ``stmts`` (the whole function) is static
     metadata: a shape or rank query, an axis from constants
     (``ad.axis_or_zero(None)``), a constant slice. Generated adjoint code binds
@@ -118,15 +57,15 @@ def _static_names(stmts: List[Any]) -> Set[str]:
     must stay Python values (joined by ``ad.static_join``), not become
     per-example arrays selected like data."""
     found: Set[str] = set()
-    constants = _constant_names(stmts)
+    constants = constant_names(stmts)
     while True:  # static metadata computed from static metadata: to a fixed point
-        more = _static_names_given(stmts, found, constants)
+        more = static_names_given(stmts, found, constants)
         if more <= found:
             return found
         found |= more
 
 
-def _literal_bindings(stmts: List[Any]) -> Dict[str, Optional[list]]:
+def literal_bindings(stmts: List[Any]) -> Dict[str, Optional[list]]:
     """``name -> [value of each binding]`` when every binding of the name in
     ``stmts`` is a literal display (a constant, or a tuple/list of them), else
     ``name -> None``."""
@@ -154,26 +93,26 @@ def _literal_bindings(stmts: List[Any]) -> Dict[str, Optional[list]]:
     return out
 
 
-def _constant_values(stmts: List[Any]) -> Dict[str, Any]:
+def constant_values(stmts: List[Any]) -> Dict[str, Any]:
     """``name -> value`` for names every binding of which in ``stmts`` is one and
     the same constant (a string, number, bool or tuple of them)."""
     return {
         n: vals[0]
-        for n, vals in _literal_bindings(stmts).items()
+        for n, vals in literal_bindings(stmts).items()
         if vals
         and isinstance(vals[0], (str, int, float, bool, tuple))
         and all(type(v) is type(vals[0]) and v == vals[0] for v in vals)
     }
 
 
-def _constant_names(stmts: List[Any]) -> Set[str]:
+def constant_names(stmts: List[Any]) -> Set[str]:
     """Names every binding of which is a constant or a tuple/list display of them
     (an option a composition passes on: ``window_dimensions = (1, 2, 2)``)."""
-    return {n for n, vals in _literal_bindings(stmts).items() if vals}
+    return {n for n, vals in literal_bindings(stmts).items() if vals}
 
 
-def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) -> Set[str]:
-    """One round of :func:`_static_names`, taking the names ``known`` as static:
+def static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) -> Set[str]:
+    """One round of :func:`static_names`, taking the names ``known`` as static:
     a ``static_result`` primitive (the conv plans) or an index into a tuple is
     static when its operands are (static names, constants, or names bound only
     to constant displays)."""
@@ -181,7 +120,7 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
     def operand_ok(v: Any) -> bool:
         if isinstance(v, gast.Name):
             return v.id in known or v.id in constants
-        return v is None or _is_constant(v) or _is_static_expr(v)
+        return v is None or is_constant(v) or is_static_expr(v)
 
     plain: Set[int] = set()  # Name nodes bound by a static assignment
     neutral: Set[int] = set()  # ... by `x = None` (pre-initialized) or a tape pop
@@ -199,14 +138,14 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
             # pattern), so it is static when every other binding is
             neutral.add(id(tgt))
             continue
-        ok = _is_static_expr(node.value)
+        ok = is_static_expr(node.value)
         if not ok and op is not None and op.kind == "prim":
             # the shape queries are static whatever their operands are; others
             # when their operands are constants
             ok = op.prim.shape_query is not None or (
                 op.prim.static_for_constants
                 and all(
-                    _is_constant(v)
+                    is_constant(v)
                     for v in op.bound.values()
                     for v in (v if isinstance(v, list) else [v])
                 )
@@ -233,17 +172,7 @@ def _static_names_given(stmts: List[Any], known: Set[str], constants: Set[str]) 
     return {n for n, ok in good.items() if ok and n in seen}
 
 
-def _appended_lists(stmts: List[Any]) -> Set[str]:
-    """Names of the lists ``stmts`` append to (``lst.append(v)``)."""
-    out: Set[str] = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
-        op = getattr(node, "sj_op", None)
-        if op is not None and op.kind == "append" and op.target:
-            out.add(op.target)
-    return out
-
-
-def _is_none_init(node: Any) -> bool:
+def is_none_init(node: Any) -> bool:
     return (
         isinstance(node, gast.Assign)
         and len(node.targets) == 1
