@@ -227,14 +227,15 @@ class custom_jvp(_Custom):
             tangents = ", ".join("t" if q == p else f"ad.zeros_like({q})" for q in diff)
             primals = ", ".join(diff)
             lead = "".join(f"{q}, " for q in nondiff)
-            lines.append(
-                f"def _jvp_{p}(t, ans, {args}):\n"
-                f"    return rule({lead}({primals},), ({tangents},))[1]\n"
-            )
-            lines.append(
-                f"def _tangent_map_{p}({args}, t):\n"
-                f"    return rule({lead}({primals},), ({tangents},))[1]\n"
-            )
+            # (ad.check_jvp_out: JAX's TypeError for an integer tangent of a
+            # floating primal, user bug 06)
+            for head in (f"_jvp_{p}(t, ans, {args})", f"_tangent_map_{p}({args}, t)"):
+                lines.append(
+                    f"def {head}:\n"
+                    f"    out = rule({lead}({primals},), ({tangents},))\n"
+                    f"    ad.check_jvp_out(out)\n"
+                    f"    return out[1]\n"
+                )
             lines.append(_transpose_rule(p, args))
         env = {"rule": rule}
         ns = _synthetic_module(

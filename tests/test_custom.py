@@ -534,3 +534,29 @@ def test_defjvps_none_is_a_zero_tangent():
     )
     np.testing.assert_array_equal(g[0], [3.0, 4.0])
     np.testing.assert_array_equal(g[1], [0.0, 0.0])
+
+
+@srcjax.custom_jvp
+def _sin_int_tangent(x):
+    return jnp.sin(x)
+
+
+@_sin_int_tangent.defjvp
+def _sin_int_tangent_jvp(primals, tangents):
+    (x,), _ = primals, tangents
+    return _sin_int_tangent(x), jnp.int32(1)
+
+
+def test_custom_jvp_integer_tangent_of_a_float_primal_raises():
+    """User bug 06: an int32 tangent for a float32 primal was taken as is (jvp
+    gave it back, grad gave 0.0). JAX 0.10.2: TypeError 'Custom JVP rule must
+    produce primal and tangent outputs with corresponding shapes and dtypes.
+    Expected float32[] (tangent type of float32[]) but got int32[].'"""
+    msg = r"Custom JVP rule must produce primal and tangent outputs .* but got int32\[\]"
+    for call in (
+        lambda: srcjax.jvp(_sin_int_tangent, (np.float32(1.0),), (np.float32(1.0),)),
+        lambda: srcjax.grad(_sin_int_tangent)(np.float32(1.0)),
+        lambda: srcjax.jit(srcjax.grad(_sin_int_tangent))(np.float32(1.0)),
+    ):
+        with pytest.raises(TypeError, match=msg):
+            call()

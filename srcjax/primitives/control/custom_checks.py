@@ -1,6 +1,7 @@
 """Checks of what user functions return to the transforms: ``has_aux`` pairs
-and ``custom_vjp`` backward rules (``ad.check_aux``, ``ad.check_bwd``), and of
-the index users give ``lax.switch`` (``ad.check_switch_index``).
+and ``custom_vjp`` backward rules (``ad.check_aux``, ``ad.check_bwd``), custom_jvp
+rules (``ad.check_jvp_out``), and of the index users give ``lax.switch``
+(``ad.check_switch_index``).
 """
 
 from __future__ import annotations
@@ -98,3 +99,30 @@ check_switch_index = register(
     Primitive("ad.check_switch_index", _check_switch_index, kind="internal", differentiable=False)
 )
 check_switch_index.facts(effectful=True)
+
+
+def _check_jvp_out(out):
+    """A custom_jvp rule's ``(primal_out, tangent_out)``: JAX's TypeError where a
+    leaf of a floating primal has an integer or bool tangent (it used to be taken
+    as is; grad then gave 0.0: user bug 06)."""
+    from ...tree_util import tree_leaves
+
+    primal, tangent = out
+    ps, ts = tree_leaves(primal), tree_leaves(tangent)
+    if len(ps) != len(ts):
+        return
+    for p, t in zip(ps, ts):
+        pd, td = getattr(p, "dtype", None), getattr(t, "dtype", None)
+        if pd is not None and td is not None and pd.kind in "fc" and td.kind in "biu":
+            p_type = f"{pd.name}{list(np.shape(p))}"
+            raise TypeError(
+                "Custom JVP rule must produce primal and tangent outputs with "
+                f"corresponding shapes and dtypes. Expected {p_type} (tangent type of "
+                f"{p_type}) but got {td.name}{list(np.shape(t))}."
+            )
+
+
+check_jvp_out = register(
+    Primitive("ad.check_jvp_out", _check_jvp_out, kind="internal", differentiable=False)
+)
+check_jvp_out.facts(effectful=True)
