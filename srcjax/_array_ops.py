@@ -170,6 +170,9 @@ def _method(name: str):
 
     method.__name__ = name
     method.__doc__ = f"``srcjax.numpy.{name}(self, ...)``, as ``jax.Array.{name}``."
+    # the function the method forwards to: transforms of a bound method (jit(x.sum))
+    # transform it with the array bound (frontend/source.py unwrap_callable)
+    method.__srcjax_method_of__ = lambda: getattr(_numpy(), name)
     return method
 
 

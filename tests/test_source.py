@@ -174,3 +174,12 @@ def test_a_def_parsed_alone_has_the_positions_of_the_whole_file_parse():
         assert _positions(get_source(fn).node) == _positions(_whole_file_node(fn))
     assert np.isclose(srcjax.grad(_Scaled().method)(0.5), 2 * np.cos(0.5))
     assert srcjax.grad(_one_liner)(1.0) == 3.0
+
+
+def test_bound_method_of_an_array_is_its_jnp_function():
+    """User bug 09: jit(x.sum)() transformed Array.sum's forwarder (`*args`) and
+    failed with a star-arguments error inside srcjax. JAX 0.10.2: 6.0, [1, 3, 6], 2.0."""
+    x = jnp.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(srcjax.jit(x.sum)(), 6.0)
+    np.testing.assert_allclose(srcjax.jit(x.cumsum)(), [1.0, 3.0, 6.0])
+    np.testing.assert_allclose(srcjax.jit(x.mean)(), 2.0)

@@ -112,6 +112,9 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
         elif isinstance(fun, types.MethodType):
             args = (fun.__self__,) + args
             fun = fun.__func__
+            target = getattr(fun, "__srcjax_method_of__", None)
+            if target is not None:
+                fun = target()  # x.sum: jnp.sum with x first (Array's forwarders)
         elif _is_primitive(fun):
             from ..primitives.registry import lookup_callable
 
