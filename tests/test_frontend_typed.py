@@ -4,14 +4,17 @@ the Python methods run on the same values."""
 
 import collections
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
 from frontend_run import assert_same, normalized_text
 
+import srcjax
 import srcjax.numpy as jnp
 from srcjax import tree_util
 from srcjax.frontend.normalize import ClassKind, type_tree
+from srcjax.tree_util import register_dataclass
 
 State = collections.namedtuple("State", ["pos", "vel"])
 
@@ -82,3 +85,44 @@ def test_typed_calls_give_pythons_values(f, args):
 def test_methods_of_typed_values_are_inlined():
     text = normalized_text(call_instance, kinds_of((Linear(W, B), X)))
     assert "layer(" not in text and "@" in text
+
+
+@dataclasses.dataclass
+class _Lin:
+    w: Any
+    b: Any
+
+
+register_dataclass(_Lin, data_fields=["w", "b"], meta_fields=[])
+
+
+def _replace_loss(m):
+    m2 = dataclasses.replace(m, b=m.b + 1.0)
+    return jnp.sum(m2.w * 3.0 + m2.b)
+
+
+def test_dataclasses_replace_of_a_registered_dataclass_is_differentiable():
+    """User bug 10: dataclasses.replace(m, b=...) inside grad was inlined and
+    failed with '`replace` takes 0 arguments, 1 given'. JAX 0.10.2:
+    Lin(w=[3, 3], b=[1, 1])."""
+    m = _Lin(jnp.ones(2), jnp.zeros(2))
+    g = srcjax.grad(_replace_loss)(m)
+    assert isinstance(g, _Lin)
+    np.testing.assert_allclose(g.w, [3.0, 3.0])
+    np.testing.assert_allclose(g.b, [1.0, 1.0])
+    np.testing.assert_allclose(srcjax.jit(_replace_loss)(m), 8.0)
+
+
+def test_dataclasses_replace_of_an_unknown_class_is_a_clear_error():
+    @dataclasses.dataclass
+    class Plain:
+        b: Any
+
+    p = Plain(1.0)
+
+    def f(x):
+        return dataclasses.replace(p, b=x).b * 2.0
+
+    with pytest.raises(Exception, match=r"dataclasses.replace") as err:
+        srcjax.grad(f)(1.0)
+    assert "takes 0 arguments" not in str(err.value)

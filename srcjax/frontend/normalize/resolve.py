@@ -7,6 +7,7 @@ the first rule that matches and handles the call.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
@@ -285,6 +286,14 @@ def _replace(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
     return norm.namedtuple_replace(c.e)
 
 
+def _is_dataclass_replace(norm: Any, c: Callee) -> bool:
+    return c.obj(norm) is dataclasses.replace
+
+
+def _dataclass_replace(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    return norm.dataclass_replace(c.e)
+
+
 def _may_be_typed(norm: Any, c: Callee) -> bool:
     return bool(norm.types) or not isinstance(c.func, gast.Name)
 
@@ -539,6 +548,7 @@ CALL_RULES: Tuple[CallRule, ...] = (
     CallRule("transform_factory", _is_transform_factory, _transform_factory),  # grad(f)(x)
     CallRule("instance_call", _is_instance_call, _instance_call),  # Linear(w, b)(x)
     CallRule("namedtuple_replace", _is_replace, _replace),  # state._replace(t=t)
+    CallRule("dataclass_replace", _is_dataclass_replace, _dataclass_replace),
     CallRule("typed", _may_be_typed, _typed),  # model(x), self.layer(x)
     CallRule("lax", _is_lax, _lax),  # lax.scan, lax.cond ...
     CallRule("jvp", _marked("__srcjax_jvp__"), _jvp),

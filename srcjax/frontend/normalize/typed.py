@@ -5,12 +5,14 @@ sequences of known length), calls on typed values (methods inlined,
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 from typing import Any, Optional
 
 import gast
 
+from ...errors import UnsupportedSyntaxError
 from ...primitives import registry
 from .. import nodes as N
 from .anf import Op
@@ -148,6 +150,43 @@ class TypedMixin:
         values = []
         for f in cls._fields:
             src = kws.get(f) or gast.Attribute(value=e.func.value, attr=f, ctx=gast.Load())
+            N.copy_origin(src, e)
+            values.append(self.atom(src))
+        cname = self.namer.fresh(cls.__name__)
+        self.bindings[cname] = cls
+        prim = registry.by_public("ad.construct")
+        node, op = self.prim_call(
+            prim, [N.name(cname)] + values, [], e, pre_atomized=1 + len(values)
+        )
+        op.construct_class = cls
+        return node, op
+
+    def dataclass_replace(self, e: Any) -> tuple:
+        """``dataclasses.replace(m, b=v)`` where ``m``'s class is a dataclass
+        registered as a pytree and known here: the construction ``Lin(m.w, v)``,
+        differentiable in every field (user bug 10); any other receiver is an
+        error naming the call (the function's source cannot be inlined)."""
+        kws = {k.arg: k.value for k in e.keywords}
+        recv = self.atom(e.args[0]) if len(e.args) == 1 else None
+        cls = self.class_of(recv) if recv is not None else None
+        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+        if not fields or None in kws or any(f.name not in kws for f in fields if not f.init):
+            raise UnsupportedSyntaxError(
+                "dataclasses.replace(obj, field=value, ...) inside a transformed function "
+                "needs obj to be an instance of a dataclass registered as a pytree "
+                "(tree_util.register_dataclass / register_pytree_node) that the function "
+                "receives or builds",
+                self.loc(e),
+                hint="register the dataclass, or construct the new instance "
+                "explicitly: Lin(w=m.w, b=new_b)",
+            )
+        values = []
+        for f in fields:
+            if not f.init:
+                continue
+            src = kws.get(f.name) or gast.Attribute(
+                value=N.clone(recv), attr=f.name, ctx=gast.Load()
+            )
             N.copy_origin(src, e)
             values.append(self.atom(src))
         cname = self.namer.fresh(cls.__name__)
