@@ -34,6 +34,7 @@ from .common import (
     _tree_registry,
     _unsupported,
 )
+from .receivers import built_receiver
 from .starargs import expand_star_args, has_star_args
 
 _REGISTER_HINT = (
@@ -583,6 +584,7 @@ class ResolveMixin:
         :data:`CALL_RULES` that recognizes its callee handles it."""
         if has_star_args(e):  # f(*xs): the items of xs, where its length is known
             e = expand_star_args(self, e)
+        e = built_receiver(self, e)  # MLP(2).apply(w, x), Lin(w).loss(x)
         if any(k.arg is None for k in e.keywords):
             e = self._expand_kwargs(e)
         e, made = self._call_of_factory(e)

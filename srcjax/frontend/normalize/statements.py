@@ -18,6 +18,7 @@ from .. import nodes as N
 from .analyses import _branch_bound_functions
 from .anf import Op
 from .common import _FnChoice, _GlobalFn, _unsupported
+from .receivers import bind_instance, plain_instance
 
 
 def _as_load(node):
@@ -146,6 +147,17 @@ class StatementsMixin:
             )
 
     def assign_target(self, target: Any, value: Any, as_value: bool = False) -> None:
+        if (
+            isinstance(target, gast.Name)
+            and not as_value
+            and isinstance(value, gast.Call)
+            and self.store_counts.get(target.id) == 1
+        ):
+            obj = plain_instance(self, value)
+            if obj is not None:  # m = MLP(2): built now, a known object (receivers.py)
+                ref = bind_instance(self, obj, target.id)
+                self.emit(N.assign(self.var(target.id), ref), Op("copy", elts=[ref]))
+                return
         if isinstance(target, gast.Name) and not as_value:
             lam = self.fn_expr(value) if isinstance(value, gast.Call) else value
             if lam is value and isinstance(value, gast.Call):
