@@ -321,3 +321,35 @@ def test_two_lambdas_on_one_line_are_two_entries(cache_dir):
     np.testing.assert_allclose(srcjax.grad(f)(x), 2 * x, rtol=1e-6)
     h, k = (lambda x: x * 2.0), (lambda x: x * 3.0)
     assert srcjax.grad(h)(1.0) == 2.0 and srcjax.grad(k)(1.0) == 3.0
+
+
+_KEY_REUSE_SRC = """
+from srcjax import random
+
+
+def g(key):
+    a = random.normal(key)
+    b = random.normal(key)
+    return a + b
+"""
+
+
+def test_a_cache_hit_repeats_the_key_reuse_warning(cache_dir, tmp_path, monkeypatch):
+    """A disk-cache hit skips normalization, where the key-reuse check runs: the
+    warning was lost from the second process on (found by the frontend split).
+    The entry stores the warnings of its build; a hit issues them again."""
+    from srcjax.frontend import keyreuse
+
+    key = srcjax.random.PRNGKey(0)
+    mod = _module(tmp_path / "dc_keyreuse.py", _KEY_REUSE_SRC)
+    monkeypatch.setattr(keyreuse, "_REPORTED", set())
+    with pytest.warns(keyreuse.KeyReuseWarning, match="already consumed") as first:
+        want = srcjax.jit(mod.g)(key)
+    assert diskcache.STATS["stores"] == 1
+    mod = _module(tmp_path / "dc_keyreuse.py")  # a new process, as far as the cache knows
+    monkeypatch.setattr(keyreuse, "_REPORTED", set())
+    with pytest.warns(keyreuse.KeyReuseWarning, match="already consumed") as again:
+        got = srcjax.jit(mod.g)(key)
+    assert diskcache.STATS["hits"] == 1
+    assert (again[0].filename, again[0].lineno) == (first[0].filename, first[0].lineno)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -45,6 +45,7 @@ import tempfile
 import types
 from typing import Any, Callable, Dict, List, Optional
 
+from ..frontend import keyreuse
 from ..frontend.record import MISSING as _MISSING
 from ..frontend.record import Recorder, note_load, note_lookup, recording
 from . import cache
@@ -664,6 +665,7 @@ def _payload(target: Any, rec: Recorder, fn: Any) -> dict:
         "lookups": lookups,
         "deps": deps,
         "attrs": attrs,
+        "warnings": [list(w) for w in rec.warnings],
     }
 
 
@@ -771,6 +773,10 @@ def _revive(payload: dict, target: Any) -> Any:
             setattr(fn, a, frozenset(attrs[a]))
     if "__srcjax_backend__" in attrs:
         fn.__srcjax_backend__ = attrs["__srcjax_backend__"]
+    # the warnings its build gave (the key-reuse check runs while normalizing,
+    # which a hit skips)
+    for item in payload.get("warnings", ()):
+        keyreuse.warn(item)
     return fn
 
 

@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import gast
 
 from ..errors import Location, SrcjaxError
+from .record import note_warning
 
 __all__ = ["KeyReuseWarning", "KeyReuseError", "check"]
 
@@ -279,15 +280,28 @@ def report(fdef: Any) -> None:
     for f in found:
         if mode == "error":
             raise KeyReuseError(f.message(), f.second.loc, f.hint)
-        key = (repr(f.first.loc), repr(f.second.loc))
-        if key in _REPORTED:
-            continue
-        _REPORTED.add(key)
         loc = f.second.loc
-        text = f"{f.message()}\nhint: {f.hint}"
-        if loc is None:
-            warnings.warn(text, KeyReuseWarning, stacklevel=2)
-        else:
-            # shown at the second use (Python prints its file:line and source line)
-            module = os.path.splitext(os.path.basename(loc.filename))[0]
-            warnings.warn_explicit(text, KeyReuseWarning, loc.filename, loc.lineno, module)
+        item = [
+            f"{f.message()}\nhint: {f.hint}",
+            None if loc is None else loc.filename,
+            None if loc is None else loc.lineno,
+            repr(f.first.loc),
+        ]
+        note_warning(item)  # kept with a disk-cache entry (a hit skips this check)
+        warn(item)
+
+
+def warn(item: list) -> None:
+    """Issue one key-reuse warning ``[text, filename, lineno, first use]`` once per
+    pair of places (also when a disk-cache hit gives it again)."""
+    text, filename, lineno, first = item
+    key = (first, f"{filename}:{lineno}")
+    if key in _REPORTED:
+        return
+    _REPORTED.add(key)
+    if filename is None:
+        warnings.warn(text, KeyReuseWarning, stacklevel=3)
+    else:
+        # shown at the second use (Python prints its file:line and source line)
+        module = os.path.splitext(os.path.basename(filename))[0]
+        warnings.warn_explicit(text, KeyReuseWarning, filename, lineno, module)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any, List, Optional
 
-__all__ = ["MISSING", "Recorder", "recording", "note_lookup", "note_load"]
+__all__ = ["MISSING", "Recorder", "recording", "note_lookup", "note_load", "note_warning"]
 
 #: the object a lookup found when the name was not bound (maybe a builtin)
 MISSING = object()
@@ -30,6 +30,9 @@ class Recorder:
     def __init__(self) -> None:
         self.lookups: List[tuple] = []  # (scope, name, object found or MISSING)
         self.loads: List[dict] = []  # emit.load's arguments and result
+        #: warnings the transformation gives (the key-reuse check's, as
+        #: ``[text, filename, lineno]``): a disk hit, which skips it, gives them again
+        self.warnings: List[list] = []
 
 
 def _stack() -> list:
@@ -73,3 +76,11 @@ def note_load(info: dict) -> None:
     rec = _top()
     if rec is not None:
         rec.loads.append(info)
+
+
+def note_warning(item: list) -> None:
+    """The transformation warns ``item`` (``[text, filename, lineno]``; see
+    :func:`srcjax.frontend.keyreuse.report`)."""
+    rec = _top()
+    if rec is not None:
+        rec.warnings.append(list(item))
