@@ -287,6 +287,39 @@ def _replace(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
     return norm.namedtuple_replace(c.e)
 
 
+def _is_super_method(norm: Any, c: Callee) -> bool:
+    func = c.func
+    if isinstance(func, gast.Attribute):
+        func = func.value.func if isinstance(func.value, gast.Call) else None
+    return isinstance(func, gast.Name) and func.id == "super" and "super" not in norm.locals
+
+
+def _super_method(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    """``super().act(x)`` in a method: the base class's ``act`` inlined with the
+    method's first parameter as ``self`` (user bug 07: generated code has no
+    ``__class__`` cell, so a zero-argument ``super()`` cannot run there)."""
+    attr = c.func.attr if isinstance(c.func, gast.Attribute) else None
+    cell = norm.src.closure.get("__class__")
+    cls = getattr(cell, "cell_contents", None)
+    params = norm.src.node.args.args
+    fn = None
+    if attr is not None and isinstance(cls, type) and params and not c.func.value.args:
+        for base in cls.__mro__[1:]:
+            if attr in base.__dict__:
+                f = base.__dict__[attr]
+                fn = f if isinstance(f, types.FunctionType) else None
+                break
+    if fn is None:
+        raise UnsupportedSyntaxError(
+            f"`{N.to_source(c.e)}` is not supported in transformed functions (only "
+            "super().method(...), a zero-argument super() in a method calling a plain "
+            "method of a base class)",
+            norm.loc(c.e),
+            hint=f"call the base class explicitly: Base.{attr or 'method'}(self, ...)",
+        )
+    return norm.inline_method(fn, [N.name(norm.var(params[0].id))], c.e)
+
+
 def _is_dataclass_replace(norm: Any, c: Callee) -> bool:
     return c.obj(norm) is dataclasses.replace
 
@@ -550,6 +583,7 @@ CALL_RULES: Tuple[CallRule, ...] = (
     CallRule("instance_call", _is_instance_call, _instance_call),  # Linear(w, b)(x)
     CallRule("namedtuple_replace", _is_replace, _replace),  # state._replace(t=t)
     CallRule("dataclass_replace", _is_dataclass_replace, _dataclass_replace),
+    CallRule("super_method", _is_super_method, _super_method),  # super().act(x)
     CallRule("typed", _may_be_typed, _typed),  # model(x), self.layer(x)
     CallRule("lax", _is_lax, _lax),  # lax.scan, lax.cond ...
     CallRule("jvp", _marked("__srcjax_jvp__"), _jvp),
