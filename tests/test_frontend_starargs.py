@@ -119,3 +119,23 @@ def test_a_star_of_unknown_length_is_a_located_error():
     with pytest.raises(UnsupportedSyntaxError, match="length is not known") as info:
         srcjax.grad(lambda t: jnp.sum(_unknown_length(t)))(xs)
     assert "test_frontend_starargs.py" in str(info.value)
+
+
+def _tanh_layer(w, b, x):
+    return jnp.tanh(x @ w + b)
+
+
+def _star_params_loss(params, x):
+    return jnp.sum(_tanh_layer(*params, x))
+
+
+def test_a_star_whose_length_the_callee_fixes_is_checked_when_called():
+    """The star's length came from the callee's parameters (two: w, b): a params
+    tuple of three silently used its first two items, where Python (and JAX,
+    tracing the call) raises TypeError."""
+    w, b, x = jnp.ones((3, 2)), jnp.zeros(2), jnp.ones((4, 3))
+    g = srcjax.grad(_star_params_loss)((w, b), x)  # the right length still works
+    np.testing.assert_allclose(np.asarray(g[1]), np.full(2, 4 * (1 - np.tanh(3.0) ** 2)), rtol=1e-5)
+    for f in (srcjax.grad(_star_params_loss), srcjax.jit(_star_params_loss)):
+        with pytest.raises(TypeError, match="3 items where the call needs 2"):
+            f((w, b, b), x)

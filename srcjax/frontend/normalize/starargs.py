@@ -16,8 +16,10 @@ from typing import Any, List, Optional
 import gast
 
 from ...errors import UnsupportedSyntaxError
+from ...primitives import registry
 from .. import nodes as N
-from .common import _is_library_function
+from .anf import Op
+from .common import _bind, _is_library_function
 
 _HINT = "pass the arguments explicitly, or pass a tuple whose length is known and index it"
 
@@ -46,9 +48,11 @@ def expand_star_args(norm: Any, e: Any) -> Any:
     is not known while transforming."""
     stars = [a for a in e.args if isinstance(a, gast.Starred)]
     lengths = [_known_length(norm, s.value) for s in stars]
+    checked = None  # the star whose length the callee fixes: checked when it runs
     if lengths.count(None) == 1:
         n = _length_from_callee(norm, e)
         if n is not None:
+            checked = stars[lengths.index(None)]
             lengths[lengths.index(None)] = n
     args: List[Any] = []
     for a in e.args:
@@ -63,7 +67,7 @@ def expand_star_args(norm: Any, e: Any) -> Any:
                 norm.loc(a),
                 _HINT,
             )
-        args.extend(_items(norm, a.value, n))
+        args.extend(_items(norm, a.value, n, check=a is checked))
     return N.copy_origin(gast.Call(func=e.func, args=args, keywords=e.keywords), e)
 
 
@@ -116,18 +120,33 @@ def _callee_args(norm: Any, func: Any) -> Any:
         return None
 
 
-def _items(norm: Any, v: Any, n: int) -> List[Any]:
+def _items(norm: Any, v: Any, n: int, check: bool = False) -> List[Any]:
     if isinstance(v, (gast.Tuple, gast.List)):
         return list(v.elts)
     if not isinstance(v, gast.Name):
         a = norm.atom(v, base="star")
+        if check:
+            _emit_length_check(norm, a, n)
         if not isinstance(a, gast.Name):
             return [
                 N.copy_origin(gast.Subscript(value=a, slice=N.const(i), ctx=gast.Load()), v)
                 for i in range(n)
             ]
         v = N.copy_origin(N.name(norm._source_alias(a.id, "star")), v)
+    elif check:
+        _emit_length_check(norm, norm.atom(v, base="star"), n)
     return [
         N.copy_origin(gast.Subscript(value=N.clone(v), slice=N.const(i), ctx=gast.Load()), v)
         for i in range(n)
     ]
+
+
+def _emit_length_check(norm: Any, xs: Any, n: int) -> None:
+    """``ad.check_star_len(xs, n)``: Python's TypeError when the star's value has
+    another length than the ``n`` items the callee's parameters take."""
+    chk = registry.by_public("ad.check_star_len")
+    size = N.const(n)
+    norm.emit(
+        N.expr_stmt(N.call(chk.public, [N.clone(xs), size])),
+        Op("prim", prim=chk, bound=_bind(chk, N.clone(xs), size)),
+    )

@@ -16,7 +16,10 @@ _def(["ad.select"], _helper_materialized("take", "a", "b"))
 _def(["ad.check_branch_values"], lambda c: (N.const(None), False))
 _def(["ad.check_cond_types"], lambda c: (N.const(None), False))
 # the dtype check reads the whole batch at once
-_def(["ad.require_constant", "ad.check_switch_index"], lambda c: (c.rebuild(), False))
+_def(
+    ["ad.require_constant", "ad.check_switch_index", "ad.check_star_len"],
+    lambda c: (c.rebuild(), False),
+)
 _def(["ad.branch_input"], _helper_materialized("take", "x"))
 
 

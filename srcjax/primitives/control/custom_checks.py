@@ -126,3 +126,21 @@ check_jvp_out = register(
     Primitive("ad.check_jvp_out", _check_jvp_out, kind="internal", differentiable=False)
 )
 check_jvp_out.facts(effectful=True)
+
+
+def _check_star_len(xs, n):
+    """``f(*xs)`` expanded into ``n`` items, where ``n`` is the number of
+    parameters the callee leaves to the star (``model(*params, x)`` with ``def
+    model(w, b, x)``): Python's TypeError when ``xs`` has another length, instead
+    of silently using its first ``n`` items."""
+    if len(xs) != n:
+        raise TypeError(
+            f"a star-argument (*args) gives {len(xs)} items where the call needs {n} "
+            "(the callee's positional parameters)"
+        )
+
+
+check_star_len = register(
+    Primitive("ad.check_star_len", _check_star_len, kind="internal", differentiable=False)
+)
+check_star_len.facts(effectful=True)
