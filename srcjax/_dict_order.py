@@ -6,6 +6,8 @@ from __future__ import annotations
 import collections
 from typing import Any, Mapping
 
+import numpy as np
+
 __all__ = ["sorted_keys", "in_jax_order", "args_in_jax_order"]
 
 
@@ -53,10 +55,20 @@ def in_jax_order(x: Any) -> Any:
     return x
 
 
+#: argument types that hold no dict (a set lookup, cheaper than isinstance)
+_PLAIN = frozenset(
+    {type(None), bool, int, float, complex, str}
+    | {np.ndarray}
+    | {np.dtype(c).type for c in "?bhilqBHILQefdFD"}
+)
+
+
 def args_in_jax_order(args: tuple) -> tuple:
     """:func:`in_jax_order` of a call's positional arguments; ``args`` itself,
     after one type check each, when none is a container (the common call)."""
     for a in args:
+        if type(a) in _PLAIN:
+            continue
         if isinstance(a, _CONTAINERS):
             return tuple(in_jax_order(a) for a in args)
     return args
