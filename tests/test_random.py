@@ -371,9 +371,8 @@ def test_float64_recorded(scheme, x64):
     assert u.dtype == np.float64 and bits_of(u) == want["unif5"]
     assert bits_of(random.uniform(k, (5,), minval=-3.5, maxval=2.25)) == want["unif5_range"]
     assert digest(random.uniform(k, (257, 3), minval=1e-3, maxval=7.1)) == want["unif_digest"]
-    # normal's default dtype is float64 here: not implemented, never other numbers
-    with pytest.raises(NotImplementedError, match="normal"):
-        random.normal(k, (3,))
+    # normal's default dtype is float64 here (within 1 ulp of JAX: test_float64_normal)
+    assert random.normal(k, (3,)).dtype == np.float64
     z = random.normal(k, (3,), jnp.float32)
     config.update("jax_enable_x64", False)
     assert z.tolist() == random.normal(k, (3,)).tolist()
@@ -963,3 +962,31 @@ def test_uniform_with_an_infinite_bound_is_inf():
         srcjax.random.uniform(srcjax.random.PRNGKey(0), (3,)),
         np.array([0.947667, 0.9785799, 0.33229148], np.float32),
     )
+
+
+def test_float64_normal_and_multivariate_normal_match_jax(x64):
+    """Fresh-user bug 15: under jax_enable_x64, random.normal (and
+    multivariate_normal) raised NotImplementedError. JAX's recipe on the bit-exact
+    float64 uniform, SciPy's erfinv for XLA's: within a few ulps of JAX 0.10.2."""
+    got = random.normal(random.PRNGKey(0), (3,))
+    assert got.dtype == np.float64
+    want = [-0.2058421394796434, -0.7847657764467411, 1.8160866726679836]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+    want = [
+        [-1.184284421837855, -0.11617040844628398, 0.17269028009903425],
+        [0.9573071790540392, -0.8329541450744178, 0.6908051716286406],
+    ]
+    np.testing.assert_allclose(
+        np.asarray(random.normal(random.PRNGKey(1), (2, 3))), want, rtol=1e-14
+    )
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]])
+    mvn = random.multivariate_normal(random.PRNGKey(2), np.zeros(2), cov, (2,))
+    want = [[-0.27098533137839176, -1.0437190837146044], [0.6060116676350873, 0.00643393771952189]]
+    np.testing.assert_allclose(np.asarray(mvn), want, rtol=1e-12, atol=1e-15)
+    config.update("jax_threefry_partitionable", False)
+    try:
+        legacy = random.normal(random.PRNGKey(0), (3,))
+    finally:
+        config.update("jax_threefry_partitionable", True)
+    want = [0.1878440128937887, -1.2833422921291577, 0.6494182018294374]
+    np.testing.assert_allclose(np.asarray(legacy), want, rtol=1e-14)

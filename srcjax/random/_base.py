@@ -449,11 +449,15 @@ def _normal_from(keys, shape, dtype):
     d = _float_dtype(dtype, "normal")
     if d == np.float16:
         return _tf.normal16(_tf.bits(keys, _shape(shape, "normal"), 16, _partitionable()))
-    if d != np.float32:
-        raise NotImplementedError(
-            "srcjax.random.normal: float64 is not implemented (XLA's float64 erf_inv "
-            "is not specified bit for bit); pass dtype=jnp.float32"
-        )
+    if d == np.float64:
+        # JAX's recipe on its (bit-exact) float64 uniform in (-1, 1); SciPy's erfinv
+        # stands in for XLA's float64 erf_inv, so values agree to about 1 ulp, not bit
+        # for bit (float32 and float16 draws are bit for bit)
+        from ..primitives.special import erfinv
+
+        lo = np.nextafter(np.float64(-1.0), np.float64(0.0))
+        u = _uniform_from(keys, shape, np.float64, lo, 1.0, "normal")
+        return np.float64(np.sqrt(2.0)) * erfinv.impl(u)
     shape = _shape(shape, "normal")
     part = _partitionable()
     k = _tf.kernels() if part else None
@@ -477,15 +481,15 @@ def _normal(key, shape=(), dtype=float):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``) or
-            float16 (a float16 uniform, float32 ``erf_inv``, a float16 product).
+        dtype: float32 (the default float dtype unless ``jax_enable_x64``),
+            float16 (a float16 uniform, float32 ``erf_inv``, a float16 product),
+            or float64 (JAX's float64 uniform bit for bit; SciPy's ``erfinv``
+            for XLA's, so within about 1 ulp of JAX's values).
 
     Returns:
         array of ``shape`` and ``dtype``.
 
     Raises:
-        NotImplementedError: float64 (the default dtype with ``jax_enable_x64``:
-            pass ``dtype=jnp.float32``).
         ValueError: a non-float dtype; a batch of keys (use ``srcjax.vmap``).
         TypeError: an invalid key or shape.
     """

@@ -297,11 +297,6 @@ def _mvn_setup_impl(shape, mean, cov, method, dtype):
         dt = _float_dtype(dtype, "multivariate_normal")
     if dt.kind != "f":
         raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, got {dt}")
-    if dt != np.float32:
-        raise NotImplementedError(
-            "srcjax.random.multivariate_normal: float64 is not implemented (the normal "
-            "sampler is float32 only); pass float32 mean and cov"
-        )
     ms, cs = np.shape(mean), np.shape(cov)
     if len(ms) < 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {len(ms)}")
