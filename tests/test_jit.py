@@ -1081,3 +1081,24 @@ def test_a_builtin_mapped_to_a_primitive_is_not_a_dependency():
     np.testing.assert_allclose(float(g(np.float32(-2.0))), -1.0 - 4.0)
     fn = next(iter(g._cache.values()))
     assert not fn.__srcjax_deps__
+
+
+def _scale_by(x, y):
+    return x * y
+
+
+def test_jit_takes_jax_keywords_donate_argnames_keep_unused_inline_and_shardings():
+    """Fresh-user bug 16: jit(f, donate_argnames=..., keep_unused=..., inline=...,
+    in_shardings=None, out_shardings=None) were TypeErrors."""
+    x, y = np.float32([1.0, 2.0]), np.float32([3.0, 4.0])
+    by_name = jit(_scale_by, donate_argnames="y")
+    assert by_name._donate_pos == jit(_scale_by, donate_argnums=1)._donate_pos
+    np.testing.assert_array_equal(np.asarray(by_name(x, y)), [3.0, 8.0])
+    deco = jit(donate_argnames=("x",), keep_unused=True, inline=True)(_scale_by)
+    assert deco._donate_pos == jit(_scale_by, donate_argnums=0)._donate_pos
+    for kw in (dict(in_shardings=None), dict(out_shardings=None)):
+        np.testing.assert_array_equal(np.asarray(jit(_scale_by, **kw)(x, y)), [3.0, 8.0])
+    with pytest.raises(ValueError, match="not a positional parameter"):
+        jit(_scale_by, donate_argnames="z")
+    with pytest.raises(NotImplementedError, match="in_shardings"):
+        jit(_scale_by, in_shardings=object())

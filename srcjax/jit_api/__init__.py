@@ -72,6 +72,12 @@ def jit(
     static_argnames: Union[str, Sequence[str]] = (),
     donate_argnums: Union[int, Sequence[int]] = (),
     device: Any = None,
+    *,
+    donate_argnames: Union[str, Sequence[str]] = (),
+    keep_unused: bool = False,
+    inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Callable:
     """Compile ``fun`` by source transformation, specialized per abstract signature.
 
@@ -104,10 +110,22 @@ def jit(
             each must name a parameter (``ValueError`` otherwise, as in JAX).
         donate_argnums: arguments whose buffers an output may reuse.
         device: the device to run on (the CPU; recorded in the cache key).
+        donate_argnames: ``donate_argnums`` by parameter name (JAX's); each must
+            name a positional parameter of ``fun`` (``ValueError`` otherwise).
+        keep_unused, inline: accepted for JAX's signature; they change nothing
+            here (generated code keeps every argument; nested jit is inlined).
+        in_shardings, out_shardings: ``None`` (one device, as JAX's default);
+            anything else raises ``NotImplementedError`` (see ``pmap``).
 
     Returns:
         The jitted function, with ``fun``'s signature.
     """
+    for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        if value is not None:
+            raise NotImplementedError(
+                f"srcjax.jit({name}=...) is not supported: srcjax.jit runs on one device "
+                "(use srcjax.pmap for several); pass None"
+            )
     if fun is None:
         return functools.partial(
             jit,
@@ -115,9 +133,12 @@ def jit(
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
             device=device,
+            donate_argnames=donate_argnames,
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r}")
+    if donate_argnames:
+        donate_argnums = _donated_positions(fun, donate_argnums, donate_argnames)
     if not isinstance(fun, types.FunctionType):
         return _Jit(fun, static_argnums, static_argnames, donate_argnums, device)
     # jit(f)(x) written in a loop: like JAX, which caches compiled code per function,
@@ -143,6 +164,31 @@ def jit(
                 fun, static_argnums, static_argnames, donate_argnums, device
             )
     return jitted
+
+
+def _donated_positions(fun: Callable, nums: Any, names: Any) -> tuple:
+    """``donate_argnums`` with the positions of the parameters ``names`` added
+    (JAX's ``donate_argnames``); ValueError for a name that is no positional
+    parameter of ``fun``."""
+    import inspect
+
+    names = (names,) if isinstance(names, str) else tuple(names)
+    nums = (nums,) if isinstance(nums, int) else tuple(nums)
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    for n in names:
+        if n not in params:
+            raise ValueError(
+                f"jit: donate_argnames {n!r} is not a positional parameter of "
+                f"{getattr(fun, '__name__', fun)!r} (its parameters: {params})"
+            )
+    return tuple(sorted(set(nums) | {params.index(n) for n in names}))
 
 
 def _options_key(x: Any) -> Any:
