@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from frontend_run import assert_same, normalized_text
 
+import srcjax
 import srcjax.numpy as jnp
+from srcjax.example_libraries import optimizers
 
 
 def _square(v):
@@ -97,3 +99,22 @@ def test_a_function_passed_by_keyword_is_differentiated_as_a_positional_one():
     sin_pos = srcjax.grad(lambda w: _layer(w, 2.0, jnp.sin))(0.7)
     np.testing.assert_allclose(float(sin_kw), 2.0 * np.cos(1.4), rtol=1e-6)
     np.testing.assert_allclose(float(sin_kw), float(sin_pos), rtol=1e-6)
+
+
+def _optimizer_inside(w):
+    init, update, get = optimizers.sgd(0.1)
+    return srcjax.numpy.sum(get(update(0, w, init(w))) ** 2)
+
+
+def test_an_error_inside_inlined_srcjax_code_names_the_users_call():
+    """Fresh user: an optimizer built inside a differentiated function was refused
+    with the error at srcjax/example_libraries/optimizers.py:172, a line the user
+    never wrote. The error names the user's call and says where inside srcjax."""
+    from srcjax.errors import UnsupportedSyntaxError
+
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        srcjax.grad(_optimizer_inside)(np.ones(3, np.float32))
+    err = info.value
+    assert err.loc.filename == __file__
+    assert err.loc.lineno == _optimizer_inside.__code__.co_firstlineno + 1
+    assert "inside srcjax's `sgd`" in str(err) and "optimizers.py" in str(err)

@@ -5,12 +5,14 @@ spliced in place of the call.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional
 
 import gast
 
 from ...errors import (
     RecursionUnsupportedError,
+    SrcjaxError,
     UnsupportedSyntaxError,
 )
 from .. import nodes as N
@@ -69,7 +71,10 @@ class InlineMixin:
             root_closure=self.root_closure,
             types=self.types,
         )
-        return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
+        try:
+            return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
+        except SrcjaxError as err:
+            raise _at_users_call(err, pyfn.__name__, self.loc(e)) from None
 
     def inline_method(self, fn: Any, lead: list, e: Any) -> tuple:
         """Inline ``fn`` (a method of a registered pytree class) called on a value
@@ -361,3 +366,26 @@ class InlineMixin:
         self.locals.add(src_name)
         self.rename[src_name] = normalized or self.namer.fresh(base)
         return src_name
+
+
+_SRCJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _in_srcjax(loc: Any) -> bool:
+    name = getattr(loc, "filename", None)
+    return bool(name) and os.path.abspath(name).startswith(_SRCJAX_DIR + os.sep)
+
+
+def _at_users_call(err: Any, name: str, call: Any) -> Any:
+    """``err``, raised inside srcjax's own code inlined for the user's call at
+    ``call`` (an optimizer built inside a differentiated function), located at
+    that call and saying where inside srcjax; any other error as it is."""
+    if not _in_srcjax(err.loc) or call is None or _in_srcjax(call):
+        return err
+    where = f"{os.path.basename(err.loc.filename)}:{err.loc.lineno}"
+    new = type(err).__new__(type(err))
+    hint = f"call `{name}` outside the transformed function and pass what it returns in"
+    if err.hint:
+        hint += f"; or: {err.hint}"
+    SrcjaxError.__init__(new, f"inside srcjax's `{name}` ({where}): {err.bare_message}", call, hint)
+    return new
