@@ -11,6 +11,8 @@ Without mpiexec it runs in one process on its local devices. It prints the
 loss after each step (process 0 only) and the final weights.
 """
 
+import sys
+
 import numpy as np
 
 import srcjax
@@ -55,4 +57,8 @@ def main(steps=20):
 
 if __name__ == "__main__":
     w = main()
-    print(f"process {srcjax.process_index()}/{srcjax.process_count()}: w = {np.round(w, 4)}")
+    # one write per line (print writes the text and the newline separately, and the
+    # ranks share the terminal: their lines would interleave)
+    line = f"process {srcjax.process_index()}/{srcjax.process_count()}: w = {np.round(w, 4)}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
