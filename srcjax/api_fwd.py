@@ -23,10 +23,10 @@ import gast
 import numpy as np
 
 from ._array import unwrap_args, unwrap_kwargs, wrap_tree
-from ._dict_order import in_jax_order
 from .api import (
     _TRANSFORM_CACHE,
     Transformed,
+    _canon_args,
     _canon_leaf,
     _kind,
     _map_leaves,
@@ -284,13 +284,6 @@ def _snapshot(args: tuple) -> tuple:
         return v
 
     return tuple(_map_leaves(copy, a) for a in args)
-
-
-def _canon_args(args: Sequence[Any]) -> tuple:
-    """JAX's argument canonicalization, as grad does it: Python floats become
-    float32 arrays (float64 with x64), 64-bit arrays narrow when x64 is off;
-    dicts in JAX's key order (``_dict_order.in_jax_order``)."""
-    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), in_jax_order(a)) for a in args)
 
 
 def bound_of(fun: Any) -> tuple:
@@ -580,7 +573,7 @@ class _Jacobian(_KeywordCalls, Transformed):
         _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
 
     def __call__(self, *args, **kwargs):
-        from .api import _canon_leaf, _map_leaves
+        from .api import _map_leaves
 
         args = self._positional(unwrap_args(args), unwrap_kwargs(kwargs))
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)

@@ -16,7 +16,7 @@ import numpy as np
 from . import _debug_nans
 from ._array import unwrap_args, unwrap_kwargs, unwrap_tree
 from ._dict_order import args_in_jax_order
-from .api import Transformed, _kind, fixed_arity
+from .api import Transformed, _canon_args, _kind, fixed_arity
 from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
 from .errors import TransformValueError
@@ -399,12 +399,6 @@ class _Vmap(Transformed):
             # (the primals as grad sees them: an unmapped Python float is float32)
             check_vmapped_grad(tree_util, self, out, _canon_args(args), axes)
         return out
-
-
-def _canon_args(args: tuple) -> tuple:
-    from .api import _canon_leaf, _map_leaves
-
-    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
 
 
 def _canon_unmapped(v: Any) -> Any:

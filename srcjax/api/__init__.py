@@ -11,7 +11,7 @@ pieces from here.
 
 from __future__ import annotations
 
-from .args import _as_f32, _canon_leaf, _check_leaves, _kind, _map_leaves  # noqa: F401
+from .args import _as_f32, _canon_args, _canon_leaf, _check_leaves, _kind, _map_leaves  # noqa: F401
 from .float0 import FLOAT0  # noqa: F401
 from .gradient import _unsupported_options, grad, value_and_grad  # noqa: F401
 from .printing import source

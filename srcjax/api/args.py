@@ -14,6 +14,7 @@ import numpy as np
 from .._array import Array as _Array
 from .._array import wrap as _wrap
 from .._array import wrap_tree as _wrap_tree
+from .._dict_order import in_jax_order
 from ..errors import NonDifferentiableError, TransformTypeError
 from ..frontend.normalize import ClassKind, _static_callable, type_tree
 from ..tree_util import _sorted_keys
@@ -180,6 +181,13 @@ def _map_leaves(fn: Callable, x: Any) -> Any:
     if type(x) in reg:
         return tree_util.tree_map(fn, x)
     return fn(x)
+
+
+def _canon_args(args: Any) -> tuple:
+    """JAX's argument canonicalization of a call's positional arguments, as grad
+    does it: Python floats become float32 arrays (float64 with x64), 64-bit arrays
+    narrow when x64 is off; dicts in JAX's key order (``_dict_order.in_jax_order``)."""
+    return tuple(_map_leaves(lambda v: _canon_leaf(v, False), in_jax_order(a)) for a in args)
 
 
 def _check_leaves(x: Any, argnum: int, what: str = "grad", allow_int: bool = False) -> None:

@@ -59,6 +59,7 @@ from .. import (
     _array_ops,  # noqa: F401  (attaches Array's operators and methods)
 )
 from .. import dtypes as _dt
+from .._array import Array as _Array
 from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
@@ -76,13 +77,16 @@ _WEAK_SCALARS = (int, float, complex)
 def _all_weak(args: tuple, kwargs: dict) -> bool:
     """Every operand of an eager call weakly typed (a Python int/float/complex,
     not bool, or a weak Array; ``None`` options aside), and at least one."""
+    if args and type(args[0]) is _Array:  # the common eager call: a strong Array first
+        return False
     seen = False
-    for a in (*args, *kwargs.values()):
-        t = type(a)
-        if t in _WEAK_SCALARS or t is _WeakArray:
-            seen = True
-        elif a is not None:
-            return False
+    for group in (args, kwargs.values()):
+        for a in group:
+            t = type(a)
+            if t in _WEAK_SCALARS or t is _WeakArray:
+                seen = True
+            elif a is not None:
+                return False
     return seen
 
 

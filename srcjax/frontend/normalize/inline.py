@@ -383,9 +383,7 @@ def _at_users_call(err: Any, name: str, call: Any) -> Any:
     if not _in_srcjax(err.loc) or call is None or _in_srcjax(call):
         return err
     where = f"{os.path.basename(err.loc.filename)}:{err.loc.lineno}"
-    new = type(err).__new__(type(err))
     hint = f"call `{name}` outside the transformed function and pass what it returns in"
     if err.hint:
         hint += f"; or: {err.hint}"
-    SrcjaxError.__init__(new, f"inside srcjax's `{name}` ({where}): {err.bare_message}", call, hint)
-    return new
+    return type(err)(f"inside srcjax's `{name}` ({where}): {err.bare_message}", call, hint)

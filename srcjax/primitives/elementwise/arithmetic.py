@@ -116,15 +116,15 @@ def _int_power(x, y):
     return acc
 
 
-def _half_power(x):
+def _sqrt_as_pow(x):
     """``x ** 0.5`` for a real floating ``x``: IEEE ``pow`` (JAX, C's ``pow``), not
     ``sqrt``: +0 at -0 and +inf at -inf, where NumPy's scalar-exponent fast path
     takes ``sqrt`` (-0 and NaN). ``sqrt`` plus two cheap fixes stays about 2x a
     ``sqrt``; a full ``pow`` is about 3x."""
     r = np.sqrt(x)
-    r = r + r.dtype.type(0.0)  # -0 + 0 is +0
     if np.ndim(x) == 0:
-        return r.dtype.type(np.inf) if x == -np.inf else r
+        return r.dtype.type(np.inf) if x == -np.inf else r + r.dtype.type(0.0)  # -0 + 0 = +0
+    r += r.dtype.type(0.0)  # (a fresh array: in place)
     if x.size and np.fmin.reduce(x, axis=None) == -np.inf:  # fmin: NaN does not hide -inf
         r[x == -np.inf] = np.inf
     return r
@@ -135,16 +135,16 @@ def _power(x, y):
     integer *array* of exponents follow JAX (negative exponents give 0 except for
     bases 1 and -1, exponents of 64 and more wrap: :func:`_int_power`); a
     negative Python int exponent of an integer base is JAX's TypeError.
-    ``x ** 0.5`` is IEEE ``pow`` at -0 and -inf (:func:`_half_power`).
+    ``x ** 0.5`` is IEEE ``pow`` at -0 and -inf (:func:`_sqrt_as_pow`).
     Derivative in ``y`` is ``log(x) * x ** y`` with ``log(0)`` read as 0 (JAX)."""
     if getattr(x, "dtype", None) in _HALF_POWER_DTYPES:
         if type(y) is float:
             if y == 0.5:
-                return _half_power(x)
+                return _sqrt_as_pow(x)
         elif isinstance(y, (np.ndarray, np.generic)) and y.ndim == 0 and y == 0.5:
             d = _dt.result_type(x, y)
             if d in _HALF_POWER_DTYPES:
-                return _half_power(np.asarray(x, d))
+                return _sqrt_as_pow(np.asarray(x, d))
     try:
         return _power_fast(x, y)
     except ValueError:
