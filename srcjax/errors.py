@@ -23,6 +23,7 @@ __all__ = [
     "NonDifferentiableError",
     "RecursionUnsupportedError",
     "ResolutionError",
+    "TransformAttributeError",
     "TransformTypeError",
     "TransformValueError",
     "SourceUnavailableError",
@@ -143,6 +144,11 @@ class ResolutionError(SrcjaxError, NameError):
 
 class TransformTypeError(SrcjaxError, TypeError):
     """Wrong argument types for a transformation (JAX raises ``TypeError`` here)."""
+
+
+class TransformAttributeError(SrcjaxError, AttributeError):
+    """An attribute JAX's arrays lack, used in transformed code (``x.fill(0)``:
+    JAX raises ``AttributeError``)."""
 
 
 class TransformValueError(SrcjaxError, ValueError):

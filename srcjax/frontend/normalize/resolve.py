@@ -20,6 +20,7 @@ from ...errors import (
 )
 from ...primitives import registry
 from .. import nodes as N
+from . import inplace
 from .anf import Op
 from .common import (
     _bind,
@@ -380,6 +381,15 @@ def _not_inside(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     )
 
 
+# -- in-place NumPy (inplace.py) -------------------------------------------------------------
+def _is_in_place(norm: Any, c: Callee) -> bool:
+    return inplace.may_write(c.e) and inplace.refusal(norm, c) is not None
+
+
+def _in_place(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    raise inplace.refusal(norm, c)
+
+
 # -- values of the function's own --------------------------------------------------------
 def _is_runtime(norm: Any, c: Callee) -> bool:
     return c.status(norm) in ("local", "dynamic")
@@ -590,6 +600,7 @@ CALL_RULES: Tuple[CallRule, ...] = (
     CallRule("tree_map", _marked("__srcjax_tree_map__"), _tree_map),
     CallRule("tree_function", _is_found, _tree_function),  # tree_leaves, tree_flatten ...
     CallRule("not_inside", _marked("__srcjax_not_inside__"), _not_inside),  # vjp, linearize
+    CallRule("in_place", _is_in_place, _in_place),  # np.add.at(x, i, 1), x.fill(0): refused
     CallRule("method", _is_method, _method),  # x.sum(), lst.append(v)
     CallRule("runtime_value", _is_runtime, _runtime_value),  # fns[i](x)
     CallRule("missing", _is_missing, _missing),
