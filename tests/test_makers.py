@@ -1,5 +1,6 @@
-"""Rule makers (srcjax.primitives.makers): the rules one maker gives a family,
-inlined through closure cells, against finite differences."""
+"""Rule makers (srcjax.primitives.makers, srcjax.primitives.ad.linear): the
+rules one maker gives a family, inlined through closure cells, against finite
+differences."""
 
 from __future__ import annotations
 
@@ -119,8 +120,55 @@ def test_jacobian_assembly_pairs_are_each_others_transpose(x64):
         f, f_t = by_public(f_name), by_public(t_name)
         for p in (f, f_t):
             rules = list(p.vjps.values()) + list(p.jvps.values())
-            assert all(r.__qualname__.startswith("_def_") for r in rules), p.public
+            assert all(r.__qualname__.startswith("def_linear.") for r in rules), p.public
         fv = np.asarray(f.impl(v, x))
         h = rng.normal(size=fv.shape)
         np.testing.assert_allclose(np.sum(np.asarray(f_t.impl(h, x)) * v), np.sum(h * fv))
         np.testing.assert_allclose(np.asarray(f.vjps["v"](h, fv, v, x)), f_t.impl(h, x))
+
+
+def _indexed_loss(x):
+    return jnp.sum(jnp.sin(x[1:, ::2]) ** 3)
+
+
+def test_linear_map_rules_take_the_operands_in_order_and_inline_spelled_out(x64):
+    # ad.getitem / ad.index_adjoint get their rules from def_adjoint_pair: rules
+    # over (g, ans, *operands), inlined as ad.index_adjoint(g, x, idx)
+    for name in ("ad.getitem", "ad.index_adjoint"):
+        rules = list(by_public(name).vjps.values()) + list(by_public(name).jvps.values())
+        assert len(rules) == 2
+        assert all(
+            r.__qualname__.startswith(("def_with_adjoint.", "def_adjoint_of.")) for r in rules
+        )
+    x = np.random.default_rng(4).normal(size=(3, 4))
+    grad = srcjax.grad(_indexed_loss)
+    src = srcjax.source(grad, x)
+    assert "ad.index_adjoint(" in src
+    assert "operands" not in src and "*(" not in src
+    # the second derivative goes through index_adjoint's own (maker) rules
+    hess = srcjax.hessian(_indexed_loss)
+    eps = 1e-6
+    got = np.asarray(hess(x)).reshape(12, 12)
+    fd = np.stack(
+        [
+            (np.asarray(grad(x + eps * e)) - np.asarray(grad(x - eps * e))).ravel() / (2 * eps)
+            for e in np.eye(12).reshape(12, 3, 4)
+        ]
+    )
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_linear_map_maker_refuses_a_keyword_only_operand():
+    import pytest
+
+    from srcjax.primitives.ad.linear import def_linear
+    from srcjax.primitives.registry import Primitive
+
+    def _scaled(x, *, k=2.0):
+        """x * k (a test primitive, not registered)."""
+        return x * k
+
+    p = Primitive("ad.test_scaled_kwonly", _scaled, kind="internal")
+    with pytest.raises(TypeError, match="keyword-only"):
+        def_linear(p)
+    assert not p.vjps and not p.jvps

@@ -181,8 +181,20 @@ def _get(args, kwargs, loc):
     return args[loc] if isinstance(loc, int) else kwargs[loc]
 
 
-def _call_rule(rule, g, ans, args, kwargs, argnum):
+def _takes_operands(rule, p):
+    """Whether ``rule`` is a maker's ``rule(g, ans, *operands)`` for ``p``, a
+    primitive without a ``*`` parameter (:mod:`srcjax.primitives.ad.linear`)."""
+    kinds = [q.kind for q in inspect.signature(rule).parameters.values()]
+    star = inspect.Parameter.VAR_POSITIONAL
+    return star in kinds and all(q.kind != star for q in p.signature.parameters.values())
+
+
+def _call_rule(rule, g, ans, args, kwargs, argnum, p):
     extra = {} if argnum is None else {"argnum": argnum}
+    if _takes_operands(rule, p):  # every operand in order, defaults filled in
+        bound = p.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return rule(g, ans, *bound.args)
     return rule(g, ans, *args, **kwargs, **extra)
 
 
@@ -275,7 +287,7 @@ def test_vjp_rules(p):
         value = _get(args, kwargs, loc)
         ans = p.impl(*args, **kwargs)
         g = _random_cotangent(ans, rng)
-        got_tree = _call_rule(rule, g, ans, args, kwargs, argnum)
+        got_tree = _call_rule(rule, g, ans, args, kwargs, argnum, p)
         got_leaves = _flatten(got_tree) if isinstance(value, (list, tuple)) else [got_tree]
         leaves = _flatten(value)
         assert len(got_leaves) == len(leaves), f"{p.public}: vjp for {name!r} has wrong structure"
@@ -318,7 +330,7 @@ def test_jvp_rules(p):
         t_arg = _unflatten(value, [t if np.ndim(t) else float(t) for t in t_leaves])
         if not isinstance(value, (list, tuple)):
             t_arg = t_leaves[0] if np.ndim(t_leaves[0]) else float(t_leaves[0])
-        got = _call_rule(rule, t_arg, ans, args, kwargs, argnum)
+        got = _call_rule(rule, t_arg, ans, args, kwargs, argnum, p)
         plus, minus = value, value
         for li, t in enumerate(t_leaves):
             plus = _perturbed(plus, li, EPS * t)
@@ -344,18 +356,24 @@ def test_jvp_rules(p):
 
 
 RULED = [p for p in ALL if p.vjps or p.jvps]
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 @pytest.mark.parametrize("p", RULED, ids=[p.public for p in RULED])
 def test_rule_signatures(p):
     """Rules take ``(g, ans, <impl parameters>)`` (same names, kinds and
     defaults) and have readable source: the transforms inline them, binding the
-    impl's arguments by name."""
+    impl's arguments by name; or, made by a linear-map maker, ``(g, ans,
+    *operands)``, the arguments in order (the impl has positional parameters)."""
     impl_params = list(p.signature.parameters.values())
     for kind, table in (("vjp", p.vjps), ("jvp", p.jvps)):
         for name, rule in table.items():
             inspect.getsource(rule)  # the transforms read and inline it
             params = list(inspect.signature(rule).parameters.values())
+            if _takes_operands(rule, p):  # a linear-map maker's (g, ans, *operands)
+                assert len(params) == 3, f"{p.public}: {kind} rule for {name!r}: {params}"
+                assert all(q.kind in _POSITIONAL for q in impl_params), p.public
+                continue
             # an impl parameter that clashes with the cotangent / tangent name may be renamed
             taken = {q.name for q in params[:2]} | {"g", "t", "ans"}
             rest = [q for q in params[2:] if q.name != "argnum"]
@@ -479,11 +497,11 @@ def test_jvp_vjp_consistency(p):
         v = rng.normal(size=np.shape(value))
         v_arg = v if np.ndim(v) else float(v)
         u_arg = u if np.ndim(u) else float(u)
-        vj = _call_rule(p.vjps[name], u_arg, ans, args, kwargs, argnum)
+        vj = _call_rule(p.vjps[name], u_arg, ans, args, kwargs, argnum, p)
         vj = np.real(np.asarray(vj)).astype(float)  # real operands: ad.project_real
         if p.broadcasting:
             vj = _unbroadcast(vj, np.shape(value))
-        jv = np.asarray(_call_rule(p.jvps[name], v_arg, ans, args, kwargs, argnum), dtype=float)
+        jv = np.asarray(_call_rule(p.jvps[name], v_arg, ans, args, kwargs, argnum, p), dtype=float)
         jv = np.broadcast_to(jv, np.shape(ans))
         lhs, rhs = float(np.sum(vj * v)), float(np.sum(u * jv))
         assert np.isclose(lhs, rhs, rtol=1e-7, atol=1e-9), (

@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from .ad import zeros_like
+from .ad.linear import def_adjoint_of, def_linear, def_with_adjoint
 from .control import part
 from .registry import Primitive, register
 
@@ -160,32 +161,9 @@ def _seq_cotangent(g, x):
 seq_cotangent = _reg("ad.seq_cotangent", _seq_cotangent)
 
 
-def _as_seq_vjp(g, ans, x):
-    return seq_cotangent(g, x)
-
-
-def _as_list_jvp(t, ans, x):
-    return as_list(t)
-
-
-def _as_tuple_jvp(t, ans, x):
-    return as_tuple(t)
-
-
-def _seq_cotangent_vjp(h, ans, g, x):
-    return seq_cotangent(h, x)
-
-
-def _seq_cotangent_jvp(t, ans, g, x):
-    return seq_cotangent(t, x)
-
-
-as_list.def_vjp(_as_seq_vjp)
-as_list.def_jvp(_as_list_jvp)
-as_tuple.def_vjp(_as_seq_vjp)
-as_tuple.def_jvp(_as_tuple_jvp)
-seq_cotangent.def_vjp(_seq_cotangent_vjp)
-seq_cotangent.def_jvp(_seq_cotangent_jvp)
+def_with_adjoint(as_list, seq_cotangent)
+def_with_adjoint(as_tuple, seq_cotangent)
+def_linear(seq_cotangent)
 as_list.samples = lambda rng: [
     (((rng.normal(size=(2,)), rng.normal()),), {}),
     ((rng.normal(size=(3, 2)),), {}),
@@ -280,16 +258,7 @@ def _fold(g, size, n):
 fold = _reg("ad.fold", _fold)
 
 
-def _fold_vjp(h, ans, g, size, n):
-    return repeat(h, n)
-
-
-def _fold_jvp(t, ans, g, size, n):
-    return fold(t, size, n)
-
-
-fold.def_vjp(_fold_vjp)
-fold.def_jvp(_fold_jvp)
+def_adjoint_of(fold, repeat)  # fold(g, len(x), n): the length stands for x
 fold.samples = lambda rng: [
     (([rng.normal(size=(2,)), rng.normal(), rng.normal(size=(2,)), rng.normal()], 2, 2), {})
 ]
@@ -358,16 +327,6 @@ def _delitem(x, idx):
 delitem = _reg("ad.delitem", _delitem)
 
 
-def _delitem_vjp(g, ans, x, idx):
-    return undelete(g, idx)
-
-
-def _delitem_jvp(t, ans, x, idx):
-    return delitem(t, idx)
-
-
-delitem.def_vjp(_delitem_vjp)
-delitem.def_jvp(_delitem_jvp)
 delitem.samples = lambda rng: []  # its adjoint leaves a hole: checked through grad
 
 
@@ -386,16 +345,8 @@ def _undelete(g, idx):
 undelete = _reg("ad.undelete", _undelete)
 
 
-def _undelete_vjp(h, ans, g, idx):
-    return delitem(h, idx)
-
-
-def _undelete_jvp(t, ans, g, idx):
-    return undelete(t, idx)
-
-
-undelete.def_vjp(_undelete_vjp)
-undelete.def_jvp(_undelete_jvp)
+def_linear(delitem, undelete)
+def_linear(undelete, delitem)
 undelete.samples = lambda rng: []  # a list with a hole: checked through grad
 
 
@@ -455,28 +406,10 @@ def _dict_update_jvp_m(t, ans, d, m):
     return dict_update(zeros_like(d), t)
 
 
-def _drop_keys_vjp(h, ans, g, m):
-    return drop_keys(h, m)
-
-
-def _drop_keys_jvp(t, ans, g, m):
-    return drop_keys(t, m)
-
-
-def _take_keys_vjp(h, ans, g, m):
-    return take_keys(h, m)
-
-
-def _take_keys_jvp(t, ans, g, m):
-    return take_keys(t, m)
-
-
 dict_update.def_vjp(_dict_update_vjp_d, _dict_update_vjp_m)
 dict_update.def_jvp(_dict_update_jvp_d, _dict_update_jvp_m)
-drop_keys.def_vjp(_drop_keys_vjp)
-drop_keys.def_jvp(_drop_keys_jvp)
-take_keys.def_vjp(_take_keys_vjp)
-take_keys.def_jvp(_take_keys_jvp)
+def_linear(drop_keys)  # masks: their own transposes
+def_linear(take_keys)
 for _p in (dict_update, drop_keys, take_keys):
     _p.samples = lambda rng: []  # dicts: checked through grad (tests/test_list_dict_methods.py)
 

@@ -113,6 +113,10 @@ def no_rule_checks(prim: Any, pname: str, items: List[Tuple[int, Any]], err: Exc
     return out
 
 
+def _has_star(sig: Any) -> bool:
+    return any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+
+
 def inline_rule(
     rule,
     g: Any,
@@ -146,19 +150,29 @@ def inline_rule(
     if len(params) > 1:
         mapping[params[1]] = ans
     sig = prim.signature
+    values: Dict[str, Any] = {}
     for pname, p in sig.parameters.items():
         if pname in bound:
             v = bound[pname]
             if isinstance(v, list):
                 v = gast.Tuple(elts=[N.clone(x) for x in v], ctx=gast.Load())
-            mapping[pname] = N.index_value(v)
+            values[pname] = N.index_value(v)
         elif p.default is not p.empty:
             lit = _literal(p.default)
             if lit is None:
                 nm = namer.fresh(pname)
                 bindings[nm] = p.default
                 lit = N.name(nm)
-            mapping[pname] = lit
+            values[pname] = lit
+    if fdef.args.vararg is not None and not _has_star(sig):
+        # a maker's rule over any signature, ``rule(g, ans, *operands)``
+        # (:mod:`srcjax.primitives.ad.linear`): ``operands`` is every argument in
+        # order, and the primitive's parameter names stay unbound in the rule
+        mapping[fdef.args.vararg.id] = gast.Tuple(
+            elts=[values[pname] for pname in sig.parameters], ctx=gast.Load()
+        )
+    else:
+        mapping.update(values)
     if fdef.args.vararg is not None:
         vname = fdef.args.vararg.id
         for pname, p in sig.parameters.items():

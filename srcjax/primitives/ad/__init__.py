@@ -46,6 +46,7 @@ from .sums import (
     _expand_reduced,
     _unbroadcast,
     broadcast_to,
+    def_broadcasting,
     expand_reduced,
     masked_reduction_samples,
     reduction_samples,

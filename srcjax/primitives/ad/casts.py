@@ -10,6 +10,7 @@ from srcjax import dtypes as _dt
 from srcjax.primitives.registry import Primitive, register
 
 from ._common import _internal
+from .linear import def_adjoint_pair, def_linear
 
 # ---------------------------------------------------------------------------
 # the cotangent of a real input
@@ -187,41 +188,17 @@ def _keep_if_inexact(v, dtype):
 keep_if_inexact = register(Primitive("ad.keep_if_inexact", _keep_if_inexact))
 
 
-def _keep_if_inexact_lin(h, ans, v, dtype):
-    return keep_if_inexact(h, dtype)
-
-
-keep_if_inexact.def_vjp(v=_keep_if_inexact_lin)
-keep_if_inexact.def_jvp(v=_keep_if_inexact_lin)
+def_linear(keep_if_inexact)
 keep_if_inexact.samples = lambda rng: [((rng.normal(size=(2, 3)), "float32"), {})]
 
 cast_cotangent = register(Primitive("ad.cast_cotangent", _cast_cotangent))
 cast_tangent = register(Primitive("ad.cast_tangent", _cast_tangent))
 
 
-def _cast_cotangent_vjp(h, ans, g, x, dtype):
-    return cast_tangent(h, dtype)
-
-
-def _cast_cotangent_jvp(t, ans, g, x, dtype):
-    return cast_cotangent(t, x, dtype)
-
-
-def _cast_tangent_vjp(h, ans, t, dtype):
-    return cast_cotangent(h, t, dtype)
-
-
-def _cast_tangent_jvp(s, ans, t, dtype):
-    return cast_tangent(s, dtype)
-
-
-cast_cotangent.def_vjp(g=_cast_cotangent_vjp)
-cast_cotangent.def_jvp(g=_cast_cotangent_jvp)
+def_adjoint_pair(cast_tangent, cast_cotangent)
 cast_cotangent.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), "float64"), {})
 ]
-cast_tangent.def_vjp(t=_cast_tangent_vjp)
-cast_tangent.def_jvp(t=_cast_tangent_jvp)
 cast_tangent.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]
 
 

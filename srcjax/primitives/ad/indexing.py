@@ -10,6 +10,7 @@ import numpy as np
 from srcjax._prng_key import PRNGKeyArray
 
 from ._common import _internal, _structural
+from .linear import def_adjoint_pair
 from .zeros import _zeros_like
 
 # ---------------------------------------------------------------------------
@@ -100,28 +101,8 @@ def _index_adjoint(g, x, idx):
 index_adjoint = _internal("ad.index_adjoint", _index_adjoint)
 
 
-def _getitem_vjp(g, ans, x, idx):
-    return index_adjoint(g, x, idx)
+def_adjoint_pair(getitem, index_adjoint)
 
-
-def _getitem_jvp(t, ans, x, idx):
-    return getitem(t, idx)
-
-
-getitem.def_vjp(_getitem_vjp)
-getitem.def_jvp(_getitem_jvp)
-
-
-def _index_adjoint_vjp(h, ans, g, x, idx):
-    return getitem(h, idx)
-
-
-def _index_adjoint_jvp(t, ans, g, x, idx):
-    return index_adjoint(t, x, idx)
-
-
-index_adjoint.def_vjp(_index_adjoint_vjp)
-index_adjoint.def_jvp(_index_adjoint_jvp)
 
 INDEX_SAMPLES = [
     ((4, 5), (1, slice(None))),

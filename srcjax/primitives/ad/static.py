@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import _internal, norm_axes
+from .linear import def_adjoint_pair
 from .shapes import reshape
 
 # ---------------------------------------------------------------------------
@@ -106,26 +107,7 @@ group_last = _internal("ad.group_last", _group_last)
 ungroup_last = _internal("ad.ungroup_last", _ungroup_last)
 
 
-def _group_last_vjp(g, ans, x, axis):
-    return ungroup_last(g, x, axis)
-
-
-def _group_last_jvp(t, ans, x, axis):
-    return group_last(t, axis)
-
-
-def _ungroup_last_vjp(h, ans, y, x, axis):
-    return group_last(h, axis)
-
-
-def _ungroup_last_jvp(t, ans, y, x, axis):
-    return ungroup_last(t, x, axis)
-
-
-group_last.def_vjp(_group_last_vjp)
-group_last.def_jvp(_group_last_jvp)
-ungroup_last.def_vjp(_ungroup_last_vjp)
-ungroup_last.def_jvp(_ungroup_last_jvp)
+def_adjoint_pair(group_last, ungroup_last)
 group_last.samples = lambda rng: [
     ((rng.normal(size=(2, 3, 4)), (0, 2)), {}),
     ((rng.normal(size=(2, 3, 4)), None), {}),

@@ -170,16 +170,24 @@ def _broadcast_to(array, shape):
 broadcast_to = _structural("jnp.broadcast_to", _broadcast_to, np.broadcast_to)
 
 
-def _broadcast_to_vjp(g, ans, array, shape):
-    return unbroadcast(g, array)
+def def_broadcasting(p):
+    """Rules of ``p(x, *rest)``, ``x`` broadcast to the shape ``rest`` gives
+    (``jnp.broadcast_to(array, shape)``, ``ad.broadcast_like(x, like)``): linear
+    in ``x``, its transpose sums ``g`` back to ``x``'s shape. The vjp is
+    ``unbroadcast(g, x)``, the jvp ``p(t, *rest)`` (rules over all the operands
+    in order, as :mod:`.linear`'s)."""
+
+    def vjp(g, ans, *operands):
+        return unbroadcast(g, *operands[:1])  # (x)
+
+    def jvp(t, ans, *operands):
+        return p(t, *operands[1:])
+
+    p.def_vjp(vjp)
+    p.def_jvp(jvp)
 
 
-def _broadcast_to_jvp(t, ans, array, shape):
-    return broadcast_to(t, shape)
-
-
-broadcast_to.def_vjp(_broadcast_to_vjp)
-broadcast_to.def_jvp(_broadcast_to_jvp)
+def_broadcasting(broadcast_to)
 broadcast_to.samples = lambda rng: [
     ((rng.normal(size=(3,)), (2, 3)), {}),
     ((rng.normal(size=(2, 1)), (4, 2, 3)), {}),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad import unbroadcast
+from ..ad.linear import def_adjoint_of, def_transpose_pair
 from ..registry import Primitive, register
 from ._trees import _class_kind, _is_static, _Probe, _unflatten_sparse
 from .cotangents import _part
@@ -139,29 +140,10 @@ getattr_.def_jvp(_getattr_jvp)
 getattr_.samples = lambda rng: []  # containers only; tested through grad
 
 
-def _attr_adjoint_vjp(g, ans, ct, x, name):
-    return attr_part(g, x, name)
-
-
-def _attr_adjoint_jvp(t, ans, ct, x, name):
-    return attr_adjoint(t, x, name)
-
-
-attr_adjoint.def_vjp(_attr_adjoint_vjp)
-attr_adjoint.def_jvp(_attr_adjoint_jvp)
+def_transpose_pair(attr_adjoint, attr_part)
 attr_adjoint.samples = lambda rng: []
 
 
-def _attr_part_vjp(g, ans, ct, x, name):
-    return attr_adjoint(g, x, name)
-
-
-def _attr_part_jvp(t, ans, ct, x, name):
-    return attr_part(t, x, name)
-
-
-attr_part.def_vjp(_attr_part_vjp)
-attr_part.def_jvp(_attr_part_jvp)
 attr_part.samples = lambda rng: []
 
 
@@ -214,14 +196,5 @@ pysum.samples = lambda rng: [
 ]
 
 
-def _pysum_adjoint_vjp(g, ans, ct, x):
-    return pysum(g)
-
-
-def _pysum_adjoint_jvp(t, ans, ct, x):
-    return pysum_adjoint(t, x)
-
-
-pysum_adjoint.def_vjp(_pysum_adjoint_vjp)
-pysum_adjoint.def_jvp(_pysum_adjoint_jvp)
+def_adjoint_of(pysum_adjoint, pysum)
 pysum_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(4, 3))), {})]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import NonDifferentiableError
+from ..ad.linear import def_linear
 from ..registry import Primitive, register
 from ..registry import alias as registry_alias
 from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like
@@ -477,16 +478,7 @@ def _forget(ct, idx):
 forget = register(Primitive("ad.forget", _forget, kind="internal")).facts(tree_valued=True)
 
 
-def _forget_vjp(g, ans, ct, idx):
-    return forget(g, idx)
-
-
-def _forget_jvp(t, ans, ct, idx):
-    return forget(t, idx)
-
-
-forget.def_vjp(_forget_vjp)
-forget.def_jvp(_forget_jvp)
+def_linear(forget)
 forget.samples = lambda rng: [((rng.normal(size=(2, 3)), 1), {})]
 
 
@@ -547,16 +539,7 @@ def _densify(ct, like):
 densify = register(Primitive("ad.densify", _densify, kind="internal"))
 
 
-def _densify_vjp(g, ans, ct, like):
-    return densify(g, like)
-
-
-def _densify_jvp(t, ans, ct, like):
-    return densify(t, like)
-
-
-densify.def_vjp(_densify_vjp)
-densify.def_jvp(_densify_jvp)
+def_linear(densify)
 densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 

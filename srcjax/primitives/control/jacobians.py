@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import hooks
+from ..ad.linear import def_transpose_pair
 from ..registry import Primitive, register
 from ._trees import _fill
 from .scan import _leaves_map
@@ -153,46 +154,8 @@ jac_columns_t = register(Primitive("ad.jac_columns_t", _jac_columns_t, kind="int
 jac_rows_t = register(Primitive("ad.jac_rows_t", _jac_rows_t, kind="internal"))
 
 
-def _jc_vjp(g, ans, cols, x, out):
-    return jac_columns_t(g, x, out)
-
-
-def _jc_jvp(t, ans, cols, x, out):
-    return jac_columns(t, x, out)
-
-
-def _jr_vjp(g, ans, rows, x, out):
-    return jac_rows_t(g, x, out)
-
-
-def _jr_jvp(t, ans, rows, x, out):
-    return jac_rows(t, x, out)
-
-
-def _jct_vjp(g, ans, ct, x, out):
-    return jac_columns(g, x, out)
-
-
-def _jct_jvp(t, ans, ct, x, out):
-    return jac_columns_t(t, x, out)
-
-
-def _jrt_vjp(g, ans, ct, x, out):
-    return jac_rows(g, x, out)
-
-
-def _jrt_jvp(t, ans, ct, x, out):
-    return jac_rows_t(t, x, out)
-
-
-jac_columns.def_vjp(_jc_vjp)
-jac_columns.def_jvp(_jc_jvp)
-jac_rows.def_vjp(_jr_vjp)
-jac_rows.def_jvp(_jr_jvp)
-jac_columns_t.def_vjp(_jct_vjp)
-jac_columns_t.def_jvp(_jct_jvp)
-jac_rows_t.def_vjp(_jrt_vjp)
-jac_rows_t.def_jvp(_jrt_jvp)
+def_transpose_pair(jac_columns, jac_columns_t)
+def_transpose_pair(jac_rows, jac_rows_t)
 for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
     _p.samples = lambda rng: []  # list operands; checked against finite differences in tests
 
@@ -380,34 +343,9 @@ for _p in (jac_from_rows, jac_to_rows):
     _p.def_batch(_lead_rule(("v", "lead"), ("out", "olead")))
 
 
-# Each pair is linear in ``v`` and each other's transpose: one's jvp is itself
-# applied to the tangent, its vjp the other one applied to the cotangent.
-def _def_column_transposes(f, f_t):
-    def vjp(g, ans, v, x, lead=0, xlead=0):
-        return f_t(g, x, lead, xlead)
-
-    def jvp(t, ans, v, x, lead=0, xlead=0):
-        return f(t, x, lead, xlead)
-
-    f.def_vjp(vjp)
-    f.def_jvp(jvp)
-
-
-def _def_row_transposes(f, f_t):
-    def vjp(g, ans, v, out, lead=0, olead=0):
-        return f_t(g, out, lead, olead)
-
-    def jvp(t, ans, v, out, lead=0, olead=0):
-        return f(t, out, lead, olead)
-
-    f.def_vjp(vjp)
-    f.def_jvp(jvp)
-
-
-for _f, _f_t in ((jac_from_columns, jac_to_columns), (jac_to_columns, jac_from_columns)):
-    _def_column_transposes(_f, _f_t)
-for _f, _f_t in ((jac_from_rows, jac_to_rows), (jac_to_rows, jac_from_rows)):
-    _def_row_transposes(_f, _f_t)
+# each pair is linear in ``v`` and each other's transpose
+def_transpose_pair(jac_from_columns, jac_to_columns)
+def_transpose_pair(jac_from_rows, jac_to_rows)
 jac_from_columns.samples = lambda rng: [
     ((rng.normal(size=(6, 4)), rng.normal(size=(2, 3))), {}),
     ((rng.normal(size=(5, 6, 4)), rng.normal(size=(5, 2, 3))), {"lead": 1, "xlead": 1}),

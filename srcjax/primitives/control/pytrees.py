@@ -10,6 +10,7 @@ import collections
 import numpy as np
 
 from ...errors import NonDifferentiableError
+from ..ad.linear import def_linear, def_transpose_pair
 from ..registry import Primitive, register
 from ..registry import alias as registry_alias
 from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like
@@ -55,18 +56,8 @@ def _tree_leaves_jvp(t, ans, tree, is_leaf=None):
     return tree_leaves_p(t)
 
 
-def _tla_vjp(h, ans, g, tree):
-    return tree_leaves_dense(h, tree)
-
-
-def _tla_jvp(t, ans, g, tree):
-    return tree_leaves_adjoint(t, tree)
-
-
 tree_leaves_p.def_vjp(tree=_tree_leaves_vjp)
 tree_leaves_p.def_jvp(tree=_tree_leaves_jvp)
-tree_leaves_adjoint.def_vjp(g=_tla_vjp)
-tree_leaves_adjoint.def_jvp(g=_tla_jvp)
 tree_leaves_p.samples = lambda rng: []  # containers: tested through grad
 tree_leaves_adjoint.samples = lambda rng: []
 
@@ -284,6 +275,7 @@ def _tree_leaves_dense(g, like):
 
 tree_leaves_dense = register(Primitive("ad.tree_leaves_dense", _tree_leaves_dense, kind="internal"))
 tree_leaves_dense.returns_tree = True
+def_linear(tree_leaves_adjoint, tree_leaves_dense)
 
 
 def _tld_vjp(h, ans, g, like):
@@ -372,35 +364,7 @@ def _nt_replace_jvp_v(t, ans, x, name, v):
     return nt_embed(t, x, name)
 
 
-def _nt_drop_vjp(h, ans, g, x, name):
-    return nt_drop(h, x, name)
-
-
-def _nt_field_vjp(h, ans, g, x, name):
-    return nt_embed(h, x, name)
-
-
-def _nt_embed_vjp(h, ans, t, x, name):
-    return nt_field(h, x, name)
-
-
-def _nt_drop_jvp(u, ans, g, x, name):
-    return nt_drop(u, x, name)
-
-
-def _nt_field_jvp(u, ans, g, x, name):
-    return nt_field(u, x, name)
-
-
-def _nt_embed_jvp(u, ans, t, x, name):
-    return nt_embed(u, x, name)
-
-
 nt_replace.def_vjp(x=_nt_replace_vjp_x, v=_nt_replace_vjp_v)
 nt_replace.def_jvp(x=_nt_replace_jvp_x, v=_nt_replace_jvp_v)
-nt_drop.def_vjp(g=_nt_drop_vjp)
-nt_drop.def_jvp(g=_nt_drop_jvp)
-nt_field.def_vjp(g=_nt_field_vjp)
-nt_field.def_jvp(g=_nt_field_jvp)
-nt_embed.def_vjp(t=_nt_embed_vjp)
-nt_embed.def_jvp(t=_nt_embed_jvp)
+def_linear(nt_drop)
+def_transpose_pair(nt_field, nt_embed)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad import unbroadcast
+from ..ad import def_broadcasting
+from ..ad.linear import def_adjoint_pair
 from ..registry import Primitive, register
 from ._trees import _fill
 
@@ -108,29 +109,10 @@ tree_slice_adjoint = register(
 )
 
 
-def _tree_slice_vjp(g, ans, xs, i):
-    return tree_slice_adjoint(g, xs, i)
-
-
-def _tree_slice_jvp(t, ans, xs, i):
-    return tree_slice(t, i)
-
-
-tree_slice.def_vjp(_tree_slice_vjp)
-tree_slice.def_jvp(_tree_slice_jvp)
+def_adjoint_pair(tree_slice, tree_slice_adjoint)
 tree_slice.samples = lambda rng: [((rng.normal(size=(4, 3)), 2), {})]
 
 
-def _tsa_vjp(g, ans, ct, xs, i):
-    return tree_slice(g, i)
-
-
-def _tsa_jvp(t, ans, ct, xs, i):
-    return tree_slice_adjoint(t, xs, i)
-
-
-tree_slice_adjoint.def_vjp(_tsa_vjp)
-tree_slice_adjoint.def_jvp(_tsa_jvp)
 tree_slice_adjoint.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(4, 3)), 1), {})]
 
 
@@ -158,29 +140,10 @@ def _tree_unstack(ct, items):
 tree_unstack = register(Primitive("ad.tree_unstack", _tree_unstack, kind="internal"))
 
 
-def _tree_stack_vjp(g, ans, items):
-    return tree_unstack(g, items)
-
-
-def _tree_stack_jvp(t, ans, items):
-    return tree_stack(t)
-
-
-tree_stack.def_vjp(_tree_stack_vjp)
-tree_stack.def_jvp(_tree_stack_jvp)
+def_adjoint_pair(tree_stack, tree_unstack)
 tree_stack.samples = lambda rng: []  # list operand; covered by the lax.scan tests
 
 
-def _tree_unstack_vjp(g, ans, ct, items):
-    return tree_stack(g)
-
-
-def _tree_unstack_jvp(t, ans, ct, items):
-    return tree_unstack(t, items)
-
-
-tree_unstack.def_vjp(_tree_unstack_vjp)
-tree_unstack.def_jvp(_tree_unstack_jvp)
 tree_unstack.samples = lambda rng: []
 
 
@@ -335,14 +298,5 @@ broadcast_like = register(Primitive("ad.broadcast_like", _broadcast_like, kind="
 broadcast_like.facts(array_result=True)
 
 
-def _broadcast_like_vjp(g, ans, x, like):
-    return unbroadcast(g, x)
-
-
-def _broadcast_like_jvp(t, ans, x, like):
-    return broadcast_like(t, like)
-
-
-broadcast_like.def_vjp(_broadcast_like_vjp)
-broadcast_like.def_jvp(_broadcast_like_jvp)
+def_broadcasting(broadcast_like)
 broadcast_like.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(2, 3))), {})]

@@ -43,18 +43,3 @@ def _pet(product, preferred_element_type, *operands):
 
 def _rand(rng, *shape):
     return rng.normal(size=shape)
-
-
-def _def_flagged_involution(p):
-    """Rules of ``p(x, flag)``, a linear map of ``x`` that is its own transpose,
-    selected by a static ``flag`` (``ad.maybe_mT``: transpose or not,
-    ``ad.maybe_conj``: conjugate or not): its jvp and vjp apply ``p`` again."""
-
-    def vjp(g, ans, x, flag):
-        return p(g, flag)
-
-    def jvp(t, ans, x, flag):
-        return p(t, flag)
-
-    p.def_vjp(vjp)
-    p.def_jvp(jvp)

@@ -14,7 +14,8 @@ from srcjax.primitives.structural import (
     matrix_transpose,
 )
 
-from ._common import _def_flagged_involution, _internal, _linalg, _rand
+from ..ad.linear import def_linear, def_transpose_pair
+from ._common import _internal, _linalg, _rand
 from .bilinear import cross
 from .einsum import einsum
 from .products import dot, inner, kron, matmul, outer, tensordot, vdot
@@ -70,7 +71,7 @@ def _maybe_conj(x, flag):
 maybe_conj = _internal("ad.maybe_conj", _maybe_conj, differentiable=True)
 
 
-_def_flagged_involution(maybe_conj)
+def_linear(maybe_conj)  # its own transpose, selected by a static flag
 maybe_conj.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
 
 
@@ -85,16 +86,7 @@ def _tri_mask(x, lower, strict=False):
 tri_mask = _internal("ad.tri_mask", _tri_mask, differentiable=True)
 
 
-def _tri_mask_vjp_x(h, ans, x, lower, strict=False):
-    return tri_mask(h, lower, strict)
-
-
-def _tri_mask_jvp_x(t, ans, x, lower, strict=False):
-    return tri_mask(t, lower, strict)
-
-
-tri_mask.def_vjp(_tri_mask_vjp_x)
-tri_mask.def_jvp(_tri_mask_jvp_x)
+def_linear(tri_mask)  # a mask: its own transpose
 tri_mask.samples = lambda rng: [
     ((_rand(rng, 3, 3), True), {}),
     ((_rand(rng, 2, 3, 3), False, True), {}),
@@ -120,26 +112,7 @@ tri_rhs = _internal("ad.tri_rhs", _tri_rhs, differentiable=True)
 tri_unrhs = _internal("ad.tri_unrhs", _tri_unrhs, differentiable=True)
 
 
-def _tri_rhs_vjp_y(h, ans, y, a, b):
-    return tri_unrhs(h, a, b)
-
-
-def _tri_rhs_jvp_y(t, ans, y, a, b):
-    return tri_rhs(t, a, b)
-
-
-def _tri_unrhs_vjp_y(h, ans, y, a, b):
-    return tri_rhs(h, a, b)
-
-
-def _tri_unrhs_jvp_y(t, ans, y, a, b):
-    return tri_unrhs(t, a, b)
-
-
-tri_rhs.def_vjp(_tri_rhs_vjp_y)
-tri_rhs.def_jvp(_tri_rhs_jvp_y)
-tri_unrhs.def_vjp(_tri_unrhs_vjp_y)
-tri_unrhs.def_jvp(_tri_unrhs_jvp_y)
+def_transpose_pair(tri_rhs, tri_unrhs)
 tri_rhs.samples = lambda rng: [
     ((_rand(rng, 3), _rand(rng, 3, 3), _rand(rng, 3)), {}),
     ((_rand(rng, 3, 2), _rand(rng, 3, 3), _rand(rng, 3, 2)), {}),
@@ -408,7 +381,7 @@ def _maybe_mT(x, flag):
 maybe_mT = _internal("ad.maybe_mT", _maybe_mT, differentiable=True)
 
 
-_def_flagged_involution(maybe_mT)
+def_linear(maybe_mT)  # its own transpose, selected by a static flag
 
 
 maybe_mT.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]

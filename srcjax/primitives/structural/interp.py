@@ -13,6 +13,7 @@ from srcjax.primitives.ad import (
     unbroadcast,
 )
 
+from ..ad.linear import def_adjoint_pair
 from ._common import _internal, _rand, _structural
 
 __all__ = ["interp"]
@@ -97,26 +98,7 @@ interp_region = _internal("ad.interp_region", _interp_region, differentiable=Fal
 interp_unset = _internal("ad.interp_unset", _interp_unset, differentiable=False)
 
 
-def _interp_take_vjp_v(g, ans, v, i):
-    return interp_put(g, v, i)
-
-
-def _interp_take_jvp_v(t, ans, v, i):
-    return interp_take(t, i)
-
-
-def _interp_put_vjp_g(h, ans, g, v, i):
-    return interp_take(h, i)
-
-
-def _interp_put_jvp_g(t, ans, g, v, i):
-    return interp_put(t, v, i)
-
-
-interp_take.def_vjp(_interp_take_vjp_v)
-interp_take.def_jvp(_interp_take_jvp_v)
-interp_put.def_vjp(_interp_put_vjp_g)
-interp_put.def_jvp(_interp_put_jvp_g)
+def_adjoint_pair(interp_take, interp_put)
 interp_take.samples = lambda rng: [
     ((_rand(rng, 5), np.array([[1, 4], [0, 1]])), {}),
     ((_rand(rng, 2, 4), np.array([[3, 1, 1], [0, 2, 3]])), {}),
