@@ -197,16 +197,23 @@ def _concat_vjp_b(g, ans, a, b):
     return part(g, slice(len(a), None))
 
 
-def _concat_jvp_a(t, ans, a, b):
-    return concat(t, zeros_like(b))
+def _def_join_jvps(p):
+    """The jvps of ``p(a, b)``, a container joined from two (``ad.concat``: ``a +
+    b``, ``ad.dict_update``: ``{**a, **b}``), linear in both together: the tangent
+    for one operand is ``p`` of it and zeros like the other. (Rules over the
+    operands in order, as :mod:`.ad.linear`'s.)"""
 
+    def jvp_a(t, ans, *operands):
+        return p(t, zeros_like(*operands[1:]))
 
-def _concat_jvp_b(t, ans, a, b):
-    return concat(zeros_like(a), t)
+    def jvp_b(t, ans, *operands):
+        return p(zeros_like(*operands[:1]), t)
+
+    p.def_jvp(jvp_a, jvp_b)
 
 
 concat.def_vjp(_concat_vjp_a, _concat_vjp_b)
-concat.def_jvp(_concat_jvp_a, _concat_jvp_b)
+_def_join_jvps(concat)
 
 
 def _concat_samples(rng):
@@ -398,16 +405,8 @@ def _dict_update_vjp_m(g, ans, d, m):
     return take_keys(g, m)
 
 
-def _dict_update_jvp_d(t, ans, d, m):
-    return dict_update(t, zeros_like(m))
-
-
-def _dict_update_jvp_m(t, ans, d, m):
-    return dict_update(zeros_like(d), t)
-
-
 dict_update.def_vjp(_dict_update_vjp_d, _dict_update_vjp_m)
-dict_update.def_jvp(_dict_update_jvp_d, _dict_update_jvp_m)
+_def_join_jvps(dict_update)
 def_linear(drop_keys)  # masks: their own transposes
 def_linear(take_keys)
 for _p in (dict_update, drop_keys, take_keys):

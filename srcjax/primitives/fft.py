@@ -46,6 +46,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..frontend import nodes as N
 from .ad import project_real
+from .ad.linear import def_transpose_pair
 from .creation import shape
 from .elementwise import conj, real
 from .registry import Primitive, register
@@ -488,26 +489,7 @@ irfftn.def_vjp(a=_irfftn_vjp)
 irfftn.def_jvp(a=_irfftn_jvp)
 
 
-def _fftshift_vjp(g, ans, x, axes=None):
-    return ifftshift(g, axes)
-
-
-def _fftshift_jvp(t, ans, x, axes=None):
-    return fftshift(t, axes)
-
-
-def _ifftshift_vjp(g, ans, x, axes=None):
-    return fftshift(g, axes)
-
-
-def _ifftshift_jvp(t, ans, x, axes=None):
-    return ifftshift(t, axes)
-
-
-fftshift.def_vjp(x=_fftshift_vjp)
-fftshift.def_jvp(x=_fftshift_jvp)
-ifftshift.def_vjp(x=_ifftshift_vjp)
-ifftshift.def_jvp(x=_ifftshift_jvp)
+def_transpose_pair(fftshift, ifftshift)
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import default_int
+from .ad.linear import def_transpose_pair
 from .registry import Primitive, register
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "unique"]
@@ -242,26 +243,7 @@ unique.def_vjp(_unique_vjp_ar)
 unique.def_jvp(_unique_jvp_ar)
 
 
-def _unique_ct_vjp(h, out, g, ar, size=None, fill_value=None, equal_nan=True, axis=None):
-    return unique_gather(h, ar, size, fill_value, equal_nan, axis)
-
-
-def _unique_ct_jvp(t, out, g, ar, size=None, fill_value=None, equal_nan=True, axis=None):
-    return unique_ct(t, ar, size, fill_value, equal_nan, axis)
-
-
-def _unique_gather_vjp(h, out, t, ar, size=None, fill_value=None, equal_nan=True, axis=None):
-    return unique_ct(h, ar, size, fill_value, equal_nan, axis)
-
-
-def _unique_gather_jvp(u, out, t, ar, size=None, fill_value=None, equal_nan=True, axis=None):
-    return unique_gather(u, ar, size, fill_value, equal_nan, axis)
-
-
-unique_ct.def_vjp(g=_unique_ct_vjp)
-unique_ct.def_jvp(g=_unique_ct_jvp)
-unique_gather.def_vjp(t=_unique_gather_vjp)
-unique_gather.def_jvp(t=_unique_gather_jvp)
+def_transpose_pair(unique_ct, unique_gather)
 # tuples of arrays (of different dtypes for unique): vmap's per-example loop
 # stacks them position by position
 nonzero.returns_tree = True
@@ -298,23 +280,4 @@ first_of.samples = lambda rng: []  # (structure only: covered through unique's r
 with_first.samples = lambda rng: []
 
 
-def _first_of_vjp(h, out, g, ans):
-    return with_first(h, ans)
-
-
-def _first_of_jvp(t, out, g, ans):
-    return first_of(t, ans)
-
-
-def _with_first_vjp(h, out, t, ans):
-    return first_of(h, ans)
-
-
-def _with_first_jvp(u, out, t, ans):
-    return with_first(u, ans)
-
-
-first_of.def_vjp(g=_first_of_vjp)
-first_of.def_jvp(g=_first_of_jvp)
-with_first.def_vjp(t=_with_first_vjp)
-with_first.def_jvp(t=_with_first_jvp)
+def_transpose_pair(first_of, with_first)

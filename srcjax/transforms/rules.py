@@ -238,7 +238,8 @@ def _small_number(node: Any) -> bool:
 
 
 def _starred_items(node: Any):
-    """The items of ``*(a, b)`` or ``*(a, b)[i:j]`` (constant bounds), else None."""
+    """The items of ``*(a, b)`` or ``*(a, b)[i:j]`` (constant bounds, ``None``
+    included: a maker's closure constants), else None."""
     if not isinstance(node, gast.Starred):
         return None
     v = node.value
@@ -252,7 +253,7 @@ def _starred_items(node: Any):
     ):
         bounds = []
         for b in (v.slice.lower, v.slice.upper):
-            if b is None:
+            if b is None or (isinstance(b, gast.Constant) and b.value is None):
                 bounds.append(None)
             elif isinstance(b, gast.Constant) and type(b.value) is int:
                 bounds.append(b.value)

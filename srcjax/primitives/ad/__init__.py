@@ -53,7 +53,7 @@ from .sums import (
     sum,
     unbroadcast,
 )  # noqa: F401
-from .shapes import expand_dims, moveaxis, reshape, tril, triu  # noqa: F401
+from .shapes import def_reshaping, expand_dims, moveaxis, reshape, tril, triu  # noqa: F401
 from .zeros import _zeros_like, add_any, zeros_like  # noqa: F401
 from .indexing import (
     _getitem,

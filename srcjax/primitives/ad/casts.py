@@ -10,7 +10,7 @@ from srcjax import dtypes as _dt
 from srcjax.primitives.registry import Primitive, register
 
 from ._common import _internal
-from .linear import def_adjoint_pair, def_linear
+from .linear import def_adjoint_pair, def_linear, def_with_adjoint
 
 # ---------------------------------------------------------------------------
 # the cotangent of a real input
@@ -202,14 +202,5 @@ cast_cotangent.samples = lambda rng: [
 cast_tangent.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]
 
 
-def _astype_vjp(g, ans, x, dtype):
-    return cast_cotangent(g, x, dtype)
-
-
-def _astype_jvp(t, ans, x, dtype):
-    return cast_tangent(t, dtype)
-
-
-astype.def_vjp(_astype_vjp)
-astype.def_jvp(_astype_jvp)
+def_with_adjoint(astype, cast_cotangent, tangent=cast_tangent)
 astype.samples = lambda rng: [((rng.normal(size=(2, 3)), "float64"), {})]

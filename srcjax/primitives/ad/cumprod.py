@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from ._common import _internal
+from .linear import def_transpose_pair
 from .shapes import expand_dims, moveaxis, triu
 from .static import (
     _group_last,
@@ -88,14 +89,6 @@ cumprod_vjp = _internal("ad.cumprod_vjp", _cumprod_vjp)
 cumprod_jvp = _internal("ad.cumprod_jvp", _cumprod_jvp)
 
 
-def _cumprod_vjp_vjp_g(h, ans, g, x, axis):
-    return cumprod_jvp(h, x, axis)
-
-
-def _cumprod_vjp_jvp_g(t, ans, g, x, axis):
-    return cumprod_vjp(t, x, axis)
-
-
 def _cumprod_vjp_vjp_x(h, ans, g, x, axis):
     xm = moveaxis(x, axis, -1)
     off = 1.0 - eye_mask(np.shape(xm)[-1])
@@ -111,14 +104,6 @@ def _cumprod_vjp_jvp_x(t, ans, g, x, axis):
     big_x = expand_dims(xm, -2) * off + (1.0 - off)
     d_c = triu(cumprod_jvp(expand_dims(moveaxis(t, axis, -1), -2) * off, big_x, -1))
     return moveaxis(sum(d_c * expand_dims(moveaxis(g, axis, -1), -2), axis=-1), -1, axis)
-
-
-def _cumprod_jvp_vjp_t(h, ans, t, x, axis):
-    return cumprod_vjp(h, x, axis)
-
-
-def _cumprod_jvp_jvp_t(dt, ans, t, x, axis):
-    return cumprod_jvp(dt, x, axis)
 
 
 def _cumprod_jvp_vjp_x(h, ans, t, x, axis):
@@ -138,10 +123,11 @@ def _cumprod_jvp_jvp_x(dx, ans, t, x, axis):
     return moveaxis(sum(d_c * expand_dims(moveaxis(t, axis, -1), -1), axis=-2), -1, axis)
 
 
-cumprod_vjp.def_vjp(_cumprod_vjp_vjp_g, _cumprod_vjp_vjp_x)
-cumprod_vjp.def_jvp(_cumprod_vjp_jvp_g, _cumprod_vjp_jvp_x)
-cumprod_jvp.def_vjp(_cumprod_jvp_vjp_t, _cumprod_jvp_vjp_x)
-cumprod_jvp.def_jvp(_cumprod_jvp_jvp_t, _cumprod_jvp_jvp_x)
+def_transpose_pair(cumprod_vjp, cumprod_jvp)  # in g and t (linear); in x:
+cumprod_vjp.def_vjp(x=_cumprod_vjp_vjp_x)
+cumprod_vjp.def_jvp(x=_cumprod_vjp_jvp_x)
+cumprod_jvp.def_vjp(x=_cumprod_jvp_vjp_x)
+cumprod_jvp.def_jvp(x=_cumprod_jvp_jvp_x)
 
 
 def cumprod_helper_samples(rng):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import _structural
+from .linear import def_linear
 
 # ---------------------------------------------------------------------------
 # reshape / moveaxis / expand_dims / triu / tril
@@ -40,6 +41,24 @@ def _reshape_jvp(t, ans, a, shape, order="C"):
 
 reshape.def_vjp(_reshape_vjp)
 reshape.def_jvp(_reshape_jvp)
+
+
+def def_reshaping(p):
+    """Rules of ``p(x, *rest)``, which only reshapes ``x`` (``expand_dims``,
+    ``squeeze``, ``ad.flatten_if_none``): the jvp is ``p(t, *rest)``, the vjp
+    ``reshape(g, np.shape(x))`` (rules over the operands in order, as
+    :mod:`.linear`'s)."""
+
+    def vjp(g, ans, *operands):
+        return reshape(g, np.shape(*operands[:1]))  # (x)
+
+    def jvp(t, ans, *operands):
+        return p(t, *operands[1:])
+
+    p.def_vjp(vjp)
+    p.def_jvp(jvp)
+
+
 reshape.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), (3, 2)), {}),
     ((rng.normal(size=(2, 3, 4)), (-1, 4)), {}),
@@ -79,16 +98,7 @@ def _expand_dims(a, axis):
 expand_dims = _structural("jnp.expand_dims", _expand_dims, np.expand_dims)
 
 
-def _expand_dims_vjp(g, ans, a, axis):
-    return reshape(g, np.shape(a))
-
-
-def _expand_dims_jvp(t, ans, a, axis):
-    return expand_dims(t, axis)
-
-
-expand_dims.def_vjp(_expand_dims_vjp)
-expand_dims.def_jvp(_expand_dims_jvp)
+def_reshaping(expand_dims)
 expand_dims.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), -2), {}),
     ((rng.normal(size=(2, 3)), (0, 3)), {}),
@@ -109,26 +119,8 @@ triu = _structural("jnp.triu", _triu, np.triu)
 tril = _structural("jnp.tril", _tril, np.tril)
 
 
-def _triu_vjp(g, ans, m, k=0):
-    return triu(g, k)
-
-
-def _triu_jvp(t, ans, m, k=0):
-    return triu(t, k)
-
-
-def _tril_vjp(g, ans, m, k=0):
-    return tril(g, k)
-
-
-def _tril_jvp(t, ans, m, k=0):
-    return tril(t, k)
-
-
-triu.def_vjp(_triu_vjp)
-triu.def_jvp(_triu_jvp)
-tril.def_vjp(_tril_vjp)
-tril.def_jvp(_tril_jvp)
+def_linear(triu)  # masks: their own transposes
+def_linear(tril)
 _tri_samples = lambda rng: [  # noqa: E731
     ((rng.normal(size=(3, 4)),), {}),
     ((rng.normal(size=(2, 3, 3)), 1), {}),

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._common import _internal, norm_axes
 from .linear import def_adjoint_pair
-from .shapes import reshape
+from .shapes import def_reshaping
 
 # ---------------------------------------------------------------------------
 # static helpers (non-differentiable: their results are shapes / specs / constants)
@@ -61,16 +61,7 @@ def _flatten_if_none(x, axis):
 flatten_if_none = _internal("ad.flatten_if_none", _flatten_if_none)
 
 
-def _flatten_if_none_vjp(g, ans, x, axis):
-    return reshape(g, np.shape(x))
-
-
-def _flatten_if_none_jvp(t, ans, x, axis):
-    return flatten_if_none(t, axis)
-
-
-flatten_if_none.def_vjp(_flatten_if_none_vjp)
-flatten_if_none.def_jvp(_flatten_if_none_jvp)
+def_reshaping(flatten_if_none)
 flatten_if_none.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), None), {}),
     ((rng.normal(size=(2, 3)), 1), {}),

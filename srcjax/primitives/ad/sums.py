@@ -12,6 +12,7 @@ from srcjax.errors import NonDifferentiableError
 from srcjax.primitives.registry import Primitive, register
 
 from ._common import _internal, _structural, accumulate, int_accumulator, norm_axes, operand_dtype
+from .linear import def_linear_map
 
 # ---------------------------------------------------------------------------
 # jnp.sum (the reduction every adjoint needs)
@@ -173,18 +174,9 @@ broadcast_to = _structural("jnp.broadcast_to", _broadcast_to, np.broadcast_to)
 def def_broadcasting(p):
     """Rules of ``p(x, *rest)``, ``x`` broadcast to the shape ``rest`` gives
     (``jnp.broadcast_to(array, shape)``, ``ad.broadcast_like(x, like)``): linear
-    in ``x``, its transpose sums ``g`` back to ``x``'s shape. The vjp is
-    ``unbroadcast(g, x)``, the jvp ``p(t, *rest)`` (rules over all the operands
-    in order, as :mod:`.linear`'s)."""
-
-    def vjp(g, ans, *operands):
-        return unbroadcast(g, *operands[:1])  # (x)
-
-    def jvp(t, ans, *operands):
-        return p(t, *operands[1:])
-
-    p.def_vjp(vjp)
-    p.def_jvp(jvp)
+    in ``x``, its transpose sums ``g`` back to ``x``'s shape, ``unbroadcast(g,
+    x)``."""
+    def_linear_map(p, unbroadcast, 0, 1)
 
 
 def_broadcasting(broadcast_to)

@@ -69,47 +69,51 @@ matmul_right.facts(array_result=True)
 def_bilinear(matmul, matmul_left, matmul_right)  # (the jvps, the vjps, their rules)
 
 
-def _mm_samples(rng):
-    shapes = [
-        ((2, 3), (3, 4)),
-        ((3,), (3, 4)),
-        ((2, 3), (3,)),
-        ((3,), (3,)),
-        ((5, 2, 3), (3, 4)),
-        ((2, 3), (5, 3, 4)),
-    ]
-    out = []
-    for sa, sb in shapes:
-        a, b = rng.normal(size=sa), rng.normal(size=sb)
-        g = rng.normal(size=np.shape(np.matmul(a, b)))
-        out.append(((g, a, b), {}))
-    return out
+def _cotangent_samples(product, shapes):
+    """Samples ``(g, a, b)`` of a product's cotangent helpers, one for each pair
+    of operand shapes (``g`` the shape of ``product(a, b)``)."""
+
+    def samples(rng):
+        out = []
+        for sa, sb in shapes:
+            a, b = rng.normal(size=sa), rng.normal(size=sb)
+            g = rng.normal(size=np.shape(product(a, b)))
+            out.append(((g, a, b), {}))
+        return out
+
+    return samples
 
 
-matmul_left.samples = _mm_samples
-matmul_right.samples = _mm_samples
+_VECTOR_AND_MATRIX_SHAPES = [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,))]
+matmul_left.samples = matmul_right.samples = _cotangent_samples(
+    np.matmul, _VECTOR_AND_MATRIX_SHAPES + [((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4))]
+)
 
 
 def _dot_is_matmul(a, b):
     return 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2
 
 
+def _dot_cotangent(g, a, b, side):
+    """Cotangent of operand ``side`` (0: ``a``, 1: ``b``) of ``dot(a, b)`` for the
+    output cotangent ``g``."""
+    if _dot_is_matmul(a, b):
+        return (_matmul_left, _matmul_right)[side](g, a, b)
+    own, other = (a, b) if side == 0 else (b, a)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _sum_to(np.multiply(g, other), np.shape(own))
+    operands = (g, b) if side == 0 else (a, g)
+    return einsum(transpose_spec(bilinear_spec("dot", a, b), side), *operands)
+
+
 def _dot_left(g, a, b):
     """Cotangent of ``a`` in ``dot(a, b)``."""
-    if _dot_is_matmul(a, b):
-        return _matmul_left(g, a, b)
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return _sum_to(np.multiply(g, b), np.shape(a))
-    return einsum(transpose_spec(bilinear_spec("dot", a, b), 0), g, b)
+    return _dot_cotangent(g, a, b, 0)
 
 
 def _dot_right(g, a, b):
     """Cotangent of ``b`` in ``dot(a, b)``."""
-    if _dot_is_matmul(a, b):
-        return _matmul_right(g, a, b)
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return _sum_to(np.multiply(g, a), np.shape(b))
-    return einsum(transpose_spec(bilinear_spec("dot", a, b), 1), a, g)
+    return _dot_cotangent(g, a, b, 1)
 
 
 dot_left = _internal("ad.dot_left", _dot_left, differentiable=True)
@@ -121,25 +125,9 @@ dot_right.facts(array_result=True)
 def_bilinear(dot, dot_left, dot_right)
 
 
-def _dot_samples(rng):
-    shapes = [
-        ((2, 3), (3, 4)),
-        ((3,), (3, 4)),
-        ((2, 3), (3,)),
-        ((3,), (3,)),
-        ((), (3,)),
-        ((2, 3, 4), (4, 2)),
-    ]
-    out = []
-    for sa, sb in shapes:
-        a, b = rng.normal(size=sa), rng.normal(size=sb)
-        g = rng.normal(size=np.shape(np.dot(a, b)))
-        out.append(((g, a, b), {}))
-    return out
-
-
-dot_left.samples = _dot_samples
-dot_right.samples = _dot_samples
+dot_left.samples = dot_right.samples = _cotangent_samples(
+    np.dot, _VECTOR_AND_MATRIX_SHAPES + [((), (3,)), ((2, 3, 4), (4, 2))]
+)
 
 
 # ---------------------------------------------------------------------------

@@ -162,24 +162,31 @@ def _norm_coef3(x, nrm, ord=None, axis=None, keepdims=False):
 norm_coef3 = _internal("ad.norm_coef3", _norm_coef3)
 
 
-def _norm_coef_vjp_x(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return h * norm_coef3(x, nrm, ord, axis, keepdims)
+def _def_coefficient_rules(coef, d_coef):
+    """Rules of ``coef(x, nrm, ord, axis, keepdims)``, ``f(x) / nrm ** (p - 1)``
+    for a vector p-norm ``nrm`` of ``x`` (``ad.norm_grad``, the gradient, and
+    ``ad.norm_coef``, the coefficient of its derivative): elementwise in ``x``
+    with the partial derivative ``d_coef`` (``ad.norm_coef``, ``ad.norm_coef3``),
+    and ``-(p - 1) * coef / nrm`` in ``nrm``."""
+
+    def vjp_x(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+        return h * d_coef(x, nrm, ord, axis, keepdims)
+
+    def vjp_nrm(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
+        return -(sum(h * ans, axis=axis, keepdims=keepdims) * norm_pm1(ord, x, axis)) / nrm
+
+    def jvp_x(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+        return t * d_coef(x, nrm, ord, axis, keepdims)
+
+    def jvp_nrm(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
+        return -ans * expand_reduced(t * norm_pm1(ord, x, axis) / nrm, x, axis, keepdims)
+
+    coef.def_vjp(vjp_x, vjp_nrm)
+    coef.def_jvp(jvp_x, jvp_nrm)
 
 
-def _norm_coef_vjp_nrm(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return -(sum(h * ans, axis=axis, keepdims=keepdims) * norm_pm1(ord, x, axis)) / nrm
-
-
-def _norm_coef_jvp_x(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return t * norm_coef3(x, nrm, ord, axis, keepdims)
-
-
-def _norm_coef_jvp_nrm(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return -ans * expand_reduced(t * norm_pm1(ord, x, axis) / nrm, x, axis, keepdims)
-
-
-norm_coef.def_vjp(_norm_coef_vjp_x, _norm_coef_vjp_nrm)
-norm_coef.def_jvp(_norm_coef_jvp_x, _norm_coef_jvp_nrm)
+_def_coefficient_rules(norm_coef, norm_coef3)
+_def_coefficient_rules(norm_grad, norm_coef)
 
 
 def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
@@ -192,26 +199,6 @@ def _norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
 
 norm.def_vjp(_norm_vjp)
 norm.def_jvp(_norm_jvp)
-
-
-def _norm_grad_vjp_x(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return h * norm_coef(x, nrm, ord, axis, keepdims)
-
-
-def _norm_grad_vjp_nrm(h, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return -(sum(h * ans, axis=axis, keepdims=keepdims) * norm_pm1(ord, x, axis)) / nrm
-
-
-def _norm_grad_jvp_x(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return t * norm_coef(x, nrm, ord, axis, keepdims)
-
-
-def _norm_grad_jvp_nrm(t, ans, x, nrm, ord=None, axis=None, keepdims=False):
-    return -ans * expand_reduced(t * norm_pm1(ord, x, axis) / nrm, x, axis, keepdims)
-
-
-norm_grad.def_vjp(_norm_grad_vjp_x, _norm_grad_vjp_nrm)
-norm_grad.def_jvp(_norm_grad_jvp_x, _norm_grad_jvp_nrm)
 
 
 def _norm_samples(rng):

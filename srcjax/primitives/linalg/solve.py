@@ -18,6 +18,7 @@ from srcjax.primitives.structural import (
     matrix_transpose,
 )
 
+from ..ad.linear import def_transpose_pair
 from ._common import _internal, _linalg, _rand
 
 # ---------------------------------------------------------------------------
@@ -74,32 +75,9 @@ rhs_matrix = _internal("ad.rhs_matrix", _rhs_matrix, differentiable=True)
 rhs_unmatrix = _internal("ad.rhs_unmatrix", _rhs_unmatrix, differentiable=True)
 
 
-def _rhs_matrix_vjp_y(h, ans, y, b):
-    return rhs_unmatrix(h, b)
+def_transpose_pair(rhs_matrix, rhs_unmatrix)
 
 
-rhs_matrix.def_vjp(_rhs_matrix_vjp_y)
-
-
-def _rhs_matrix_jvp_y(t, ans, y, b):
-    return rhs_matrix(t, b)
-
-
-rhs_matrix.def_jvp(_rhs_matrix_jvp_y)
-
-
-def _rhs_unmatrix_vjp_y(h, ans, y, b):
-    return rhs_matrix(h, b)
-
-
-rhs_unmatrix.def_vjp(_rhs_unmatrix_vjp_y)
-
-
-def _rhs_unmatrix_jvp_y(t, ans, y, b):
-    return rhs_unmatrix(t, b)
-
-
-rhs_unmatrix.def_jvp(_rhs_unmatrix_jvp_y)
 rhs_matrix.samples = lambda rng: [((_rand(rng, 2, 3), _rand(rng, 3)), {})]
 rhs_unmatrix.samples = lambda rng: [((_rand(rng, 2, 3, 1), _rand(rng, 3)), {})]
 

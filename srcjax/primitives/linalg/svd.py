@@ -19,6 +19,7 @@ from srcjax.primitives.structural import (
     tril,
 )
 
+from ..ad.linear import def_transpose_pair
 from ._common import _internal, _rand
 from .decompositions import _dense_tree, dense_tree, real_only
 from .solve import QRResult, SVDResult, _la, _wellcond, solve
@@ -150,26 +151,7 @@ svd_embed = _internal("ad.svd_embed", _svd_embed, differentiable=True)
 svd_select = _internal("ad.svd_select", _svd_select, differentiable=True)
 
 
-def _svd_embed_vjp_g(h, ans, g, usv, compute_uv=True):
-    return svd_select(h, usv, compute_uv)
-
-
-def _svd_embed_jvp_g(t, ans, g, usv, compute_uv=True):
-    return svd_embed(t, usv, compute_uv)
-
-
-def _svd_select_vjp_h(k, ans, h, usv, compute_uv=True):
-    return svd_embed(k, usv, compute_uv)
-
-
-def _svd_select_jvp_h(t, ans, h, usv, compute_uv=True):
-    return svd_select(t, usv, compute_uv)
-
-
-svd_embed.def_vjp(_svd_embed_vjp_g)
-svd_embed.def_jvp(_svd_embed_jvp_g)
-svd_select.def_vjp(_svd_select_vjp_h)
-svd_select.def_jvp(_svd_select_jvp_h)
+def_transpose_pair(svd_embed, svd_select)
 
 
 def _svd_helper_samples(rng):

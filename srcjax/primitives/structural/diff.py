@@ -8,6 +8,7 @@ import numpy as np
 
 from srcjax import dtypes as _dt
 
+from ..ad.linear import def_transpose_pair
 from ._common import _internal, _rand, _structural
 
 __all__ = ["diff"]
@@ -93,54 +94,26 @@ diff_adjoint = _internal("ad.diff_adjoint", _diff_adjoint)
 diff_embed = _internal("ad.diff_embed", _diff_embed)
 
 
-def _diff_vjp_a(g, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_adjoint(g, a, n, axis, prepend, append, "a")
+def _def_diff_rules(part):
+    """The rules of ``diff`` for operand ``part`` (``"a"``, ``"prepend"`` or
+    ``"append"``: a literal in the inlined rule): ``diff`` is linear in each, its
+    vjp is ``diff_adjoint`` and its jvp ``diff_embed`` of that part."""
+
+    def vjp(g, ans, a, n=1, axis=-1, prepend=None, append=None):
+        return diff_adjoint(g, a, n, axis, prepend, append, part)
+
+    def jvp(t, ans, a, n=1, axis=-1, prepend=None, append=None):
+        return diff_embed(t, a, n, axis, prepend, append, part)
+
+    diff.def_vjp(**{part: vjp})
+    diff.def_jvp(**{part: jvp})
 
 
-def _diff_vjp_prepend(g, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_adjoint(g, a, n, axis, prepend, append, "prepend")
+for _part in ("a", "prepend", "append"):
+    _def_diff_rules(_part)
 
 
-def _diff_vjp_append(g, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_adjoint(g, a, n, axis, prepend, append, "append")
-
-
-def _diff_jvp_a(t, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_embed(t, a, n, axis, prepend, append, "a")
-
-
-def _diff_jvp_prepend(t, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_embed(t, a, n, axis, prepend, append, "prepend")
-
-
-def _diff_jvp_append(t, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return diff_embed(t, a, n, axis, prepend, append, "append")
-
-
-diff.def_vjp(a=_diff_vjp_a, prepend=_diff_vjp_prepend, append=_diff_vjp_append)
-diff.def_jvp(a=_diff_jvp_a, prepend=_diff_jvp_prepend, append=_diff_jvp_append)
-
-
-def _diff_adjoint_vjp_g(h, ans, g, a, n=1, axis=-1, prepend=None, append=None, part="a"):
-    return diff_embed(h, a, n, axis, prepend, append, part)
-
-
-def _diff_adjoint_jvp_g(t, ans, g, a, n=1, axis=-1, prepend=None, append=None, part="a"):
-    return diff_adjoint(t, a, n, axis, prepend, append, part)
-
-
-def _diff_embed_vjp_h(k, ans, h, a, n=1, axis=-1, prepend=None, append=None, part="a"):
-    return diff_adjoint(k, a, n, axis, prepend, append, part)
-
-
-def _diff_embed_jvp_h(t, ans, h, a, n=1, axis=-1, prepend=None, append=None, part="a"):
-    return diff_embed(t, a, n, axis, prepend, append, part)
-
-
-diff_adjoint.def_vjp(g=_diff_adjoint_vjp_g)
-diff_adjoint.def_jvp(g=_diff_adjoint_jvp_g)
-diff_embed.def_vjp(h=_diff_embed_vjp_h)
-diff_embed.def_jvp(h=_diff_embed_jvp_h)
+def_transpose_pair(diff_adjoint, diff_embed)
 
 
 def _diff_samples(rng):

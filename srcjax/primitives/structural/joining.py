@@ -11,6 +11,7 @@ from srcjax.primitives.ad import (
     keep_if_inexact,
 )
 
+from ..ad.linear import def_linear
 from ._common import _internal, _rand, _structural
 
 __all__ = ["concatenate", "stack", "unstack", "split", "array_split", "hstack", "vstack"]
@@ -118,18 +119,7 @@ def _split_like_jvp_g(t, ans, g, arrays, axis=0, kind="concatenate"):
 split_like.def_jvp(_split_like_jvp_g)
 
 
-def _join_like_vjp_pieces(h, ans, pieces, like, axis=0, kind="concatenate"):
-    return split_like(h, like, axis, kind)
-
-
-join_like.def_vjp(_join_like_vjp_pieces)
-
-
-def _join_like_jvp_pieces(t, ans, pieces, like, axis=0, kind="concatenate"):
-    return join_like(t, like, axis, kind)
-
-
-join_like.def_jvp(_join_like_jvp_pieces)
+def_linear(join_like, split_like)
 
 
 def _concatenate_vjp(g, ans, arrays, axis=0, dtype=None):
@@ -317,32 +307,23 @@ split = _structural("jnp.split", _split, np.split)
 array_split = _structural("jnp.array_split", _array_split, np.array_split)
 
 
-def _split_vjp_ary(g, ans, ary, indices_or_sections, axis=0):
-    return concatenate(fill_none(g, ans), axis)
+def _def_split_rules(p):
+    """Rules of ``p(ary, indices_or_sections, axis)`` (``split``,
+    ``array_split``): linear in ``ary``; the vjp joins the pieces' cotangents
+    again (holes filled with zeros), the jvp splits the tangent."""
+
+    def vjp(g, ans, ary, indices_or_sections, axis=0):
+        return concatenate(fill_none(g, ans), axis)
+
+    def jvp(t, ans, ary, indices_or_sections, axis=0):
+        return p(t, indices_or_sections, axis)
+
+    p.def_vjp(vjp)
+    p.def_jvp(jvp)
 
 
-split.def_vjp(_split_vjp_ary)
-
-
-def _split_jvp_ary(t, ans, ary, indices_or_sections, axis=0):
-    return split(t, indices_or_sections, axis)
-
-
-split.def_jvp(_split_jvp_ary)
-
-
-def _array_split_vjp_ary(g, ans, ary, indices_or_sections, axis=0):
-    return concatenate(fill_none(g, ans), axis)
-
-
-array_split.def_vjp(_array_split_vjp_ary)
-
-
-def _array_split_jvp_ary(t, ans, ary, indices_or_sections, axis=0):
-    return array_split(t, indices_or_sections, axis)
-
-
-array_split.def_jvp(_array_split_jvp_ary)
+_def_split_rules(split)
+_def_split_rules(array_split)
 split.samples = lambda rng: [
     ((_rand(rng, 4, 2), 2), {}),
     ((_rand(rng, 2, 5), [1, 3]), {"axis": 1}),

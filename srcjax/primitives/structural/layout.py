@@ -10,6 +10,7 @@ import numpy as np
 from srcjax.primitives.ad import (
     astype,
     broadcast_to,
+    def_reshaping,
     expand_dims,
     getitem,
     inverse_permutation,
@@ -19,6 +20,7 @@ from srcjax.primitives.ad import (
     triu,
 )
 
+from ..ad.linear import def_identity, def_linear
 from ._common import _internal, _rand, _structural
 
 __all__ = [
@@ -99,18 +101,9 @@ def _matrix_transpose(x):
 matrix_transpose = _structural("jnp.matrix_transpose", _matrix_transpose)
 
 
-def _matrix_transpose_vjp_x(g, ans, x):
-    return matrix_transpose(g)
+def_linear(matrix_transpose)
 
 
-matrix_transpose.def_vjp(_matrix_transpose_vjp_x)
-
-
-def _matrix_transpose_jvp_x(t, ans, x):
-    return matrix_transpose(t)
-
-
-matrix_transpose.def_jvp(_matrix_transpose_jvp_x)
 matrix_transpose.samples = lambda rng: [((_rand(rng, 2, 3, 4),), {})]
 
 
@@ -122,18 +115,9 @@ def _swapaxes(a, axis1, axis2):
 swapaxes = _structural("jnp.swapaxes", _swapaxes, np.swapaxes)
 
 
-def _swapaxes_vjp_a(g, ans, a, axis1, axis2):
-    return swapaxes(g, axis1, axis2)
+def_linear(swapaxes)
 
 
-swapaxes.def_vjp(_swapaxes_vjp_a)
-
-
-def _swapaxes_jvp_a(t, ans, a, axis1, axis2):
-    return swapaxes(t, axis1, axis2)
-
-
-swapaxes.def_jvp(_swapaxes_jvp_a)
 swapaxes.samples = lambda rng: [((_rand(rng, 2, 3, 4), 0, -1), {})]
 
 
@@ -145,18 +129,9 @@ def _squeeze(a, axis=None):
 squeeze = _structural("jnp.squeeze", _squeeze, np.squeeze)
 
 
-def _squeeze_vjp_a(g, ans, a, axis=None):
-    return reshape(g, np.shape(a))
+def_reshaping(squeeze)
 
 
-squeeze.def_vjp(_squeeze_vjp_a)
-
-
-def _squeeze_jvp_a(t, ans, a, axis=None):
-    return squeeze(t, axis)
-
-
-squeeze.def_jvp(_squeeze_jvp_a)
 squeeze.samples = lambda rng: [
     ((_rand(rng, 2, 1, 3, 1),), {}),
     ((_rand(rng, 2, 1, 3, 1), -1), {}),
@@ -171,18 +146,7 @@ def _copy(a, order="K"):
 copy = _structural("jnp.copy", _copy, np.copy)
 
 
-def _copy_vjp_a(g, ans, a, order="K"):
-    return g
-
-
-copy.def_vjp(_copy_vjp_a)
-
-
-def _copy_jvp_a(t, ans, a, order="K"):
-    return t
-
-
-copy.def_jvp(_copy_jvp_a)
+def_identity(copy)
 
 
 # ---------------------------------------------------------------------------
@@ -198,18 +162,9 @@ def _flip(m, axis=None):
 flip = _structural("jnp.flip", _flip, np.flip)
 
 
-def _flip_vjp_m(g, ans, m, axis=None):
-    return flip(g, axis)
+def_linear(flip)
 
 
-flip.def_vjp(_flip_vjp_m)
-
-
-def _flip_jvp_m(t, ans, m, axis=None):
-    return flip(t, axis)
-
-
-flip.def_jvp(_flip_jvp_m)
 flip.samples = lambda rng: [((_rand(rng, 2, 3),), {}), ((_rand(rng, 2, 3), 1), {})]
 
 

@@ -8,6 +8,7 @@ from srcjax.primitives.ad import (
     unbroadcast,
 )
 
+from ..ad.linear import def_adjoint_of, def_adjoint_pair, def_with_adjoint
 from ._common import _internal, _rand, _structural
 
 __all__ = ["pad", "diag", "diagonal"]
@@ -61,18 +62,9 @@ def _pad_jvp_array(t, ans, array, pad_width, mode="constant", constant_values=0)
 pad.def_jvp(_pad_jvp_array)
 
 
-def _pad_adjoint_vjp_g(h, ans, g, array, pad_width, mode="constant"):
-    return pad(h, pad_width, mode)
+def_adjoint_of(pad_adjoint, pad)
 
 
-pad_adjoint.def_vjp(_pad_adjoint_vjp_g)
-
-
-def _pad_adjoint_jvp_g(t, ans, g, array, pad_width, mode="constant"):
-    return pad_adjoint(t, array, pad_width, mode)
-
-
-pad_adjoint.def_jvp(_pad_adjoint_jvp_g)
 pad.samples = lambda rng: [
     ((_rand(rng, 2, 3), 1), {}),
     ((_rand(rng, 2, 3), ((1, 0), (0, 2))), {"constant_values": 2.0}),
@@ -127,18 +119,7 @@ def _diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
 diagonal_adjoint = _internal("ad.diagonal_adjoint", _diagonal_adjoint)
 
 
-def _diagonal_vjp_a(g, ans, a, offset=0, axis1=0, axis2=1):
-    return diagonal_adjoint(g, a, offset, axis1, axis2)
-
-
-diagonal.def_vjp(_diagonal_vjp_a)
-
-
-def _diagonal_jvp_a(t, ans, a, offset=0, axis1=0, axis2=1):
-    return diagonal(t, offset, axis1, axis2)
-
-
-diagonal.def_jvp(_diagonal_jvp_a)
+def_with_adjoint(diagonal, diagonal_adjoint)
 
 
 def _diagonal_adjoint_vjp_g(h, ans, g, a, offset=0, axis1=0, axis2=1):
@@ -183,32 +164,9 @@ def _diag_adjoint(g, v, k=0):
 diag_adjoint = _internal("ad.diag_adjoint", _diag_adjoint)
 
 
-def _diag_vjp_v(g, ans, v, k=0):
-    return diag_adjoint(g, v, k)
+def_adjoint_pair(diag, diag_adjoint)
 
 
-diag.def_vjp(_diag_vjp_v)
-
-
-def _diag_jvp_v(t, ans, v, k=0):
-    return diag(t, k)
-
-
-diag.def_jvp(_diag_jvp_v)
-
-
-def _diag_adjoint_vjp_g(h, ans, g, v, k=0):
-    return diag(h, k)
-
-
-diag_adjoint.def_vjp(_diag_adjoint_vjp_g)
-
-
-def _diag_adjoint_jvp_g(t, ans, g, v, k=0):
-    return diag_adjoint(t, v, k)
-
-
-diag_adjoint.def_jvp(_diag_adjoint_jvp_g)
 diag.samples = lambda rng: [
     ((_rand(rng, 3),), {}),
     ((_rand(rng, 3), -1), {}),

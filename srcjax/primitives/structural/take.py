@@ -10,6 +10,7 @@ from srcjax.primitives.ad import (
     flat_positions,
 )
 
+from ..ad.linear import def_adjoint_of, def_adjoint_pair, def_linear
 from ._common import _internal, _rand, _structural
 
 __all__ = ["tile", "repeat", "take", "take_along_axis"]
@@ -43,32 +44,9 @@ def _tile_adjoint(g, A, reps):
 tile_adjoint = _internal("ad.tile_adjoint", _tile_adjoint)
 
 
-def _tile_vjp_A(g, ans, A, reps):
-    return tile_adjoint(g, A, reps)
+def_adjoint_pair(tile, tile_adjoint)
 
 
-tile.def_vjp(_tile_vjp_A)
-
-
-def _tile_jvp_A(t, ans, A, reps):
-    return tile(t, reps)
-
-
-tile.def_jvp(_tile_jvp_A)
-
-
-def _tile_adjoint_vjp_g(h, ans, g, A, reps):
-    return tile(h, reps)
-
-
-tile_adjoint.def_vjp(_tile_adjoint_vjp_g)
-
-
-def _tile_adjoint_jvp_g(t, ans, g, A, reps):
-    return tile_adjoint(t, A, reps)
-
-
-tile_adjoint.def_jvp(_tile_adjoint_jvp_g)
 tile.samples = lambda rng: [
     ((_rand(rng, 2, 3), (2, 1)), {}),
     ((_rand(rng, 3), (2, 2)), {}),
@@ -165,16 +143,7 @@ take_index = _internal("ad.take_index", _take_index, differentiable=False)
 take_mask = _internal("ad.take_mask", _take_mask)
 
 
-def _take_mask_vjp(h, ans, g, a, indices, axis=None, mode=None):
-    return take_mask(h, a, indices, axis, mode)
-
-
-def _take_mask_jvp(t, ans, g, a, indices, axis=None, mode=None):
-    return take_mask(t, a, indices, axis, mode)
-
-
-take_mask.def_vjp(_take_mask_vjp)
-take_mask.def_jvp(_take_mask_jvp)
+def_linear(take_mask)
 take_mask.samples = lambda rng: [
     ((_rand(rng, 4), _rand(rng, 3), np.array([0, 5, -1, -4])), {}),
     ((_rand(rng, 3, 2), _rand(rng, 3, 4), np.array([1, 7])), {"axis": 1}),
@@ -197,18 +166,9 @@ def _take_jvp_a(t, ans, a, indices, axis=None, mode=None, fill_value=None):
 take.def_jvp(_take_jvp_a)
 
 
-def _take_adjoint_vjp_g(h, ans, g, a, indices, axis=None):
-    return take(h, indices, axis)
+def_adjoint_of(take_adjoint, take)
 
 
-take_adjoint.def_vjp(_take_adjoint_vjp_g)
-
-
-def _take_adjoint_jvp_g(t, ans, g, a, indices, axis=None):
-    return take_adjoint(t, a, indices, axis)
-
-
-take_adjoint.def_jvp(_take_adjoint_jvp_g)
 take.samples = lambda rng: [
     ((_rand(rng, 3, 4), np.array([0, 2, 2, -1])), {}),
     ((_rand(rng, 4), np.array([-6, -1, 0, 3, 5, 9])), {"mode": "clip"}),
@@ -299,32 +259,9 @@ def _take_along_axis_adjoint(g, arr, indices, axis):
 take_along_axis_adjoint = _internal("ad.take_along_axis_adjoint", _take_along_axis_adjoint)
 
 
-def _take_along_axis_vjp_arr(g, ans, arr, indices, axis):
-    return take_along_axis_adjoint(g, arr, indices, axis)
+def_adjoint_pair(take_along_axis, take_along_axis_adjoint)
 
 
-take_along_axis.def_vjp(_take_along_axis_vjp_arr)
-
-
-def _take_along_axis_jvp_arr(t, ans, arr, indices, axis):
-    return take_along_axis(t, indices, axis)
-
-
-take_along_axis.def_jvp(_take_along_axis_jvp_arr)
-
-
-def _take_along_axis_adjoint_vjp_g(h, ans, g, arr, indices, axis):
-    return take_along_axis(h, indices, axis)
-
-
-take_along_axis_adjoint.def_vjp(_take_along_axis_adjoint_vjp_g)
-
-
-def _take_along_axis_adjoint_jvp_g(t, ans, g, arr, indices, axis):
-    return take_along_axis_adjoint(t, arr, indices, axis)
-
-
-take_along_axis_adjoint.def_jvp(_take_along_axis_adjoint_jvp_g)
 take_along_axis.samples = lambda rng: [
     ((_rand(rng, 3, 4), np.array([[0, 3, 3], [1, 1, 0], [2, 0, 0]]), 1), {}),
     ((_rand(rng, 3, 4), np.array([[2, 0, 0, 1]]), 0), {}),
