@@ -19,6 +19,7 @@ import numpy as np
 from .ad import zeros_like
 from .ad.linear import def_adjoint_of, def_linear, def_with_adjoint
 from .control import part
+from .control._trees import dict_without
 from .registry import Primitive, register
 
 __all__: list = []
@@ -318,9 +319,7 @@ def _delitem(x, idx):
     if x is None:
         return None
     if isinstance(x, dict):
-        out = dict(x)
-        out.pop(idx, None)
-        return out
+        return dict_without(x, idx)
     if isinstance(x, list):
         out = list(x)
         if idx < len(out):

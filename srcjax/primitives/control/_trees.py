@@ -23,6 +23,15 @@ def dict_like(x, pairs):
     return type(x)(pairs)
 
 
+def dict_without(d, key):
+    """A plain dict copy of ``d`` without ``key`` (a missing key is no error): a
+    dict with an entry deleted (``ad.delitem``), or a dict cotangent with a hole
+    there (``ad.forget``)."""
+    out = dict(d)
+    out.pop(key, None)
+    return out
+
+
 def _jax_keys(x: dict):
     """``x``'s keys in the order JAX's pytrees give them: sorted for a dict or a
     defaultdict (``_dict_order``), as they are for an OrderedDict. A gradient's

@@ -16,7 +16,7 @@ from ...errors import NonDifferentiableError
 from ..ad.linear import def_identity, def_linear
 from ..registry import Primitive, register
 from ..registry import alias as registry_alias
-from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like
+from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like, dict_without
 
 __all__ = ["stop_gradient"]
 
@@ -454,9 +454,7 @@ def _forget(ct, idx):
     if ct is None:
         return None
     if isinstance(ct, dict):
-        out = dict(ct)
-        out.pop(idx, None)
-        return out
+        return dict_without(ct, idx)
     if isinstance(ct, (list, tuple)):
         out = list(ct)
         out[idx] = None
