@@ -26,6 +26,7 @@ import builtins
 import functools
 import inspect
 import itertools
+import os
 import types
 from typing import Any, Callable, Dict, Optional, Sequence
 
@@ -219,6 +220,10 @@ class custom_jvp(_Custom):
         primals_all = ", ".join(diff)
         zeros_all = ", ".join(f"ad.zeros_like({q})" for q in diff)
         lead_all = "".join(f"{q}, " for q in nondiff)
+        code = getattr(rule, "__code__", None)
+        rule_name = getattr(rule, "__name__", "rule") + (
+            f" ({os.path.basename(code.co_filename)}:{code.co_firstlineno})" if code else ""
+        )
         lines = [
             f"def _primal(g, ans, {args}):\n"
             f"    return rule({lead_all}({primals_all},), ({zeros_all},))[0]\n"
@@ -233,7 +238,7 @@ class custom_jvp(_Custom):
                 lines.append(
                     f"def {head}:\n"
                     f"    out = rule({lead}({primals},), ({tangents},))\n"
-                    f"    ad.check_jvp_out(out)\n"
+                    f"    ad.check_jvp_out(out, {rule_name!r}, {self.fun.__name__!r})\n"
                     f"    return out[1]\n"
                 )
             lines.append(_transpose_rule(p, args))

@@ -1,5 +1,7 @@
 """custom_jvp / custom_vjp: user rules are used by every mode and show in the source."""
 
+import re
+
 import numpy as np
 import pytest
 from helpers import assert_close, fd_grad
@@ -552,7 +554,8 @@ def test_custom_jvp_integer_tangent_of_a_float_primal_raises():
     gave it back, grad gave 0.0). JAX 0.10.2: TypeError 'Custom JVP rule must
     produce primal and tangent outputs with corresponding shapes and dtypes.
     Expected float32[] (tangent type of float32[]) but got int32[].'"""
-    msg = r"Custom JVP rule must produce primal and tangent outputs .* but got int32\[\]"
+    msg = r"Custom JVP rule _sin_int_tangent_jvp \(test_custom.py:\d+\) for function "
+    msg += r"_sin_int_tangent must produce primal and tangent outputs .* but got int32\[\]"
     for call in (
         lambda: srcjax.jvp(_sin_int_tangent, (np.float32(1.0),), (np.float32(1.0),)),
         lambda: srcjax.grad(_sin_int_tangent)(np.float32(1.0)),
@@ -560,3 +563,118 @@ def test_custom_jvp_integer_tangent_of_a_float_primal_raises():
     ):
         with pytest.raises(TypeError, match=msg):
             call()
+
+
+def _sin_with_tangent(name, tangent):
+    """``jnp.sin`` as a custom_jvp whose rule ``<name>_jvp`` gives the tangent
+    ``tangent(x, t)``."""
+
+    def primal(x):
+        return jnp.sin(x)
+
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), tangent(x, t)
+
+    primal.__name__, rule.__name__ = name, name + "_jvp"
+    f = srcjax.custom_jvp(primal)
+    f.defjvp(rule)
+    return f
+
+
+_sin_short_tangent = _sin_with_tangent("_sin_short", lambda x, t: jnp.cos(x)[:2] * t[:2])
+_sin_f16_tangent = _sin_with_tangent("_sin_f16", lambda x, t: (jnp.cos(x) * t).astype(jnp.float16))
+_sin_ok = _sin_with_tangent("_sin_ok", lambda x, t: jnp.cos(x) * t)
+
+
+@srcjax.custom_jvp
+def _pair_short_tangent(x, y):
+    return jnp.sin(x), y * 2.0
+
+
+@_pair_short_tangent.defjvp
+def _pair_short_tangent_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _pair_short_tangent(x, y), (jnp.cos(x) * tx, (ty * 2.0)[:1])
+
+
+@srcjax.custom_jvp
+def _sin_tuple_tangent(x):
+    return jnp.sin(x)
+
+
+@_sin_tuple_tangent.defjvp
+def _sin_tuple_tangent_jvp(primals, tangents):
+    return _sin_tuple_tangent(primals[0]), (tangents[0], tangents[0])
+
+
+def _every_transform(f, x):
+    """jvp, grad, jit(grad), vmap(grad) and vmap(jvp) of ``f`` at ``x`` (a
+    vector): the custom_jvp rule runs in each."""
+    loss = lambda v: jnp.sum(f(v))  # noqa: E731
+    xs = jnp.stack([x, x + 1.0])
+    return (
+        lambda: srcjax.jvp(f, (x,), (jnp.ones_like(x),)),
+        lambda: srcjax.grad(loss)(x),
+        lambda: srcjax.jit(srcjax.grad(loss))(x),
+        lambda: srcjax.vmap(srcjax.grad(loss))(xs),
+        lambda: srcjax.vmap(lambda v: srcjax.jvp(f, (v,), (v,))[1])(xs),
+    )
+
+
+@pytest.mark.parametrize(
+    "f, got, expected",
+    [
+        (_sin_short_tangent, "float32[2]", "float32[3]"),
+        (_sin_f16_tangent, "float16[3]", "float32[3]"),
+    ],
+)
+def test_custom_jvp_tangent_of_another_shape_or_dtype_is_jaxs_error_naming_the_rule(
+    f, got, expected
+):
+    """Fresh-user bug (session 11): a custom_jvp rule whose tangent has the wrong
+    shape was reported under grad as a vjp cotangent error ("unexpected
+    shape/dtype of the cotangent passed to the function returned by vjp"), and
+    jvp returned the short tangent. JAX 0.10.2 (recorded) raises in jvp, grad and
+    vmap(grad): TypeError 'Custom JVP rule must produce primal and tangent outputs
+    with corresponding shapes and dtypes. Expected float32[3] (tangent type of
+    float32[3]) but got float32[2].' (float16[3] for the float16 tangent)."""
+    rule = f.jvp_rule.__name__
+    msg = (
+        rf"Custom JVP rule {rule} \(test_custom.py:\d+\) for function {f.__name__} must "
+        r"produce primal and tangent outputs with corresponding shapes and dtypes\. "
+        rf"Expected {re.escape(expected)} \(tangent type of {re.escape(expected)}\) but got "
+        rf"{re.escape(got)}\."
+    )
+    for call in _every_transform(f, jnp.array([0.5, 1.0, 2.0], jnp.float32)):
+        with pytest.raises(TypeError, match=msg):
+            call()
+
+
+def test_custom_jvp_tangent_errors_for_several_outputs_and_another_structure():
+    """JAX 0.10.2 (recorded): 'Custom JVP rule must produce primal and tangent
+    outputs with corresponding shapes and dtypes, but got:\n  primal float32[2]
+    with tangent float32[1], expecting tangent float32[2]', and 'Custom JVP rule
+    g_jvp for function g must produce primal and tangent outputs with equal
+    container (pytree) structures, but got PyTreeDef(*) and PyTreeDef((*, *))
+    respectively.'"""
+    x, y = jnp.array([0.5, 1.0, 2.0], jnp.float32), jnp.array([1.0, 2.0], jnp.float32)
+    with pytest.raises(TypeError) as info:
+        srcjax.jvp(_pair_short_tangent, (x, y), (x, y))
+    assert "corresponding shapes and dtypes, but got:\n" in str(info.value)
+    assert "  primal float32[2] with tangent float32[1], expecting tangent float32[2]" in str(
+        info.value
+    )
+    assert "float32[3]" not in str(info.value)  # (the output that fits is not listed)
+    with pytest.raises(TypeError, match="equal container \\(pytree\\) structures"):
+        srcjax.grad(lambda v: jnp.sum(_sin_tuple_tangent(v)))(x)
+
+
+def test_custom_jvp_tangent_check_keeps_good_rules_under_vmap():
+    """The check runs per example under vmap: a correct rule still gives cos(x)
+    (float64 oracle), also with an unbatched tangent in the rule's inputs."""
+    xs = np.random.RandomState(0).rand(2, 3).astype(np.float32)
+    g = srcjax.vmap(srcjax.grad(lambda v: jnp.sum(_sin_ok(v))))(xs)
+    np.testing.assert_allclose(g, np.cos(xs.astype(np.float64)), rtol=1e-6)
+    t = srcjax.vmap(lambda v: srcjax.jvp(_sin_ok, (xs[0],), (v,))[1])(xs)
+    np.testing.assert_allclose(t, np.cos(xs[0].astype(np.float64)) * xs, rtol=1e-6)

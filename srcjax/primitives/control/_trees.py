@@ -32,6 +32,18 @@ def dict_without(d, key):
     return out
 
 
+def leaves_alike(a, b, mismatch):
+    """The leaves of pytrees ``a`` and ``b`` when their structures agree, else
+    the exception ``mismatch(treedef_a, treedef_b)`` (the caller's) raised."""
+    from ...tree_util import tree_flatten
+
+    la, ta = tree_flatten(a)
+    lb, tb = tree_flatten(b)
+    if ta != tb:
+        raise mismatch(ta, tb)
+    return la, lb
+
+
 def _jax_keys(x: dict):
     """``x``'s keys in the order JAX's pytrees give them: sorted for a dict or a
     defaultdict (``_dict_order``), as they are for an OrderedDict. A gradient's

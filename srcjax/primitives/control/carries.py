@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._prng_key import PRNGKeyArray
 from ..registry import Primitive, register
+from ._trees import leaves_alike
 
 # ======================================================= loop carries (lax loops)
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -79,15 +80,14 @@ def _check_carry(what, before, after, before_batch=0, after_batch=0):
 
 def _check_carry_full(what, before, after, before_batch=0, after_batch=0):
     """:func:`_check_carry` without its shortcut for the common cases."""
-    from ...tree_util import tree_flatten
-
-    lb, tb = tree_flatten(before)
-    la, ta = tree_flatten(after)
-    if tb != ta:
-        raise TypeError(
+    lb, la = leaves_alike(
+        before,
+        after,
+        lambda tb, ta: TypeError(
             f"{what} function carry input and carry output must have the same pytree "
             f"structure, but they differ:\n  input carry: {tb}\n  output carry: {ta}"
-        )
+        ),
+    )
     for i, (b, a) in enumerate(zip(lb, la)):
         sb, sa = np.shape(b)[before_batch:], np.shape(a)[after_batch:]
         if sb != sa or not _carry_leaf_ok(b, a):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Primitive, register
-from ._trees import _class_kind
+from ._trees import _class_kind, leaves_alike
 
 
 def _check_aux(out):
@@ -101,25 +101,79 @@ check_switch_index = register(
 check_switch_index.facts(effectful=True)
 
 
-def _check_jvp_out(out):
-    """A custom_jvp rule's ``(primal_out, tangent_out)``: JAX's TypeError where a
-    leaf of a floating primal has an integer or bool tangent (it used to be taken
-    as is; grad then gave 0.0: user bug 06)."""
-    from ...tree_util import tree_leaves
+def _tangent_type(x, expected_of=None):
+    """``x``'s type as JAX prints it (``float32[3]``), weak types stripped: a
+    Python number has the default dtype of its kind. With ``expected_of`` (the
+    primal), the tangent type JAX expects for it instead (its own dtype for a
+    floating primal, float0 for an integer or bool one)."""
+    from ... import dtypes
 
-    primal, tangent = out
-    ps, ts = tree_leaves(primal), tree_leaves(tangent)
-    if len(ps) != len(ts):
+    shape = list(np.shape(x))
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.result_type(type(x)) if isinstance(x, (bool, int, float, complex)) else None
+    name = "?" if dt is None else dtypes.canonicalize_dtype(dt).name
+    if expected_of is not None and dt is not None and np.dtype(dt).kind not in "fcV":
+        name = "float0"
+    return f"{name}{shape}"
+
+
+def _jvp_out_mismatch(p, t):
+    """Whether tangent leaf ``t`` does not fit primal leaf ``p`` (JAX's
+    custom_jvp rule check)."""
+    from ... import dtypes
+
+    if np.shape(p) != np.shape(t):
+        return True
+    pd, td = getattr(p, "dtype", None), getattr(t, "dtype", None)
+    if pd is None or td is None or pd.kind not in "fc":
+        return False  # (a Python number's dtype is weak; an integer primal's tangent varies)
+    if td.kind in "biu":
+        return True
+    return dtypes.canonicalize_dtype(pd) != dtypes.canonicalize_dtype(td)
+
+
+def _check_jvp_out(out, rule=None, fun=None):
+    """A custom_jvp rule's ``(primal_out, tangent_out)`` of the rule named
+    ``rule`` for the function ``fun``: JAX's TypeError when the two trees differ
+    in structure, or a tangent leaf has another shape or dtype than its primal
+    (an integer or bool tangent for a floating primal: user bug 06, grad then
+    gave 0.0; a tangent of another shape was reported as a vjp cotangent error:
+    fresh-user bug, session 11). Under vmap it runs per example (no batching
+    rule), so shapes are per-example shapes."""
+
+    who = f"Custom JVP rule {rule} for function {fun}" if rule else "Custom JVP rule"
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(
+            f"{who} must produce a pair (list or tuple of length two) representing "
+            f"primal and tangent outputs, but got {type(out).__name__}"
+        )
+    ps, ts = leaves_alike(
+        *out,
+        lambda ptree, ttree: TypeError(
+            f"{who} must produce primal and tangent outputs with equal container "
+            f"(pytree) structures, but got {ptree} and {ttree} respectively."
+        ),
+    )
+    bad = [(p, t) for p, t in zip(ps, ts) if _jvp_out_mismatch(p, t)]
+    if not bad:
         return
-    for p, t in zip(ps, ts):
-        pd, td = getattr(p, "dtype", None), getattr(t, "dtype", None)
-        if pd is not None and td is not None and pd.kind in "fc" and td.kind in "biu":
-            p_type = f"{pd.name}{list(np.shape(p))}"
-            raise TypeError(
-                "Custom JVP rule must produce primal and tangent outputs with "
-                f"corresponding shapes and dtypes. Expected {p_type} (tangent type of "
-                f"{p_type}) but got {td.name}{list(np.shape(t))}."
-            )
+    if len(ps) == 1:
+        (p, t), p_type = bad[0], _tangent_type(bad[0][0])
+        raise TypeError(
+            f"{who} must produce primal and tangent outputs with corresponding shapes "
+            f"and dtypes. Expected {_tangent_type(p, p)} (tangent type of {p_type}) but "
+            f"got {_tangent_type(t)}."
+        )
+    lines = "\n".join(
+        f"  primal {_tangent_type(p)} with tangent {_tangent_type(t)}, expecting tangent "
+        f"{_tangent_type(p, p)}"
+        for p, t in bad
+    )
+    raise TypeError(
+        f"{who} must produce primal and tangent outputs with corresponding shapes and "
+        f"dtypes, but got:\n{lines}"
+    )
 
 
 check_jvp_out = register(
