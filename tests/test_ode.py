@@ -193,3 +193,34 @@ def test_python_scalar_state_is_float32():
     ys = odeint(decay, 1.0, TS, 2.0)
     assert ys.dtype == np.float32
     np.testing.assert_allclose(ys, np.exp(-2.0 * TS), rtol=3e-6)
+
+
+def test_a_rhs_defined_inside_the_differentiated_function_is_refused_with_the_workaround_x64(x64):
+    """Issue 20: odeint(rhs, ...) with rhs a closure over the differentiated
+    argument was refused with a hint about calling odeint outside (whose value
+    depends on k). The error names the closure's reads and the workaround, and
+    the workaround (rhs at module level, k through *args) matches float64
+    central differences of odeint itself."""
+
+    def loss(k):
+        def rhs(y, t):
+            return -k * y
+
+        return odeint(rhs, np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0]))[-1].sum()
+
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
+        srcjax.grad(loss)(0.7)
+    msg = str(info.value)
+    assert "(`rhs`) cannot be passed as a value" in msg
+    assert "taking what it reads from here (`k`) as extra parameters" in msg
+    assert "`odeint(rhs, y0, t, k)` calls `rhs(y, t, k)`" in msg
+
+    def fixed(k):
+        return odeint(
+            decay, np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0]), k, rtol=1e-11, atol=1e-11
+        )[-1].sum()
+
+    eps = 1e-5
+    fd = (float(fixed(0.7 + eps)) - float(fixed(0.7 - eps))) / (2 * eps)
+    np.testing.assert_allclose(srcjax.grad(fixed)(0.7), fd, rtol=1e-6)
+    np.testing.assert_allclose(fd, -3.0 * np.exp(-0.7), rtol=1e-6)  # d/dk of 3 e^{-k}

@@ -7,12 +7,14 @@ agrees with it to 1 ulp); srcjax runs the same program eagerly and under
 srcjax.jit.
 """
 
+import collections
 import importlib.util
 import os
 import pickle
 
 import numpy as np
 import pytest
+from helpers import fd_grad
 
 import srcjax
 import srcjax.numpy as jnp
@@ -360,3 +362,67 @@ def test_l2_norm_and_clip_grads_under_jit():
     clipped = srcjax.jit(optimizers.clip_grads)(g, 6.5)
     np.testing.assert_allclose(clipped["a"], [1.5, 2.0], rtol=1e-6)
     np.testing.assert_allclose(clipped["b"], [[6.0]], rtol=1e-6)
+
+
+_Opt = collections.namedtuple("_Opt", ["init", "update"])
+
+
+def _momentum_like(lr, mass):
+    """An optax-style optimizer: init/update closures in a namedtuple."""
+
+    def init(p):
+        return (p, jnp.zeros_like(p))
+
+    def update(g, state):
+        p, v = state
+        v = mass * v + g
+        return (p - lr * v, v)
+
+    return _Opt(init, update)
+
+
+def _train(opt, w, steps=3):
+    state = opt.init(w)
+    for _ in range(steps):
+        p, _ = state
+        state = opt.update(2.0 * p + jnp.sin(p), state)
+    return jnp.sum(state[0] ** 2)
+
+
+_OPT = _momentum_like(0.1, 0.9)
+
+
+def _train_with_module_optimizer(w):
+    return _train(_OPT, w)
+
+
+def _train_building_the_optimizer_inside(w):
+    return _train(_momentum_like(0.1, 0.9), w)
+
+
+def _train_with_srcjax_sgd_inside(w):
+    init, update, get = optimizers.sgd(0.1)
+    s = init(w)
+    for i in range(3):
+        s = update(i, 2.0 * get(s), s)
+    return jnp.sum(get(s) ** 2)
+
+
+def test_an_optimizer_built_inside_the_differentiated_function_is_refused_with_the_workaround(
+    x64,
+):
+    """Issue 20: an optax-like optimizer (init/update closures in a namedtuple,
+    or srcjax's own optimizers.sgd) constructed inside the differentiated
+    function is refused; the error says to build it outside, and so built it
+    differentiates through the training steps as float64 central differences do."""
+    w = np.array([0.3, -1.2, 2.0])
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
+        srcjax.grad(_train_building_the_optimizer_inside)(w)
+    assert "(`init`) cannot be stored in a `_Opt`" in str(info.value)
+    assert "build what holds `init`" in str(info.value)
+    assert "outside the transformed function" in str(info.value)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="call `sgd` outside"):
+        srcjax.grad(_train_with_srcjax_sgd_inside)(w)
+    want = fd_grad(lambda v: float(_train_with_module_optimizer(v)), w)
+    for g in (srcjax.grad, lambda f: srcjax.jit(srcjax.grad(f))):
+        np.testing.assert_allclose(g(_train_with_module_optimizer)(w), want, rtol=1e-7)

@@ -18,7 +18,14 @@ from .. import nodes as N
 from ..source import get_source
 from .analyses import _function_names
 from .anf import Op
-from .common import _bind, _fold_constant, _is_numpy_function, _is_static_callable, _prim_expr
+from .common import (
+    _bind,
+    _fold_constant,
+    _function_value_error,
+    _is_numpy_function,
+    _is_static_callable,
+    _prim_expr,
+)
 
 #: numpy scalar types used as casts: ``np.float32(x)`` is ``x.astype(float32)``
 # numpy scalar types called as functions: a cast (ad.astype); to an integer or
@@ -277,13 +284,11 @@ class CallsMixin:
             if isinstance(a, gast.Name) and a.id in self.local_fns:
                 # a nested def / lambda is inlined where it is called, never made
                 # into a value: passing it on would be a NameError at run time
-                raise UnsupportedSyntaxError(
-                    f"a function defined inside the transformed function (`{a.id}`) "
-                    f"cannot be passed as a value to `{N.to_source(e.func) if isinstance(e, gast.Call) else prim.public}`",
-                    self.loc(e),
-                    "define it at module level (a custom_vjp's nondiff_argnums function "
-                    "too), or call it here instead of passing it",
-                )
+                callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public
+                where = f"passed as a value to `{callee}`"
+                if prim.public == "ad.construct":  # Opt(init, update): stored in an object
+                    where = f"stored in a `{callee}`"
+                raise _function_value_error(self, self.local_fns[a.id], a.id, where, e)
         try:
             ba = sig.bind(*atoms, **kws)
         except TypeError as exc:

@@ -267,3 +267,65 @@ def _plain_method(cls: type, name: str) -> Any:
     if isinstance(fn, types.FunctionType) and not _is_library_function(fn):
         return fn
     return None
+
+
+def _closure_reads(norm: Any, fn: Any) -> List[str]:
+    """The names of the transformed function's locals that the local function
+    ``fn`` (a ``FunctionDef``, or a :class:`_ForeignFn` of an enclosing
+    normalizer) reads: what it would take as extra parameters at module level."""
+    owner, fdef = (fn.owner, fn.fdef) if isinstance(fn, _ForeignFn) else (norm, fn)
+    if not isinstance(fdef, gast.FunctionDef):
+        return []
+    a = fdef.args
+    params = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs if isinstance(p, gast.Name)}
+    params |= {p.id for p in (a.vararg, a.kwarg) if isinstance(p, gast.Name)}
+    assigned = set(N.assigned_names(fdef.body))
+    read = []
+    for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+        if (
+            isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)
+            and n.id in owner.locals
+            and n.id not in params | assigned
+            and n.id not in read
+        ):
+            read.append(n.id)
+    return read
+
+
+def _function_value_error(norm: Any, fn: Any, name: str, where: str, e: Any) -> Exception:
+    """The error for the local function ``fn`` (bound to ``name`` in the
+    normalized code) used as a value ``where`` (``"passed as a value to
+    `odeint`"``, ``"stored in a tuple"``): srcjax inlines such functions where
+    they are called and never makes them values. The hint gives the workaround,
+    naming the locals ``fn`` reads (what JAX's closure conversion would pass)."""
+    fdef = fn.fdef if isinstance(fn, _ForeignFn) else fn
+    name = getattr(fdef, "name", None) or name
+    if where.startswith("passed"):
+        reads = ", ".join(f"`{r}`" for r in _closure_reads(norm, fn))
+        hint = (
+            f"define `{name}` at module level"
+            + (
+                f", taking what it reads from here ({reads}) as extra parameters, "
+                if reads
+                else " "
+            )
+            + "and pass "
+            + ("those values " if reads else "its extra arguments ")
+            + "through the call: `odeint(rhs, y0, t, k)` calls `rhs(y, t, k)` and "
+            "differentiates with respect to `k`; a custom_vjp's nondiff_argnums function "
+            "takes them as arguments too"
+        )
+    else:
+        hint = (
+            f"build what holds `{name}` (an optimizer's init/update functions, a namedtuple "
+            "of functions) outside the transformed function, at module level or before "
+            "calling the transform, and call its functions inside: they are inlined there, "
+            "with the values they close over"
+        )
+    return UnsupportedSyntaxError(
+        f"a function defined inside the transformed function (`{name}`) cannot be {where} "
+        "(srcjax inlines it where it is called, never makes it a value)",
+        norm.loc(e),
+        hint,
+    )

@@ -16,7 +16,7 @@ from ...primitives import registry
 from .. import nodes as N
 from .analyses import _CONTAINER_METHODS, _KINDS, _NOT_A_METHOD, _value_kind
 from .anf import Op
-from .common import _bind, _fold_constant, _prim_expr, _unsupported
+from .common import _bind, _fold_constant, _function_value_error, _prim_expr, _unsupported
 
 
 class ContainersMixin:
@@ -157,12 +157,7 @@ class ContainersMixin:
         if name == "append":
             v = self.atom(args[0])
             if isinstance(v, gast.Name) and v.id in self.local_fns:
-                raise UnsupportedSyntaxError(
-                    f"a function defined inside the transformed function (`{v.id}`) cannot "
-                    "be stored in a list (it is inlined where it is called, never made a value)",
-                    self.loc(e),
-                    "define it at module level, or call it directly",
-                )
+                raise _function_value_error(self, self.local_fns[v.id], v.id, "stored in a list", e)
             self._append(x, v)
             return none
         if name == "extend":

@@ -20,6 +20,7 @@ from .common import (
     _UNARY,
     _bind,
     _fold_constant,
+    _function_value_error,
     _plain_method,
     _resolution_error,
     _tree_registry,
@@ -226,6 +227,15 @@ class ExpressionsMixin:
             return folded
         return self.atom(sl, base="idx")
 
+    def _no_local_functions(self, atoms: List[Any], where: str, e: Any) -> None:
+        """Refuse a display holding a local function (``return init, update``):
+        made a value at run time, it would be a NameError or an opaque call. (A
+        ``partial`` of a module function is also a value at run time: kept.)"""
+        for a in atoms:
+            fn = self.local_fns.get(a.id) if isinstance(a, gast.Name) else None
+            if fn is not None and not getattr(fn, "srcjax_runtime_value", False):
+                raise _function_value_error(self, fn, a.id, where, e)
+
     def simple(self, e: Any, target: Optional[str]) -> tuple:
         """Return (node, Op) where node is a one-op expression over atoms."""
         if isinstance(e, (gast.Name, gast.Constant)):
@@ -312,6 +322,7 @@ class ExpressionsMixin:
         if isinstance(e, (gast.List, gast.Tuple)):
             elts = [self.atom(x) for x in e.elts]
             cls = gast.List if isinstance(e, gast.List) else gast.Tuple
+            self._no_local_functions(elts, f"stored in a {cls.__name__.lower()}", e)
             return cls(elts=elts, ctx=gast.Load()), Op("pack", elts=elts)
         if isinstance(e, gast.Dict):
             if any(k is None for k in e.keys):
@@ -326,6 +337,7 @@ class ExpressionsMixin:
                 return t, Op("copy", elts=[t])
             keys = [self.atom(k) for k in e.keys]
             vals = [self.atom(v) for v in e.values]
+            self._no_local_functions(vals, "stored in a dict", e)
             return gast.Dict(keys=keys, values=vals), Op("pack", elts=vals)
         if isinstance(e, gast.Subscript):
             return self.subscript(e)

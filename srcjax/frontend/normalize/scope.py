@@ -313,8 +313,9 @@ class ScopeMixin:
         return obj if _is_static_callable(obj) else None
 
     def _known_object(self, atom: Any) -> Any:
-        """The plain object (an instance of a user class that is no pytree) a
-        module-level name passed as an argument is, else None: a method inlined
+        """The plain object (an instance of a user class that is no pytree, or a
+        namedtuple of functions) a module-level name passed as an argument is, else
+        None: a method inlined
         with it as ``self`` resolves ``self.energy`` (``grad(self.energy)``) and
         reads ``self.k`` from it (user X: ``jit(s.force)``, ``grad`` of a function
         calling ``s.force``)."""
@@ -328,6 +329,11 @@ class ScopeMixin:
             status, obj = self.lookup_global(atom.id)
             if status != "found":
                 return None
+        if isinstance(obj, tuple) and hasattr(obj, "_fields") and obj:
+            # a module-level namedtuple of functions (an optax-style optimizer's
+            # init/update, passed to a train step: opt.update(g, s) is its function,
+            # not a dict's update)
+            return obj if all(_is_static_callable(f) for f in obj) else None
         return obj if plain_object(obj) and not callable(obj) else None
 
     # -- srcjax transforms called inside transformed code ---------------------------

@@ -172,12 +172,14 @@ class StatementsMixin:
                     "found",
                     functools.partial,
                 )
-                if partial and not (
+                valued = partial and not (
                     isinstance(value.args[0], gast.Name) and value.args[0].id in self.locals
-                ):
+                )
+                if valued:
                     self.assign_target(target, value, as_value=True)
                 fdef = _lambda_to_def(lam)
                 fdef.name = target.id
+                fdef.srcjax_runtime_value = valued  # (it may be stored: expressions.py)
                 self.bind_local_fn(self.var(target.id), fdef)
                 return
         if isinstance(target, gast.Name) and self._jit_of_local(value):
