@@ -118,3 +118,54 @@ def test_an_error_inside_inlined_srcjax_code_names_the_users_call():
     assert err.loc.filename == __file__
     assert err.loc.lineno == _optimizer_inside.__code__.co_firstlineno + 1
     assert "inside srcjax's `sgd`" in str(err) and "optimizers.py" in str(err)
+
+
+def _posonly(x, /, y):
+    return x * y
+
+
+def _posonly_defaults(a, b=2.0, /, c=3.0, *, d=4.0):
+    return a * b + c * d
+
+
+def f_positional_only(x):
+    def inner(u, /, v=1.5):
+        return u - v
+
+    return (
+        _posonly(x, 3.0)
+        + _posonly_defaults(x)
+        + _posonly_defaults(x, 5.0)
+        + _posonly_defaults(x, 5.0, c=1.0)
+        + _posonly_defaults(x, 1.0, 2.0, d=0.5)
+        + inner(x)
+        + inner(x, 2.0)
+    )
+
+
+def _top_posonly(x, /, y):
+    return jnp.sum(jnp.sin(x) * y)
+
+
+def test_positional_only_parameters_are_bound_as_python_binds_them():
+    """Fresh-user bug (session 11): the inliner ignored positional-only
+    parameters (`_posonly(x, 3.0)` was "`_posonly` takes 1 arguments, 2 given"),
+    and a transformed function with one was refused. Oracle: the Python call,
+    and the derivative by hand."""
+    x = np.array([0.5, -1.25, 2.0])
+    assert_same(f_positional_only, jnp.asarray(x))
+    g = srcjax.grad(lambda v: jnp.sum(f_positional_only(v)))(x)
+    np.testing.assert_allclose(g, np.full(3, 3.0 + 2 + 5 + 5 + 1 + 1 + 1), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(_top_posonly)(x, 4.0), 4.0 * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(_top_posonly)(x, 4.0), 4.0 * np.sin(x).sum(), rtol=1e-6)
+
+
+def _posonly_by_keyword(x):
+    return _posonly(x=x, y=2.0)
+
+
+def test_a_positional_only_parameter_passed_by_keyword_is_pythons_type_error():
+    with pytest.raises(
+        TypeError, match="positional-only arguments passed as keyword arguments: 'x'"
+    ):
+        srcjax.jit(_posonly_by_keyword)(np.ones(2))

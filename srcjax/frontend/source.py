@@ -307,6 +307,7 @@ def _finish_source(
 ) -> FunctionSource:
     if not copied:
         node = N.clone(node)  # transforms edit their tree; the cache stays clean
+    _positional_only_merged(node)
     closure: Dict[str, Any] = {}
     if fn.__closure__:
         closure = dict(zip(code.co_freevars, fn.__closure__))
@@ -317,6 +318,26 @@ def _finish_source(
         # function's source (its `**kwargs` would be refused; user X)
         return get_source(inner)
     return FunctionSource(fn, node, filename, fn.__globals__, closure)
+
+
+#: the attribute of a merged ``arguments`` node naming its positional-only parameters
+POSONLY = "srcjax_posonly"
+
+
+def _positional_only_merged(node: Any) -> None:
+    """Every ``def``/``lambda`` in ``node`` with positional-only parameters
+    (``def f(x, /, y)``) given them as plain leading parameters (the defaults
+    already count from the end of both lists), their names kept in the
+    attribute :data:`POSONLY` of its ``arguments`` node (a call passing one by
+    keyword is Python's TypeError). The transforms read ``args.args`` only; the
+    inliner ignored ``posonlyargs`` (``h(x, 3.0)`` was "`h` takes 1 arguments, 2
+    given") and the entry refused them."""
+    for n in gast.walk(node):
+        if isinstance(n, (gast.FunctionDef, gast.Lambda)) and n.args.posonlyargs:
+            a = n.args
+            setattr(a, POSONLY, [p.id for p in a.posonlyargs])
+            a.args = list(a.posonlyargs) + list(a.args)
+            a.posonlyargs = []
 
 
 def _forwards_to(node: Any, closure: Dict[str, Any], globals_: dict, inner: Any) -> bool:

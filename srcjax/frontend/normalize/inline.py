@@ -13,10 +13,11 @@ import gast
 from ...errors import (
     RecursionUnsupportedError,
     SrcjaxError,
+    TransformTypeError,
     UnsupportedSyntaxError,
 )
 from .. import nodes as N
-from ..source import FunctionSource, get_source
+from ..source import POSONLY, FunctionSource, get_source
 from .analyses import _mutated_params, _own_locals
 from .anf import Op
 from .common import _FnChoice, _ForeignFn, _GlobalFn
@@ -264,6 +265,14 @@ class InlineMixin:
             )
         for p, a in zip(params, args):
             values[p] = a
+        posonly = [k for k in kws if k in getattr(fnode.args, POSONLY, ())]
+        if posonly and kwarg is None:
+            names = ", ".join(repr(k) for k in posonly)
+            raise TransformTypeError(
+                f"{fname}() got some positional-only arguments passed as keyword "
+                f"arguments: {names}",
+                self.loc(e),
+            )
         extra_kws: Dict[str, Any] = {}
         for k, v in kws.items():
             if k not in params and k not in kwonly:
