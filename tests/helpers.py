@@ -6,9 +6,11 @@ import numpy as np
 
 
 def fd_grad(f, x, eps=1e-6):
-    """Central-difference gradient of scalar ``f`` at float64 array ``x``."""
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
+    """Central-difference gradient of scalar ``f`` at float64 array ``x`` (any
+    memory order: a C-ordered copy is perturbed, so ``reshape(-1)`` is a view;
+    a Fortran-ordered ``x`` gave all zeros when the reshape was a copy)."""
+    x = np.array(x, dtype=np.float64, order="C")
+    g = np.zeros_like(x, order="C")
     flat = x.reshape(-1)
     gf = g.reshape(-1)
     for i in range(flat.size):
