@@ -5,7 +5,9 @@ https://docs.jax.dev/en/latest/jax.random.html); the algorithms follow
 ``shared/prng/SPEC.md`` (section numbers in the docstrings refer to it). Values
 equal those of jax/jaxlib 0.10.2 on CPU bit for bit, for float32 and for the
 integer functions; float64 is supported where JAX's algorithm is known exactly
-(``bits``, ``uniform``) and raises ``NotImplementedError`` elsewhere.
+(``bits``, ``uniform``, and on XLA:CPU's float64 ``log``/``log1p`` ``exponential``,
+``gumbel``, ``laplace``, ``logistic``, ``categorical``, ``choice``; ``normal``
+within an ulp) and raises ``NotImplementedError`` elsewhere.
 
 Keys are typed or raw, as in JAX: ``key(seed)`` returns a typed key array
 (:class:`PRNGKeyArray`, dtype ``key<fry>``, shape ``()``), ``PRNGKey(seed)`` a

@@ -77,20 +77,20 @@ def _bernoulli(key, p=0.5, shape=None, mode="low"):
     return _bernoulli_from(_key(key, "bernoulli"), p, shape, mode)
 
 
-def _float32_only(dtype, name):
-    d = _float_dtype(dtype, name)
-    if d != np.float32:
-        raise NotImplementedError(
-            f"srcjax.random.{name}: float64 is not implemented (XLA's float64 log/log1p "
-            "are not specified bit for bit); pass dtype=jnp.float32"
-        )
-    return d
+def _xla_log(d):
+    """XLA:CPU's ``log`` of dtype ``d`` (float32 or float64), bit for bit."""
+    return _tf.log64 if d == np.float64 else _tf.log32
+
+
+def _xla_log1p(d):
+    """XLA:CPU's ``log1p`` of dtype ``d`` (float32 or float64), bit for bit."""
+    return _tf.log1p64 if d == np.float64 else _tf.log1p32
 
 
 def _exponential_from(keys, shape, dtype):
-    _float32_only(dtype, "exponential")
-    u = _uniform_from(keys, shape, np.float32, 0.0, 1.0, "exponential")
-    return -_tf.log1p32(-u)
+    d = _float_dtype(dtype, "exponential")
+    u = _uniform_from(keys, shape, d, 0.0, 1.0, "exponential")
+    return -_xla_log1p(d)(-u)
 
 
 def _exponential_b(key, shape=(), dtype=float):
@@ -105,14 +105,15 @@ def _exponential(key, shape=(), dtype=float):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        dtype: float32 or float64 (default: the default float dtype, float64
+            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
+            ``_threefry.log64``/``log1p64``, bit for bit too).
 
     Returns:
-        float32 array of ``shape``.
+        array of ``shape`` and ``dtype``.
 
     Raises:
-        NotImplementedError: float64 (the default with ``jax_enable_x64``: pass
-            ``dtype=jnp.float32``).
+        NotImplementedError: float16.
         ValueError, TypeError: as :func:`uniform`.
     """
     return _exponential_from(_key(key, "exponential"), shape, dtype)
@@ -121,10 +122,9 @@ def _exponential(key, shape=(), dtype=float):
 def _gumbel_from(keys, shape, dtype, mode):
     if mode != "low":
         raise NotImplementedError(f"srcjax.random.gumbel: mode={mode!r} is not implemented")
-    _float32_only(dtype, "gumbel")
-    tiny = np.float32(np.finfo(np.float32).tiny)
-    u = _uniform_from(keys, shape, np.float32, tiny, 1.0, "gumbel")
-    return -_tf.log32(-_tf.log32(u))
+    d = _float_dtype(dtype, "gumbel")
+    u = _uniform_from(keys, shape, d, np.finfo(d).tiny, 1.0, "gumbel")
+    return -_xla_log(d)(-_xla_log(d)(u))
 
 
 def _gumbel_b(key, shape=(), dtype=float, mode="low"):
@@ -140,15 +140,16 @@ def _gumbel(key, shape=(), dtype=float, mode="low"):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        dtype: float32 or float64 (default: the default float dtype; float64
+            with XLA:CPU's float64 ``log``, bit for bit too).
         mode: ``"low"`` (the default); JAX's ``"high"``/``"highest"`` are not
             implemented.
 
     Returns:
-        float32 array of ``shape``.
+        array of ``shape`` and ``dtype``.
 
     Raises:
-        NotImplementedError: float64, or another ``mode``.
+        NotImplementedError: float16, or another ``mode``.
         ValueError, TypeError: as :func:`uniform`.
     """
     return _gumbel_from(_key(key, "gumbel"), shape, dtype, mode)
@@ -463,12 +464,12 @@ def _top_k_indices(v: np.ndarray, k: int) -> np.ndarray:
 
 
 def _log(x: np.ndarray) -> np.ndarray:
-    if x.dtype != np.float32:
+    if x.dtype not in (np.float32, np.float64):
         raise NotImplementedError(
-            "srcjax.random: float64 probabilities need XLA's float64 log, which is not "
-            "specified bit for bit; pass float32 values"
+            f"srcjax.random: {x.dtype} probabilities are not implemented (XLA's log is "
+            "reproduced for float32 and float64); pass float32 values"
         )
-    return _tf.log32(x)
+    return _xla_log(x.dtype)(x)
 
 
 def _choice_from(keys, a, shape, replace, p, axis, mode):
@@ -561,7 +562,7 @@ def _choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         ValueError: ``a`` with no entries; more draws than entries without
             replacement; ``p`` of the wrong shape; ``axis`` out of bounds; a
             batch of keys (use ``srcjax.vmap``).
-        NotImplementedError: float64 ``p`` without replacement; ``mode="high"``.
+        NotImplementedError: float16 ``p`` without replacement; ``mode="high"``.
 
     Not differentiable in ``a`` in srcjax: asking for that derivative raises an
     error.
@@ -630,8 +631,7 @@ def _categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     Raises:
         ValueError: non-float logits; ``shape`` not broadcasting; more draws than
             categories without replacement; a batch of keys (use ``srcjax.vmap``).
-        NotImplementedError: float64 logits (XLA's float64 log is not
-            specified bit for bit); ``mode="high"``.
+        NotImplementedError: float16 logits; ``mode="high"``.
         TypeError: an invalid key or shape.
     """
     return _categorical_from(_key(key, "categorical"), logits, axis, shape, replace, mode)
@@ -642,9 +642,10 @@ _NEG_ONE_UP = _tf._f32(0xBF7FFFFF)  # -1 + finfo(float32).epsneg
 
 
 def _laplace_from(keys, shape, dtype):
-    _float32_only(dtype, "laplace")
-    u = _uniform_from(keys, shape, np.float32, _NEG_ONE_UP, 1.0, "laplace")
-    return (np.sign(u) * _tf.log1p32(-np.abs(u))).astype(np.float32)
+    d = _float_dtype(dtype, "laplace")
+    lo = _NEG_ONE_UP if d == np.float32 else -1.0 + np.finfo(np.float64).epsneg
+    u = _uniform_from(keys, shape, d, lo, 1.0, "laplace")
+    return (np.sign(u) * _xla_log1p(d)(-np.abs(u))).astype(d)
 
 
 def _laplace_b(key, shape=(), dtype=float):
@@ -660,24 +661,24 @@ def _laplace(key, shape=(), dtype=float):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        dtype: float32 or float64 (default: the default float dtype, float64
+            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
+            ``_threefry.log64``/``log1p64``, bit for bit too).
 
     Returns:
-        float32 array of ``shape``.
+        array of ``shape`` and ``dtype``.
 
     Raises:
-        NotImplementedError: float64 (the default with ``jax_enable_x64``: pass
-            ``dtype=jnp.float32``).
+        NotImplementedError: float16.
         ValueError, TypeError: as :func:`uniform`.
     """
     return _laplace_from(_key(key, "laplace"), shape, dtype)
 
 
 def _logistic_from(keys, shape, dtype):
-    _float32_only(dtype, "logistic")
-    tiny = np.float32(np.finfo(np.float32).tiny)
-    x = _uniform_from(keys, shape, np.float32, tiny, 1.0, "logistic")
-    return (_tf.log32(x) - _tf.log1p32(-x)).astype(np.float32)
+    d = _float_dtype(dtype, "logistic")
+    x = _uniform_from(keys, shape, d, np.finfo(d).tiny, 1.0, "logistic")
+    return (_xla_log(d)(x) - _xla_log1p(d)(-x)).astype(d)
 
 
 def _logistic_b(key, shape=(), dtype=float):
@@ -693,14 +694,15 @@ def _logistic(key, shape=(), dtype=float):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape.
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
+        dtype: float32 or float64 (default: the default float dtype, float64
+            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
+            ``_threefry.log64``/``log1p64``, bit for bit too).
 
     Returns:
-        float32 array of ``shape``.
+        array of ``shape`` and ``dtype``.
 
     Raises:
-        NotImplementedError: float64 (the default with ``jax_enable_x64``: pass
-            ``dtype=jnp.float32``).
+        NotImplementedError: float16.
         ValueError, TypeError: as :func:`uniform`.
     """
     return _logistic_from(_key(key, "logistic"), shape, dtype)

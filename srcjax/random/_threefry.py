@@ -13,6 +13,7 @@ functions and the vmap batching rules share one implementation.
 
 from __future__ import annotations
 
+import math
 from typing import Tuple
 
 import numpy as np
@@ -490,7 +491,7 @@ def normal32(words: np.ndarray) -> np.ndarray:
     return (_SQRT2 * erfinv32(u)).astype(np.float32)
 
 
-# ------------------------------------------------------------------ float64 (uniform only)
+# ------------------------------------------------------------------ float64
 def _two_sum(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     s = a + b
     bb = s - a
@@ -534,3 +535,65 @@ def uniform64(words: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     hi = np.asarray(hi, np.float64)
     f = unit_float64(words)
     return np.maximum(lo, fma64(f, hi - lo, lo))
+
+
+# XLA:CPU's float64 log1p (jaxlib 0.10.2): the Cephes rational (in float64, the
+# same coefficients as _L1P_N/_L1P_D before their rounding to float32) with fused
+# Horner steps below sqrt(2) - 1, log(1 + t) above. Bit for bit on 4e5 samples of
+# exponential/laplace recorded from JAX; without the FMAs 1.5% differ by 1 ulp.
+_L1P_N64 = (
+    4.5270000862445199635215e-5,
+    4.9854102823193375972212e-1,
+    6.5787325942061044846969e0,
+    2.9911919328553073277375e1,
+    6.0949667980987787057556e1,
+    5.7112963590585538103336e1,
+    2.0039553499201281259648e1,
+)
+_L1P_D64 = (
+    1.0,
+    1.5062909083469192043167e1,
+    8.3047565967967209469434e1,
+    2.2176239823732856465394e2,
+    3.0909872225312059774938e2,
+    2.1642788614495947685003e2,
+    6.0118660497603843919306e1,
+)
+_L1P_SMALL64 = 0.41421356237309504880
+
+
+def log64(y) -> np.ndarray:
+    """XLA:CPU's float64 ``log``: the C library's ``log`` (glibc's; ``math.log``),
+    bit for bit with jaxlib 0.10.2 on 6e5 uniform arguments, where NumPy's own
+    SIMD ``log`` differs by 1 ulp on 0.3% of them. ``log(0) = -inf``, NaN below 0."""
+    y = np.asarray(y, np.float64)
+    flat = y.reshape(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(flat)  # (the special values: 0, negative, inf, nan)
+    ok = np.isfinite(flat) & (flat > 0)
+    vals = flat[ok].tolist()
+    out[ok] = np.fromiter(map(math.log, vals), np.float64, len(vals))
+    return out.reshape(y.shape)
+
+
+def log1p64(t) -> np.ndarray:
+    """XLA:CPU's float64 ``log1p`` (jaxlib 0.10.2), bit for bit: for ``|t| <
+    sqrt(2) - 1``, ``t + fma(-0.5, t*t, (t * t*t) * (N(t) / D(t)))`` with the
+    Cephes polynomials evaluated by fused Horner steps; else ``log64(t + 1)``."""
+    t = np.asarray(t, np.float64)
+    out = np.empty_like(t)
+    small = np.abs(t) < _L1P_SMALL64
+    big = ~small
+    if big.any():
+        out[big] = log64(t[big] + 1.0)
+    if small.any():
+        ts = t[small]
+        t2 = ts * ts
+        num = np.full_like(ts, _L1P_N64[0])
+        den = np.full_like(ts, _L1P_D64[0])
+        for k in range(1, 7):
+            num = fma64(num, ts, _L1P_N64[k])
+            den = fma64(den, ts, _L1P_D64[k])
+        q = (ts * t2) * (num / den)
+        out[small] = ts + fma64(-0.5, t2, q)
+    return out
