@@ -57,7 +57,26 @@ def clip_out(x):
     return x
 
 
+def rng_shuffle(x):
+    rng = np.random.default_rng(0)
+    rng.shuffle(x)  # (a float32 argument reaches it as the caller's buffer)
+    return x * 1.0
+
+
+def dunder_iadd(x):
+    x.__iadd__(1.0)
+    return x * 1.0
+
+
+def unbound_fill(x):
+    np.ndarray.fill(x, 0.0)
+    return x * 1.0
+
+
 CASES = [
+    (dunder_iadd, AttributeError, ".__iadd__", "x += y"),
+    (unbound_fill, TypeError, "np.ndarray.fill", "jnp.full_like"),
+    (rng_shuffle, TypeError, ".shuffle(x)", "random.permutation"),
     (add_at, TypeError, "np.add.at", "x.at[idx].add(v)"),
     (fill, AttributeError, ".fill", "jnp.full_like"),
     (copyto, TypeError, "np.copyto", "jnp.broadcast_to"),

@@ -55,6 +55,13 @@ _UFUNC_AT_MODE = {"add": "add", "subtract": "subtract", "multiply": "multiply", 
 _UFUNC_AT_MODE.update(true_divide="divide", minimum="min", maximum="max", power="power")
 
 
+#: the in-place operator methods (``x.__iadd__(1)``: JAX's arrays have none)
+_IN_PLACE_DUNDERS = frozenset(
+    f"__i{op}__"
+    for op in "add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split()
+) | {"__setitem__", "__delitem__"}
+
+
 def _name(func: Any) -> Optional[str]:
     if isinstance(func, gast.Name):
         return func.id
@@ -86,7 +93,9 @@ def may_write(e: Any) -> bool:
     """A cheap syntactic test: whether call ``e`` may be an in-place NumPy
     operation (:func:`refusal` decides)."""
     name = _name(e.func)
-    if name in _METHODS or name in _WRITES_FIRST_NAMES or name == "at":
+    if name in _METHODS or name in _WRITES_FIRST_NAMES or name in _IN_PLACE_DUNDERS:
+        return True
+    if name == "at":
         return True
     return _has_out(e) or _positional_out(e)
 
@@ -99,8 +108,11 @@ def refusal(norm: Any, c: Any) -> Optional[Exception]:
     e = c.e
     func = e.func
     operands = list(e.args) + [k.value for k in e.keywords]
+    writes_receiver = isinstance(func, gast.Attribute) and (
+        func.attr in _METHODS or func.attr in _IN_PLACE_DUNDERS
+    )
     if all(norm._is_host(a) for a in operands) and not (
-        isinstance(func, gast.Attribute) and func.attr in _METHODS and not norm._is_host(func.value)
+        writes_receiver and not norm._is_host(func.value)
     ):
         return None  # NumPy on host values writes into a host array, as in JAX
     loc = norm.loc(e)
@@ -118,6 +130,29 @@ def refusal(norm: Any, c: Any) -> Optional[Exception]:
             loc,
             "use the functional form: " + _METHODS[func.attr],
         )
+    if (
+        isinstance(func, gast.Attribute)
+        and func.attr in _IN_PLACE_DUNDERS
+        and status in ("local", "dynamic")
+    ):
+        return TransformAttributeError(
+            f"`.{func.attr}(...)` writes into an array in place; srcjax's arrays are "
+            f"immutable as JAX's are (a jax.Array has no attribute '{func.attr}')",
+            loc,
+            "use the operator, which binds a new array (`x += y`), or `x.at[idx].set(v)`",
+        )
+    if (
+        isinstance(func, gast.Attribute)
+        and func.attr == "shuffle"
+        and status in ("local", "dynamic")
+    ):
+        return TransformTypeError(  # rng.shuffle(x), rng a local np.random.Generator
+            "`.shuffle(x)` writes into the array `x` in place; srcjax's arrays are "
+            "immutable as JAX's are, and inside a transform this would change the "
+            "caller's array",
+            loc,
+            "use the functional form: `x = srcjax.random.permutation(key, x)`",
+        )
     if isinstance(func, gast.Attribute) and status in ("local", "dynamic") and _has_out(e):
         return TransformTypeError(
             f"`.{func.attr}(..., out=...)` writes into an array in place; srcjax's arrays "
@@ -134,6 +169,8 @@ def refusal(norm: Any, c: Any) -> Optional[Exception]:
         uname = obj.__self__.__name__
         what = f"`np.{uname}.at`"
         hint = _AT_HINT.format(mode=_UFUNC_AT_MODE.get(uname, "apply"))
+    elif getattr(obj, "__objclass__", None) is np.ndarray and obj.__name__ in _METHODS:
+        what, hint = f"`np.ndarray.{obj.__name__}`", _METHODS[obj.__name__]  # (unbound)
     elif obj in _WRITES_FIRST:
         what, hint = f"`np.{obj.__name__}`", _WRITES_FIRST[obj]
     elif getattr(obj, "__name__", None) == "shuffle" and "numpy" in str(
