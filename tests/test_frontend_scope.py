@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from frontend_run import assert_same, normalized
 
+import srcjax
 import srcjax.numpy as jnp
+from srcjax import lax
 from srcjax.frontend.normalize.anf import UserGlobal
 
 ad = 3.0  # a user global named like generated code's `ad` namespace
@@ -58,3 +60,19 @@ def test_resolve_statuses():
     assert norm.resolve(expr('ACTIVATIONS["sin"]')) == ("found", jnp.sin)
     assert norm.resolve(expr("no_such_name"))[0] == "missing"
     assert norm.resolve(expr("x.T"))[0] == "local"
+
+
+def lax_binary_ops(x, y):
+    return lax.sub(x, y) * lax.ge(x, y)
+
+
+def test_strings_a_srcjax_maker_closes_over_are_literals():
+    # lax.sub is made by lax._ops.elementwise._binary: its name and dtype kinds
+    # are closure cells, written into the generated code as the literals they hold
+    a, b = jnp.asarray(np.array([1.0, 2.0])), jnp.asarray(np.array([2.0, 1.0]))
+    assert_same(lax_binary_ops, a, b)
+    text = srcjax.source(srcjax.jit(lax_binary_ops), a, b)
+    assert "ad.lax_same_dtypes('sub', 'num', x, y)" in text
+    assert "ad.lax_same_dtypes('ge', 'any', x, y)" in text
+    with pytest.raises(TypeError, match="lax.sub requires arguments to have the same dtypes"):
+        srcjax.jit(lax_binary_ops)(a, jnp.asarray(np.array([1, 2], np.int32)))

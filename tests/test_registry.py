@@ -118,10 +118,11 @@ def test_namespace_is_the_public_name_prefix():
 
 def test_unknown_names_fail_loudly():
     """Regression: batch_rules attached rules to a list of public names and
-    silently skipped the names it did not find."""
+    silently skipped the names it did not find. Now rules attach to primitive
+    objects only: a name is refused outright."""
     with pytest.raises(KeyError, match="no primitive 'jnp.no_such_thing' is registered"):
         by_public("jnp.no_such_thing")
-    with pytest.raises(KeyError, match="jnp.no_such_thing"):
+    with pytest.raises(TypeError, match="'jnp.no_such_thing' is not a Primitive"):
         batch_rules._def(["jnp.no_such_thing"], lambda c: None)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from .. import dtypes
 from .._array import wrap_tree as _wrap_tree
 from ..codegen.emit import register_namespace as _register_namespace
+from ..primitives import registry as _registry
 from ..primitives.branch_types import check_branch_types as _check_branch_types
 from ..primitives.collectives import (
     all_gather,
@@ -45,6 +46,7 @@ from ..primitives.creation import shape as jnp_shape
 from ..primitives.elementwise import logaddexp as jnp_logaddexp
 from ..primitives.elementwise import maximum as jnp_maximum
 from ..primitives.elementwise import minimum as jnp_minimum
+from ..primitives.elementwise import where as _jnp_where
 from ..primitives.reductions import top_k
 from ..primitives.structural import concatenate as jnp_concatenate
 from ..primitives.structural import dynamic_slice, dynamic_update_slice
@@ -441,13 +443,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
     return dynamic_update_slice(operand, update, starts)
 
 
-def _register_aliases() -> None:
-    from ..primitives import registry
-
-    registry.alias(registry.by_public("jnp.where"), select)
-
-
-_register_aliases()
+_registry.alias(_jnp_where, select)  # lax.select is jnp.where to the transforms
 
 
 # ---------------------------------------------------------------------------

@@ -151,6 +151,10 @@ class ScopeMixin:
             # does not close over itself (upd's `idx` in `def loss: upd(x)`): its
             # value, read now, as other names of inlined code are
             status, obj = self.lookup_global(node.id)
+            if status == "found" and type(obj) is str and self._srcjax_source():
+                # a string a maker of srcjax's own closes over (``lax.add``'s
+                # name): the literal, as if written in the function
+                return N.copy_origin(N.const(obj), node)
             if status == "found":
                 new = self.namer.fresh(node.id)
                 self.bindings[new] = obj
@@ -173,6 +177,11 @@ class ScopeMixin:
         new = self.namer.fresh(node.id)
         self.bindings[new] = obj
         return N.name(new)
+
+    def _srcjax_source(self) -> bool:
+        """Whether the function being inlined is srcjax's own."""
+        mod = self.src.globals.get("__name__", "")
+        return isinstance(mod, str) and mod.startswith("srcjax.")
 
     def _inlined_global(self, name: str) -> Optional[str]:
         """For a module-level variable ``name`` (data, not a function, class or

@@ -147,102 +147,74 @@ for _p in (shift_left, shift_right_arithmetic, shift_right_logical):
 # elementwise compositions: JAX's dtype check, then the jnp primitive
 
 
-def add(x, y):
+def _binary(name, kinds, prim, doc):
+    """The operation ``lax.<name>``: JAX's check that ``x`` and ``y`` have one
+    canonical dtype of the accepted ``kinds`` (``_static._KINDS``; TypeError in
+    JAX's words otherwise), then the ``jnp`` primitive ``prim``. Transformed code
+    inlines it as it does a user's function."""
+
+    def op(x, y):
+        _same_dtypes(op_name, op_kinds, x, y)
+        return prim(x, y)
+
+    op_name, op_kinds = name, kinds
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+_ONE = "operands of one dtype"
+_CMP = "bool; " + _ONE
+_BITS = "integers or bools of one dtype"
+
+# (name, accepted dtype kinds, the jnp primitive, docstring)
+add = _binary(
+    "add",
+    "num",
+    _add,
     """Elementwise ``x + y`` (jax.lax.add). ``x`` and ``y`` must have one dtype
     (numbers; Python scalars count as int32/float32), else TypeError; shapes
-    equal or one 0-d. Result: that dtype."""
-    _same_dtypes("add", "num", x, y)
-    return _add(x, y)
-
-
-def sub(x, y):
-    """Elementwise ``x - y`` (jax.lax.sub); dtypes as :func:`add`."""
-    _same_dtypes("sub", "num", x, y)
-    return _subtract(x, y)
-
-
-def mul(x, y):
-    """Elementwise ``x * y`` (jax.lax.mul); dtypes as :func:`add`."""
-    _same_dtypes("mul", "num", x, y)
-    return _multiply(x, y)
-
-
-def max(x, y):  # noqa: A001
-    """Elementwise maximum (jax.lax.max), NaN propagating; any one dtype."""
-    _same_dtypes("max", "any", x, y)
-    return _maximum(x, y)
-
-
-def min(x, y):  # noqa: A001
-    """Elementwise minimum (jax.lax.min), NaN propagating; any one dtype."""
-    _same_dtypes("min", "any", x, y)
-    return _minimum(x, y)
-
+    equal or one 0-d. Result: that dtype.""",
+)
+sub = _binary(
+    "sub", "num", _subtract, "Elementwise ``x - y`` (jax.lax.sub); dtypes as :func:`add`."
+)
+mul = _binary(
+    "mul", "num", _multiply, "Elementwise ``x * y`` (jax.lax.mul); dtypes as :func:`add`."
+)
+max = _binary(  # noqa: A001
+    "max", "any", _maximum, "Elementwise maximum (jax.lax.max), NaN propagating; any one dtype."
+)
+min = _binary(  # noqa: A001
+    "min", "any", _minimum, "Elementwise minimum (jax.lax.min), NaN propagating; any one dtype."
+)
 
 for _fn, _kind in ((add, "add"), (max, "max"), (min, "min")):
     _def_window_computation(_fn, _kind)  # lax.reduce_window(x, 0., lax.add, ...)
 del _fn, _kind
 
-
-def eq(x, y):
-    """Elementwise ``x == y`` (jax.lax.eq): bool; operands of one dtype."""
-    _same_dtypes("eq", "any", x, y)
-    return _equal(x, y)
-
-
-def ne(x, y):
-    """Elementwise ``x != y`` (jax.lax.ne): bool; operands of one dtype."""
-    _same_dtypes("ne", "any", x, y)
-    return _not_equal(x, y)
-
-
-def lt(x, y):
-    """Elementwise ``x < y`` (jax.lax.lt): bool; operands of one dtype."""
-    _same_dtypes("lt", "any", x, y)
-    return _less(x, y)
-
-
-def le(x, y):
-    """Elementwise ``x <= y`` (jax.lax.le): bool; operands of one dtype."""
-    _same_dtypes("le", "any", x, y)
-    return _less_equal(x, y)
-
-
-def gt(x, y):
-    """Elementwise ``x > y`` (jax.lax.gt): bool; operands of one dtype."""
-    _same_dtypes("gt", "any", x, y)
-    return _greater(x, y)
-
-
-def ge(x, y):
-    """Elementwise ``x >= y`` (jax.lax.ge): bool; operands of one dtype."""
-    _same_dtypes("ge", "any", x, y)
-    return _greater_equal(x, y)
-
-
-def atan2(x, y):
+eq = _binary("eq", "any", _equal, f"Elementwise ``x == y`` (jax.lax.eq): {_CMP}.")
+ne = _binary("ne", "any", _not_equal, f"Elementwise ``x != y`` (jax.lax.ne): {_CMP}.")
+lt = _binary("lt", "any", _less, f"Elementwise ``x < y`` (jax.lax.lt): {_CMP}.")
+le = _binary("le", "any", _less_equal, f"Elementwise ``x <= y`` (jax.lax.le): {_CMP}.")
+gt = _binary("gt", "any", _greater, f"Elementwise ``x > y`` (jax.lax.gt): {_CMP}.")
+ge = _binary("ge", "any", _greater_equal, f"Elementwise ``x >= y`` (jax.lax.ge): {_CMP}.")
+atan2 = _binary(
+    "atan2",
+    "inexact",
+    _arctan2,
     """Elementwise ``arctan(x / y)`` in the right quadrant (jax.lax.atan2);
-    floating operands of one dtype."""
-    _same_dtypes("atan2", "inexact", x, y)
-    return _arctan2(x, y)
-
-
-def bitwise_and(x, y):
-    """Elementwise AND (jax.lax.bitwise_and): integers or bools of one dtype."""
-    _same_dtypes("bitwise_and", "int", x, y)
-    return _bitwise_and(x, y)
-
-
-def bitwise_or(x, y):
-    """Elementwise OR (jax.lax.bitwise_or): integers or bools of one dtype."""
-    _same_dtypes("bitwise_or", "int", x, y)
-    return _bitwise_or(x, y)
-
-
-def bitwise_xor(x, y):
-    """Elementwise XOR (jax.lax.bitwise_xor): integers or bools of one dtype."""
-    _same_dtypes("bitwise_xor", "int", x, y)
-    return _bitwise_xor(x, y)
+    floating operands of one dtype.""",
+)
+bitwise_and = _binary(
+    "bitwise_and", "int", _bitwise_and, f"Elementwise AND (jax.lax.bitwise_and): {_BITS}."
+)
+bitwise_or = _binary(
+    "bitwise_or", "int", _bitwise_or, f"Elementwise OR (jax.lax.bitwise_or): {_BITS}."
+)
+bitwise_xor = _binary(
+    "bitwise_xor", "int", _bitwise_xor, f"Elementwise XOR (jax.lax.bitwise_xor): {_BITS}."
+)
 
 
 def pow(x, y):  # noqa: A001

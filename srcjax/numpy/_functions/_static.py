@@ -111,9 +111,17 @@ lexsort_check = _static("ad.lexsort_check", _lexsort_check)
 hist_bins = _static("ad.hist_bins", _hist_bins)
 hist_check = _static("ad.hist_check", _hist_check)
 ix_shape = _static("ad.ix_shape", _ix_shape)
-for _p in (lexsort_check, hist_bins, hist_check, ix_shape):
-    _p.def_batch(lambda c: (c.rebuild(), False))  # shapes and dtypes only: unbatched
 sum_accumulator = _static("ad.sum_accumulator", _sum_accumulator)
 bincount_length = _static("ad.bincount_length", _bincount_length)
 average_weight_shape = _static("ad.average_weight_shape", _average_weight_shape)
 convolve_table = _static("ad.convolve_table", _convolve_table)
+for _p in (
+    inexact_dtype,
+    lexsort_check,
+    hist_bins,
+    hist_check,
+    ix_shape,
+    average_weight_shape,
+    convolve_table,
+):
+    _p.def_batch(lambda c: (c.rebuild(), False))  # shapes and dtypes only: unbatched

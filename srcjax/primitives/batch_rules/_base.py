@@ -1,7 +1,6 @@
 """Shared pieces of the batching rules: registering a runtime helper
-(:func:`_reg`), attaching a rule to primitives by public name (:func:`_def`,
-an unknown name is a KeyError at import), the primitives the rules and helpers
-call, and the small rule builders several families use (:func:`_same`,
+(:func:`_reg`), attaching a rule to primitive objects (:func:`_def`), and
+the small rule builders several families use (:func:`_same`,
 :func:`_materialized`, :func:`_axis_rule`, ...)."""
 
 from __future__ import annotations
@@ -9,25 +8,13 @@ from __future__ import annotations
 import gast
 
 from ...frontend import nodes as N
-from ..registry import REGISTRY, Primitive, by_public, register
+from ..registry import REGISTRY, Primitive, register
 
 
 def _reg(public, impl, differentiable=True):
     if public in REGISTRY:
         return REGISTRY[public]
     return register(Primitive(public, impl, kind="internal", differentiable=differentiable))
-
-
-def _p(name):
-    return by_public(name)
-
-
-reshape = _p("jnp.reshape")
-shape_ = _p("jnp.shape")
-ndim_ = _p("jnp.ndim")
-zeros_like = _p("jnp.zeros_like")
-broadcast_to = _p("jnp.broadcast_to")
-unbroadcast = _p("ad.unbroadcast")
 
 
 def _is_name(node):
@@ -54,11 +41,15 @@ def _materialized(c, *names):
     return c.rebuild(**changes)
 
 
-def _def(names, rule):
-    """Attach the batching rule ``rule`` to the primitives ``names`` (public
-    names); an unknown name is an error at import, never a rule silently lost."""
-    for n in names:
-        by_public(n).def_batch(rule)
+def _def(prims, rule):
+    """Attach the batching rule ``rule`` to the primitives ``prims``, the
+    :class:`Primitive` objects themselves (imported from their family modules,
+    as JAX's ``primitive_batchers`` is keyed by primitive): never by name, so a
+    misspelling is an ImportError and no rule is silently lost."""
+    for p in prims:
+        if not isinstance(p, Primitive):
+            raise TypeError(f"batching rule {rule!r}: {p!r} is not a Primitive")
+        p.def_batch(rule)
 
 
 def _axis_rule(xname, axis="axis", others=()):

@@ -7,6 +7,13 @@ from __future__ import annotations
 import gast
 
 from ...frontend import nodes as N
+from ..ad.casts import cast_cotangent, cast_tangent, keep_if_inexact, project_real
+from ..ad.sums import unbroadcast
+from ..control.attributes import pysum
+from ..control.cotangents import check_cotangent, cotangent_like
+from ..control.custom_checks import check_bwd
+from ..control.pytrees import construct, construct_ct, construct_tangent
+from ..control.scan import broadcast_like
 from ._base import _def, _materialized, _same
 
 
@@ -27,10 +34,10 @@ def _broadcast_like_rule(c):
     )
 
 
-_def(["ad.broadcast_like"], _broadcast_like_rule)
+_def([broadcast_like], _broadcast_like_rule)
 
 
-_def(["ad.cotangent_like"], _cotangent_like)
+_def([cotangent_like], _cotangent_like)
 
 
 def _unbroadcast(c):
@@ -40,7 +47,7 @@ def _unbroadcast(c):
     ), c.batched("g")
 
 
-_def(["ad.unbroadcast"], _unbroadcast)
+_def([unbroadcast], _unbroadcast)
 
 
 def _pysum(c):
@@ -56,8 +63,8 @@ def _pysum(c):
     return gast.BinOp(left=total, op=gast.Add(), right=c.arg("start"))
 
 
-_def(["ad.pysum"], _pysum)
-_def(["ad.cast_cotangent", "ad.cast_tangent", "ad.keep_if_inexact"], _same)
+_def([pysum], _pysum)
+_def([cast_cotangent, cast_tangent, keep_if_inexact], _same)
 
 
 def _check_bwd(c):
@@ -70,7 +77,7 @@ def _check_bwd(c):
     return c.rebuild(out=c.materialize(c.arg("out")), primals=prims)
 
 
-_def(["ad.check_bwd"], _check_bwd)
+_def([check_bwd], _check_bwd)
 
 
 def _check_cotangent(c):
@@ -85,7 +92,7 @@ def _check_cotangent(c):
     return expr if c.batched("ct") else (expr, False)
 
 
-_def(["ad.check_cotangent"], _check_cotangent)
+_def([check_cotangent], _check_cotangent)
 
 
 def _construct_rule(c):
@@ -103,7 +110,7 @@ def _construct_rule(c):
     return c.rebuild(**changes)
 
 
-_def(["ad.construct", "ad.construct_ct", "ad.construct_tangent"], _construct_rule)
+_def([construct, construct_ct, construct_tangent], _construct_rule)
 
 
 def _project_real_rule(c):
@@ -113,4 +120,4 @@ def _project_real_rule(c):
     return expr if c.batched("g") else (expr, False)
 
 
-_def(["ad.project_real"], _project_real_rule)
+_def([project_real], _project_real_rule)

@@ -9,7 +9,10 @@ import gast
 
 from ...errors import TransformValueError
 from ...frontend import nodes as N
+from .. import collectives as coll
+from ..control.cotangents import densify
 from ._base import _def
+from .runtime_trees import tree_axis_sum, tree_axis_sum_ct
 
 
 def _where(c):
@@ -70,7 +73,7 @@ def _tree_axis_rule(c):
     return c.rebuild(x=c.materialize(c.arg("x")), **kws)
 
 
-_def(["ad.tree_axis_sum", "ad.tree_axis_sum_ct"], _tree_axis_rule)
+_def([tree_axis_sum, tree_axis_sum_ct], _tree_axis_rule)
 
 
 def _reduce_rule(jnp_name, unbatched):
@@ -106,10 +109,10 @@ def _reduce_rule(jnp_name, unbatched):
     return rule
 
 
-_def(["lax.psum"], _reduce_rule("jnp.sum", lambda c, x: gast.BinOp(x, gast.Mult(), c.size)))
-_def(["lax.pmean"], _reduce_rule("jnp.mean", lambda c, x: x))
-_def(["lax.pmax"], _reduce_rule("jnp.max", lambda c, x: x))
-_def(["lax.pmin"], _reduce_rule("jnp.min", lambda c, x: x))
+_def([coll.psum], _reduce_rule("jnp.sum", lambda c, x: gast.BinOp(x, gast.Mult(), c.size)))
+_def([coll.pmean], _reduce_rule("jnp.mean", lambda c, x: x))
+_def([coll.pmax], _reduce_rule("jnp.max", lambda c, x: x))
+_def([coll.pmin], _reduce_rule("jnp.min", lambda c, x: x))
 
 
 def _all_gather_rule(c):
@@ -209,18 +212,18 @@ def _permute_rows_rule(c):
     return c.rebuild(x=x, axis=c.shift_axis("axis", x))
 
 
-_def(["lax.all_gather"], _all_gather_rule)
-_def(["lax.axis_index"], _axis_index_rule)
-_def(["lax.ppermute"], _permute_rule("lax.ppermute", lambda c: c.arg("perm")))
+_def([coll.all_gather], _all_gather_rule)
+_def([coll.axis_index], _axis_index_rule)
+_def([coll.ppermute], _permute_rule("lax.ppermute", lambda c: c.arg("perm")))
 _def(
-    ["lax.pshuffle"],
+    [coll.pshuffle],
     _permute_rule("lax.pshuffle", lambda c: N.call("ad.shuffle_pairs", [c.arg("perm")])),
 )
-_def(["lax.psum_scatter"], _psum_scatter_rule)
-_def(["lax.all_to_all"], _all_to_all_rule)
-_def(["ad.shuffle_pairs"], lambda c: (c.rebuild(), False))
-_def(["ad.permute_rows"], _permute_rows_rule)
-_def(["ad.inverse_perm"], lambda c: (c.rebuild(), False))
+_def([coll.psum_scatter], _psum_scatter_rule)
+_def([coll.all_to_all], _all_to_all_rule)
+_def([coll.shuffle_pairs], lambda c: (c.rebuild(), False))
+_def([coll.permute_rows], _permute_rows_rule)
+_def([coll.inverse_perm], lambda c: (c.rebuild(), False))
 
 
 def _densify_rule(c):
@@ -228,4 +231,4 @@ def _densify_rule(c):
     return c.rebuild(ct=c.materialize(c.arg("ct")), like=c.materialize(c.arg("like")))
 
 
-_def(["ad.densify"], _densify_rule)
+_def([densify], _densify_rule)

@@ -7,7 +7,21 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
+from ..ad.zeros import add_any
+from ..control.attributes import attr_adjoint, attr_part, getattr_, static_attr
+from ..control.cotangents import (
+    part,
+    pop,
+    pop_like,
+    push,
+    seed,
+    seed_holomorphic,
+    setitem,
+    tree_add,
+)
+from ..structural.joining import fill_none
 from ._base import _def, _materialized
+from .runtime_trees import row_stand_in, tree_axis_size
 
 
 def _shift_tree_axes(axes):
@@ -42,7 +56,7 @@ def _tree_same(c):
     return _materialized(c, *names)
 
 
-_def(["ad.tree_add", "ad.part", "ad.push", "ad.fill_none", "ad.add_any"], _tree_same)
+_def([tree_add, part, push, fill_none, add_any], _tree_same)
 
 
 def _getattr_rule(c):
@@ -59,8 +73,8 @@ def _getattr_rule(c):
     return c.rebuild()
 
 
-_def(["ad.getattr"], _getattr_rule)
-_def(["ad.static_attr"], lambda c: (c.rebuild(), False))
+_def([getattr_], _getattr_rule)
+_def([static_attr], lambda c: (c.rebuild(), False))
 
 
 def _attr_rule(c):
@@ -70,7 +84,7 @@ def _attr_rule(c):
     return _materialized(c, "ct")
 
 
-_def(["ad.attr_adjoint", "ad.attr_part"], _attr_rule)
+_def([attr_adjoint, attr_part], _attr_rule)
 
 
 def _setitem(c):
@@ -82,14 +96,14 @@ def _setitem(c):
     return None
 
 
-_def(["ad.setitem"], _setitem)
+_def([setitem], _setitem)
 
 
 def _pop(c):
     return c.rebuild()
 
 
-_def(["ad.pop", "ad.pop_like"], _pop)
+_def([pop, pop_like], _pop)
 
 
 def _row_stand_in_rule(c):
@@ -103,6 +117,6 @@ def _seed(c):
     return N.call(c.prim.public, [N.call("ad.row_stand_in", [x])]), False
 
 
-_def(["ad.seed", "ad.seed_holomorphic"], _seed)
-_def(["ad.row_stand_in"], _row_stand_in_rule)
-_def(["ad.tree_axis_size"], _tree_axis_size_rule)
+_def([seed, seed_holomorphic], _seed)
+_def([row_stand_in], _row_stand_in_rule)
+_def([tree_axis_size], _tree_axis_size_rule)

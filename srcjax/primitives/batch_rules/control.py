@@ -4,6 +4,16 @@ stacking, scan lengths, dict keys and sequence lengths."""
 from __future__ import annotations
 
 from ...frontend import nodes as N
+from ..control.pytrees import tree_leaves_p, tree_unflatten_like
+from ..control.scan import (
+    keys,
+    scan_length,
+    seq_len,
+    tree_slice,
+    tree_slice_adjoint,
+    tree_stack,
+    tree_unstack,
+)
 from ._base import _def
 
 
@@ -52,12 +62,12 @@ def _tree_unflatten_like_rule(c):
     return c.rebuild(), True
 
 
-_def(["ad.tree_leaves"], _tree_leaves_rule)
-_def(["ad.tree_unflatten_like"], _tree_unflatten_like_rule)
-_def(["ad.tree_slice"], _tree_slice_rule)
-_def(["ad.tree_slice_adjoint"], _tree_slice_adjoint_rule)
-_def(["ad.tree_stack"], _tree_stack_rule)
-_def(["ad.tree_unstack"], _tree_unstack_rule)
+_def([tree_leaves_p], _tree_leaves_rule)
+_def([tree_unflatten_like], _tree_unflatten_like_rule)
+_def([tree_slice], _tree_slice_rule)
+_def([tree_slice_adjoint], _tree_slice_adjoint_rule)
+_def([tree_stack], _tree_stack_rule)
+_def([tree_unstack], _tree_unstack_rule)
 
 
 def _scan_length_rule(c):
@@ -66,7 +76,7 @@ def _scan_length_rule(c):
     return N.call("ad.bscan_length", [c.arg("xs"), c.arg("length")]), False
 
 
-_def(["ad.scan_length"], _scan_length_rule)
+_def([scan_length], _scan_length_rule)
 
 
 def _keys_rule(c):
@@ -74,7 +84,7 @@ def _keys_rule(c):
     return N.call("ad.keys", [c.arg("d")]), False
 
 
-_def(["ad.keys"], _keys_rule)
+_def([keys], _keys_rule)
 
 
 def _seq_len_rule(c):
@@ -84,4 +94,4 @@ def _seq_len_rule(c):
     return N.call("ad.seq_len", [xs]), False
 
 
-_def(["ad.seq_len"], _seq_len_rule)
+_def([seq_len], _seq_len_rule)

@@ -7,7 +7,21 @@ import gast
 
 from ... import dtypes as _dt
 from ...frontend import nodes as N
-from ..creation import _dtype_or
+from ..creation import (
+    _dtype_or,
+    arange,
+    diag_indices,
+    empty,
+    eye,
+    full,
+    identity,
+    linspace,
+    mesh_axis_shape,
+    ones,
+    tril_indices,
+    triu_indices,
+    zeros,
+)
 from ._base import _def, _lifted_to_shape, _reg, _unbatched_result
 
 
@@ -19,7 +33,7 @@ def _static_creation(c):
 
 
 _def(
-    ["jnp.zeros", "jnp.ones", "jnp.empty", "jnp.arange", "jnp.eye", "jnp.identity"],
+    [zeros, ones, empty, arange, eye, identity],
     _static_creation,
 )
 
@@ -32,7 +46,7 @@ def _full_rule(c):
     return c.rebuild(shape=N.call("ad.batch_shape", [c.size, shape]), fill_value=lifted)
 
 
-_def(["jnp.full"], _full_rule)
+_def([full], _full_rule)
 
 
 def _linspace_dtype(dtype):
@@ -110,11 +124,8 @@ def _linspace_rule(c):
     return N.call("ad.astype", [out, dtype])
 
 
-_def(["jnp.linspace"], _linspace_rule)
-_def(["jnp.triu_indices", "jnp.tril_indices", "jnp.diag_indices"], _static_creation)
+_def([linspace], _linspace_rule)
+_def([triu_indices, tril_indices, diag_indices], _static_creation)
 # static helpers whose operands only stand for a rank, a shape or a dtype: the
 # same result for every example
-_def(
-    ["ad.mesh_axis_shape", "ad.inexact_dtype", "ad.average_weight_shape", "ad.convolve_table"],
-    _unbatched_result,
-)
+_def([mesh_axis_shape], _unbatched_result)

@@ -7,6 +7,16 @@ from __future__ import annotations
 import gast
 
 from ...frontend import nodes as N
+from ..ad.casts import astype
+from ..ad.shapes import tril, triu
+from ..ad.zeros import zeros_like as ad_zeros_like
+from ..creation import array, asarray, empty_like, full_like, ones_like, zeros_like
+from ..elementwise.minmax import replace_inf
+from ..linalg.decompositions import cholesky, eigh, eigvalsh, phi, real_only
+from ..linalg.solve import det, inv, slogdet
+from ..linalg.triangular import tri_mask
+from ..reductions.logsumexp import one_if_none
+from ..structural.layout import copy, matrix_transpose
 from ._base import _def, _is_name, _same
 
 
@@ -43,25 +53,25 @@ def elementwise_rule(c):
 
 _def(
     [
-        "jnp.zeros_like",
-        "jnp.ones_like",
-        "jnp.empty_like",
-        "jnp.copy",
-        "jnp.asarray",
-        "jnp.array",
-        "ad.zeros_like",
-        "ad.astype",
-        "jnp.matrix_transpose",
-        "jnp.tril",
-        "jnp.triu",
-        "jnp.linalg.inv",
-        "jnp.linalg.det",
-        "jnp.linalg.slogdet",
-        "jnp.linalg.cholesky",
-        "jnp.linalg.eigh",
-        "jnp.linalg.eigvalsh",
-        "ad.replace_inf",
-        "ad.cholesky_phi",
+        zeros_like,
+        ones_like,
+        empty_like,
+        copy,
+        asarray,
+        array,
+        ad_zeros_like,
+        astype,
+        matrix_transpose,
+        tril,
+        triu,
+        inv,
+        det,
+        slogdet,
+        cholesky,
+        eigh,
+        eigvalsh,
+        replace_inf,
+        phi,
     ],
     _same,
 )
@@ -77,5 +87,5 @@ def _full_like(c):
     return c.rebuild()
 
 
-_def(["jnp.full_like"], _full_like)
-_def(["ad.one_if_none", "ad.tri_mask", "ad.real_only"], _same)
+_def([full_like], _full_like)
+_def([one_if_none, tri_mask, real_only], _same)

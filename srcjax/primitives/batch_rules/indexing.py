@@ -9,8 +9,41 @@ import gast
 
 from ...errors import TransformValueError
 from ...frontend import nodes as N
+from ..ad.indexing import getitem, index_adjoint
+from ..control.cotangents import tree_index_adjoint
+from ..linalg.svd import qr_check, svd_ad_full
+from ..setops import argwhere, flatnonzero, nonzero, unique
+from ..structural.at import (
+    at_add,
+    at_max,
+    at_min,
+    at_multiply,
+    at_multiply_others,
+    at_multiply_others_d1,
+    at_multiply_others_d2,
+    at_multiply_others_d3_check,
+    at_set,
+    at_set_winners,
+)
+from ..structural.dynamic import dynamic_slice, dynamic_update_slice
+from ..structural.interp import (
+    interp,
+    interp_index,
+    interp_put,
+    interp_region,
+    interp_rows,
+    interp_take,
+    interp_unset,
+)
+from ..structural.sorting import searchsorted
+from ..structural.take import take, take_along_axis
 from ._base import _def, _flat_rows, _helper_materialized, _is_name, _unbatched_result
-from .runtime_index import _LEADING_SEPARATOR, _LEADING_SEPARATOR_HINT, VmapIndexError
+from .runtime_index import (
+    _LEADING_SEPARATOR,
+    _LEADING_SEPARATOR_HINT,
+    VmapIndexError,
+    bsearchsorted,
+)
 
 
 def _take_along_axis(c):
@@ -28,7 +61,7 @@ def _take_along_axis(c):
     return c.rebuild(arr=arr, indices=ind, axis=c.shift_axis("axis", arr))
 
 
-_def(["jnp.take_along_axis"], _take_along_axis)
+_def([take_along_axis], _take_along_axis)
 
 
 def _take(c):
@@ -42,7 +75,7 @@ def _take(c):
     return c.rebuild(axis=c.shift_axis("axis", a))
 
 
-_def(["jnp.take"], _take)
+_def([take], _take)
 
 
 def _static_index(idx):
@@ -152,7 +185,7 @@ def _getitem(c):
     return gast.Subscript(value=x, slice=_batched_index(c, idx, xb, x), ctx=gast.Load())
 
 
-_def(["ad.getitem"], _getitem)
+_def([getitem], _getitem)
 
 
 def _at_rule(c):
@@ -172,7 +205,7 @@ def _at_rule(c):
     return N.call(c.prim.public, [x, N.index_value(new_idx), v])
 
 
-_def(["ad.at_set", "ad.at_add", "ad.at_multiply", "ad.at_min", "ad.at_max"], _at_rule)
+_def([at_set, at_add, at_multiply, at_min, at_max], _at_rule)
 
 
 def _at_helper_rule(c):
@@ -206,11 +239,11 @@ def _at_helper_rule(c):
 
 _def(
     [
-        "ad.at_set_winners",
-        "ad.at_multiply_others",
-        "ad.at_multiply_others_d1",
-        "ad.at_multiply_others_d2",
-        "ad.at_multiply_others_d3_check",
+        at_set_winners,
+        at_multiply_others,
+        at_multiply_others_d1,
+        at_multiply_others_d2,
+        at_multiply_others_d3_check,
     ],
     _at_helper_rule,
 )
@@ -228,7 +261,7 @@ def _index_adjoint(c):
     return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True, x))])
 
 
-_def(["ad.index_adjoint"], _index_adjoint)
+_def([index_adjoint], _index_adjoint)
 
 
 def _tree_index_adjoint(c):
@@ -256,7 +289,7 @@ def _tree_index_adjoint(c):
     return N.call("ad.index_adjoint", [ct, x, idx])
 
 
-_def(["ad.tree_index_adjoint"], _tree_index_adjoint)
+_def([tree_index_adjoint], _tree_index_adjoint)
 
 
 def _searchsorted_rule(c):
@@ -269,8 +302,8 @@ def _searchsorted_rule(c):
     return c.call("ad.bsearchsorted", [c.arg("a"), c.materialize(c.arg("v"))], kws)
 
 
-_def(["jnp.searchsorted"], _searchsorted_rule)
-_def(["ad.bsearchsorted"], _helper_materialized("a", "v"))
+_def([searchsorted], _searchsorted_rule)
+_def([bsearchsorted], _helper_materialized("a", "v"))
 
 
 def _interp_rows_call(c):
@@ -292,14 +325,14 @@ def _interp_rule(c):
     return _interp_rows_call(c)
 
 
-_def(["jnp.interp"], _interp_rule)
-_def(["ad.interp_rows"], _interp_rows_call)
-_def(["ad.interp_index", "ad.interp_region"], _helper_materialized("x", "xp"))
-_def(["ad.interp_take"], _helper_materialized("v", "i"))
-_def(["ad.interp_put"], _helper_materialized("g", "v", "i"))
+_def([interp], _interp_rule)
+_def([interp_rows], _interp_rows_call)
+_def([interp_index, interp_region], _helper_materialized("x", "xp"))
+_def([interp_take], _helper_materialized("v", "i"))
+_def([interp_put], _helper_materialized("g", "v", "i"))
 
 
-_def(["ad.interp_unset", "ad.qr_check", "ad.svd_ad_full"], _unbatched_result)
+_def([interp_unset, qr_check, svd_ad_full], _unbatched_result)
 
 
 def _dynamic_slice_rule(c):
@@ -323,8 +356,8 @@ def _dynamic_update_slice_rule(c):
     )
 
 
-_def(["lax.dynamic_slice"], _dynamic_slice_rule)
-_def(["lax.dynamic_update_slice"], _dynamic_update_slice_rule)
+_def([dynamic_slice], _dynamic_slice_rule)
+_def([dynamic_update_slice], _dynamic_update_slice_rule)
 
 
 def _sized_per_example(c):
@@ -341,4 +374,4 @@ def _sized_per_example(c):
     return None
 
 
-_def(["jnp.nonzero", "jnp.flatnonzero", "jnp.argwhere", "jnp.unique"], _sized_per_example)
+_def([nonzero, flatnonzero, argwhere, unique], _sized_per_example)

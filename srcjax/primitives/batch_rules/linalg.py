@@ -7,8 +7,26 @@ from __future__ import annotations
 import gast
 
 from ...frontend import nodes as N
+from ..linalg.bilinear import cross, dot_left, dot_right, matmul_left, matmul_right
+from ..linalg.einsum import einsum
+from ..linalg.norm import norm
+from ..linalg.products import dot, inner, matmul, outer, tensordot, vdot
+from ..linalg.solve import solve
+from ..linalg.svd import (
+    block_upper,
+    diag_blocks_sum,
+    matrix_power,
+    pinv,
+    qr,
+    svd,
+    svd_embed,
+    svd_select,
+    upper_right,
+)
+from ..linalg.triangular import solve_triangular, tri_rhs, tri_unrhs
 from ._base import _def, _example, _flat_rows, _helper_materialized, _same
 from .runtime_index import _batch_einsum_spec
+from .runtime_products import rhs_column, rhs_uncolumn
 
 
 def _product_operands(c):
@@ -33,7 +51,7 @@ def _matmul(c):
     return N.call("ad.bmatmul", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
 
 
-_def(["jnp.matmul"], _matmul)
+_def([matmul], _matmul)
 
 
 def _cotangent_rule(helper, operand):
@@ -57,8 +75,8 @@ def _cotangent_rule(helper, operand):
     return rule
 
 
-_def(["ad.matmul_left"], _cotangent_rule("ad.bmatmul_left", "a"))
-_def(["ad.matmul_right"], _cotangent_rule("ad.bmatmul_right", "b"))
+_def([matmul_left], _cotangent_rule("ad.bmatmul_left", "a"))
+_def([matmul_right], _cotangent_rule("ad.bmatmul_right", "b"))
 
 
 def _einsum(c):
@@ -74,7 +92,7 @@ def _einsum(c):
     return c.rebuild(subscripts=new)
 
 
-_def(["jnp.einsum"], _einsum)
+_def([einsum], _einsum)
 
 
 def _bilinear(kind):
@@ -98,8 +116,8 @@ def _dot(c):
     return N.call("ad.bdot", [a, b, N.const(c.batched("a")), N.const(c.batched("b"))])
 
 
-_def(["jnp.dot"], _dot)
-_def(["jnp.inner"], _bilinear("inner"))
+_def([dot], _dot)
+_def([inner], _bilinear("inner"))
 
 
 def _vdot(c):
@@ -118,7 +136,7 @@ def _flat_shape(c, name):
     return N.const((-1,))
 
 
-_def(["jnp.vdot"], _vdot)
+_def([vdot], _vdot)
 
 
 def _outer(c):
@@ -130,7 +148,7 @@ def _outer(c):
     return N.call("jnp.einsum", [N.const(spec), a, b])
 
 
-_def(["jnp.outer"], _outer)
+_def([outer], _outer)
 
 
 def _tensordot(c):
@@ -154,7 +172,7 @@ def _tensordot(c):
     return N.call("jnp.einsum", [spec, a, b], _pet_kw(c))
 
 
-_def(["jnp.tensordot"], _tensordot)
+_def([tensordot], _tensordot)
 
 
 def _solve(c):
@@ -176,7 +194,7 @@ def _solve(c):
     return N.call("ad.rhs_uncolumn", [x, b, a])
 
 
-_def(["jnp.linalg.solve"], _solve)
+_def([solve], _solve)
 
 
 def _norm(c):
@@ -191,9 +209,9 @@ def _norm(c):
     return c.rebuild(axis=c.shift_axis("axis", x))
 
 
-_def(["jnp.linalg.norm"], _norm)
-_def(["ad.rhs_column"], _helper_materialized("b", "a"))
-_def(["ad.rhs_uncolumn"], _helper_materialized("x", "b", "a"))
+_def([norm], _norm)
+_def([rhs_column], _helper_materialized("b", "a"))
+_def([rhs_uncolumn], _helper_materialized("x", "b", "a"))
 
 
 def _cross_rule(c):
@@ -208,7 +226,7 @@ def _cross_rule(c):
     return c.rebuild(**changes)
 
 
-_def(["jnp.cross"], _cross_rule)
+_def([cross], _cross_rule)
 
 
 def _pinv_rule(c):
@@ -217,20 +235,20 @@ def _pinv_rule(c):
     return c.rebuild()
 
 
-_def(["jnp.linalg.pinv"], _pinv_rule)
+_def([pinv], _pinv_rule)
 _def(
     [
-        "jnp.linalg.qr",
-        "jnp.linalg.svd",
-        "jnp.linalg.matrix_power",
-        "ad.upper_right",
-        "ad.diag_blocks_sum",
+        qr,
+        svd,
+        matrix_power,
+        upper_right,
+        diag_blocks_sum,
     ],
     _same,
 )
-_def(["ad.block_upper"], _helper_materialized("a", "t"))
-_def(["ad.svd_embed"], _helper_materialized("g", "usv"))
-_def(["ad.svd_select"], _helper_materialized("h", "usv"))
+_def([block_upper], _helper_materialized("a", "t"))
+_def([svd_embed], _helper_materialized("g", "usv"))
+_def([svd_select], _helper_materialized("h", "usv"))
 
 
 def _solve_triangular_rule(c):
@@ -239,9 +257,9 @@ def _solve_triangular_rule(c):
     return c.rebuild(a=c.materialize(c.arg("a")), b=c.materialize(c.arg("b")))
 
 
-_def(["jnp.linalg.solve_triangular"], _solve_triangular_rule)
-_def(["ad.tri_rhs", "ad.tri_unrhs"], _helper_materialized("y", "a", "b"))
+_def([solve_triangular], _solve_triangular_rule)
+_def([tri_rhs, tri_unrhs], _helper_materialized("y", "a", "b"))
 
 
-_def(["ad.dot_left"], _cotangent_rule("ad.bdot_left", "a"))
-_def(["ad.dot_right"], _cotangent_rule("ad.bdot_right", "b"))
+_def([dot_left], _cotangent_rule("ad.bdot_left", "a"))
+_def([dot_right], _cotangent_rule("ad.bdot_right", "b"))

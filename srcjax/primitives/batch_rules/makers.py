@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import broadcast_to, shape_
+from ..ad.sums import broadcast_to
+from ..creation import shape as shape_
 
 __all__ = ["def_flagged_bilinear", "def_flagged_bilinear_cotangents"]
 

@@ -9,28 +9,35 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
+from ..ad.casts import require_constant
+from ..control.custom_checks import check_star_len, check_switch_index
 from ._base import _def, _helper_materialized, _shifted_static_rule
+from .runtime_index import batched_pred
+from .runtime_products import bmatmul, bmatmul_left, bmatmul_right, bunbroadcast
+from .runtime_select import branch_input, check_branch_values, check_cond_types, select
+from .runtime_shape import axis_len, bbroadcast_like, fold_axes, unfold_axes
+from .runtime_trees import batch_broadcast, batch_unbroadcast, lift
 
-_def(["ad.select"], _helper_materialized("take", "a", "b"))
+_def([select], _helper_materialized("take", "a", "b"))
 # (nested vmap: the inner vmap's check ran on the values it could see; not repeated)
-_def(["ad.check_branch_values"], lambda c: (N.const(None), False))
-_def(["ad.check_cond_types"], lambda c: (N.const(None), False))
+_def([check_branch_values], lambda c: (N.const(None), False))
+_def([check_cond_types], lambda c: (N.const(None), False))
 # the dtype check reads the whole batch at once
 _def(
-    ["ad.require_constant", "ad.check_switch_index", "ad.check_star_len"],
+    [require_constant, check_switch_index, check_star_len],
     lambda c: (c.rebuild(), False),
 )
-_def(["ad.branch_input"], _helper_materialized("take", "x"))
+_def([branch_input], _helper_materialized("take", "x"))
 
 
-_def(["ad.batch_broadcast", "ad.batch_unbroadcast"], _shifted_static_rule("axis", 0, ("size",)))
+_def([batch_broadcast, batch_unbroadcast], _shifted_static_rule("axis", 0, ("size",)))
 
 
-_def(["ad.lift"], _shifted_static_rule("nb", 1, ("rank",)))
+_def([lift], _shifted_static_rule("nb", 1, ("rank",)))
 
 
 # one more leading (batch) axis before the folded ones
-_def(["ad.fold_axes", "ad.unfold_axes"], _shifted_static_rule("lead", 0, ("n", "lead")))
+_def([fold_axes, unfold_axes], _shifted_static_rule("lead", 0, ("n", "lead")))
 
 
 def _axis_len_rule(c):
@@ -40,7 +47,7 @@ def _axis_len_rule(c):
     return c.rebuild(axis=N.const(int(axis) + 1)), False  # the same for every example
 
 
-_def(["ad.axis_len"], _axis_len_rule)
+_def([axis_len], _axis_len_rule)
 
 
 def _folded_operand(c, pname, inner, force, inner_size):
@@ -121,20 +128,20 @@ def _folded_rule(arrays, flags, result_inner, per_example=None, shape_only=()):
     return rule
 
 
-_def(["ad.bmatmul"], _folded_rule(("a", "b"), ("ab", "bb"), lambda v: v["ab"] or v["bb"]))
+_def([bmatmul], _folded_rule(("a", "b"), ("ab", "bb"), lambda v: v["ab"] or v["bb"]))
 _def(
-    ["ad.bmatmul_left"],
+    [bmatmul_left],
     _folded_rule(("g", "a", "b"), (None, "ab", "bb"), lambda v: True, per_example="a"),
 )
 _def(
-    ["ad.bmatmul_right"],
+    [bmatmul_right],
     _folded_rule(("g", "a", "b"), (None, "ab", "bb"), lambda v: True, per_example="b"),
 )
 _def(
-    ["ad.bunbroadcast"],
+    [bunbroadcast],
     _folded_rule(("g", "x"), ("gb", "xb"), lambda v: v["gb"], shape_only=("x",)),
 )
-_def(["ad.bbroadcast_like"], _folded_rule(("x", "like"), ("xb", "lb"), lambda v: True))
+_def([bbroadcast_like], _folded_rule(("x", "like"), ("xb", "lb"), lambda v: True))
 
 
 def _batched_pred_rule(c):
@@ -143,4 +150,4 @@ def _batched_pred_rule(c):
     return c.rebuild(lead=N.const((1 if lead is None else lead) + 1))
 
 
-_def(["ad.batched_pred"], _batched_pred_rule)
+_def([batched_pred], _batched_pred_rule)

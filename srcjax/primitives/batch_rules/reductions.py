@@ -7,27 +7,45 @@ from __future__ import annotations
 import numpy as np
 
 from ...frontend import nodes as N
-from ..registry import REGISTRY, by_public
+from ..ad.cumprod import prod_others
+from ..ad.sums import expand_reduced
+from ..ad.sums import sum as sum_p
+from ..nn import log_softmax, mask_zero, softmax
+from ..reductions.basic import (
+    amax,
+    amin,
+    argmax,
+    argmin,
+    extremum_weights,
+    fill_unselected,
+    mean,
+    mean_scale,
+    prod,
+)
+from ..reductions.cumulative import cumprod, cumsum
+from ..reductions.logical import all as all_p
+from ..reductions.logical import any as any_p
+from ..reductions.logical import count_nonzero
+from ..reductions.logsumexp import logsumexp, logsumexp_weights
+from ..reductions.moments import dof_scale, std, var
+from ..reductions.nan import nan_deviation, nanmax, nanmean, nanmin, nanstd, nansum, nanvar
+from ..reductions.order import (
+    median,
+    percentile,
+    quantile,
+    quantile_dweights,
+    quantile_weights,
+    top_k,
+)
+from ..structural.sorting import argsort, sort
 from ._base import _axis_rule, _def, _flat_rows, _static_operand
 
-for _n in (
-    "jnp.sum",
-    "jnp.mean",
-    "jnp.prod",
-    "jnp.std",
-    "jnp.var",
-    "jnp.all",
-    "jnp.any",
-    "jnp.count_nonzero",
-    "jnp.median",
-):
-    by_public(_n).def_batch(_axis_rule(list(by_public(_n).signature.parameters)[0]))
-
-for _n in ("jnp.max", "jnp.min"):
-    REGISTRY[_n].def_batch(_axis_rule("x"))
+for _p in (sum_p, mean, prod, std, var, all_p, any_p, count_nonzero, median):
+    _def([_p], _axis_rule(list(_p.signature.parameters)[0]))
+_def([amax, amin], _axis_rule("x"))
 
 # d prod / dx (jnp.prod's derivatives): the product of the others in each group
-_def(["ad.prod_others"], _axis_rule("x"))
+_def([prod_others], _axis_rule("x"))
 
 
 def _logsumexp(c):
@@ -37,8 +55,8 @@ def _logsumexp(c):
     return _axis_rule("a", others=("b",))(c)
 
 
-_def(["special.logsumexp"], _logsumexp)
-_def(["ad.logsumexp_weights"], _axis_rule("a", others=("b",)))
+_def([logsumexp], _logsumexp)
+_def([logsumexp_weights], _axis_rule("a", others=("b",)))
 
 
 def _top_k_rule(c):
@@ -46,7 +64,7 @@ def _top_k_rule(c):
     return None if c.batched("k") else c.rebuild(axis=c.shift_axis("axis", c.arg("operand")))
 
 
-_def(["lax.top_k"], _top_k_rule)
+_def([top_k], _top_k_rule)
 
 
 def _flat_axis_rule(xname, none_flatten=True):
@@ -66,15 +84,15 @@ def _flat_axis_rule(xname, none_flatten=True):
     return rule
 
 
-for _n, _x in (
-    ("jnp.argmax", "x"),
-    ("jnp.argmin", "x"),
-    ("jnp.cumsum", "a"),
-    ("jnp.cumprod", "a"),
-    ("jnp.sort", "a"),
-    ("jnp.argsort", "a"),
+for _p, _x in (
+    (argmax, "x"),
+    (argmin, "x"),
+    (cumsum, "a"),
+    (cumprod, "a"),
+    (sort, "a"),
+    (argsort, "a"),
 ):
-    REGISTRY[_n].def_batch(_flat_axis_rule(_x))
+    _def([_p], _flat_axis_rule(_x))
 
 
 def _softmax(c):
@@ -90,7 +108,7 @@ def _softmax(c):
     return c.rebuild(**changes)
 
 
-_def(["nn.softmax", "nn.log_softmax"], _softmax)
+_def([softmax, log_softmax], _softmax)
 
 
 def _mask_zero(c):
@@ -101,7 +119,7 @@ def _mask_zero(c):
     return c.rebuild(v=c.materialize(v), where=where)
 
 
-_def(["ad.mask_zero"], _mask_zero)
+_def([mask_zero], _mask_zero)
 
 
 def _batched_mask(c, like):
@@ -157,15 +175,15 @@ def _fill_unselected(c):
     return c.rebuild(x=x, **_batched_mask(c, c.arg("x")))
 
 
-_def(["ad.expand_reduced"], _expand_reduced)
-_def(["jnp.sum"], _masked_reduction("x"))
-_def(["jnp.mean"], _masked_reduction("x"))
-_def(["jnp.prod"], _masked_reduction("x"))
-_def(["jnp.max", "jnp.min"], _extremum)
-_def(["ad.mean_scale"], _mean_scale)
-_def(["ad.dof_scale"], _dof_scale)
-_def(["ad.extremum_weights"], _extremum_weights)
-_def(["ad.fill_unselected"], _fill_unselected)
+_def([expand_reduced], _expand_reduced)
+_def([sum_p], _masked_reduction("x"))
+_def([mean], _masked_reduction("x"))
+_def([prod], _masked_reduction("x"))
+_def([amax, amin], _extremum)
+_def([mean_scale], _mean_scale)
+_def([dof_scale], _dof_scale)
+_def([extremum_weights], _extremum_weights)
+_def([fill_unselected], _fill_unselected)
 
 
 def _quantile_rule(c):
@@ -180,7 +198,7 @@ def _quantile_rule(c):
     return c.call("jnp.moveaxis", [call, c.ndim(c.arg("q")), N.const(0)])
 
 
-_def(["jnp.quantile", "jnp.percentile"], _quantile_rule)
+_def([quantile, percentile], _quantile_rule)
 
 
 def _quantile_weights_rule(c):
@@ -189,11 +207,11 @@ def _quantile_weights_rule(c):
     return c.rebuild(), False  # depends on the length of the sorted axis only
 
 
-_def(["ad.quantile_weights", "ad.quantile_dweights"], _quantile_weights_rule)
+_def([quantile_weights, quantile_dweights], _quantile_weights_rule)
 
 
 _def(
-    ["jnp.nansum", "jnp.nanmean", "jnp.nanmax", "jnp.nanmin", "jnp.nanvar", "jnp.nanstd"],
+    [nansum, nanmean, nanmax, nanmin, nanvar, nanstd],
     _axis_rule("a"),
 )
-_def(["ad.nan_deviation"], _axis_rule("a"))
+_def([nan_deviation], _axis_rule("a"))

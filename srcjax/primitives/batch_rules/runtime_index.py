@@ -15,7 +15,7 @@ from ..ad import _getitem as _ad_getitem
 from ..ad import _index_adjoint as _ad_index_adjoint
 from ..control._trees import _class_kind
 from ..control.cotangents import _tree_index_adjoint as _container_index_adjoint
-from ..registry import REGISTRY
+from ..control.scan import tree_stack
 from ._base import _reg
 from .runtime_select import _aligned, _generated_caller
 from .runtime_trees import _lift, _tree_row
@@ -290,7 +290,7 @@ def _stack_objects(rows):
     own ``__mul__`` ...) and ``ad.bgetitem`` each one's ``__getitem__``."""
     simple = (np.ndarray, np.generic, bool, int, float, complex, tuple, list, dict)
     if rows and all(isinstance(r, simple) or _class_kind(r) is not None for r in rows):
-        return REGISTRY["ad.tree_stack"].impl(rows)
+        return tree_stack.impl(rows)
     out = np.empty(len(rows), dtype=object)
     for i, r in enumerate(rows):
         out[i] = r  # one by one: NumPy would read a sequence-like object's items

@@ -11,10 +11,13 @@ import numpy as np
 from ... import dtypes as _dt
 from ...errors import ShapeError
 from ..ad import _unbroadcast as _ad_unbroadcast
+from ..ad.sums import broadcast_to
 from ..control._trees import _class_kind
+from ..creation import ndim as ndim_
+from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
-from ..registry import by_public
-from ._base import _reg, broadcast_to, ndim_, shape_
+from ..linalg.products import bilinear_spec
+from ._base import _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
 from .runtime_index import _batch_einsum_spec, _is_object_batch, _stack_objects
 from .runtime_select import _generated_caller
@@ -326,7 +329,7 @@ def _bdot(a, b, ab, bb):
 
 
 def _bilinear_impl(kind, a, b):
-    return by_public("ad.bilinear_spec").impl(kind, a, b)
+    return bilinear_spec.impl(kind, a, b)
 
 
 bdot = _reg("ad.bdot", _bdot)

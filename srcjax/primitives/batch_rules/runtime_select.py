@@ -12,7 +12,8 @@ from ..._prng_key import PRNGKeyArray, key_base, rewrap
 from ...errors import TransformValueError
 from ..branch_types import check_branch_types
 from ..control._trees import _class_kind, class_map
-from ._base import _reg, zeros_like
+from ..creation import zeros_like
+from ._base import _reg
 from .runtime_trees import _lift
 
 

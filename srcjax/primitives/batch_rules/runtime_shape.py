@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ad.sums import unbroadcast
 from ..control._trees import _class_kind
-from ..registry import REGISTRY
-from ._base import _reg, shape_, unbroadcast
+from ..control.cotangents import cotangent_like
+from ..creation import shape as shape_
+from ._base import _reg
 from .runtime_products import bunbroadcast
 from .runtime_trees import _lift
 
@@ -64,7 +66,7 @@ def _bcotangent_like(ct, x):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if ct is not None and x is not None and _class_kind(x) is None:
         ct = _lift(ct, np.ndim(x) - 1)
-    return REGISTRY["ad.cotangent_like"].impl(ct, x)
+    return cotangent_like.impl(ct, x)
 
 
 bcotangent_like = _reg("ad.bcotangent_like", _bcotangent_like)
@@ -253,7 +255,7 @@ def _bkron_shape(a, b, ab, bb, which):
     return (size,) + tuple(x * y for x, y in zip(pa, pb))
 
 
-_reg("ad.bkron_shape", _bkron_shape, differentiable=False)
+bkron_shape = _reg("ad.bkron_shape", _bkron_shape, differentiable=False)
 
 
 # Folding two batch axes into one (the rules of nested.py): ad.bmatmul /

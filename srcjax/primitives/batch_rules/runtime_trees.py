@@ -12,10 +12,11 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._prng_key import PRNGKeyArray, rewrap
+from ..ad.shapes import reshape
 from ..control._trees import _class_kind, class_map, dict_like
-from ..control.scan import tree_slice_adjoint
-from ..registry import REGISTRY
-from ._base import _reg, reshape, shape_
+from ..control.scan import tree_slice_adjoint, tree_unstack
+from ..creation import shape as shape_
+from ._base import _reg
 
 
 def _canon_scalar(x):
@@ -477,20 +478,13 @@ def _btree_unstack(ct, items):
     return [_tree_map(lambda a, k=k: np.asarray(a)[:, k], ct) for k in range(n)]
 
 
-for _name, _fn in (
-    ("ad.btree_slice", _btree_slice),
-    ("ad.btree_slice_adjoint", _btree_slice_adjoint),
-    ("ad.btree_stack", _btree_stack),
-    ("ad.btree_unstack", _btree_unstack),
-):
-    _p = _reg(_name, _fn)
-    _p.samples = lambda rng: []
-
 # the four are two transpose pairs, as ad.tree_slice/tree_stack and their adjoints
-btree_slice = REGISTRY["ad.btree_slice"]
-btree_slice_adjoint = REGISTRY["ad.btree_slice_adjoint"]
-btree_stack = REGISTRY["ad.btree_stack"]
-btree_unstack = REGISTRY["ad.btree_unstack"]
+btree_slice = _reg("ad.btree_slice", _btree_slice)
+btree_slice_adjoint = _reg("ad.btree_slice_adjoint", _btree_slice_adjoint)
+btree_stack = _reg("ad.btree_stack", _btree_stack)
+btree_unstack = _reg("ad.btree_unstack", _btree_unstack)
+for _p in (btree_slice, btree_slice_adjoint, btree_stack, btree_unstack):
+    _p.samples = lambda rng: []
 
 
 def _btree_slice_vjp(g, ans, xs, i):
@@ -533,9 +527,8 @@ btree_stack.def_vjp(_btree_stack_vjp)
 btree_stack.def_jvp(_btree_stack_jvp)
 btree_unstack.def_vjp(_btree_unstack_vjp)
 btree_unstack.def_jvp(_btree_unstack_jvp)
-REGISTRY["ad.btree_unstack"].returns_tree = True
-if "ad.tree_unstack" in REGISTRY:
-    REGISTRY["ad.tree_unstack"].returns_tree = True
+btree_unstack.returns_tree = True
+tree_unstack.returns_tree = True
 
 
 def _bscan_length(xs, length=None):

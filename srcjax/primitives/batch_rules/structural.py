@@ -8,8 +8,18 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
-from ..registry import REGISTRY
+from ..ad.shapes import expand_dims, moveaxis, reshape
+from ..ad.sums import broadcast_to
+from ..creation import array, asarray, mesh_tangent, meshgrid, ndim, shape, size
+from ..linalg.products import kron, trace
+from ..nn import one_hot
+from ..structural.diff import diff, diff_adjoint, diff_embed
+from ..structural.joining import array_split, concatenate, hstack, split, stack, unstack, vstack
+from ..structural.layout import flip, ravel, roll, squeeze, swapaxes, transpose
+from ..structural.pad_diag import diag, diagonal, pad
+from ..structural.take import repeat, tile
 from ._base import _def, _example, _flat_rows, _is_name, _lifted_to_shape, _reg, _static_operand
+from .runtime_shape import bdiag, bdiag_adjoint, bjoin, bkron_shape, bsplit
 
 
 def _shape_query(c):
@@ -34,7 +44,7 @@ def _shape_query(c):
     return None
 
 
-_def(["jnp.shape", "jnp.ndim", "jnp.size"], _shape_query)
+_def([shape, ndim, size], _shape_query)
 
 
 def _one_hot(c):
@@ -43,14 +53,14 @@ def _one_hot(c):
     return c.rebuild(axis=c.shift_axis("axis", c.arg("x")))
 
 
-_def(["nn.one_hot"], _one_hot)
+_def([one_hot], _one_hot)
 
 
 def _flip(c):
     return c.rebuild(axis=c.shift_axis("axis", c.arg("m")))
 
 
-_def(["jnp.flip"], _flip)
+_def([flip], _flip)
 
 
 def _reshape(c):
@@ -66,7 +76,7 @@ def _reshape(c):
     return c.rebuild(a=a, shape=new)
 
 
-_def(["jnp.reshape"], _reshape)
+_def([reshape], _reshape)
 
 
 def _ravel(c):
@@ -75,7 +85,7 @@ def _ravel(c):
     )
 
 
-_def(["jnp.ravel"], _ravel)
+_def([ravel], _ravel)
 
 
 def _transpose(c):
@@ -90,7 +100,7 @@ def _transpose(c):
     )
 
 
-_def(["jnp.transpose"], _transpose)
+_def([transpose], _transpose)
 if "T" in getattr(__import__("srcjax.primitives.methods", fromlist=["METHODS"]), "METHODS", {}):
     pass
 
@@ -108,12 +118,12 @@ def _axes_args(*names):
     return rule
 
 
-REGISTRY["jnp.swapaxes"].def_batch(_axes_args("axis1", "axis2"))
-REGISTRY["jnp.moveaxis"].def_batch(_axes_args("source", "destination"))
-REGISTRY["jnp.expand_dims"].def_batch(_axes_args("axis"))
-REGISTRY["jnp.diagonal"].def_batch(_axes_args("axis1", "axis2"))
-REGISTRY["jnp.trace"].def_batch(_axes_args("axis1", "axis2"))
-REGISTRY["jnp.unstack"].def_batch(_axes_args("axis"))
+swapaxes.def_batch(_axes_args("axis1", "axis2"))
+moveaxis.def_batch(_axes_args("source", "destination"))
+expand_dims.def_batch(_axes_args("axis"))
+diagonal.def_batch(_axes_args("axis1", "axis2"))
+trace.def_batch(_axes_args("axis1", "axis2"))
+unstack.def_batch(_axes_args("axis"))
 
 
 def _split(c):
@@ -122,7 +132,7 @@ def _split(c):
     return c.rebuild(axis=c.shift_axis("axis", c.arg("ary")))
 
 
-_def(["jnp.split", "jnp.array_split"], _split)
+_def([split, array_split], _split)
 
 
 def _squeeze(c):
@@ -134,7 +144,7 @@ def _squeeze(c):
     return c.rebuild(axis=N.call("ad.squeeze_axes", [N.call("jnp.shape", [a]), axis]))
 
 
-_def(["jnp.squeeze"], _squeeze)
+_def([squeeze], _squeeze)
 
 
 def _int_axis_arg(c, pname):
@@ -189,8 +199,8 @@ def _stack(c):
     return c.rebuild(arrays=c.materialize(arrays), axis=axis)
 
 
-_def(["jnp.concatenate"], _concat)
-_def(["jnp.stack"], _stack)
+_def([concatenate], _concat)
+_def([stack], _stack)
 
 
 def _roll(c):
@@ -205,7 +215,7 @@ def _roll(c):
     return c.rebuild(axis=c.shift_axis("axis", a))
 
 
-_def(["jnp.roll"], _roll)
+_def([roll], _roll)
 
 
 def _repeat(c):
@@ -217,7 +227,7 @@ def _repeat(c):
     return c.rebuild(axis=c.shift_axis("axis", c.arg("a")))
 
 
-_def(["jnp.repeat"], _repeat)
+_def([repeat], _repeat)
 
 
 def _pad(c):
@@ -227,7 +237,7 @@ def _pad(c):
     return c.rebuild(pad_width=N.call("ad.batch_pad_width", [c.arg("pad_width"), c.ndim(a)]))
 
 
-_def(["jnp.pad"], _pad)
+_def([pad], _pad)
 
 
 def _broadcast_to(c):
@@ -238,7 +248,7 @@ def _broadcast_to(c):
     return c.rebuild(array=lifted, shape=N.call("ad.batch_shape", [c.size, shape]))
 
 
-_def(["jnp.broadcast_to"], _broadcast_to)
+_def([broadcast_to], _broadcast_to)
 
 
 def _as_shape(shape):
@@ -278,8 +288,8 @@ def _list_depth(x):
 
 
 _reg("ad.list_depth", _list_depth, differentiable=False)
-_def(["jnp.array"], _array_rule("object"))
-_def(["jnp.asarray"], _array_rule("a"))
+_def([array], _array_rule("object"))
+_def([asarray], _array_rule("a"))
 
 
 def _static_nb(c):
@@ -307,9 +317,9 @@ def _bdiag_adjoint_rule(c):
     return c.rebuild(g=c.materialize(c.arg("g")), v=c.materialize(c.arg("v")), nb=N.const(nb + 1))
 
 
-_def(["jnp.diag"], _diag_rule)
-_def(["ad.bdiag"], _bdiag_rule)
-_def(["ad.bdiag_adjoint"], _bdiag_adjoint_rule)
+_def([diag], _diag_rule)
+_def([bdiag], _bdiag_rule)
+_def([bdiag_adjoint], _bdiag_adjoint_rule)
 
 
 def _join_rule(kind):
@@ -343,10 +353,10 @@ def _bsplit_rule(c):
     )
 
 
-_def(["jnp.hstack"], _join_rule("hstack"))
-_def(["jnp.vstack"], _join_rule("vstack"))
-_def(["ad.bjoin"], _bjoin_rule)
-_def(["ad.bsplit"], _bsplit_rule)
+_def([hstack], _join_rule("hstack"))
+_def([vstack], _join_rule("vstack"))
+_def([bjoin], _bjoin_rule)
+_def([bsplit], _bsplit_rule)
 
 
 def _batch_reps(reps, ndim):
@@ -367,7 +377,7 @@ def _tile_rule(c):
     return c.rebuild(A=lifted, reps=N.call("ad.batch_reps", [reps, c.ndim(lifted)]))
 
 
-_def(["jnp.tile"], _tile_rule)
+_def([tile], _tile_rule)
 
 
 def _bkron_shape_rule(c):
@@ -377,7 +387,7 @@ def _bkron_shape_rule(c):
     return c.rebuild(a=_example(c, c.arg("a")), b=_example(c, c.arg("b"))), False
 
 
-_def(["ad.bkron_shape"], _bkron_shape_rule)
+_def([bkron_shape], _bkron_shape_rule)
 
 
 def _kron_rule(c):
@@ -393,7 +403,7 @@ def _kron_rule(c):
     return N.call("jnp.reshape", [prod, shape(2)])
 
 
-_def(["jnp.kron"], _kron_rule)
+_def([kron], _kron_rule)
 
 
 def _diff_rule(xname):
@@ -411,9 +421,9 @@ def _diff_rule(xname):
     return rule
 
 
-_def(["jnp.diff"], _diff_rule("a"))
-_def(["ad.diff_adjoint"], _diff_rule("g"))
-_def(["ad.diff_embed"], _diff_rule("h"))
+_def([diff], _diff_rule("a"))
+_def([diff_adjoint], _diff_rule("g"))
+_def([diff_embed], _diff_rule("h"))
 
 
 def _meshgrid_rule(c):
@@ -422,4 +432,4 @@ def _meshgrid_rule(c):
     return None
 
 
-_def(["jnp.meshgrid", "ad.mesh_tangent"], _meshgrid_rule)
+_def([meshgrid, mesh_tangent], _meshgrid_rule)
