@@ -224,35 +224,35 @@ for _p in (unravel_leaves, unravel_linear, unravel_tree_linear):
     _p.returns_tree = True
 
 
-def _unravel_vjp(g, ans, spec, flat, lead=0):
+def _unravel_vjp(g, ans, spec, lead=0):
     return ravel_linear(spec, g, lead)
 
 
-def _unravel_jvp(t, ans, spec, flat, lead=0):
+def _unravel_jvp(t, ans, spec, lead=0):
     return unravel_linear(spec, t, lead)
 
 
-def _ravel_vjp(g, ans, spec, leaves, lead=0):
+def _ravel_vjp(g, ans, spec, lead=0):
     return unravel_linear(spec, g, lead)
 
 
-def _ravel_jvp(t, ans, spec, leaves, lead=0):
+def _ravel_jvp(t, ans, spec, lead=0):
     return ravel_linear(spec, t, lead)
 
 
-def _ravel_tree_vjp(g, ans, spec, tree, lead=0):
+def _ravel_tree_vjp(g, ans, spec, lead=0):
     return unravel_tree_linear(spec, g, lead)
 
 
-def _ravel_tree_jvp(t, ans, spec, tree, lead=0):
+def _ravel_tree_jvp(t, ans, spec, lead=0):
     return ravel_tree_linear(spec, t, lead)
 
 
-def _unravel_tree_vjp(g, ans, spec, flat, lead=0):
+def _unravel_tree_vjp(g, ans, spec, lead=0):
     return ravel_tree_linear(spec, g, lead)
 
 
-def _unravel_tree_jvp(t, ans, spec, flat, lead=0):
+def _unravel_tree_jvp(t, ans, spec, lead=0):
     return unravel_tree_linear(spec, t, lead)
 
 

@@ -12,6 +12,7 @@ from srcjax.primitives.batch_rules.makers import (
     def_flagged_bilinear_cotangents,
 )
 from srcjax.primitives.registry import Primitive
+from srcjax.transforms.rules import call_rule
 
 B = 3
 rng = np.random.default_rng(0)
@@ -59,22 +60,30 @@ def test_product_rules_match_a_loop_over_examples(family, a, b, ab, bb):
     ta, tb = rng.normal(size=a.shape), rng.normal(size=b.shape)
     # jvps: per example t_a @ b and a @ t_b
     want = np.stack([x @ w for x, w in zip(rows(ta, ab), rows(b, bb))])
-    np.testing.assert_allclose(product.jvps["a"](ta, y, a, b, ab, bb), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        call_rule(product.jvps["a"], product, ta, y, a, b, ab, bb), want, rtol=1e-12
+    )
     want = np.stack([x @ w for x, w in zip(rows(a, ab), rows(tb, bb))])
-    np.testing.assert_allclose(product.jvps["b"](tb, y, a, b, ab, bb), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        call_rule(product.jvps["b"], product, tb, y, a, b, ab, bb), want, rtol=1e-12
+    )
     # vjps: per example g @ b.T / a.T @ g, summed over the examples of an unbatched operand
     ga = [
         gi @ np.swapaxes(w, -1, -2) if w.ndim > 1 else np.outer(gi, w)
         for gi, w in zip(g, rows(b, bb))
     ]
     want = np.stack(ga) if ab else sum(ga)
-    np.testing.assert_allclose(product.vjps["a"](g, y, a, b, ab, bb), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        call_rule(product.vjps["a"], product, g, y, a, b, ab, bb), want, rtol=1e-12
+    )
     gb = [
         np.swapaxes(x, -1, -2) @ gi if x.ndim > 1 else np.outer(x, gi)
         for x, gi in zip(rows(a, ab), g)
     ]
     want = np.stack(gb) if bb else sum(gb)
-    np.testing.assert_allclose(product.vjps["b"](g, y, a, b, ab, bb), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        call_rule(product.vjps["b"], product, g, y, a, b, ab, bb), want, rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("a, b, ab, bb", CASES)
@@ -89,15 +98,21 @@ def test_cotangent_helper_rules_are_their_transposes(family, a, b, ab, bb):
         # linear in g and in the operand it keeps: the jvps are the helper itself
         moved = dict(args, g=t_g)
         want = helper.impl(moved["g"], moved["a"], moved["b"], ab, bb)
-        np.testing.assert_allclose(helper.jvps["g"](t_g, out, g, a, b, ab, bb), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            call_rule(helper.jvps["g"], helper, t_g, out, g, a, b, ab, bb), want, rtol=1e-12
+        )
         moved = dict(args, **{keep: t_k})
         want = helper.impl(moved["g"], moved["a"], moved["b"], ab, bb)
-        np.testing.assert_allclose(helper.jvps[keep](t_k, out, g, a, b, ab, bb), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            call_rule(helper.jvps[keep], helper, t_k, out, g, a, b, ab, bb), want, rtol=1e-12
+        )
         # vjps: <helper(g), h> == <g, vjp_g(h)> and the same in the kept operand (the vjp
         # in g ends in jnp.broadcast_to, which gives float32 without x64: rel 1e-6)
         lhs = dot(helper.impl(t_g, a, b, ab, bb), h)
-        assert lhs == pytest.approx(dot(t_g, helper.vjps["g"](h, out, g, a, b, ab, bb)), rel=1e-6)
+        assert lhs == pytest.approx(
+            dot(t_g, call_rule(helper.vjps["g"], helper, h, out, g, a, b, ab, bb)), rel=1e-6
+        )
         moved = dict(args, **{keep: t_k})
         lhs = dot(helper.impl(moved["g"], moved["a"], moved["b"], ab, bb), h)
-        rhs = dot(t_k, helper.vjps[keep](h, out, g, a, b, ab, bb))
+        rhs = dot(t_k, call_rule(helper.vjps[keep], helper, h, out, g, a, b, ab, bb))
         assert lhs == pytest.approx(rhs, rel=1e-10)

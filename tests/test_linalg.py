@@ -10,16 +10,17 @@ import srcjax.numpy as jnp
 from srcjax import config
 from srcjax.primitives import creation as C
 from srcjax.primitives import linalg as L
+from srcjax.transforms.rules import call_rule
 
 
 def vjp(p, g, *args, wrt, **kw):
     ans = p(*args, **kw)
-    return p.vjps[wrt](g, ans, *args, **kw)
+    return call_rule(p.vjps[wrt], p, g, ans, *args, **kw)
 
 
 def vjp_va(p, g, *operands, argnum, subscripts):
     ans = p(subscripts, *operands)
-    return p.vjps["operands"](g, ans, subscripts, *operands, argnum=argnum)
+    return call_rule(p.vjps["operands"], p, g, ans, subscripts, *operands, argnum=argnum)
 
 
 A = np.linspace(-1, 1, 6).reshape(2, 3)
@@ -114,7 +115,13 @@ def test_creation_dtypes():
     assert C.shape(np.ones((2, 3))) == (2, 3) and C.ndim(1.0) == 0 and C.size(np.ones(4)) == 4
     stacked = C.array([np.ones(2, np.float32), np.zeros(2, np.float32)])
     assert stacked.shape == (2, 2)
-    parts = C.array.vjps["object"](np.arange(4.0).reshape(2, 2), stacked, [np.ones(2), np.zeros(2)])
+    parts = call_rule(
+        C.array.vjps["object"],
+        C.array,
+        np.arange(4.0).reshape(2, 2),
+        stacked,
+        [np.ones(2), np.zeros(2)],
+    )
     assert isinstance(parts, list) and parts[1].tolist() == [2.0, 3.0]
 
 

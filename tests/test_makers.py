@@ -9,6 +9,7 @@ import numpy as np
 import srcjax
 import srcjax.numpy as jnp
 from srcjax.primitives.registry import by_public
+from srcjax.transforms.rules import call_rule
 
 X = np.random.default_rng(0).normal(size=(3, 4))
 
@@ -80,9 +81,15 @@ def test_window_gather_and_scatter_are_each_others_transpose(x64):
     h = rng.normal(size=g_t.shape)
     s_h = np.asarray(scatter.impl(h, *rest))
     np.testing.assert_allclose(np.sum(s_h * t), np.sum(h * g_t), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(gather.vjps["x"](h, g_t, t, *rest)), s_h, rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(scatter.vjps["x"](t, s_h, h, *rest)), g_t, rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(gather.jvps["x"](t, g_t, t, *rest)), g_t, rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(call_rule(gather.vjps["x"], gather, h, g_t, t, *rest)), s_h, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        np.asarray(call_rule(scatter.vjps["x"], scatter, t, s_h, h, *rest)), g_t, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        np.asarray(call_rule(gather.jvps["x"], gather, t, g_t, t, *rest)), g_t, rtol=1e-12
+    )
 
 
 def _percentile_loss(a, q):
@@ -124,7 +131,9 @@ def test_jacobian_assembly_pairs_are_each_others_transpose(x64):
         fv = np.asarray(f.impl(v, x))
         h = rng.normal(size=fv.shape)
         np.testing.assert_allclose(np.sum(np.asarray(f_t.impl(h, x)) * v), np.sum(h * fv))
-        np.testing.assert_allclose(np.asarray(f.vjps["v"](h, fv, v, x)), f_t.impl(h, x))
+        np.testing.assert_allclose(
+            np.asarray(call_rule(f.vjps["v"], f, h, fv, v, x)), f_t.impl(h, x)
+        )
 
 
 def _indexed_loss(x):

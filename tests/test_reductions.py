@@ -13,11 +13,12 @@ import srcjax.numpy as jnp
 import srcjax.scipy.special as SS
 from srcjax.primitives import reductions as R
 from srcjax.primitives.ad import expand_reduced
+from srcjax.transforms.rules import call_rule
 
 
 def vjp(p, g, *args, wrt="x", **kw):
     ans = p(*args, **kw)
-    return p.vjps[wrt](g, ans, *args, **kw)
+    return call_rule(p.vjps[wrt], p, g, ans, *args, **kw)
 
 
 X = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4) - 7.0

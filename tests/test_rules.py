@@ -9,8 +9,10 @@ registry, on float64 inputs (``jax_enable_x64`` on for the duration):
 - every JVP rule ``rule(t, ans, *args, **kwargs)`` must match the directional
   derivative ``(impl(x + eps t) - impl(x - eps t)) / (2 eps)``;
 - every operand generated as a float array must have both rules, and rules
-  must be ``def`` functions with the signature ``(g, ans, <impl parameters>)``
-  (same names, kinds and defaults), so the transforms can inline them.
+  must be ``def`` functions with the signature ``(g, ans, <the impl parameters
+  they read>)`` (the impl's names, kinds and defaults, in its order), so the
+  transforms can inline them; rules are run here as the transforms bind them,
+  by name (``transforms.rules.call_rule``).
 
 Inputs come from ``p.samples(rng)`` when the primitive sets it (``[(args,
 kwargs), ...]``), otherwise random arrays in ``p.test_domain`` for the impl's
@@ -24,6 +26,7 @@ from __future__ import annotations
 import inspect
 import math
 
+import gast
 import numpy as np
 import pytest
 
@@ -31,8 +34,10 @@ import srcjax.nn  # noqa: F401  (registers the nn primitives)
 import srcjax.numpy  # noqa: F401  (registers every jnp primitive)
 import srcjax.scipy.special  # noqa: F401
 from srcjax.config import config
+from srcjax.frontend.source import get_source
 from srcjax.primitives import batch_rules  # noqa: F401  (vmap helpers carry rules too)
 from srcjax.primitives.registry import REGISTRY
+from srcjax.transforms.rules import call_rule, takes_operands
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -181,21 +186,8 @@ def _get(args, kwargs, loc):
     return args[loc] if isinstance(loc, int) else kwargs[loc]
 
 
-def _takes_operands(rule, p):
-    """Whether ``rule`` is a maker's ``rule(g, ans, *operands)`` for ``p``, a
-    primitive without a ``*`` parameter (:mod:`srcjax.primitives.ad.linear`)."""
-    kinds = [q.kind for q in inspect.signature(rule).parameters.values()]
-    star = inspect.Parameter.VAR_POSITIONAL
-    return star in kinds and all(q.kind != star for q in p.signature.parameters.values())
-
-
-def _call_rule(rule, g, ans, args, kwargs, argnum, p):
-    extra = {} if argnum is None else {"argnum": argnum}
-    if _takes_operands(rule, p):  # every operand in order, defaults filled in
-        bound = p.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return rule(g, ans, *bound.args)
-    return rule(g, ans, *args, **kwargs, **extra)
+def _call_rule(p, rule, g, ans, args, kwargs, argnum):
+    return call_rule(rule, p, g, ans, *args, argnum=argnum, **kwargs)
 
 
 # -- output handling (arrays or tuples of arrays) -----------------------------------
@@ -287,7 +279,7 @@ def test_vjp_rules(p):
         value = _get(args, kwargs, loc)
         ans = p.impl(*args, **kwargs)
         g = _random_cotangent(ans, rng)
-        got_tree = _call_rule(rule, g, ans, args, kwargs, argnum, p)
+        got_tree = _call_rule(p, rule, g, ans, args, kwargs, argnum)
         got_leaves = _flatten(got_tree) if isinstance(value, (list, tuple)) else [got_tree]
         leaves = _flatten(value)
         assert len(got_leaves) == len(leaves), f"{p.public}: vjp for {name!r} has wrong structure"
@@ -330,7 +322,7 @@ def test_jvp_rules(p):
         t_arg = _unflatten(value, [t if np.ndim(t) else float(t) for t in t_leaves])
         if not isinstance(value, (list, tuple)):
             t_arg = t_leaves[0] if np.ndim(t_leaves[0]) else float(t_leaves[0])
-        got = _call_rule(rule, t_arg, ans, args, kwargs, argnum, p)
+        got = _call_rule(p, rule, t_arg, ans, args, kwargs, argnum)
         plus, minus = value, value
         for li, t in enumerate(t_leaves):
             plus = _perturbed(plus, li, EPS * t)
@@ -359,31 +351,91 @@ RULED = [p for p in ALL if p.vjps or p.jvps]
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
+def _signature_problem(p, rule):
+    """What is wrong with ``rule``'s signature for ``p`` (None: nothing): it must
+    be ``(g, ans, <parameters of p's impl>)``, those parameters a subsequence of
+    the impl's (same names and kinds, a default only if the impl's), plus
+    ``argnum`` for a varargs rule; and its body may read no parameter of the
+    impl it does not declare (the inliner binds declared names only)."""
+    impl = p.signature.parameters
+    params = list(inspect.signature(rule).parameters.values())
+    if len(params) < 2 or any(q.kind != q.POSITIONAL_OR_KEYWORD for q in params[:2]):
+        return "does not start with (g, ans)"
+    if takes_operands(rule, p):  # a linear-map maker's (g, ans, *operands)
+        if len(params) != 3:
+            return f"takes *operands and more: {params}"
+        if not all(q.kind in _POSITIONAL for q in impl.values()):
+            return "takes *operands but the impl has a keyword-only parameter"
+        return None
+    order = list(impl)
+    last = -1
+    for q in params[2:]:
+        if q.name == "argnum" and q.kind == q.KEYWORD_ONLY:
+            continue
+        if q.kind == q.VAR_POSITIONAL:
+            star = [n for n, v in impl.items() if v.kind == v.VAR_POSITIONAL]
+            if not star:
+                return f"takes *{q.name} but the impl has no varargs"
+            name = star[0]
+        else:
+            name = q.name
+            if name not in impl:
+                return f"names {name!r}, not a parameter of the impl"
+            if impl[name].kind != q.kind:
+                return f"takes {name!r} as {q.kind.name}, the impl as {impl[name].kind.name}"
+            if q.default is not q.empty and q.default != impl[name].default:
+                return f"gives {name!r} the default {q.default!r}, the impl {impl[name].default!r}"
+        if order.index(name) < last:
+            return f"declares {name!r} out of the impl's order"
+        last = order.index(name)
+    fdef = get_source(rule).node
+    declared = {q.name for q in params}
+    body = [n for st in fdef.body for n in gast.walk(st)]
+    local = {n.id for n in body if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    read = {n.id for n in body if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    undeclared = sorted(
+        (read & set(impl))
+        - declared
+        - local
+        - set(rule.__globals__)
+        - set(rule.__code__.co_freevars)
+    )
+    if undeclared:
+        return f"reads {undeclared} without declaring them"
+    return None
+
+
 @pytest.mark.parametrize("p", RULED, ids=[p.public for p in RULED])
 def test_rule_signatures(p):
-    """Rules take ``(g, ans, <impl parameters>)`` (same names, kinds and
-    defaults) and have readable source: the transforms inline them, binding the
-    impl's arguments by name; or, made by a linear-map maker, ``(g, ans,
-    *operands)``, the arguments in order (the impl has positional parameters)."""
-    impl_params = list(p.signature.parameters.values())
+    """Rules take ``(g, ans, <the impl parameters they read>)`` and have
+    readable source: the transforms inline them, binding the impl's arguments
+    by name (:func:`srcjax.transforms.rules.call_rule` runs them the same way)."""
     for kind, table in (("vjp", p.vjps), ("jvp", p.jvps)):
         for name, rule in table.items():
             inspect.getsource(rule)  # the transforms read and inline it
-            params = list(inspect.signature(rule).parameters.values())
-            if _takes_operands(rule, p):  # a linear-map maker's (g, ans, *operands)
-                assert len(params) == 3, f"{p.public}: {kind} rule for {name!r}: {params}"
-                assert all(q.kind in _POSITIONAL for q in impl_params), p.public
-                continue
-            # an impl parameter that clashes with the cotangent / tangent name may be renamed
-            taken = {q.name for q in params[:2]} | {"g", "t", "ans"}
-            rest = [q for q in params[2:] if q.name != "argnum"]
-            ok = len(rest) == len(impl_params) and all(
-                (r.name == q.name or q.name in taken)
-                and r.kind == q.kind
-                and r.default == q.default
-                for r, q in zip(rest, impl_params)
-            )
-            assert ok, f"{p.public}: {kind} rule for {name!r} does not take (g, ans, <impl params>)"
+            problem = _signature_problem(p, rule)
+            assert problem is None, f"{p.public}: {kind} rule for {name!r} {problem}"
+
+
+def test_rule_signature_check_catches_a_parameter_the_primitive_lacks():
+    add = REGISTRY["jnp.add"]
+
+    def names_a_missing_param(g, ans, x, axis):
+        return g
+
+    def reads_an_undeclared_param(g, ans, x):
+        return g * y  # noqa: F821  (the point: y is the impl's, not declared)
+
+    def out_of_order(g, ans, y, x):
+        return g
+
+    def fine(g, ans, y):
+        return g * y
+
+    assert "not a parameter" in _signature_problem(add, names_a_missing_param)
+    assert "without declaring" in _signature_problem(add, reads_an_undeclared_param)
+    assert "out of the impl's order" in _signature_problem(add, out_of_order)
+    assert _signature_problem(add, fine) is None
 
 
 def test_every_primitive_has_a_docstring():
@@ -397,11 +449,13 @@ def test_sinc_derivatives_at_zero():
     from srcjax.primitives.elementwise import _sinc_x, sinc, sinc_maclaurin
 
     x = np.array(0.0)
-    assert float(_sinc_x(1.0, sinc(x), x)) == 0.0
-    second = sinc_maclaurin.jvps["x"](1.0, None, x, 1)
+    assert float(call_rule(_sinc_x, sinc, 1.0, sinc(x), x)) == 0.0
+    second = call_rule(sinc_maclaurin.jvps["x"], sinc_maclaurin, 1.0, None, x, 1)
     np.testing.assert_allclose(second, -(np.pi**2) / 3, rtol=1e-12)
     # the rule's far branch stays finite at 0 (no NaN leaks through where)
-    assert np.isfinite(_sinc_x(1.0, sinc(np.array([0.0, 0.5])), np.array([0.0, 0.5]))).all()
+    assert np.isfinite(
+        call_rule(_sinc_x, sinc, 1.0, sinc(np.array([0.0, 0.5])), np.array([0.0, 0.5]))
+    ).all()
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -421,7 +475,7 @@ def test_sinc_derivatives_at_zero():
 def test_subgradient_conventions(name, args, want):
     p = REGISTRY[name]
     x = np.array(args[0])
-    got = p.vjps["x"](np.array(1.0), p.impl(x), x)
+    got = call_rule(p.vjps["x"], p, np.array(1.0), p.impl(x), x)
     assert float(got) == want
 
 
@@ -447,8 +501,12 @@ def test_binary_conventions(name, x, y, want_x, want_y):
     p = REGISTRY[name]
     x, y = np.array(x), np.array(y)
     ans = p.impl(x, y)
-    np.testing.assert_allclose(float(p.vjps["x"](np.array(1.0), ans, x, y)), want_x, rtol=1e-12)
-    np.testing.assert_allclose(float(p.vjps["y"](np.array(1.0), ans, x, y)), want_y, rtol=1e-12)
+    np.testing.assert_allclose(
+        float(call_rule(p.vjps["x"], p, np.array(1.0), ans, x, y)), want_x, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        float(call_rule(p.vjps["y"], p, np.array(1.0), ans, x, y)), want_y, rtol=1e-12
+    )
 
 
 def test_clip_ties_split_like_jax():
@@ -456,9 +514,9 @@ def test_clip_ties_split_like_jax():
     p = REGISTRY["jnp.clip"]
     x = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0])
     ans = p.impl(x, 0.0, 1.0)
-    got = p.vjps["x"](np.ones(6), ans, x, 0.0, 1.0)
+    got = call_rule(p.vjps["x"], p, np.ones(6), ans, x, 0.0, 1.0)
     np.testing.assert_array_equal(got, [0.0, 0.0, 0.5, 1.0, 0.5, 0.0])
-    got_lo = p.vjps["min"](np.ones(6), ans, x, 0.0, 1.0)
+    got_lo = call_rule(p.vjps["min"], p, np.ones(6), ans, x, 0.0, 1.0)
     np.testing.assert_array_equal(got_lo, [1.0, 1.0, 0.5, 0.0, 0.0, 0.0])
 
 
@@ -469,11 +527,11 @@ def test_where_keeps_nan_of_unselected_branch_rule():
     p = REGISTRY["jnp.where"]
     c = np.array([True, False])
     g = np.array([1.0, 1.0])
-    np.testing.assert_array_equal(p.vjps["x"](g, None, c, 1.0, 2.0), [1.0, 0.0])
-    np.testing.assert_array_equal(p.vjps["y"](g, None, c, 1.0, 2.0), [0.0, 1.0])
+    np.testing.assert_array_equal(call_rule(p.vjps["x"], p, g, None, c, 1.0, 2.0), [1.0, 0.0])
+    np.testing.assert_array_equal(call_rule(p.vjps["y"], p, g, None, c, 1.0, 2.0), [0.0, 1.0])
     sqrt = REGISTRY["jnp.sqrt"]
-    y_bar = p.vjps["y"](np.array(1.0), None, np.array(True), 0.0, sqrt.impl(0.0))
-    assert np.isnan(sqrt.vjps["x"](y_bar, sqrt.impl(np.array(0.0)), np.array(0.0)))
+    y_bar = call_rule(p.vjps["y"], p, np.array(1.0), None, np.array(True), 0.0, sqrt.impl(0.0))
+    assert np.isnan(call_rule(sqrt.vjps["x"], sqrt, y_bar, sqrt.impl(np.array(0.0)), np.array(0.0)))
 
 
 @pytest.mark.parametrize("p", DIFF, ids=[p.public for p in DIFF])
@@ -497,11 +555,11 @@ def test_jvp_vjp_consistency(p):
         v = rng.normal(size=np.shape(value))
         v_arg = v if np.ndim(v) else float(v)
         u_arg = u if np.ndim(u) else float(u)
-        vj = _call_rule(p.vjps[name], u_arg, ans, args, kwargs, argnum, p)
+        vj = _call_rule(p, p.vjps[name], u_arg, ans, args, kwargs, argnum)
         vj = np.real(np.asarray(vj)).astype(float)  # real operands: ad.project_real
         if p.broadcasting:
             vj = _unbroadcast(vj, np.shape(value))
-        jv = np.asarray(_call_rule(p.jvps[name], v_arg, ans, args, kwargs, argnum, p), dtype=float)
+        jv = np.asarray(_call_rule(p, p.jvps[name], v_arg, ans, args, kwargs, argnum), dtype=float)
         jv = np.broadcast_to(jv, np.shape(ans))
         lhs, rhs = float(np.sum(vj * v)), float(np.sum(u * jv))
         assert np.isclose(lhs, rhs, rtol=1e-7, atol=1e-9), (

@@ -85,15 +85,15 @@ def _int_float0_vjp(h, ans, g, x):
     return float0_drop(h, g, x)
 
 
-def _int_float0_jvp(t, ans, g, x):
+def _int_float0_jvp(t, ans, x):
     return int_float0(t, x)
 
 
-def _float0_drop_vjp(k, ans, h, g, x):
+def _float0_drop_vjp(k, ans, x):
     return int_float0(k, x)
 
 
-def _float0_drop_jvp(t, ans, h, g, x):
+def _float0_drop_jvp(t, ans, g, x):
     return float0_drop(t, g, x)
 
 

@@ -316,48 +316,48 @@ shuffle_pairs = register(
 )
 
 
-def _psum_vjp(g, ans, x, axis_name, *, axis_index_groups=None):
+def _psum_vjp(g, ans, axis_name):
     return psum(g, axis_name)
 
 
-def _psum_jvp(t, ans, x, axis_name, *, axis_index_groups=None):
+def _psum_jvp(t, ans, axis_name):
     return psum(t, axis_name)
 
 
-def _pmean_vjp(g, ans, x, axis_name, *, axis_index_groups=None):
+def _pmean_vjp(g, ans, axis_name):
     return pmean(g, axis_name)
 
 
-def _pmean_jvp(t, ans, x, axis_name, *, axis_index_groups=None):
+def _pmean_jvp(t, ans, axis_name):
     return pmean(t, axis_name)
 
 
-def _all_gather_vjp(g, ans, x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+def _all_gather_vjp(g, ans, axis_name):
     return psum(g, axis_name)[axis_index(axis_name)]
 
 
-def _all_gather_jvp(t, ans, x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+def _all_gather_jvp(t, ans, axis_name):
     return all_gather(t, axis_name)
 
 
-def _ppermute_vjp(g, ans, x, axis_name, perm):
+def _ppermute_vjp(g, ans, axis_name, perm):
     return ppermute(g, axis_name, inverse_perm(perm))
 
 
-def _ppermute_jvp(t, ans, x, axis_name, perm):
+def _ppermute_jvp(t, ans, axis_name, perm):
     return ppermute(t, axis_name, perm)
 
 
-def _pshuffle_vjp(g, ans, x, axis_name, perm):
+def _pshuffle_vjp(g, ans, axis_name, perm):
     return ppermute(g, axis_name, inverse_perm(shuffle_pairs(perm)))
 
 
-def _pshuffle_jvp(t, ans, x, axis_name, perm):
+def _pshuffle_jvp(t, ans, axis_name, perm):
     return pshuffle(t, axis_name, perm)
 
 
 def _psum_scatter_vjp(
-    g, ans, x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
+    g, ans, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
 ):
     return all_gather(
         g, axis_name, axis_index_groups=axis_index_groups, axis=scatter_dimension, tiled=tiled
@@ -365,7 +365,7 @@ def _psum_scatter_vjp(
 
 
 def _psum_scatter_jvp(
-    t, ans, x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
+    t, ans, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False
 ):
     return psum_scatter(
         t,
@@ -377,7 +377,7 @@ def _psum_scatter_jvp(
 
 
 def _all_to_all_vjp(
-    g, ans, x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
+    g, ans, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
 ):
     return all_to_all(
         g, axis_name, concat_axis, split_axis, axis_index_groups=axis_index_groups, tiled=tiled
@@ -385,7 +385,7 @@ def _all_to_all_vjp(
 
 
 def _all_to_all_jvp(
-    t, ans, x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
+    t, ans, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False
 ):
     return all_to_all(
         t, axis_name, split_axis, concat_axis, axis_index_groups=axis_index_groups, tiled=tiled
@@ -427,11 +427,11 @@ def _permute_rows(x, perm, axis=0):
 permute_rows = register(Primitive("ad.permute_rows", _permute_rows, kind="internal"))
 
 
-def _permute_rows_vjp(g, ans, x, perm, axis=0):
+def _permute_rows_vjp(g, ans, perm, axis=0):
     return permute_rows(g, inverse_perm(perm), axis)
 
 
-def _permute_rows_jvp(t, ans, x, perm, axis=0):
+def _permute_rows_jvp(t, ans, perm, axis=0):
     return permute_rows(t, perm, axis)
 
 

@@ -106,14 +106,14 @@ def _full(shape, fill_value, dtype=None):
 full = _creation("jnp.full", _full, np.full, differentiable=True)
 
 
-def _full_vjp_fill_value(g, ans, shape, fill_value, dtype=None):
+def _full_vjp_fill_value(g, ans, fill_value):
     return unbroadcast(g, fill_value)
 
 
 full.def_vjp(fill_value=_full_vjp_fill_value)
 
 
-def _full_jvp_fill_value(t, ans, shape, fill_value, dtype=None):
+def _full_jvp_fill_value(t, ans, shape):
     return full(shape, t, np.result_type(ans))
 
 
@@ -159,14 +159,14 @@ def _full_like(a, fill_value, dtype=None, shape=None):
 full_like = _creation("jnp.full_like", _full_like, np.full_like, differentiable=True)
 
 
-def _full_like_vjp_fill_value(g, ans, a, fill_value, dtype=None, shape=None):
+def _full_like_vjp_fill_value(g, ans, fill_value):
     return unbroadcast(g, fill_value)
 
 
 full_like.def_vjp(fill_value=_full_like_vjp_fill_value)
 
 
-def _full_like_jvp_fill_value(t, ans, a, fill_value, dtype=None, shape=None):
+def _full_like_jvp_fill_value(t, ans, shape=None):
     return full_like(ans, t, np.result_type(ans), shape)
 
 
@@ -241,27 +241,19 @@ lin_is_int = register(
 )
 
 
-def _linspace_vjp_start(
-    g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
-):
+def _linspace_vjp_start(g, ans, num=50, endpoint=True):
     return sum(g * (1.0 - lin_frac(num, endpoint, np.result_type(ans))))
 
 
-def _linspace_vjp_stop(
-    g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
-):
+def _linspace_vjp_stop(g, ans, num=50, endpoint=True):
     return sum(g * lin_frac(num, endpoint, np.result_type(ans)))
 
 
-def _linspace_jvp_start(
-    t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
-):
+def _linspace_jvp_start(t, ans, num=50, endpoint=True):
     return t * (1.0 - lin_frac(num, endpoint, np.result_type(ans)))
 
 
-def _linspace_jvp_stop(
-    t, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
-):
+def _linspace_jvp_stop(t, ans, num=50, endpoint=True):
     return t * lin_frac(num, endpoint, np.result_type(ans))
 
 
@@ -361,7 +353,7 @@ array_adjoint = register(
 # (its vjp rule is in control.py: it fills the holes of a list cotangent)
 
 
-def _array_adjoint_jvp_g(t, ans, g, like):
+def _array_adjoint_jvp_g(t, ans, like):
     return array_adjoint(t, like)
 
 
@@ -372,28 +364,28 @@ array_adjoint.samples = lambda rng: [
 ]
 
 
-def _array_vjp_object(g, ans, object, dtype=None, copy=True, order="K", ndmin=0):
+def _array_vjp_object(g, ans, object, dtype=None):
     return array_adjoint(keep_if_inexact(g, dtype), object)
 
 
 array.def_vjp(_array_vjp_object)
 
 
-def _array_jvp_object(t, ans, object, dtype=None, copy=True, order="K", ndmin=0):
+def _array_jvp_object(t, ans, dtype=None, order="K", ndmin=0):
     return keep_if_inexact(array(t, dtype, True, order, ndmin), dtype)
 
 
 array.def_jvp(_array_jvp_object)
 
 
-def _asarray_vjp_a(g, ans, a, dtype=None, order=None, copy=None):
+def _asarray_vjp_a(g, ans, a, dtype=None):
     return array_adjoint(keep_if_inexact(g, dtype), a)
 
 
 asarray.def_vjp(_asarray_vjp_a)
 
 
-def _asarray_jvp_a(t, ans, a, dtype=None, order=None, copy=None):
+def _asarray_jvp_a(t, ans, dtype=None, order=None):
     return keep_if_inexact(asarray(t, dtype, order), dtype)
 
 
@@ -551,7 +543,7 @@ def _mesh_tangent_vjp_x(g, ans, x, like, index, indexing="xy"):
     )
 
 
-def _mesh_tangent_jvp_x(t, ans, x, like, index, indexing="xy"):
+def _mesh_tangent_jvp_x(t, ans, like, index, indexing="xy"):
     return mesh_tangent(t, like, index, indexing)
 
 
@@ -566,7 +558,7 @@ mesh_tangent.samples = lambda rng: [
 ]
 
 
-def _meshgrid_vjp(g, ans, *xi, copy=True, sparse=False, indexing="xy", argnum):
+def _meshgrid_vjp(g, ans, *xi, indexing="xy", argnum):
     return reshape(
         unbroadcast(
             fill_none(g, ans)[argnum],
@@ -576,7 +568,7 @@ def _meshgrid_vjp(g, ans, *xi, copy=True, sparse=False, indexing="xy", argnum):
     )
 
 
-def _meshgrid_jvp(t, ans, *xi, copy=True, sparse=False, indexing="xy", argnum):
+def _meshgrid_jvp(t, ans, *xi, indexing="xy", argnum):
     return mesh_tangent(t, ans, argnum, indexing)
 
 

@@ -26,20 +26,20 @@ def def_bilinear(product: Any, left: Any = None, right: Any = None) -> None:
     (:func:`def_bilinear_cotangents`); without them the caller defines the vjps.
     """
 
-    def jvp_a(t, ans, a, b, precision=None, preferred_element_type=None):
+    def jvp_a(t, ans, b, preferred_element_type=None):
         return product(t, b, preferred_element_type=preferred_element_type)
 
-    def jvp_b(t, ans, a, b, precision=None, preferred_element_type=None):
+    def jvp_b(t, ans, a, preferred_element_type=None):
         return product(a, t, preferred_element_type=preferred_element_type)
 
     product.def_jvp(jvp_a, jvp_b)
     if left is None:
         return
 
-    def vjp_a(g, ans, a, b, precision=None, preferred_element_type=None):
+    def vjp_a(g, ans, a, b):
         return left(g, a, b)
 
-    def vjp_b(g, ans, a, b, precision=None, preferred_element_type=None):
+    def vjp_b(g, ans, a, b):
         return right(g, a, b)
 
     product.def_vjp(vjp_a, vjp_b)
@@ -62,28 +62,28 @@ def def_bilinear_cotangents(product: Any, left: Any, right: Any) -> None:
     ``a`` in ``left`` (and ``b`` in ``right``) only gives the shape: no rule.
     """
 
-    def left_vjp_g(h, ans, g, a, b):
+    def left_vjp_g(h, ans, b):
         return product(h, b)
 
-    def left_vjp_b(h, ans, g, a, b):
+    def left_vjp_b(h, ans, g, b):
         return right(g, h, b)
 
-    def left_jvp_g(t, ans, g, a, b):
+    def left_jvp_g(t, ans, a, b):
         return left(t, a, b)
 
-    def left_jvp_b(t, ans, g, a, b):
+    def left_jvp_b(t, ans, g, a):
         return left(g, a, t)
 
-    def right_vjp_g(h, ans, g, a, b):
+    def right_vjp_g(h, ans, a):
         return product(a, h)
 
-    def right_vjp_a(h, ans, g, a, b):
+    def right_vjp_a(h, ans, g, a):
         return left(g, a, h)
 
-    def right_jvp_g(t, ans, g, a, b):
+    def right_jvp_g(t, ans, a, b):
         return right(t, a, b)
 
-    def right_jvp_a(t, ans, g, a, b):
+    def right_jvp_a(t, ans, g, b):
         return right(g, t, b)
 
     left.def_vjp(left_vjp_g, None, left_vjp_b)

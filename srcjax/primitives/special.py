@@ -151,7 +151,7 @@ def _erfc_x(g, ans, x):
     return -g * 1.1283791670955126 * exp(-x * x)
 
 
-def _erfinv_x(g, ans, x):
+def _erfinv_x(g, ans):
     return g * 0.886226925452758 * exp(ans * ans)
 
 
@@ -175,7 +175,7 @@ def _ndtr_x(g, ans, x):
     return g * 0.3989422804014327 * exp(-0.5 * x * x)
 
 
-def _ndtri_x(g, ans, x):
+def _ndtri_x(g, ans):
     return g * 2.5066282746310002 * exp(0.5 * ans * ans)
 
 
@@ -249,7 +249,7 @@ xlog1py = _sp(
 )  # fmt: skip
 
 
-def _xlogy_x(g, ans, x, y):
+def _xlogy_x(g, ans, y):
     return g * log(y)
 
 
@@ -257,7 +257,7 @@ def _xlogy_y(g, ans, x, y):
     return g * x / y
 
 
-def _xlog1py_x(g, ans, x, y):
+def _xlog1py_x(g, ans, y):
     return g * log1p(y)
 
 

@@ -25,11 +25,11 @@ def _unflatten_impl(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
     return treedef.unflatten(leaves)
 
 
-def _unflatten_vjp(g, ans, treedef, leaves):
+def _unflatten_vjp(g, ans):
     return tree_leaves_dense(g, ans)
 
 
-def _unflatten_jvp(t, ans, treedef, leaves):
+def _unflatten_jvp(t, ans, treedef):
     return tree_unflatten_p(treedef, t)
 
 

@@ -473,11 +473,11 @@ random_gamma_grad.samples = _rgg_samples
 random_gamma_grad_da.samples = _rgg_samples
 
 
-def _gamma_a(g, ans, key, a, shape=None, dtype=None):
+def _gamma_a(g, ans, a):
     return g * random_gamma_grad(a, ans)
 
 
-def _loggamma_a(g, ans, key, a, shape=None, dtype=None):
+def _loggamma_a(g, ans, a):
     # JAX: d log(x) / da = G(a, x) / x with x = exp(log x), 0 replaced by tiny
     s = _exp(ans)
     s = _where(s == 0, _TINY, s)

@@ -147,7 +147,7 @@ def _gammaincc_x(g, ans, a, x):
     return -g * _exp((a - 1) * _log(x) - x - gammaln(a))
 
 
-def _gammainc_a(g, ans, a, x):
+def _gammainc_a(g, ans, a):
     return g * _no_a(a)
 
 

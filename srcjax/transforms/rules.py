@@ -13,6 +13,7 @@ generated module's namespace. Shared by every transform that inlines rules
 from __future__ import annotations
 
 import builtins
+import inspect
 import types
 from typing import Any, Dict, List, Tuple
 
@@ -22,7 +23,7 @@ from ..frontend import nodes as N
 from ..frontend.source import get_source
 from ..primitives import registry
 
-__all__ = ["inline_rule"]
+__all__ = ["call_rule", "inline_rule", "takes_operands"]
 
 _PARSED: Dict[Any, Any] = {}
 
@@ -33,6 +34,39 @@ def _rule_ast(rule) -> Any:
         node = get_source(rule).node
         _PARSED[rule] = node
     return node
+
+
+def call_rule(rule, prim, g: Any, ans: Any, *args: Any, argnum: Any = None, **kwargs: Any) -> Any:
+    """Run the jvp/vjp ``rule`` of ``prim`` on values (what its inlined template
+    computes): ``args``/``kwargs`` are bound to the primitive's signature (its
+    defaults filled in) and each parameter the rule declares gets its value by
+    name; ``argnum`` (which item of a varargs operand) goes to a rule that
+    declares it. The calling convention of every rule: ``rule(g, ans, <the
+    primitive's parameters it reads, in the primitive's order>)``, so a rule
+    declares only what it uses. Parameters before a rule's ``*args`` are passed
+    by position, the others by keyword. A linear-map maker's ``rule(g, ans,
+    *operands)`` (:func:`takes_operands`) gets every argument in order."""
+    bound = prim.signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if takes_operands(rule, prim):  # every operand in order, defaults filled in
+        return rule(g, ans, *bound.args)
+    values = dict(bound.arguments)
+    if argnum is not None:
+        values["argnum"] = argnum
+    rparams = list(inspect.signature(rule).parameters.values())[2:]
+    star = next((i for i, q in enumerate(rparams) if q.kind == q.VAR_POSITIONAL), None)
+    pos, kw = [g, ans], {}
+    for i, q in enumerate(rparams):
+        if q.kind == q.VAR_POSITIONAL:  # the primitive's varargs, whatever their name
+            star_p = [n for n, v in prim.signature.parameters.items() if v.kind == v.VAR_POSITIONAL]
+            pos.extend(values[star_p[0]] if star_p else ())
+        elif q.name not in values:
+            continue  # the rule's own default
+        elif star is not None and i < star:
+            pos.append(values[q.name])
+        else:
+            kw[q.name] = values[q.name]
+    return rule(*pos, **kw)
 
 
 def _literal(value: Any) -> Any:
@@ -117,6 +151,15 @@ def _has_star(sig: Any) -> bool:
     return any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
 
 
+def takes_operands(rule, prim) -> bool:
+    """Whether ``rule`` is a linear-map maker's ``rule(g, ans, *operands)`` for
+    ``prim``, a primitive without a ``*`` parameter
+    (:mod:`srcjax.primitives.ad.linear`): it gets every argument, in order."""
+    star = inspect.Parameter.VAR_POSITIONAL
+    kinds = [q.kind for q in inspect.signature(rule).parameters.values()]
+    return star in kinds and not _has_star(prim.signature)
+
+
 def inline_rule(
     rule,
     g: Any,
@@ -130,7 +173,10 @@ def inline_rule(
     """Instantiate ``rule`` at a call site.
 
     Args:
-        rule: the rule function ``rule(g, ans, *params)``.
+        rule: the rule function ``rule(g, ans, <params>)``: after the cotangent
+            (tangent) and the primal output, the parameters of ``prim`` that it
+            reads, by their names, in the primitive's order (see
+            :func:`call_rule`); only those are bound.
         g, ans: expression nodes for the cotangent/tangent and the primal output.
         prim: the primitive (for parameter defaults).
         bound: parameter name -> argument node (lists for varargs).
@@ -150,8 +196,14 @@ def inline_rule(
     if len(params) > 1:
         mapping[params[1]] = ans
     sig = prim.signature
+    operands = fdef.args.vararg is not None and not _has_star(sig)
+    # the primitive's parameters the rule declares (it declares only those it
+    # reads), or all of them for ``rule(g, ans, *operands)``
+    declared = set(params[2:]) | {a.id for a in fdef.args.kwonlyargs}
     values: Dict[str, Any] = {}
     for pname, p in sig.parameters.items():
+        if pname not in declared and not operands:
+            continue
         if pname in bound:
             v = bound[pname]
             if isinstance(v, list):
@@ -164,7 +216,7 @@ def inline_rule(
                 bindings[nm] = p.default
                 lit = N.name(nm)
             values[pname] = lit
-    if fdef.args.vararg is not None and not _has_star(sig):
+    if operands:
         # a maker's rule over any signature, ``rule(g, ans, *operands)``
         # (:mod:`srcjax.primitives.ad.linear`): ``operands`` is every argument in
         # order, and the primitive's parameter names stay unbound in the rule

@@ -318,19 +318,19 @@ betainc.missing_rule_hint = (
 )
 
 
-def _complex_vjp_x(g, ans, x, y):
+def _complex_vjp_x(g, ans):
     return _real(g)
 
 
-def _complex_vjp_y(g, ans, x, y):
+def _complex_vjp_y(g, ans):
     return -_imag(g)
 
 
-def _complex_jvp_x(t, ans, x, y):
+def _complex_jvp_x(t, ans):
     return complex(t, t * 0)
 
 
-def _complex_jvp_y(t, ans, x, y):
+def _complex_jvp_y(t, ans):
     return complex(t * 0, t)
 
 
@@ -405,7 +405,7 @@ reduce_precision = register(
 )
 
 
-def _reduce_precision_operand(g, ans, operand, exponent_bits, mantissa_bits):
+def _reduce_precision_operand(g, ans, exponent_bits, mantissa_bits):
     return reduce_precision(g, exponent_bits, mantissa_bits)
 
 

@@ -43,7 +43,7 @@ _refused.samples = lambda rng: []
 _once.samples = lambda rng: []  # its rules raise by design
 
 
-def _first_x(g, ans, x):
+def _first_x(g, ans):
     return _once(g)
 
 
@@ -129,11 +129,11 @@ _root_refused_p.samples = lambda rng: []
 _no_root_derivative.samples = lambda rng: []  # its rules raise by design
 
 
-def _no_root_derivative_x(g, ans, x, residual):
+def _no_root_derivative_x(g, ans, x):
     return g * _root_refused_p(x)
 
 
-def _no_root_derivative_r(g, ans, x, residual):
+def _no_root_derivative_r(g, ans, residual):
     return _root_refused_p(residual) * 0
 
 

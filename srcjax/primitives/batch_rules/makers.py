@@ -31,10 +31,10 @@ def def_flagged_bilinear(product: Any, left: Any, right: Any) -> None:
     def vjp_b(g, ans, a, b, ab, bb):
         return right(g, a, b, ab, bb)
 
-    def jvp_a(t, ans, a, b, ab, bb):
+    def jvp_a(t, ans, b, ab, bb):
         return product(t, b, ab, bb)
 
-    def jvp_b(t, ans, a, b, ab, bb):
+    def jvp_b(t, ans, a, ab, bb):
         return product(a, t, ab, bb)
 
     product.def_vjp(vjp_a, vjp_b)
@@ -53,28 +53,28 @@ def def_flagged_bilinear_cotangents(product: Any, left: Any, right: Any) -> None
     ``right(g, a, b)`` (per example ``a.T @ g``) is the mirror image, in
     ``(g, a)``."""
 
-    def left_jvp_g(t, ans, g, a, b, ab, bb):
+    def left_jvp_g(t, ans, a, b, ab, bb):
         return left(t, a, b, ab, bb)
 
-    def left_jvp_b(t, ans, g, a, b, ab, bb):
+    def left_jvp_b(t, ans, g, a, ab, bb):
         return left(g, a, t, ab, bb)
 
-    def left_vjp_g(h, ans, g, a, b, ab, bb):
+    def left_vjp_g(h, ans, g, b, ab, bb):
         return broadcast_to(product(h, b, ab, bb), shape_(g))
 
-    def left_vjp_b(h, ans, g, a, b, ab, bb):
+    def left_vjp_b(h, ans, g, b, ab, bb):
         return right(g, h, b, ab, bb)
 
-    def right_jvp_g(t, ans, g, a, b, ab, bb):
+    def right_jvp_g(t, ans, a, b, ab, bb):
         return right(t, a, b, ab, bb)
 
-    def right_jvp_a(t, ans, g, a, b, ab, bb):
+    def right_jvp_a(t, ans, g, b, ab, bb):
         return right(g, t, b, ab, bb)
 
-    def right_vjp_g(h, ans, g, a, b, ab, bb):
+    def right_vjp_g(h, ans, g, a, ab, bb):
         return broadcast_to(product(a, h, ab, bb), shape_(g))
 
-    def right_vjp_a(h, ans, g, a, b, ab, bb):
+    def right_vjp_a(h, ans, g, a, ab, bb):
         return left(g, a, h, ab, bb)
 
     left.def_jvp(g=left_jvp_g, b=left_jvp_b)

@@ -353,15 +353,15 @@ def _bgetitem_vjp(g, ans, x, idx):
     return bgetitem_adjoint(g, x, idx)
 
 
-def _bgetitem_jvp(t, ans, x, idx):
+def _bgetitem_jvp(t, ans, idx):
     return bgetitem(t, idx)
 
 
-def _bgetitem_adjoint_vjp(g, ans, ct, x, idx, dense=False):
+def _bgetitem_adjoint_vjp(g, ans, idx):
     return bgetitem(g, idx)
 
 
-def _bgetitem_adjoint_jvp(t, ans, ct, x, idx, dense=False):
+def _bgetitem_adjoint_jvp(t, ans, x, idx, dense=False):
     return bgetitem_adjoint(t, x, idx, dense)
 
 
@@ -491,11 +491,11 @@ bseq_index_adjoint = _reg("ad.bseq_index_adjoint", _bseq_index_adjoint)
 bseq_pick = _reg("ad.bseq_pick", _bseq_pick)
 
 
-def _bsia_vjp(h, ans, ct, x, idx):
+def _bsia_vjp(h, ans, idx):
     return bseq_pick(h, idx)
 
 
-def _bsia_jvp(t, ans, ct, x, idx):
+def _bsia_jvp(t, ans, x, idx):
     return bseq_index_adjoint(t, x, idx)
 
 
@@ -503,7 +503,7 @@ def _bpick_vjp(h, ans, g, idx):
     return bseq_index_adjoint(h, g, idx)
 
 
-def _bpick_jvp(t, ans, g, idx):
+def _bpick_jvp(t, ans, idx):
     return bseq_pick(t, idx)
 
 

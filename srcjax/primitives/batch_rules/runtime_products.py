@@ -285,7 +285,7 @@ bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast).facts(array_result=True)
 bunbroadcast.samples = lambda rng: []
 
 
-def _bunbroadcast_vjp(h, ans, g, x, gb, xb):
+def _bunbroadcast_vjp(h, ans, g):
     return broadcast_to(lift(h, ndim_(g) - 1), shape_(g))
 
 
@@ -309,7 +309,7 @@ bmatmul_left.samples = bmatmul_right.samples = _adjoint_samples
 def_flagged_bilinear_cotangents(bmatmul, bmatmul_left, bmatmul_right)
 
 
-def _bunbroadcast_jvp(t, ans, g, x, gb, xb):
+def _bunbroadcast_jvp(t, ans, x, gb, xb):
     return bunbroadcast(t, x, gb, xb)
 
 
@@ -368,15 +368,15 @@ def _rhs_column_vjp(g, ans, b, a):
     return rhs_uncolumn(g, b, a)
 
 
-def _rhs_column_jvp(t, ans, b, a):
+def _rhs_column_jvp(t, ans, a):
     return rhs_column(t, a)
 
 
-def _rhs_uncolumn_vjp(g, ans, x, b, a):
+def _rhs_uncolumn_vjp(g, ans, b, a):
     return rhs_column(g, a) if np.ndim(b) == np.ndim(a) - 1 else g
 
 
-def _rhs_uncolumn_jvp(t, ans, x, b, a):
+def _rhs_uncolumn_jvp(t, ans, b, a):
     return rhs_uncolumn(t, b, a)
 
 

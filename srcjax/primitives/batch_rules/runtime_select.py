@@ -275,19 +275,19 @@ select_ct_adjoint.samples = lambda rng: [
 ]
 
 
-def _select_ct_vjp(h, ans, g, take, x, which):
+def _select_ct_vjp(h, ans, g, take, which):
     return select_ct_adjoint(h, take, g, which)
 
 
-def _select_ct_jvp(t, ans, g, take, x, which):
+def _select_ct_jvp(t, ans, take, x, which):
     return select_ct(t, take, x, which)
 
 
-def _select_ct_adjoint_vjp(k, ans, h, take, g, which):
+def _select_ct_adjoint_vjp(k, ans, h, take, which):
     return select_ct(k, take, h, which)
 
 
-def _select_ct_adjoint_jvp(t, ans, h, take, g, which):
+def _select_ct_adjoint_jvp(t, ans, take, g, which):
     return select_ct_adjoint(t, take, g, which)
 
 
@@ -299,19 +299,19 @@ select_ct_adjoint.def_vjp(h=_select_ct_adjoint_vjp)
 select_ct_adjoint.def_jvp(h=_select_ct_adjoint_jvp)
 
 
-def _select_vjp_a(g, ans, take, a, b):
+def _select_vjp_a(g, ans, take, a):
     return select_ct(g, take, a, True)
 
 
-def _select_vjp_b(g, ans, take, a, b):
+def _select_vjp_b(g, ans, take, b):
     return select_ct(g, take, b, False)
 
 
-def _select_jvp_a(t, ans, take, a, b):
+def _select_jvp_a(t, ans, take, b):
     return select(take, t, zeros_like(b))
 
 
-def _select_jvp_b(t, ans, take, a, b):
+def _select_jvp_b(t, ans, take, a):
     return select(take, zeros_like(a), t)
 
 
@@ -366,11 +366,11 @@ branch_input.samples = lambda rng: [
 ]
 
 
-def _branch_input_vjp(g, ans, take, x, which=True):
+def _branch_input_vjp(g, ans, take, which=True):
     return select(take, g, zeros_like(g)) if which else select(take, zeros_like(g), g)
 
 
-def _branch_input_jvp(t, ans, take, x, which=True):
+def _branch_input_jvp(t, ans, take, which=True):
     return select(take, t, zeros_like(t)) if which else select(take, zeros_like(t), t)
 
 

@@ -38,11 +38,11 @@ bbroadcast_like.missing_rule_hint = (
 bbroadcast_like.samples = lambda rng: []
 
 
-def _bbroadcast_like_jvp(t, ans, x, like, xb, lb):
+def _bbroadcast_like_jvp(t, ans, like, xb, lb):
     return bbroadcast_like(t, like, xb, lb)
 
 
-def _bbroadcast_like_vjp(h, ans, x, like, xb, lb):
+def _bbroadcast_like_vjp(h, ans, x, xb):
     return bunbroadcast(h, x, True, True) if xb else unbroadcast(h, x)
 
 
@@ -72,13 +72,13 @@ def _bcotangent_like(ct, x):
 bcotangent_like = _reg("ad.bcotangent_like", _bcotangent_like)
 
 
-def _bcotangent_like_vjp(g, ans, ct, x):
+def _bcotangent_like_vjp(g, ans):
     # as ad.cotangent_like's: the identity (the cotangent reaching a gradient's
     # final form has its primal's shape; filling holes is linear)
     return g
 
 
-def _bcotangent_like_jvp(t, ans, ct, x):
+def _bcotangent_like_jvp(t, ans, x):
     return bcotangent_like(t, x)
 
 
@@ -138,15 +138,15 @@ def _bdiag_vjp(g, ans, v, k=0, nb=1):
     return bdiag_adjoint(g, v, k, nb)
 
 
-def _bdiag_jvp(t, ans, v, k=0, nb=1):
+def _bdiag_jvp(t, ans, k=0, nb=1):
     return bdiag(t, k, nb)
 
 
-def _bdiag_adjoint_vjp(h, ans, g, v, k=0, nb=1):
+def _bdiag_adjoint_vjp(h, ans, k=0, nb=1):
     return bdiag(h, k, nb)
 
 
-def _bdiag_adjoint_jvp(t, ans, g, v, k=0, nb=1):
+def _bdiag_adjoint_jvp(t, ans, v, k=0, nb=1):
     return bdiag_adjoint(t, v, k, nb)
 
 
@@ -217,11 +217,11 @@ def _bjoin_jvp(t, ans, arrays, kind="hstack", nb=1, like=None):
     return bjoin(t, kind, nb, arrays if like is None else like)
 
 
-def _bsplit_vjp(h, ans, g, arrays, kind="hstack", nb=1):
+def _bsplit_vjp(h, ans, kind="hstack", nb=1):
     return bjoin(h, kind, nb, ans)
 
 
-def _bsplit_jvp(t, ans, g, arrays, kind="hstack", nb=1):
+def _bsplit_jvp(t, ans, arrays, kind="hstack", nb=1):
     return bsplit(t, arrays, kind, nb)
 
 
@@ -288,15 +288,15 @@ def _fold_axes_vjp(g, ans, x, lead=0):
     return unfold_axes(g, shape_(x)[lead], lead)
 
 
-def _unfold_axes_vjp(g, ans, x, n, lead=0):
+def _unfold_axes_vjp(g, ans, lead=0):
     return fold_axes(g, lead)
 
 
-def _fold_axes_jvp(t, ans, x, lead=0):
+def _fold_axes_jvp(t, ans, lead=0):
     return fold_axes(t, lead)
 
 
-def _unfold_axes_jvp(t, ans, x, n, lead=0):
+def _unfold_axes_jvp(t, ans, n, lead=0):
     return unfold_axes(t, n, lead)
 
 

@@ -88,11 +88,11 @@ batch_unbroadcast.samples = lambda rng: [
 ]
 
 
-def _batch_unbroadcast_vjp(h, ans, g, size, axis=0):
+def _batch_unbroadcast_vjp(h, ans, size, axis=0):
     return batch_broadcast(h, size, axis)
 
 
-def _batch_unbroadcast_jvp(t, ans, g, size, axis=0):
+def _batch_unbroadcast_jvp(t, ans, size, axis=0):
     return batch_unbroadcast(t, size, axis)
 
 
@@ -100,11 +100,11 @@ batch_unbroadcast.def_vjp(_batch_unbroadcast_vjp)
 batch_unbroadcast.def_jvp(_batch_unbroadcast_jvp)
 
 
-def _batch_broadcast_vjp(g, ans, x, size, axis=0):
+def _batch_broadcast_vjp(g, ans, size, axis=0):
     return batch_unbroadcast(g, size, axis)
 
 
-def _batch_broadcast_jvp(t, ans, x, size, axis=0):
+def _batch_broadcast_jvp(t, ans, size, axis=0):
     return batch_broadcast(t, size, axis)
 
 
@@ -131,11 +131,11 @@ def _lift(x, rank, nb=1):
 lift = _reg("ad.lift", _lift)
 
 
-def _lift_vjp(g, ans, x, rank, nb=1):
+def _lift_vjp(g, ans, x):
     return reshape(g, shape_(x))
 
 
-def _lift_jvp(t, ans, x, rank, nb=1):
+def _lift_jvp(t, ans, rank, nb=1):
     return lift(t, rank, nb)
 
 
@@ -333,11 +333,11 @@ tree_batch_in_adjoint = _reg("ad.tree_batch_in_adjoint", _tree_batch_in_adjoint)
 tree_batch_out_adjoint = _reg("ad.tree_batch_out_adjoint", _tree_batch_out_adjoint)
 
 
-def _tbi_vjp(g, ans, x, axes, size):
+def _tbi_vjp(g, ans, x, axes):
     return tree_batch_in_adjoint(g, x, axes)
 
 
-def _tbi_jvp(t, ans, x, axes, size):
+def _tbi_jvp(t, ans, axes, size):
     return tree_batch_in(t, axes, size)
 
 
@@ -345,23 +345,23 @@ def _tbo_vjp(g, ans, x, axes):
     return tree_batch_out_adjoint(g, x, axes)
 
 
-def _tbo_jvp(t, ans, x, axes):
+def _tbo_jvp(t, ans, axes):
     return tree_batch_out(t, axes)
 
 
-def _tbia_vjp(h, ans, g, x, axes):
+def _tbia_vjp(h, ans, g, axes):
     return tree_batch_in(h, axes, tree_axis_size(g, 0))
 
 
-def _tbia_jvp(t, ans, g, x, axes):
+def _tbia_jvp(t, ans, x, axes):
     return tree_batch_in_adjoint(t, x, axes)
 
 
-def _tboa_vjp(h, ans, g, x, axes):
+def _tboa_vjp(h, ans, axes):
     return tree_batch_out(h, axes)
 
 
-def _tboa_jvp(t, ans, g, x, axes):
+def _tboa_jvp(t, ans, x, axes):
     return tree_batch_out_adjoint(t, x, axes)
 
 
@@ -431,7 +431,7 @@ def _tree_row_vjp(g, ans, x, i):
     return tree_slice_adjoint(g, x, i)
 
 
-def _tree_row_jvp(t, ans, x, i):
+def _tree_row_jvp(t, ans, i):
     return tree_row(t, i)
 
 
@@ -491,15 +491,15 @@ def _btree_slice_vjp(g, ans, xs, i):
     return btree_slice_adjoint(g, xs, i)
 
 
-def _btree_slice_jvp(t, ans, xs, i):
+def _btree_slice_jvp(t, ans, i):
     return btree_slice(t, i)
 
 
-def _btsa_vjp(g, ans, ct, xs, i):
+def _btsa_vjp(g, ans, i):
     return btree_slice(g, i)
 
 
-def _btsa_jvp(t, ans, ct, xs, i):
+def _btsa_jvp(t, ans, xs, i):
     return btree_slice_adjoint(t, xs, i)
 
 
@@ -507,15 +507,15 @@ def _btree_stack_vjp(g, ans, items):
     return btree_unstack(g, items)
 
 
-def _btree_stack_jvp(t, ans, items):
+def _btree_stack_jvp(t, ans):
     return btree_stack(t)
 
 
-def _btree_unstack_vjp(g, ans, ct, items):
+def _btree_unstack_vjp(g, ans):
     return btree_stack(g)
 
 
-def _btree_unstack_jvp(t, ans, ct, items):
+def _btree_unstack_jvp(t, ans, items):
     return btree_unstack(t, items)
 
 
@@ -590,15 +590,15 @@ def _tree_axis_sum_vjp(g, ans, x, size, batched, scale=1.0, axis=0):
     return tree_axis_sum_ct(g, x, size, batched, scale, axis)
 
 
-def _tree_axis_sum_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
+def _tree_axis_sum_jvp(t, ans, size, batched, scale=1.0, axis=0):
     return tree_axis_sum(t, size, batched, scale, axis)
 
 
-def _tree_axis_sum_ct_vjp(h, ans, g, x, size, batched, scale=1.0, axis=0):
+def _tree_axis_sum_ct_vjp(h, ans, size, batched, scale=1.0, axis=0):
     return tree_axis_sum(h, size, batched, scale, axis)
 
 
-def _tree_axis_sum_ct_jvp(t, ans, g, x, size, batched, scale=1.0, axis=0):
+def _tree_axis_sum_ct_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
     return tree_axis_sum_ct(t, x, size, batched, scale, axis)
 
 

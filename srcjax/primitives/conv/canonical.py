@@ -287,7 +287,6 @@ def _conv_vjp_rhs(
 def _conv_jvp_lhs(
     t,
     ans,
-    lhs,
     rhs,
     window_strides,
     padding,
@@ -312,7 +311,6 @@ def _conv_jvp_rhs(
     t,
     ans,
     lhs,
-    rhs,
     window_strides,
     padding,
     lhs_dilation,

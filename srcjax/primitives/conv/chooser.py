@@ -316,7 +316,6 @@ def _def_transpose_rules(p, p_t):
     def vjp(
         h,
         ans,
-        x,
         operand,
         select_max,
         window_dimensions,
@@ -339,7 +338,6 @@ def _def_transpose_rules(p, p_t):
     def jvp(
         s,
         ans,
-        x,
         operand,
         select_max,
         window_dimensions,

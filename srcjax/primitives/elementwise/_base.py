@@ -34,7 +34,7 @@ def defderiv(prim: Primitive, *rules, **named) -> Primitive:
 
     For an elementwise primitive the derivative with respect to each operand is
     multiplication by a partial derivative (or a select), which is its own
-    transpose: ``rule(g, ans, *params)`` is the JVP contribution when ``g`` is
+    transpose: ``rule(g, ans, <params it reads>)`` is the JVP contribution when ``g`` is
     that operand's tangent and the VJP contribution (before un-broadcasting)
     when ``g`` is the output cotangent. ``None`` skips a parameter.
     """

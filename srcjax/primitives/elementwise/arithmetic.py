@@ -188,23 +188,23 @@ positive = _unop(
 )  # fmt: skip
 
 
-def _add_x(g, ans, x, y):
+def _add_x(g, ans):
     return g
 
 
-def _sub_y(g, ans, x, y):
+def _sub_y(g, ans):
     return -g
 
 
-def _mul_x(g, ans, x, y):
+def _mul_x(g, ans, y):
     return g * y
 
 
-def _mul_y(g, ans, x, y):
+def _mul_y(g, ans, x):
     return x * g
 
 
-def _div_x(g, ans, x, y):
+def _div_x(g, ans, y):
     return g / y
 
 
@@ -238,15 +238,15 @@ def _pow_x(g, ans, x, y):
     return g * y * x ** (y - 1 + (y == 0) * int_exponent(y))
 
 
-def _pow_y(g, ans, x, y):
+def _pow_y(g, ans, x):
     return g * ans * log(where(x == 0, 1, x))
 
 
-def _neg_x(g, ans, x):
+def _neg_x(g, ans):
     return -g
 
 
-def _pos_x(g, ans, x):
+def _pos_x(g, ans):
     return g
 
 

@@ -34,15 +34,15 @@ conj = _unop(
 conjugate = conj
 
 
-def _real_x(g, ans, x):
+def _real_x(g, ans):
     return real(g)
 
 
-def _conj_x(g, ans, x):
+def _conj_x(g, ans):
     return conj(g)
 
 
-def _imag_jvp(t, ans, x):
+def _imag_jvp(t, ans):
     return imag(t)
 
 
@@ -52,7 +52,7 @@ def _imag_jvp(t, ans, x):
 # before multiplying by a complex factor (grad of |imag(x (1+2j)) + 1j| was half)
 
 
-def _imag_vjp(g, ans, x):
+def _imag_vjp(g, ans):
     return real(g) * -1j
 
 

@@ -41,11 +41,11 @@ logaddexp2 = _binop(
 )  # fmt: skip
 
 
-def _exp_x(g, ans, x):
+def _exp_x(g, ans):
     return g * ans
 
 
-def _exp2_x(g, ans, x):
+def _exp2_x(g, ans):
     return g * ans * 0.6931471805599453
 
 
@@ -65,23 +65,23 @@ def _log1p_x(g, ans, x):
     return g / (1 + x)
 
 
-def _expm1_x(g, ans, x):
+def _expm1_x(g, ans):
     return g * (ans + 1)
 
 
-def _logaddexp_x(g, ans, x, y):
+def _logaddexp_x(g, ans, x):
     return g * exp(replace_inf(x) - replace_inf(ans))
 
 
-def _logaddexp_y(g, ans, x, y):
+def _logaddexp_y(g, ans, y):
     return g * exp(replace_inf(y) - replace_inf(ans))
 
 
-def _logaddexp2_x(g, ans, x, y):
+def _logaddexp2_x(g, ans, x):
     return g * exp2(replace_inf(x) - replace_inf(ans))
 
 
-def _logaddexp2_y(g, ans, x, y):
+def _logaddexp2_y(g, ans, y):
     return g * exp2(replace_inf(y) - replace_inf(ans))
 
 

@@ -191,11 +191,11 @@ where = _ew(
 ).facts(shape_changing=True)  # fmt: skip
 
 
-def _where_x(g, ans, condition, x=None, y=None, *, size=None, fill_value=None):
+def _where_x(g, ans, condition):
     return where(condition, g, 0)
 
 
-def _where_y(g, ans, condition, x=None, y=None, *, size=None, fill_value=None):
+def _where_y(g, ans, condition):
     return where(condition, 0, g)
 
 
@@ -238,7 +238,7 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 nan_to_num = _ew("jnp.nan_to_num", _nan_to_num, np.nan_to_num)
 
 
-def _nan_to_num_x(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+def _nan_to_num_x(g, ans, x):
     return where(isfinite(x), g, 0)
 
 

@@ -45,11 +45,11 @@ def _reciprocal(x):
 reciprocal = _ew("jnp.reciprocal", _reciprocal, np.reciprocal, c_expr="(1 / {x})")
 
 
-def _sqrt_x(g, ans, x):
+def _sqrt_x(g, ans):
     return g / (2 * ans)
 
 
-def _cbrt_x(g, ans, x):
+def _cbrt_x(g, ans):
     return g / (3 * ans * ans)
 
 
@@ -57,7 +57,7 @@ def _square_x(g, ans, x):
     return g * 2 * x
 
 
-def _reciprocal_x(g, ans, x):
+def _reciprocal_x(g, ans):
     return -g * ans * ans
 
 

@@ -94,7 +94,7 @@ def _cos_x(g, ans, x):
     return -g * sin(x)
 
 
-def _tan_x(g, ans, x):
+def _tan_x(g, ans):
     return g * (1 + ans * ans)
 
 
@@ -126,7 +126,7 @@ def _cosh_x(g, ans, x):
     return g * sinh(x)
 
 
-def _tanh_x(g, ans, x):
+def _tanh_x(g, ans):
     return g * (1 - ans * ans)
 
 
@@ -146,19 +146,19 @@ def _arctanh_x(g, ans, x):
 # of max between the operands with abs'(0) = 1: (0.5, 0.5), not 0/0
 
 
-def _hypot_x(g, ans, x, y):
+def _hypot_x(g, ans, x):
     return g * where(ans == 0, 0.5, x / where(ans == 0, 1.0, ans))
 
 
-def _hypot_y(g, ans, x, y):
+def _hypot_y(g, ans, y):
     return g * where(ans == 0, 0.5, y / where(ans == 0, 1.0, ans))
 
 
-def _deg2rad_x(g, ans, x):
+def _deg2rad_x(g, ans):
     return g * 0.017453292519943295
 
 
-def _rad2deg_x(g, ans, x):
+def _rad2deg_x(g, ans):
     return g * 57.29577951308232
 
 

@@ -77,11 +77,11 @@ mean_scale = register(
 )
 
 
-def _mean_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+def _mean_vjp(g, ans, x, axis=None, keepdims=False, where=None):
     return expand_reduced(g, x, axis, keepdims, where) * mean_scale(ans, x, axis, keepdims, where)
 
 
-def _mean_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+def _mean_jvp(t, ans, axis=None, dtype=None, keepdims=False, where=None):
     return mean(t, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
@@ -122,11 +122,11 @@ def _fill_unselected(x, where=None, fill=1.0):
 fill_unselected = register(Primitive("ad.fill_unselected", _fill_unselected, kind="internal"))
 
 
-def _fill_unselected_vjp(g, ans, x, where=None, fill=1.0):
+def _fill_unselected_vjp(g, ans, where=None):
     return fill_unselected(g, where, 0.0)
 
 
-def _fill_unselected_jvp(t, ans, x, where=None, fill=1.0):
+def _fill_unselected_jvp(t, ans, where=None):
     return fill_unselected(t, where, 0.0)
 
 
@@ -139,13 +139,13 @@ fill_unselected.samples = lambda rng: [
 ]
 
 
-def _prod_vjp(g, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+def _prod_vjp(g, ans, x, axis=None, keepdims=False, where=None):
     return expand_reduced(g, x, axis, keepdims, where) * prod_others(
         fill_unselected(x, where), axis
     )
 
 
-def _prod_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
+def _prod_jvp(t, ans, x, axis=None, keepdims=False, where=None):
     return sum(
         t * prod_others(fill_unselected(x, where), axis), axis=axis, keepdims=keepdims, where=where
     )

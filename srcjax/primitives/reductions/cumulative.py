@@ -86,22 +86,22 @@ cumsum = _reduction("jnp.cumsum", _cumsum, np.cumsum)
 cumprod = _reduction("jnp.cumprod", _cumprod, np.cumprod)
 
 
-def _cumsum_vjp(g, ans, a, axis=None, dtype=None):
+def _cumsum_vjp(g, ans, a, axis=None):
     return reshape(
         flip(cumsum(flip(g, axis_or_zero(axis)), axis_or_zero(axis)), axis_or_zero(axis)),
         np.shape(a),
     )
 
 
-def _cumsum_jvp(t, ans, a, axis=None, dtype=None):
+def _cumsum_jvp(t, ans, axis=None, dtype=None):
     return cumsum(t, axis, dtype)
 
 
-def _cumprod_vjp(g, ans, a, axis=None, dtype=None):
+def _cumprod_vjp(g, ans, a, axis=None):
     return reshape(cumprod_vjp(g, flatten_if_none(a, axis), axis_or_zero(axis)), np.shape(a))
 
 
-def _cumprod_jvp(t, ans, a, axis=None, dtype=None):
+def _cumprod_jvp(t, ans, a, axis=None):
     return cumprod_jvp(flatten_if_none(t, axis), flatten_if_none(a, axis), axis_or_zero(axis))
 
 

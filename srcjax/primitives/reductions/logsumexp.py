@@ -69,11 +69,11 @@ def _one_if_none(b):
 one_if_none = register(Primitive("ad.one_if_none", _one_if_none, kind="internal"))
 
 
-def _one_if_none_vjp(h, ans, b):
+def _one_if_none_vjp(h, ans):
     return h
 
 
-def _one_if_none_jvp(t, ans, b):
+def _one_if_none_jvp(t, ans):
     return t
 
 
@@ -105,19 +105,19 @@ logsumexp_weights = register(Primitive("ad.logsumexp_weights", _logsumexp_weight
 
 # d w / d a = diag(w) - w (b w)^T and d w / d b = -w w^T along the axis, for w the
 # weights (b = 1 without b: softmax's rule)
-def _lse_weights_vjp(h, ans, a, axis=None, b=None, return_sign=False):
+def _lse_weights_vjp(h, ans, axis=None, b=None):
     return ans * (h - one_if_none(b) * sum(h * ans, axis=axis, keepdims=True))
 
 
-def _lse_weights_jvp(t, ans, a, axis=None, b=None, return_sign=False):
+def _lse_weights_jvp(t, ans, axis=None, b=None):
     return ans * (t - sum(one_if_none(b) * ans * t, axis=axis, keepdims=True))
 
 
-def _lse_weights_vjp_b(h, ans, a, axis=None, b=None, return_sign=False):
+def _lse_weights_vjp_b(h, ans, axis=None, b=None):
     return unbroadcast(-ans * sum(h * ans, axis=axis, keepdims=True), b)
 
 
-def _lse_weights_jvp_b(t, ans, a, axis=None, b=None, return_sign=False):
+def _lse_weights_jvp_b(t, ans, axis=None):
     return -ans * sum(t * ans, axis=axis, keepdims=True)
 
 

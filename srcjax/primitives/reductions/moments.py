@@ -82,24 +82,24 @@ dof_scale = register(Primitive("ad.dof_scale", _dof_scale, kind="internal", diff
 # no-ops for real x
 
 
-def _var_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+def _var_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
     return (expand_reduced(g, x, axis, keepdims) * dof_scale(2.0, x, ans, ddof)) * (
         conj(x - mean(x, axis=axis, keepdims=True))
     )
 
 
-def _var_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+def _var_jvp(t, ans, x, axis=None, ddof=0, keepdims=False):
     dev = conj(x - mean(x, axis=axis, keepdims=True))
     return real(sum(t * dev, axis=axis, keepdims=keepdims)) * (dof_scale(2.0, x, ans, ddof))
 
 
-def _std_vjp(g, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+def _std_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
     return (expand_reduced(g / ans, x, axis, keepdims) * dof_scale(1.0, x, ans, ddof)) * conj(
         x - mean(x, axis=axis, keepdims=True)
     )
 
 
-def _std_jvp(t, ans, x, axis=None, dtype=None, ddof=0, keepdims=False):
+def _std_jvp(t, ans, x, axis=None, ddof=0, keepdims=False):
     dev = conj(x - mean(x, axis=axis, keepdims=True))
     return real(sum(t * dev, axis=axis, keepdims=keepdims)) * dof_scale(1.0, x, ans, ddof) / ans
 

@@ -128,30 +128,30 @@ nanvar = _reduction("jnp.nanvar", _nanvar, np.nanvar)
 nanstd = _reduction("jnp.nanstd", _nanstd, np.nanstd)
 
 
-def _nansum_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+def _nansum_vjp(g, ans, a, axis=None, keepdims=False):
     return expand_reduced(g, a, axis, keepdims, logical_not(isnan(a)))
 
 
-def _nansum_jvp(t, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+def _nansum_jvp(t, ans, a, axis=None, dtype=None, keepdims=False):
     return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, where=logical_not(isnan(a)))
 
 
-def _nanmean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+def _nanmean_vjp(g, ans, a, axis=None, keepdims=False):
     ok = logical_not(isnan(a))
     return expand_reduced(g, a, axis, keepdims, ok) * mean_scale(ans, a, axis, keepdims, ok)
 
 
-def _nanmean_jvp(t, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+def _nanmean_jvp(t, ans, a, axis=None, dtype=None, keepdims=False):
     return mean(t, axis=axis, dtype=dtype, keepdims=keepdims, where=logical_not(isnan(a)))
 
 
-def _nan_extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False):
+def _nan_extremum_vjp(g, ans, a, axis=None, keepdims=False):
     hit = a == expand_reduced(ans, a, axis, keepdims)
     count = maximum(sum(hit, axis=axis, dtype=ans.dtype, keepdims=keepdims), 1.0)
     return expand_reduced(g / count, a, axis, keepdims) * hit
 
 
-def _nan_extremum_jvp(t, ans, a, axis=None, out=None, keepdims=False):
+def _nan_extremum_jvp(t, ans, a, axis=None, keepdims=False):
     hit = a == expand_reduced(ans, a, axis, keepdims)
     count = maximum(sum(hit, axis=axis, dtype=ans.dtype, keepdims=keepdims), 1.0)
     return sum(t, axis=axis, keepdims=keepdims, where=hit) / count
@@ -192,21 +192,21 @@ nan_deviation.def_vjp(_nan_deviation_vjp)
 nan_deviation.def_jvp(_nan_deviation_jvp)
 
 
-def _nanvar_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def _nanvar_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     return expand_reduced(g, a, axis, keepdims) * (2.0 * nan_deviation(a, axis, ddof))
 
 
-def _nanvar_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def _nanvar_jvp(t, ans, a, axis=None, ddof=0, keepdims=False):
     return 2.0 * sum(
         t * nan_deviation(a, axis, ddof), axis=axis, keepdims=keepdims, where=logical_not(isnan(a))
     )
 
 
-def _nanstd_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def _nanstd_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     return expand_reduced(g / ans, a, axis, keepdims) * nan_deviation(a, axis, ddof)
 
 
-def _nanstd_jvp(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def _nanstd_jvp(t, ans, a, axis=None, ddof=0, keepdims=False):
     dev = nan_deviation(a, axis, ddof)
     return sum(t * dev, axis=axis, keepdims=keepdims, where=logical_not(isnan(a))) / ans
 

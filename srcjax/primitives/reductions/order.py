@@ -65,13 +65,13 @@ median_weights = register(
 )
 
 
-def _median_vjp(g, ans, a, axis=None, keepdims=False):
+def _median_vjp(g, ans, a, axis=None):
     ar = group_last(a, axis)
     g_sorted = expand_dims(reshape(g, np.shape(ar)[:-1]), -1) * median_weights(ar)
     return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
 
 
-def _median_jvp(t, ans, a, axis=None, keepdims=False):
+def _median_jvp(t, ans, a, axis=None):
     ar = group_last(a, axis)
     t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
     return reshape(sum(t_sorted * median_weights(ar), axis=-1), np.shape(ans))
@@ -228,29 +228,20 @@ def _def_quantile_rules(prim, scale):
     in percent): weighted sums of the sorted values, with weights (and their
     derivatives in ``q``) from ``ad.quantile_weights`` / ``ad.quantile_dweights``."""
 
-    def vjp_a(
-        g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-        *, interpolation=None,
-    ):  # fmt: skip
+    def vjp_a(g, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         w = quantile_weights(q, ar, interpolation or method, scale)
         g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
         g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
         return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
 
-    def jvp_a(
-        t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-        *, interpolation=None,
-    ):  # fmt: skip
+    def jvp_a(t, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
         w = quantile_weights(q, ar, interpolation or method, scale)
         return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
 
-    def vjp_q(
-        g, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-        *, interpolation=None,
-    ):  # fmt: skip
+    def vjp_q(g, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         dw = quantile_dweights(q, ar, interpolation or method, scale)
         d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
@@ -258,10 +249,7 @@ def _def_quantile_rules(prim, scale):
             sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
         )
 
-    def jvp_q(
-        t, ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-        *, interpolation=None,
-    ):  # fmt: skip
+    def jvp_q(t, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         dw = quantile_dweights(q, ar, interpolation or method, scale)
         d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
@@ -356,11 +344,11 @@ def _top_k(operand, k, *, axis=-1):
 top_k = register(Primitive("lax.top_k", _top_k, kind="structural"))
 
 
-def _top_k_vjp(g, ans, operand, k, *, axis=-1):
+def _top_k_vjp(g, ans, operand, *, axis=-1):
     return take_along_axis_adjoint(dense_tree(g, ans)[0], operand, ans[1], axis)
 
 
-def _top_k_jvp(t, ans, operand, k, *, axis=-1):
+def _top_k_jvp(t, ans, *, axis=-1):
     return with_first(take_along_axis(t, ans[1], axis), ans)
 
 
