@@ -75,30 +75,13 @@ class Array:
     def __new__(cls, *args: Any, **kwargs: Any) -> "Array":
         raise TypeError("srcjax.Array cannot be instantiated; use srcjax.numpy.asarray")
 
-    # -- metadata ------------------------------------------------------------------
-    @property
-    def dtype(self) -> np.dtype:
-        return self._buf.dtype
-
-    @property
-    def shape(self) -> tuple:
-        return self._buf.shape
-
-    @property
-    def ndim(self) -> int:
-        return self._buf.ndim
-
-    @property
-    def size(self) -> int:
-        return self._buf.size
-
-    @property
-    def itemsize(self) -> int:
-        return self._buf.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self._buf.nbytes
+    # -- metadata: the buffer's -----------------------------------------------------
+    dtype = property(operator.attrgetter("_buf.dtype"), doc="The dtype (a NumPy dtype).")
+    shape = property(operator.attrgetter("_buf.shape"), doc="The shape (a tuple of ints).")
+    ndim = property(operator.attrgetter("_buf.ndim"), doc="The number of axes.")
+    size = property(operator.attrgetter("_buf.size"), doc="The number of elements.")
+    itemsize = property(operator.attrgetter("_buf.dtype.itemsize"), doc="Bytes per element.")
+    nbytes = property(operator.attrgetter("_buf.nbytes"), doc="Bytes of all elements.")
 
     @property
     def device(self) -> Any:
@@ -307,6 +290,20 @@ def _device_of(b: Any) -> Any:
 _LEAF_TYPES = frozenset({int, float, bool, complex, str, type(None), np.ndarray})
 
 
+def _dict_like(x: dict, items: dict) -> dict:
+    """``items`` rebuilt as ``x``'s dict type (``defaultdict`` with its factory,
+    ``OrderedDict`` ...); a plain dict when that type cannot be built so."""
+    t = type(x)
+    if t is dict:
+        return items
+    try:
+        if hasattr(x, "default_factory"):
+            return t(x.default_factory, items)
+        return t(items)
+    except TypeError:
+        return items
+
+
 def unwrap_tree(x: Any) -> Any:
     """``x`` with every Array (also inside lists, tuples, namedtuples, dicts and
     registered pytree classes) replaced by its buffer; ``x`` itself when it holds
@@ -332,14 +329,7 @@ def unwrap_tree(x: Any) -> Any:
         items = {k: unwrap_tree(v) for k, v in x.items()}
         if all(items[k] is v for k, v in x.items()):
             return x
-        if t is dict:
-            return items
-        try:
-            if hasattr(x, "default_factory"):
-                return t(x.default_factory, items)
-            return t(items)
-        except TypeError:
-            return items
+        return _dict_like(x, items)
     if isinstance(x, (list, tuple)):
         items = [unwrap_tree(v) for v in x]
         if all(a is b for a, b in zip(items, x)):
@@ -398,14 +388,7 @@ def wrap_tree(x: Any) -> Any:
         return t(*[wrap_tree(v) for v in x])
     if isinstance(x, dict):
         items = {k: wrap_tree(v) for k, v in x.items()}
-        if t is dict:
-            return items
-        try:
-            if hasattr(x, "default_factory"):
-                return t(x.default_factory, items)
-            return t(items)
-        except TypeError:
-            return items
+        return _dict_like(x, items)
     if isinstance(x, np.ndarray):  # a subclass (np.matrix, masked): as NumPy's array
         return wrap(np.asarray(x))
     if isinstance(x, np.generic):
@@ -446,6 +429,18 @@ class _IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.array!r})"
 
 
+def _at_method(op: str, doc: str):
+    """The ``x.at[idx].<op>(values, **kw)`` method of :class:`_IndexUpdateRef`."""
+
+    def method(self, values: Any, **kw: Any) -> Array:
+        return _at_update(op, self.array, self.index, values, **kw)
+
+    method.__name__ = op
+    method.__qualname__ = f"_IndexUpdateRef.{op}"
+    method.__doc__ = doc
+    return method
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: JAX's functional updates (``jax.numpy.ndarray.at``). Each
     returns a new array; ``x`` is unchanged. Keywords as JAX's: ``mode``
@@ -460,46 +455,18 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def _update(self, op: str, values: Any, kw: dict) -> Array:
-        return _at_update(op, self.array, self.index, values, **kw)
-
     def get(self, **kw: Any) -> Array:
         """``x[idx]`` (out-of-bounds indices per ``mode``; ``fill_value``)."""
         return _at_get(self.array, self.index, **kw)
 
-    def set(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] = values`` (duplicate indices: one of them wins)."""
-        return self._update("set", values, kw)
-
-    def add(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] += values`` (duplicate indices accumulate)."""
-        return self._update("add", values, kw)
-
-    def subtract(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] -= values``."""
-        return self._update("subtract", values, kw)
-
-    def multiply(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] *= values``."""
-        return self._update("multiply", values, kw)
-
-    mul = multiply
-
-    def divide(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] /= values``."""
-        return self._update("divide", values, kw)
-
-    def power(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] **= values``."""
-        return self._update("power", values, kw)
-
-    def min(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] = minimum(x[idx], values)``."""
-        return self._update("min", values, kw)
-
-    def max(self, values: Any, **kw: Any) -> Array:
-        """``x`` with ``x[idx] = maximum(x[idx], values)``."""
-        return self._update("max", values, kw)
+    set = _at_method("set", "``x`` with ``x[idx] = values`` (duplicate indices: one of them wins).")
+    add = _at_method("add", "``x`` with ``x[idx] += values`` (duplicate indices accumulate).")
+    subtract = _at_method("subtract", "``x`` with ``x[idx] -= values``.")
+    multiply = mul = _at_method("multiply", "``x`` with ``x[idx] *= values``.")
+    divide = _at_method("divide", "``x`` with ``x[idx] /= values``.")
+    power = _at_method("power", "``x`` with ``x[idx] **= values``.")
+    min = _at_method("min", "``x`` with ``x[idx] = minimum(x[idx], values)``.")
+    max = _at_method("max", "``x`` with ``x[idx] = maximum(x[idx], values)``.")
 
     def apply(self, func: Any, **kw: Any) -> Array:
         """``x`` with ``x[idx] = func(x[idx])`` (``func`` elementwise)."""

@@ -89,16 +89,22 @@ def _leaf_dtype(spec: _Unravel, i: int, like: Any) -> Any:
     return _np.result_type(like) if spec.from_dtypes is None else spec.from_dtypes[i]
 
 
+def _pieces(spec: _Unravel, flat: _np.ndarray, lead: int) -> list:
+    """``flat`` cut into one piece per leaf, each reshaped to the leaf's shape
+    (after the ``lead`` leading batch axes)."""
+    if not spec.shapes:
+        return []
+    batch = flat.shape[:lead]
+    parts = _np.split(flat, spec.cuts, axis=lead)
+    return [c.reshape(batch + shape) for c, shape in zip(parts, spec.shapes)]
+
+
 def _unravel_leaves(spec: _Unravel, flat: Any, lead: int = 0) -> list:
     """The leaves cut from ``flat`` (``lead`` leading batch axes first): reshaped
     and, for mixed dtypes, converted back to their own dtypes."""
     flat = _np.asarray(flat)
-    batch = flat.shape[:lead]
     out: list = []
-    if not spec.shapes:
-        return out
-    for i, c in enumerate(_np.split(flat, spec.cuts, axis=lead)):
-        c = c.reshape(batch + spec.shapes[i])
+    for i, c in enumerate(_pieces(spec, flat, lead)):
         if spec.from_dtypes is not None:
             if spec.real_first[i]:
                 c = c.real
@@ -112,12 +118,8 @@ def _unravel_linear(spec: _Unravel, flat: Any, lead: int = 0) -> list:
     with zeros for integer and boolean leaves (their conversion has no
     derivative; JAX's float0) and floating leaves in their own dtypes."""
     flat = _np.asarray(flat)
-    batch = flat.shape[:lead]
     out: list = []
-    if not spec.shapes:
-        return out
-    for i, c in enumerate(_np.split(flat, spec.cuts, axis=lead)):
-        c = c.reshape(batch + spec.shapes[i])
+    for i, c in enumerate(_pieces(spec, flat, lead)):
         if spec.from_dtypes is not None:
             d = _np.dtype(spec.from_dtypes[i])
             if d.kind not in "fc":
@@ -224,50 +226,28 @@ for _p in (unravel_leaves, unravel_linear, unravel_tree_linear):
     _p.returns_tree = True
 
 
-def _unravel_vjp(g, ans, spec, lead=0):
-    return ravel_linear(spec, g, lead)
+def _def_linear(prim, operand, transpose, linear):
+    """Rules of ``prim(spec, <operand>, lead)``, linear in ``operand``: the vjp is
+    ``transpose(spec, g, lead)`` and the jvp ``linear(spec, t, lead)`` (``prim``'s
+    linear form, the same map on a tangent)."""
+
+    def vjp(g, ans, spec, lead=0):
+        return transpose(spec, g, lead)
+
+    def jvp(t, ans, spec, lead=0):
+        return linear(spec, t, lead)
+
+    prim.def_vjp(**{operand: vjp})
+    prim.def_jvp(**{operand: jvp})
 
 
-def _unravel_jvp(t, ans, spec, lead=0):
-    return unravel_linear(spec, t, lead)
-
-
-def _ravel_vjp(g, ans, spec, lead=0):
-    return unravel_linear(spec, g, lead)
-
-
-def _ravel_jvp(t, ans, spec, lead=0):
-    return ravel_linear(spec, t, lead)
-
-
-def _ravel_tree_vjp(g, ans, spec, lead=0):
-    return unravel_tree_linear(spec, g, lead)
-
-
-def _ravel_tree_jvp(t, ans, spec, lead=0):
-    return ravel_tree_linear(spec, t, lead)
-
-
-def _unravel_tree_vjp(g, ans, spec, lead=0):
-    return ravel_tree_linear(spec, g, lead)
-
-
-def _unravel_tree_jvp(t, ans, spec, lead=0):
-    return unravel_tree_linear(spec, t, lead)
-
-
-unravel_leaves.def_vjp(flat=_unravel_vjp)
-unravel_leaves.def_jvp(flat=_unravel_jvp)
-unravel_linear.def_vjp(flat=_unravel_vjp)
-unravel_linear.def_jvp(flat=_unravel_jvp)
-ravel_linear.def_vjp(leaves=_ravel_vjp)
-ravel_linear.def_jvp(leaves=_ravel_jvp)
-ravel_tree.def_vjp(tree=_ravel_tree_vjp)
-ravel_tree.def_jvp(tree=_ravel_tree_jvp)
-ravel_tree_linear.def_vjp(tree=_ravel_tree_vjp)
-ravel_tree_linear.def_jvp(tree=_ravel_tree_jvp)
-unravel_tree_linear.def_vjp(flat=_unravel_tree_vjp)
-unravel_tree_linear.def_jvp(flat=_unravel_tree_jvp)
+# two transpose pairs: unravel_linear / ravel_linear, unravel_tree_linear / ravel_tree_linear
+_def_linear(unravel_leaves, "flat", ravel_linear, unravel_linear)
+_def_linear(unravel_linear, "flat", ravel_linear, unravel_linear)
+_def_linear(ravel_linear, "leaves", unravel_linear, ravel_linear)
+_def_linear(ravel_tree, "tree", unravel_tree_linear, ravel_tree_linear)
+_def_linear(ravel_tree_linear, "tree", unravel_tree_linear, ravel_tree_linear)
+_def_linear(unravel_tree_linear, "flat", ravel_tree_linear, unravel_tree_linear)
 
 
 def _lead_batch(operand: str) -> Callable[[Any], Any]:

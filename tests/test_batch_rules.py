@@ -165,4 +165,3 @@ def test_stack_of_matrices_times_per_example_vector_is_one_product():
     # (float32: x64 is off here)
     assert_close(f(v), [np.sum(np.tanh(a @ v[i])) for i in range(B)], rtol=1e-5, atol=1e-5)
     assert_close(g(v), want_g, rtol=1e-5, atol=1e-5)
-

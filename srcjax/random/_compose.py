@@ -30,7 +30,7 @@ from ..primitives.registry import Primitive, register
 from ._base import _float_dtype, _shape
 from ._dists import gamma, loggamma
 from ._register import exponential, normal, rademacher, split
-from ._samplers import _check_shape
+from ._samplers import _check_shape, _float32_only
 
 
 # =========================================================================== static helpers
@@ -74,13 +74,9 @@ def _sampler_dtype_impl(name, dtype):
             f"srcjax.random.{name}: complex dtypes are not implemented (srcjax's normal "
             "sampler has no complex draws)"
         )
-    d = _float_dtype(float if dtype is None else dtype, name)
-    if d != np.float32:
-        raise NotImplementedError(
-            f"srcjax.random.{name}: float64 is not implemented (the gamma sampler is "
-            "float32 only); pass dtype=jnp.float32"
-        )
-    return d
+    return _float32_only(
+        float if dtype is None else dtype, name, "the gamma sampler is float32 only"
+    )
 
 
 def _static(public, impl, samples):
@@ -204,22 +200,9 @@ def t(key: Any, df: Any, shape: Optional[Sequence[int]] = None, dtype: Any = Non
     """Student's t random values (``jax.random.t``): with the key split in two,
     ``normal(k_n) * sqrt((df / 2) / gamma(k_g, df / 2))``, as JAX.
 
-    Args:
-        key: a key, typed (shape ``()``) or raw (uint32 ``(2,)``); use ``srcjax.vmap`` for a batch.
-        df: degrees of freedom (> 0), a real scalar or array.
-        shape: the result's shape (default ``df``'s shape).
-        dtype: float32 (the default float dtype unless ``jax_enable_x64``).
-
-    Returns:
-        float32 array of ``shape``.
-
-    Raises:
-        ValueError: ``df`` not broadcasting to ``shape``; a non-float dtype; a
-            batch of keys.
-        TypeError: an invalid key or shape; a list or complex ``df``.
-        NotImplementedError: float64.
-
-    Differentiable in ``df`` (as JAX). Not bit-exact with JAX (a few ulps).
+    Arguments (``key``, ``df`` > 0, ``shape``, ``dtype``), result (float32 of
+    ``shape``), errors and derivatives (in ``df``; not bit-exact with JAX, a few
+    ulps) as :func:`chisquare`.
     """
     shape = param_shape("t", shape, jnp.shape(df))
     dt = sampler_dtype("t", dtype)

@@ -14,8 +14,8 @@ import numpy as np
 from .. import dtypes as _dt
 from . import _threefry as _tf
 from . import _xla32 as _x
-from ._base import _float_dtype, _partitionable, _shape
-from ._samplers import _bernoulli_from, _check_shape, _int_dtype, _to_int
+from ._base import _partitionable, _shape
+from ._samplers import _bernoulli_from, _check_shape, _float32_only, _int_dtype, _to_int
 
 _F = np.float32
 _SQRT2 = _tf._SQRT2
@@ -26,13 +26,8 @@ _EPS = _F(np.finfo(np.float32).eps)
 
 # =========================================================================== helpers
 def _fdtype(dtype: Any, name: str) -> np.dtype:
-    d = _float_dtype(float if dtype is None else dtype, name)
-    if d != np.float32:
-        raise NotImplementedError(
-            f"srcjax.random.{name}: float64 is not implemented (XLA's float64 "
-            "log/exp/erf_inv are not reproduced bit for bit); pass dtype=jnp.float32"
-        )
-    return d
+    why = "XLA's float64 log/exp/erf_inv are not reproduced bit for bit"
+    return _float32_only(float if dtype is None else dtype, name, why)
 
 
 def real_param(v: Any, name: str, what: str, list_error: str) -> np.ndarray:

@@ -80,28 +80,29 @@ def threefry(k0, k1, x0, x1):
     return a, b
 
 
+@njit(inline="always")
+def _partitionable_pair(keys, bi, i):
+    """§5's partitionable words of counter ``i`` under key ``b``: threefry of
+    the counter pair ``(i >> 32, i & 0xFFFFFFFF)``."""
+    ii = np.uint64(i)
+    return threefry(np.uint64(keys[bi, 0]), np.uint64(keys[bi, 1]), ii >> _THIRTYTWO, ii & _M)
+
+
 @njit
 def bits32_partitionable(keys, n, out):
     """``out[b, i]``: the 32-bit words of §5's partitionable layout for key ``b``."""
     for bi in range(keys.shape[0]):
-        k0 = np.uint64(keys[bi, 0])
-        k1 = np.uint64(keys[bi, 1])
         for i in range(n):
-            ii = np.uint64(i)
-            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
+            y0, y1 = _partitionable_pair(keys, bi, i)
             out[bi, i] = np.uint32(y0 ^ y1)
 
 
 @njit
 def split_partitionable(keys, n, out):
-    """``out[b, i] = (y0, y1)``: key ``i`` of §5's partitionable split of key ``b``
-    (threefry of the counter pair ``(i >> 32, i & 0xFFFFFFFF)``)."""
+    """``out[b, i] = (y0, y1)``: key ``i`` of §5's partitionable split of key ``b``."""
     for bi in range(keys.shape[0]):
-        k0 = np.uint64(keys[bi, 0])
-        k1 = np.uint64(keys[bi, 1])
         for i in range(n):
-            ii = np.uint64(i)
-            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
+            y0, y1 = _partitionable_pair(keys, bi, i)
             out[bi, i, 0] = np.uint32(y0)
             out[bi, i, 1] = np.uint32(y1)
 
@@ -195,12 +196,18 @@ def _unit(w):
     return _from_bits(np.uint32((np.uint64(w) >> _NINE) | np.uint64(0x3F800000))) - _F1
 
 
+@njit(inline="always")
+def _normal32(w):
+    """§9: the float32 ``normal`` of the 32-bit word ``w``."""
+    u = max(_NLO, _fma(_unit(w), _NSPAN, _NLO))
+    return _SQRT2 * _erfinv32(u)
+
+
 @njit
 def normal_words(words, out):
     """``out[i]``: float32 ``normal`` of the 32-bit word ``words[i]`` (§9)."""
     for i in range(words.shape[0]):
-        u = max(_NLO, _fma(_unit(words[i]), _NSPAN, _NLO))
-        out[i] = _SQRT2 * _erfinv32(u)
+        out[i] = _normal32(words[i])
 
 
 @njit
@@ -208,13 +215,9 @@ def normal_partitionable(keys, n, out):
     """``out[b, i]``: the float32 ``normal`` values of key ``b`` (partitionable
     counters): bits and transform in one pass, no temporaries."""
     for bi in range(keys.shape[0]):
-        k0 = np.uint64(keys[bi, 0])
-        k1 = np.uint64(keys[bi, 1])
         for i in range(n):
-            ii = np.uint64(i)
-            y0, y1 = threefry(k0, k1, ii >> _THIRTYTWO, ii & _M)
-            u = max(_NLO, _fma(_unit(y0 ^ y1), _NSPAN, _NLO))
-            out[bi, i] = _SQRT2 * _erfinv32(u)
+            y0, y1 = _partitionable_pair(keys, bi, i)
+            out[bi, i] = _normal32(y0 ^ y1)
 
 
 @njit

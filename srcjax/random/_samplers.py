@@ -87,6 +87,18 @@ def _xla_log1p(d):
     return _tf.log1p64 if d == np.float64 else _tf.log1p32
 
 
+def _float32_only(dtype, name, why):
+    """The sampler ``name``'s dtype (``_float_dtype``), which must be float32:
+    NotImplementedError saying ``why`` otherwise (the samplers of _dist_impls
+    and _compose; internal)."""
+    d = _float_dtype(dtype, name)
+    if d != np.float32:
+        raise NotImplementedError(
+            f"srcjax.random.{name}: float64 is not implemented ({why}); pass dtype=jnp.float32"
+        )
+    return d
+
+
 def _exponential_from(keys, shape, dtype):
     d = _float_dtype(dtype, "exponential")
     u = _uniform_from(keys, shape, d, 0.0, 1.0, "exponential")

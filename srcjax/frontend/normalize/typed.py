@@ -152,6 +152,11 @@ class TypedMixin:
             src = kws.get(f) or gast.Attribute(value=e.func.value, attr=f, ctx=gast.Load())
             N.copy_origin(src, e)
             values.append(self.atom(src))
+        return self._construction(cls, values, e)
+
+    def _construction(self, cls: type, values: list, e: Any) -> tuple:
+        """``ad.construct(cls, *values)`` for the call ``e``: a new instance of
+        the registered class ``cls`` from its fields' atoms."""
         cname = self.namer.fresh(cls.__name__)
         self.bindings[cname] = cls
         prim = registry.by_public("ad.construct")
@@ -189,14 +194,7 @@ class TypedMixin:
             )
             N.copy_origin(src, e)
             values.append(self.atom(src))
-        cname = self.namer.fresh(cls.__name__)
-        self.bindings[cname] = cls
-        prim = registry.by_public("ad.construct")
-        node, op = self.prim_call(
-            prim, [N.name(cname)] + values, [], e, pre_atomized=1 + len(values)
-        )
-        op.construct_class = cls
-        return node, op
+        return self._construction(cls, values, e)
 
     def typed_call(self, e: Any, target: Optional[str] = None) -> Optional[tuple]:
         """``obj(x)`` / ``obj.method(x)`` where ``obj`` is known to be a registered

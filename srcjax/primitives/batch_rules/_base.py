@@ -41,6 +41,13 @@ def _materialized(c, *names):
     return c.rebuild(**changes)
 
 
+def _def_rules(prim, operand, vjp, jvp):
+    """The derivative rules of ``prim``'s differentiable ``operand``: its vjp
+    and its jvp (a runtime helper's rules, attached next to its definition)."""
+    prim.def_vjp(**{operand: vjp})
+    prim.def_jvp(**{operand: jvp})
+
+
 def _def(prims, rule):
     """Attach the batching rule ``rule`` to the primitives ``prims``, the
     :class:`Primitive` objects themselves (imported from their family modules,

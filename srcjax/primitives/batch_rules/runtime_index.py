@@ -16,7 +16,7 @@ from ..ad import _index_adjoint as _ad_index_adjoint
 from ..control._trees import _class_kind
 from ..control.cotangents import _tree_index_adjoint as _container_index_adjoint
 from ..control.scan import tree_stack
-from ._base import _reg
+from ._base import _def_rules, _reg
 from .runtime_select import _aligned, _generated_caller
 from .runtime_trees import _lift, _tree_row
 
@@ -367,8 +367,7 @@ def _bgetitem_adjoint_jvp(t, ans, x, idx, dense=False):
 
 bgetitem.def_vjp(_bgetitem_vjp)
 bgetitem.def_jvp(_bgetitem_jvp)
-bgetitem_adjoint.def_vjp(ct=_bgetitem_adjoint_vjp)
-bgetitem_adjoint.def_jvp(ct=_bgetitem_adjoint_jvp)
+_def_rules(bgetitem_adjoint, "ct", _bgetitem_adjoint_vjp, _bgetitem_adjoint_jvp)
 _BGETITEM_INDICES = [1, (np.array([1, 0]), slice(None), np.array([0, 2])), (np.array([2, 0]), 1)]
 bgetitem.samples = lambda rng: [((rng.normal(size=(2, 3, 4, 3)), i), {}) for i in _BGETITEM_INDICES]
 bgetitem_adjoint.samples = lambda rng: [
@@ -507,10 +506,8 @@ def _bpick_jvp(t, ans, idx):
     return bseq_pick(t, idx)
 
 
-bseq_index_adjoint.def_vjp(ct=_bsia_vjp)
-bseq_index_adjoint.def_jvp(ct=_bsia_jvp)
-bseq_pick.def_vjp(g=_bpick_vjp)
-bseq_pick.def_jvp(g=_bpick_jvp)
+_def_rules(bseq_index_adjoint, "ct", _bsia_vjp, _bsia_jvp)
+_def_rules(bseq_pick, "g", _bpick_vjp, _bpick_jvp)
 bseq_index_adjoint.samples = lambda rng: [
     ((rng.normal(size=(4, 2)), [rng.normal(size=(4, 2))] * 3, np.array([0, 2, 1, -1])), {}),
 ]

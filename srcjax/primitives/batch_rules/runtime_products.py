@@ -17,7 +17,7 @@ from ..creation import ndim as ndim_
 from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
 from ..linalg.products import bilinear_spec
-from ._base import _reg
+from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
 from .runtime_index import _batch_einsum_spec, _is_object_batch, _stack_objects
 from .runtime_select import _generated_caller
@@ -130,6 +130,12 @@ def _size_of(args, flags):
     return 1
 
 
+def _operands(g, a, b, ab, bb):
+    """``g``, ``a``, ``b`` as arrays and the per-example ranks of ``a`` and ``b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    return np.asarray(g), a, b, a.ndim - (1 if ab else 0), b.ndim - (1 if bb else 0)
+
+
 def _bmatmul_left(g, a, b, ab, bb):
     """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
     when ``a`` is not batched); ``g`` is batched. Zeros like ``a`` when ``g`` or
@@ -138,11 +144,7 @@ def _bmatmul_left(g, a, b, ab, bb):
     never a per-example stack that is summed after."""
     if g is None or b is None:
         return np.zeros(np.shape(a), _dt.to_inexact_dtype(np.result_type(a)))
-    g = np.asarray(g)
-    a = np.asarray(a)
-    b = np.asarray(b)
-    ra = a.ndim - (1 if ab else 0)
-    rb = b.ndim - (1 if bb else 0)
+    g, a, b, ra, rb = _operands(g, a, b, ab, bb)
     if not ab:
         r = _summed_left(g, b, ra, rb, bb)
         if r is not None:
@@ -194,11 +196,7 @@ def _bmatmul_right(g, a, b, ab, bb):
     is contracted inside the product."""
     if g is None or a is None:
         return np.zeros(np.shape(b), _dt.to_inexact_dtype(np.result_type(b)))
-    g = np.asarray(g)
-    a = np.asarray(a)
-    b = np.asarray(b)
-    ra = a.ndim - (1 if ab else 0)
-    rb = b.ndim - (1 if bb else 0)
+    g, a, b, ra, rb = _operands(g, a, b, ab, bb)
     if not bb:
         r = _summed_right(g, a, ra, rb, ab)
         if r is not None:
@@ -380,10 +378,8 @@ def _rhs_uncolumn_jvp(t, ans, b, a):
     return rhs_uncolumn(t, b, a)
 
 
-rhs_column.def_vjp(b=_rhs_column_vjp)
-rhs_column.def_jvp(b=_rhs_column_jvp)
-rhs_uncolumn.def_vjp(x=_rhs_uncolumn_vjp)
-rhs_uncolumn.def_jvp(x=_rhs_uncolumn_jvp)
+_def_rules(rhs_column, "b", _rhs_column_vjp, _rhs_column_jvp)
+_def_rules(rhs_uncolumn, "x", _rhs_uncolumn_vjp, _rhs_uncolumn_jvp)
 rhs_column.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),
     ((rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3))), {}),

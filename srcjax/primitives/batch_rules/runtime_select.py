@@ -13,7 +13,7 @@ from ...errors import TransformValueError
 from ..branch_types import check_branch_types
 from ..control._trees import _class_kind, class_map
 from ..creation import zeros_like
-from ._base import _reg
+from ._base import _def_rules, _reg
 from .runtime_trees import _lift
 
 
@@ -293,10 +293,8 @@ def _select_ct_adjoint_jvp(t, ans, take, g, which):
 
 # (second-order derivatives of vmapped code with a batched `if`: hessian(loss) where
 # loss vmaps a function with a branch)
-select_ct.def_vjp(g=_select_ct_vjp)
-select_ct.def_jvp(g=_select_ct_jvp)
-select_ct_adjoint.def_vjp(h=_select_ct_adjoint_vjp)
-select_ct_adjoint.def_jvp(h=_select_ct_adjoint_jvp)
+_def_rules(select_ct, "g", _select_ct_vjp, _select_ct_jvp)
+_def_rules(select_ct_adjoint, "h", _select_ct_adjoint_vjp, _select_ct_adjoint_jvp)
 
 
 def _select_vjp_a(g, ans, take, a):
@@ -376,5 +374,4 @@ def _branch_input_jvp(t, ans, take, which=True):
 
 select.def_vjp(a=_select_vjp_a, b=_select_vjp_b)
 select.def_jvp(a=_select_jvp_a, b=_select_jvp_b)
-branch_input.def_vjp(x=_branch_input_vjp)
-branch_input.def_jvp(x=_branch_input_jvp)
+_def_rules(branch_input, "x", _branch_input_vjp, _branch_input_jvp)

@@ -11,7 +11,7 @@ from ..ad.sums import unbroadcast
 from ..control._trees import _class_kind
 from ..control.cotangents import cotangent_like
 from ..creation import shape as shape_
-from ._base import _reg
+from ._base import _def_rules, _reg
 from .runtime_products import bunbroadcast
 from .runtime_trees import _lift
 
@@ -82,8 +82,7 @@ def _bcotangent_like_jvp(t, ans, x):
     return bcotangent_like(t, x)
 
 
-bcotangent_like.def_vjp(ct=_bcotangent_like_vjp)
-bcotangent_like.def_jvp(ct=_bcotangent_like_jvp)
+_def_rules(bcotangent_like, "ct", _bcotangent_like_vjp, _bcotangent_like_jvp)
 bcotangent_like.samples = lambda rng: [
     ((rng.normal(size=(3, 2)), rng.normal(size=(3, 2))), {}),
     (
@@ -152,8 +151,7 @@ def _bdiag_adjoint_jvp(t, ans, v, k=0, nb=1):
 
 bdiag.def_vjp(_bdiag_vjp)
 bdiag.def_jvp(_bdiag_jvp)
-bdiag_adjoint.def_vjp(g=_bdiag_adjoint_vjp)
-bdiag_adjoint.def_jvp(g=_bdiag_adjoint_jvp)
+_def_rules(bdiag_adjoint, "g", _bdiag_adjoint_vjp, _bdiag_adjoint_jvp)
 bdiag.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), 1), {}),
     ((rng.normal(size=(2, 3, 4)), -1), {}),
@@ -227,8 +225,7 @@ def _bsplit_jvp(t, ans, arrays, kind="hstack", nb=1):
 
 bjoin.def_vjp(_bjoin_vjp)
 bjoin.def_jvp(_bjoin_jvp)
-bsplit.def_vjp(g=_bsplit_vjp)
-bsplit.def_jvp(g=_bsplit_jvp)
+_def_rules(bsplit, "g", _bsplit_vjp, _bsplit_jvp)
 bjoin.samples = lambda rng: [
     (([rng.normal(size=(2,)), rng.normal(size=(2, 3))], "hstack"), {}),
     (([rng.normal(size=(2, 3)), rng.normal(size=(2, 2, 3))], "vstack"), {}),
@@ -300,10 +297,8 @@ def _unfold_axes_jvp(t, ans, n, lead=0):
     return unfold_axes(t, n, lead)
 
 
-fold_axes.def_vjp(x=_fold_axes_vjp)
-fold_axes.def_jvp(x=_fold_axes_jvp)
-unfold_axes.def_vjp(x=_unfold_axes_vjp)
-unfold_axes.def_jvp(x=_unfold_axes_jvp)
+_def_rules(fold_axes, "x", _fold_axes_vjp, _fold_axes_jvp)
+_def_rules(unfold_axes, "x", _unfold_axes_vjp, _unfold_axes_jvp)
 fold_axes.samples = lambda rng: [
     ((rng.normal(size=(2, 3, 4)),), {}),
     ((rng.normal(size=(2, 3, 4)), 1), {}),

@@ -16,7 +16,7 @@ from ..ad.shapes import reshape
 from ..control._trees import _class_kind, class_map, dict_like
 from ..control.scan import tree_slice_adjoint, tree_unstack
 from ..creation import shape as shape_
-from ._base import _reg
+from ._base import _def_rules, _reg
 
 
 def _canon_scalar(x):
@@ -365,14 +365,10 @@ def _tboa_jvp(t, ans, x, axes):
     return tree_batch_out_adjoint(t, x, axes)
 
 
-tree_batch_in.def_vjp(x=_tbi_vjp)
-tree_batch_in.def_jvp(x=_tbi_jvp)
-tree_batch_out.def_vjp(x=_tbo_vjp)
-tree_batch_out.def_jvp(x=_tbo_jvp)
-tree_batch_in_adjoint.def_vjp(g=_tbia_vjp)
-tree_batch_in_adjoint.def_jvp(g=_tbia_jvp)
-tree_batch_out_adjoint.def_vjp(g=_tboa_vjp)
-tree_batch_out_adjoint.def_jvp(g=_tboa_jvp)
+_def_rules(tree_batch_in, "x", _tbi_vjp, _tbi_jvp)
+_def_rules(tree_batch_out, "x", _tbo_vjp, _tbo_jvp)
+_def_rules(tree_batch_in_adjoint, "g", _tbia_vjp, _tbia_jvp)
+_def_rules(tree_batch_out_adjoint, "g", _tboa_vjp, _tboa_jvp)
 tree_batch_in.samples = lambda rng: [
     ((rng.normal(size=(3, 2)), 1, 2), {}),
     (({"a": rng.normal(size=(3,)), "b": rng.normal(size=(2, 3))}, {"a": None, "b": 1}, 3), {}),
@@ -602,10 +598,8 @@ def _tree_axis_sum_ct_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
     return tree_axis_sum_ct(t, x, size, batched, scale, axis)
 
 
-tree_axis_sum.def_vjp(x=_tree_axis_sum_vjp)
-tree_axis_sum.def_jvp(x=_tree_axis_sum_jvp)
-tree_axis_sum_ct.def_vjp(g=_tree_axis_sum_ct_vjp)
-tree_axis_sum_ct.def_jvp(g=_tree_axis_sum_ct_jvp)
+_def_rules(tree_axis_sum, "x", _tree_axis_sum_vjp, _tree_axis_sum_jvp)
+_def_rules(tree_axis_sum_ct, "g", _tree_axis_sum_ct_vjp, _tree_axis_sum_ct_jvp)
 tree_axis_sum.samples = lambda rng: [((rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})]
 tree_axis_sum_ct.samples = lambda rng: [
     ((rng.normal(size=(2,)), rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})

@@ -126,30 +126,28 @@ def _predicate_impl(ufunc, name: str, doc: str, nargs: int = 2):
     return _doc(impl, doc)
 
 
-def _unary_impl(ufunc, name: str, doc: str):
-    """Dtype-preserving unary ufunc (``-x``, ``abs``, ``floor``)."""
+def _checked_unary_impl(ufunc, name: str, doc: str, suspect: set, fix):
+    """A unary ufunc whose result dtype is recomputed by ``fix`` when it is in
+    ``suspect`` (a set of ``dtypes`` updated in place when x64 changes)."""
 
     def impl(x):
         r = ufunc(x)
-        if r.dtype in UNARY_SUSPECT:
-            return fix_unary(ufunc, r, x)
+        if r.dtype in suspect:
+            return fix(ufunc, r, x)
         return r
 
     impl.__name__ = impl.__qualname__ = name
     return _doc(impl, doc)
+
+
+def _unary_impl(ufunc, name: str, doc: str):
+    """Dtype-preserving unary ufunc (``-x``, ``abs``, ``floor``)."""
+    return _checked_unary_impl(ufunc, name, doc, UNARY_SUSPECT, fix_unary)
 
 
 def _inexact_impl(ufunc, name: str, doc: str):
     """Float-valued unary ufunc (``sin``, ``exp``): ints promote to float."""
-
-    def impl(x):
-        r = ufunc(x)
-        if r.dtype in INEXACT_SUSPECT:
-            return fix_inexact(ufunc, r, x)
-        return r
-
-    impl.__name__ = impl.__qualname__ = name
-    return _doc(impl, doc)
+    return _checked_unary_impl(ufunc, name, doc, INEXACT_SUSPECT, fix_inexact)
 
 
 def _as_inexact(x):
