@@ -34,6 +34,7 @@ from .api import (
     _unsupported_options,
     fixed_arity,
 )
+from .api.args import positional_names
 from .codegen import emit
 from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
@@ -625,14 +626,8 @@ def _as_positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
 def _first_output(fun: Callable) -> Callable:
     """``lambda *args: fun(*args)[0]`` as a function with source (so it can be
     transformed), with ``fun``'s positional parameters."""
-    import inspect
-
     try:
-        params = [
-            p.name
-            for p in inspect.signature(fun).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        params = positional_names(fun)
     except (TypeError, ValueError):
         raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
     args = ", ".join(params)

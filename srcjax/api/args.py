@@ -201,3 +201,12 @@ def _check_leaves(x: Any, argnum: int, what: str = "grad", allow_int: bool = Fal
 
 #: python function -> {transform key: generated function}; shared by every
 #: transform object, so ``srcjax.grad(f)(x)`` in a loop transforms ``f`` once.
+
+
+def positional_names(fun: Callable) -> list:
+    """The names of ``fun``'s positional parameters (``inspect.signature``'s
+    TypeError/ValueError for a callable without one)."""
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in inspect.signature(fun).parameters.values() if p.kind in kinds]

@@ -125,6 +125,28 @@ def _kernel_shape(rhs_spec: str, lhs_spec: str, input_shape, out_chan, filter_sh
     ]
 
 
+def _conv_init(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init):
+    """The ``init_fun`` of a convolution layer computing ``conv(x, kernel)``: the
+    output shape (from a zero kernel), the kernel (``W_init``, by default Glorot
+    normal over the kernel's I/O axes) and the bias (1 except along the output's
+    channel axis)."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
+        kernel = np.zeros(kernel_shape, np.float32)
+        output_shape = _output_shape(
+            lambda x: conv(x, kernel), input_shape, lhs_spec.index("N"), out_spec.index("N")
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
+        return output_shape, (W, b)
+
+    return init_fun
+
+
 def GeneralConv(
     dimension_numbers: tuple,
     out_chan: int,
@@ -139,26 +161,15 @@ def GeneralConv(
     ``filter_shape`` window; ``padding`` is ``"VALID"``, ``"SAME"`` or explicit
     pairs. ``W_init`` defaults to Glorot normal over the kernel's I/O axes; the
     bias has shape 1 except along the output's channel axis."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        kernel = np.zeros(kernel_shape, np.float32)
-        output_shape = _output_shape(
-            lambda x: lax.conv_general_dilated(
-                x, kernel, strides, padding, one, one, dimension_numbers=dimension_numbers
-            ),
-            input_shape,
-            lhs_spec.index("N"),
-            out_spec.index("N"),
+    def conv(x, kernel):
+        return lax.conv_general_dilated(
+            x, kernel, strides, padding, one, one, dimension_numbers=dimension_numbers
         )
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
+
+    init_fun = _conv_init(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
     def apply_fun(params, inputs, rng=None, **kwargs):
         W, b = params
@@ -185,26 +196,12 @@ def GeneralConvTranspose(
 ) -> Layer:
     """A transposed convolution (``lax.conv_transpose``), parameters as in
     :func:`GeneralConv`."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+    strides = strides or (1,) * len(filter_shape)
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        kernel = np.zeros(kernel_shape, np.float32)
-        output_shape = _output_shape(
-            lambda x: lax.conv_transpose(
-                x, kernel, strides, padding, dimension_numbers=dimension_numbers
-            ),
-            input_shape,
-            lhs_spec.index("N"),
-            out_spec.index("N"),
-        )
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
+    def conv(x, kernel):
+        return lax.conv_transpose(x, kernel, strides, padding, dimension_numbers=dimension_numbers)
+
+    init_fun = _conv_init(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
     def apply_fun(params, inputs, rng=None, **kwargs):
         W, b = params

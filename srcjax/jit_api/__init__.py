@@ -60,6 +60,7 @@ import types
 import weakref
 from typing import Any, Callable, Optional, Sequence, Union
 
+from ..api.args import positional_names
 from .jitted import _Jit
 from .outputs import _unalias  # noqa: F401  (callers of jit's output copying read it here)
 
@@ -170,16 +171,10 @@ def _donated_positions(fun: Callable, nums: Any, names: Any) -> tuple:
     """``donate_argnums`` with the positions of the parameters ``names`` added
     (JAX's ``donate_argnames``); ValueError for a name that is no positional
     parameter of ``fun``."""
-    import inspect
-
     names = (names,) if isinstance(names, str) else tuple(names)
     nums = (nums,) if isinstance(nums, int) else tuple(nums)
     try:
-        params = [
-            p.name
-            for p in inspect.signature(fun).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        params = positional_names(fun)
     except (TypeError, ValueError):
         params = []
     for n in names:

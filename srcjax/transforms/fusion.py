@@ -25,6 +25,7 @@ backend's ``can_fuse`` predicate (see :mod:`srcjax.backends.base`), passed to
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -112,10 +113,7 @@ class Region:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def sliced(self, name: str) -> bool:
         """Whether input ``name`` is read chunk by chunk (else used whole)."""

@@ -37,14 +37,6 @@ _BINOPS = {
     gast.RShift: ">>",
 }
 _UNARY = {gast.USub: "unary -", gast.UAdd: "unary +", gast.Invert: "unary ~", gast.Not: "unary not"}
-_CMPOPS = {
-    gast.Lt: "<",
-    gast.LtE: "<=",
-    gast.Gt: ">",
-    gast.GtE: ">=",
-    gast.Eq: "==",
-    gast.NotEq: "!=",
-}
 
 
 def plain_object(x: Any) -> bool:

@@ -33,16 +33,37 @@ def _reads_a_name(node: Any) -> bool:
 class InlineMixin:
     """Inlining of :class:`Normalizer`."""
 
+    def _refuse_recursion(self, key: Any, name: str, e: Any) -> None:
+        """A located RecursionUnsupportedError when ``key`` (a function being
+        inlined) is already on the inlining stack."""
+        if key in self.stack:
+            raise RecursionUnsupportedError(
+                f"`{name}` calls itself (recursion) under a transformation",
+                self.loc(e),
+                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
+            )
+
+    def _callee_normalizer(self, src: Any, prefix: str, stack=None, **more: Any) -> Any:
+        """A normalizer for the callee ``src`` that shares this one's names,
+        stack (or ``stack``), bindings, dependencies, root scope and types."""
+        return type(self)(
+            src,
+            namer=self.namer,
+            stack=self.stack if stack is None else stack,
+            bindings=self.bindings,
+            deps=self.deps,
+            prefix=prefix,
+            root_globals=self.root_globals,
+            root_closure=self.root_closure,
+            types=self.types,
+            **more,
+        )
+
     def inline(self, fn, e, target) -> tuple:
         from ..source import unwrap_callable
 
         pyfn, pre_args, pre_kwargs = unwrap_callable(fn)
-        if pyfn in self.stack:
-            raise RecursionUnsupportedError(
-                f"`{pyfn.__name__}` calls itself (recursion) under a transformation",
-                self.loc(e),
-                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
-            )
+        self._refuse_recursion(pyfn, pyfn.__name__, e)
         src = get_source(pyfn)
         # bound partial/method args are constants captured at transform time
         args = []
@@ -61,17 +82,7 @@ class InlineMixin:
             tmp = self.namer.fresh(k)
             self.bindings[tmp] = v
             kws.setdefault(k, N.name(tmp))
-        sub = type(self)(
-            src,
-            namer=self.namer,
-            stack=self.stack,
-            bindings=self.bindings,
-            deps=self.deps,
-            prefix=pyfn.__name__,
-            root_globals=self.root_globals,
-            root_closure=self.root_closure,
-            types=self.types,
-        )
+        sub = self._callee_normalizer(src, pyfn.__name__)
         try:
             return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
         except SrcjaxError as err:
@@ -80,27 +91,12 @@ class InlineMixin:
     def inline_method(self, fn: Any, lead: list, e: Any) -> tuple:
         """Inline ``fn`` (a method of a registered pytree class) called on a value
         whose class is known statically, with ``lead`` (the receiver) first."""
-        if fn in self.stack:
-            raise RecursionUnsupportedError(
-                f"`{fn.__name__}` calls itself (recursion) under a transformation",
-                self.loc(e),
-                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
-            )
+        self._refuse_recursion(fn, fn.__name__, e)
         src = get_source(fn)
         args = list(lead) + [self.function_atom(a) for a in e.args]
         kws = {k.arg: self.function_atom(k.value) for k in e.keywords}
         name = fn.__name__.strip("_") or "method"  # __call__'s locals: call_x
-        sub = type(self)(
-            src,
-            namer=self.namer,
-            stack=self.stack,
-            bindings=self.bindings,
-            deps=self.deps,
-            prefix=name,
-            root_globals=self.root_globals,
-            root_closure=self.root_closure,
-            types=self.types,
-        )
+        sub = self._callee_normalizer(src, name)
         return self._inline_into(sub, src.node, name, args, kws, e)
 
     def _is_local_fn(self, n: str) -> bool:
@@ -175,30 +171,14 @@ class InlineMixin:
         """Inline a function defined inside this one (a nested ``def`` or a lambda):
         it sees this function's variables, as a closure does."""
         key = ("local", id(fdef))
-        if key in self.stack:
-            raise RecursionUnsupportedError(
-                f"`{fdef.name}` calls itself (recursion) under a transformation",
-                self.loc(e),
-                "rewrite the recursion as a loop (or srcjax.lax.while_loop)",
-            )
+        self._refuse_recursion(key, fdef.name, e)
         # normalizing rewrites the tree in place (early returns lowered): each call
         # inlines its own copy, or a second call would see the first one's names
         fdef = N.clone(fdef)
         src = FunctionSource(
             self.src.fn, fdef, self.src.filename, self.src.globals, self.src.closure
         )
-        sub = type(self)(
-            src,
-            namer=self.namer,
-            stack=self.stack + (key,),
-            bindings=self.bindings,
-            deps=self.deps,
-            prefix=fdef.name,
-            root_globals=self.root_globals,
-            root_closure=self.root_closure,
-            outer=self,
-            types=self.types,
-        )
+        sub = self._callee_normalizer(src, fdef.name, stack=self.stack + (key,), outer=self)
         sub.nested_def = True
         return self._inline_into(sub, fdef, fdef.name, args, kws, e)
 

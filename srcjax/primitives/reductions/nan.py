@@ -83,10 +83,8 @@ def _nanmax(a, axis=None, out=None, keepdims=False):
 
 
 def _nanmin(a, axis=None, out=None, keepdims=False):
-    """Minimum over ``axis`` ignoring NaN (jax.numpy.nanmin); NaN for an all-NaN
-    slice (no warning). Shape as :func:`nansum`, dtype that of ``a``. Gradient:
-    split equally among tied minima, zero on NaN entries. ``out=`` raises
-    ``NotImplementedError``."""
+    """Minimum over ``axis`` ignoring NaN (jax.numpy.nanmin); otherwise as
+    :func:`_nanmax` (the gradient split among tied minima)."""
     _no_out(out, "nanmin")
     return _nan_extremum(np.nanmin, a, axis, keepdims)
 

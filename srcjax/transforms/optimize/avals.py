@@ -3,6 +3,7 @@ joins, and the static branch-type check of ``lax.cond`` under jit."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -32,10 +33,7 @@ class Aval:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @staticmethod
     def of(x: Any) -> Optional["Aval"]:
