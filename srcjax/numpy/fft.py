@@ -124,49 +124,48 @@ def ihfft(a: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] =
 # 2-D transforms
 
 
-def fft2(
-    a: Any,
-    s: Optional[Sequence[int]] = None,
-    axes: Sequence[int] = (-2, -1),
-    norm: Optional[str] = None,
-) -> Any:
+def _two_axes(name: str, nd, doc: str):
+    """``jnp.fft.<name>(a, s=None, axes=(-2, -1), norm=None)``: ``nd`` (``fftn``,
+    ``ifftn`` ...) over the two ``axes`` (a ValueError unless there are two)."""
+
+    def transform(
+        a: Any,
+        s: Optional[Sequence[int]] = None,
+        axes: Sequence[int] = (-2, -1),
+        norm: Optional[str] = None,
+    ) -> Any:
+        return nd(a, s, fft_axes2(axes, name), norm)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = doc
+    return transform
+
+
+fft2 = _two_axes(
+    "fft2",
+    fftn,
     """2-D discrete Fourier transform over ``axes`` (jax.numpy.fft.fft2): ``fftn``
     over two axes. ``s``: the two transform lengths. Raises ``ValueError``
-    unless ``axes`` has two entries, and as :func:`fftn`."""
-    return fftn(a, s, fft_axes2(axes, "fft2"), norm)
-
-
-def ifft2(
-    a: Any,
-    s: Optional[Sequence[int]] = None,
-    axes: Sequence[int] = (-2, -1),
-    norm: Optional[str] = None,
-) -> Any:
+    unless ``axes`` has two entries, and as :func:`fftn`.""",
+)
+ifft2 = _two_axes(
+    "ifft2",
+    ifftn,
     """2-D inverse discrete Fourier transform (jax.numpy.fft.ifft2); as
-    :func:`fft2`."""
-    return ifftn(a, s, fft_axes2(axes, "ifft2"), norm)
-
-
-def rfft2(
-    a: Any,
-    s: Optional[Sequence[int]] = None,
-    axes: Sequence[int] = (-2, -1),
-    norm: Optional[str] = None,
-) -> Any:
+    :func:`fft2`.""",
+)
+rfft2 = _two_axes(
+    "rfft2",
+    rfftn,
     """2-D DFT of real input (jax.numpy.fft.rfft2): ``rfftn`` over two axes (the
-    last one halved). Errors as :func:`fft2` and :func:`rfft`."""
-    return rfftn(a, s, fft_axes2(axes, "rfft2"), norm)
-
-
-def irfft2(
-    a: Any,
-    s: Optional[Sequence[int]] = None,
-    axes: Sequence[int] = (-2, -1),
-    norm: Optional[str] = None,
-) -> Any:
+    last one halved). Errors as :func:`fft2` and :func:`rfft`.""",
+)
+irfft2 = _two_axes(
+    "irfft2",
+    irfftn,
     """Inverse of :func:`rfft2` (jax.numpy.fft.irfft2): ``irfftn`` over two axes;
-    ``s`` gives the output lengths. Result float32. Errors as :func:`fft2`."""
-    return irfftn(a, s, fft_axes2(axes, "irfft2"), norm)
+    ``s`` gives the output lengths. Result float32. Errors as :func:`fft2`.""",
+)
 
 
 # ---------------------------------------------------------------------------
