@@ -34,7 +34,7 @@ import numpy as np
 
 from ..primitives import registry
 from .optimize.avals import Aval
-from .optimize.common import _is_assign, _is_scalar_const
+from .optimize.common import _is_assign, _is_scalar_const, read_counts
 
 __all__ = ["Region", "Step", "find_regions", "ufunc_of", "read_counts"]
 
@@ -123,14 +123,6 @@ class Region:
         if self.mode == "flat":
             return a.shape == self.shape
         return len(a.shape) == len(self.shape) and a.shape[0] == self.shape[0] != 1
-
-
-def read_counts(body: List[Any]) -> Dict[str, int]:
-    reads: Dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            reads[n.id] = reads.get(n.id, 0) + 1
-    return reads
 
 
 def _operands(s: Any) -> Optional[List[Any]]:

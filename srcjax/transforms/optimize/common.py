@@ -5,7 +5,7 @@ statements."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import gast
 
@@ -80,6 +80,15 @@ def _is_scalar_const(node: Any) -> bool:
         and isinstance(node.value, _SCALAR_TYPES)
         and not (isinstance(node.value, float) and not math.isfinite(node.value))
     )
+
+
+def read_counts(body: List[Any]) -> Dict[str, int]:
+    """How often each name is read in the statements ``body`` (nested ones too)."""
+    reads: Dict[str, int] = {}
+    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            reads[n.id] = reads.get(n.id, 0) + 1
+    return reads
 
 
 def _assigned(stmt: Any) -> set:

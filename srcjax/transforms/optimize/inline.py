@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 import gast
 
 from ...frontend import nodes as N
-from .common import _assigned, _is_assign, _is_pure, _Subst
+from .common import _assigned, _is_assign, _is_pure, _Subst, read_counts
 
 
 # ---------------------------------------------------------------------------- re-nesting
@@ -24,7 +24,7 @@ def inline_temporaries(fdef: Any, keep: set) -> Any:
     as NumPy code written by hand does. Names in ``keep`` (the user's own
     variables) are never folded away.
     """
-    reads = _read_counts(fdef.body)
+    reads = read_counts(fdef.body)
     stores: Dict[str, int] = {}
     for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
@@ -32,14 +32,6 @@ def inline_temporaries(fdef: Any, keep: set) -> Any:
     params = {a.id for a in fdef.args.args}
     _inline_block(fdef.body, reads, stores, keep | params)
     return fdef
-
-
-def _read_counts(body: List[Any]) -> Dict[str, int]:
-    reads: Dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            reads[n.id] = reads.get(n.id, 0) + 1
-    return reads
 
 
 def _inline_block(stmts: List[Any], reads, stores, keep) -> None:
