@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..frontend import nodes as N
+from ..primitives.ad.linear import def_adjoint_pair
 
 # --------------------------------------------------------------------------- allow_int
 #: JAX's dtype of the gradient of an integer or boolean input (``jax.dtypes.float0``)
@@ -81,24 +82,7 @@ def _register_float0():
 int_float0, float0_drop = _register_float0()
 
 
-def _int_float0_vjp(h, ans, g, x):
-    return float0_drop(h, g, x)
-
-
-def _int_float0_jvp(t, ans, x):
-    return int_float0(t, x)
-
-
-def _float0_drop_vjp(k, ans, x):
-    return int_float0(k, x)
-
-
-def _float0_drop_jvp(t, ans, g, x):
-    return float0_drop(t, g, x)
-
-
-int_float0.def_vjp(g=_int_float0_vjp).def_jvp(g=_int_float0_jvp)
-float0_drop.def_vjp(h=_float0_drop_vjp).def_jvp(h=_float0_drop_jvp)
+def_adjoint_pair(int_float0, float0_drop)  # int_float0(g, x) and its transpose float0_drop(h, g, x)
 int_float0.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3))), {}),
     (((rng.normal(size=3), rng.normal(size=2)), (rng.normal(size=3), np.arange(2))), {}),

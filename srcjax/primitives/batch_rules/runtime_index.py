@@ -13,10 +13,11 @@ from ... import dtypes as _dt
 from ...errors import ShapeError, SrcjaxError, TransformValueError
 from ..ad import _getitem as _ad_getitem
 from ..ad import _index_adjoint as _ad_index_adjoint
+from ..ad.linear import def_adjoint_pair, def_linear_map, def_with_adjoint
 from ..control._trees import _class_kind
 from ..control.cotangents import _tree_index_adjoint as _container_index_adjoint
 from ..control.scan import tree_stack
-from ._base import _def_rules, _reg
+from ._base import _reg
 from .runtime_select import _aligned, _generated_caller
 from .runtime_trees import _lift, _tree_row
 
@@ -349,25 +350,8 @@ bgetitem_adjoint = _reg("ad.bgetitem_adjoint", _bgetitem_adjoint)
 bgetitem.kind = "structural"
 
 
-def _bgetitem_vjp(g, ans, x, idx):
-    return bgetitem_adjoint(g, x, idx)
-
-
-def _bgetitem_jvp(t, ans, idx):
-    return bgetitem(t, idx)
-
-
-def _bgetitem_adjoint_vjp(g, ans, idx):
-    return bgetitem(g, idx)
-
-
-def _bgetitem_adjoint_jvp(t, ans, x, idx, dense=False):
-    return bgetitem_adjoint(t, x, idx, dense)
-
-
-bgetitem.def_vjp(_bgetitem_vjp)
-bgetitem.def_jvp(_bgetitem_jvp)
-_def_rules(bgetitem_adjoint, "ct", _bgetitem_adjoint_vjp, _bgetitem_adjoint_jvp)
+def_with_adjoint(bgetitem, bgetitem_adjoint)
+def_linear_map(bgetitem_adjoint, bgetitem, 2, 3)  # (its own dense flag: no operand of bgetitem)
 _BGETITEM_INDICES = [1, (np.array([1, 0]), slice(None), np.array([0, 2])), (np.array([2, 0]), 1)]
 bgetitem.samples = lambda rng: [((rng.normal(size=(2, 3, 4, 3)), i), {}) for i in _BGETITEM_INDICES]
 bgetitem_adjoint.samples = lambda rng: [
@@ -490,24 +474,7 @@ bseq_index_adjoint = _reg("ad.bseq_index_adjoint", _bseq_index_adjoint)
 bseq_pick = _reg("ad.bseq_pick", _bseq_pick)
 
 
-def _bsia_vjp(h, ans, idx):
-    return bseq_pick(h, idx)
-
-
-def _bsia_jvp(t, ans, x, idx):
-    return bseq_index_adjoint(t, x, idx)
-
-
-def _bpick_vjp(h, ans, g, idx):
-    return bseq_index_adjoint(h, g, idx)
-
-
-def _bpick_jvp(t, ans, idx):
-    return bseq_pick(t, idx)
-
-
-_def_rules(bseq_index_adjoint, "ct", _bsia_vjp, _bsia_jvp)
-_def_rules(bseq_pick, "g", _bpick_vjp, _bpick_jvp)
+def_adjoint_pair(bseq_pick, bseq_index_adjoint)
 bseq_index_adjoint.samples = lambda rng: [
     ((rng.normal(size=(4, 2)), [rng.normal(size=(4, 2))] * 3, np.array([0, 2, 1, -1])), {}),
 ]

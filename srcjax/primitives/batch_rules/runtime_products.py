@@ -11,6 +11,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...errors import ShapeError
 from ..ad import _unbroadcast as _ad_unbroadcast
+from ..ad.linear import def_with_adjoint
 from ..ad.sums import broadcast_to
 from ..control._trees import _class_kind
 from ..creation import ndim as ndim_
@@ -362,14 +363,6 @@ rhs_column = _reg("ad.rhs_column", _rhs_column)
 rhs_uncolumn = _reg("ad.rhs_uncolumn", _rhs_uncolumn)
 
 
-def _rhs_column_vjp(g, ans, b, a):
-    return rhs_uncolumn(g, b, a)
-
-
-def _rhs_column_jvp(t, ans, a):
-    return rhs_column(t, a)
-
-
 def _rhs_uncolumn_vjp(g, ans, b, a):
     return rhs_column(g, a) if np.ndim(b) == np.ndim(a) - 1 else g
 
@@ -378,7 +371,7 @@ def _rhs_uncolumn_jvp(t, ans, b, a):
     return rhs_uncolumn(t, b, a)
 
 
-_def_rules(rhs_column, "b", _rhs_column_vjp, _rhs_column_jvp)
+def_with_adjoint(rhs_column, rhs_uncolumn)
 _def_rules(rhs_uncolumn, "x", _rhs_uncolumn_vjp, _rhs_uncolumn_jvp)
 rhs_column.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 3))), {}),

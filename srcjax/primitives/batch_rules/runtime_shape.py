@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ad.linear import def_adjoint_pair
 from ..ad.sums import unbroadcast
 from ..control._trees import _class_kind
 from ..control.cotangents import cotangent_like
@@ -133,25 +134,7 @@ bdiag = _reg("ad.bdiag", _bdiag)
 bdiag_adjoint = _reg("ad.bdiag_adjoint", _bdiag_adjoint)
 
 
-def _bdiag_vjp(g, ans, v, k=0, nb=1):
-    return bdiag_adjoint(g, v, k, nb)
-
-
-def _bdiag_jvp(t, ans, k=0, nb=1):
-    return bdiag(t, k, nb)
-
-
-def _bdiag_adjoint_vjp(h, ans, k=0, nb=1):
-    return bdiag(h, k, nb)
-
-
-def _bdiag_adjoint_jvp(t, ans, v, k=0, nb=1):
-    return bdiag_adjoint(t, v, k, nb)
-
-
-bdiag.def_vjp(_bdiag_vjp)
-bdiag.def_jvp(_bdiag_jvp)
-_def_rules(bdiag_adjoint, "g", _bdiag_adjoint_vjp, _bdiag_adjoint_jvp)
+def_adjoint_pair(bdiag, bdiag_adjoint)
 bdiag.samples = lambda rng: [
     ((rng.normal(size=(2, 3)), 1), {}),
     ((rng.normal(size=(2, 3, 4)), -1), {}),

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._prng_key import PRNGKeyArray, rewrap
+from ..ad.linear import def_adjoint_pair, def_linear_map, def_transpose_pair
 from ..ad.shapes import reshape
 from ..control._trees import _class_kind, class_map, dict_like
 from ..control.scan import tree_slice_adjoint, tree_unstack
@@ -88,24 +89,7 @@ batch_unbroadcast.samples = lambda rng: [
 ]
 
 
-def _batch_unbroadcast_vjp(h, ans, size, axis=0):
-    return batch_broadcast(h, size, axis)
-
-
-def _batch_unbroadcast_jvp(t, ans, size, axis=0):
-    return batch_unbroadcast(t, size, axis)
-
-
-batch_unbroadcast.def_vjp(_batch_unbroadcast_vjp)
-batch_unbroadcast.def_jvp(_batch_unbroadcast_jvp)
-
-
-def _batch_broadcast_vjp(g, ans, size, axis=0):
-    return batch_unbroadcast(g, size, axis)
-
-
-def _batch_broadcast_jvp(t, ans, size, axis=0):
-    return batch_broadcast(t, size, axis)
+def_transpose_pair(batch_broadcast, batch_unbroadcast)
 
 
 batch_broadcast.samples = lambda rng: [
@@ -333,22 +317,6 @@ tree_batch_in_adjoint = _reg("ad.tree_batch_in_adjoint", _tree_batch_in_adjoint)
 tree_batch_out_adjoint = _reg("ad.tree_batch_out_adjoint", _tree_batch_out_adjoint)
 
 
-def _tbi_vjp(g, ans, x, axes):
-    return tree_batch_in_adjoint(g, x, axes)
-
-
-def _tbi_jvp(t, ans, axes, size):
-    return tree_batch_in(t, axes, size)
-
-
-def _tbo_vjp(g, ans, x, axes):
-    return tree_batch_out_adjoint(g, x, axes)
-
-
-def _tbo_jvp(t, ans, axes):
-    return tree_batch_out(t, axes)
-
-
 def _tbia_vjp(h, ans, g, axes):
     return tree_batch_in(h, axes, tree_axis_size(g, 0))
 
@@ -357,18 +325,9 @@ def _tbia_jvp(t, ans, x, axes):
     return tree_batch_in_adjoint(t, x, axes)
 
 
-def _tboa_vjp(h, ans, axes):
-    return tree_batch_out(h, axes)
-
-
-def _tboa_jvp(t, ans, x, axes):
-    return tree_batch_out_adjoint(t, x, axes)
-
-
-_def_rules(tree_batch_in, "x", _tbi_vjp, _tbi_jvp)
-_def_rules(tree_batch_out, "x", _tbo_vjp, _tbo_jvp)
+def_linear_map(tree_batch_in, tree_batch_in_adjoint, 0, 2)  # its adjoint reads (x, axes)
+def_adjoint_pair(tree_batch_out, tree_batch_out_adjoint)
 _def_rules(tree_batch_in_adjoint, "g", _tbia_vjp, _tbia_jvp)
-_def_rules(tree_batch_out_adjoint, "g", _tboa_vjp, _tboa_jvp)
 tree_batch_in.samples = lambda rng: [
     ((rng.normal(size=(3, 2)), 1, 2), {}),
     (({"a": rng.normal(size=(3,)), "b": rng.normal(size=(2, 3))}, {"a": None, "b": 1}, 3), {}),
@@ -386,8 +345,6 @@ tree_batch_out_adjoint.samples = lambda rng: [
 ]
 tree_batch_out.samples = lambda rng: []
 
-batch_broadcast.def_vjp(_batch_broadcast_vjp)
-batch_broadcast.def_jvp(_batch_broadcast_jvp)
 lift.def_vjp(_lift_vjp)
 lift.def_jvp(_lift_jvp)
 
@@ -483,46 +440,8 @@ for _p in (btree_slice, btree_slice_adjoint, btree_stack, btree_unstack):
     _p.samples = lambda rng: []
 
 
-def _btree_slice_vjp(g, ans, xs, i):
-    return btree_slice_adjoint(g, xs, i)
-
-
-def _btree_slice_jvp(t, ans, i):
-    return btree_slice(t, i)
-
-
-def _btsa_vjp(g, ans, i):
-    return btree_slice(g, i)
-
-
-def _btsa_jvp(t, ans, xs, i):
-    return btree_slice_adjoint(t, xs, i)
-
-
-def _btree_stack_vjp(g, ans, items):
-    return btree_unstack(g, items)
-
-
-def _btree_stack_jvp(t, ans):
-    return btree_stack(t)
-
-
-def _btree_unstack_vjp(g, ans):
-    return btree_stack(g)
-
-
-def _btree_unstack_jvp(t, ans, items):
-    return btree_unstack(t, items)
-
-
-btree_slice.def_vjp(_btree_slice_vjp)
-btree_slice.def_jvp(_btree_slice_jvp)
-btree_slice_adjoint.def_vjp(_btsa_vjp)
-btree_slice_adjoint.def_jvp(_btsa_jvp)
-btree_stack.def_vjp(_btree_stack_vjp)
-btree_stack.def_jvp(_btree_stack_jvp)
-btree_unstack.def_vjp(_btree_unstack_vjp)
-btree_unstack.def_jvp(_btree_unstack_jvp)
+def_adjoint_pair(btree_slice, btree_slice_adjoint)
+def_adjoint_pair(btree_stack, btree_unstack)
 btree_unstack.returns_tree = True
 tree_unstack.returns_tree = True
 
@@ -582,24 +501,7 @@ tree_axis_sum = _reg("ad.tree_axis_sum", _tree_axis_sum)
 tree_axis_sum_ct = _reg("ad.tree_axis_sum_ct", _tree_axis_sum_ct)
 
 
-def _tree_axis_sum_vjp(g, ans, x, size, batched, scale=1.0, axis=0):
-    return tree_axis_sum_ct(g, x, size, batched, scale, axis)
-
-
-def _tree_axis_sum_jvp(t, ans, size, batched, scale=1.0, axis=0):
-    return tree_axis_sum(t, size, batched, scale, axis)
-
-
-def _tree_axis_sum_ct_vjp(h, ans, size, batched, scale=1.0, axis=0):
-    return tree_axis_sum(h, size, batched, scale, axis)
-
-
-def _tree_axis_sum_ct_jvp(t, ans, x, size, batched, scale=1.0, axis=0):
-    return tree_axis_sum_ct(t, x, size, batched, scale, axis)
-
-
-_def_rules(tree_axis_sum, "x", _tree_axis_sum_vjp, _tree_axis_sum_jvp)
-_def_rules(tree_axis_sum_ct, "g", _tree_axis_sum_ct_vjp, _tree_axis_sum_ct_jvp)
+def_adjoint_pair(tree_axis_sum, tree_axis_sum_ct)
 tree_axis_sum.samples = lambda rng: [((rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})]
 tree_axis_sum_ct.samples = lambda rng: [
     ((rng.normal(size=(2,)), rng.normal(size=(3, 2)), 3, True), {"scale": 0.5})
