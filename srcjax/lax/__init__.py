@@ -23,20 +23,10 @@ import numpy as np
 from .. import dtypes
 from .._array import wrap_tree as _wrap_tree
 from ..codegen.emit import register_namespace as _register_namespace
+from ..primitives import collectives as _collectives
 from ..primitives import registry as _registry
 from ..primitives.branch_types import check_branch_types as _check_branch_types
-from ..primitives.collectives import (
-    all_gather,
-    all_to_all,
-    axis_index,
-    pmax,
-    pmean,
-    pmin,
-    ppermute,
-    pshuffle,
-    psum,
-    psum_scatter,
-)
+from ..primitives.collectives import *  # noqa: F403  (psum, pmean, ... all_to_all: jax.lax's collectives)
 from ..primitives.control import leading_length as _leading_length
 from ..primitives.control import stop_gradient
 from ..primitives.control.custom_checks import _check_switch_index
@@ -85,16 +75,7 @@ __all__ = [
     "cumlogsumexp",
     "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim",
-    "psum",
-    "pmean",
-    "pmax",
-    "pmin",
-    "all_gather",
-    "axis_index",
-    "ppermute",
-    "pshuffle",
-    "psum_scatter",
-    "all_to_all",
+    *_collectives.__all__,
 ]
 
 
