@@ -53,6 +53,27 @@ def test_matmul_adjoints_match_a_loop_over_examples(ra, rb, ab, bb):
     assert_close(got_b, want_b, rtol=1e-12)
 
 
+def test_unbatched_matrix_times_batched_vectors_is_one_gemm(monkeypatch):
+    # vmap(lambda v: w @ v): per example w @ v_i, written as one GEMM v @ w.T,
+    # never a broadcast stack of B matrix-vector products (w (n, m) against
+    # v[:, :, None] (B, m, 1) was 4.7x slower for the quickstart's first layer)
+    w = RNG.normal(size=(6, 4)).astype(np.float32)
+    v = RNG.normal(size=(B, 4)).astype(np.float32)
+    ranks = []
+    real = np.matmul
+
+    def spy(x, y, *args, **kwargs):
+        ranks.append((np.ndim(x), np.ndim(y)))
+        return real(x, y, *args, **kwargs)
+
+    monkeypatch.setattr(br.runtime_products.np, "matmul", spy)
+    got = br._bmatmul(w, v, False, True)
+    monkeypatch.undo()
+    assert ranks == [(2, 2)]
+    assert got.dtype == np.float32
+    assert_close(got, np.stack([w.astype(np.float64) @ v[i] for i in range(B)]), rtol=1e-6)
+
+
 # -- the JAX quickstart's MLP: vmap(predict, in_axes=(None, 0)) inside grad ------------
 SIZES = (784, 256, 256, 10)
 BATCH = 128

@@ -200,3 +200,19 @@ def test_half_power_minus_infinity_next_to_nan():
     # found by tests/test_c_render.py: np.min is NaN when a NaN is present, which hid -inf
     x = jnp.array([[np.nan, -np.inf], [4.0, -0.0]], jnp.float32)
     np.testing.assert_array_equal(np.asarray(x**0.5), [[np.nan, np.inf], [2.0, 0.0]])
+
+
+def test_maximum_gradient_splits_ties_in_float32_with_broadcasting():
+    # the partial of max (ad.balanced_eq) computed in the operands' float32, with a
+    # broadcast second operand and a NaN; values recorded from jax 0.10.2:
+    # jax.grad(lambda x, y: jnp.sum(jnp.maximum(x, y) * 3), argnums=(0, 1))
+    x = np.array([[1.0, 2.0, np.nan, 0.0], [3.0, -1.0, 2.0, 0.0]], np.float32)
+    y = np.array([2.0, 2.0, 1.0, 0.0], np.float32)
+    f = lambda x, y: jnp.sum(jnp.maximum(x, y) * np.float32(3))  # noqa: E731
+    for grad in (srcjax.grad(f, argnums=(0, 1)), srcjax.jit(srcjax.grad(f, argnums=(0, 1)))):
+        gx, gy = grad(x, y)
+        assert gx.dtype == np.float32 and gy.dtype == np.float32
+        np.testing.assert_array_equal(gx, [[0.0, 1.5, 0.0, 1.5], [3.0, 0.0, 3.0, 1.5]])
+        np.testing.assert_array_equal(gy, [3.0, 4.5, 0.0, 3.0])
+    relu_grad = srcjax.grad(lambda x: jnp.sum(jnp.maximum(0, x)))
+    np.testing.assert_array_equal(relu_grad(np.array([-1.0, 0.0, 2.0], np.float32)), [0, 0.5, 1])

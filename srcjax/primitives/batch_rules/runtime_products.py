@@ -94,11 +94,9 @@ def _bmatmul_arrays(a, b, ab, bb):
         # per-example vector b
         if a.ndim == 1:
             return np.matmul(b, a)
-        return (
-            np.matmul(a, b[:, :, None])[..., 0]
-            if a.ndim == 2
-            else np.moveaxis(np.matmul(a, b.T), -1, 0)  # (one product, no loop)
-        )
+        if a.ndim == 2:  # every example's b times one matrix: one GEMM, b @ a.T
+            return np.matmul(b, a.T)
+        return np.moveaxis(np.matmul(a, b.T), -1, 0)  # (one product, no loop)
     ra, rb = a.ndim - 1, b.ndim - 1
     a2 = a[:, None, :] if ra == 1 else a
     b2 = b[:, :, None] if rb == 1 else b

@@ -40,10 +40,16 @@ def _balanced_eq(x, z, y):
     """``1`` where ``x == z != y``, ``0.5`` where ``x == z == y``, else ``0``, in
     ``z``'s float dtype: the partial of ``z = max(x, y)`` (or ``min``) in ``x``,
     splitting ties evenly as JAX. Piecewise constant (zero derivative)."""
-    eqx = np.equal(x, z)
-    r = np.where(eqx, np.where(np.equal(y, z), 0.5, 1.0), 0.0)
     dt = _dt.to_inexact_dtype(_dt.dtype_of(z))
-    return r.astype(dt, copy=False) if r.dtype != dt else r
+    eqx = np.equal(x, z)
+    tie = np.logical_and(eqx, np.equal(y, z))
+    # computed in z's dtype (a where of Python floats computes in float64, and
+    # its scalar operands make it ~40x slower than these three passes)
+    r = np.empty(np.broadcast_shapes(np.shape(eqx), np.shape(tie)), dt)
+    np.copyto(r, eqx)
+    if tie.any():
+        np.copyto(r, dt.type(0.5), where=tie)
+    return r
 
 
 balanced_eq = _ew(
