@@ -271,6 +271,12 @@ class Primitive:
         #: a reduction that may end a fused region, as the backends name it
         #: ("sum", "mean", "max", "min"), or None
         self.fused_reduction: Optional[str] = None
+        #: parameters that may all carry one new leading axis (the same trip count
+        #: K), the others unchanged, with the result then the sum over that axis
+        #: of the per-trip results (ad.matmul_right: ("g", "a"), ad.unbroadcast:
+        #: ("g",)): reverse mode adds a loop-invariant operand's cotangents of a
+        #: lax loop in one call after the reverse loop
+        self.stack_sum: tuple = ()
         self._static_params: Optional[frozenset] = None
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
@@ -357,6 +363,7 @@ class Primitive:
             "matrix_product",
             "value_shaped",
             "fused_reduction",
+            "stack_sum",
         }
     )
 

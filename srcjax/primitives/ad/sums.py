@@ -143,7 +143,9 @@ def _to_float_dtype(g, dt):
     return g
 
 
-unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(array_result=True)
+unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(
+    array_result=True, stack_sum=(("g",), "ad.unbroadcast", ())
+)
 
 
 def _unbroadcast_vjp(h, ans, g, x):

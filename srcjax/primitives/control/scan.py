@@ -121,6 +121,12 @@ def _tree_stack(items):
     if not items:
         raise ValueError("cannot stack an empty list (scan of length 0)")
     first = items[0]
+    if type(first) is np.ndarray and first.ndim:
+        shape, dtype = first.shape, first.dtype
+        if all(type(a) is np.ndarray and a.shape == shape and a.dtype == dtype for a in items):
+            # one concatenation of equal rows (np.stack's checks and views cost
+            # more than the copy for a scan's many small rows)
+            return np.concatenate(items).reshape((len(items),) + shape)
     if isinstance(first, (np.ndarray, np.generic, float, int)):
         return np.stack(items)
     return _leaves_map(lambda *leaves: np.stack(leaves), *items)

@@ -62,8 +62,8 @@ def _matmul_right(g, a, b):
 
 matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
 matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
-matmul_left.facts(array_result=True)
-matmul_right.facts(array_result=True)
+matmul_left.facts(array_result=True, stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True)))
+matmul_right.facts(array_result=True, stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False)))
 
 
 def_bilinear(matmul, matmul_left, matmul_right)  # (the jvps, the vjps, their rules)
@@ -118,8 +118,8 @@ def _dot_right(g, a, b):
 
 dot_left = _internal("ad.dot_left", _dot_left, differentiable=True)
 dot_right = _internal("ad.dot_right", _dot_right, differentiable=True)
-dot_left.facts(array_result=True)
-dot_right.facts(array_result=True)
+dot_left.facts(array_result=True, stack_sum=(("g", "b"), "ad.bdot_left", (False, True)))
+dot_right.facts(array_result=True, stack_sum=(("g", "a"), "ad.bdot_right", (True, False)))
 
 
 def_bilinear(dot, dot_left, dot_right)

@@ -151,6 +151,16 @@ class _AdjointSweep:
             )
         return False
 
+    def fixed_range(self, s: Any) -> bool:
+        """Whether ``s`` is ``for ... in range(a[, b])`` over bounds no later vmap
+        can make per-example (see :meth:`_fixed_count`)."""
+        it = s.iter if isinstance(s, gast.For) else None
+        if not isinstance(it, gast.Call) or not isinstance(it.func, gast.Name):
+            return False
+        if it.func.id != "range" or it.keywords or len(it.args) not in (1, 2):
+            return False
+        return all(self._fixed_count(a) for a in it.args)
+
     def row_reads(self, s: Any) -> Dict[int, Tuple[str, Any, bool]]:
         """The statements at the top level of ``for k in range(...)`` that read
         row ``k`` (or ``n - 1 - k``, lax.scan with ``reverse=True``) of an array
@@ -161,17 +171,9 @@ class _AdjointSweep:
         per-example (a masked reverse loop would push rows of finished
         examples). Maps statement id -> (array, first row, whether the list
         holds the rows from the last back)."""
-        it = s.iter if isinstance(s, gast.For) else None
-        if (
-            not isinstance(it, gast.Call)
-            or not isinstance(it.func, gast.Name)
-            or it.func.id != "range"
-            or not 1 <= len(it.args) <= 2
-            or it.keywords
-            or not isinstance(s.target, gast.Name)
-            or not all(self._fixed_count(a) for a in it.args)
-        ):
+        if not self.fixed_range(s) or not isinstance(s.target, gast.Name):
             return {}
+        it = s.iter
         k = s.target.id
         counts: Dict[str, int] = {}
         for nm in N.assigned_names(s.body):
@@ -365,7 +367,8 @@ class _AdjointSweep:
                 prev = grouped.get(n)
                 grouped[n] = e if prev is None else self.add_cotangents(n, prev, e)
         for n, e in grouped.items():
-            self.accumulate(out, n, e, nz, s)
+            if not self.defer_sum(out, n, e, s):  # (a lax loop's invariant operand)
+                self.accumulate(out, n, e, nz, s)
         nz.discard(t)
         if own:
             total = own[0]

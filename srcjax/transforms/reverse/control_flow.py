@@ -118,24 +118,32 @@ class _ControlFlow:
         inner_defined = defined | body_defs
         sites = self.row_reads(s)
         self.row_sites.update(sites)
-        state = set(nz)
-        saved_emit, saved_reads, saved_mat = self.emit_code, set(self.reads), set(self.materialized)
-        while True:
-            trial = set(state)
-            self.rev_block(s.body, trial, inner_defined, True)
-            new = state | trial
-            if new == state:
-                break
-            state = new
-        self.reads, self.materialized = saved_reads, saved_mat
-        self.emit_code = saved_emit
-        out: List[Any] = []
-        must = self.must_at.get(id(s), set(self.params))
-        for n in sorted(state - nz):
-            out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
-            self.materialized.add(n)
-        body_nz = set(state)
-        body = self.rev_block(s.body, body_nz, inner_defined, True)
+        outer_defer = self.defer
+        defer = self.defer = self.deferral_for(s, defined, body_defs)
+        try:
+            state = set(nz)
+            saved = self.emit_code, set(self.reads), set(self.materialized)
+            while True:
+                trial = set(state)
+                if defer is not None:
+                    defer.sites = []
+                self.rev_block(s.body, trial, inner_defined, True)
+                new = state | trial
+                if new == state:
+                    break
+                state = new
+            self.emit_code, self.reads, self.materialized = saved
+            out: List[Any] = []
+            must = self.must_at.get(id(s), set(self.params))
+            for n in sorted(state - nz):
+                out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
+                self.materialized.add(n)
+            body_nz = set(state)
+            if defer is not None:
+                defer.sites = []
+            body = self.rev_block(s.body, body_nz, inner_defined, True)
+        finally:
+            self.defer = outer_defer
         for n in sorted(state - body_nz):
             body.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
             self._collect_reads(body[-1:])  # zeros_like(n) needs n's value here
@@ -178,6 +186,8 @@ class _ControlFlow:
             expr = N.call("ad.rows_adjoint", [N.name(rows), N.name(xs)], kws)
             self._collect_reads([N.name(xs), start])
             self.accumulate(out, xs, expr, nz, s)
+        if defer is not None:
+            self.deferred_sums(defer, loop, out, nz, must)
         if isinstance(s, gast.While):
             out.append(_Restore(s.sj_count, s, s.sj_in_loop, s.sj_in_loop))
         else:

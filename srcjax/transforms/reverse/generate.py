@@ -13,10 +13,12 @@ from ..aux import split_aux
 from .adjoint import _AdjointSweep
 from .control_flow import _ControlFlow
 from .cotangents import _Cotangents
+from .deferred import _DeferredSums
+from .hoist import forward_tuple_items, hoist_invariant_reads
 from .primal import _PrimalSweep
 
 
-class Reverse(_Cotangents, _AdjointSweep, _ControlFlow, _PrimalSweep):
+class Reverse(_Cotangents, _AdjointSweep, _ControlFlow, _DeferredSums, _PrimalSweep):
     """Reverse mode over one normalized function: the state the sweeps share."""
 
     def __init__(self, norm: Normalized, wrt: List[str], param_kinds: Dict[str, str]):
@@ -99,8 +101,10 @@ def reverse(
         body.append(st)
 
     rv_ = Reverse(norm, wrt, param_kinds)
+    forward_tuple_items(body)
     rv_.prepare_forward(body, False)
     rv_.analyze(body)
+    hoist_invariant_reads(body, rv_.containers)
     rv_.shape_classes(body)
     rv_.must_defined(body, set(rv_.params))
     rv_.index_assigns(body)
