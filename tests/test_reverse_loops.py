@@ -238,3 +238,74 @@ def test_stack_sum_fact_holds_on_the_primitives_samples(public):
         got = by_public(target).impl(*batched, *flags)
         assert np.shape(got) == np.shape(want)
         assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+# -- the last reverse trip of a loop over layers (lasttrip.py) --------------------------
+LAYERS = [(4, 3), (5, 4), (2, 5)]
+
+
+def _mlp(params, x):
+    h = x
+    for w, b in params:
+        h = jnp.tanh(jnp.dot(h, w.T) + b)
+    return jnp.sum(h * h)
+
+
+def _mlp_numpy_grads(params, x):
+    """float64 backpropagation by hand: (grads of (w, b) per layer, grad of x)."""
+    p = [(w.astype(np.float64), b.astype(np.float64)) for w, b in params]
+    hs = [x.astype(np.float64)]
+    for w, b in p:
+        hs.append(np.tanh(hs[-1] @ w.T + b))
+    g = 2 * hs[-1]
+    grads = []
+    for (w, b), h_in, h_out in zip(reversed(p), reversed(hs[:-1]), reversed(hs[1:])):
+        da = g * (1 - h_out**2)
+        grads.append((da.T @ h_in, da.sum(0)))
+        g = da @ w
+    return grads[::-1], g
+
+
+def _mlp_params():
+    return [
+        (
+            (RNG.standard_normal(s) * 0.5).astype(np.float32),
+            RNG.standard_normal(s[0]).astype(np.float32),
+        )
+        for s in LAYERS
+    ]
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, srcjax.jit], ids=["eager", "jit"])
+def test_the_inputs_cotangent_is_skipped_on_the_last_trip_only_when_unused(wrap):
+    params = _mlp_params()
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    want_p, want_x = _mlp_numpy_grads(params, x)
+    grads = wrap(srcjax.grad(_mlp))(params, x)
+    for (gw, gb), (ww, wb) in zip(grads, want_p):
+        assert_close(gw, ww, rtol=1e-4, atol=1e-6)
+        assert_close(gb, wb, rtol=1e-4, atol=1e-6)
+    text = srcjax.source(srcjax.grad(_mlp), params, x)
+    assert "of the last trip is not needed" in text
+    # with x differentiated too, the last trip's cotangent is x's: computed
+    gp, gx = wrap(srcjax.grad(_mlp, argnums=(0, 1)))(params, x)
+    assert_close(gx, want_x, rtol=1e-4, atol=1e-6)
+    for (gw, gb), (ww, wb) in zip(gp, want_p):
+        assert_close(gw, ww, rtol=1e-4, atol=1e-6)
+    text = srcjax.source(srcjax.grad(_mlp, argnums=(0, 1)), params, x)
+    assert "of the last trip is not needed" not in text
+
+
+@pytest.mark.parametrize("last_first", [False, True])
+def test_rows_adjoint_of_every_row_in_order_is_their_stack(last_first):
+    from srcjax.primitives.control.scan import _rows_adjoint
+
+    xs = RNG.standard_normal((4, 2, 3)).astype(np.float32)
+    rows = [RNG.standard_normal((2, 3)).astype(np.float32) for _ in range(4)]
+    got = _rows_adjoint(rows, xs, last_first=last_first)
+    want = np.stack(rows[::-1] if last_first else rows)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    # a missing row (a hole) or a partial range keeps the general path: zeros there
+    part = _rows_adjoint([rows[0], None], xs, start=1)
+    np.testing.assert_array_equal(part, np.stack([0 * rows[0], rows[0], 0 * rows[0], 0 * rows[0]]))

@@ -180,6 +180,14 @@ def _rows_adjoint(rows, xs, start=0, last_first=False, axis=0):
     from ...tree_util import tree_flatten, tree_unflatten
 
     n = len(rows)
+    if type(xs) is np.ndarray and not axis and n and n == len(xs) and xs.ndim > 1 and start == 0:
+        shape, dtype = xs.shape[1:], xs.dtype
+        if dtype.kind == "f" and all(
+            type(v) is np.ndarray and v.shape == shape and v.dtype == dtype for v in rows
+        ):
+            # every row read once, in order (a scan over all of xs): the rows are
+            # the cotangent, concatenated (no zeros to fill, no flipped copy)
+            return np.concatenate(rows[::-1] if last_first else rows).reshape(xs.shape)
     pos = _row_positions(n, start, last_first)
     leaves, treedef = tree_flatten(xs)
     lead = (slice(None),) * axis

@@ -167,6 +167,7 @@ class _ControlFlow:
         )
         self._at(loop, s)
         loop.sj_note = "reverse of the loop"
+        loop.sj_fixed = self.fixed_range(s)  # (see lasttrip.py)
         out.append(loop)
         nz.clear()
         nz.update(state & (defined | set(self.params)))

@@ -15,6 +15,7 @@ from .control_flow import _ControlFlow
 from .cotangents import _Cotangents
 from .deferred import _DeferredSums
 from .hoist import forward_tuple_items, hoist_invariant_reads
+from .lasttrip import skip_last_trip_cotangents
 from .primal import _PrimalSweep
 
 
@@ -185,6 +186,8 @@ def reverse(
     else:
         retval = grads
 
+    after = set(N.names_in(gast.Module(body=fix + [gast.Return(value=retval)], type_ignores=[])))
+    skip_last_trip_cotangents(bwd, set(rv_.bars.values()), after | tail)
     head = [N.assign(kept, N.name(p)) for p, kept in entry.items()]
     for n in sorted(preinit):
         head.append(N.assign(n, N.const(None)))
