@@ -309,3 +309,16 @@ def test_rows_adjoint_of_every_row_in_order_is_their_stack(last_first):
     # a missing row (a hole) or a partial range keeps the general path: zeros there
     part = _rows_adjoint([rows[0], None], xs, start=1)
     np.testing.assert_array_equal(part, np.stack([0 * rows[0], rows[0], 0 * rows[0], 0 * rows[0]]))
+
+
+def test_a_python_loop_of_no_trips_does_not_read_what_its_body_reads():
+    # for over range(0): the body's d["w"] never runs (the key is missing); only
+    # lax loops, which JAX traces whatever their length, have reads moved out
+    def f(d, x, n):
+        for _ in range(n):
+            x = x * d["w"]
+        return jnp.sum(x)
+
+    d = {"v": np.float32(2.0)}
+    g = srcjax.grad(f, argnums=1)(d, np.ones(3, np.float32), 0)
+    np.testing.assert_array_equal(g, np.ones(3, np.float32))

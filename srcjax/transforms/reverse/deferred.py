@@ -15,6 +15,7 @@ import gast
 
 from ...frontend import nodes as N
 from ...primitives.registry import by_public
+from .hoist import is_lax_loop
 from .prune import _is_reversed
 
 
@@ -39,14 +40,7 @@ class _DeferredSums:
         ``for`` over a count no later vmap makes per-example (as for row reads)
         whose body checks a lax carry (``lax.scan``/``fori_loop``: every trip's
         values then have one shape), else None."""
-        if not self.fixed_range(s):
-            return None
-        lax_loop = any(
-            getattr(getattr(st, "sj_op", None), "prim", None) is not None
-            and st.sj_op.prim.carry_check
-            for st in s.body
-        )
-        if not lax_loop:
+        if not self.fixed_range(s) or not is_lax_loop(s):
             return None
         return _Deferred({n for n in defined if n not in body_defs})
 

@@ -20,8 +20,8 @@ from ...frontend.normalize import Op
 
 
 def hoist_invariant_reads(body: List[Any], containers: Set[str]) -> None:
-    """Move, in place, the loop-invariant part reads out of every loop of
-    ``body`` (innermost loops first, repeated so a chain ``p = params["l"]; w =
+    """Move, in place, the loop-invariant part reads out of every lax loop of
+    ``body`` (:func:`is_lax_loop`; innermost loops first, repeated so a chain ``p = params["l"]; w =
     p["w"]`` moves whole). A statement moves when it is at the top level of a
     ``for``/``while`` body, reads a part (``x[c]`` with a constant ``c`` of a
     name in ``containers``, or ``x.name``) of a name the loop does not assign,
@@ -48,8 +48,20 @@ def _hoist_block(stmts: List[Any], containers: Set[str], outside) -> None:
         i += 1
 
 
+def is_lax_loop(loop: Any) -> bool:
+    """Whether ``loop`` is a ``for`` whose body checks a lax carry (``lax.scan``,
+    ``fori_loop``): JAX traces such a body whatever the trip count, so a read
+    moved out of it may fail where the loop runs no trip, as JAX's trace does."""
+    return isinstance(loop, gast.For) and any(
+        getattr(getattr(st, "sj_op", None), "prim", None) is not None and st.sj_op.prim.carry_check
+        for st in loop.body
+    )
+
+
 def _hoist_loop(loop: Any, containers: Set[str], named_outside: Set[str]) -> List[Any]:
     moved: List[Any] = []
+    if not is_lax_loop(loop):
+        return moved
     while True:
         assigned = _assigned_counts(loop)
         header = set(N.names_in(loop.test if isinstance(loop, gast.While) else loop.iter))
