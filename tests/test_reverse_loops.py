@@ -322,3 +322,20 @@ def test_a_python_loop_of_no_trips_does_not_read_what_its_body_reads():
     d = {"v": np.float32(2.0)}
     g = srcjax.grad(f, argnums=1)(d, np.ones(3, np.float32), 0)
     np.testing.assert_array_equal(g, np.ones(3, np.float32))
+
+
+def test_a_pop_from_a_cotangent_list_is_never_skipped_on_the_last_trip():
+    # second and third derivatives through a loop with a tape: the second-order
+    # sweep pops tape cotangents (ad.pop_like) on every trip, the last one too
+    def f(x):
+        y = x
+        for _ in range(2):
+            y = jnp.sin(y) * y if y > 0 else -y * y
+        return y
+
+    d2 = srcjax.grad(srcjax.grad(f))
+    d3 = srcjax.grad(d2)
+    eps = 1e-3
+    for x in (0.7, -0.4):
+        want = (float(d2(x + eps)) - float(d2(x - eps))) / (2 * eps)
+        assert_close(d3(x), want, rtol=1e-3)

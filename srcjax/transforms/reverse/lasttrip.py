@@ -68,7 +68,8 @@ def _guard(loop: Any, bars: Set[str], after_loop: Set[str], last: Any) -> None:
 
 def _pure_bar_assign(s: Any, bars: Set[str]) -> Any:
     """The cotangent name ``s`` binds, when ``s`` is ``t_bar = ns.f(...)`` of a
-    primitive without effects, else None."""
+    primitive that only computes a value (a pure kind, or an ``array_result``
+    helper; no effect, no list push or pop), else None."""
     if not isinstance(s, gast.Assign) or len(s.targets) != 1:
         return None
     t = s.targets[0]
@@ -78,6 +79,9 @@ def _pure_bar_assign(s: Any, bars: Set[str]) -> Any:
         prim = by_public(N.to_source(s.value.func).strip())
     except KeyError:
         return None
-    if prim.effectful:
-        return None
+    if prim.effectful or prim.stack is not None:
+        return None  # (ad.pop_like takes a list's last entry: never skipped)
+    if prim.kind not in ("elementwise", "reduction", "linalg", "structural", "creation"):
+        if not prim.array_result:  # (the helpers that compute an array and nothing else)
+            return None
     return t.id
