@@ -104,15 +104,27 @@ def _with_array(x):
     return lax.fori_loop(0, 10, body, x)
 
 
-def test_a_loop_over_arrays_keeps_numpy():
+def test_a_loop_over_a_small_array_with_a_sum_is_compiled():
     x = np.arange(4, dtype=np.float32)
     f = srcjax.jit(_with_array)
     out = f(x)
     v = x.copy()
     for _ in range(10):
         v = v * np.float32(0.5) + v.sum() * np.float32(0.01)
+    assert out.dtype == np.float32 and out.shape == (4,)
+    np.testing.assert_allclose(out, v, rtol=1e-6)  # (the sum's order: C order, NumPy's pairwise)
+    assert "Numba region nbloop_" in srcjax.source(f, x)
+
+
+def test_a_loop_over_a_large_array_keeps_numpy():
+    x = np.arange(100, dtype=np.float32)
+    f = srcjax.jit(_with_array)
+    out = f(x)
+    v = x.copy()
+    for _ in range(10):
+        v = v * np.float32(0.5) + v.sum() * np.float32(0.01)
     np.testing.assert_allclose(out, v, rtol=1e-6)
-    assert "keeps NumPy" in srcjax.source(f, x)
+    assert "keeps NumPy (an array of 100 elements)" in srcjax.source(f, x)
 
 
 def test_a_loop_numba_cannot_compile_keeps_numpy_and_is_not_retried(monkeypatch):
@@ -134,10 +146,12 @@ def test_a_loop_numba_cannot_compile_keeps_numpy_and_is_not_retried(monkeypatch)
     want = np.float32(1.0)
     for _ in range(7):
         want = want * np.float32(1.5) + np.float32(0.25)
-    assert f(1.0) == want and f(np.float32(1.0)) == want
+    assert f(1.0) == want and f(1.0) == want
     assert "Numba could not compile this loop" in srcjax.source(f, 1.0)
     tried = len(calls)  # (one compile, and one without the on-disk cache)
     assert 1 <= tried <= 2
+    assert f(np.float32(1.0)) == want  # (another kernel: its result is boxed as a float32)
+    tried = len(calls)
     srcjax.jit(g)(2.0)  # another jit object, the same kernel: not compiled again
     assert len(calls) == tried
 
