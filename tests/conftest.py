@@ -23,3 +23,17 @@ def x64():
         yield
     finally:
         srcjax.config.update("jax_enable_x64", old)
+
+
+@pytest.fixture
+def numba_loops_off():
+    """The NumPy backend's own code, also under SRCJAX_NUMBA_LOOPS=1 (which
+    compiles jitted loops with Numba and shows them in generated code)."""
+    import srcjax
+
+    old = srcjax.config.read("numba_loops")
+    srcjax.config.update("numba_loops", False)
+    try:
+        yield
+    finally:
+        srcjax.config.update("numba_loops", old)

@@ -15,7 +15,7 @@ from srcjax.primitives.registry import CPU, Primitive, by_public
 from srcjax.transforms import fusion
 
 
-def test_cpu_backend_is_the_default_and_implements_the_protocol():
+def test_cpu_backend_is_the_default_and_implements_the_protocol(numba_loops_off):
     cpu = backends.get()
     assert cpu is backends.get("cpu") is numpy_cpu.BACKEND
     assert isinstance(cpu, base.Backend) and cpu.name == CPU == "cpu"

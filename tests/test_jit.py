@@ -948,7 +948,7 @@ def _changing_carry(x):
     return srcjax.lax.fori_loop(0, 3, lambda i, c: jnp.concatenate([c, c]), x)
 
 
-def test_jit_lax_loop_carry_check_only_where_it_can_fail():
+def test_jit_lax_loop_carry_check_only_where_it_can_fail(numba_loops_off):
     """A scalar fori_loop under jit called ad.check_carry on every pass (30x
     slower than NumPy float32 scalars). jit drops the check where the abstract
     values of the initial and the body's carry pass it; a carry it cannot
