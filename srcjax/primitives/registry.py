@@ -235,6 +235,19 @@ class Primitive:
         #: it has an effect (prints, calls back, checks and raises): never run on
         #: stand-ins to infer its result, never removed
         self.effectful = False
+        #: an ``ad.*`` helper that computes its result from its operands only (no
+        #: effect, nothing changed in place, no check of values that raises), as
+        #: the public array kinds do: jit may drop it when unread, merge repeats
+        #: and hoist it out of loops (ad.lift, ad.bmatmul)
+        self.pure = False
+        #: the operand whose value the result is whenever the result's abstract
+        #: value is that operand's (ad.lift's ``x``: no unit axes to insert;
+        #: ad.unbroadcast's ``g``: nothing to sum): jit copies it instead
+        self.identity_operand: Optional[str] = None
+        #: a Python number or tuple result depends on the operands' shapes, dtypes
+        #: and options only, never on their values (ad.mean_scale's ``1 / n``):
+        #: jit computes it from abstract values
+        self.from_shapes = False
         #: the result is a part of operand ``x`` (what the normalizer's type
         #: tracking and result names follow): ``"attr"`` (``x.name``, a pytree
         #: field: ad.getattr), ``"static_attr"`` (a static attribute of a
@@ -348,6 +361,9 @@ class Primitive:
             "static_result",
             "static_for_constants",
             "effectful",
+            "pure",
+            "identity_operand",
+            "from_shapes",
             "static_params",
             "batch_unbatched",
             "promote_operands",

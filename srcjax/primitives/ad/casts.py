@@ -101,7 +101,7 @@ def _all_real(g) -> bool:
     return True
 
 
-project_real = _internal("ad.project_real", _project_real)
+project_real = _internal("ad.project_real", _project_real).facts(pure=True, identity_operand="g")
 project_real.facts(same_structure=("g", "x"))
 
 

@@ -144,7 +144,10 @@ def _to_float_dtype(g, dt):
 
 
 unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(
-    array_result=True, stack_sum=(("g",), "ad.unbroadcast", ())
+    array_result=True,
+    stack_sum=(("g",), "ad.unbroadcast", ()),
+    pure=True,
+    identity_operand="g",
 )
 
 
@@ -209,7 +212,7 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     return np.broadcast_to(g, shape)
 
 
-expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True)
+expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True, pure=True)
 
 
 def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False, where=None):

@@ -34,7 +34,9 @@ def _batch_axis(axis, ndim):
     return axis + 1 if axis >= 0 else axis
 
 
-batch_axis = _reg("ad.batch_axis", _batch_axis, differentiable=False)
+batch_axis = _reg("ad.batch_axis", _batch_axis, differentiable=False).facts(
+    pure=True, static_for_constants=True
+)
 
 
 def _static_join(a, b):

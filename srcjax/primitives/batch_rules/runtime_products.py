@@ -111,7 +111,7 @@ def _bmatmul_arrays(a, b, ab, bb):
     return r
 
 
-bmatmul = _reg("ad.bmatmul", _bmatmul).facts(array_result=True)
+bmatmul = _reg("ad.bmatmul", _bmatmul).facts(array_result=True, pure=True)
 
 
 def _per_example(fn, args, flags, size):
@@ -246,8 +246,8 @@ def _summed_right(g, a, ra, rb, ab):
     return None
 
 
-bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True)
-bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(array_result=True)
+bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True, pure=True)
+bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(array_result=True, pure=True)
 bmatmul_left.samples = lambda rng: []
 bmatmul_right.samples = lambda rng: []
 
@@ -278,7 +278,9 @@ def _bunbroadcast(g, x, gb, xb):
     return out.reshape((g.shape[0],) + tuple(xs))
 
 
-bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast).facts(array_result=True)
+bunbroadcast = _reg("ad.bunbroadcast", _bunbroadcast).facts(
+    array_result=True, pure=True, identity_operand="g"
+)
 bunbroadcast.samples = lambda rng: []
 
 

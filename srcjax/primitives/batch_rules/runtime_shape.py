@@ -32,7 +32,9 @@ def _bbroadcast_like(x, like, xb, lb):
     return np.broadcast_to(x, shape)
 
 
-bbroadcast_like = _reg("ad.bbroadcast_like", _bbroadcast_like).facts(array_result=True)
+bbroadcast_like = _reg("ad.bbroadcast_like", _bbroadcast_like).facts(
+    array_result=True, pure=True, identity_operand="x"
+)
 bbroadcast_like.missing_rule_hint = (
     "differentiating vmap-ed forward-mode code (grad of vmap of jvp) is not supported yet"
 )

@@ -62,7 +62,9 @@ def _batch_broadcast(x, size, axis=0):
     return np.broadcast_to(a, tuple(shape))
 
 
-batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(same_structure=("x",))
+batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(
+    same_structure=("x",), pure=True
+)
 
 
 def _batch_unbroadcast(g, size, axis=0):
@@ -112,7 +114,7 @@ def _lift(x, rank, nb=1):
     return x.reshape(x.shape[:nb] + (1,) * extra + x.shape[nb:])
 
 
-lift = _reg("ad.lift", _lift)
+lift = _reg("ad.lift", _lift).facts(pure=True, identity_operand="x")
 
 
 def _lift_vjp(g, ans, x):
@@ -356,7 +358,7 @@ def _row_stand_in(x):
     return np.zeros(x.shape[1:], x.dtype)
 
 
-row_stand_in = _reg("ad.row_stand_in", _row_stand_in, differentiable=False)
+row_stand_in = _reg("ad.row_stand_in", _row_stand_in, differentiable=False).facts(pure=True)
 row_stand_in.samples = lambda rng: [((rng.normal(size=(3, 2)),), {})]
 
 

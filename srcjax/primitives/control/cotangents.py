@@ -68,7 +68,7 @@ def _seed(out):
 
 
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
-seed.facts(array_result=True)
+seed.facts(array_result=True, pure=True)
 
 
 def _seed_holomorphic(out):
@@ -329,7 +329,7 @@ def _tree_add(a, b):
 
 
 tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
-tree_add.facts(container_from=("a",))
+tree_add.facts(container_from=("a",), pure=True)
 
 
 def _tree_add_vjp_a(g, ans, a, b):
@@ -526,6 +526,7 @@ def _densify(ct, like):
 
 
 densify = register(Primitive("ad.densify", _densify, kind="internal"))
+densify.facts(pure=True, identity_operand="ct")
 
 
 def_linear(densify)

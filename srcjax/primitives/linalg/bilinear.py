@@ -62,8 +62,12 @@ def _matmul_right(g, a, b):
 
 matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
 matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
-matmul_left.facts(array_result=True, stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True)))
-matmul_right.facts(array_result=True, stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False)))
+matmul_left.facts(
+    array_result=True, pure=True, stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True))
+)
+matmul_right.facts(
+    array_result=True, pure=True, stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False))
+)
 
 
 def_bilinear(matmul, matmul_left, matmul_right)  # (the jvps, the vjps, their rules)

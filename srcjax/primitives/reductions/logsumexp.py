@@ -101,6 +101,7 @@ def _logsumexp_weights(a, axis=None, b=None, return_sign=False):
 
 
 logsumexp_weights = register(Primitive("ad.logsumexp_weights", _logsumexp_weights, kind="internal"))
+logsumexp_weights.facts(pure=True)
 
 
 # d w / d a = diag(w) - w (b w)^T and d w / d b = -w w^T along the axis, for w the

@@ -68,7 +68,7 @@ def _is_pure(s: Any) -> bool:
     if op.kind in ("copy", "pack"):
         return True
     if op.kind == "prim":
-        return op.prim.kind in PURE_KINDS
+        return op.prim.kind in PURE_KINDS or op.prim.pure
     if op.kind == "inactive":
         return isinstance(s.value, (gast.Attribute, gast.Constant))
     return False

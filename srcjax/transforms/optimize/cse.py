@@ -8,29 +8,31 @@ import gast
 
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
+from .avals import Aval
 from .common import _assigned, _is_assign
 
 
 # ---------------------------------------------------------------------------- CSE
 def _cse_key(s: Any) -> Optional[tuple]:
     op = s.sj_op
-    if op.kind != "prim" or op.prim.kind not in (
-        "elementwise",
-        "reduction",
-        "linalg",
-        "structural",
+    if op.kind != "prim":
+        return None
+    if op.prim.kind not in ("elementwise", "reduction", "linalg", "structural") and not (
+        op.prim.pure and isinstance(getattr(s, "sj_aval", None), Aval)
     ):
         return None
     return (op.prim.public, gast.dump(s.value))
 
 
-def cse(fdef: Any) -> Any:
-    """Replace a repeated pure primitive call by a copy of the first result."""
-    _cse_block(fdef.body, {})
-    return fdef
+def cse(fdef: Any) -> int:
+    """Replace a repeated pure primitive call by a copy of the first result;
+    returns how many were replaced."""
+    return _cse_block(fdef.body, {})
 
 
-def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
+def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
+    merged = 0
+
     def kill(names: set) -> None:
         for k in list(table):
             tname, used = table[k]
@@ -39,12 +41,12 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
 
     for s in stmts:
         if isinstance(s, gast.If):
-            _cse_block(s.body, dict(table))
-            _cse_block(s.orelse, dict(table))
+            merged += _cse_block(s.body, dict(table))
+            merged += _cse_block(s.orelse, dict(table))
             kill(_assigned(s))
         elif isinstance(s, (gast.While, gast.For)):
             kill(_assigned(s))
-            _cse_block(s.body, dict(table))
+            merged += _cse_block(s.body, dict(table))
             kill(_assigned(s))
         elif _is_assign(s):
             key = _cse_key(s)
@@ -55,6 +57,7 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
                 s.value = node
                 s.sj_op = Op("copy", elts=[node])
                 s.sj_note = "common subexpression"
+                merged += 1
                 kill({t})
                 continue
             kill({t})
@@ -69,3 +72,4 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> None:
             # `l.append(v)` and other statements may change the lists and dicts
             # they name: `l[-1]` read before is not `l[-1]` after
             kill(_assigned(s) | set(N.names_in(s)))
+    return merged

@@ -4,6 +4,7 @@ for the common kinds and by running primitives on one-element stand-ins."""
 
 from __future__ import annotations
 
+import ast
 import math
 import operator
 import warnings
@@ -134,6 +135,7 @@ class _Interp:
                         raise  # (the user's code is wrong for these arguments)
                     val = None
                 s.sj_aval = val
+                s.sj_sure = not self.unsure  # (a loop whose facts converged)
             for k in _assigned(s):
                 env[k] = None
             if _is_assign(s):
@@ -176,6 +178,11 @@ class _Interp:
     def value(self, s: Any, env: Dict[str, Any]) -> Any:
         op = s.sj_op
         if op.kind == "copy":
+            if isinstance(s.value, gast.Tuple):  # axes or a shape: `axis = (1,)`
+                try:
+                    return _Static(ast.literal_eval(N.to_source(s.value)))
+                except (ValueError, SyntaxError):
+                    return None
             return self.aval_of(s.value, env) if N.is_atom(s.value) else None
         if op.kind == "pack":
             if isinstance(s.value, (gast.Tuple, gast.List)):
@@ -199,7 +206,10 @@ class _Interp:
         prim = op.prim
         if prim.shape_query is not None:  # jnp.ndim(x): known with x's shape
             x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
-            if isinstance(x, Aval) and not x.weak and set(op.bound) <= {"a", "x"}:
+            if isinstance(x, _Static) and type(x.value) in _SCALAR_TYPES:
+                x = Aval.of(x.value)  # a Python number known now (1 / n)
+            if isinstance(x, Aval) and set(op.bound) <= {"a", "x"}:
+                # (a weak Python scalar's shape is (), as JAX's jnp.ndim(1.0) is 0)
                 return _Static(prim.shape_query(x))
         if prim.part == "item":  # x[idx]
             base = self.aval_of(op.bound.get("x"), env)
@@ -336,8 +346,6 @@ class _Interp:
             return slice(*[None if p is None else self._stand_in(p, env, make) for p in parts])
         if isinstance(node, gast.Tuple):  # x[:, None], x[i, 0]
             return tuple(self._stand_in(e, env, make) for e in node.elts)
-        import ast
-
         return ast.literal_eval(N.to_source(node))
 
     def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
@@ -461,8 +469,8 @@ class _Interp:
                     if a.dtype == np.bool_ and op.prim.part == "item":
                         return None  # x[mask]
                     total += a.size
-        if total > (4096 if op.prim.kind == "linalg" else 1 << 16):
-            return None
+        if total > (4096 if op.prim.kind == "linalg" else 1 << 20 if op.prim.pure else 1 << 16):
+            return None  # (the helpers of generated code: products, sums; cheap on stand-ins)
         if op.prim.value_shaped and "size" not in op.bound:
             return None
 
@@ -485,6 +493,12 @@ class _Interp:
             return Aval(np.shape(r), r.dtype)
         if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
             return _Static(r)  # shape arithmetic: ndim - 1
+        if static and op.prim.static_for_constants and type(r) in (int, bool, tuple):
+            return _Static(r)  # axes from ranks: ad.batch_axis(None, 2)
+        if op.prim.from_shapes and type(r) in (int, float, bool, tuple):
+            return _Static(r)  # from shapes and options only: ad.mean_scale's 1 / n
+        if static and op.prim.pure and type(r) in (int, float, bool):
+            return _Static(r)  # a helper of static values: ad.lift(0.005, 1)
         return None
 
 

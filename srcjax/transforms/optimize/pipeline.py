@@ -9,8 +9,10 @@ from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
 from .interp import infer_avals
+from .licm import hoist_invariants
 from .promote import promote
 from .propagate import fold_constants, propagate
+from .static_fold import fold_static
 
 
 # ---------------------------------------------------------------------------- driver
@@ -32,6 +34,25 @@ def optimize(
     propagate(fdef)
     dce(fdef)
     infer_avals(fdef, params, resolve)
+    # what the argument types decide (ranks, axes, helpers with nothing to do),
+    # then loop invariants out of loops, then the repeats that made
+    specialized = False
+    for _ in range(8):
+        if not fold_static(fdef):
+            break
+        specialized = True
+        fold_constants(fdef)
+        propagate(fdef)
+    if specialized:
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+    if hoist_invariants(fdef, resolve, namer) or specialized:
+        for _ in range(8):  # (a merged repeat makes the next one's operands equal)
+            if not cse(fdef):
+                break
+            propagate(fdef)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
     if namer is not None:
         for _ in range(64):
             if not promote(fdef, namer, boxed):

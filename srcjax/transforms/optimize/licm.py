@@ -1,0 +1,190 @@
+"""Loop-invariant code motion (:func:`hoist_invariants`): pure array
+computations inside a ``for`` loop that read nothing the loop changes run once,
+before it.
+
+The case that matters is forward-over-reverse (``jvp(grad(f), (w,), (d,))``
+inside a conjugate-gradient loop, R6): each iteration recomputed the primal and
+its gradient at the same ``w``; only the tangent part depends on ``d``. JAX
+traces such a Python loop unrolled and XLA merges the repeats; srcjax keeps the
+loop, so it moves them out instead."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import gast
+
+from ...frontend import nodes as N
+from .avals import Aval
+from .common import _assigned, _is_assign, _is_pure, _Static, _Subst, _subst_stmt
+
+
+def hoist_invariants(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: Any) -> bool:
+    """Move loop-invariant statements out of ``for`` loops whose trip count is
+    known to be positive (``range`` of constants or of integer globals); returns
+    whether any moved. Run :func:`infer_avals` first: only statements whose
+    result and operands are known arrays or scalars move (never containers, which
+    the loop may change in place)."""
+    local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
+    ctx = _Ctx(resolve, local, namer)
+    fdef.body = ctx.block(fdef.body)
+    return ctx.moved > 0
+
+
+class _Ctx:
+    def __init__(self, resolve, local: set, namer) -> None:
+        self.resolve = resolve
+        self.local = local
+        self.namer = namer
+        self.moved = 0
+
+    def block(self, stmts: List[Any]) -> List[Any]:
+        out: List[Any] = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+            elif isinstance(s, gast.While):
+                s.body = self.block(s.body)
+            elif isinstance(s, gast.For):
+                s.body = self.block(s.body)
+                if self.runs(s.iter):
+                    out.extend(self.hoist(s))
+            out.append(s)
+        return out
+
+    def runs(self, it: Any) -> bool:
+        """Whether ``it`` is ``range(...)`` of known ints with at least one item."""
+        if not (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "range"
+            and it.func.id not in self.local
+            and not it.keywords
+            and 1 <= len(it.args) <= 3
+        ):
+            return False
+        vals = []
+        for a in it.args:
+            if isinstance(a, gast.Constant) and type(a.value) is int:
+                vals.append(a.value)
+                continue
+            if not isinstance(a, gast.Name) or a.id in self.local or self.resolve is None:
+                return False
+            try:
+                v = self.resolve(a.id)
+            except Exception:  # noqa: BLE001 - unknown: leave the loop alone
+                return False
+            if type(v) is not int:
+                return False
+            vals.append(v)
+        try:
+            return len(range(*vals)) > 0
+        except (TypeError, ValueError):
+            return False
+
+    def hoist(self, loop: Any) -> List[Any]:
+        """The statements taken out of ``loop``'s body (in their order)."""
+        if self.namer is not None:
+            _rename_redefinitions(loop, self.namer)
+        body = loop.body
+        counts: Dict[str, int] = {}
+        for s in N.walk_stmts(body):
+            for k in _assigned(s):
+                counts[k] = counts.get(k, 0) + 1
+        targets = set(N.assigned_names([gast.Expr(value=loop.target)]))
+        variant = set(counts) | targets
+        read_before: set = set()
+        moved: List[Any] = []
+        kept: List[Any] = []
+        for s in body:
+            t = s.targets[0].id if _is_assign(s) else None
+            if (
+                t is not None
+                and counts.get(t) == 1
+                and t not in targets
+                and t not in read_before
+                and _movable(s)
+                and not (set(N.names_in(s.value)) & variant)
+                and not (set(_operands(s)) & variant)
+            ):
+                moved.append(s)
+                variant.discard(t)
+                self.moved += 1
+                continue
+            kept.append(s)
+            read_before |= set(_reads(s))
+        loop.body = kept or [gast.Pass()]
+        return moved
+
+
+def _movable(s: Any) -> bool:
+    """A pure computation of a known array or scalar from known arrays or
+    scalars (containers may be changed in place by the loop; effects stay)."""
+    op = s.sj_op
+    if op.kind not in ("prim", "copy") or not _is_pure(s):
+        return False
+    if op.kind == "copy" and not (N.is_atom(s.value) or isinstance(s.value, gast.Tuple)):
+        return False
+    if not isinstance(getattr(s, "sj_aval", None), (Aval, _Static)):
+        return False
+    ins = getattr(s, "sj_avals_in", None) or {}
+    return all(isinstance(ins.get(n), (Aval, _Static)) for n in _operands(s))
+
+
+def _operands(s: Any) -> List[str]:
+    """The names a pure statement computes from (not the namespaces of its call)."""
+    op = s.sj_op
+    if op.kind == "copy":
+        return N.names_in(s.value)
+    out: List[str] = []
+    for v in op.bound.values():
+        for x in v if isinstance(v, list) else [v]:
+            if isinstance(x, gast.AST):
+                out.extend(n for n in N.names_in(x) if n not in out)
+    return out
+
+
+def _reads(s: Any) -> List[str]:
+    return N.names_in(s)
+
+
+def _rename_redefinitions(loop: Any, namer: Any) -> None:
+    """Give each but the last top-level assignment of a name assigned several
+    times in the body a fresh name (reads up to the next assignment renamed),
+    so a value computed once per iteration and then updated (``z_bar = z_bar +
+    t``) can move. Names read before their first assignment in the body (carried
+    from one iteration to the next) or assigned inside nested blocks keep theirs."""
+    body = loop.body
+    top: Dict[str, List[int]] = {}
+    nested: set = set()
+    for i, s in enumerate(body):
+        if _is_assign(s):
+            top.setdefault(s.targets[0].id, []).append(i)
+        else:
+            nested |= _assigned(s)
+    targets = set(N.assigned_names([gast.Expr(value=loop.target)]))
+    for name, where in top.items():
+        if len(where) < 2 or name in nested or name in targets:
+            continue
+        if any(name in _reads(body[j]) for j in range(where[0])):
+            continue  # carried from the previous iteration
+        if name in N.names_in(body[where[0]].value):
+            continue
+        for k, i in enumerate(where[:-1]):
+            fresh = namer.fresh(name)
+            body[i].targets[0] = N.name(fresh, store=True)
+            table = {name: N.name(fresh)}
+            for j in range(i + 1, where[k + 1] + 1):
+                u = body[j]
+                if isinstance(u, (gast.If, gast.For, gast.While)):
+                    _Subst(table).visit(u)
+                else:
+                    _subst_stmt(u, table)
+                _refresh_avals_in(u, name, fresh)
+
+
+def _refresh_avals_in(s: Any, old: str, new: str) -> None:
+    ins = getattr(s, "sj_avals_in", None)
+    if ins and old in ins:
+        ins[new] = ins.pop(old) if new != old else ins[old]

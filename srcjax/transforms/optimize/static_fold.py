@@ -1,0 +1,200 @@
+"""What jit's specialization decides (:func:`fold_static`): values known from the
+abstract values become constants, helpers that would return an operand
+unchanged become copies of it, and items of tuple displays become the item.
+
+Generated code of other transforms cannot know shapes: vmap aligns ranks with
+``ad.lift(x, jnp.ndim(y) - 1)``, moves axes with ``ad.batch_axis(None,
+jnp.ndim(x))``, and reverse mode sums cotangents back with
+``ad.unbroadcast(g, x)``. Under jit every one of these is decided by the
+argument types; left in, each costs a Python call per step (R6, Newton-CG with
+``jvp(grad(f))`` under ``vmap``: two in three operations of a step were such
+calls)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import gast
+
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from .avals import Aval
+from .common import _assigned, _is_assign, _is_scalar_const, _Static
+
+
+def _literal(v: Any) -> bool:
+    """A value that a constant of generated code spells exactly (ints, bools,
+    None, tuples of them: shapes, ranks, axes)."""
+    if v is None or type(v) in (bool, int, float):
+        return True
+    if type(v) is tuple:
+        return all(_literal(x) for x in v)
+    return False
+
+
+def _is_literal_node(node: Any) -> bool:
+    if isinstance(node, gast.Constant):
+        return node.value is None or type(node.value) in (bool, int, str)
+    if isinstance(node, gast.Tuple):
+        return all(_is_literal_node(e) for e in node.elts)
+    return False
+
+
+def _literal_value(node: Any) -> Any:
+    if isinstance(node, gast.Tuple):
+        return tuple(_literal_value(e) for e in node.elts)
+    return node.value
+
+
+def _to_copy(s: Any, node: Any, note: str) -> None:
+    s.value = node
+    s.sj_op = Op("copy", elts=[node])
+    s.sj_note = note
+
+
+def fold_static(fdef: Any) -> bool:
+    """One round over the body (run :func:`infer_avals` first); returns whether
+    anything changed (then propagate constants and run it again):
+
+    - an assignment whose abstract value is a static Python value (``n =
+      jnp.ndim(x)``, ``t = x.shape``, ``k = n - 1``) becomes that constant;
+    - a ``static_for_constants`` helper with constant operands
+      (``ad.batch_axis(None, 2)``) is evaluated now;
+    - a helper with an ``identity_operand`` whose result has that operand's
+      abstract value (``ad.lift(x, 1)`` of an ``x`` of rank 2) becomes a copy
+      of the operand: the helper would return it as it is;
+    - ``t[i]`` of a tuple display ``t = (a, b)`` becomes ``a`` or ``b``.
+
+    Only assignments whose abstract values are sure (not inside a loop whose
+    values did not converge) are changed.
+    """
+    changed = False
+    for s in N.walk_stmts(fdef.body):
+        if not _is_assign(s) or not getattr(s, "sj_sure", False):
+            continue
+        op = s.sj_op
+        if op.kind not in ("prim", "inactive"):
+            continue
+        if op.kind == "prim" and op.prim.effectful:
+            continue
+        res = getattr(s, "sj_aval", None)
+        if isinstance(res, _Static) and _literal(res.value):
+            if not (_is_literal_node(s.value) and _literal_value(s.value) == res.value):
+                _to_copy(s, N.const(res.value), "known from the argument types")
+                changed = True
+            continue
+        if op.kind != "prim":
+            continue
+        prim = op.prim
+        if prim.static_for_constants and prim.pure and _constant_call(s):
+            value = _evaluate(s)
+            if value is not _FAILED and _literal(value):
+                _to_copy(s, N.const(value), "known from the argument types")
+                changed = True
+                continue
+        if prim.identity_operand is not None:
+            node = op.bound.get(prim.identity_operand)
+            ins = getattr(s, "sj_avals_in", None) or {}
+            if (
+                isinstance(node, gast.Name)
+                and isinstance(res, Aval)
+                and not res.weak
+                and ins.get(node.id) == res
+                and not _unknown_numbers(s)
+            ):
+                _to_copy(s, N.clone(node), f"{prim.public}: nothing to change")
+                changed = True
+    if _forward_items(fdef.body, {}):
+        changed = True
+    return changed
+
+
+_FAILED = object()
+
+
+def _unknown_numbers(s: Any) -> bool:
+    """Whether an operand is a Python number whose value is not known now (its
+    stand-in, 1, may have given another shape: ``ad.lift(x, rank)``)."""
+    ins = getattr(s, "sj_avals_in", None) or {}
+    for v in s.sj_op.bound.values():
+        for x in v if isinstance(v, list) else [v]:
+            if isinstance(x, gast.Name):
+                a = ins.get(x.id)
+                if isinstance(a, Aval) and a.weak:
+                    return True
+    return False
+
+
+def _constant_call(s: Any) -> bool:
+    for v in s.sj_op.bound.values():
+        for x in v if isinstance(v, list) else [v]:
+            if not (_is_literal_node(x) or _is_scalar_const(x)):
+                return False
+    return True
+
+
+def _evaluate(s: Any) -> Any:
+    """The helper's value on its constant operands, or ``_FAILED``."""
+    op = s.sj_op
+    args: List[Any] = []
+    kwargs: Dict[str, Any] = {}
+    try:
+        for pname, p in op.prim.signature.parameters.items():
+            if pname not in op.bound:
+                continue
+            v = op.bound[pname]
+            vals = [_literal_value(x) for x in (v if isinstance(v, list) else [v])]
+            if p.kind == p.VAR_POSITIONAL:
+                args.extend(vals)
+            else:
+                kwargs[pname] = vals[0]
+        return op.prim.impl(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - left to run time
+        return _FAILED
+
+
+def _forward_items(stmts: List[Any], table: Dict[str, list]) -> bool:
+    """``u = t[i]`` after ``t = (a, b)`` (names or constants) in the same block,
+    neither reassigned in between, becomes ``u = a``."""
+    changed = False
+
+    def kill(names: set) -> None:
+        for k in list(table):
+            if k in names or any(isinstance(e, gast.Name) and e.id in names for e in table[k]):
+                del table[k]
+
+    for s in stmts:
+        if isinstance(s, gast.If):
+            changed |= _forward_items(s.body, dict(table))
+            changed |= _forward_items(s.orelse, dict(table))
+            kill(_assigned(s))
+            continue
+        if isinstance(s, (gast.For, gast.While)):
+            kill(_assigned(s))
+            changed |= _forward_items(s.body, dict(table))
+            kill(_assigned(s))
+            continue
+        if _is_assign(s):
+            op = s.sj_op
+            if op.kind == "prim" and op.prim.part == "item":
+                base, idx = op.bound.get("x"), op.bound.get("idx")
+                if (
+                    isinstance(base, gast.Name)
+                    and base.id in table
+                    and isinstance(idx, gast.Constant)
+                    and type(idx.value) is int
+                    and -len(table[base.id]) <= idx.value < len(table[base.id])
+                ):
+                    _to_copy(s, N.clone(table[base.id][idx.value]), "an item of a tuple display")
+                    changed = True
+            kill(_assigned(s))
+            if (
+                op.kind == "pack"
+                and isinstance(s.value, gast.Tuple)
+                and all(N.is_atom(e) for e in s.value.elts)
+                and s.targets[0].id not in N.names_in(s.value)
+            ):
+                table[s.targets[0].id] = list(s.value.elts)
+            continue
+        kill(_assigned(s))
+    return changed

@@ -1,0 +1,133 @@
+"""jit's specialization passes (transforms/optimize/static_fold.py, licm.py):
+what the argument types decide is folded, loop invariants leave the loop, and
+the results stay those of the code as written (Python loops as the oracle)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import srcjax
+import srcjax.numpy as jnp
+
+STEPS = 4
+NO_STEPS = 0
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def test_vmap_rank_helpers_are_folded_under_jit():
+    def f(w, x):
+        return jnp.sum(jnp.tanh(x @ w) * w[0])
+
+    w = _rng().standard_normal((5,)).astype(np.float32)
+    xs = _rng().standard_normal((8, 3, 5)).astype(np.float32)
+    jitted = srcjax.jit(srcjax.vmap(f, in_axes=(None, 0)))
+    out = np.asarray(jitted(w, xs))
+    want = np.array([np.sum(np.tanh(x @ w) * w[0]) for x in xs], np.float32)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    src = srcjax.source(jitted, w, xs)
+    assert "jnp.ndim(" not in src and "ad.batch_axis(" not in src, src
+
+
+def test_invariant_work_leaves_a_loop_of_known_trips():
+    def f(w, x):
+        acc = jnp.zeros_like(x)
+        for _ in range(STEPS):
+            s = jnp.sin(w) * 2.0  # the same every trip
+            acc = acc + s * x
+            x = x * 0.5
+        return acc
+
+    w = _rng().standard_normal((3,)).astype(np.float32)
+    x = _rng().standard_normal((3,)).astype(np.float32)
+    jitted = srcjax.jit(f)
+    out = np.asarray(jitted(w, x))
+    acc, xx = np.zeros_like(x), x.copy()
+    for _ in range(STEPS):
+        acc = acc + (np.sin(w) * np.float32(2.0)) * xx
+        xx = xx * np.float32(0.5)
+    np.testing.assert_array_equal(out, acc)
+    src = srcjax.source(jitted, w, x)
+    loop = src[src.index("for _ in range") :]
+    assert "jnp.sin" not in loop and "jnp.sin" in src, src
+
+
+def test_a_loop_that_may_not_run_keeps_its_body():
+    def f(w):
+        y = w
+        for _ in range(NO_STEPS):
+            y = jnp.log(w) + 1.0  # never runs: log of a negative never computed
+        return y
+
+    w = np.array([-1.0, 2.0], np.float32)
+    jitted = srcjax.jit(f)
+    np.testing.assert_array_equal(np.asarray(jitted(w)), w)
+    src = srcjax.source(jitted, w)
+    assert src.index("jnp.log") > src.index("for _ in range"), src
+
+
+def test_a_value_updated_in_the_loop_is_not_hoisted():
+    def f(x):
+        t = x
+        for _ in range(STEPS):
+            t = jnp.cos(t)  # carried from trip to trip
+            u = t * 2.0
+            u = u + x  # a name assigned twice in the body
+            t = t + u * 0.1
+        return t
+
+    x = np.array([0.3, -0.7], np.float32)
+    out = np.asarray(srcjax.jit(f)(x))
+    t = x.copy()
+    for _ in range(STEPS):
+        t = np.cos(t)
+        u = t * np.float32(2.0) + x
+        t = t + u * np.float32(0.1)
+    np.testing.assert_allclose(out, t, rtol=1e-6)
+
+
+def _hvp(f, primals, tangents):
+    return srcjax.jvp(srcjax.grad(f), primals, tangents)[1]
+
+
+def _iterate(w, x, d):
+    def loss(w):
+        return jnp.sum(jnp.logaddexp(0.0, x @ w)) + 0.5 * jnp.sum(w * w)
+
+    out = jnp.zeros_like(w)
+    for _ in range(STEPS):
+        hd = _hvp(loss, (w,), (d,))
+        out = out + hd
+        d = hd * 0.5
+    return out
+
+
+def test_hvp_in_a_loop_computes_the_primal_once_per_point():
+    # the autodiff cookbook's hvp inside conjugate-gradient-like iterations: the
+    # primal and gradient at w are the same in every trip; only d changes
+    iterate = _iterate
+
+    rng = _rng()
+    w = rng.standard_normal((4,)).astype(np.float32)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    d = rng.standard_normal((4,)).astype(np.float32)
+    jitted = srcjax.jit(srcjax.vmap(iterate, in_axes=(None, 0, None)))
+    xs = np.stack([x, 2 * x])
+    got = np.asarray(jitted(w, xs, d))
+
+    def hess(w, x):  # float64 closed form: X^T diag(s(1-s)) X + I
+        s = 1 / (1 + np.exp(-(x @ w)))
+        return x.T @ (x * (s * (1 - s))[:, None]) + np.eye(len(w))
+
+    for k, xk in enumerate(xs.astype(np.float64)):
+        h = hess(w.astype(np.float64), xk)
+        out, dd = np.zeros(4), d.astype(np.float64)
+        for _ in range(STEPS):
+            hd = h @ dd
+            out, dd = out + hd, hd * 0.5
+        np.testing.assert_allclose(got[k], out, rtol=2e-4, atol=1e-4)
+    src = srcjax.source(jitted, w, xs, d)
+    loop = src[src.index("for _ in range") :]
+    assert "jnp.logaddexp(" not in loop and "jnp.logaddexp(" in src, src  # it left the loop
