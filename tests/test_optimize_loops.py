@@ -131,3 +131,27 @@ def test_hvp_in_a_loop_computes_the_primal_once_per_point():
     src = srcjax.source(jitted, w, xs, d)
     loop = src[src.index("for _ in range") :]
     assert "jnp.logaddexp(" not in loop and "jnp.logaddexp(" in src, src  # it left the loop
+
+
+TRIPS = 3
+
+
+def test_a_global_trip_count_is_read_live():
+    # generated code reads module globals when it runs: after TRIPS = 0 the loop
+    # runs no times, so y must still be w (nothing read after the loop moved out)
+    global TRIPS
+
+    def f(w):
+        y = w
+        for _ in range(TRIPS):
+            y = jnp.sin(w)
+        return y
+
+    w = np.array([0.5, 1.5], np.float32)
+    jitted = srcjax.jit(f)
+    np.testing.assert_array_equal(np.asarray(jitted(w)), np.sin(w))
+    TRIPS = 0
+    try:
+        np.testing.assert_array_equal(np.asarray(jitted(w)), w)
+    finally:
+        TRIPS = 3

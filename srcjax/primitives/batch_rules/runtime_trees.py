@@ -164,7 +164,9 @@ def _tree_axis_size(x, axes):
     raise ValueError("vmap: no mapped leaf in this argument")
 
 
-tree_axis_size = _reg("ad.tree_axis_size", _tree_axis_size, differentiable=False)
+tree_axis_size = _reg("ad.tree_axis_size", _tree_axis_size, differentiable=False).facts(
+    pure=True, from_shapes=True
+)
 
 
 def _leaves_with_axes(x, axes):

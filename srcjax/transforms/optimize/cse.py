@@ -18,7 +18,8 @@ def _cse_key(s: Any) -> Optional[tuple]:
     if op.kind != "prim":
         return None
     if op.prim.kind not in ("elementwise", "reduction", "linalg", "structural") and not (
-        op.prim.pure and isinstance(getattr(s, "sj_aval", None), Aval)
+        # (a dict or tuple is a value in generated code; a list may be appended to)
+        op.prim.pure and isinstance(getattr(s, "sj_aval", None), (Aval, dict, tuple))
     ):
         return None
     return (op.prim.public, gast.dump(s.value))

@@ -244,6 +244,8 @@ class _Interp:
                     return base[idx.value]
                 except (KeyError, IndexError, TypeError):
                     return None
+            if isinstance(base, (dict, list, tuple)) and not isinstance(idx, gast.Constant):
+                return None  # an item not known now (a stand-in index would pick one)
         if prim.part == "attr":  # a field of a named-tuple argument (state.t)
             base = self.aval_of(op.bound.get("x"), env)
             name = op.bound.get("name")
@@ -347,6 +349,18 @@ class _Interp:
         if isinstance(node, gast.Tuple):  # x[:, None], x[i, 0]
             return tuple(self._stand_in(e, env, make) for e in node.elts)
         return ast.literal_eval(N.to_source(node))
+
+    def _unknown_count(self, node: Any, env) -> bool:
+        """Whether ``node`` holds, or is built from, a Python int whose value is not
+        part of the specialization (a loop counter, a module global, read live):
+        its stand-in (1) could give a wrong shape (zeros(n), split(key, PATHS),
+        x[i:i + 3])."""
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                for a in _leaves(self.aval_of(n, env)):
+                    if isinstance(a, Aval) and a.ptype is int:
+                        return True
+        return False
 
     def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
         """The value of a dtype argument known at transformation time (a string
@@ -456,8 +470,17 @@ class _Interp:
         op = s.sj_op
         total = 0
         static = True
-        for v in op.bound.values():
+        for pname, v in op.bound.items():
             for x in v if isinstance(v, list) else [v]:
+                index = (op.prim.part == "item" and pname == "idx") or (
+                    op.prim.row_operands and pname == op.prim.row_operands[1]
+                )
+                if (
+                    isinstance(x, gast.AST)
+                    and not (index and isinstance(x, gast.Name))
+                    and self._unknown_count(x, env)
+                ):
+                    return None  # (one integer index x[i] keeps its shape whatever i is)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if isinstance(a, _Static):
                         if isinstance(a.value, tuple) and all(type(d) is int for d in a.value):
@@ -491,6 +514,10 @@ class _Interp:
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
             return Aval(np.shape(r), r.dtype)
+        if op.prim.pure and type(r) in (dict, tuple) and not static:
+            tree = _array_tree(r)  # a helper's dict or tuple of arrays (never a list:
+            if tree is not None:  # generated code appends to lists)
+                return tree
         if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
             return _Static(r)  # shape arithmetic: ndim - 1
         if static and op.prim.static_for_constants and type(r) in (int, bool, tuple):
@@ -500,6 +527,19 @@ class _Interp:
         if static and op.prim.pure and type(r) in (int, float, bool):
             return _Static(r)  # a helper of static values: ad.lift(0.005, 1)
         return None
+
+
+def _array_tree(r: Any) -> Any:
+    """The abstract values of a dict or tuple whose leaves are all arrays, else None."""
+    if isinstance(r, (np.ndarray, np.generic)):
+        return Aval(np.shape(r), r.dtype)
+    if type(r) is dict:
+        items = {k: _array_tree(v) for k, v in r.items()}
+        return None if any(v is None for v in items.values()) else items
+    if type(r) is tuple:
+        items = tuple(_array_tree(v) for v in r)
+        return None if any(v is None for v in items) else items
+    return None
 
 
 _PY_BINOPS_ALL = dict(_PY_BINOPS)

@@ -26,16 +26,17 @@ def hoist_invariants(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: 
     result and operands are known arrays or scalars move (never containers, which
     the loop may change in place)."""
     local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
-    ctx = _Ctx(resolve, local, namer)
+    ctx = _Ctx(resolve, local, namer, _read_counts(fdef.body))
     fdef.body = ctx.block(fdef.body)
     return ctx.moved > 0
 
 
 class _Ctx:
-    def __init__(self, resolve, local: set, namer) -> None:
+    def __init__(self, resolve, local: set, namer, reads: Dict[str, int]) -> None:
         self.resolve = resolve
         self.local = local
         self.namer = namer
+        self.reads = reads  # reads of each name in the whole function
         self.moved = 0
 
     def block(self, stmts: List[Any]) -> List[Any]:
@@ -48,13 +49,16 @@ class _Ctx:
                 s.body = self.block(s.body)
             elif isinstance(s, gast.For):
                 s.body = self.block(s.body)
-                if self.runs(s.iter):
-                    out.extend(self.hoist(s))
+                trips = self.runs(s.iter)
+                if trips:
+                    out.extend(self.hoist(s, literal=trips == "literal"))
             out.append(s)
         return out
 
-    def runs(self, it: Any) -> bool:
-        """Whether ``it`` is ``range(...)`` of known ints with at least one item."""
+    def runs(self, it: Any) -> Any:
+        """Whether ``it`` is ``range(...)`` of known ints with at least one item:
+        ``"literal"`` for constants, ``"global"`` when a module global (read live
+        by generated code: it may be 0 in a later call) gives a count."""
         if not (
             isinstance(it, gast.Call)
             and isinstance(it.func, gast.Name)
@@ -65,10 +69,12 @@ class _Ctx:
         ):
             return False
         vals = []
+        kind = "literal"
         for a in it.args:
             if isinstance(a, gast.Constant) and type(a.value) is int:
                 vals.append(a.value)
                 continue
+            kind = "global"
             if not isinstance(a, gast.Name) or a.id in self.local or self.resolve is None:
                 return False
             try:
@@ -79,15 +85,18 @@ class _Ctx:
                 return False
             vals.append(v)
         try:
-            return len(range(*vals)) > 0
+            return kind if len(range(*vals)) > 0 else False
         except (TypeError, ValueError):
             return False
 
-    def hoist(self, loop: Any) -> List[Any]:
-        """The statements taken out of ``loop``'s body (in their order)."""
+    def hoist(self, loop: Any, literal: bool) -> List[Any]:
+        """The statements taken out of ``loop``'s body (in their order). Unless
+        the trip count is a literal, only values read nowhere after the loop
+        move (a later call may run it no times: then only work is wasted)."""
         if self.namer is not None:
             _rename_redefinitions(loop, self.namer)
         body = loop.body
+        inside = _read_counts(body)
         counts: Dict[str, int] = {}
         for s in N.walk_stmts(body):
             for k in _assigned(s):
@@ -104,6 +113,7 @@ class _Ctx:
                 and counts.get(t) == 1
                 and t not in targets
                 and t not in read_before
+                and (literal or self.reads.get(t, 0) <= inside.get(t, 0))
                 and _movable(s)
                 and not (set(N.names_in(s.value)) & variant)
                 and not (set(_operands(s)) & variant)
@@ -116,6 +126,14 @@ class _Ctx:
             read_before |= set(_reads(s))
         loop.body = kept or [gast.Pass()]
         return moved
+
+
+def _read_counts(stmts: List[Any]) -> Dict[str, int]:
+    reads: Dict[str, int] = {}
+    for n in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            reads[n.id] = reads.get(n.id, 0) + 1
+    return reads
 
 
 def _movable(s: Any) -> bool:

@@ -58,8 +58,9 @@ def fold_static(fdef: Any) -> bool:
 
     - an assignment whose abstract value is a static Python value (``n =
       jnp.ndim(x)``, ``t = x.shape``, ``k = n - 1``) becomes that constant;
-    - a ``static_for_constants`` helper with constant operands
-      (``ad.batch_axis(None, 2)``) is evaluated now;
+    - a pure helper with constant operands whose value is such a constant
+      (``ad.batch_axis(None, 2)``, ``ad.batch_broadcast(None, 16)``) is
+      evaluated now;
     - a helper with an ``identity_operand`` whose result has that operand's
       abstract value (``ad.lift(x, 1)`` of an ``x`` of rank 2) becomes a copy
       of the operand: the helper would return it as it is;
@@ -86,7 +87,7 @@ def fold_static(fdef: Any) -> bool:
         if op.kind != "prim":
             continue
         prim = op.prim
-        if prim.static_for_constants and prim.pure and _constant_call(s):
+        if prim.pure and _constant_call(s):  # (ad.batch_broadcast(None, 16) is None)
             value = _evaluate(s)
             if value is not _FAILED and _literal(value):
                 _to_copy(s, N.const(value), "known from the argument types")
