@@ -290,6 +290,7 @@ class _Interp:
                 and len(b.shape) == 2
                 and not a.weak
                 and not b.weak
+                and set(op.bound) <= {"a", "b", "x", "y"}  # (preferred_element_type: below)
             ):
                 # a call has JAX's result dtype, the operator ``@`` NumPy's
                 rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
