@@ -232,7 +232,11 @@ class _Interp:
                 )
                 err.srcjax_user_error = True
                 raise err
-            if isinstance(base, _Static) and isinstance(base.value, tuple):
+            if (
+                isinstance(base, _Static)
+                and isinstance(base.value, tuple)
+                and not self._unknown_count(idx, env)  # (shape[k] of a loop's k: unknown)
+            ):
                 try:  # t[0] of a shape
                     v = base.value[self._stand_in(idx, env, Aval.proxy)]
                 except Exception:  # noqa: BLE001 - not a static index
@@ -356,6 +360,8 @@ class _Interp:
         part of the specialization (a loop counter, a module global, read live):
         its stand-in (1) could give a wrong shape (zeros(n), split(key, PATHS),
         x[i:i + 3])."""
+        if not isinstance(node, gast.AST):
+            return False
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 for a in _leaves(self.aval_of(n, env)):
@@ -448,6 +454,8 @@ class _Interp:
             return None
         axis_node = op.bound.get("axis")
         keep_node = op.bound.get("keepdims")
+        if any(n is not None and self._unknown_count(n, env) for n in (axis_node, keep_node)):
+            return None  # an axis from a loop counter
         axis = None if axis_node is None else self._stand_in(axis_node, env, Aval.proxy)
         keep = False if keep_node is None else self._stand_in(keep_node, env, Aval.proxy)
         nd = len(x.shape)
