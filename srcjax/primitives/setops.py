@@ -187,37 +187,11 @@ unique_ct = register(Primitive("ad.unique_ct", _unique_ct, kind="internal"))
 unique_gather = register(Primitive("ad.unique_gather", _unique_gather, kind="internal"))
 
 
-def _unique_vjp_ar(
-    g,
-    ans,
-    ar,
-    return_index=False,
-    return_inverse=False,
-    return_counts=False,
-    axis=None,
-    *,
-    equal_nan=True,
-    size=None,
-    fill_value=None,
-    sorted=True,  # noqa: A002
-):
+def _unique_vjp_ar(g, ans, ar, axis, *, equal_nan, size, fill_value):
     return unique_ct(first_of(g, ans), ar, size, fill_value, equal_nan, axis)
 
 
-def _unique_jvp_ar(
-    t,
-    ans,
-    ar,
-    return_index=False,
-    return_inverse=False,
-    return_counts=False,
-    axis=None,
-    *,
-    equal_nan=True,
-    size=None,
-    fill_value=None,
-    sorted=True,  # noqa: A002
-):
+def _unique_jvp_ar(t, ans, ar, axis, *, equal_nan, size, fill_value):
     return with_first(unique_gather(t, ar, size, fill_value, equal_nan, axis), ans)
 
 
