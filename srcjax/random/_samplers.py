@@ -23,6 +23,25 @@ from ._base import (
     _uniform_from,
 )
 
+#: the Args/Returns/Raises of the float samplers with ``(key, shape, dtype)``
+#: (exponential, laplace, logistic), appended to each one's summary
+_FLOAT_SAMPLER_DOC = """
+
+    Args:
+        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
+        shape: the result's shape.
+        dtype: float32 or float64 (default: the default float dtype, float64
+            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
+            ``_threefry.log64``/``log1p64``, bit for bit too).
+
+    Returns:
+        array of ``shape`` and ``dtype``.
+
+    Raises:
+        NotImplementedError: float16.
+        ValueError, TypeError: as :func:`uniform`.
+    """
+
 
 # =========================================================================== built on uniform
 def _bernoulli_from(keys, p, shape, mode):
@@ -112,23 +131,11 @@ def _exponential_b(key, shape=(), dtype=float):
 
 def _exponential(key, shape=(), dtype=float):
     """Exponential random values (``jax.random.exponential``): ``-log1p(-u)`` for
-    ``u = uniform(key, shape)``, with XLA:CPU's float32 ``log1p`` (SPEC.md §9).
-
-    Args:
-        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
-        shape: the result's shape.
-        dtype: float32 or float64 (default: the default float dtype, float64
-            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
-            ``_threefry.log64``/``log1p64``, bit for bit too).
-
-    Returns:
-        array of ``shape`` and ``dtype``.
-
-    Raises:
-        NotImplementedError: float16.
-        ValueError, TypeError: as :func:`uniform`.
-    """
+    ``u = uniform(key, shape)``, with XLA:CPU's float32 ``log1p`` (SPEC.md §9)."""
     return _exponential_from(_key(key, "exponential"), shape, dtype)
+
+
+_exponential.__doc__ += _FLOAT_SAMPLER_DOC
 
 
 def _gumbel_from(keys, shape, dtype, mode):
@@ -668,23 +675,11 @@ def _laplace_b(key, shape=(), dtype=float):
 def _laplace(key, shape=(), dtype=float):
     """Standard Laplace random values (``jax.random.laplace``): ``sign(u) *
     log1p(-|u|)`` for ``u = uniform(key, shape, minval=-1 + epsneg, maxval=1)``,
-    with XLA:CPU's float32 ``log1p`` (SPEC.md §9).
-
-    Args:
-        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
-        shape: the result's shape.
-        dtype: float32 or float64 (default: the default float dtype, float64
-            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
-            ``_threefry.log64``/``log1p64``, bit for bit too).
-
-    Returns:
-        array of ``shape`` and ``dtype``.
-
-    Raises:
-        NotImplementedError: float16.
-        ValueError, TypeError: as :func:`uniform`.
-    """
+    with XLA:CPU's float32 ``log1p`` (SPEC.md §9)."""
     return _laplace_from(_key(key, "laplace"), shape, dtype)
+
+
+_laplace.__doc__ += _FLOAT_SAMPLER_DOC
 
 
 def _logistic_from(keys, shape, dtype):
@@ -701,20 +696,8 @@ def _logistic_b(key, shape=(), dtype=float):
 def _logistic(key, shape=(), dtype=float):
     """Standard logistic random values (``jax.random.logistic``): ``log(x) -
     log1p(-x)`` for ``x = uniform(key, shape, minval=finfo(float32).tiny,
-    maxval=1)``, with XLA:CPU's float32 ``log``/``log1p`` (SPEC.md §9).
-
-    Args:
-        key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
-        shape: the result's shape.
-        dtype: float32 or float64 (default: the default float dtype, float64
-            with ``jax_enable_x64``; float64 uses XLA:CPU's float64 ``log``/``log1p``,
-            ``_threefry.log64``/``log1p64``, bit for bit too).
-
-    Returns:
-        array of ``shape`` and ``dtype``.
-
-    Raises:
-        NotImplementedError: float16.
-        ValueError, TypeError: as :func:`uniform`.
-    """
+    maxval=1)``, with XLA:CPU's float32 ``log``/``log1p`` (SPEC.md §9)."""
     return _logistic_from(_key(key, "logistic"), shape, dtype)
+
+
+_logistic.__doc__ += _FLOAT_SAMPLER_DOC
