@@ -50,6 +50,21 @@ def _placement(n: int, d: int, lo: int, size: int):
     return slice(first, last + 1), slice(start, start + (last - first) * d + 1, d)
 
 
+def _placements(lead: int, shape, dil, pads, sizes):
+    """``(undilated, dilated)`` index tuples pairing the items of an array of
+    ``shape`` (its axes from ``lead`` on) with their places in its dilated and
+    padded form of spatial ``sizes`` (:func:`_placement` per axis), or None when
+    some axis is cropped away entirely."""
+    plain, spread = [slice(None)] * lead, [slice(None)] * lead
+    for n, d, (lo, _), size in zip(shape, dil, pads, sizes):
+        place = _placement(n, d, lo, size)
+        if place is None:
+            return None
+        plain.append(place[0])
+        spread.append(place[1])
+    return tuple(plain), tuple(spread)
+
+
 def _dilate_pad(x: np.ndarray, lead: int, dil, pads, fill) -> np.ndarray:
     """``x`` with its axes from ``lead`` on dilated (``d - 1`` holes between
     neighbours) and padded by ``(lo, hi)`` (negative values crop), the new
@@ -59,14 +74,9 @@ def _dilate_pad(x: np.ndarray, lead: int, dil, pads, fill) -> np.ndarray:
         return x
     sizes = tuple(max(_dilate_dim(n, d) + lo + hi, 0) for n, d, (lo, hi) in zip(sp, dil, pads))
     out = np.full(x.shape[:lead] + sizes, fill, dtype=x.dtype)
-    src, dst = [slice(None)] * lead, [slice(None)] * lead
-    for n, d, (lo, _), size in zip(sp, dil, pads, sizes):
-        place = _placement(n, d, lo, size)
-        if place is None:
-            return out
-        src.append(place[0])
-        dst.append(place[1])
-    out[tuple(dst)] = x[tuple(src)]
+    places = _placements(lead, sp, dil, pads, sizes)
+    if places is not None:
+        out[places[1]] = x[places[0]]
     return out
 
 
@@ -75,14 +85,9 @@ def _undilate_unpad(z: np.ndarray, lead: int, shape, dil, pads) -> np.ndarray:
     axes from ``lead`` on padded and dilated from ``shape``) that hold the
     original items, zero where an item was cropped away."""
     out = np.zeros(z.shape[:lead] + tuple(shape), dtype=z.dtype)
-    src, dst = [slice(None)] * lead, [slice(None)] * lead
-    for n, d, (lo, _), size in zip(shape, dil, pads, z.shape[lead:]):
-        place = _placement(n, d, lo, size)
-        if place is None:
-            return out
-        dst.append(place[0])
-        src.append(place[1])
-    out[tuple(dst)] = z[tuple(src)]
+    places = _placements(lead, shape, dil, pads, z.shape[lead:])
+    if places is not None:
+        out[places[0]] = z[places[1]]
     return out
 
 
