@@ -181,6 +181,23 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
 # --- the optimizers (each: per-array init/update/get_params) -----------------------
 
 
+def _param_and_zeros(x0):
+    """The state ``(x0, zeros_like(x0))``: the parameter and one buffer."""
+    return x0, jnp.zeros_like(x0)
+
+
+def _param_and_two_zeros(x0):
+    """The state ``(x0, zeros_like(x0), zeros_like(x0))``: the parameter and two
+    buffers."""
+    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+
+
+def _param_of(state):
+    """``get_params`` of the optimizers whose state tuple starts with the
+    parameter."""
+    return state[0]
+
+
 @optimizer
 def sgd(step_size):
     """Stochastic gradient descent: ``x <- x - step_size(i) * g``.
@@ -208,18 +225,12 @@ def momentum(step_size, mass):
     step_size(i) * v`` (``v`` starts at zeros)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
         return x - step_size(i) * velocity, velocity
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_zeros, update, _param_of
 
 
 @optimizer
@@ -228,18 +239,12 @@ def nesterov(step_size, mass):
     step_size(i) * (mass * v + g)``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
         return x - step_size(i) * (mass * velocity + g), velocity
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_zeros, update, _param_of
 
 
 @optimizer
@@ -249,9 +254,6 @@ def adagrad(step_size, momentum=0.9):
     step_size(i) * m``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, g_sq, m = state
         g_sq = g_sq + jnp.square(g)
@@ -259,10 +261,7 @@ def adagrad(step_size, momentum=0.9):
         m = (1.0 - momentum) * (g * g_sq_inv_sqrt) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_two_zeros, update, _param_of
 
 
 @optimizer
@@ -271,18 +270,12 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
     ``x <- x - step_size(i) * g / sqrt(a + eps)``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, avg_sq_grad = state
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1.0 - gamma)
         return x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_zeros, update, _param_of
 
 
 @optimizer
@@ -292,19 +285,13 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     ``x <- x - m``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, avg_sq_grad, mom = state
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1.0 - gamma)
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_two_zeros, update, _param_of
 
 
 @optimizer
@@ -314,9 +301,6 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     the parameter's dtype), ``x <- x - step_size(i) * mhat / (sqrt(vhat) + eps)``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, v = state
         m = (1 - b1) * g + b1 * m
@@ -325,10 +309,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         vhat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * mhat / (jnp.sqrt(vhat) + eps), m, v
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_two_zeros, update, _param_of
 
 
 @optimizer
@@ -337,9 +318,6 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     u, |g|)``, ``x <- x - step_size(i) / (1 - b1**(i + 1)) * m / (u + eps)``."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, u = state
         m = (1 - b1) * g + b1 * m
@@ -347,10 +325,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         lr = step_size(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))
         return x - lr * m / (u + eps), m, u
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _param_and_two_zeros, update, _param_of
 
 
 def _sm3_axis_view(ndim: int, v: Any, axis: int) -> Any:
