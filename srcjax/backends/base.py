@@ -49,6 +49,11 @@ registered in :data:`srcjax.backends.KNOWN`):
     ``namer.fresh(hint)`` gives a fresh identifier; statements are gast nodes
     (:func:`srcjax.frontend.nodes.parse_stmts` parses source text).
 
+``prepare(fdef, filename) -> None``
+    Rewrites ``fdef`` in place before its fused regions are found (the CPU
+    backend compiles loops over scalars with Numba there); the default does
+    nothing.
+
 ``min_region_size() -> (min_size, min_size_cheap)``
     The element counts below which regions are not formed (plain per-operation
     code is faster there), ``min_size_cheap`` for regions of cheap operations
@@ -117,6 +122,10 @@ class Backend:
         """Statements computing ``region`` (see the module docstring)."""
         raise NotImplementedError(f"backend {self.name!r} does not lower fused regions")
 
+    def prepare(self, fdef: Any, filename: str) -> None:
+        """Rewrite ``fdef`` before :meth:`lower` finds its regions (see the module
+        docstring); nothing here."""
+
     def lower(
         self,
         fdef: Any,
@@ -129,7 +138,9 @@ class Backend:
         """Replace every fused region of ``fdef`` (optimized, abstract values
         annotated) by :meth:`lower_region`'s code. ``donatable`` names the
         parameters whose buffers outputs may reuse. Thresholds default to
-        :meth:`min_region_size`. Returns ``(fdef, number of regions)``."""
+        :meth:`min_region_size`. Returns ``(fdef, number of regions)``.
+        :meth:`prepare` runs first."""
+        self.prepare(fdef, filename)
         if min_size is None:
             min_size, default_cheap = self.min_region_size()
             if min_size_cheap is None:

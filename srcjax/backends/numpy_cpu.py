@@ -301,16 +301,8 @@ class NumpyCpu(Backend):
     def lower_region(self, region: fusion.Region, namer: Any, filename: str) -> List[Any]:
         return emit_region(region, namer, filename)
 
-    def lower(
-        self,
-        fdef: Any,
-        namer: Any,
-        filename: str,
-        donatable: Tuple[str, ...] = (),
-        min_size: Optional[int] = None,
-        min_size_cheap: Optional[int] = None,
-    ) -> Tuple[Any, int]:
-        """The shared region lowering, after loops over scalars are compiled with
+    def prepare(self, fdef: Any, filename: str) -> None:
+        """Before the shared region lowering: loops over scalars compiled with
         Numba when it is installed (:mod:`srcjax.backends.numba_cpu.loops`)."""
         from . import numba_cpu
 
@@ -318,7 +310,6 @@ class NumpyCpu(Backend):
             from .numba_cpu import loops
 
             loops.lower_loops(fdef, filename, bool(_config().x64_enabled))
-        return super().lower(fdef, namer, filename, donatable, min_size, min_size_cheap)
 
 
 def _config() -> Any:
