@@ -116,16 +116,7 @@ def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_el
 einsum = _linalg("jnp.einsum", _einsum, np.einsum)
 
 
-def _einsum_vjp(
-    g,
-    ans,
-    subscripts,
-    *operands,
-    argnum,
-    optimize="auto",
-    precision=None,
-    preferred_element_type=None,
-):
+def _einsum_vjp(g, ans, subscripts, *operands, argnum):
     return unbroadcast(
         einsum_with_consts(
             einsum_vjp_spec(subscripts, argnum, *operands),
@@ -174,16 +165,7 @@ einsum_with_consts.samples = lambda rng: [
 ]
 
 
-def _einsum_jvp(
-    t,
-    ans,
-    subscripts,
-    *operands,
-    argnum,
-    optimize="auto",
-    precision=None,
-    preferred_element_type=None,
-):
+def _einsum_jvp(t, ans, subscripts, *operands, argnum, preferred_element_type=None):
     return einsum(
         subscripts,
         *operands[:argnum],
