@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..ad import reshape as _reshape
+from ..ad.linear import def_transpose_pair
 from ..creation import shape as _shape
 from ..elementwise import maximum as _maximum
 from ..elementwise import minimum as _minimum
@@ -296,72 +297,10 @@ reduce_window_chooser.def_vjp(operand=_chooser_vjp)
 reduce_window_chooser.def_jvp(operand=_chooser_jvp)
 
 
-def _def_window_transposes(f, f_t):
-    """Rules of two linear maps that are each other's transpose, ``f(x, *rest)``
-    and ``f_t(x, *rest)``: linear in their first operand ``x``, with the same
-    further operands ``rest`` (static, or operands they only select by, never
-    differentiated). Each one's jvp is itself applied to the tangent, its vjp
-    the other one applied to the cotangent.
-
-    Here ``f`` and ``f_t`` are ``ad.window_gather`` and ``ad.window_scatter``:
-    ``rest`` is ``(operand, select_max, window_dimensions, window_strides,
-    padding, base_dilation, window_dilation)``; ``operand`` only selects
-    (piecewise constant).
-    """
-    for p, p_t in ((f, f_t), (f_t, f)):
-        _def_transpose_rules(p, p_t)
-
-
-def _def_transpose_rules(p, p_t):
-    def vjp(
-        h,
-        ans,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    ):
-        return p_t(
-            h,
-            operand,
-            select_max,
-            window_dimensions,
-            window_strides,
-            padding,
-            base_dilation,
-            window_dilation,
-        )
-
-    def jvp(
-        s,
-        ans,
-        operand,
-        select_max,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-    ):
-        return p(
-            s,
-            operand,
-            select_max,
-            window_dimensions,
-            window_strides,
-            padding,
-            base_dilation,
-            window_dilation,
-        )
-
-    p.def_vjp(x=vjp)
-    p.def_jvp(x=jvp)
-
-
-_def_window_transposes(window_gather, window_scatter)
+# ad.window_gather and ad.window_scatter: linear in their first operand, each
+# other's transpose, with the same further operands (operand, select_max, the
+# window options); ``operand`` only selects (piecewise constant): no rule
+def_transpose_pair(window_gather, window_scatter)
 
 
 def _chooser_samples(rng):
