@@ -476,156 +476,53 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
 
-# -- eager indexing and .at[...] with JAX's out-of-bounds semantics ----------------------
-# (inside transforms the normalizer lowers them to the primitives, which raise
-# IndexError out of bounds; README, "Differences from JAX")
+# -- eager indexing and .at[...]: the primitives, which follow JAX out of bounds -------
+# (the same implementations transformed code runs: srcjax/primitives/ad/oob.py)
 _HINTS = ("indices_are_sorted", "unique_indices", "wrap_negative_indices", "out_sharding")
-_GATHER_MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
-_SCATTER_MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
 
 
-def _at_args(kw: dict, what: str, modes: tuple) -> Any:
-    mode = kw.pop("mode", None)
-    mode = getattr(mode, "name", mode)  # (a GatherScatterMode-like enum)
-    if isinstance(mode, str):
-        mode = mode.lower()
+def _at_args(kw: dict, what: str) -> Any:
     for h in _HINTS:
         kw.pop(h, None)
+    mode = kw.pop("mode", None)
     if kw:
         raise TypeError(f".at[...].{what}() got unexpected keyword arguments {sorted(kw)}")
-    if mode not in modes:
-        raise ValueError(f"Invalid mode {mode!r} for .at[...].{what}(): one of {modes[1:]}")
-    return mode
-
-
-def _is_int_index(it: Any) -> bool:
-    if isinstance(it, (bool, np.bool_)):
-        return False
-    if isinstance(it, (int, np.integer)):
-        return True
-    return isinstance(it, np.ndarray) and it.dtype.kind in "iu"
-
-
-def _index_items(shape: tuple, idx: Any) -> list:
-    """``[(component, axis or None)]`` of index ``idx`` into ``shape``: the axis
-    each integer (or integer array) component indexes."""
-    items = list(idx) if isinstance(idx, tuple) else [idx]
-    items = [np.asarray(it) if isinstance(it, list) else it for it in items]
-    used = 0
-    for it in items:
-        if it is None or it is Ellipsis:
-            continue
-        used += it.ndim if isinstance(it, np.ndarray) and it.dtype == bool else 1
-    out, axis = [], 0
-    for it in items:
-        if it is None:
-            out.append((it, None))
-        elif it is Ellipsis:
-            out.append((it, None))
-            axis += len(shape) - used
-        elif isinstance(it, np.ndarray) and it.dtype == bool:
-            out.append((it, None))
-            axis += it.ndim
-        else:
-            out.append((it, axis if _is_int_index(it) and axis < len(shape) else None))
-            axis += 1
-    return out
-
-
-def _oob(shape: tuple, idx: Any, how: str) -> tuple:
-    """(index, padded axes): negative integer indices wrapped once, as JAX's, then
-    each out-of-bounds one clamped (``how="clip"``) or sent to one padding slot
-    past the end of its axis (``how="pad"``: the caller pads those axes)."""
-    new, padded = [], []
-    for it, axis in _index_items(shape, idx):
-        if axis is None:
-            new.append(it)
-            continue
-        n = shape[axis]
-        i = np.asarray(it)
-        i = np.where(i < 0, i + n, i)
-        if how == "clip":
-            i = np.clip(i, 0, max(n - 1, 0))
-        else:
-            bad = (i < 0) | (i >= n)
-            if bad.any():
-                padded.append(axis)
-            i = np.where(bad, n, i)
-        new.append(int(i) if i.ndim == 0 and not isinstance(it, np.ndarray) else i)
-    return tuple(new), sorted(set(padded))
-
-
-def _pad(b: np.ndarray, axes: list, value: Any) -> np.ndarray:
-    if not axes:
-        return b
-    width = [(0, 1 if k in axes else 0) for k in range(b.ndim)]
-    return np.pad(np.asarray(b), width, constant_values=value)
-
-
-def _fill_value(dt: np.dtype, fill_value: Any) -> Any:
-    if fill_value is not None:
-        return fill_value
-    if dt.kind in "fc":
-        return np.nan
-    if dt.kind == "b":
-        return True
-    info = np.iinfo(dt)
-    return info.min if dt.kind == "i" else info.max
+    return HOOKS["check_mode"](mode, f".at[...].{what}()")
 
 
 def _gather(b: Any, idx: Any, mode: Any = None, fill_value: Any = None) -> Array:
-    """``b[idx]`` as JAX computes it: out-of-bounds integer indices clamp
-    (``mode=None``, ``"clip"``, ``"promise_in_bounds"``) or give ``fill_value``
-    (``"fill"``/``"drop"``: NaN, the integer minimum (maximum unsigned), True)."""
-    b = np.asarray(b) if not isinstance(b, (np.ndarray, np.generic)) else b
-    shape = np.shape(b)
-    try:
-        return wrap(_prim("ad.getitem")(b, idx))  # in bounds: NumPy's own indexing
-    except IndexError:
-        if not any(axis is not None for _, axis in _index_items(shape, idx)):
-            raise
-    if mode in ("fill", "drop"):
-        new, padded = _oob(shape, idx, "pad")
-        return wrap(_pad(b, padded, _fill_value(b.dtype, fill_value))[new])
-    new, _ = _oob(shape, idx, "clip")
-    return wrap(_prim("ad.getitem")(b, new))
+    """``b[idx]`` as JAX computes it (``ad.getitem``, ``ad.at_get``): out-of-bounds
+    integer indices clamp (``mode=None``, ``"clip"``, ``"promise_in_bounds"``) or
+    give ``fill_value`` (``"fill"``/``"drop"``: NaN, the integer minimum (maximum
+    unsigned), True)."""
+    if mode is None and fill_value is None:
+        return wrap(_prim("ad.getitem")(b, idx))
+    return wrap(_prim("ad.at_get")(b, idx, mode, fill_value))
 
 
 def _at_update(op: str, x: Array, idx: Any, values: Any, **kw: Any) -> Array:
     """``x.at[idx].<op>(values)``: out-of-bounds entries dropped (JAX's default,
     ``"drop"``/``"fill"``/``"promise_in_bounds"``) or their indices clamped
     (``"clip"``)."""
-    mode = _at_args(kw, op, _SCATTER_MODES)
-    b, idx, v = x._buf, unwrap_tree(idx), unwrap_tree(values)
-    b = np.asarray(b)
+    mode = _at_args(kw, op)
+    b, idx, v = np.asarray(x._buf), unwrap_tree(idx), unwrap_tree(values)
     if op in ("divide", "power"):
         # x op (ones with values multiplied in at idx): JAX's definition
-        ones = _at_update("multiply", wrap(np.ones_like(b)), idx, values, mode=mode)._buf
+        ones = _prim("ad.at_multiply")(np.ones_like(b), idx, v, mode=mode)
         return wrap(_prim("jnp.true_divide" if op == "divide" else "jnp.power")(b, ones))
     if op == "subtract":
         op, v = "add", _prim("jnp.negative")(np.asarray(v))
-    prim = _prim(f"ad.at_{op}")
-    try:
-        return wrap(prim(b, idx, v))
-    except IndexError:
-        if not any(axis is not None for _, axis in _index_items(b.shape, idx)):
-            raise
-    if mode == "clip":
-        new, _ = _oob(b.shape, idx, "clip")
-        return wrap(prim(b, new, v))
-    new, padded = _oob(b.shape, idx, "pad")
-    out = prim(_pad(b, padded, 0), new, v)
-    return wrap(out[tuple(slice(0, n) for n in b.shape)] if padded else out)
+    return wrap(_prim(f"ad.at_{op}")(b, idx, v, mode=mode))
 
 
 def _at_get(x: Array, idx: Any, **kw: Any) -> Array:
     fill_value = kw.pop("fill_value", None)
-    mode = _at_args(kw, "get", _GATHER_MODES)
+    mode = _at_args(kw, "get")
     return _gather(x._buf, unwrap_tree(idx), mode, unwrap_tree(fill_value))
 
 
 def _at_apply(x: Array, idx: Any, func: Any, **kw: Any) -> Array:
-    mode = _at_args(kw, "apply", _SCATTER_MODES)
+    mode = _at_args(kw, "apply")
     b, i = np.asarray(x._buf), unwrap_tree(idx)
     got = _gather(b, i, "clip")._buf
     return _at_update("set", x, idx, unwrap_tree(func(wrap(got))), mode=mode)

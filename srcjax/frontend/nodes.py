@@ -308,3 +308,27 @@ def static_slice(idx: Any) -> Optional[slice]:
             return None
         vals.append(v)
     return slice(*vals)
+
+
+def _never_out_of_bounds(part: Any) -> bool:
+    if isinstance(part, gast.Slice):
+        return True  # (slices clip in NumPy as in JAX)
+    if isinstance(part, gast.Call) and getattr(part.func, "id", None) == "slice":
+        return True  # (a slice written as a value: index_value's form)
+    # (and a dict's key: a string is never an array index)
+    return isinstance(part, gast.Constant) and (
+        part.value is None or part.value is Ellipsis or isinstance(part.value, str)
+    )
+
+
+def item(value: Any, idx: Any) -> Any:
+    """``value[idx]`` as generated code reads an item: Python's subscript when
+    the index cannot be out of bounds (only slices, ``None``, ``...`` and string
+    keys: NumPy agrees with JAX there), else ``ad.getitem(value, idx)``, whose
+    implementation clamps an out-of-bounds integer index as JAX's gather does
+    (NumPy would raise IndexError). The jit optimizer turns the call back into
+    a subscript where the shapes show the index in bounds."""
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    if all(_never_out_of_bounds(p) for p in parts):
+        return gast.Subscript(value=value, slice=idx, ctx=gast.Load())
+    return call("ad.getitem", [value, index_value(idx)])

@@ -228,7 +228,7 @@ def _prim_expr(prim, atoms, kws) -> Any:
         cls = {v: k for k, v in _BINOPS.items()}[op]
         return gast.BinOp(left=atoms[0], op=cls(), right=atoms[1])
     if prim.part == "item" and len(atoms) == 2 and not kws:
-        return gast.Subscript(value=atoms[0], slice=atoms[1], ctx=gast.Load())
+        return N.item(atoms[0], atoms[1])
     return N.call(prim.public, atoms, kws)
 
 

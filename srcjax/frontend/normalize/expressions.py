@@ -405,7 +405,7 @@ class ExpressionsMixin:
                 return done
         idx = self.index(e.slice)
         prim = registry.by_public("ad.getitem")
-        node = gast.Subscript(value=value, slice=idx, ctx=gast.Load())
+        node = N.item(value, idx)  # (x[i] or ad.getitem(x, i): JAX's out of bounds)
         return node, Op("prim", prim=prim, bound=_bind(prim, value, idx))
 
     def attribute(self, e: Any) -> tuple:

@@ -174,12 +174,22 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
         call = gast.Call(func=add, args=[neg], keywords=e.keywords)
         return norm.call(N.copy_origin(call, e), target)
     if func.attr == "get" and not e.args:
-        # x.at[idx].get() is x[idx] (JAX's out-of-bounds modes are not supported)
-        if e.keywords:
-            raise _unsupported(e, "`.at[...].get` with keyword arguments", src=norm.src)
-        sub = gast.Subscript(value=func.value.value.value, slice=func.value.slice, ctx=gast.Load())
-        gast.copy_location(sub, e)
-        return norm.simple(sub, target)
+        # x.at[idx].get() is x[idx] (clamping out of bounds, as JAX's default);
+        # with a mode or fill_value: ad.at_get
+        kws = _at_keywords(norm, e, "get")
+        if kws.get("mode") is None and kws.get("fill_value") is None:
+            sub = gast.Subscript(
+                value=func.value.value.value, slice=func.value.slice, ctx=gast.Load()
+            )
+            gast.copy_location(sub, e)
+            return norm.simple(sub, target)
+        prim = registry.by_public("ad.at_get")
+        x = norm.atom(func.value.value.value)
+        idx = N.index_value(norm.index(func.value.slice))
+        fill = kws.get("fill_value")
+        fill = N.const(None) if fill is None else fill
+        args = [x, idx, N.const(kws.get("mode")), fill]
+        return N.call(prim.public, args), Op("prim", prim=prim, bound=_bind(prim, *args))
     mode = func.attr
     try:
         prim = registry.by_public(f"ad.at_{mode}")
@@ -193,18 +203,62 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     idx = norm.index(func.value.slice)
     if len(e.args) != 1:
         raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=norm.src)
-    if e.keywords:  # mode=, indices_are_sorted= ...: never silently ignored
+    kws = _at_keywords(norm, e, mode)
+    if "fill_value" in kws:
         raise UnsupportedSyntaxError(
-            f"`.at[...].{mode}` with keyword arguments "
-            f"({', '.join(str(k.arg) for k in e.keywords)}) is not supported",
-            norm.loc(e),
-            "srcjax updates in bounds only (an index out of bounds raises "
-            "IndexError); clip or mask the indices yourself (jnp.clip, jnp.where)",
+            f"`.at[...].{mode}` got an unexpected keyword argument 'fill_value'", norm.loc(e)
         )
     v = norm.atom(e.args[0])
     idx = N.index_value(idx)  # slices as slice(...) objects in a call
-    node = N.call(prim.public, [x, idx, v])
-    return node, Op("prim", prim=prim, bound=_bind(prim, x, idx, v))
+    args = [x, idx, v]
+    mode = kws.get("mode")
+    if mode not in ("clip", "promise_in_bounds"):
+        # (None, "fill", "drop": the primitives' default, "drop")
+        node = N.call(prim.public, args)
+    else:  # (promise_in_bounds drops too, but its gradient reads clamped, as JAX's)
+        args.append(N.const(mode))
+        node = N.call(prim.public, args[:3], {"mode": args[3]})
+    return node, Op("prim", prim=prim, bound=_bind(prim, *args))
+
+
+#: keywords of JAX's .at[...] methods that are hints (results do not depend on them)
+_AT_HINTS = ("indices_are_sorted", "unique_indices", "wrap_negative_indices", "out_sharding")
+
+
+def _at_keywords(norm: Any, e: Any, what: str) -> Dict[str, Any]:
+    """The keywords of ``x.at[idx].<what>(...)``: ``mode`` (a value known while
+    transforming, checked as JAX does), ``fill_value`` (an atom), the hints
+    (dropped); anything else a located error."""
+    from ...errors import TransformValueError
+    from ...primitives.ad.oob import check_mode
+
+    out: Dict[str, Any] = {}
+    for k in e.keywords:
+        if k.arg in _AT_HINTS:
+            continue
+        if k.arg == "fill_value":
+            out["fill_value"] = norm.atom(k.value)
+            continue
+        if k.arg != "mode":
+            raise UnsupportedSyntaxError(
+                f"`.at[...].{what}` got an unexpected keyword argument {k.arg!r}", norm.loc(e)
+            )
+        node = k.value
+        if isinstance(node, gast.Constant):
+            value = node.value
+        else:
+            status, value = norm.resolve(node)
+            if status != "found":
+                raise UnsupportedSyntaxError(
+                    f"`.at[...].{what}(mode=...)`: the mode must be known while "
+                    "transforming (a string constant), as in JAX (a static argument)",
+                    norm.loc(e),
+                )
+        try:
+            out["mode"] = check_mode(value, f".at[...].{what}()")
+        except ValueError as err:
+            raise TransformValueError(str(err), norm.loc(e)) from None
+    return out
 
 
 # -- local functions and lambdas ---------------------------------------------------

@@ -23,7 +23,7 @@ Conventions the transforms rely on:
   cotangent back to ``np.shape(x)`` (a read-only broadcast view).
 
 One module per job: :mod:`.sums` (sum, unbroadcast, broadcast_to),
-:mod:`.shapes`, :mod:`.zeros`, :mod:`.indexing`, :mod:`.casts`,
+:mod:`.shapes`, :mod:`.zeros`, :mod:`.indexing` (with :mod:`.oob`: JAX out of bounds), :mod:`.casts`,
 :mod:`.static`, :mod:`.cumprod`. Importing the package registers them all.
 """
 
@@ -61,6 +61,7 @@ from .indexing import (
     flat_positions,
     getitem,
     index_adjoint,
+    index_take,
     is_basic_index,
 )  # noqa: F401
 from .casts import _saturating_cast, astype, keep_if_inexact, project_real  # noqa: F401

@@ -10,7 +10,8 @@ import numpy as np
 from srcjax._prng_key import PRNGKeyArray
 
 from ._common import _internal, _structural
-from .linear import def_adjoint_pair
+from .linear import def_adjoint_pair, def_with_adjoint
+from .oob import adjoint_clamps, clamp_index, gather_clamped, gather_filled, scatter_dropped
 from .zeros import _zeros_like
 
 # ---------------------------------------------------------------------------
@@ -45,12 +46,21 @@ def _getitem(x, idx):
     """``x[idx]`` (operator ``[]``), with NumPy/JAX indexing semantics.
 
     Arrays: basic indexing, slices with steps, integer arrays (gather), boolean
-    masks, tuples, ``None`` and ``Ellipsis``. Python lists, tuples and dicts are
-    indexed as containers (pytree access).
+    masks, tuples, ``None`` and ``Ellipsis``; an out-of-bounds integer index is
+    clamped, a negative one wrapped once first, as JAX's gather does
+    (:mod:`.oob`). Python lists, tuples and dicts are indexed as containers
+    (pytree access; out of bounds: Python's IndexError).
     """
-    if isinstance(x, (list, tuple, dict, PRNGKeyArray)):
-        return x[idx]
-    return np.asarray(x)[idx]
+    try:
+        return x[idx]  # (NumPy's own indexing in bounds: nothing added)
+    except IndexError:
+        if isinstance(x, (list, tuple, dict, PRNGKeyArray, str)):
+            raise
+        return gather_clamped(x, idx)
+    except TypeError:
+        if isinstance(x, (list, tuple, dict, PRNGKeyArray)) or hasattr(x, "__getitem__"):
+            raise
+        return _getitem(np.asarray(x), idx)  # (a Python number: x[()])
 
 
 getitem = _structural("ad.getitem", _getitem).facts(part="item")
@@ -58,12 +68,16 @@ getitem.op = "[]"
 getitem.facts(row_operands=("x", "idx"))
 
 
-def _index_adjoint(g, x, idx):
+def _index_adjoint(g, x, idx, mode=None):
     """The adjoint of ``x[idx]``: zeros shaped like ``x`` with ``g`` scattered in.
 
     Duplicate integer indices accumulate (``np.add.at`` semantics). For dict /
     list / tuple ``x`` the result is the same container with ``zeros_like``
     everywhere except at ``idx``, which holds ``g``.
+
+    Out of bounds as JAX (:func:`.oob.adjoint_clamps`): ``g`` is written at the
+    clamped index (scalar integer indices, ``mode="clip"``) or dropped (an
+    integer array in the index, ``"fill"``, ``"drop"``).
 
     ``g`` may be a hole (``None``: the element's cotangent is zero, e.g. an
     unused element of a loop's carry or per-step output); for an array ``x`` the
@@ -89,11 +103,20 @@ def _index_adjoint(g, x, idx):
         return np.zeros(shape, dtype=xdt if xdt.kind in "fc" else np.float32)
     gdt = np.result_type(g)
     dtype = gdt if gdt.kind in "fc" else np.result_type(x)
-    out = np.zeros(shape, dtype=dtype)
+    try:
+        return _scatter_add_into(np.zeros(shape, dtype=dtype), idx, g)
+    except IndexError:
+        if adjoint_clamps(shape, idx, mode):
+            return _scatter_add_into(np.zeros(shape, dtype=dtype), clamp_index(shape, idx), g)
+        zeros = np.zeros(shape, dtype=dtype)
+        return scatter_dropped(_scatter_add_into, zeros, idx, g)
+
+
+def _scatter_add_into(out, idx, g):
     if is_basic_index(idx):
         out[idx] = g
         return out
-    pos = flat_positions(shape, idx)
+    pos = flat_positions(out.shape, idx)
     np.add.at(out.reshape(-1), pos.reshape(-1), np.broadcast_to(g, pos.shape).reshape(-1))
     return out
 
@@ -101,8 +124,26 @@ def _index_adjoint(g, x, idx):
 index_adjoint = _internal("ad.index_adjoint", _index_adjoint)
 
 
-def_adjoint_pair(getitem, index_adjoint)
+def _index_take(g, idx, mode=None):
+    """``g[idx]`` as JAX's transposes read it (the cotangent of the updates of
+    ``x.at[idx]``, the second-order rule of ``x[idx]``): out of bounds, zero for
+    ``mode`` "fill"/"drop" (the updates' default), the clamped index's value
+    otherwise (JAX's gather, also for "promise_in_bounds", where JAX documents
+    the gradient of an index out of bounds as not correct)."""
+    try:
+        return np.asarray(g)[idx]
+    except IndexError:
+        if mode in ("fill", "drop"):
+            return gather_filled(g, idx, 0)
+        return gather_clamped(g, idx)
 
+
+index_take = _internal("ad.index_take", _index_take)
+
+
+def_with_adjoint(getitem, index_adjoint)
+# (index_take and index_adjoint: each other's transpose, both passing ``mode`` on)
+def_adjoint_pair(index_take, index_adjoint)
 
 INDEX_SAMPLES = [
     ((4, 5), (1, slice(None))),
@@ -113,6 +154,12 @@ INDEX_SAMPLES = [
     ((6,), np.array([True, False, True, True, False, False])),
     ((3, 4), np.array([[1, 1], [0, 2]])),
     ((3, 4), (slice(None), np.array([3, 0, 3]))),
+    # out of bounds (JAX's): scalar indices clamp (the cotangent too), arrays
+    # clamp and their cotangent drops
+    ((4, 5), (1, 7)),
+    ((4, 5), (-9, slice(None))),
+    ((4, 5), (np.array([0, 6, -1, -8]),)),
+    ((3, 4), (slice(None), np.array([5, 0, -5]))),
 ]
 
 
@@ -124,9 +171,20 @@ def _index_adjoint_samples(rng):
     out = []
     for s, idx in INDEX_SAMPLES:
         x = rng.normal(size=s)
-        out.append(((rng.normal(size=np.shape(x[idx])), x, idx), {}))
+        out.append(((rng.normal(size=np.shape(_getitem(x, idx))), x, idx), {}))
+    x = rng.normal(size=(5,))
+    i = np.array([0, 6, -8, 2])
+    out.append(((rng.normal(size=(4,)), x, i), {"mode": "clip"}))
+    out.append(((rng.normal(size=(4,)), x, i), {"mode": "fill"}))
     return out
+
+
+def _index_take_samples(rng):
+    out = [((rng.normal(size=s), idx), {}) for s, idx in INDEX_SAMPLES[-4:]]
+    out += [((rng.normal(size=s), idx), {"mode": "drop"}) for s, idx in INDEX_SAMPLES[-4:]]
+    return out + [((rng.normal(size=(5,)), np.array([0, 6, -8])), {"mode": "clip"})]
 
 
 getitem.samples = _getitem_samples
 index_adjoint.samples = _index_adjoint_samples
+index_take.samples = _index_take_samples

@@ -182,7 +182,7 @@ def _getitem(c):
         # (a tangent tuple built in a loop, a gradient dict indexed by a key from a
         # loop): decide at run time
         return N.call("ad.bgetitem", [x, N.index_value(idx)])
-    return gast.Subscript(value=x, slice=_batched_index(c, idx, xb, x), ctx=gast.Load())
+    return N.item(x, _batched_index(c, idx, xb, x))
 
 
 _def([getitem], _getitem)
@@ -202,10 +202,57 @@ def _at_rule(c):
                 [v, gast.BinOp(left=N.call("jnp.ndim", [target]), op=gast.Sub(), right=N.const(1))],
             ),
         )
-    return N.call(c.prim.public, [x, N.index_value(new_idx), v])
+    return c.call(c.prim.public, [x, N.index_value(new_idx), v], _mode_kws(c))
+
+
+def _mode_kws(c, names=("mode",)):
+    """The static out-of-bounds keywords (``mode``, ``fill_value``) of the call."""
+    return {k: c.arg(k) for k in names if k in c.bound}
 
 
 _def([at_set, at_add, at_multiply, at_min, at_max], _at_rule)
+
+
+def _at_get_rule(c):
+    """``ad.at_get(x, idx, mode, fill_value)`` / ``ad.at_slots_get(g, idx, mode)``:
+    a gather, batched as ``x[idx]`` is (its out-of-bounds handling works on the
+    batched index: the batch coordinate is always in bounds)."""
+    xname = "x" if "x" in c.bound else "g"
+    x = c.arg(xname)
+    idx = c.bound["idx"]
+    xb = c.batched(xname)
+    if not xb and not c.bp.is_batched(idx):
+        return c.rebuild()
+    new_idx = _batched_index(c, idx, xb, x)
+    return c.call(c.prim.public, [x, N.index_value(new_idx)], _mode_kws(c, ("mode", "fill_value")))
+
+
+_def(["ad.at_get"], _at_get_rule)
+
+
+def _example_mode(c, idx):
+    """``mode=`` of a gather's adjoint (``ad.index_adjoint``) for a per-example index ``idx`` with batched parts: JAX's per-example rule
+    (:func:`runtime_index._example_index_mode`), or the call's mode."""
+    mode = c.arg("mode") if "mode" in c.bound else N.const(None)
+    if not c.bp.is_batched(idx):
+        return {} if "mode" not in c.bound else {"mode": mode}
+    parts = _index_parts(idx)
+    flags = tuple(c.bp.is_batched(p) for p in parts)
+    flags = N.const(flags) if isinstance(idx, gast.Tuple) else N.const(flags[0])
+    return {"mode": N.call("ad.example_index_mode", [N.index_value(idx), flags, mode])}
+
+
+def _index_take_rule(c):
+    g = c.arg("g")
+    idx = c.bound["idx"]
+    gb = c.batched("g")
+    if not gb and not c.bp.is_batched(idx):
+        return c.rebuild()
+    new_idx = _batched_index(c, idx, gb, g)
+    return c.call(c.prim.public, [g, N.index_value(new_idx)], _mode_kws(c))
+
+
+_def(["ad.index_take"], _index_take_rule)
 
 
 def _at_helper_rule(c):
@@ -234,7 +281,7 @@ def _at_helper_rule(c):
                 ),
             )
         ops.append(a)
-    return N.call(c.prim.public, [x, N.index_value(new_idx), *ops])
+    return c.call(c.prim.public, [x, N.index_value(new_idx), *ops], _mode_kws(c))
 
 
 _def(
@@ -257,8 +304,10 @@ def _index_adjoint(c):
         # x may be a tuple the analysis did not see (a custom_vjp's outputs, a
         # captured list of layers indexed by a loop variable): decide at run
         # time, as ad.index_adjoint does (dense: zeros in the other items)
-        return N.call("ad.bgetitem_adjoint", [g, x, N.index_value(idx), N.const(True)])
-    return N.call(c.prim.public, [g, x, N.index_value(_batched_index(c, idx, True, x))])
+        args = [g, x, N.index_value(idx), N.const(True)]
+        return c.call("ad.bgetitem_adjoint", args, _mode_kws(c))
+    new_idx = N.index_value(_batched_index(c, idx, True, x))
+    return c.call(c.prim.public, [g, x, new_idx], _example_mode(c, idx))
 
 
 _def([index_adjoint], _index_adjoint)
@@ -285,8 +334,9 @@ def _tree_index_adjoint(c):
         # x may be a container the analysis did not see (a loop carry, a value
         # taken out of a container): decide at run time, as ad.getitem does
         return N.call("ad.bgetitem_adjoint", [ct, x, N.index_value(idx)])
+    mode = _example_mode(c, idx)
     idx = N.index_value(_batched_index(c, idx, True, x))
-    return N.call("ad.index_adjoint", [ct, x, idx])
+    return N.call("ad.index_adjoint", [ct, x, idx], mode)
 
 
 _def([tree_index_adjoint], _tree_index_adjoint)

@@ -134,38 +134,6 @@ class VmapIndexError(SrcjaxError, IndexError):
     slice entries must be static)."""
 
 
-def _check_example_bounds(expanded, shape, x_batched, where):
-    """NumPy's IndexError for an out-of-bounds integer index array, naming the
-    axis of one example's array (not the batched array's) and the user's line."""
-    if shape is None:
-        return
-    dims = tuple(shape[1:] if x_batched else shape)
-    used = sum(1 for p, _ in expanded if p is not None and p is not Ellipsis)
-    axis = 0
-    for p, _ in expanded:
-        if p is None:
-            continue
-        if p is Ellipsis:
-            axis += max(len(dims) - used, 0)
-            continue
-        if axis >= len(dims):
-            return  # too many indices: NumPy's own error follows
-        if not isinstance(p, slice) and np.size(p) and np.asarray(p).dtype.kind in "iu":
-            n = dims[axis]
-            lo, hi = np.min(p), np.max(p)
-            bad = hi if hi >= n else lo if lo < -n else None
-            if bad is not None:
-                from ...errors import Location
-
-                loc = Location(*where) if where is not None else None
-                raise VmapIndexError(
-                    f"index {int(bad)} is out of bounds for axis {axis} with size {n} "
-                    "(under vmap: the axis of one example)",
-                    loc,
-                )
-        axis += 1
-
-
 def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
     """``x[idx]`` per example where some index parts differ between examples:
     ``batched`` flags each part of the tuple ``idx`` (integer arrays or ints,
@@ -201,10 +169,9 @@ def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
     nd = max(np.ndim(p) - f for p, f in expanded if not _is_separator(p))
     if pos[0] != 0 and pos[-1] - pos[0] + 1 == len(pos):
         # the index dims stay where the first array index is, behind the separators
-        out = _gather_behind_slices(expanded, pos[0], nd, size, x_batched, shape, where)
-        _check_example_bounds(expanded, shape, x_batched, where)
-        return out
-    _check_example_bounds(expanded, shape, x_batched, where)
+        return _gather_behind_slices(expanded, pos[0], nd, size, x_batched, shape, where)
+    # (an index out of bounds of one example's axis is out of bounds of the same
+    # axis of the batched array: the gather or update that uses it handles it)
     fixed = tuple(_lift(p, nd, 1) if f else p for p, f in expanded)
     if not x_batched:
         return fixed
@@ -212,6 +179,27 @@ def _gather_index(idx, batched, size, x_batched=True, shape=None, where=None):
 
 
 gather_index = _reg("ad.gather_index", _gather_index, differentiable=False)
+
+
+def _example_index_mode(idx, batched, mode=None):
+    """The out-of-bounds mode of the adjoint of one example's ``x[idx]`` for the
+    batched call (``batched`` flags the parts as :func:`_gather_index`'s): each
+    example's scalar integer indices make JAX's adjoint clamp (``"clip"``),
+    though the batched index is an array (whose adjoint would drop)."""
+    if mode not in (None, "promise_in_bounds"):
+        return mode
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    flags = batched if isinstance(batched, tuple) else (batched,) * len(parts)
+    for p, f in zip(parts, flags):
+        if _is_separator(p):
+            continue
+        a = np.asarray(p)
+        if a.dtype == np.bool_ or a.ndim - bool(f) > 0:
+            return mode
+    return "clip"
+
+
+example_index_mode = _reg("ad.example_index_mode", _example_index_mode, differentiable=False)
 
 
 def _gather_behind_slices(expanded, first, nd, size, x_batched, shape, where=None):
@@ -335,16 +323,17 @@ def _object_attr(x, name):
 object_attr = _reg("ad.object_attr", _object_attr, differentiable=False)
 
 
-def _bgetitem_adjoint(ct, x, idx, dense=False):
+def _bgetitem_adjoint(ct, x, idx, dense=False, mode=None):
     """Transpose of :func:`_bgetitem` in ``x``. For a container ``x``: sparse
     (``None`` holes elsewhere, ``ad.tree_index_adjoint``'s result) by default;
     with ``dense``, ``ad.index_adjoint``'s (zeros elsewhere, ``x``'s container
-    type kept: the cotangent of a tuple is a tuple)."""
+    type kept: the cotangent of a tuple is a tuple). ``mode``: the
+    out-of-bounds mode of ``ad.index_adjoint``."""
     if isinstance(x, (tuple, list, dict)):
         if dense:
             return _ad_index_adjoint(ct, x, idx)
         return _container_index_adjoint(ct, x, idx)
-    return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]))
+    return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]), mode)
 
 
 bgetitem = _reg("ad.bgetitem", _bgetitem)

@@ -1,5 +1,13 @@
 """The functional updates ``x.at[idx].set/add/multiply/min/max(v)``, with their
-derivatives (``multiply`` with duplicate indices by a segmented scan).
+derivatives (``multiply`` with duplicate indices by a segmented scan), and the
+gather ``x.at[idx].get(mode=, fill_value=)``.
+
+Out of bounds as JAX (:mod:`srcjax.primitives.ad.oob`): each primitive takes
+JAX's ``mode``; an update at an index out of bounds is dropped (the default,
+``"drop"``, ``"fill"``, ``"promise_in_bounds"``) or its index clamped
+(``"clip"``). The rules pass ``mode`` on, and read the cotangent at the slots
+the updates wrote with :func:`at_slots_get` (zero for a dropped update). In
+bounds, every primitive is NumPy's indexing as before (tried first).
 """
 
 from __future__ import annotations
@@ -11,10 +19,20 @@ import numpy as np
 from srcjax import dtypes as _dt
 from srcjax.primitives.ad import (
     flat_positions,
-    getitem,
+    index_adjoint,
+    index_take,
     is_basic_index,
     unbroadcast,
     zeros_like,
+)
+from srcjax.primitives.ad.indexing import _index_take
+from srcjax.primitives.ad.oob import (
+    gather_clamped,
+    gather_filled,
+    pad,
+    pad_index,
+    scalar_only,
+    scatter_dropped,
 )
 
 from ._common import _internal, _rand
@@ -38,15 +56,32 @@ def _at_prepare(x, v):
     return out, np.asarray(v)
 
 
-def _at_set(x, idx, v):
-    """``x.at[idx].set(v)``: a copy of ``x`` with ``x[idx]`` replaced by ``v``
-    (duplicate indices: the last write wins)."""
+def _set_raw(x, idx, v):
     out, v = _at_prepare(x, v)
     out[idx] = v
     return out
 
 
-def _at_ufunc(ufunc, x, idx, v):
+def _at_set(x, idx, v, mode="drop"):
+    """``x.at[idx].set(v)``: a copy of ``x`` with ``x[idx]`` replaced by ``v``
+    (duplicate indices: the last write wins; ``mode`` as JAX: an out-of-bounds
+    update is dropped, or with ``"clip"`` written at the clamped index)."""
+    try:
+        return _set_raw(x, idx, v)
+    except IndexError:
+        return scatter_dropped(_set_raw, x, idx, v, mode=mode)
+
+
+def _at_ufunc(ufunc, x, idx, v, mode="drop"):
+    try:
+        return _ufunc_raw(ufunc, x, idx, v)
+    except IndexError:
+        return scatter_dropped(
+            lambda x_, i_, v_: _ufunc_raw(ufunc, x_, i_, v_), x, idx, v, mode=mode
+        )
+
+
+def _ufunc_raw(ufunc, x, idx, v):
     out, v = _at_prepare(x, v)
     if is_basic_index(idx):
         sub = out[idx]
@@ -60,25 +95,25 @@ def _at_ufunc(ufunc, x, idx, v):
     return out
 
 
-def _at_add(x, idx, v):
+def _at_add(x, idx, v, mode="drop"):
     """``x.at[idx].add(v)``: a copy of ``x`` with ``v`` added at ``idx``; duplicate
     indices accumulate (``np.add.at``)."""
-    return _at_ufunc(np.add, x, idx, v)
+    return _at_ufunc(np.add, x, idx, v, mode)
 
 
-def _at_multiply(x, idx, v):
+def _at_multiply(x, idx, v, mode="drop"):
     """``x.at[idx].multiply(v)``; duplicate indices multiply repeatedly."""
-    return _at_ufunc(np.multiply, x, idx, v)
+    return _at_ufunc(np.multiply, x, idx, v, mode)
 
 
-def _at_min(x, idx, v):
+def _at_min(x, idx, v, mode="drop"):
     """``x.at[idx].min(v)``: elementwise minimum of ``x[idx]`` and ``v``."""
-    return _at_ufunc(np.minimum, x, idx, v)
+    return _at_ufunc(np.minimum, x, idx, v, mode)
 
 
-def _at_max(x, idx, v):
+def _at_max(x, idx, v, mode="drop"):
     """``x.at[idx].max(v)``: elementwise maximum of ``x[idx]`` and ``v``."""
-    return _at_ufunc(np.maximum, x, idx, v)
+    return _at_ufunc(np.maximum, x, idx, v, mode)
 
 
 at_set = _internal("ad.at_set", _at_set)
@@ -90,6 +125,36 @@ for _p in (at_set, at_add, at_multiply, at_min, at_max):
     _p.kind = "structural"
 
 
+def _at_get(x, idx, mode=None, fill_value=None):
+    """``x.at[idx].get(mode=mode, fill_value=fill_value)``: ``x[idx]`` with JAX's
+    out-of-bounds modes: an integer index out of bounds is clamped (the default,
+    ``"clip"``, ``"promise_in_bounds"``) or gives ``fill_value`` (``"fill"``,
+    ``"drop"``; default NaN for inexact dtypes, the minimum of a signed integer
+    dtype, the maximum of an unsigned one, True for bool)."""
+    try:
+        return np.asarray(x)[idx]
+    except IndexError:
+        if mode in ("fill", "drop"):
+            return gather_filled(x, idx, fill_value)
+        return gather_clamped(x, idx)
+
+
+at_get = _internal("ad.at_get", _at_get)
+at_get.kind = "structural"
+
+
+def _at_get_vjp(g, ans, x, idx, mode=None, fill_value=None):
+    return index_adjoint(g, x, idx, mode)
+
+
+def _at_get_jvp(t, ans, x, idx, mode=None, fill_value=None):
+    return at_get(t, idx, mode, 0.0)
+
+
+at_get.def_vjp(_at_get_vjp)
+at_get.def_jvp(_at_get_jvp)
+
+
 def _at_slots(x, idx, v, *more):
     """Flat positions in ``x`` of the update elements of ``x.at[idx]`` (shape of
     ``x[idx]``) and ``v`` (and ``more``) broadcast to that shape."""
@@ -97,7 +162,7 @@ def _at_slots(x, idx, v, *more):
     return pos, [np.broadcast_to(np.asarray(a), pos.shape) for a in (v, *more)]
 
 
-def _at_set_winners(x, idx, v):
+def _winners_raw(x, idx, v):
     """Static: 1 where an update element of ``x.at[idx].set(v)`` is the one that
     lands in ``ans`` (duplicate indices: one write wins, found by the same
     assignment ``at_set`` does), else 0; shape of ``x[idx]``."""
@@ -110,43 +175,57 @@ def _at_set_winners(x, idx, v):
     return (ids[idx] == np.arange(pos.size).reshape(pos.shape)).astype(dtype)
 
 
+def _at_set_winners(x, idx, v, mode="drop"):
+    try:
+        return _winners_raw(x, idx, v)
+    except IndexError:
+        won = scatter_dropped(_winners_raw, x, idx, v, cut=False, mode=mode)
+        if mode == "clip" or (mode == "promise_in_bounds" and scalar_only(np.shape(x), idx)):
+            return won  # (JAX: with scalar indices the promise's transpose reads clamped)
+        # a dropped update wins nowhere (JAX: the update ids scattered in the
+        # same mode drop it too), also under "promise_in_bounds" with index arrays
+        new, axes = pad_index(np.shape(x), idx)
+        return won * pad(np.ones(np.shape(x), won.dtype), axes, 0)[new]
+
+
+_at_set_winners.__doc__ = _winners_raw.__doc__
 at_set_winners = _internal("ad.at_set_winners", _at_set_winners, differentiable=False)
 
 
-def _at_set_vjp_x(g, ans, x, idx, v):
-    return at_set(g, idx, 0.0)
+def _at_set_vjp_x(g, ans, x, idx, v, mode="drop"):
+    return at_set(g, idx, 0.0, mode)
 
 
-def _at_set_vjp_v(g, ans, x, idx, v):
-    return unbroadcast(getitem(g, idx) * at_set_winners(x, idx, v), v)
+def _at_set_vjp_v(g, ans, x, idx, v, mode="drop"):
+    return unbroadcast(index_take(g, idx, mode) * at_set_winners(x, idx, v, mode), v)
 
 
-def _at_set_jvp_x(t, ans, x, idx, v):
-    return at_set(t, idx, 0.0)
+def _at_set_jvp_x(t, ans, x, idx, v, mode="drop"):
+    return at_set(t, idx, 0.0, mode)
 
 
-def _at_set_jvp_v(t, ans, x, idx, v):
-    return at_set(zeros_like(ans), idx, t)
+def _at_set_jvp_v(t, ans, x, idx, v, mode="drop"):
+    return at_set(zeros_like(ans), idx, t, mode)
 
 
 at_set.def_vjp(x=_at_set_vjp_x, v=_at_set_vjp_v)
 at_set.def_jvp(x=_at_set_jvp_x, v=_at_set_jvp_v)
 
 
-def _at_add_vjp_x(g, ans, x, idx, v):
+def _at_add_vjp_x(g, ans, x, idx, v, mode="drop"):
     return g
 
 
-def _at_add_vjp_v(g, ans, x, idx, v):
-    return unbroadcast(getitem(g, idx), v)
+def _at_add_vjp_v(g, ans, x, idx, v, mode="drop"):
+    return unbroadcast(index_take(g, idx, mode), v)
 
 
-def _at_add_jvp_x(t, ans, x, idx, v):
+def _at_add_jvp_x(t, ans, x, idx, v, mode="drop"):
     return t
 
 
-def _at_add_jvp_v(t, ans, x, idx, v):
-    return at_add(zeros_like(ans), idx, t)
+def _at_add_jvp_v(t, ans, x, idx, v, mode="drop"):
+    return at_add(zeros_like(ans), idx, t, mode)
 
 
 at_add.def_vjp(x=_at_add_vjp_x, v=_at_add_vjp_v)
@@ -201,7 +280,16 @@ def _jet_exclusive_scan(jet, seg):
     return out
 
 
-def _at_multiply_others_jet(x, idx, v, dirs):
+def _at_multiply_others_jet(x, idx, v, dirs, mode="drop"):
+    try:
+        return _others_jet_raw(x, idx, v, dirs)
+    except IndexError:
+        return scatter_dropped(
+            lambda x_, i_, v_: _others_jet_raw(x_, i_, v_, dirs), x, idx, v, cut=False, mode=mode
+        )
+
+
+def _others_jet_raw(x, idx, v, dirs):
     """For each update element ``k`` of ``x.at[idx].multiply(v)`` (shape of
     ``x[idx]``): the product of the other updates into the same slot,
     differentiated once in each direction of ``dirs`` (multilinear in them)."""
@@ -230,24 +318,31 @@ def _at_multiply_others_jet(x, idx, v, dirs):
     return out.reshape(pos.shape)
 
 
-def _at_multiply_others(x, idx, v):
+def _at_multiply_others(x, idx, v, mode="drop"):
     """Static in ``x`` (its shape only): for each update element of
     ``x.at[idx].multiply(v)``, the product of the other updates into its slot
     (1 where indices do not repeat); shape of ``x[idx]``."""
-    return _at_multiply_others_jet(x, idx, v, ())
+    return _at_multiply_others_jet(x, idx, v, (), mode)
 
 
-def _at_multiply_others_d1(x, idx, v, t):
+def _at_multiply_others_d1(x, idx, v, t, mode="drop"):
     """Derivative of :func:`_at_multiply_others` in ``v`` along ``t``."""
-    return _at_multiply_others_jet(x, idx, v, (t,))
+    return _at_multiply_others_jet(x, idx, v, (t,), mode)
 
 
-def _at_multiply_others_d2(x, idx, v, t, s):
+def _at_multiply_others_d2(x, idx, v, t, s, mode="drop"):
     """Second derivative of :func:`_at_multiply_others` in ``v`` along ``t``, ``s``."""
-    return _at_multiply_others_jet(x, idx, v, (t, s))
+    return _at_multiply_others_jet(x, idx, v, (t, s), mode)
 
 
-def _at_multiply_others_d3_check(x, idx, v):
+def _at_multiply_others_d3_check(x, idx, v, mode="drop"):
+    try:
+        return _d3_check_raw(x, idx, v)
+    except IndexError:
+        return scatter_dropped(_d3_check_raw, x, idx, v, cut=False, mode=mode)
+
+
+def _d3_check_raw(x, idx, v):
     """Zeros like ``x[idx]`` when no slot of ``x.at[idx]`` gets more than three
     updates (then the third derivative of the product of the others is zero);
     otherwise not implemented."""
@@ -271,135 +366,142 @@ at_multiply_others_d3_check = _internal(
 
 # the Jacobian of the product of the others (per slot, over update elements) is
 # symmetric, as are its higher derivatives: a vjp is the jvp along the cotangent
-def _amo_vjp_x(g, ans, x, idx, v):
+def _amo_vjp_x(g, ans, x, idx, v, mode="drop"):
     return zeros_like(x)
 
 
-def _amo_jvp_x(t, ans, x, idx, v):
+def _amo_jvp_x(t, ans, x, idx, v, mode="drop"):
     return zeros_like(ans)
 
 
-def _amo_vjp_v(g, ans, x, idx, v):
-    return unbroadcast(at_multiply_others_d1(x, idx, v, g), v)
+def _amo_vjp_v(g, ans, x, idx, v, mode="drop"):
+    return unbroadcast(at_multiply_others_d1(x, idx, v, g, mode), v)
 
 
-def _amo_jvp_v(t, ans, x, idx, v):
-    return at_multiply_others_d1(x, idx, v, t)
+def _amo_jvp_v(t, ans, x, idx, v, mode="drop"):
+    return at_multiply_others_d1(x, idx, v, t, mode)
 
 
 at_multiply_others.def_vjp(x=_amo_vjp_x, v=_amo_vjp_v)
 at_multiply_others.def_jvp(x=_amo_jvp_x, v=_amo_jvp_v)
 
 
-def _amo1_vjp_x(g, ans, x, idx, v, t):
+def _amo1_vjp_x(g, ans, x, idx, v, t, mode="drop"):
     return zeros_like(x)
 
 
-def _amo1_jvp_x(t_, ans, x, idx, v, t):
+def _amo1_jvp_x(t_, ans, x, idx, v, t, mode="drop"):
     return zeros_like(ans)
 
 
-def _amo1_vjp_v(g, ans, x, idx, v, t):
-    return unbroadcast(at_multiply_others_d2(x, idx, v, t, g), v)
+def _amo1_vjp_v(g, ans, x, idx, v, t, mode="drop"):
+    return unbroadcast(at_multiply_others_d2(x, idx, v, t, g, mode), v)
 
 
-def _amo1_jvp_v(t_, ans, x, idx, v, t):
-    return at_multiply_others_d2(x, idx, v, t, t_)
+def _amo1_jvp_v(t_, ans, x, idx, v, t, mode="drop"):
+    return at_multiply_others_d2(x, idx, v, t, t_, mode)
 
 
-def _amo1_vjp_t(g, ans, x, idx, v, t):
-    return unbroadcast(at_multiply_others_d1(x, idx, v, g), t)
+def _amo1_vjp_t(g, ans, x, idx, v, t, mode="drop"):
+    return unbroadcast(at_multiply_others_d1(x, idx, v, g, mode), t)
 
 
-def _amo1_jvp_t(t_, ans, x, idx, v, t):
-    return at_multiply_others_d1(x, idx, v, t_)
+def _amo1_jvp_t(t_, ans, x, idx, v, t, mode="drop"):
+    return at_multiply_others_d1(x, idx, v, t_, mode)
 
 
 at_multiply_others_d1.def_vjp(x=_amo1_vjp_x, v=_amo1_vjp_v, t=_amo1_vjp_t)
 at_multiply_others_d1.def_jvp(x=_amo1_jvp_x, v=_amo1_jvp_v, t=_amo1_jvp_t)
 
 
-def _amo2_vjp_x(g, ans, x, idx, v, t, s):
+def _amo2_vjp_x(g, ans, x, idx, v, t, s, mode="drop"):
     return zeros_like(x)
 
 
-def _amo2_jvp_x(t_, ans, x, idx, v, t, s):
+def _amo2_jvp_x(t_, ans, x, idx, v, t, s, mode="drop"):
     return zeros_like(ans)
 
 
-def _amo2_vjp_v(g, ans, x, idx, v, t, s):
-    return unbroadcast(at_multiply_others_d3_check(x, idx, v), v)
+def _amo2_vjp_v(g, ans, x, idx, v, t, s, mode="drop"):
+    return unbroadcast(at_multiply_others_d3_check(x, idx, v, mode), v)
 
 
-def _amo2_jvp_v(t_, ans, x, idx, v, t, s):
-    return at_multiply_others_d3_check(x, idx, v)
+def _amo2_jvp_v(t_, ans, x, idx, v, t, s, mode="drop"):
+    return at_multiply_others_d3_check(x, idx, v, mode)
 
 
-def _amo2_vjp_t(g, ans, x, idx, v, t, s):
-    return unbroadcast(at_multiply_others_d2(x, idx, v, g, s), t)
+def _amo2_vjp_t(g, ans, x, idx, v, t, s, mode="drop"):
+    return unbroadcast(at_multiply_others_d2(x, idx, v, g, s, mode), t)
 
 
-def _amo2_jvp_t(t_, ans, x, idx, v, t, s):
-    return at_multiply_others_d2(x, idx, v, t_, s)
+def _amo2_jvp_t(t_, ans, x, idx, v, t, s, mode="drop"):
+    return at_multiply_others_d2(x, idx, v, t_, s, mode)
 
 
-def _amo2_vjp_s(g, ans, x, idx, v, t, s):
-    return unbroadcast(at_multiply_others_d2(x, idx, v, t, g), s)
+def _amo2_vjp_s(g, ans, x, idx, v, t, s, mode="drop"):
+    return unbroadcast(at_multiply_others_d2(x, idx, v, t, g, mode), s)
 
 
-def _amo2_jvp_s(t_, ans, x, idx, v, t, s):
-    return at_multiply_others_d2(x, idx, v, t, t_)
+def _amo2_jvp_s(t_, ans, x, idx, v, t, s, mode="drop"):
+    return at_multiply_others_d2(x, idx, v, t, t_, mode)
 
 
 at_multiply_others_d2.def_vjp(x=_amo2_vjp_x, v=_amo2_vjp_v, t=_amo2_vjp_t, s=_amo2_vjp_s)
 at_multiply_others_d2.def_jvp(x=_amo2_jvp_x, v=_amo2_jvp_v, t=_amo2_jvp_t, s=_amo2_jvp_s)
 
 
-def _at_multiply_vjp_x(g, ans, x, idx, v):
-    return at_multiply(g, idx, v)
+def _at_multiply_vjp_x(g, ans, x, idx, v, mode="drop"):
+    return at_multiply(g, idx, v, mode)
 
 
-def _at_multiply_vjp_v(g, ans, x, idx, v):
-    return unbroadcast(getitem(g, idx) * getitem(x, idx) * at_multiply_others(x, idx, v), v)
+def _at_multiply_vjp_v(g, ans, x, idx, v, mode="drop"):
+    return unbroadcast(
+        index_take(g, idx, mode) * index_take(x, idx, mode) * at_multiply_others(x, idx, v, mode),
+        v,
+    )
 
 
-def _at_multiply_jvp_x(t, ans, x, idx, v):
-    return at_multiply(t, idx, v)
+def _at_multiply_jvp_x(t, ans, x, idx, v, mode="drop"):
+    return at_multiply(t, idx, v, mode)
 
 
-def _at_multiply_jvp_v(t, ans, x, idx, v):
-    return at_add(zeros_like(ans), idx, getitem(x, idx) * at_multiply_others(x, idx, v) * t)
+def _at_multiply_jvp_v(t, ans, x, idx, v, mode="drop"):
+    others = index_take(x, idx, mode) * at_multiply_others(x, idx, v, mode)
+    return at_add(zeros_like(ans), idx, others * t, mode)
 
 
 at_multiply.def_vjp(x=_at_multiply_vjp_x, v=_at_multiply_vjp_v)
 at_multiply.def_jvp(x=_at_multiply_jvp_x, v=_at_multiply_jvp_v)
 
 
-def _at_tie_count(x, idx, v, ans):
+def _at_tie_count(x, idx, v, ans, mode="drop"):
     """Static: at each position of ``ans``, how many of ``x`` and the scattered
-    ``v`` values equal it (ties of ``.at[].min/max`` share the gradient)."""
+    ``v`` values equal it (ties of ``.at[].min/max`` share the gradient; the
+    updates dropped out of bounds count nowhere)."""
     cnt = (np.asarray(x) == ans).astype(np.result_type(ans))
-    hits = (np.asarray(v) == np.asarray(ans)[idx]).astype(cnt.dtype)
-    return _at_ufunc(np.add, cnt, idx, hits)
+    hits = (np.asarray(v) == _index_take(ans, idx, mode)).astype(cnt.dtype)
+    return _at_ufunc(np.add, cnt, idx, hits, mode)
 
 
 at_tie_count = _internal("ad.at_tie_count", _at_tie_count, differentiable=False)
 
 
-def _at_extremal_vjp_x(g, ans, x, idx, v):
-    return g * (x == ans) / at_tie_count(x, idx, v, ans)
+def _at_extremal_vjp_x(g, ans, x, idx, v, mode="drop"):
+    return g * (x == ans) / at_tie_count(x, idx, v, ans, mode)
 
 
-def _at_extremal_vjp_v(g, ans, x, idx, v):
-    return unbroadcast(getitem(g / at_tie_count(x, idx, v, ans), idx) * (v == getitem(ans, idx)), v)
+def _at_extremal_vjp_v(g, ans, x, idx, v, mode="drop"):
+    share = index_take(g / at_tie_count(x, idx, v, ans, mode), idx, mode)
+    return unbroadcast(share * (v == index_take(ans, idx, mode)), v)
 
 
-def _at_extremal_jvp_x(t, ans, x, idx, v):
-    return t * (x == ans) / at_tie_count(x, idx, v, ans)
+def _at_extremal_jvp_x(t, ans, x, idx, v, mode="drop"):
+    return t * (x == ans) / at_tie_count(x, idx, v, ans, mode)
 
 
-def _at_extremal_jvp_v(t, ans, x, idx, v):
-    return at_add(zeros_like(ans), idx, t * (v == getitem(ans, idx))) / at_tie_count(x, idx, v, ans)
+def _at_extremal_jvp_v(t, ans, x, idx, v, mode="drop"):
+    hit = t * (v == index_take(ans, idx, mode))
+    return at_add(zeros_like(ans), idx, hit, mode) / at_tie_count(x, idx, v, ans, mode)
 
 
 for _p in (at_min, at_max):
@@ -418,6 +520,10 @@ def _at_samples(rng):
         ((_rand(rng, 4, 3), np.array([True, False, True, False]), _rand(rng, 3)), {}),
         # a scalar update broadcast into a repeated slot
         ((_rand(rng, 4), np.array([1, 3, 1]), _rand(rng)), {}),
+        # out of bounds (JAX's modes): dropped updates, clamped ones (a repeated slot)
+        ((_rand(rng, 5), np.array([0, 7, -1, -9, 2]), _rand(rng, 5)), {}),
+        ((_rand(rng, 5), np.array([0, 7, -1, -9, 2]), _rand(rng, 5)), {"mode": "clip"}),
+        ((_rand(rng, 4, 3), (1, 5), _rand(rng)), {"mode": "drop"}),
     ]
 
 
@@ -439,7 +545,7 @@ def _at_others_samples(rng, extra=0):
     out = []
     for args, kw in _at_samples(rng):
         x, idx, v = args
-        shape = np.shape(np.asarray(x)[idx])
+        shape = np.shape(_index_take(x, idx))
         out.append(((x, idx, v) + tuple(_rand(rng, *shape) for _ in range(extra)), kw))
     # a zero update in a repeated slot (no division by the updates)
     v = _rand(rng, 6)
@@ -454,6 +560,19 @@ def _at_others_samples(rng, extra=0):
     return out
 
 
+def _at_get_samples(rng):
+    i = np.array([0, 7, -1, -9, 2])
+    return [
+        ((_rand(rng, 5), i), {}),
+        ((_rand(rng, 5), i), {"mode": "clip"}),
+        ((_rand(rng, 5), i), {"mode": "fill"}),
+        ((_rand(rng, 5), i), {"mode": "drop", "fill_value": -1.0}),
+        ((_rand(rng, 4, 3), (slice(None), np.array([4, 0, -4]))), {"mode": "fill"}),
+        ((_rand(rng, 4, 3), (2, 1)), {"mode": "fill"}),
+    ]
+
+
+at_get.samples = _at_get_samples
 at_set.samples = _at_samples
 at_add.samples = _at_samples
 at_multiply.samples = _at_samples

@@ -9,6 +9,7 @@ import numpy as np
 from srcjax.primitives.ad import (
     flat_positions,
 )
+from srcjax.primitives.ad.oob import default_fill
 
 from ..ad.linear import def_adjoint_of, def_adjoint_pair, def_linear
 from ._common import _internal, _rand, _structural
@@ -93,15 +94,7 @@ def _take(a, indices, axis=None, mode=None, fill_value=None):
     if valid is None:
         return out
     if fill_value is None:
-        dt = out.dtype
-        if dt.kind in "fc":
-            fill_value = np.nan
-        elif dt.kind == "i":
-            fill_value = np.iinfo(dt).min
-        elif dt.kind == "u":
-            fill_value = np.iinfo(dt).max
-        else:
-            fill_value = True
+        fill_value = default_fill(out.dtype)
     mask = _take_valid_mask(valid, a, axis)
     return np.where(mask, out, np.asarray(fill_value, out.dtype))
 
@@ -238,19 +231,59 @@ repeat.samples = lambda rng: [
 ]
 
 
-def _take_along_axis(arr, indices, axis):
+def _tal_plan(arr, indices, axis, mode):
+    """(indices in range, mask of the valid ones or None) of ``take_along_axis``
+    in ``mode`` as JAX computes it: negative indices wrapped once, then clamped
+    (``"clip"``) or marked when outside ``[0, n)`` (``"fill"``, the default, and
+    ``"drop"``); ``"promise_in_bounds"`` clamps without wrapping (XLA's gather)."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    idx = np.asarray(indices)
+    top = max(n - 1, 0)
+    if mode == "promise_in_bounds":
+        return np.clip(idx, 0, top), None
+    wrapped = np.where(idx < 0, idx + n, idx)
+    if mode == "clip":
+        return np.clip(wrapped, 0, top), None
+    if mode not in (None, "fill", "drop"):
+        raise ValueError(f"take_along_axis: invalid mode {mode!r}")
+    valid = (wrapped >= 0) & (wrapped < n)
+    if valid.all():
+        return wrapped, None
+    return np.where(valid, wrapped, 0), valid
+
+
+def _take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """Gather ``arr`` at ``indices`` along ``axis`` (jax.numpy.take_along_axis);
-    ``axis=None`` works on the flattened array."""
-    return np.take_along_axis(arr, indices, axis)
+    ``axis=None`` works on the flattened array. Out of bounds as JAX: ``mode``
+    "fill" (the default; "drop" the same) gives ``fill_value`` (NaN for inexact
+    dtypes, the minimum of a signed integer dtype, the maximum of an unsigned
+    one, True for bool) at an index outside ``[-n, n)``; "clip" clamps;
+    "promise_in_bounds" leaves it to XLA (clamps, negative indices to 0)."""
+    if mode != "promise_in_bounds":
+        try:
+            return np.take_along_axis(arr, indices, axis)  # (in bounds: NumPy's)
+        except IndexError:
+            pass
+    idx, valid = _tal_plan(arr, indices, axis, mode)
+    out = np.take_along_axis(arr, idx, axis)
+    if valid is None:
+        return out
+    if fill_value is None:
+        fill_value = default_fill(out.dtype)
+    return np.where(valid, out, np.asarray(fill_value, out.dtype))
 
 
 take_along_axis = _structural("jnp.take_along_axis", _take_along_axis, np.take_along_axis)
 
 
-def _take_along_axis_adjoint(g, arr, indices, axis):
-    """Adjoint of ``take_along_axis``: scatter-add ``g`` into zeros like ``arr``."""
+def _take_along_axis_adjoint(g, arr, indices, axis, mode=None):
+    """Adjoint of ``take_along_axis``: scatter-add ``g`` into zeros like ``arr``
+    (at the clamped indices; the filled entries dropped)."""
     shape = np.shape(arr)
-    pos = np.take_along_axis(np.arange(int(np.prod(shape))).reshape(shape), indices, axis)
+    idx, valid = _tal_plan(arr, indices, axis, mode)
+    if valid is not None:
+        g = np.where(valid, g, np.zeros((), np.result_type(g)))
+    pos = np.take_along_axis(np.arange(int(np.prod(shape))).reshape(shape), idx, axis)
     out = np.zeros(shape, dtype=np.result_type(g))
     np.add.at(out.reshape(-1), pos.reshape(-1), np.broadcast_to(g, pos.shape).reshape(-1))
     return out
@@ -259,14 +292,49 @@ def _take_along_axis_adjoint(g, arr, indices, axis):
 take_along_axis_adjoint = _internal("ad.take_along_axis_adjoint", _take_along_axis_adjoint)
 
 
-def_adjoint_pair(take_along_axis, take_along_axis_adjoint)
+# (not the linear-map makers: a tangent or second-order cotangent of a filled
+# entry is 0, not fill_value)
+def _take_along_axis_vjp_arr(g, ans, arr, indices, axis=-1, mode=None, fill_value=None):
+    return take_along_axis_adjoint(g, arr, indices, axis, mode)
 
 
+take_along_axis.def_vjp(_take_along_axis_vjp_arr)
+
+
+def _take_along_axis_jvp_arr(t, ans, arr, indices, axis=-1, mode=None, fill_value=None):
+    return take_along_axis(t, indices, axis, mode, 0.0)
+
+
+take_along_axis.def_jvp(_take_along_axis_jvp_arr)
+
+
+def _take_along_axis_adjoint_vjp_g(h, ans, g, arr, indices, axis, mode=None):
+    return take_along_axis(h, indices, axis, mode, 0.0)
+
+
+take_along_axis_adjoint.def_vjp(_take_along_axis_adjoint_vjp_g)
+
+
+def _take_along_axis_adjoint_jvp_g(t, ans, g, arr, indices, axis, mode=None):
+    return take_along_axis_adjoint(t, arr, indices, axis, mode)
+
+
+take_along_axis_adjoint.def_jvp(_take_along_axis_adjoint_jvp_g)
 take_along_axis.samples = lambda rng: [
     ((_rand(rng, 3, 4), np.array([[0, 3, 3], [1, 1, 0], [2, 0, 0]]), 1), {}),
     ((_rand(rng, 3, 4), np.array([[2, 0, 0, 1]]), 0), {}),
     ((_rand(rng, 2, 3), np.array([5, 0, 0]), None), {}),
+    # out of bounds (JAX's modes)
+    ((_rand(rng, 3, 4), np.array([[0, 7, -1], [-9, 1, 4], [2, 0, 3]]), 1), {}),
+    ((_rand(rng, 3, 4), np.array([[0, 7, -1], [-9, 1, 4], [2, 0, 3]]), 1), {"mode": "clip"}),
+    ((_rand(rng, 3, 4), np.array([[5, -1, 2, 0]]), 0), {"mode": "fill", "fill_value": -2.0}),
+    ((_rand(rng, 2, 3), np.array([6, -1, 0]), None), {"mode": "promise_in_bounds"}),
 ]
 take_along_axis_adjoint.samples = lambda rng: [
     ((_rand(rng, 3, 3), _rand(rng, 3, 4), np.array([[0, 3, 3], [1, 1, 0], [2, 0, 0]]), 1), {}),
+    ((_rand(rng, 3, 3), _rand(rng, 3, 4), np.array([[0, 7, -1], [-9, 1, 4], [2, 0, 3]]), 1), {}),
+    (
+        (_rand(rng, 3, 3), _rand(rng, 3, 4), np.array([[0, 7, -1], [-9, 1, 4], [2, 0, 3]]), 1),
+        {"mode": "clip"},
+    ),
 ]

@@ -204,9 +204,7 @@ def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
         (v,) = bound.values()
         return gast.UnaryOp(op=_UNARY_CLS[op](), operand=N.clone(v))
     if prim.part == "item" and set(bound) == {"x", "idx"}:  # x[idx]
-        return gast.Subscript(
-            value=N.clone(bound["x"]), slice=_as_index(bound["idx"]), ctx=gast.Load()
-        )
+        return N.item(N.clone(bound["x"]), _as_index(bound["idx"]))
     args: List[Any] = []
     kws: Dict[str, Any] = {}
     positional = True

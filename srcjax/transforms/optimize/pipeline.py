@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from .algebra import simplify
+from .bounds import restore_subscripts
 from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
@@ -59,4 +60,5 @@ def optimize(
                 break
             infer_avals(fdef, params, resolve)
     drop_carry_checks(fdef)
+    restore_subscripts(fdef)
     return fdef
