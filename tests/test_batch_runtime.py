@@ -9,6 +9,7 @@ tests/test_rules.py (every registered primitive with samples)."""
 import numpy as np
 import pytest
 
+from srcjax.primitives.ad.indexing import _getitem
 from srcjax.primitives.batch_rules import runtime_index as ri
 from srcjax.primitives.batch_rules import runtime_products as rp
 from srcjax.primitives.batch_rules import runtime_select as rs
@@ -186,8 +187,11 @@ def test_gather_index_with_per_example_indices():
         ri._gather_index((slice(None), np.array([2, 0, 1, 1])), (False, True), B, shape=x.shape)
     ]
     np.testing.assert_array_equal(got, np.stack([x[b][:, [2, 0, 1, 1][b]] for b in range(B)]))
-    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
-        ri._gather_index((np.array([0, 5, 1, 1]),), (True,), B, shape=x.shape)
+    # out of bounds of one example's axis: the batched index is out of bounds of
+    # the same axis, and the gather clamps it as JAX does per example (issue 16)
+    idx = ri._gather_index((np.array([0, 5, 1, -9]),), (True,), B, shape=x.shape)
+    got = _getitem(x, idx)
+    np.testing.assert_array_equal(got, np.stack([x[b][[0, 4, 1, 0][b]] for b in range(B)]))
 
 
 def test_bsearchsorted_row_by_row():

@@ -1,9 +1,8 @@
 """Out-of-bounds indexing in eager code follows JAX: gathers (``x[i]``,
 ``x.at[i].get()``) clamp or fill, ``.at[i]`` updates drop (or clamp with
 ``mode="clip"``), negative indices wrap once first. Every index form and mode
-against values recorded from JAX 0.10.2 (a script ran JAX; CI has no JAX). Under
-transforms srcjax still raises IndexError out of bounds (README, "Differences
-from JAX")."""
+against values recorded from JAX 0.10.2 (a script ran JAX; CI has no JAX). The
+same under jit, grad and vmap: tests/test_oob_transforms.py."""
 
 import numpy as np
 import pytest
