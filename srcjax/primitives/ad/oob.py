@@ -104,9 +104,9 @@ def adjoint_clamps(shape, idx, mode) -> bool:
     return False
 
 
-def clamp_index(shape, idx):
-    """``idx`` with each integer part wrapped once if negative, then clipped to
-    its axis (JAX's gather and ``mode="clip"``); the same structure as ``idx``."""
+def _map_int_parts(shape, idx, fn):
+    """``idx`` with each integer part ``i`` (of an axis of size ``n``) replaced by
+    ``fn(i wrapped once if negative, n, axis)``; the same structure as ``idx``."""
     parts = []
     for it, axis in index_axes(shape, idx):
         if axis is None:
@@ -114,29 +114,31 @@ def clamp_index(shape, idx):
             continue
         n = shape[axis]
         i = np.asarray(it)
-        i = np.clip(np.where(i < 0, i + n, i), 0, max(n - 1, 0))
+        i = fn(np.where(i < 0, i + n, i), n, axis)
         parts.append(int(i) if i.ndim == 0 and not isinstance(it, np.ndarray) else i)
     return _rebuilt(idx, parts)
+
+
+def clamp_index(shape, idx):
+    """``idx`` with each integer part wrapped once if negative, then clipped to
+    its axis (JAX's gather and ``mode="clip"``); the same structure as ``idx``."""
+    return _map_int_parts(shape, idx, lambda i, n, axis: np.clip(i, 0, max(n - 1, 0)))
 
 
 def pad_index(shape, idx) -> tuple:
     """(index, padded axes): each integer index outside ``[-n, n)`` sent to a
     padding slot at position ``n`` of its axis (the caller pads those axes by
     one), negative ones in range wrapped."""
-    parts, padded = [], set()
-    for it, axis in index_axes(shape, idx):
-        if axis is None:
-            parts.append(it)
-            continue
-        n = shape[axis]
-        i = np.asarray(it)
-        i = np.where(i < 0, i + n, i)
+    padded = set()
+
+    def send(i, n, axis):
         bad = (i < 0) | (i >= n)
         if bad.any():
             padded.add(axis)
-            i = np.where(bad, n, i)
-        parts.append(int(i) if i.ndim == 0 and not isinstance(it, np.ndarray) else i)
-    return _rebuilt(idx, parts), sorted(padded)
+            return np.where(bad, n, i)
+        return i
+
+    return _map_int_parts(shape, idx, send), sorted(padded)
 
 
 def pad(b, axes, value=0):
