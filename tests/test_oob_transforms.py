@@ -139,3 +139,22 @@ def test_index_as_argument(m, key):
         w = weights(np.shape(rec["value"]))
         g = srcjax.vmap(srcjax.grad(getattr(m, f"lossi{n}")), (None, None, 0, None))
         _check(g(X, V, i2, w), rec["vmap_i_grad_x"])
+
+
+def _mixed(x, v):
+    return (
+        (x.at[7].set(v) * jnp.arange(5.0)).sum()
+        + (x.at[np.array([1, 9])].add(v)).sum()
+        + (x.at[np.array([-9, 2])].get(mode="fill", fill_value=0.0) * v).sum()
+    )
+
+
+def test_vmap_over_the_updates_of_a_gradient():
+    """Regression: vmap over v of grad read x[idx] for its rank with NumPy's
+    indexing (IndexError); values recorded from JAX 0.10.2."""
+    xs = jnp.stack([jnp.arange(5.0), jnp.ones(5)])
+    _check(srcjax.vmap(srcjax.grad(_mixed, argnums=1), (0, None))(xs, 2.0), [3.0, 2.0])
+    vs = jnp.array([1.0, 2.0])
+    _check(srcjax.vmap(srcjax.grad(_mixed, argnums=1), (None, 0))(jnp.arange(5.0), vs), [3.0, 3.0])
+    want = [[1.0, 2.0, 4.0, 4.0, 5.0], [1.0, 2.0, 5.0, 4.0, 5.0]]
+    _check(srcjax.vmap(srcjax.grad(_mixed), (None, 0))(jnp.arange(5.0), vs), want)

@@ -130,6 +130,8 @@ def _index_take(g, idx, mode=None):
     ``mode`` "fill"/"drop" (the updates' default), the clamped index's value
     otherwise (JAX's gather, also for "promise_in_bounds", where JAX documents
     the gradient of an index out of bounds as not correct)."""
+    if isinstance(g, (list, tuple, dict)):
+        return g[idx]  # (a container's cotangent: its item, as ``x[idx]``)
     try:
         return np.asarray(g)[idx]
     except IndexError:

@@ -194,7 +194,7 @@ def _at_rule(c):
     v = c.arg("v")
     new_idx = _batched_index(c, idx, True, x)
     if c.batched("v"):
-        target = gast.Subscript(value=N.clone(x), slice=N.clone(new_idx), ctx=gast.Load())
+        target = N.item(N.clone(x), N.clone(new_idx))  # (clamps: only its ndim is read)
         v = c.let(
             (v.id if _is_name(v) else "v") + "_al",
             N.call(
@@ -248,6 +248,12 @@ def _index_take_rule(c):
     gb = c.batched("g")
     if not gb and not c.bp.is_batched(idx):
         return c.rebuild()
+    if c.is_container(g):
+        return None if c.bp.is_batched(idx) else c.rebuild()
+    if not c.bp.is_batched(idx):
+        # g may be a container of batched values the analysis did not see (a
+        # custom_vjp's cotangent tuple): decided at run time, as ad.bgetitem
+        return c.call("ad.bindex_take", [g, N.index_value(idx)], _mode_kws(c))
     new_idx = _batched_index(c, idx, gb, g)
     return c.call(c.prim.public, [g, N.index_value(new_idx)], _mode_kws(c))
 
@@ -267,7 +273,7 @@ def _at_helper_rule(c):
             continue
         a = c.arg(name)
         if c.batched(name):
-            target = gast.Subscript(value=N.clone(x), slice=N.clone(new_idx), ctx=gast.Load())
+            target = N.item(N.clone(x), N.clone(new_idx))  # (clamps: only its ndim is read)
             a = c.let(
                 (a.id if _is_name(a) else name) + "_al",
                 N.call(

@@ -13,6 +13,7 @@ from ... import dtypes as _dt
 from ...errors import ShapeError, SrcjaxError, TransformValueError
 from ..ad import _getitem as _ad_getitem
 from ..ad import _index_adjoint as _ad_index_adjoint
+from ..ad.indexing import _index_take as _ad_index_take
 from ..ad.linear import def_adjoint_pair, def_linear_map, def_with_adjoint
 from ..control._trees import _class_kind
 from ..control.cotangents import _tree_index_adjoint as _container_index_adjoint
@@ -336,6 +337,16 @@ def _bgetitem_adjoint(ct, x, idx, dense=False, mode=None):
     return _ad_index_adjoint(ct, x, _batch_index(idx, np.shape(x)[0]), mode)
 
 
+def _bindex_take(g, idx, mode=None):
+    """``ad.index_take(g, idx, mode)`` per example for an unbatched index, when
+    ``g`` may be a container of batched values (indexed as is) or a batched
+    array (indexed with :func:`_batch_index`), as :func:`_bgetitem`."""
+    if isinstance(g, (tuple, list, dict)):
+        return g[idx]
+    return _ad_index_take(g, _batch_index(idx, np.shape(g)[0]), mode)
+
+
+bindex_take = _reg("ad.bindex_take", _bindex_take)
 bgetitem = _reg("ad.bgetitem", _bgetitem)
 bgetitem_adjoint = _reg("ad.bgetitem_adjoint", _bgetitem_adjoint)
 bgetitem.kind = "structural"
@@ -343,6 +354,18 @@ bgetitem.kind = "structural"
 
 def_with_adjoint(bgetitem, bgetitem_adjoint)
 def_linear_map(bgetitem_adjoint, bgetitem, 2, 3)  # (its own dense flag: no operand of bgetitem)
+
+
+def _bindex_take_vjp(h, ans, g, idx, mode=None):
+    return bgetitem_adjoint(h, g, idx, False, mode)
+
+
+def _bindex_take_jvp(t, ans, g, idx, mode=None):
+    return bindex_take(t, idx, mode)
+
+
+bindex_take.def_vjp(_bindex_take_vjp)
+bindex_take.def_jvp(_bindex_take_jvp)
 _BGETITEM_INDICES = [1, (np.array([1, 0]), slice(None), np.array([0, 2])), (np.array([2, 0]), 1)]
 bgetitem.samples = lambda rng: [((rng.normal(size=(2, 3, 4, 3)), i), {}) for i in _BGETITEM_INDICES]
 bgetitem_adjoint.samples = lambda rng: [
