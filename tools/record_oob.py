@@ -61,7 +61,10 @@ def main():
                 pass
         rec[key] = r
     with open(OUT, "w") as f:
-        json.dump({"jax": jax.__version__, "cases": rec}, f, indent=0, sort_keys=True)
+        text = json.dumps(
+            {"jax": jax.__version__, "cases": rec}, sort_keys=True, separators=(",", ":")
+        )
+        f.write(text.replace('},"', '},\n"') + "\n")  # (one case a line)
     print(f"{len(rec)} cases -> {OUT}")
 
 
