@@ -248,11 +248,26 @@ def _at_with_mode(x):
     return x.at[9].set(100.0, mode="clip")
 
 
+def _at_with_bad_keyword(x):
+    return x.at[9].set(100.0, how="clip")
+
+
+def _at_with_bad_mode(x):
+    return x.at[9].set(100.0, mode="wrap")
+
+
 def test_at_update_keywords_are_not_silently_ignored():
     """User E F19: `.at[i].set(v, mode="clip")` ignored mode= and then raised a
-    bare IndexError; now an error at the user's line."""
-    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="mode"):
-        srcjax.jit(_at_with_mode)(np.arange(5.0, dtype=np.float32))
+    bare IndexError. mode= is JAX's now (issue 16; jax 0.10.2: [0, 1, 2, 3,
+    100]); an unknown keyword or mode is an error at the user's line."""
+    got = srcjax.jit(_at_with_mode)(np.arange(5.0, dtype=np.float32))
+    np.testing.assert_array_equal(got, [0.0, 1.0, 2.0, 3.0, 100.0])
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="how") as info:
+        srcjax.jit(_at_with_bad_keyword)(np.arange(5.0, dtype=np.float32))
+    assert "test_errors.py" in str(info.value)
+    with pytest.raises(ValueError, match="Invalid mode 'wrap'") as info:
+        srcjax.jit(_at_with_bad_mode)(np.arange(5.0, dtype=np.float32))
+    assert "test_errors.py" in str(info.value)
 
 
 def test_shape_mismatches_are_type_errors_as_in_jax():

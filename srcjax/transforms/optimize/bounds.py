@@ -113,10 +113,14 @@ def _subscript_of(s: Any) -> Any:
     ):
         return None
     x, idx = v.args
+    base = (getattr(s, "sj_avals_in", None) or {}).get(x.id)
+    if isinstance(base, (list, tuple)) and not isinstance(idx, gast.Tuple):
+        # an item of a list or tuple: Python's subscript is what ad.getitem does
+        # with any index (seq[i] in a loop)
+        return gast.Subscript(value=N.clone(x), slice=_as_slice(idx), ctx=gast.Load())
     key = _static_index(idx)
     if key is _NOT_STATIC:
         return None
-    base = (getattr(s, "sj_avals_in", None) or {}).get(x.id)
     if isinstance(base, Aval):
         if base.weak:
             return None

@@ -248,6 +248,9 @@ class _Interp:
                     return base[idx.value]
                 except (KeyError, IndexError, TypeError):
                     return None
+            sl = N.static_slice(idx) if isinstance(base, (list, tuple)) else None
+            if sl is not None:
+                return base[sl]  # (params[:-1] of a list of layers)
             if isinstance(base, (dict, list, tuple)) and not isinstance(idx, gast.Constant):
                 return None  # an item not known now (a stand-in index would pick one)
         if prim.part == "attr":  # a field of a named-tuple argument (state.t)
