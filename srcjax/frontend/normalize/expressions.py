@@ -405,7 +405,12 @@ class ExpressionsMixin:
                 return done
         idx = self.index(e.slice)
         prim = registry.by_public("ad.getitem")
-        node = N.item(value, idx)  # (x[i] or ad.getitem(x, i): JAX's out of bounds)
+        if getattr(e, "sj_unpack", False):
+            # `a, b = v`: v[0], v[1] index what unpacking reads, a subscript (not
+            # clamped: a v too short is NumPy's error, never a repeated item)
+            node = gast.Subscript(value=value, slice=idx, ctx=gast.Load())
+        else:
+            node = N.item(value, idx)  # (x[i] or ad.getitem(x, i): JAX's out of bounds)
         return node, Op("prim", prim=prim, bound=_bind(prim, value, idx))
 
     def attribute(self, e: Any) -> tuple:

@@ -281,6 +281,7 @@ class StatementsMixin:
                     continue
                 j = i if not stars or i < stars[0] else i - n  # from the end after a star
                 item = gast.Subscript(value=N.clone(whole), slice=N.const(j), ctx=gast.Load())
+                item.sj_unpack = True  # (an item of an unpacking: in bounds, a subscript)
                 self.assign_target(t, item)
         elif isinstance(target, gast.Subscript):
             # d[k] = v  ->  d = ad.setitem(d, k, v)  (functional; arrays raise as JAX does)
