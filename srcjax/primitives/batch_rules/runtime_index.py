@@ -366,6 +366,11 @@ def _bindex_take_jvp(t, ans, g, idx, mode=None):
 
 bindex_take.def_vjp(_bindex_take_vjp)
 bindex_take.def_jvp(_bindex_take_jvp)
+bindex_take.samples = lambda rng: [
+    ((rng.normal(size=(3, 4)), 1), {}),
+    ((rng.normal(size=(3, 5)), np.array([0, 7, -1])), {"mode": "drop"}),
+    ((rng.normal(size=(3, 5)), np.array([0, 7, -1])), {"mode": "clip"}),
+]
 _BGETITEM_INDICES = [1, (np.array([1, 0]), slice(None), np.array([0, 2])), (np.array([2, 0]), 1)]
 bgetitem.samples = lambda rng: [((rng.normal(size=(2, 3, 4, 3)), i), {}) for i in _BGETITEM_INDICES]
 bgetitem_adjoint.samples = lambda rng: [
