@@ -336,6 +336,9 @@ def _at_multiply_others_d2(x, idx, v, t, s, mode="drop"):
 
 
 def _at_multiply_others_d3_check(x, idx, v, mode="drop"):
+    """Zeros like ``x[idx]`` when no slot of ``x.at[idx]`` gets more than three
+    updates (then the third derivative of the product of the others is zero);
+    otherwise not implemented. Out-of-bounds updates as ``mode`` does."""
     try:
         return _d3_check_raw(x, idx, v)
     except IndexError:
