@@ -9,12 +9,13 @@ import gast
 
 from ...errors import TransformValueError
 from ...frontend import nodes as N
-from ..ad.indexing import getitem, index_adjoint
+from ..ad.indexing import getitem, index_adjoint, index_take
 from ..control.cotangents import tree_index_adjoint
 from ..linalg.svd import qr_check, svd_ad_full
 from ..setops import argwhere, flatnonzero, nonzero, unique
 from ..structural.at import (
     at_add,
+    at_get,
     at_max,
     at_min,
     at_multiply,
@@ -227,7 +228,7 @@ def _at_get_rule(c):
     return c.call(c.prim.public, [x, N.index_value(new_idx)], _mode_kws(c, ("mode", "fill_value")))
 
 
-_def(["ad.at_get"], _at_get_rule)
+_def([at_get], _at_get_rule)
 
 
 def _example_mode(c, idx):
@@ -258,7 +259,7 @@ def _index_take_rule(c):
     return c.call(c.prim.public, [g, N.index_value(new_idx)], _mode_kws(c))
 
 
-_def(["ad.index_take"], _index_take_rule)
+_def([index_take], _index_take_rule)
 
 
 def _at_helper_rule(c):
