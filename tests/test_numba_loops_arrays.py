@@ -210,3 +210,20 @@ def _int_wrap_ref(k):
         for _ in range(40):
             k = k * np.int32(3) + np.int32(1)
     return k
+
+
+def _oob_item(v):
+    def body(i, c):
+        return c + c[5]  # out of bounds of float32[3]: JAX clamps to c[2]
+
+    return lax.fori_loop(0, 3, body, v)
+
+
+def test_an_out_of_bounds_constant_index_clamps_as_in_jax():
+    v0 = np.array([0.5, -1.0, 0.25], np.float32)
+    got = np.asarray(srcjax.jit(_oob_item)(v0))
+    want = v0.copy()
+    for _ in range(3):  # JAX's clamped gather, in a Python loop
+        want = want + want[2]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)

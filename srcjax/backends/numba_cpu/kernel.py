@@ -106,6 +106,23 @@ def tree(aval: Any, x64: bool) -> Any:
     return ("a", dt.name, shape, aval.ptype is not None)
 
 
+def _as_subscript(node: Any) -> Any:
+    """``ad.getitem(x, i)`` (an item whose index jit could not prove in bounds)
+    as the subscript ``x[i]``: the kernel takes constant in-bounds indices only
+    and refuses the rest, so the NumPy loop keeps JAX's clamping for them."""
+    if (
+        isinstance(node, gast.Call)
+        and len(node.args) == 2
+        and not node.keywords
+        and isinstance(node.func, gast.Attribute)
+        and node.func.attr == "getitem"
+        and isinstance(node.func.value, gast.Name)
+        and node.func.value.id == "ad"
+    ):
+        return gast.Subscript(value=node.args[0], slice=node.args[1], ctx=gast.Load())
+    return node
+
+
 def _el(leaf: str, idx: Tuple[int, ...]) -> str:
     return leaf if not idx else f"{leaf}__{'_'.join(map(str, idx))}"
 
@@ -147,6 +164,7 @@ class _Kernel:
     # ------------------------------------------------------------ references
     def ref(self, node: Any) -> Tuple[Any, ...]:
         """``("const", v)``, ``("arr", leaf, fixed index)`` or ``("tup", prefix)``."""
+        node = _as_subscript(node)
         if isinstance(node, gast.Constant):
             v = node.value
             if not isinstance(v, (bool, int, float)):
@@ -229,7 +247,7 @@ class _Kernel:
     # ------------------------------------------------------------ expressions
     def expr(self, value: Any, dt: str, idx: Tuple[int, ...]) -> str:
         """Element ``idx`` of ``value`` (an ANF right-hand side) computed in ``dt``."""
-        if isinstance(value, (gast.Name, gast.Constant, gast.Subscript)):
+        if isinstance(_as_subscript(value), (gast.Name, gast.Constant, gast.Subscript)):
             return self.atom(value, dt, idx)
         if isinstance(value, gast.BinOp) and type(value.op) in _BINOPS:
             if dt == "bool":
@@ -389,7 +407,7 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
         avals_in = getattr(n, "sj_avals_in", None)
         if avals_in:
             for name, av in avals_in.items():
-                if name == "jnp":
+                if name in ("jnp", "ad"):  # namespaces of the calls the kernel knows
                     continue
                 if av is None:
                     raise Refuse(f"{name} has no abstract value")
