@@ -14,7 +14,7 @@ from ... import dtypes as _dt
 from ..._prng_key import PRNGKeyArray, rewrap
 from ..ad.linear import def_adjoint_pair, def_linear_map, def_transpose_pair
 from ..ad.shapes import reshape
-from ..control._trees import _class_kind, class_map, dict_like
+from ..control._trees import _class_kind, class_map, dict_like, note_broadcast_source
 from ..control.scan import tree_slice_adjoint, tree_unstack
 from ..creation import shape as shape_
 from ._base import _def_rules, _reg
@@ -55,7 +55,13 @@ def _batch_broadcast(x, size, axis=0):
 
         if isinstance(x, PyTreeDef):
             return x  # a structure (tree_flatten's treedef): the same in every example
-    a = x if isinstance(x, np.ndarray) else _canon_scalar(x)
+    if isinstance(x, np.ndarray):
+        return _broadcast_new_axis(x, size, axis)
+    # (new memory for a scalar: remembered, so that two broadcasts of it are one value)
+    return note_broadcast_source(_broadcast_new_axis(_canon_scalar(x), size, axis), x)
+
+
+def _broadcast_new_axis(a, size, axis):
     a = np.expand_dims(a, axis)
     shape = list(a.shape)
     shape[axis] = size

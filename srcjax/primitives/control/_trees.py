@@ -1,11 +1,13 @@
 """Helpers over pytrees shared by the modules of :mod:`srcjax.primitives.control`:
 the node kind of a registered class, dicts like a dict, zero-filling a sparse
-cotangent (``_fill``), unflattening with ``None`` children, static attributes.
+cotangent (``_fill``), unflattening with ``None`` children, static attributes,
+the values that scalar batch broadcasts were made from.
 """
 
 from __future__ import annotations
 
 import collections
+import weakref
 
 import numpy as np
 
@@ -201,3 +203,34 @@ def _unflatten_sparse(kind, aux, children, like):
     # __init__ converts or checks its children (np.asarray(None) is not None)
     full = [_fill(None, lk) if c is None else c for c, lk in zip(children, like)]
     return kind.unflatten(aux, tuple(full))
+
+
+#: id(view) -> (a weak reference to ``view``, the value it broadcasts): the batch
+#: broadcasts of values without memory of their own (Python and NumPy scalars,
+#: an Array holding one), each of which makes new memory. A construction's
+#: derivative finds an argument among the instance's fields by identity
+#: (``pytrees._same_value``); this says two such broadcasts are of one value.
+#: An entry goes when its view dies (the weak reference's callback), so an id is
+#: never read for another object.
+_BROADCAST_SOURCES: dict = {}
+
+
+def note_broadcast_source(view: np.ndarray, x) -> np.ndarray:
+    """Record that ``view`` (new memory) broadcasts the scalar value ``x``; returns
+    ``view``."""
+    key = id(view)
+
+    def forget(ref):
+        if _BROADCAST_SOURCES.get(key, (None,))[0] is ref:
+            del _BROADCAST_SOURCES[key]
+
+    _BROADCAST_SOURCES[key] = (weakref.ref(view, forget), x)
+    return view
+
+
+def broadcast_source(a):
+    """The value ``a`` is a batch broadcast of (``note_broadcast_source``), or None."""
+    entry = _BROADCAST_SOURCES.get(id(a))
+    if entry is None or entry[0]() is not a:
+        return None
+    return entry[1]

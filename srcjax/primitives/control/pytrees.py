@@ -13,7 +13,7 @@ from ...errors import NonDifferentiableError
 from ..ad.linear import def_linear, def_transpose_pair
 from ..registry import Primitive, register
 from ..registry import alias as registry_alias
-from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like
+from ._trees import _class_kind, _fill, _unflatten_sparse, broadcast_source, dict_like
 from .cotangents import _tree_add
 
 
@@ -114,11 +114,15 @@ construct.returns_tree = True
 
 def _same_value(a, b) -> bool:
     """``a is b``, or two views of the same array memory with the same layout (a
-    vmapped construction sees broadcast views of one argument)."""
+    vmapped construction sees broadcast views of one argument), or two batch
+    broadcasts of one scalar value (each made new memory: bug 30)."""
     if a is b:
         return True
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return False
+    source = broadcast_source(a)
+    if source is not None and source is broadcast_source(b):
+        return a.shape == b.shape
     return (
         a.shape == b.shape
         and a.strides == b.strides
