@@ -5,6 +5,7 @@ Python call chain returns, and no call of the helpers is left."""
 import numpy as np
 import pytest
 from frontend_run import assert_same, normalized_text
+from helpers import assert_close
 
 import srcjax
 import srcjax.numpy as jnp
@@ -169,3 +170,42 @@ def test_a_positional_only_parameter_passed_by_keyword_is_pythons_type_error():
         TypeError, match="positional-only arguments passed as keyword arguments: 'x'"
     ):
         srcjax.jit(_posonly_by_keyword)(np.ones(2))
+
+
+def _switching_step(s, p):
+    def high(s):
+        return s * p
+
+    def low(s):
+        return s + p
+
+    return srcjax.lax.switch(jnp.where(s > 1.0, 0, 1), [high, low], s)
+
+
+def _switching_sim(p):
+    return srcjax.lax.fori_loop(0, 6, lambda i, s: _switching_step(s, p), jnp.asarray(2.0))
+
+
+def _switching_sim_loop(p):
+    s = 2.0
+    for _ in range(6):
+        s = s * p if s > 1.0 else s + p
+    return s
+
+
+def test_a_local_def_is_no_recursion_when_ids_are_reused(monkeypatch, x64):
+    """Fresh-user bug 31: `high` "calls itself" on code without recursion, in some
+    environments only. The recursion stack held the id of the lambda's def, a
+    temporary freed while the lambda's body (`_switching_step`, with its `def
+    high`) was inlined; a def allocated there could take that id. Every object
+    given one id forces the reuse. Oracle: a Python loop and float64 central
+    differences of it."""
+    from srcjax.frontend.normalize import inline
+
+    monkeypatch.setattr(inline, "id", lambda obj: 0, raising=False)
+    monkeypatch.setenv("SRCJAX_DISK_CACHE", "0")  # (a hit would not normalize)
+    p = 1.3
+    assert_close(srcjax.jit(_switching_sim)(p), _switching_sim_loop(p), rtol=1e-12)
+    fd = (_switching_sim_loop(p + 1e-6) - _switching_sim_loop(p - 1e-6)) / 2e-6
+    assert_close(srcjax.jacfwd(_switching_sim)(p), fd, rtol=1e-7)
+    assert_close(srcjax.grad(_switching_sim)(p), fd, rtol=1e-7)

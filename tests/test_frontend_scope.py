@@ -76,3 +76,34 @@ def test_strings_a_srcjax_maker_closes_over_are_literals():
     assert "ad.lax_same_dtypes('ge', 'any', x, y)" in text
     with pytest.raises(TypeError, match="lax.sub requires arguments to have the same dtypes"):
         srcjax.jit(lax_binary_ops)(a, jnp.asarray(np.array([1, 2], np.int32)))
+
+
+def _scaled_by_a_closure_named_ad(c):
+    ad = c  # a closure cell named like generated code's `ad` namespace
+
+    def f(x):
+        return x * ad
+
+    return f
+
+
+_SCALERS = [_scaled_by_a_closure_named_ad(float(k)) for k in range(1, 5)]
+
+
+def _sum_of_scalers(x):
+    return _SCALERS[0](x) + _SCALERS[1](x) + _SCALERS[2](x) + _SCALERS[3](x)
+
+
+def test_shadowing_closures_of_inlined_functions_when_ids_are_reused(monkeypatch):
+    """Each inlined function's `ad` cell gets its own alias: the alias table was
+    keyed on the ids of the closures' dicts, which are made per inlined call and
+    may be freed, so a later closure could take an id and read another one's
+    value (every object given one id forces it: all four read 1.0, grad 4.0).
+    Oracle: Python's call, 1 + 2 + 3 + 4."""
+    from srcjax.frontend.normalize import scope
+
+    monkeypatch.setattr(scope, "id", lambda obj: 0, raising=False)
+    monkeypatch.setenv("SRCJAX_DISK_CACHE", "0")  # (a hit would not normalize)
+    assert _sum_of_scalers(1.0) == 10.0
+    assert float(srcjax.grad(_sum_of_scalers)(1.0)) == 10.0
+    assert float(srcjax.jit(_sum_of_scalers)(2.0)) == 20.0

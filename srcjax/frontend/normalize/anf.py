@@ -30,9 +30,10 @@ class Namer:
         self.taken = set(taken)
         #: every name handed out: locals of generated code, never a user global
         self.made: Set[str] = set()
-        #: (user global, its module, its closure) -> the name generated code reads
-        #: it by, when its own name is one generated code uses (``ad`` -> ``ad_``)
-        self.user_globals: Dict[tuple, str] = {}
+        #: (user global, id of its module's dict, id of its closure's) -> (the name
+        #: generated code reads it by, when its own name is one generated code uses
+        #: (``ad`` -> ``ad_``), those two dicts: kept, so their ids stay theirs)
+        self.user_globals: Dict[tuple, tuple] = {}
         #: the lists comprehensions and generator expressions build (for messages)
         self.comprehension_results: Set[str] = set()
 

@@ -170,7 +170,11 @@ class InlineMixin:
     def inline_local(self, fdef: Any, args: list, kws: dict, e: Any) -> tuple:
         """Inline a function defined inside this one (a nested ``def`` or a lambda):
         it sees this function's variables, as a closure does."""
-        key = ("local", id(fdef))
+        # the node itself, not its id: the stack keeps it alive (AST nodes compare
+        # by identity). A lambda's def is a temporary that the clone below frees,
+        # and an id on the stack was then taken by a def allocated later (`high`
+        # "calls itself": bug 31)
+        key = ("local", fdef)
         self._refuse_recursion(key, fdef.name, e)
         # normalizing rewrites the tree in place (early returns lowered): each call
         # inlines its own copy, or a second call would see the first one's names

@@ -387,11 +387,11 @@ class LoopsMixin:
             return True
         for n in gast.walk(self.src.node):
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
-                if id(n) not in self._stack_receivers():
+                if n not in self._stack_receivers():
                     return False
         return True
 
-    def _stack_receivers(self) -> Set[int]:
+    def _stack_receivers(self) -> Set[Any]:
         got = getattr(self, "_receivers", None)
         if got is None:
             got = set()
@@ -403,7 +403,7 @@ class LoopsMixin:
                     and (n.func.attr, len(n.args)) in (("append", 1), ("pop", 0))
                     and not n.keywords
                 ):
-                    got.add(id(n.func.value))
+                    got.add(n.func.value)  # (the node, not its id: the tree changes)
             self._receivers = got
         return got
 

@@ -209,10 +209,12 @@ class ScopeMixin:
         status, obj = self.lookup_global(name)
         if status != "found" or hooks.means_the_same(name, obj):
             return None
+        # (the entry holds the scope's dicts: an id is never that of another scope's
+        # dict made after this one was freed, which read another closure's value)
         key = (name, id(self.src.globals), id(self.src.closure))
         known = self.namer.user_globals.get(key)
-        if known is not None:
-            return known
+        if known is not None and known[1] is self.src.globals and known[2] is self.src.closure:
+            return known[0]
         new = self.namer.fresh(name)
         own_cell = name in self.src.closure and self.src.closure is self.root_closure
         global_ = name not in self.src.closure and name not in self.root_closure
@@ -222,7 +224,7 @@ class ScopeMixin:
         # (a variable of another module, or a closure cell of an inlined function,
         # is read at transformation time, as other names of inlined code are)
         self.bindings[new] = UserGlobal(name) if live else obj
-        self.namer.user_globals[key] = new
+        self.namer.user_globals[key] = (new, self.src.globals, self.src.closure)
         return new
 
     def snapshot_defaults(self, fdef: Any) -> Any:
