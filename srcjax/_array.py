@@ -374,8 +374,9 @@ def wrap_tree(x: Any) -> Any:
     numbers and other objects stay as they are."""
     t = type(x)
     if t is np.ndarray:
-        # (a float0 array, the gradient of an integer input, stays NumPy's, as JAX's)
-        return x if x.dtype.kind == "V" else wrap(x)
+        # (a float0 array, the gradient of an integer input, stays NumPy's, as JAX's;
+        # bfloat16 and the other ml_dtypes types, also of kind "V", have no fields)
+        return x if x.dtype.fields is not None else wrap(x)
     if t in _WRAP_TYPES:
         return wrap(x)
     if t is Array or t in _LEAF_TYPES or t is _WeakArray:

@@ -17,6 +17,7 @@ from ..control._trees import _class_kind
 from ..creation import ndim as ndim_
 from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
+from ..linalg._common import extension_product, has_extension_float
 from ..linalg.products import bilinear_spec
 from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
@@ -49,6 +50,8 @@ def _bmatmul(a, b, ab, bb):
         return _stack_objects(rows)
     a = np.asarray(a)
     b = np.asarray(b)
+    if has_extension_float((a, b)):  # (bfloat16: NumPy's matmul gives float32)
+        return extension_product(lambda x, y: _bmatmul(x, y, ab, bb), None, (a, b))
     try:
         return _bmatmul_arrays(a, b, ab, bb)
     except ValueError:
