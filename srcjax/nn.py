@@ -40,7 +40,7 @@ from .primitives.nn import (
     softplus,
     swish,
 )
-from .primitives.reductions import logsumexp
+from .scipy.special import logsumexp
 
 # `import srcjax.nn.initializers` and `from srcjax.nn import initializers`, as in JAX
 _sys.modules.setdefault(__name__ + ".initializers", initializers)

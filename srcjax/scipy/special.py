@@ -1,8 +1,9 @@
 """``srcjax.scipy.special``: special functions, as ``jax.scipy.special``.
 
 The transcendental functions are computed by SciPy (an optional extra,
-imported on first use). ``expit`` is the ``nn.sigmoid`` primitive and
-``logsumexp`` the reduction primitive shared with ``srcjax.nn``.
+imported on first use). ``expit`` is the ``nn.sigmoid`` primitive;
+``logsumexp`` (shared with ``srcjax.nn``) calls the reduction primitive, its
+``where`` mask made zero weights.
 
 ``betaln``, ``gammainc`` and ``gammaincc`` are registered here (public names
 ``special.<name>``, elementwise, broadcasting), with derivative rules written
@@ -25,7 +26,7 @@ from ..primitives.elementwise import exp as _exp
 from ..primitives.elementwise import log as _log
 from ..primitives.nn import log_softmax, softmax
 from ..primitives.nn import sigmoid as expit
-from ..primitives.reductions import logsumexp
+from ..primitives.reductions import logsumexp as _logsumexp
 from ..primitives.registry import Primitive as _Primitive
 from ..primitives.registry import register as _register
 from ..primitives.special import (
@@ -214,6 +215,37 @@ def kl_div(p, q):
     p = _jnp.astype(p, dt)
     q = _jnp.astype(q, dt)
     return rel_entr(p, q) - p + q
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis``, stable for large inputs
+    (https://docs.jax.dev/en/latest/_autosummary/jax.scipy.special.logsumexp.html;
+    also ``srcjax.nn.logsumexp``).
+
+    Args:
+        a: the array (integers give the default float dtype).
+        axis: an int, a tuple of ints, or None (every axis).
+        b: optional scale factors broadcastable to ``a``; zeros drop their terms.
+        keepdims: keep the reduced axes with size 1.
+        return_sign: return ``(log|s|, sign(s))`` of ``s = sum(b * exp(a))``;
+            without it a negative ``s`` gives NaN, as in JAX.
+        where: an optional bool mask broadcastable to ``a``: only the entries it
+            selects enter the max and the sum, whatever the others hold (a
+            slice with none gives ``-inf``); the gradient is 0 at the others.
+
+    Returns:
+        ``a``'s shape without the reduced axes (kept as 1 with ``keepdims``), of
+        JAX's inexact promotion of ``a`` and ``b``; with ``return_sign`` a pair.
+
+    Raises:
+        ValueError: shapes that do not broadcast, an axis out of range.
+    """
+    if where is not None:
+        if b is None:
+            b = _jnp.where(where, 1.0, 0.0)
+        else:
+            b = _jnp.where(where, b, 0)
+    return _logsumexp(a, axis, b, keepdims, return_sign)
 
 
 _register_namespace("special", _sys.modules[__name__])  # generated code's `special`

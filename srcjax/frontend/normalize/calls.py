@@ -11,6 +11,7 @@ import gast
 import numpy as np
 
 from ...errors import (
+    TransformTypeError,
     UnsupportedSyntaxError,
 )
 from ...primitives import registry
@@ -292,7 +293,8 @@ class CallsMixin:
         try:
             ba = sig.bind(*atoms, **kws)
         except TypeError as exc:
-            raise UnsupportedSyntaxError(
+            # (Python's TypeError, as JAX's function raises it, at the user's call)
+            raise TransformTypeError(
                 f"bad arguments for `{prim.public}`: {exc}", self.loc(e), "check the signature"
             ) from None
         bound = {}

@@ -14,7 +14,6 @@ from ...errors import (
     RecursionUnsupportedError,
     SrcjaxError,
     TransformTypeError,
-    UnsupportedSyntaxError,
 )
 from .. import nodes as N
 from ..source import POSONLY, FunctionSource, get_source
@@ -244,8 +243,9 @@ class InlineMixin:
         params = [a.id for a in fnode.args.args]
         values: Dict[str, Any] = {}
         if len(args) > len(params) and vararg is None:
-            raise UnsupportedSyntaxError(
-                f"`{fname}` takes {len(params)} arguments, {len(args)} given", self.loc(e)
+            raise TransformTypeError(
+                f"{fname}() takes {len(params)} positional arguments but {len(args)} were given",
+                self.loc(e),
             )
         for p, a in zip(params, args):
             values[p] = a
@@ -263,7 +263,9 @@ class InlineMixin:
                 if kwarg is not None:  # `def apply(params, x, **kwargs)`: a dict of these
                     extra_kws[k] = v
                     continue
-                raise UnsupportedSyntaxError(f"`{fname}` has no parameter `{k}`", self.loc(e))
+                raise TransformTypeError(
+                    f"{fname}() got an unexpected keyword argument '{k}'", self.loc(e)
+                )
             values[k] = v
         first_default = len(params) - len(defaults)
         for i, p in enumerate(params):
@@ -271,14 +273,14 @@ class InlineMixin:
                 if i >= first_default:
                     values[p] = defaults[i - first_default]
                 else:
-                    raise UnsupportedSyntaxError(
-                        f"missing argument `{p}` in call to `{fname}`", self.loc(e)
+                    raise TransformTypeError(
+                        f"{fname}() missing a required positional argument: '{p}'", self.loc(e)
                     )
         for k in kwonly:  # keyword-only parameters: bound like the others
             if k not in values:
                 if k not in kw_defaults:
-                    raise UnsupportedSyntaxError(
-                        f"missing keyword argument `{k}` in call to `{fname}`", self.loc(e)
+                    raise TransformTypeError(
+                        f"{fname}() missing a required keyword-only argument: '{k}'", self.loc(e)
                     )
                 values[k] = kw_defaults[k]
         params = params + kwonly
