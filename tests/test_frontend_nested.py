@@ -5,6 +5,7 @@ central finite differences of the Python function."""
 import numpy as np
 import pytest
 from frontend_run import normalized_text, run_normalized
+from helpers import assert_close
 
 import srcjax
 import srcjax.numpy as jnp
@@ -76,3 +77,41 @@ def test_jvp_inside_matches_a_directional_difference():
 def test_the_nested_transform_is_inlined():
     text = normalized_text(grad_inside)
     assert "grad(" not in text
+
+
+def _model(w, x):
+    return jnp.tanh(w * x)
+
+
+def _loss_of(w, x, f):
+    return jnp.sum(f(w, x) ** 2)
+
+
+def _act_loss(w, x, act):
+    return jnp.sum(act(w * x) ** 2)
+
+
+def _step_passing_a_function(w, x):
+    return srcjax.grad(_loss_of)(w, x, _model) + srcjax.grad(_act_loss)(w, x, jnp.sin)
+
+
+def test_a_function_passed_to_a_nested_grad(x64):
+    """grad(loss)(w, x, model) inside jit / vmap (fresh-user bug 35): the inner
+    grad took `model` for an array argument, 'no derivative rule for `f`'. JAX
+    0.10.2 gives 2.0062618 for grad(_loss_of) at w=0.5; oracle here: float64
+    central differences of the Python function."""
+    x = np.array([1.0, 2.0])
+
+    def step_fd(w):
+        def total(v):
+            return float(_loss_of(v, x, _model)), float(_act_loss(v, x, jnp.sin))
+
+        (a1, b1), (a0, b0) = total(w + 1e-6), total(w - 1e-6)
+        return (a1 - a0) / 2e-6 + (b1 - b0) / 2e-6
+
+    for w in (0.5, 1.0):
+        want = step_fd(w)
+        assert_close(srcjax.jit(_step_passing_a_function)(w, x), want, rtol=1e-7)
+    ws = np.array([0.5, 1.0])
+    got = srcjax.vmap(_step_passing_a_function, in_axes=(0, None))(ws, x)
+    assert_close(got, [step_fd(0.5), step_fd(1.0)], rtol=1e-7)

@@ -17,7 +17,7 @@ from .. import hooks
 from .. import nodes as N
 from .analyses import _own_locals, _value_kind
 from .common import _FnChoice, _ForeignFn, _unsupported
-from .typetree import ClassKind
+from .typetree import ClassKind, _static_callable
 
 _config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -114,8 +114,16 @@ class NestedMixin:
         kinds = []
         for a in call.args:
             ty = self.expr_type(a)
+            fn = self._known_function(a)
+            if fn is None and isinstance(a, gast.Attribute):
+                st, obj = self.resolve(a)  # jnp.sin, a module's function
+                fn = obj if st == "found" else None
             if ty is not None:
                 kinds.append(ClassKind(ty))
+            elif fn is not None and _static_callable(fn):
+                # a function known here (grad(loss)(w, x, model)): as the eager call
+                # specializes on it (api.args._kind), so its calls resolve (bug 35)
+                kinds.append(ClassKind(("fn", fn)))
             elif _value_kind(a, self.ckinds, self._builtin_of) in ("list", "tuple", "dict", "seq"):
                 # a container (a dict of params): the inner transform's code treats
                 # it as one (sparse cotangents its own derivative rules expect)
