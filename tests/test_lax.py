@@ -1173,3 +1173,42 @@ def test_fori_loop_bounds_of_different_types_are_a_type_error(x64_off):
         lax.fori_loop(0, 2.5, lambda i, x: x + i, 0.0)
     assert float(lax.fori_loop(0, np.int32(3), lambda i, x: x + i, 0.0)) == 3.0
     assert float(lax.fori_loop(0.0, 3.0, lambda i, x: x + i, 0.0)) == 3.0
+
+
+def _cond_of_a_vector(x):
+    return lax.cond(x > 0, lambda v: v, lambda v: -v, x)
+
+
+def _digits(i, c):
+    return c[0] + 1, c[1] + i * 10.0 ** c[0]
+
+
+_FLOAT_BOUNDS = {  # literal bounds (as the user wrote them) -> JAX 0.10.2's (count, sum)
+    (0.5, 3.0): (lambda x: lax.fori_loop(0.5, 3.0, _digits, (0, x)), (3, 210.0)),
+    (1.7, 4.2): (lambda x: lax.fori_loop(1.7, 4.2, _digits, (0, x)), (3, 321.0)),
+    (0.0, 2.5): (lambda x: lax.fori_loop(0.0, 2.5, _digits, (0, x)), (2, 10.0)),
+    (-1.5, 1.0): (lambda x: lax.fori_loop(-1.5, 1.0, _digits, (0, x)), (2, -1.0)),
+}
+
+
+def test_control_flow_misuse_under_jit_fresh_user_bug_37():
+    """(a) a vector predicate: JAX's TypeError "Pred must be a scalar" at the
+    user's lax.cond (srcjax: NumPy's "truth value ... ambiguous" from generated
+    code); (b) Python float bounds of fori_loop run truncated to ints, as JAX
+    0.10.2 runs them (srcjax: "'float' object cannot be interpreted as an
+    integer"); (c) jnp.dot's precision is keyword-only (srcjax took a third
+    positional argument and returned 2.0). Oracle: jax 0.10.2's messages and
+    values (the loop's count and sum of i * 10**k over its iterations)."""
+    with pytest.raises(
+        TypeError, match=r"Pred must be a scalar, got bool\[3\] of shape \(3,\)"
+    ) as info:
+        srcjax.jit(_cond_of_a_vector)(jnp.ones(3))
+    assert f"{__file__}:" in str(info.value)
+    for (lo, hi), (f, want) in _FLOAT_BOUNDS.items():
+        for run in (f, srcjax.jit(f)):
+            n, s = run(0.0)
+            assert (int(n), float(s)) == want, (lo, hi)
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        jnp.dot(jnp.ones(2), jnp.ones(2), jnp.ones(2))
+    with pytest.raises(TypeError, match="jnp.dot`: too many positional arguments"):
+        srcjax.jit(lambda a: jnp.dot(a, a, a))(jnp.ones(2))

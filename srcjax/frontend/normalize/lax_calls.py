@@ -15,6 +15,14 @@ from .anf import Op
 from .common import _bind, _fold_constant, _unsupported
 
 
+def _int_bound(atom: Any) -> Any:
+    """A ``fori_loop`` bound: a float constant truncated to an int, as JAX does
+    with Python scalar bounds (``fori_loop(0.0, 3.0, ...)`` runs 3 times)."""
+    if isinstance(atom, gast.Constant) and type(atom.value) is float:
+        return N.const(int(atom.value))
+    return atom
+
+
 class LaxCallsMixin:
     """``lax`` control flow calls of :class:`Normalizer`."""
 
@@ -86,7 +94,8 @@ class LaxCallsMixin:
             self.out.extend(chain)
             return N.name(t), Op("copy", elts=[N.name(t)])
         if kind == "fori_loop":
-            lo, hi = self.atom(a[0]), self.atom(a[1])
+            # Python float bounds run as JAX runs them: truncated to ints (bug 37)
+            lo, hi = (_int_bound(self.atom(b)) for b in a[:2])
             val = self.temp("val")
             init = self.atom(a[3])
             self._start_carry(val, init)

@@ -76,6 +76,8 @@ class _Interp:
             if lax_branches is not None and not self.trial and not self.unsure:
                 what, t, names = lax_branches
                 try:
+                    if what == "cond":
+                        _check_pred(self.aval_of(s.test, env))
                     check_branch_avals(what, names, a.get(t), b.get(t))  # JAX's TypeError
                 except TypeError as e:  # located at the user's lax.cond / switch (user Y)
                     from ...errors import Location, TransformTypeError
@@ -583,3 +585,13 @@ def infer_avals(
 
     interp = _Interp(resolve or no_globals, locals_)
     return interp.block(fdef.body, dict(params))
+
+
+def _check_pred(pred: Any) -> None:
+    """JAX's TypeError for a ``lax.cond`` predicate that is no scalar (the
+    generated ``if pred:`` raised NumPy's "truth value ... is ambiguous": bug 37)."""
+    if isinstance(pred, Aval) and pred.shape != ():
+        dims = ",".join(str(d) for d in pred.shape)
+        raise TypeError(
+            f"Pred must be a scalar, got {pred.dtype.name}[{dims}] of shape {pred.shape}."
+        )
