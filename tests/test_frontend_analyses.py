@@ -17,6 +17,7 @@ from srcjax.frontend.normalize.analyses import (
     _own_locals,
     _shared_mutation,
     _store_counts,
+    _surely_bound,
 )
 
 
@@ -95,3 +96,40 @@ def test_shared_mutation_through_an_alias_is_found():
     found = _shared_mutation(_fdef(aliased))
     assert found is not None and "`b` is changed in place while `acc`" in found[1]
     assert _shared_mutation(_fdef(not_aliased)) is None
+
+
+def _paths(c1, c2):
+    if c1:
+        a = 1
+        b = 2
+        if c2:
+            return None
+        d = 0  # noqa: F841
+    else:
+        a = 3
+        for k in range(0):  # noqa: B007 (may run no iteration)
+            e = 5  # noqa: F841
+        if c2:
+            b = 4
+        else:
+            raise ValueError
+    return sorted(n for n in locals() if n not in ("c1", "c2"))
+
+
+def test_surely_bound_names_are_those_every_going_on_path_binds():
+    """Oracle: Python, run on every combination of the conditions: the names
+    bound on all runs that reach the end (bug 38 needs to know whether the
+    binding before an ``if`` survives it)."""
+    runs = []
+    for c1 in (False, True):
+        for c2 in (False, True):
+            try:
+                got = _paths(c1, c2)
+            except ValueError:
+                continue
+            if got is not None:
+                runs.append(set(got))
+    want = set.intersection(*runs)
+    fdef = gast.parse(textwrap.dedent(inspect.getsource(_paths))).body[0]
+    assert _surely_bound(fdef.body[:1]) == want == {"a", "b"}
+    assert "*" in _surely_bound([fdef.body[-1]])  # a return: no path goes on

@@ -113,6 +113,36 @@ _ANY = "?"  # not decided yet (the analysis starts optimistic)
 _SEQ = gast.Constant(value="a container argument", kind=None)  # its kind is "seq"
 
 
+_EVERYTHING = frozenset({"*"})  # (a path that does not go on: it binds everything)
+
+
+def _surely_bound(stmts: List[Any]) -> Set[str]:
+    """Source names every path through ``stmts`` that goes on past them binds
+    (by assignment or ``def``); a path ending in ``return``/``raise``/``break``/
+    ``continue`` does not go on. Loops may run no iteration: they bind nothing
+    for sure. The result holds ``"*"`` when no path goes on."""
+    bound: Set[str] = set()
+    for n in stmts:
+        if isinstance(n, (gast.Return, gast.Raise, gast.Break, gast.Continue)):
+            return set(_EVERYTHING)
+        if isinstance(n, gast.FunctionDef):
+            bound.add(n.name)
+        elif isinstance(n, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            for t in targets:
+                bound.update(
+                    m.id
+                    for m in gast.walk(t)
+                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store)
+                )
+        elif isinstance(n, gast.If):
+            a, b = _surely_bound(n.body), _surely_bound(n.orelse)
+            if "*" in a and "*" in b:
+                return set(_EVERYTHING)
+            bound |= b if "*" in a else a if "*" in b else a & b
+    return bound
+
+
 def _value_kind(e: Any, known: Dict[str, str], builtin_of: Any) -> Any:
     """The kind ("list" / "tuple" / "dict") source expression ``e`` surely
     evaluates to, ``_ANY`` when that rests on names not decided yet, else None."""

@@ -20,6 +20,7 @@ from ...errors import (
 from ...primitives import registry
 from .. import nodes as N
 from ..source import FunctionSource
+from .anf import Op
 
 _BINOPS = {
     gast.Add: "+",
@@ -107,10 +108,29 @@ class _FnChoice:
 
 class _GlobalFn:
     """An alternative of a :class:`_FnChoice` that is a module-level function (or
-    another known callable), named by ``node`` (a Name or Attribute chain)."""
+    another known callable), named by ``node`` (a Name or Attribute chain); with
+    ``runtime``, the value a local variable holds at run time (``node``: its
+    normalized name), called as it is."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, runtime: bool = False) -> None:
         self.node = node
+        self.runtime = runtime
+
+
+def runtime_call(fvar: Any, args: list, kws: dict, what: str) -> tuple:
+    """``(call, Op)`` of a callable computed at run time: it just runs (an error if
+    on a differentiated path, since srcjax cannot see its source). The callable is
+    an operand too: calling a differentiated model object (``model(x)``) must not
+    count as a constant."""
+    return N.call(fvar, args, kws), Op(
+        "unknown",
+        elts=[fvar] + args + list(kws.values()),
+        what=what,
+        hint="this function is a value computed at run time (a call's result, a "
+        "list item, a parameter), whose source srcjax cannot see: call the function "
+        "by its name, or through a module-level table (TABLE['name'](x)), or wrap "
+        "it with srcjax.custom_vjp",
+    )
 
 
 def _is_static_callable(obj: Any) -> bool:

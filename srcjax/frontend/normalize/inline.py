@@ -19,7 +19,7 @@ from .. import nodes as N
 from ..source import POSONLY, FunctionSource, get_source
 from .analyses import _mutated_params, _own_locals
 from .anf import Op
-from .common import _FnChoice, _ForeignFn, _GlobalFn
+from .common import _FnChoice, _ForeignFn, _GlobalFn, runtime_call
 from .typetree import _constant_type
 
 
@@ -133,6 +133,8 @@ class InlineMixin:
                 return owner.call_local(fn.fdef, args, kws, e)
             finally:
                 owner.out, owner.origin, owner.lent_fns = saved
+        if isinstance(fn, _GlobalFn) and fn.runtime:
+            return runtime_call(N.clone(fn.node), list(args), dict(kws), fn.node.id)
         if isinstance(fn, _GlobalFn):
             call = gast.Call(func=N.clone(fn.node), args=list(args), keywords=[])
             call.keywords = [gast.keyword(arg=k, value=v) for k, v in kws.items()]

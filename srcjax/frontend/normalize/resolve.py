@@ -34,6 +34,7 @@ from .common import (
     _resolution_error,
     _tree_registry,
     _unsupported,
+    runtime_call,
 )
 from .receivers import built_receiver
 from .starargs import expand_star_args, has_star_args
@@ -458,21 +459,9 @@ def _method(norm: Any, c: Callee, target: Optional[str]) -> tuple:
 
 
 def _runtime_value(norm: Any, c: Callee, target: Optional[str]) -> tuple:
-    # a callable computed at run time: it just runs (an error if on the
-    # differentiated path, since srcjax cannot see its source)
     fvar = norm.atom(c.func, base="fn")
     args, kws = _args(norm, c.e)
-    # the callable is an operand too: calling a differentiated model object
-    # (`model(x)`) must not count as a constant
-    return N.call(fvar, args, kws), Op(
-        "unknown",
-        elts=[fvar] + args + list(kws.values()),
-        what=N.to_source(c.func),
-        hint="this function is a value computed at run time (a call's result, a "
-        "list item, a parameter), whose source srcjax cannot see: call the function "
-        "by its name, or through a module-level table (TABLE['name'](x)), or wrap "
-        "it with srcjax.custom_vjp",
-    )
+    return runtime_call(fvar, args, kws, N.to_source(c.func))
 
 
 def _is_missing(norm: Any, c: Callee) -> bool:

@@ -15,9 +15,9 @@ from ...errors import (
 )
 from ...primitives import registry
 from .. import nodes as N
-from .analyses import _branch_bound_functions
+from .analyses import _branch_bound_functions, _surely_bound
 from .anf import Op
-from .common import _FnChoice, _GlobalFn, _unsupported
+from .common import _FnChoice, _GlobalFn, _is_static_callable, _unsupported
 from .receivers import bind_instance, plain_instance
 
 
@@ -90,6 +90,7 @@ class StatementsMixin:
                 return
             chosen = _branch_bound_functions(s, self._is_local_fn, self._returns_function)
             outer = {}
+            surely = _surely_bound([s]) if chosen else set()
             for n in chosen:
                 # a local function bound in a branch: its name becomes a choice
                 v = self.var(n)
@@ -98,6 +99,11 @@ class StatementsMixin:
                 self.fn_choices[v] = choice
                 if v in self.local_fns:  # the function bound before the `if`
                     self.bind_local_fn(v, self.local_fns[v])
+                elif n not in surely and "*" not in surely:
+                    # bound before to a value known at run time only, which a path
+                    # past the `if` keeps: an alternative calling it (bug 38: the
+                    # branch's function was used on every path)
+                    self.bind_local_fn(v, self._runtime_fn(v))
             test = self.condition(s.test)
             self.forget_flags([s])
             flags = dict(self.known_flags)
@@ -145,6 +151,10 @@ class StatementsMixin:
                 self.loc(s),
                 "move this code outside the transformed function",
             )
+
+    def _runtime_fn(self, var: str) -> _GlobalFn:
+        """An alternative of a choice calling the run-time value of ``var``."""
+        return _GlobalFn(N.name(var), runtime=True)
 
     def assign_target(self, target: Any, value: Any, as_value: bool = False) -> None:
         if (
@@ -205,16 +215,20 @@ class StatementsMixin:
             # h = g, g a local function: h names the function g names now
             self.bind_local_fn(self.var(target.id), self.local_fns[self.var(value.id)])
             return
-        if (
-            isinstance(target, gast.Name)
-            and (target.id in self.fn_names or self.var(target.id) in self.fn_choices)
-            and isinstance(value, (gast.Name, gast.Attribute))
-        ):
+        if isinstance(target, gast.Name) and isinstance(value, (gast.Name, gast.Attribute)):
             status, obj = self.resolve(value)
-            if status == "found" and callable(obj):
-                # act = jnp.tanh, where act is elsewhere a nested def or lambda
-                self.bind_local_fn(self.var(target.id), _GlobalFn(value))
-                return
+            if status == "found" and callable(obj) and not isinstance(obj, type):
+                if target.id in self.fn_names or self.var(target.id) in self.fn_choices:
+                    # act = jnp.tanh, where act is elsewhere a nested def or lambda
+                    self.bind_local_fn(self.var(target.id), _GlobalFn(value))
+                    return
+                if _is_static_callable(obj):
+                    # g = jnp.sin: the value at run time, and calls of g call jnp.sin
+                    # as written (so they are differentiated: bug 39)
+                    node = N.clone(value)
+                    self.compute_into(self.var(target.id), value)
+                    self.bind_local_fn(self.var(target.id), _GlobalFn(node))
+                    return
         if isinstance(target, gast.Name) and isinstance(value, gast.IfExp):
             as_if = N.copy_origin(
                 gast.If(
@@ -248,6 +262,10 @@ class StatementsMixin:
             if self.pending_fn is not None:
                 fn, self.pending_fn = self.pending_fn, None
                 self.bind_local_fn(tname, fn)
+            elif tname in self.fn_choices:  # (a branch binding a run-time value)
+                self.bind_local_fn(tname, self._runtime_fn(tname))
+            else:  # a function bound before no longer is what the name holds
+                self.local_fns.pop(tname, None)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
                 atoms = [self.atom(e) for e in value.elts]
