@@ -151,3 +151,40 @@ def test_vmap_of_plain_objects_handed_to_a_function():
     # jax 0.10.2: [1.030301 4.121204]
     got = srcjax.vmap(_energy_after)(jnp.array([1.0, 2.0]))
     np.testing.assert_allclose(got, [1.030301, 4.121204], rtol=1e-6)
+
+
+class _Dense:
+    """A plain config object (no pytree) with an optional activation."""
+
+    def __init__(self, act=None):
+        self.act = act
+
+    def apply(self, w, x):
+        y = x * w
+        if self.act is not None:
+            y = self.act(y)
+        return y
+
+
+class _Net:
+    def __init__(self, act=None):
+        self.d = _Dense(act)
+
+    def loss(self, w, x):
+        return jnp.sum(self.d.apply(w, x) ** 2)
+
+
+def test_an_optional_activation_of_a_plain_object_is_static():
+    """Fresh-user bug 40: `if self.act is not None:` with act None kept the branch,
+    and its `self.act(y)` (a call of None) raised 'no derivative rule for
+    self.act'. JAX 0.10.2: grad 0.75 at w = 0.3, x = (0.5, -1); with tanh the
+    analytic derivative of sum(tanh(w x)^2)."""
+    x = np.array([0.5, -1.0], np.float32)
+    assert_close = np.testing.assert_allclose
+    for net in (_Net(), _Net(jnp.tanh)):
+        want_v = float(net.loss(0.3, x))
+        assert_close(float(srcjax.jit(net.loss)(0.3, x)), want_v, rtol=1e-6)
+    assert_close(float(srcjax.grad(_Net().loss)(0.3, x)), 0.75, rtol=1e-6)
+    t = np.tanh(0.3 * x.astype(np.float64))
+    want = float(np.sum(2 * t * (1 - t**2) * x))
+    assert_close(float(srcjax.grad(_Net(jnp.tanh).loss)(0.3, x)), want, rtol=1e-5)

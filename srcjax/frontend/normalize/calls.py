@@ -179,9 +179,18 @@ class CallsMixin:
         ):
             # `if layer is None: continue` over a layer list with None slots
             ty = self.expr_type(test.left)
-            if ty is None:
+            if ty is not None:
+                is_none = ty == ("none",)
+            elif isinstance(test.left, (gast.Name, gast.Attribute)):
+                # `if self.act is not None:` on an object known here (bug 40: the
+                # untaken branch's `self.act(y)` was a call of None)
+                status, obj = self.resolve(test.left)
+                if status != "found":
+                    return None
+                self._record_dependency(test.left, obj)
+                is_none = obj is None
+            else:
                 return None
-            is_none = ty == ("none",)
             return is_none != (negate != isinstance(test.ops[0], gast.IsNot))
         if isinstance(test, gast.BoolOp):
             # the lowering's guards: `not (broke or skip)`
