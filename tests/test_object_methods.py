@@ -188,3 +188,46 @@ def test_an_optional_activation_of_a_plain_object_is_static():
     t = np.tanh(0.3 * x.astype(np.float64))
     want = float(np.sum(2 * t * (1 - t**2) * x))
     assert_close(float(srcjax.grad(_Net(jnp.tanh).loss)(0.3, x)), want, rtol=1e-5)
+
+
+class _Residual(_Dense):
+    def apply(self, w, x):
+        return x + super().apply(w, x)
+
+
+class _Stack:
+    def __init__(self):
+        self.layers = [_Dense(jnp.tanh), _Dense(jnp.sin), _Dense()]
+
+    def loss(self, w, x):
+        h = x
+        for layer in self.layers:
+            h = layer.apply(w, h)
+        return jnp.sum(h**2)
+
+
+class _ResNet:
+    def __init__(self):
+        self.d = _Residual(jnp.tanh)
+
+    def loss(self, w, x):
+        return jnp.sum(self.d.apply(w, x) ** 2)
+
+
+def test_a_loop_over_plain_layers_and_super_in_a_plain_method(x64):
+    """Bug 40's other cases: `for layer in self.layers: h = layer.apply(w, h)`
+    ("calls a method of an object srcjax does not transform") and a subclass's
+    super().apply(w, x) reading self.act. JAX 0.10.2 gave 0.12423603 and
+    2.9979572 in float32 for two of these models; oracle here: float64 central
+    differences of the Python methods, and their values."""
+    from helpers import fd_grad
+
+    x = np.array([0.5, -1.0])
+    for net in (_Stack(), _ResNet()):
+        assert np.isclose(float(srcjax.jit(net.loss)(0.3, x)), float(net.loss(0.3, x)), rtol=1e-12)
+        fd = fd_grad(lambda w, net=net: net.loss(w, x), np.float64(0.3))
+        np.testing.assert_allclose(float(srcjax.grad(net.loss)(0.3, x)), fd, rtol=1e-7)
+        ws = np.array([0.3, -0.7])
+        per = srcjax.vmap(srcjax.grad(net.loss), in_axes=(0, None))(ws, x)
+        want = [fd_grad(lambda w, net=net: net.loss(w, x), np.float64(v)) for v in ws]
+        np.testing.assert_allclose(per, want, rtol=1e-7)

@@ -230,12 +230,14 @@ class FunctionsMixin:
         return fns
 
     def _static_objects(self, e: Any) -> Optional[List[Any]]:
-        """The items of a module-level or closed-over tuple/list of objects that
-        are neither arrays nor numbers (an optax-style chain's transformations,
+        """The items of a module-level or closed-over tuple/list (or one an object
+        known here holds) of objects that are neither arrays nor numbers (an optax-style chain's transformations,
         namedtuples of functions), for a loop unrolled over them with the loop
         variable bound to each (its attributes and methods resolve); else None."""
-        if not isinstance(e, gast.Name) or e.id in self.locals:
+        if isinstance(e, gast.Name) and e.id in self.locals:
             return None
+        if not isinstance(e, (gast.Name, gast.Attribute)):
+            return None  # (an attribute: of an object known here, `self.layers`)
         status, seq = self.resolve(e)
         if status != "found" or type(seq) not in (tuple, list) or not seq:
             return None

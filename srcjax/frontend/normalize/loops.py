@@ -73,6 +73,16 @@ class LoopsMixin:
                 for st in s.body:
                     self.stmt(N.clone(st))
             return
+        objs = self._static_objects(it) if self._unrollable_over(s) else None
+        if objs is not None:
+            # `for layer in self.layers:` over plain objects known here: each pass
+            # with the loop variable bound to one, so its methods and attributes
+            # resolve (bug 40: `layer.apply(w, h)` was a run-time method call)
+            for ob in objs:
+                self.static_params[target.id] = ob
+                for st in s.body:
+                    self.stmt(N.clone(st))
+            return
         # for x in range(...)
         rev = False
         if (
@@ -121,6 +131,14 @@ class LoopsMixin:
             return
         spec = self._iter_spec(it)
         self._index_loop(s, spec)
+
+    def _unrollable_over(self, s: Any) -> bool:
+        """Whether the passes of ``for name in ...`` may be unrolled with ``name``
+        bound statically: no ``break``/``continue`` and no other binding of it."""
+        if not isinstance(s.target, gast.Name) or self.store_counts.get(s.target.id) != 1:
+            return False
+        body = gast.Module(body=list(s.body), type_ignores=[])
+        return not any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(body))
 
     def _unroll_over_classes(self, s: Any) -> bool:
         """``for layer in self.layers: x = layer(x)`` over a list whose items hold

@@ -373,7 +373,14 @@ def _super_method(norm: Any, c: Callee, target: Optional[str]) -> tuple:
             norm.loc(c.e),
             hint=f"call the base class explicitly: Base.{attr or 'method'}(self, ...)",
         )
-    return norm.inline_method(fn, [N.name(norm.var(params[0].id))], c.e)
+    lead = N.name(norm.var(params[0].id))
+    known = norm.static_params.get(params[0].id)
+    if known is not None:
+        # self a plain object known here (a config object): the base method sees
+        # it as known too, so its `self.act` resolves (bug 40)
+        lead = N.name(norm.namer.fresh("bound_self"))
+        norm.bindings[lead.id] = known
+    return norm.inline_method(fn, [lead], c.e)
 
 
 def _is_dataclass_replace(norm: Any, c: Callee) -> bool:
