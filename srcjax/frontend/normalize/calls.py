@@ -291,7 +291,8 @@ class CallsMixin:
             folded = _fold_constant(v)
             kws[k.arg] = folded if folded is not None else self.atom(v)
         for a in list(atoms) + list(kws.values()):
-            if isinstance(a, gast.Name) and a.id in self.local_fns:
+            held = getattr(self.local_fns.get(getattr(a, "id", None)), "held", False)
+            if isinstance(a, gast.Name) and a.id in self.local_fns and not held:
                 # a nested def / lambda is inlined where it is called, never made
                 # into a value: passing it on would be a NameError at run time
                 callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public

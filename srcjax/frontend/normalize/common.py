@@ -110,11 +110,14 @@ class _GlobalFn:
     """An alternative of a :class:`_FnChoice` that is a module-level function (or
     another known callable), named by ``node`` (a Name or Attribute chain); with
     ``runtime``, the value a local variable holds at run time (``node``: its
-    normalized name), called as it is."""
+    normalized name), called as it is; ``held``: see the attribute."""
 
-    def __init__(self, node: Any, runtime: bool = False) -> None:
+    def __init__(self, node: Any, runtime: bool = False, held: bool = False) -> None:
         self.node = node
         self.runtime = runtime
+        #: the variable also holds the function at run time (``g = jnp.sin``): it
+        #: may be passed on as a value
+        self.held = held or runtime
 
 
 def runtime_call(fvar: Any, args: list, kws: dict, what: str) -> tuple:

@@ -227,7 +227,7 @@ class StatementsMixin:
                     # as written (so they are differentiated: bug 39)
                     node = N.clone(value)
                     self.compute_into(self.var(target.id), value)
-                    self.bind_local_fn(self.var(target.id), _GlobalFn(node))
+                    self.bind_local_fn(self.var(target.id), _GlobalFn(node, held=True))
                     return
         if isinstance(target, gast.Name) and isinstance(value, gast.IfExp):
             as_if = N.copy_origin(
