@@ -20,7 +20,7 @@ from .. import hooks
 from .. import nodes as N
 from .. import record as _record
 from .anf import _GENERATED_NAMES, Op, UserGlobal
-from .common import _fold_constant, _is_static_callable, plain_object
+from .common import _fold_constant, _GlobalFn, _is_static_callable, plain_object
 
 
 def _is_plain_data(x: Any) -> bool:
@@ -307,7 +307,15 @@ class ScopeMixin:
     def _known_function(self, atom: Any) -> Any:
         """The function an argument atom statically is (a global or bound
         function, a srcjax transform of one), else None."""
-        if not isinstance(atom, gast.Name) or atom.id in self.rename.values():
+        if not isinstance(atom, gast.Name):
+            return None
+        bound = self.local_fns.get(atom.id)
+        if isinstance(bound, _GlobalFn) and bound.held and not bound.runtime:
+            # g = jnp.sin (or a module function) passed on: the function it names
+            status, obj = self.resolve(bound.node)
+            if status == "found":
+                return obj
+        if atom.id in self.rename.values():
             return None
         if atom.id in self.static_params:
             return self.static_params[atom.id]
