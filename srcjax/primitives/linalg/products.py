@@ -97,7 +97,7 @@ def _transpose_spec(spec, argnum):
 transpose_spec = _internal("ad.transpose_spec", _transpose_spec)
 
 
-def _dot(a, b, *, precision=None, preferred_element_type=None):
+def _dot(a, b, precision=None, preferred_element_type=None):
     """Dot product with NumPy semantics (jax.numpy.dot): vector·vector, matrix·
     vector, matrix·matrix, and sum over the last axis of ``a`` and the second to
     last of ``b`` for N-d."""
@@ -107,7 +107,7 @@ def _dot(a, b, *, precision=None, preferred_element_type=None):
         raise _contraction_error(a, b) from None
 
 
-def _matmul(a, b, *, precision=None, preferred_element_type=None):
+def _matmul(a, b, precision=None, preferred_element_type=None):
     """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
     batch dimensions and broadcast."""
     try:
@@ -132,7 +132,7 @@ def _contraction_error(a, b):
     return ShapeError(f"incompatible shapes for a matrix product: {sa} and {sb}")
 
 
-def _inner(a, b, *, precision=None, preferred_element_type=None):
+def _inner(a, b, precision=None, preferred_element_type=None):
     """Sum product over the last axes of ``a`` and ``b`` (jax.numpy.inner)."""
     return _pet(np.inner, preferred_element_type, a, b)
 
@@ -159,7 +159,7 @@ inner.def_vjp(_inner_vjp_a, _inner_vjp_b)
 def_bilinear(inner)
 
 
-def _tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def _tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
     """Tensor contraction over ``axes`` (int: last ``axes`` of ``a`` with the
     first of ``b``; or a pair of axis sequences) (jax.numpy.tensordot)."""
     return _pet(lambda p, q: np.tensordot(p, q, axes), preferred_element_type, a, b)
@@ -263,7 +263,7 @@ outer.def_jvp(_outer_jvp_a, _outer_jvp_b)
 outer.samples = _pair_samples([((3,), (2,)), ((2, 2), (3,))])
 
 
-def _vdot(a, b, *, precision=None, preferred_element_type=None):
+def _vdot(a, b, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a`` (jax.numpy.vdot)."""
     return _pet(np.vdot, preferred_element_type, a, b)
 
