@@ -12,7 +12,6 @@ import numpy as np
 
 from ...errors import (
     TransformTypeError,
-    UnsupportedSyntaxError,
 )
 from ...primitives import registry
 from .. import nodes as N
