@@ -227,3 +227,64 @@ def test_an_out_of_bounds_constant_index_clamps_as_in_jax():
         want = want + want[2]
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want)
+
+
+def _lorenz_rk4(p, y0):
+    # bench row L3: jnp.stack of scalars made each step's derivative; the loop kept
+    # NumPy ("operand [mul, sub2, sub3]") and ran 1000x slower than jax.jit
+    def f(y):
+        return jnp.stack(
+            [p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1], y[0] * y[1] - p[2] * y[2]]
+        )
+
+    def step(i, y):
+        k1 = f(y)
+        k2 = f(y + 0.5 * 0.01 * k1)
+        k3 = f(y + 0.5 * 0.01 * k2)
+        k4 = f(y + 0.01 * k3)
+        return y + 0.01 / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    return lax.fori_loop(0, 500, step, y0)
+
+
+def _stack_columns(a):
+    def body(i, m):
+        return jnp.stack([m[1] * 0.5, m[0] + 1.0], axis=-1)
+
+    return lax.fori_loop(0, 7, body, a)
+
+
+def test_rk4_with_jnp_stack_of_scalars_is_compiled_and_bitwise_numpys():
+    p = np.array([10.0, 28.0, 8.0 / 3.0], np.float32)
+    y0 = np.array([1.0, 1.0, 1.0], np.float32)
+    f = srcjax.jit(_lorenz_rk4)
+    y = f(p, y0)
+    assert "Numba region nbloop_" in srcjax.source(f, p, y0)
+    h, half, sixth, two = (np.float32(v) for v in (0.01, 0.005, 0.01 / 6.0, 2.0))
+
+    def g(y):
+        return np.array(
+            [p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1], y[0] * y[1] - p[2] * y[2]],
+            np.float32,
+        )
+
+    want = y0.copy()
+    for _ in range(500):
+        k1 = g(want)
+        k2 = g(want + half * k1)
+        k3 = g(want + half * k2)
+        k4 = g(want + h * k3)
+        want = want + sixth * (k1 + two * k2 + two * k3 + k4)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(y), want)
+
+
+def test_jnp_stack_along_the_last_axis_in_a_kernel():
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    f = srcjax.jit(_stack_columns)
+    r = f(a)
+    assert "Numba region nbloop_" in srcjax.source(f, a)
+    want = a.copy()
+    for _ in range(7):
+        want = np.stack([want[1] * np.float32(0.5), want[0] + np.float32(1.0)], axis=-1)
+    np.testing.assert_array_equal(np.asarray(r), want)

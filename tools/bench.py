@@ -962,6 +962,31 @@ def _newton_by_hand(x0):
     return x
 
 
+def _numba_loops(make):
+    """``make()``'s call with ``numba_loops`` on while it builds and runs (the
+    option is part of jit's cache key, so it must stay on for every call)."""
+    need("jit")
+    from srcjax.backends import numba_cpu
+
+    if not numba_cpu.available():
+        raise NotAvailable("numba not installed")
+    old = srcjax.config.read("numba_loops")
+    srcjax.config.update("numba_loops", True)
+    try:
+        call = make()
+    finally:
+        srcjax.config.update("numba_loops", old)
+
+    def run():
+        srcjax.config.update("numba_loops", True)
+        try:
+            return call()
+        finally:
+            srcjax.config.update("numba_loops", old)
+
+    return run
+
+
 def l2(b: Bench, quick):
     """A scalar lax.fori_loop under jit (1000 Newton steps for sqrt(2))."""
     b.run("L2", "NumPy float32 scalars", lambda: lambda: _newton_by_hand(1.0), baseline=True)
@@ -977,6 +1002,7 @@ def l2(b: Bench, quick):
         return lambda: f(1.0).block_until_ready()
 
     b.run("L2", "srcjax.jit", srcjax_jit, tol=1e-6)
+    b.run("L2", "srcjax.jit (numba loops)", lambda: _numba_loops(srcjax_jit), tol=1e-6)
     b.run("L2", "jax.jit", jax_jit, tol=1e-6)
     return "scalar lax.fori_loop, 1000 Newton steps, float32"
 
@@ -1383,10 +1409,24 @@ def l3(b: Bench, quick):
         return lambda: f(pj, yj, n).block_until_ready()
 
     b.run("L3", "srcjax.jit", lambda: sj(False), tol=1e-3, note=note)
+    b.run(
+        "L3",
+        "srcjax.jit (numba loops)",
+        lambda: _numba_loops(lambda: sj(False)),
+        tol=1e-3,
+        note=note,
+    )
     b.run("L3", "jax.jit", lambda: jx(False), tol=1e-3, note=note)
     ref = b.run("L3g", "jax.jit(jax.grad)", lambda: jx(True), baseline=True, note=note)
     del ref
     b.run("L3g", "srcjax.jit(srcjax.grad)", lambda: sj(True), tol=1e-3, note=note)
+    b.run(
+        "L3g",
+        "srcjax.jit(srcjax.grad) (numba loops)",
+        lambda: _numba_loops(lambda: sj(True)),
+        tol=1e-3,
+        note=note,
+    )
     return "RK4 of the Lorenz system under jit: value (L3) and grad w.r.t. parameters (L3g)"
 
 

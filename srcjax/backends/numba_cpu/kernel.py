@@ -274,6 +274,10 @@ class _Kernel:
             pd = self.operand_dtype([a, b])
             op = _CMPOPS[type(value.ops[0])]
             return f"{self.atom(a, pd, idx)} {op} {self.atom(b, pd, idx)}"
+        if isinstance(value, gast.Call):
+            fname = gast.unparse(value.func).strip()
+            if fname == "jnp.stack":
+                return self.stack(value, dt, idx)
         if isinstance(value, gast.Call) and not value.keywords:
             fname = gast.unparse(value.func).strip()
             if fname == "jnp.where" and len(value.args) == 3:
@@ -291,6 +295,35 @@ class _Kernel:
                 raise Refuse(f"{fname} of {dt}")
             return f"{target}({', '.join(self.atom(a, dt, idx) for a in value.args)})"
         raise Refuse(f"expression {gast.unparse(value).strip()[:40]}")
+
+    def stack(self, call: Any, dt: str, idx: Tuple[int, ...]) -> str:
+        """Element ``idx`` of ``jnp.stack(t, axis=k)`` of a tuple or list ``t``
+        of equally shaped values: element ``idx`` without ``idx[k]`` of item
+        ``idx[k]``."""
+        axis = 0
+        for kw in call.keywords:
+            v = kw.value
+            if isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
+                v = gast.Constant(value=-getattr(v.operand, "value", None), kind=None)
+            if kw.arg != "axis" or not (isinstance(v, gast.Constant) and type(v.value) is int):
+                raise Refuse("jnp.stack with options")
+            axis = v.value
+        if len(call.args) != 1:
+            raise Refuse("jnp.stack of several operands")
+        r = self.ref(call.args[0])
+        if r[0] != "tup":
+            raise Refuse("jnp.stack of no tuple")
+        kids = self.trees[r[1]][1]
+        ax = axis + len(idx) if axis < 0 else axis
+        if not 0 <= ax < len(idx) or idx[ax] >= len(kids):
+            raise Refuse("jnp.stack's shape")
+        k = idx[ax]
+        rest = idx[:ax] + idx[ax + 1 :]
+        kid = kids[k]
+        if kid[0] != "a" or len(kid[2]) != len(rest):
+            raise Refuse("jnp.stack of items of other shapes")
+        name = _el(f"{r[1]}__t{k}", rest)
+        return name if kid[1] == dt else f"{_conv(dt)}({name})"
 
     def reduce(self, fname: str, arg: Any, dt: str) -> str:
         """A reduction over all elements, in C order, each step rounded to ``dt``."""
@@ -341,7 +374,7 @@ class _Kernel:
         t = self.trees[target]
         if t[0] == "t":
             kids = t[1]
-            if isinstance(value, gast.Tuple):
+            if isinstance(value, (gast.Tuple, gast.List)):
                 if len(value.elts) != len(kids):
                     raise Refuse("a tuple of another length")
                 for k, e in enumerate(value.elts):
