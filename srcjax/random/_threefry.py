@@ -30,11 +30,14 @@ _KERNELS: list = []
 #: a function returning the compiled kernels module or None (set by
 #: srcjax.random, which imports srcjax.random._numba lazily)
 _LOADER: list = []
+#: the loader's result once it ran (use_kernels(True) restores it without loading again)
+_LOADED: list = []
 
 
 def set_kernel_loader(load) -> None:
     _LOADER[:] = [load]
     _KERNELS.clear()
+    _LOADED.clear()
 
 
 def kernels():
@@ -42,18 +45,21 @@ def kernels():
     compiled, else None (then everything here is NumPy). A failure to compile
     is remembered: the NumPy path from then on, without a message."""
     if not _KERNELS:
-        mod = None
-        if _LOADER:
-            try:
-                mod = _LOADER[0]()
-            except Exception:  # noqa: BLE001 - a Numba that cannot type or compile them
-                mod = None
-        _KERNELS.append(mod)
+        if not _LOADED:
+            mod = None
+            if _LOADER:
+                try:
+                    mod = _LOADER[0]()
+                except Exception:  # noqa: BLE001 - a Numba that cannot type or compile them
+                    mod = None
+            _LOADED.append(mod)
+        _KERNELS.append(_LOADED[0])
     return _KERNELS[0]
 
 
 def use_kernels(flag: bool) -> None:
-    """Turn the compiled kernels off (``False``) or back on (tests compare both)."""
+    """Turn the compiled kernels off (``False``) or back on (tests compare both);
+    turning them back on reuses the kernels already loaded (no second load)."""
     _KERNELS.clear()
     if not flag:
         _KERNELS.append(None)
