@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import gast
 
 from .codegen import emit
+from .codegen.cache import gc_paused
 from .frontend import nodes as N
 from .frontend.normalize import normalize
 from .frontend.source import get_source, kwonly_as_positional, restore_kwonly
@@ -92,17 +93,18 @@ def transform(
     Returns what the finish step returns: the live generated function.
     Raises the errors of :func:`get_source`, :func:`normalize` and the pass.
     """
-    src = get_source(target)
-    n_kwonly = 0
-    if kwonly:
-        src, n_kwonly = kwonly_as_positional(src)
-    norm = normalize(src, kinds)  # first: a bad construct is an error at the user's line
-    out = run_pass(Stage(src, norm, n_kwonly))
-    if n_kwonly:
-        restore_kwonly(out.fdef, n_kwonly)  # back to keyword-only parameters
-    if finish_with is not None:
-        return finish_with(src, norm, out, defaults)
-    return finish(src, norm, out.fdef, out.what, out.detail, defaults)
+    with gc_paused():  # (see there: full collections were half of a first grad)
+        src = get_source(target)
+        n_kwonly = 0
+        if kwonly:
+            src, n_kwonly = kwonly_as_positional(src)
+        norm = normalize(src, kinds)  # first: a bad construct is an error at the user's line
+        out = run_pass(Stage(src, norm, n_kwonly))
+        if n_kwonly:
+            restore_kwonly(out.fdef, n_kwonly)  # back to keyword-only parameters
+        if finish_with is not None:
+            return finish_with(src, norm, out, defaults)
+        return finish(src, norm, out.fdef, out.what, out.detail, defaults)
 
 
 def _is_half(node: Any) -> bool:

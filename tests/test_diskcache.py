@@ -353,3 +353,71 @@ def test_a_cache_hit_repeats_the_key_reuse_warning(cache_dir, tmp_path, monkeypa
     assert diskcache.STATS["hits"] == 1
     assert (again[0].filename, again[0].lineno) == (first[0].filename, first[0].lineno)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_srcjax_file_stats_follow_os_walk_and_see_an_edit(tmp_path):
+    """The fingerprint of srcjax's files (part of every key) lists each .py file
+    with its size and mtime in os.walk's order (the oracle: os.walk + relpath, as
+    it was computed before), skips __pycache__, and changes when a file does."""
+    from srcjax.codegen import cache
+
+    for rel in ("b.py", "a.py", "z.txt", "sub/c.py", "sub/deep/d.py", "a_dir/e.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "f.py").write_text("")
+    expected = []
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for fname in sorted(filenames):
+            if fname.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, fname))
+                rel = os.path.relpath(os.path.join(dirpath, fname), tmp_path)
+                expected.append(f"{rel}:{st.st_size}:{st.st_mtime_ns};")
+    got = []
+    cache.py_file_stats(str(tmp_path), "", got)
+    assert got == expected and len(got) == 5
+    (tmp_path / "sub" / "c.py").write_text("x = 12\n")
+    again = []
+    cache.py_file_stats(str(tmp_path), "", again)
+    assert again != got and [a for a in again if "sub/c.py" in a][0].startswith("sub/c.py:7:")
+
+
+def test_the_collector_is_back_on_after_a_transformation(cache_dir, monkeypatch):
+    """Transformations run with the cyclic collector paused (a latency fix); it is
+    on again afterwards, after a failed transformation too, and a user's own
+    gc.disable() is left as it was."""
+    import gc
+
+    def f(x):
+        return srcjax.numpy.sin(x) * x
+
+    def bad(x):
+        x.fill(0.0)  # refused while transforming
+        return x
+
+    def g(x):
+        return srcjax.numpy.cos(x) * x
+
+    assert gc.isenabled()
+    assert float(srcjax.grad(f)(0.5)) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
+    assert gc.isenabled()
+    with pytest.raises(AttributeError, match="in place"):
+        srcjax.grad(bad)(0.5)
+    assert gc.isenabled()
+    # and off meanwhile (seen from the normalizer, which every transformation runs)
+    from srcjax import driver
+
+    seen = []
+    normalize = driver.normalize
+    monkeypatch.setattr(
+        driver, "normalize", lambda *a: seen.append(gc.isenabled()) or normalize(*a)
+    )
+    assert float(srcjax.grad(g)(0.5)) == pytest.approx(np.cos(0.5) - 0.5 * np.sin(0.5))
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        srcjax.jit(f)(0.25)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -9,12 +9,58 @@ content; an existing file is reused only if its content hashes to that name
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import re
 import tempfile
+from typing import List
 
-__all__ = ["cache_dir", "write_source"]
+__all__ = ["cache_dir", "gc_paused", "py_file_stats", "write_source"]
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off while a transformation runs (and back
+    on after it, unless it was already off: nested and concurrent uses leave it to
+    the outermost).
+
+    A transformation allocates tens of thousands of AST nodes, most of which
+    outlive a young collection, so the collector ran full collections over every
+    object of the process (numpy, srcjax, the user's) during it: two of them were
+    half of a first ``grad`` of a 30-line function (73 -> 40 ms CPU, profiled).
+    Garbage cycles made meanwhile are collected by the first collection after.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def py_file_stats(path: str, rel: str, out: List[str]) -> None:
+    """``rel/name.py:size:mtime_ns;`` of each ``.py`` file under ``path``, in
+    ``os.walk``'s top-down order with sorted names (one ``scandir`` per folder,
+    no path arithmetic: os.walk + relpath was 2.5 ms of a disk-cache hit)."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs = []
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            if e.name != "__pycache__":
+                subdirs.append(e)
+        elif e.name.endswith(".py"):
+            st = e.stat()
+            out.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns};")
+    for e in subdirs:
+        py_file_stats(e.path, f"{rel}{e.name}/", out)
+
 
 _DIR = None
 

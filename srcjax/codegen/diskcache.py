@@ -111,16 +111,9 @@ def _srcjax_fingerprint() -> str:
     if _SRCJAX_FP is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         version = getattr(sys.modules.get("srcjax"), "__version__", "")
-        h = hashlib.sha256(str(version).encode())
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            for fname in sorted(filenames):
-                if fname.endswith(".py"):
-                    path = os.path.join(dirpath, fname)
-                    st = os.stat(path)
-                    rel = os.path.relpath(path, root)
-                    h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
-        _SRCJAX_FP = h.hexdigest()
+        parts = [str(version)]
+        cache.py_file_stats(root, "", parts)
+        _SRCJAX_FP = hashlib.sha256("".join(parts).encode()).hexdigest()
     return _SRCJAX_FP
 
 
@@ -783,12 +776,13 @@ def _revive(payload: dict, target: Any) -> Any:
 def cached(what: Any, target: Any, tag: str, build: Callable[[], Any]) -> Any:
     """``build()``'s function for ``target``, from the disk cache when an entry
     for ``what`` is valid here, else built and stored."""
-    key = key_for(what, target)
-    if key is not None:
-        fn = load(key, target, tag)
-        if fn is not None:
-            return fn
-    with recording(active=key is not None) as rec:
-        fn = build()
-    store(key, target, tag, rec, fn)
-    return fn
+    with cache.gc_paused():
+        key = key_for(what, target)
+        if key is not None:
+            fn = load(key, target, tag)
+            if fn is not None:
+                return fn
+        with recording(active=key is not None) as rec:
+            fn = build()
+        store(key, target, tag, rec, fn)
+        return fn

@@ -100,39 +100,46 @@ class _RegistryNamespace(types.ModuleType):
         return prim.impl
 
 
-def _fast_namespace(name: str, module: Any = None) -> types.ModuleType:
+def _fast_namespace(name: str, module: Any = None, entries: Any = None) -> types.ModuleType:
     """The namespace generated code sees as ``name`` (``jnp``, ``ad`` ...): the
     public module's attributes, with every primitive replaced by its NumPy
     implementation, so a call in generated code costs what the NumPy call costs.
-    (Resolution maps an implementation back to its primitive.)"""
-    from ..primitives import registry
-
+    (Resolution maps an implementation back to its primitive.) ``entries``: the
+    registry's ``(path below name, primitive)`` pairs, when the caller has them
+    (one pass over the registry for all namespaces, not one per namespace)."""
+    if entries is None:
+        entries = _registry_by_namespace().get(name, ())
     ns = _RegistryNamespace(f"srcjax.generated.{name}")
     ns._prefix = name + "."
     if module is not None:
         for k, v in vars(module).items():
             if not k.startswith("__"):
                 setattr(ns, k, v)
-    prefix = name + "."
-    for public, prim in registry.REGISTRY.items():
-        if not public.startswith(prefix):
-            continue
-        parts = public[len(prefix) :].split(".")
-        target = ns
-        for part in parts[:-1]:
-            sub = getattr(target, part, None)
-            if not isinstance(sub, types.ModuleType) or not sub.__name__.startswith(
-                "srcjax.generated"
-            ):
-                sub = _fast_namespace(f"{name}.{part}", sub)
-                setattr(target, part, sub)
-            target = sub
-        setattr(target, parts[-1], prim.impl)
+    nested: Dict[str, list] = {}
+    for parts, prim in entries:
+        if len(parts) == 1:
+            setattr(ns, parts[0], prim.impl)
+        else:
+            nested.setdefault(parts[0], []).append((parts[1:], prim))
+    for part, inner in nested.items():
+        sub = getattr(ns, part, None)
+        if not isinstance(sub, types.ModuleType) or not sub.__name__.startswith("srcjax.generated"):
+            sub = _fast_namespace(f"{name}.{part}", sub, inner)
+            setattr(ns, part, sub)
     return ns
 
 
-def _ad_namespace() -> types.ModuleType:
-    return _fast_namespace("ad")
+def _registry_by_namespace() -> Dict[str, list]:
+    """The registry's primitives by the first part of their public name:
+    ``{"jnp": [(["linalg", "norm"], prim), ...], ...}``."""
+    from ..primitives import registry
+
+    out: Dict[str, list] = {}
+    for public, prim in registry.REGISTRY.items():
+        parts = public.split(".")
+        if len(parts) > 1:
+            out.setdefault(parts[0], []).append((parts[1:], prim))
+    return out
 
 
 _NAMESPACES: Optional[Dict[str, Any]] = None
@@ -176,13 +183,18 @@ def namespaces() -> Dict[str, Any]:
     if _NAMESPACES is None:
         import numpy as np
 
-        own: Dict[str, Any] = {"np": np, "ad": _ad_namespace(), "custom": _fast_namespace("custom")}
+        groups = _registry_by_namespace()
+        own: Dict[str, Any] = {
+            "np": np,
+            "ad": _fast_namespace("ad", None, groups.get("ad", ())),
+            "custom": _fast_namespace("custom", None, groups.get("custom", ())),
+        }
         ns: Dict[str, Any] = {}
         for name in _ORDER:
             if name in own:
                 ns[name] = own[name]
             elif name in _PUBLIC or name == "jnp":
-                ns[name] = _fast_namespace(name, _PUBLIC.get(name))
+                ns[name] = _fast_namespace(name, _PUBLIC.get(name), groups.get(name, ()))
             elif name == "lax":
                 from ..primitives import control
 
