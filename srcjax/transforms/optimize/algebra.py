@@ -4,7 +4,7 @@ abstract value of the result is unchanged."""
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import gast
 
@@ -12,7 +12,7 @@ from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .avals import Aval
-from .common import _is_assign, _is_scalar_const, _new_assign
+from .common import _assigned, _is_assign, _is_scalar_const, _new_assign
 
 
 # ---------------------------------------------------------------------------- simplify
@@ -37,21 +37,105 @@ def simplify(fdef: Any, namer: Any = None) -> Any:
     return fdef
 
 
-def _simplify_block(stmts: List[Any], namer) -> List[Any]:
+#: primitives whose result is zeros whatever their operands hold
+_ZEROS = ("ad.zeros_like", "jnp.zeros_like", "jnp.zeros")
+
+
+def _simplify_block(stmts: List[Any], namer, known: Optional[Dict[str, Any]] = None) -> List[Any]:
+    """``known`` maps a name to what the block knows it holds: ``"zeros"`` (an
+    array of zeros) or the node ``b`` of ``name = -b``; forgotten when the name,
+    or ``b``, is assigned again (and around loops and branches)."""
+    known = {} if known is None else known
     out: List[Any] = []
     for s in stmts:
         if isinstance(s, gast.If):
-            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
-            s.orelse = _simplify_block(s.orelse, namer)
+            s.body = _simplify_block(s.body, namer, dict(known)) or [gast.Pass()]
+            s.orelse = _simplify_block(s.orelse, namer, dict(known))
+            _forget(known, _assigned(s))
         elif isinstance(s, (gast.While, gast.For)):
-            s.body = _simplify_block(s.body, namer) or [gast.Pass()]
+            _forget(known, _assigned(s))
+            s.body = _simplify_block(s.body, namer, dict(known)) or [gast.Pass()]
+            _forget(known, _assigned(s))
         elif _is_assign(s) and s.sj_op.kind == "prim":
-            new = _simplify_one(s, namer)
+            new = _simplify_one(s, namer) or _simplify_known(s, known)
             if new is not None:
                 out.extend(new)
+                for n in new:
+                    _forget(known, _assigned(n))
                 continue
+            _forget(known, _assigned(s))
+            _note(s, known)
+        else:
+            _forget(known, _assigned(s))
         out.append(s)
     return out
+
+
+def _forget(known: Dict[str, Any], names: set) -> None:
+    for k in list(known):
+        v = known[k]
+        if k in names or (isinstance(v, gast.Name) and v.id in names):
+            del known[k]
+
+
+def _note(s: Any, known: Dict[str, Any]) -> None:
+    t = s.targets[0].id
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(res, Aval):
+        return
+    op = s.sj_op
+    if op.prim.public in _ZEROS:
+        known[t] = "zeros"
+    elif (
+        op.prim.public == "jnp.negative"
+        and isinstance(s.value, gast.UnaryOp)
+        and isinstance(s.value.op, gast.USub)
+        and isinstance(s.value.operand, gast.Name)
+        and s.value.operand.id != t
+        and same_float(_float_aval(s.value.operand, s), res)
+    ):
+        known[t] = s.value.operand
+
+
+def same_float(a: Optional[Aval], b: Optional[Aval]) -> bool:
+    return a is not None and a == b and not a.weak and a.dtype.kind == "f"
+
+
+def _simplify_known(s: Any, known: Dict[str, Any]) -> Optional[List[Any]]:
+    """What the block knows about an operand of ``+``/``-`` (float arrays only,
+    the result's abstract value unchanged):
+
+    - ``a + z``, ``z + a``, ``a - z`` with ``z`` zeros (a zero tangent or
+      cotangent that reverse mode seeded and forward mode added to: JAX's
+      symbolic zero is never added) -> ``a``;
+    - ``a + n`` and ``n + a`` with ``n = -b`` -> ``a - b`` (IEEE defines
+      ``a - b`` as ``a + (-b)``: bit for bit the same); ``n`` itself is left to
+      dead-code elimination.
+    """
+    op = s.sj_op
+    res = getattr(s, "sj_aval", None)
+    if not known or not isinstance(res, Aval) or op.prim.op not in ("+", "-"):
+        return None
+    if not isinstance(s.value, gast.BinOp):
+        return None
+    x, y = s.value.left, s.value.right
+    if not (isinstance(x, gast.Name) and isinstance(y, gast.Name)):
+        return None
+    t = s.targets[0].id
+    add = isinstance(s.value.op, gast.Add)
+    if known.get(y.id) == "zeros" and same_float(_float_aval(x, s), res):
+        return [_annot(_copy(t, x, s), res)]
+    if add and known.get(x.id) == "zeros" and same_float(_float_aval(y, s), res):
+        return [_annot(_copy(t, y, s), res)]
+    if not add:
+        return None
+    for a, n in ((x, y), (y, x)):
+        b = known.get(n.id)
+        if isinstance(b, gast.Name) and same_float(_float_aval(a, s), res):
+            new = _binop(t, N.clone(a), gast.Sub, N.clone(b), "jnp.subtract", s)
+            new.sj_note = "a + (-b) -> a - b"
+            return [_annot(new, res)]
+    return None
 
 
 def _float_aval(node: Any, s: Any) -> Optional[Aval]:

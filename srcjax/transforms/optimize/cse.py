@@ -22,7 +22,36 @@ def _cse_key(s: Any) -> Optional[tuple]:
         op.prim.pure and isinstance(getattr(s, "sj_aval", None), (Aval, dict, tuple))
     ):
         return None
-    return (op.prim.public, gast.dump(s.value))
+    value = s.value
+    if (
+        isinstance(value, gast.BinOp)
+        and isinstance(value.op, (gast.Add, gast.Mult))
+        and op.prim.op in ("+", "*")
+        and _arrays(s, value.left, value.right)
+    ):
+        # a + b and b + a (a * b, b * a) on arrays are one value: IEEE addition
+        # and multiplication commute, and the result dtype is symmetric
+        sides = sorted((gast.dump(value.left), gast.dump(value.right)))
+        return (op.prim.public, type(value.op).__name__, *sides)
+    return (op.prim.public, gast.dump(value))
+
+
+def _arrays(s: Any, *nodes: Any) -> bool:
+    """Whether the operands are names of numbers and the result a (strong)
+    numeric array or NumPy scalar: no object with operators of its own. (An
+    operand's abstract value may be stale after propagation renamed it; one that
+    is known and no array refuses.)"""
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(res, Aval) or res.weak or res.dtype.kind not in "biufc":
+        return False
+    ins = getattr(s, "sj_avals_in", None) or {}
+    for n in nodes:
+        if not isinstance(n, gast.Name):
+            return False
+        a = ins.get(n.id, res)
+        if not isinstance(a, Aval):
+            return False
+    return True
 
 
 def cse(fdef: Any) -> int:

@@ -13,7 +13,7 @@ from .interp import infer_avals
 from .licm import hoist_invariants
 from .promote import promote
 from .propagate import fold_constants, propagate
-from .static_fold import fold_static
+from .static_fold import fold_static, lifts_as_subscripts
 
 
 # ---------------------------------------------------------------------------- driver
@@ -47,6 +47,8 @@ def optimize(
     if specialized:
         dce(fdef)
         infer_avals(fdef, params, resolve)
+        # (the helpers folded away hid operands: `a + neg_al` is `a + neg` now)
+        simplify(fdef, namer)
     if hoist_invariants(fdef, resolve, namer) or specialized:
         for _ in range(8):  # (a merged repeat makes the next one's operands equal)
             if not cse(fdef):
@@ -61,4 +63,5 @@ def optimize(
             infer_avals(fdef, params, resolve)
     drop_carry_checks(fdef)
     restore_subscripts(fdef)
+    lifts_as_subscripts(fdef)
     return fdef

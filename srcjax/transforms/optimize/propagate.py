@@ -85,12 +85,23 @@ def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
                     (isinstance(s.value, gast.Name) and s.value.id != s.targets[0].id)
                     or _is_scalar_const(s.value)
                     or (isinstance(s.value, gast.Constant) and s.value.value is None)
+                    or _is_int_tuple(s.value)
                 )
             ):
                 table[s.targets[0].id] = N.clone(s.value)
         else:
             _subst_stmt(s, table)
             _kill(table, _assigned(s))
+
+
+def _is_int_tuple(node: Any) -> bool:
+    """A tuple display of int constants (an ``axis=(1,)`` or a shape that jit's
+    specialization made a constant): propagated, so that two reductions over the
+    same axes read the same expression (CSE merges them; R6's ``jnp.mean(sub,
+    axis=batch_axis)`` and ``axis=batch_axis7`` were two sums)."""
+    return isinstance(node, gast.Tuple) and all(
+        isinstance(e, gast.Constant) and type(e.value) is int for e in node.elts
+    )
 
 
 # ---------------------------------------------------------------------------- folding
