@@ -36,8 +36,25 @@ _IMPLS: dict = {}
 #: ``impl`` (public name -> the registry's implementation, from primitives.registry),
 #: ``numpy`` (the srcjax.numpy module), ``device_of`` (buffer -> device, from
 #: backends._devices: the CPU for NumPy buffers, a CudaDevice for CuPy ones),
-#: ``pytree`` (srcjax.tree_util, for registered pytree classes)
+#: ``pytree`` (srcjax.tree_util, for registered pytree classes), ``primitive``
+#: (public name -> the registry's Primitive, whose call runs device buffers where
+#: they live), ``to_host`` (a GPU buffer -> a NumPy array, from backends._devices)
 HOOKS: dict = {}
+#: GPU buffer types (CuPy's ndarray, the test double's), added by the CUDA
+#: backend's CuPy switch when it first meets them: an Array holding one is on a
+#: GPU; empty on a host-only run, so the host paths pay one set test at most
+DEVICE_TYPES: set = set()
+
+
+def _host(b: Any) -> Any:
+    """The buffer ``b`` in host memory: itself, or a NumPy copy of a GPU buffer."""
+    return HOOKS["to_host"](b) if type(b) in DEVICE_TYPES else b
+
+
+def _device_prim(public: str, *args: Any, **kwargs: Any) -> Any:
+    """The registry's primitive ``public`` called on GPU buffers (on the
+    device, with JAX's semantics: the CUDA backend's eager path); an Array."""
+    return wrap_tree(HOOKS["primitive"](public)(*args, **kwargs))
 
 
 def _prim(public: str) -> Any:
@@ -105,6 +122,10 @@ class Array:
     # -- conversion -----------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         b = self._buf
+        if type(b) in DEVICE_TYPES:  # a GPU buffer: a host copy (read-only as a view is)
+            v = np.asarray(HOOKS["to_host"](b), dtype=dtype)
+            v.flags.writeable = bool(copy)
+            return v
         if copy:
             return np.array(b, dtype=dtype, copy=True)
         v = np.asarray(b, dtype=dtype)
@@ -155,7 +176,7 @@ class Array:
         return self._buf.tolist()
 
     def tobytes(self, order: str = "C") -> bytes:
-        return np.asarray(self._buf).tobytes(order)
+        return np.asarray(_host(self._buf)).tobytes(order)
 
     def copy(self) -> "Array":
         return wrap(self._buf.copy())
@@ -167,20 +188,20 @@ class Array:
         return self.copy()
 
     def __reduce__(self) -> tuple:
-        return (_rebuild, (np.asarray(self._buf),))
+        return (_rebuild, (np.asarray(_host(self._buf)),))
 
     def __repr__(self) -> str:
-        b = np.asarray(self._buf)
+        b = np.asarray(_host(self._buf))
         body = np.array2string(b, separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={b.dtype.name}{weak})"
 
     def __str__(self) -> str:
-        return str(np.asarray(self._buf))
+        return str(np.asarray(_host(self._buf)))
 
     def __format__(self, spec: str) -> str:
         if self._buf.ndim == 0:
-            return format(self._buf.item() if spec else self._buf, spec)
+            return format(self._buf.item() if spec else _host(self._buf), spec)
         return format(str(self), spec)
 
     # -- indexing ---------------------------------------------------------------------
@@ -377,7 +398,7 @@ def wrap_tree(x: Any) -> Any:
         # (a float0 array, the gradient of an integer input, stays NumPy's, as JAX's;
         # bfloat16 and the other ml_dtypes types, also of kind "V", have no fields)
         return x if x.dtype.fields is not None else wrap(x)
-    if t in _WRAP_TYPES:
+    if t in _WRAP_TYPES or t in DEVICE_TYPES:
         return wrap(x)
     if t is Array or t in _LEAF_TYPES or t is _WeakArray:
         return x
@@ -496,6 +517,10 @@ def _gather(b: Any, idx: Any, mode: Any = None, fill_value: Any = None) -> Array
     integer indices clamp (``mode=None``, ``"clip"``, ``"promise_in_bounds"``) or
     give ``fill_value`` (``"fill"``/``"drop"``: NaN, the integer minimum (maximum
     unsigned), True)."""
+    if type(b) in DEVICE_TYPES:
+        if mode is None and fill_value is None:
+            return _device_prim("ad.getitem", b, idx)
+        return _device_prim("ad.at_get", b, idx, mode, fill_value)
     if mode is None and fill_value is None:
         return wrap(_prim("ad.getitem")(b, idx))
     return wrap(_prim("ad.at_get")(b, idx, mode, fill_value))
@@ -506,7 +531,15 @@ def _at_update(op: str, x: Array, idx: Any, values: Any, **kw: Any) -> Array:
     ``"drop"``/``"fill"``/``"promise_in_bounds"``) or their indices clamped
     (``"clip"``)."""
     mode = _at_args(kw, op)
-    b, idx, v = np.asarray(x._buf), unwrap_tree(idx), unwrap_tree(values)
+    b, idx, v = x._buf, unwrap_tree(idx), unwrap_tree(values)
+    if type(b) in DEVICE_TYPES:  # on the GPU: the primitives there (jnp's functions)
+        if op in ("divide", "power"):
+            ones = _device_prim("ad.at_multiply", _numpy().ones_like(x)._buf, idx, v, mode=mode)
+            return _device_prim("jnp.true_divide" if op == "divide" else "jnp.power", b, ones._buf)
+        if op == "subtract":
+            op, v = "add", _device_prim("jnp.negative", v)._buf
+        return _device_prim(f"ad.at_{op}", b, idx, v, mode=mode)
+    b = np.asarray(b)
     if op in ("divide", "power"):
         # x op (ones with values multiplied in at idx): JAX's definition
         ones = _prim("ad.at_multiply")(np.ones_like(b), idx, v, mode=mode)
@@ -524,6 +557,8 @@ def _at_get(x: Array, idx: Any, **kw: Any) -> Array:
 
 def _at_apply(x: Array, idx: Any, func: Any, **kw: Any) -> Array:
     mode = _at_args(kw, "apply")
-    b, i = np.asarray(x._buf), unwrap_tree(idx)
+    b, i = x._buf, unwrap_tree(idx)
+    if type(b) not in DEVICE_TYPES:
+        b = np.asarray(b)
     got = _gather(b, i, "clip")._buf
     return _at_update("set", x, idx, unwrap_tree(func(wrap(got))), mode=mode)

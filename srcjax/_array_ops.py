@@ -19,7 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from ._array import _WRAP_TYPES, Array, _numpy, _prim, _WeakArray, unwrap_tree, wrap
+from ._array import (
+    _WRAP_TYPES,
+    DEVICE_TYPES,
+    Array,
+    _device_prim,
+    _numpy,
+    _prim,
+    _WeakArray,
+    unwrap_tree,
+    wrap,
+)
 
 # -- operators --------------------------------------------------------------------------
 _OPERAND_TYPES = frozenset({int, float, bool, complex, np.ndarray}) | _WRAP_TYPES
@@ -56,6 +66,10 @@ def _binary(public: str, fast: Any = None, swap: bool = False):
             d = getattr(r, "dtype", None)
             if d is not None and d not in suspect and not dtypes.half_mixed(r, a, other):
                 return wrap(r)
+        if DEVICE_TYPES and (type(a) in DEVICE_TYPES or type(other) in DEVICE_TYPES):
+            # a GPU buffer: the primitive where it lives (JAX's promotion, host
+            # operands committed to its device, two GPUs a ValueError)
+            return _device_prim(public, other, a) if swap else _device_prim(public, a, other)
         if impl is None:
             impl = _prim(public)
         return wrap(impl(other, a) if swap else impl(a, other))
@@ -69,6 +83,8 @@ def _unary(public: str):
 
     def method(self: Array) -> Any:
         nonlocal impl
+        if DEVICE_TYPES and type(self._buf) in DEVICE_TYPES:
+            return _device_prim(public, self._buf)
         if impl is None:
             impl = _prim(public)
         return wrap(impl(self._buf))

@@ -9,9 +9,15 @@ else the CPU, as in JAX. CuPy is imported only when a function here needs to
 know about GPUs (never by ``import srcjax``); without it, or without a GPU
 driver, there are no GPUs.
 
-Arrays on a GPU are CuPy arrays (in tests, the CuPy test double's arrays:
-:mod:`srcjax.backends.cupy_cuda.offline`). :func:`device_put` moves pytrees to a
-device and :func:`device_get` brings them back as NumPy arrays.
+An array on a GPU is an ``srcjax.Array`` holding a CuPy array (in tests, the
+CuPy test double's: :mod:`srcjax.testing.fake_cupy`); its ``.device`` is the
+:class:`CudaDevice`, ``np.asarray`` copies it to host memory. :func:`device_put`
+moves pytrees to a device and :func:`device_get` brings them back as NumPy
+arrays. ``srcjax.numpy`` functions, Array operators and jitted functions run
+where their GPU arguments live and return Arrays there; host values next to
+them (NumPy arrays, host Arrays, Python numbers) are committed to that GPU, as
+JAX does with uncommitted arrays, and arrays on two different GPUs in one call
+are a ValueError naming both devices.
 """
 
 from __future__ import annotations
@@ -114,8 +120,10 @@ def device_put(x: Any, device: Any = None) -> Any:
     """``x`` (a pytree) with every array leaf on ``device`` (``jax.device_put``;
     default: :func:`default_device`). Host leaves are converted as
     ``jnp.asarray`` converts them first (JAX's canonical dtypes: float32/int32
-    unless x64). On a GPU, leaves become CuPy arrays on that GPU; on the CPU,
-    GPU arrays are copied to NumPy arrays."""
+    unless x64). Each leaf becomes an ``srcjax.Array`` on ``device``: on a GPU
+    one holding a CuPy array on that GPU (``.device`` says which; an Array
+    already there is returned as it is), on the CPU one holding a NumPy array
+    (a GPU array copied to host memory)."""
     from .tree_util import tree_map
 
     if device is None:
@@ -125,16 +133,22 @@ def device_put(x: Any, device: Any = None) -> Any:
     if not isinstance(device, (_d.CpuDevice, _d.CudaDevice)):
         raise TypeError(f"device_put: {device!r} is not a device (srcjax.devices())")
 
+    import numpy as np
+
+    from ._array import Array, buffer, wrap
+
     def put(leaf: Any) -> Any:
+        b = buffer(leaf) if isinstance(leaf, Array) else leaf
         if isinstance(device, _d.CpuDevice):
-            if is_device_array(leaf):
-                return _cupy.to_host(leaf)
+            if is_device_array(b):
+                return wrap(_cupy.to_host(b))
             return extras.device_put(leaf)
-        if is_device_array(leaf):
-            if _d.device_of(leaf) == device:
-                return leaf
-            leaf = _cupy.to_host(leaf)
-        return _cupy.to_device(extras.device_put(leaf), device=device.id)
+        if is_device_array(b):
+            if _d.device_of(b) == device:
+                return leaf if isinstance(leaf, Array) else wrap(b)
+            leaf = _cupy.to_host(b)
+        host = np.asarray(extras.device_put(leaf))
+        return wrap(_cupy.to_device(host, device=device.id))
 
     return tree_map(put, x, is_leaf=is_device_array)
 

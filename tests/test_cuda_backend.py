@@ -64,6 +64,8 @@ def on_gpu(request):
 
 # -- devices ---------------------------------------------------------------------------
 def test_devices_without_a_gpu_are_the_cpu():
+    if _real_gpu and srcjax.devices()[0].platform == "gpu":
+        pytest.skip("a GPU is present (the default device is the GPU)")
     assert srcjax.devices() == [srcjax.devices("cpu")[0]]
     assert repr(srcjax.devices()[0]) == "CpuDevice(id=0)"
     assert srcjax.default_backend() == "cpu"
@@ -101,17 +103,26 @@ def test_device_put_and_get_round_trip(gpu):
     g0, g1 = srcjax.devices("gpu")
     tree = {"w": np.arange(6.0).reshape(2, 3), "b": [1.5, np.int64(3)]}
     on = srcjax.device_put(tree, g1)
-    assert isinstance(on["w"], fake_cupy.FakeArray) and on["w"].device.id == 1
+    # an srcjax.Array holding the double's (CuPy's) buffer, .device its GPU
+    assert _on_device(on["w"]) and on["w"].device == g1
+    assert isinstance(_buffer(on["w"]), fake_cupy.FakeArray) and _buffer(on["w"]).device_id == 1
     assert on["w"].dtype == np.float32  # JAX's canonical dtype (x64 off)
-    assert on["b"][1].dtype == np.int32
+    assert on["b"][1].dtype == np.int32 and on["b"][1].device == g1
     back = srcjax.device_get(on)
-    assert type(back["w"]) is np.ndarray
+    assert type(back["w"]) is np.ndarray and type(back["b"][0]) is np.ndarray
     np.testing.assert_array_equal(back["w"], np.arange(6.0, dtype=np.float32).reshape(2, 3))
     assert srcjax.device_put(on["w"], g1) is on["w"]  # already there
-    assert srcjax.device_put(on["w"], g0).device.id == 0
-    assert type(srcjax.device_put(on["w"], srcjax.devices("cpu")[0])) is np.ndarray
+    assert srcjax.device_put(on["w"], g0).device == g0
+    on_cpu = srcjax.device_put(on["w"], srcjax.devices("cpu")[0])
+    assert isinstance(on_cpu, srcjax.Array) and type(_buffer(on_cpu)) is np.ndarray
+    assert on_cpu.device == srcjax.devices("cpu")[0]
+    # np.asarray copies a GPU Array to the host (CuPy itself refuses implicit conversion)
+    h = np.asarray(on["w"])
+    assert type(h) is np.ndarray and h.dtype == np.float32
+    np.testing.assert_array_equal(h, back["w"])
+    assert "Array([[0., 1., 2.]," in repr(on["w"]) and str(on["b"][0]) == "1.5"
     # the default device is the first GPU
-    assert srcjax.device_put(np.ones(3)).device.id == 0
+    assert srcjax.device_put(np.ones(3)).device == g0
 
 
 def test_mixing_devices_in_one_call_names_both(gpu):
@@ -122,6 +133,77 @@ def test_mixing_devices_in_one_call_names_both(gpu):
         ValueError, match=r"argument x is on CudaDevice\(id=0\).*y on CudaDevice\(id=1\)"
     ):
         srcjax.jit(_add)(a, b)
+    both = r"argument x is on CudaDevice\(id=0\) and argument y on CudaDevice\(id=1\)"
+    with pytest.raises(ValueError, match="jnp.add: incompatible devices: " + both):
+        jnp.add(a, b)  # eager: the same error
+    with pytest.raises(ValueError, match=both):
+        a + b  # an operator is jnp.add
+    with pytest.raises(ValueError, match=r"jnp.stack: .*CudaDevice\(id=0\).*CudaDevice\(id=1\)"):
+        jnp.stack([a, b])
+    # host values next to a GPU array are committed to it (JAX's uncommitted arrays)
+    for host in (np.ones(4, np.float32), jnp.ones(4), 1.0):
+        assert (a + host).device == g0 and (host * b).device == g1
+
+
+def test_eager_results_are_arrays_on_the_inputs_device(on_gpu):
+    g1 = srcjax.devices("gpu")[-1]
+    xh = np.array([[1.0, -2.0, 4.0], [0.5, 3.0, -1.0]], np.float32)
+    x = srcjax.device_put(xh, g1)
+    got = {
+        "sin*2": jnp.sin(x) * 2.0,
+        "op": -(x @ x.T) / 3,
+        "method sum": x.sum(axis=1),
+        "astype": x.astype(jnp.int32),
+        "where": jnp.where(x > 0, x, 0.0),
+        "item": x[1, 2],
+        "gather": x[np.array([1, 0, 1])],
+        "at set": x.at[0, 1].set(7.0),
+        "at add": x.at[:, 0].add(1.0),
+        "reshape": x.reshape(3, 2),
+        "T": x.T,
+        "mean": jnp.mean(x),
+    }
+    want = {
+        "sin*2": np.sin(xh) * 2,
+        "op": -(xh @ xh.T) / 3,
+        "method sum": xh.sum(axis=1),
+        "astype": xh.astype(np.int32),
+        "where": np.where(xh > 0, xh, 0),
+        "item": xh[1, 2],
+        "gather": xh[[1, 0, 1]],
+        "at set": np.where(np.arange(6).reshape(2, 3) == 1, 7, xh),
+        "at add": xh + np.array([[1, 0, 0]] * 2, np.float32),
+        "reshape": xh.reshape(3, 2),
+        "T": xh.T,
+        "mean": xh.mean(),
+    }
+    for k, v in got.items():
+        assert _on_device(v) and v.device == g1, k
+        h = np.asarray(v)
+        assert type(h) is np.ndarray and h.dtype == want[k].dtype, k
+        np.testing.assert_allclose(h, want[k], rtol=1e-6, err_msg=k)
+    # device_get brings a pytree of them to the host as NumPy arrays
+    back = srcjax.device_get(got)
+    assert all(type(v) is np.ndarray for v in back.values())
+    assert float(got["mean"]) == pytest.approx(float(xh.mean())) and bool(got["item"] < 0)
+
+
+def test_jit_results_are_arrays_on_the_gpu(on_gpu):
+    g = srcjax.devices("gpu")[0]
+    x = srcjax.device_put(np.arange(6.0, dtype=np.float32).reshape(2, 3), g)
+    out = srcjax.jit(_tree_out)(x, 2.0)
+    assert set(out) == {"a", "b"} and isinstance(out["b"], tuple)
+    for v in (out["a"], *out["b"]):
+        assert _on_device(v) and v.device == g
+    np.testing.assert_allclose(np.asarray(out["a"]), np.exp(np.arange(6.0)).reshape(2, 3) * 2)
+    np.testing.assert_allclose(srcjax.device_get(out["b"][1]), 15.0)
+    # and a jitted gradient taken on the GPU
+    gx = srcjax.jit(srcjax.grad(_loss))(x, x.T)
+    assert _on_device(gx) and gx.shape == (2, 3)
+
+
+def _tree_out(x, s):
+    return {"a": jnp.exp(x) * s, "b": (x + 1, jnp.sum(x))}
 
 
 def _add(x, y):
@@ -140,14 +222,23 @@ def _loss(w, x):
     return jnp.mean(h * h)
 
 
+def _buffer(v):
+    return srcjax._array.buffer(v)
+
+
 def _host(v):
-    if cupy_cuda.is_device_array(v):
-        return cupy_cuda.cupy_module().asnumpy(v)
+    """A result as a NumPy array (np.asarray copies an Array on a GPU to the host)."""
     return np.asarray(v)
 
 
 def _on_device(v):
-    return cupy_cuda.is_device_array(v)
+    """An srcjax.Array on a GPU: holding a CuPy (double's) buffer, .device a CudaDevice."""
+    return (
+        isinstance(v, srcjax.Array)
+        and cupy_cuda.is_device_array(_buffer(v))
+        and isinstance(v.device, srcjax.CudaDevice)
+        and v.device.id == _buffer(v).device.id
+    )
 
 
 def test_jit_forward_runs_fused_kernels_and_matches_numpy(on_gpu):

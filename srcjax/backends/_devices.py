@@ -203,6 +203,8 @@ def device_of(x: Any) -> Any:
 
 
 _array.HOOKS["device_of"] = device_of  # (Array.device: one place for every backend)
+_array.HOOKS["to_host"] = _cupy.to_host  # (np.asarray of an Array on a GPU)
+_cupy.on_types(_array.DEVICE_TYPES.add)  # (an Array holding a GPU buffer is on the GPU)
 
 
 def check_same_device(named: List[tuple], what: str) -> Any:

@@ -251,8 +251,8 @@ class _Jit(Transformed):
             return wrap(out)  # immutable: nothing to unalias
         elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
             if any(out is a for a in args) or any(out is v for v in kwargs.values()):
-                return out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
-            return out
+                out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
+            return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
         return _unalias(out, args, kwargs, self._donate_pos)
 
     def _specialize(self, key, args, kwargs):

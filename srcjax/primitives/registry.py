@@ -133,8 +133,9 @@ _ALIAS_KEEP: list = []  # keep alias objects alive so ids stay unique
 
 
 #: GPU array types (filled by the CUDA backend when it first meets them; empty:
-#: every call is a host call, at the cost of one truth test)
-DEVICE_TYPES: set = set()
+#: every call is a host call, at the cost of one truth test); the set of
+#: ``_array`` (an Array holding one of these is on a GPU)
+DEVICE_TYPES: set = _array.DEVICE_TYPES
 #: ``[call(prim, args, kwargs)]``: how a call with GPU arrays runs (the CUDA backend's)
 DEVICE_CALL: list = [None]
 
@@ -416,8 +417,10 @@ class Primitive:
                 kwargs = _unwrap_kwargs(kwargs)
         if DEVICE_TYPES and _on_device(args, kwargs):
             # a GPU array among the arguments: run where it lives (the CUDA
-            # backend installs DEVICE_CALL and the array types)
-            return DEVICE_CALL[0](self, args, kwargs)
+            # backend installs DEVICE_CALL and the array types): an Array
+            # holding the device buffer, as a host call's result
+            r = DEVICE_CALL[0](self, args, kwargs)
+            return _wrap_tree(r) if self.returns_arrays else r
         try:
             r = self.impls[CPU](*args, **kwargs)
         except TypeError as e:
@@ -613,6 +616,7 @@ def register(prim: Primitive, *aliases: Any) -> Primitive:
 
 
 _array.HOOKS["impl"] = lambda public: REGISTRY[public].impl  # (Array's operators)
+_array.HOOKS["primitive"] = REGISTRY.__getitem__  # (the same on GPU buffers)
 
 
 def alias(prim: Primitive, *aliases: Any) -> None:

@@ -95,10 +95,10 @@ class FakeArray:
         return _wrap(r, self.device_id)
 
     def __getitem__(self, idx: Any) -> Any:
-        return self._wrap(self._data[_unwrap(idx)])
+        return self._wrap(self._data[_cupy_index(self._data.shape, _unwrap(idx))])
 
     def __setitem__(self, idx: Any, v: Any) -> None:
-        self._data[_unwrap(idx)] = _unwrap(v)
+        self._data[_cupy_index(self._data.shape, _unwrap(idx))] = _unwrap(v)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -110,11 +110,20 @@ class FakeArray:
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kw: Any) -> Any:
         _check_devices(inputs)
-        return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kw)), _device_of(inputs))
+        dev = _device_of(inputs)
+        inputs = _unwrap(inputs)
+        if method == "at":  # (CuPy's scatter wraps an index array out of bounds)
+            a, i, *rest = inputs
+            inputs = (a, _cupy_index(np.shape(a), i), *rest)
+        return _wrap(getattr(ufunc, method)(*inputs, **_unwrap(kw)), dev)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         _check_devices(args)
-        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)), _device_of(args))
+        dev = _device_of(args)
+        args, kwargs = _unwrap(args), _unwrap(kwargs)
+        if func in _WRAPPING:  # CuPy's take/take_along_axis: out of bounds wraps around
+            args, kwargs = _WRAPPING[func](*args, **kwargs)
+        return _wrap(func(*args, **kwargs), dev)
 
 
 def _binop(name: str) -> Any:
@@ -136,6 +145,39 @@ for _n in ("neg", "pos", "abs", "invert"):
         FakeArray, f"__{_n}__", lambda self, _n=_n: self._wrap(getattr(self._data, f"__{_n}__")())
     )
 FakeArray.__hash__ = None  # type: ignore[assignment]
+
+
+def _cupy_index(shape: tuple, idx: Any) -> Any:
+    """``idx`` as CuPy reads it: an integer index *array* out of bounds wraps
+    around (``i mod n``; CuPy's fancy indexing, scatters and ``take`` do not
+    raise), a Python integer out of bounds is NumPy's IndexError."""
+    from ..primitives.ad import oob  # noqa: PLC0415
+
+    if isinstance(idx, list):
+        idx = np.asarray(idx)
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    new = []
+    for it, axis in oob.index_axes(shape, idx):
+        if axis is not None and isinstance(it, np.ndarray) and it.ndim > 0 and shape[axis] > 0:
+            it = np.mod(it, shape[axis])
+        new.append(it)
+    assert len(new) == len(items)
+    return tuple(new) if isinstance(idx, tuple) else new[0]
+
+
+def _wrap_along(a: Any, indices: Any, axis: Any = None, *rest: Any, **kw: Any) -> tuple:
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    if isinstance(indices, (np.ndarray, list)) and n > 0:
+        indices = np.mod(indices, n)
+    return (a, indices, axis, *rest), kw
+
+
+def _wrap_take_along(arr: Any, indices: Any, axis: Any = -1, **kw: Any) -> tuple:
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    return (arr, np.mod(indices, n) if n > 0 else indices, axis), kw
+
+
+_WRAPPING = {np.take: _wrap_along, np.take_along_axis: _wrap_take_along}
 
 
 def _unwrap(x: Any) -> Any:

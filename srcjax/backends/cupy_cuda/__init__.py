@@ -44,9 +44,17 @@ from ...codegen import c_render
 from ...frontend import nodes as N
 from ...transforms import fusion
 from ..base import Backend
+from . import indexing, raw, threefry
 from . import kernels as K
-from . import raw, threefry
-from ._cupy import _ON_CHANGE, _ON_TYPES, cupy_module, is_device_array, to_device, to_host, use_cupy
+from ._cupy import (
+    _ON_CHANGE,
+    cupy_module,
+    is_device_array,
+    on_types,
+    to_device,
+    to_host,
+    use_cupy,
+)
 
 __all__ = [
     "BACKEND",
@@ -159,7 +167,7 @@ _is_dev = is_device_array
 
 #: argument types the CUDA entry passes as they are (GPU arrays: see _cupy)
 _PLAIN = {int, float, bool, complex, np.float32, np.float64, np.int32, np.int64, type(None)}
-_ON_TYPES.append(_PLAIN.add)
+on_types(_PLAIN.add)
 
 
 def _is_host_array(x: Any) -> bool:
@@ -193,7 +201,8 @@ def _on_host(name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     hargs = _map(args, lambda v: cp.asnumpy(v) if _is_dev(v) else v)
     hkw = _map(kwargs, lambda v: cp.asnumpy(v) if _is_dev(v) else v)
     out = fn(*hargs, **hkw)
-    return _map(out, lambda v: cp.asarray(v) if isinstance(v, np.ndarray) else v)
+    # (a NumPy scalar too: a 0-d device array, as CuPy's reductions give)
+    return _map(out, lambda v: cp.asarray(v) if isinstance(v, (np.ndarray, np.generic)) else v)
 
 
 class _OneOp:
@@ -383,13 +392,20 @@ class CudaBackend(Backend):
                 return self.asarray(v, device=dev_id)
             return v
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
             for a in args:
                 if type(a) not in _PLAIN:  # (a host array or a container: map the leaves)
                     return fn(*_map(args, put), **_map(kwargs, put))
             if kwargs:
                 kwargs = _map(kwargs, put)
             return fn(*args, **kwargs)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            cp = cupy_module()
+            if cp.cuda.get_device_id() == dev_id:
+                return run(*args, **kwargs)
+            with cp.cuda.Device(dev_id):  # (kernels launch, and arrays are made, there)
+                return run(*args, **kwargs)
 
         call.__wrapped__ = fn  # type: ignore[attr-defined]
         return call
@@ -471,11 +487,14 @@ def _region_code(region: fusion.Region, namer: Any) -> Tuple[str, Any]:
     if region.outputs and steps:
         # values read after the region: computed by an ElementwiseKernel, which
         # also writes the reduction's operand for a ReductionKernel
-        outs = list(region.outputs) + ([operand] if operand not in region.outputs else [])
+        # (an operand the region does not compute, one of its inputs, is read as it is)
+        computed = operand in {s.target for s in steps}
+        extra = [operand] if computed and operand not in region.outputs else []
+        outs = list(region.outputs) + extra
         spec = K.elementwise_spec(steps, dts, outs, fname, weak)
         lines += [f"#   {d}" for d in K.describe(spec)]
         lines.append(f"{_targets(outs)} = {_call(spec)}")
-        odt = next(s.dtype for s in steps if s.target == operand)
+        odt = next(s.dtype for s in steps if s.target == operand) if computed else dts[operand]
         spec = K.reduction_spec([], {operand: odt}, operand, region.reduce_kind, rdt, fname)
     else:
         spec = K.reduction_spec(steps, dts, operand, region.reduce_kind, rdt, fname, weak)
@@ -494,6 +513,7 @@ def _register_impls() -> None:
     impls = {
         **raw.cuda_impls(cupy_module, is_device_array),
         **threefry.cuda_impls(cupy_module, is_device_array),
+        **indexing.cuda_impls(cupy_module, is_device_array, _on_host),
     }
     for public, fn in impls.items():
         prim = registry.REGISTRY.get(public)
@@ -513,14 +533,55 @@ def _eager_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     fn = _EAGER.get(prim.public)
     if fn is None:
         fn = _EAGER[prim.public] = device_call(prim.impl, prim.public, prim)
-    return fn(*args, **kwargs)
+        try:
+            fn.names = c_render._parameters(prim)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):  # (no signature)
+            fn.names = []  # type: ignore[attr-defined]
+    if len(args) + len(kwargs) > 1 or (args and isinstance(args[0], (list, tuple))):
+        _same_device(prim.public, fn.names, args, kwargs)  # type: ignore[attr-defined]
+    dev = _device_id(args, kwargs)
+    cp = cupy_module()
+    if dev is None or dev == cp.cuda.get_device_id():
+        return fn(*args, **kwargs)
+    with cp.cuda.Device(dev):  # the arguments' GPU: kernels and new arrays there
+        return fn(*args, **kwargs)
+
+
+def _device_id(args: tuple, kwargs: dict) -> Optional[int]:
+    """The GPU id of the first GPU array among ``args``/``kwargs`` (one level of
+    lists and tuples), or None."""
+    for a in (*args, *kwargs.values()):
+        if _is_dev(a):
+            return int(a.device.id)
+        if isinstance(a, (list, tuple)):
+            for v in a:
+                if _is_dev(v):
+                    return int(v.device.id)
+    return None
+
+
+def _same_device(public: str, names: List[str], args: tuple, kwargs: dict) -> None:
+    """JAX's error for arrays on two GPUs in one call: a ValueError naming both
+    arguments and devices (host values are committed to the GPU, as JAX's
+    uncommitted arrays are)."""
+    from .._devices import check_same_device  # noqa: PLC0415
+
+    named = []
+    for i, a in enumerate(args):
+        name = names[i] if i < len(names) else f"#{i}"
+        if isinstance(a, (list, tuple)):
+            named += [(f"{name}[{j}]", v) for j, v in enumerate(a)]
+        else:
+            named.append((name, a))
+    named += list(kwargs.items())
+    check_same_device(named, public)
 
 
 def _install_eager() -> None:
     from ...primitives import registry  # noqa: PLC0415
 
     registry.DEVICE_CALL[0] = _eager_call
-    _ON_TYPES.append(registry.DEVICE_TYPES.add)
+    on_types(registry.DEVICE_TYPES.add)
 
 
 _install_eager()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, List, Optional
 
-__all__ = ["cupy_module", "use_cupy", "is_device_array", "to_device", "to_host"]
+__all__ = ["cupy_module", "use_cupy", "on_types", "is_device_array", "to_device", "to_host"]
 
 #: test doubles installed by use_cupy (the last one is in use)
 _OVERRIDE: List[Any] = []
@@ -42,6 +42,14 @@ def cupy_module(required: bool = True) -> Any:
     for cb in _ON_TYPES:
         cb(cupy.ndarray)
     return cupy
+
+
+def on_types(cb: Any) -> None:
+    """Call ``cb`` with each GPU array type: the types of the CuPy (or double)
+    already in use now, and each one met later."""
+    _ON_TYPES.append(cb)
+    for m in _CUPY + _OVERRIDE:
+        cb(m.ndarray)
 
 
 @contextlib.contextmanager
