@@ -26,31 +26,38 @@ from srcjax.backends.cupy_cuda import offline as off
 from srcjax.testing import fake_cupy
 
 _cp = off.cupy_or_none()
-_why = off.required(
+#: why no CUDA test can run (CuPy missing, or not the version the harness reads)
+_why_cupy = off.required(
     "cupy is not installed (pip install 'srcjax[cuda13]')"
     if _cp is None
-    else off.gxx_available()
-    or (None if _cp.__version__ == off.CUPY_VERSION else f"cupy {_cp.__version__}")
+    else (None if _cp.__version__ == off.CUPY_VERSION else f"cupy {_cp.__version__}")
 )
-pytestmark = pytest.mark.skipif(_why is not None, reason=str(_why))
+#: why the emulated path cannot run (it also compiles CuPy's kernels with g++);
+#: the real-GPU variants do not need g++
+_why = _why_cupy or off.required(off.gxx_available())
+pytestmark = pytest.mark.skipif(_why_cupy is not None, reason=str(_why_cupy))
 
 
 @pytest.fixture
 def gpu():
     """Two fake GPUs, the double installed as CuPy."""
+    if _why is not None:
+        pytest.skip(_why)
     fake = fake_cupy.use_fake(ndevices=2)
     cupy_cuda.HOST_CALLS.clear()
     with cupy_cuda.use_cupy(fake):
         yield fake
 
 
-_real_gpu = _cp is not None and _why is None and bool(_cp.cuda.is_available())
+_real_gpu = _cp is not None and _why_cupy is None and bool(_cp.cuda.is_available())
 
 
 @pytest.fixture(params=["emulated", "real GPU"])
 def on_gpu(request):
     """The CUDA path on the test double, and on a real GPU when there is one."""
     if request.param == "emulated":
+        if _why is not None:
+            pytest.skip(_why)
         fake = fake_cupy.use_fake(ndevices=2)
         cupy_cuda.HOST_CALLS.clear()
         with cupy_cuda.use_cupy(fake):
@@ -86,6 +93,10 @@ def test_devices_list_each_gpu(gpu):
 
 @pytest.mark.parametrize("how", ["config", "SRCJAX_PLATFORMS", "JAX_PLATFORMS"])
 def test_platforms_cpu_hides_the_gpus(gpu, how, monkeypatch):
+    # (each way alone: SRCJAX_PLATFORMS=cuda,cpu, as tools/gpu_check.sh sets it,
+    # would take precedence over JAX_PLATFORMS)
+    monkeypatch.delenv("SRCJAX_PLATFORMS", raising=False)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
     if how == "config":
         srcjax.config.update("jax_platforms", "cpu")
     else:
