@@ -14,10 +14,11 @@
 #                    (tools/gpu_check_sources.py)
 #   bench_gpu.txt    python tools/bench.py --gpu (G1-G4 next to CuPy, cupy.fuse, jax.jit)
 #
-# Prepare on a machine with network access, from the repository root (about 3.5 MB;
-# pure-Python wheels and hypothesis's cp312 wheel, with their dependencies):
+# Prepare on a machine with network access, from the repository root (about 1 MB of
+# pure-Python wheels with their dependencies; the CUDA tests, the source check and
+# the benchmark need nothing else the image lacks):
 #   python -m pip download --python-version 3.12 --platform manylinux2014_x86_64 \
-#       --only-binary=:all: -d build/gpu-wheels gast beniget pytest pytest-timeout hypothesis rich
+#       --only-binary=:all: -d build/gpu-wheels gast beniget pytest pytest-timeout
 # Do not carry nvidia-cuda-nvrtc: its wheel is 90 MB, over the device tool's 64 MiB
 # carry; the image's CuPy must find NVRTC itself (env.txt's probe says whether it did).
 # Then run on the device machine with build/gpu-wheels carried:
@@ -59,16 +60,14 @@ fi
 if want install; then
   {
     need=""
-    for spec in gast:gast beniget:beniget pytest:pytest pytest_timeout:pytest-timeout \
-      hypothesis:hypothesis rich:rich; do
+    for spec in gast:gast beniget:beniget pytest:pytest pytest_timeout:pytest-timeout; do
       "$PY" -c "import ${spec%%:*}" 2>/dev/null || need="$need ${spec##*:}"
     done
     echo "missing from the image:${need:- nothing}"
-    if [ -n "$need" ]; then
-      # shellcheck disable=SC2086
-      "$PY" -m pip install -q --no-index --find-links "$W" --target "$SITE" $need \
-        || echo "wheel install failed (is $W carried?)"
-    fi
+    for pkg in $need; do  # (one at a time: one failure does not stop the others)
+      "$PY" -m pip install -q --no-index --find-links "$W" --target "$SITE" "$pkg" \
+        || echo "installing $pkg from $W failed (is $W carried?)"
+    done
     "$PY" -c "import gast, beniget, pytest; print('gast', gast.__file__); print('pytest', pytest.__version__)"
   } >"$OUT/install.txt" 2>&1
 fi
