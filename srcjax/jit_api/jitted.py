@@ -430,6 +430,7 @@ class _Jit(Transformed):
             backend.lower(fdef, norm.namer, src.filename, donatable)
             user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
             opt.inline_temporaries(fdef, user_names)
+            opt.release_after_loops(fdef)  # (last: the passes above read single stores)
             gname = f"{src.name}_jit"
             fdef.name = gname
             sig_text = ", ".join(

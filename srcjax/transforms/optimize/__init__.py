@@ -27,7 +27,8 @@ without a rule, internal AD helpers) is kept as written.
 Modules, one pass each: :mod:`.propagate` (bind_static, propagate,
 fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
 :mod:`.algebra` (simplify), :mod:`.carry_checks`, :mod:`.cse`, :mod:`.dce`,
-:mod:`.inline` (inline_temporaries), :mod:`.promote`; :mod:`.pipeline` runs
+:mod:`.inline` (inline_temporaries), :mod:`.promote`, :mod:`.release`
+(release_after_loops, run by jit last: dead loop values set to None after the loop); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """
 
@@ -41,6 +42,7 @@ from .interp import infer_avals
 from .pipeline import optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
+from .release import release_after_loops
 
 __all__ = [
     "Aval",
@@ -52,6 +54,7 @@ __all__ = [
     "cse",
     "dce",
     "inline_temporaries",
+    "release_after_loops",
     "optimize",
     "promote",
     "PURE_KINDS",
