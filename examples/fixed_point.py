@@ -15,8 +15,9 @@ of an implicit layer ``x = tanh(W x + b)`` against the linear solve the
 theorem gives.
 
 Differences from JAX: the function given to ``fixed_point`` (``f``, a
-``nondiff_argnums`` argument) must be defined at module level, not inside the
-differentiated function; and because the backward rule calls ``srcjax.vjp``,
+``nondiff_argnums`` argument) may be defined inside the differentiated function
+(``newton_sqrt_local`` below, as the JAX docs write it) only if it reads none of
+that function's locals; and because the backward rule calls ``srcjax.vjp``,
 second derivatives (``grad(grad(...))``) are refused.
 """
 
@@ -77,6 +78,12 @@ def newton_sqrt(a):
     return fixed_point(newton_step, a, a)
 
 
+def newton_sqrt_local(a):
+    """The JAX docs' version: the update rule a lambda inside the function."""
+    update = lambda a, x: 0.5 * (x + a / x)  # noqa: E731 - as the docs write it
+    return fixed_point(update, a, a)
+
+
 def layer_step(params, x):
     w, b = params
     return jnp.tanh(w @ x + b)
@@ -94,7 +101,8 @@ def main():
     batched = np.asarray(jax.vmap(jax.grad(newton_sqrt))(a))
     print(f"sqrt(a) by iteration: {np.asarray(jax.vmap(newton_sqrt)(a))}")
     print(f"grad: {eager}, 1/(2 sqrt(a)): {exact}")
-    for name, got in (("eager", eager), ("jit", jitted), ("vmap", batched)):
+    local = np.array([float(jax.grad(newton_sqrt_local)(float(v))) for v in a])
+    for name, got in (("eager", eager), ("jit", jitted), ("vmap", batched), ("local", local)):
         print(f"{name} max relative error: {float(np.max(np.abs(got / exact - 1))):.2e}")
 
     rng = np.random.RandomState(0)

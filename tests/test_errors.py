@@ -142,13 +142,23 @@ def _local_fn_to_custom_vjp(x):
     return _apply_custom(sq, x)
 
 
+def _local_fn_reading_a_local_to_custom_vjp(x):
+    k = x * 0.0 + 1.0
+    sq = lambda t: k * t * t  # noqa: E731
+    return _apply_custom(sq, x)
+
+
 def test_local_function_passed_to_custom_vjp_is_a_clear_error():
     """Fresh-user F7: a local lambda passed as a custom_vjp nondiff argument gave
-    a NameError from the generated file; now an error at the user's line."""
+    a NameError from the generated file, then an error at the user's line. Issue
+    20: one that reads no local of the function is now passed as a value (the
+    bwd rule's g * 2 * x = 6 at x = 3); one that reads a local keeps the error."""
     assert _local_fn_to_custom_vjp(3.0) == 9.0  # plain Python still works
+    assert float(srcjax.grad(_local_fn_to_custom_vjp)(3.0)) == 6.0
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="module level") as info:
-        srcjax.grad(_local_fn_to_custom_vjp)(3.0)
+        srcjax.grad(_local_fn_reading_a_local_to_custom_vjp)(3.0)
     assert "test_errors.py" in str(info.value)
+    assert "(`k`)" in str(info.value)
 
 
 def _int_leaf_loss(p):

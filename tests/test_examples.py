@@ -146,7 +146,7 @@ def test_ode_adjoint():
 def test_fixed_point():
     out = run_example("fixed_point.py")
     # grad of sqrt by iteration against 1 / (2 sqrt(a)), float32
-    for mode in ("eager", "jit", "vmap"):
+    for mode in ("eager", "jit", "vmap", "local"):
         assert _number(mode + r" max relative error: ([0-9.e+-]+)", out) < 1e-6, out
     assert _number(r"implicit function theorem: ([0-9.e+-]+)", out) < 1e-5, out
 

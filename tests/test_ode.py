@@ -195,16 +195,55 @@ def test_python_scalar_state_is_float32():
     np.testing.assert_allclose(ys, np.exp(-2.0 * TS), rtol=3e-6)
 
 
-def test_a_rhs_defined_inside_the_differentiated_function_is_refused_with_the_workaround_x64(x64):
+def test_a_rhs_defined_inside_the_differentiated_function_is_closure_converted_x64(x64):
     """Issue 20: odeint(rhs, ...) with rhs a closure over the differentiated
-    argument was refused with a hint about calling odeint outside (whose value
-    depends on k). The error names the closure's reads and the workaround, and
-    the workaround (rhs at module level, k through *args) matches float64
-    central differences of odeint itself."""
+    argument was refused (UnsupportedSyntaxError 'cannot be passed as a value').
+    As JAX's odeint (closure_convert), the locals rhs reads are now passed to it
+    as extra arguments: grad, jit(grad), vmap(grad), a lambda with its own *args,
+    and a closure-free lambda match float64 central differences of odeint with
+    the same rhs at module level, and the closed form -3 e^{-k}."""
+    y0, ts = np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0])
 
     def loss(k):
         def rhs(y, t):
             return -k * y
+
+        return odeint(rhs, y0, ts, rtol=1e-11, atol=1e-11)[-1].sum()
+
+    def loss_args(k, c):
+        rhs = lambda y, t, c: -k * c * y  # noqa: E731
+        return odeint(rhs, y0, ts, c, rtol=1e-11, atol=1e-11)[-1].sum()
+
+    def loss_free(k):
+        rhs = lambda y, t: -y  # noqa: E731 (reads no local: a value as it is)
+        return odeint(rhs, k * y0, ts, rtol=1e-11, atol=1e-11)[-1].sum()
+
+    def fixed(k):
+        return odeint(
+            decay, np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0]), k, rtol=1e-11, atol=1e-11
+        )[-1].sum()
+
+    eps = 1e-5
+    fd = (float(fixed(0.7 + eps)) - float(fixed(0.7 - eps))) / (2 * eps)
+    np.testing.assert_allclose(fd, -3.0 * np.exp(-0.7), rtol=1e-6)  # d/dk of 3 e^{-k}
+    np.testing.assert_allclose(srcjax.grad(fixed)(0.7), fd, rtol=1e-6)
+    np.testing.assert_allclose(float(loss(0.7)), 3.0 * np.exp(-0.7), rtol=1e-9)
+    np.testing.assert_allclose(srcjax.grad(loss)(0.7), fd, rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(srcjax.grad(loss))(0.7), fd, rtol=1e-6)
+    batched = srcjax.vmap(srcjax.grad(loss))(np.array([0.7, 1.0]))
+    np.testing.assert_allclose(batched, -3.0 * np.exp(-np.array([0.7, 1.0])), rtol=1e-6)
+    gk, gc = srcjax.grad(loss_args, argnums=(0, 1))(0.7, 1.0)
+    np.testing.assert_allclose([gk, gc], [fd, 0.7 * fd], rtol=1e-6)  # 3 e^{-kc}
+    np.testing.assert_allclose(srcjax.grad(loss_free)(0.7), 3.0 * np.exp(-1.0), rtol=1e-6)
+
+
+def test_a_rhs_with_keyword_parameters_reading_locals_is_refused_with_the_workaround():
+    """A local rhs that cannot be converted (a default parameter) keeps the
+    located error naming what it reads and the workaround."""
+
+    def loss(k):
+        def rhs(y, t, scale=1.0):
+            return -k * scale * y
 
         return odeint(rhs, np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0]))[-1].sum()
 
@@ -214,13 +253,3 @@ def test_a_rhs_defined_inside_the_differentiated_function_is_refused_with_the_wo
     assert "(`rhs`) cannot be passed as a value" in msg
     assert "taking what it reads from here (`k`) as extra parameters" in msg
     assert "`odeint(rhs, y0, t, k)` calls `rhs(y, t, k)`" in msg
-
-    def fixed(k):
-        return odeint(
-            decay, np.array([1.0, 2.0]), np.array([0.0, 0.5, 1.0]), k, rtol=1e-11, atol=1e-11
-        )[-1].sum()
-
-    eps = 1e-5
-    fd = (float(fixed(0.7 + eps)) - float(fixed(0.7 - eps))) / (2 * eps)
-    np.testing.assert_allclose(srcjax.grad(fixed)(0.7), fd, rtol=1e-6)
-    np.testing.assert_allclose(fd, -3.0 * np.exp(-0.7), rtol=1e-6)  # d/dk of 3 e^{-k}

@@ -21,12 +21,13 @@ differs per example, as the masked while loop of JAX's batched solver does in
 effect). Like JAX, forward mode (``jvp``, ``jacfwd``) is not available.
 
 ``func`` must be a function srcjax can differentiate when a derivative is
-taken. Inside a transformed function (``jit``, ``grad``, ``vmap``) it must be
-defined at module level: a function defined inside the transformed one is
-refused (UnsupportedSyntaxError), as for any ``custom_vjp`` ``nondiff_argnums``
-function; JAX converts such closures (``closure_convert``). Pass what you
-differentiate in ``*args`` (floating arrays: integer ``args`` cannot be
-differentiated through, as in JAX, whose ``grad`` fails on them too).
+taken. Inside a transformed function (``jit``, ``grad``, ``vmap``) it may be
+defined there: the locals it reads are passed to it after ``*args`` (JAX's
+``closure_convert``; ``NestedMixin.closure_converted`` in the normalizer), so
+they are differentiated; a ``func`` with other than plain positional
+parameters must be defined at module level. ``args`` are floating arrays:
+integer ``args`` cannot be differentiated through, as in JAX, whose ``grad``
+fails on them too.
 """
 
 from __future__ import annotations
@@ -406,8 +407,9 @@ def odeint(
     and ``args`` by the adjoint ODE, solved backwards with the same tolerances,
     as JAX. Works eagerly and under ``jit`` and ``vmap`` (one solve per example).
 
-    ``func`` must be defined at module level when ``odeint`` is called inside
-    a transformed function (srcjax does not convert closures as JAX does).
+    Inside a transformed function, a ``func`` defined there that reads its
+    locals gets them as extra arguments after ``*args`` (closure conversion, as
+    JAX's odeint does), when its parameters are plain positional ones.
 
     Raises:
         TypeError when an ``args`` leaf is not an array or a scalar, or ``t``
@@ -417,6 +419,11 @@ def odeint(
         if not _is_array_like(a):
             raise TypeError(f"The contents of odeint *args must be arrays or scalars, but got {a}.")
     return _odeint(func, rtol, atol, mxstep, hmax, y0, t, args)
+
+
+#: inside transformed code, a local ``func`` reading the transformed function's
+#: locals is closure-converted: they are passed after ``*args`` (normalize/resolve.py)
+odeint.__srcjax_closure_convert__ = (2, 3)
 
 
 def _is_array_like(a: Any) -> bool:

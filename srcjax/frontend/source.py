@@ -425,6 +425,7 @@ def _lambda_to_def(lam: Any) -> Any:
     gast.copy_location(ret, lam.body)
     fdef = N.function_def("lambda", lam.args, [ret])
     gast.copy_location(fdef, lam)
+    fdef.sj_lambda = lam  # (made a value again: normalize/functions.local_fn_value)
     return fdef
 
 

@@ -26,6 +26,7 @@ from .common import (
     _is_static_callable,
     _prim_expr,
 )
+from .functions import local_fn_value
 
 #: numpy scalar types used as casts: ``np.float32(x)`` is ``x.astype(float32)``
 # numpy scalar types called as functions: a cast (ad.astype); to an integer or
@@ -272,6 +273,26 @@ class CallsMixin:
         del params
         return self.prim_call(prim, [recv] + args, e.keywords, e, pre_atomized=1)
 
+    def _local_fn_arg(self, a: Any, prim: Any, e: Any) -> Any:
+        """The argument ``a`` of a call of ``prim``; a local function there (a nested
+        def / lambda, which srcjax inlines where it is called) is made a value when
+        it reads no local of its function (``functions.local_fn_value``: the
+        custom-derivatives tutorial's ``fixed_point(update, a, a)``); else the error
+        that says how to pass what it reads (at run time it would be a NameError)."""
+        fn = self.local_fns.get(a.id) if isinstance(a, gast.Name) else None
+        if fn is None or getattr(fn, "held", False):
+            return a
+        # (not when stored in an object, ``Opt(init, update)``: its calls through
+        # the object would be calls of run-time values, not inlined)
+        value = None if prim.public == "ad.construct" else local_fn_value(self, fn)
+        if value is not None:
+            return value
+        callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public
+        where = f"passed as a value to `{callee}`"
+        if prim.public == "ad.construct":  # Opt(init, update): stored in an object
+            where = f"stored in a `{callee}`"
+        raise _function_value_error(self, fn, a.id, where, e)
+
     def prim_call(self, prim, args, keywords, e, pre_atomized: int = 0) -> tuple:
         sig = prim.signature
         atoms = []
@@ -289,16 +310,8 @@ class CallsMixin:
             v = k.value
             folded = _fold_constant(v)
             kws[k.arg] = folded if folded is not None else self.atom(v)
-        for a in list(atoms) + list(kws.values()):
-            held = getattr(self.local_fns.get(getattr(a, "id", None)), "held", False)
-            if isinstance(a, gast.Name) and a.id in self.local_fns and not held:
-                # a nested def / lambda is inlined where it is called, never made
-                # into a value: passing it on would be a NameError at run time
-                callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public
-                where = f"passed as a value to `{callee}`"
-                if prim.public == "ad.construct":  # Opt(init, update): stored in an object
-                    where = f"stored in a `{callee}`"
-                raise _function_value_error(self, self.local_fns[a.id], a.id, where, e)
+        atoms = [self._local_fn_arg(a, prim, e) for a in atoms]
+        kws = {k: self._local_fn_arg(a, prim, e) for k, a in kws.items()}
         try:
             ba = sig.bind(*atoms, **kws)
         except TypeError as exc:

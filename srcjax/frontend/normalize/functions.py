@@ -351,3 +351,73 @@ class FunctionsMixin:
         # used otherwise too (br[0](x)): bound as usual as well, which works for a
         # display of named functions (lambdas as values stay an error)
         return False
+
+
+def local_fn_value(norm: Any, fn: Any) -> Optional[Any]:
+    """The local function ``fn`` (a ``FunctionDef`` of ``norm``'s function, or a
+    :class:`_ForeignFn` of an enclosing one) made a value now, when it can be: it
+    reads none of its function's locals (only its parameters, globals and the
+    closure of the transformed function), so its definition alone makes the same
+    function. Compiled from its own source (same file and lines, so srcjax finds
+    that source again when the function is inlined or transformed later) and bound
+    as a constant of the normalized code; the name of that binding, or None
+    (decorated, or reading locals: the caller says why it cannot be a value).
+
+    This is JAX's closure conversion for the functions that need none: the
+    custom-derivatives tutorial's ``fixed_point(update, a, a)`` with ``update =
+    lambda a, x: ...`` inside the differentiated function, an ``odeint`` right-hand
+    side defined there. (``nested.NestedMixin._lift`` makes a function closing over
+    locals a value too, with those locals as leading parameters, for a transform
+    called inside transformed code.)"""
+    import ast
+
+    from .common import _closure_reads
+
+    owner, fdef = (fn.owner, fn.fdef) if isinstance(fn, _ForeignFn) else (norm, fn)
+    if not isinstance(fdef, gast.FunctionDef) or fdef.decorator_list:
+        return None
+    made = getattr(fdef, "sj_value", None)
+    if made is None:
+        if _closure_reads(norm, fn) or _default_reads(owner, fdef):
+            return None
+        lam = getattr(fdef, "sj_lambda", None)
+        src = owner.src
+        node = gast.gast_to_ast(N.clone(lam if lam is not None else fdef))
+        filename = getattr(fdef, "sj_file", None) or src.filename
+        env = dict(src.globals)
+        for name, cell in src.closure.items():
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:  # (an empty cell)
+                pass
+        try:
+            if lam is not None:
+                code = compile(
+                    ast.fix_missing_locations(ast.Expression(body=node)), filename, "eval"
+                )
+                made = eval(code, env)  # noqa: S307 - the user's own lambda, compiled from its source
+            else:
+                mod = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
+                scope: dict = {}
+                exec(compile(mod, filename, "exec"), env, scope)  # noqa: S102 - the user's def
+                made = scope[node.name]
+        except Exception:  # noqa: BLE001 - a default value failing now: keep the error
+            return None
+        fdef.sj_value = made
+    # (named after the function: `update_fn`, not `function`)
+    tmp = norm.namer.fresh(f"{fdef.name}_fn" if fdef.name.isidentifier() else "local_fn")
+    norm.bindings[tmp] = made
+    norm.static_params[tmp] = made
+    ref = N.name(tmp)
+    ref.sj_resolved = True
+    return ref
+
+
+def _default_reads(owner: Any, fdef: Any) -> bool:
+    """Whether a default value of ``fdef``'s parameters reads a local of ``owner``."""
+    a = fdef.args
+    for d in list(a.defaults) + [k for k in a.kw_defaults if k is not None]:
+        for n in gast.walk(d):
+            if isinstance(n, gast.Name) and n.id in owner.locals:
+                return True
+    return False

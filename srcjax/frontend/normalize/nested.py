@@ -224,7 +224,53 @@ class NestedMixin:
                 "define it at module level",
             )
 
-    def _lift_fdef(self, fdef: Any, fn_node: Any, known_free: Optional[list] = None) -> tuple:
+    def closure_converted(self, e: Any, lead: int, first_arg: int) -> Optional[Any]:
+        """``odeint(rhs, y0, t, *args)`` with ``rhs`` a local function reading locals
+        of this function (``k`` in ``def rhs(y, t): return -k * y``): the call with
+        ``rhs`` made a module-level function taking those locals after its own
+        parameters, passed at the end of the call's ``*args`` (JAX's
+        ``closure_convert``, which its odeint applies). ``lead``: the parameters the
+        callee supplies itself (``y, t``); ``first_arg``: where the call's ``*args``
+        begin. None when it does not apply (not a local function, one reading no
+        locals, star arguments, parameters other than plain positional ones)."""
+        if (
+            not e.args
+            or any(isinstance(a, gast.Starred) for a in e.args)
+            or e.keywords
+            and any(k.arg is None for k in e.keywords)
+        ):
+            return None
+        f = e.args[0]
+        if not (
+            isinstance(f, gast.Name)
+            and f.id in self.locals
+            and isinstance(self.local_fns.get(self.var(f.id)), gast.FunctionDef)
+        ):
+            return None
+        fdef = N.clone(self.local_fns[self.var(f.id)])
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or fdef.decorator_list:
+            return None
+        if len(a.args) != lead + len(e.args) - first_arg:
+            return None
+        fobj, free = self._lift_fdef(fdef, f, trailing=True)
+        if not free:
+            return None
+        tmp = self.namer.fresh(f"{f.id}_converted")
+        self.bindings[tmp] = fobj
+        self.static_params[tmp] = fobj
+        ref = N.copy_origin(N.name(tmp), f)
+        ref.sj_resolved = True
+        args = [ref] + list(e.args[1:]) + [N.copy_origin(N.name(f), f) for f in free]
+        return N.copy_origin(gast.Call(func=e.func, args=args, keywords=e.keywords), e)
+
+    def _lift_fdef(
+        self,
+        fdef: Any,
+        fn_node: Any,
+        known_free: Optional[list] = None,
+        trailing: bool = False,
+    ) -> tuple:
         params = {a.id for a in fdef.args.args}
         own = params | _own_locals(fdef.body)
         free = (
@@ -242,9 +288,12 @@ class NestedMixin:
         # globals of the lifted function, so `self.loss` stays resolvable (user K r3)
         known = {n: self.static_params[n] for n in free if n in self.static_params}
         free = [n for n in free if n not in known]
-        fdef.args.args = [
+        added = [
             gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in free
-        ] + list(fdef.args.args)
+        ]
+        # (free names lead, or with ``trailing`` follow, the function's parameters)
+        own_params = list(fdef.args.args)
+        fdef.args.args = own_params + added if trailing else added + own_params
         fdef.decorator_list = []
         text = N.to_source(fdef) + "\n"
         if _config.checks_enabled:
@@ -261,8 +310,18 @@ class NestedMixin:
 
         fcode = next(c for c in code.co_consts if isinstance(c, _types.CodeType))
         scope = self.src.globals
-        if known:
+        # what it reads of the transformed function's closure (a function defined in
+        # a test or a notebook function): globals of the lifted function too
+        cells = {}
+        for n in N.names_in(gast.Module(body=fdef.body, type_ignores=[])):
+            if n in self.src.closure and n not in own:
+                try:
+                    cells[n] = self.src.closure[n].cell_contents
+                except ValueError:  # (an empty cell)
+                    pass
+        if known or cells:
             scope = dict(scope)
+            scope.update(cells)
             scope.update(known)
         fobj = _types.FunctionType(fcode, scope, fdef.name)
         del ns

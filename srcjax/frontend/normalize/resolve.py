@@ -622,6 +622,17 @@ def _user_function(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     return norm.inline(c.function(norm), c.e, target)
 
 
+def _closure_convert(norm: Any, c: Callee, target: Optional[str]) -> Optional[tuple]:
+    """``odeint(rhs, y0, t)`` with ``rhs`` a local function reading locals: those
+    locals become extra arguments (the callee's marker ``(lead, first_arg)``, see
+    ``NestedMixin.closure_converted``), then the call is inlined; else declined."""
+    lead, first_arg = c.obj(norm).__srcjax_closure_convert__
+    converted = norm.closure_converted(c.e, lead, first_arg)
+    if converted is None:
+        return None
+    return _user_function(norm, Callee(converted), target)
+
+
 def _unknown(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     args, kws = _args(norm, c.e)
     fnode = norm.rename_all(c.func)
@@ -662,6 +673,7 @@ CALL_RULES: Tuple[CallRule, ...] = (
     CallRule("inactive", _is_inactive, _inactive),  # print, srcjax.debug.print, classes
     CallRule("transformed", _is_transformed, _transformed),  # g = grad(f); g(x)
     CallRule("transform_value", _is_transform_value, _opaque),
+    CallRule("closure_convert", _marked("__srcjax_closure_convert__"), _closure_convert),
     CallRule("user_function", _is_user_function, _user_function),  # inlined
     CallRule("unknown", _always, _unknown),
 )
