@@ -200,3 +200,21 @@ def test_fan_in_concat_under_jit():
     _, params = init_fun(random.PRNGKey(0), (-1, 3))
     x = np.array([[1.0, -2.0, 3.0]], np.float32)
     np.testing.assert_array_equal(srcjax.jit(apply_fun)(params, x), [[1, -2, 3, 1, 0, 3]])
+
+
+def test_the_names_jaxs_stax_module_reexports():
+    """Issue 20 audit: JAX's stax module also holds jax.nn's activations and
+    the initializers glorot/randn (ported code writes stax.randn(), stax.relu);
+    they were missing. They are srcjax.nn's (tested there)."""
+    import srcjax.nn as nn
+
+    for name in ("relu", "log_softmax", "softmax", "softplus", "sigmoid", "elu"):
+        assert getattr(stax, name) is getattr(nn, name)
+    for name in ("leaky_relu", "selu", "gelu", "standardize"):
+        assert getattr(stax, name) is getattr(nn, name)
+    assert stax.logsoftmax is nn.log_softmax
+    assert stax.glorot is nn.initializers.glorot_normal
+    assert stax.randn is nn.initializers.normal
+    # randn()'s default stddev 1e-2, as JAX's normal()
+    w = stax.randn()(random.PRNGKey(0), (1000,))
+    assert 0.008 < float(np.std(w)) < 0.012

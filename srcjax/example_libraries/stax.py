@@ -39,7 +39,24 @@ import numpy as np
 from .. import lax, random
 from .. import nn as _nn
 from .. import numpy as jnp
+from ..nn import (  # noqa: F401 - re-exported, as JAX's stax module has them
+    elu,
+    gelu,
+    leaky_relu,
+    log_softmax,
+    relu,
+    selu,
+    sigmoid,
+    softmax,
+    softplus,
+    standardize,
+)
 from ..nn.initializers import glorot_normal, normal, ones, zeros
+
+# (JAX's stax module names these too; ported code reads stax.randn(), stax.glorot())
+glorot = glorot_normal
+randn = normal
+logsoftmax = log_softmax
 
 __all__ = [
     "AvgPool",

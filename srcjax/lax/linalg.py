@@ -16,6 +16,7 @@ https://docs.jax.dev/en/latest/jax.lax.html#linear-algebra-operators
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -29,6 +30,9 @@ from ..primitives.registry import Primitive, register
 from ..scipy import linalg as _sla
 
 __all__ = [
+    "EigImplementation",
+    "EighImplementation",
+    "SvdAlgorithm",
     "cholesky",
     "cholesky_update",
     "eig",
@@ -37,6 +41,8 @@ __all__ = [
     "householder_product",
     "lu",
     "lu_pivots_to_permutation",
+    "ormqr",
+    "qdwh",
     "qr",
     "schur",
     "svd",
@@ -45,6 +51,35 @@ __all__ = [
     "tridiagonal",
     "tridiagonal_solve",
 ]
+
+
+class SvdAlgorithm(enum.Enum):
+    """``svd``'s ``algorithm=`` (jax.lax.linalg.SvdAlgorithm): accepted; srcjax
+    computes every SVD with LAPACK's ``gesdd`` (NumPy's), whatever is asked."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+class EigImplementation(enum.Enum):
+    """``eig``'s ``implementation=`` (jax.lax.linalg.EigImplementation):
+    accepted; srcjax uses LAPACK's ``geev`` (NumPy's) always."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """``eigh``'s ``implementation=`` (jax.lax.linalg.EighImplementation):
+    accepted; srcjax uses LAPACK's ``syevd``/``heevd`` (NumPy's) always."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
 
 
 def _refuse_impl(flag, what):
@@ -401,3 +436,52 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: boo
         + jnp.expand_dims(du, -1) * jnp.eye(m, k=1, dtype=d.dtype)
     )
     return _jla.solve(a, b)
+
+
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
+    """``Q c`` (``left``) or ``c Q`` with ``Q`` the product of the Householder
+    reflectors stored below the diagonal of ``a`` ``(..., m, k)`` with scalars
+    ``taus`` ``(..., k)`` (jax.lax.linalg.ormqr, LAPACK ``ormqr``/``unmqr``), as
+    ``qr``'s ``geqrf`` leaves them; ``transpose`` applies ``Q^T`` (``Q^H`` for
+    complex). ``m`` is ``c.shape[-2]`` (left) or ``c.shape[-1]``. Result: ``c``'s
+    shape, the common dtype. ``Q`` is formed by ``householder_product`` (square,
+    the missing reflectors the identity), so not differentiable, as that."""
+    m, k = jnp.shape(a)[-2], jnp.shape(a)[-1]
+    if k < m:  # reflectors with tau = 0 are the identity: Q square (m, m)
+        a = jnp.concatenate([a, jnp.zeros(jnp.shape(a)[:-1] + (m - k,), a.dtype)], axis=-1)
+    kt = jnp.shape(taus)[-1]
+    if kt < m:
+        taus = jnp.concatenate([taus, jnp.zeros(jnp.shape(taus)[:-1] + (m - kt,), taus.dtype)], -1)
+    q = householder_product(a[..., :m, :m], taus[..., :m])
+    if transpose:
+        q = jnp.conj(jnp.swapaxes(q, -1, -2))
+    return jnp.matmul(q, c) if left else jnp.matmul(c, q)
+
+
+def qdwh(
+    x: Any,
+    *,
+    is_hermitian: bool = False,
+    max_iterations: Optional[int] = None,
+    eps: Optional[float] = None,
+    dynamic_shape: Optional[Tuple[int, int]] = None,
+) -> Tuple[Any, Any, Any, Any]:
+    """The polar decomposition ``x = u h`` of ``x`` ``(m, n)``, ``m >= n``
+    (jax.lax.linalg.qdwh): ``(u, h, num_iters, is_converged)``, ``u`` ``(m, n)``
+    with orthonormal columns, ``h`` ``(n, n)`` Hermitian positive semidefinite.
+    JAX iterates QDWH (dynamically weighted Halley); srcjax computes the same
+    factors from the SVD ``x = W S V^H`` (``u = W V^H``, ``h = V S V^H``), so
+    ``num_iters`` is 0 and ``is_converged`` True; ``is_hermitian``,
+    ``max_iterations`` and ``eps`` are accepted and not needed. Derivatives:
+    ``jnp.linalg.svd``'s. ``dynamic_shape`` raises NotImplementedError."""
+    _refuse(dynamic_shape is not None, "qdwh with dynamic_shape")
+    if jnp.ndim(x) != 2 or jnp.shape(x)[0] < jnp.shape(x)[1]:
+        raise ValueError(
+            f"qdwh needs a matrix with at least as many rows as columns, got {jnp.shape(x)}"
+        )
+    w, s, vh = _jla.svd(x, full_matrices=False, compute_uv=True)
+    v = jnp.conj(jnp.swapaxes(vh, -1, -2))
+    u = jnp.matmul(w, vh)
+    h = jnp.matmul(v * s.astype(v.dtype), vh)
+    h = 0.5 * (h + jnp.conj(jnp.swapaxes(h, -1, -2)))
+    return u, h, jnp.asarray(0, jnp.int32), jnp.asarray(True)
