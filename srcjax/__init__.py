@@ -44,6 +44,7 @@ from .vmap_api import vmap
 from ._callback import named_call, pure_callback  # noqa: I001  (jax.pure_callback)
 from .pmap_api import pmap
 from . import distributed  # noqa: I001  (jax.distributed: multi-process over MPI)
+from . import sharding  # noqa: F401,I001  (jax.sharding: pmap results' NamedSharding)
 from .distributed import process_count, process_index
 from ._stages import Compiled, Lowered, Traced  # noqa: I001  (jit(f).lower(...) stages)
 from ._jax_api import (  # noqa: I001  (JAX's API names, mapped onto srcjax)

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _sharding
+
 __all__ = ["Array", "wrap", "buffer", "unwrap_tree", "wrap_tree"]
 
 _IMPLS: dict = {}
@@ -83,7 +85,8 @@ class Array:
     ``isinstance(x, srcjax.Array)`` is true for the results of every srcjax
     function and false for NumPy arrays and Python numbers, as in JAX."""
 
-    __slots__ = ("_buf",)
+    #: ``_sharding``: set on pmap's results only (a NamedSharding over their devices)
+    __slots__ = ("_buf", "_sharding")
     __array_priority__ = 100  # ndarray + Array -> Array.__radd__, as for jax.Array
     #: JAX's weak type (https://docs.jax.dev/en/latest/type_promotion.html#weak-types):
     #: True for the arrays made from a Python scalar (:class:`_WeakArray`)
@@ -102,15 +105,45 @@ class Array:
 
     @property
     def device(self) -> Any:
+        """The device holding the array; for a pmap result (on several devices)
+        its sharding, as JAX answers."""
+        sh = getattr(self, "_sharding", None)
+        if sh is not None and sh.num_devices > 1:
+            return sh
         return _device_of(self._buf)
 
     def devices(self) -> set:
-        return {_device_of(self._buf)}
+        """The set of devices holding parts of the array."""
+        return self.sharding.device_set
 
-    def is_fully_addressable(self) -> bool:
-        return True
+    @property
+    def sharding(self) -> Any:
+        """How the array lies on devices (``jax.Array.sharding``): a
+        ``NamedSharding`` over the devices for ``pmap``'s results, else a
+        ``SingleDeviceSharding`` (srcjax/_sharding.py)."""
+        sh = getattr(self, "_sharding", None)
+        return sh if sh is not None else _sharding.SingleDeviceSharding(_device_of(self._buf))
 
-    is_fully_replicated = property(lambda self: True)
+    @property
+    def addressable_shards(self) -> list:
+        """Each device's part (``jax.Shard``: ``device``, ``index``, ``data``), in
+        device order; the data are views of this array's buffer."""
+        sh = self.sharding
+        b = self._buf
+        return [
+            _sharding.Shard(d, idx, 0, wrap(b[idx]))
+            for d, idx in sh.devices_indices_map(b.shape).items()
+        ]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> "Array":
+        """The data of the ``index``-th addressable shard."""
+        return self.addressable_shards[index].data
+
+    is_fully_addressable = property(lambda self: True)
+
+    is_fully_replicated = property(lambda self: self.sharding.is_fully_replicated)
 
     def block_until_ready(self) -> "Array":
         """``self``: srcjax computes synchronously, so the value is ready."""
@@ -258,6 +291,14 @@ class Array:
 
     def __array_namespace__(self, api_version: Any = None) -> Any:
         return _numpy()
+
+
+def wrap_sharded(b: Any, sharding: Any) -> Array:
+    """An Array holding ``b`` laid out over devices as ``sharding`` says (pmap's
+    results; :mod:`srcjax._sharding`)."""
+    a = wrap(b)
+    a._sharding = sharding
+    return a
 
 
 def _rebuild(b: np.ndarray) -> Array:

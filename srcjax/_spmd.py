@@ -113,6 +113,13 @@ def bound(axis_name: Any) -> Optional[Tuple[Group, int]]:
     return env.get(axis_name)
 
 
+def threads(default: int) -> int:
+    """Worker threads this thread's fused regions may use: a pmap device's
+    share of the cores, ``default`` (the whole pool) elsewhere."""
+    n = getattr(_LOCAL, "threads", None)
+    return default if n is None else n
+
+
 def inside() -> bool:
     """Whether this thread is a pmap device."""
     return bool(getattr(_LOCAL, "axes", None))
@@ -123,6 +130,8 @@ def run(
     per_device_args: Sequence[tuple],
     axis_name: Any,
     remote: Any = None,
+    cores: Optional[int] = None,
+    collect: Optional[Callable[[List[Any]], Optional[Callable[[int, Any], None]]]] = None,
 ) -> List[Any]:
     """Run ``program(*per_device_args[i])`` for every device ``i`` at once, one
     thread each (device 0 on the calling thread), with ``axis_name`` bound to
@@ -130,26 +139,39 @@ def run(
     :mod:`srcjax.distributed`), of all of them in every process, this
     process's devices numbered from ``rank * len(per_device_args)``. Returns
     the results in device order; raises the error of the first device that
-    failed."""
+    failed. ``cores``: worker threads each device's fused regions may use
+    (:func:`threads`; None: the whole pool). ``collect``: called once (by
+    device 0) with every device's result when all are done; when it returns a
+    function ``put(i, result)``, every device calls it on its own thread (pmap
+    copies the results into the stacked output so, side by side)."""
     n = len(per_device_args)
     group = Group(n) if remote is None else Group(n * remote.size, remote, local_size=n)
     outer = dict(getattr(_LOCAL, "axes", None) or {})
     results: List[Any] = [None] * n
     errors: List[Optional[BaseException]] = [None] * n
+    put: List[Any] = [None]
 
     def device(i: int) -> None:
         env = dict(outer)
         if axis_name is not None:
             env[axis_name] = (group, group.offset + i)
-        saved = getattr(_LOCAL, "axes", None)
+        saved = getattr(_LOCAL, "axes", None), getattr(_LOCAL, "threads", None)
         _LOCAL.axes = env
+        _LOCAL.threads = cores if cores is not None else saved[1]
         try:
             results[i] = program(*per_device_args[i])
+            if collect is not None:
+                group._wait()
+                if i == 0:
+                    put[0] = collect(results)
+                group._wait()
+                if put[0] is not None:
+                    put[0](i, results[i])
         except BaseException as e:  # noqa: BLE001 - handed to the caller below
             errors[i] = e
             group.abort()
         finally:
-            _LOCAL.axes = saved
+            _LOCAL.axes, _LOCAL.threads = saved
 
     threads = [threading.Thread(target=device, args=(i,), daemon=True) for i in range(1, n)]
     for t in threads:

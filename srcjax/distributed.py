@@ -8,8 +8,9 @@ processes. ``pmap`` then spans the global devices: each process calls the
 mapped function with its own shard (the mapped axis as long as its local device
 count), and the collectives combine the local devices first (threads,
 :mod:`srcjax._spmd`), then the processes with MPI buffer-protocol calls on
-NumPy arrays (``Allreduce`` for ``psum``/``pmean``/``pmax``/``pmin``,
-``Sendrecv`` for ``ppermute``, ``Allgather`` for ``all_gather`` and the rest), never pickling
+NumPy arrays (``Allreduce`` for ``psum``/``pmean``/``pmax``/``pmin``/``psum_scatter``,
+``Sendrecv`` for ``ppermute``, ``Alltoall`` for ``all_to_all``, ``Allgather`` for
+``all_gather`` and the rest), never pickling
 arrays. Every process must call the same pmaps and collectives in the same
 order, with the same shapes and dtypes, as in JAX.
 
@@ -26,6 +27,7 @@ Semantics: https://docs.jax.dev/en/latest/multi_process.html
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -78,9 +80,12 @@ def initialize(
     previous = sys.excepthook
 
     def abort_on_error(kind: Any, value: Any, tb: Any) -> None:
-        sys.stderr.write(f"srcjax: process {comm.Get_rank()} failed; aborting the MPI job\n")
-        traceback.print_exception(kind, value, tb)
+        text = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(f"srcjax: process {comm.Get_rank()} failed; aborting the MPI job\n{text}")
         sys.stderr.flush()
+        # (let mpiexec's proxy forward the message before Abort kills the job: under
+        # load the traceback was lost in the pipe, and the job ended without its error)
+        time.sleep(0.5)
         comm.Abort(1)
         previous(kind, value, tb)  # pragma: no cover (Abort does not return)
 
@@ -165,6 +170,23 @@ class _Remote:
             kind = type(leaves[0])
             columns.append([kind(g) for g in got] if kind in (int, float, bool) else list(got))
         return [tree_unflatten(treedef, [c[d] for c in columns]) for d in range(total)]
+
+    def alltoall(self, local_blocks: List[np.ndarray]) -> List[np.ndarray]:
+        """``all_to_all`` over the processes: ``local_blocks[l]`` (local device
+        ``l``'s blocks, one per global device, stacked: shape ``(n, ...)``) ->
+        for each local device, the blocks sent to it by every global device, in
+        global device order (stacked likewise). One ``Alltoall``: process ``q``
+        receives, from every local device, the blocks of ``q``'s devices."""
+        local = len(local_blocks)
+        stacked = np.stack([np.asarray(b) for b in local_blocks])  # (src, n, ...)
+        shape = stacked.shape[2:]
+        # (dst process, src local device, dst local device, ...): one row per process
+        send = np.ascontiguousarray(
+            np.swapaxes(stacked.reshape((local, self.size, local) + shape), 0, 1)
+        )
+        recv = np.empty_like(send)  # (src process, src local device, dst local device, ...)
+        self.comm.Alltoall(send, recv)
+        return [recv[:, :, d].reshape((self.size * local,) + shape) for d in range(local)]
 
     def permute(self, local_values: List[Any], perm: List[Tuple[int, int]]) -> Dict[int, Any]:
         """``ppermute`` over the processes: for each ``(src, dst)`` of ``perm``

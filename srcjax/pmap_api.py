@@ -8,8 +8,11 @@ devices -- on entry ``i``. The CPU devices are threads
 ``jax_num_cpu_devices`` / ``SRCJAX_CPU_DEVICES`` /
 ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` say (default 1, as
 JAX), and a mapped axis longer than that is JAX's ``ValueError``. Results are
-the devices' results stacked along ``out_axes`` (NumPy arrays, which index and
-convert as JAX's sharded arrays do).
+the devices' results stacked along ``out_axes``: srcjax Arrays whose
+``.sharding`` is JAX's ``NamedSharding`` over the devices, with
+``addressable_shards`` (one per device), ``devices()``; they index and convert
+(``np.asarray``) as any Array (:mod:`srcjax._sharding`). Each device's fused
+regions use its share of the cores (``NUM_THREADS // device count``).
 
 ``pmap(f)`` called inside transformed code (``grad`` of a function that calls
 ``pmap``) is that code's ``vmap``, as is a ``pmap`` nested inside a device's
@@ -27,7 +30,10 @@ import numpy as np
 
 from . import _spmd as spmd
 from . import tree_util
+from ._array import Array, wrap_sharded
+from ._array import buffer as _buffer
 from ._prng_key import PRNGKeyArray
+from ._sharding import pmap_sharding
 from .errors import TransformValueError
 from .jit_api import jit
 from .vmap_api import vmap
@@ -91,10 +97,17 @@ def _take(leaf: Any, axis: int, i: int) -> Any:
     return leaf[(slice(None),) * (axis % max(leaf.ndim, 1)) + (i,)]
 
 
-def _stack(per_device: List[Any], spec: Any) -> Any:
-    """The devices' outputs joined along the out_axes prefix ``spec``."""
+def _stack(per_device: List[Any], spec: Any, devices: List[Any]) -> Any:
+    """The devices' outputs joined along the out_axes prefix ``spec``: Arrays
+    sharded over ``devices`` (:mod:`srcjax._sharding`; typed keys stay key arrays)."""
     if spec is None:
-        return per_device[0]
+
+        def replicated(leaf: Any) -> Any:
+            if isinstance(leaf, PRNGKeyArray):
+                return leaf
+            return wrap_sharded(np.asarray(leaf), pmap_sharding(devices, None))
+
+        return tree_util.tree_map(replicated, per_device[0])
     if _is_axis(spec):
 
         def join(*leaves: Any) -> Any:
@@ -102,14 +115,83 @@ def _stack(per_device: List[Any], spec: Any) -> Any:
                 return np.stack(list(leaves), axis=int(spec))
             arrays = [np.asarray(v) for v in leaves]
             ax = int(spec) if int(spec) >= 0 else int(spec) + arrays[0].ndim + 1
-            return np.stack(arrays, axis=ax)
+            # (one device: a view of its result, no copy)
+            joined = np.expand_dims(arrays[0], ax) if len(arrays) == 1 else np.stack(arrays, ax)
+            return wrap_sharded(joined, pmap_sharding(devices, ax))
 
         return tree_util.tree_map(join, *per_device)
     first = per_device[0]
     if isinstance(spec, dict):
-        return type(first)({k: _stack([d[k] for d in per_device], spec[k]) for k in first})
-    items = [_stack([d[j] for d in per_device], s) for j, s in enumerate(spec)]
+        return type(first)({k: _stack([d[k] for d in per_device], spec[k], devices) for k in first})
+    items = [_stack([d[j] for d in per_device], s, devices) for j, s in enumerate(spec)]
     return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+
+
+class _Collector:
+    """The devices' results stacked along an int ``out_axes`` by the devices
+    themselves, each copying its own entry on its own thread into one output
+    from the runtime's buffer pool (:func:`srcjax._spmd.run`'s ``collect``);
+    for outputs of at least ``MIN_BYTES`` per device, where the copy costs more
+    than the threads' hand-off. Else ``_stack`` joins them afterwards."""
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self.out: Optional[Tuple[Any, List[np.ndarray], int]] = None
+
+    def __call__(self, results: List[Any]) -> Optional[Callable[[int, Any], None]]:
+        from .backends.runtime import empty
+
+        if not _is_axis(self.spec) or self.spec is None or len(results) == 1:
+            return None  # (one device: _stack's view of its result)
+        flat = [tree_util.tree_flatten(r) for r in results]
+        treedef = flat[0][1]
+        if any(f[1] != treedef for f in flat):
+            return None
+        columns = list(zip(*[f[0] for f in flat]))
+        firsts = []
+        for col in columns:
+            if not all(type(v) in (Array, np.ndarray) for v in col):
+                return None
+            first = _buffer(col[0])
+            if any(_buffer(v).shape != first.shape or _buffer(v).dtype != first.dtype for v in col):
+                return None
+            firsts.append(first)
+        if sum(b.nbytes for b in firsts) < self.MIN_BYTES:
+            return None
+        ax = int(self.spec)
+        n = len(results)
+        outs = []
+        for b in firsts:
+            a = ax if ax >= 0 else ax + b.ndim + 1
+            outs.append(empty(b.shape[:a] + (n,) + b.shape[a:], b.dtype))
+        self.out = (treedef, outs, ax)
+
+        def put(i: int, result: Any) -> None:
+            for o, leaf in zip(outs, tree_util.tree_leaves(result)):
+                b = _buffer(leaf)
+                a = ax if ax >= 0 else ax + b.ndim + 1
+                o[(slice(None),) * a + (i,)] = b
+
+        return put
+
+    def stacked(self, devices: List[Any]) -> Any:
+        treedef, outs, ax = self.out  # type: ignore[misc]
+        arrays = [
+            wrap_sharded(o, pmap_sharding(devices, ax if ax >= 0 else ax + o.ndim)) for o in outs
+        ]
+        return tree_util.tree_unflatten(treedef, arrays)
+
+
+def _threads() -> int:
+    """Worker threads of one CPU device's fused regions: the process's share of
+    the cores divided among its configured CPU devices (at least one), so the
+    devices of a pmap compute side by side instead of contending for one pool."""
+    from .backends._devices import cpu_device_count
+    from .backends.runtime import NUM_THREADS
+
+    return max(1, NUM_THREADS // cpu_device_count())
 
 
 class _PMapped:
@@ -242,7 +324,7 @@ class _PMapped:
         if spmd.inside():  # a pmap inside a device's program: vmap on this device
             return self._emulation(n)(*args)
         size = self._size(args, axes)
-        self._devices_for(size)
+        devices = self._devices_for(size)
         program = self._program(n)
         shards = [
             tuple(
@@ -261,8 +343,14 @@ class _PMapped:
             run = program
         from . import distributed
 
-        results = spmd.run(run, shards, self.axis_name, remote=distributed.remote())
-        return _stack(results, self.out_axes)
+        remote = distributed.remote()
+        collector = _Collector(self.out_axes)
+        results = spmd.run(
+            run, shards, self.axis_name, remote=remote, cores=_threads(), collect=collector
+        )
+        if collector.out is not None:
+            return collector.stacked(devices)
+        return _stack(results, self.out_axes, devices)
 
     def _pmap_source_for(self, *example_args: Any) -> str:
         """The per-device program's source for arguments like ``example_args``
@@ -313,8 +401,10 @@ def pmap(
         donate_argnums: accepted (devices' inputs are slices of the arguments).
 
     Returns:
-        The mapped function: NumPy arrays with the mapped axis at ``out_axes``,
-        dtypes as ``f`` gives them.
+        The mapped function: srcjax Arrays with the mapped axis at ``out_axes``
+        (``.sharding`` a ``NamedSharding`` over the devices, ``.addressable_shards``
+        one entry per device, as JAX 0.10.2's), dtypes as ``f`` gives them;
+        typed key arrays stay key arrays.
 
     Raises:
         ValueError: a mapped axis longer than the number of devices (JAX's

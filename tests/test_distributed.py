@@ -77,6 +77,12 @@ def collectives(x, i):
         "all_gather": lax.all_gather(x, "i"),
         "ppermute": lax.ppermute(x, "i", ring),
         "axis_index": lax.axis_index("i"),
+        "all_to_all": lax.all_to_all(x[:4, :2], "i", 0, 1),
+        "all_to_all_tiled": lax.all_to_all(
+            jnp.concatenate([x[:4], x[:4]], 1)[:, :4], "i", 1, 0, tiled=True
+        ),
+        "psum_scatter": lax.psum_scatter(x[:4], "i"),
+        "psum_scatter_tiled": lax.psum_scatter(x[:4], "i", scatter_dimension=0, tiled=True),
     }
 
 
@@ -142,6 +148,10 @@ assert srcjax.process_count() == 2
 assert srcjax.device_count() == 4 and srcjax.local_device_count() == 2
 assert [d.process_index for d in srcjax.devices()] == [0, 0, 1, 1]
 assert all(d.process_index == r for d in srcjax.local_devices())
+assert [d.id for d in srcjax.devices()] == [0, 1, 2, 3]  # global ids, as JAX's
+assert [d.id for d in srcjax.local_devices()] == [2 * r, 2 * r + 1]
+sh = srcjax.pmap(lambda v: v)(np.ones(2)).sharding
+assert sorted(d.id for d in sh.device_set) == [2 * r, 2 * r + 1], sh
 np.savez(os.path.join(os.environ["OUT"], f"rank{r}.npz"), **run(2 * r, 2 * r + 2))
 """,
         tmp_path,
@@ -156,7 +166,8 @@ np.savez(os.path.join(os.environ["OUT"], f"rank{r}.npz"), **run(2 * r, 2 * r + 2
     for k, v in want.items():
         joined = np.concatenate([g[k] for g in got])
         assert joined.dtype == v.dtype, k
-        if k in ("psum", "pmean", "w"):  # float32 sums: local first, then across processes
+        if k in ("psum", "pmean", "w", "psum_scatter", "psum_scatter_tiled"):
+            # float32 sums: local first, then across processes
             np.testing.assert_allclose(joined, v, rtol=1e-6, atol=1e-7, err_msg=k)
         else:
             np.testing.assert_array_equal(joined, v, err_msg=k)
@@ -171,6 +182,17 @@ np.savez(os.path.join(os.environ["OUT"], f"rank{r}.npz"), **run(2 * r, 2 * r + 2
     np.testing.assert_array_equal(want["ppermute_partial"], partial_x)
     np.testing.assert_array_equal(want["ppermute_partial_i"], [0, i[3], i[2], i[0]])
     assert not np.allclose(want["w"], 0)  # the step moved the weights
+    x32 = x.astype(np.float32)
+    # all_to_all(split 0, concat 1): device d gets row d of every device's block, as columns
+    np.testing.assert_array_equal(want["all_to_all"], np.stack([x32[:, d, :2].T for d in range(4)]))
+    # tiled, split 1 into blocks of one column, concat 0: device d gets column d of each
+    both = np.concatenate([x32[:, :4], x32[:, :4]], 2)[:, :, :4]
+    np.testing.assert_array_equal(
+        want["all_to_all_tiled"], np.stack([both[:, :, d].reshape(16, 1) for d in range(4)])
+    )
+    total = x32[:, :4].sum(0)  # (4, 3)
+    np.testing.assert_allclose(want["psum_scatter"], total, rtol=1e-6)
+    np.testing.assert_allclose(want["psum_scatter_tiled"], total[:, None], rtol=1e-6)
 
 
 @needs_mpi

@@ -62,6 +62,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax._debug_nans",
             "srcjax._array",
             "srcjax._array_ops",
+            "srcjax._sharding",
         ),
     ),
     ("ir", ("srcjax.ir", "srcjax.frontend.nodes")),
@@ -105,6 +106,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax.ops",
             "srcjax.example_libraries",
             "srcjax.experimental",
+            "srcjax.sharding",
         ),
     ),
     # the package itself, its command line and its test programs

@@ -26,8 +26,12 @@ Timings are reported, never asserted. The workloads follow
 - L2 a scalar lax.fori_loop under jit: 1000 float32 Newton steps
 - T1 first transformation of a 30-line function, and the cost of a cached call
 - P1 pmap of an elementwise-heavy function over 2 CPU devices (threads) against
-  the same pmap on 1 device (the two rows one after the other) and jit on all
-  of it (whose fused kernels may use the cores themselves)
+  the same pmap on 1 device (the two rows one after the other, each result
+  copied once into the stacked output as the 2 devices do) and jit on all of
+  it (whose fused kernels use all the cores). A pmap device's fused regions use
+  its share of the cores (``NUM_THREADS // jax_num_cpu_devices``: 1 of 2 here)
+- P3 the MPI data-parallel step (``mpiexec -n 2`` against ``-n 1``, one device
+  and one core per rank), with the allreduce's share of the step
 - P2 the seed pmap example (normal matrices, ``x @ x.T``, mean) on 2 devices,
   against ``jax.pmap`` with ``--xla_force_host_platform_device_count=2`` (JAX
   runs in a child process: the flag must be set before jax is imported)
@@ -1173,7 +1177,8 @@ def p1(b: Bench, quick):
                 g = srcjax.pmap(f)
                 return lambda: g(x)
             g = srcjax.pmap(f)
-            return lambda: np.concatenate([g(x[:1]), g(x[1:])])
+            out = np.empty_like(x)  # (each row's result copied once, as the devices do)
+            return lambda: np.concatenate([g(x[:1]), g(x[1:])], out=out)
 
         return make
 
@@ -1254,6 +1259,103 @@ def p2(b: Bench, quick):
     b.rows.append(jrow)
     b._log(jrow)
     return f"seed pmap example ({r}x{c} normal matrices per device)"
+
+
+_P3_RANK = """
+import json, os, statistics, sys, time
+import numpy as np
+import srcjax, srcjax.numpy as jnp
+from srcjax import lax
+srcjax.distributed.initialize()
+comm = srcjax.distributed._COMM
+spent = [0.0]
+if comm is not None:  # the time inside MPI Allreduce (psum/pmean across processes)
+    plain = comm.allreduce
+    def timed(local, how):
+        t = time.perf_counter()
+        try:
+            return plain(local, how)
+        finally:
+            spent[0] += time.perf_counter() - t
+    comm.allreduce = timed
+batch, din, hidden, dout, steps = map(int, sys.argv[1:6])
+def loss(p, x, y):
+    h = jnp.tanh(x @ p["w1"] + p["b1"])
+    return jnp.mean((h @ p["w2"] - y) ** 2)
+def step(p, x, y):
+    g = lax.pmean(srcjax.grad(loss)(p, x, y), "batch")
+    return {k: p[k] - 0.01 * g[k] for k in p.keys()}
+rng = np.random.default_rng(srcjax.process_index())
+x = rng.standard_normal((1, batch, din)).astype(np.float32)
+y = rng.standard_normal((1, batch, dout)).astype(np.float32)
+p0 = np.random.default_rng(0)
+p = {"w1": 0.05 * p0.standard_normal((1, din, hidden)).astype(np.float32),
+     "b1": np.zeros((1, hidden), np.float32),
+     "w2": 0.05 * p0.standard_normal((1, hidden, dout)).astype(np.float32)}
+train = srcjax.pmap(step, axis_name="batch")
+p = train(p, x, y)
+ts = []
+spent[0] = 0.0
+for _ in range(steps):
+    t = time.perf_counter(); p = train(p, x, y); ts.append(time.perf_counter() - t)
+line = json.dumps({"rank": srcjax.process_index(), "median": statistics.median(ts),
+                   "min": min(ts), "allreduce": spent[0] / steps})
+sys.stdout.write(line + "\\n")  # (one write: the ranks share stdout)
+sys.stdout.flush()
+"""
+
+
+def p3(b: Bench, quick):
+    """The MPI data-parallel step (an MLP's pmean'd gradient step, one CPU device
+    and one core per rank) with 2 ranks against 1 rank: each rank a batch of
+    the same size, so the throughput ratio is 2 x t(1 rank) / t(2 ranks)."""
+    import json
+    import re
+    import shutil
+    import subprocess
+
+    batch, din, hidden, dout = (1024, 128, 256, 10) if quick else (4096, 512, 1024, 10)
+    steps = 5 if quick else 20
+    env = {
+        **os.environ,
+        "SRCJAX_CPU_DEVICES": "1",
+        "SRCJAX_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    rows = {}
+    for n in (1, 2):
+        row = Row("P3", f"srcjax.pmap over MPI, {n} rank{'s' if n > 1 else ''} x 1 device")
+        try:
+            need("pmap")
+            if shutil.which("mpiexec") is None or importlib.util.find_spec("mpi4py") is None:
+                raise NotAvailable('mpiexec/mpi4py not installed (pip install "srcjax[mpi]")')
+            with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+                f.write(_P3_RANK)
+            cmd = ["mpiexec", "-n", str(n), sys.executable, "-m", "mpi4py", f.name]
+            cmd += [str(v) for v in (batch, din, hidden, dout, steps)]
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
+            os.unlink(f.name)
+            if done.returncode != 0:
+                raise RuntimeError(done.stderr[-200:])
+            got = [json.loads(m) for m in re.findall(r"\{[^{}]*\}", done.stdout)]
+            if len(got) != n:
+                raise RuntimeError(f"expected {n} ranks' timings, got: {done.stdout[-200:]}")
+            row.median = max(g["median"] for g in got)
+            row.min = max(g["min"] for g in got)
+            share = max(g["allreduce"] for g in got) / row.median
+            row.note = f"{n * batch} examples/step; allreduce {100 * share:.1f}% of the step"
+            rows[n] = row
+        except NotAvailable as e:
+            row.status, row.note = "n/a", str(e)
+        except Exception as e:  # noqa: BLE001
+            row.status, row.note = "error", f"{type(e).__name__}: {e}"[:160]
+        row.baseline = n == 1
+        b.rows.append(row)
+        b._log(row)
+    if 1 in rows and 2 in rows:
+        rows[2].note += f"; {2 * rows[1].median / rows[2].median:.2f}x 1 rank's throughput"
+    return f"MPI data-parallel MLP step ({batch}x{din} -> {hidden} -> {dout} per rank)"
 
 
 # ---------------------------------------------------------------------------
@@ -1518,6 +1620,7 @@ WORKLOADS = {
     **{f"R{i}": real_row(f"R{i}") for i in range(1, 7)},
     "P1": p1,
     "P2": p2,
+    "P3": p3,
     "T3": t3,
     "N1": n1,
     "L3": l3,

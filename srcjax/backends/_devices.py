@@ -98,13 +98,17 @@ def cpu_device_count() -> int:
 
 
 def cpus() -> List[CpuDevice]:
-    """This process's CPU devices, ``CpuDevice(id=0)`` (``CPU``) first (their
-    ``process_index`` this process's, :mod:`srcjax.distributed`)."""
+    """This process's CPU devices, ``CPU`` first. Ids are global, as JAX's: in
+    process ``p`` of a multi-process job (:mod:`srcjax.distributed`) with ``n``
+    devices per process they are ``p * n`` .. ``p * n + n - 1`` (one process:
+    ``CpuDevice(id=0)`` ...), and ``process_index`` is ``p``."""
     n = cpu_device_count()
     while len(_CPUS) < n:
         _CPUS.append(CpuDevice(len(_CPUS)))
-    for d in _CPUS:
+    offset = _PROCESSES[0] * n
+    for i, d in enumerate(_CPUS):
         d.process_index = _PROCESSES[0]
+        d.id = offset + i
     return _CPUS[:n]
 
 
@@ -120,13 +124,15 @@ def set_processes(index: int, count: int) -> None:
 def global_cpus() -> List[CpuDevice]:
     """The CPU devices of every process of a multi-process job
     (:mod:`srcjax.distributed`), process by process: process ``p``'s device
-    ``i`` is ``CpuDevice(id=i, process_index=p)`` (ids count within a process),
-    this process's own the objects of :func:`cpus`."""
+    ``i`` is ``CpuDevice(id=p * n + i, process_index=p)`` with ``n`` devices per
+    process (ids are global, as JAX's), this process's own the objects of
+    :func:`cpus`."""
     local = cpus()
+    n = len(local)
     return [
-        d if p == d.process_index else CpuDevice(d.id, process_index=p)
+        local[i] if p == _PROCESSES[0] else CpuDevice(p * n + i, process_index=p)
         for p in range(_PROCESSES[1])
-        for d in local
+        for i in range(n)
     ]
 
 

@@ -35,6 +35,8 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
 
+from .. import _spmd as spmd
+
 __all__ = [
     "run_chunked",
     "combine_centered",
@@ -161,7 +163,7 @@ def run_chunked(
             else:
                 parts[c] = region(lo, hi, *[b[:m] for b in bufs])
 
-    nthreads = min(NUM_THREADS, nchunks)
+    nthreads = min(spmd.threads(NUM_THREADS), nchunks)  # (a pmap device: its share)
     if nthreads <= 1:
         work(0, nchunks)
     else:

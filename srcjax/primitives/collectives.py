@@ -92,6 +92,18 @@ def _gathered(x, axis_name, groups):
     return vals, pos
 
 
+def _position(axis_name, groups):
+    """``(n, pos)``: how many devices this one's collective combines and its
+    position among them (the order :func:`_gathered` lists them in)."""
+    count, pos = 1, 0
+    for name in _names(axis_name):
+        group, i = _device(name)
+        members = _members(groups, i, group.size)
+        pos = members.index(i) * count + pos
+        count *= len(members)
+    return count, pos
+
+
 def _tree_stack(vals):
     tree_map = _spmd.tree_map
 
@@ -238,9 +250,9 @@ def _psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, 
     ``scatter_dimension`` (jax.lax.psum_scatter): that axis must have the size
     of the mapped axis ``n`` (it is removed), or with ``tiled=True`` a multiple
     of it (a block of ``size / n`` is kept). Raises NameError outside."""
-    vals, me = _gathered(x, axis_name, axis_index_groups)
-    total = np.asarray(_stacked_sum(_tree_stack(vals)))
-    n = len(vals)
+    n, me = _position(axis_name, axis_index_groups)
+    # (the sum of all, as psum: across processes one Allreduce, not an all-gather)
+    total = np.asarray(_device_reduce(x, axis_name, axis_index_groups, "sum"))
     d = scatter_dimension % max(total.ndim, 1)
     if not tiled:
         if total.shape[d] != n:
@@ -262,20 +274,39 @@ def _all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None
     the blocks received joined along ``concat_axis`` in sender order
     (jax.lax.all_to_all). Without ``tiled`` the split axis has the size of the
     mapped axis and is replaced by a new axis at ``concat_axis``; with
-    ``tiled`` the blocks are concatenated. Raises NameError outside."""
+    ``tiled`` the blocks are concatenated. Across processes (one axis name, no
+    ``axis_index_groups``) the blocks travel by one MPI ``Alltoall``
+    (``distributed._Remote.alltoall``). Raises NameError outside."""
+    names = _names(axis_name)
+    if axis_index_groups is None and len(names) == 1:
+        group, i = _device(names[0])
+        if group.remote is not None:
+            n = group.size
+            blocks = np.stack(_blocks(np.asarray(x), n, split_axis))
+            got = group.combine(i, blocks, group.remote.alltoall)
+            parts = list(got[i - group.offset])
+            return _join_blocks(parts, split_axis, concat_axis, tiled)
     vals, me = _gathered(x, axis_name, axis_index_groups)
     n = len(vals)
-    parts = []
-    for v in vals:
-        v = np.asarray(v)
-        if v.shape[split_axis] % n:
-            raise ValueError(
-                f"all_to_all: split_axis {split_axis} of size {v.shape[split_axis]} does not "
-                f"split into {n} blocks"
-            )
-        block = np.split(v, n, axis=split_axis)[me]
-        parts.append(block if tiled else np.squeeze(block, split_axis))
-    return np.concatenate(parts, axis=concat_axis) if tiled else np.stack(parts, axis=concat_axis)
+    parts = [_blocks(np.asarray(v), n, split_axis)[me] for v in vals]
+    return _join_blocks(parts, split_axis, concat_axis, tiled)
+
+
+def _blocks(v, n, split_axis):
+    """``v`` split into ``n`` blocks along ``split_axis`` (ValueError unless it divides)."""
+    if v.shape[split_axis] % n:
+        raise ValueError(
+            f"all_to_all: split_axis {split_axis} of size {v.shape[split_axis]} does not "
+            f"split into {n} blocks"
+        )
+    return np.split(v, n, axis=split_axis)
+
+
+def _join_blocks(parts, split_axis, concat_axis, tiled):
+    """The blocks a device received (in sender order) joined as all_to_all's result."""
+    if tiled:
+        return np.concatenate(parts, axis=concat_axis)
+    return np.stack([np.squeeze(b, split_axis) for b in parts], axis=concat_axis)
 
 
 def _collective(public, impl, differentiable=True):
