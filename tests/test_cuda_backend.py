@@ -351,6 +351,76 @@ def test_matmul_einsum_solve_fft_go_through_cupy(on_gpu):
         np.testing.assert_allclose(_host(g_), w_, rtol=1e-4, atol=1e-5)
 
 
+def _axis_stats(x, b, k):
+    m = jnp.max(x, axis=-1, keepdims=True)
+    e = jnp.exp(x - m)
+    softmax = e / jnp.sum(e, axis=-1, keepdims=True)  # row-wise, by hand
+    rows = jnp.sum(x * b, axis=1)
+    cols = jnp.max(jnp.abs(x) + 1.0, axis=0)  # NaN propagates, as JAX's max
+    mid = jnp.mean(x * x, axis=(0, 2))
+    ints = jnp.sum(k * 3 - 1, axis=-1)
+    lo = jnp.min(k - 2, axis=(-1, 0))
+    return softmax, rows, cols, mid, ints, lo
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_reductions_over_axes_end_fused_regions(on_gpu, dt):
+    """A region ending in a sum/max/min/mean over some axes (keepdims too) is
+    one ReductionKernel called with those axes; values as the NumPy backend's."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(4, 37, 33)).astype(dt)
+    x[1, 2, 3] = np.nan
+    k = rng.integers(-50, 50, size=(4, 37, 33)).astype(np.int32)
+    b = dt(0.75)
+    want = srcjax.jit(_axis_stats)(x, b, k)  # the NumPy backend
+    text = srcjax.source(srcjax.jit(_axis_stats), x, b, k, target="cuda")
+    host = text.split("\n// ----")[0]
+    assert host.count("ReductionKernel") == 7 and host.count(", axis=(") == 7, host
+    assert host.count("keepdims=True") == 2 and "jnp.sum(" not in host and "jnp.max(" not in host
+    got = srcjax.jit(_axis_stats)(srcjax.device_put(x), b, srcjax.device_put(k))
+    for g, w in zip(got, want):
+        assert _on_device(g) and g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(
+            _host(g), np.asarray(w), rtol=2e-6 if dt == np.float32 else 1e-12
+        )
+    assert np.isnan(_host(got[2])[2, 3]) and np.isnan(_host(got[0])[1, 2]).all()
+    assert cupy_cuda.HOST_CALLS == {}
+
+
+def _row_loss(w, x):
+    z = x @ w
+    m = jnp.max(z, axis=-1, keepdims=True)
+    lse = jnp.log(jnp.sum(jnp.exp(z - m), axis=-1)) + m[:, 0]
+    return jnp.mean(lse - z[:, 0])
+
+
+def test_jit_grad_through_row_reductions(on_gpu):
+    rng = np.random.default_rng(8)
+    w = rng.normal(size=(16, 10)).astype(np.float32)
+    x = rng.normal(size=(64, 16)).astype(np.float32)
+    want = srcjax.jit(srcjax.grad(_row_loss))(w, x)
+    got = srcjax.jit(srcjax.grad(_row_loss))(srcjax.device_put(w), srcjax.device_put(x))
+    assert _on_device(got)
+    np.testing.assert_allclose(_host(got), np.asarray(want), rtol=1e-5, atol=1e-7)
+
+
+def _split(x):
+    y = jnp.sin(x) * 2.0 + 1.0
+    z = jnp.nextafter(y, 10.0)  # (no C expression: ends the region)
+    return jnp.exp(-z) + y
+
+
+def test_a_primitive_without_c_expression_splits_the_region(on_gpu):
+    """The kernels on either side and the call between them all run on the GPU."""
+    x = np.linspace(-2, 2, 300, dtype=np.float32).reshape(3, 100)
+    want = srcjax.jit(_split)(x)
+    host = srcjax.source(srcjax.jit(_split), x, target="cuda").split("\n// ----")[0]
+    assert host.count("ElementwiseKernel") == 2 and "jnp.nextafter(" in host, host
+    got = srcjax.jit(_split)(srcjax.device_put(x))
+    assert _on_device(got)
+    np.testing.assert_allclose(_host(got), np.asarray(want), rtol=1e-6)
+
+
 def test_integer_and_bool_regions_keep_jax_semantics(on_gpu):
     def f(i, x):
         q = i // 3

@@ -98,6 +98,9 @@ class Backend:
     name: str = ""
     #: ``jax.Device.platform`` of the devices it computes on
     platform: str = ""
+    #: whether a fused region may end in a reduction over some axes only
+    #: (``Region.reduce_axis``); else only full reductions end regions
+    axis_reductions: bool = False
 
     # -- what generated code reads -------------------------------------------
     def namespaces(self) -> Dict[str, Any]:
@@ -158,8 +161,9 @@ class Backend:
                 elif isinstance(s, (gast.While, gast.For)):
                     s.body = block(s.body, False)
             regions = fusion.find_regions(
-                stmts, reads, min_size, donatable, top, min_size_cheap, self.can_fuse
-            )
+                stmts, reads, min_size, donatable, top, min_size_cheap, self.can_fuse,
+                self.axis_reductions,
+            )  # fmt: skip
             if not regions:
                 return stmts
             out: List[Any] = []

@@ -349,9 +349,9 @@ def _launch(lib: Any, name: str, threads: int, cargs: List[Any]) -> None:
 
 
 class FakeReductionKernel:
-    """``cupy.ReductionKernel`` for full reductions (``axis=None``): CuPy's
-    source (:func:`reduction_source`) run as one block of 512 OpenMP threads,
-    CuPy's shared-memory tree included."""
+    """``cupy.ReductionKernel``: CuPy's source (:func:`reduction_source`) run
+    as one block of 512 OpenMP threads, CuPy's shared-memory tree included; a
+    full reduction (``axis=None``, or every axis) or one over some axes."""
 
     def __init__(
         self, in_params: str, out_params: str, map_expr: str, reduce_expr: str,
@@ -374,8 +374,6 @@ class FakeReductionKernel:
         return next(iter(self.cached_codes.values()))
 
     def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        if axis is not None:
-            raise NotImplementedError("the CuPy double reduces over all axes only")
         _check_devices(args)
         dev = _device_of(args)
         from cupy._core import _kernel, _reduction  # noqa: PLC0415
@@ -383,6 +381,10 @@ class FakeReductionKernel:
         in_dtypes = tuple(a.dtype for a in args)
         _, out_types, _ = _kernel._decide_params_type(self._ins, self._outs, in_dtypes, ())
         shape = np.broadcast_shapes(*[a.shape for a in args])
+        if axis is not None:
+            axes = sorted({int(k) % len(shape) for k in np.atleast_1d(axis)})
+            if len(axes) < len(shape):
+                return self._over_axes(args, shape, axes, in_dtypes, out_types, dev, keepdims)
         views = [np.ascontiguousarray(np.broadcast_to(a._data, shape)).reshape(-1) for a in args]
         n = views[0].size if views else 1
         block_size, block_stride, _ = _reduction._get_block_specs(n, 1, 1, -1)
@@ -400,6 +402,42 @@ class FakeReductionKernel:
         _launch(lib, self.name, block_size, cargs)
         res = [FakeArray(o.reshape((1,) * len(shape)) if keepdims else o, dev) for o in outs]
         return _result(res)
+
+    def _over_axes(self, args, shape, axes, in_dtypes, out_types, dev, keepdims):
+        """A reduction over ``axes`` only, laid out as CuPy's kernel reads it:
+        the reduced axes first, the kept ones last (the thread's output index is
+        the fastest-varying part of the input index), as a contiguous
+        ``(reduced, kept)`` copy: CuPy's source for 2-d inputs and 1-d outputs,
+        one block of OpenMP threads looping over the outputs."""
+        from cupy._core import _reduction  # noqa: PLC0415
+
+        kept = [k for k in range(len(shape)) if k not in axes]
+        red = int(np.prod([shape[k] for k in axes], dtype=np.int64))
+        out = int(np.prod([shape[k] for k in kept], dtype=np.int64))
+        views = [
+            np.ascontiguousarray(np.broadcast_to(a._data, shape).transpose(axes + kept)).reshape(
+                red, out
+            )
+            for a in args
+        ]
+        block_size, block_stride, _ = _reduction._get_block_specs(red * out, out, 1, -1)
+        src = reduction_source(
+            self.in_params, self.out_params, self.map_expr, self.reduce_expr,
+            self.post_map_expr, self.identity, self.name, self.reduce_type, in_dtypes,
+            2, 1, self.preamble, block_size,
+        )  # fmt: skip
+        self.cached_codes.setdefault((in_dtypes, 2), src)
+        outs = [np.empty((out,), t) for t in out_types]
+        if red and out:
+            lib = _library(self.name, src)
+            cargs = [carray(v, (red, out), (out * v.itemsize, v.itemsize)) for v in views]
+            cargs += [carray(o, (out,), (o.itemsize,)) for o in outs]
+            cargs += [cindexer((red, out)), cindexer((out,)), ctypes.c_int(block_stride)]
+            _launch(lib, self.name, block_size, cargs)
+        final = [shape[k] if k in kept else 1 for k in range(len(shape))]
+        if not keepdims:
+            final = [shape[k] for k in kept]
+        return _result([FakeArray(o.reshape(final), dev) for o in outs])
 
 
 class FakeRawKernel:

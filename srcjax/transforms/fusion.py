@@ -107,6 +107,10 @@ class Region:
     center: Any = None
     reduce_kind: Optional[str] = None
     reduce_operand: Optional[str] = None
+    # the reduction's axes (sorted, non-negative) when it reduces over some axes
+    # only (backends that fuse such reductions: ``find_regions(axis_reductions=True)``)
+    reduce_axis: Optional[Tuple[int, ...]] = None
+    reduce_keepdims: bool = False  # (keepdims=True: with axis reductions only)
     donate: Dict[str, str] = field(default_factory=dict)  # output -> donated input
     # one Step per statement: primitive, operands, target, result aval
     plan: List[Step] = field(default_factory=list)
@@ -179,8 +183,10 @@ def _fusable(s: Any, min_size: int, can_fuse: CanFuse) -> Optional[tuple]:
     return prim, ops, res
 
 
-def _reduction(s: Any, min_size: int) -> Optional[tuple]:
-    """(kind, operand name, operand aval, result aval) for a full reduction."""
+def _reduction(s: Any, min_size: int, axes_ok: bool = False) -> Optional[tuple]:
+    """(kind, operand name, operand aval, result aval, axes) for a full
+    reduction (axes None), or with ``axes_ok`` one over constant axes (an int or
+    a tuple of ints: axes the sorted non-negative tuple; all axes: None)."""
     if not _is_assign(s) or s.sj_op.kind != "prim":
         return None
     kind = s.sj_op.prim.fused_reduction  # (a reduction that may end a region)
@@ -190,21 +196,56 @@ def _reduction(s: Any, min_size: int) -> Optional[tuple]:
     x = bound.get("x", bound.get("a"))
     rest = set(bound) - {"x", "a"}
     axis = bound.get("axis")
+    keep = bound.get("keepdims")
+    keepdims = False
+    if keep is not None and axes_ok:
+        if not (isinstance(keep, gast.Constant) and isinstance(keep.value, bool)):
+            return None
+        keepdims = keep.value
+        rest = rest - {"keepdims"}
     if rest - {"axis"} or not isinstance(x, gast.Name):
         return None
+    axes = None
     if axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None):
-        return None
+        axes = _constant_axes(axis) if axes_ok else None
+        if axes is None:
+            return None
     a = getattr(s, "sj_avals_in", {}).get(x.id)
     res = getattr(s, "sj_aval", None)
     if not isinstance(a, Aval) or not isinstance(res, Aval) or a.weak or a.size < min_size:
         return None
+    if axes is not None:
+        nd = len(a.shape)
+        if any(not -nd <= k < nd for k in axes):
+            return None  # (the primitive's own error)
+        axes = tuple(sorted({k % nd for k in axes}))
+        if len(axes) == nd:
+            axes = None  # every axis: a full reduction
+        elif math.prod(a.shape[k] for k in axes) == 0:
+            return None  # (an empty reduction: the primitive's identity or error)
     if np.float16 in (a.dtype, res.dtype):
         return None  # JAX accumulates float16 in float32: the primitive does that
     if kind == "mean" and (a.dtype.kind != "f" or res.dtype != a.dtype):
         return None
     if kind in ("max", "min") and res.dtype != a.dtype:
         return None
-    return kind, x.id, a, res
+    return kind, x.id, a, res, axes, keepdims
+
+
+def _constant_axes(axis: Any) -> Optional[Tuple[int, ...]]:
+    """The ints of a constant ``axis`` (an int, or a tuple of ints), else None."""
+    if isinstance(axis, gast.Constant):
+        v = axis.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v,)
+        if isinstance(v, tuple) and v and all(type(k) is int for k in v):
+            return tuple(v)
+        return None
+    if isinstance(axis, gast.Tuple) and axis.elts:
+        out = [_constant_axes(e) for e in axis.elts]
+        if all(o is not None and len(o) == 1 for o in out):
+            return tuple(o[0] for o in out)  # type: ignore[index]
+    return None
 
 
 #: primitives (by their NumPy ufunc's name) cheap enough that a chain of them is
@@ -225,6 +266,7 @@ def find_regions(
     top_level: bool = True,
     min_size_cheap: Optional[int] = None,
     can_fuse: Optional[CanFuse] = None,
+    axis_reductions: bool = False,
 ) -> List[Tuple[int, int, Region]]:
     """Regions among the statements of one block: ``(start, end, region)`` with
     ``stmts[start:end]`` the statements the region replaces. ``reads`` counts
@@ -234,7 +276,7 @@ def find_regions(
     ``min_size_cheap`` (default: ``min_size``). ``can_fuse`` is the backend's
     predicate (default :func:`jax_dtype_matches`)."""
     can_fuse = can_fuse or jax_dtype_matches
-    found = _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse)
+    found = _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse, axis_reductions)
     found = _merge_centered(found)
     if min_size_cheap is None:
         return found
@@ -247,17 +289,18 @@ def is_cheap(step: Step) -> bool:
     return uf is not None and uf.__name__ in CHEAP
 
 
-def _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse):
+def _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse, axes_ok=False):
     out = []
     i = 0
     while i < len(stmts):
         f = _fusable(stmts[i], min_size, can_fuse)
         if f is None:
-            r = _reduction(stmts[i], min_size)
+            r = _reduction(stmts[i], min_size, axes_ok)
             if r is not None:
-                kind, x, a, res = r
+                kind, x, a, res, axes, keep = r
                 reg = Region([], a.shape, inputs={x: a})
                 reg.reduction, reg.reduce_kind, reg.reduce_operand = stmts[i], kind, x
+                reg.reduce_axis, reg.reduce_keepdims = axes, keep
                 _finish(reg, reads, donatable, top_level)
                 out.append((i, i + 1, reg))
             i += 1
@@ -288,12 +331,13 @@ def _find_regions(stmts, reads, min_size, donatable, top_level, can_fuse):
             reg.plan.append(Step(prim, plan_ops, t, res))
             defined.add(t)
         if j < len(stmts):
-            r = _reduction(stmts[j], min_size)
+            r = _reduction(stmts[j], min_size, axes_ok)
             if r is not None and r[2].shape == shape:
-                kind, x, a, res = r
+                kind, x, a, res, axes, keep = r
                 if x not in defined:
                     reg.inputs.setdefault(x, a)
                 reg.reduction, reg.reduce_kind, reg.reduce_operand = stmts[j], kind, x
+                reg.reduce_axis, reg.reduce_keepdims = axes, keep
                 j += 1
         _finish(reg, reads, donatable, top_level)
         out.append((i, j, reg))
@@ -305,6 +349,8 @@ def _centered_square(reg: Region) -> Optional[Tuple[str, str]]:
     """``(x, m)`` when ``reg`` is exactly ``d = x - m; q = d*d; sum(q)`` (or
     ``m - x``, or ``square(d)``) with ``d`` and ``q`` read nowhere else."""
     if reg.reduce_kind != "sum" or reg.outputs or reg.mode != "flat" or len(reg.plan) != 2:
+        return None
+    if reg.reduce_axis is not None or reg.reduce_keepdims:
         return None
     (p1, ops1, d, _), (p2, ops2, q, _) = reg.plan
     uf1, uf2 = ufunc_of(p1), ufunc_of(p2)
@@ -336,6 +382,8 @@ def _merge_centered(found: List[Tuple[int, int, Region]]) -> List[Tuple[int, int
                 and e0 == start
                 and not prev.plan
                 and prev.reduce_kind == "mean"
+                and prev.reduce_axis is None
+                and not prev.reduce_keepdims
                 and prev.center is None
             ):
                 m = prev.reduction.targets[0].id
@@ -397,6 +445,8 @@ def describe(reg: Region) -> str:
         what = "mean and sum of squared deviations, in one pass"
     elif reg.reduce_kind and n:
         what += f" and a {reg.reduce_kind}"
+    if reg.reduce_axis is not None:
+        what += f" (axis {reg.reduce_axis[0] if len(reg.reduce_axis) == 1 else reg.reduce_axis})"
     dt = reg.plan[-1][3].dtype.name if reg.plan else next(iter(reg.inputs.values())).dtype.name
     shape = ",".join(map(str, reg.shape))
     return f"fused region: {what} over {dt}[{shape}], {reg.mode} chunks"

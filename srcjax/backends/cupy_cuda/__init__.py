@@ -92,7 +92,9 @@ class _KernelTable:
             with self._lock:
                 k = self._objects.get(key)
                 if k is None:
-                    k = self._objects[key] = _HostArgs(K.build(cp, self.specs[name]))
+                    spec = self.specs[name]
+                    k = _HostArgs(K.build(cp, spec), spec.kind == "reduction")
+                    self._objects[key] = k
         return k
 
     def clear_objects(self) -> None:
@@ -101,19 +103,22 @@ class _KernelTable:
 
 class _HostArgs:
     """A kernel whose NumPy-array arguments (constants jit folded on the host)
-    move to the device first; NumPy and Python scalars pass by value."""
+    move to the device first; NumPy and Python scalars pass by value to an
+    ElementwiseKernel, and as 0-d device arrays to a ReductionKernel (whose
+    inputs are arrays it broadcasts)."""
 
-    __slots__ = ("kernel",)
+    __slots__ = ("kernel", "moved")
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Any, reduction: bool = False) -> None:
         self.kernel = kernel
+        self.moved = (np.ndarray, np.generic) if reduction else (np.ndarray,)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for a in args:
-            if type(a) is np.ndarray:
-                args = tuple(to_device(v) if type(v) is np.ndarray else v for v in args)
+            if isinstance(a, self.moved):
+                args = tuple(to_device(v) if isinstance(v, self.moved) else v for v in args)
                 break
-        return self.kernel(*args)
+        return self.kernel(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.kernel, name)
@@ -333,6 +338,7 @@ class CudaBackend(Backend):
 
     name = "cuda"
     platform = "gpu"
+    axis_reductions = True  # (a ReductionKernel takes the axes at its call)
 
     def namespaces(self) -> Dict[str, Any]:
         from ...codegen import emit  # noqa: PLC0415
@@ -454,9 +460,11 @@ def _inputs(region: fusion.Region) -> Tuple[Dict[str, np.dtype], List[str]]:
     return dts, weak
 
 
-def _call(spec: K.KernelSpec) -> str:
+def _call(spec: K.KernelSpec, axis: Optional[Tuple[int, ...]] = None, keep: bool = False) -> str:
     KERNELS.add(spec)
-    return f"_cuda.{spec.name}({', '.join(spec.inputs)})"
+    more = "" if axis is None else f", axis={axis!r}"
+    more += ", keepdims=True" if keep else ""
+    return f"_cuda.{spec.name}({', '.join(spec.inputs)}{more})"
 
 
 def _region_code(region: fusion.Region, namer: Any) -> Tuple[str, Any]:
@@ -499,7 +507,7 @@ def _region_code(region: fusion.Region, namer: Any) -> Tuple[str, Any]:
     else:
         spec = K.reduction_spec(steps, dts, operand, region.reduce_kind, rdt, fname, weak)
     lines += [f"#   {d}" for d in K.describe(spec)]
-    lines.append(f"{r} = {_call(spec)}")
+    lines.append(f"{r} = {_call(spec, region.reduce_axis, region.reduce_keepdims)}")
     return "\n".join(lines), origin
 
 

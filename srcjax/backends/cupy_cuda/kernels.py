@@ -171,7 +171,9 @@ def reduction_spec(
     if odt != result:
         map_expr = f"({acc})({map_expr})"
     in_params = _params(used, [inputs[n] for n in used], names)
-    post = "y = a / (" + acc + ")_in_ind.size()" if kind == "mean" else "y = a"
+    # (a mean divides by the elements reduced into each output: all of them for
+    # a full reduction, as CuPy's own mean does for one over some axes)
+    post = f"y = a / ({acc})(_in_ind.size() / _out_ind.size())" if kind == "mean" else "y = a"
     pre = c_render.prelude("cuda") + fdef
     name = f"sj_{_safe(fname)}_{kind}_{_hash(in_params + map_expr + kind + result.name + fdef)}"
     return KernelSpec(
