@@ -215,3 +215,22 @@ def test_namespaces_come_from_the_registry_public_modules_fill():
     assert E.means_the_same("jnp", jnp) and not E.means_the_same("jnp", lax)
     with pytest.raises(ValueError, match="no namespace 'torch'"):
         E.register_namespace("torch", jnp)
+
+
+def test_nodes_walk_is_ast_walk():
+    """frontend/nodes.walk (a faster walk for the name queries) yields the nodes
+    ast.walk yields, in the same order (generated code's statement order follows
+    names_in/assigned_names); oracle: ast.walk on srcjax's own sources."""
+    import inspect
+
+    from srcjax.codegen import diskcache
+    from srcjax.transforms.optimize import algebra
+
+    for mod in (N, algebra, diskcache):
+        tree = gast.parse(inspect.getsource(mod))
+        want = list(ast.walk(tree))
+        got = list(N.walk(tree))
+        assert len(got) == len(want) > 500
+        assert all(a is b for a, b in zip(got, want))
+    lam = gast.parse("f = lambda x, *a, k=[y for y in z if y], **kw: (x := k)").body[0]
+    assert [type(n) for n in N.walk(lam)] == [type(n) for n in ast.walk(lam)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from collections import deque
 from typing import Any, Iterable, List, Optional, Tuple
 
 import gast
@@ -155,10 +156,33 @@ def is_atom(node: Any) -> bool:
     return isinstance(node, (gast.Name, gast.Constant))
 
 
+_AST = gast.AST
+
+
+def walk(node: Any):
+    """Every node under ``node`` (itself first), in ``ast.walk``'s breadth-first
+    order, without its generator per node (``ast.iter_child_nodes`` and
+    ``iter_fields``): the walks of the name queries below were a third of a
+    first ``jit(value_and_grad)`` (profiled: 48k walks)."""
+    todo = deque((node,))
+    pop, push = todo.popleft, todo.append
+    while todo:
+        n = pop()
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, _AST):
+                push(v)
+            elif isinstance(v, list):
+                for item in v:
+                    if isinstance(item, _AST):
+                        push(item)
+        yield n
+
+
 def names_in(node: Any) -> List[str]:
     """Names read (Load context) anywhere inside ``node``, in order, with repeats removed."""
     out: List[str] = []
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in out:
             out.append(n.id)
     return out
@@ -180,7 +204,7 @@ def assigned_names(stmts: Iterable[Any]) -> List[str]:
     """Names stored anywhere in ``stmts`` (including nested blocks), in order."""
     out: List[str] = []
     for s in stmts:
-        for n in gast.walk(s):
+        for n in walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in out:
                 out.append(n.id)
     return out

@@ -153,7 +153,7 @@ def _is_none(node: Any) -> bool:
 def restore_subscripts(fdef: Any) -> None:
     """Each ``t = ad.getitem(x, c)`` with a constant index ``c`` that the
     abstract value of ``x`` shows in bounds (or clamps) becomes ``t = x[c]``."""
-    for s in gast.walk(fdef):
+    for s in N.walk(fdef):
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             sub = _subscript_of(s)
             if sub is not None:

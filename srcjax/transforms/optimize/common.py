@@ -85,7 +85,7 @@ def _is_scalar_const(node: Any) -> bool:
 def read_counts(body: List[Any]) -> Dict[str, int]:
     """How often each name is read in the statements ``body`` (nested ones too)."""
     reads: Dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for n in N.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             reads[n.id] = reads.get(n.id, 0) + 1
     return reads

@@ -8,6 +8,7 @@ from typing import Any, Dict, List
 
 import gast
 
+from ...frontend import nodes as N
 from .common import _is_assign, _is_pure
 
 
@@ -16,7 +17,7 @@ def dce(fdef: Any) -> Any:
     """Remove pure assignments whose target is never read anywhere."""
     while True:
         reads: Dict[str, int] = {}
-        for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+        for n in N.walk(gast.Module(body=fdef.body, type_ignores=[])):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 reads[n.id] = reads.get(n.id, 0) + 1
         removed = [0]

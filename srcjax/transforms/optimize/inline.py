@@ -26,7 +26,7 @@ def inline_temporaries(fdef: Any, keep: set) -> Any:
     """
     reads = read_counts(fdef.body)
     stores: Dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=fdef.body, type_ignores=[])):
+    for n in N.walk(gast.Module(body=fdef.body, type_ignores=[])):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.id for a in fdef.args.args}

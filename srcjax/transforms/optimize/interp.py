@@ -367,7 +367,7 @@ class _Interp:
         x[i:i + 3])."""
         if not isinstance(node, gast.AST):
             return False
-        for n in gast.walk(node):
+        for n in N.walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 for a in _leaves(self.aval_of(n, env)):
                     if isinstance(a, Aval) and a.ptype is int:

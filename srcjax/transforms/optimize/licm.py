@@ -130,7 +130,7 @@ class _Ctx:
 
 def _read_counts(stmts: List[Any]) -> Dict[str, int]:
     reads: Dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for n in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             reads[n.id] = reads.get(n.id, 0) + 1
     return reads
