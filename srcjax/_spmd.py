@@ -120,6 +120,21 @@ def threads(default: int) -> int:
     return default if n is None else n
 
 
+def take_place(shape: tuple, dtype: Any) -> Any:
+    """A buffer of ``shape`` and ``dtype`` set aside for this device's output
+    (its row of pmap's stacked output), handed out once, or None. The
+    runtime's ``empty`` asks first, so an output usually lands in place; pmap
+    checks where each output is and copies the others (a place handed to an
+    intermediate costs nothing but that copy)."""
+    places = getattr(_LOCAL, "places", None)
+    if places:
+        for j, (shp, dt, view) in enumerate(places):
+            if shp == shape and dt == dtype:
+                del places[j]
+                return view
+    return None
+
+
 def inside() -> bool:
     """Whether this thread is a pmap device."""
     return bool(getattr(_LOCAL, "axes", None))
@@ -132,6 +147,7 @@ def run(
     remote: Any = None,
     cores: Optional[int] = None,
     collect: Optional[Callable[[List[Any]], Optional[Callable[[int, Any], None]]]] = None,
+    places: Optional[Sequence[Optional[list]]] = None,
 ) -> List[Any]:
     """Run ``program(*per_device_args[i])`` for every device ``i`` at once, one
     thread each (device 0 on the calling thread), with ``axis_name`` bound to
@@ -143,7 +159,8 @@ def run(
     (:func:`threads`; None: the whole pool). ``collect``: called once (by
     device 0) with every device's result when all are done; when it returns a
     function ``put(i, result)``, every device calls it on its own thread (pmap
-    copies the results into the stacked output so, side by side)."""
+    copies the results into the stacked output so, side by side). ``places[i]``:
+    device ``i``'s output places (:func:`take_place`), or None."""
     n = len(per_device_args)
     group = Group(n) if remote is None else Group(n * remote.size, remote, local_size=n)
     outer = dict(getattr(_LOCAL, "axes", None) or {})
@@ -158,6 +175,7 @@ def run(
         saved = getattr(_LOCAL, "axes", None), getattr(_LOCAL, "threads", None)
         _LOCAL.axes = env
         _LOCAL.threads = cores if cores is not None else saved[1]
+        _LOCAL.places = None if places is None else places[i]
         try:
             results[i] = program(*per_device_args[i])
             if collect is not None:
@@ -172,6 +190,7 @@ def run(
             group.abort()
         finally:
             _LOCAL.axes, _LOCAL.threads = saved
+            _LOCAL.places = None
 
     threads = [threading.Thread(target=device, args=(i,), daemon=True) for i in range(1, n)]
     for t in threads:

@@ -129,16 +129,35 @@ def _stack(per_device: List[Any], spec: Any, devices: List[Any]) -> Any:
 
 class _Collector:
     """The devices' results stacked along an int ``out_axes`` by the devices
-    themselves, each copying its own entry on its own thread into one output
-    from the runtime's buffer pool (:func:`srcjax._spmd.run`'s ``collect``);
-    for outputs of at least ``MIN_BYTES`` per device, where the copy costs more
-    than the threads' hand-off. Else ``_stack`` joins them afterwards."""
+    themselves (:func:`srcjax._spmd.run`'s ``collect``), for outputs of at least
+    ``MIN_BYTES`` per device; else ``_stack`` joins them afterwards.
+
+    The stacked outputs come from the runtime's buffer pool. With ``out_axes=0``
+    and the outputs' shapes known from the last call with these argument shapes
+    (``plan``), they are made before the devices run and each device's row is
+    offered to its output allocation (:func:`srcjax._spmd.take_place`), so
+    usually nothing is copied; each device copies whatever did not land in
+    place, side by side."""
 
     MIN_BYTES = 1 << 20
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: Any, n: int, plan: Optional[List[Tuple[tuple, Any]]]) -> None:
         self.spec = spec
+        self.n = n
         self.out: Optional[Tuple[Any, List[np.ndarray], int]] = None
+        #: the outputs' (shape, dtype) per device learned from this call
+        self.learned: Optional[List[Tuple[tuple, Any]]] = None
+        self.ready: Optional[List[np.ndarray]] = None
+        if plan is not None and spec == 0 and n > 1:
+            from .backends.runtime import empty
+
+            self.ready = [empty((n,) + shape, dt) for shape, dt in plan]
+
+    def places(self) -> Optional[List[list]]:
+        """Per device, its rows of the stacked outputs made in advance (or None)."""
+        if self.ready is None:
+            return None
+        return [[(o.shape[1:], o.dtype, o[i]) for o in self.ready] for i in range(self.n)]
 
     def __call__(self, results: List[Any]) -> Optional[Callable[[int, Any], None]]:
         from .backends.runtime import empty
@@ -160,19 +179,33 @@ class _Collector:
             firsts.append(first)
         if sum(b.nbytes for b in firsts) < self.MIN_BYTES:
             return None
+        self.learned = [(b.shape, b.dtype) for b in firsts]
         ax = int(self.spec)
         n = len(results)
-        outs = []
-        for b in firsts:
-            a = ax if ax >= 0 else ax + b.ndim + 1
-            outs.append(empty(b.shape[:a] + (n,) + b.shape[a:], b.dtype))
+        if self.ready is not None and [(o.shape[1:], o.dtype) for o in self.ready] == self.learned:
+            outs = self.ready
+        else:
+            outs = []
+            for b in firsts:
+                a = ax if ax >= 0 else ax + b.ndim + 1
+                outs.append(empty(b.shape[:a] + (n,) + b.shape[a:], b.dtype))
         self.out = (treedef, outs, ax)
 
         def put(i: int, result: Any) -> None:
-            for o, leaf in zip(outs, tree_util.tree_leaves(result)):
-                b = _buffer(leaf)
+            bufs = [_buffer(leaf) for leaf in tree_util.tree_leaves(result)]
+            rows = []
+            for o, b in zip(outs, bufs):
                 a = ax if ax >= 0 else ax + b.ndim + 1
-                o[(slice(None),) * a + (i,)] = b
+                rows.append(o[(slice(None),) * a + (i,)])
+            moves = []
+            for b, row in zip(bufs, rows):
+                if _same_memory(b, row):
+                    continue  # (computed in place)
+                if any(np.shares_memory(b, r) for r in rows):
+                    b = b.copy()  # (a row lent to an intermediate that another output is)
+                moves.append((b, row))
+            for b, row in moves:
+                row[...] = b
 
         return put
 
@@ -182,6 +215,32 @@ class _Collector:
             wrap_sharded(o, pmap_sharding(devices, ax if ax >= 0 else ax + o.ndim)) for o in outs
         ]
         return tree_util.tree_unflatten(treedef, arrays)
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are the same elements (same start, shape, strides)."""
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+def _shapes_key(args: tuple) -> Any:
+    """The shapes and dtypes of a device's arguments (other leaves by value where
+    hashable): the key of :class:`_Collector`'s plans."""
+    key = []
+    for leaf in tree_util.tree_leaves(args):
+        if isinstance(leaf, (np.ndarray, Array, PRNGKeyArray)):
+            key.append((tuple(leaf.shape), str(leaf.dtype)))
+        else:
+            try:
+                hash(leaf)
+                key.append((type(leaf), leaf))
+            except TypeError:
+                key.append((type(leaf), id(leaf)))
+    return (tree_util.tree_structure(args), tuple(key))
 
 
 def _threads() -> int:
@@ -218,6 +277,8 @@ class _PMapped:
         self.donate = donate
         self._programs: Dict[int, Callable] = {}
         self._emulated: Dict[int, Callable] = {}
+        #: argument shapes -> the large outputs' (shape, dtype) per device (_Collector)
+        self._plans: Dict[Any, List[Tuple[tuple, Any]]] = {}
         functools.update_wrapper(self, fun, updated=())  # (not fun.__dict__: a transform's state)
 
     # ------------------------------------------------------------------ pieces
@@ -344,10 +405,19 @@ class _PMapped:
         from . import distributed
 
         remote = distributed.remote()
-        collector = _Collector(self.out_axes)
+        key = _shapes_key(shards[0])
+        collector = _Collector(self.out_axes, size, self._plans.get(key))
         results = spmd.run(
-            run, shards, self.axis_name, remote=remote, cores=_threads(), collect=collector
+            run,
+            shards,
+            self.axis_name,
+            remote=remote,
+            cores=_threads(),
+            collect=collector,
+            places=collector.places(),
         )
+        if collector.learned is not None:
+            self._plans[key] = collector.learned
         if collector.out is not None:
             return collector.stacked(devices)
         return _stack(results, self.out_axes, devices)

@@ -243,6 +243,9 @@ def empty(shape: tuple, dtype: Any) -> np.ndarray:
     nbytes = size * dt.itemsize
     if nbytes < POOL_MIN_BYTES:
         return np.empty(shape, dt)
+    place = spmd.take_place(tuple(shape), dt)  # (a pmap device: its row of the output)
+    if place is not None:
+        return place
     with _pool_lock:
         for buf in _pool:
             # references: the pool list, `buf`, and getrefcount's argument
