@@ -90,7 +90,10 @@ if srcjax is not None and not hasattr(srcjax, "jit"):
         srcjax.jit = _srcjax_jit
     except ImportError:
         pass
-jax, JAX_ERR = _try_import("jax")
+if os.environ.get("SRCJAX_BENCH_NO_JAX") == "1":  # (T3's children: a process without jax)
+    jax, JAX_ERR = None, "SRCJAX_BENCH_NO_JAX=1"
+else:
+    jax, JAX_ERR = _try_import("jax")
 jjnp, _ = _try_import("jax.numpy") if jax else (None, None)
 
 
@@ -1445,7 +1448,11 @@ def t3(b: Bench, quick, tmpdir):
     }
     for name, label in what.items():
         cache = tempfile.mkdtemp(prefix="srcjax-bench-t3-")
-        env = dict(os.environ, SRCJAX_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1")
+        # without jax in the child: importing it adds ~70k objects to every full
+        # garbage collection (50 ms each instead of ~12), which is not srcjax's cost
+        env = dict(
+            os.environ, SRCJAX_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1", SRCJAX_BENCH_NO_JAX="1"
+        )
         for run in ("empty cache", "disk cache"):
             row = Row("T3", f"{label}, {run}")
             done = subprocess.run(
