@@ -130,6 +130,12 @@ class NoDerivativeRuleError(SrcjaxError, NotImplementedError):
     """A call with no derivative rule lies on a path from an input to the output."""
 
 
+class CustomVjpForwardError(NoDerivativeRuleError, TypeError):
+    """Forward mode (jvp, jacfwd, hessian's outer jacfwd) through a ``custom_vjp``
+    function: a TypeError as JAX's ("can't apply forward-mode autodiff (jvp) to a
+    custom_vjp function."), and a NoDerivativeRuleError as before."""
+
+
 class NonDifferentiableError(SrcjaxError, TypeError):
     """Differentiation with respect to an integer/bool input, or a non-scalar output."""
 

@@ -260,9 +260,11 @@ class _Grad(Transformed):
         for a in self.argnums:
             i = a + len(self._bound) if a >= 0 else n + a
             if not 0 <= i < n:
-                raise TransformValueError(
-                    f"argnums {self.argnums} out of range: called with {n - len(self._bound)} "
-                    "positional arguments"
+                # JAX's TypeError (fresh-user bug F4-E3: it was a ValueError)
+                raise TransformTypeError(
+                    f"differentiating with respect to argnums={self.argnums} requires at "
+                    f"least {max(self.argnums) + 1} positional arguments to be passed by "
+                    f"the caller, but got only {n - len(self._bound)} positional arguments."
                 )
             out.add(i)
         return frozenset(out)

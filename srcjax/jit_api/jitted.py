@@ -233,6 +233,7 @@ class _Jit(Transformed):
                         del self._specs[key]
                 fn = None
             if fn is None:
+                self._check_donated(len(args))
                 fn = self._specialize(key, cargs, ckwargs)
             out = fn(*cargs, **ckwargs)
         if _cfg.checks_enabled and isinstance(self.fun, Transformed):
@@ -254,6 +255,15 @@ class _Jit(Transformed):
                 out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
             return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
         return _unalias(out, args, kwargs, self._donate_pos)
+
+    def _check_donated(self, nargs: int) -> None:
+        """JAX's check of donate_argnums against the call's positional arguments,
+        made when a call first builds a specialization (fresh-user bug F4-E3)."""
+        if self._donate_pos and max(self._donate_pos) >= nargs:
+            raise TransformValueError(
+                f"Jitted function has donate_argnums={tuple(sorted(self._donate_pos))}, "
+                f"but only accepts {nargs} positional arguments."
+            )
 
     def _specialize(self, key, args, kwargs):
         with self._build_lock:

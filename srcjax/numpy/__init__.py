@@ -61,7 +61,7 @@ from ._vectorize import vectorize  # jnp.vectorize: generated functions over src
 _array.HOOKS["numpy"] = _sys.modules[__name__]  # (Array's methods are these functions)
 
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
-ndarray = _np.ndarray
+ndarray = _array.Array  # jnp.ndarray is jax.Array in JAX
 generic = _np.generic
 number = _np.number
 inexact = _np.inexact

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Set
 import gast
 
 from ..analysis.activity import analyze_activity
-from ..errors import NoDerivativeRuleError
+from ..errors import CustomVjpForwardError, NoDerivativeRuleError
 from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from .aux import split_aux
@@ -166,11 +166,21 @@ class Forward:
             if rule is None:
                 if not prim.jvps:
                     hint = prim.missing_rule_hint
-                    if prim.kind == "custom" and prim.vjps and hint is None:
-                        hint = "forward mode of a custom_vjp function is not supported (as in JAX)"
+                    err = self._no_rule(s, prim.public, hint)
+                    if prim.kind == "custom" and prim.vjps:
+                        # JAX's TypeError: "can't apply forward-mode autodiff (jvp)
+                        # to a custom_vjp function."
+                        err = CustomVjpForwardError(
+                            f"can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                            f"function (`{prim.public}`)",
+                            self.src.location(s) if hasattr(s, "lineno") else None,
+                            hint
+                            or "forward mode (jvp, jacfwd, hessian) cannot differentiate "
+                            "a custom_vjp, as in JAX; use grad/vjp/jacrev, or a custom_jvp",
+                        )
                     # raised only if the tangent is read: a value whose tangent
                     # nothing needs (only its shape is used) needs no rule
-                    self.deferred.append((tdot, self._no_rule(s, prim.public, hint)))
+                    self.deferred.append((tdot, err))
                     return [s, zero]
                 err = self._no_rule(s, f"{prim.public}` with respect to `{pname}")
                 pre.extend(no_rule_checks(prim, pname, active_items, err))

@@ -67,6 +67,9 @@ class CallsMixin:
         """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
         (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
         nargs = len(e.args)
+        if obj is isinstance and nargs == 2 and not e.keywords:
+            self._array_isinstance(e)
+            return None
         if obj is reversed and not e.keywords and nargs == 1:
             # reversed(xs) as xs[::-1]: a list for a list, the rows reversed for an
             # array (a sequence, not an iterator: list(), indexing and loops alike)
@@ -162,6 +165,32 @@ class CallsMixin:
             node = N.call(prim.public, [x, N.name(dname)])
             return node, Op("prim", prim=prim, bound=_bind(prim, x, N.name(dname)))
         return None
+
+    def _array_isinstance(self, e: Any) -> None:
+        """``isinstance(x, jnp.ndarray)`` (or ``srcjax.Array``, or a tuple holding
+        it) inside transformed code: array values there are the backend's buffers
+        (NumPy arrays and scalars), which JAX's tracers stand for, so the class
+        spec is widened to them in place (fresh-user bug F4-05: the test was
+        False under jit/grad/vmap and True eagerly for NumPy arrays)."""
+        from ..._array import Array
+
+        spec = e.args[1]
+        parts = spec.elts if isinstance(spec, gast.Tuple) else [spec]
+        classes = []
+        for part in parts:
+            if not isinstance(part, (gast.Name, gast.Attribute)):
+                return
+            status, cls = self.resolve(part)
+            if status != "found":
+                return
+            classes.extend(cls if isinstance(cls, tuple) else (cls,))
+        if Array not in classes:
+            return
+        for part in parts:
+            self._record_dependency(part, self.resolve(part)[1])
+        name = self.namer.fresh("array_types")
+        self.bindings[name] = tuple(classes) + (np.ndarray, np.generic)
+        e.args[1] = N.name(name)
 
     def _static_truth(self, test: Any) -> Optional[bool]:
         """The truth of an ``if`` test that is a module-level or closed-over flag
