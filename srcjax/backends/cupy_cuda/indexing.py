@@ -20,7 +20,11 @@ CUDA implementations here decide without relying on an exception:
   runs on the device as any other, out of bounds it runs the NumPy
   implementation, which has JAX's rule (drop for updates, fill for
   ``take``/``take_along_axis``/``mode="fill"``, clamp for ``mode="clip"``), on
-  host copies (counted in ``cupy_cuda.HOST_CALLS``).
+  host copies (counted in ``cupy_cuda.HOST_CALLS``);
+- ``ad.index_adjoint`` (the gradient of ``x[idx]``) in bounds with a basic
+  index (integers, slices: no duplicates) stores ``g`` into device zeros; with
+  an index array it still runs on host copies (a scatter-add that accumulates
+  duplicates: ``cupyx.scatter_add``, to be checked on a GPU).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from ...primitives.ad import oob
+from ...primitives.ad.indexing import is_basic_index
 
 __all__ = ["cuda_impls", "out_of_bounds"]
 
@@ -137,7 +142,11 @@ def _getitem(cupy_module: Callable[[], Any], is_dev: Callable[[Any], bool]) -> A
 
 
 def _checked(
-    public: str, impl: Any, on_host: Callable[..., Any], is_dev: Callable[[Any], bool]
+    public: str,
+    impl: Any,
+    on_host: Callable[..., Any],
+    is_dev: Callable[[Any], bool],
+    in_bounds: Optional[Callable[[Dict[str, Any]], Any]] = None,
 ) -> Any:
     xname, iname, axname = CHECKED[public]
     sig = inspect.signature(impl)
@@ -154,11 +163,30 @@ def _checked(
             return NotImplemented
         axis = b.get(axname) if axname is not None else None
         if not out_of_bounds(tuple(x.shape), idx, axis, axname is not None, is_dev):
+            if in_bounds is not None:
+                return in_bounds(b)
             return NotImplemented  # in bounds: the device path
         return on_host(public, impl, args, kwargs)
 
     call.__name__ = f"{public}_cuda"
     return call
+
+
+def _basic_adjoint(cupy_module: Callable[[], Any], is_dev: Callable[[Any], bool]) -> Any:
+    def adjoint(b: Dict[str, Any]) -> Any:
+        """``ad.index_adjoint`` in bounds for a basic index (integers and
+        slices: no duplicates, so a plain store): zeros on the device with ``g``
+        written at ``idx`` (the NumPy implementation scatters into host zeros)."""
+        g, x, idx = b["g"], b["x"], b["idx"]
+        if g is None or not is_dev(x) or not is_basic_index(idx):
+            return NotImplemented
+        gdt = np.dtype(g.dtype) if hasattr(g, "dtype") else np.result_type(g)
+        dtype = gdt if gdt.kind in "fc" else np.dtype(x.dtype)
+        out = cupy_module().zeros(x.shape, dtype)
+        out[idx] = g
+        return out
+
+    return adjoint
 
 
 def cuda_impls(
@@ -169,6 +197,8 @@ def cuda_impls(
     from ...primitives import registry  # noqa: PLC0415
 
     out: Dict[str, Any] = {"ad.getitem": _getitem(cupy_module, is_dev)}
+    special = {"ad.index_adjoint": _basic_adjoint(cupy_module, is_dev)}
     for public in CHECKED:
-        out[public] = _checked(public, registry.REGISTRY[public].impl, on_host, is_dev)
+        impl = registry.REGISTRY[public].impl
+        out[public] = _checked(public, impl, on_host, is_dev, special.get(public))
     return out
