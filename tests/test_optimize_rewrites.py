@@ -1,6 +1,6 @@
 """jit's rewrites that made R6 (Newton-CG, forward-over-reverse under vmap) issue
 fewer operations: commutative CSE, int-tuple constants propagated (reductions
-over the same axes merge), ``a + zeros`` and ``a + (-b)`` simplified, ``ad.lift``
+over the same axes merge), ``a + zeros`` and ``a + (-b)`` simplified, ``ad.expand_to_rank``
 of a known shape as a subscript, and a second simplification after jit's
 specialization. Oracles: the unoptimized function run by NumPy (bit for bit),
 and the generated source for what must be gone."""
@@ -128,7 +128,7 @@ def test_vmapped_cg_under_jit_lifts_by_subscript_and_matches_eager():
     f = srcjax.jit(srcjax.vmap(_cg))
     got = np.asarray(f(a, b))
     src = _code(srcjax.source(f, a, b))
-    assert "ad.lift" not in src and "[:, None]" in src, src
+    assert "ad.expand_to_rank" not in src and "[:, None]" in src, src
     want = np.stack([np.asarray(_cg_numpy(a[i], b[i])) for i in range(5)])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(

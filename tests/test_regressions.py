@@ -2895,7 +2895,7 @@ def _mean_sq(x):
 
 def test_vmap_grad_of_mean_keeps_float32():
     """vmap(grad(f)) was float64 when f used jnp.mean, / x.shape[0] or / x.size
-    (ad.lift turned the Python-float 1/count into a float64 array; the batched
+    (ad.expand_to_rank turned the Python-float 1/count into a float64 array; the batched
     unbroadcast of an unbatched cotangent cast to a float64 zeros' dtype)."""
     X = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     for f, want in [

@@ -218,3 +218,29 @@ def test_the_names_jaxs_stax_module_reexports():
     # randn()'s default stddev 1e-2, as JAX's normal()
     w = stax.randn()(random.PRNGKey(0), (1000,))
     assert 0.008 < float(np.std(w)) < 0.012
+
+
+def _make_dense(shape):
+    return stax.Dense(3)
+
+
+def test_shape_dependent_under_jit_is_a_located_error():
+    """Issue 20 (b): shape_dependent's apply_fun under jit/grad gave a NameError
+    from generated code. srcjax cannot yet make the layer at apply time inside a
+    transform (its functions would be values); the error is at the user's call
+    of the layer constructor with the workaround, and eager apply still works."""
+    init_fun, apply_fun = stax.serial(stax.shape_dependent(_make_dense), stax.Relu)
+    _, params = init_fun(random.PRNGKey(0), (2, 4))
+    x = np.ones((2, 4), np.float32)
+    w, b = params[0]
+    np.testing.assert_allclose(apply_fun(params, x), np.maximum(x @ w + b, 0), rtol=1e-6)
+    calls = (
+        lambda: srcjax.jit(apply_fun)(params, x),
+        lambda: srcjax.grad(lambda p: jnp.sum(apply_fun(p, x)))(params),
+    )
+    for call in calls:
+        with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
+            call()
+        msg = str(info.value)
+        assert "test_stax.py:" in msg and "stax.Dense(3)" in msg
+        assert "call `Dense` outside the transformed function" in msg

@@ -247,3 +247,29 @@ def test_parameter_names_that_look_like_generated_ones():
     np.testing.assert_allclose(vf(X, plan_v=2.0, out=1.0, vmap=X), X * 2 + X, rtol=1e-6)
     g = srcjax.grad(lambda z: jnp.sum(vf(z, z, 1.0, 2.0)))(X)
     np.testing.assert_allclose(g, 2 * X, rtol=1e-6)
+
+
+def test_signature_under_vmap_of_vmap():
+    """Issue 20: jnp.vectorize with a signature under vmap of vmap (core
+    dimensions after two mapped axes), and its gradient and jit. Oracle: NumPy
+    broadcasting of the same formulas."""
+    f = jnp.vectorize(lambda a, b: jnp.sum(jnp.sin(a) * b), signature="(n),(n)->()")
+    g = jnp.vectorize(lambda a: jnp.outer(a, a), signature="(n)->(n,n)")
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(2, 3, 4, 5)).astype(np.float32)
+    w = rng.normal(size=(5,)).astype(np.float32)
+    vv = srcjax.vmap(srcjax.vmap(f, in_axes=(0, None)), in_axes=(0, None))
+    want = np.sum(np.sin(x) * w, -1)
+    np.testing.assert_allclose(vv(x, w), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(vv)(x, w), want, rtol=1e-5, atol=1e-6)
+    outer = srcjax.vmap(srcjax.vmap(g))(x)
+    np.testing.assert_allclose(outer, x[..., :, None] * x[..., None, :], rtol=1e-6)
+    # the mapped axes elsewhere than in front (in_axes=1 inside, 2 outside)
+    xt = np.moveaxis(x, (0, 1), (2, 1))  # (4, 3, 2, 5): outer axis 2, inner axis 1
+    inner = srcjax.vmap(f, in_axes=(1, None))
+    np.testing.assert_allclose(
+        srcjax.vmap(inner, in_axes=(2, None))(xt, w), want, rtol=1e-5, atol=1e-6
+    )
+    grad = srcjax.grad(lambda a, b: jnp.sum(f(a, b)))
+    gg = srcjax.vmap(srcjax.vmap(grad, in_axes=(0, None)), in_axes=(0, None))(x, w)
+    np.testing.assert_allclose(gg, np.cos(x) * w, rtol=1e-5, atol=1e-6)

@@ -239,10 +239,10 @@ class Primitive:
         #: an ``ad.*`` helper that computes its result from its operands only (no
         #: effect, nothing changed in place, no check of values that raises), as
         #: the public array kinds do: jit may drop it when unread, merge repeats
-        #: and hoist it out of loops (ad.lift, ad.bmatmul)
+        #: and hoist it out of loops (ad.expand_to_rank, ad.bmatmul)
         self.pure = False
         #: the operand whose value the result is whenever the result's abstract
-        #: value is that operand's (ad.lift's ``x``: no unit axes to insert;
+        #: value is that operand's (ad.expand_to_rank's ``x``: no unit axes to insert;
         #: ad.unbroadcast's ``g``: nothing to sum): jit copies it instead
         self.identity_operand: Optional[str] = None
         #: a Python number or tuple result depends on the operands' shapes, dtypes

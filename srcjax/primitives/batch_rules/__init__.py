@@ -24,7 +24,7 @@ False)`` when the result is the same for every example (``jnp.shape``), or
 
 Rules produce calls of ordinary registered primitives, so the batched code is
 itself srcjax input (``grad(vmap(f))``, ``vmap(vmap(f))``). The helpers
-registered in the ``runtime_*`` modules (``ad.batch_broadcast``, ``ad.lift``, ``ad.select``,
+registered in the ``runtime_*`` modules (``ad.batch_broadcast``, ``ad.expand_to_rank``, ``ad.select``,
 ``ad.branch_input``, ``ad.bmatmul`` ...) carry their own derivative and
 batching rules where a derivative can flow through them; the index helpers
 (``ad.batch_axis`` ...) compute static metadata and are not differentiable.

@@ -103,18 +103,18 @@ def _unbatched_result(c):
 
 
 def _lifted_to_shape(c, x, shape, base):
-    """``name = ad.lift(x, len(ad.as_shape(shape)))`` emitted first (``name`` from
+    """``name = ad.expand_to_rank(x, len(ad.as_shape(shape)))`` emitted first (``name`` from
     ``x``'s name, or ``base``): batched ``x`` with its per-example rank raised to
     that of a static ``shape`` (broadcast_to, tile, full)."""
     return c.let(
         (x.id if _is_name(x) else base) + "_al",
-        N.call("ad.lift", [x, N.call("len", [N.call("ad.as_shape", [shape])])]),
+        N.call("ad.expand_to_rank", [x, N.call("len", [N.call("ad.as_shape", [shape])])]),
     )
 
 
 def _shifted_static_rule(pname, default, unbatched):
     """The rule of a helper whose static ``pname`` counts leading (batch) axes
-    (``ad.lift``'s ``nb``, ``ad.batch_broadcast``'s ``axis``, ``ad.fold_axes``'s
+    (``ad.expand_to_rank``'s ``nb``, ``ad.batch_broadcast``'s ``axis``, ``ad.fold_axes``'s
     ``lead``): under an outer vmap one more (``None`` reads as ``default``). A
     loop over the examples where ``pname`` is not static or an operand named in
     ``unbatched`` is batched."""

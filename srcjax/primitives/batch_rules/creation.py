@@ -84,8 +84,8 @@ def _linspace_rule(c):
     rank_of = lambda x: gast.BinOp(  # noqa: E731
         left=N.call("jnp.ndim", [N.clone(x)]), op=gast.Sub(), right=N.const(1)
     )
-    s_al = c.let("lin_start_al", N.call("ad.lift", [N.clone(start), rank_of(stop)]))
-    e_al = c.let("lin_stop_al", N.call("ad.lift", [N.clone(stop), rank_of(start)]))
+    s_al = c.let("lin_start_al", N.call("ad.expand_to_rank", [N.clone(start), rank_of(stop)]))
+    e_al = c.let("lin_stop_al", N.call("ad.expand_to_rank", [N.clone(stop), rank_of(start)]))
     bax = N.const(axis + 1 if axis >= 0 else axis)
     s_e = c.let("lin_start_e", N.call("jnp.expand_dims", [N.clone(s_al), N.clone(bax)]))
     dtype = c.let("lin_dtype", N.call("ad.linspace_dtype", [c.arg("dtype") or N.const(None)]))

@@ -199,7 +199,7 @@ def _at_rule(c):
         v = c.let(
             (v.id if _is_name(v) else "v") + "_al",
             N.call(
-                "ad.lift",
+                "ad.expand_to_rank",
                 [v, gast.BinOp(left=N.call("jnp.ndim", [target]), op=gast.Sub(), right=N.const(1))],
             ),
         )
@@ -278,7 +278,7 @@ def _at_helper_rule(c):
             a = c.let(
                 (a.id if _is_name(a) else name) + "_al",
                 N.call(
-                    "ad.lift",
+                    "ad.expand_to_rank",
                     [
                         a,
                         gast.BinOp(

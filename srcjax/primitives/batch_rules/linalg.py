@@ -188,8 +188,8 @@ def _solve(c):
     def per_example_rank(x):
         return gast.BinOp(left=N.call("jnp.ndim", [x]), op=gast.Sub(), right=N.const(1))
 
-    a_l = c.let("a_lifted", N.call("ad.lift", [a, per_example_rank(col)]))
-    col_l = c.let("rhs_lifted", N.call("ad.lift", [col, per_example_rank(a)]))
+    a_l = c.let("a_lifted", N.call("ad.expand_to_rank", [a, per_example_rank(col)]))
+    col_l = c.let("rhs_lifted", N.call("ad.expand_to_rank", [col, per_example_rank(a)]))
     x = c.let("solved", N.call("jnp.linalg.solve", [a_l, col_l]))
     return N.call("ad.rhs_uncolumn", [x, b, a])
 

@@ -1,5 +1,5 @@
 """Batching rules of the batching helpers themselves (nested vmap:
-``vmap(vmap(f))``, ``vmap(jacfwd(f))``): ``ad.select``, ``ad.lift``,
+``vmap(vmap(f))``, ``vmap(jacfwd(f))``): ``ad.select``, ``ad.expand_to_rank``,
 ``ad.batch_broadcast``, and the per-example helpers (``ad.bmatmul``, ...)
 run once on the outer and inner batch axes folded into one."""
 

@@ -1,6 +1,6 @@
 """Runtime helpers of batched code for pytree-shaped values: broadcasting a
 value along a new batch axis and its adjoint (``ad.batch_broadcast`` /
-``ad.batch_unbroadcast``), per-example rank alignment (``ad.lift``), vmap's
+``ad.batch_unbroadcast``), per-example rank alignment (``ad.expand_to_rank``), vmap's
 in_axes/out_axes moves (``ad.tree_batch_in`` / ``ad.tree_batch_out`` and their
 adjoints), stacking and slicing containers (``ad.tree_stack``,
 ``ad.tree_row``, lax.scan's ``ad.btree_*``) and sums over a named axis
@@ -120,7 +120,7 @@ def _lift(x, rank, nb=1):
     return x.reshape(x.shape[:nb] + (1,) * extra + x.shape[nb:])
 
 
-lift = _reg("ad.lift", _lift).facts(pure=True, identity_operand="x")
+lift = _reg("ad.expand_to_rank", _lift).facts(pure=True, identity_operand="x")
 
 
 def _lift_vjp(g, ans, x):

@@ -19,7 +19,7 @@ example shares. Design:
 - **Primitives.** Each statement with batched operands is rewritten by its
   primitive's batching rule (:mod:`srcjax.primitives.batch_rules`; rule
   convention there). Elementwise primitives need none: operands only get
-  their per-example ranks aligned (``ad.lift`` inserts unit axes after the
+  their per-example ranks aligned (``ad.expand_to_rank`` inserts unit axes after the
   batch axis where a batched operand has a lower per-example rank than
   another operand), so NumPy's broadcasting lines them up. A call without a
   rule on batched operands (or a call srcjax cannot see into) becomes a

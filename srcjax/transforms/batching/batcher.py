@@ -11,6 +11,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 import gast
 
 from ...analysis.activity import object_method_error
+from ...analysis.ranks import scalar_names
 from ...analysis.static_names import constant_values, static_names
 from ...analysis.tapes import pure_tape_lists, tape_lists
 from ...errors import Location, TransformValueError
@@ -115,6 +116,9 @@ class Batcher(_Statements, _Prints, _Branches, _Loops):
         #: names every binding of which is the same constant (a string, number,
         #: or a tuple of them): static arguments to rules (see BatchCall.static)
         self.constant_values = constant_values(self.fdef.body)
+        #: names holding a 0-d value per example wherever bound (jnp.sum(x), 2.0 *
+        #: that): aligning ranks with them needs no ad.expand_to_rank (calls.lift)
+        self.scalars = scalar_names(self.fdef)
         # name -> the name every binding of it copies (`cond = flag`), else None
         self._copies = _copy_bindings(self.fdef)
         from ...primitives import batch_rules  # noqa: F401  (registers rules and helpers)

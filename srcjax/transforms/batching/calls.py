@@ -92,11 +92,13 @@ class BatchCall:
         per-example rank is at least that of ``other``."""
         if isinstance(other, gast.Constant):
             return x
+        if isinstance(other, gast.Name) and other.id in self.bp.scalars:
+            return x  # (a per-example rank of at least 0: nothing to insert)
         rank = N.call("jnp.ndim", [N.clone(other)])
         if self.bp.is_batched(other):
             rank = gast.BinOp(left=rank, op=gast.Sub(), right=N.const(1))
         base = x.id + "_al" if isinstance(x, gast.Name) else "lifted"
-        return self.let(base, N.call("ad.lift", [N.clone(x), rank]))
+        return self.let(base, N.call("ad.expand_to_rank", [N.clone(x), rank]))
 
     def ndim(self, x: Any) -> Any:
         return N.call("jnp.ndim", [N.clone(x)])

@@ -539,7 +539,7 @@ class _Interp:
         if op.prim.from_shapes and type(r) in (int, float, bool, tuple):
             return _Static(r)  # from shapes and options only: ad.mean_scale's 1 / n
         if static and op.prim.pure and type(r) in (int, float, bool):
-            return _Static(r)  # a helper of static values: ad.lift(0.005, 1)
+            return _Static(r)  # a helper of static values: ad.expand_to_rank(0.005, 1)
         return None
 
 

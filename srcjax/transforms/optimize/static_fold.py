@@ -3,7 +3,7 @@ abstract values become constants, helpers that would return an operand
 unchanged become copies of it, and items of tuple displays become the item.
 
 Generated code of other transforms cannot know shapes: vmap aligns ranks with
-``ad.lift(x, jnp.ndim(y) - 1)``, moves axes with ``ad.batch_axis(None,
+``ad.expand_to_rank(x, jnp.ndim(y) - 1)``, moves axes with ``ad.batch_axis(None,
 jnp.ndim(x))``, and reverse mode sums cotangents back with
 ``ad.unbroadcast(g, x)``. Under jit every one of these is decided by the
 argument types; left in, each costs a Python call per step (R6, Newton-CG with
@@ -62,7 +62,7 @@ def fold_static(fdef: Any) -> bool:
       (``ad.batch_axis(None, 2)``, ``ad.batch_broadcast(None, 16)``) is
       evaluated now;
     - a helper with an ``identity_operand`` whose result has that operand's
-      abstract value (``ad.lift(x, 1)`` of an ``x`` of rank 2) becomes a copy
+      abstract value (``ad.expand_to_rank(x, 1)`` of an ``x`` of rank 2) becomes a copy
       of the operand: the helper would return it as it is;
     - ``t[i]`` of a tuple display ``t = (a, b)`` becomes ``a`` or ``b``.
 
@@ -115,7 +115,7 @@ _FAILED = object()
 
 def _unknown_numbers(s: Any) -> bool:
     """Whether an operand is a Python number whose value is not known now (its
-    stand-in, 1, may have given another shape: ``ad.lift(x, rank)``)."""
+    stand-in, 1, may have given another shape: ``ad.expand_to_rank(x, rank)``)."""
     ins = getattr(s, "sj_avals_in", None) or {}
     for v in s.sj_op.bound.values():
         for x in v if isinstance(v, list) else [v]:
@@ -202,11 +202,11 @@ def _forward_items(stmts: List[Any], table: Dict[str, list]) -> bool:
 
 
 def lifts_as_subscripts(fdef: Any) -> int:
-    """``t = ad.lift(x, rank, nb)`` of an array whose shape jit knows, and which
+    """``t = ad.expand_to_rank(x, rank, nb)`` of an array whose shape jit knows, and which
     needs unit axes, becomes ``t = x[:, None]`` (``nb`` full slices, then one
-    ``None`` per missing axis): the view ``ad.lift`` returns, without its call
+    ``None`` per missing axis): the view ``ad.expand_to_rank`` returns, without its call
     (~0.5 us; R6's conjugate-gradient step lifted two scalars per example each
-    iteration). Run last: the statement keeps its ``ad.lift`` operation for the
+    iteration). Run last: the statement keeps its ``ad.expand_to_rank`` operation for the
     passes after jit's optimizer (fusion sees an opaque step, as before).
     Returns how many were rewritten."""
     done = 0
@@ -214,7 +214,11 @@ def lifts_as_subscripts(fdef: Any) -> int:
         if not _is_assign(s) or not getattr(s, "sj_sure", False):
             continue
         op = s.sj_op
-        if op.kind != "prim" or op.prim.public != "ad.lift" or not isinstance(s.value, gast.Call):
+        if (
+            op.kind != "prim"
+            or op.prim.public != "ad.expand_to_rank"
+            or not isinstance(s.value, gast.Call)
+        ):
             continue
         x, rank, nb = op.bound.get("x"), op.bound.get("rank"), op.bound.get("nb", N.const(1))
         if not (
@@ -239,6 +243,6 @@ def lifts_as_subscripts(fdef: Any) -> int:
         )
         N.copy_origin(sub, s.value)
         s.value = sub
-        s.sj_note = "ad.lift: known shapes"
+        s.sj_note = "ad.expand_to_rank: known shapes"
         done += 1
     return done
