@@ -43,6 +43,9 @@ class _Interp:
     def __init__(self, resolve: Callable[[str], Any], locals_: set) -> None:
         self.resolve = resolve
         self.locals = locals_
+        self.receivers: set = set()  # names some method is called on (l.append)
+        self.restores: Dict[str, Any] = {}  # x = tape.pop(): see _tape_restores
+        self.tapes: set = set()
         self.unsure = 0  # > 0 inside a loop whose abstract values did not converge
         self.trial = 0  # > 0 in a loop's passes before its abstract values settle
 
@@ -114,9 +117,17 @@ class _Interp:
                 cur = new
             self.unsure += not converged
             try:
-                self.block(s.body, dict(cur))  # final pass: annotations under loop facts
+                last = self.block(s.body, dict(cur))  # final pass: annotations under loop facts
             finally:
                 self.unsure -= not converged
+            if converged and _runs(s):
+                # a loop that surely runs a trip: after it, a name it assigns
+                # holds what the last trip left (the value before the loop, such
+                # as grad's forward declaration `x = None`, is not merged in)
+                after = dict(cur)
+                for k in names:
+                    after[k] = last.get(k)
+                return after
             return cur
         if _is_carry_check(s):
             # the carries it compares, for drop_carry_checks
@@ -129,9 +140,13 @@ class _Interp:
             if _is_assign(s):
                 s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
                 try:
-                    with warnings.catch_warnings(), np.errstate(all="ignore"):
-                        warnings.simplefilter("ignore")
-                        val = self.value(s, env)
+                    t = s.targets[0].id
+                    if t in self.restores and _tape_list(s.value, "pop", 0) in self.tapes:
+                        val = self.restores[t]
+                    else:
+                        with warnings.catch_warnings(), np.errstate(all="ignore"):
+                            warnings.simplefilter("ignore")
+                            val = self.value(s, env)
                 except Exception as e:  # noqa: BLE001 - no information
                     if getattr(e, "srcjax_user_error", False):
                         raise  # (the user's code is wrong for these arguments)
@@ -528,6 +543,17 @@ class _Interp:
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
             return Aval(np.shape(r), r.dtype)
+        if (
+            type(r) is list
+            and not static
+            and isinstance(s, gast.Assign)
+            and s.targets[0].id not in self.receivers
+        ):
+            # a list result no method is ever called on (``ad.unstack_like``: the
+            # cotangent of a stacked list, read by ``ad.part``): a fixed list
+            items = [_array_tree(v) for v in r]
+            if r and all(v is not None for v in items):
+                return items
         if op.prim.pure and type(r) in (dict, tuple) and not static:
             tree = _array_tree(r)  # a helper's dict or tuple of arrays (never a list:
             if tree is not None:  # generated code appends to lists)
@@ -584,7 +610,139 @@ def infer_avals(
         raise KeyError(name)
 
     interp = _Interp(resolve or no_globals, locals_)
+    interp.restores, interp.tapes = _tape_restores(fdef, params)
+    interp.receivers = {
+        n.func.value.id
+        for n in gast.walk(fdef)
+        if isinstance(n, gast.Call)
+        and isinstance(n.func, gast.Attribute)
+        and isinstance(n.func.value, gast.Name)
+    }
     return interp.block(fdef.body, dict(params))
+
+
+def _runs(loop: Any) -> bool:
+    """Whether a ``for`` loop surely runs at least one trip: ``range`` (or
+    ``reversed(range)``) of int constants with a positive length."""
+    if not isinstance(loop, gast.For):
+        return False
+    it = loop.iter
+    if (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "reversed"
+        and len(it.args) == 1
+    ):
+        it = it.args[0]
+    if not (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "range"
+        and 1 <= len(it.args) <= 3
+        and not it.keywords
+        and all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args)
+    ):
+        return False
+    try:
+        return len(range(*[a.value for a in it.args])) > 0
+    except ValueError:
+        return False
+
+
+def _tape_list(node: Any, attr: str, nargs: int) -> Optional[str]:
+    """The list name of ``L.<attr>(...)`` with ``nargs`` arguments, or None."""
+    if (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and node.func.attr == attr
+        and isinstance(node.func.value, gast.Name)
+        and len(node.args) == nargs
+        and not node.keywords
+    ):
+        return node.func.value.id
+    return None
+
+
+def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
+    """The abstract values of reverse mode's restores ``x = tape.pop()``.
+
+    A tape is a local list (``tape = []``) used only by ``tape.append(v)``
+    statements and ``x = tape.pop()`` assignments: grad saves a name's value
+    before a loop trip overwrites it and restores it on the way back, so what
+    ``x = tape.pop()`` gives is a value ``x`` held before: its parameter value or
+    one of its assignments (copy propagation may have renamed the pushed operand;
+    the value is the same). Its abstract value is the merge of those, read from
+    the annotations of the previous inference (none yet: unknown). The forward
+    declaration ``x = None`` is left out of the merge: its value is pushed by the
+    first trip and restored by the last reverse trip, after which grad's code
+    never reads it (it is there so the first push finds the name bound). Without
+    this every value computed from a restore was unknown, so jit could not fold
+    the reverse loops' ``ad.unbroadcast``/``ad.lift`` helpers (R3's scan RNN,
+    L3's RK4 gradient). Returns ``({x: aval}, the tapes' names)``."""
+    lists: Dict[str, bool] = {}
+    for s in gast.walk(fdef):
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.List)
+            and not s.value.elts
+        ):
+            lists[s.targets[0].id] = lists.get(s.targets[0].id, True)
+    if not lists:
+        return {}, set()
+    # every other use of a list name disqualifies it
+    allowed = set()
+    popped: Dict[str, List[str]] = {}
+    for s in gast.walk(fdef):
+        if isinstance(s, gast.Expr):
+            name = _tape_list(s.value, "append", 1)
+            if name in lists:
+                allowed.add(id(s.value.func.value))
+        elif isinstance(s, gast.Assign) and len(s.targets) == 1:
+            name = _tape_list(s.value, "pop", 0)
+            if name in lists and isinstance(s.targets[0], gast.Name):
+                allowed.add(id(s.value.func.value))
+                popped.setdefault(name, []).append(s.targets[0].id)
+            elif isinstance(s.value, gast.List) and not s.value.elts:
+                allowed.add(id(s.targets[0]))
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and n.id in lists and id(n) not in allowed:
+            lists[n.id] = False
+    tapes = {name for name, ok in lists.items() if ok}
+    targets = {t for name, ts in popped.items() if name in tapes for t in ts}
+    if not targets:
+        return {}, set()
+    seen: Dict[str, List[Any]] = {t: [] for t in targets}
+    for t in targets & set(params):
+        seen[t].append(params[t])
+    for s in gast.walk(fdef):
+        if not (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id in seen
+        ):
+            continue
+        t = s.targets[0].id
+        if _tape_list(s.value, "pop", 0) in tapes:
+            continue  # (a restore: what it gives is among the others)
+        if isinstance(s.value, gast.Constant) and s.value.value is None:
+            continue  # (the forward declaration)
+        if not hasattr(s, "sj_aval"):
+            seen[t].append(None)  # (not inferred yet)
+            continue
+        seen[t].append(s.sj_aval if getattr(s, "sj_sure", False) else None)
+    out: Dict[str, Any] = {}
+    for t, avals in seen.items():
+        if not avals or any(a is None for a in avals):
+            continue
+        merged = avals[0]
+        for a in avals[1:]:
+            merged = _merge(merged, a)
+        if merged is not None:
+            out[t] = merged
+    return out, tapes
 
 
 def _check_pred(pred: Any) -> None:
