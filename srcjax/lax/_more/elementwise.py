@@ -25,7 +25,7 @@ from ...primitives.elementwise import sign as _sign
 from ...primitives.elementwise import where as _where
 from ...primitives.registry import Primitive, register
 from ...primitives.special import gammaln
-from .._ops._static import _same_dtypes_impl
+from .._ops._static import _canonical_dtype_impl, _same_dtypes_impl
 from .._ops.elementwise import integer_pow
 from ._static import _static
 
@@ -412,6 +412,60 @@ def _reduce_precision_operand(g, ans, exponent_bits, mantissa_bits):
 _defderiv(reduce_precision, _reduce_precision_operand)
 reduce_precision.samples = lambda rng: [
     ((rng.uniform(-2.0, 2.0, s), 11, 52), {}) for s in [(), (3,)]
+]
+
+
+# ---------------------------------------------------------------------------
+# bitcast_convert_type
+
+
+def _bitcast_convert_type(operand, new_dtype):
+    """``operand``'s bits read as ``new_dtype`` (jax.lax.bitcast_convert_type;
+    little-endian, as JAX on the CPU). Equal widths keep the shape
+    (``float32(1.0)`` -> ``int32`` 1065353216); a narrower ``new_dtype`` adds a
+    trailing axis of ``old_bits // new_bits`` (float32 ``(3,)`` -> uint16
+    ``(3, 2)``, low half first); a wider one needs the last axis to have
+    ``new_bits // old_bits`` entries and removes it (ValueError otherwise, JAX's
+    text). Both dtypes are canonicalized (float64 is float32 unless x64); bool
+    and complex operands or targets raise TypeError unless the dtypes are equal.
+    The result is never weakly typed. Not differentiable: as in JAX, the
+    derivative through it is zero."""
+    d = _dt.dtype_of(operand)
+    to = np.dtype(_canonical_dtype_impl(new_dtype))
+    x = np.asarray(operand, d)
+    if d == to:
+        return _out(x.copy())
+    if d.kind in "bc" or to.kind in "bc":
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values unless the"
+            f" operand and destination types match. Got operand dtype={d.name},"
+            f" new_dtype=dtype('{to.name}'). Consider using the arr.view() method instead."
+        )
+    x = np.array(x, order="C")  # (not ascontiguousarray: it makes 0-d arrays 1-d)
+    if d.itemsize == to.itemsize:
+        return _out(x.view(to))
+    if d.itemsize > to.itemsize:
+        return x.reshape(x.shape + (1,)).view(to)
+    ratio = to.itemsize // d.itemsize
+    if x.ndim == 0 or x.shape[-1] != ratio:
+        n = x.shape[-1] if x.ndim else 1
+        raise ValueError(
+            f"Attempting to convert array of shape {x.shape} from {d.name} of size"
+            f" {d.itemsize * 8} bits to {to.name} of size {to.itemsize * 8}, bits but"
+            f" {n} * {d.itemsize * 8} != {to.itemsize * 8}"
+        )
+    return _out(x.view(to).reshape(x.shape[:-1]))
+
+
+bitcast_convert_type = register(
+    Primitive(
+        "lax.bitcast_convert_type", _bitcast_convert_type, kind="structural", differentiable=False
+    )
+)
+# under vmap the example axis leads and the bits are regrouped on the last axis
+bitcast_convert_type.def_batch(lambda c: c.rebuild())
+bitcast_convert_type.samples = lambda rng: [
+    ((rng.uniform(-2.0, 2.0, s).astype(np.float32), np.int32), {}) for s in [(), (3,)]
 ]
 
 
