@@ -1,7 +1,7 @@
 """The JAX article's pmap example, on 2 CPU devices (each a thread).
 
     python examples/seed_pmap.py             # prints [1.2110119 1.2357731]
-    python examples/seed_pmap.py --legacy    # the article's stream: [1.1566511 1.1805046]
+    python examples/seed_pmap.py --legacy    # the article's stream: [1.1566513 1.1805046]
 
 1. split PRNGKey(0) into one key per device;
 2. pmap: each device draws a 5000x6000 normal matrix,
@@ -18,7 +18,7 @@ scheme (JAX's default up to 0.4.38, ``jax_threefry_partitionable=False``), where
 ``split(key, 8)[:2]`` are other keys than ``split(key, 2)`` (the counters are laid
 out in two halves, so every key depends on the count), and matrices rounded to
 bfloat16 by the TPU's matmul. ``--legacy`` draws that stream (8 keys, the first
-two used) and prints ``[1.1566511 1.1805046]`` in float32, within 1e-4 of the
+two used) and prints ``[1.1566513 1.1805046]`` in float32, within 1e-4 of the
 article; rounding the samples to bfloat16 first would give 1.1566666 1.1805956
 (see shared/prng/FINDINGS.md).
 """

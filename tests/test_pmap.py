@@ -204,3 +204,58 @@ def test_static_and_out_axes(ndev):
     np.testing.assert_array_equal(got, Y + 1.0)
     text = srcjax.source(srcjax.pmap(lambda v: lax.psum(v, "i"), "i"), Y)
     assert "float32[4]" in text and "lax.psum(v, 'i')" in text
+
+
+# JAX 0.10.2, 4 host devices: pmap(f, "i")(X4) for f(v) = grad(lambda w: sum(sin(C(w * v)) *
+# c))(1.5), C a collective with axis_index_groups or all_gather's axis/tiled (their
+# derivatives ignored those options: psum over all devices, a ShapeError for axis=1)
+X4 = np.arange(16.0, dtype=np.float32).reshape(4, 2, 2) / 4
+GROUPS = [[0, 2], [1, 3]]
+GRADS_JAX = {
+    "psum_groups": (
+        [0.1841, 0.0327, 0.3311, 0.2473],
+        lambda u: lax.psum(u, "i", axis_index_groups=GROUPS),
+    ),
+    "pmean_groups": (
+        [-0.3324, -0.8234, -1.3735, -1.8926],
+        lambda u: lax.pmean(u, "i", axis_index_groups=GROUPS),
+    ),
+    "all_gather_axis1": (
+        [3.0349, -13.5712, -31.647, 34.7403],
+        lambda u: lax.all_gather(u, "i", axis=1),
+    ),
+    "all_gather_tiled": (
+        [0.9672, -8.9471, -36.4095, 34.4216],
+        lambda u: lax.all_gather(u, "i", tiled=True),
+    ),
+    "all_gather_groups": (
+        [0.4836, -1.706, -10.4604, 7.9054],
+        lambda u: lax.all_gather(u, "i", axis_index_groups=GROUPS),
+    ),
+    "all_gather_tiled_axis1_groups": (
+        [0.8282, -2.9379, -8.3759, 7.9585],
+        lambda u: lax.all_gather(u, "i", axis=1, tiled=True, axis_index_groups=GROUPS),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADS_JAX))
+def test_collective_derivatives_keep_groups_and_gather_options(ndev, case):
+    ndev(4)
+    want, coll = GRADS_JAX[case]
+    c = np.arange(32.0, dtype=np.float32) / 8
+
+    def f(v):
+        def loss(w):
+            y = coll(w * v)
+            return jnp.sum(jnp.sin(y) * c[: y.size].reshape(y.shape))
+
+        return srcjax.grad(loss)(1.5)
+
+    np.testing.assert_allclose(srcjax.pmap(f, "i")(X4), want, rtol=2e-4, atol=2e-4)
+
+
+def test_all_to_all_length_error_is_jax(ndev):
+    ndev(2)
+    with pytest.raises(ValueError, match=r"x.shape\[split_axis\], but they are 2 and 4"):
+        srcjax.pmap(lambda v: lax.all_to_all(v, "i", 0, 0), "i")(np.ones((2, 4)))

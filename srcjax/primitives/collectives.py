@@ -282,18 +282,24 @@ def _all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None
         group, i = _device(names[0])
         if group.remote is not None:
             n = group.size
-            blocks = np.stack(_blocks(np.asarray(x), n, split_axis))
+            blocks = np.stack(_blocks(np.asarray(x), n, split_axis, tiled))
             got = group.combine(i, blocks, group.remote.alltoall)
             parts = list(got[i - group.offset])
             return _join_blocks(parts, split_axis, concat_axis, tiled)
     vals, me = _gathered(x, axis_name, axis_index_groups)
     n = len(vals)
-    parts = [_blocks(np.asarray(v), n, split_axis)[me] for v in vals]
+    parts = [_blocks(np.asarray(v), n, split_axis, tiled)[me] for v in vals]
     return _join_blocks(parts, split_axis, concat_axis, tiled)
 
 
-def _blocks(v, n, split_axis):
-    """``v`` split into ``n`` blocks along ``split_axis`` (ValueError unless it divides)."""
+def _blocks(v, n, split_axis, tiled=True):
+    """``v`` split into ``n`` blocks along ``split_axis`` (ValueError unless it
+    divides; without ``tiled`` unless it is ``n`` long, JAX's message)."""
+    if not tiled and v.shape[split_axis] != n:
+        raise ValueError(
+            "all_to_all requires the size of the mapped axis axis_name to equal "
+            f"x.shape[split_axis], but they are {n} and {v.shape[split_axis]} respectively."
+        )
     if v.shape[split_axis] % n:
         raise ValueError(
             f"all_to_all: split_axis {split_axis} of size {v.shape[split_axis]} does not "
@@ -347,28 +353,31 @@ shuffle_pairs = register(
 )
 
 
-def _psum_vjp(g, ans, axis_name):
-    return psum(g, axis_name)
+def _psum_vjp(g, ans, axis_name, *, axis_index_groups=None):
+    return psum(g, axis_name, axis_index_groups=axis_index_groups)
 
 
-def _psum_jvp(t, ans, axis_name):
-    return psum(t, axis_name)
+def _psum_jvp(t, ans, axis_name, *, axis_index_groups=None):
+    return psum(t, axis_name, axis_index_groups=axis_index_groups)
 
 
-def _pmean_vjp(g, ans, axis_name):
-    return pmean(g, axis_name)
+def _pmean_vjp(g, ans, axis_name, *, axis_index_groups=None):
+    return pmean(g, axis_name, axis_index_groups=axis_index_groups)
 
 
-def _pmean_jvp(t, ans, axis_name):
-    return pmean(t, axis_name)
+def _pmean_jvp(t, ans, axis_name, *, axis_index_groups=None):
+    return pmean(t, axis_name, axis_index_groups=axis_index_groups)
 
 
-def _all_gather_vjp(g, ans, axis_name):
-    return psum(g, axis_name)[axis_index(axis_name)]
+def _all_gather_vjp(g, ans, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    # (JAX's transpose: each device's part of the summed cotangent, within its group)
+    return psum_scatter(
+        g, axis_name, scatter_dimension=axis, axis_index_groups=axis_index_groups, tiled=tiled
+    )
 
 
-def _all_gather_jvp(t, ans, axis_name):
-    return all_gather(t, axis_name)
+def _all_gather_jvp(t, ans, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    return all_gather(t, axis_name, axis_index_groups=axis_index_groups, axis=axis, tiled=tiled)
 
 
 def _ppermute_vjp(g, ans, axis_name, perm):
