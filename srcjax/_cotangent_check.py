@@ -35,6 +35,11 @@ def _expected(primal: Any) -> tuple:
 
 def _got(ct: Any) -> tuple:
     dt = getattr(ct, "dtype", None)
+    if dt is None and type(ct) in (float, complex):
+        # a weakly typed cotangent (of a Python float primal): the default dtype
+        from . import dtypes
+
+        return (), dtypes.dtype_of(ct)
     return np.shape(ct), np.dtype(dt) if dt is not None else np.result_type(ct)
 
 

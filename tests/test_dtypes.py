@@ -263,7 +263,8 @@ def test_logaddexp_large_values():
 
 
 def test_dtype_names_exported():
-    assert jnp.float32 is np.float32 and jnp.int32 is np.int32 and jnp.bool_ is np.bool_
+    # (JAX's scalar types: equal to NumPy's, called they give Arrays; test_scalar_types)
+    assert jnp.float32 == np.float32 and jnp.int32 == np.int32 and jnp.bool_ == np.bool_
     assert jnp.ndarray is np.ndarray
     assert jnp.newaxis is None and jnp.pi == np.pi and np.isinf(jnp.inf)
     assert jnp.dtype("float32") == F32

@@ -14,6 +14,7 @@ import numpy as np
 from .._array import Array as _Array
 from .._array import wrap as _wrap
 from .._array import wrap_tree as _wrap_tree
+from .._array import wrap_weak as _wrap_weak
 from .._dict_order import in_jax_order
 from ..errors import NonDifferentiableError, TransformTypeError
 from ..frontend.normalize import ClassKind, _static_callable, type_tree
@@ -44,10 +45,17 @@ else:  # pragma: no cover - NumPy 1.x promotes float32 * float to float64
 def _writeable(x: Any) -> Any:
     """``x`` with read-only arrays (broadcast views), also in tuples, namedtuples,
     lists and dicts, replaced by copies; dicts (and defaultdicts) in sorted key
-    order, as JAX's outputs (see tree_util._jax_dict_order)."""
+    order, as JAX's outputs (see tree_util._jax_dict_order); a Python number a
+    weakly typed Array; every array an Array."""
     t = type(x)
     if t is _F32 or t is _F64:
         return _wrap(x)  # the common scalar case first (W3's per-call cost)
+    if t is float:  # computed from weakly typed values only (a Python float's gradient)
+        return _wrap_weak(_F64(x) if _x64() else _as_f32(x))
+    if t is int or t is complex:
+        from ..dtypes import dtype_of
+
+        return _wrap_weak(dtype_of(x).type(x))
     if t is np.ndarray:
         return _wrap_tree(x if x.flags.writeable else x.copy())
     if isinstance(x, tuple):

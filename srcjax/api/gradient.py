@@ -11,9 +11,11 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from .. import _debug_nans
+from .._array import Array as _Array
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import unwrap_tree as _unwrap_tree
+from .._array import wrap_weak as _wrap_weak
 from .._dict_order import args_in_jax_order
 from ..codegen import diskcache
 from ..driver import Generated, transform
@@ -157,7 +159,9 @@ class _Grad(Transformed):
                     out = _writeable(fn(x))
                     return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is float:
-                    out = _writeable(fn(_F64(x) if _cfg.x64_enabled else _as_f32(x)))
+                    # (computed on a NumPy scalar: NumPy's semantics, 1/0 is inf); the
+                    # gradient of a Python float is weak, as JAX's
+                    out = _weak_leaf(_writeable(fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))))
                     return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is np.ndarray or t is _F64:
                     dt = x.dtype
@@ -221,7 +225,30 @@ class _Grad(Transformed):
             kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
         # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
         out = _writeable(fn(*new_args, **kwargs))
+        weak = [i for i in wrt if i < n and type(args[i]) is float]
+        if weak:
+            out = self._weak_gradients(out, n, weak)
         return out if not _cfg.checks_enabled else self._checked(out, args)
+
+    def _weak_gradients(self, out: Any, n: int, weak: list) -> Any:
+        """``out`` with the gradient of each Python float argument in ``weak``
+        weakly typed: JAX's gradient has its primal's type, and a Python float is
+        weak float32 (``grad(lambda x: x * 2.0)(1.0)`` is weak)."""
+        if self.has_aux:
+            main, aux = out
+        else:
+            main, aux = out, None
+        if self.with_value:
+            value, grads = main
+        else:
+            value, grads = None, main
+        if self.tuple_out:
+            order = [a + len(self._bound) if a >= 0 else n + a for a in self.argnums]
+            grads = tuple(_weak_leaf(g) if i in weak else g for i, g in zip(order, grads))
+        else:
+            grads = _weak_leaf(grads)
+        main = (value, grads) if self.with_value else grads
+        return (main, aux) if self.has_aux else main
 
     def _checked(self, out: Any, args: tuple) -> Any:
         """``jax_enable_checks``: ``out``'s gradients have their primals' shapes
@@ -268,6 +295,14 @@ class _Grad(Transformed):
                 )
             out.add(i)
         return frozenset(out)
+
+
+def _weak_leaf(g: Any) -> Any:
+    """A 0-d float Array ``g`` as a weakly typed Array (the gradient of a Python
+    float), anything else as it is."""
+    if type(g) is _Array and g.dtype.kind == "f" and g.ndim == 0:
+        return _wrap_weak(g._buf)
+    return g
 
 
 def _check_complex_leaves(x: Any) -> None:

@@ -425,6 +425,8 @@ class _Jit(Transformed):
                 if p in values and p not in statics and arg_keys.get(p) == _WEAK[float]
             }
             opt.optimize(fdef, avals, resolve, norm.namer, boxed)
+            # results computed from weak Python scalars only come back weakly typed
+            opt.mark_weak_returns(fdef, opt.infer_avals(fdef, avals, resolve))
             donatable = tuple(
                 params[i + nb]
                 for i in sorted(self._donate_pos)

@@ -1,6 +1,6 @@
 """What a jitted call does around the generated function: outputs that are (views
 of) non-donated inputs are copied (JAX's arrays are immutable, NumPy's are
-not), Python scalar outputs become NumPy scalars of the default dtype; and the
+not), Python scalar outputs become weakly typed Arrays of the default dtype; and the
 small helpers of the specialization (static objects, names the generated code
 reads, option tuples)."""
 
@@ -15,7 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import dtypes, tree_util
-from .._array import unwrap_tree, wrap_tree
+from .._array import unwrap_tree, wrap_tree, wrap_weak
 from ..codegen import emit
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -92,8 +92,9 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
     non-donated argument copied, as JAX arrays are immutable, so a jitted
     function's outputs never share memory with its inputs (``y = jit(lambda a:
     a)(x); y += 1`` leaves ``x`` alone; views of other arrays and fresh arrays
-    are returned as they are); Python scalars (weakly typed values) as NumPy
-    scalars of the default dtype (``jit(lambda n: n * 2)(3)`` is ``int32``);
+    are returned as they are); Python scalars (weakly typed values) as weakly
+    typed Arrays of the default dtype (``jit(lambda n: n * 2)(3)`` is a weak
+    ``int32``; a Python bool a strong ``bool``);
     64-bit arrays and scalars narrowed to 32 bits unless x64 is on, as JAX never
     returns them then (NumPy's operators promote ``int32 * float32`` to float64:
     vmap and jvp returned such values as float64, JAX float32)."""
@@ -112,8 +113,13 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
             return x.copy() if id(x if b is None else b) in roots else x
         if t in _NUMPY_SCALARS:
             return dtypes.canonicalize_value(x) if narrow and x.dtype in _WIDE else x
-        if t is int or t is float or t is bool or t is complex:
-            return _as_array_scalar(x)
+        if t is int or t is float or t is complex:
+            # a value computed from weakly typed inputs only: weakly typed, as JAX's
+            # (jit(lambda x: x * 2.0)(1.0) is Array(2., dtype=float32, weak_type=True))
+            s = _as_array_scalar(x)
+            return s if s is x else wrap_weak(s)
+        if t is bool:
+            return np.bool_(x)
         if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
             return dtypes.canonicalize_value(x)
         if isinstance(x, np.ndarray):

@@ -60,6 +60,15 @@ from ._vectorize import vectorize  # jnp.vectorize: generated functions over src
 
 _array.HOOKS["numpy"] = _sys.modules[__name__]  # (Array's methods are these functions)
 
+# JAX's scalar types: stand for NumPy's as dtypes; called, a strong 0-d Array
+# (jnp.int32(7) is Array(7, dtype=int32)); srcjax.dtypes keeps NumPy's own types
+from ._scalar_types import scalar_type as _scalar_type  # noqa: E402
+
+bool_ = _scalar_type(bool_)
+float16, float32, float64 = map(_scalar_type, (float16, float32, float64))
+complex64, complex128 = _scalar_type(complex64), _scalar_type(complex128)
+int8, int16, int32, int64 = map(_scalar_type, (int8, int16, int32, int64))
+uint8, uint16, uint32, uint64 = map(_scalar_type, (uint8, uint16, uint32, uint64))
 bool = bool_  # noqa: A001 (jnp.bool, the array-API name)
 ndarray = _array.Array  # jnp.ndarray is jax.Array in JAX
 generic = _np.generic

@@ -30,6 +30,8 @@ def _project_real(g, x):
     t = type(g)
     if t is type(x) and t in _REAL_SCALARS:
         return g  # the common case, first (it ends every gradient: W3 per-call cost)
+    if type(x) is float:
+        return _weak_cotangent(g)
     d = getattr(g, "dtype", None)
     if d is not None:
         if d.kind != "c":
@@ -55,6 +57,28 @@ def _project_real(g, x):
     return tree_util.tree_map(_project_real, g, x, is_leaf=lambda v: v is None)
 
 
+def _weak_cotangent(g):
+    """The cotangent of a weakly typed Python float: a Python float holding the
+    value in the default float dtype (float32 unless x64), as JAX's gradient of a
+    weak input is weak float32 (``grad(lambda x: x * y)(1.0)`` with a float16
+    ``y`` is float32, weak). Transform boundaries make it a weak Array."""
+    t = type(g)
+    if t is float or g is None:
+        return g
+    if t is int or t is bool:
+        return float(g)
+    if t is complex:
+        return g.real
+    d = getattr(g, "dtype", None)
+    if d is None or np.shape(g) != ():
+        return g
+    if d.kind == "c":
+        g = np.real(g)
+    if d.itemsize > 4 and not _dt.x64_enabled():
+        return float(np.float32(g))
+    return float(g)
+
+
 def _require_constant(x, pname, message):
     """Raise ``NoDerivativeRuleError(message)`` when ``x`` (or a leaf of it) is
     floating or complex: it reached a parameter ``pname`` of a primitive that has
@@ -76,6 +100,22 @@ _BOOL = np.dtype(bool)
 require_constant = _internal("ad.require_constant", _require_constant, differentiable=False)
 
 _F = np.dtype(np.float32)
+
+
+def _weak_value(x):
+    """``x`` as a Python number when it is a NumPy scalar (or 0-d array) of a
+    numeric kind, else ``x``. jit returns a value it knows to be weakly typed
+    (computed from Python scalar arguments only, held as NumPy scalars at run
+    time) through this, so the call's boundary makes it a weakly typed Array,
+    as JAX's (``jit(lambda x: x * 2.0)(1.0)`` is weak float32)."""
+    d = getattr(x, "dtype", None)
+    if d is not None and d.kind in "iufc" and np.shape(x) == ():
+        return x.item()
+    return x
+
+
+weak_value = _internal("ad.weak_value", _weak_value, differentiable=False)
+weak_value.samples = lambda rng: [((np.float32(1.5),), {}), ((np.int32(3),), {})]
 
 
 def _all_real(g) -> bool:

@@ -90,7 +90,8 @@ def _unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (the adjoint of broadcasting ``x``).
 
     Returns ``g`` unchanged (the same object) when the shapes and dtypes already
-    match. When ``x`` is a Python scalar the result is a NumPy scalar. A floating
+    match. When ``x`` is a Python scalar the result is a NumPy scalar (a Python
+    float for a Python float ``x`` and a floating ``g``: weakly typed). A floating
     ``g`` is cast to ``x``'s floating dtype: the cotangent of a float16 operand
     promoted against float32 is float16, as in JAX (the transpose of the
     promotion's conversion).
@@ -130,6 +131,10 @@ def _unbroadcast(g, x):
     )
     out = np.sum(g, axis=axes) if axes else np.asarray(g)
     out = np.reshape(out, shape)
+    if type(x) is float and out.dtype.kind == "f":
+        # a weakly typed Python float's cotangent stays weak (see ad.project_real):
+        # a Python float, so jit's promotion pass sees no dtype to match
+        return float(out)
     if isinstance(x, (int, float, complex)):
         return out[()]
     dt = getattr(x, "dtype", None)

@@ -18,6 +18,8 @@ each can be applied and tested alone:
   ``x**-1 -> 1/x``), only where the dtype and shape are unchanged (needs avals).
 - :func:`cse`: common-subexpression elimination of pure primitive calls.
 - :func:`dce`: dead-code elimination of pure statements whose result is never read.
+- :func:`mark_weak_returns`: a returned value whose abstract value is a weak
+  Python scalar goes out through ``ad.weak_value`` (jit's weakly typed results).
 
 Inlining of user calls is done by the normalizer. Purity: primitives of kinds
 elementwise, reduction, linalg, structural and creation, copies and container
@@ -43,6 +45,7 @@ from .pipeline import optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
 from .release import release_after_loops
+from .weak_returns import mark_weak_returns
 
 __all__ = [
     "Aval",
@@ -59,4 +62,5 @@ __all__ = [
     "promote",
     "PURE_KINDS",
     "check_branch_avals",
+    "mark_weak_returns",
 ]

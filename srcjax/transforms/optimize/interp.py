@@ -413,6 +413,8 @@ class _Interp:
             isinstance(v, type) and issubclass(v, (np.generic, *_SCALAR_TYPES, complex))
         ):
             return v
+        if isinstance(v, type) and isinstance(getattr(v, "dtype", None), np.dtype):
+            return v.dtype.type  # jnp.int32 (srcjax.numpy's scalar types)
         return _UNKNOWN
 
     def compare(self, s: Any, env) -> Any:
@@ -447,6 +449,17 @@ class _Interp:
         if isinstance(r, _SCALAR_TYPES):
             return Aval.of(r) if not shape else None
         dt = np.asarray(r).dtype
+        if (
+            not shape
+            and operands
+            and op.prim.weak_result
+            and dt.kind in _WEAK_KINDS
+            and all(a.ptype in (int, float) for a in operands)
+        ):
+            # a function of weak scalars only is weak (JAX; jnp.sin(1.0) is weak
+            # float32; a Python bool is strong): held as a NumPy scalar at run
+            # time (promote's `boxed`)
+            return Aval((), _WEAK_KINDS[dt.kind][1], _WEAK_KINDS[dt.kind][0])
         return Aval(shape, dt)
 
     def _eval_form(self, s: Any, env, make: Callable = Aval.proxy) -> Any:
@@ -567,6 +580,10 @@ class _Interp:
         if static and op.prim.pure and type(r) in (int, float, bool):
             return _Static(r)  # a helper of static values: ad.expand_to_rank(0.005, 1)
         return None
+
+
+#: result kinds of a weak elementwise result: (Python type, its Aval dtype)
+_WEAK_KINDS = {"f": (float, np.dtype(np.float64)), "i": (int, np.dtype(np.int64))}
 
 
 def _array_tree(r: Any) -> Any:

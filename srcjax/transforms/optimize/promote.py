@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional
 import gast
 import numpy as np
 
+from ... import dtypes
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .algebra import _prim
@@ -63,10 +64,15 @@ def _boxed_closure(body: List[Any], boxed: Dict[str, Any]) -> None:
                 continue
             if s.sj_op.kind == "prim" and s.sj_op.prim.kind != "elementwise":
                 continue
+            res = getattr(s, "sj_aval", None)
             src = [n for n in N.names_in(s.value) if n in boxed]
             if not src:
+                if isinstance(s.value, gast.Call) and isinstance(res, Aval) and res.weak:
+                    # a jnp function of weak Python scalars (jnp.sin(n)): weak, and
+                    # a NumPy scalar of the default dtype at run time
+                    boxed[s.targets[0].id] = dtypes.dtype_of(res.ptype(1))
+                    changed = True
                 continue
-            res = getattr(s, "sj_aval", None)
             if s.sj_op.kind == "copy" or (isinstance(res, Aval) and res.weak):
                 boxed[s.targets[0].id] = boxed[src[0]]
                 changed = True

@@ -1,0 +1,68 @@
+"""Weakly typed results of jit (:func:`mark_weak_returns`): JAX returns a value
+computed from weakly typed Python scalars only as a weakly typed Array
+(``jit(lambda x: x * 2.0)(1.0)`` is ``Array(2., dtype=float32, weak_type=True)``).
+jit holds a Python float argument as a NumPy scalar at run time (see
+:func:`.promote`), so its results would come back strong; the abstract values
+know better."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import gast
+
+from ...frontend import nodes as N
+from .avals import Aval
+
+_WEAK_PTYPES = (float, int)
+#: helpers that give the cotangent of their second argument
+_COTANGENT_OF = frozenset({"ad.project_real", "ad.unbroadcast"})
+
+
+def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
+    """Wrap each name returned by ``fdef``'s final ``return`` (a name or a tuple
+    of names) whose abstract value in ``env`` (:func:`.infer_avals`'s environment
+    at the end of the body) is a weak Python float or int (or which is the
+    cotangent of a weak Python float, ``ad.project_real(g, x)``) in ``ad.weak_value``,
+    which hands it back as a Python number. Returns whether anything changed."""
+    if not fdef.body or not isinstance(fdef.body[-1], gast.Return):
+        return False
+    ret = fdef.body[-1]
+    # the top-level assignments of the names returned (the last one of each)
+    assigned = {}
+    for st in fdef.body[:-1]:
+        if isinstance(st, gast.Assign) and len(st.targets) == 1:
+            t = st.targets[0]
+            if isinstance(t, gast.Name):
+                assigned[t.id] = st.value
+
+    def weak_name(e: Any, ptypes: tuple = _WEAK_PTYPES) -> bool:
+        if not isinstance(e, gast.Name):
+            return False
+        a = env.get(e.id)
+        return isinstance(a, Aval) and a.shape == () and a.ptype in ptypes
+
+    def weak(e: Any) -> bool:
+        if weak_name(e):
+            return True
+        if isinstance(e, gast.Name) and e.id in assigned:
+            e = assigned[e.id]
+        # a gradient's final projection onto its primal: the cotangent of a weak
+        # Python float is weak (JAX: a gradient has its primal's type)
+        return (
+            isinstance(e, gast.Call)
+            and N.to_source(e.func).strip() in _COTANGENT_OF
+            and len(e.args) == 2
+            and weak_name(e.args[1], (float,))
+        )
+
+    v = ret.value
+    if isinstance(v, gast.Name) and isinstance(assigned.get(v.id), gast.Tuple):
+        v = assigned[v.id]  # (value_and_grad's `out2 = (out, out1); return out2`)
+    elif weak(v):
+        ret.value = N.call("ad.weak_value", [v])
+        return True
+    if isinstance(v, gast.Tuple) and any(weak(e) for e in v.elts):
+        v.elts = [N.call("ad.weak_value", [e]) if weak(e) else e for e in v.elts]
+        return True
+    return False
