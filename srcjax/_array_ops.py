@@ -15,6 +15,7 @@ before any Array exists).
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -33,23 +34,96 @@ from ._array import (
 
 # -- operators --------------------------------------------------------------------------
 _OPERAND_TYPES = frozenset({int, float, bool, complex, np.ndarray}) | _WRAP_TYPES
+_PY_SCALARS = frozenset({int, float, complex})
+_new = object.__new__
 
 
-def _binary(public: str, fast: Any = None, swap: bool = False):
+def _calibrate_elision() -> Any:
+    """The reference counts (of the operand Array, of its buffer) that an
+    operator method sees when its left operand is an unnamed temporary (``(x *
+    y) + x``), or None where that cannot be told from a named value (an
+    interpreter whose stack borrows references: Python 3.14's). NumPy elides
+    such temporaries (computes in place in a result nobody else can see); the
+    Array wrapper holds the buffer, so NumPy cannot, and :func:`_binary` does it
+    itself."""
+    if sys.version_info >= (3, 14) or not hasattr(sys, "getrefcount"):
+        return None
+
+    class _Probe:
+        __slots__ = ("_buf",)
+
+        def __add__(self, other: Any) -> tuple:
+            a = self._buf
+            return sys.getrefcount(self), sys.getrefcount(a)
+
+    def probe() -> Any:
+        p = _new(_Probe)
+        p._buf = object()
+        return p
+
+    def named() -> tuple:
+        p = probe()
+        return p + p
+
+    temp = probe() + 0
+    return temp if temp[0] < named()[0] else None
+
+
+_ELIDE = _calibrate_elision()
+#: NumPy's threshold for eliding a temporary (NPY_MIN_ELIDE_BYTES): below it the
+#: checks cost more than the allocation they save
+_ELIDE_BYTES = 256 * 1024
+_IN_PLACE = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+
+
+def _binary(public: str, fast: Any = None, swap: bool = False, in_place: Any = None):
     """The method ``x <op> y`` (``swap``: the reflected ``y <op> x``): the ``jnp``
     function ``public`` on the buffers. ``fast`` is the Python operator, used
     when NumPy's result dtype is JAX's (the dtype check the ``jnp`` function
-    makes first; see :mod:`srcjax.dtypes`)."""
+    makes first; see :mod:`srcjax.dtypes`): at once when the result has the
+    operands' own dtype (no promotion happened). ``in_place`` (the ufunc of
+    ``+``, ``-``, ``*``) computes into the buffer of an unnamed temporary
+    operand of the result's dtype and shape, as NumPy's temporary elision does
+    (``x * y + x`` allocates one array, not two)."""
     from . import dtypes
 
     suspect = dtypes.BINARY_SUSPECT  # updated in place when x64 changes
     impl = None
+    elide = _ELIDE is not None and in_place is not None
+    temp_rc, buf_rc = _ELIDE if elide else (0, 0)
+    rc = sys.getrefcount
 
     def method(self: Array, other: Any) -> Any:
         nonlocal impl
         t = type(other)
+        a = self._buf
         if t is Array:
-            other = other._buf
+            b = other._buf
+            if (
+                elide
+                and type(a) is np.ndarray
+                and a.nbytes >= _ELIDE_BYTES
+                and type(b) is np.ndarray
+                and a.dtype is b.dtype
+                and a.shape == b.shape
+                and a.dtype.kind in "fc"
+            ):
+                # (each count includes this frame's one local name of the buffer)
+                if rc(self) == temp_rc:
+                    del b
+                    if rc(a) == buf_rc and a.base is None and a.flags.writeable:
+                        b = other._buf
+                        in_place(*((b, a) if swap else (a, b)), out=a)
+                        return self  # (the temporary, its buffer computed in place)
+                    b = other._buf
+                elif rc(other) == temp_rc:
+                    del a
+                    if rc(b) == buf_rc and b.base is None and b.flags.writeable:
+                        a = self._buf
+                        in_place(*((b, a) if swap else (a, b)), out=b)
+                        return other
+                    a = self._buf
+            other = b
         elif t not in _OPERAND_TYPES:
             if t is _WeakArray:
                 other = other._buf.item()
@@ -57,15 +131,20 @@ def _binary(public: str, fast: Any = None, swap: bool = False):
                 other = unwrap_tree(other)
             elif not isinstance(other, (np.ndarray, np.generic)):
                 return NotImplemented
-        a = self._buf
         if fast is not None:
             try:
                 r = fast(other, a) if swap else fast(a, other)
             except (OverflowError, ValueError, TypeError):
                 r = None
             d = getattr(r, "dtype", None)
-            if d is not None and d not in suspect and not dtypes.half_mixed(r, a, other):
-                return wrap(r)
+            if d is not None:
+                # no promotion happened (the operands' own dtype): NumPy's is JAX's
+                if d is a.dtype and (t in _PY_SCALARS or getattr(other, "dtype", None) is d):
+                    w = _new(Array)
+                    w._buf = r
+                    return w
+                if d not in suspect and not dtypes.half_mixed(r, a, other):
+                    return wrap(r)
         if DEVICE_TYPES and (type(a) in DEVICE_TYPES or type(other) in DEVICE_TYPES):
             # a GPU buffer: the primitive where it lives (JAX's promotion, host
             # operands committed to its device, two GPUs a ValueError)
@@ -108,8 +187,9 @@ _BINARY = {
     "rshift": ("jnp.right_shift", None),
 }
 for _name, (_public, _fast) in _BINARY.items():
-    setattr(Array, f"__{_name}__", _binary(_public, _fast))
-    setattr(Array, f"__r{_name}__", _binary(_public, _fast, swap=True))
+    _ufunc = _IN_PLACE.get(_name)
+    setattr(Array, f"__{_name}__", _binary(_public, _fast, in_place=_ufunc))
+    setattr(Array, f"__r{_name}__", _binary(_public, _fast, swap=True, in_place=_ufunc))
 _COMPARE = {
     "eq": ("jnp.equal", operator.eq),
     "ne": ("jnp.not_equal", operator.ne),
@@ -130,13 +210,17 @@ for _name, _public in _UNARY.items():
     setattr(Array, f"__{_name}__", _unary(_public))
 
 
-def _weak_binary(public: str, swap: bool = False):
+def _weak_binary(public: str, swap: bool = False, mirror: Any = None):
     """``x <op> y`` for a weakly typed ``x``: the ``jnp`` function, whose eager
     call keeps the result weak when ``y`` is weak too (a Python number, a weak
-    Array) and strong otherwise (``Primitive.weak_result``)."""
+    Array) and strong otherwise (``Primitive.weak_result``). With a strong Array
+    ``y``, ``mirror`` (``y``'s method of the mirrored operator, which reads ``x``
+    as its Python number) computes it."""
     name = public.split(".", 1)[1]
 
     def method(self: Array, other: Any) -> Any:
+        if type(other) is Array and mirror is not None:
+            return mirror(other, self)  # (weak op strong: strong, as the operator on y)
         if not isinstance(other, (Array, np.ndarray, np.generic, int, float, complex, list, tuple)):
             return NotImplemented
         f = getattr(_numpy(), name)
@@ -157,10 +241,13 @@ def _weak_unary(public: str):
 
 
 for _name, (_public, _fast) in _BINARY.items():
-    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
-    setattr(_WeakArray, f"__r{_name}__", _weak_binary(_public, swap=True))
+    _f, _r = getattr(Array, f"__{_name}__"), getattr(Array, f"__r{_name}__")
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public, mirror=_r))
+    setattr(_WeakArray, f"__r{_name}__", _weak_binary(_public, swap=True, mirror=_f))
+_MIRROR = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 for _name, (_public, _fast) in _COMPARE.items():
-    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public))
+    _m = getattr(Array, f"__{_MIRROR[_name]}__")
+    setattr(_WeakArray, f"__{_name}__", _weak_binary(_public, mirror=_m))
 for _name, _public in _UNARY.items():
     setattr(_WeakArray, f"__{_name}__", _weak_unary(_public))
 

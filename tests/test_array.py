@@ -4,6 +4,7 @@ text recorded from it), NumPy for values."""
 
 import copy
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -182,3 +183,57 @@ def test_at_subtract_under_transforms():
     # d/dv sum(u**2), u = v - 0.25 * shift(v): 2u - 0.5 * shift^T(u)
     u = np.asarray(want)
     np.testing.assert_allclose(srcjax.grad(f)(x), 2 * u - 0.5 * np.r_[u[1:], 0.0], rtol=1e-6)
+
+
+# -- temporary elision (srcjax/_array_ops.py): (x * y) + x computes in place in the
+# temporary x * y, as NumPy's own operators do; nothing anybody holds changes
+def test_operators_on_temporaries_change_no_named_array():
+    import srcjax._array_ops as ops
+
+    n = 1 << 17  # 512 KiB of float32: above the elision threshold
+    xn = np.arange(n, dtype=np.float32)
+    yn = np.full(n, 2.0, np.float32)
+    x, y = jnp.asarray(xn), jnp.asarray(yn)
+    np.testing.assert_array_equal(np.asarray(x * y + x), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(x - (x * y)), xn - xn * yn)
+    np.testing.assert_array_equal(np.asarray((x * y) - x), xn * yn - xn)
+    t = x * y
+    np.testing.assert_array_equal(np.asarray(t + x), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(t), xn * yn)  # a named operand: kept
+    view = np.asarray(t * 1.0)  # a NumPy view of a temporary's buffer: kept too
+    before = view.copy()
+    np.testing.assert_array_equal(np.asarray((t * 1.0) + x), xn * yn + xn)
+    np.testing.assert_array_equal(view, before)
+    w = (x * y).reshape(n)  # a view of a temporary's buffer
+    np.testing.assert_array_equal(np.asarray(w + x), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(w), xn * yn)
+
+    def add_x(a):
+        return a + x
+
+    z = x * y
+    np.testing.assert_array_equal(np.asarray(add_x(z)), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(z), xn * yn)
+    np.testing.assert_array_equal(np.asarray(x), xn)
+    np.testing.assert_array_equal(np.asarray(y), yn)
+    if sys.version_info < (3, 14):
+        assert ops._ELIDE is not None  # (calibrated: a temporary is told from a name)
+
+
+def test_weak_scalar_with_strong_array_operators():
+    """A weak 0-d Array with a strong Array: the strong operand's dtype (JAX's
+    lattice), whichever side it is on (the mirrored operator)."""
+    w = jnp.asarray(2.0)
+    a = jnp.asarray(np.array([1.0, 4.0], np.float32))
+    h = jnp.asarray(np.array([1.0, 4.0], np.float16))
+    for got, want, dt in [
+        (w - a, [1.0, -2.0], np.float32),
+        (a - w, [-1.0, 2.0], np.float32),
+        (w / a, [2.0, 0.5], np.float32),
+        (a**w, [1.0, 16.0], np.float32),
+        (w * h, [2.0, 8.0], np.float16),
+        (w < a, [False, True], np.bool_),
+        (w >= a, [True, False], np.bool_),
+    ]:
+        assert got.dtype == dt and not got.weak_type
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -59,10 +59,12 @@ from .. import (
     _array_ops,  # noqa: F401  (attaches Array's operators and methods)
 )
 from .. import dtypes as _dt
+from .._array import _WRAP_TYPES as _HOST_SCALARS
 from .._array import Array as _Array
 from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
+from .._array import wrap as _wrap
 from .._array import wrap_tree as _wrap_tree
 from .._debug_nans import _cfg, check_eager
 
@@ -404,6 +406,21 @@ class Primitive:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # the boundary of eager code: Arrays in, Arrays out (srcjax/_array.py);
         # generated code calls the implementation on plain buffers
+        if len(args) == 1 and not kwargs and type(args[0]) is _Array:
+            # the common call (jnp.sin(x), x.sum()): one strong Array on the host
+            b = args[0]._buf
+            if (type(b) is np.ndarray or type(b) in _HOST_SCALARS) and not _cfg.debug_nonfinite:
+                try:
+                    r = self.impls[CPU](b)
+                except TypeError:
+                    pass  # (the general path names the public function)
+                else:
+                    t = type(r)
+                    if t is np.ndarray and r.dtype.fields is None and self.returns_arrays:
+                        return _wrap(r)  # (a view of b is fine: Array buffers are never written)
+                    if t in _HOST_SCALARS and self.returns_arrays:
+                        return _wrap(r)
+                    return _wrap_tree(r) if self.returns_arrays else r
         given = args
         weak = self.weak_result and _all_weak(args, kwargs)
         if weak:
@@ -435,7 +452,7 @@ class Primitive:
             check_eager(self.public, r)
         if not self.returns_arrays:
             return r
-        if type(r) is np.ndarray and (r.base is not None or any(r is a for a in given)):
+        if type(r) is np.ndarray and (r.base is not None or _one_of(r, given)):
             r = _owned(r, given)
         if weak and np.ndim(r) == 0:
             return _weak(r)
@@ -481,6 +498,14 @@ class Primitive:
     def diff_params(self) -> list:
         """Names of the parameters that have an adjoint rule."""
         return [n for n in self.signature.parameters if n in self.vjps]
+
+
+def _one_of(r: Any, given: tuple) -> bool:
+    """Whether ``r`` is one of ``given`` (by identity)."""
+    for a in given:
+        if r is a:
+            return True
+    return False
 
 
 def _owned(r: np.ndarray, given: tuple) -> np.ndarray:
