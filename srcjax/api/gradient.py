@@ -161,7 +161,9 @@ class _Grad(Transformed):
                 if t is float:
                     # (computed on a NumPy scalar: NumPy's semantics, 1/0 is inf); the
                     # gradient of a Python float is weak, as JAX's
-                    out = _weak_leaf(_writeable(fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))))
+                    out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
+                    t = type(out)
+                    out = _wrap_weak(out) if t is _F32 or t is _F64 else _weak_leaf(_writeable(out))
                     return out if not _cfg.checks_enabled else self._checked(out, args)
                 if t is np.ndarray or t is _F64:
                     dt = x.dtype

@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from .. import _debug_nans, backends, dtypes, tree_util
-from .._array import unwrap_args, unwrap_kwargs, wrap
+from .._array import _WeakArray, unwrap_args, unwrap_kwargs, wrap, wrap_weak
 from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..backends import _devices
@@ -250,6 +250,10 @@ class _Jit(Transformed):
                 return wrap(out)  # the common case: a fresh array of a 32-bit dtype
         elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
             return wrap(out)  # immutable: nothing to unalias
+        elif t is _WeakArray:  # (ad.weak_value: see transforms/optimize/weak_returns.py)
+            return out
+        elif t is float:  # a weakly typed result
+            return wrap_weak(_F64(out) if _cfg.x64_enabled else _as_f32(out))
         elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
             if any(out is a for a in args) or any(out is v for v in kwargs.values()):
                 out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)

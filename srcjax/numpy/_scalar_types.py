@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .._array import HOOKS  # (HOOKS["numpy"] is srcjax.numpy, set when it is imported)
+
 
 class _ScalarMeta(type):
     """The metaclass of ``jnp.int32`` and its kind: equal (and hashing equal) to
@@ -33,9 +35,7 @@ class _ScalarMeta(type):
 
     def __call__(cls, x: Any = 0) -> Any:
         """``jnp.asarray(x, dtype)``: a strongly typed Array (of ``x``'s shape)."""
-        from .. import numpy as jnp
-
-        return jnp.asarray(x, dtype=cls.dtype)
+        return HOOKS["numpy"].asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return isinstance(instance, cls.dtype.type)

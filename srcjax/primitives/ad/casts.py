@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcjax import dtypes as _dt
+from srcjax._array import wrap_weak as _wrap_weak
 from srcjax.primitives.registry import Primitive, register
 
 from ._common import _internal
@@ -103,15 +104,24 @@ _F = np.dtype(np.float32)
 
 
 def _weak_value(x):
-    """``x`` as a Python number when it is a NumPy scalar (or 0-d array) of a
-    numeric kind, else ``x``. jit returns a value it knows to be weakly typed
-    (computed from Python scalar arguments only, held as NumPy scalars at run
-    time) through this, so the call's boundary makes it a weakly typed Array,
-    as JAX's (``jit(lambda x: x * 2.0)(1.0)`` is weak float32)."""
+    """``x`` as a weakly typed ``srcjax.Array`` of the default dtype of its kind
+    when it is a number (a NumPy scalar, a 0-d array or a Python int/float), else
+    ``x``. jit returns a value it knows to be weakly typed (computed from Python
+    scalar arguments only, held as NumPy scalars at run time) through this, as
+    JAX does (``jit(lambda x: x * 2.0)(1.0)`` is weak float32); it is the last
+    call of the generated function, so no generated code sees the Array."""
+    t = type(x)
+    if t is _F32T or t is _I32T:
+        return _wrap_weak(x)
+    if t is float or t is int or t is complex:
+        return _wrap_weak(_dt.dtype_of(x).type(x))
     d = getattr(x, "dtype", None)
     if d is not None and d.kind in "iufc" and np.shape(x) == ():
-        return x.item()
+        return _wrap_weak(_dt.dtype_of(x.item()).type(x.item()))
     return x
+
+
+_F32T, _I32T = np.float32, np.int32
 
 
 weak_value = _internal("ad.weak_value", _weak_value, differentiable=False)
