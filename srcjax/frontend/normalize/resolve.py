@@ -174,6 +174,38 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
         gast.copy_location(add, func)
         call = gast.Call(func=add, args=[neg], keywords=e.keywords)
         return norm.call(N.copy_origin(call, e), target)
+    if func.attr == "apply" and len(e.args) == 1:
+        # x.at[idx].apply(f) is x.at[idx].set(f(x.at[idx].get(mode="clip"))): the
+        # update's mode drops (or clamps) what the clamped read computed, as eagerly
+        at = func.value
+        get = gast.Call(
+            func=gast.Attribute(value=N.clone(at), attr="get", ctx=gast.Load()),
+            args=[],
+            keywords=[gast.keyword(arg="mode", value=N.const("clip"))],
+        )
+        applied = gast.Call(func=e.args[0], args=[get], keywords=[])
+        put = gast.Call(
+            func=gast.Attribute(value=at, attr="set", ctx=gast.Load()),
+            args=[applied],
+            keywords=e.keywords,
+        )
+        for node in (get, get.func, applied, put, put.func):
+            gast.copy_location(node, e)
+        return norm.call(N.copy_origin(put, e), target)
+    if func.attr in ("divide", "power") and len(e.args) == 1:
+        # x.at[idx].divide(v) is x / ones_like(x).at[idx].multiply(v) (power: x **),
+        # JAX's definition: duplicate indices multiply, out-of-bounds ones drop
+        x = norm.atom(func.value.value.value)
+        ones = registry.by_public("jnp.ones_like")
+        t = norm.temp("ones")
+        norm.emit(N.assign(t, N.call(ones.public, [x])), Op("prim", prim=ones, bound=_bind(ones, x)))
+        node, op = _at_prim(norm, e, "multiply", N.name(t), func.value.slice)
+        m = norm.temp("factors")
+        norm.emit(N.assign(m, node), op)
+        binop = gast.BinOp(
+            left=x, op=gast.Div() if func.attr == "divide" else gast.Pow(), right=N.name(m)
+        )
+        return norm.simple(N.copy_origin(gast.copy_location(binop, e), e), target)
     if func.attr == "get" and not e.args:
         # x.at[idx].get() is x[idx] (clamping out of bounds, as JAX's default);
         # with a mode or fill_value: ad.at_get
@@ -191,17 +223,21 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
         fill = N.const(None) if fill is None else fill
         args = [x, idx, N.const(kws.get("mode")), fill]
         return N.call(prim.public, args), Op("prim", prim=prim, bound=_bind(prim, *args))
-    mode = func.attr
+    return _at_prim(norm, e, func.attr, norm.atom(func.value.value.value), func.value.slice)
+
+
+def _at_prim(norm: Any, e: Any, mode: str, x: Any, index: Any) -> tuple:
+    """``(node, Op)`` of ``x.at[index].<mode>(v, **keywords)`` (``e``'s argument
+    and keywords) as the primitive ``ad.at_<mode>`` (``x`` an atom)."""
     try:
         prim = registry.by_public(f"ad.at_{mode}")
     except KeyError:
         raise UnsupportedSyntaxError(
             f"`.at[...].{mode}` is not supported",
             norm.loc(e),
-            "use .set, .add, .subtract, .multiply, .min or .max",
+            "use .set, .add, .subtract, .multiply, .divide, .power, .min, .max, .apply or .get",
         ) from None
-    x = norm.atom(func.value.value.value)
-    idx = norm.index(func.value.slice)
+    idx = norm.index(index)
     if len(e.args) != 1:
         raise _unsupported(e, f"`.at[...].{mode}` with these arguments", src=norm.src)
     kws = _at_keywords(norm, e, mode)
