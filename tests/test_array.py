@@ -38,6 +38,7 @@ def test_results_are_arrays_everywhere():
     ]
     out, vjp_fn = srcjax.vjp(lambda a: a * 2, x)
     outs += [out, *vjp_fn(x)]
+    outs.append(srcjax.pmap(lambda a: a * 2)(x[None]))  # (was a NumPy array)
     for r in outs:
         assert isinstance(r, srcjax.Array), type(r)
     assert not isinstance(np.ones(2), srcjax.Array)
