@@ -198,7 +198,9 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
         x = norm.atom(func.value.value.value)
         ones = registry.by_public("jnp.ones_like")
         t = norm.temp("ones")
-        norm.emit(N.assign(t, N.call(ones.public, [x])), Op("prim", prim=ones, bound=_bind(ones, x)))
+        norm.emit(
+            N.assign(t, N.call(ones.public, [x])), Op("prim", prim=ones, bound=_bind(ones, x))
+        )
         node, op = _at_prim(norm, e, "multiply", N.name(t), func.value.slice)
         m = norm.temp("factors")
         norm.emit(N.assign(m, node), op)
