@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import srcjax
 import srcjax.nn as nn
 import srcjax.numpy as jnp
 import srcjax.scipy.special as special
@@ -265,7 +266,7 @@ def test_logaddexp_large_values():
 def test_dtype_names_exported():
     # (JAX's scalar types: equal to NumPy's, called they give Arrays; test_scalar_types)
     assert jnp.float32 == np.float32 and jnp.int32 == np.int32 and jnp.bool_ == np.bool_
-    assert jnp.ndarray is np.ndarray
+    assert jnp.ndarray is srcjax.Array  # (JAX: jnp.ndarray is jax.Array; main 134711d)
     assert jnp.newaxis is None and jnp.pi == np.pi and np.isinf(jnp.inf)
     assert jnp.dtype("float32") == F32
 
