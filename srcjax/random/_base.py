@@ -78,14 +78,20 @@ def _shape(shape: Any, name: str) -> tuple:
     return out
 
 
-_HALF_OK = ("uniform", "normal")  # the samplers with a float16 path (bit for bit)
+#: the samplers with float16 and bfloat16 paths (bit for bit)
+_HALF_OK = ("uniform", "normal", "truncated_normal")
+
+
+def _is_half(d: np.dtype) -> bool:
+    """``d`` is float16 or ml_dtypes' bfloat16 (whose NumPy kind is ``"V"``)."""
+    return d == np.dtype(np.float16) or d.name == "bfloat16"
 
 
 def _float_dtype(dtype: Any, name: str) -> np.dtype:
     d = _dt.canonicalize_dtype(dtype)
-    if d.kind != "f":
+    if d.kind != "f" and d.name != "bfloat16":
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {d}")
-    if d == np.dtype(np.float16) and name in _HALF_OK:
+    if _is_half(d) and name in _HALF_OK:
         return d
     if d not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise NotImplementedError(
@@ -386,10 +392,18 @@ def _uniform_from(keys, shape, dtype, minval, maxval, name="uniform"):
     if d == np.float32:
         w = _tf.bits(keys, shape, 32, _partitionable())
         return _tf.uniform32(w, lo, hi)
-    if d == np.float16:
-        return _tf.uniform16(_tf.bits(keys, shape, 16, _partitionable()), lo, hi)
+    if _is_half(d):
+        return _tf.uniform_half(_half_words(keys, shape, d), lo, hi)
     w = _tf.bits(keys, shape, 64, _partitionable())
     return _tf.uniform64(w, lo, hi)
+
+
+def _half_words(keys, shape, d):
+    """The random words of a float16 (16-bit) or bfloat16 uniform: JAX draws 8
+    bits when the mantissa has fewer than 8 bits (bfloat16's 7), widened to uint16."""
+    if d == np.float16:
+        return _tf.bits(keys, shape, 16, _partitionable())
+    return _tf.bits(keys, shape, 8, _partitionable()).astype(np.uint16)
 
 
 def _uniform_b(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
@@ -409,8 +423,8 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
     Args:
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
-        dtype: float32 or float64; default the default float dtype (float32, or
-            float64 with ``jax_enable_x64``).
+        dtype: float32, float64, float16 or bfloat16; default the default float
+            dtype (float32, or float64 with ``jax_enable_x64``).
         minval, maxval: scalars or arrays broadcasting to ``shape``.
 
     Returns:
@@ -420,10 +434,11 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
         ValueError: a non-float dtype; ``minval``/``maxval`` that do not broadcast
             to ``shape``; a batch of keys (use ``srcjax.vmap``).
         TypeError: an invalid key or shape.
-        NotImplementedError: bfloat16.
 
-    float16 draws 16-bit words (``f`` from their top 10 bits) and rounds each
-    operation in float16, as XLA:CPU (bit for bit with JAX).
+    float16 draws 16-bit words (``f`` from their top 10 bits), bfloat16 8-bit
+    words (``f`` from their top 7 bits); each operation is rounded in the
+    dtype, as XLA:CPU without native float16 arithmetic (bit for bit with JAX
+    for bfloat16; see :func:`._threefry.uniform_half` for float16).
 
     Not differentiable in ``minval``/``maxval`` in srcjax (JAX is): asking for
     that derivative raises an error.
@@ -447,8 +462,8 @@ _tf.set_kernel_loader(_load_kernels)
 
 def _normal_from(keys, shape, dtype):
     d = _float_dtype(dtype, "normal")
-    if d == np.float16:
-        return _tf.normal16(_tf.bits(keys, _shape(shape, "normal"), 16, _partitionable()))
+    if _is_half(d):
+        return _tf.normal_half(_half_words(keys, _shape(shape, "normal"), d), d)
     if d == np.float64:
         # JAX's recipe on its (bit-exact) float64 uniform in (-1, 1); SciPy's erfinv
         # stands in for XLA's float64 erf_inv, so values agree to about 1 ulp, not bit
@@ -482,7 +497,8 @@ def _normal(key, shape=(), dtype=float):
         key: a key: typed (shape ``()``) or raw (uint32, shape ``(2,)``).
         shape: the result's shape (a tuple of ints; an int ``n`` means ``(n,)``).
         dtype: float32 (the default float dtype unless ``jax_enable_x64``),
-            float16 (a float16 uniform, float32 ``erf_inv``, a float16 product),
+            float16 or bfloat16 (a uniform in that dtype, float32 ``erf_inv``
+            rounded to it, a product in it),
             or float64 (JAX's float64 uniform bit for bit; SciPy's ``erfinv``
             for XLA's, so within about 1 ulp of JAX's values).
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from . import _threefry as _tf
 from . import _xla32 as _x
-from ._base import _partitionable, _shape
+from ._base import _float_dtype, _half_words, _is_half, _partitionable, _shape
 from ._samplers import _bernoulli_from, _check_shape, _float32_only, _int_dtype, _to_int
 
 _F = np.float32
@@ -93,7 +93,30 @@ def _fma(a, b, c) -> np.ndarray:
 
 
 # =========================================================================== closed forms
+def _truncated_normal_half(keys, lower, upper, shape, d):
+    """float16/bfloat16 ``truncated_normal``: JAX's recipe in ``d``, each
+    operation rounded to ``d`` (``erf``/``erf_inv`` in float32, XLA:CPU's,
+    rounded once), as XLA:CPU upcasts half-precision operations one at a time."""
+    msg = "truncated_normal: {} must be a scalar or an array, got {}"
+    lo = real_param(lower, "truncated_normal", "lower", msg.format("lower", type(lower).__name__))
+    hi = real_param(upper, "truncated_normal", "upper", msg.format("upper", type(upper).__name__))
+    lo, hi = lo.astype(d), hi.astype(d)
+    shape = _out_shape("truncated_normal", shape, lo, hi)
+    sqrt2 = np.array(np.sqrt(2), d)
+    a = _x.erf32((lo / sqrt2).astype(d).astype(_F), scalar=lo.ndim == 0).astype(d)
+    b = _x.erf32((hi / sqrt2).astype(d).astype(_F), scalar=hi.ndim == 0).astype(d)
+    with np.errstate(all="ignore"):
+        u = _tf.uniform_half(_half_words(keys, shape, d), a, b)
+        out = (sqrt2 * _tf.erfinv32(u.astype(_F)).astype(d)).astype(d)
+    low = np.nextafter(lo, np.array(np.inf, d)).astype(d)
+    high = np.nextafter(hi, np.array(-np.inf, d)).astype(d)
+    return np.minimum(np.maximum(out, low), high).astype(d)
+
+
 def _truncated_normal_from(keys, lower, upper, shape, dtype):
+    d = _float_dtype(float if dtype is None else dtype, "truncated_normal")
+    if _is_half(d):
+        return _truncated_normal_half(keys, lower, upper, shape, d)
     _fdtype(dtype, "truncated_normal")
     lo = _param(lower, "truncated_normal", "lower")
     hi = _param(upper, "truncated_normal", "upper")
