@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import (
     TransformTypeError,
+    UnsupportedSyntaxError,
 )
 from ...primitives import registry
 from .. import nodes as N
@@ -20,6 +21,7 @@ from .analyses import _function_names
 from .anf import Op
 from .common import (
     _bind,
+    _closure_reads,
     _fold_constant,
     _function_value_error,
     _is_numpy_function,
@@ -322,6 +324,32 @@ class CallsMixin:
             where = f"stored in a `{callee}`"
         raise _function_value_error(self, fn, a.id, where, e)
 
+    def _lambda_arg(self, lam: Any, prim: Any, e: Any) -> Any:
+        """A lambda written as an argument of a call of ``prim``
+        (``jax.pure_callback(lambda a: ..., shape, x)``, ``jax.debug.callback(lambda v:
+        log.append(v), x)``): a function value passed to the primitive, not code to
+        inline, made from its own source when it reads no local of its function
+        (``functions.local_fn_value``); else the error naming what it reads."""
+        from ..source import _lambda_to_def
+
+        fdef = _lambda_to_def(lam)
+        value = None if prim.public == "ad.construct" else local_fn_value(self, fdef)
+        if value is not None:
+            return value
+        callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public
+        reads = _closure_reads(self, fdef)
+        if reads:
+            names = ", ".join(reads)
+            raise UnsupportedSyntaxError(
+                f"a lambda passed to `{callee}` reads values local to the transformed"
+                f" function ({names}): srcjax makes a lambda argument a function value only"
+                " when it reads none of them",
+                self.loc(e),
+                f"take them as extra parameters and pass them through the call, e.g."
+                f" `{callee}(lambda v, {names}: ..., x, {names})`",
+            )
+        raise _function_value_error(self, fdef, "lambda", f"passed as a value to `{callee}`", e)
+
     def prim_call(self, prim, args, keywords, e, pre_atomized: int = 0) -> tuple:
         sig = prim.signature
         atoms = []
@@ -332,12 +360,17 @@ class CallsMixin:
                 _fold_constant(x) is not None or isinstance(x, gast.Constant) for x in a.elts
             ):
                 atoms.append(_fold_constant(a) or a)
+            elif isinstance(a, gast.Lambda):
+                atoms.append(self._lambda_arg(a, prim, e))
             else:
                 atoms.append(self.atom(a))
         kws = {}
         for k in keywords:
             v = k.value
             folded = _fold_constant(v)
+            if folded is None and isinstance(v, gast.Lambda):
+                kws[k.arg] = self._lambda_arg(v, prim, e)
+                continue
             kws[k.arg] = folded if folded is not None else self.atom(v)
         atoms = [self._local_fn_arg(a, prim, e) for a in atoms]
         kws = {k: self._local_fn_arg(a, prim, e) for k, a in kws.items()}
