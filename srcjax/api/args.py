@@ -72,19 +72,20 @@ def _writeable(x: Any) -> Any:
     return _wrap_tree(x)
 
 
-def _kind(x: Any) -> str:
+def _kind(x: Any, exact: bool = False) -> str:
     """``"leaf"`` or ``"tree"``; for a tree holding instances of registered pytree
     classes, a ``ClassKind`` (equal to ``"tree"``) that carries where they are,
-    so generated code can inline their methods (``model(x)``)."""
+    so generated code can inline their methods (``model(x)``). ``exact``: the type
+    tree keeps every list's length (:func:`type_tree`; jit, whose key holds them)."""
     if isinstance(x, _TREE_TYPES) or x is None:
         if x is None or not x:
             return "tree"
-        ty = type_tree(x)
+        ty = type_tree(x, exact)
         return "tree" if ty is None else ClassKind(ty)
     from .. import tree_util
 
     if type(x) in tree_util._REGISTRY:
-        return ClassKind(type_tree(x))
+        return ClassKind(type_tree(x, exact))
     if callable(x) and not isinstance(x, np.ndarray) and _static_callable(x):
         # a function argument (mlp(ws, x, act=jnp.tanh)): calls of it resolve to it,
         # so it is part of the key (another function specializes again)

@@ -350,7 +350,9 @@ class _Jit(Transformed):
 
     # -- building ------------------------------------------------------------------
     def _build(self, key, args, kwargs):
-        kinds = tuple(_kind(a) for a in args)
+        # (exact type trees: the key holds every list's length, so loops over a
+        # list of layers are unrolled)
+        kinds = tuple(_kind(a, exact=True) for a in args)
         if isinstance(self.fun, Transformed):
             self.fun._check_jit_args(args, kwargs)  # jit(grad(f)) of ints: TypeError
             # grad(obj.method): the transform's bound arguments come first

@@ -87,10 +87,9 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
     if x is None:
         return x, None
-    if type(x) in tree_util._REGISTRY:
-        # a registered pytree class: the generated code inlines its methods, which
-        # depend on its static fields and callables (the type tree), not only its type
-        return x, ("class", _kind(x))
+    kind = tree_util._REGISTRY.get(type(x))
+    if kind is not None:
+        return _canon_class(x, kind, x64)
     if isinstance(x, PRNGKeyArray):  # a typed key: its shape, as an array's
         return x, ("key", x.shape, x._impl)
     if isinstance(x, (str, bytes)):
@@ -99,6 +98,43 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
             "mark it static (static_argnums / static_argnames), as in JAX"
         )
     return x, ("object", type(x))
+
+
+def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
+    """(canonical instance, key) of an instance of a registered pytree class, as
+    ``jax.jit`` keys it: its class, aux data (compared with ``==``, so it must be
+    hashable, as in JAX), and its children's keys (their structure and abstract
+    values), so a different treedef or leaf shape specializes again. The key
+    also holds which attribute is which child (the generated code reads
+    ``model.layers`` and inlines methods); a class with attributes that are no
+    child (static fields, functions) adds its type tree (:func:`srcjax.api._kind`),
+    whose static values the generated code depends on. Leaves canonicalized (a
+    float64 array made float32) give an instance rebuilt by ``tree_unflatten``,
+    as the function traced by JAX sees one."""
+    children, aux = kind.flatten(x)
+    children = tuple(children)
+    items = [_canon(c, x64) for c in children]
+    try:
+        hash(aux)
+    except TypeError:  # unhashable aux data: keyed by the type tree, as before
+        return x, ("class", _kind(x, exact=True))
+    attrs = getattr(x, "__dict__", None) or {}
+    layout = []
+    static = False
+    for name, value in attrs.items():
+        for j, c in enumerate(children):
+            if c is value:
+                layout.append((name, j))
+                break
+        else:
+            static = True
+            break
+    key = ("class", type(x), aux, tuple(layout), tuple(k for _, k in items))
+    if static:
+        key += (_kind(x, exact=True),)
+    if any(v is not c for (v, _), c in zip(items, children)):
+        x = kind.unflatten(aux, tuple(v for v, _ in items))
+    return x, key
 
 
 def _aval_tree(x: Any, weak_key: Any = None) -> Any:
@@ -124,6 +160,17 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
             return None
     if isinstance(x, list):
         return [_aval_tree(v) for v in x]
+    kind = tree_util._REGISTRY.get(type(x))
+    if kind is not None and x is not None:  # a registered class (see _canon_class)
+        children, aux = kind.flatten(x)
+        children = tuple(children)
+        layout = {}
+        for name, value in (getattr(x, "__dict__", None) or {}).items():
+            for j, c in enumerate(children):
+                if c is value:
+                    layout[name] = j
+                    break
+        return opt.ClassAval(type(x), aux, layout, tuple(_aval_tree(c) for c in children))
     return None
 
 

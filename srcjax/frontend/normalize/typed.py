@@ -120,6 +120,8 @@ class TypedMixin:
             ty = self.expr_type(e.value)
             if ty is not None and ty[0] == "seq" and not isinstance(e.slice, gast.Slice):
                 return ty[1]
+            if isinstance(e.slice, gast.Slice):  # self.layers[:-1] of known layers
+                return _item_type(ty, e.slice)
             return _item_type(ty, idx) if idx is not None else None
         return None
 

@@ -40,7 +40,7 @@ class ClassKind(str):
         return f"ClassKind({self.types!r})"
 
 
-def type_tree(x: Any) -> Any:
+def type_tree(x: Any, exact: bool = False) -> Any:
     """What the normalizer needs to know statically about an argument: the
     registered pytree classes in it, and where. ``("class", cls, ((attr, tree),
     ...), static_attribute_names, fns)``, ``("seq", tree)`` (every item alike), ``("items", trees)``,
@@ -49,18 +49,20 @@ def type_tree(x: Any) -> Any:
     calls of them are resolved to ``fn``, so ``fn`` is part of the key; its
     ``consts`` are its static str/int/bool/None attributes ``((name, value),
     ...)``, known while transforming (a table's key, an ``if`` test). A layer
-    list's None slots are ``("none",)``, so ``layer is None`` is known too."""
+    list's None slots are ``("none",)``, so ``layer is None`` is known too.
+    ``exact`` (jit, whose key holds every list's length): lists of one class are
+    ``("items", ...)`` too, so loops over them are unrolled as for mixed lists."""
     if isinstance(x, dict):
-        subs = tuple((k, type_tree(v)) for k, v in x.items())
+        subs = tuple((k, type_tree(v, exact)) for k, v in x.items())
         return ("dict", subs) if any(t is not None for _, t in subs) else None
     if isinstance(x, (list, tuple)):
-        items = tuple(type_tree(v) for v in x)
+        items = tuple(type_tree(v, exact) for v in x)
         if not any(t is not None for t in items):
             return None
         items = tuple(("none",) if v is None else t for v, t in zip(x, items))
         if hasattr(x, "_fields"):  # a namedtuple: state.model reads an item
             return ("items", items, tuple(x._fields))
-        if all(t == items[0] for t in items):
+        if not exact and all(t == items[0] for t in items):
             return ("seq", items[0])
         return ("items", items)
     from ...tree_util import _REGISTRY
@@ -70,7 +72,7 @@ def type_tree(x: Any) -> Any:
     attrs = getattr(x, "__dict__", None) or {}
     subs = []
     for a in sorted(attrs):
-        t = type_tree(attrs[a])
+        t = type_tree(attrs[a], exact)
         if t is None and isinstance(attrs[a], (list, tuple)) and not attrs[a]:
             t = ("items", ())  # an empty layer list: a loop over it does nothing
         if t is not None:

@@ -66,7 +66,7 @@ def _one_if_none(b):
     return 1.0 if b is None else b
 
 
-one_if_none = register(Primitive("ad.one_if_none", _one_if_none, kind="internal"))
+one_if_none = register(Primitive("ad.one_if_none", _one_if_none, kind="internal")).facts(pure=True)
 
 
 def _one_if_none_vjp(h, ans):

@@ -35,7 +35,7 @@ them in order (optimize); :mod:`.common` holds what they share.
 """
 
 from .algebra import simplify
-from .avals import Aval, check_branch_avals
+from .avals import Aval, ClassAval, check_branch_avals
 from .common import PURE_KINDS
 from .cse import cse
 from .dce import dce
@@ -49,6 +49,7 @@ from .weak_returns import mark_weak_returns
 
 __all__ = [
     "Aval",
+    "ClassAval",
     "bind_static",
     "propagate",
     "fold_constants",

@@ -72,10 +72,41 @@ class Aval:
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
 
+class ClassAval:
+    """Abstract value of an instance of a registered pytree class, from jit's
+    signature (whose key holds the same: the class, its aux data, which attribute
+    is which child and the children's keys): ``children`` are the abstract values
+    of ``tree_flatten``'s children in order, ``layout`` maps an attribute that
+    holds a child to its index (attributes that are no child are not in it)."""
+
+    __slots__ = ("type", "aux", "layout", "children")
+
+    def __init__(self, type_: type, aux: Any, layout: Dict[str, int], children: tuple) -> None:
+        self.type = type_
+        self.aux = aux
+        self.layout = dict(layout)
+        self.children = tuple(children)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, ClassAval) or self.type is not other.type:
+            return False
+        try:
+            same_aux = bool(self.aux == other.aux)
+        except Exception:  # noqa: BLE001 - aux data without a usable ==
+            same_aux = self.aux is other.aux
+        return same_aux and self.layout == other.layout and self.children == other.children
+
+    __hash__ = None  # (aux data need not be hashable here)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(repr(c) for c in self.children)
+        return f"{self.type.__name__}[{self.aux!r}]({inner})"
+
+
 def _merge(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
-    if isinstance(a, (Aval, _Static)) or isinstance(b, (Aval, _Static)):
+    if isinstance(a, (Aval, _Static, ClassAval)) or isinstance(b, (Aval, _Static, ClassAval)):
         return a if a == b else None
     if type(a) is not type(b):
         return None

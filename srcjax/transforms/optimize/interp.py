@@ -18,6 +18,7 @@ from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .avals import (
     Aval,
+    ClassAval,
     _container_stand_in,
     _describe_aval,
     _leaves,
@@ -75,6 +76,8 @@ class _Interp:
         if isinstance(s, gast.If):
             a = self.block(s.body, dict(env))
             b = self.block(s.orelse, dict(env))
+            if isinstance(s.test, gast.Constant) and not getattr(s, "sj_lax_branches", None):
+                return b if not s.test.value else a  # `if False:` (b = None kept known)
             lax_branches = getattr(s, "sj_lax_branches", None)
             if lax_branches is not None and not self.trial and not self.unsure:
                 what, t, names = lax_branches
@@ -280,6 +283,12 @@ class _Interp:
                 and name.value in base._fields
             ):
                 return getattr(base, name.value)
+            if (
+                isinstance(base, ClassAval)
+                and isinstance(name, gast.Constant)
+                and name.value in base.layout
+            ):
+                return base.children[base.layout[name.value]]  # model.layers, layer.weight
         if prim.kind == "elementwise":
             r = self.elementwise(s, env)
             if r is not None or not any(

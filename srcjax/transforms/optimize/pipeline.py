@@ -13,6 +13,7 @@ from .interp import infer_avals
 from .licm import hoist_invariants
 from .promote import promote
 from .propagate import fold_constants, propagate
+from .pytrees import known_trees
 from .static_fold import fold_static, lifts_as_subscripts
 
 
@@ -48,6 +49,13 @@ def optimize(
         dce(fdef)
         infer_avals(fdef, params, resolve)
         # (the helpers folded away hid operands: `a + neg_al` is `a + neg` now)
+        simplify(fdef, namer)
+    # (after fold_static: `grads = out[1]` is a copy, and every leaf's value known)
+    if known_trees(fdef, params):
+        specialized = True
+        propagate(fdef)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
         simplify(fdef, namer)
     if hoist_invariants(fdef, resolve, namer) or specialized:
         for _ in range(8):  # (a merged repeat makes the next one's operands equal)

@@ -58,6 +58,12 @@ def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
         if isinstance(s, gast.If):
             if isinstance(s.test, gast.Name) and s.test.id in table:
                 s.test = N.clone(table[s.test.id])
+            if isinstance(s.test, gast.Constant) and not getattr(s, "sj_lax_branches", None):
+                # `if False:` (a default argument's branch): only the other block runs
+                taken, other = (s.body, s.orelse) if s.test.value else (s.orelse, s.body)
+                _propagate_block(other, dict(table))
+                _propagate_block(taken, table)
+                continue
             _propagate_block(s.body, dict(table))
             _propagate_block(s.orelse, dict(table))
             _kill(table, _assigned(s))

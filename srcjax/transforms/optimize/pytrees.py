@@ -1,0 +1,600 @@
+"""Pytrees whose structure jit's signature knows (:func:`known_trees`).
+
+Reverse mode builds the cotangent of a container argument piece by piece:
+``ad.attr_adjoint(g, layer, 'weight')`` makes a ``Linear`` with one child,
+``ad.tree_add`` merges two, ``ad.tree_index_adjoint`` puts one in a list, and
+``ad.cotangent_like`` fills the holes at the end; ``tree_map`` flattens its trees
+at run time (``ad.tree_leaves``, ``ad.leaves_upto``). Each is a Python call that
+walks a tree on every step (R5, an Equinox-style MLP with Adam: two in five of
+a step's time). Under jit the argument's structure is part of the key (its
+abstract value: dicts, lists, tuples and :class:`ClassAval` of registered
+classes, as ``jax.jit`` keys a treedef), so every one of these is decided now:
+
+- names reached from a parameter by constant attribute reads and indexing
+  (``model.layers[:-1][0]``) are *places*: a set of the parameter's leaves, in
+  JAX's flattening order;
+- the cotangent helpers on places become a table ``leaf -> cotangent`` at
+  transformation time (overlapping entries added with ``+``), and the final
+  ``ad.cotangent_like`` builds the cotangent from its leaves in one call
+  (``ad.tree_unflatten_like``), zeros where a leaf got none;
+- ``ad.leaves_upto(t, like)`` of a ``t`` built from known leaves (that
+  cotangent, or a ``tree_map`` result) is the list of those leaves, once the
+  structures are known to agree (JAX's ValueError otherwise is left to run time).
+
+Only straight-line statements at the top of the body are changed; a cotangent
+table read by anything else (a loop, a branch, another helper) leaves the whole
+body as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+import gast
+
+from ..._dict_order import sorted_keys
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from .avals import Aval, ClassAval
+from .common import _assigned, _is_assign
+
+
+class _Abort(Exception):
+    """A use of a cotangent table this pass cannot follow: change nothing."""
+
+
+def _children(aval: Any) -> Optional[List[Tuple[Any, Any]]]:
+    """``[(key, child aval), ...]`` in JAX's flattening order (a class child's key
+    is its index), or None for a leaf; raises _Abort where the structure is unknown."""
+    if isinstance(aval, ClassAval):
+        return list(enumerate(aval.children))
+    if isinstance(aval, dict):
+        return [(k, aval[k]) for k in sorted_keys(aval)]
+    if isinstance(aval, (list, tuple)):
+        return list(enumerate(aval))
+    if isinstance(aval, Aval):
+        return None
+    raise _Abort
+
+
+def _count(aval: Any) -> int:
+    kids = _children(aval)
+    return 1 if kids is None else sum(_count(c) for _, c in kids)
+
+
+def _shape_key(aval: Any) -> Any:
+    """The structure of ``aval`` without its leaves' abstract values (what
+    ``flatten_up_to`` compares)."""
+    kids = _children(aval)
+    if kids is None:
+        return "*"
+    if isinstance(aval, ClassAval):
+        return ("class", aval.type, aval.aux, tuple(_shape_key(c) for _, c in kids))
+    if isinstance(aval, dict):
+        return ("dict", type(aval), tuple((k, _shape_key(c)) for k, c in kids))
+    return (type(aval), tuple(_shape_key(c) for _, c in kids))
+
+
+class _Place:
+    """A part of parameter ``param``: its abstract value and its leaves' numbers."""
+
+    __slots__ = ("param", "aval", "ids")
+
+    def __init__(self, param: str, aval: Any, ids: tuple) -> None:
+        self.param, self.aval, self.ids = param, aval, ids
+
+    def child(self, key: Any) -> "_Place":
+        kids = _children(self.aval)
+        if kids is None:
+            raise _Abort
+        start = 0
+        for k, c in kids:
+            n = _count(c)
+            if k == key:
+                return _Place(self.param, c, self.ids[start : start + n])
+            start += n
+        raise _Abort
+
+    def attr(self, name: str) -> "_Place":
+        if not isinstance(self.aval, ClassAval) or name not in self.aval.layout:
+            raise _Abort
+        return self.child(self.aval.layout[name])
+
+    def item(self, idx: Any) -> "_Place":
+        if isinstance(self.aval, dict):
+            if idx not in self.aval:
+                raise _Abort
+            return self.child(idx)
+        if not isinstance(self.aval, (list, tuple)) or isinstance(self.aval, ClassAval):
+            raise _Abort
+        n = len(self.aval)
+        if isinstance(idx, slice):
+            picked = range(*idx.indices(n))
+            parts = [self.child(j) for j in picked]
+            avals = [p.aval for p in parts]
+            aval = type(self.aval)(avals) if not hasattr(self.aval, "_fields") else tuple(avals)
+            return _Place(self.param, aval, tuple(i for p in parts for i in p.ids))
+        if type(idx) is not int or not -n <= idx < n:
+            raise _Abort
+        return self.child(idx % n)
+
+
+class _Table:
+    """A cotangent known leaf by leaf: ``entries`` maps a leaf number of
+    ``place`` to the name holding its cotangent (absent: zero)."""
+
+    __slots__ = ("place", "entries")
+
+    def __init__(self, place: _Place, entries: Dict[int, Any]) -> None:
+        self.place, self.entries = place, entries
+
+
+class _Built:
+    """A pytree of known structure ``aval`` whose leaves are known: ``leaves`` (a
+    list of atoms) or ``list_name`` (a list built at run time)."""
+
+    __slots__ = ("aval", "leaves", "list_name")
+
+    def __init__(self, aval: Any, leaves: Optional[list], list_name: Optional[str]) -> None:
+        self.aval, self.leaves, self.list_name = aval, leaves, list_name
+
+
+def _const_index(node: Any, slices: Dict[str, slice]) -> Any:
+    if isinstance(node, gast.Name) and node.id in slices:
+        return slices[node.id]
+    sl = N.static_slice(node)
+    if sl is not None:
+        return sl
+    ok, v = N._int_constant(node)
+    if ok and v is not None:
+        return v
+    if isinstance(node, gast.Constant) and isinstance(node.value, str):
+        return node.value
+    raise _Abort
+
+
+def known_trees(fdef: Any, params: Dict[str, Any]) -> bool:
+    """Decide at transformation time the pytree work on parameters of known
+    structure (see the module's docstring); returns whether anything changed."""
+    places: Dict[str, _Place] = {}
+    for p, aval in params.items():
+        try:
+            if _children(aval) is not None:
+                places[p] = _Place(p, aval, tuple(range(_count(aval))))
+        except _Abort:
+            continue
+    if not places:
+        return False
+    try:
+        return _rewrite(fdef, places)
+    except _Abort:
+        return False
+
+
+def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
+    from ...primitives import registry
+
+    tables: Dict[str, _Table] = {}
+    built: Dict[str, _Built] = {}
+    avals: Dict[str, Any] = {}  # abstract values of the names assigned so far
+    slices: Dict[str, slice] = {}
+    drop: set = set()  # ids of statements that only build a cotangent table
+    replace: Dict[int, List[Any]] = {}  # id of a statement -> what replaces it
+    body = fdef.body
+    namer_taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+
+    def fresh(base: str) -> str:
+        i = 1
+        while f"{base}{i}" in namer_taken:
+            i += 1
+        namer_taken.add(f"{base}{i}")
+        return f"{base}{i}"
+
+    def table_of(node: Any, place: _Place) -> _Table:
+        """The cotangent ``node`` of ``place`` as a table."""
+        if isinstance(node, gast.Constant) and node.value is None:
+            return _Table(place, {})
+        if isinstance(node, gast.Name) and node.id in tables:
+            t = tables[node.id]
+            if t.place.param != place.param or t.place.ids != place.ids:
+                raise _Abort
+            return t
+        if isinstance(node, gast.Name) and _children(place.aval) is None:
+            return _Table(place, {place.ids[0]: node.id})
+        raise _Abort
+
+    def forget(names: set, compound: bool = False) -> None:
+        held = {g for t in tables.values() for g in t.entries.values()}
+        if names & held:
+            raise _Abort  # (a leaf's cotangent rebound before the table is used)
+        for n in names:
+            places.pop(n, None)
+            built.pop(n, None)
+            avals.pop(n, None)
+            slices.pop(n, None)
+            if n in tables:
+                if compound:
+                    raise _Abort  # (rebound on some paths only)
+                del tables[n]  # (every read of the table came before)
+
+    roots = {p: pl for p, pl in places.items()}  # the parameters, bound at entry
+    treedefs: Dict[Any, str] = {}
+    head: List[Any] = []
+
+    def treedef_of(aval: Any) -> Optional[str]:
+        """A name holding the treedef of structure ``aval`` (computed once, at the
+        top, from a parameter of that structure), or None."""
+        key = _shape_key(aval)
+        if key in treedefs:
+            return treedefs[key]
+        for p, pl in roots.items():
+            if _shape_key(pl.aval) == key:
+                from ...primitives import tree_is_leaf
+
+                name = fresh("treedef")
+                stmt = N.assign(
+                    name, N.call(tree_is_leaf.tree_def.public, [N.name(p), N.const(None)])
+                )
+                N.copy_origin(stmt, body[0])
+                stmt.sj_op = Op(
+                    "prim",
+                    prim=tree_is_leaf.tree_def,
+                    bound={"tree": N.name(p), "is_leaf": N.const(None)},
+                )
+                head.append(stmt)
+                treedefs[key] = name
+                return name
+        return None
+
+    def leaf_reads(place: _Place, root: str, at: Any) -> Optional[tuple]:
+        """Statements reading every leaf of ``place`` (held by ``root``) by
+        attribute and index, and the names they bind, in flattening order; None
+        where a child is not an attribute (a class computing its children)."""
+        getattr_p = registry.by_public("ad.getattr")
+        getitem_p = registry.by_public("ad.getitem")
+        stmts: List[Any] = []
+        atoms: List[str] = []
+
+        def walk(aval: Any, holder: str) -> bool:
+            kids = _children(aval)
+            if kids is None:
+                atoms.append(holder)
+                return True
+            names = {j: a for a, j in aval.layout.items()} if isinstance(aval, ClassAval) else None
+            for k, c in kids:
+                name = fresh("leaf" if _children(c) is None else "part")
+                if names is not None:
+                    if k not in names:
+                        return False
+                    value = N.attr(N.name(holder), names[k])
+                    op = Op(
+                        "prim",
+                        prim=getattr_p,
+                        bound={"x": N.name(holder), "name": N.const(names[k])},
+                    )
+                else:
+                    value = N.call(getitem_p.public, [N.name(holder), N.const(k)])
+                    op = Op("prim", prim=getitem_p, bound={"x": N.name(holder), "idx": N.const(k)})
+                st = N.copy_origin(N.assign(name, value), at)
+                st.sj_op = op
+                stmts.append(st)
+                if not walk(c, name):
+                    return False
+            return True
+
+        return (stmts, atoms) if walk(place.aval, root) else None
+
+    changed = False
+    for s in body:
+        reads = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        if not _is_assign(s):
+            if reads & set(tables):
+                raise _Abort
+            forget(set(_assigned(s)), compound=not isinstance(s, gast.Expr))
+            continue
+        target = s.targets[0].id
+        op = s.sj_op
+        prim = op.prim.public if op.kind == "prim" else None
+        b = op.bound
+        handled = False
+        if op.kind == "copy" and op.elts and isinstance(op.elts[0], gast.Name):
+            src = op.elts[0].id
+            if src in tables:
+                tables[target] = tables[src]
+                drop.add(id(s))
+                handled = True
+                reads.discard(src)
+            elif src in places or src in built:
+                new_place, new_built = places.get(src), built.get(src)
+                forget({target})
+                if new_place is not None:
+                    places[target] = new_place
+                if new_built is not None:
+                    built[target] = new_built
+                continue
+        elif prim == "ad.getattr" and isinstance(b.get("x"), gast.Name) and b["x"].id in places:
+            name = b.get("name")
+            if isinstance(name, gast.Constant) and isinstance(name.value, str):
+                try:
+                    part = places[b["x"].id].attr(name.value)
+                except _Abort:
+                    part = None
+                forget({target})
+                if part is not None:
+                    places[target] = part
+                avals[target] = getattr(s, "sj_aval", None)
+                continue
+        elif prim == "ad.getitem" and isinstance(b.get("x"), gast.Name) and b["x"].id in places:
+            try:
+                part = places[b["x"].id].item(_const_index(b.get("idx"), slices))
+            except _Abort:
+                part = None
+            forget({target})
+            if part is not None:
+                places[target] = part
+            avals[target] = getattr(s, "sj_aval", None)
+            continue
+        elif prim in ("ad.attr_adjoint", "ad.tree_index_adjoint", "ad.index_adjoint"):
+            x = b.get("x")
+            ct = b.get("ct", b.get("g"))
+            if isinstance(x, gast.Name) and x.id in places:
+                outer = places[x.id]
+                if prim == "ad.attr_adjoint":
+                    name = b.get("name")
+                    if not (isinstance(name, gast.Constant) and isinstance(name.value, str)):
+                        raise _Abort
+                    part = outer.attr(name.value)
+                else:
+                    mode = b.get("mode")
+                    if mode is not None and not (
+                        isinstance(mode, gast.Constant) and mode.value is None
+                    ):
+                        raise _Abort
+                    if _children(outer.aval) is None:
+                        raise _Abort  # (an array's index adjoint: a scatter)
+                    part = outer.item(_const_index(b.get("idx"), slices))
+                inner = table_of(ct, part)
+                tables[target] = _Table(outer, dict(inner.entries))
+                drop.add(id(s))
+                handled = True
+                if isinstance(ct, gast.Name):
+                    reads.discard(ct.id)
+        elif prim == "ad.tree_add":
+            a, c = b.get("a"), b.get("b")
+            names = [v.id for v in (a, c) if isinstance(v, gast.Name)]
+            if any(n in tables for n in names):
+                known = [tables[n] for n in names if n in tables]
+                place = known[0].place
+                ta, tc = table_of(a, place), table_of(c, place)
+                entries = dict(ta.entries)
+                extra: List[Any] = []
+                for leaf, g in tc.entries.items():
+                    if leaf in entries:
+                        total = fresh("ct_sum")
+                        add = registry.by_public("jnp.add")
+                        stmt = N.copy_origin(
+                            N.assign(
+                                total,
+                                gast.BinOp(
+                                    left=N.name(entries[leaf]), op=gast.Add(), right=N.name(g)
+                                ),
+                            ),
+                            s,
+                        )
+                        stmt.sj_op = Op(
+                            "prim", prim=add, bound={"x": N.name(entries[leaf]), "y": N.name(g)}
+                        )
+                        extra.append(stmt)
+                        entries[leaf] = total
+                    else:
+                        entries[leaf] = g
+                tables[target] = _Table(place, entries)
+                if extra:
+                    replace[id(s)] = extra
+                else:
+                    drop.add(id(s))
+                handled = True
+                reads -= set(names)
+        elif prim == "ad.project_real":
+            g, x = b.get("g"), b.get("x")
+            if isinstance(g, gast.Name) and g.id in tables:
+                t = tables[g.id]
+                if not (isinstance(x, gast.Name) and x.id in places):
+                    raise _Abort
+                if places[x.id].ids != t.place.ids or places[x.id].param != t.place.param:
+                    raise _Abort
+                if any(
+                    not isinstance(a, Aval) or a.dtype.kind != "f"
+                    for a in _leaf_avals(t.place.aval)
+                ):
+                    raise _Abort  # (complex or integer leaves: left to run time)
+                tables[target] = t
+                drop.add(id(s))
+                handled = True
+                reads.discard(g.id)
+        elif prim == "ad.cotangent_like":
+            ct, x = b.get("ct"), b.get("x")
+            if isinstance(ct, gast.Name) and ct.id in tables:
+                t = tables[ct.id]
+                if not (isinstance(x, gast.Name) and x.id in places):
+                    raise _Abort
+                if places[x.id].ids != t.place.ids or places[x.id].param != t.place.param:
+                    raise _Abort
+                leaf_avals = _leaf_avals(t.place.aval)
+                atoms: List[Any] = []
+                dense = True
+                for leaf, la in zip(t.place.ids, leaf_avals):
+                    g = t.entries.get(leaf)
+                    if g is None or avals.get(g) != la:
+                        dense = False  # a hole, or a cotangent to broadcast or cast
+                        atoms.append(None if g is None else g)
+                    else:
+                        atoms.append(g)
+                replace[id(s)] = _materialize(s, target, x, atoms, dense, fresh)
+                reads.discard(ct.id)
+                forget({target})
+                if dense:
+                    built[target] = _Built(t.place.aval, list(atoms), None)
+                avals[target] = None
+                changed = True
+                continue
+        elif prim == "ad.tree_unflatten_like":
+            tree, leaves = b.get("tree"), b.get("leaves")
+            if isinstance(tree, gast.Name) and isinstance(leaves, gast.Name):
+                shape = None
+                if tree.id in places:
+                    shape = places[tree.id].aval
+                elif tree.id in built:
+                    shape = built[tree.id].aval
+                if shape is not None:
+                    td = treedef_of(shape)
+                    if td is not None:  # one structure computed once, not per call
+                        unflat = registry.by_public("ad.unflatten_upto")
+                        s.value = N.call(
+                            unflat.public, [N.name(td), N.clone(leaves), N.const(None)]
+                        )
+                        s.sj_op = Op(
+                            "prim",
+                            prim=unflat,
+                            bound={
+                                "like": N.name(td),
+                                "leaves": N.clone(leaves),
+                                "is_leaf": N.const(None),
+                            },
+                        )
+                        s.sj_note = "a structure jit knows"
+                        changed = True
+                    forget({target})
+                    if not _appended_later(body, s, leaves.id):
+                        built[target] = _Built(shape, None, leaves.id)
+                    continue
+        elif prim == "ad.tree_leaves" and set(b) == {"tree"}:
+            tree = b.get("tree")
+            if isinstance(tree, gast.Name) and tree.id in places:
+                reads_of = leaf_reads(places[tree.id], tree.id, s)
+                if reads_of is not None:
+                    stmts, atoms = reads_of
+                    s.value = gast.List(elts=[N.name(a) for a in atoms], ctx=gast.Load())
+                    s.sj_op = Op("pack", elts=[N.name(a) for a in atoms])
+                    s.sj_note = "the leaves of a tree whose structure jit knows"
+                    replace[id(s)] = stmts + [s]
+                    changed = True
+                    forget({target})
+                    continue
+        elif prim == "ad.leaves_upto":
+            tree, like, is_leaf = b.get("tree"), b.get("like"), b.get("is_leaf")
+            if (
+                isinstance(tree, gast.Name)
+                and tree.id in built
+                and isinstance(like, gast.Name)
+                and (like.id in places or like.id in built)
+                and isinstance(is_leaf, gast.Constant)
+                and is_leaf.value is None
+            ):
+                got = built[tree.id]
+                like_aval = places[like.id].aval if like.id in places else built[like.id].aval
+                if _shape_key(got.aval) == _shape_key(like_aval):
+                    if got.leaves is not None:
+                        elts = [N.name(a) for a in got.leaves]
+                        s.value = gast.List(elts=elts, ctx=gast.Load())
+                        s.sj_op = Op("pack", elts=[N.name(a) for a in got.leaves])
+                    else:
+                        s.value = N.name(got.list_name)
+                        s.sj_op = Op("copy", elts=[N.name(got.list_name)])
+                    s.sj_note = "the leaves of a tree whose structure jit knows"
+                    changed = True
+                    forget({target})
+                    continue
+        if reads & set(tables) and not handled:
+            raise _Abort  # a cotangent table read by something else
+        if not handled:
+            forget({target})
+            avals[target] = getattr(s, "sj_aval", None)
+            if op.kind == "inactive" and isinstance(s.value, gast.Call):
+                sl = N.static_slice(s.value)
+                if sl is not None:
+                    slices[target] = sl
+        else:
+            changed = True
+            places.pop(target, None)
+            built.pop(target, None)
+    if not changed:
+        return False
+    out = list(head)
+    for s in body:
+        if id(s) in drop:
+            continue
+        out.extend(replace.get(id(s), [s]))
+    made = {id(st) for stmts in replace.values() for st in stmts}
+    while True:  # a cotangent built but only read through its leaves: not built
+        reads = {
+            n.id
+            for n in gast.walk(gast.Module(body=out, type_ignores=[]))
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        }
+        keep = [
+            st
+            for st in out
+            if not (id(st) in made and _is_assign(st) and st.targets[0].id not in reads)
+        ]
+        if len(keep) == len(out):
+            break
+        out = keep
+    fdef.body = out
+    return True
+
+
+def _leaf_avals(aval: Any) -> list:
+    kids = _children(aval)
+    if kids is None:
+        return [aval]
+    return [a for _, c in kids for a in _leaf_avals(c)]
+
+
+def _appended_later(body: List[Any], s: Any, name: str) -> bool:
+    """Whether list ``name`` may change after statement ``s`` (an ``append`` to it
+    or a new binding anywhere after)."""
+    after = False
+    for st in body:
+        if st is s:
+            after = True
+            continue
+        if not after:
+            continue
+        for node in gast.walk(st):
+            if (
+                isinstance(node, gast.Name)
+                and node.id == name
+                and not isinstance(node.ctx, gast.Load)
+            ):
+                return True
+            if (
+                isinstance(node, gast.Attribute)
+                and isinstance(node.value, gast.Name)
+                and node.value.id == name
+            ):
+                return True  # (.append, .pop, .extend ...)
+    return False
+
+
+def _materialize(s: Any, target: str, like: Any, atoms: list, dense: bool, fresh) -> list:
+    """Statements that build ``target``, the cotangent of ``like`` whose leaves are
+    ``atoms`` (None: zero): the leaf list and one ``ad.tree_unflatten_like``; where
+    a leaf is missing or needs a broadcast or cast, ``ad.cotangent_like`` after it."""
+    from ...primitives import registry
+
+    lst = fresh("ct_leaves")
+    elts = [N.const(None) if a is None else N.name(a) for a in atoms]
+    pack = N.copy_origin(N.assign(lst, gast.List(elts=elts, ctx=gast.Load())), s)
+    pack.sj_op = Op("pack", elts=[N.clone(e) for e in elts])
+    unflat = registry.by_public("ad.tree_unflatten_like")
+    tmp = target if dense else fresh("ct_tree")
+    build = N.copy_origin(N.assign(tmp, N.call(unflat.public, [N.clone(like), N.name(lst)])), s)
+    build.sj_op = Op("prim", prim=unflat, bound={"tree": N.clone(like), "leaves": N.name(lst)})
+    out = [pack, build]
+    if not dense:
+        fill = registry.by_public("ad.cotangent_like")
+        last = N.copy_origin(N.assign(target, N.call(fill.public, [N.name(tmp), N.clone(like)])), s)
+        last.sj_op = Op("prim", prim=fill, bound={"ct": N.name(tmp), "x": N.clone(like)})
+        out.append(last)
+    return out
