@@ -113,15 +113,24 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     as the function traced by JAX sees one."""
     children, aux = kind.flatten(x)
     children = tuple(children)
-    items = [_canon(c, x64) for c in children]
+    keys = []
+    new = None
+    for j, c in enumerate(children):
+        if type(c) is np.ndarray and (x64 or c.dtype.itemsize != 8):
+            keys.append((c.shape, c.dtype))  # (the common leaf, as _Jit._key's fast path)
+            continue
+        v, k = _canon(c, x64)
+        keys.append(k)
+        if v is not c:
+            new = list(children) if new is None else new
+            new[j] = v
     try:
         hash(aux)
     except TypeError:  # unhashable aux data: keyed by the type tree, as before
         return x, ("class", _kind(x, exact=True))
-    attrs = getattr(x, "__dict__", None) or {}
     layout = []
     static = False
-    for name, value in attrs.items():
+    for name, value in (getattr(x, "__dict__", None) or {}).items():
         for j, c in enumerate(children):
             if c is value:
                 layout.append((name, j))
@@ -129,11 +138,11 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
         else:
             static = True
             break
-    key = ("class", type(x), aux, tuple(layout), tuple(k for _, k in items))
+    key = ("class", type(x), aux, tuple(layout), tuple(keys))
     if static:
         key += (_kind(x, exact=True),)
-    if any(v is not c for (v, _), c in zip(items, children)):
-        x = kind.unflatten(aux, tuple(v for v, _ in items))
+    if new is not None:
+        x = kind.unflatten(aux, tuple(new))
     return x, key
 
 

@@ -179,6 +179,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
     avals: Dict[str, Any] = {}  # abstract values of the names assigned so far
     slices: Dict[str, slice] = {}
     drop: set = set()  # ids of statements that only build a cotangent table
+    edits: Dict[int, tuple] = {}  # id of a statement -> (value, op, note), made at the end
     replace: Dict[int, List[Any]] = {}  # id of a statement -> what replaces it
     body = fdef.body
     namer_taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
@@ -450,19 +451,19 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                     td = treedef_of(shape)
                     if td is not None:  # one structure computed once, not per call
                         unflat = registry.by_public("ad.unflatten_upto")
-                        s.value = N.call(
-                            unflat.public, [N.name(td), N.clone(leaves), N.const(None)]
+                        edits[id(s)] = (
+                            N.call(unflat.public, [N.name(td), N.clone(leaves), N.const(None)]),
+                            Op(
+                                "prim",
+                                prim=unflat,
+                                bound={
+                                    "like": N.name(td),
+                                    "leaves": N.clone(leaves),
+                                    "is_leaf": N.const(None),
+                                },
+                            ),
+                            "a structure jit knows",
                         )
-                        s.sj_op = Op(
-                            "prim",
-                            prim=unflat,
-                            bound={
-                                "like": N.name(td),
-                                "leaves": N.clone(leaves),
-                                "is_leaf": N.const(None),
-                            },
-                        )
-                        s.sj_note = "a structure jit knows"
                         changed = True
                     forget({target})
                     if not _appended_later(body, s, leaves.id):
@@ -474,9 +475,11 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                 reads_of = leaf_reads(places[tree.id], tree.id, s)
                 if reads_of is not None:
                     stmts, atoms = reads_of
-                    s.value = gast.List(elts=[N.name(a) for a in atoms], ctx=gast.Load())
-                    s.sj_op = Op("pack", elts=[N.name(a) for a in atoms])
-                    s.sj_note = "the leaves of a tree whose structure jit knows"
+                    edits[id(s)] = (
+                        gast.List(elts=[N.name(a) for a in atoms], ctx=gast.Load()),
+                        Op("pack", elts=[N.name(a) for a in atoms]),
+                        "the leaves of a tree whose structure jit knows",
+                    )
                     replace[id(s)] = stmts + [s]
                     changed = True
                     forget({target})
@@ -495,13 +498,17 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                 like_aval = places[like.id].aval if like.id in places else built[like.id].aval
                 if _shape_key(got.aval) == _shape_key(like_aval):
                     if got.leaves is not None:
-                        elts = [N.name(a) for a in got.leaves]
-                        s.value = gast.List(elts=elts, ctx=gast.Load())
-                        s.sj_op = Op("pack", elts=[N.name(a) for a in got.leaves])
+                        edits[id(s)] = (
+                            gast.List(elts=[N.name(a) for a in got.leaves], ctx=gast.Load()),
+                            Op("pack", elts=[N.name(a) for a in got.leaves]),
+                            "the leaves of a tree whose structure jit knows",
+                        )
                     else:
-                        s.value = N.name(got.list_name)
-                        s.sj_op = Op("copy", elts=[N.name(got.list_name)])
-                    s.sj_note = "the leaves of a tree whose structure jit knows"
+                        edits[id(s)] = (
+                            N.name(got.list_name),
+                            Op("copy", elts=[N.name(got.list_name)]),
+                            "the leaves of a tree whose structure jit knows",
+                        )
                     changed = True
                     forget({target})
                     continue
@@ -524,6 +531,8 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
     for s in body:
         if id(s) in drop:
             continue
+        if id(s) in edits:
+            s.value, s.sj_op, s.sj_note = edits[id(s)]
         out.extend(replace.get(id(s), [s]))
     made = {id(st) for stmts in replace.values() for st in stmts}
     while True:  # a cotangent built but only read through its leaves: not built
