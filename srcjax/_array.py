@@ -400,13 +400,13 @@ def unwrap_tree(x: Any) -> Any:
             return t(items)
         except TypeError:
             return x
-    tree_util = HOOKS["pytree"]
-    if t in tree_util._REGISTRY:
-        leaves, treedef = tree_util.tree_flatten(x)
-        new = [unwrap_tree(v) for v in leaves]
-        if all(a is b for a, b in zip(new, leaves)):
+    kind = HOOKS["pytree"]._REGISTRY.get(t)
+    if kind is not None and x is not None:  # a registered class: node by node
+        children, aux = kind.flatten(x)
+        new = [unwrap_tree(v) for v in children]
+        if all(a is b for a, b in zip(new, children)):
             return x
-        return tree_util.tree_unflatten(treedef, new)
+        return kind.unflatten(aux, tuple(new))
     return x
 
 

@@ -74,9 +74,9 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
         elif isinstance(x, (list, tuple)):
             stack.extend(x)
         else:
-            for v in tree_util.tree_leaves(x):  # a registered pytree class
-                if isinstance(v, np.ndarray):
-                    roots.add(_root(v))
+            kind = tree_util._REGISTRY.get(t)
+            if kind is not None:  # a registered pytree class: its children
+                stack.extend(kind.flatten(x)[0])
     return roots
 
 
@@ -150,12 +150,13 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
                 return t(items)
             except TypeError:
                 return items
-        if t in tree_util._REGISTRY:  # a registered class: its leaves fixed too
-            leaves, treedef = tree_util.tree_flatten(x)
-            fixed = [fix(v) for v in leaves]
-            if all(a is b for a, b in zip(fixed, leaves)):
+        kind = tree_util._REGISTRY.get(t)
+        if kind is not None and x is not None:  # a registered class: its children fixed
+            children, aux = kind.flatten(x)
+            fixed = [fix(v) for v in children]
+            if all(a is b for a, b in zip(fixed, children)):
                 return x
-            return tree_util.tree_unflatten(treedef, fixed)
+            return kind.unflatten(aux, tuple(fixed))
         return x
 
     return fix(out)

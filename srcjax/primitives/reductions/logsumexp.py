@@ -37,6 +37,13 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     the log; the sign has no derivative). Derivatives are computed like a
     softmax (see :func:`_logsumexp_weights`), as accurate as JAX's for large
     float32 inputs."""
+    fast = _finite_shift(a, axis, b, return_sign)
+    if fast is not None:  # the common case, the same operations without the checks
+        m = fast
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+        if not keepdims:
+            out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+        return out
     a, b = _lse_operands(a, b)
     e, m = shifted_exp(a, axis, b, finite_shift=True)
     if b is not None:
@@ -49,6 +56,22 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
         sign = np.squeeze(sign, axis=axis) if axis is not None else sign.reshape(())
     return (out, sign) if return_sign else out
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _finite_shift(a, axis, b, return_sign):
+    """The max of ``a`` over ``axis`` (kept) when logsumexp's general path would
+    compute just ``log(sum(exp(a - max))) + max``: no ``b``, no sign, a float32
+    array (its result dtype whatever x64 says) with finite maxima (so the sum is at
+    least 1: no log of 0, no NaN, nothing to check); else None."""
+    if b is not None or return_sign or type(a) is not np.ndarray or a.dtype != _F32:
+        return None
+    if not a.size:
+        return None
+    m = np.max(a, axis=axis, keepdims=True)
+    return m if np.isfinite(m).all() else None
 
 
 def _lse_operands(a, b):
@@ -91,6 +114,10 @@ def _logsumexp_weights(a, axis=None, b=None, return_sign=False):
     ``return_sign``, in slices whose sum is negative (logsumexp is NaN there;
     JAX's derivative is 0). Internal: the derivative rules of
     ``special.logsumexp``; with ``b=None`` it is ``nn.softmax(a, axis)``."""
+    m = _finite_shift(a, axis, b, return_sign)
+    if m is not None:  # (softmax: the sum is at least 1)
+        e = np.exp(a - m)
+        return e / np.sum(e, axis=axis, keepdims=True)
     a, b = _lse_operands(a, b)
     e, _ = shifted_exp(a, axis, b, finite_shift=True)
     s = accumulate(np.sum, e if b is None else b * e, axis=axis, keepdims=True)
