@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import itertools
 import linecache
@@ -35,6 +36,7 @@ _config = importlib.import_module("srcjax.config")  # the module (srcjax.config 
 __all__ = ["render", "load", "GeneratedGlobals", "namespaces", "where", "UserGlobal"]
 
 _COMMENT_COL = 44
+_BUILTINS = vars(builtins)
 
 
 class GeneratedGlobals(dict):
@@ -527,6 +529,12 @@ def load(
             base[k] = v
     base["__builtins__"] = __builtins__
     base["__name__"] = user_globals.get("__name__", "srcjax_generated")
+    for k in fcode.co_names:
+        # the builtins it calls (range, len ...) found at once, not after a
+        # KeyError from the user's globals (which do not hold them: a user's
+        # variable named so is renamed, see frontend.normalize.anf._GENERATED_NAMES)
+        if k not in base and k in _BUILTINS and k not in user_globals and k not in cells:
+            base[k] = _BUILTINS[k]
     g = GeneratedGlobals(base, user_globals, cells, aliases)
     fn = types.FunctionType(fcode, g, fn_name, defaults)
     fn.__srcjax_source__ = text
