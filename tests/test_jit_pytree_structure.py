@@ -245,3 +245,24 @@ def test_layer_loops_of_any_length(n):
     got = srcjax.jit(srcjax.value_and_grad(loss))(model, x, y)
     want = srcjax.value_and_grad(loss)(model, x, y)
     assert_trees_close(got, want)
+
+
+RATE = 0.5
+
+
+def _decay(params):
+    return tu.tree_map(lambda p: p * RATE, params)
+
+
+def test_a_global_read_in_a_loop_is_read_once_per_call_and_still_live():
+    global RATE
+    f = srcjax.jit(_decay)
+    params = {"a": np.ones(2, np.float32), "b": np.ones(3, np.float32)}
+    text = srcjax.source(f, params)
+    assert "rate1_once = RATE1" in text  # read before the loop, not in every trip
+    np.testing.assert_allclose(f(params)["b"], 0.5)
+    RATE = 0.25
+    try:
+        np.testing.assert_allclose(f(params)["a"], 0.25)  # the next call sees it
+    finally:
+        RATE = 0.5

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 import gast
+import numpy as np
 
 from ...frontend import nodes as N
 from .avals import Aval
@@ -206,3 +207,88 @@ def _refresh_avals_in(s: Any, old: str, new: str) -> None:
     ins = getattr(s, "sj_avals_in", None)
     if ins and old in ins:
         ins[new] = ins.pop(old) if new != old else ins[old]
+
+
+_SCALARS = (bool, int, float, complex)
+
+
+def read_globals_once(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: Any) -> bool:
+    """A module-level (or closed-over) number read inside a loop is read once per
+    call, into a local at the top, not in every trip: generated code reads the
+    user's globals live (each read goes through ``emit.GeneratedGlobals``), and
+    nothing a loop of generated code runs rebinds a module global. Returns
+    whether any read moved."""
+    if resolve is None or namer is None:
+        return False
+    local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
+    inside: Dict[str, int] = {}
+
+    def scan(stmts: List[Any], in_loop: bool) -> None:
+        for s in stmts:
+            if isinstance(s, (gast.For, gast.While)):
+                scan(s.body, True)
+                scan(getattr(s, "orelse", []), in_loop)
+                head = s.iter if isinstance(s, gast.For) else s.test
+                if isinstance(s, gast.While):
+                    _count(head, inside)
+                continue
+            if isinstance(s, gast.If):
+                if in_loop:
+                    _count(s.test, inside)
+                scan(s.body, in_loop)
+                scan(s.orelse, in_loop)
+                continue
+            if in_loop:
+                _count(s, inside)
+
+    scan(fdef.body, False)
+    table: Dict[str, Any] = {}
+    for name in inside:
+        if name in local:
+            continue
+        try:
+            v = resolve(name)
+        except Exception:  # noqa: BLE001 - not a global: left alone
+            continue
+        if type(v) in _SCALARS or isinstance(v, np.generic):
+            table[name] = N.name(namer.fresh(name.lower() + "_once"))
+    if not table:
+        return False
+
+    def subst(stmts: List[Any], in_loop: bool) -> None:
+        for s in stmts:
+            if isinstance(s, gast.For):
+                subst(s.body, True)
+                continue
+            if isinstance(s, gast.While):
+                s.test = _Subst(table).visit(s.test)
+                subst(s.body, True)
+                continue
+            if isinstance(s, gast.If):
+                if in_loop:
+                    s.test = _Subst(table).visit(s.test)
+                subst(s.body, in_loop)
+                subst(s.orelse, in_loop)
+                continue
+            if in_loop:
+                _subst_stmt(s, table)
+
+    subst(fdef.body, False)
+    from ...frontend.normalize import Op
+
+    head = []
+    for name, node in table.items():
+        st = N.assign(node.id, N.name(name))
+        st.sj_op = Op("copy", elts=[N.name(name)])
+        st.sj_note = "a module-level number, read once per call"
+        if fdef.body:
+            N.copy_origin(st, fdef.body[0])
+        head.append(st)
+    fdef.body[:0] = head
+    return True
+
+
+def _count(node: Any, into: Dict[str, int]) -> None:
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            into[n.id] = into.get(n.id, 0) + 1

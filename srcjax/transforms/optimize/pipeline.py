@@ -10,7 +10,7 @@ from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
 from .interp import infer_avals
-from .licm import hoist_invariants
+from .licm import hoist_invariants, read_globals_once
 from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
@@ -64,6 +64,7 @@ def optimize(
             propagate(fdef)
         dce(fdef)
         infer_avals(fdef, params, resolve)
+    read_globals_once(fdef, resolve, namer)
     if namer is not None:
         for _ in range(64):
             if not promote(fdef, namer, boxed):
