@@ -449,6 +449,7 @@ class _Jit(Transformed):
             user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
             opt.inline_temporaries(fdef, user_names)
             opt.release_after_loops(fdef)  # (last: the passes above read single stores)
+            opt.release_after_last_read(fdef)
             gname = f"{src.name}_jit"
             fdef.name = gname
             sig_text = ", ".join(

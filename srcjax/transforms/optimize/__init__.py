@@ -30,7 +30,7 @@ Modules, one pass each: :mod:`.propagate` (bind_static, propagate,
 fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
 :mod:`.algebra` (simplify), :mod:`.carry_checks`, :mod:`.cse`, :mod:`.dce`,
 :mod:`.inline` (inline_temporaries), :mod:`.promote`, :mod:`.release`
-(release_after_loops, run by jit last: dead loop values set to None after the loop); :mod:`.pipeline` runs
+(release_after_loops, release_after_last_read, run by jit last: dead values set to None); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """
 
@@ -44,7 +44,7 @@ from .interp import infer_avals
 from .pipeline import optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
-from .release import release_after_loops
+from .release import release_after_last_read, release_after_loops
 from .weak_returns import mark_weak_returns
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "dce",
     "inline_temporaries",
     "release_after_loops",
+    "release_after_last_read",
     "optimize",
     "promote",
     "PURE_KINDS",

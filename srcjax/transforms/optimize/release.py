@@ -1,12 +1,16 @@
-"""Dead loop values released after their loop (:func:`release_after_loops`)."""
+"""Dead values released: after their loop (:func:`release_after_loops`), and
+large arrays after their last read in straight-line code
+(:func:`release_after_last_read`)."""
 
 from __future__ import annotations
 
-from typing import Any, List, Set
+from typing import Any, Dict, List, Set
 
 import gast
 
 from ...frontend import nodes as N
+from .avals import Aval
+from .common import _assigned, _is_assign
 
 
 def release_after_loops(fdef: Any) -> Any:
@@ -80,3 +84,67 @@ def _released_next(body: List[Any], k: int, name: str) -> bool:
         if t.targets[0].id == name:
             return True
     return False
+
+
+#: arrays at least this large (elements) are released after their last read
+RELEASE_MIN_SIZE = 1024
+
+
+def release_after_last_read(fdef: Any) -> int:
+    """``a = None`` after the top-level statement that reads array ``a`` for the
+    last time (arrays of at least ``RELEASE_MIN_SIZE`` elements by their
+    abstract value, computed by a primitive in a top-level assignment before (not
+    an attribute or item of another value), never read by the
+    return): in straight-line code every temporary otherwise stays alive until the
+    function returns (an unrolled backward pass keeps every layer's cotangents),
+    where a loop reassigning it freed the last one (the straight-line
+    counterpart of :func:`release_after_loops`). Run after
+    ``inline_temporaries``; returns how many names it releases."""
+    body = fdef.body
+    big: Dict[str, int] = {}  # name -> index of its (first) top-level binding
+    last: Dict[str, int] = {}  # name -> index of the top-level statement reading it last
+    unsafe: set = set()
+    for i, s in enumerate(body):
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                last[n.id] = i
+        if isinstance(s, gast.Return):
+            unsafe |= {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        if _is_assign(s):
+            a = getattr(s, "sj_aval", None)
+            t = s.targets[0].id
+            op = s.sj_op
+            made = op.kind == "copy" or (op.kind == "prim" and op.prim.part is None)  # (no part)
+            if made and isinstance(a, Aval) and a.size >= RELEASE_MIN_SIZE and t not in big:
+                big[t] = i
+        elif not isinstance(s, gast.Assign):
+            unsafe |= _assigned(s)  # (bound in a branch or loop: maybe unbound later)
+    params = {a.id for a in fdef.args.args}
+    after: Dict[int, List[str]] = {}
+    for name, i in big.items():
+        j = last.get(name)
+        if j is None or j < i or name in unsafe or name in params:
+            continue
+        if any(_rebinds(body[k], name) for k in range(i + 1, len(body))):
+            continue  # (rebound later: its last value is another array)
+        after.setdefault(j, []).append(name)
+    if not after:
+        return 0
+    out: List[Any] = []
+    for i, s in enumerate(body):
+        out.append(s)
+        for name in sorted(after.get(i, ())):
+            free = N.copy_origin(N.assign(name, N.const(None)), s)
+            free.sj_note = "released: not read after this"
+            if getattr(s, "sj_file", None):
+                free.sj_file = s.sj_file
+            out.append(free)
+    fdef.body = out
+    return sum(len(v) for v in after.values())
+
+
+def _rebinds(s: Any, name: str) -> bool:
+    return any(
+        isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+        for n in gast.walk(s)
+    )
