@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dtypes import INEXACT_SUSPECT, UNARY_SUSPECT
-from .ad import sum  # the jnp.sum primitive (used by the softmax rules)
+from .ad import accumulate, sum  # jnp.sum (used by the softmax rules); 16-bit sums in float32
 from .elementwise import (  # rules below call these primitives by name
     _as_inexact,
     abs,
@@ -27,6 +27,7 @@ from .elementwise import (  # rules below call these primitives by name
     tanh,
     where,
 )
+from .elementwise.arithmetic import _true_divide_impl as _div  # float16 as XLA divides
 from .registry import Primitive, register
 from .special import erf
 
@@ -429,11 +430,11 @@ def _softmax(x, axis=-1, where=None):
     x = _float_in(x)
     if where is None:
         e, _ = shifted_exp(x, axis)
-        return _out(e / np.sum(e, axis=axis, keepdims=True))
+        return _out(_div(e, accumulate(np.sum, e, axis=axis, keepdims=True)))
     xs, w = _masked(x, axis, where)
     e, _ = shifted_exp(xs, axis)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = e / np.sum(np.where(w, e, 0), axis=axis, keepdims=True)
+        r = _div(e, accumulate(np.sum, np.where(w, e, 0), axis=axis, keepdims=True))
     return _out(np.where(w, r, np.asarray(0, r.dtype)))
 
 
@@ -459,11 +460,11 @@ def _log_softmax(x, axis=-1, where=None):
         e, m = shifted_exp(x, axis)
         if not np.size(x):  # an empty slice: log(0) = -inf, without a warning (as JAX)
             return _out(x - m)
-        return _out(x - m - np.log(np.sum(e, axis=axis, keepdims=True)))
+        return _out(x - m - np.log(accumulate(np.sum, e, axis=axis, keepdims=True)))
     xs, w = _masked(x, axis, where)
     e, m = shifted_exp(xs, axis)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = xs - m - np.log(np.sum(np.where(w, e, 0), axis=axis, keepdims=True))
+        r = xs - m - np.log(accumulate(np.sum, np.where(w, e, 0), axis=axis, keepdims=True))
     return _out(np.where(w, r, np.asarray(-np.inf, r.dtype)))
 
 

@@ -10,6 +10,7 @@ import enum
 import numpy as np
 
 from ...primitives.ad import astype as _astype
+from ...primitives.ad import is_half_float as _is_half_float
 from ...primitives.conv import def_window_computation as _def_window_computation
 from ...primitives.elementwise import (
     _add_x,
@@ -238,9 +239,21 @@ def clamp(min, x, max):  # noqa: A002
     return _minimum(_maximum(x, min), max)
 
 
-def rsqrt(x):
-    """Elementwise ``1 / sqrt(x)`` (jax.lax.rsqrt); ``x``'s float dtype."""
+def _rsqrt_impl(x):
+    """Elementwise ``1 / sqrt(x)`` (jax.lax.rsqrt); ``x``'s float dtype. A float16
+    or bfloat16 ``x`` is computed in float32 and rounded once (correctly rounded,
+    as XLA's), not rounded after the square root and again after ``1 /``."""
+    d = getattr(x, "dtype", None)
+    if d is not None and d.itemsize == 2 and _is_half_float(d):
+        return np.reciprocal(np.sqrt(x.astype(np.float32))).astype(d)
     return _reciprocal(sqrt(x))
+
+
+def _rsqrt_x(g, ans, x):
+    return g * (-0.5 * ans / x)
+
+
+rsqrt = defderiv(_new_elementwise("lax.rsqrt", _rsqrt_impl, domain=(0.3, 2.0)), _rsqrt_x)
 
 
 class RoundingMethod(enum.IntEnum):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from ._common import (
     accumulate,
+    is_half_float,
     canonical_dtype,
     default_float,
     default_int,

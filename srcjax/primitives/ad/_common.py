@@ -29,12 +29,20 @@ def accumulate(reduce, x, dtype=None, **kwargs):
     """``reduce(x, dtype=dtype, **kwargs)`` (a NumPy reduction or scan) with JAX's
     accumulation: a float16 result is accumulated in float32 and rounded back
     once at the end (``sum(ones(3000, float16))`` is 3000, not 2048; the
-    variance of float16 data whose squares overflow float16 is finite)."""
-    if (np.result_type(x) if dtype is None else np.dtype(dtype)) != np.float16:
+    variance of float16 data whose squares overflow float16 is finite); so is
+    a bfloat16 one (JAX's ``_upcast_f16_for_computation``)."""
+    dt = np.result_type(x) if dtype is None else np.dtype(dtype)
+    if dt.itemsize != 2 or not is_half_float(dt):
         return reduce(x, dtype=dtype, **kwargs)
     r = reduce(x, dtype=np.float32, **kwargs)
     with np.errstate(over="ignore"):  # beyond float16's range: inf, as in JAX
-        return r.astype(np.float16)
+        return r.astype(dt)
+
+
+def is_half_float(dt) -> bool:
+    """Whether dtype ``dt`` is float16 or ml_dtypes' bfloat16: the 16-bit floats
+    JAX computes in float32 and rounds once."""
+    return dt == np.float16 or (dt.kind == "V" and dt.name == "bfloat16")
 
 
 def operand_dtype(x, name: str):

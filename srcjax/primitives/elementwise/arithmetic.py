@@ -13,7 +13,18 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..registry import Primitive, register
-from ._base import _binary_impl, _binop, _doc, _ew, _unop, defderiv
+from ._base import (
+    BINARY_INEXACT_SUSPECT,
+    _binary_impl,
+    _binop,
+    _broadcast_error,
+    _doc,
+    _ew,
+    _unop,
+    defderiv,
+    fix_binary_inexact,
+    half_mixed,
+)
 from .exponentials import log
 from .minmax import where
 from .rounding import trunc
@@ -49,10 +60,34 @@ multiply = _binop(
     "jnp.multiply", np.multiply, "Elementwise ``x * y`` with broadcasting.",
     "*", {"fiubc": "({x} * {y})"}, operator.mul,
 )  # fmt: skip
-true_divide = _binop(
-    "jnp.true_divide", np.true_divide,
-    "Elementwise ``x / y``; integer inputs give floats (``int32 / int32 -> float32``).",
-    "/", {"fiubc": "({x} / {y})"}, operator.truediv, inexact=True,
+_TRUE_DIVIDE_DOC = (
+    "Elementwise ``x / y``; integer inputs give floats (``int32 / int32 -> float32``)."
+    " A float16 quotient by a broadcast divisor (a Python scalar, a smaller array) is"
+    " ``x * (1 / y)`` with the reciprocal rounded to float16, as XLA on CPU computes it."
+)
+_F16 = np.dtype(np.float16)
+
+
+def _true_divide_impl(x, y):
+    try:
+        r = np.true_divide(x, y)
+    except ValueError as e:
+        raise _broadcast_error("true_divide", x, y, e) from None
+    if r.dtype in BINARY_INEXACT_SUSPECT or half_mixed(r, x, y):
+        r = fix_binary_inexact(np.true_divide, r, x, y)
+        if r.dtype is _F16 and (type(y) in (float, int) or np.size(y) < np.size(r)):
+            # XLA's algebraic simplifier: A / broadcast(B) -> A * broadcast(1 / B),
+            # the reciprocal rounded to float16
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                recip = np.float16(1) / np.asarray(y).astype(_F16)
+                return np.multiply(np.asarray(x).astype(_F16), recip)
+    return r
+
+
+_true_divide_impl.__name__ = _true_divide_impl.__qualname__ = "true_divide"
+true_divide = _ew(
+    "jnp.true_divide", _doc(_true_divide_impl, _TRUE_DIVIDE_DOC), np.true_divide,
+    operator.truediv, op="/", broadcasting=True, c_expr={"fiubc": "({x} / {y})"},
 )  # fmt: skip
 divide = true_divide
 _FLOOR_DIVIDE_DOC = (
@@ -63,9 +98,23 @@ _FLOOR_DIVIDE_DOC = (
 _floor_divide_numpy = _binary_impl(np.floor_divide, "floor_divide", _FLOOR_DIVIDE_DOC)
 
 
+_I8 = np.dtype(np.int8)
+
+
+def _bools_as_ints(ufunc, r, x, y):
+    """``r = ufunc(x, y)``, or, when both operands are bools (NumPy's int8
+    result), ``ufunc`` of them as the default int: JAX's ``power`` and
+    ``floor_divide`` promote bools to a number first (``bool ** bool`` is int32)."""
+    if r.dtype is not _I8 or _dt.result_type(x, y) != np.bool_:
+        return r
+    d = _dt.default_int()
+    with np.errstate(divide="ignore"):
+        return ufunc(np.asarray(x, d), np.asarray(y, d))
+
+
 def _floor_divide_impl(x, y):
     with np.errstate(divide="ignore"):
-        r = _floor_divide_numpy(x, y)
+        r = _bools_as_ints(np.floor_divide, _floor_divide_numpy(x, y), x, y)
     if r.dtype.kind not in "iu":
         return r
     zero = np.asarray(y) == 0
@@ -146,7 +195,7 @@ def _power(x, y):
             if d in _HALF_POWER_DTYPES:
                 return _sqrt_as_pow(np.asarray(x, d))
     try:
-        return _power_fast(x, y)
+        return _bools_as_ints(np.power, _power_fast(x, y), x, y)
     except ValueError:
         if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
             raise TypeError(

@@ -10,6 +10,7 @@ from srcjax.dtypes import to_inexact_dtype
 from srcjax.primitives.ad import (
     accumulate,
     expand_reduced,
+    is_half_float,
     operand_dtype,
     reduction_samples,
     sum,
@@ -50,6 +51,9 @@ def _std(x, axis=None, dtype=None, ddof=0, keepdims=False):
     input is NaN, as in JAX."""
     if dtype is None and operand_dtype(x, "std").kind in "biu":
         dtype = to_inexact_dtype(operand_dtype(x, "std"))  # JAX: int32 -> float32 also with x64
+    dt = operand_dtype(x, "std") if dtype is None else np.dtype(dtype)
+    if is_half_float(dt):  # JAX: sqrt of the variance rounded to 16 bits
+        return np.sqrt(_var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     if np.size(x) and not ddof:
         return accumulate(np.std, x, dtype, axis=axis, ddof=ddof, keepdims=keepdims)
     with _quiet():

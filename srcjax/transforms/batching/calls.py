@@ -186,8 +186,10 @@ _UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert
 def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
     """Expression calling ``prim`` with ``bound`` (operators stay operators unless
     ``as_call``)."""
-    # ``//``: NumPy's integer division by zero gives 0, JAX's floor_divide -1/-2
-    op = None if as_call or prim.op == "//" else prim.op
+    # ``//``: NumPy's integer division by zero gives 0, JAX's floor_divide -1/-2;
+    # ``**``: NumPy refuses integers to negative integer powers, and both give
+    # int8 for bools (JAX: int32): the primitives apply JAX's rules
+    op = None if as_call or prim.op in ("//", "**") else prim.op
     if op in _BINOP_CLS and set(bound) <= set(list(prim.signature.parameters)[:2]):
         names = list(prim.signature.parameters)[:2]
         if all(n in bound for n in names):

@@ -183,6 +183,19 @@ def _int_power_stmt(s: Any, avals: Dict[str, Any]) -> bool:
     )
 
 
+def _half_broadcast_divide(s: Any, avals: Dict[str, Any]) -> bool:
+    """Whether ``x / y`` computes float16 with ``y`` a constant, a weak scalar or
+    an array smaller than the result (broadcast)."""
+    res = getattr(s, "sj_aval", None)
+    if not isinstance(res, Aval) or res.dtype != np.float16:
+        return False
+    y = s.sj_op.bound.get("y")
+    if isinstance(y, gast.Constant):
+        return True
+    a = avals.get(y.id) if isinstance(y, gast.Name) else None
+    return isinstance(a, Aval) and (a.weak or a.size < res.size)
+
+
 def _int_result(s: Any) -> bool:
     """Whether the statement's result is known to be an integer array."""
     res = getattr(s, "sj_aval", None)
@@ -244,6 +257,11 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         # NumPy's integer ``//`` by zero gives 0; JAX's floor_divide -1/-2 (or
         # the unsigned maximum): call the primitive
         s.value = N.call("jnp.floor_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
+        return [s]
+    if operator_form and op.prim.op == "/" and _half_broadcast_divide(s, avals):
+        # XLA divides float16 by a broadcast divisor as x * (1 / y): the
+        # primitive does, NumPy's ``/`` rounds the exact quotient
+        s.value = N.call("jnp.true_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
     if not operator_form and not any(n in boxed and avals[n].weak for n in operands):
         return None  # a call to the primitive itself: JAX's promotion already
