@@ -37,3 +37,15 @@ def test_vmap_prints_the_batch_once_for_print(capsys):
     xs = np.arange(4.0, dtype=np.float32).reshape(2, 2)
     srcjax.vmap(_print_row)(xs)
     assert capsys.readouterr().out.splitlines() == ["x [[0. 1.]", " [2. 3.]]"]  # one print
+
+
+def test_vmap_of_a_lambda_that_is_a_debug_print_prints_per_example(capsys):
+    """F4-08: ``vmap(lambda x: debug.print(...))`` printed the whole batch on one
+    line (the print is the lambda's return value); JAX (0.10.2) prints
+    ``lambda v 0`` / ``lambda v 1``, as for the same body in a ``def``, and the
+    vmapped function returns None."""
+    out = srcjax.vmap(lambda x: srcjax.debug.print("lambda v {}", x))(jnp.arange(2))
+    assert out is None
+    assert capsys.readouterr().out == "lambda v 0\nlambda v 1\n"
+    srcjax.jit(srcjax.vmap(lambda x: srcjax.debug.print("jit v {v}", v=x)))(jnp.arange(2))
+    assert capsys.readouterr().out == "jit v 0\njit v 1\n"

@@ -67,6 +67,13 @@ class _Statements:
             return [s]
         if kind == "pop":
             return self.pop_assign(s, op, t)
+        if isinstance(s.value, gast.Call):
+            printed = self.print_stmt(s, op)
+            if printed is not None:
+                # ``t = debug.print(...)`` (a lambda's body): the per-example
+                # print, then ``t = None``
+                self._set(t, False)
+                return printed + [self.at(N.assign(t, N.const(None)), s)]
         if kind == "prim":
             return self.prim_assign(s, op, t)
         if kind in ("inactive", "unknown"):
