@@ -14,6 +14,7 @@ Its message reads::
 from __future__ import annotations
 
 import linecache
+import re
 from typing import Any, Dict, Optional
 
 __all__ = [
@@ -169,3 +170,44 @@ class ShapeError(TypeError, ValueError):
     """Operand shapes that do not fit (broadcasting, contraction, reshape, concatenate).
     JAX raises TypeError here and NumPy ValueError; this is both, so code written
     for either catches it."""
+
+
+_MATMUL_CORE = re.compile(
+    r"^matmul: Input operand (\d) has a mismatch in its core dimension \d, .*"
+    r"\(size (\d+) is different from (\d+)\)"
+)
+
+
+def generated_numpy_error(err: ValueError) -> Optional[Exception]:
+    """JAX's error for NumPy's ``ValueError`` ``err`` raised by a ``@`` in
+    generated code (jit and grad emit ``x @ w`` as NumPy's operator): the
+    TypeError of ``dot_general`` (a :class:`ShapeError`, also a ValueError as
+    NumPy's) with the shapes of the contracted dimensions, at the generated
+    line (file:line:col and the user's line it comes from), as the eager
+    ``jnp.matmul`` and vmap report it. None for any other error (re-raise it)."""
+    m = _MATMUL_CORE.match(str(err))
+    if m is None:
+        return None
+    operand, size, other = m.groups()
+    ka, kb = (other, size) if operand == "1" else (size, other)
+    loc = None
+    tb = err.__traceback__
+    while tb is not None:  # the innermost frame of a generated file
+        code = tb.tb_frame.f_code
+        if code.co_filename in ORIGINS:
+            loc = Location(code.co_filename, tb.tb_lineno)
+            positions = getattr(code, "co_positions", None)  # (Python 3.11+)
+            if positions is not None:
+                line, _, col, end = list(positions())[tb.tb_lasti // 2]
+                if line == tb.tb_lineno and col is not None:
+                    loc = Location(code.co_filename, line, col, end)
+        tb = tb.tb_next
+    if loc is None:
+        return None  # (not raised in generated code)
+    return ShapeError(
+        format_location(
+            "dot_general requires contracting dimensions to have the same shape, "
+            f"got ({ka},) and ({kb},).",
+            loc,
+        )
+    )

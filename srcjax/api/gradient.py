@@ -19,7 +19,7 @@ from .._array import wrap_weak as _wrap_weak
 from .._dict_order import args_in_jax_order
 from ..codegen import diskcache
 from ..driver import Generated, transform
-from ..errors import TransformTypeError, TransformValueError
+from ..errors import TransformTypeError, TransformValueError, generated_numpy_error
 from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms.reverse import reverse
@@ -138,99 +138,110 @@ class _Grad(Transformed):
         return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, *args, **kwargs):
-        # the boundary: generated code computes on buffers; dicts in JAX's key order
-        args = args_in_jax_order(_unwrap_args(args))
-        if kwargs:
-            kwargs = _unwrap_kwargs(kwargs)
-        if _cfg.debug_nonfinite and not _debug_nans.active():  # jax_debug_nans
-            what = "value_and_grad" if self.with_value else "grad"
-            label = f"{what}({getattr(self.fun, '__name__', 'fun')})"
-            return _debug_nans.call_checked(
-                self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
-            )
-        if self._fast1 and len(args) == 1 and not kwargs:
-            # fast path: one array or float argument, differentiated; the generated
-            # function for it exists and calls no user function that could change
-            fn = self._cache.get(_LEAF1)
-            if fn is not None and not fn.__srcjax_deps__:
-                x = args[0]
-                t = type(x)
-                if t is _F32:
-                    out = _writeable(fn(x))
-                    return out if not _cfg.checks_enabled else self._checked(out, args)
-                if t is float:
-                    # (computed on a NumPy scalar: NumPy's semantics, 1/0 is inf); the
-                    # gradient of a Python float is weak, as JAX's
-                    out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
-                    t = type(out)
-                    out = _wrap_weak(out) if t is _F32 or t is _F64 else _weak_leaf(_writeable(out))
-                    return out if not _cfg.checks_enabled else self._checked(out, args)
-                if t is np.ndarray or t is _F64:
-                    dt = x.dtype
-                    if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
+        try:
+            # the boundary: generated code computes on buffers; dicts in JAX's key order
+            args = args_in_jax_order(_unwrap_args(args))
+            if kwargs:
+                kwargs = _unwrap_kwargs(kwargs)
+            if _cfg.debug_nonfinite and not _debug_nans.active():  # jax_debug_nans
+                what = "value_and_grad" if self.with_value else "grad"
+                label = f"{what}({getattr(self.fun, '__name__', 'fun')})"
+                return _debug_nans.call_checked(
+                    self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
+                )
+            if self._fast1 and len(args) == 1 and not kwargs:
+                # fast path: one array or float argument, differentiated; the generated
+                # function for it exists and calls no user function that could change
+                fn = self._cache.get(_LEAF1)
+                if fn is not None and not fn.__srcjax_deps__:
+                    x = args[0]
+                    t = type(x)
+                    if t is _F32:
                         out = _writeable(fn(x))
                         return out if not _cfg.checks_enabled else self._checked(out, args)
-        if self._bound:
-            args = self._bound + args
-        if self._bound_kwargs:
-            kwargs = {**self._bound_kwargs, **kwargs}
-        if not kwargs:
-            # parameters left to a function default (act=jnp.tanh): passed explicitly,
-            # so the function is part of the key and its calls resolve to it
-            args = args + self._function_defaults(len(args) - len(self._bound or ()))
-        n = len(args)
-        wrt = self._wrt_fixed
-        if wrt is None or wrt[-1] >= n:
-            wrt = self._wrt_positions(n)
-        x64 = _cfg.x64_enabled
-        new_args = list(args)
-        kinds = []
-        for i, x in enumerate(args):
-            t = type(x)
-            if t is np.ndarray:
-                kinds.append("leaf")
-                dt = x.dtype
-                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
-                    new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
-                if i in wrt and dt.kind not in "fc":
-                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
-            elif t is float:
-                kinds.append("leaf")
-                new_args[i] = np.float64(x) if x64 else np.float32(x)
-            elif isinstance(x, np.generic):
-                kinds.append("leaf")
-                dt = x.dtype
-                if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
-                    new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
-                if i in wrt and dt.kind not in "fc":
-                    _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
-            else:
-                k = _kind(x)
-                kinds.append(k)
-                if i in wrt:
-                    # allow_int: Python ints stay weakly typed (a * n is float32)
-                    x = _map_leaves(lambda v: _canon_leaf(v, not self.allow_int), x)
-                    _check_leaves(x, i, "grad", self.allow_int)
-                elif k == "leaf":
-                    x = _canon_leaf(x, False)
-                new_args[i] = x
-        if self.holomorphic:
-            for i in wrt:
-                _check_complex_leaves(new_args[i])
-        key = tuple(kinds)
-        fn = self._cache.get(key)
-        if fn is None:
-            fn = self._generated(key)
-        if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
-            fn = self._rebuild(key)
-        if kwargs and fn.__srcjax_renamed__:
-            kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
-        # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
-        out = _writeable(fn(*new_args, **kwargs))
-        weak = [i for i in wrt if i < n and type(args[i]) is float]
-        if weak:
-            out = self._weak_gradients(out, n, weak)
-        return out if not _cfg.checks_enabled else self._checked(out, args)
+                    if t is float:
+                        # (computed on a NumPy scalar: NumPy's semantics, 1/0 is inf); the
+                        # gradient of a Python float is weak, as JAX's
+                        out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
+                        t = type(out)
+                        out = (
+                            _wrap_weak(out)
+                            if t is _F32 or t is _F64
+                            else _weak_leaf(_writeable(out))
+                        )
+                        return out if not _cfg.checks_enabled else self._checked(out, args)
+                    if t is np.ndarray or t is _F64:
+                        dt = x.dtype
+                        if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
+                            out = _writeable(fn(x))
+                            return out if not _cfg.checks_enabled else self._checked(out, args)
+            if self._bound:
+                args = self._bound + args
+            if self._bound_kwargs:
+                kwargs = {**self._bound_kwargs, **kwargs}
+            if not kwargs:
+                # parameters left to a function default (act=jnp.tanh): passed explicitly,
+                # so the function is part of the key and its calls resolve to it
+                args = args + self._function_defaults(len(args) - len(self._bound or ()))
+            n = len(args)
+            wrt = self._wrt_fixed
+            if wrt is None or wrt[-1] >= n:
+                wrt = self._wrt_positions(n)
+            x64 = _cfg.x64_enabled
+            new_args = list(args)
+            kinds = []
+            for i, x in enumerate(args):
+                t = type(x)
+                if t is np.ndarray:
+                    kinds.append("leaf")
+                    dt = x.dtype
+                    if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                        new_args[i] = x.astype(np.float32 if dt.kind == "f" else np.int32)
+                    if i in wrt and dt.kind not in "fc":
+                        _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
+                elif t is float:
+                    kinds.append("leaf")
+                    new_args[i] = np.float64(x) if x64 else np.float32(x)
+                elif isinstance(x, np.generic):
+                    kinds.append("leaf")
+                    dt = x.dtype
+                    if dt.itemsize == 8 and not x64 and dt.kind in "fiu":
+                        new_args[i] = (np.float32 if dt.kind == "f" else np.int32)(x)
+                    if i in wrt and dt.kind not in "fc":
+                        _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
+                else:
+                    k = _kind(x)
+                    kinds.append(k)
+                    if i in wrt:
+                        # allow_int: Python ints stay weakly typed (a * n is float32)
+                        x = _map_leaves(lambda v: _canon_leaf(v, not self.allow_int), x)
+                        _check_leaves(x, i, "grad", self.allow_int)
+                    elif k == "leaf":
+                        x = _canon_leaf(x, False)
+                    new_args[i] = x
+            if self.holomorphic:
+                for i in wrt:
+                    _check_complex_leaves(new_args[i])
+            key = tuple(kinds)
+            fn = self._cache.get(key)
+            if fn is None:
+                fn = self._generated(key)
+            if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+                fn = self._rebuild(key)
+            if kwargs and fn.__srcjax_renamed__:
+                kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
+            # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
+            out = _writeable(fn(*new_args, **kwargs))
+            weak = [i for i in wrt if i < n and type(args[i]) is float]
+            if weak:
+                out = self._weak_gradients(out, n, weak)
+            return out if not _cfg.checks_enabled else self._checked(out, args)
+        except ValueError as e:
+            # NumPy's error from an operator in the generated code: JAX's, located
+            located = generated_numpy_error(e)
+            if located is None:
+                raise
+            raise located from None
 
     def _weak_gradients(self, out: Any, n: int, weak: list) -> Any:
         """``out`` with the gradient of each Python float argument in ``weak``

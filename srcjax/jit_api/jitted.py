@@ -24,7 +24,7 @@ from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..backends import _devices
 from ..codegen import diskcache, emit
 from ..driver import Generated, header, transform
-from ..errors import TransformValueError
+from ..errors import TransformValueError, generated_numpy_error
 from ..frontend.normalize import ClassKind, dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
@@ -188,77 +188,88 @@ class _Jit(Transformed):
         return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
-        # the boundary: generated code computes on buffers; dicts in JAX's key order
-        args = args_in_jax_order(unwrap_args(args))
-        if kwargs:
-            kwargs = unwrap_kwargs(kwargs)
-        if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
-            return self.fun(*args, **kwargs)
-        if _cfg.debug_nonfinite and not _debug_nans.active():
-            label = f"jit({getattr(self.fun, '__name__', 'fun')})"
-            return _debug_nans.call_checked(
-                self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
-            )
-        fn = None
-        if len(args) == 1 and not kwargs and not self._static_pos:
-            # fast path (W3's per-call cost): one float or float32 array argument
-            # whose specialization exists; the key is the one _key would build
-            x = args[0]
-            t = type(x)
-            x64 = _cfg.x64_enabled
-            if t is float:
-                fn = self._specs.get(((_WEAK[float],), (), x64, self._device))
-                if fn is not None:
-                    cargs = ((_F64(x) if x64 else _as_f32(x)),)
-            elif t is np.ndarray or t is _F32:
-                dt = x.dtype
-                if dt.itemsize == 4 or (x64 and dt.itemsize == 8):
-                    fn = self._specs.get((((x.shape, dt),), (), x64, self._device))
+        try:
+            # the boundary: generated code computes on buffers; dicts in JAX's key order
+            args = args_in_jax_order(unwrap_args(args))
+            if kwargs:
+                kwargs = unwrap_kwargs(kwargs)
+            if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
+                return self.fun(*args, **kwargs)
+            if _cfg.debug_nonfinite and not _debug_nans.active():
+                label = f"jit({getattr(self.fun, '__name__', 'fun')})"
+                return _debug_nans.call_checked(
+                    self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
+                )
+            fn = None
+            if len(args) == 1 and not kwargs and not self._static_pos:
+                # fast path (W3's per-call cost): one float or float32 array argument
+                # whose specialization exists; the key is the one _key would build
+                x = args[0]
+                t = type(x)
+                x64 = _cfg.x64_enabled
+                if t is float:
+                    fn = self._specs.get(((_WEAK[float],), (), x64, self._device))
                     if fn is not None:
-                        cargs = args
-            if fn is not None:
-                if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
-                    fn = None  # a helper it inlined was redefined: the general path
-                else:
-                    out = fn(*cargs)
-                    ckwargs = kwargs
-        if fn is None:
-            key, cargs, ckwargs = self._key(args, kwargs)
-            fn = self._specs.get(key)
-            if fn is not None and fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
-                # a user function inlined into this specialization was redefined
-                # (a notebook cell run again): specialize again, as grad does
-                with self._build_lock:
-                    if self._specs.get(key) is fn:
-                        del self._specs[key]
-                fn = None
+                        cargs = ((_F64(x) if x64 else _as_f32(x)),)
+                elif t is np.ndarray or t is _F32:
+                    dt = x.dtype
+                    if dt.itemsize == 4 or (x64 and dt.itemsize == 8):
+                        fn = self._specs.get((((x.shape, dt),), (), x64, self._device))
+                        if fn is not None:
+                            cargs = args
+                if fn is not None:
+                    if fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__):
+                        fn = None  # a helper it inlined was redefined: the general path
+                    else:
+                        out = fn(*cargs)
+                        ckwargs = kwargs
             if fn is None:
-                self._check_donated(len(args))
-                fn = self._specialize(key, cargs, ckwargs)
-            out = fn(*cargs, **ckwargs)
-        if _cfg.checks_enabled and isinstance(self.fun, Transformed):
-            from .._cotangent_check import check_transform_output
+                key, cargs, ckwargs = self._key(args, kwargs)
+                fn = self._specs.get(key)
+                if (
+                    fn is not None
+                    and fn.__srcjax_deps__
+                    and not dependencies_valid(fn.__srcjax_deps__)
+                ):
+                    # a user function inlined into this specialization was redefined
+                    # (a notebook cell run again): specialize again, as grad does
+                    with self._build_lock:
+                        if self._specs.get(key) is fn:
+                            del self._specs[key]
+                    fn = None
+                if fn is None:
+                    self._check_donated(len(args))
+                    fn = self._specialize(key, cargs, ckwargs)
+                out = fn(*cargs, **ckwargs)
+            if _cfg.checks_enabled and isinstance(self.fun, Transformed):
+                from .._cotangent_check import check_transform_output
 
-            check_transform_output(self.fun, out, args, kwargs)
-        t = type(out)
-        if t is np.ndarray:
-            if (
-                out.base is None
-                and (out.dtype.itemsize < 8 or _cfg.x64_enabled)
-                and not _is_input(out, args, kwargs)
-            ):
-                return wrap(out)  # the common case: a fresh array of a 32-bit dtype
-        elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
-            return wrap(out)  # immutable: nothing to unalias
-        elif t is _WeakArray:  # (ad.weak_value: see transforms/optimize/weak_returns.py)
-            return out
-        elif t is float:  # a weakly typed result
-            return wrap_weak(_F64(out) if _cfg.x64_enabled else _as_f32(out))
-        elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
-            if any(out is a for a in args) or any(out is v for v in kwargs.values()):
-                out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
-            return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
-        return _unalias(out, args, kwargs, self._donate_pos)
+                check_transform_output(self.fun, out, args, kwargs)
+            t = type(out)
+            if t is np.ndarray:
+                if (
+                    out.base is None
+                    and (out.dtype.itemsize < 8 or _cfg.x64_enabled)
+                    and not _is_input(out, args, kwargs)
+                ):
+                    return wrap(out)  # the common case: a fresh array of a 32-bit dtype
+            elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
+                return wrap(out)  # immutable: nothing to unalias
+            elif t is _WeakArray:  # (ad.weak_value: see transforms/optimize/weak_returns.py)
+                return out
+            elif t is float:  # a weakly typed result
+                return wrap_weak(_F64(out) if _cfg.x64_enabled else _as_f32(out))
+            elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
+                if any(out is a for a in args) or any(out is v for v in kwargs.values()):
+                    out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
+                return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
+            return _unalias(out, args, kwargs, self._donate_pos)
+        except ValueError as e:
+            # NumPy's error from an operator in the generated code: JAX's, located
+            located = generated_numpy_error(e)
+            if located is None:
+                raise
+            raise located from None
 
     def _check_donated(self, nargs: int) -> None:
         """JAX's check of donate_argnums against the call's positional arguments,
