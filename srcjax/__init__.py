@@ -65,6 +65,9 @@ from .primitives import unflatten as _unflatten  # noqa: F401  (tree_unflatten, 
 from . import _traceback  # noqa: I001
 
 _traceback.install()  # srcjax's frames left out of uncaught tracebacks (JAX's filtering)
+from . import _fp_warnings  # noqa: E402,I001
+
+_fp_warnings.install()  # no NumPy inf/nan RuntimeWarnings from srcjax's code (JAX: none)
 _malloc.tune()  # steady allocation for repeated steps (srcjax/backends/malloc.py)
 
 _control.mark_tree_outputs()

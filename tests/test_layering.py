@@ -12,7 +12,7 @@ parent packages is not counted (``from .. import dtypes`` depends on
 Layers, lowest first (a module may import its own layer and those below; the
 order follows issue 15's target map)::
 
-    core        config, dtypes, errors, typing, _dict_order, _prng_key, _spmd, _traceback
+    core        config, dtypes, errors, typing, _dict_order, _prng_key, _spmd, _traceback, _fp_warnings
     ir          the IR: frontend/nodes.py (the future ir/ package)
     pytree      tree_util, tree: pytrees, no primitives
     primitives  the registry and every primitive family with its rules
@@ -59,6 +59,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax._prng_key",
             "srcjax._spmd",
             "srcjax._traceback",
+            "srcjax._fp_warnings",
             "srcjax._debug_nans",
             "srcjax._array",
             "srcjax._array_ops",

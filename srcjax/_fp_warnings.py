@@ -1,0 +1,66 @@
+"""NumPy's floating-point RuntimeWarnings ("divide by zero encountered",
+"overflow encountered" ...) silenced where srcjax's own code or generated code
+raised them: JAX computes ``inf``/``nan`` without a word (``grad(jnp.sqrt)(0.)``,
+the ``where`` trick, ``log1pexp(100.)``, ``0. / 0.``).
+
+A ``np.errstate`` around each call would cost microseconds per call; instead one
+warnings filter is appended at ``import srcjax`` (after the user's and Python's
+own, so ``-W error`` and the user's filters still win). Its module pattern is an
+object whose ``match`` looks at the frame that raised the warning (the innermost
+Python frame while the filter is consulted, above NumPy's own Python wrappers):
+srcjax's package files and the generated files (:data:`srcjax.errors.ORIGINS`)
+match; the user's code, calling NumPy itself, still gets NumPy's warnings. The
+check runs only when a warning is raised, never on the hot path. (srcjax imported
+inside a ``warnings.catch_warnings()`` block, as pytest collects, loses the filter
+with the block: call :func:`install` again.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from .errors import ORIGINS
+
+__all__ = ["install"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+#: NumPy's floating-point error messages (matched case-insensitively from the start)
+_MESSAGE = r"(divide by zero|overflow|invalid value|underflow) encountered"
+
+
+class _RaisedBySrcjax:
+    """A warnings-filter module pattern: ``match`` is true when the Python frame
+    that raised the warning, skipping NumPy's files, is srcjax's or generated."""
+
+    def match(self, module: str) -> bool:
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_NUMPY):
+            f = f.f_back
+        if f is None:
+            return False
+        filename = f.f_code.co_filename
+        return filename.startswith(_PACKAGE) or filename in ORIGINS
+
+    def __repr__(self) -> str:
+        return "<srcjax and generated code>"
+
+
+_PATTERN = _RaisedBySrcjax()
+
+
+def install() -> None:
+    """Append the filter (once; again after ``warnings.resetwarnings()``)."""
+    if any(f[3] is _PATTERN for f in warnings.filters):
+        return
+    warnings.filterwarnings(
+        "ignore", message=_MESSAGE, category=RuntimeWarning, module="srcjax-fp", append=True
+    )
+    for i, f in enumerate(warnings.filters):
+        if getattr(f[3], "pattern", None) in ("srcjax-fp", "srcjax-fp\\Z"):
+            warnings.filters[i] = (f[0], f[1], f[2], _PATTERN, f[4])
+            break
