@@ -493,14 +493,18 @@ def test_grad_of_a_python_complex_scalar_is_complex64():
     assert complex(g) == 6 - 8j  # conj of d|z|^2/dz, as JAX returns it
 
 
-def test_bfloat16_input_is_a_clear_refusal():
-    """grad of a bfloat16 (ml_dtypes) input said 'requires real- or complex-valued
-    inputs', which is false: srcjax's dtype rules do not know bfloat16 yet."""
+def test_bfloat16_input_is_differentiated():
+    """grad of a bfloat16 (ml_dtypes) input was refused ('does not support the
+    bfloat16 dtype yet'); it gives a bfloat16 gradient, as JAX's
+    (tests/test_bf16_transforms.py has the values); float8 is still refused."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     x = np.array([1.0, 2.0], ml_dtypes.bfloat16)
     for g in (srcjax.grad(lambda v: jnp.sum(v)), srcjax.jit(srcjax.grad(lambda v: jnp.sum(v)))):
-        with pytest.raises(TypeError, match="does not support the bfloat16 dtype"):
-            g(x)
+        r = g(x)
+        assert r.dtype == ml_dtypes.bfloat16
+        np.testing.assert_array_equal(np.asarray(r, np.float32), [1.0, 1.0])
+    with pytest.raises(TypeError, match="does not support the float8_e4m3fn dtype"):
+        srcjax.grad(lambda v: jnp.sum(v))(np.array([1.0, 2.0], ml_dtypes.float8_e4m3fn))
 
 
 def _pad_with(c):

@@ -152,7 +152,9 @@ def _check_float(x: Any, argnum: int, what: str = "grad", allow_int: bool = Fals
                 "a differentiated argument must be an array, a Python number or a pytree of them",
                 hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
             )
-    if dt.kind == "V" and dt.name.startswith(("bfloat16", "float8", "float6", "float4")):
+    if dt.name == "bfloat16":  # (ml_dtypes' bfloat16, NumPy kind "V": a float here)
+        return
+    if dt.kind == "V" and dt.name.startswith(("float8", "float6", "float4")):
         raise TransformTypeError(
             f"srcjax does not support the {dt.name} dtype yet (argument {argnum}): it is an "
             "ml_dtypes extension type that srcjax's dtype rules do not know, so results "

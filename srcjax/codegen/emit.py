@@ -86,17 +86,28 @@ class GeneratedGlobals(dict):
         return unwrap_tree(self.user_globals[key])
 
 
+_MISSING = object()
+
+
 class _RegistryNamespace(types.ModuleType):
     """A namespace of generated code; primitives registered after it was built
     (custom_jvp functions, late imports) are found in the registry on demand."""
 
     _prefix = ""
+    #: the public module it mirrors: its lazily provided names (``jnp.bfloat16``,
+    #: made when ml_dtypes is first used) are found there on demand
+    _module: Any = None
 
     def __getattr__(self, attr: str) -> Any:
         from ..primitives import registry
 
         prim = registry.REGISTRY.get(self._prefix + attr)
         if prim is None:
+            if self._module is not None and not attr.startswith("__"):
+                value = getattr(self._module, attr, _MISSING)
+                if value is not _MISSING:
+                    setattr(self, attr, value)
+                    return value
             raise AttributeError(f"{self.__name__} has no attribute {attr!r}")
         setattr(self, attr, prim.impl)  # next lookups are plain attribute hits
         return prim.impl
@@ -113,6 +124,7 @@ def _fast_namespace(name: str, module: Any = None, entries: Any = None) -> types
         entries = _registry_by_namespace().get(name, ())
     ns = _RegistryNamespace(f"srcjax.generated.{name}")
     ns._prefix = name + "."
+    ns._module = module
     if module is not None:
         for k, v in vars(module).items():
             if not k.startswith("__"):

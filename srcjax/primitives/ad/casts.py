@@ -203,7 +203,8 @@ astype.returns_arrays = True
 
 
 def _is_inexact(dtype) -> bool:
-    return np.dtype(dtype).kind in "fc"
+    d = np.dtype(dtype)
+    return d.kind in "fc" or d.name == "bfloat16"  # (ml_dtypes' bfloat16: kind "V")
 
 
 def _cast_cotangent(g, x, dtype):
@@ -216,7 +217,7 @@ def _cast_cotangent(g, x, dtype):
         shape = np.broadcast_shapes(shape, np.shape(x))
     if _is_inexact(dtype):
         return np.broadcast_to(np.asarray(g).astype(to, copy=False), shape)
-    return np.zeros(shape, to if to.kind in "fc" else np.float32)
+    return np.zeros(shape, to if _is_inexact(to) else np.float32)
 
 
 def _cast_tangent(t, dtype):

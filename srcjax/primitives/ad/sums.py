@@ -143,9 +143,14 @@ def _unbroadcast(g, x):
 
 def _to_float_dtype(g, dt):
     """``g`` in floating dtype ``dt`` when both are floating, else ``g``."""
-    if dt.kind == "f" and g.dtype.kind == "f":
+    if _floating(dt) and _floating(g.dtype):
         return g.astype(dt)
     return g
+
+
+def _floating(dt):
+    """A real floating dtype, ml_dtypes' bfloat16 (NumPy kind "V") included."""
+    return dt.kind == "f" or dt.name == "bfloat16"
 
 
 unbroadcast = _internal("ad.unbroadcast", _unbroadcast).facts(

@@ -18,6 +18,7 @@ from ..creation import ndim as ndim_
 from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
 from ..linalg._common import extension_product, has_extension_float
+from ..linalg.bilinear import _own_dtype
 from ..linalg.products import bilinear_spec
 from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
@@ -157,7 +158,7 @@ def _operands(g, a, b, ab, bb):
     return g, a, b, a.ndim - (1 if ab else 0), b.ndim - (1 if bb else 0)
 
 
-def _bmatmul_left(g, a, b, ab, bb):
+def _bmatmul_left_any(g, a, b, ab, bb):
     """Per example the cotangent of ``a`` in ``a @ b`` (summed over the examples
     when ``a`` is not batched); ``g`` is batched. Zeros like ``a`` when ``g`` or
     ``b`` is a hole (``None``). The sum over examples is contracted inside the
@@ -210,10 +211,10 @@ def _summed_left(g, b, ra, rb, bb):
     return None
 
 
-def _bmatmul_right(g, a, b, ab, bb):
+def _bmatmul_right_any(g, a, b, ab, bb):
     """Per example the cotangent of ``b`` in ``a @ b`` (summed over the examples
     when ``b`` is not batched); ``g`` is batched. Zeros like ``b`` when ``g`` or
-    ``a`` is a hole (``None``). As in :func:`_bmatmul_left`, a sum over examples
+    ``a`` is a hole (``None``). As in :func:`_bmatmul_left_any`, a sum over examples
     is contracted inside the product."""
     if g is None or a is None:
         return np.zeros(np.shape(b), _dt.to_inexact_dtype(np.result_type(b)))
@@ -271,6 +272,16 @@ def _summed_right(g, a, ra, rb, ab):
     if rb == 1 and ra == 1:
         return g.sum(axis=0) * a
     return None
+
+
+def _bmatmul_left(g, a, b, ab, bb):
+    """:func:`_bmatmul_left_any` in ``a``'s dtype (bfloat16 operands)."""
+    return _own_dtype(_bmatmul_left_any(g, a, b, ab, bb), a)
+
+
+def _bmatmul_right(g, a, b, ab, bb):
+    """:func:`_bmatmul_right_any` in ``b``'s dtype (bfloat16 operands)."""
+    return _own_dtype(_bmatmul_right_any(g, a, b, ab, bb), b)
 
 
 bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True, pure=True)

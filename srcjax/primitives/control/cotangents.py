@@ -58,7 +58,7 @@ def _seed(out):
             raise NonDifferentiableError(
                 f"grad requires real-valued outputs; got a value of type {type(out).__name__}"
             )
-    if dt.kind != "f":
+    if dt.kind != "f" and dt.name != "bfloat16":  # (ml_dtypes' bfloat16: kind "V")
         raise NonDifferentiableError(
             f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dt.name}.",

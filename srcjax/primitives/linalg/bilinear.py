@@ -32,10 +32,21 @@ def _sum_to(r, shape):
     return unbroadcast(r, np.zeros(shape, dtype=np.result_type(r)))
 
 
+def _own_dtype(r, own):
+    """``r`` in ``own``'s dtype when that is an ml_dtypes float (bfloat16): NumPy's
+    matmul gives float32 for them (accumulated in float32, rounded once here, as
+    XLA's bfloat16 dot); else ``r`` as it is (one attribute test)."""
+    d = getattr(own, "dtype", None)
+    if d is not None and d.kind == "V" and np.result_type(r) != d:
+        return np.asarray(r).astype(d)
+    return r
+
+
 def _matmul_left(g, a, b):
     """Cotangent of ``a`` in ``matmul(a, b)`` for output cotangent ``g``."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
-        return np.matmul(g, b.T)  # (the common case: (m, n) @ (n, k) is a's shape)
+        # (the common case: (m, n) @ (n, k) is a's shape)
+        return _own_dtype(np.matmul(g, b.T), a)
     an, bn = np.ndim(a), np.ndim(b)
     if bn == 1:
         r = g * b if an == 1 else np.asarray(g)[..., None] * b
@@ -43,13 +54,13 @@ def _matmul_left(g, a, b):
         r = np.matmul(b, np.asarray(g)[..., None])[..., 0]
     else:
         r = np.matmul(g, np.swapaxes(b, -1, -2))
-    return _sum_to(r, np.shape(a))
+    return _own_dtype(_sum_to(r, np.shape(a)), a)
 
 
 def _matmul_right(g, a, b):
     """Cotangent of ``b`` in ``matmul(a, b)`` for output cotangent ``g``."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
-        return np.matmul(a.T, g)
+        return _own_dtype(np.matmul(a.T, g), b)
     an, bn = np.ndim(a), np.ndim(b)
     if an == 1:
         r = g * a if bn == 1 else a[:, None] * np.asarray(g)[..., None, :]
@@ -57,7 +68,7 @@ def _matmul_right(g, a, b):
         r = np.matmul(np.swapaxes(a, -1, -2), np.asarray(g)[..., None])[..., 0]
     else:
         r = np.matmul(np.swapaxes(a, -1, -2), g)
-    return _sum_to(r, np.shape(b))
+    return _own_dtype(_sum_to(r, np.shape(b)), b)
 
 
 matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)

@@ -216,7 +216,7 @@ def _extremum_weights(ans, x, axis=None, keepdims=False, initial=None, where=Non
     x = np.asarray(x)
     shape = x.shape
     dt = ans.dtype if isinstance(ans, (np.ndarray, np.generic)) else np.result_type(ans)
-    if dt.kind not in "fc":
+    if dt.kind not in "fc" and dt.name != "bfloat16":  # (ml_dtypes' bfloat16: kind "V")
         dt = np.dtype(default_float())
     full = np.asarray(ans)
     if not keepdims:
