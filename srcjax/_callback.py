@@ -253,7 +253,7 @@ pure_callback = register(
         signature=inspect.signature(_pure_callback_signature),
     )
 )
-pure_callback.facts(missing_rule_hint=_NO_DERIVATIVE, effectful=True)
+pure_callback.facts(missing_rule_hint=_NO_DERIVATIVE, effectful=True, calls_back=True)
 pure_callback_batched = register(
     Primitive("ad.pure_callback_batched", _pure_callback_batched, kind="internal")
 )
@@ -409,7 +409,7 @@ debug_callback_batched = register(
         "ad.debug_callback_batched", _debug_callback_batched, kind="internal", differentiable=False
     )
 ).facts(effectful=True)
-debug_callback.facts(effectful=True)
+debug_callback.facts(effectful=True, calls_back=True)
 
 
 def _debug_batch(c):

@@ -64,10 +64,50 @@ def test_pure_callback_lambda_under_vmap_and_keyword():
     np.testing.assert_array_equal(srcjax.jit(k)(jnp.arange(3.0)), [0.0, 2.0, 4.0])
 
 
-def test_lambda_reading_locals_says_how_to_pass_them():
+def test_lambda_reading_locals_is_closure_converted():
+    # the locals it reads are passed after the call's *args (JAX's closure
+    # conversion); under vmap each example's values
+    LOG.clear()
+
     def f(x):
         n = 3.0
-        srcjax.debug.callback(lambda v: print(v, n), x)
+        s = x * 2
+        srcjax.debug.callback(lambda v: LOG.append((float(v), float(n))), x.sum())
+        y = srcjax.pure_callback(
+            lambda a: np.asarray(a) * n + np.asarray(s),
+            srcjax.ShapeDtypeStruct(x.shape, x.dtype),
+            x,
+        )
+        return y.sum()
+
+    assert float(srcjax.jit(f)(jnp.array([1.0, 2.0]))) == 15.0
+    assert LOG == [(3.0, 3.0)]
+
+    def g(x):
+        return srcjax.pure_callback(
+            lambda a: np.asarray(a) * 10 + np.asarray(x) + 1,
+            srcjax.ShapeDtypeStruct((), jnp.float32),
+            x,
+            vmap_method="sequential",
+        )
+
+    np.testing.assert_array_equal(srcjax.vmap(g)(jnp.arange(3.0)), [1.0, 12.0, 23.0])
+
+    LOG.clear()
+
+    def h(x):
+        k = 2.0
+        srcjax.debug.callback(lambda v: LOG.append(float(v) * float(k)), x)
+        return x
+
+    srcjax.vmap(h)(jnp.arange(3.0))
+    assert LOG == [0.0, 2.0, 4.0]
+
+
+def test_lambda_with_defaults_reading_locals_says_how_to_pass_them():
+    def f(x):
+        n = 3.0
+        srcjax.debug.callback(lambda v, m=1: print(v, n, m), x)
         return x
 
     with pytest.raises(UnsupportedSyntaxError, match=r"reads values local .*\(n\)") as ei:

@@ -32,7 +32,7 @@ carries, in one place:
   :meth:`Primitive.facts`, next to the primitive's definition):
   ``static_params``, ``array_result``, ``tree_valued``, ``returns_tree``,
   ``same_structure``, ``shape_changing``, ``shape_query``, ``static_result``,
-  ``static_for_constants``, ``effectful`` (see :class:`Primitive`).
+  ``static_for_constants``, ``effectful``, ``calls_back`` (see :class:`Primitive`).
 
 Rules are written as ordinary Python over other primitives (``cos(x)``, not
 ``jnp.cos(x)``: this package never imports :mod:`srcjax.numpy`). Their source
@@ -293,6 +293,11 @@ class Primitive:
         #: ("g",)): reverse mode adds a loop-invariant operand's cotangents of a
         #: lax loop in one call after the reverse loop
         self.stack_sum: tuple = ()
+        #: a host callback: its first parameter is a function called with the
+        #: call's ``*args`` (jax.pure_callback, jax.debug.callback), so a lambda
+        #: written there that reads locals of the transformed function is lifted
+        #: with those locals as trailing parameters, passed after ``*args``
+        self.calls_back = False
         self._static_params: Optional[frozenset] = None
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
@@ -356,6 +361,7 @@ class Primitive:
     FACTS = frozenset(
         {
             "array_result",
+            "calls_back",
             "tree_valued",
             "returns_tree",
             "same_structure",

@@ -324,12 +324,16 @@ class CallsMixin:
             where = f"stored in a `{callee}`"
         raise _function_value_error(self, fn, a.id, where, e)
 
-    def _lambda_arg(self, lam: Any, prim: Any, e: Any) -> Any:
+    def _lambda_arg(self, lam: Any, prim: Any, e: Any, lifted_locals: Optional[list]) -> Any:
         """A lambda written as an argument of a call of ``prim``
         (``jax.pure_callback(lambda a: ..., shape, x)``, ``jax.debug.callback(lambda v:
         log.append(v), x)``): a function value passed to the primitive, not code to
         inline, made from its own source when it reads no local of its function
-        (``functions.local_fn_value``); else the error naming what it reads."""
+        (``functions.local_fn_value``). For a host callback (``prim.calls_back``)
+        one reading locals is lifted with them as trailing parameters and their
+        names are added to ``lifted_locals`` (``prim_call`` passes them after the
+        call's ``*args``: JAX's closure conversion); otherwise (``None``: given by
+        keyword) the error naming what it reads."""
         from ..source import _lambda_to_def
 
         fdef = _lambda_to_def(lam)
@@ -338,6 +342,21 @@ class CallsMixin:
             return value
         callee = N.to_source(e.func) if isinstance(e, gast.Call) else prim.public
         reads = _closure_reads(self, fdef)
+        a = lam.args
+        plain = not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults)
+        if reads and prim.calls_back and plain and lifted_locals is not None:
+            # a callback reading locals: lifted, the locals passed after the call's
+            # *args (JAX's closure conversion; prim_call appends them)
+            lifted = N.clone(fdef)
+            lifted.name = "callback_lambda"
+            fobj, free = self._lift_fdef(lifted, lam, trailing=True)
+            tmp = self.namer.fresh("callback_lambda")
+            self.bindings[tmp] = fobj
+            self.static_params[tmp] = fobj
+            ref = N.name(tmp)
+            ref.sj_resolved = True
+            lifted_locals.extend(free)
+            return ref
         if reads:
             names = ", ".join(reads)
             raise UnsupportedSyntaxError(
@@ -353,6 +372,7 @@ class CallsMixin:
     def prim_call(self, prim, args, keywords, e, pre_atomized: int = 0) -> tuple:
         sig = prim.signature
         atoms = []
+        lifted_locals: list = []  # (what a lifted callback lambda reads: see _lambda_arg)
         for i, a in enumerate(args):
             if i < pre_atomized:
                 atoms.append(a)
@@ -361,15 +381,16 @@ class CallsMixin:
             ):
                 atoms.append(_fold_constant(a) or a)
             elif isinstance(a, gast.Lambda):
-                atoms.append(self._lambda_arg(a, prim, e))
+                atoms.append(self._lambda_arg(a, prim, e, lifted_locals))
             else:
                 atoms.append(self.atom(a))
+        atoms.extend(self.atom(N.name(n)) for n in lifted_locals)
         kws = {}
         for k in keywords:
             v = k.value
             folded = _fold_constant(v)
             if folded is None and isinstance(v, gast.Lambda):
-                kws[k.arg] = self._lambda_arg(v, prim, e)
+                kws[k.arg] = self._lambda_arg(v, prim, e, None)
                 continue
             kws[k.arg] = folded if folded is not None else self.atom(v)
         atoms = [self._local_fn_arg(a, prim, e) for a in atoms]
