@@ -107,3 +107,85 @@ def test_bool_power_and_floor_divide_are_int32(case, how):
     r = g(jnp.asarray(B), jnp.asarray(T))
     assert r.dtype == np.int32
     assert np.asarray(r).tolist() == want
+
+
+def _sequential_reference(x):
+    """Running sums along the last axis, each float32 sum rounded to x's dtype."""
+    out, s = np.empty_like(x), np.zeros(x.shape[:-1], x.dtype)
+    for i in range(x.shape[-1]):
+        s = (s.astype(np.float32) + x[..., i].astype(np.float32)).astype(x.dtype)
+        out[..., i] = s
+    return out
+
+
+# jax 0.10.2 jnp.cumsum(x, -1) of X (4 x 8) in each dtype, row 0 and the last row
+CUMSUM_WANT = {
+    "float16": (
+        [
+            -0.65185546875,
+            -0.82666015625,
+            0.83740234375,
+            1.49609375,
+            -0.1455078125,
+            -0.1507568359375,
+            -0.7744140625,
+            -0.6259765625,
+        ],
+        [
+            1.482421875,
+            -0.34765625,
+            -0.350830078125,
+            -1.2431640625,
+            -0.46728515625,
+            -2.583984375,
+            -2.927734375,
+            -2.716796875,
+        ],
+    ),
+    "bfloat16": (
+        [
+            -0.65234375,
+            -0.828125,
+            0.8359375,
+            1.5,
+            -0.140625,
+            -0.1455078125,
+            -0.76953125,
+            -0.62109375,
+        ],
+        [1.484375, -0.34375, -0.34765625, -1.234375, -0.45703125, -2.578125, -2.921875, -2.71875],
+    ),
+}
+# jax 0.10.2: columns [15, 16, 40, 255, 256, 299] of jnp.cumsum(L, -1) for
+# L = default_rng(5).normal(size=(3, 300)) in each dtype (blocks of 16, two levels)
+LONG = np.random.default_rng(5).normal(size=(3, 300)).astype(np.float32)
+LONG_COLS = [15, 16, 40, 255, 256, 299]
+LONG_WANT = {
+    "float16": [[-1.51171875, -1.595703125, -11.71875, -12.7265625, -12.4296875, -12.078125],
+                [-2.2421875, -3.56640625, -0.7734375, 3.3515625, 3.642578125, -7.625],
+                [2.333984375, 3.52734375, 12.671875, 21.25, 19.625, 9.703125]],
+    "bfloat16": [[-1.5078125, -1.59375, -11.6875, -12.625, -12.3125, -11.9375],
+                 [-2.234375, -3.5625, -0.75, 3.4375, 3.734375, -7.5625],
+                 [2.328125, 3.53125, 12.6875, 21.125, 19.5, 9.5625]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_cumsum_is_xlas_scan(dtype):
+    """F4-04: JAX's float16/bfloat16 cumsum is XLA's reduce-window: a sequential
+    rounded scan up to 16 elements (recorded values), blocks of 16 beyond."""
+    dt = jnp.dtype(dtype)
+    x = X.astype(dt)
+    for f in (lambda v: jnp.cumsum(v, -1), srcjax.jit(lambda v: jnp.cumsum(v, -1))):
+        r = np.asarray(f(x)).astype(np.float32)
+        assert r[0].tolist() == CUMSUM_WANT[dtype][0]
+        assert r[-1].tolist() == CUMSUM_WANT[dtype][1]
+    # up to 16 elements: the sequential rounded scan; axis 0 and axis=None agree
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(x, 0)), _sequential_reference(x.T).T)
+    np.testing.assert_array_equal(
+        np.asarray(jnp.cumsum(x[:2])), _sequential_reference(x[:2].ravel())
+    )
+    long = np.asarray(jnp.cumsum(LONG.astype(dt), -1)).astype(np.float32)
+    assert long[:, LONG_COLS].tolist() == LONG_WANT[dtype]
+    long0 = np.asarray(jnp.cumsum(LONG.astype(dt).T, 0)).astype(np.float32)
+    assert long0.T[:, LONG_COLS].tolist() == LONG_WANT[dtype]

@@ -12,6 +12,7 @@ from srcjax.primitives.ad import (
     cumprod_vjp,
     flatten_if_none,
     int_accumulator,
+    is_half_float,
     reshape,
 )
 from srcjax.primitives.structural import (
@@ -40,7 +41,8 @@ def _cumsum(a, axis=None, dtype=None):
     """Cumulative sum along ``axis`` (jax.numpy.cumsum); ``axis=None`` works on
     the flattened array. Shape: ``a``'s (flattened with ``axis=None``). Dtype:
     ``dtype``, else integer inputs keep their dtype and bool accumulates in the
-    default int (JAX). float16/float32 (complex64) sums accumulate in float64
+    default int (JAX). float16 and bfloat16 scans are XLA's, bit for bit
+    (:func:`_xla_half_scan`). float32 (complex64) sums accumulate in float64
     (complex128) and are rounded once: a sequential float32 scan drifts
     (``cumsum(full(10**6, 0.1, float32))[-1]`` was 100958.34; JAX's tree-shaped
     scan gives 100000.016, the truth is 100000.0015). A running sum that
@@ -49,8 +51,11 @@ def _cumsum(a, axis=None, dtype=None):
     if dtype is None:
         dtype = _cumulative_dtype(a)
     dt = np.result_type(a) if dtype is None else np.dtype(dtype)
-    if dt.kind == "V":  # bfloat16: a bfloat16 scan, closer to XLA's than one rounding
-        return np.cumsum(a, axis=axis, dtype=dtype)
+    if dt.itemsize == 2 and is_half_float(dt):
+        a = np.asarray(a).astype(dt, copy=False)
+        if axis is None:
+            return _xla_half_scan(a.reshape(-1))
+        return np.moveaxis(_xla_half_scan(np.moveaxis(a, axis, -1)), -1, axis)
     if dt.kind not in "fc" or dt.itemsize >= (16 if dt.kind == "c" else 8):
         return accumulate(np.cumsum, a, dtype, axis=axis)
     wide = np.cumsum(a, axis=axis, dtype=np.complex128 if dt.kind == "c" else np.float64)
@@ -61,6 +66,43 @@ def _cumsum(a, axis=None, dtype=None):
         if over.any():
             r = _sticky_overflow(r, wide, over, 0 if axis is None else axis)
     return r
+
+
+#: XLA's ReduceWindowRewriter base length: a longer scan is done in blocks
+_SCAN_BLOCK = 16
+
+
+def _sequential_scan(x):
+    """Running sums along the last axis of a float16/bfloat16 ``x``, each step
+    computed in float32 and rounded to ``x``'s dtype (XLA's reduce-window)."""
+    out = np.empty_like(x)
+    s = np.zeros(x.shape[:-1], np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(x.shape[-1]):
+            s = (s + x[..., i]).astype(x.dtype).astype(np.float32)
+            out[..., i] = s
+    return out
+
+
+def _xla_half_scan(x):
+    """JAX's cumsum of a float16/bfloat16 ``x`` along its last axis, bit for bit
+    with XLA on CPU (jax 0.10.2): up to 16 elements a rounded sequential scan;
+    longer, blocks of 16 scanned so, the block totals scanned the same way
+    (recursively), and each block's exclusive prefix added once."""
+    n = x.shape[-1] if x.ndim else 0
+    if x.ndim == 0 or n <= _SCAN_BLOCK:
+        return _sequential_scan(x) if x.ndim else x
+    nb = -(-n // _SCAN_BLOCK)
+    lead = x.shape[:-1]
+    padded = np.zeros(lead + (nb * _SCAN_BLOCK,), x.dtype)
+    padded[..., :n] = x
+    inner = _sequential_scan(padded.reshape(lead + (nb, _SCAN_BLOCK)))
+    outer = _xla_half_scan(inner[..., -1])
+    prefix = np.zeros(lead + (nb, 1), np.float32)
+    prefix[..., 1:, 0] = outer[..., :-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = (inner.astype(np.float32) + prefix).astype(x.dtype)
+    return r.reshape(lead + (nb * _SCAN_BLOCK,))[..., :n]
 
 
 def _sticky_overflow(r, wide, over, axis):
