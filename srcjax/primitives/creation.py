@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcjax._prng_key import PRNGKeyArray
-from srcjax.dtypes import check_int32_range
+from srcjax.dtypes import check_int32_range, result_type
 from srcjax.primitives.ad import (
     _saturating_cast,
     canonical_dtype,
@@ -293,6 +293,32 @@ def _canon_array(out, dtype):
     return out.astype(cd)
 
 
+def _list_dtype(object):
+    """JAX's dtype of a (nested) list or tuple holding at least one typed element
+    (a NumPy scalar or array, an unwrapped Array): the result type of the
+    elements, Python numbers weak (``[uint8(1), 2]`` is uint8, ``[float16(1),
+    2.5]`` float16, as jax.numpy.array; fresh-user F4-03). ``None`` for a list
+    of Python numbers only (NumPy's dtype, canonicalized, is JAX's there) or of
+    anything else."""
+    if not isinstance(object, (list, tuple)):
+        return None
+    leaves = []
+    stack = [object]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (bool, int, float, complex)) or isinstance(
+            getattr(v, "dtype", None), np.dtype
+        ):
+            leaves.append(v)
+        else:
+            return None
+    if not any(isinstance(getattr(v, "dtype", None), np.dtype) for v in leaves):
+        return None
+    return result_type(*leaves)
+
+
 def _array(object, dtype=None, copy=True, order="K", ndmin=0):
     """A new array from ``object`` (jax.numpy.array): scalars, nested lists of
     numbers or arrays (stacked), arrays. 64-bit NumPy dtypes become 32-bit
@@ -300,7 +326,7 @@ def _array(object, dtype=None, copy=True, order="K", ndmin=0):
     cotangent of a list input is a list of cotangents."""
     if isinstance(object, PRNGKeyArray) and dtype is None and not ndmin:
         return object.copy()  # (a key array stays one, as in JAX)
-    dt = None if dtype is None else canonical_dtype(dtype)
+    dt = _list_dtype(object) if dtype is None else canonical_dtype(dtype)
     if _saturates(object, dt):
         return np.array(_saturating_cast(object, dt), order=order, ndmin=ndmin)
     out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
@@ -319,7 +345,7 @@ def _asarray(a, dtype=None, order=None, copy=None):
     the canonical dtype. Same dtype rules as :func:`array`."""
     if isinstance(a, PRNGKeyArray) and dtype is None:
         return a.copy() if copy else a
-    dt = None if dtype is None else canonical_dtype(dtype)
+    dt = _list_dtype(a) if dtype is None else canonical_dtype(dtype)
     if _saturates(a, dt):
         return np.asarray(_saturating_cast(a, dt), order=order)
     out = np.asarray(a, dtype=dt, order=order)
