@@ -127,12 +127,14 @@ class Array:
     @property
     def addressable_shards(self) -> list:
         """Each device's part (``jax.Shard``: ``device``, ``index``, ``data``), in
-        device order; the data are views of this array's buffer."""
+        device order; the data are views of this array's buffer (CPU devices)
+        or each GPU's own buffer (a pmap over GPUs)."""
         sh = self.sharding
         b = self._buf
+        own = getattr(sh, "shard_buffers", None)  # (on GPUs: each device's own buffer)
         return [
-            _sharding.Shard(d, idx, 0, wrap(b[idx]))
-            for d, idx in sh.devices_indices_map(b.shape).items()
+            _sharding.Shard(d, idx, 0, wrap(b[idx] if own is None else own[k]))
+            for k, (d, idx) in enumerate(sh.devices_indices_map(b.shape).items())
         ]
 
     global_shards = addressable_shards

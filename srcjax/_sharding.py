@@ -146,6 +146,9 @@ class NamedSharding(_Sharding):
     """An array split over a mesh's axes as ``spec`` says (``jax.sharding.NamedSharding``).
     With ``spec`` naming no axis, every device holds all of it (replicated)."""
 
+    #: each device's own shard buffer (a pmap result on GPUs), or None: views of the whole
+    shard_buffers: Optional[List[Any]] = None
+
     def __init__(self, mesh: Mesh, spec: PartitionSpec) -> None:
         self.mesh = mesh
         self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
@@ -184,13 +187,18 @@ class NamedSharding(_Sharding):
         return hash((self.mesh, tuple(self.spec)))
 
 
-def pmap_sharding(devices: Sequence[Any], axis: Optional[int]) -> NamedSharding:
+def pmap_sharding(
+    devices: Sequence[Any], axis: Optional[int], buffers: Optional[List[Any]] = None
+) -> NamedSharding:
     """The sharding of a pmap result over ``devices`` mapped at ``axis`` (None:
-    ``out_axes=None``, the same value on every device)."""
+    ``out_axes=None``, the same value on every device). ``buffers``: each
+    device's own buffer of its shard, when the devices do not share memory
+    (GPUs: ``addressable_shards`` hold these, not views of the whole)."""
     mesh = Mesh(devices, (PMAP_AXIS,))
-    if axis is None:
-        return NamedSharding(mesh, PartitionSpec())
-    return NamedSharding(mesh, PartitionSpec(*([None] * axis + [PMAP_AXIS])))
+    spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * axis + [PMAP_AXIS]))
+    sh = NamedSharding(mesh, spec)
+    sh.shard_buffers = None if buffers is None else list(buffers)
+    return sh
 
 
 class Shard:

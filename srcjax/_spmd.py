@@ -19,6 +19,7 @@ Semantics: https://docs.jax.dev/en/latest/_autosummary/jax.pmap.html
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -148,6 +149,7 @@ def run(
     cores: Optional[int] = None,
     collect: Optional[Callable[[List[Any]], Optional[Callable[[int, Any], None]]]] = None,
     places: Optional[Sequence[Optional[list]]] = None,
+    enter: Optional[Callable[[int], Any]] = None,
 ) -> List[Any]:
     """Run ``program(*per_device_args[i])`` for every device ``i`` at once, one
     thread each (device 0 on the calling thread), with ``axis_name`` bound to
@@ -160,7 +162,9 @@ def run(
     device 0) with every device's result when all are done; when it returns a
     function ``put(i, result)``, every device calls it on its own thread (pmap
     copies the results into the stacked output so, side by side). ``places[i]``:
-    device ``i``'s output places (:func:`take_place`), or None."""
+    device ``i``'s output places (:func:`take_place`), or None. ``enter(i)``:
+    a context manager device ``i``'s thread runs its program and ``collect``
+    inside (a GPU made current with a stream of its own), or None."""
     n = len(per_device_args)
     group = Group(n) if remote is None else Group(n * remote.size, remote, local_size=n)
     outer = dict(getattr(_LOCAL, "axes", None) or {})
@@ -177,14 +181,15 @@ def run(
         _LOCAL.threads = cores if cores is not None else saved[1]
         _LOCAL.places = None if places is None else places[i]
         try:
-            results[i] = program(*per_device_args[i])
-            if collect is not None:
-                group._wait()
-                if i == 0:
-                    put[0] = collect(results)
-                group._wait()
-                if put[0] is not None:
-                    put[0](i, results[i])
+            with contextlib.nullcontext() if enter is None else enter(i):
+                results[i] = program(*per_device_args[i])
+                if collect is not None:
+                    group._wait()
+                    if i == 0:
+                        put[0] = collect(results)
+                    group._wait()
+                    if put[0] is not None:
+                        put[0](i, results[i])
         except BaseException as e:  # noqa: BLE001 - handed to the caller below
             errors[i] = e
             group.abort()

@@ -127,6 +127,21 @@ def _stack(per_device: List[Any], spec: Any, devices: List[Any]) -> Any:
     return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
 
 
+def _stack_on(per_device: List[Any], spec: Any, devices: List[Any], stack: Callable) -> Any:
+    """The devices' outputs joined along the out_axes prefix ``spec`` by
+    ``stack(leaves, axis or None, devices)`` (GPUs: shards stay on their devices)."""
+    if spec is None or _is_axis(spec):
+        ax = None if spec is None else int(spec)
+        return tree_util.tree_map(lambda *leaves: stack(list(leaves), ax, devices), *per_device)
+    first = per_device[0]
+    if isinstance(spec, dict):
+        return type(first)(
+            {k: _stack_on([d[k] for d in per_device], spec[k], devices, stack) for k in first}
+        )
+    items = [_stack_on([d[j] for d in per_device], s, devices, stack) for j, s in enumerate(spec)]
+    return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+
+
 class _Collector:
     """The devices' results stacked along an int ``out_axes`` by the devices
     themselves (:func:`srcjax._spmd.run`'s ``collect``), for outputs of at least
@@ -343,7 +358,7 @@ class _PMapped:
         return sizes[0][0]
 
     def _devices_for(self, n: int) -> list:
-        from .backends._devices import cpus
+        from .backends._devices import cpus, gpus
 
         if self.devices is not None:
             if len(self.devices) != n:
@@ -353,7 +368,8 @@ class _PMapped:
                     f"num_local_devices={len(self.devices)}."
                 )
             return self.devices
-        avail = cpus()  # (pmap's devices are the CPU devices: threads)
+        # (the GPUs when they are the default platform, else the CPU devices: threads)
+        avail = gpus() or cpus()
         if n > len(avail):
             raise ValueError(
                 f"compiling computation that requires {n} logical devices, but only "
@@ -402,6 +418,8 @@ class _PMapped:
 
         else:
             run = program
+        if any(getattr(d, "platform", "cpu") == "gpu" for d in devices):
+            return self._on_gpus(run, shards, devices, axes, len(names))
         from . import distributed
 
         remote = distributed.remote()
@@ -421,6 +439,33 @@ class _PMapped:
         if collector.out is not None:
             return collector.stacked(devices)
         return _stack(results, self.out_axes, devices)
+
+    def _on_gpus(
+        self, run: Callable, shards: List[tuple], devices: list, axes: tuple, nkw: int
+    ) -> Any:
+        """The devices' programs on their GPUs (:mod:`srcjax.backends.cupy_cuda.spmd`):
+        each device's arguments put on its GPU, its program run there with a
+        stream of its own, the results sharded Arrays whose shards stay on
+        their GPUs. Not across processes yet."""
+        from . import distributed
+        from .backends.cupy_cuda import spmd as gpu
+
+        if distributed.remote() is not None:
+            raise NotImplementedError("pmap over GPUs across processes is not implemented")
+        if any(getattr(d, "platform", "cpu") != "gpu" for d in devices):
+            raise ValueError(f"pmap over GPUs and CPU devices together: {devices}")
+        static = {i + len(axes) - nkw if i < 0 else i for i in self.static}
+        placed = [
+            tuple(
+                a if j in static else tree_util.tree_map(lambda v, d=d: gpu.put(v, d), a)
+                for j, a in enumerate(shard)
+            )
+            for shard, d in zip(shards, devices)
+        ]
+        results = spmd.run(
+            run, placed, self.axis_name, enter=lambda i: gpu.on_device(devices[i].id)
+        )
+        return _stack_on(results, self.out_axes, devices, gpu.stack)
 
     def _pmap_source_for(self, *example_args: Any) -> str:
         """The per-device program's source for arguments like ``example_args``

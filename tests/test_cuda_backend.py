@@ -21,6 +21,7 @@ import srcjax.nn as nn
 import srcjax.numpy as jnp
 import srcjax.random as jr
 import srcjax.scipy.special as sp
+from srcjax import lax
 from srcjax.backends import cupy_cuda
 from srcjax.backends.cupy_cuda import offline as off
 from srcjax.testing import fake_cupy
@@ -597,3 +598,66 @@ def test_on_a_real_gpu_jit_matches_numpy():
     x = np.random.default_rng(0).normal(size=(1000, 100)).astype(np.float32)
     s, z = srcjax.jit(_chain)(srcjax.device_put(x, srcjax.devices("gpu")[0]), np.float32(0.5))
     np.testing.assert_allclose(_cp.asnumpy(z), _chain(x, np.float32(0.5))[1], rtol=3e-6, atol=1e-6)
+
+
+# -- pmap over GPUs (srcjax/backends/cupy_cuda/spmd.py) --------------------------------
+@pytest.fixture
+def two_cpu_devices():
+    before = srcjax.config.read("jax_num_cpu_devices")
+    srcjax.config.update("jax_num_cpu_devices", 2)
+    yield
+    srcjax.config.update("jax_num_cpu_devices", before)
+
+
+def _spmd_step(x, w):
+    """A per-device program with psum, pmean and all_gather (exact arithmetic
+    only, so the GPU and CPU pmaps must agree bit for bit)."""
+    total = lax.psum(x * w, "i")
+    return x / total, lax.pmean(x - w, "i"), lax.all_gather(x + 1.0, "i"), lax.psum(2, "i")
+
+
+def test_pmap_over_two_gpus_matches_the_cpu_pmap(gpu, two_cpu_devices):
+    x = np.arange(1.0, 9.0, dtype=np.float32).reshape(2, 4)
+    w = np.float32(0.5)
+    on_cpu = srcjax.pmap(
+        _spmd_step, axis_name="i", in_axes=(0, None), devices=srcjax.devices("cpu")
+    )(x, w)
+    g = srcjax.devices("gpu")
+    out = srcjax.pmap(_spmd_step, axis_name="i", in_axes=(0, None), devices=g)(x, w)
+    two = np.stack([(x - w).mean(0)] * 2)
+    oracle = (x / (x * w).sum(0), two, np.stack([x + 1.0] * 2), np.array([4, 4]))
+    for o, c, want in zip(out, on_cpu, oracle):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(c))
+        np.testing.assert_array_equal(np.asarray(o), want)
+        assert o.dtype == c.dtype and o.shape == c.shape
+        assert o.sharding == c.sharding.__class__(
+            srcjax.sharding.Mesh(g, ("_internal_pmap_axis_name",)), c.sharding.spec
+        )
+        # each shard lives on its GPU, in that GPU's own buffer
+        for k, s in enumerate(o.addressable_shards):
+            assert s.device == g[k] and _on_device(s.data) and s.data.device == g[k]
+            assert _buffer(s.data).device_id == k
+            np.testing.assert_array_equal(_host(s.data), np.asarray(c.addressable_shards[k].data))
+    # one non-blocking stream per device, made on that device, synchronized at
+    # each of the 3 collectives on arrays and at the end
+    streams = gpu.stats.streams
+    assert sorted(s.device_id for s in streams) == [0, 1]
+    assert all(s.non_blocking and s.synchronized == 4 for s in streams)
+    assert cupy_cuda.HOST_CALLS == {}  # (the collectives' GPU path, not the fallback)
+
+
+def test_pmap_psum_across_two_gpus_default_devices(gpu):
+    x = np.array([[1.0, 2.0], [10.0, 20.0]], np.float32)
+    # GPUs are the default platform: pmap's devices are the GPUs
+    y = srcjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(y), np.array([[11.0, 22.0]] * 2, np.float32))
+    assert [s.device for s in y.addressable_shards] == srcjax.devices("gpu")
+    assert [_buffer(s.data).device_id for s in y.addressable_shards] == [0, 1]
+    # a GPU input is split over the GPUs too; out_axes=None: each GPU holds the value
+    xg = srcjax.device_put(x, srcjax.devices("gpu")[1])
+    z = srcjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None)(xg)
+    np.testing.assert_array_equal(np.asarray(z), np.array([11.0, 22.0], np.float32))
+    assert [_buffer(s.data).device_id for s in z.addressable_shards] == [0, 1]
+    assert len(gpu.stats.streams) == 4  # (2 calls, a stream per device each)
+    with pytest.raises(ValueError, match="num_replicas=3"):
+        srcjax.pmap(lambda v: v)(np.ones((3, 2), np.float32))

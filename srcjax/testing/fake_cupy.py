@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import threading
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -230,11 +231,11 @@ class _FakeDevice:
         self.id = i
 
     def __enter__(self) -> "_FakeDevice":
-        _CURRENT.append(self.id)
+        _current().append(self.id)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _CURRENT.pop()
+        _current().pop()
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, _FakeDevice) and other.id == self.id
@@ -248,7 +249,54 @@ class _FakeDevice:
     compute_capability = "90"
 
 
-_CURRENT: List[int] = [0]
+_TLS = threading.local()
+
+
+def _current() -> List[int]:
+    """This thread's stack of current devices (CUDA's current device is per
+    host thread, as CuPy's ``Device`` context is)."""
+    stack = getattr(_TLS, "devices", None)
+    if stack is None:
+        stack = _TLS.devices = [0]
+    return stack
+
+
+class FakeStream:
+    """``cupy.cuda.Stream`` stand-in: made on the current device; as a context
+    it is the thread's current stream; ``synchronize`` is counted (the double
+    runs every kernel at once, so there is nothing to wait for)."""
+
+    null: "FakeStream"
+
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False) -> None:
+        self.device_id = _current()[-1]
+        self.non_blocking = non_blocking
+        self.synchronized = 0
+        if not null:
+            FAKE.stats.streams.append(self)
+
+    def synchronize(self) -> None:
+        self.synchronized += 1
+
+    def __enter__(self) -> "FakeStream":
+        if self.device_id != _current()[-1]:  # (CuPy refuses a stream of another device)
+            raise RuntimeError("the stream's device is not the current device")
+        stack = getattr(_TLS, "streams", None)
+        if stack is None:
+            stack = _TLS.streams = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _TLS.streams.pop()
+
+
+FakeStream.null = FakeStream(null=True)
+
+
+def _current_stream() -> FakeStream:
+    stack = getattr(_TLS, "streams", None)
+    return stack[-1] if stack else FakeStream.null
 
 
 class _Stats:
@@ -260,6 +308,8 @@ class _Stats:
         self.launches = 0
         self.to_device = 0
         self.to_host = 0
+        #: the streams made (``cupy.cuda.Stream(...)``), in order
+        self.streams: List[Any] = []
 
 
 class FakeElementwiseKernel:
@@ -481,8 +531,9 @@ class FakeCupy:
             is_available=lambda: self.ndevices > 0,
             Device=_FakeDevice,
             runtime=types.SimpleNamespace(getDeviceCount=lambda: self.ndevices),
-            get_device_id=lambda: _CURRENT[-1],
-            Stream=types.SimpleNamespace(null=types.SimpleNamespace(synchronize=lambda: None)),
+            get_device_id=lambda: _current()[-1],
+            Stream=FakeStream,
+            get_current_stream=_current_stream,
         )
         self.linalg = types.SimpleNamespace(
             solve=self._lib(np.linalg.solve), inv=self._lib(np.linalg.inv),
@@ -509,7 +560,7 @@ class FakeCupy:
         if isinstance(x, FakeArray):
             return x if dtype is None else FakeArray(x._data.astype(dtype), x.device_id)
         self.stats.to_device += 1
-        return FakeArray(np.array(x, dtype=dtype), _CURRENT[-1])
+        return FakeArray(np.array(x, dtype=dtype), _current()[-1])
 
     def asnumpy(self, x: Any) -> np.ndarray:
         if isinstance(x, FakeArray):
@@ -518,7 +569,7 @@ class FakeCupy:
         return np.asarray(x)
 
     def empty(self, shape: Any, dtype: Any = float) -> FakeArray:
-        return FakeArray(np.empty(shape, dtype), _CURRENT[-1])
+        return FakeArray(np.empty(shape, dtype), _current()[-1])
 
     def get_array_module(self, *args: Any) -> Any:
         return self if any(isinstance(a, FakeArray) for a in args) else np

@@ -44,7 +44,7 @@ from ...codegen import c_render
 from ...frontend import nodes as N
 from ...transforms import fusion
 from ..base import Backend
-from . import indexing, raw, threefry
+from . import indexing, raw, spmd, threefry
 from . import kernels as K
 from ._cupy import (
     _ON_CHANGE,
@@ -522,6 +522,7 @@ def _register_impls() -> None:
         **raw.cuda_impls(cupy_module, is_device_array),
         **threefry.cuda_impls(cupy_module, is_device_array),
         **indexing.cuda_impls(cupy_module, is_device_array, _on_host),
+        **spmd.cuda_impls(cupy_module, is_device_array),
     }
     for public, fn in impls.items():
         prim = registry.REGISTRY.get(public)
