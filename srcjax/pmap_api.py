@@ -448,7 +448,14 @@ class _PMapped:
         stream of its own, the results sharded Arrays whose shards stay on
         their GPUs. Not across processes yet."""
         from . import distributed
+        from .backends.cupy_cuda import is_device_array
         from .backends.cupy_cuda import spmd as gpu
+        from .devices import device_put
+
+        def put(leaf: Any, device: Any) -> Any:  # (array leaves; scalars, keys as they are)
+            if isinstance(leaf, (np.ndarray, np.generic, Array)) or is_device_array(leaf):
+                return device_put(leaf, device)
+            return leaf
 
         if distributed.remote() is not None:
             raise NotImplementedError("pmap over GPUs across processes is not implemented")
@@ -457,7 +464,7 @@ class _PMapped:
         static = {i + len(axes) - nkw if i < 0 else i for i in self.static}
         placed = [
             tuple(
-                a if j in static else tree_util.tree_map(lambda v, d=d: gpu.put(v, d), a)
+                a if j in static else tree_util.tree_map(lambda v, d=d: put(v, d), a)
                 for j, a in enumerate(shard)
             )
             for shard, d in zip(shards, devices)

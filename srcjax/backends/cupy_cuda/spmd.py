@@ -93,18 +93,6 @@ def on_device(device_id: int) -> Iterator[Any]:
             stream.synchronize()
 
 
-def put(leaf: Any, device: Any) -> Any:
-    """An array leaf of a device's arguments on ``device`` (``device_put``);
-    other leaves (Python scalars, key arrays) as they are."""
-    from ..._array import Array  # noqa: PLC0415
-    from ...devices import device_put  # noqa: PLC0415
-    from ._cupy import is_device_array  # noqa: PLC0415
-
-    if isinstance(leaf, (np.ndarray, np.generic, Array)) or is_device_array(leaf):
-        return device_put(leaf, device)
-    return leaf
-
-
 def stack(leaves: List[Any], axis: Optional[int], devices: List[Any]) -> Any:
     """The devices' values of one output leaf as a pmap result over ``devices``:
     stacked along ``axis`` (None: the same value on every device), each
