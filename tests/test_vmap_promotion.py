@@ -45,6 +45,15 @@ VMAP_CASES = [
 ]
 
 
+# F4-06 is open: vmap writes a batched binary operator as NumPy's operator on the
+# buffers, and NumPy computes float16 * int32 in float64 (-> float32; JAX float16).
+# Writing every operator as its jnp call (ad50ab0) fixed it but cost R6 (jit of
+# vmap) ~20% per step and its peak memory 3.3x -> 3.9x JAX's: jit's algebraic
+# passes (CSE, folds) read operators, not calls. Backed out until jit treats the
+# calls as the operators they are.
+_F4_06 = "F4-06: vmap float16 x int32 operators promote as NumPy (float32), not JAX"
+
+
 def _operands(da, db):
     if da == "bool":
         x = np.array([[True, False], [True, True]])
@@ -58,6 +67,8 @@ def _operands(da, db):
 @pytest.mark.parametrize("da,db,op,dt,want", VMAP_CASES)
 @pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
 def test_mixed_operator_dtypes_as_jax(mode, da, db, op, dt, want):
+    if mode == "vmap" and (da, db) == ("float16", "int32") and op in "*/":
+        pytest.xfail(_F4_06)
     x, y = _operands(da, db)
 
     f = OPS[op]
@@ -71,6 +82,7 @@ def test_mixed_operator_dtypes_as_jax(mode, da, db, op, dt, want):
     np.testing.assert_allclose(np.asarray(out, np.float64), np.asarray(want), rtol=1e-6)
 
 
+@pytest.mark.xfail(strict=True, reason="F4-06 (see _F4_06)")
 def test_vmap_f16_times_typed_int_scalar():
     a = jnp.array([1.5, -2.25], jnp.float16)
     out = srcjax.vmap(lambda v: v * jnp.int32(3))(a)
