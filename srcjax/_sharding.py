@@ -50,6 +50,7 @@ class Mesh:
 
     @property
     def devices(self) -> Any:
+        """The mesh's devices as a NumPy object array of shape ``(size,)``."""
         import numpy as np
 
         out = np.empty(len(self._devices), dtype=object)
@@ -58,10 +59,12 @@ class Mesh:
 
     @property
     def shape(self) -> Dict[str, int]:
+        """``{axis name: number of devices}``, as ``jax.sharding.Mesh.shape``."""
         return {self.axis_names[0]: len(self._devices)}
 
     @property
     def size(self) -> int:
+        """The number of devices in the mesh."""
         return len(self._devices)
 
     def __repr__(self) -> str:
@@ -88,18 +91,23 @@ class _Sharding:
 
     @property
     def device_set(self) -> set:
+        """The set of devices holding some part of the array."""
         return set(self._device_list())
 
     @property
     def addressable_devices(self) -> set:
+        """The devices this process can address: all of them (one process's pmap;
+        across MPI processes each process holds its own Arrays)."""
         return self.device_set
 
     @property
     def num_devices(self) -> int:
+        """``len(device_set)``."""
         return len(self._device_list())
 
     @property
     def is_fully_addressable(self) -> bool:
+        """True: every device of a srcjax sharding belongs to this process."""
         return True
 
     def devices_indices_map(self, shape: Tuple[int, ...]) -> Dict[Any, tuple]:
@@ -107,6 +115,7 @@ class _Sharding:
         return dict(zip(self._device_list(), self._indices(tuple(shape))))
 
     def addressable_devices_indices_map(self, shape: Tuple[int, ...]) -> Dict[Any, tuple]:
+        """:meth:`devices_indices_map` (every device is addressable)."""
         return self.devices_indices_map(shape)
 
     def shard_shape(self, shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -158,6 +167,8 @@ class NamedSharding(_Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
+        """True when every device holds the whole array: one device, or a spec
+        naming no mesh axis."""
         return self.mesh.size == 1 or all(p is None for p in self.spec)
 
     def _indices(self, shape: Tuple[int, ...]) -> List[tuple]:

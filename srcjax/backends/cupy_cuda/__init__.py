@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ... import _array
 from ...codegen import c_render
 from ...frontend import nodes as N
 from ...transforms import fusion
@@ -573,8 +574,6 @@ def _same_device(public: str, names: List[str], args: tuple, kwargs: dict) -> No
     """JAX's error for arrays on two GPUs in one call: a ValueError naming both
     arguments and devices (host values are committed to the GPU, as JAX's
     uncommitted arrays are)."""
-    from .._devices import check_same_device  # noqa: PLC0415
-
     named = []
     for i, a in enumerate(args):
         name = names[i] if i < len(names) else f"#{i}"
@@ -583,7 +582,9 @@ def _same_device(public: str, names: List[str], args: tuple, kwargs: dict) -> No
         else:
             named.append((name, a))
     named += list(kwargs.items())
-    check_same_device(named, public)
+    # backends._devices.check_same_device, through the hook it fills (it imports
+    # this package's CuPy switch: a direct import would close a cycle)
+    _array.HOOKS["check_same_device"](named, public)
 
 
 def _install_eager() -> None:

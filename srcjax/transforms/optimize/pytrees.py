@@ -43,6 +43,16 @@ class _Abort(Exception):
     """A use of a cotangent table this pass cannot follow: change nothing."""
 
 
+def _table_for(t: Any, x: Any, places: dict) -> Any:
+    """The cotangent table ``t`` when the primal ``x`` it is taken against is a
+    known place with ``t``'s leaves (the same ids and parameter); else _Abort."""
+    if not (isinstance(x, gast.Name) and x.id in places):
+        raise _Abort
+    if places[x.id].ids != t.place.ids or places[x.id].param != t.place.param:
+        raise _Abort
+    return t
+
+
 def _children(aval: Any) -> Optional[List[Tuple[Any, Any]]]:
     """``[(key, child aval), ...]`` in JAX's flattening order (a class child's key
     is its index), or None for a leaf; raises _Abort where the structure is unknown."""
@@ -399,11 +409,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
         elif prim == "ad.project_real":
             g, x = b.get("g"), b.get("x")
             if isinstance(g, gast.Name) and g.id in tables:
-                t = tables[g.id]
-                if not (isinstance(x, gast.Name) and x.id in places):
-                    raise _Abort
-                if places[x.id].ids != t.place.ids or places[x.id].param != t.place.param:
-                    raise _Abort
+                t = _table_for(tables[g.id], x, places)
                 if any(
                     not isinstance(a, Aval) or a.dtype.kind != "f"
                     for a in _leaf_avals(t.place.aval)
@@ -416,11 +422,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
         elif prim == "ad.cotangent_like":
             ct, x = b.get("ct"), b.get("x")
             if isinstance(ct, gast.Name) and ct.id in tables:
-                t = tables[ct.id]
-                if not (isinstance(x, gast.Name) and x.id in places):
-                    raise _Abort
-                if places[x.id].ids != t.place.ids or places[x.id].param != t.place.param:
-                    raise _Abort
+                t = _table_for(tables[ct.id], x, places)
                 leaf_avals = _leaf_avals(t.place.aval)
                 atoms: List[Any] = []
                 dense = True
