@@ -98,7 +98,7 @@ def clear_caches() -> None:
     from .api import TRANSFORMED
 
     for t in list(TRANSFORMED):
-        for name in ("_cache", "_specs", "_sources"):
+        for name in ("_cache", "_specs", "_sources", "_fast"):
             cache = getattr(t, name, None)
             if isinstance(cache, dict):
                 cache.clear()

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _debug_nans
 from .._array import Array as _Array
+from .._array import _new, _WeakArray
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import unwrap_tree as _unwrap_tree
@@ -24,11 +25,11 @@ from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms.reverse import reverse
 from ..tree_util import tree_leaves
+from . import fastcall
 from .args import (
     _F32,
     _F64,
     _LEAF1,
-    _as_f32,
     _canon_leaf,
     _check_float,
     _check_leaves,
@@ -40,6 +41,8 @@ from .float0 import _float0_for_ints
 from .transformed import _CACHE_LOCK, _TRANSFORM_CACHE, Transformed, fixed_arity
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+_W0 = [0]  # (the weak argument of a one-argument call)
 
 
 class _Grad(Transformed):
@@ -77,6 +80,8 @@ class _Grad(Transformed):
         if all(a >= 0 for a in argnums_t):
             self._wrt_fixed = tuple(sorted(a + len(bound) for a in argnums_t))
         self._fast1 = not bound and not bkw and self._wrt_fixed == (0,) and not holomorphic
+        #: argument type -> fastcall entry (installed by the first call of that type)
+        self._fast: dict = {}
 
     def _build(self, kinds):
         if isinstance(self._pyfn, Transformed):  # (grad(jit(lambda *xs: ...)))
@@ -137,7 +142,25 @@ class _Grad(Transformed):
 
         return transform(target, kinds, reverse_pass, kwonly=True)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, x=fastcall.NO, /, *args, **kwargs):
+        entry = self._fast.get(type(x))
+        if entry is not None and not args and not kwargs:
+            # one argument of a type an earlier call installed an entry for
+            # (fastcall: the W3 per-call path)
+            try:
+                return entry(x)
+            except ValueError as e:
+                located = generated_numpy_error(e)
+                if located is None:
+                    raise
+                raise located from None
+        return self._call(args if x is fastcall.NO else (x, *args), kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        """The full call path: canonical arguments, the specialization for their
+        kinds, the generated code, its results as Arrays (installing a fastcall
+        entry for a single argument where it can)."""
+        orig = args
         try:
             # the boundary: generated code computes on buffers; dicts in JAX's key order
             args = args_in_jax_order(_unwrap_args(args))
@@ -149,32 +172,6 @@ class _Grad(Transformed):
                 return _debug_nans.call_checked(
                     self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
                 )
-            if self._fast1 and len(args) == 1 and not kwargs:
-                # fast path: one array or float argument, differentiated; the generated
-                # function for it exists and calls no user function that could change
-                fn = self._cache.get(_LEAF1)
-                if fn is not None and not fn.__srcjax_deps__:
-                    x = args[0]
-                    t = type(x)
-                    if t is _F32:
-                        out = _writeable(fn(x))
-                        return out if not _cfg.checks_enabled else self._checked(out, args)
-                    if t is float:
-                        # (computed on a NumPy scalar: NumPy's semantics, 1/0 is inf); the
-                        # gradient of a Python float is weak, as JAX's
-                        out = fn(_F64(x) if _cfg.x64_enabled else _as_f32(x))
-                        t = type(out)
-                        out = (
-                            _wrap_weak(out)
-                            if t is _F32 or t is _F64
-                            else _weak_leaf(_writeable(out))
-                        )
-                        return out if not _cfg.checks_enabled else self._checked(out, args)
-                    if t is np.ndarray or t is _F64:
-                        dt = x.dtype
-                        if dt.kind == "f" and (dt.itemsize == 4 or _cfg.x64_enabled):
-                            out = _writeable(fn(x))
-                            return out if not _cfg.checks_enabled else self._checked(out, args)
             if self._bound:
                 args = self._bound + args
             if self._bound_kwargs:
@@ -201,7 +198,7 @@ class _Grad(Transformed):
                         _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
                 elif t is float:
                     kinds.append("leaf")
-                    new_args[i] = np.float64(x) if x64 else np.float32(x)
+                    new_args[i] = fastcall.float_arg(x64)(x)
                 elif isinstance(x, np.generic):
                     kinds.append("leaf")
                     dt = x.dtype
@@ -230,18 +227,63 @@ class _Grad(Transformed):
                 fn = self._rebuild(key)
             if kwargs and fn.__srcjax_renamed__:
                 kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
-            # a broadcast view (grad of jnp.sum) is returned as an ordinary array (g *= 0.5)
-            out = _writeable(fn(*new_args, **kwargs))
             weak = [i for i in wrt if i < n and type(args[i]) is float]
-            if weak:
-                out = self._weak_gradients(out, n, weak)
-            return out if not _cfg.checks_enabled else self._checked(out, args)
+            out = self._finish(fn(*new_args, **kwargs), n, weak)
+            if _cfg.checks_enabled:
+                return self._checked(out, args)
+            if n == 1 and key == _LEAF1 and self._fast1 and not kwargs and fastcall.enabled():
+                self._install(type(orig[0]), fn)
+            return out
         except ValueError as e:
             # NumPy's error from an operator in the generated code: JAX's, located
             located = generated_numpy_error(e)
             if located is None:
                 raise
             raise located from None
+
+    def _finish(self, out: Any, n: int, weak: list) -> Any:
+        """The generated code's result ``out`` as the call returns it: Arrays
+        (a broadcast view, the grad of jnp.sum, copied: ``g *= 0.5`` works on
+        the NumPy array of it), the gradients of the Python float arguments at
+        ``weak`` weakly typed."""
+        out = _writeable(out)
+        return self._weak_gradients(out, n, weak) if weak else out
+
+    def _install(self, t: type, fn: Callable) -> None:
+        """A fastcall entry for one argument of type ``t`` (a Python float, a float
+        scalar, Array or ndarray) calling the generated ``fn``; its results
+        finished as :meth:`_finish` does."""
+        if fn.__srcjax_deps__:
+            return  # (a callee may be redefined: the full path checks each call)
+        finish, finish_weak = self._finishers()
+        entry = fastcall.leaf_entry(t, fn, finish, finish_weak, lambda x: self._call((x,), {}))
+        if entry is not None:
+            self._fast[t] = entry
+
+    def _finishers(self) -> tuple:
+        """``(finish, finish_weak)``: :meth:`_finish` of one argument, strongly
+        and weakly typed (a Python float), for :meth:`_install`."""
+        if self.has_aux or self.with_value or self.tuple_out:
+            return (lambda out: self._finish(out, 1, [])), (lambda out: self._finish(out, 1, _W0))
+
+        # grad(f)(x) of a scalar x: _finish's common case inline
+        def finish(out: Any) -> Any:
+            t = type(out)
+            if t is _F32 or t is _F64:
+                a = _new(_Array)
+                a._buf = out
+                return a
+            return _writeable(out)
+
+        def finish_weak(out: Any) -> Any:
+            t = type(out)
+            if t is _F32 or t is _F64:
+                a = _new(_WeakArray)
+                a._buf = out
+                return a
+            return _weak_leaf(_writeable(out))
+
+        return finish, finish_weak
 
     def _weak_gradients(self, out: Any, n: int, weak: list) -> Any:
         """``out`` with the gradient of each Python float argument in ``weak``

@@ -22,6 +22,8 @@ __all__ = ["stop_gradient"]
 
 
 _ONES: dict = {}
+#: NumPy float scalar type -> its 1 (the seed of a scalar output: the common case)
+_SCALAR_ONES = {t: t(1.0) for t in (np.float16, np.float32, np.float64)}
 
 
 def _seed(out):
@@ -30,6 +32,9 @@ def _seed(out):
     Raises TypeError as JAX does when ``out`` is not a real floating scalar
     (``grad`` requires real scalar outputs; see ``jax.grad``).
     """
+    one = _SCALAR_ONES.get(type(out))
+    if one is not None:
+        return one  # a float scalar, first (W3's per-call cost)
     dt = getattr(out, "dtype", None)
     if dt is not None and dt.kind == "f" and out.shape == ():
         one = _ONES.get(dt)

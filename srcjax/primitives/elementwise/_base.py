@@ -25,6 +25,7 @@ from ...dtypes import (
 from ..registry import Primitive, register
 
 _ndarray = np.ndarray
+_F32 = np.float32
 _PI = math.pi
 
 
@@ -132,9 +133,9 @@ def _checked_unary_impl(ufunc, name: str, doc: str, suspect: set, fix):
 
     def impl(x):
         r = ufunc(x)
-        if r.dtype in suspect:
-            return fix(ufunc, r, x)
-        return r
+        if type(r) is _F32 or r.dtype not in suspect:  # (float32 is never suspect)
+            return r
+        return fix(ufunc, r, x)
 
     impl.__name__ = impl.__qualname__ = name
     return _doc(impl, doc)

@@ -1,0 +1,106 @@
+"""The steady-state eager call of a transform with one leaf argument
+(``grad(f)(1.0)`` in a loop: bench row W3).
+
+The full call path canonicalizes every argument (Python floats to float32,
+64-bit arrays narrowed), classifies it into a specialization key, looks the
+generated code up, checks its dependencies and wraps the results. For one
+argument whose canonical form follows from its type alone (a Python float, a
+float32 scalar, a float32 Array) all of that is decided by the first call: it
+installs an *entry* in the transform's ``_fast`` table (argument type ->
+function of the argument), and later calls of that type run the entry, which
+converts the argument, calls the generated code and finishes its result, and
+nothing else. An entry is a shortcut of the full path, never a different
+semantics: it is installed only where the full path would do exactly that
+(no callee that could be redefined, no ``jax_enable_checks``, no
+``jax_debug_nans``/``infs``), it uses the same conversion (:func:`float_arg`)
+and result finishing as the full path, and any other argument (an Array with a
+float64 buffer, an int) goes the full way.
+
+Every table is emptied when an option changes (``jax_enable_x64`` changes what
+a Python float becomes) and by ``srcjax.clear_caches``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .._array import Array
+from .args import _F64, _as_f32
+from .transformed import TRANSFORMED
+
+_cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+#: the default of a transform's single positional parameter (``__call__(self, x=NO, /)``):
+#: no argument was passed
+NO = object()
+
+_SCALARS32 = frozenset({np.float16, np.float32})
+_SCALARS64 = _SCALARS32 | {np.float64}
+
+
+def float_arg(x64: bool) -> Callable[[float], Any]:
+    """What a Python float argument becomes in generated code: a float32 scalar
+    (float64 with x64). One function for the full call path and the entries."""
+    return _F64 if x64 else _as_f32
+
+
+def enabled() -> bool:
+    """Whether entries may be installed now: the full path does no checks that an
+    entry would skip."""
+    return not (_cfg.checks_enabled or _cfg.debug_nonfinite)
+
+
+def leaf_entry(
+    t: type,
+    fn: Callable,
+    finish: Callable[[Any], Any],
+    finish_weak: Callable[[Any], Any],
+    slow: Callable[[Any], Any],
+) -> Optional[Callable[[Any], Any]]:
+    """The entry for one argument of type ``t`` passed on to the generated ``fn``
+    as the full path canonicalizes it, or None when ``t``'s canonical form is not
+    decided by the type. ``finish`` makes the result of ``fn`` what the call
+    returns; ``finish_weak`` does so for a Python float argument (weakly typed
+    gradients); ``slow`` is the full path, for an Array or ndarray whose dtype
+    the entry does not take."""
+    x64 = _cfg.x64_enabled
+    if t is float:
+        conv = float_arg(x64)
+        return lambda x: finish_weak(fn(conv(x)))
+    keep = _SCALARS64 if x64 else _SCALARS32  # NumPy scalars canonicalization keeps
+    if t in keep:
+        return lambda x: finish(fn(x))
+    dtypes = frozenset(np.dtype(k) for k in keep)
+    if t is Array:
+
+        def array_entry(x: Any) -> Any:
+            b = x._buf
+            tb = type(b)
+            if tb in keep or (tb is np.ndarray and b.dtype in dtypes):
+                return finish(fn(b))
+            return slow(x)
+
+        return array_entry
+    if t is np.ndarray:
+
+        def ndarray_entry(x: Any) -> Any:
+            if x.dtype in dtypes:
+                return finish(fn(x))
+            return slow(x)
+
+        return ndarray_entry
+    return None
+
+
+def _invalidate(name: str, value: Any) -> None:
+    """Empty every transform's table (``config.on_change``)."""
+    for t in list(TRANSFORMED):
+        table = getattr(t, "_fast", None)
+        if table:
+            table.clear()
+
+
+_cfg.on_change(_invalidate)
