@@ -27,8 +27,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .._array import Array
-from .args import _F64, _as_f32
+from .._array import Array, _new
+from .args import _F32, _F64, _ONE32, _as_f32
 from .transformed import TRANSFORMED
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -59,16 +59,29 @@ def leaf_entry(
     finish: Callable[[Any], Any],
     finish_weak: Callable[[Any], Any],
     slow: Callable[[Any], Any],
+    scalar_weak: Optional[type] = None,
 ) -> Optional[Callable[[Any], Any]]:
     """The entry for one argument of type ``t`` passed on to the generated ``fn``
     as the full path canonicalizes it, or None when ``t``'s canonical form is not
     decided by the type. ``finish`` makes the result of ``fn`` what the call
     returns; ``finish_weak`` does so for a Python float argument (weakly typed
     gradients); ``slow`` is the full path, for an Array or ndarray whose dtype
-    the entry does not take."""
+    the entry does not take. ``scalar_weak``: the Array class ``finish_weak``
+    gives a float32 scalar result, made here without calling it (W3's case)."""
     x64 = _cfg.x64_enabled
     if t is float:
         conv = float_arg(x64)
+        if conv is _as_f32 and scalar_weak is not None:
+
+            def float_entry(x: float) -> Any:
+                out = fn(_ONE32 * x)  # (_as_f32 inlined)
+                if type(out) is _F32:
+                    a = _new(scalar_weak)  # (finish_weak inlined)
+                    a._buf = out
+                    return a
+                return finish_weak(out)
+
+            return float_entry
         return lambda x: finish_weak(fn(conv(x)))
     keep = _SCALARS64 if x64 else _SCALARS32  # NumPy scalars canonicalization keeps
     if t in keep:

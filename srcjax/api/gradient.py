@@ -256,13 +256,32 @@ class _Grad(Transformed):
         if fn.__srcjax_deps__:
             return  # (a callee may be redefined: the full path checks each call)
         finish, finish_weak = self._finishers()
-        entry = fastcall.leaf_entry(t, fn, finish, finish_weak, lambda x: self._call((x,), {}))
+        simple = not (self.has_aux or self.with_value or self.tuple_out)
+        entry = fastcall.leaf_entry(
+            t,
+            fn,
+            finish,
+            finish_weak,
+            lambda x: self._call((x,), {}),
+            scalar_weak=_WeakArray if simple else None,
+        )
         if entry is not None:
             self._fast[t] = entry
 
     def _finishers(self) -> tuple:
         """``(finish, finish_weak)``: :meth:`_finish` of one argument, strongly
         and weakly typed (a Python float), for :meth:`_install`."""
+        if self.with_value and not (self.has_aux or self.tuple_out):
+            # value_and_grad(f)(x): (value, gradient), each finished as _writeable does
+            def finish_vg(out: Any) -> Any:
+                v, g = out
+                return (_writeable(v), _writeable(g))
+
+            def finish_vg_weak(out: Any) -> Any:
+                v, g = out
+                return (_writeable(v), _weak_leaf(_writeable(g)))
+
+            return finish_vg, finish_vg_weak
         if self.has_aux or self.with_value or self.tuple_out:
             return (lambda out: self._finish(out, 1, [])), (lambda out: self._finish(out, 1, _W0))
 
