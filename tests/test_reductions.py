@@ -527,6 +527,43 @@ def test_narrow_float_cumsum_is_jaxs():
     assert np.asarray(got)[[15, 16, 999, 4095, 4999]].astype(np.float64).tolist() == want
 
 
+@pytest.mark.parametrize(
+    "shape, axis", [((4096, 64), 1), ((64, 300), 0), ((3, 70, 9), 1), ((2, 3, 200, 4), -2)]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_short_axis_cumsum_is_the_float64_scan(shape, axis, dtype):
+    """A float32 scan along a short axis of a large array (R4's 4096 paths of 64
+    steps) runs as one add per position; the sums are NumPy's float64 running
+    sums in the same order, rounded once (oracle: np.cumsum in float64)."""
+    x = np.random.default_rng(3).standard_normal(shape) * 1e3
+    x = (x + 1j * x[::-1] if dtype == np.complex64 else x).astype(dtype)
+    wide = np.complex128 if dtype == np.complex64 else np.float64
+    got = np.asarray(jnp.cumsum(x, axis=axis))
+    assert got.dtype == dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got, np.cumsum(x, axis=axis, dtype=wide).astype(dtype))
+
+
+def test_short_axis_cumsum_overflow_stays_infinite():
+    """A float32 running sum that overflows stays inf along the axis (as a
+    float32 scan does) on the short-axis path too: 3e38 + 3e38 is inf, adding
+    -3e38 after it leaves inf (the float64 sum would come back to 3e38), and a
+    NaN in the input is NaN from there on. Oracle: a float32 Python loop."""
+    x = np.full((200, 64), 3e38, np.float32)
+    x[5, 1] = -3e38
+    x[7, 2] = np.nan
+    x[:, 3:] = np.linspace(-1.0, 1.0, 200 * 61, dtype=np.float32).reshape(200, 61)
+    got = np.asarray(jnp.cumsum(x, axis=0))
+    want = np.empty_like(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(3):
+            s = np.float32(0)
+            for i in range(200):
+                s = np.float32(s + x[i, j])
+                want[i, j] = s
+    want[:, 3:] = np.cumsum(x[:, 3:], axis=0, dtype=np.float64).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+
+
 # -- lax.top_k (with its derivatives, vmap and jit), jnp.allclose / jnp.isclose -------------
 TOPK_RECORDED = pathlib.Path(__file__).parent / "data" / "top_k_allclose_jax.npz"
 TK = np.array(
