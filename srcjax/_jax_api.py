@@ -95,13 +95,14 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
 def clear_caches() -> None:
     """``jax.clear_caches``: forget every generated specialization, so the next
     call of each transformed function transforms its source again."""
-    from .api import TRANSFORMED
+    from .api import TRANSFORMED, fastcall
 
     for t in list(TRANSFORMED):
-        for name in ("_cache", "_specs", "_sources", "_fast"):
+        for name in ("_cache", "_specs", "_sources"):
             cache = getattr(t, name, None)
             if isinstance(cache, dict):
                 cache.clear()
+    fastcall.clear()
 
 
 # --- derivatives -------------------------------------------------------------------------

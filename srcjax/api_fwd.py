@@ -17,12 +17,13 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
+import weakref
 from typing import Any, Callable, Sequence, Tuple, Union
 
 import gast
 import numpy as np
 
-from ._array import unwrap_args, unwrap_kwargs, wrap_tree
+from ._array import unwrap_args, unwrap_kwargs, wrap, wrap_tree
 from .api import (
     _TRANSFORM_CACHE,
     Transformed,
@@ -32,9 +33,10 @@ from .api import (
     _map_leaves,
     _missing_defaults,
     _unsupported_options,
+    fastcall,
     fixed_arity,
 )
-from .api.args import positional_names
+from .api.args import _F32, positional_names
 from .codegen import emit
 from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
@@ -242,6 +244,22 @@ def jvp(
     Raises:
         TypeError if ``primals``/``tangents`` are not tuples or lists of equal length.
     """
+    try:
+        fast = _JVP_FAST.get(fun)
+    except TypeError:  # (a callable that cannot be hashed or weakly referenced)
+        fast = None
+    if fast is not None:
+        tp = type(primals)
+        if (tp is tuple or tp is list) and type(tangents) is tp:
+            entry = fast.get((has_aux, len(primals), *map(type, primals), *map(type, tangents)))
+            if entry is not None:
+                return entry(primals, tangents)
+    return _jvp_full(fun, primals, tangents, has_aux)
+
+
+def _jvp_full(fun: Callable, primals: Any, tangents: Any, has_aux: bool) -> Any:
+    """:func:`jvp`'s full path: checks, canonical arguments, the generated code
+    for their kinds (installing an entry for later calls where it can)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TransformTypeError(
             "primal and tangent arguments to jvp must be tuples or lists; found "
@@ -252,14 +270,65 @@ def jvp(
             "jvp called with different primal and tangent lengths; primals have length "
             f"{len(primals)} and tangents have length {len(tangents)}"
         )
+    raw = (primals, tangents)
     primals, tangents = _canon_args(primals), _canon_args(tangents)
     extra = _defaults_args(fun, len(primals))
     _check_inexact(primals, "jvp")
     _check_tangents(primals, tangents)
     primals, tangents = primals + extra, tangents + _zero_tangents(extra)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
-    # (outputs never share memory with the arguments, as in jit: JAX arrays are immutable)
-    return _unalias(fn(*bound, *primals, *tangents), primals + tangents, {}, frozenset())
+    if not extra and not fn.__srcjax_deps__ and fastcall.enabled():
+        _install_jvp(fun, has_aux, raw, fn, bound)
+    return _jvp_finish(fn(*bound, *primals, *tangents), primals + tangents)
+
+
+#: fun -> {(has_aux, number of primals, primal types, tangent types): entry}: the
+#: steady-state call of jvp with leaf arguments (fastcall); installed by the full path
+_JVP_FAST = fastcall.table(weakref.WeakKeyDictionary())
+
+
+def _jvp_finish(out: Any, args: tuple) -> Any:
+    """The generated jvp code's result as ``jvp`` returns it: outputs never share
+    memory with the arguments, as in jit (JAX arrays are immutable), as Arrays
+    (``_unalias``); a pair of float32 scalars (a scalar function's value and
+    tangent) wrapped directly."""
+    if type(out) is tuple and len(out) == 2:
+        a, b = out
+        if type(a) is _F32 and type(b) is _F32:
+            return (wrap(a), wrap(b))
+    return _unalias(out, args, {}, frozenset())
+
+
+def _install_jvp(fun: Any, has_aux: bool, raw: tuple, fn: Callable, bound: tuple) -> None:
+    """An entry for later ``jvp(fun, primals, tangents)`` calls with arguments of
+    the types of ``raw`` (the call's primals and tangents, before canonicalization)
+    when each is a leaf that canonicalization leaves as it is (fastcall.leaf_buffers;
+    a Python float is not: see there): it checks what the full path would (a float
+    dtype; tangents of their primals' dtype and shape), else takes the full path."""
+    primals, tangents = raw
+    dtypes = fastcall.leaf_dtypes()
+    if fastcall.leaf_buffers(primals, dtypes) is None:
+        return
+    if fastcall.leaf_buffers(tangents, dtypes) is None:
+        return
+    n = len(primals)
+
+    def entry(primals: Any, tangents: Any) -> Any:
+        ps = fastcall.leaf_buffers(primals, dtypes)
+        ts = fastcall.leaf_buffers(tangents, dtypes)
+        if ps is not None and ts is not None and len(ts) == n:
+            for p, t in zip(ps, ts):
+                if p.dtype != t.dtype or p.shape != t.shape:
+                    break
+            else:
+                return _jvp_finish(fn(*bound, *ps, *ts), (*ps, *ts))
+        return _jvp_full(fun, primals, tangents, has_aux)
+
+    key = (has_aux, n, *map(type, primals), *map(type, tangents))
+    try:
+        _JVP_FAST.setdefault(fun, {})[key] = entry
+    except TypeError:  # (fun cannot be weakly referenced: no entry)
+        pass
 
 
 def _defaults_args(fun: Any, nargs: int) -> tuple:

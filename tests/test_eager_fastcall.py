@@ -44,9 +44,10 @@ def m(tmp_path_factory):
 
 _GRAD_CASES = [
     (n, name, mode)
-    for n, (name, _body, _args, argnums, _axes) in enumerate(CASES)
+    for n, (name, _body, args, argnums, _axes) in enumerate(CASES)
     if argnums is not None
-    for mode in ("grad", "value_and_grad")
+    for mode in ("grad", "value_and_grad", "jvp")
+    if mode != "jvp" or len(args) == 1
 ]
 
 
@@ -55,14 +56,22 @@ def test_later_calls_return_what_the_first_call_did(m, n, name, mode):
     """Oracle: the first call (the full path), itself checked against JAX by
     tests/test_weak_transforms.py; its gradient dtypes against JAX's record here."""
     _, _body, args, argnums, _ = CASES[n]
-    api = getattr(srcjax, mode)
-    g = api(getattr(m, f"f{n}"), argnums=argnums)
+    f = getattr(m, f"f{n}")
+    if mode == "jvp":
+
+        def g(x):
+            return srcjax.jvp(f, (x,), (x,))
+
+    else:
+        g = getattr(srcjax, mode)(f, argnums=argnums)
     calls = [
         [describe(v) for v in srcjax.tree_util.tree_leaves(g(*arguments(args, jnp)))]
         for _ in range(4)
     ]
     for later in calls[1:]:
         assert later == calls[0]
+    if mode == "jvp":
+        return  # (tests/test_weak_transforms.py checks the first call against JAX)
     # the gradient leaves (the last ones) have JAX's dtype and weak type
     want = RECORDED[name][mode]
     k = len(want) - (1 if mode == "value_and_grad" else 0)
@@ -215,3 +224,81 @@ def test_keywords_and_more_arguments_take_the_full_path():
     assert float(g(1.0, y=4.0)) == 4.0
     with pytest.raises(TypeError, match="positional arguments"):
         g()  # (JAX's TypeError: argnums=0 needs one positional argument)
+
+
+def _dlogistic(x):
+    e = np.exp(np.asarray(x, np.float64))
+    return e / (e + 1.0) ** 2
+
+
+def test_jvp_repeated_calls_of_leaf_arguments_match_float64():
+    """jvp's steady state (an entry per argument types): value and tangent
+    against float64, dtype kept, every call alike."""
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    v = np.array([1.0, 2.0, -3.0], np.float32)
+    for p, t in [
+        (np.float32(0.5), np.float32(2.0)),
+        (x, v),
+        (jnp.asarray(x), jnp.asarray(v)),
+        (jnp.asarray(np.float32(0.5)), jnp.asarray(np.float32(2.0))),
+        (np.float16(0.5), np.float16(2.0)),
+    ]:
+        want_v = 1 / (1 + np.exp(-np.asarray(p, np.float64)))
+        want_t = _dlogistic(p) * np.asarray(t, np.float64)
+        rtol = 2e-3 if np.asarray(p).dtype == np.float16 else 1e-6
+        for container in (tuple, list, tuple):
+            out, tan = srcjax.jvp(logistic, container([p]), container([t]))
+            assert type(out) is srcjax.Array and type(tan) is srcjax.Array
+            assert out.dtype == tan.dtype == np.asarray(p).dtype
+            np.testing.assert_allclose(np.asarray(out, np.float64), want_v, rtol=rtol)
+            np.testing.assert_allclose(np.asarray(tan, np.float64), want_t, rtol=rtol)
+
+
+def test_jvp_checks_still_apply_after_the_shortcut():
+    """JAX's errors for the tangents, whatever calls came before (the entry
+    checks dtype and shape and otherwise takes the full path)."""
+    x, v = jnp.ones(3), jnp.ones(3)
+    for _ in range(2):
+        srcjax.jvp(logistic, (x,), (v,))
+    with pytest.raises(TypeError, match="equal types"):
+        srcjax.jvp(logistic, (x,), (jnp.ones(3, jnp.float16),))
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        srcjax.jvp(logistic, (x,), (jnp.ones(4),))
+    with pytest.raises(TypeError, match="dtypes must be equal"):
+        srcjax.jvp(logistic, (x,), (jnp.ones(3, jnp.int32),))
+    with pytest.raises(TypeError, match="tuples or lists"):
+        srcjax.jvp(logistic, np.ones(1, np.float32), (np.float32(1.0),))
+    with pytest.raises(ValueError, match="different primal and tangent lengths"):
+        srcjax.jvp(logistic, (x,), (v, v))
+    with pytest.raises(TypeError, match="real- or complex-valued inputs"):
+        srcjax.jvp(logistic, (jnp.ones(3, jnp.int32),), (jnp.ones(3, jnp.int32),))
+    # and a float64 ndarray narrows to float32 (JAX's canonicalization)
+    out, tan = srcjax.jvp(logistic, (np.ones(3),), (np.ones(3),))
+    assert out.dtype == tan.dtype == np.float32
+
+
+def test_jvp_outputs_share_no_memory_with_the_arguments():
+    x, v = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
+    for _ in range(3):
+        out, tan = srcjax.jvp(lambda a: a, (x,), (v,))
+        assert not np.shares_memory(np.asarray(out), x)
+        assert not np.shares_memory(np.asarray(tan), v)
+        np.testing.assert_array_equal(np.asarray(tan), v)
+
+
+def test_jvp_has_aux_and_clear_caches():
+    def f(x):
+        return jnp.sin(x), x * 2.0
+
+    x = np.float32(0.5)
+    for _ in range(3):
+        out, tan, aux = srcjax.jvp(f, (x,), (np.float32(1.0),), has_aux=True)
+        np.testing.assert_allclose(float(tan), np.cos(0.5), rtol=1e-6)
+        assert float(aux) == 1.0 and type(aux) is srcjax.Array
+        out, tan = srcjax.jvp(lambda y: f(y)[0], (x,), (np.float32(1.0),))
+        np.testing.assert_allclose(float(out), np.sin(0.5), rtol=1e-6)
+    from srcjax.api_fwd import _JVP_FAST
+
+    assert f in _JVP_FAST
+    srcjax.clear_caches()
+    assert f not in _JVP_FAST

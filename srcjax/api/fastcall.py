@@ -108,12 +108,57 @@ def leaf_entry(
     return None
 
 
-def _invalidate(name: str, value: Any) -> None:
-    """Empty every transform's table (``config.on_change``)."""
+#: the tables of entries not kept on a transform object (``jvp``'s, per function)
+_TABLES: list = []
+
+
+def table(t: Any) -> Any:
+    """Register ``t`` (a dict-like of entries) to be emptied with the others."""
+    _TABLES.append(t)
+    return t
+
+
+def leaf_buffers(xs: Any, dtypes: frozenset) -> Optional[list]:
+    """The buffers of ``xs`` (a call's positional arguments) when each is a float
+    scalar, ndarray or Array whose canonical form is itself (a dtype in
+    ``dtypes``: float16/float32, and float64 with x64), else None. No Python
+    float: its conversion is the full path's."""
+    out = []
+    for x in xs:
+        t = type(x)
+        if t is Array:
+            x = x._buf
+            t = type(x)
+        if t is np.ndarray or t in _SCALAR_TYPES:
+            if x.dtype not in dtypes:
+                return None
+            out.append(x)
+        else:
+            return None
+    return out
+
+
+_SCALAR_TYPES = frozenset({np.float16, np.float32, np.float64})
+
+
+def leaf_dtypes() -> frozenset:
+    """The dtypes :func:`leaf_buffers` takes now."""
+    return frozenset(np.dtype(k) for k in (_SCALARS64 if _cfg.x64_enabled else _SCALARS32))
+
+
+def clear() -> None:
+    """Empty every table: each transform's and the registered ones
+    (``srcjax.clear_caches``, and every option change)."""
     for t in list(TRANSFORMED):
-        table = getattr(t, "_fast", None)
-        if table:
-            table.clear()
+        tab = getattr(t, "_fast", None)
+        if tab:
+            tab.clear()
+    for tab in _TABLES:
+        tab.clear()
+
+
+def _invalidate(name: str, value: Any) -> None:
+    clear()  # (config.on_change)
 
 
 _cfg.on_change(_invalidate)
