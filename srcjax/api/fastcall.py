@@ -86,6 +86,8 @@ def leaf_entry(
     keep = _SCALARS64 if x64 else _SCALARS32  # NumPy scalars canonicalization keeps
     if t in keep:
         return lambda x: finish(fn(x))
+    if t is np.float64:  # (narrowed to float32 without x64, as JAX's)
+        return lambda x: finish(fn(_F32(x)))
     dtypes = frozenset(np.dtype(k) for k in keep)
     if t is Array:
 
