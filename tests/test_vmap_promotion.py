@@ -45,15 +45,6 @@ VMAP_CASES = [
 ]
 
 
-# F4-06 is open: vmap writes a batched binary operator as NumPy's operator on the
-# buffers, and NumPy computes float16 * int32 in float64 (-> float32; JAX float16).
-# Writing every operator as its jnp call (ad50ab0) fixed it but cost R6 (jit of
-# vmap) ~20% per step and its peak memory 3.3x -> 3.9x JAX's: jit's algebraic
-# passes (CSE, folds) read operators, not calls. Backed out until jit treats the
-# calls as the operators they are.
-_F4_06 = "F4-06: vmap float16 x int32 operators promote as NumPy (float32), not JAX"
-
-
 def _operands(da, db):
     if da == "bool":
         x = np.array([[True, False], [True, True]])
@@ -65,15 +56,15 @@ def _operands(da, db):
 
 
 @pytest.mark.parametrize("da,db,op,dt,want", VMAP_CASES)
-@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap", "jit_vmap"])
 def test_mixed_operator_dtypes_as_jax(mode, da, db, op, dt, want):
-    if mode == "vmap" and (da, db) == ("float16", "int32") and op in "*/":
-        pytest.xfail(_F4_06)
     x, y = _operands(da, db)
 
     f = OPS[op]
     if mode == "vmap":
         out = srcjax.vmap(f)(x, y)
+    elif mode == "jit_vmap":  # (jit writes vmap's calls as operators and promotes them)
+        out = srcjax.jit(srcjax.vmap(f))(x, y)
     else:
         out = (srcjax.jit(f) if mode == "jit" else f)(x, y)
         if op == "@":
@@ -82,7 +73,6 @@ def test_mixed_operator_dtypes_as_jax(mode, da, db, op, dt, want):
     np.testing.assert_allclose(np.asarray(out, np.float64), np.asarray(want), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="F4-06 (see _F4_06)")
 def test_vmap_f16_times_typed_int_scalar():
     a = jnp.array([1.5, -2.25], jnp.float16)
     out = srcjax.vmap(lambda v: v * jnp.int32(3))(a)
@@ -91,6 +81,43 @@ def test_vmap_f16_times_typed_int_scalar():
     q = srcjax.vmap(lambda v, w: v / w)(a, jnp.array([3, 7], jnp.int32))
     assert q.dtype == jnp.float16
     np.testing.assert_array_equal(np.asarray(q, np.float64), [0.5, -0.321533203125])
+
+
+def _mul_add(p, q):
+    return p * q + p
+
+
+def test_jit_of_vmap_writes_operators():
+    # vmap writes a batched operator as its primitive's call (JAX's promotion);
+    # jit, knowing the dtypes, writes it back as the operator its passes read
+    # (CSE, algebra, fusion), casting only where NumPy's promotion differs
+    a = jnp.asarray(np.array([[1.5, -2.0], [0.25, 3.0]], np.float32))
+    b = jnp.asarray(np.array([[2.0, 4.0], [-1.0, 0.5]], np.float32))
+    g = srcjax.jit(srcjax.vmap(_mul_add))
+    np.testing.assert_array_equal(np.asarray(g(a, b)), [[4.5, -10.0], [0.0, 4.5]])
+    src = srcjax.source(g, a, b)
+    assert "jnp.multiply(" not in src and "jnp.add(" not in src, src
+    assert "vmap of" in srcjax.source(srcjax.vmap(_mul_add), a, b)
+    assert "jnp.multiply(" in srcjax.source(srcjax.vmap(_mul_add), a, b)
+    x16 = jnp.asarray(np.array([[1.5, -2.25]], np.float16))
+    i32 = jnp.asarray(np.array([[3, 7]], np.int32))
+    out = g(x16, i32)
+    assert out.dtype == jnp.float16
+    np.testing.assert_array_equal(np.asarray(out, np.float64), [[6.0, -18.0]])
+
+
+def _user_multiply(p, q):
+    return jnp.multiply(p, q) + jnp.true_divide(p, q)
+
+
+def test_jit_user_primitive_calls_as_operators():
+    # a user's jnp.multiply / jnp.true_divide under jit: the operator form, with
+    # JAX's dtype (float16 x int32 is float16; values recorded from JAX 0.10.2)
+    x = jnp.asarray(np.array([1.5, -2.25], np.float16))
+    y = jnp.asarray(np.array([3, 7], np.int32))
+    out = srcjax.jit(_user_multiply)(x, y)
+    assert out.dtype == jnp.float16
+    np.testing.assert_array_equal(np.asarray(out, np.float64), [5.0, -16.078125])
 
 
 # jnp.array / jnp.asarray of lists (F4-03): (elements, JAX's dtype, values)

@@ -157,21 +157,7 @@ def _const_value(node: Any) -> Tuple[bool, Any]:
     return False, None
 
 
-_BINOP_CLS = {
-    "+": gast.Add,
-    "-": gast.Sub,
-    "*": gast.Mult,
-    "/": gast.Div,
-    "//": gast.FloorDiv,
-    "%": gast.Mod,
-    "**": gast.Pow,
-    "@": gast.MatMult,
-    "&": gast.BitAnd,
-    "|": gast.BitOr,
-    "^": gast.BitXor,
-    "<<": gast.LShift,
-    ">>": gast.RShift,
-}
+_BINOPS = frozenset({"+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>"})
 _CMP_CLS = {
     "<": gast.Lt,
     "<=": gast.LtE,
@@ -184,18 +170,15 @@ _UNARY_CLS = {"unary -": gast.USub, "unary +": gast.UAdd, "unary ~": gast.Invert
 
 
 def build_call(prim, bound: Dict[str, Any], as_call: bool = False) -> Any:
-    """Expression calling ``prim`` with ``bound`` (operators stay operators unless
-    ``as_call``)."""
-    # ``//``: NumPy's integer division by zero gives 0, JAX's floor_divide -1/-2;
-    # ``**``: NumPy refuses integers to negative integer powers, and both give
-    # int8 for bools (JAX: int32): the primitives apply JAX's rules
-    op = None if as_call or prim.op in ("//", "**") else prim.op
-    if op in _BINOP_CLS and set(bound) <= set(list(prim.signature.parameters)[:2]):
-        names = list(prim.signature.parameters)[:2]
-        if all(n in bound for n in names):
-            return gast.BinOp(
-                left=N.clone(bound[names[0]]), op=_BINOP_CLS[op](), right=N.clone(bound[names[1]])
-            )
+    """Expression calling ``prim`` with ``bound`` (comparisons and unary operators
+    stay operators unless ``as_call``; binary operators are always calls)."""
+    # Binary operators become calls of their primitive, which apply JAX's rules
+    # where NumPy's operators differ: promotion (float16 * int32 is float16 in
+    # JAX, float64 in NumPy; fresh-user F4-06), ``//`` of integers by zero (NumPy
+    # 0, JAX -1/-2), ``**`` of integers to negative powers (NumPy refuses) and of
+    # bools (NumPy int8, JAX int32). Comparisons and unary operators stay
+    # operators (their dtypes agree).
+    op = None if as_call or prim.op in _BINOPS else prim.op
     if op in _CMP_CLS and len(bound) == 2:
         names = list(prim.signature.parameters)[:2]
         if all(n in bound for n in names):

@@ -29,7 +29,8 @@ without a rule, internal AD helpers) is kept as written.
 Modules, one pass each: :mod:`.propagate` (bind_static, propagate,
 fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
 :mod:`.algebra` (simplify), :mod:`.carry_checks`, :mod:`.cse`, :mod:`.dce`,
-:mod:`.inline` (inline_temporaries), :mod:`.promote`, :mod:`.release`
+:mod:`.inline` (inline_temporaries), :mod:`.operators` (as_operators: calls of
+operator primitives as operators), :mod:`.promote`, :mod:`.release`
 (release_after_loops, release_after_last_read, run by jit last: dead values set to None); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """

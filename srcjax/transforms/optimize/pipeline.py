@@ -11,6 +11,7 @@ from .cse import cse
 from .dce import dce
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
+from .operators import as_operators
 from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
@@ -31,6 +32,8 @@ def optimize(
     propagate(fdef)
     fold_constants(fdef)
     infer_avals(fdef, params, resolve)
+    if namer is not None:  # (promote, below, keeps JAX's dtypes of the operators)
+        as_operators(fdef)
     simplify(fdef, namer)
     cse(fdef)
     propagate(fdef)
@@ -48,6 +51,8 @@ def optimize(
     if specialized:
         dce(fdef)
         infer_avals(fdef, params, resolve)
+        if namer is not None:  # (operands that were unknown before the folds)
+            as_operators(fdef)
         # (the helpers folded away hid operands: `a + neg_al` is `a + neg` now)
         simplify(fdef, namer)
     # (after fold_static: `grads = out[1]` is a copy, and every leaf's value known)
