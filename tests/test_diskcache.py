@@ -196,6 +196,39 @@ def test_jit_entries_follow_static_args_shapes_dtypes_and_x64(cache_dir, tmp_pat
     assert _stats()["hits"] == 1
 
 
+_GLOBAL_SHAPE_SRC = """
+import srcjax.numpy as jnp
+
+WIDTH = 3
+
+
+def widen(x):
+    return jnp.zeros((x.shape[0], WIDTH), x.dtype) + x[:, None]
+"""
+
+
+def test_a_jit_entry_specialized_on_a_global_is_not_served_for_another_value(cache_dir, tmp_path):
+    # jit folds the module global WIDTH into the code (a guarded constant): an
+    # entry built for WIDTH = 3 must not serve a process where WIDTH is 4
+    path = tmp_path / "dc_mod_width.py"
+    x = np.array([1.0, 2.0], np.float32)
+    mod = _module(path, _GLOBAL_SHAPE_SRC)
+    out = srcjax.jit(mod.widen)(x)
+    np.testing.assert_array_equal(out, np.repeat(x[:, None], 3, axis=1))
+    assert "WIDTH" not in srcjax.source(srcjax.jit(mod.widen), x)
+    mod = _module(path)  # a second process, the value it was built for: a hit
+    jf = srcjax.jit(mod.widen)
+    np.testing.assert_array_equal(jf(x), np.repeat(x[:, None], 3, axis=1))
+    assert _stats()["hits"] == 1
+    mod.WIDTH = 5  # the loaded code is guarded as the built one is
+    np.testing.assert_array_equal(jf(x), np.repeat(x[:, None], 5, axis=1))
+    mod = _module(path)  # a third process, same file, the global rebound first
+    mod.WIDTH = 4
+    out = srcjax.jit(mod.widen)(x)
+    np.testing.assert_array_equal(out, np.repeat(x[:, None], 4, axis=1))
+    assert _stats()["hits"] == 1 and _stats()["stale"] >= 1
+
+
 def test_a_tampered_entry_is_rejected(cache_dir, tmp_path):
     x = np.array([0.3, 0.7], np.float32)
     y = np.array([2.0, 1.0], np.float32)

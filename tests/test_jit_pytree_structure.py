@@ -247,11 +247,16 @@ def test_layer_loops_of_any_length(n):
     assert_trees_close(got, want)
 
 
-RATE = 0.5
+RATE = np.float32(0.5)  # (a NumPy scalar: read live; a Python float is folded)
+PY_RATE = 0.5
 
 
 def _decay(params):
     return tu.tree_map(lambda p: p * RATE, params)
+
+
+def _py_decay(params):
+    return tu.tree_map(lambda p: p * PY_RATE, params)
 
 
 def test_a_global_read_in_a_loop_is_read_once_per_call_and_still_live():
@@ -261,8 +266,22 @@ def test_a_global_read_in_a_loop_is_read_once_per_call_and_still_live():
     text = srcjax.source(f, params)
     assert "rate1_once = RATE1" in text  # read before the loop, not in every trip
     np.testing.assert_allclose(f(params)["b"], 0.5)
-    RATE = 0.25
+    RATE = np.float32(0.25)
     try:
         np.testing.assert_allclose(f(params)["a"], 0.25)  # the next call sees it
     finally:
-        RATE = 0.5
+        RATE = np.float32(0.5)
+
+
+def test_a_python_float_global_read_in_a_loop_is_a_guarded_constant():
+    global PY_RATE
+    f = srcjax.jit(_py_decay)
+    params = {"a": np.ones(2, np.float32), "b": np.ones(3, np.float32)}
+    text = srcjax.source(f, params)
+    assert "PY_RATE" not in text and "0.5" in text  # folded into the code
+    np.testing.assert_allclose(f(params)["b"], 0.5)
+    PY_RATE = 0.25
+    try:
+        np.testing.assert_allclose(f(params)["a"], 0.25)  # the next call sees it
+    finally:
+        PY_RATE = 0.5

@@ -48,7 +48,9 @@ def main(argv=None) -> None:
     inputs = ms.make_inputs(np.random.default_rng(0))
     import jax
 
-    jinputs = jax.device_put(inputs)
+    # (the JAX module's own inputs: a pytree class of the srcjax copy, R5's MLP,
+    # is no pytree for JAX)
+    jinputs = jax.device_put(mj.make_inputs(np.random.default_rng(0)))
     print(f"srcjax from {os.path.dirname(srcjax.__file__)}")
     for _ in range(args.rounds):
         s = _median_cpu(lambda: ms.step(*inputs), args.calls)

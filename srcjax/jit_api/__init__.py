@@ -27,8 +27,10 @@ Differences from ``jax.jit`` (documented, by design):
   natively in the generated code, at every call. ``print(...)`` prints values
   (not tracers) at every call, and ``breakpoint()`` stops in the generated
   file, which is a real file registered with ``linecache``.
-- Global and closure *scalars* are read at every call, but specialization
-  assumes they keep their type (a Python float stays a Python float).
+- Global and closure *arrays* are read at every call. Global and closure
+  Python scalars (ints, floats, bools, tuples of them) are constants of the
+  specialization, as in JAX, but guarded: rebinding one specializes again
+  (JAX keeps the old value); one rebound more than twice is read live.
 - ``donate_argnums``: an output may be written into the donated argument's
   buffer (when shapes and dtypes match and it is C-contiguous); reading a
   donated array afterwards gives undefined contents, as in JAX (where it

@@ -33,6 +33,8 @@ from .outputs import (
     _NUMPY_SCALARS,
     _WIDE_SCALARS,
     _as_tuple,
+    _foldable,
+    _globals_to_fold,
     _is_input,
     _resolver,
     _static_object,
@@ -41,6 +43,10 @@ from .outputs import (
 from .signature import _F32, _F64, _WEAK, _aval_tree, _canon, _describe, _static_key
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
+
+#: how often a global scalar may be rebound before jit stops specializing on it
+_MAX_REBINDS = 2
+_GONE = object()
 
 
 class _Jit(Transformed):
@@ -53,6 +59,10 @@ class _Jit(Transformed):
         self._sources: Dict[tuple, str] = {}
         self._build_lock = threading.Lock()
         self._builds = 0
+        # module globals this function specializes on, and how often each was
+        # rebound ((id(scope), name) -> count); past _MAX_REBINDS it is read live
+        self._rebinds: Dict[tuple, int] = {}
+        self._volatile: set = set()
         self._device = None if device is None else str(device)
         self._device_obj = device  # its platform picks the backend (srcjax.backends)
         try:
@@ -232,7 +242,9 @@ class _Jit(Transformed):
                     and not dependencies_valid(fn.__srcjax_deps__)
                 ):
                     # a user function inlined into this specialization was redefined
-                    # (a notebook cell run again): specialize again, as grad does
+                    # (a notebook cell run again), or a global it specialized on
+                    # was rebound: specialize again, as grad does
+                    self._note_rebinds(fn.__srcjax_deps__)
                     with self._build_lock:
                         if self._specs.get(key) is fn:
                             del self._specs[key]
@@ -270,6 +282,28 @@ class _Jit(Transformed):
             if located is None:
                 raise
             raise located from None
+
+    def _note_rebinds(self, deps: tuple) -> None:
+        """Count the rebinding of each global scalar a specialization was built
+        for (a dependency holding a :func:`_foldable` value that changed); one
+        rebound more than ``_MAX_REBINDS`` times (a step counter) is read live
+        by later specializations instead of specializing every call on it."""
+        for kind, where, key, obj in deps:
+            if kind not in ("dict", "cell") or not _foldable(obj):
+                continue
+            if kind == "dict":
+                cur = where.get(key, _GONE) if isinstance(where, dict) else _GONE
+            else:
+                try:
+                    cur = where.cell_contents
+                except ValueError:
+                    cur = _GONE
+            if cur is obj:
+                continue
+            k = (id(where), key)
+            self._rebinds[k] = n = self._rebinds.get(k, 0) + 1
+            if n > _MAX_REBINDS:
+                self._volatile.add(k)
 
     def _check_donated(self, nargs: int) -> None:
         """JAX's check of donate_argnums against the call's positional arguments,
@@ -435,6 +469,12 @@ class _Jit(Transformed):
                 else:
                     avals[p] = _aval_tree(v, arg_keys.get(p))
             opt.bind_static(fdef, statics)
+            # module globals holding Python scalars (HIDDEN in zeros((n, HIDDEN))):
+            # constants of this specialization, guarded (rebinding one specializes
+            # again), as JAX bakes them in at trace time
+            folded, guards = _globals_to_fold(fdef, src, norm.bindings, self._volatile)
+            opt.bind_static(fdef, folded, note="module global")
+            made["guards"] = guards
             resolve = _resolver(src, norm.bindings)
             boxed = {
                 p: np.asarray(values[p]).dtype
@@ -489,6 +529,7 @@ class _Jit(Transformed):
             # the user functions inlined (here, or into the transform jit wraps): a
             # redefinition invalidates this specialization
             deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
+            deps += made["guards"]
             if bargs or bkw:
                 fn = functools.partial(fn, *bargs, **bkw)
             fn = backend.entry(fn, device)  # (the CUDA backend moves host arguments to the GPU)

@@ -205,6 +205,12 @@ class _Interp:
                     return None
             return self.aval_of(s.value, env) if N.is_atom(s.value) else None
         if op.kind == "pack":
+            if isinstance(s.value, gast.Tuple) and all(
+                isinstance(e, gast.Constant) and type(e.value) is int for e in s.value.elts
+            ):
+                # a shape made of constants (`(n, HIDDEN)` once n and the module
+                # global are known): static, as the copy of a tuple constant is
+                return _Static(tuple(e.value for e in s.value.elts))
             if isinstance(s.value, (gast.Tuple, gast.List)):
                 items = [self.aval_of(e, env) for e in s.value.elts]
                 return tuple(items) if isinstance(s.value, gast.Tuple) else list(items)

@@ -23,9 +23,10 @@ from .common import (
 )
 
 
-def bind_static(fdef: Any, values: Dict[str, Any]) -> Any:
+def bind_static(fdef: Any, values: Dict[str, Any], note: str = "static argument") -> Any:
     """Prepend ``name = value`` for static arguments whose value is a literal
-    (ints, floats, bools, strings, None and tuples of them)."""
+    (ints, floats, bools, strings, None and tuples of them); jit also binds the
+    module globals it specializes on this way (``note``: what the value is)."""
 
     def literal(v):
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -40,7 +41,7 @@ def bind_static(fdef: Any, values: Dict[str, Any]) -> Any:
             node = N.const(v)
             s = N.assign(name, node)
             s.sj_op = Op("copy", elts=[node])
-            s.sj_note = "static argument"
+            s.sj_note = note
             pre.append(s)
     fdef.body[:0] = pre
     return fdef
