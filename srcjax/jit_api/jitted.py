@@ -499,6 +499,7 @@ class _Jit(Transformed):
             backend.lower(fdef, norm.namer, src.filename, donatable)
             user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
             opt.inline_temporaries(fdef, user_names)
+            opt.take_dead_items(fdef)
             opt.release_after_loops(fdef)  # (last: the passes above read single stores)
             opt.release_after_last_read(fdef)
             gname = f"{src.name}_jit"

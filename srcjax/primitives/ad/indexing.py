@@ -5,10 +5,13 @@ zeros elsewhere).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from srcjax._prng_key import PRNGKeyArray
 
+from ..registry import Primitive, register
 from ._common import _internal, _structural
 from .linear import def_adjoint_pair, def_with_adjoint
 from .oob import adjoint_clamps, clamp_index, gather_clamped, gather_filled, scatter_dropped
@@ -66,6 +69,76 @@ def _getitem(x, idx):
 getitem = _structural("ad.getitem", _getitem).facts(part="item")
 getitem.op = "[]"
 getitem.facts(row_operands=("x", "idx"))
+
+
+def _probe(v):
+    return sys.getrefcount(v)
+
+
+def _calibrate():
+    """What ``sys.getrefcount`` says (1) in a helper about its argument when
+    nothing but the caller's one local name holds it, (2) about a helper's own
+    local that nothing else holds. Measured, not assumed: what a call adds to
+    the count differs between Python versions."""
+    held = []
+    return _probe(held), sys.getrefcount(held)
+
+
+_ONE_HOLDER, _OWN = _calibrate()
+
+
+def _take_item(x, idx, by_item=False):
+    """``x[idx]`` of a list that generated code reads item by item and never again
+    (jit's update loop over a gradient, ``for (w, b), (dw, db) in zip(params,
+    grads)``: see ``transforms/optimize/release.take_dead_items``): the list's slot
+    is cleared when nothing but the caller's one name holds the list, so each
+    item is freed once the caller is done with it instead of when the function
+    returns. Any other holder (a user's list, an alias still alive) and the list is
+    left as it is: the value read is the same either way. ``by_item``: the caller
+    reads the value only by ``take_item``/``scaled_item`` of constant indices, so
+    a tuple that nothing else holds comes back as a list of its items (whose
+    slots can be cleared in turn)."""
+    v = x[idx]
+    if type(x) is list and sys.getrefcount(x) == _ONE_HOLDER:
+        x[idx] = None
+    if by_item and type(v) is tuple and sys.getrefcount(v) == _OWN:
+        return list(v)
+    return v
+
+
+take_item = register(Primitive("ad.take_item", _take_item, kind="internal", differentiable=False))
+take_item.facts(effectful=True)
+take_item.samples = lambda rng: []
+
+
+def _scaled_item(c, x, idx):
+    """``c * take_item(x, idx)``, computed in the item's own buffer when nothing
+    else holds it (a gradient leaf taken by an update loop: ``w - lr * dw`` is
+    then ``lr * dw`` in ``dw``'s memory, and NumPy adds ``w`` into that
+    temporary, so the new parameter needs no buffer of its own). Only for a
+    Python number ``c`` and a float array that owns its data, where the product
+    has the array's dtype; otherwise ``c * item`` as written (bit for bit the same
+    values either way: IEEE multiplication commutes)."""
+    v = x[idx]
+    if type(x) is list and sys.getrefcount(x) == _ONE_HOLDER:
+        x[idx] = None
+    if (
+        type(c) in (float, int)
+        and type(v) is np.ndarray
+        and v.dtype.kind == "f"
+        and v.base is None
+        and v.flags.writeable
+        and sys.getrefcount(v) == _OWN
+    ):
+        return np.multiply(v, c, out=v)
+    return c * v
+
+
+scaled_item = register(
+    Primitive("ad.scaled_item", _scaled_item, kind="internal", differentiable=False)
+)
+scaled_item.facts(effectful=True)
+scaled_item.samples = lambda rng: []
 
 
 def _index_adjoint(g, x, idx, mode=None):

@@ -45,7 +45,7 @@ from .interp import infer_avals
 from .pipeline import optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
-from .release import release_after_last_read, release_after_loops
+from .release import release_after_last_read, release_after_loops, take_dead_items
 from .weak_returns import mark_weak_returns
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "inline_temporaries",
     "release_after_loops",
     "release_after_last_read",
+    "take_dead_items",
     "optimize",
     "promote",
     "PURE_KINDS",
