@@ -319,32 +319,44 @@ def wrap(b: Any) -> Array:
 
 
 class _WeakArray(Array):
-    """A weakly typed Array (``weak_type=True``): a 0-d array of the default
-    dtype of its kind (int32, float32, complex64; 64-bit with x64) made from a
-    Python scalar: ``jnp.asarray(1.0)``, the result of an elementwise function of
-    such arrays and Python scalars only, the gradient with respect to a Python
-    float. In promotion it acts as the Python scalar it came from
-    (``jnp.asarray(1.0) + float16_array`` is float16, as in JAX): computations
-    receive it as that Python number (:func:`unwrap_tree`)."""
+    """A weakly typed Array (``weak_type=True``), of any shape, of the default
+    dtype of its kind (int32, float32, complex64; 64-bit with x64) or bool:
+    ``jnp.asarray(1.0)``, and the result of an elementwise function whose
+    operands join to a weak type in JAX's lattice (``2.5 * int32_array``,
+    ``w + 1.0``, ``jnp.sin(w)``; :func:`srcjax.dtypes.weak_promotion`), the
+    gradient with respect to a Python float. In promotion it acts as a Python
+    scalar of its kind (``jnp.asarray(1.0) + float16_array`` and ``(2.5 *
+    int32_array) * float16_array`` are float16, as in JAX): computations
+    receive a 0-d one as that Python number (:func:`unwrap_tree`); eager
+    elementwise calls convert a larger one to the promoted dtype first
+    (``Primitive.__call__``). A weak bool (a comparison of weak values)
+    promotes as a bool."""
 
     __slots__ = ()
     weak_type = True
 
 
 def wrap_weak(b: Any) -> Array:
-    """A weakly typed Array holding the 0-d buffer ``b`` (see :class:`_WeakArray`)."""
+    """A weakly typed Array holding the buffer ``b`` (see :class:`_WeakArray`)."""
     a = _new(_WeakArray)
     a._buf = b
     return a
 
 
+def _weak_buffer(x: Array) -> Any:
+    """What computations receive for the weak Array ``x``: a 0-d one as its
+    Python number (weakly typed there too), a larger one as its buffer."""
+    b = x._buf
+    return b.item() if b.ndim == 0 else b
+
+
 def buffer(x: Any) -> Any:
-    """The buffer of an Array (a weakly typed one: its Python number), anything
-    else as it is."""
+    """The buffer of an Array (a weakly typed 0-d one: its Python number),
+    anything else as it is."""
     t = type(x)
     if t is Array:
         return x._buf
-    return x._buf.item() if t is _WeakArray else x
+    return _weak_buffer(x) if t is _WeakArray else x
 
 
 def _device_of(b: Any) -> Any:
@@ -378,7 +390,7 @@ def unwrap_tree(x: Any) -> Any:
     if t in _LEAF_TYPES:
         return x
     if t is _WeakArray:
-        return x._buf.item()
+        return _weak_buffer(x)
     if t is list or t is tuple:
         items = [unwrap_tree(v) for v in x]
         if all(a is b for a, b in zip(items, x)):
@@ -420,6 +432,29 @@ def unwrap_args(args: tuple) -> tuple:
     else:
         return args
     return tuple(unwrap_tree(a) for a in args)
+
+
+def unwrap_args_weak(args: tuple) -> tuple:
+    """:func:`unwrap_args`, and the positions of the weakly typed Arrays of one
+    or more axes among ``args`` (a tuple; ``()`` in the common call): jit keys
+    those as weak (a 0-d one is its Python number already)."""
+    for a in args:
+        if type(a) not in _LEAF_TYPES:
+            break
+    else:
+        return args, ()
+    weak: tuple = ()
+    out = []
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is Array:
+            out.append(a._buf)
+        elif t is _WeakArray and a._buf.ndim:
+            weak += (i,)
+            out.append(a._buf)
+        else:
+            out.append(unwrap_tree(a))
+    return tuple(out), weak
 
 
 def unwrap_kwargs(kwargs: dict) -> dict:

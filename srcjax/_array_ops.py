@@ -30,6 +30,7 @@ from ._array import (
     _WeakArray,
     unwrap_tree,
     wrap,
+    wrap_weak,
 )
 
 # -- operators --------------------------------------------------------------------------
@@ -126,7 +127,10 @@ def _binary(public: str, fast: Any = None, swap: bool = False, in_place: Any = N
             other = b
         elif t not in _OPERAND_TYPES:
             if t is _WeakArray:
+                if other._buf.ndim:  # (the primitive converts it to the promoted dtype)
+                    return _weak_call(public, self, other, swap)
                 other = other._buf.item()
+                t = type(other)
             elif t is list or t is tuple:
                 other = unwrap_tree(other)
             elif not isinstance(other, (np.ndarray, np.generic)):
@@ -138,12 +142,15 @@ def _binary(public: str, fast: Any = None, swap: bool = False, in_place: Any = N
                 r = None
             d = getattr(r, "dtype", None)
             if d is not None:
+                ad = a.dtype
                 # no promotion happened (the operands' own dtype): NumPy's is JAX's
-                if d is a.dtype and (t in _PY_SCALARS or getattr(other, "dtype", None) is d):
+                if d is ad and (t in _PY_SCALARS or getattr(other, "dtype", None) is d):
                     w = _new(Array)
                     w._buf = r
                     return w
                 if d not in suspect and not dtypes.half_mixed(r, a, other):
+                    if ad in _WEAK_ABOVE and t in _PY_SCALARS:
+                        return _weak_scalar(r, a, t)
                     return wrap(r)
         if DEVICE_TYPES and (type(a) in DEVICE_TYPES or type(other) in DEVICE_TYPES):
             # a GPU buffer: the primitive where it lives (JAX's promotion, host
@@ -151,10 +158,40 @@ def _binary(public: str, fast: Any = None, swap: bool = False, in_place: Any = N
             return _device_prim(public, other, a) if swap else _device_prim(public, a, other)
         if impl is None:
             impl = _prim(public)
-        return wrap(impl(other, a) if swap else impl(a, other))
+        r = impl(other, a) if swap else impl(a, other)
+        if t in _PY_SCALARS and getattr(a, "dtype", None) in _WEAK_ABOVE:
+            return _weak_scalar(r, a, t)
+        return wrap(r)
 
     method.__name__ = public
     return method
+
+
+#: the dtypes of a strong array a Python scalar can promote above, to a weak
+#: result (``2.5 * int32_array``, ``bool_array + 1``): bool and the integers; a
+#: strong float or complex operand makes every result strong (JAX's lattice)
+_WEAK_ABOVE = frozenset(np.dtype(c) for c in "?bhilqBHILQ")
+
+
+def _weak_scalar(r: Any, a: Any, t: type) -> Array:
+    """The result ``r`` of a strong buffer ``a`` and a Python scalar of type
+    ``t``: weakly typed where JAX's rule says so (:func:`dtypes.weak_promotion`;
+    for a comparison, when the operands promote to a weak type)."""
+    from . import dtypes
+
+    if dtypes.weak_promotion(((a.dtype, False), (t, True)))[1]:
+        return wrap_weak(r)
+    return wrap(r)
+
+
+def _weak_call(public: str, x: Array, w: Array, swap: bool) -> Any:
+    """``x <op> w`` (``w <op> x`` with ``swap``) for a strong Array ``x`` and a
+    weakly typed one ``w`` of any shape: the eager primitive (JAX's promotion and
+    weak type, srcjax/primitives/registry.py)."""
+    from . import _array
+
+    prim = _array.HOOKS["primitive"](public)
+    return prim(w, x) if swap else prim(x, w)
 
 
 def _unary(public: str):

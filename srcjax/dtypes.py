@@ -63,6 +63,8 @@ __all__ = [
     "dtype_of",
     "promote_types",
     "result_type",
+    "weak_promotion",
+    "can_be_weak",
     "to_inexact_dtype",
     "issubdtype",
     "extended",
@@ -443,6 +445,50 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     if return_weak_type_flag:
         return dt, node in _WEAK_NODES
     return dt
+
+
+#: the weak lattice node of each dtype kind (a weakly typed array promotes as the
+#: Python scalar of its kind; a weak bool as a bool, the bottom of the lattice)
+_WEAK_NODE_OF_KIND = {"i": _WEAK_INT, "u": _WEAK_INT, "f": _WEAK_FLOAT, "c": _WEAK_COMPLEX}
+
+
+def weak_promotion(operands: Any) -> Tuple[np.dtype, bool]:
+    """JAX's (result dtype, weak type) of an elementwise operation, the one rule
+    eager calls (``Primitive.__call__``, the Array operators) and jit's abstract
+    values (``optimize/interp.py``) share. ``operands`` are ``(t, weak)`` pairs:
+    ``t`` a dtype, an array, or a Python scalar type (``float``: weak by itself),
+    ``weak`` whether that operand is weakly typed (``srcjax.Array.weak_type``).
+
+    As JAX's ``dtypes.result_type`` with ``return_weak_type_flag``: the operands
+    are joined in the lattice, a weak one as the weak node of its kind (a weak
+    float32 array as ``float``), and the result is weak when the join is a weak
+    node (``2.5 * int32_array`` is weak float32; ``2.5 * float16_array`` strong
+    float16; ``1j * float16_array`` strong complex64). One operand keeps its own
+    weak type (``-w``, ``jnp.sin(w)``, ``~b`` for a weak bool ``b``); a join that
+    is bool is strong (``b & True``). The dtype is the join, materialized (a weak
+    node as the default dtype of its kind)."""
+    node = None
+    for t, weak in operands:
+        n = _node(t)
+        if weak and n not in _WEAK_NODES:
+            n = _WEAK_NODE_OF_KIND.get(np.dtype(n).kind, n)
+        node = n if node is None else _JOIN[node, n]
+    if node is None:
+        raise ValueError("at least one operand is required")
+    if len(operands) == 1:
+        return _materialize(node), bool(operands[0][1])
+    return _materialize(node), node in _WEAK_NODES
+
+
+def can_be_weak(dt: Any) -> bool:
+    """Whether a result of dtype ``dt`` may be weakly typed: the default dtype of
+    its kind (int32, float32, complex64; 64-bit with x64) or bool. A function
+    that returns another dtype (``bitwise_count``'s uint8) converted its result
+    strongly, as JAX does."""
+    d = np.dtype(dt)
+    return d.kind == "b" or (
+        d.kind in "ifc" and (d == default_float() or d == default_int() or d == default_complex())
+    )
 
 
 def result_type_inexact(*args: Any) -> np.dtype:

@@ -45,6 +45,20 @@ CASES = [
     ("sum_of_weak", "jnp.sum(x)", ["1.0"], 0, None),
     ("weak_array_arg", "x * 3.0", ["WEAK(1.0)"], 0, None),
     ("strong_f16_scalar", "x * 2.0", ["np.float16(1.5)"], 0, None),
+    # weak arrays (JAX's weak types beyond 0-d): a weak float32 array takes the
+    # dtype of a float16 operand, a strong int array's does not
+    ("i32_times_float", "x * 2.5", [_I32], None, 0),
+    ("weak_arr_times_f16", "(x * y) * z", ["1.5", _I32, _H], None, (None, 0, 0)),
+    ("weak_arr_plus_i32", "(y * 2.5) + y", ["1.0", _I32], None, (None, 0)),
+    ("weak_arr_arg", "x * y", ["WEAK_TIMES(2.5, " + _I32 + ")", _H], None, (0, 0)),
+    ("weak_arr_arg_plus", "x + 1.0", ["WEAK_TIMES(2.5, " + _I32 + ")"], None, 0),
+    ("grad_through_weak_arr", "(x * y * z).sum()", ["1.5", _I32, _H], 0, None),
+    # weak complex and bool
+    ("complex_times_i32", "x * y", ["1j", _I32], None, (None, 0)),
+    ("complex_times_f16", "x * y", ["1j", _H], None, (None, 0)),
+    ("bool_plus_int", "x + 1", ["True"], None, None),
+    ("compare_weak_arr", "x * y > 1.0", ["1.5", _I32], None, (None, 0)),
+    ("invert_weak_bool", "~(x > 0.5)", ["1.0"], None, None),
 ]
 
 
@@ -53,17 +67,21 @@ def module_source(numpy_module: str) -> str:
     module (``"jax.numpy"`` or ``"srcjax.numpy"``)."""
     lines = ["import numpy as np", f"import {numpy_module} as jnp", ""]
     for n, (_name, body, args, _argnums, _axes) in enumerate(CASES):
-        params = ", ".join("xy"[i] for i in range(len(args)))
+        params = ", ".join("xyz"[i] for i in range(len(args)))
         lines += [f"def f{n}({params}):", f"    return {body}", ""]
     return "\n".join(lines)
 
 
 def arguments(args: list, jnp) -> list:
     """The case's arguments: ``WEAK(v)`` is ``jnp.asarray(v)`` (a weakly typed
-    Array), the rest as written."""
+    Array), ``WEAK_TIMES(s, a)`` is ``s * jnp.asarray(a)`` (a weakly typed array
+    for a Python float ``s`` and an integer array ``a``), the rest as written."""
     out = []
     for a in args:
-        if a.startswith("WEAK("):
+        if a.startswith("WEAK_TIMES("):
+            s, arr = eval(a[len("WEAK_TIMES") :], {"np": np})  # noqa: S307
+            out.append(s * jnp.asarray(arr))
+        elif a.startswith("WEAK("):
             out.append(jnp.asarray(eval(a[5:-1])))  # noqa: S307 (the cases above)
         else:
             out.append(eval(a, {"np": np}))  # noqa: S307
@@ -97,3 +115,73 @@ def _values(a):
             np.imag(a).astype(float).ravel().tolist(),
         ]
     return a.astype(float).ravel().tolist()
+
+
+# -- eager elementwise functions of weak arrays --------------------------------------
+#: the elementwise functions whose weak type tests/test_weak_transforms.py checks
+#: eagerly, for each operand pattern of PATTERNS that JAX accepts (recorded in
+#: tests/data/weak_elementwise.json by tools/record_weak.py)
+ELEMENTWISE = """
+jnp.abs jnp.add jnp.arccos jnp.arccosh jnp.arcsin jnp.arcsinh jnp.arctan jnp.arctan2
+jnp.arctanh jnp.bitwise_and jnp.bitwise_count jnp.bitwise_not jnp.bitwise_or
+jnp.bitwise_xor jnp.cbrt jnp.ceil jnp.clip jnp.conj jnp.cos jnp.cosh jnp.deg2rad jnp.equal
+jnp.exp jnp.exp2 jnp.expm1 jnp.fabs jnp.floor jnp.floor_divide jnp.fmax jnp.fmin jnp.fmod
+jnp.greater jnp.greater_equal jnp.hypot jnp.i0 jnp.imag jnp.isclose jnp.isfinite jnp.isinf
+jnp.isnan jnp.isneginf jnp.isposinf jnp.left_shift jnp.less jnp.less_equal jnp.log
+jnp.log10 jnp.log1p jnp.log2 jnp.logaddexp jnp.logaddexp2 jnp.logical_and jnp.logical_not
+jnp.logical_or jnp.logical_xor jnp.maximum jnp.minimum jnp.mod jnp.multiply jnp.nan_to_num
+jnp.negative jnp.nextafter jnp.not_equal jnp.positive jnp.power jnp.rad2deg jnp.real
+jnp.reciprocal jnp.right_shift jnp.rint jnp.round jnp.sign jnp.signbit jnp.sin jnp.sinc
+jnp.sinh jnp.sqrt jnp.square jnp.subtract jnp.tan jnp.tanh jnp.true_divide jnp.trunc
+jnp.where lax.bessel_i0e lax.bessel_i1e lax.clz lax.complex lax.div
+lax.nextafter lax.population_count lax.rem lax.rsqrt lax.shift_left
+lax.shift_right_arithmetic lax.shift_right_logical lax.stop_gradient nn.celu
+nn.elu nn.gelu nn.hard_sigmoid nn.hard_silu nn.hard_tanh nn.leaky_relu nn.log1mexp
+nn.log_sigmoid nn.relu nn.relu6 nn.selu nn.sigmoid nn.silu nn.soft_sign nn.softplus
+special.betaln special.digamma special.erf special.erfc special.erfinv special.gamma
+special.gammaln special.log_ndtr special.logit special.ndtr special.ndtri
+special.xlog1py special.xlogy
+""".split()
+
+#: operand patterns: W a weak float32 array (0.5 * int32_array), WI a weak int32
+#: array (bool_array + 1), I32/F16/B strong arrays, Python numbers as written
+PATTERNS = {
+    "W": ("W",),
+    "WI": ("WI",),
+    "B": ("B",),
+    "W,W": ("W", "W"),
+    "W,F16": ("W", "F16"),
+    "F16,W": ("F16", "W"),
+    "W,I32": ("W", "I32"),
+    "WI,I32": ("WI", "I32"),
+    "WI,W": ("WI", "W"),
+    "I32,2.0": ("I32", 2.0),
+    "WI,2.5": ("WI", 2.5),
+    "W,1": ("W", 1),
+    "B,1": ("B", 1),
+    "W,1j": ("W", 1j),
+}
+
+
+def elementwise_operands(jnp, namespaces: dict) -> dict:
+    """The named operands of PATTERNS, made with ``jnp`` (JAX's or srcjax's)."""
+    i32 = jnp.asarray(np.array([1, -2, 5], np.int32))
+    return {
+        "W": 0.5 * i32,
+        "WI": (i32 > 0) + 1,
+        "B": i32 > 0,
+        "I32": i32,
+        "F16": jnp.asarray(np.array([0.5, 0.25, 0.75], np.float16)),
+    }
+
+
+def elementwise_result(namespaces: dict, name: str, pattern: str, operands: dict):
+    """``{"dtype", "weak_type"}`` of ``name`` on the pattern's operands, or
+    ``{"error": type name}`` when the call raises."""
+    ns, fn = name.split(".")
+    args = [operands[a] if isinstance(a, str) else a for a in PATTERNS[pattern]]
+    try:
+        r = getattr(namespaces[ns], fn)(*args)
+    except Exception as e:  # noqa: BLE001 - recorded as refused
+        return {"error": type(e).__name__}
+    return {"dtype": np.asarray(r).dtype.name, "weak_type": bool(getattr(r, "weak_type", False))}

@@ -1,5 +1,6 @@
 """Records JAX's results for tests/test_weak_transforms.py (run where JAX is
-installed: ``python tools/record_weak.py``; writes tests/data/weak_transforms.json).
+installed: ``python tools/record_weak.py``; writes tests/data/weak_transforms.json
+and tests/data/weak_elementwise.json).
 
 For each case of tests/weak_cases.py: the leaves (dtype, weak_type, shape,
 values) of the function called eagerly on Arrays (``jnp.asarray`` of each
@@ -18,7 +19,18 @@ TESTS = os.path.join(HERE, "..", "tests")
 OUT = os.path.join(TESTS, "data", "weak_transforms.json")
 sys.path.insert(0, TESTS)
 
-from weak_cases import CASES, arguments, describe, module_source  # noqa: E402
+from weak_cases import (  # noqa: E402
+    CASES,
+    ELEMENTWISE,
+    PATTERNS,
+    arguments,
+    describe,
+    elementwise_operands,
+    elementwise_result,
+    module_source,
+)
+
+OUT_ELEMENTWISE = os.path.join(TESTS, "data", "weak_elementwise.json")
 
 
 def modes(api, jnp, f, args, argnums, in_axes) -> dict:
@@ -58,6 +70,29 @@ def main():
         json.dump({"jax": jax.__version__, "cases": rec}, fh, indent=1, sort_keys=True)
         fh.write("\n")
     print(f"wrote {len(rec)} cases to {OUT}")
+    record_elementwise()
+
+
+def record_elementwise():
+    """JAX's dtype and weak type of each function of ELEMENTWISE on each operand
+    pattern of PATTERNS (eager; the patterns JAX refuses are left out)."""
+    import jax
+    import jax.nn
+    import jax.numpy as jnp
+    import jax.scipy.special
+
+    namespaces = {"jnp": jnp, "lax": jax.lax, "nn": jax.nn, "special": jax.scipy.special}
+    operands = elementwise_operands(jnp, namespaces)
+    rec = {}
+    for name in ELEMENTWISE:
+        for pattern in PATTERNS:
+            r = elementwise_result(namespaces, name, pattern, operands)
+            if "error" not in r:
+                rec.setdefault(name, {})[pattern] = r
+    with open(OUT_ELEMENTWISE, "w") as fh:
+        json.dump({"jax": jax.__version__, "results": rec}, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    print(f"wrote {sum(map(len, rec.values()))} results to {OUT_ELEMENTWISE}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from .. import _debug_nans, backends, dtypes, tree_util
-from .._array import _WeakArray, unwrap_args, unwrap_kwargs, wrap, wrap_weak
+from .._array import _WeakArray, unwrap_args_weak, unwrap_kwargs, wrap, wrap_weak
 from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..backends import _devices
@@ -141,7 +141,9 @@ class _Jit(Transformed):
         return len(self._specs)
 
     # -- calling -------------------------------------------------------------------
-    def _key(self, args: tuple, kwargs: dict) -> Tuple[tuple, tuple, dict]:
+    def _key(self, args: tuple, kwargs: dict, weak: tuple = ()) -> Tuple[tuple, tuple, dict]:
+        """(the signature key, the canonical arguments and keyword arguments);
+        ``weak``: the positions of weakly typed arrays (``unwrap_args_weak``)."""
         x64 = _cfg.x64_enabled
         static = self._static_pos
         # (a static argument left out takes its default; a missing one without a
@@ -152,7 +154,7 @@ class _Jit(Transformed):
             if i in static:
                 keys.append(_static_key(x))
                 continue
-            if type(x) is np.ndarray:
+            if type(x) is np.ndarray and i not in weak:
                 dt = x.dtype
                 if x64 or dt.itemsize != 8 or dt.kind not in "fiu":
                     keys.append((x.shape, dt))
@@ -161,6 +163,8 @@ class _Jit(Transformed):
                 y, k = _canon(x, x64)
             except TypeError as e:  # (a str argument: name the parameter, as JAX does)
                 raise TypeError(self._argument_error(e, i, None)) from None
+            if i in weak:
+                k = k + ("weak",)  # (a weakly typed array: promotes as a Python scalar)
             keys.append(k)
             if y is not x:
                 if new_args is None:
@@ -200,7 +204,8 @@ class _Jit(Transformed):
     def __call__(self, *args, **kwargs):
         try:
             # the boundary: generated code computes on buffers; dicts in JAX's key order
-            args = args_in_jax_order(unwrap_args(args))
+            args, weak = unwrap_args_weak(args)
+            args = args_in_jax_order(args)
             if kwargs:
                 kwargs = unwrap_kwargs(kwargs)
             if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
@@ -211,7 +216,7 @@ class _Jit(Transformed):
                     self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
                 )
             fn = None
-            if len(args) == 1 and not kwargs and not self._static_pos:
+            if len(args) == 1 and not kwargs and not self._static_pos and not weak:
                 # fast path (W3's per-call cost): one float or float32 array argument
                 # whose specialization exists; the key is the one _key would build
                 x = args[0]
@@ -234,7 +239,7 @@ class _Jit(Transformed):
                         out = fn(*cargs)
                         ckwargs = kwargs
             if fn is None:
-                key, cargs, ckwargs = self._key(args, kwargs)
+                key, cargs, ckwargs = self._key(args, kwargs, weak)
                 fn = self._specs.get(key)
                 if (
                     fn is not None
@@ -367,8 +372,8 @@ class _Jit(Transformed):
                 "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
                 "--args 'f32[3]' ...)"
             )
-        example_args, example_kwargs = unwrap_args(example_args), unwrap_kwargs(example_kwargs)
-        key, args, kwargs = self._key(example_args, example_kwargs)
+        example_args, weak = unwrap_args_weak(example_args)
+        key, args, kwargs = self._key(example_args, unwrap_kwargs(example_kwargs), weak)
         self._specialize(key, args, kwargs)
         return self._sources[key]
 
@@ -479,7 +484,9 @@ class _Jit(Transformed):
             boxed = {
                 p: np.asarray(values[p]).dtype
                 for p in params
-                if p in values and p not in statics and arg_keys.get(p) == _WEAK[float]
+                if p in values
+                and p not in statics
+                and arg_keys.get(p) in (_WEAK[float], _WEAK[complex])
             }
             opt.optimize(fdef, avals, resolve, norm.namer, boxed)
             # results computed from weak Python scalars only come back weakly typed

@@ -17,7 +17,12 @@ from ..backends import _devices
 from ..errors import TransformValueError
 from ..transforms import optimize as opt
 
-_WEAK = {float: ("weak", "float"), int: ("weak", "int"), bool: ("weak", "bool")}
+_WEAK = {
+    float: ("weak", "float"),
+    int: ("weak", "int"),
+    bool: ("weak", "bool"),
+    complex: ("weak", "complex"),
+}
 _F32 = np.float32
 _F64 = np.float64
 
@@ -50,6 +55,8 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         return x, (x.shape, dt)
     if t is float:
         return (np.float64(x) if x64 else np.float32(x)), _WEAK[float]
+    if t is complex:  # (held boxed too: a complex64 scalar that stays weak)
+        return (np.complex128(x) if x64 else np.complex64(x)), _WEAK[complex]
     if t is int or t is bool:
         if t is int and not x64:
             dtypes.check_int32_range(x)
@@ -151,7 +158,11 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
     if weak_key is not None and weak_key[0] == "weak":
         if weak_key[1] == "float":  # a Python float, now a float32 scalar: weak
             return opt.Aval.of(1.0)  # (held boxed: see optimize.promote)
+        if weak_key[1] == "complex":  # a Python complex, now a complex64 scalar
+            return opt.Aval.of(1j)
         return opt.Aval.of(x)
+    if weak_key is not None and len(weak_key) == 3 and weak_key[2] == "weak":  # a weak array
+        return opt.Aval(np.shape(x), x.dtype, wt=True)
     if isinstance(x, (np.ndarray, np.generic)):
         return opt.Aval(np.shape(x), x.dtype)
     if isinstance(x, (bool, int, float)):

@@ -358,6 +358,7 @@ array = _creation("jnp.array", _array, np.array, differentiable=True)
 asarray = _creation("jnp.asarray", _asarray, np.asarray, differentiable=True)
 # jnp.asarray(1.0) / jnp.array(2) are weakly typed, as in JAX (a dtype makes them strong)
 array.weak_result = asarray.weak_result = True
+array.weak_operands = asarray.weak_operands = True
 
 
 def _array_adjoint(g, like):

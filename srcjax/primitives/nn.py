@@ -534,3 +534,8 @@ def _one_hot(x, num_classes, *, dtype=None, axis=-1):
 
 one_hot = _nn("nn.one_hot", _one_hot, kind="nn", differentiable=False)
 one_hot.facts(shape_changing=True)
+
+
+# JAX computes gelu with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+gelu.facts(weak_result=False)

@@ -73,35 +73,76 @@ __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_call
 #: the backend name of the NumPy implementations (``Primitive.impls[CPU]``)
 CPU = "cpu"
 
-_WEAK_SCALARS = (int, float, complex)
+_WEAK_SCALARS = frozenset({int, float, complex})
+_WEAK_TYPES = _WEAK_SCALARS | {_WeakArray}
+_NO_WEAK = object()  # (Primitive.__call__: no weakly typed operand)
 
 
-def _all_weak(args: tuple, kwargs: dict) -> bool:
-    """Every operand of an eager call weakly typed (a Python int/float/complex,
-    not bool, or a weak Array; ``None`` options aside), and at least one."""
-    if args and type(args[0]) is _Array:  # the common eager call: a strong Array first
-        return False
-    seen = False
-    for group in (args, kwargs.values()):
-        for a in group:
-            t = type(a)
-            if t in _WEAK_SCALARS or t is _WeakArray:
-                seen = True
-            elif a is not None:
-                return False
-    return seen
+def _options(prim: "Primitive") -> tuple:
+    """(positions, names) of ``prim``'s parameters that hold options, not
+    operands (its ``static_params`` but ``dtype``, which makes a result strong:
+    ``jnp.asarray(1.0, dtype=float)``), for :func:`_weak_call`; cached."""
+    opts = prim._weak_options
+    if opts is None:
+        names = prim.static_params - {"dtype"}
+        pos = frozenset(i for i, n in enumerate(prim._param_names()) if n in names)
+        opts = prim._weak_options = (pos, names)
+    return opts
+
+
+def _weak_call(prim: "Primitive", args: tuple, kwargs: dict) -> Any:
+    """The weak type of an eager elementwise call (JAX's rule,
+    :func:`srcjax.dtypes.weak_promotion`) and the operands the implementation
+    gets: ``(weak, args, kwargs)``, or None when no operand counts (called when
+    one of them is weakly typed: a Python int/float/complex, not bool, or a
+    weak Array). When every operand is weak, weak Arrays
+    are given as their buffers (computed in the weak dtype: float32, as JAX);
+    else a 0-d one as its Python number and a larger one converted to the
+    promoted dtype (``(2.5 * int32_array) * float16_array`` is float16)."""
+    skip_pos, skip_names = _options(prim)
+    given = [a for i, a in enumerate(args) if i not in skip_pos]
+    given += [v for k, v in kwargs.items() if k not in skip_names]
+    operands = []
+    every = True
+    for a in given:
+        t = type(a)
+        if t is _WeakArray:
+            operands.append((a._buf.dtype, True))
+        elif t in _WEAK_SCALARS:
+            operands.append((t, True))
+        elif a is not None:
+            every = False
+            if isinstance(a, type):  # a dtype argument (dtype=float): a strong type
+                a = _dt.canonicalize_dtype(a)
+            operands.append((a._buf if t is _Array else a, False))
+    if not operands:
+        return None
+    try:
+        dt, weak = _dt.weak_promotion(operands)
+    except (TypeError, ValueError, KeyError):
+        return None  # (an operand that is no number: the implementation says what)
+
+    def give(a: Any) -> Any:
+        if type(a) is not _WeakArray:
+            return a
+        b = a._buf
+        if every:
+            return b
+        if b.ndim == 0:
+            return b.item()
+        return b if b.dtype == dt else b.astype(dt)
+
+    args = tuple(give(a) for a in args)
+    kwargs = {k: give(v) for k, v in kwargs.items()}
+    return weak, args, kwargs
 
 
 def _weak(r: Any) -> Any:
-    """The weakly typed Array of a 0-d result of the default dtype of its kind
-    (JAX's weak types are int32/float32/complex64, 64-bit with x64); any other
+    """The weakly typed Array of a result of the default dtype of its kind (JAX's
+    weak types are int32/float32/complex64, 64-bit with x64) or bool; any other
     result as :func:`wrap_tree` makes it."""
-    if isinstance(r, (np.ndarray, np.generic)):
-        d = r.dtype
-        if d.kind in "ifc" and (
-            d == _dt.default_float() or d == _dt.default_int() or d == _dt.default_complex()
-        ):
-            return _array.wrap_weak(r)
+    if isinstance(r, (np.ndarray, np.generic)) and _dt.can_be_weak(r.dtype):
+        return _array.wrap_weak(r)
     return _wrap_tree(r)
 
 
@@ -278,6 +319,9 @@ class Primitive:
         #: the parameter naming the result dtype of a cast keeping operand x's
         #: shape (ad.astype: "dtype"), or None
         self.cast_dtype_param: Optional[str] = None
+        #: the cast's result is weakly typed (ad.astype_weak: jit's conversion of
+        #: an operand to a promoted type that is weak, as JAX converts it)
+        self.cast_weak = False
         #: for two 2-d operands the result is (a.shape[0], b.shape[1]) (jnp.matmul,
         #: jnp.dot)
         self.matrix_product = False
@@ -299,13 +343,18 @@ class Primitive:
         #: with those locals as trailing parameters, passed after ``*args``
         self.calls_back = False
         self._static_params: Optional[frozenset] = None
+        self._weak_options: Optional[tuple] = None  # (see _options)
         #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
         #: called eagerly by compositions, return their buffers as they are)
         self.returns_arrays = not public.startswith("ad.")
-        #: eager calls whose operands are all weakly typed (Python numbers, weak
-        #: Arrays) give a weakly typed 0-d result, as JAX's elementwise functions
-        #: and ``jnp.asarray(1.0)`` do (srcjax/_array.py, ``_WeakArray``)
+        #: eager calls give a weakly typed result where JAX's rule says so
+        #: (:func:`srcjax.dtypes.weak_promotion`: ``2.5 * int32_array``,
+        #: ``jnp.sin(1.0)``, ``jnp.asarray(1.0)``; srcjax/_array.py, ``_WeakArray``)
         self.weak_result = kind == "elementwise"
+        #: eager calls convert weak Array operands to the promoted dtype as JAX
+        #: does (``(2.5 * int32_array) * float16_array`` is float16), also where
+        #: the result is strong (``weak_result`` False)
+        self.weak_operands = kind == "elementwise"
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -385,6 +434,8 @@ class Primitive:
             "prints_per_example",
             "carry_check",
             "cast_dtype_param",
+            "cast_weak",
+            "weak_result",
             "matrix_product",
             "value_shaped",
             "fused_reduction",
@@ -428,16 +479,23 @@ class Primitive:
                         return _wrap(r)
                     return _wrap_tree(r) if self.returns_arrays else r
         given = args
-        weak = self.weak_result and _all_weak(args, kwargs)
-        if weak:
-            # every operand weak: computed in the weak dtype (float32), so a weak
-            # Array is its 0-d buffer here (else it is read as its Python number)
-            args = tuple(a._buf if type(a) is _WeakArray else a for a in args)
-            kwargs = {k: v._buf if type(v) is _WeakArray else v for k, v in kwargs.items()}
-        else:
-            args = _unwrap_args(args)
-            if kwargs:
-                kwargs = _unwrap_kwargs(kwargs)
+        weak = False
+        if self.weak_operands:
+            a = None
+            for a in args:  # (the common call has no weak operand: one set test each)
+                if type(a) in _WEAK_TYPES:
+                    break
+            else:
+                if not kwargs or not any(type(v) in _WEAK_TYPES for v in kwargs.values()):
+                    a = _NO_WEAK
+            if a is not _NO_WEAK:
+                call = _weak_call(self, args, kwargs)
+                if call is not None:
+                    weak, args, kwargs = call
+                    weak = weak and self.weak_result
+        args = _unwrap_args(args)
+        if kwargs:
+            kwargs = _unwrap_kwargs(kwargs)
         if DEVICE_TYPES and _on_device(args, kwargs):
             # a GPU array among the arguments: run where it lives (the CUDA
             # backend installs DEVICE_CALL and the array types): an Array
@@ -460,7 +518,7 @@ class Primitive:
             return r
         if type(r) is np.ndarray and (r.base is not None or _one_of(r, given)):
             r = _owned(r, given)
-        if weak and np.ndim(r) == 0:
+        if weak:
             return _weak(r)
         return _wrap_tree(r)
 

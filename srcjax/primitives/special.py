@@ -286,3 +286,9 @@ def _xlogx_x(g, ans, x):
 
 defderiv(xlogx, _xlogx_x)
 xlogx.test_domain = (0.2, 2.0)
+
+
+# JAX computes these with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+for _p in (gamma, ndtr, ndtri, log_ndtr, logit):
+    _p.facts(weak_result=False)

@@ -105,8 +105,8 @@ _F = np.dtype(np.float32)
 
 def _weak_value(x):
     """``x`` as a weakly typed ``srcjax.Array`` of the default dtype of its kind
-    when it is a number (a NumPy scalar, a 0-d array or a Python int/float), else
-    ``x``. jit returns a value it knows to be weakly typed (computed from Python
+    when it is a number or an array of numbers or bools (a NumPy scalar or
+    array, a Python int/float/complex), else ``x``. jit returns a value it knows to be weakly typed (computed from Python
     scalar arguments only, held as NumPy scalars at run time) through this, as
     JAX does (``jit(lambda x: x * 2.0)(1.0)`` is weak float32); it is the last
     call of the generated function, so no generated code sees the Array."""
@@ -118,6 +118,11 @@ def _weak_value(x):
     d = getattr(x, "dtype", None)
     if d is not None and d.kind in "iufc" and np.shape(x) == ():
         return _wrap_weak(_dt.dtype_of(x.item()).type(x.item()))
+    if d is not None and d.kind in "biufc":
+        # a weak array (2.5 * int32_array) or bool (x > 0.5), narrowed to 32 bits
+        # unless x64 (as every jit output)
+        want = _dt.canonicalize_dtype(d)
+        return _wrap_weak(np.asarray(x, want) if d != want else x)
     return x
 
 
@@ -200,6 +205,20 @@ def _saturating_cast(x, to):
 astype = _internal("ad.astype", _astype).facts(cast_dtype_param="dtype")
 # it is also the public jnp.astype (and Array.astype): eager calls return Arrays
 astype.returns_arrays = True
+
+
+def _astype_weak(x, dtype):
+    """``x`` converted to ``dtype``, whose result jit knows to be weakly typed:
+    jit's conversion of an operand to a promoted type that is weak (``2.5 *
+    int32_array`` converts the array to float32, weakly typed, as JAX's
+    promotion does; srcjax/transforms/optimize/promote.py)."""
+    return _astype(x, dtype)
+
+
+astype_weak = _internal("ad.astype_weak", _astype_weak, differentiable=False).facts(
+    cast_dtype_param="dtype", cast_weak=True, pure=True
+)
+astype_weak.samples = lambda rng: [((rng.integers(-3, 3, size=(2, 3)), "float32"), {})]
 
 
 def _is_inexact(dtype) -> bool:

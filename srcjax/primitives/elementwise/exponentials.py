@@ -96,3 +96,9 @@ defderiv(logaddexp, _logaddexp_x, _logaddexp_y)
 defderiv(logaddexp2, _logaddexp2_x, _logaddexp2_y)
 log.test_domain = log2.test_domain = log10.test_domain = (0.2, 3.0)
 log1p.test_domain = (-0.7, 2.0)
+
+
+# JAX computes these with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+for _p in (log2, log10, logaddexp2):
+    _p.facts(weak_result=False)

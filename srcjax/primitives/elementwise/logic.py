@@ -146,3 +146,19 @@ def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 isclose = _ew("jnp.isclose", _isclose, np.isclose, broadcasting=True, differentiable=False)
+
+
+# JAX computes these with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+for _p in (
+    logical_and,
+    logical_or,
+    logical_xor,
+    logical_not,
+    isinf,
+    isposinf,
+    isneginf,
+    signbit,
+    isclose,
+):
+    _p.facts(weak_result=False)

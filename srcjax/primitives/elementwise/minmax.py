@@ -249,3 +249,8 @@ def _nan_to_num_x(g, ans, x):
 
 
 defderiv(nan_to_num, _nan_to_num_x)
+
+
+# JAX computes nan_to_num with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+nan_to_num.facts(weak_result=False)

@@ -240,3 +240,9 @@ sinc.samples = lambda rng: [
 sinc_maclaurin.samples = lambda rng: [
     ((rng.uniform(-1, 1, (3,)), k), {}) for k in range(4)
 ]  # fmt: skip
+
+
+# JAX computes these with a strongly typed constant or conversion: strongly typed
+# results whatever the operands' weak types (registry.Primitive.weak_result)
+for _p in (hypot, deg2rad, rad2deg, sinc):
+    _p.facts(weak_result=False)

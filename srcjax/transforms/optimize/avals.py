@@ -16,20 +16,32 @@ from .common import _Static
 class Aval:
     """Abstract value of an array or scalar: shape, dtype, and weak type.
 
-    ``ptype`` is the Python type (``float``, ``int``, ``bool``) of a weakly typed
-    Python scalar, ``None`` for arrays and NumPy scalars.
+    ``ptype`` is the Python type (``float``, ``int``, ``complex``, ``bool``) of
+    a Python scalar (weakly typed, as JAX's, except ``bool``), ``None`` for
+    arrays and NumPy scalars. ``wt`` marks an array (or NumPy scalar) JAX
+    types weakly (``2.5 * int32_array``, a comparison of weak values, a weak
+    operand converted by :func:`.promote`): held at run time as a NumPy value
+    of its dtype (strong to NumPy), it promotes as the Python scalar of its
+    kind (:meth:`jax_proxy`). :attr:`weak_type` is JAX's flag for either.
     """
 
-    __slots__ = ("shape", "dtype", "ptype")
+    __slots__ = ("shape", "dtype", "ptype", "wt")
 
-    def __init__(self, shape: tuple, dtype: Any, ptype: Optional[type] = None) -> None:
+    def __init__(self, shape: tuple, dtype: Any, ptype: Optional[type] = None, wt: bool = False):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.ptype = ptype
+        self.wt = wt
 
     @property
     def weak(self) -> bool:
+        """A Python scalar (held as one, or boxed: see :func:`.promote`)."""
         return self.ptype is not None
+
+    @property
+    def weak_type(self) -> bool:
+        """JAX's weak type: a Python int/float/complex, or a weak array."""
+        return self.wt or (self.ptype is not None and self.ptype is not bool)
 
     @property
     def size(self) -> int:
@@ -45,15 +57,25 @@ class Aval:
             return Aval((), np.int64, int)
         if isinstance(x, float):
             return Aval((), np.float64, float)
+        if isinstance(x, complex):
+            return Aval((), np.complex128, complex)
         return None
 
     def proxy(self) -> Any:
-        """A one-element stand-in with this value's dtype, rank and weak type."""
+        """A one-element stand-in with this value's dtype, rank and weak type,
+        as the generated code holds it at run time."""
         if self.ptype is not None:
             return self.ptype(1)
         if not self.shape:
             return self.dtype.type(1)
         return np.ones((1,) * len(self.shape), self.dtype)
+
+    def jax_proxy(self) -> Any:
+        """A stand-in that promotes as JAX's value does: a weak array as a
+        Python scalar of its kind (a weak bool as a bool), else :meth:`proxy`."""
+        if self.wt and self.ptype is None:
+            return _WEAK_PROXY[self.dtype.kind]
+        return self.proxy()
 
     def __eq__(self, other: Any) -> bool:
         return (
@@ -61,15 +83,21 @@ class Aval:
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.ptype is other.ptype
+            and self.wt == other.wt
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.ptype))
+        return hash((self.shape, self.dtype, self.ptype, self.wt))
 
     def __repr__(self) -> str:
         if self.ptype is not None:
             return f"weak {self.ptype.__name__}"
-        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        weak = " weak" if self.wt else ""
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]{weak}"
+
+
+#: the Python scalar a weak array of each dtype kind promotes as
+_WEAK_PROXY = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1 + 0j}
 
 
 class ClassAval:

@@ -39,6 +39,9 @@ from .common import (
 )
 from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY
 
+#: Python numbers (weakly typed, but bool) as constants and stand-in results
+_NUMBER_TYPES = _SCALAR_TYPES + (complex,)
+
 
 class _Interp:
     def __init__(self, resolve: Callable[[str], Any], locals_: set) -> None:
@@ -60,11 +63,11 @@ class _Interp:
                 v = self.resolve(node.id)
             except Exception:  # noqa: BLE001 - unknown global: no information
                 return None
-            if isinstance(v, (_SCALAR_TYPES, np.generic)):
+            if isinstance(v, (_NUMBER_TYPES, np.generic)):
                 return Aval.of(v)
             return None
         if isinstance(node, gast.Constant):
-            return Aval.of(node.value) if isinstance(node.value, _SCALAR_TYPES) else None
+            return Aval.of(node.value) if isinstance(node.value, _NUMBER_TYPES) else None
         return None
 
     def block(self, stmts: List[Any], env: Dict[str, Any]) -> Dict[str, Any]:
@@ -308,7 +311,8 @@ class _Interp:
             x = self.aval_of(op.bound.get("x"), env)
             dt = self.static_value(op.bound.get(prim.cast_dtype_param), env)
             if isinstance(x, Aval) and dt is not _UNKNOWN:
-                return Aval(x.shape, dtypes.canonicalize_dtype(dt))
+                # (promote's conversion of an operand to a weak promoted type: weak)
+                return Aval(x.shape, dtypes.canonicalize_dtype(dt), wt=prim.cast_weak)
         if prim.kind == "reduction":
             r = self.reduction(s, env)
             if r is not None:
@@ -444,10 +448,15 @@ class _Interp:
                 return None
             operands.append(a)
         r = self._eval_form(s, env)
-        if isinstance(r, _SCALAR_TYPES):
-            return Aval.of(r) if all(a.weak for a in operands) else None
+        weak = _weak_type(operands)
+        if isinstance(r, _NUMBER_TYPES):
+            if not all(a.weak for a in operands):
+                return None
+            a = Aval.of(r)
+            a.wt = weak  # (a comparison of weak Python scalars: JAX's weak bool)
+            return a
         shape = np.broadcast_shapes(*[a.shape for a in operands])
-        return Aval(shape, np.asarray(r).dtype)
+        return Aval(shape, np.asarray(r).dtype, wt=weak)
 
     def elementwise(self, s: Any, env) -> Any:
         op = s.sj_op
@@ -459,9 +468,11 @@ class _Interp:
                     if not isinstance(a, Aval):
                         return None
                     operands.append(a)
+                elif isinstance(x, gast.Constant) and type(x.value) in _NUMBER_TYPES:
+                    operands.append(Aval.of(x.value))  # (y * 2.5: weak float32)
         shape = np.broadcast_shapes(*[a.shape for a in operands]) if operands else ()
         r = self._eval_form(s, env)
-        if isinstance(r, _SCALAR_TYPES):
+        if isinstance(r, _NUMBER_TYPES):
             return Aval.of(r) if not shape else None
         dt = np.asarray(r).dtype
         if (
@@ -469,13 +480,20 @@ class _Interp:
             and operands
             and op.prim.weak_result
             and dt.kind in _WEAK_KINDS
-            and all(a.ptype in (int, float) for a in operands)
+            and all(a.ptype in _WEAK_KINDS_PTYPES for a in operands)
         ):
             # a function of weak scalars only is weak (JAX; jnp.sin(1.0) is weak
             # float32; a Python bool is strong): held as a NumPy scalar at run
             # time (promote's `boxed`)
             return Aval((), _WEAK_KINDS[dt.kind][1], _WEAK_KINDS[dt.kind][0])
-        return Aval(shape, dt)
+        # any other weakly typed result (2.5 * int32_array): a weak array
+        # (dt is NumPy's, which may be wider than JAX's until promote casts)
+        weak = (
+            op.prim.weak_result
+            and dtypes.can_be_weak(dtypes.canonicalize_dtype(dt))
+            and _weak_type(operands)
+        )
+        return Aval(shape, dt, wt=bool(operands) and weak)
 
     def _eval_form(self, s: Any, env, make: Callable = Aval.proxy) -> Any:
         """Evaluate the statement's expression on one-element stand-ins, in the
@@ -517,6 +535,14 @@ class _Interp:
         args, kwargs = self._operands(op, env, lambda a: np.ones((2,) * len(a.shape), a.dtype))
         r = op.prim.impl(*args, **kwargs)
         return Aval(shape, np.asarray(r).dtype)
+
+    def _keeps_weak(self, op: Op, r: Any, env) -> bool:
+        """Whether a helper that returns its ``identity_operand`` rearranged
+        (ad.expand_to_rank's ``x``) keeps that operand's weak array type."""
+        name = op.prim.identity_operand
+        x = op.bound.get(name) if name is not None else None
+        a = self.aval_of(x, env) if isinstance(x, gast.Name) else None
+        return isinstance(a, Aval) and a.wt and a.dtype == r.dtype
 
     def small(self, s: Any, env) -> Any:
         """Any pure primitive on small operands: run it on zero-stride stand-ins
@@ -570,7 +596,7 @@ class _Interp:
         except Exception:  # noqa: BLE001 - try zeros
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
-            return Aval(np.shape(r), r.dtype)
+            return Aval(np.shape(r), r.dtype, wt=self._keeps_weak(op, r, env))
         if (
             type(r) is list
             and not static
@@ -598,7 +624,23 @@ class _Interp:
 
 
 #: result kinds of a weak elementwise result: (Python type, its Aval dtype)
-_WEAK_KINDS = {"f": (float, np.dtype(np.float64)), "i": (int, np.dtype(np.int64))}
+_WEAK_KINDS = {
+    "f": (float, np.dtype(np.float64)),
+    "i": (int, np.dtype(np.int64)),
+    "c": (complex, np.dtype(np.complex128)),
+}
+_WEAK_KINDS_PTYPES = (int, float, complex)
+
+
+def _weak_type(operands: List[Aval]) -> bool:
+    """JAX's weak type of an elementwise result of ``operands`` (the rule eager
+    calls use: :func:`srcjax.dtypes.weak_promotion`)."""
+    try:
+        return dtypes.weak_promotion(
+            [(a.ptype if a.ptype is not None else a.dtype, a.weak_type) for a in operands]
+        )[1]
+    except (TypeError, ValueError, KeyError):
+        return False
 
 
 def _array_tree(r: Any) -> Any:

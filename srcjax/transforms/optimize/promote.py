@@ -130,10 +130,13 @@ def _computed_dtypes(s: Any, avals: Dict[str, Any], boxed: Dict[str, Any]) -> Op
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            args, kwargs = interp._operands(op, env, Aval.proxy)
+            # (JAX's dtype: weak arrays given as the Python scalars they promote as)
+            args, kwargs = interp._operands(op, env, Aval.jax_proxy)
             ref = op.prim.impl(*args, **kwargs)
             if not isinstance(ref, (np.ndarray, np.generic)):
-                return None  # weak (Python scalar) result: nothing to match
+                if not any(isinstance(a, Aval) and a.wt and a.ptype is None for a in env.values()):
+                    return None  # weak (Python scalar) result: nothing to match
+                ref = np.asarray(ref, dtypes.dtype_of(ref))  # (of weak arrays: arrays)
             written = {np.asarray(interp._eval_form(s, env)).dtype}
             written |= _pow_fast_paths(s, interp, env)
             names = [n for n in avals if n in boxed and isinstance(avals[n], Aval)]
@@ -263,7 +266,9 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         # primitive does, NumPy's ``/`` rounds the exact quotient
         s.value = N.call("jnp.true_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
-    if not operator_form and not any(n in boxed and avals[n].weak for n in operands):
+    if not operator_form and not any(
+        (n in boxed and avals[n].weak) or avals[n].wt for n in operands
+    ):
         return None  # a call to the primitive itself: JAX's promotion already
     dts = _computed_dtypes(s, avals, boxed)
     if dts is None:
@@ -271,8 +276,12 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     want, written = dts
     if written == {want}:
         return None
-    # convert the operands (strongly typed ones of another dtype, and boxed
-    # weak scalars) to the result dtype first, as JAX does
+    # convert the operands (strongly typed ones of another dtype, weak arrays,
+    # and boxed weak scalars) to the result dtype first, as JAX does: weakly
+    # typed where the promoted type is weak (2.5 * int32_array)
+    res = getattr(s, "sj_aval", None)  # (its weak type: JAX's rule, optimize/interp.py)
+    weak = op.prim.weak_result and isinstance(res, Aval) and res.weak_type
+    cast_prim = "ad.astype_weak" if weak else "ad.astype"
     casts: List[Any] = []
     table: Dict[str, Any] = {}
     new_avals = dict(avals)
@@ -283,16 +292,14 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
         if not is_boxed and (not strong or (not a.weak and a.dtype == want)):
             continue
         c = namer.fresh(f"{n}_{want.name}")
-        value = N.call("ad.astype", [N.name(n), N.const(want.name)])
+        value = N.call(cast_prim, [N.name(n), N.const(want.name)])
         cast = _new_assign(
             c,
             value,
-            Op(
-                "prim", prim=_prim("ad.astype"), bound={"x": N.name(n), "dtype": N.const(want.name)}
-            ),
+            Op("prim", prim=_prim(cast_prim), bound={"x": N.name(n), "dtype": N.const(want.name)}),
             s,
         )
-        cast.sj_aval = Aval(a.shape, want)
+        cast.sj_aval = Aval(a.shape, want, wt=weak)
         cast.sj_avals_in = {n: a}
         casts.append(cast)
         table[n] = N.name(c)
@@ -308,11 +315,11 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     t = s.targets[0].id
     raw = namer.fresh(f"{t}_raw")
     s.targets[0] = N.name(raw, store=True)
-    value = N.call("ad.astype", [N.name(raw), N.const(want.name)])
+    value = N.call(cast_prim, [N.name(raw), N.const(want.name)])
     fix = _new_assign(
         t,
         value,
-        Op("prim", prim=_prim("ad.astype"), bound={"x": N.name(raw), "dtype": N.const(want.name)}),
+        Op("prim", prim=_prim(cast_prim), bound={"x": N.name(raw), "dtype": N.const(want.name)}),
         s,
     )
     return casts + [s, fix]

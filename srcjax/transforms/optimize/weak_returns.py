@@ -14,7 +14,7 @@ import gast
 from ...frontend import nodes as N
 from .avals import Aval
 
-_WEAK_PTYPES = (float, int)
+_WEAK_PTYPES = (float, int, complex)
 #: helpers that give the cotangent of their second argument
 _COTANGENT_OF = frozenset({"ad.project_real", "ad.unbroadcast"})
 
@@ -22,9 +22,10 @@ _COTANGENT_OF = frozenset({"ad.project_real", "ad.unbroadcast"})
 def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
     """Wrap each name returned by ``fdef``'s final ``return`` (a name or a tuple
     of names) whose abstract value in ``env`` (:func:`.infer_avals`'s environment
-    at the end of the body) is a weak Python float or int (or which is the
-    cotangent of a weak Python float, ``ad.project_real(g, x)``) in ``ad.weak_value``,
-    which hands it back as a Python number. Returns whether anything changed."""
+    at the end of the body) is weakly typed (a Python float, int or complex, a
+    weak array or bool: ``Aval.weak_type``), or which is the cotangent of a weak
+    Python float (``ad.project_real(g, x)``), in ``ad.weak_value``, which makes it a
+    weakly typed Array. Returns whether anything changed."""
     if not fdef.body or not isinstance(fdef.body[-1], gast.Return):
         return False
     ret = fdef.body[-1]
@@ -40,7 +41,11 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
         if not isinstance(e, gast.Name):
             return False
         a = env.get(e.id)
-        return isinstance(a, Aval) and a.shape == () and a.ptype in ptypes
+        if not isinstance(a, Aval):
+            return False
+        if ptypes is _WEAK_PTYPES and a.wt:
+            return True  # a weak array (2.5 * int32_array), a weak bool (x > 0.5)
+        return a.shape == () and a.ptype in ptypes
 
     def weak(e: Any) -> bool:
         if weak_name(e):
