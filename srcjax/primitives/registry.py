@@ -79,14 +79,15 @@ _NO_WEAK = object()  # (Primitive.__call__: no weakly typed operand)
 
 
 def _options(prim: "Primitive") -> tuple:
-    """(positions, names) of ``prim``'s parameters that hold options, not
-    operands (its ``static_params`` but ``dtype``, which makes a result strong:
-    ``jnp.asarray(1.0, dtype=float)``), for :func:`_weak_call`; cached."""
+    """(positions, names, position of ``dtype``) of ``prim``'s parameters that
+    hold options, not operands (its ``static_params``), for :func:`_weak_call`;
+    cached."""
     opts = prim._weak_options
     if opts is None:
-        names = prim.static_params - {"dtype"}
-        pos = frozenset(i for i, n in enumerate(prim._param_names()) if n in names)
-        opts = prim._weak_options = (pos, names)
+        names = prim.static_params
+        params = prim._param_names()
+        pos = frozenset(i for i, n in enumerate(params) if n in names)
+        opts = prim._weak_options = (pos, names, params.index("dtype") if "dtype" in params else -1)
     return opts
 
 
@@ -99,7 +100,13 @@ def _weak_call(prim: "Primitive", args: tuple, kwargs: dict) -> Any:
     are given as their buffers (computed in the weak dtype: float32, as JAX);
     else a 0-d one as its Python number and a larger one converted to the
     promoted dtype (``(2.5 * int32_array) * float16_array`` is float16)."""
-    skip_pos, skip_names = _options(prim)
+    skip_pos, skip_names, dtype_pos = _options(prim)
+    # (a dtype makes the result strong: jnp.asarray(1.0, dtype=float), jnp.bool_(1))
+    strong = (
+        kwargs.get("dtype") is not None
+        or 0 <= dtype_pos < len(args)
+        and (args[dtype_pos] is not None)
+    )
     given = [a for i, a in enumerate(args) if i not in skip_pos]
     given += [v for k, v in kwargs.items() if k not in skip_names]
     operands = []
@@ -112,8 +119,6 @@ def _weak_call(prim: "Primitive", args: tuple, kwargs: dict) -> Any:
             operands.append((t, True))
         elif a is not None:
             every = False
-            if isinstance(a, type):  # a dtype argument (dtype=float): a strong type
-                a = _dt.canonicalize_dtype(a)
             operands.append((a._buf if t is _Array else a, False))
     if not operands:
         return None
@@ -121,6 +126,7 @@ def _weak_call(prim: "Primitive", args: tuple, kwargs: dict) -> Any:
         dt, weak = _dt.weak_promotion(operands)
     except (TypeError, ValueError, KeyError):
         return None  # (an operand that is no number: the implementation says what)
+    weak = weak and not strong
 
     def give(a: Any) -> Any:
         if type(a) is not _WeakArray:
