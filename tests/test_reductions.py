@@ -543,6 +543,52 @@ def test_short_axis_cumsum_is_the_float64_scan(shape, axis, dtype):
     np.testing.assert_array_equal(got, np.cumsum(x, axis=axis, dtype=wide).astype(dtype))
 
 
+def _compiled_scan_or_skip():
+    from srcjax.primitives.reductions import cumulative
+
+    if cumulative._scan_kernel() is None:
+        pytest.skip("Numba is not available")
+    return cumulative
+
+
+def test_compiled_float32_cumsum_is_the_numpy_paths_bits():
+    """With Numba, a large float32 scan along the last axis (or flattened) runs
+    as one compiled pass (backends/numba_cpu/scans.py): bit for bit the NumPy
+    path's float64 running sums rounded once (oracle: np.cumsum in float64),
+    a leading -0.0 kept."""
+    cumulative = _compiled_scan_or_skip()
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((300, 100)) * 1e4).astype(np.float32)
+    x[:, 0] = -0.0
+    x[7] = np.float32(1e-30)
+    for axis in (1, -1, None):
+        assert cumulative._compiled_rows(x, axis) is not None
+        got = np.asarray(jnp.cumsum(x, axis=axis))
+        want = np.cumsum(x, axis=axis, dtype=np.float64).astype(np.float32)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert cumulative._compiled_rows(x, 0) is None  # (not the rows: the NumPy path)
+
+
+def test_compiled_float32_cumsum_overflow_stays_infinite():
+    """An overflow (or a NaN) in the compiled scan's result sends the scan to the
+    NumPy path, whose running sum stays infinite as a float32 scan does. Oracle:
+    a float32 Python loop."""
+    _compiled_scan_or_skip()
+    x = np.full((64, 300), 1.0, np.float32)
+    x[3, :3] = [3e38, 3e38, -3e38]
+    x[5, 10] = np.nan
+    got = np.asarray(jnp.cumsum(x, axis=1))
+    want = np.empty_like(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(64):
+            s = np.float32(0)
+            for j in range(300):
+                s = np.float32(s + x[i, j])
+                want[i, j] = s
+    np.testing.assert_array_equal(got, want)
+
+
 def test_short_axis_cumsum_overflow_stays_infinite():
     """A float32 running sum that overflows stays inf along the axis (as a
     float32 scan does) on the short-axis path too: 3e38 + 3e38 is inf, adding

@@ -68,3 +68,23 @@ def for_device(device: Any = None) -> Any:
     if isinstance(platform, str) and (platform in KNOWN or platform in _LOADED):
         return get(platform)
     return get(DEFAULT)
+
+
+def _load_scan_kernel() -> Any:
+    """The compiled float32 scan of ``cumsum`` when Numba is available."""
+    from . import numba_cpu
+
+    if not numba_cpu.available():
+        return None
+    from .numba_cpu import scans
+
+    return scans.load()
+
+
+def _install_scan_loader() -> None:
+    from ..primitives.reductions import cumulative
+
+    cumulative.set_scan_loader(_load_scan_kernel)
+
+
+_install_scan_loader()

@@ -60,6 +60,10 @@ def _cumsum(a, axis=None, dtype=None):
         return accumulate(np.cumsum, a, dtype, axis=axis)
     wdt = np.complex128 if dt.kind == "c" else np.float64
     a = np.asarray(a)
+    if dt == np.float32 and a.dtype == dt and a.size >= COMPILED_SCAN_MIN:
+        r = _compiled_rows(a, axis)
+        if r is not None and np.isfinite(r).all():
+            return r  # (else the NumPy path below: NaN, or an overflow to make sticky)
     if axis is not None and a.ndim >= 2 and a.size >= _SHORT_SCAN_REST * a.shape[axis]:
         wide = _short_scan(a, axis, wdt)
     else:
@@ -71,6 +75,50 @@ def _cumsum(a, axis=None, dtype=None):
         if over.any():
             r = _sticky_overflow(r, wide, over, 0 if axis is None else axis)
     return r
+
+
+#: float32 scans of at least this many elements run compiled (Numba), when it is
+#: available: the first one imports Numba and loads the kernel
+COMPILED_SCAN_MIN = 16384
+_SCAN_LOADER: list = []
+_SCAN_KERNEL: list = []
+
+
+def set_scan_loader(load) -> None:
+    """``load()`` returns the compiled row-scan kernel
+    (:func:`srcjax.backends.numba_cpu.scans.rows_f32`) or None; set by
+    :mod:`srcjax.backends` (a higher layer), called at the first large float32 scan."""
+    _SCAN_LOADER[:] = [load]
+    _SCAN_KERNEL.clear()
+
+
+def _scan_kernel():
+    """The compiled kernel, or None (no loader, no Numba, or a failure to compile:
+    remembered, the NumPy path from then on)."""
+    if not _SCAN_KERNEL:
+        k = None
+        if _SCAN_LOADER:
+            try:
+                k = _SCAN_LOADER[0]()
+            except Exception:  # noqa: BLE001 - a Numba that cannot type or compile it
+                k = None
+        _SCAN_KERNEL.append(k)
+    return _SCAN_KERNEL[0]
+
+
+def _compiled_rows(a, axis):
+    """The float32 running sums of float32 ``a`` along ``axis`` (None: flattened)
+    by the compiled kernel, where the scanned axis is the last (rows in memory);
+    None where it is not or there is no kernel."""
+    if axis is not None and axis not in (-1, a.ndim - 1):
+        return None
+    k = _scan_kernel()
+    if k is None:
+        return None
+    flat = np.ascontiguousarray(a).reshape(-1, a.shape[-1] if axis is not None else a.size)
+    out = np.empty(flat.shape, np.float32)
+    k(flat, out)
+    return out.reshape(a.shape if axis is not None else (a.size,))
 
 
 #: :func:`_short_scan` is used where the other axes hold at least this many
