@@ -29,6 +29,7 @@ import gast
 import numpy as np
 
 from ...frontend.normalize.common import _BINOPS as _PY_OPS
+from .tapes import is_pop, is_push, relist_source, value_loads
 
 __all__ = ["Refuse", "plan", "MAX_ELEMENTS"]
 
@@ -112,12 +113,15 @@ def _as_subscript(node: Any) -> Any:
     and refuses the rest, so the NumPy loop keeps JAX's clamping for them."""
     if (
         isinstance(node, gast.Call)
-        and len(node.args) == 2
         and not node.keywords
         and isinstance(node.func, gast.Attribute)
-        and node.func.attr == "getitem"
         and isinstance(node.func.value, gast.Name)
         and node.func.value.id == "ad"
+        and (
+            (node.func.attr == "getitem" and len(node.args) == 2)
+            # a container cotangent's item (``like`` fills a hole: a kernel has none)
+            or (node.func.attr == "part" and len(node.args) in (2, 3))
+        )
     ):
         return gast.Subscript(value=node.args[0], slice=node.args[1], ctx=gast.Load())
     return node
@@ -140,11 +144,20 @@ def _leaves(prefix: str, t: Any, access: str) -> List[Tuple[str, Any, str]]:
 class _Kernel:
     """Translates one loop into kernel source."""
 
-    def __init__(self, x64: bool) -> None:
+    def __init__(self, x64: bool, tape: Any = None, role: str = "") -> None:
         self.x64 = x64
         self.trees: Dict[str, Any] = {}
         self.counters: Set[str] = set()
         self.lines: List[str] = []
+        #: grad's tape as stacks (:mod:`.tapes`): the pair's tape, "push" or "pop"
+        self.tape = tape
+        self.role = role
+        self.loop: Any = None
+        self.popped = 0
+        self.avals: Dict[str, Any] = {}
+        self.dead_lists: Set[str] = set()
+        #: range bounds of unknown abstract value (int64 arguments)
+        self.bounds: Set[str] = set()
 
     def note(self, name: str, aval: Any) -> None:
         t = tree(aval, self.x64)
@@ -223,6 +236,8 @@ class _Kernel:
     def atom(self, node: Any, dt: str, idx: Tuple[int, ...]) -> str:
         """Element ``idx`` (of the statement's result shape; broadcast) of an
         operand, converted to ``dt``."""
+        if isinstance(_as_subscript(node), (gast.BinOp, gast.UnaryOp, gast.Call)):
+            return self.subexpr(node, dt, idx)
         r = self.ref(node)
         if r[0] == "const":
             v = r[1]
@@ -236,6 +251,21 @@ class _Kernel:
         full = r[2] + tuple(0 if d == 1 else i for i, d in zip(tail, shape))
         name = _el(r[1], full)
         return name if self.dtype_of(r) == dt else f"{_conv(dt)}({name})"
+
+    def subexpr(self, node: Any, dt: str, idx: Tuple[int, ...]) -> str:
+        """A nested operation (``a + dt * b``: generated adjoint code is not all
+        ANF), computed and rounded in ``dt``: only where that is the dtype NumPy
+        computes it in (float operands of ``dt`` or weak ones, float constants)."""
+        if dt not in ("float32", "float64"):
+            raise Refuse("a nested operation on integers")
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.trees:
+                t = self.trees[n.id]
+                if t[0] != "a" or not (t[1] == dt or t[3]):
+                    raise Refuse(f"a nested operation on {n.id}")
+            elif isinstance(n, gast.Compare):
+                raise Refuse("a nested comparison")
+        return f"{_conv(dt)}({self.expr(node, dt, idx)})"
 
     def operand_dtype(self, nodes: List[Any]) -> str:
         """JAX's promoted dtype of comparison operands (constants are weak)."""
@@ -286,6 +316,13 @@ class _Kernel:
                     f"({self.atom(a, dt, idx)} if {self.atom(c, 'bool', idx)}"
                     f" else {self.atom(b, dt, idx)})"
                 )
+            if fname == "ad.index_adjoint" and len(value.args) == 3:
+                return self.index_adjoint(value.args, dt, idx)
+            if fname == "ad.unstack_like" and len(value.args) == 3:
+                # ``like`` one array: ``g`` with ``axis`` in front (axis 0: ``g``)
+                if not (isinstance(value.args[1], gast.Constant) and value.args[1].value == 0):
+                    raise Refuse("ad.unstack_like along another axis")
+                return self.atom(value.args[0], dt, idx)
             if fname in _REDUCE and len(value.args) == 1 and idx == ():
                 return self.reduce(fname, value.args[0], dt)
             target = _CALLS.get(fname)
@@ -295,6 +332,33 @@ class _Kernel:
                 raise Refuse(f"{fname} of {dt}")
             return f"{target}({', '.join(self.atom(a, dt, idx) for a in value.args)})"
         raise Refuse(f"expression {gast.unparse(value).strip()[:40]}")
+
+    def index_adjoint(self, args: List[Any], dt: str, idx: Tuple[int, ...]) -> str:
+        """Element ``idx`` of ``ad.index_adjoint(ct, x, i)``: zeros like ``x``
+        with ``ct`` at the constant index ``i`` (a zero is added as NumPy adds it)."""
+        ct, x, ix = args
+        r = self.ref(x)
+        if r[0] != "arr":
+            raise Refuse("ad.index_adjoint of no array")
+        shape = self.shape(r)
+        items = ix.elts if isinstance(ix, gast.Tuple) else [ix]
+        pos = []
+        for it in items:
+            v = it.value if isinstance(it, gast.Constant) else None
+            if isinstance(it, gast.UnaryOp) and isinstance(it.op, gast.USub):
+                v = -it.operand.value if isinstance(it.operand, gast.Constant) else None
+            if type(v) is not int or len(pos) >= len(shape):
+                raise Refuse("ad.index_adjoint of no constant index")
+            d = shape[len(pos)]
+            v = v + d if v < 0 else v
+            if not 0 <= v < d:
+                raise Refuse("ad.index_adjoint out of bounds")
+            pos.append(v)
+        if len(idx) != len(shape):
+            raise Refuse("ad.index_adjoint's shape")
+        if tuple(idx[: len(pos)]) != tuple(pos):
+            return f"{_conv(dt)}(0)"
+        return self.atom(ct, dt, idx[len(pos) :])
 
     def stack(self, call: Any, dt: str, idx: Tuple[int, ...]) -> str:
         """Element ``idx`` of ``jnp.stack(t, axis=k)`` of a tuple or list ``t``
@@ -380,6 +444,14 @@ class _Kernel:
                 for k, e in enumerate(value.elts):
                     self.assign(pad, f"{target}__t{k}", e)
                 return
+            if (
+                isinstance(value, gast.Call)
+                and gast.unparse(value.func).strip() == "ad.unstack_like"
+                and len(value.args) == 3
+                and not value.keywords
+            ):
+                self.unstack(pad, target, value.args[0], value.args[1])
+                return
             r = self.ref(value)
             if r[0] != "tup" or self.trees[r[1]] != t:
                 raise Refuse("a tuple of another type")
@@ -391,12 +463,85 @@ class _Kernel:
         for i in itertools.product(*map(range, shape)):
             self.emit(f"{pad}{_el(target, i)} = {_conv(dt)}({self.expr(value, dt, i)})")
 
+    def unstack(self, pad: str, target: str, g: Any, axis: Any) -> None:
+        """``target = ad.unstack_like(g, axis, like)`` of a tuple ``like``: the
+        slices of ``g`` along ``axis``."""
+        kids = self.trees[target][1]
+        if not (isinstance(axis, gast.Constant) and type(axis.value) is int):
+            raise Refuse("ad.unstack_like along no constant axis")
+        for k, kid in enumerate(kids):
+            if kid[0] != "a":
+                raise Refuse("ad.unstack_like into containers")
+            ax = axis.value + len(kid[2]) + 1 if axis.value < 0 else axis.value
+            if not 0 <= ax <= len(kid[2]):
+                raise Refuse("ad.unstack_like's axis")
+            leaf = f"{target}__t{k}"
+            for i in itertools.product(*map(range, kid[2])):
+                at = i[:ax] + (k,) + i[ax:]
+                self.emit(f"{pad}{_el(leaf, i)} = {_conv(kid[1])}({self.atom(g, kid[1], at)})")
+
+    def tape_row(self, pad: str) -> None:
+        """A trip's row on the tape's stacks: reserved (push; grown when full)
+        or found (pop; refused when the stacks are empty, as list.pop)."""
+        widths = self.tape.widths
+        if self.role == "push":
+            for dt in self.tape.dtypes():
+                w = widths[dt]
+                self.emit(f"{pad}b_{dt} = n__trips * {w}")
+                self.emit(f"{pad}if b_{dt} + {w} > s_{dt}.shape[0]:")
+                self.emit(f"{pad}    g_{dt} = np.empty(2 * s_{dt}.shape[0] + {w}, {_conv(dt)})")
+                self.emit(f"{pad}    g_{dt}[:b_{dt}] = s_{dt}[:b_{dt}]")
+                self.emit(f"{pad}    s_{dt} = g_{dt}")
+            self.emit(f"{pad}n__trips += 1")
+        else:
+            self.emit(f"{pad}n__trips -= 1")
+            self.emit(f"{pad}if n__trips < 0:")
+            self.emit(f"{pad}    raise IndexError('pop from empty list')")
+            for dt in self.tape.dtypes():
+                self.emit(f"{pad}b_{dt} = n__trips * {widths[dt]}")
+
+    def push(self, pad: str, name: str) -> None:
+        site = self.tape.sites[self.popped]
+        self.popped += 1
+        if site.name != name:
+            raise Refuse("the tape's pushes changed")
+        if site.kind != "store":
+            return
+        slots = iter(site.slots)
+        for leaf, lt, _ in _leaves(name, self.trees[name], name):
+            for i in itertools.product(*map(range, lt[2])):
+                dt, off = next(slots)
+                self.emit(f"{pad}s_{dt}[b_{dt} + {off}] = {_el(leaf, i)}")
+
+    def pop(self, pad: str, name: str) -> None:
+        sites = self.tape.sites
+        site = sites[len(sites) - 1 - self.popped]
+        self.popped += 1
+        if site.target != name:
+            raise Refuse("the tape's pops changed")
+        if not _same(site.tree, self.trees[name]):
+            raise Refuse(f"{name} is popped as another type")
+        if site.kind == "const":
+            self.assign(pad, name, gast.Constant(value=site.value, kind=None))
+        elif site.kind == "store":
+            slots = iter(site.slots)
+            for leaf, lt, _ in _leaves(name, self.trees[name], name):
+                for i in itertools.product(*map(range, lt[2])):
+                    dt, off = next(slots)
+                    self.emit(f"{pad}{_el(leaf, i)} = s_{dt}[b_{dt} + {off}]")
+
     def block(self, stmts: List[Any], indent: int) -> None:
         pad = "    " * indent
         if not stmts:
             self.emit(pad + "pass")
+        if self.tape is not None and stmts is getattr(self.loop, "body", None):
+            self.tape_row(pad)
         for s in stmts:
-            if isinstance(s, gast.Assign):
+            if self.tape is not None and self.role == "push" and is_push(s, self.tape.name):
+                self.push(pad, is_push(s, self.tape.name))
+            elif self.tape is not None and self.role == "pop" and is_pop(s, self.tape.name):
+                self.pop(pad, is_pop(s, self.tape.name))
+            elif isinstance(s, gast.Assign):
                 if len(s.targets) != 1 or not isinstance(s.targets[0], gast.Name):
                     raise Refuse("assignment target")
                 self.assign(pad, s.targets[0].id, s.value)
@@ -412,6 +557,8 @@ class _Kernel:
             elif isinstance(s, gast.For) and not s.orelse:
                 self.emit(f"{pad}for {self.for_head(s)}:")
                 self.block(s.body, indent + 1)
+            elif _append_to(s) in self.dead_lists:
+                pass  # (a list nothing reads: scan's per-step outputs of None)
             elif isinstance(s, gast.Pass):
                 self.emit(pad + "pass")
             else:
@@ -419,6 +566,20 @@ class _Kernel:
 
     def for_head(self, s: Any) -> str:
         it = s.iter
+        if (
+            isinstance(it, gast.Call)
+            and gast.unparse(it.func).strip() == "reversed"
+            and len(it.args) == 1
+            and not it.keywords
+            and isinstance(it.args[0], gast.Call)
+            and gast.unparse(it.args[0].func).strip() == "range"
+            and 1 <= len(it.args[0].args) <= 2
+            and not it.args[0].keywords
+            and isinstance(s.target, gast.Name)
+        ):
+            a = [self.range_arg(x) for x in it.args[0].args]
+            lo, hi = ("0", a[0]) if len(a) == 1 else (a[0], a[1])
+            return f"{s.target.id} in range({hi} - 1, {lo} - 1, -1)"
         if not (
             isinstance(s.target, gast.Name)
             and isinstance(it, gast.Call)
@@ -432,6 +593,9 @@ class _Kernel:
 
 def _collect(loop: Any, kernel: _Kernel) -> None:
     """The types of every name the loop reads or writes, from jit's avals."""
+    skip = {"jnp", "ad"}  # namespaces of the calls the kernel knows
+    if kernel.tape is not None:
+        skip.add(kernel.tape.name)
     for n in gast.walk(loop):
         if isinstance(n, gast.For):
             if isinstance(n.target, gast.Name):
@@ -440,7 +604,7 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
         avals_in = getattr(n, "sj_avals_in", None)
         if avals_in:
             for name, av in avals_in.items():
-                if name in ("jnp", "ad"):  # namespaces of the calls the kernel knows
+                if name in skip:
                     continue
                 if av is None:
                     raise Refuse(f"{name} has no abstract value")
@@ -450,6 +614,50 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
             if av is None:
                 raise Refuse(f"{n.targets[0].id} has no abstract value")
             kernel.note(n.targets[0].id, av)
+            kernel.avals[n.targets[0].id] = av
+    for n in gast.walk(loop):
+        # a range bound jit knows no abstract value of (a function's int
+        # argument, ``ad.scan_length``'s count): an int64 argument; anything
+        # else fails the call, and the loop runs in NumPy
+        if isinstance(n, gast.Call) and gast.unparse(n.func).strip() == "range":
+            for a in n.args:
+                if isinstance(a, gast.Name) and a.id not in kernel.trees:
+                    kernel.trees[a.id] = ("a", "int64", (), True)
+                    kernel.bounds.add(a.id)
+
+
+def _append_to(s: Any) -> Any:
+    """``lst`` of the statement ``lst.append(v)``, else None."""
+    if (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.value.func, gast.Attribute)
+        and s.value.func.attr == "append"
+        and isinstance(s.value.func.value, gast.Name)
+        and len(s.value.args) == 1
+    ):
+        return s.value.func.value.id
+    return None
+
+
+def _dead_lists(fdef: Any) -> Set[str]:
+    """Lists the function only builds: bound to ``[]`` and otherwise only the
+    receiver of ``.append(v)`` (scan's per-step outputs when the body returns
+    None for them); appending to them changes nothing anyone reads."""
+    receivers, others = set(), set()
+    for n in gast.walk(fdef):
+        lst = _append_to(n)
+        if lst is not None:
+            receivers.add(id(n.value.func.value))
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.List) and not n.value.elts:
+            for t in n.targets:
+                receivers.add(id(t))
+    out = set()
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name):
+            (out if id(n) in receivers else others).add(n.id)
+    return out - others
 
 
 def _names(stmts: List[Any], ctx: type) -> Set[str]:
@@ -483,9 +691,10 @@ def _numba_type(t: Any) -> Any:
     return dt
 
 
-def _box(outputs: List[str], trees: Dict[str, Any]) -> List[str]:
+def _box(outputs: List[str], trees: Dict[str, Any], opaque: bool = False) -> List[str]:
     """``box(r)``: the kernel's results with strong scalars as NumPy scalars of
-    their dtype (Numba returns Python floats/ints); [] when nothing needs it."""
+    their dtype (Numba returns Python floats/ints); [] when nothing needs it.
+    ``opaque``: one more result (a tape's stacks) passed as it is."""
     exprs, need = [], False
     for k, o in enumerate(outputs):
 
@@ -500,29 +709,108 @@ def _box(outputs: List[str], trees: Dict[str, Any]) -> List[str]:
             return acc
 
         exprs.append(walk(trees[o], f"r[{k}]"))
+    if opaque:
+        exprs.append(f"r[{len(outputs)}]")
     if not need:
         return []
     return ["", "", "def box(r):", f"    return ({', '.join(exprs)},)"]
 
 
-def plan(fdef: Any, loop: Any, outside: List[Any], x64: bool) -> Tuple[str, list, list]:
+def _none_at_entry(before: List[Any]) -> Set[str]:
+    """The names that may be None when a loop after the top-level statements
+    ``before`` starts: bound to None (grad's forward declarations, releases)
+    and not bound again by a later top-level assignment."""
+    state: Dict[str, bool] = {}
+    for st in before:
+        if (
+            isinstance(st, gast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], gast.Name)
+        ):
+            v = st.value
+            state[st.targets[0].id] = isinstance(v, gast.Constant) and v.value is None
+            continue
+        for a in gast.walk(st):
+            if (
+                isinstance(a, gast.Assign)
+                and isinstance(a.value, gast.Constant)
+                and a.value.value is None
+            ):
+                for t in a.targets:
+                    if isinstance(t, gast.Name):
+                        state[t.id] = True
+    return {n for n, none in state.items() if none}
+
+
+def _live_in(loop: Any) -> Set[str]:
+    """The names a trip may read before it sets them (a top-level assignment
+    sets a name for the rest of the trip; the test and the iterable too)."""
+    head = loop.test if isinstance(loop, gast.While) else loop.iter
+    live = value_loads(gast.Expr(value=head))
+    stored: Set[str] = set()
+    if isinstance(loop, gast.For) and isinstance(loop.target, gast.Name):
+        stored.add(loop.target.id)
+    for s in loop.body:
+        live |= value_loads(s) - stored
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            stored.add(s.targets[0].id)
+    if isinstance(loop, gast.While):
+        live |= value_loads(gast.Expr(value=loop.test))
+    return live
+
+
+def _pushed_first(loop: Any, tape: str, names: Set[str]) -> Set[str]:
+    """Those of ``names`` the loop reads before it first sets them (at its top
+    level) only as ``tape.append(name)``: grad's pushes of a forward
+    declaration's ``None`` in the first trip."""
+    ok, bad, stored = set(), set(), set()
+    for s in loop.body:
+        pushed = is_push(s, tape)
+        if pushed is not None:
+            if pushed not in stored:
+                ok.add(pushed)
+            continue
+        bad |= (value_loads(s) & names) - stored
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            stored.add(s.targets[0].id)
+    return (ok - bad) & names
+
+
+def plan(
+    fdef: Any,
+    loop: Any,
+    outside: List[Any],
+    x64: bool,
+    after: Any = None,
+    tape: Any = None,
+    role: str = "",
+) -> Tuple[str, list, list]:
     """``(kernel source, [(input, numba type spec)], outputs)`` of ``loop``;
-    raises :class:`Refuse`."""
-    k = _Kernel(x64)
+    raises :class:`Refuse`. ``after``: the statements after the loop (the
+    outputs are the names it sets that they read; default ``outside``).
+    ``tape``/``role``: the loop is the forward (``"push"``) or the reverse
+    (``"pop"``) loop of a pair sharing ``tape`` (:mod:`.tapes`): the forward
+    kernel returns the tape's stacks last, the reverse one reads them from its
+    last input ``nbtape``."""
+    k = _Kernel(x64, tape, role)
+    k.loop = loop
+    k.dead_lists = _dead_lists(fdef)
     _collect(loop, k)
-    loaded = _names([loop], gast.Load)
-    stored = _names([loop], gast.Store)
+    own = ({tape.name} if tape is not None else set()) | k.dead_lists
+    loaded = _live_in(loop) - own
+    stored = _names([loop], gast.Store) - own
     defined = {a.id for a in fdef.args.args} | _names(outside, gast.Store)
-    inputs = sorted(n for n in loaded | stored if n in defined)
-    read_outside = _names(outside, gast.Load)
+    read_outside = _names(outside if after is None else after, gast.Load)
     outputs = sorted(n for n in stored if n in read_outside)
-    if any(o not in inputs for o in outputs):
+    inputs = sorted((loaded & defined) | set(outputs))
+    if any(o not in defined for o in outputs):
         raise Refuse("a value first set inside the loop is read after it")
     for n in inputs + outputs:
         if n not in k.trees:
             raise Refuse(f"{n} has no known dtype")
     # every binding of an input outside the loop must have its type
     # (a forward declaration `x = None` of generated code does not)
+    maybe_none = _none_at_entry(outside if after is None else outside[: len(outside) - len(after)])
     for st in outside:
         for a in gast.walk(st):
             if (
@@ -533,8 +821,10 @@ def plan(fdef: Any, loop: Any, outside: List[Any], x64: bool) -> Tuple[str, list
             ):
                 name = a.targets[0].id
                 if isinstance(a.value, gast.Constant) and a.value.value is None:
-                    raise Refuse(f"{name} may be None")
-                if not _same(tree(getattr(a, "sj_aval", None), x64), k.trees[name]):
+                    pass  # (a forward declaration or a release: _none_at_entry)
+                elif name in k.bounds:
+                    pass  # (its type is checked by the kernel's call)
+                elif not _same(tree(getattr(a, "sj_aval", None), x64), k.trees[name]):
                     raise Refuse(f"{name} changes type")
             elif isinstance(a, (gast.For, gast.AugAssign)) or (
                 isinstance(a, gast.Assign) and not all(isinstance(t, gast.Name) for t in a.targets)
@@ -542,13 +832,49 @@ def plan(fdef: Any, loop: Any, outside: List[Any], x64: bool) -> Tuple[str, list
                 bound = _names([a], gast.Store) if not isinstance(a, gast.For) else set()
                 if bound & set(inputs):
                     raise Refuse("an input bound by unpacking")
+    zeros: Set[str] = set()
+    maybe_none &= set(inputs)
+    if role == "push":
+        # pushed as zeros in the first trip (the NumPy loop pushes None there)
+        zeros = _pushed_first(loop, tape.name, maybe_none)
+        for site in tape.sites:
+            site.maybe_none = site.name in zeros
+            if site.kind == "const" and not site.maybe_none:
+                site.kind = "store"
+            site.aval = k.avals.get(site.name)
+            if site.aval is None or site.name not in k.trees:
+                raise Refuse(f"{site.name} has no abstract value")
+        tape.layout(k.trees, _leaves)
+    elif role == "pop":
+        for site in tape.sites:
+            if site.maybe_none and site.target in outputs:
+                raise Refuse(f"{site.target} may be None after the loop")
+        maybe_none = set()  # (the generated code calls the kernel only without None)
+    if maybe_none - zeros:
+        raise Refuse(f"{sorted(maybe_none - zeros)[0]} may be None")
+    args = [n for n in inputs if n not in zeros]
     k.block([loop], 1)
     head = []
     for n in inputs:
         for leaf, (_, dt, shape, _), acc in _leaves(n, k.trees[n], n):
             for i in itertools.product(*map(range, shape)):
                 at = f"{acc}[{', '.join(map(str, i))}]" if i else acc
-                head.append(f"    {_el(leaf, i)} = {_conv(dt)}({at})")
+                at = f"{_conv(dt)}(0)" if n in zeros else f"{_conv(dt)}({at})"
+                head.append(f"    {_el(leaf, i)} = {at}")
+    if role == "push":
+        head.append("    n__trips = 0")
+        cap = "16"
+        if isinstance(loop, gast.For):
+            it = loop.iter
+            if not (isinstance(it, gast.Call) and gast.unparse(it.func).strip() == "range"):
+                raise Refuse("a tape loop over something else than range")
+            cap = f"max(len(range({', '.join(k.range_arg(a) for a in it.args)})), 1)"
+        for dt in tape.dtypes():
+            head.append(f"    s_{dt} = np.empty({cap} * {tape.widths[dt]}, {_conv(dt)})")
+    elif role == "pop":
+        head.append("    n__trips = nbtape[0]")
+        for j, dt in enumerate(tape.dtypes()):
+            head.append(f"    s_{dt} = nbtape[{j + 1}]")
     tail, rets = [], []
     for n in outputs:
 
@@ -565,14 +891,23 @@ def plan(fdef: Any, loop: Any, outside: List[Any], x64: bool) -> Tuple[str, list
             return f"{prefix}__o"
 
         rets.append(build(n, k.trees[n]))
+    extra: List[str] = []
+    if role == "push":
+        rets.append("(n__trips, " + "".join(f"s_{dt}, " for dt in tape.dtypes()) + ")")
+        extra = relist_source(tape, "t")
     ret = ", ".join(rets) + ("," if len(rets) == 1 else "")
+    params = args + (["nbtape"] if role == "pop" else [])
     src = "\n".join(
-        ["import numpy as np", "", "", f"def kernel({', '.join(inputs)}):"]
+        ["import numpy as np", "", "", f"def kernel({', '.join(params)}):"]
         + head
         + k.lines
         + tail
         + [f"    return ({ret})"]
-        + _box(outputs, k.trees)
+        + _box(outputs, k.trees, opaque=role == "push")
+        + extra
         + [""]
     )
-    return src, [(n, _numba_type(k.trees[n])) for n in inputs], outputs
+    types = [(n, _numba_type(k.trees[n])) for n in args]
+    if role == "pop":
+        types.append(("nbtape", ("tuple", ["int64"] + [("array", dt, 1) for dt in tape.dtypes()])))
+    return src, types, outputs

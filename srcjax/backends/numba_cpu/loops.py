@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ...frontend import nodes as N
+from . import tapes
 from .kernel import Refuse, plan
 
 __all__ = ["lower_loops", "region"]
@@ -48,6 +49,10 @@ class Region:
         self.source = source
         self.python: Any = None
         self.box: Any = None
+        #: a forward kernel's ``relist(tape)`` (the NumPy tape list, :mod:`.tapes`)
+        self.relist: Any = None
+        #: a reverse kernel: an argument None (a forward declaration) runs NumPy
+        self.none_check = False
 
     def __call__(self, *args: Any) -> Any:
         """The kernel's results, or None: then the generated code runs the loop in
@@ -55,6 +60,8 @@ class Region:
         0-d array where a scalar was expected; remembered, never retried)."""
         fn = self.fn
         if fn is None:
+            return None
+        if self.none_check and any(a is None for a in args):
             return None
         try:
             r = fn(*args)
@@ -135,6 +142,8 @@ def _compile(key: str, source: str, sig: Optional[List[Any]]) -> Region:
         reg = Region(key, None, reason, source)
     reg.python = ns.get("kernel")
     reg.box = ns.get("box")
+    reg.relist = ns.get("relist")
+    reg.none_check = bool(ns.get("NONE_CHECK"))
     _REGIONS[key] = reg
     return reg
 
@@ -160,55 +169,128 @@ def region(key: str) -> Region:
     return _compile(key, text, None)
 
 
+def _pairs(fdef: Any, x64: bool) -> Dict[int, Any]:
+    """Forward/reverse loop pairs of grad (:mod:`.tapes`) planned and compiled
+    together: statement index -> ``(role, tape, key, inputs, outputs, partner key)``,
+    or ``("refused", reason)`` for both loops of a pair that keeps NumPy."""
+    body = fdef.body
+    out: Dict[int, Any] = {}
+    for f, r, name in tapes.find_pairs(body):
+        try:
+            sites = tapes.sites(body[f], body[r], name, body[r + 1 :])
+            if isinstance(sites, str):
+                raise Refuse(sites)
+            tape = tapes.Tape(name, sites)
+            plans = []
+            for i, role in ((f, "push"), (r, "pop")):
+                src, inputs, outputs = plan(
+                    fdef, body[i], body[:i] + body[i + 1 :], x64, body[i + 1 :], tape, role
+                )
+                if role == "pop":
+                    src = src.replace(
+                        "import numpy as np\n", "import numpy as np\n\nNONE_CHECK = True\n", 1
+                    )
+                key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
+                reg = _compile(key, src, [t for _, t in inputs])
+                if reg.fn is None:
+                    raise Refuse(f"Numba could not compile the {role} loop: {reg.error}")
+                plans.append((i, role, key, src, inputs, outputs))
+        except Refuse as why:
+            out[f] = out[r] = ("refused", f"{why}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - something this translation does not know
+            out[f] = out[r] = ("refused", f"{type(exc).__name__}: {exc}"[:120])
+            continue
+        (fi, _, fkey, *_), (ri, _, rkey, *_) = plans
+        for i, role, key, src, inputs, outputs in plans:
+            out[i] = (role, name, key, src, inputs, outputs, fkey)
+    return out
+
+
 def lower_loops(fdef: Any, filename: str, x64: bool) -> int:
     """Replace each top-level loop of ``fdef`` that is a region by a call of its
     compiled kernel (comments show the kernel, or why the loop kept NumPy).
     Returns the number of compiled regions."""
     count = 0
     body = fdef.body
+    pairs = _pairs(fdef, x64)
     out: List[Any] = []
     for i, s in enumerate(body):
         if not isinstance(s, (gast.For, gast.While)):
             out.append(s)
             continue
-        outside = body[:i] + body[i + 1 :]
-        try:
-            src, inputs, outputs = plan(fdef, s, outside, x64)
-        except Refuse as why:
-            out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
+        pair = pairs.get(i)
+        if pair is not None and pair[0] == "refused":
+            out.append(
+                _comment(f"Numba: this loop and grad's other loop keep NumPy ({pair[1]})", s)
+            )
             out.append(s)
             continue
-        except Exception:  # noqa: BLE001 - something this translation does not know
-            out.append(s)
-            continue
-        key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
-        reg = _compile(key, src, [t for _, t in inputs])
-        if reg.fn is None:
-            out.append(_comment(f"Numba could not compile this loop ({reg.error}): NumPy", s))
-            out.append(s)
-            continue
+        if pair is not None:
+            role, tape, key, src, inputs, outputs, fkey = pair
+        else:
+            role = ""
+            outside = body[:i] + body[i + 1 :]
+            try:
+                src, inputs, outputs = plan(fdef, s, outside, x64, body[i + 1 :])
+            except Refuse as why:
+                out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
+                out.append(s)
+                continue
+            except Exception:  # noqa: BLE001 - something this translation does not know
+                out.append(s)
+                continue
+            key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
+            reg = _compile(key, src, [t for _, t in inputs])
+            if reg.fn is None:
+                out.append(_comment(f"Numba could not compile this loop ({reg.error}): NumPy", s))
+                out.append(s)
+                continue
         count += 1
-        lines = [f"Numba region {key} (compiled, nogil): this loop, as"]
-        body = [ln for ln in src.splitlines()[3:] if ln.strip()]
-        lines += ["  " + ln for ln in body[:_SHOWN]]
-        if len(body) > _SHOWN:
+        what = {"push": "grad's forward loop", "pop": "grad's reverse loop"}.get(role, "this loop")
+        lines = [f"Numba region {key} (compiled, nogil): {what}, as"]
+        if role:
+            lines[0] = (
+                f"Numba region {key} (compiled, nogil): {what}, its tape {tape} as typed stacks, as"
+            )
+        shown = [ln for ln in src.splitlines()[3:] if ln.strip()]
+        lines += ["  " + ln for ln in shown[:_SHOWN]]
+        if len(shown) > _SHOWN:
             lines.append(
-                f"  ... ({len(body) - _SHOWN} more lines in {key}_{key[7:]}.py, srcjax's cache directory)"
+                f"  ... ({len(shown) - _SHOWN} more lines in {key}_{key[7:]}.py, srcjax's cache directory)"
             )
         out.extend(_comment(ln, s) for ln in lines)
-        args = ", ".join(n for n, _ in inputs)
+        stacks = f"_nbt_{fkey[-8:]}" if role else ""
+        args = ", ".join(stacks if n == "nbtape" else n for n, _ in inputs)
         res = f"_nb_{key[-8:]}"
-        text = f"{res} = _nbr.region({key!r})({args})\nif {res} is None:\n    pass\n"
-        if outputs:
-            targets = ", ".join(outputs) + ("," if len(outputs) == 1 else "")
-            text += f"else:\n    {targets} = {res}\n"
-        call, test = N.parse_stmts(text)
-        test.body = [s]  # (the kernel failed on these arguments: NumPy, as without Numba)
-        for node in (call, test) + tuple(test.orelse):
+        targets = list(outputs)
+        if role == "push":
+            targets.append(stacks)
+            text = (
+                f"{stacks} = None\n{res} = _nbr.region({key!r})({args})\n"
+                f"if {res} is None or not {res}[-1][0]:\n    pass\n"
+            )
+        elif role == "pop":
+            text = (
+                f"{res} = _nbr.region({key!r})({args}) if {stacks} is not None else None\n"
+                f"if {res} is None:\n    if {stacks} is not None:\n"
+                f"        {tape} = _nbr.region({fkey!r}).relist({stacks})\n"
+            )
+        else:
+            text = f"{res} = _nbr.region({key!r})({args})\nif {res} is None:\n    pass\n"
+        if targets:
+            text += f"else:\n    {', '.join(targets)}{',' if len(targets) == 1 else ''} = {res}\n"
+        stmts = N.parse_stmts(text)
+        test = stmts[-1]
+        if role == "pop":
+            test.body.append(s)
+        else:
+            test.body = [s]  # (the kernel failed on these arguments: NumPy, as without Numba)
+        for node in list(stmts) + list(test.orelse):
             gast.copy_location(node, s)
             node.sj_origin = getattr(s, "sj_origin", None)
             node.sj_file = getattr(s, "sj_file", None)
-        out.extend((call, test))
+        out.extend(stmts)
     fdef.body = out
     return count
 

@@ -50,7 +50,7 @@ def _scan_length(xs, length=None):
 
 scan_length = register(
     Primitive("ad.scan_length", _scan_length, kind="internal", differentiable=False)
-).facts(trip_count=True)
+).facts(trip_count=True, static_for_constants=True)
 
 
 def _keys(d):

@@ -126,7 +126,7 @@ class _Interp:
                 last = self.block(s.body, dict(cur))  # final pass: annotations under loop facts
             finally:
                 self.unsure -= not converged
-            if converged and _runs(s):
+            if converged and _runs(s, lambda n: self.aval_of(N.name(n), env)):
                 # a loop that surely runs a trip: after it, a name it assigns
                 # holds what the last trip left (the value before the loop, such
                 # as grad's forward declaration `x = None`, is not merged in)
@@ -695,9 +695,11 @@ def infer_avals(
     return interp.block(fdef.body, dict(params))
 
 
-def _runs(loop: Any) -> bool:
+def _runs(loop: Any, aval_of: Any = None) -> bool:
     """Whether a ``for`` loop surely runs at least one trip: ``range`` (or
-    ``reversed(range)``) of int constants with a positive length."""
+    ``reversed(range)``) of int constants with a positive length (a name
+    whose abstract value ``aval_of`` gives as a static int counts as one:
+    ``ad.scan_length(None, 300)``)."""
     if not isinstance(loop, gast.For):
         return False
     it = loop.iter
@@ -714,11 +716,18 @@ def _runs(loop: Any) -> bool:
         and it.func.id == "range"
         and 1 <= len(it.args) <= 3
         and not it.keywords
-        and all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args)
     ):
         return False
+    bounds = []
+    for a in it.args:
+        if isinstance(a, gast.Name) and aval_of is not None:
+            v = aval_of(a.id)
+            a = gast.Constant(value=v.value, kind=None) if isinstance(v, _Static) else a
+        if not (isinstance(a, gast.Constant) and type(a.value) is int):
+            return False
+        bounds.append(a.value)
     try:
-        return len(range(*[a.value for a in it.args])) > 0
+        return len(range(*bounds)) > 0
     except ValueError:
         return False
 

@@ -1,0 +1,235 @@
+"""grad through a jitted loop with Numba loops on: the forward loop and its
+reverse loop compiled as a pair whose tape is typed stacks
+(backends/numba_cpu/tapes.py).
+
+Oracles: the same jitted gradient with Numba loops off (the NumPy path, bit for
+bit: the kernels compute in float32 as NumPy does, no float64 anywhere), and
+central finite differences of a float64 NumPy RK4 written by hand.
+"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from test_numba_loops import numba_loops  # noqa: E402, F401 - the option on, per test
+
+import srcjax  # noqa: E402
+import srcjax.numpy as jnp  # noqa: E402
+from srcjax import lax  # noqa: E402
+from srcjax.backends.numba_cpu import loops  # noqa: E402
+
+P = np.array([10.0, 28.0, 8.0 / 3.0], np.float32)
+Y0 = np.array([1.0, 1.0, 1.0], np.float32)
+#: steps (one static count: each count is another kernel to compile)
+N = 120
+
+
+def _lorenz(y, p):
+    sigma, rho, beta = p[0], p[1], p[2]
+    return jnp.stack([sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1], y[0] * y[1] - beta * y[2]])
+
+
+def _rk4_step(y, p, dt):
+    k1 = _lorenz(y, p)
+    k2 = _lorenz(y + 0.5 * dt * k1, p)
+    k3 = _lorenz(y + 0.5 * dt * k2, p)
+    k4 = _lorenz(y + dt * k3, p)
+    return y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+def _energy_fori(p, y0, n):
+    y = lax.fori_loop(0, n, lambda i, y: _rk4_step(y, p, 0.001), y0)
+    return jnp.sum(y * y)
+
+
+def _energy_scan(p, y0):
+    def body(y, _):
+        return _rk4_step(y, p, 0.001), None
+
+    y, _ = lax.scan(body, y0, None, length=300)
+    return jnp.sum(y * y)
+
+
+def _energy_while(p, y0, t_end):
+    # the trip count depends on the data: the clock runs at p[0] / 10
+    def cond(c):
+        return c[1] < t_end
+
+    def body(c):
+        y, t = c
+        return _rk4_step(y, p, 0.001), t + 0.001 * p[0] / 10.0
+
+    y, _ = lax.while_loop(cond, body, (y0, jnp.float32(0.0)))
+    return jnp.sum(y * y)
+
+
+def _energy64(p, y0, n=None, t_end=None):
+    """The same RK4 in float64 NumPy, by hand (the finite differences' function)."""
+
+    def f(y):
+        return np.array(
+            [p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1], y[0] * y[1] - p[2] * y[2]]
+        )
+
+    y, dt, t, k = np.array(y0, np.float64), 0.001, 0.0, 0
+    while (k < n) if n is not None else (t < t_end):
+        k1 = f(y)
+        k2 = f(y + 0.5 * dt * k1)
+        k3 = f(y + 0.5 * dt * k2)
+        k4 = f(y + dt * k3)
+        y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        t, k = t + 0.001 * p[0] / 10.0, k + 1
+    return float(np.sum(y * y))
+
+
+def _fd(fun, p, eps=1e-5):
+    p = np.array(p, np.float64)
+    out = []
+    for i in range(3):
+        d = np.zeros(3)
+        d[i] = eps
+        out.append((fun(p + d) - fun(p - d)) / (2 * eps))
+    return np.array(out)
+
+
+def _numpy_path(fn, *args, **jit_kw):
+    srcjax.config.update("numba_loops", False)
+    try:
+        return np.asarray(srcjax.jit(srcjax.grad(fn), **jit_kw)(*args))
+    finally:
+        srcjax.config.update("numba_loops", True)
+
+
+def _bits(x):
+    x = np.asarray(x)
+    assert x.dtype == np.float32
+    return x.view(np.uint32)
+
+
+def test_grad_through_fori_rk4_compiles_both_loops_and_matches_numpy_bit_for_bit():
+    f = srcjax.jit(srcjax.grad(_energy_fori), static_argnums=2)
+    g = f(P, Y0, N)
+    src = srcjax.source(f, P, Y0, N)
+    assert "grad's forward loop, its tape tape as typed stacks" in src
+    assert "grad's reverse loop, its tape tape as typed stacks" in src
+    assert src.count("(compiled, nogil)") == 2
+    ref = _numpy_path(_energy_fori, P, Y0, N, static_argnums=2)
+    np.testing.assert_array_equal(_bits(g), _bits(ref))
+    fd = _fd(lambda q: _energy64(q, Y0, n=N), P)
+    np.testing.assert_allclose(g, fd, rtol=2e-3)
+
+
+def test_the_tape_stacks_are_float32_only():
+    f = srcjax.jit(srcjax.grad(_energy_fori), static_argnums=2)
+    f(P, Y0, N)
+    src = srcjax.source(f, P, Y0, N)
+    fwd = [r for r in loops._REGIONS.values() if r.relist is not None and r.key in src]
+    assert fwd and all("float64" not in r.source for r in fwd)
+    assert all("s_float32 = np.empty(" in r.source for r in fwd)
+
+
+def test_zero_trips_match_numpy():
+    for n in (0,):
+        f = srcjax.jit(srcjax.grad(_energy_fori), static_argnums=2)
+        ref = _numpy_path(_energy_fori, P, Y0, n, static_argnums=2)
+        np.testing.assert_array_equal(_bits(f(P, Y0, n)), _bits(ref))
+
+
+def test_a_reverse_kernel_that_fails_runs_numpy_on_the_rebuilt_tape(monkeypatch):
+    f = srcjax.jit(srcjax.grad(_energy_fori), static_argnums=2)
+    f(P, Y0, N)
+    src = srcjax.source(f, P, Y0, N)
+    rev = [r for r in loops._REGIONS.values() if r.none_check and r.key in src]
+    assert len(rev) == 1
+    calls = []
+
+    def boom(*args):
+        calls.append(len(args))
+        raise ValueError("a kernel that fails on its arguments")
+
+    monkeypatch.setattr(rev[0], "fn", boom)
+    g = f(P, Y0, N)
+    assert calls and rev[0].fn is None  # remembered: NumPy from now on
+    ref = _numpy_path(_energy_fori, P, Y0, N, static_argnums=2)
+    np.testing.assert_array_equal(_bits(g), _bits(ref))
+    np.testing.assert_array_equal(_bits(f(P, Y0, N)), _bits(ref))
+
+
+def test_relist_rebuilds_the_list_the_numpy_forward_loop_builds(monkeypatch):
+    f = srcjax.jit(srcjax.grad(_energy_fori), static_argnums=2)
+    f(P, Y0, N)
+    src = srcjax.source(f, P, Y0, N)
+    (fwd,) = [r for r in loops._REGIONS.values() if r.relist is not None and r.key in src]
+    seen = []
+    kernel = fwd.fn
+
+    def record(*args):
+        seen.append(kernel(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(fwd, "fn", record)
+    f(P, Y0, N)
+    stacks = seen[-1][-1]
+    rebuilt = fwd.relist(stacks)
+    assert stacks[0] == N and len(rebuilt) % N == 0
+    per = len(rebuilt) // N
+    first, second, third = rebuilt[:per], rebuilt[per : 2 * per], rebuilt[2 * per : 3 * per]
+    # forward declarations are pushed as None in the first trip only; the
+    # literal dt = 0.001 comes back as the Python float it is
+    nones = [sum(x is None for x in trip) for trip in (first, second, third)]
+    assert nones[0] > nones[1] == nones[2]
+    floats = [x for x in second if type(x) is float]
+    assert 0.001 in floats
+    assert any(isinstance(x, np.ndarray) and x.dtype == np.float32 for x in second)
+    assert any(isinstance(x, list) and len(x) == 3 for x in second)  # jnp.stack's list display
+    # a trip pushes what the trip before computed: trip 3 pushes `sub = y[1] - y[0]`
+    # of the state entering trip 2 (y0 advanced once)
+    y1 = _rk4_by_hand(Y0, 1)
+    assert any(type(x) is np.float32 and x == y1[1] - y1[0] for x in third)
+    assert not any(type(x) is np.float32 and x == y1[1] - y1[0] for x in second)
+
+
+def _rk4_by_hand(y, n):
+    """RK4 in float32 NumPy, operation for operation as the jitted code."""
+    p, dt = P, np.float32(0.001)
+
+    def f(y):
+        return np.array(
+            [p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1], y[0] * y[1] - p[2] * y[2]],
+            np.float32,
+        )
+
+    for _ in range(n):
+        k1 = f(y)
+        k2 = f(y + np.float32(0.0005) * k1)
+        k3 = f(y + np.float32(0.0005) * k2)
+        k4 = f(y + dt * k3)
+        y = y + np.float32(0.001 / 6.0) * (((k1 + 2.0 * k2) + 2.0 * k3) + k4)
+    return y
+
+
+def test_grad_through_scan_rk4_compiles_and_matches_numpy_and_finite_differences():
+    f = srcjax.jit(srcjax.grad(_energy_scan))
+    g = f(P, Y0)
+    # (scan's constant length makes the reverse loop's carry typed: jit's
+    # inference knows the loop runs)
+    assert srcjax.source(f, P, Y0).count("(compiled, nogil)") == 2
+    ref = _numpy_path(_energy_scan, P, Y0)
+    np.testing.assert_array_equal(_bits(g), _bits(ref))
+    fd = _fd(lambda q: _energy64(q, Y0, n=300), P)
+    np.testing.assert_allclose(g, fd, rtol=2e-3)
+
+
+def test_grad_through_a_while_loop_with_a_data_dependent_trip_count():
+    t_end = np.float32(0.05)
+    g = srcjax.jit(srcjax.grad(_energy_while))(P, Y0, t_end)
+    ref = _numpy_path(_energy_while, P, Y0, t_end)
+    np.testing.assert_array_equal(_bits(g), _bits(ref))
+    # the trip count moves with p[0] in finite differences: hold it at this p's
+    # float32 count (the derivative is of the function at a fixed count)
+    k, t = 0, np.float32(0.0)
+    while t < t_end:
+        t, k = np.float32(t + np.float32(0.001) * P[0] / np.float32(10.0)), k + 1
+    fd = _fd(lambda q: _energy64(q, Y0, n=k), P)
+    np.testing.assert_allclose(g, fd, rtol=2e-3)
