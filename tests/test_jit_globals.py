@@ -165,3 +165,41 @@ def test_scan_carry_shaped_by_a_global_under_jit_value_and_grad(monkeypatch):
             np.testing.assert_allclose(np.asarray(grads["b"])[i], fd, rtol=1e-3, atol=1e-6)
         text = srcjax.source(step, params, xs, ys)
         assert f"(2, {hidden})" in text and "HIDDEN" not in text
+
+
+def test_the_scan_rnn_gradient_is_fully_typed_under_jit():
+    # with the carry's shape known, jit follows the scan's stacked outputs (a list
+    # grown once per trip of a loop of known length) into the reverse loop: its
+    # ad.unbroadcast helpers have nothing to do and are gone
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    ys = rng.standard_normal((5, 2, 1)).astype(np.float32)
+    params = _rnn_params(rng, HIDDEN)
+    step = srcjax.jit(srcjax.value_and_grad(_rnn_loss))
+    value, grads = step(params, xs, ys)
+    np.testing.assert_allclose(float(value), _rnn_loss_np(params, xs, ys), rtol=1e-5)
+    text = srcjax.source(step, params, xs, ys)
+    assert "range(5)" in text and "scan_length" not in text
+    assert "ad.unbroadcast(" not in text.split("reversed(range(5))")[1].split("\n    range_")[0]
+
+
+def _grown_then_read(x):
+    out = []
+    out.append(x)
+    out.append(x * 2.0)
+    total = x * 0.0
+    for v in out:  # (a list grown in straight-line code: its length is not guessed)
+        total = total + v
+    rows = []
+    for i in range(3):
+        if i > 0:  # (appended on some trips only: not a list of 3)
+            rows.append(total * i)
+    return jnp.stack(rows), len(rows)
+
+
+def test_lists_grown_outside_a_known_loop_keep_their_run_time_length():
+    x = np.array([1.0, 2.0], np.float32)
+    got, n = srcjax.jit(_grown_then_read)(x)
+    want = np.stack([3 * x * 1, 3 * x * 2])
+    np.testing.assert_allclose(np.asarray(got), want)
+    assert int(n) == 2

@@ -45,7 +45,11 @@ def _own_dtype(r, own):
 def _matmul_left(g, a, b):
     """Cotangent of ``a`` in ``matmul(a, b)`` for output cotangent ``g``."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim:
-        # (the common case: (m, n) @ (n, k) is a's shape)
+        # (the common case: (m, n) @ (n, k) is a's shape). np.dot, not matmul, of
+        # 2-D operands: the same BLAS product, but matmul is 1.1-3x slower on a
+        # transposed view of a small matrix (3x for an outer product, k = 1)
+        if type(g) is np.ndarray and g.ndim == 2 and g.dtype.char in "fd" and b.dtype.char in "fd":
+            return _own_dtype(np.dot(g, b.T), a)
         return _own_dtype(np.matmul(g, b.T), a)
     an, bn = np.ndim(a), np.ndim(b)
     if bn == 1:

@@ -133,7 +133,9 @@ class _Interp:
                 after = dict(cur)
                 for k in names:
                     after[k] = last.get(k)
-                return after
+                cur = after
+            if converged and not self.unsure and isinstance(s, gast.For):
+                cur = self._grown_lists(s, env, last, cur)
             return cur
         if _is_carry_check(s):
             # the carries it compares, for drop_carry_checks
@@ -168,6 +170,83 @@ class _Interp:
         for k in _assigned(s):
             env[k] = None
         return env
+
+    def _grown_lists(self, s: Any, before: Dict[str, Any], last: Dict[str, Any], out) -> Any:
+        """After a ``for`` loop of a trip count known now whose facts converged:
+        each list the body appends one value to on every trip (``ys.append(y)``
+        at the top of the body, the list read nowhere else in it) holds the
+        items it held before and one more per trip, each of the appended value's
+        abstract value (a scan's stacked outputs: ``ad.tree_stack(ys)`` then has
+        a shape). ``out`` updated; unchanged when nothing applies."""
+        n = self.trip_count(s.iter, before)
+        if n is None or n > _MAX_GROWN:
+            return out
+        found: Dict[str, Any] = {}
+        loads: Dict[str, int] = {}
+        for node in gast.walk(gast.Module(body=s.body, type_ignores=[])):
+            if isinstance(node, gast.Name):
+                loads[node.id] = loads.get(node.id, 0) + 1
+        for i, st in enumerate(s.body):
+            if not isinstance(st, gast.Expr):
+                continue
+            name = _tape_list(st.value, "append", 1)
+            item = st.value.args[0] if name is not None else None
+            if name is None or not isinstance(item, gast.Name):
+                continue
+            if name in found or loads.get(name) != 1 or name in N.assigned_names(s.body):
+                found[name] = None  # (appended twice, or read in the loop)
+                continue
+            if item.id in N.assigned_names(s.body[i + 1 :]):
+                found[name] = None  # (the value at the append is not the last one)
+                continue
+            held = before.get(name)
+            a = last.get(item.id)
+            ok = type(held) is list and all(isinstance(x, Aval) for x in held)
+            found[name] = held + [a] * n if ok and isinstance(a, Aval) else None
+        if not any(v is not None for v in found.values()):
+            return out
+        out = dict(out)
+        for name, v in found.items():
+            if v is not None:
+                out[name] = v
+        return out
+
+    def trip_count(self, it: Any, env: Dict[str, Any]) -> Optional[int]:
+        """The number of trips of ``for _ in it`` when known now: ``range`` (or
+        ``reversed(range)``) of int constants or names of known int value."""
+        if (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "reversed"
+            and len(it.args) == 1
+        ):
+            it = it.args[0]
+        if not (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "range"
+            and it.func.id not in env
+            and it.func.id not in self.locals
+            and 1 <= len(it.args) <= 3
+            and not it.keywords
+        ):
+            return None
+        vals = []
+        for a in it.args:
+            if isinstance(a, gast.Constant) and type(a.value) is int:
+                vals.append(a.value)
+            elif (
+                isinstance(a, gast.Name)
+                and isinstance(env.get(a.id), _Static)
+                and type(env[a.id].value) is int
+            ):
+                vals.append(env[a.id].value)
+            else:
+                return None
+        try:
+            return len(range(*vals))
+        except ValueError:
+            return None
 
     def loop_item(self, s: Any, env: Dict[str, Any]) -> Any:
         """The abstract value of a ``for`` loop's target (a plain name): a weak
@@ -222,6 +301,20 @@ class _Interp:
             ):
                 return {k.value: self.aval_of(v, env) for k, v in zip(s.value.keys, s.value.values)}
             return None
+        if op.kind == "pop" and isinstance(s.value, gast.Call) and len(s.value.args) == 2:
+            # ad.pop_like(lst, like): an item of the list, or zeros like ``like``
+            # once it is empty: known when those all have one abstract value
+            items = self.aval_of(s.value.args[0], env)
+            like = self.aval_of(s.value.args[1], env)
+            if (
+                N.to_source(s.value.func).strip() == "ad.pop_like"
+                and isinstance(like, Aval)
+                and type(items) is list
+                and items
+                and all(isinstance(a, Aval) and a == like for a in items)
+            ):
+                return like
+            return None
         if op.kind == "inactive" and isinstance(s.value, gast.Compare):
             return self.compare(s, env)
         if op.kind == "inactive" and isinstance(s.value, gast.Attribute):
@@ -233,6 +326,19 @@ class _Interp:
         if op.kind != "prim":
             return None
         prim = op.prim
+        if prim.trip_count and all(
+            (isinstance(v, gast.Name) and _arrays_only(self.aval_of(v, env)))
+            or (isinstance(v, gast.Constant) and v.value is None)
+            for v in op.bound.values()
+        ):
+            # ad.scan_length(xs, None): the leading size of xs's leaves (never a
+            # list's length: lists appended to keep their display's abstract value)
+            try:
+                args, kwargs = self._operands(op, env, _zeros_stand_in)
+                r = prim.impl(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - not known now
+                return None
+            return _Static(r) if type(r) is int else None
         if prim.shape_query is not None:  # jnp.ndim(x): known with x's shape
             x = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
             if isinstance(x, _Static) and type(x.value) in _SCALAR_TYPES:
@@ -621,6 +727,29 @@ class _Interp:
         if static and op.prim.pure and type(r) in (int, float, bool):
             return _Static(r)  # a helper of static values: ad.expand_to_rank(0.005, 1)
         return None
+
+
+#: the longest list whose growth in a loop jit follows (see _Interp._grown_lists)
+_MAX_GROWN = 4096
+
+
+def _arrays_only(a: Any) -> bool:
+    """Whether ``a`` is the abstract value of an array, or a tuple or dict of them
+    (no list, no Python number, nothing unknown)."""
+    if isinstance(a, Aval):
+        return not a.weak
+    if type(a) is tuple or (isinstance(a, tuple) and hasattr(a, "_fields")):
+        return bool(a) and all(_arrays_only(x) for x in a)
+    if type(a) is dict:
+        return bool(a) and all(_arrays_only(x) for x in a.values())
+    return False
+
+
+def _zeros_stand_in(a: Aval) -> Any:
+    """A stand-in of ``a`` whose values are never read (only its shape)."""
+    if a.weak:
+        raise ValueError("a Python number: its value matters")
+    return np.broadcast_to(np.zeros((), a.dtype), a.shape)
 
 
 #: result kinds of a weak elementwise result: (Python type, its Aval dtype)

@@ -42,19 +42,23 @@ def optimize(
     # what the argument types decide (ranks, axes, helpers with nothing to do),
     # then loop invariants out of loops, then the repeats that made
     specialized = False
-    for _ in range(8):
-        if not fold_static(fdef):
+    for _ in range(3):
+        folded = False
+        for _ in range(8):
+            if not fold_static(fdef):
+                break
+            specialized = folded = True
+            fold_constants(fdef)
+            propagate(fdef)
+        if not folded:
             break
-        specialized = True
-        fold_constants(fdef)
-        propagate(fdef)
-    if specialized:
         dce(fdef)
         infer_avals(fdef, params, resolve)
         if namer is not None:  # (operands that were unknown before the folds)
             as_operators(fdef)
         # (the helpers folded away hid operands: `a + neg_al` is `a + neg` now)
         simplify(fdef, namer)
+        # (what the folds made known, a scan's length `n = 50`, types more: again)
     # (after fold_static: `grads = out[1]` is a copy, and every leaf's value known)
     if known_trees(fdef, params):
         specialized = True
