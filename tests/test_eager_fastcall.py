@@ -23,6 +23,18 @@ with open(os.path.join(HERE, "data", "weak_transforms.json")) as _f:
     RECORDED = json.load(_f)["cases"]
 
 
+@pytest.fixture(autouse=True)
+def checks_off():
+    """The shortcuts are installed only with jax_enable_checks off (a user's
+    default; tests/conftest.py turns the checks on for the suite)."""
+    old = srcjax.config.jax_enable_checks
+    srcjax.config.update("jax_enable_checks", False)
+    try:
+        yield
+    finally:
+        srcjax.config.update("jax_enable_checks", old)
+
+
 def logistic(x):
     return jnp.exp(x) / (jnp.exp(x) + 1.0)
 
@@ -70,6 +82,8 @@ def test_later_calls_return_what_the_first_call_did(m, n, name, mode):
     ]
     for later in calls[1:]:
         assert later == calls[0]
+    if mode != "jvp" and len(args) == 1 and not args[0].startswith("WEAK("):
+        assert g._fast  # (the later calls ran a shortcut: one float or scalar argument)
     if mode == "jvp":
         return  # (tests/test_weak_transforms.py checks the first call against JAX)
     # the gradient leaves (the last ones) have JAX's dtype and weak type
@@ -164,13 +178,11 @@ def test_checks_switched_on_after_the_shortcut():
     g = srcjax.grad(logistic)
     g(1.0)
     g(1.0)
-    srcjax.config.update("jax_enable_checks", True)
-    try:
-        assert g._fast == {}
-        np.testing.assert_allclose(float(g(1.0)), _exact_logistic_grad(1.0), rtol=1e-6)
-        assert g._fast == {}  # (none installed while checks are on)
-    finally:
-        srcjax.config.update("jax_enable_checks", False)
+    assert float in g._fast
+    srcjax.config.update("jax_enable_checks", True)  # (the fixture restores it)
+    assert g._fast == {}
+    np.testing.assert_allclose(float(g(1.0)), _exact_logistic_grad(1.0), rtol=1e-6)
+    assert g._fast == {}  # (none installed while checks are on)
 
 
 def test_clear_caches_forgets_the_shortcut():
@@ -302,3 +314,19 @@ def test_jvp_has_aux_and_clear_caches():
     assert f in _JVP_FAST
     srcjax.clear_caches()
     assert f not in _JVP_FAST
+
+
+def test_a_repeated_pure_call_runs_once_with_the_same_values():
+    """logistic's source calls jnp.exp(x) twice; grad's generated code calls it
+    once (CSE after the transform: the adjoints are summed as before, so the
+    float32 results are JAX's bit for bit: 0.19661194, recorded). (jvp's code
+    still calls it twice: forward-mode statements carry no primitive facts.)"""
+    src = srcjax.source(srcjax.grad(logistic), 1.0)
+    assert src.count("jnp.exp(x)") == 1 and "common subexpression" in src
+    r = srcjax.grad(logistic)(1.0)
+    assert repr(r) == "Array(0.19661194, dtype=float32, weak_type=True)"
+    out, tan = srcjax.jvp(logistic, (np.float32(1.0),), (np.float32(1.0),))
+    assert float(out) == float(np.float32(0.7310586))  # (JAX's, recorded)
+    np.testing.assert_allclose(float(tan), _exact_logistic_grad(1.0), rtol=1e-6)
+    v, gr = srcjax.value_and_grad(logistic)(np.float32(1.0))
+    assert float(gr) == float(r)

@@ -23,6 +23,7 @@ from ..driver import Generated, transform
 from ..errors import TransformTypeError, TransformValueError, generated_numpy_error
 from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
+from ..transforms.optimize.cse import cse, repeats_a_call
 from ..transforms.reverse import reverse
 from ..tree_util import tree_leaves
 from . import fastcall
@@ -136,6 +137,10 @@ class _Grad(Transformed):
                 name=f"{src.name}_{label}",
                 holomorphic=self.holomorphic,
             )
+            # a pure primitive call repeated with the same operands (the user's
+            # jnp.exp(x) twice) computed once: the same values, one call fewer per call
+            if repeats_a_call(fdef):
+                cse(fdef)
             if self.allow_int:
                 _float0_for_ints(fdef, wrt, self.with_value, self.has_aux)
             return Generated(fdef, f"{label} of", f"with respect to {', '.join(wrt)}")

@@ -103,3 +103,43 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
             # they name: `l[-1]` read before is not `l[-1]` after
             kill(_assigned(s) | set(N.names_in(s)))
     return merged
+
+
+def repeats_a_call(fdef: Any) -> bool:
+    """Whether two assignments call the same function of a primitives'
+    namespace (``jnp``, ``lax``, ``nn``, ``special``) on the same names (``exp =
+    jnp.exp(x)`` twice): a linear test, much cheaper than :func:`cse`, for code
+    that is not optimized otherwise (eager ``grad``, whose first transformation
+    should not pay for a pass that finds nothing). False positives (a name
+    reassigned in between) only cost the pass."""
+    return _repeats(fdef.body, set())
+
+
+_PRIMITIVE_NAMESPACES = frozenset({"jnp", "lax", "nn", "special"})
+
+
+def _repeats(stmts: List[Any], seen: set) -> bool:
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            v = s.value
+            if isinstance(v, gast.Call) and v.args and not v.keywords:
+                f = v.func
+                if (
+                    isinstance(f, gast.Attribute)
+                    and isinstance(f.value, gast.Name)
+                    and f.value.id in _PRIMITIVE_NAMESPACES
+                ):
+                    key = [f.value.id, f.attr]
+                    for a in v.args:
+                        if not isinstance(a, gast.Name):
+                            break
+                        key.append(a.id)
+                    else:
+                        k = tuple(key)
+                        if k in seen:
+                            return True
+                        seen.add(k)
+        for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
+            if block and _repeats(block, seen):
+                return True
+    return False
