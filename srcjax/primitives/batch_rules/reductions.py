@@ -4,6 +4,7 @@ logsumexp, top_k, quantiles and the nan reductions."""
 
 from __future__ import annotations
 
+import gast
 import numpy as np
 
 from ...frontend import nodes as N
@@ -147,10 +148,21 @@ def _masked_reduction(xname):
     return rule
 
 
-def _mean_scale(c):
+def _per_example_of_reduction(c):
     x = c.materialize(c.arg("x"))
     mask = _batched_mask(c, c.arg("x"))
     return c.rebuild(ans=c.materialize(c.arg("ans")), x=x, axis=c.shift_axis("axis", x), **mask)
+
+
+def _mean_scale(c):
+    call = _per_example_of_reduction(c)
+    w = c.bound.get("where")
+    if w is None or (isinstance(w, gast.Constant) and w.value is None):
+        # without a mask: one number from the sizes, the same for every example
+        # (the mean's cotangent is scaled before it is broadcast: it must not
+        # look batched)
+        return call, False
+    return call
 
 
 def _dof_scale(c):
@@ -165,7 +177,7 @@ def _extremum(c):
 
 
 def _extremum_weights(c):
-    return None if c.batched("initial") else _mean_scale(c)
+    return None if c.batched("initial") else _per_example_of_reduction(c)
 
 
 def _fill_unselected(c):

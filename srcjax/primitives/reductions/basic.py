@@ -62,14 +62,17 @@ mean = _reduction("jnp.mean", _mean, np.mean).facts(fused_reduction="mean")
 def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
     """Static: ``1 / count`` of the elements averaged into each output of
     ``mean(x, axis, keepdims=keepdims, where=where)``: a Python float without a
-    mask, else an array broadcastable to ``x``."""
+    mask, else an array shaped like the mean ``ans`` (the cotangent is scaled
+    before it is broadcast back to ``x``: one multiplication per output, not per
+    input element, and the broadcast stays a view)."""
     if where is None:
         return np.size(ans) / np.size(x) if np.size(x) else 0.0  # empty x: no cotangent
     m = np.broadcast_to(where, np.shape(x))
     # a group with nothing selected gets 1 (its cotangent is masked to zero anyway):
     # JAX's select leaves a zero there, never 0 * inf (NaN even when the loss
     # does not read that group's mean)
-    return 1.0 / np.maximum(np.sum(m, axis=axis, keepdims=True, dtype=np.result_type(ans)), 1)
+    count = np.sum(m, axis=axis, keepdims=keepdims, dtype=np.result_type(ans))
+    return 1.0 / np.maximum(count, 1)
 
 
 mean_scale = register(
@@ -78,7 +81,7 @@ mean_scale = register(
 
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False, where=None):
-    return expand_reduced(g, x, axis, keepdims, where) * mean_scale(ans, x, axis, keepdims, where)
+    return expand_reduced(g * mean_scale(ans, x, axis, keepdims, where), x, axis, keepdims, where)
 
 
 def _mean_jvp(t, ans, axis=None, dtype=None, keepdims=False, where=None):

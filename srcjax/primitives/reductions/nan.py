@@ -136,7 +136,7 @@ def _nansum_jvp(t, ans, a, axis=None, dtype=None, keepdims=False):
 
 def _nanmean_vjp(g, ans, a, axis=None, keepdims=False):
     ok = logical_not(isnan(a))
-    return expand_reduced(g, a, axis, keepdims, ok) * mean_scale(ans, a, axis, keepdims, ok)
+    return expand_reduced(g * mean_scale(ans, a, axis, keepdims, ok), a, axis, keepdims, ok)
 
 
 def _nanmean_jvp(t, ans, a, axis=None, dtype=None, keepdims=False):
