@@ -233,3 +233,49 @@ def test_grad_through_a_while_loop_with_a_data_dependent_trip_count():
         t, k = np.float32(t + np.float32(0.001) * P[0] / np.float32(10.0)), k + 1
     fd = _fd(lambda q: _energy64(q, Y0, n=k), P)
     np.testing.assert_allclose(g, fd, rtol=2e-3)
+
+
+def _two_loops(p, y):
+    # one tape for both loops: F1 F2 R2 R1, each pair compiled on its own
+    y = lax.fori_loop(0, 50, lambda i, y: y + 0.01 * jnp.sin(p * y), y)
+    y = lax.fori_loop(0, 30, lambda i, y: y * (1.0 + 0.001 * p) - 0.01 * y * y, y)
+    return jnp.sum(y * y)
+
+
+def _cond_then_plain(p, y):
+    # the first loop pushes inside branches (it keeps the list), the second is a pair
+    def body(i, y):
+        return lax.cond(y[0] > 1.0, lambda y: y * 0.9, lambda y: y + 0.05 * p, y)
+
+    y = lax.fori_loop(0, 40, body, y)
+    y = lax.fori_loop(0, 30, lambda i, y: y + 0.01 * jnp.cos(p * y), y)
+    return jnp.sum(y * y)
+
+
+Q = np.array([0.7, 1.3, 0.4], np.float32)
+Z = np.array([0.2, 0.6, 1.1], np.float32)
+
+
+def test_two_loops_on_one_tape_are_two_pairs():
+    f = srcjax.jit(srcjax.grad(_two_loops))
+    g = f(Q, Z)
+    assert srcjax.source(f, Q, Z).count("(compiled, nogil)") == 4
+    np.testing.assert_array_equal(_bits(g), _bits(_numpy_path(_two_loops, Q, Z)))
+
+
+def test_a_pair_inside_a_numpy_loop_pair_shares_the_list(monkeypatch):
+    f = srcjax.jit(srcjax.grad(_cond_then_plain))
+    g = f(Q, Z)
+    src = srcjax.source(f, Q, Z)
+    assert src.count("(compiled, nogil)") == 2
+    ref = _numpy_path(_cond_then_plain, Q, Z)
+    np.testing.assert_array_equal(_bits(g), _bits(ref))
+    # the compiled reverse loop fails: its rebuilt entries go on top of the
+    # first loop's, which the NumPy reverse loop of that one pops afterwards
+    (rev,) = [r for r in loops._REGIONS.values() if r.none_check and r.key in src]
+
+    def boom(*args):
+        raise ValueError("a kernel that fails on its arguments")
+
+    monkeypatch.setattr(rev, "fn", boom)
+    np.testing.assert_array_equal(_bits(f(Q, Z)), _bits(ref))

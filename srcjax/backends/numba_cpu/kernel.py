@@ -810,8 +810,10 @@ def plan(
             raise Refuse(f"{n} has no known dtype")
     # every binding of an input outside the loop must have its type
     # (a forward declaration `x = None` of generated code does not)
-    maybe_none = _none_at_entry(outside if after is None else outside[: len(outside) - len(after)])
-    for st in outside:
+    # (statements after a top-level loop do not bind what it starts from)
+    before = outside if after is None else outside[: len(outside) - len(after)]
+    maybe_none = _none_at_entry(before)
+    for st in before:
         for a in gast.walk(st):
             if (
                 isinstance(a, gast.Assign)
@@ -824,6 +826,8 @@ def plan(
                     pass  # (a forward declaration or a release: _none_at_entry)
                 elif name in k.bounds:
                     pass  # (its type is checked by the kernel's call)
+                elif getattr(a, "sj_aval", None) is None:
+                    raise Refuse(f"{name} has no abstract value")
                 elif not _same(tree(getattr(a, "sj_aval", None), x64), k.trees[name]):
                     raise Refuse(f"{name} changes type")
             elif isinstance(a, (gast.For, gast.AugAssign)) or (

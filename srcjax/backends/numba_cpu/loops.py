@@ -274,7 +274,7 @@ def lower_loops(fdef: Any, filename: str, x64: bool) -> int:
             text = (
                 f"{res} = _nbr.region({key!r})({args}) if {stacks} is not None else None\n"
                 f"if {res} is None:\n    if {stacks} is not None:\n"
-                f"        {tape} = _nbr.region({fkey!r}).relist({stacks})\n"
+                f"        {tape}.extend(_nbr.region({fkey!r}).relist({stacks}))\n"
             )
         else:
             text = f"{res} = _nbr.region({key!r})({args})\nif {res} is None:\n    pass\n"

@@ -154,7 +154,12 @@ def _tape_uses(stmt: Any, tape: str) -> int:
 
 def find_pairs(body: List[Any]) -> List[Tuple[int, int, str]]:
     """``(forward index, reverse index, tape)`` of each loop pair of ``body``
-    (a function's top-level statements) whose tape can become stacks."""
+    (a function's top-level statements) whose tape can become stacks: loops
+    that only push and loops that only pop match like parentheses (grad of
+    two loops in a row: F1 F2 R2 R1, one tape); a pair whose pushes and pops
+    are all top-level statements, as many in each, is a candidate. Other
+    pushing or popping loops keep the list (balanced between a pair's loops,
+    so a compiled pair leaves it as NumPy would)."""
     pairs = []
     for i, s in enumerate(body):
         if not (
@@ -166,42 +171,49 @@ def find_pairs(body: List[Any]) -> List[Tuple[int, int, str]]:
         ):
             continue
         tape = s.targets[0].id
-        fwd = rev = None
-        ok = True
+        found: List[Tuple[int, int, str]] = []
+        opened: List[Tuple[int, int]] = []  # (index, top-level pushes or -1)
+        ok, released = True, False
         for j, t in enumerate(body):
             if j == i or not _tape_uses(t, tape):
                 continue
-            if isinstance(t, gast.Assign) and is_pop(t, tape) is None:
-                # `tape = None` (a release) after the reverse loop, nothing else
-                if not (
-                    len(t.targets) == 1
-                    and isinstance(t.value, gast.Constant)
-                    and t.value.value is None
-                    and rev is not None
-                    and j > rev
-                ):
-                    ok = False
+            if released:
+                ok = False
+            elif isinstance(t, gast.Assign) and is_pop(t, tape) is None:
+                # `tape = None` (a release) after the last loop, nothing else
+                released = isinstance(t.value, gast.Constant) and t.value.value is None
+                ok = ok and released and not opened and len(t.targets) == 1
             elif isinstance(t, (gast.For, gast.While)) and not t.orelse:
                 uses = _tape_uses(t, tape)
-                if (
-                    fwd is None
-                    and j > i
-                    and uses == sum(is_push(x, tape) is not None for x in t.body)
-                ):
-                    fwd = j
-                elif (
-                    fwd is not None
-                    and rev is None
-                    and uses == sum(is_pop(x, tape) is not None for x in t.body)
-                ):
-                    rev = j
+                pushes = _calls(t, tape, "append")
+                pops = _calls(t, tape, "pop")
+                top_push = sum(is_push(x, tape) is not None for x in t.body)
+                top_pop = sum(is_pop(x, tape) is not None for x in t.body)
+                if pushes == uses and j > i:
+                    opened.append((j, top_push if top_push == uses else -1))
+                elif pops == uses and opened:
+                    f, n = opened.pop()
+                    if n >= 0 and top_pop == uses == n:
+                        found.append((f, j, tape))
                 else:
                     ok = False
             else:
                 ok = False
-        if ok and fwd is not None and rev is not None:
-            pairs.append((fwd, rev, tape))
+        if ok and not opened:
+            pairs.extend(found)
     return pairs
+
+
+def _calls(stmt: Any, tape: str, attr: str) -> int:
+    """How many ``tape.<attr>(...)`` calls ``stmt`` makes."""
+    return sum(
+        isinstance(n, gast.Call)
+        and isinstance(n.func, gast.Attribute)
+        and n.func.attr == attr
+        and isinstance(n.func.value, gast.Name)
+        and n.func.value.id == tape
+        for n in gast.walk(stmt)
+    )
 
 
 def sites(fwd: Any, rev: Any, tape: str, after_rev: List[Any]) -> List[Site]:
