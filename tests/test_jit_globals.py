@@ -180,6 +180,8 @@ def test_the_scan_rnn_gradient_is_fully_typed_under_jit():
     np.testing.assert_allclose(float(value), _rnn_loss_np(params, xs, ys), rtol=1e-5)
     text = srcjax.source(step, params, xs, ys)
     assert "range(5)" in text and "scan_length" not in text
+    # the bias's, wh's and wx's per-trip factors are one value: one list, one stack
+    assert "wh_g_trips" not in text and "wx_g_trips" not in text and "b_g_trips" in text
     assert "ad.unbroadcast(" not in text.split("reversed(range(5))")[1].split("\n    range_")[0]
 
 

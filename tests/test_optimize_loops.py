@@ -155,3 +155,43 @@ def test_a_global_trip_count_is_read_live():
         np.testing.assert_array_equal(np.asarray(jitted(w)), w)
     finally:
         TRIPS = 3
+
+
+_TRIPS_SRC = """
+def f(xs):
+    a = []
+    b = []
+    c = []
+    for x in xs:
+        v = x * 2.0
+        a.append(v)
+        b.append(v)
+        v = x * 3.0
+        c.append(v)
+    return ad.tree_stack(a) + ad.tree_stack(b) * 10.0 + ad.tree_stack(c) * 100.0
+"""
+
+
+def test_lists_pushed_the_same_value_every_trip_are_one_list():
+    # optimize/trips.py: b receives a's value on every trip and is only stacked
+    # after the loop: it reads a; c receives another value (v was reassigned)
+    import types
+
+    import gast
+
+    from srcjax.frontend import nodes as N
+    from srcjax.transforms.optimize.trips import merge_trip_lists
+
+    mod = gast.parse(_TRIPS_SRC)
+    assert merge_trip_lists(mod.body[0])
+    text = N.to_source(mod)
+    assert "b.append" not in text and "c.append" in text and "a.append" in text, text
+    ns_ad = types.SimpleNamespace(tree_stack=np.stack)
+    xs = np.arange(6.0).reshape(3, 2)
+    run = {}
+    for name, src in (("old", _TRIPS_SRC), ("new", text)):
+        env = {"ad": ns_ad}
+        exec(src, env)
+        run[name] = env["f"](xs)
+    np.testing.assert_array_equal(run["new"], run["old"])
+    np.testing.assert_array_equal(run["old"], xs * 2 * 11 + xs * 300)
