@@ -259,6 +259,9 @@ class _Kernel:
         if dt not in ("float32", "float64"):
             raise Refuse("a nested operation on integers")
         for n in gast.walk(node):
+            if isinstance(n, gast.BinOp) and not (self.strong(n.left) or self.strong(n.right)):
+                # (Python computes weak-with-weak in float64; NumPy rounds afterwards)
+                raise Refuse("a nested operation on weak values")
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.trees:
                 t = self.trees[n.id]
                 if t[0] != "a" or not (t[1] == dt or t[3]):
@@ -266,6 +269,23 @@ class _Kernel:
             elif isinstance(n, gast.Compare):
                 raise Refuse("a nested comparison")
         return f"{_conv(dt)}({self.expr(node, dt, idx)})"
+
+    def strong(self, node: Any) -> bool:
+        """Whether ``node``'s value is an array or NumPy scalar (not a weakly
+        typed Python number), as far as the names it reads say."""
+        node = _as_subscript(node)
+        if isinstance(node, gast.Name):
+            t = self.trees.get(node.id)
+            return t is not None and t[0] == "a" and not t[3]
+        if isinstance(node, gast.Subscript):
+            return self.strong(node.value)
+        if isinstance(node, gast.BinOp):
+            return self.strong(node.left) or self.strong(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return self.strong(node.operand)
+        if isinstance(node, gast.Call):
+            return any(self.strong(a) for a in node.args)
+        return False
 
     def operand_dtype(self, nodes: List[Any]) -> str:
         """JAX's promoted dtype of comparison operands (constants are weak)."""
@@ -773,7 +793,8 @@ def _pushed_first(loop: Any, tape: str, names: Set[str]) -> Set[str]:
         bad |= (value_loads(s) & names) - stored
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             stored.add(s.targets[0].id)
-    return (ok - bad) & names
+    # (set at the top level every trip: later trips push values, never None)
+    return (ok - bad) & names & stored
 
 
 def plan(
