@@ -330,3 +330,23 @@ def test_a_repeated_pure_call_runs_once_with_the_same_values():
     np.testing.assert_allclose(float(tan), _exact_logistic_grad(1.0), rtol=1e-6)
     v, gr = srcjax.value_and_grad(logistic)(np.float32(1.0))
     assert float(gr) == float(r)
+
+
+def test_fresh_grads_of_one_function_share_entries_by_options():
+    """``srcjax.grad(f)(x)`` written in a loop makes a new grad per call: they
+    share the entries of grads with the same options, and only those (a
+    value_and_grad, a tuple argnums, has_aux keep their own results' form)."""
+    want = _exact_logistic_grad(1.0)
+    for _ in range(3):
+        r = srcjax.grad(logistic)(1.0)
+        assert (r.dtype, r.weak_type) == (np.float32, True)
+        np.testing.assert_allclose(float(r), want, rtol=1e-6)
+    assert float in srcjax.grad(logistic)._fast
+    for _ in range(2):
+        v, r = srcjax.value_and_grad(logistic)(1.0)
+        np.testing.assert_allclose((float(v), float(r)), (1 / (1 + np.exp(-1.0)), want), rtol=1e-6)
+        (r,) = srcjax.grad(logistic, argnums=(0,))(1.0)
+        assert r.weak_type
+        np.testing.assert_allclose(float(r), want, rtol=1e-6)
+        r, aux = srcjax.grad(lambda x: (logistic(x), 2.0 * x), has_aux=True)(1.0)
+        np.testing.assert_allclose((float(r), float(aux)), (want, 2.0), rtol=1e-6)

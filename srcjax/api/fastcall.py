@@ -23,6 +23,7 @@ a Python float becomes) and by ``srcjax.clear_caches``.
 from __future__ import annotations
 
 import importlib
+import weakref
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -118,6 +119,27 @@ def table(t: Any) -> Any:
     """Register ``t`` (a dict-like of entries) to be emptied with the others."""
     _TABLES.append(t)
     return t
+
+
+#: function -> {options: table}: the tables shared by transforms of one function
+#: with the same options (:func:`shared`)
+_SHARED = table(weakref.WeakKeyDictionary())
+
+
+def shared(fn: Any, options: tuple) -> dict:
+    """The entry table of the transforms of ``fn`` with ``options`` (every
+    option that decides the generated code and how its results are finished),
+    or a table of its own when ``fn`` cannot be a weak key."""
+    try:
+        per = _SHARED.get(fn)
+        if per is None:
+            per = _SHARED[fn] = {}
+    except TypeError:
+        return {}
+    tab = per.get(options)
+    if tab is None:
+        tab = per[options] = {}
+    return tab
 
 
 def leaf_buffers(xs: Any, dtypes: frozenset) -> Optional[list]:

@@ -81,8 +81,13 @@ class _Grad(Transformed):
         if all(a >= 0 for a in argnums_t):
             self._wrt_fixed = tuple(sorted(a + len(bound) for a in argnums_t))
         self._fast1 = not bound and not bkw and self._wrt_fixed == (0,) and not holomorphic
-        #: argument type -> fastcall entry (installed by the first call of that type)
+        #: argument type -> fastcall entry (installed by the first call of that type),
+        #: shared by the grads of one function with the same options
+        #: (``srcjax.grad(f)(x)`` written in a loop makes a new one per call)
         self._fast: dict = {}
+        if self._fast1:
+            options = (self.kind, argnums_t, has_aux, with_value, self.tuple_out)
+            self._fast = fastcall.shared(inner, options + (self.allow_int, self.holomorphic))
 
     def _build(self, kinds):
         if isinstance(self._pyfn, Transformed):  # (grad(jit(lambda *xs: ...)))
