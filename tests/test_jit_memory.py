@@ -289,3 +289,47 @@ def test_taken_lists_keep_what_another_name_still_reads():
         np.testing.assert_array_equal(nb, b - RATE * gb)
     # the caller's gradient list is never emptied nor written
     assert all(gw is not None and gb is not None for gw, gb in grads)
+
+
+def _trips(x, w):
+    acc = jnp.zeros_like(x)
+    last = x
+    for _ in range(4):
+        z = x @ w  # (loop-invariant: hoisted)
+        a = jnp.exp(acc * 0.5)
+        b = a * z
+        c = jnp.sin(b)
+        last = c  # (read after the loop: kept)
+        acc = acc + c  # (carried: kept)
+    return acc + last
+
+
+def _trips_numpy(x, w):
+    acc = np.zeros_like(x)
+    last = x
+    z = x @ w
+    for _ in range(4):
+        c = np.sin(np.exp(acc * np.float32(0.5)) * z)
+        last = c
+        acc = acc + c
+    return acc + last
+
+
+def test_one_trip_temporaries_released_inside_the_loop():
+    # a trip's temporaries were alive through the rest of the trip and the next
+    # trip up to their rebinding (R6: the gradient's temporaries through all the
+    # conjugate-gradient iterations); release_in_loops frees each after its last read
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    w = (0.1 * rng.standard_normal((64, 64))).astype(np.float32)
+    f = srcjax.jit(_trips)
+    got = f(x, w)
+    want = _trips_numpy(x, w)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=1e-6)
+    src = srcjax.source(f, x, w)
+    released = {line.split("=")[0].strip() for line in src.splitlines() if "in the trip" in line}
+    assert released == {"a", "b", "c"}, src
+    _, peak = _peak(lambda: f(x, w))
+    # acc, last and z, two of a trip's temporaries and the result; 7 buffers before
+    assert peak < 5.5 * x.nbytes, peak / x.nbytes

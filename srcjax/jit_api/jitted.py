@@ -509,6 +509,7 @@ class _Jit(Transformed):
             opt.take_dead_items(fdef)
             opt.release_after_loops(fdef)  # (last: the passes above read single stores)
             opt.release_after_last_read(fdef)
+            opt.release_in_loops(fdef)
             gname = f"{src.name}_jit"
             fdef.name = gname
             sig_text = ", ".join(

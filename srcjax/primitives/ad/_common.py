@@ -71,3 +71,31 @@ def _internal(public, impl, differentiable=True):
 
 def _structural(public, impl, *aliases):
     return register(Primitive(public, impl, kind="structural"), *aliases)
+
+
+#: dtypes :func:`broadcast_view` builds views of itself (NumPy's own numbers;
+#: extension dtypes such as bfloat16 go through np.broadcast_to)
+_VIEW_DTYPES = frozenset(np.dtype(t) for t in "?bhilqBHILQefdgFDG")
+
+
+def broadcast_view(a, shape):
+    """``np.broadcast_to(a, shape)``: the same read-only view (zero strides on the
+    broadcast axes, ``a`` its base), built directly for a C-contiguous ndarray
+    (~0.5 us; np.broadcast_to builds an nditer, ~2 us, which the reverse
+    mode of a small batched loop pays on every cotangent it broadcasts)."""
+    if type(a) is np.ndarray and a.flags.c_contiguous and a.dtype in _VIEW_DTYPES and a.size:
+        lead = len(shape) - a.ndim
+        if lead >= 0:
+            strides = [0] * lead
+            for n, m, s in zip(a.shape, shape[lead:], a.strides):
+                if n == m:
+                    strides.append(s)
+                elif n == 1:
+                    strides.append(0)
+                else:
+                    break
+            else:
+                r = np.ndarray(shape, a.dtype, a, 0, tuple(strides))
+                r.flags.writeable = False
+                return r
+    return np.broadcast_to(a, shape)

@@ -11,7 +11,15 @@ import numpy as np
 from srcjax.errors import NonDifferentiableError
 from srcjax.primitives.registry import Primitive, register
 
-from ._common import _internal, _structural, accumulate, int_accumulator, norm_axes, operand_dtype
+from ._common import (
+    _internal,
+    _structural,
+    accumulate,
+    broadcast_view,
+    int_accumulator,
+    norm_axes,
+    operand_dtype,
+)
 from .linear import def_linear_map
 
 # ---------------------------------------------------------------------------
@@ -21,6 +29,7 @@ from .linear import def_linear_map
 #: dtypes whose sum needs no accumulator choice (float16 sums in float32, ints in
 #: the default int): ndarray.sum as it is
 _FAST_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+_add_reduce = np.add.reduce
 
 
 def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
@@ -32,7 +41,8 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
     true are summed (the others get a zero gradient).
     """
     if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
-        return x.sum(axis=axis, keepdims=keepdims)  # (the common case, without the checks)
+        # (the common case, without the checks; ndarray.sum's own wrapper skipped)
+        return _add_reduce(x, axis, None, None, keepdims)
     if dtype is None:
         dtype = int_accumulator(operand_dtype(x, "sum"))
     if where is None:
@@ -213,13 +223,18 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     ``where`` mask (that of ``sum(..., where=)``), zeros where it is false.
     """
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
-    g = np.asarray(g)
+    if type(g) is not np.ndarray:
+        g = np.asarray(g)
     if not keepdims:
-        axes = norm_axes(axis, len(shape))
-        g = g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
+        if type(axis) is tuple and len(axis) == 1 and type(axis[0]) is int:
+            k = axis[0] % len(shape)  # (the common axis=(k,): no sorting)
+            g = g.reshape(shape[:k] + (1,) + shape[k + 1 :])
+        else:
+            axes = norm_axes(axis, len(shape))
+            g = g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
     if where is not None:
         return np.where(np.broadcast_to(where, shape), g, np.zeros((), g.dtype))
-    return np.broadcast_to(g, shape)
+    return broadcast_view(g, shape)
 
 
 expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True, pure=True)

@@ -41,6 +41,20 @@ def _bmatmul(a, b, ab, bb):
     scalar zero, which its consumer broadcasts (user J: grad of grad through vmap).
     Operands whose per-example shapes do not fit raise JAX's TypeError (a
     ``ShapeError``) naming those shapes and the user's line."""
+    if (
+        ab
+        and bb
+        and type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 3
+        and b.ndim == 2
+        and a.dtype.kind == b.dtype.kind == "f"
+        and _MATVEC is not None
+    ):
+        try:  # (per example matrix @ vector, the commonest: R6's Newton-CG step)
+            return _MATVEC(a, b)
+        except ValueError:
+            pass  # (the shapes do not fit: the general path's error)
     if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype in _PLAIN and b.dtype in _PLAIN:
         try:  # (arrays of NumPy's own numbers: no user objects, no bfloat16)
             return _bmatmul_arrays(a, b, ab, bb)
@@ -281,6 +295,24 @@ def _bmatmul_left(g, a, b, ab, bb):
 
 def _bmatmul_right(g, a, b, ab, bb):
     """:func:`_bmatmul_right_any` in ``b``'s dtype (bfloat16 operands)."""
+    if (
+        ab
+        and bb
+        and type(g) is np.ndarray
+        and type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 3
+        and g.ndim == 2
+        and b.ndim == 2
+        and a.dtype.kind == g.dtype.kind == b.dtype.kind == "f"
+        and _VECMAT is not None
+    ):
+        # per example a^T @ g (the cotangent of a batched vector b): what the
+        # general path computes, without its dispatch
+        try:
+            return _VECMAT(g, a)
+        except ValueError:
+            pass
     return _own_dtype(_bmatmul_right_any(g, a, b, ab, bb), b)
 
 

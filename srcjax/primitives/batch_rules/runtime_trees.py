@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._prng_key import PRNGKeyArray, rewrap
+from ..ad._common import broadcast_view
 from ..ad.linear import def_adjoint_pair, def_linear_map, def_transpose_pair
 from ..ad.shapes import reshape
 from ..control._trees import _class_kind, class_map, dict_like, note_broadcast_source
@@ -37,6 +38,12 @@ def _batch_broadcast(x, size, axis=0):
     view); containers leaf by leaf, ``None`` (and a treedef) stays as it is. Python scalars become
     arrays of JAX's default dtypes. Slices and ``...`` (parts of an index tuple)
     stay as they are."""
+    if type(x) is np.ndarray:  # (first: the common case)
+        return _broadcast_new_axis(x, size, axis)
+    if isinstance(x, np.generic) and not isinstance(x, (float, complex)):
+        # a NumPy scalar of its own dtype (np.float64 and np.complex128 are Python
+        # numbers too: narrowed below); new memory, remembered as below
+        return note_broadcast_source(_broadcast_new_axis(np.asarray(x), size, axis), x)
     if x is None or x is Ellipsis or isinstance(x, (str, slice)):
         return x
     if isinstance(x, dict):  # (a defaultdict keeps its factory, as JAX's)
@@ -62,10 +69,10 @@ def _batch_broadcast(x, size, axis=0):
 
 
 def _broadcast_new_axis(a, size, axis):
-    a = np.expand_dims(a, axis)
+    a = a[None] if axis == 0 else np.expand_dims(a, axis)
     shape = list(a.shape)
     shape[axis] = size
-    return np.broadcast_to(a, tuple(shape))
+    return broadcast_view(a, tuple(shape))
 
 
 batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(

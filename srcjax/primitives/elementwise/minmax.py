@@ -167,11 +167,39 @@ def _where(condition, x=None, y=None, *, size=None, fill_value=None):
         return _nonzero(condition, size, fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided")
+    if type(condition) is np.ndarray and condition.dtype.kind == "b":
+        if type(x) is np.ndarray and type(y) in (int, float) and y == 0:
+            if x.dtype in _ZERO_FILL and x.shape == condition.shape:
+                return _zero_fill(x, condition, y, False)
+        elif type(y) is np.ndarray and type(x) in (int, float) and x == 0:
+            if y.dtype in _ZERO_FILL and y.shape == condition.shape:
+                return _zero_fill(y, condition, x, True)
     r = np.where(condition, x, y)
     if r.dtype in BINARY_SUSPECT:
         dt = _dt.result_type(x, y)
         if dt != r.dtype:
             return r.astype(dt)
+    return r
+
+
+#: dtypes of the arrays :func:`_zero_fill` takes (a Python 0 is weak: the result
+#: keeps the array's dtype; float64 is narrowed unless x64 is on: the general path)
+_ZERO_FILL = frozenset(np.dtype(t) for t in (np.float16, np.float32))
+
+
+def _zero_fill(a, condition, zero, where_true):
+    """``np.where(condition, zero, a)`` (``where_true``) or ``np.where(condition,
+    a, zero)``, bit for bit, for a float array ``a`` and a bool mask of its
+    shape: a copy of ``a`` with ``zero`` (a Python 0 or -0.0) written only where
+    the mask asks for it, and nothing written when no element needs it (the
+    derivative rules' ``where(isposinf(x), 0, t)``, whose mask is almost always
+    all false: ~1 us instead of ~3.5 us on 16 x 200 float32)."""
+    r = a.copy()
+    n = np.count_nonzero(condition)
+    if where_true and n:
+        np.copyto(r, zero, where=condition)
+    elif not where_true and n < condition.size:
+        np.copyto(r, zero, where=~condition)
     return r
 
 
@@ -218,6 +246,8 @@ where.samples = lambda rng: [
 def _replace_inf(x):
     """``x`` with ``+inf`` replaced by 0 (keeps ``logaddexp``'s derivative finite
     at infinite inputs, as JAX)."""
+    if type(x) is np.ndarray and x.dtype in _ZERO_FILL:
+        return _zero_fill(x, x == np.inf, 0, True)  # (x == inf: isposinf of a float)
     return np.where(np.isposinf(x), 0, x)
 
 

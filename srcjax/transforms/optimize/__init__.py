@@ -31,7 +31,8 @@ fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
 :mod:`.algebra` (simplify), :mod:`.carry_checks`, :mod:`.cse`, :mod:`.dce`,
 :mod:`.inline` (inline_temporaries), :mod:`.operators` (as_operators: calls of
 operator primitives as operators), :mod:`.promote`, :mod:`.release`
-(release_after_loops, release_after_last_read, run by jit last: dead values set to None); :mod:`.pipeline` runs
+(release_after_loops, release_after_last_read, release_in_loops, run by jit last:
+dead values set to None); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """
 
@@ -45,7 +46,12 @@ from .interp import infer_avals
 from .pipeline import optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
-from .release import release_after_last_read, release_after_loops, take_dead_items
+from .release import (
+    release_after_last_read,
+    release_after_loops,
+    release_in_loops,
+    take_dead_items,
+)
 from .weak_returns import mark_weak_returns
 
 __all__ = [
@@ -62,6 +68,7 @@ __all__ = [
     "release_after_loops",
     "release_after_last_read",
     "take_dead_items",
+    "release_in_loops",
     "optimize",
     "promote",
     "PURE_KINDS",

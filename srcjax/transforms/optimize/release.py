@@ -367,3 +367,89 @@ def _scalar_binding(body: List[Any], where: List[int], name: str) -> bool:
             if getattr(getattr(t, "sj_aval", None), "shape", None) != ():
                 return False
     return seen
+
+
+def release_in_loops(fdef: Any) -> int:
+    """``a = None`` inside a loop body, after the body's top-level statement that
+    reads array ``a`` for the last time, where ``a`` lives for one trip only: one
+    top-level assignment of the body binds it (an array of at least
+    ``RELEASE_MIN_SIZE`` elements, computed by a primitive), nothing in the body
+    reads it before that assignment (so no trip reads the previous trip's value),
+    and nothing outside the body reads it (the loop's test and iterable, the code
+    after it, an enclosing loop). Otherwise each trip's temporaries stay alive
+    through the rest of the trip and the next trip's computation up to their
+    rebinding: R6's Newton step held its gradient's (16, 200) temporaries
+    through all eight conjugate-gradient iterations. Run after
+    :func:`release_after_loops`; returns how many releases it adds."""
+    reads: Dict[str, int] = {}
+    stores: Dict[str, int] = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name):
+            table = reads if isinstance(n.ctx, gast.Load) else stores
+            table[n.id] = table.get(n.id, 0) + 1
+    nones: Dict[str, int] = {}  # name -> its `name = None` statements
+    for s in N.walk_stmts(fdef.body):
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Constant)
+            and s.value.value is None
+        ):
+            nones[s.targets[0].id] = nones.get(s.targets[0].id, 0) + 1
+    params = {a.id for a in fdef.args.args}
+    done = 0
+    for loop in [s for s in N.walk_stmts(fdef.body) if isinstance(s, (gast.For, gast.While))]:
+        done += _release_in_body(loop, reads, stores, nones, params)
+    return done
+
+
+def _release_in_body(
+    loop: Any, reads: Dict[str, int], stores: Dict[str, int], nones, params
+) -> int:
+    body = loop.body
+    inner_reads: Dict[str, int] = {}
+    inner_stores: Dict[str, int] = {}
+    first_read: Dict[str, int] = {}
+    last_read: Dict[str, int] = {}
+    for i, s in enumerate(body):
+        for n in gast.walk(s):
+            if not isinstance(n, gast.Name):
+                continue
+            if isinstance(n.ctx, gast.Load):
+                inner_reads[n.id] = inner_reads.get(n.id, 0) + 1
+                first_read.setdefault(n.id, i)
+                last_read[n.id] = i
+            else:
+                inner_stores[n.id] = inner_stores.get(n.id, 0) + 1
+    after: Dict[int, List[str]] = {}
+    for i, s in enumerate(body):
+        if not _is_assign(s):
+            continue
+        name = s.targets[0].id
+        a = getattr(s, "sj_aval", None)
+        op = s.sj_op
+        made = op.kind == "copy" or (op.kind == "prim" and op.prim.part is None)
+        if not (made and isinstance(a, Aval) and a.size >= RELEASE_MIN_SIZE) or name in params:
+            continue
+        if inner_stores.get(name) != 1 or reads.get(name, 0) != inner_reads.get(name, 0):
+            continue  # (bound twice in the body, or read outside it)
+        if stores.get(name, 0) - 1 != nones.get(name, 0):
+            continue  # (bound outside the body to something else than None)
+        j = last_read.get(name)
+        if j is None or first_read[name] <= i or j <= i:
+            continue  # (a trip reads the previous trip's value, or nothing reads it)
+        after.setdefault(j, []).append(name)
+    if not after:
+        return 0
+    out: List[Any] = []
+    for i, s in enumerate(body):
+        out.append(s)
+        for name in sorted(after.get(i, ())):
+            free = N.copy_origin(N.assign(name, N.const(None)), s)
+            free.sj_note = "released: not read after this in the trip"
+            if getattr(s, "sj_file", None):
+                free.sj_file = s.sj_file
+            out.append(free)
+    loop.body = out
+    return sum(len(v) for v in after.values())

@@ -1,0 +1,151 @@
+"""The fast paths of helpers that R6 (Newton-CG with jvp(grad(f)) under
+jit(vmap)) calls in its inner loop give what their general paths give, bit for
+bit: ``jnp.where`` with a Python zero (the derivative rules' ``where(c, 0, g)``),
+``ad.replace_inf``, ``ad.batch_broadcast`` of NumPy scalars,
+``ad.expand_reduced`` with ``axis=(k,)``, ``jnp.sum``. The oracle is plain NumPy."""
+
+import numpy as np
+import pytest
+
+import srcjax.primitives.batch_rules  # noqa: F401 - registers the batching helpers
+from srcjax.primitives import registry
+
+
+def _impl(name):
+    return registry.by_public(name).impl
+
+
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _with_specials(dt, shape=(4, 7)):
+    a = np.random.default_rng(3).standard_normal(shape).astype(dt)
+    a.flat[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    return a
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+@pytest.mark.parametrize("mask", ["some", "none", "all", "posinf"])
+@pytest.mark.parametrize("zero", [0, 0.0, -0.0])
+def test_where_with_a_python_zero_is_numpys_where(dt, mask, zero):
+    a = _with_specials(dt)
+    m = {
+        "some": a > 0.5,
+        "none": np.zeros(a.shape, bool),
+        "all": np.ones(a.shape, bool),
+        "posinf": np.isposinf(a),
+    }[mask]
+    where = _impl("jnp.where")
+    r = where(m, x=zero, y=a)
+    _same_bits(r, np.where(m, np.asarray(zero, dt), a))
+    assert r is not a and not np.shares_memory(r, a)
+    _same_bits(where(m, a, zero), np.where(m, a, np.asarray(zero, dt)))
+    # float64 without x64: narrowed to float32, as before
+    a64 = a.astype(np.float64)
+    _same_bits(where(m, zero, a64), np.where(m, zero, a64).astype(np.float32))
+    # a nonzero scalar, a broadcast mask, an int array: the general path
+    _same_bits(where(m, 2.5, a), np.where(m, np.asarray(2.5, dt), a))
+    _same_bits(where(m[0], 0, a), np.where(m[0], np.asarray(0, dt), a))
+    ints = np.arange(a.size, dtype=np.int32).reshape(a.shape)
+    _same_bits(where(m, 0, ints), np.where(m, 0, ints))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_replace_inf_is_where_isposinf(dt):
+    a = _with_specials(dt)
+    _same_bits(_impl("ad.replace_inf")(a), np.where(np.isposinf(a), np.asarray(0, dt), a))
+    b = np.array([1.0, 2.0], dt)
+    r = _impl("ad.replace_inf")(b)
+    _same_bits(r, b)
+    assert not np.shares_memory(r, b)
+
+
+@pytest.mark.parametrize(
+    "x, dtype",
+    [
+        (np.float32(1.5), np.float32),
+        (np.float16(1.5), np.float16),
+        (np.int8(3), np.int8),
+        (np.bool_(True), np.bool_),
+        (np.float64(1.5), np.float32),  # (a Python float too: the default float)
+        (np.complex128(1 + 2j), np.complex64),
+        (1.5, np.float32),
+        (3, np.int32),
+    ],
+)
+def test_batch_broadcast_of_scalars(x, dtype):
+    r = _impl("ad.batch_broadcast")(x, 4)
+    assert r.shape == (4,) and r.dtype == dtype
+    np.testing.assert_array_equal(r, np.full(4, x, dtype))
+
+
+def test_batch_broadcast_of_arrays():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    bb = _impl("ad.batch_broadcast")
+    for axis in (0, 1, -1):
+        r = bb(a, 4, axis)
+        want = np.repeat(np.expand_dims(a, axis), 4, axis=axis)
+        _same_bits(r, want)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (1,), (-1,), (0, 2), (2, 0), ()])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_and_expand_reduced(axis, keepdims):
+    x = _with_specials(np.float32, (3, 4, 5))
+    x.flat[:5] = 1.0  # (finite sums)
+    s = _impl("jnp.sum")(x, axis=axis, keepdims=keepdims)
+    _same_bits(s, np.sum(x, axis=axis, keepdims=keepdims))
+    e = _impl("ad.expand_reduced")(s, x, axis=axis, keepdims=keepdims, where=None)
+    _same_bits(e, np.broadcast_to(np.sum(x, axis=axis, keepdims=True), x.shape))
+
+
+@pytest.mark.parametrize(
+    "a_shape, shape",
+    [((3,), (4, 3)), ((1,), (5,)), ((), (2, 3)), ((2, 1, 3), (2, 4, 3)), ((3, 1), (2, 3, 4))]
+    + [((4,), (4,)), ((0,), (2, 0)), ((3,), (3, 1)), ((2,), (4, 3))],
+)
+@pytest.mark.parametrize("dt", [np.float32, np.int8, np.bool_, np.complex64])
+def test_broadcast_view_is_numpys_broadcast_to(a_shape, shape, dt):
+    from srcjax.primitives.ad._common import broadcast_view
+
+    a = np.asarray(np.random.default_rng(4).standard_normal(a_shape)).astype(dt)
+    try:
+        want = np.broadcast_to(a, shape)
+    except ValueError:
+        with pytest.raises(ValueError):
+            broadcast_view(a, shape)
+        return
+    r = broadcast_view(a, shape)
+    _same_bits(r, want)
+    assert not r.flags.writeable
+    assert a.size == 0 or np.shares_memory(r, a)
+    strided = np.repeat(a, 2, axis=-1)[..., ::2] if a.ndim else a  # (not contiguous)
+    if a.ndim:
+        _same_bits(broadcast_view(strided, shape), np.broadcast_to(strided, shape))
+
+
+@pytest.mark.parametrize("dts", [(np.float32, np.float32), (np.float64, np.float32)])
+def test_batched_matvec_and_its_vector_cotangent_per_example(dts):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 5, 4)).astype(dts[0])
+    v = rng.standard_normal((6, 4)).astype(dts[1])
+    g = rng.standard_normal((6, 5)).astype(dts[1])
+    got = _impl("ad.bmatmul")(a, v, True, True)
+    want = np.stack([a[i] @ v[i] for i in range(6)])
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    got = _impl("ad.bmatmul_right")(g, a, v, True, True)
+    want = np.stack([a[i].T @ g[i] for i in range(6)])
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_batched_matvec_of_unfit_shapes_is_jax_error():
+    from srcjax.errors import ShapeError
+
+    a = np.ones((6, 5, 4), np.float32)
+    with pytest.raises(ShapeError):
+        _impl("ad.bmatmul")(a, np.ones((6, 3), np.float32), True, True)
