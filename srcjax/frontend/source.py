@@ -102,6 +102,8 @@ def unwrap_callable(fun: Any) -> Tuple[types.FunctionType, tuple, dict]:
     ``type(obj).__call__(obj, x)``. Raises :class:`SourceUnavailableError` for
     callables that are not Python functions (builtins, ufuncs, classes).
     """
+    if type(fun) is types.FunctionType and not hasattr(fun, "__srcjax_wrapped__"):
+        return fun, (), {}  # a plain function, the common case (grad(f) per call)
     args: tuple = ()
     kwargs: dict = {}
     while True:
