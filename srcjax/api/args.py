@@ -152,6 +152,8 @@ def _check_float(x: Any, argnum: int, what: str = "grad", allow_int: bool = Fals
                 "a differentiated argument must be an array, a Python number or a pytree of them",
                 hint="pass a float array, e.g. jnp.asarray(x, jnp.float32)",
             )
+    if dt.kind in "fc":
+        return  # (the common case first: dtype.name is a slow property)
     if dt.name == "bfloat16":  # (ml_dtypes' bfloat16, NumPy kind "V": a float here)
         return
     if dt.kind == "V" and dt.name.startswith(("float8", "float6", "float4")):

@@ -167,7 +167,13 @@ _SCALAR_TYPES = frozenset({np.float16, np.float32, np.float64})
 
 def leaf_dtypes() -> frozenset:
     """The dtypes :func:`leaf_buffers` takes now."""
-    return frozenset(np.dtype(k) for k in (_SCALARS64 if _cfg.x64_enabled else _SCALARS32))
+    return _LEAF_DTYPES[bool(_cfg.x64_enabled)]
+
+
+_LEAF_DTYPES = {
+    x64: frozenset(np.dtype(k) for k in (_SCALARS64 if x64 else _SCALARS32))
+    for x64 in (False, True)
+}
 
 
 def clear() -> None:
