@@ -4,8 +4,9 @@ installed: ``pip install "srcjax[numba]"``; see :mod:`srcjax.backends.numba_cpu`
 The same computations as :mod:`srcjax.random._threefry` (SPEC.md §2, §5-§9),
 element by element in one compiled loop instead of dozens of NumPy passes, so a
 ``normal`` of 1e6 values costs what XLA's does. Bit for bit the NumPy path's
-results (tests/test_random_numba.py compares them): uint32 arithmetic is done in
-uint64 and masked, float32 values stay float32 (no fastmath), and each fused
+results (tests/test_random_numba.py compares them): threefry's uint32 arithmetic
+is converted back to uint32 after each operation (mod 2**32 whatever width Numba
+types it), float32 values stay float32 (no fastmath), and each fused
 multiply-add of XLA:CPU is :func:`srcjax.backends.numba_cpu.fma32`, a correctly
 rounded ``llvm.fma.f32`` (the NumPy path emulates the same rounding in float64).
 """
@@ -24,7 +25,8 @@ _fma = fma32()
 _bits, _from_bits = bitcasts()
 
 _M = np.uint64(0xFFFFFFFF)
-_PARITY = np.uint64(0x1BD11BDA)
+_U32 = np.uint32
+_PARITY32 = np.uint32(0x1BD11BDA)
 _R = (13, 15, 26, 6, 17, 29, 16, 24)
 _NINE = np.uint64(9)
 _THIRTYTWO = np.uint64(32)
@@ -55,28 +57,34 @@ _SQRT2 = np.float32(_tf._SQRT2)
 
 @njit(inline="always")
 def _rotl(v, r):
-    return ((v << np.uint64(r)) | (v >> np.uint64(32 - r))) & _M
+    return _U32((v << _U32(r)) | (v >> _U32(32 - r)))
 
 
 @njit(inline="always")
 def threefry(k0, k1, x0, x1):
     """threefry2x32-20 of the counter words ``(x0, x1)`` under ``(k0, k1)``
-    (uint64 values below 2**32)."""
-    k2 = k0 ^ k1 ^ _PARITY
-    a = (x0 + k0) & _M
-    b = (x1 + k1) & _M
+    (values below 2**32; uint32 results). Computed in uint32, each result
+    converted back to uint32 (whatever width Numba types an intermediate, the
+    conversion keeps the low 32 bits: arithmetic mod 2**32): twice the SIMD
+    lanes of the masked uint64 arithmetic it replaces (a partitionable
+    ``normal`` of 4096 x 64 values: 0.89 -> 0.62 ms)."""
+    k0 = _U32(k0)
+    k1 = _U32(k1)
+    k2 = _U32(k0 ^ k1 ^ _PARITY32)
+    a = _U32(_U32(x0) + k0)
+    b = _U32(_U32(x1) + k1)
     for s in range(1, 6):
         base = 0 if s % 2 else 4
         for j in range(4):
-            a = (a + b) & _M
+            a = _U32(a + b)
             b = _rotl(b, _R[base + j])
-            b ^= a
+            b = _U32(b ^ a)
         m = s % 3
         ka = k0 if m == 0 else (k1 if m == 1 else k2)
         m = (s + 1) % 3
         kb = k0 if m == 0 else (k1 if m == 1 else k2)
-        a = (a + ka) & _M
-        b = (b + kb + np.uint64(s)) & _M
+        a = _U32(a + ka)
+        b = _U32(b + kb + _U32(s))
     return a, b
 
 
@@ -85,7 +93,7 @@ def _partitionable_pair(keys, bi, i):
     """§5's partitionable words of counter ``i`` under key ``b``: threefry of
     the counter pair ``(i >> 32, i & 0xFFFFFFFF)``."""
     ii = np.uint64(i)
-    return threefry(np.uint64(keys[bi, 0]), np.uint64(keys[bi, 1]), ii >> _THIRTYTWO, ii & _M)
+    return threefry(keys[bi, 0], keys[bi, 1], _U32(ii >> _THIRTYTWO), _U32(ii & _M))
 
 
 @njit
