@@ -289,6 +289,20 @@ for _name, _public in _UNARY.items():
     setattr(_WeakArray, f"__{_name}__", _weak_unary(_public))
 
 
+def _weak_getitem(self: Array, idx: Any) -> Array:
+    """``w[idx]`` of a weak Array: weak, as JAX's (indexing moves elements)."""
+    r = Array.__getitem__(self, idx)
+    return wrap_weak(r._buf) if type(r) is Array else r
+
+
+def _weak_copy(self: Array) -> Array:
+    return wrap_weak(self._buf.copy())
+
+
+_WeakArray.__getitem__ = _weak_getitem  # type: ignore[method-assign]
+_WeakArray.copy = _weak_copy  # type: ignore[method-assign]
+
+
 def _divmod(self: Array, other: Any) -> tuple:
     return (self // other, self % other)
 

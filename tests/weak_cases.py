@@ -53,6 +53,15 @@ CASES = [
     ("weak_arr_arg", "x * y", ["WEAK_TIMES(2.5, " + _I32 + ")", _H], None, (0, 0)),
     ("weak_arr_arg_plus", "x + 1.0", ["WEAK_TIMES(2.5, " + _I32 + ")"], None, 0),
     ("grad_through_weak_arr", "(x * y * z).sum()", ["1.5", _I32, _H], 0, None),
+    # functions that move or copy a weak array's elements keep its weak type
+    (
+        "weak_arr_moved",
+        "jnp.zeros_like(x * y) + (x * y)[::-1].reshape(3, 1)",
+        ["1.5", _I32],
+        None,
+        None,
+    ),
+    ("weak_arr_bcast_f16", "jnp.broadcast_to(x * y, (2, 3)) * z", ["1.5", _I32, _H2], None, None),
     # weak complex and bool
     ("complex_times_i32", "x * y", ["1j", _I32], None, (None, 0)),
     ("complex_times_f16", "x * y", ["1j", _H], None, (None, 0)),
@@ -182,6 +191,59 @@ def elementwise_result(namespaces: dict, name: str, pattern: str, operands: dict
     args = [operands[a] if isinstance(a, str) else a for a in PATTERNS[pattern]]
     try:
         r = getattr(namespaces[ns], fn)(*args)
+    except Exception as e:  # noqa: BLE001 - recorded as refused
+        return {"error": type(e).__name__}
+    return {"dtype": np.asarray(r).dtype.name, "weak_type": bool(getattr(r, "weak_type", False))}
+
+
+# -- eager structural functions of weak arrays ---------------------------------------
+#: expressions over the operands of :func:`elementwise_operands` (``W`` weak
+#: float32, ``WI`` weak int32, ``B``/``I32``/``F16`` strong), evaluated with
+#: ``jnp``: JAX keeps a weak array's type through functions that move or copy
+#: its elements (recorded in tests/data/weak_elementwise.json, "structural")
+STRUCTURAL = [
+    "jnp.reshape(W, (3, 1))",
+    "W.reshape(1, 3)",
+    "WI.reshape(3, 1)",
+    "W.T",
+    "W.ravel()",
+    "jnp.ravel(WI)",
+    "jnp.transpose(W)",
+    "jnp.broadcast_to(W, (2, 3))",
+    "jnp.expand_dims(W, 0)",
+    "jnp.squeeze(jnp.expand_dims(W, 0))",
+    "jnp.flip(W)",
+    "jnp.roll(W, 1)",
+    "jnp.tile(W, 2)",
+    "jnp.repeat(W, 2)",
+    "jnp.zeros_like(W)",
+    "jnp.ones_like(WI)",
+    "jnp.full_like(W, 2)",
+    "jnp.zeros_like(W, dtype=jnp.float32)",
+    "W[0]",
+    "W[1:]",
+    "WI[::2]",
+    "W[I32 > 0]",
+    "jnp.asarray(W)",
+    "jnp.array(WI)",
+    "W.copy()",
+    "W.astype(jnp.float32)",
+    "W.sum()",
+    "jnp.sort(W)",
+    "jnp.concatenate([W, W])",
+    "jnp.stack([W, WI])",
+    "jnp.concatenate([W, F16])",
+    "jnp.where(B, W, 1.0)",
+    "jnp.where(B, W, F16)",
+    "W @ W",
+    "W.at[0].set(1.0)",
+]
+
+
+def structural_result(expr: str, jnp, operands: dict):
+    """``{"dtype", "weak_type"}`` of the expression, or ``{"error": type name}``."""
+    try:
+        r = eval(expr, {"jnp": jnp, **operands})  # noqa: S307 (the expressions above)
     except Exception as e:  # noqa: BLE001 - recorded as refused
         return {"error": type(e).__name__}
     return {"dtype": np.asarray(r).dtype.name, "weak_type": bool(getattr(r, "weak_type", False))}

@@ -23,11 +23,13 @@ from weak_cases import (  # noqa: E402
     CASES,
     ELEMENTWISE,
     PATTERNS,
+    STRUCTURAL,
     arguments,
     describe,
     elementwise_operands,
     elementwise_result,
     module_source,
+    structural_result,
 )
 
 OUT_ELEMENTWISE = os.path.join(TESTS, "data", "weak_elementwise.json")
@@ -89,8 +91,10 @@ def record_elementwise():
             r = elementwise_result(namespaces, name, pattern, operands)
             if "error" not in r:
                 rec.setdefault(name, {})[pattern] = r
+    structural = {e: structural_result(e, jnp, operands) for e in STRUCTURAL}
     with open(OUT_ELEMENTWISE, "w") as fh:
-        json.dump({"jax": jax.__version__, "results": rec}, fh, indent=1, sort_keys=True)
+        out = {"jax": jax.__version__, "results": rec, "structural": structural}
+        json.dump(out, fh, indent=1, sort_keys=True)
         fh.write("\n")
     print(f"wrote {sum(map(len, rec.values()))} results to {OUT_ELEMENTWISE}")
 

@@ -23,7 +23,7 @@ from srcjax.primitives.ad import (
     sum,
     unbroadcast,
 )
-from srcjax.primitives.registry import Primitive, register
+from srcjax.primitives.registry import WEAK_SCALARS_AND_ARRAYS, Primitive, register
 from srcjax.primitives.structural import fill_none
 
 __all__ = [
@@ -358,7 +358,7 @@ array = _creation("jnp.array", _array, np.array, differentiable=True)
 asarray = _creation("jnp.asarray", _asarray, np.asarray, differentiable=True)
 # jnp.asarray(1.0) / jnp.array(2) are weakly typed, as in JAX (a dtype makes them strong)
 array.weak_result = asarray.weak_result = True
-array.weak_operands = asarray.weak_operands = True
+array.weak_operands = asarray.weak_operands = WEAK_SCALARS_AND_ARRAYS
 
 
 def _array_adjoint(g, like):
@@ -607,3 +607,8 @@ meshgrid.samples = lambda rng: [
     ((rng.normal(size=3), rng.normal(size=2)), {"sparse": True}),
     ((rng.normal(size=4),), {}),
 ]
+
+
+# JAX keeps a weak array's type through functions that move or copy its elements
+for _p in (zeros_like, ones_like, full_like):
+    _p.facts(keeps_weak=True)

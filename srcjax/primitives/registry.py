@@ -74,7 +74,9 @@ __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_call
 CPU = "cpu"
 
 _WEAK_SCALARS = frozenset({int, float, complex})
-_WEAK_TYPES = _WEAK_SCALARS | {_WeakArray}
+#: Primitive.weak_operands' two values
+WEAK_SCALARS_AND_ARRAYS = _WEAK_SCALARS | {_WeakArray}
+WEAK_ARRAYS = frozenset({_WeakArray})
 _NO_WEAK = object()  # (Primitive.__call__: no weakly typed operand)
 
 
@@ -89,6 +91,12 @@ def _options(prim: "Primitive") -> tuple:
         pos = frozenset(i for i, n in enumerate(params) if n in names)
         opts = prim._weak_options = (pos, names, params.index("dtype") if "dtype" in params else -1)
     return opts
+
+
+#: strong dtypes above every weak type in the lattice: an operand of one of them
+#: makes the result strong (jnp.clip(float32_x, 0, 1), jnp.multiply(x, 2.0);
+#: Primitive.__call__ then looks for weak Arrays only)
+_ABOVE_WEAK = frozenset(np.dtype(c) for c in "efdgFDG")
 
 
 def _weak_call(prim: "Primitive", args: tuple, kwargs: dict) -> Any:
@@ -357,10 +365,16 @@ class Primitive:
         #: (:func:`srcjax.dtypes.weak_promotion`: ``2.5 * int32_array``,
         #: ``jnp.sin(1.0)``, ``jnp.asarray(1.0)``; srcjax/_array.py, ``_WeakArray``)
         self.weak_result = kind == "elementwise"
-        #: eager calls convert weak Array operands to the promoted dtype as JAX
-        #: does (``(2.5 * int32_array) * float16_array`` is float16), also where
-        #: the result is strong (``weak_result`` False)
-        self.weak_operands = kind == "elementwise"
+        #: the operand types that make an eager call apply JAX's weak rule
+        #: (``_weak_call``), or None: ``WEAK_SCALARS_AND_ARRAYS`` (elementwise: a
+        #: Python number or a weak Array; weak Arrays are converted to the promoted
+        #: dtype, ``(2.5 * int32_array) * float16_array`` is float16, also where
+        #: ``weak_result`` is False), ``WEAK_ARRAYS`` (functions that move or copy
+        #: elements, ``jnp.reshape``, ``jnp.zeros_like``: a weak Array operand
+        #: gives a weak result, as in JAX; set with ``.facts(keeps_weak=True)``)
+        self.weak_operands: Optional[frozenset] = (
+            WEAK_SCALARS_AND_ARRAYS if kind == "elementwise" else None
+        )
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -442,12 +456,25 @@ class Primitive:
             "cast_dtype_param",
             "cast_weak",
             "weak_result",
+            "keeps_weak",
             "matrix_product",
             "value_shaped",
             "fused_reduction",
             "stack_sum",
         }
     )
+
+    @property
+    def keeps_weak(self) -> bool:
+        """A weak Array operand gives a weak result (JAX's functions that move or
+        copy elements: ``jnp.reshape(w, ...)``, ``w[1:]``, ``jnp.zeros_like(w)``);
+        jit's abstract values read it too (optimize/interp.py)."""
+        return self.weak_operands is WEAK_ARRAYS
+
+    @keeps_weak.setter
+    def keeps_weak(self, on: bool) -> None:
+        self.weak_operands = WEAK_ARRAYS if on else None
+        self.weak_result = bool(on)
 
     def facts(self, **facts: Any) -> "Primitive":
         """Set facts the transforms read (``prim.facts(array_result=True)``).
@@ -486,19 +513,31 @@ class Primitive:
                     return _wrap_tree(r) if self.returns_arrays else r
         given = args
         weak = False
-        if self.weak_operands:
-            a = None
+        trigger = self.weak_operands
+        if trigger is WEAK_ARRAYS:  # (keeps_weak: the array moved is the first operand)
+            a = _NO_WEAK if not args or type(args[0]) is not _WeakArray else args[0]
+        elif trigger is not None:
+            a = args[0] if args else None
+            if type(a) is _Array and a._buf.dtype in _ABOVE_WEAK:
+                # a strong float first: the result is strong (jnp.clip(x, 0, 1));
+                # only a weak Array operand needs converting
+                trigger = WEAK_ARRAYS
             for a in args:  # (the common call has no weak operand: one set test each)
-                if type(a) in _WEAK_TYPES:
+                if type(a) in trigger:
                     break
             else:
-                if not kwargs or not any(type(v) in _WEAK_TYPES for v in kwargs.values()):
-                    a = _NO_WEAK
-            if a is not _NO_WEAK:
-                call = _weak_call(self, args, kwargs)
-                if call is not None:
-                    weak, args, kwargs = call
-                    weak = weak and self.weak_result
+                a = _NO_WEAK
+                for v in kwargs.values():
+                    if type(v) in trigger:
+                        a = v
+                        break
+        else:
+            a = _NO_WEAK
+        if a is not _NO_WEAK:
+            call = _weak_call(self, args, kwargs)
+            if call is not None:
+                weak, args, kwargs = call
+                weak = weak and self.weak_result
         args = _unwrap_args(args)
         if kwargs:
             kwargs = _unwrap_kwargs(kwargs)

@@ -128,3 +128,8 @@ _tri_samples = lambda rng: [  # noqa: E731
 ]
 triu.samples = _tri_samples
 tril.samples = _tri_samples
+
+
+# JAX keeps a weak array's type through functions that move or copy its elements
+for _p in (reshape, expand_dims):
+    _p.facts(keeps_weak=True)

@@ -257,3 +257,8 @@ expand_reduced.samples = lambda rng: [
     ((rng.normal(size=(4,)), rng.normal(size=(2, 4, 3)), (0, 2), False), {}),
     ((rng.normal(size=(2,)), rng.normal(size=(2, 3)), 1, False, _MASK23), {}),
 ]
+
+
+# JAX keeps a weak array's type through functions that move or copy its elements
+for _p in (broadcast_to,):
+    _p.facts(keeps_weak=True)

@@ -208,3 +208,8 @@ roll.samples = lambda rng: [
 
 # re-exports defined in ad.py
 _REEXPORTS = (reshape, moveaxis, expand_dims, broadcast_to, triu, tril, astype, getitem)
+
+
+# JAX keeps a weak array's type through functions that move or copy its elements
+for _p in (ravel, transpose, squeeze, copy, flip, roll):
+    _p.facts(keeps_weak=True)

@@ -338,3 +338,8 @@ take_along_axis_adjoint.samples = lambda rng: [
         {"mode": "clip"},
     ),
 ]
+
+
+# JAX keeps a weak array's type through functions that move or copy its elements
+for _p in (tile, repeat):
+    _p.facts(keeps_weak=True)

@@ -428,7 +428,10 @@ class _Interp:
             if isinstance(x, Aval) and set(op.bound) <= {"a", "x", "fill_value"}:
                 fill = op.bound.get("fill_value")
                 if fill is None or not x.weak:
-                    return Aval(x.shape, x.dtype)
+                    # (weak as x and the fill value are: jnp.zeros_like(w), as JAX's)
+                    f = self.aval_of(fill, env) if fill is not None else x
+                    wt = prim.keeps_weak and x.weak_type and isinstance(f, Aval) and f.weak_type
+                    return Aval(x.shape, x.dtype, wt=wt)
         if prim.matrix_product:  # jnp.matmul, jnp.dot
             a = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
             b = self.aval_of(op.bound.get("b", op.bound.get("y")), env)
@@ -643,12 +646,27 @@ class _Interp:
         return Aval(shape, np.asarray(r).dtype)
 
     def _keeps_weak(self, op: Op, r: Any, env) -> bool:
-        """Whether a helper that returns its ``identity_operand`` rearranged
-        (ad.expand_to_rank's ``x``) keeps that operand's weak array type."""
-        name = op.prim.identity_operand
-        x = op.bound.get(name) if name is not None else None
-        a = self.aval_of(x, env) if isinstance(x, gast.Name) else None
-        return isinstance(a, Aval) and a.wt and a.dtype == r.dtype
+        """Whether the result ``r`` of a function that moves or copies elements
+        is weakly typed, as JAX's: ``keeps_weak`` primitives (``jnp.reshape``,
+        ``jnp.zeros_like``) by the weak rule over their operands, an item
+        ``x[idx]`` and a helper that returns its ``identity_operand`` rearranged
+        (ad.expand_to_rank's ``x``) as that operand."""
+        prim = op.prim
+        if prim.keeps_weak:
+            static = prim.static_params
+            names = [x for p, x in op.bound.items() if p not in static]
+        elif prim.part == "item":
+            names = [op.bound.get("x")]
+        elif prim.identity_operand is not None:
+            names = [op.bound.get(prim.identity_operand)]
+        else:
+            return False
+        avals = [self.aval_of(x, env) if isinstance(x, gast.AST) else None for x in names]
+        if not avals or not all(isinstance(a, Aval) for a in avals):
+            return False
+        if not prim.keeps_weak:  # (the operand itself, its dtype unchanged)
+            return avals[0].weak_type and avals[0].dtype == r.dtype
+        return dtypes.can_be_weak(dtypes.canonicalize_dtype(r.dtype)) and _weak_type(avals)
 
     def small(self, s: Any, env) -> Any:
         """Any pure primitive on small operands: run it on zero-stride stand-ins
