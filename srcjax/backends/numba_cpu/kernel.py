@@ -100,6 +100,8 @@ def tree(aval: Any, x64: bool) -> Any:
             dt = np.dtype(bool)
         elif aval.ptype is int:
             dt = np.dtype(np.int64 if x64 else np.int32)
+        elif aval.ptype is complex:
+            dt = np.dtype(np.complex128 if x64 else np.complex64)
         else:
             dt = np.dtype(np.float64 if x64 else np.float32)
     if dt.name not in _DTYPES:
