@@ -279,3 +279,48 @@ def test_a_pair_inside_a_numpy_loop_pair_shares_the_list(monkeypatch):
 
     monkeypatch.setattr(rev, "fn", boom)
     np.testing.assert_array_equal(_bits(f(Q, Z)), _bits(ref))
+
+
+def _energy_while_array(p, y0):
+    # the carry is the state itself; the trip count depends on p and y0
+    def cond(y):
+        return y[0] < 3.0
+
+    def body(y):
+        return y + 0.01 * p * (1.0 + jnp.sin(y))
+
+    return jnp.sum(lax.while_loop(cond, body, y0) ** 2)
+
+
+def _energy_fori_traced(p, y0, n):
+    y = lax.fori_loop(0, n, lambda i, y: _rk4_step(y, p, 0.001), y0)
+    return jnp.sum(y * y)
+
+
+def test_a_while_loop_with_an_array_carry_compiles_both_loops():
+    # the reverse loop's trip count is known at run time only, so jit's
+    # inference leaves its cotangents unknown; the kernel types them itself
+    f = srcjax.jit(srcjax.grad(_energy_while_array))
+    g = f(Q, Z)
+    assert srcjax.source(f, Q, Z).count("(compiled, nogil)") == 2
+    np.testing.assert_array_equal(_bits(g), _bits(_numpy_path(_energy_while_array, Q, Z)))
+
+    def energy64(q):
+        y = Z.astype(np.float64)
+        for _ in range(k):
+            y = y + 0.01 * q * (1.0 + np.sin(y))
+        return float(np.sum(y**2))
+
+    k, y = 0, Z.copy()
+    while y[0] < np.float32(3.0):
+        y = y + np.float32(0.01) * Q * (np.float32(1.0) + np.sin(y))
+        k += 1
+    np.testing.assert_allclose(g, _fd(energy64, Q), rtol=2e-3)
+
+
+def test_a_fori_loop_with_a_traced_trip_count_compiles_both_loops():
+    f = srcjax.jit(srcjax.grad(_energy_fori_traced))
+    g = f(P, Y0, N)
+    assert srcjax.source(f, P, Y0, N).count("(compiled, nogil)") == 2
+    np.testing.assert_array_equal(_bits(g), _bits(_numpy_path(_energy_fori_traced, P, Y0, N)))
+    np.testing.assert_allclose(g, _fd(lambda q: _energy64(q, Y0, n=N), P), rtol=2e-3)

@@ -158,6 +158,8 @@ class _Kernel:
         self.popped = 0
         self.avals: Dict[str, Any] = {}
         self.dead_lists: Set[str] = set()
+        #: type trees of names at the loop's start (their last top-level binding before it)
+        self.seeds: Dict[str, Any] = {}
         #: range bounds of unknown abstract value (int64 arguments)
         self.bounds: Set[str] = set()
 
@@ -170,6 +172,98 @@ class _Kernel:
             raise Refuse(f"{name} is {old[1]} and {t[1]}")
         for leaf, lt, _ in _leaves(name, t, name):
             self.trees.setdefault(leaf, lt)
+
+    def note_tree(self, name: str, t: Any) -> None:
+        old = self.trees.setdefault(name, t)
+        if not _same(old, t):
+            raise Refuse(f"{name} is {old[1]} and {t[1]}")
+        for leaf, lt, _ in _leaves(name, t, name):
+            self.trees.setdefault(leaf, lt)
+
+    def local_tree(self, node: Any) -> Any:
+        """The type tree of an operation from its operands' (None: unknown)."""
+        node = _as_subscript(node)
+        if isinstance(node, gast.Name):
+            t = self.trees.get(node.id)
+            if t is None and node.id in self.seeds:
+                t = self.seeds[node.id]
+                self.note_tree(node.id, t)  # (every binding before the loop is checked)
+            return t
+        if isinstance(node, gast.Constant):
+            return None
+        if isinstance(node, gast.Subscript):
+            base = self.local_tree(node.value)
+            idx = node.slice
+            if base is None or not (isinstance(idx, gast.Constant) and type(idx.value) is int):
+                return None
+            if base[0] == "t":
+                return base[1][idx.value] if -len(base[1]) <= idx.value < len(base[1]) else None
+            if base[2] and -base[2][0] <= idx.value < base[2][0]:
+                return ("a", base[1], base[2][1:], base[3])
+            return None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            return self.local_tree(node.operand)
+        if isinstance(node, gast.Call) and not node.keywords and len(node.args) == 3:
+            fname = gast.unparse(node.func).strip()
+            g, like = (
+                self.local_tree(node.args[0]),
+                self.local_tree(
+                    node.args[{"ad.unstack_like": 2, "ad.index_adjoint": 1}.get(fname, 0)]
+                ),
+            )
+            if (
+                g is None
+                or like is None
+                or g[0] != "a"
+                or g[3]
+                or g[1] not in ("float32", "float64")
+            ):
+                return None
+            if fname == "ad.index_adjoint":
+                # zeros like x (in the cotangent's dtype) with the cotangent at a constant index
+                return ("a", g[1], like[2], False) if like[0] == "a" and like[1] == g[1] else None
+            if fname == "ad.unstack_like" and like[0] == "t":
+                ax = node.args[1]
+                if not (isinstance(ax, gast.Constant) and ax.value == 0) or not g[2]:
+                    return None
+                item = ("a", g[1], g[2][1:], False)
+                if len(like[1]) != g[2][0] or not all(_same(c, item) for c in like[1]):
+                    return None
+                return ("t", tuple(item for _ in like[1]))
+            return None
+        if isinstance(node, gast.BinOp) and type(node.op) in _BINOPS:
+            ops = [node.left, node.right]
+        elif isinstance(node, gast.Call) and not node.keywords:
+            fname = gast.unparse(node.func).strip()
+            if fname == "ad.unbroadcast" and len(node.args) == 2:
+                g, x = (self.local_tree(a) for a in node.args)
+                ok = g is not None and x is not None and g[0] == x[0] == "a"
+                return g if ok and g[1:3] == x[1:3] and not g[3] else None
+            if fname not in _CALLS:
+                return None
+            ops = list(node.args)
+        else:
+            return None
+        strong = []
+        for o in ops:
+            if isinstance(o, gast.Constant) and type(o.value) in (int, float):
+                continue
+            t = self.local_tree(o)
+            if t is None or t[0] != "a":
+                return None
+            if not t[3]:
+                strong.append(t)
+        if (
+            not strong
+            or len({t[1] for t in strong}) != 1
+            or strong[0][1] not in ("float32", "float64")
+        ):
+            return None
+        try:
+            shape = np.broadcast_shapes(*[t[2] for t in strong])
+        except ValueError:
+            return None
+        return ("a", strong[0][1], tuple(shape), False)
 
     def emit(self, line: str) -> None:
         self.lines.append(line)
@@ -338,6 +432,11 @@ class _Kernel:
                     f"({self.atom(a, dt, idx)} if {self.atom(c, 'bool', idx)}"
                     f" else {self.atom(b, dt, idx)})"
                 )
+            if fname == "ad.unbroadcast" and len(value.args) == 2:
+                g, x = (self.ref(a) for a in value.args)
+                if g[0] != "arr" or x[0] != "arr" or self.shape(g) != self.shape(x):
+                    raise Refuse("ad.unbroadcast that sums")
+                return self.atom(value.args[0], dt, idx)
             if fname == "ad.index_adjoint" and len(value.args) == 3:
                 return self.index_adjoint(value.args, dt, idx)
             if fname == "ad.unstack_like" and len(value.args) == 3:
@@ -618,6 +717,7 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
     skip = {"jnp", "ad"}  # namespaces of the calls the kernel knows
     if kernel.tape is not None:
         skip.add(kernel.tape.name)
+    pending: List[Any] = []
     for n in gast.walk(loop):
         if isinstance(n, gast.For):
             if isinstance(n.target, gast.Name):
@@ -629,14 +729,20 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
                 if name in skip:
                     continue
                 if av is None:
+                    if kernel.tape is not None:
+                        continue  # (typed below, from the loop's own statements)
                     raise Refuse(f"{name} has no abstract value")
                 kernel.note(name, av)
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             av = getattr(n, "sj_aval", None)
             if av is None:
-                raise Refuse(f"{n.targets[0].id} has no abstract value")
+                if kernel.tape is None:
+                    raise Refuse(f"{n.targets[0].id} has no abstract value")
+                pending.append(n)
+                continue
             kernel.note(n.targets[0].id, av)
             kernel.avals[n.targets[0].id] = av
+    _infer_local(kernel, pending)
     for n in gast.walk(loop):
         # a range bound jit knows no abstract value of (a function's int
         # argument, ``ad.scan_length``'s count): an int64 argument; anything
@@ -646,6 +752,28 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
                 if isinstance(a, gast.Name) and a.id not in kernel.trees:
                     kernel.trees[a.id] = ("a", "int64", (), True)
                     kernel.bounds.add(a.id)
+
+
+def _infer_local(kernel: _Kernel, pending: List[Any]) -> None:
+    """Types of a tape pair's assignments jit's inference left unknown: in a
+    reverse loop whose trip count is known only at run time (a ``while``'s),
+    values of the forward loop may be None when no trip ran, so everything
+    computed from them is unknown, although the kernel runs only after the
+    forward kernel did. An operation of one float dtype (weak operands aside)
+    and ``ad.unbroadcast`` of equal shapes keep the type; anything else stays
+    unknown and the pair keeps NumPy. The kernel's inputs are typed by jit."""
+    left = list(pending)
+    while left:
+        still = []
+        for s in left:
+            t = kernel.local_tree(s.value)
+            if t is None:
+                still.append(s)
+            else:
+                kernel.note_tree(s.targets[0].id, t)
+        if len(still) == len(left):
+            raise Refuse(f"{still[0].targets[0].id} has no abstract value")
+        left = still
 
 
 def _append_to(s: Any) -> Any:
@@ -818,6 +946,15 @@ def plan(
     k = _Kernel(x64, tape, role)
     k.loop = loop
     k.dead_lists = _dead_lists(fdef)
+    if tape is not None and after is not None:
+        for st in outside[: len(outside) - len(after)]:
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                av = getattr(st, "sj_aval", None)
+                try:
+                    k.seeds[st.targets[0].id] = tree(av, x64) if av is not None else None
+                except Refuse:
+                    k.seeds[st.targets[0].id] = None
+        k.seeds = {n: t for n, t in k.seeds.items() if t is not None}
     _collect(loop, k)
     own = ({tape.name} if tape is not None else set()) | k.dead_lists
     loaded = _live_in(loop) - own
