@@ -222,3 +222,55 @@ def test_a_loop_that_may_not_run_keeps_the_value_from_before_it():
     x = np.ones(3, np.float32)
     assert f(x, 0) is None
     np.testing.assert_array_equal(np.asarray(f(x, 2)), 2 * x)
+
+
+def test_cse_merges_a_chain_of_repeats_in_one_pass():
+    # forward-over-reverse recomputes a gradient's tail: each repeat reads the
+    # one before it, so a pass that merged only one link per pass needed one pass
+    # per link (R6: seven links, more than the pipeline's eight passes left)
+    def f(x, y):
+        a1 = x * y
+        b1 = jnp.sin(a1)
+        c1 = b1 + x
+        d1 = jnp.sum(c1, axis=0)
+        a2 = x * y
+        b2 = jnp.sin(a2)
+        c2 = b2 + x
+        d2 = jnp.sum(c2, axis=0)
+        return d1 - d2 + d2
+
+    fdef, n = norm(f)
+    opt.infer_avals(fdef, {"x": opt.Aval((4,), F32), "y": opt.Aval((4,), F32)})
+    assert opt.cse(fdef) == 4
+    assert opt.cse(fdef) == 0
+    opt.propagate(fdef)
+    opt.dce(fdef)
+    t = _code(text(fdef))
+    assert t.count("jnp.sin(") == 1 and t.count("jnp.sum(") == 1, t
+    x = np.array([1.5, -0.0, np.inf, 3.0], np.float32)
+    y = np.array([2.0, 0.0, -1.0, 0.25], np.float32)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(run(fdef, n, f, x, y), f(x, y))
+
+
+def test_cse_chain_stops_where_a_name_is_rebound():
+    def f(x, y):
+        a1 = x * y
+        b1 = jnp.sin(a1)
+        a2 = x * y
+        x = x + 1.0
+        b2 = jnp.sin(a2)
+        c1 = b1 * x
+        c2 = b2 * x
+        return c1 - c2 + jnp.sin(x * y)
+
+    fdef, n = norm(f)
+    opt.infer_avals(fdef, {"x": opt.Aval((3,), F32), "y": opt.Aval((3,), F32)})
+    opt.cse(fdef)
+    opt.propagate(fdef)
+    opt.dce(fdef)
+    t = _code(text(fdef))
+    assert t.count("jnp.sin(") == 2, t  # (sin(x * y) after x changed is another value)
+    x = np.array([1.5, -2.0, 3.0], np.float32)
+    y = np.array([2.0, 0.5, -1.0], np.float32)
+    np.testing.assert_array_equal(run(fdef, n, f, x, y), f(x, y))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 import gast
@@ -9,7 +10,7 @@ import gast
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .avals import Aval
-from .common import _assigned, _is_assign
+from .common import _assigned, _is_assign, _Subst
 
 
 # ---------------------------------------------------------------------------- CSE
@@ -56,11 +57,28 @@ def _arrays(s: Any, *nodes: Any) -> bool:
 
 def cse(fdef: Any) -> int:
     """Replace a repeated pure primitive call by a copy of the first result;
-    returns how many were replaced."""
-    return _cse_block(fdef.body, {})
+    returns how many were replaced. A name made a copy reads as the name it
+    copies for the rest of the pass, so a chain of repeats (R6's gradient tail,
+    computed twice by forward-over-reverse: seven links) merges in one pass, not
+    one link per pass."""
+    return _cse_block(fdef.body, {}, {})
 
 
-def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
+def _canonical(s: Any, alias: Dict[str, str]) -> Any:
+    """``s`` itself, or a stand-in for it whose value reads each merged name as
+    the name it copies (for the key only)."""
+    if not alias or not (set(N.names_in(s.value)) & alias.keys()):
+        return s
+    value = _Subst({k: N.name(v) for k, v in alias.items()}).visit(N.clone(s.value))
+    return SimpleNamespace(
+        sj_op=s.sj_op,
+        value=value,
+        sj_aval=getattr(s, "sj_aval", None),
+        sj_avals_in=getattr(s, "sj_avals_in", None),
+    )
+
+
+def _cse_block(stmts: List[Any], table: Dict[tuple, tuple], alias: Dict[str, str]) -> int:
     merged = 0
 
     def kill(names: set) -> None:
@@ -68,18 +86,21 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
             tname, used = table[k]
             if tname in names or used & names:
                 del table[k]
+        for k in list(alias):
+            if k in names or alias[k] in names:
+                del alias[k]
 
     for s in stmts:
         if isinstance(s, gast.If):
-            merged += _cse_block(s.body, dict(table))
-            merged += _cse_block(s.orelse, dict(table))
+            merged += _cse_block(s.body, dict(table), dict(alias))
+            merged += _cse_block(s.orelse, dict(table), dict(alias))
             kill(_assigned(s))
         elif isinstance(s, (gast.While, gast.For)):
             kill(_assigned(s))
-            merged += _cse_block(s.body, dict(table))
+            merged += _cse_block(s.body, dict(table), dict(alias))
             kill(_assigned(s))
         elif _is_assign(s):
-            key = _cse_key(s)
+            key = _cse_key(_canonical(s, alias))
             t = s.targets[0].id
             if key is not None and key in table:
                 src = table[key][0]
@@ -89,6 +110,8 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
                 s.sj_note = "common subexpression"
                 merged += 1
                 kill({t})
+                if src != t:
+                    alias[t] = src
                 continue
             kill({t})
             if key is None and s.sj_op.kind not in ("prim", "copy", "pack"):
@@ -96,6 +119,7 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple]) -> int:
                 kill(set(N.names_in(s.value)))
             if key is not None:
                 used = set(N.names_in(s.value))
+                used |= {alias[n] for n in used if n in alias}
                 if t not in used:
                     table[key] = (t, used)
         else:
