@@ -195,3 +195,45 @@ def test_lists_pushed_the_same_value_every_trip_are_one_list():
         run[name] = env["f"](xs)
     np.testing.assert_array_equal(run["new"], run["old"])
     np.testing.assert_array_equal(run["old"], xs * 2 * 11 + xs * 300)
+
+
+def test_a_reverse_loop_multiplies_by_the_contiguous_transpose_made_once():
+    # optimize/transposes.py: ad.matmul_left(g, a, wh) in the reverse scan is
+    # ad.matmul_left_t(g, a, wh_t) with wh_t = ad.transposed(wh) before the loop
+    from srcjax import lax
+
+    def loss(w, xs):
+        def cell(h, x):
+            h = jnp.tanh(x + h @ w)
+            return h, jnp.sum(h)
+
+        _, ys = lax.scan(cell, jnp.zeros((2, 3), xs.dtype), xs)
+        return jnp.sum(ys)
+
+    rng = _rng()
+    w = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    xs = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    step = srcjax.jit(srcjax.grad(loss))
+    got = np.asarray(step(w, xs))
+    want = np.asarray(srcjax.grad(loss)(w, xs))  # (not jitted: matmul_left as written)
+
+    def loss_np(w):
+        h = np.zeros((2, 3))
+        total = 0.0
+        for x in xs:
+            h = np.tanh(x + h @ w)
+            total += h.sum()
+        return total
+
+    fd = np.zeros_like(w, dtype=np.float64)
+    for i in range(3):
+        for j in range(3):
+            e = np.zeros((3, 3))
+            e[i, j] = 1e-6
+            fd[i, j] = (loss_np(w + e) - loss_np(w - e)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, fd, rtol=1e-3, atol=1e-4)
+    src = srcjax.source(step, w, xs)
+    loop = src[src.index("reversed(range(4))") :]
+    assert "ad.transposed(" in src and "ad.transposed(" not in loop, src
+    assert "ad.matmul_left_t(" in loop, src

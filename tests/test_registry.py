@@ -27,6 +27,8 @@ def test_array_result_is_the_old_array_helper_list():
         "ad.expand_reduced",
         "ad.matmul_left",
         "ad.matmul_right",
+        "ad.transposed",
+        "ad.matmul_left_t",
         "ad.dot_left",
         "ad.dot_right",
         "ad.seed",

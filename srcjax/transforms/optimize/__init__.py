@@ -32,7 +32,9 @@ fold_constants), :mod:`.interp` (infer_avals over :mod:`.avals`),
 :mod:`.inline` (inline_temporaries), :mod:`.operators` (as_operators: calls of
 operator primitives as operators), :mod:`.promote`, :mod:`.release`
 (release_after_loops, release_after_last_read, release_in_loops, run by jit last:
-dead values set to None); :mod:`.pipeline` runs
+dead values set to None), :mod:`.loop_facts` (what the inference knows of
+loops), :mod:`.trips` (merge_trip_lists), :mod:`.transposes`
+(transposed_operands); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """
 

@@ -37,6 +37,7 @@ from .common import (
     _is_assign,
     _Static,
 )
+from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
 from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY
 
 #: Python numbers (weakly typed, but bool) as constants and stand-in results
@@ -135,7 +136,7 @@ class _Interp:
                     after[k] = last.get(k)
                 cur = after
             if converged and not self.unsure and isinstance(s, gast.For):
-                cur = self._grown_lists(s, env, last, cur)
+                cur = grown_lists(s, env, last, cur, self.locals)
             return cur
         if _is_carry_check(s):
             # the carries it compares, for drop_carry_checks
@@ -170,83 +171,6 @@ class _Interp:
         for k in _assigned(s):
             env[k] = None
         return env
-
-    def _grown_lists(self, s: Any, before: Dict[str, Any], last: Dict[str, Any], out) -> Any:
-        """After a ``for`` loop of a trip count known now whose facts converged:
-        each list the body appends one value to on every trip (``ys.append(y)``
-        at the top of the body, the list read nowhere else in it) holds the
-        items it held before and one more per trip, each of the appended value's
-        abstract value (a scan's stacked outputs: ``ad.tree_stack(ys)`` then has
-        a shape). ``out`` updated; unchanged when nothing applies."""
-        n = self.trip_count(s.iter, before)
-        if n is None or n > _MAX_GROWN:
-            return out
-        found: Dict[str, Any] = {}
-        loads: Dict[str, int] = {}
-        for node in gast.walk(gast.Module(body=s.body, type_ignores=[])):
-            if isinstance(node, gast.Name):
-                loads[node.id] = loads.get(node.id, 0) + 1
-        for i, st in enumerate(s.body):
-            if not isinstance(st, gast.Expr):
-                continue
-            name = _tape_list(st.value, "append", 1)
-            item = st.value.args[0] if name is not None else None
-            if name is None or not isinstance(item, gast.Name):
-                continue
-            if name in found or loads.get(name) != 1 or name in N.assigned_names(s.body):
-                found[name] = None  # (appended twice, or read in the loop)
-                continue
-            if item.id in N.assigned_names(s.body[i + 1 :]):
-                found[name] = None  # (the value at the append is not the last one)
-                continue
-            held = before.get(name)
-            a = last.get(item.id)
-            ok = type(held) is list and all(isinstance(x, Aval) for x in held)
-            found[name] = held + [a] * n if ok and isinstance(a, Aval) else None
-        if not any(v is not None for v in found.values()):
-            return out
-        out = dict(out)
-        for name, v in found.items():
-            if v is not None:
-                out[name] = v
-        return out
-
-    def trip_count(self, it: Any, env: Dict[str, Any]) -> Optional[int]:
-        """The number of trips of ``for _ in it`` when known now: ``range`` (or
-        ``reversed(range)``) of int constants or names of known int value."""
-        if (
-            isinstance(it, gast.Call)
-            and isinstance(it.func, gast.Name)
-            and it.func.id == "reversed"
-            and len(it.args) == 1
-        ):
-            it = it.args[0]
-        if not (
-            isinstance(it, gast.Call)
-            and isinstance(it.func, gast.Name)
-            and it.func.id == "range"
-            and it.func.id not in env
-            and it.func.id not in self.locals
-            and 1 <= len(it.args) <= 3
-            and not it.keywords
-        ):
-            return None
-        vals = []
-        for a in it.args:
-            if isinstance(a, gast.Constant) and type(a.value) is int:
-                vals.append(a.value)
-            elif (
-                isinstance(a, gast.Name)
-                and isinstance(env.get(a.id), _Static)
-                and type(env[a.id].value) is int
-            ):
-                vals.append(env[a.id].value)
-            else:
-                return None
-        try:
-            return len(range(*vals))
-        except ValueError:
-            return None
 
     def loop_item(self, s: Any, env: Dict[str, Any]) -> Any:
         """The abstract value of a ``for`` loop's target (a plain name): a weak
@@ -747,10 +671,6 @@ class _Interp:
         return None
 
 
-#: the longest list whose growth in a loop jit follows (see _Interp._grown_lists)
-_MAX_GROWN = 4096
-
-
 def _arrays_only(a: Any) -> bool:
     """Whether ``a`` is the abstract value of an array, or a tuple or dict of them
     (no list, no Python number, nothing unknown)."""
@@ -840,139 +760,6 @@ def infer_avals(
         and isinstance(n.func.value, gast.Name)
     }
     return interp.block(fdef.body, dict(params))
-
-
-def _runs(loop: Any, aval_of: Any = None) -> bool:
-    """Whether a ``for`` loop surely runs at least one trip: ``range`` (or
-    ``reversed(range)``) of int constants with a positive length (a name
-    whose abstract value ``aval_of`` gives as a static int counts as one:
-    ``ad.scan_length(None, 300)``)."""
-    if not isinstance(loop, gast.For):
-        return False
-    it = loop.iter
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "reversed"
-        and len(it.args) == 1
-    ):
-        it = it.args[0]
-    if not (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "range"
-        and 1 <= len(it.args) <= 3
-        and not it.keywords
-    ):
-        return False
-    bounds = []
-    for a in it.args:
-        if isinstance(a, gast.Name) and aval_of is not None:
-            v = aval_of(a.id)
-            a = gast.Constant(value=v.value, kind=None) if isinstance(v, _Static) else a
-        if not (isinstance(a, gast.Constant) and type(a.value) is int):
-            return False
-        bounds.append(a.value)
-    try:
-        return len(range(*bounds)) > 0
-    except ValueError:
-        return False
-
-
-def _tape_list(node: Any, attr: str, nargs: int) -> Optional[str]:
-    """The list name of ``L.<attr>(...)`` with ``nargs`` arguments, or None."""
-    if (
-        isinstance(node, gast.Call)
-        and isinstance(node.func, gast.Attribute)
-        and node.func.attr == attr
-        and isinstance(node.func.value, gast.Name)
-        and len(node.args) == nargs
-        and not node.keywords
-    ):
-        return node.func.value.id
-    return None
-
-
-def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
-    """The abstract values of reverse mode's restores ``x = tape.pop()``.
-
-    A tape is a local list (``tape = []``) used only by ``tape.append(v)``
-    statements and ``x = tape.pop()`` assignments: grad saves a name's value
-    before a loop trip overwrites it and restores it on the way back, so what
-    ``x = tape.pop()`` gives is a value ``x`` held before: its parameter value or
-    one of its assignments (copy propagation may have renamed the pushed operand;
-    the value is the same). Its abstract value is the merge of those, read from
-    the annotations of the previous inference (none yet: unknown). The forward
-    declaration ``x = None`` is left out of the merge: its value is pushed by the
-    first trip and restored by the last reverse trip, after which grad's code
-    never reads it (it is there so the first push finds the name bound). Without
-    this every value computed from a restore was unknown, so jit could not fold
-    the reverse loops' ``ad.unbroadcast``/``ad.lift`` helpers (R3's scan RNN,
-    L3's RK4 gradient). Returns ``({x: aval}, the tapes' names)``."""
-    lists: Dict[str, bool] = {}
-    for s in gast.walk(fdef):
-        if (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.List)
-            and not s.value.elts
-        ):
-            lists[s.targets[0].id] = lists.get(s.targets[0].id, True)
-    if not lists:
-        return {}, set()
-    # every other use of a list name disqualifies it
-    allowed = set()
-    popped: Dict[str, List[str]] = {}
-    for s in gast.walk(fdef):
-        if isinstance(s, gast.Expr):
-            name = _tape_list(s.value, "append", 1)
-            if name in lists:
-                allowed.add(id(s.value.func.value))
-        elif isinstance(s, gast.Assign) and len(s.targets) == 1:
-            name = _tape_list(s.value, "pop", 0)
-            if name in lists and isinstance(s.targets[0], gast.Name):
-                allowed.add(id(s.value.func.value))
-                popped.setdefault(name, []).append(s.targets[0].id)
-            elif isinstance(s.value, gast.List) and not s.value.elts:
-                allowed.add(id(s.targets[0]))
-    for n in gast.walk(fdef):
-        if isinstance(n, gast.Name) and n.id in lists and id(n) not in allowed:
-            lists[n.id] = False
-    tapes = {name for name, ok in lists.items() if ok}
-    targets = {t for name, ts in popped.items() if name in tapes for t in ts}
-    if not targets:
-        return {}, set()
-    seen: Dict[str, List[Any]] = {t: [] for t in targets}
-    for t in targets & set(params):
-        seen[t].append(params[t])
-    for s in gast.walk(fdef):
-        if not (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and s.targets[0].id in seen
-        ):
-            continue
-        t = s.targets[0].id
-        if _tape_list(s.value, "pop", 0) in tapes:
-            continue  # (a restore: what it gives is among the others)
-        if isinstance(s.value, gast.Constant) and s.value.value is None:
-            continue  # (the forward declaration)
-        if not hasattr(s, "sj_aval"):
-            seen[t].append(None)  # (not inferred yet)
-            continue
-        seen[t].append(s.sj_aval if getattr(s, "sj_sure", False) else None)
-    out: Dict[str, Any] = {}
-    for t, avals in seen.items():
-        if not avals or any(a is None for a in avals):
-            continue
-        merged = avals[0]
-        for a in avals[1:]:
-            merged = _merge(merged, a)
-        if merged is not None:
-            out[t] = merged
-    return out, tapes
 
 
 def _check_pred(pred: Any) -> None:

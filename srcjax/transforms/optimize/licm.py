@@ -59,7 +59,17 @@ class _Ctx:
     def runs(self, it: Any) -> Any:
         """Whether ``it`` is ``range(...)`` of known ints with at least one item:
         ``"literal"`` for constants, ``"global"`` when a module global (read live
-        by generated code: it may be 0 in a later call) gives a count."""
+        by generated code: it may be 0 in a later call) gives a count. A
+        ``reversed(range(...))`` (a reverse sweep) runs as often."""
+        if (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "reversed"
+            and it.func.id not in self.local
+            and len(it.args) == 1
+            and not it.keywords
+        ):
+            it = it.args[0]
         if not (
             isinstance(it, gast.Call)
             and isinstance(it.func, gast.Name)

@@ -16,6 +16,7 @@ from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
 from .static_fold import fold_static, lifts_as_subscripts
+from .transposes import transposed_operands
 from .trips import merge_trip_lists
 
 
@@ -70,6 +71,8 @@ def optimize(
     # (after the folds: the lists a reverse loop pushes one value on)
     if merge_trip_lists(fdef):
         specialized = True
+    if transposed_operands(fdef, namer):
+        infer_avals(fdef, params, resolve)  # (the new statements, for the motion)
     if hoist_invariants(fdef, resolve, namer) or specialized:
         for _ in range(8):  # (a merged repeat makes the next one's operands equal)
             if not cse(fdef):
