@@ -81,21 +81,23 @@ _VIEW_DTYPES = frozenset(np.dtype(t) for t in "?bhilqBHILQefdgFDG")
 def broadcast_view(a, shape):
     """``np.broadcast_to(a, shape)``: the same read-only view (zero strides on the
     broadcast axes, ``a`` its base), built directly for a C-contiguous ndarray
-    (~0.5 us; np.broadcast_to builds an nditer, ~2 us, which the reverse
+    (~1.5 us; np.broadcast_to builds an nditer, ~3-5 us, which the reverse
     mode of a small batched loop pays on every cotangent it broadcasts)."""
-    if type(a) is np.ndarray and a.flags.c_contiguous and a.dtype in _VIEW_DTYPES and a.size:
+    if type(a) is np.ndarray and a.dtype in _VIEW_DTYPES and a.size and a.flags.c_contiguous:
         lead = len(shape) - a.ndim
         if lead >= 0:
             strides = [0] * lead
-            for n, m, s in zip(a.shape, shape[lead:], a.strides):
+            ok = True
+            for n, m, st in zip(a.shape, shape[lead:], a.strides):
                 if n == m:
-                    strides.append(s)
+                    strides.append(st)
                 elif n == 1:
                     strides.append(0)
                 else:
+                    ok = False
                     break
-            else:
-                r = np.ndarray(shape, a.dtype, a, 0, tuple(strides))
-                r.flags.writeable = False
+            if ok:
+                r = np.ndarray(shape, a.dtype, a, 0, strides)
+                r.setflags(write=False)  # (~0.4 us less than flags.writeable = False)
                 return r
     return np.broadcast_to(a, shape)
