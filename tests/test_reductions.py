@@ -844,3 +844,18 @@ def test_top_k_returns_a_list_as_jax():
     np.testing.assert_array_equal(g, [[6.0, 0.0, 8.0, 0.0], [0.0, 18.0, 0.0, 12.0]])
     t = srcjax.jvp(lambda v: srcjax.lax.top_k(v[0], 2)[0], (x,), (np.ones_like(x),))[1]
     np.testing.assert_array_equal(t, [1.0, 1.0])
+
+
+def _cumsum_then_mean(x):
+    c = jnp.cumsum(x, axis=1)
+    return jnp.mean(c, axis=-1) + jnp.ndim(c)
+
+
+def test_jit_knows_cumsum_keeps_its_operands_shape():
+    """jit's abstract interpretation gave cumsum (a primitive of the reduction
+    kind) the shape of a reduction over its axis: ``jnp.ndim(cumsum(x, axis=1))``
+    of a matrix was folded to 1 and the mean after it taken over the wrong axis
+    (this returned [3.5, 13.5, ...]). Oracle: NumPy."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    got = srcjax.jit(_cumsum_then_mean)(x)
+    np.testing.assert_array_equal(got, np.mean(np.cumsum(x, axis=1), axis=-1) + 2)

@@ -567,6 +567,11 @@ class _Interp:
         )
         args, kwargs = self._operands(op, env, lambda a: np.ones((2,) * len(a.shape), a.dtype))
         r = op.prim.impl(*args, **kwargs)
+        if np.ndim(r) != len(shape):
+            # not a reduction of those axes: a scan of the reduction kind (cumsum
+            # keeps x's shape; its aval was x's without the axis: a jitted
+            # ``jnp.ndim(jnp.cumsum(x, axis=1))`` was 1 for a matrix)
+            return None
         return Aval(shape, np.asarray(r).dtype)
 
     def _keeps_weak(self, op: Op, r: Any, env) -> bool:
@@ -623,7 +628,7 @@ class _Interp:
                     if a.dtype == np.bool_ and op.prim.part == "item":
                         return None  # x[mask]
                     total += a.size
-        if total > (4096 if op.prim.kind == "linalg" else 1 << 20 if op.prim.pure else 1 << 16):
+        if total > _stand_in_budget(op.prim):
             return None  # (the helpers of generated code: products, sums; cheap on stand-ins)
         if op.prim.value_shaped and "size" not in op.bound:
             return None
@@ -681,6 +686,22 @@ def _arrays_only(a: Any) -> bool:
     if type(a) is dict:
         return bool(a) and all(_arrays_only(x) for x in a.values())
     return False
+
+
+#: kinds whose implementations on stand-ins cost at most a pass over them (a
+#: reshape of a zero-stride stand-in is a view; a reduction or a scan one pass):
+#: run up to the budget of the helpers of generated code, not the general one
+_LINEAR_KINDS = frozenset({"structural", "reduction"})
+
+
+def _stand_in_budget(prim: Any) -> int:
+    """The most operand elements :meth:`_Interp.small` runs ``prim`` on: 4096 for
+    linear algebra, 2**20 for the pure helpers and the structural and reduction
+    kinds (R4's ``reshape(increments, (4096, -1))`` of 262,144 elements left
+    every value after it unknown: nothing released, nothing fused), else 2**16."""
+    if prim.kind == "linalg":
+        return 4096
+    return 1 << 20 if prim.pure or prim.kind in _LINEAR_KINDS else 1 << 16
 
 
 def _zeros_stand_in(a: Aval) -> Any:
