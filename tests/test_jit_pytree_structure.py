@@ -259,12 +259,36 @@ def _py_decay(params):
     return tu.tree_map(lambda p: p * PY_RATE, params)
 
 
+def _decay_steps(x, n):
+    for _ in range(n):
+        x = x * RATE
+    return x
+
+
 def test_a_global_read_in_a_loop_is_read_once_per_call_and_still_live():
+    global RATE
+    f = srcjax.jit(_decay_steps, static_argnums=1)
+    x = np.ones(3, np.float32)
+    text = srcjax.source(f, x, 3)
+    assert "rate_once = RATE" in text and "for " in text  # read before the loop, once
+    np.testing.assert_allclose(f(x, 3), 0.125)
+    RATE = np.float32(0.25)
+    try:
+        np.testing.assert_allclose(f(x, 3), 0.25**3)  # the next call sees it
+    finally:
+        RATE = np.float32(0.5)
+
+
+def test_a_tree_map_over_known_leaves_is_written_out_and_reads_the_global_live():
+    """jit knows the dict's structure: tree_map's loop over its leaves is written
+    out leaf by leaf (no loop, no flatten or unflatten at run time), and the
+    global is still read on every call."""
     global RATE
     f = srcjax.jit(_decay)
     params = {"a": np.ones(2, np.float32), "b": np.ones(3, np.float32)}
     text = srcjax.source(f, params)
-    assert "rate1_once = RATE1" in text  # read before the loop, not in every trip
+    body = text.split("\n", 1)[1]  # (after the header line)
+    assert "for " not in body and "ad.tree_leaves" not in body and "unflatten" not in body
     np.testing.assert_allclose(f(params)["b"], 0.5)
     RATE = np.float32(0.25)
     try:

@@ -87,6 +87,7 @@ def _tree_def(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
 
 
 tree_def = register(Primitive("ad.tree_def", _tree_def, kind="internal", differentiable=False))
+tree_def.facts(pure=True)
 tree_def.def_batch(lambda c: (c.rebuild(), False))
 tree_def.samples = lambda rng: []
 

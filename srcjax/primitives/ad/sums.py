@@ -6,6 +6,8 @@ to an operand's shape; the same object when the shapes match) and
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from srcjax.errors import NonDifferentiableError
@@ -262,3 +264,97 @@ expand_reduced.samples = lambda rng: [
 # JAX keeps a weak array's type through functions that move or copy its elements
 for _p in (broadcast_to,):
     _p.facts(keeps_weak=True)
+
+
+# ---------------------------------------------------------------------------
+# sum_of_products: jnp.sum(x * y, axis) in one pass (jit's optimizer writes it)
+
+#: dtypes whose products BLAS sums (real floats: np.vecdot conjugates complex x)
+_DOT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+_VECDOT = getattr(np, "vecdot", None)
+
+
+def _sum_of_products(x, y, axis=None):
+    """``jnp.sum(x * y, axis=axis)`` without the product as an array: jit's
+    optimizer writes it for a product read only by that sum (issue 17: the
+    squared norm of each example's gradient, a sum over each example of a
+    per-example scale times its gradient). For float32/float64 arrays of one
+    dtype the sum is one BLAS product: ``axis`` the trailing axes of operands of
+    one shape -> a dot per leading index (``np.vecdot``); ``axis`` 0 with one
+    operand ``(n, 1, ..., 1)`` -> a matrix-vector product over the rows. The
+    sums are BLAS's, in another order than NumPy's pairwise ``sum``: the same
+    values up to float rounding (at most ``_DOT_TERMS`` terms each; a longer or
+    a full sum stays NumPy's). Anything else: the product, then its sum."""
+    if (
+        type(x) is np.ndarray
+        and type(y) is np.ndarray
+        and x.dtype in _DOT_DTYPES
+        and y.dtype == x.dtype
+    ):
+        shape = x.shape
+        if (
+            shape == y.shape
+            and len(shape) >= 2
+            and axis == (len(shape) - 1,)
+            and 0 < shape[-1] <= _DOT_TERMS
+            and _VECDOT is not None
+        ):
+            return _VECDOT(x, y)  # (the common case: the last axis, no reshape)
+        r = _dot_form(x, y, axis)
+        if r is not None:
+            return r
+    return sum(np.multiply(x, y), axis=axis)
+
+
+#: the most terms one BLAS dot of :func:`_dot_form` sums: its accumulators are
+#: sequential (a few SIMD lanes), NumPy's ``sum`` pairwise, so a long sum (a
+#: full reduction of a large array) stays NumPy's
+_DOT_TERMS = 1 << 16
+
+
+def _dot_form(x, y, axis):
+    """:func:`_sum_of_products` as one BLAS product, or None."""
+    nd = max(x.ndim, y.ndim)
+    axes = norm_axes(axis, nd)
+    if x.shape == y.shape and 0 < len(axes) < nd and axes == tuple(range(nd - len(axes), nd)):
+        lead = x.shape[: nd - len(axes)]
+        if 0 in x.shape or x.size // math.prod(lead) > _DOT_TERMS:
+            return None
+        a = x.reshape(lead + (-1,))
+        b = y.reshape(lead + (-1,))
+        if _VECDOT is not None:
+            return _VECDOT(a, b)
+        return np.einsum("...k,...k->...", a, b)
+    if axes == (0,) and x.ndim == y.ndim and nd >= 2:
+        for s, a in ((x, y), (y, x)):
+            n = a.shape[0]
+            if s.shape == (n,) + (1,) * (nd - 1) and 0 < n <= _DOT_TERMS and a.size:
+                return np.matmul(s.reshape(n), a.reshape(n, -1)).reshape(a.shape[1:])
+    return None
+
+
+sum_of_products = register(Primitive("ad.sum_of_products", _sum_of_products, kind="reduction"))
+
+
+def _sum_of_products_vjp_x(g, ans, x, y, axis=None):
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    return _unbroadcast(np.multiply(_expand_reduced(g, np.broadcast_to(x, shape), axis), y), x)
+
+
+def _sum_of_products_vjp_y(g, ans, x, y, axis=None):
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    return _unbroadcast(np.multiply(_expand_reduced(g, np.broadcast_to(y, shape), axis), x), y)
+
+
+sum_of_products.def_vjp(x=_sum_of_products_vjp_x, y=_sum_of_products_vjp_y)
+sum_of_products.def_jvp(
+    x=lambda t, ans, x, y, axis=None: sum_of_products(t, y, axis),
+    y=lambda t, ans, x, y, axis=None: sum_of_products(x, t, axis),
+)
+sum_of_products.samples = lambda rng: [
+    ((rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2)), (1, 2)), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), None), {}),
+    ((rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 1, 1)), 0), {}),
+    ((rng.normal(size=(4, 1)), rng.normal(size=(4, 3)), 0), {}),
+    ((rng.normal(size=(4, 3)), rng.normal(size=(3,)), 1), {}),
+]

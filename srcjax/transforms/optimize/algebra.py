@@ -1,13 +1,16 @@
 """Algebraic simplification (:func:`simplify`): ``x*1``, ``x+0``, ``x-0``,
 small integer powers as multiplications, ``x**0.5``, ``x**-1``, only where the
 abstract value of the result is unchanged; ``a - c*b`` with a float scalar ``c``
-as ``(-c)*b + a`` (the same values, one array temporary fewer)."""
+as ``(-c)*b + a`` (the same values, one array temporary fewer); ``jnp.sum(x * y,
+axis)`` of a product read only there as ``ad.sum_of_products(x, y, axis)`` (one
+BLAS product where the shapes allow, the same values up to rounding)."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
 import gast
+import numpy as np
 
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
@@ -37,6 +40,8 @@ def simplify(fdef: Any, namer: Any = None) -> Any:
     fdef.body = _simplify_block(fdef.body, namer)
     if namer is not None:
         _scaled_updates(fdef.body, read_counts(fdef.body), namer)
+    _summed_products(fdef.body, read_counts(fdef.body))
+    _outer_sums(fdef.body, read_counts(fdef.body), namer)
     return fdef
 
 
@@ -295,3 +300,209 @@ def _scaled_update(s: Any, defs: dict, reads: dict, namer: Any):
     upd = _binop(s.targets[0].id, N.name(p.id), gast.Add, N.clone(a), "jnp.add", s)
     upd.sj_note = "a - c*b -> (-c)*b + a"
     return neg, new_prod, upd
+
+
+# ------------------------------------------------- sum(x * y) -> ad.sum_of_products
+def _summed_products(stmts: List[Any], reads: dict) -> None:
+    """``p = x * y; ...; t = jnp.sum(p, axis=A)`` (``p`` read only there, ``x``
+    and ``y`` float32/float64 arrays of one dtype, not assigned in between) ->
+    ``t = ad.sum_of_products(x, y, A)``, in every block; ``p``'s statement is
+    left to dead-code elimination. Where the shapes allow it (see
+    :func:`srcjax.primitives.ad.sums._sum_of_products`) the sum is one BLAS
+    product instead of two passes over an array as large as ``x``: DP-SGD's
+    per-example squared norms and its clipped gradients' sum over the batch
+    (R2)."""
+    prods: Dict[str, Any] = {}
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.If):
+            _summed_products(s.body, reads)
+            _summed_products(s.orelse, reads)
+        elif isinstance(s, (gast.While, gast.For)):
+            _summed_products(s.body, reads)
+        if not _is_assign(s):
+            prods.clear()
+            continue
+        new = _summed_product(s, prods, reads)
+        if new is not None:
+            stmts[i] = new
+        t = s.targets[0].id
+        for k in [k for k, p in prods.items() if k == t or t in N.names_in(p.value)]:
+            del prods[k]  # (an operand, or the product, bound again)
+        if _is_product(s):
+            prods[t] = s
+
+
+def _is_product(s: Any) -> bool:
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.op != "*":
+        return False
+    x, y = op.bound.get("x"), op.bound.get("y")
+    if not (isinstance(x, gast.Name) and isinstance(y, gast.Name)):
+        return False
+    ax, ay = _float_aval(x, s), _float_aval(y, s)
+    return (
+        ax is not None
+        and ay is not None
+        and ax.dtype == ay.dtype
+        and ax.dtype in (np.dtype(np.float32), np.dtype(np.float64))
+        and len(ax.shape) == len(ay.shape)
+        and getattr(s, "sj_aval", None) is not None
+    )
+
+
+def _summed_product(s: Any, prods: Dict[str, Any], reads: dict) -> Optional[Any]:
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.fused_reduction != "sum" or op.prim.public != "jnp.sum":
+        return None
+    x = op.bound.get("x")
+    if not isinstance(x, gast.Name) or x.id not in prods or reads.get(x.id) != 1:
+        return None
+    if set(op.bound) - {"x", "axis"}:
+        return None  # (dtype, keepdims, where: the plain sum only)
+    axis = op.bound.get("axis", N.const(None))
+    if not (isinstance(axis, gast.Constant) or isinstance(axis, gast.Tuple)):
+        return None
+    res = getattr(s, "sj_aval", None)
+    prod = prods.pop(x.id)
+    if not isinstance(res, Aval) or res.dtype != prod.sj_aval.dtype or not res.shape:
+        return None  # (a full sum: fusion's, pairwise, more accurate than a BLAS dot)
+    if not isinstance(prod.sj_aval, Aval) or prod.sj_aval.size > res.size * (1 << 16):
+        return None  # (sums of more terms than a BLAS dot keeps as accurate)
+    a, b = prod.sj_op.bound["x"], prod.sj_op.bound["y"]
+    prim = _prim("ad.sum_of_products")
+    call = N.call(prim.public, [N.clone(a), N.clone(b), N.clone(axis)])
+    bound = {"x": call.args[0], "y": call.args[1], "axis": call.args[2]}
+    new = _new_assign(s.targets[0].id, call, Op("prim", prim=prim, bound=bound), s)
+    new.sj_aval = res
+    new.sj_avals_in = dict(getattr(prod, "sj_avals_in", {}))
+    new.sj_note = "sum(x * y) -> one product"
+    return new
+
+
+# ------------------------------------------ sums of per-example outer products
+def _outer_sums(stmts: List[Any], reads: dict, namer: Any) -> None:
+    """Sums of vmap's per-example outer products ``W = ad.bmatmul_right(g, a, B,
+    True, True)`` (``W[i] = outer(a[i], g[i])``: the per-example cotangent of a
+    weight ``B`` in ``a @ B``), in the top-level straight-line statements:
+
+    - ``ad.sum_of_products(W, s, 0)`` with ``s`` of shape ``(n, 1, 1)`` (each
+      example's outer product scaled, summed over the examples) ->
+      ``ad.bmatmul_right(g * s[:, 0], a, B0, True, False)``, the one GEMM
+      ``a.T @ (s * g)`` contracting the batch axis (``B0`` the unbatched weight
+      ``B`` broadcasts): never the ``n`` outer products summed (issue 17);
+    - ``ad.sum_of_products(W, W, (1, 2))`` (each example's squared norm) ->
+      ``ad.sum_of_products(a, a, (1,)) * ad.sum_of_products(g, g, (1,))``, as
+      ``sum_jk (a_j g_k)^2 = (sum_j a_j^2)(sum_k g_k^2)``.
+
+    Both are the same values up to rounding. Once every read of ``W`` is
+    rewritten, dead-code elimination drops the outer products (DP-SGD, R2)."""
+    defs: Dict[str, Any] = {}
+    order: Dict[str, int] = {}
+    for i, s in enumerate(list(stmts)):
+        if not _is_assign(s):
+            continue
+        new = _outer_sum(s, defs, order, i, stmts, namer)
+        if new is not None:
+            k = stmts.index(s)
+            stmts[k : k + 1] = new
+            s = new[-1]
+        t = s.targets[0].id
+        defs[t] = s
+        order[t] = i
+
+
+def _outer_of(w: Any, defs: Dict[str, Any]) -> Optional[tuple]:
+    """``(g, a, B0, n)`` when name ``w`` is ``ad.bmatmul_right(g, a, B, True, True)``
+    of per-example vectors ``a`` (n, k), ``g`` (n, m) and ``B =
+    ad.batch_broadcast(B0, n)``, all float of one dtype; else None."""
+    if not isinstance(w, gast.Name) or w.id not in defs:
+        return None
+    s = defs[w.id]
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.public != "ad.bmatmul_right":
+        return None
+    b = op.bound
+    flags = [b.get("ab"), b.get("bb")]
+    if not all(isinstance(f, gast.Constant) and f.value is True for f in flags):
+        return None
+    g, a, big = b.get("g"), b.get("a"), b.get("b")
+    if not all(isinstance(v, gast.Name) for v in (g, a, big)) or big.id not in defs:
+        return None
+    bc = defs[big.id].sj_op
+    if bc.kind != "prim" or bc.prim.public != "ad.batch_broadcast" or "axis" in bc.bound:
+        return None
+    b0 = bc.bound.get("x")
+    ins = getattr(s, "sj_avals_in", {})
+    ag, aa = ins.get(g.id), ins.get(a.id)
+    res = getattr(s, "sj_aval", None)
+    if not all(isinstance(v, Aval) and not v.weak for v in (ag, aa, res)):
+        return None
+    if len(aa.shape) != 2 or len(ag.shape) != 2 or aa.shape[0] != ag.shape[0]:
+        return None
+    if not (aa.dtype == ag.dtype == res.dtype) or res.dtype.kind != "f":
+        return None
+    if res.shape != (aa.shape[0], aa.shape[1], ag.shape[1]) or not isinstance(b0, gast.Name):
+        return None
+    return g, a, b0, aa.shape[0]
+
+
+def _outer_sum(s, defs, order, i, stmts, namer) -> Optional[List[Any]]:
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.public != "ad.sum_of_products" or namer is None:
+        return None
+    x, y, axis = op.bound.get("x"), op.bound.get("y"), op.bound.get("axis")
+    got = _outer_of(x, defs)
+    if got is None:
+        return None
+    g, a, b0, n = got
+    w_at = order[x.id]
+    # (g, a and B0 still hold what the product read)
+    for st in stmts[w_at + 1 : i]:
+        if _assigned(st) & {g.id, a.id, b0.id}:
+            return None
+    res = getattr(s, "sj_aval", None)
+    t = s.targets[0].id
+    sop = _prim("ad.sum_of_products")
+    if isinstance(y, gast.Name) and y.id == x.id and _const_of(axis) == (1, 2):
+        norms = []
+        for v in (a, g):
+            name = namer.fresh(f"{v.id}_sq")
+            call = N.call(sop.public, [N.name(v.id), N.name(v.id), N.const((1,))])
+            bound = {"x": call.args[0], "y": call.args[1], "axis": call.args[2]}
+            st = _new_assign(name, call, Op("prim", prim=sop, bound=bound), s)
+            st.sj_aval = res
+            norms.append(st)
+        na, ng = (N.name(st.targets[0].id) for st in norms)
+        prod = _binop(t, na, gast.Mult, ng, "jnp.multiply", s)
+        prod.sj_note = "|outer(a, g)|^2 -> |a|^2 |g|^2"
+        return norms + [_annot(prod, res)]
+    ins = getattr(s, "sj_avals_in", {})
+    sv = ins.get(y.id) if isinstance(y, gast.Name) else None
+    if _const_of(axis) in (0, (0,)) and isinstance(sv, Aval) and sv.shape == (n, 1, 1):
+        col = namer.fresh(f"{y.id}_col")
+        reshape = _prim("jnp.reshape")
+        call = N.call(reshape.public, [N.name(y.id), N.const((n, 1))])
+        bound = {"a": call.args[0], "shape": call.args[1]}
+        st1 = _new_assign(col, call, Op("prim", prim=reshape, bound=bound), s)
+        st1.sj_aval = Aval((n, 1), sv.dtype)
+        scaled = namer.fresh(f"{g.id}_scaled")
+        st2 = _binop(scaled, N.name(g.id), gast.Mult, N.name(col), "jnp.multiply", s)
+        brr = _prim("ad.bmatmul_right")
+        call = N.call(
+            brr.public, [N.name(scaled), N.name(a.id), N.name(b0.id), N.const(True), N.const(False)]
+        )
+        bound = dict(zip(("g", "a", "b", "ab", "bb"), call.args))
+        st3 = _new_assign(t, call, Op("prim", prim=brr, bound=bound), s)
+        st3.sj_aval = res
+        st3.sj_note = "sum of scaled outer products -> one GEMM"
+        return [st1, st2, st3]
+    return None
+
+
+def _const_of(node: Any) -> Any:
+    """The value of a constant or a tuple of constants, else None."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Tuple) and all(isinstance(e, gast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None

@@ -549,7 +549,15 @@ class _Interp:
     def reduction(self, s: Any, env) -> Any:
         op = s.sj_op
         x = self.aval_of(op.bound.get("x", op.bound.get("a")), env)
-        if not isinstance(x, Aval) or set(op.bound) - {"x", "a", "axis", "keepdims"}:
+        if isinstance(x, Aval) and "y" in op.bound:  # (ad.sum_of_products: x * y summed)
+            y = self.aval_of(op.bound["y"], env)
+            if not isinstance(y, Aval):
+                return None
+            try:
+                x = Aval(np.broadcast_shapes(x.shape, y.shape), x.dtype)
+            except ValueError:
+                return None
+        if not isinstance(x, Aval) or set(op.bound) - {"x", "y", "a", "axis", "keepdims"}:
             return None
         axis_node = op.bound.get("axis")
         keep_node = op.bound.get("keepdims")

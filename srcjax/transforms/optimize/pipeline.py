@@ -62,9 +62,23 @@ def optimize(
         simplify(fdef, namer)
         # (what the folds made known, a scan's length `n = 50`, types more: again)
     # (after fold_static: `grads = out[1]` is a copy, and every leaf's value known)
-    if known_trees(fdef, params):
-        specialized = True
+    # (a round may write out a loop over known leaves, whose list the next one knows)
+    trees_known = False
+    for _ in range(8):
+        if not known_trees(fdef, params):
+            break
+        trees_known = specialized = True
+        fold_constants(fdef)
         propagate(fdef)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+    if trees_known:
+        # (leaves of known shapes now: their ranks, axes and helpers are decided)
+        for _ in range(8):
+            if not fold_static(fdef):
+                break
+            fold_constants(fdef)
+            propagate(fdef)
         dce(fdef)
         infer_avals(fdef, params, resolve)
         simplify(fdef, namer)

@@ -36,7 +36,22 @@ from ..._dict_order import sorted_keys
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .avals import Aval, ClassAval
-from .common import _assigned, _is_assign
+from .common import _assigned, _is_assign, _new_assign
+from .lists import (
+    _appended_later,
+    _appended_to,
+    _builtin_call,
+    _count_of,
+    _dict_display,
+    _display_aval,
+    _drop_unread_lists,
+    _only_arg,
+    _reads_list_only,
+    _trip_count,
+    _unroll,
+)
+
+_KNOWN_LEAVES = "the leaves of a tree whose structure jit knows"
 
 
 class _Abort(Exception):
@@ -188,6 +203,9 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
     built: Dict[str, _Built] = {}
     avals: Dict[str, Any] = {}  # abstract values of the names assigned so far
     slices: Dict[str, slice] = {}
+    lists: Dict[str, List[str]] = {}  # a list built here whose items are these names
+    lengths: Dict[str, int] = {}  # a name holding a known count (a known list's length)
+    tdefs: Dict[str, Any] = {}  # a name holding the treedef of a known structure
     drop: set = set()  # ids of statements that only build a cotangent table
     edits: Dict[int, tuple] = {}  # id of a statement -> (value, op, note), made at the end
     replace: Dict[int, List[Any]] = {}  # id of a statement -> what replaces it
@@ -218,7 +236,13 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
         held = {g for t in tables.values() for g in t.entries.values()}
         if names & held:
             raise _Abort  # (a leaf's cotangent rebound before the table is used)
+        for key in [k for k, v in lists.items() if k in names or names.intersection(v)]:
+            del lists[key]
+        for key in [k for k, v in built.items() if v.leaves and names.intersection(v.leaves)]:
+            del built[key]
         for n in names:
+            lengths.pop(n, None)
+            tdefs.pop(n, None)
             places.pop(n, None)
             built.pop(n, None)
             avals.pop(n, None)
@@ -295,19 +319,196 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
 
         return (stmts, atoms) if walk(place.aval, root) else None
 
+    def count_edit(s: Any, target: str, n: int) -> None:
+        """``target = n``: a count known now (its statement then dead once the
+        loops it bounded are written out)."""
+        nonlocal changed
+        edits[id(s)] = (N.const(n), Op("copy", elts=[N.const(n)]), "")
+        forget({target})
+        lengths[target] = n
+        changed = True
+
+    def list_edit(s: Any, target: str, atoms: List[str], note: str) -> None:
+        elts = [N.name(a) for a in atoms]
+        edits[id(s)] = (
+            gast.List(elts=elts, ctx=gast.Load()),
+            Op("pack", elts=[N.name(a) for a in atoms]),
+            note,
+        )
+        forget({target})
+        lists[target] = list(atoms)
+
     changed = False
     for s in body:
         reads = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        op = getattr(s, "sj_op", None)
+        appended = _appended_to(s)
+        if appended is not None:  # `lst.append(v)`: a known list grows by v
+            lst, v = appended
+            if lst in lists and isinstance(v, gast.Name) and v.id not in lists:
+                lists[lst].append(v.id)
+            else:
+                lists.pop(lst, None)
+            reads.discard(lst)
+        if op is not None and op.kind == "copy" and _is_assign(s):
+            src = op.elts[0].id if op.elts and isinstance(op.elts[0], gast.Name) else None
+            if src in lists:  # `b = a`: one list, two names (an append through either)
+                shared = lists[src]
+                forget({s.targets[0].id})
+                lists[s.targets[0].id] = shared
+                continue
+        trips = _trip_count(s, lengths)
+        if trips is not None and not reads & set(tables):
+            stmts = _unroll(s, trips, lists, fresh)  # (with the lists known before it)
+            if stmts is not None:
+                replace[id(s)] = stmts
+                changed = True
+        for n in reads & set(lists):
+            if n in lists and not _reads_list_only(s):
+                gone = lists[n]  # (it may change through another name or a call)
+                for k in [k for k, v in lists.items() if v is gone]:
+                    del lists[k]
         if not _is_assign(s):
             if reads & set(tables):
                 raise _Abort
             forget(set(_assigned(s)), compound=not isinstance(s, gast.Expr))
             continue
         target = s.targets[0].id
-        op = s.sj_op
         prim = op.prim.public if op.kind == "prim" else None
         b = op.bound
         handled = False
+        if op.kind == "pack" and isinstance(s.value, gast.Dict):
+            shape = _display_aval(s.value, avals)
+            forget({target})
+            if shape is not None:  # (a dict of arrays: its leaves in JAX's order)
+                by_key = {k.value: v.id for k, v in zip(s.value.keys, s.value.values)}
+                built[target] = _Built(shape, [by_key[k] for k, _ in _children(shape)], None)
+            avals[target] = getattr(s, "sj_aval", None)
+            continue
+        if op.kind == "pack" and isinstance(s.value, gast.List):
+            if all(isinstance(e, gast.Name) and e.id not in lists for e in s.value.elts):
+                forget({target})
+                lists[target] = [e.id for e in s.value.elts]
+                avals[target] = getattr(s, "sj_aval", None)
+                continue
+        elif prim == "ad.seq_len" or _builtin_call(s, "len"):
+            xs = b.get("xs") if prim == "ad.seq_len" else _only_arg(s)
+            n = None
+            if isinstance(xs, gast.Name) and xs.id in lists:
+                n = len(lists[xs.id])
+            elif isinstance(xs, gast.Name) and isinstance(avals.get(xs.id), Aval):
+                shape = avals[xs.id].shape
+                n = shape[0] if shape else None  # (an array's rows; a 0-d one raises)
+            if n is not None:
+                count_edit(s, target, n)
+                continue
+        elif _builtin_call(s, "min"):
+            counts = [_count_of(a, lengths) for a in s.value.args]
+            if counts and all(c is not None for c in counts):
+                count_edit(s, target, min(counts))
+                continue
+        elif prim == "ad.tree_axis_size" and isinstance(b.get("x"), gast.Name):
+            got = built.get(b["x"].id)
+            ok, ax = N._int_constant(b.get("axes"))
+            if got is not None and got.leaves and ok and type(ax) is int and ax >= 0:
+                sizes = {
+                    avals[a].shape[ax]
+                    if isinstance(avals.get(a), Aval) and len(avals[a].shape) > ax
+                    else None
+                    for a in got.leaves
+                }
+                if len(sizes) == 1 and None not in sizes:  # (every leaf mapped on ax)
+                    count_edit(s, target, sizes.pop())
+                    continue
+        elif prim == "ad.tree_def" and isinstance(b.get("tree"), gast.Name):
+            is_leaf = b.get("is_leaf")
+            tree = b["tree"].id
+            shape = places[tree].aval if tree in places else None
+            if tree in built:
+                shape = built[tree].aval
+            forget({target})
+            if shape is not None and isinstance(is_leaf, gast.Constant) and is_leaf.value is None:
+                tdefs[target] = shape
+                td = treedef_of(shape) if tree not in roots else None
+                if td is not None:  # (a parameter's structure, computed once at the top)
+                    edits[id(s)] = (N.name(td), Op("copy", elts=[N.name(td)]), "")
+                    changed = True
+            continue
+        elif prim == "ad.unflatten_upto" and isinstance(b.get("like"), gast.Name):
+            like, leaves, is_leaf = b["like"].id, b.get("leaves"), b.get("is_leaf")
+            if (
+                like in tdefs
+                and isinstance(leaves, gast.Name)
+                and leaves.id in lists
+                and isinstance(is_leaf, gast.Constant)
+                and is_leaf.value is None
+                and len(lists[leaves.id]) == _count(tdefs[like])
+            ):
+                shape, known = tdefs[like], list(lists[leaves.id])
+                display = _dict_display(shape, known)
+                if display is not None:  # (a dict of leaves: its display, no treedef walk)
+                    edits[id(s)] = (display, Op("pack", elts=[N.name(a) for a in known]), "")
+                    changed = True
+                forget({target})
+                built[target] = _Built(shape, known, None)
+                continue
+        elif prim == "ad.batch_broadcast" and isinstance(b.get("x"), gast.Name):
+            src, axis = b["x"].id, b.get("axis")
+            if axis is None or (isinstance(axis, gast.Constant) and axis.value == 0):
+                if src in lists and not lists[src]:  # (an empty list stays empty)
+                    list_edit(s, target, [], "")
+                    changed = True
+                    continue
+                aval = getattr(s, "sj_aval", None)
+                if src in places and aval is not None:
+                    try:
+                        same = _shape_key(aval) == _shape_key(places[src].aval)
+                    except _Abort:
+                        same = False
+                    if same and _children(aval) is not None:
+                        # every leaf repeated along a new batch axis: a place whose
+                        # leaves are the same parameter's, with batched avals
+                        part = _Place(places[src].param, aval, places[src].ids)
+                        forget({target})
+                        places[target] = part
+                        avals[target] = aval
+                        continue
+        elif (
+            prim == "ad.pysum"
+            and isinstance(b.get("x"), gast.Name)
+            and lists.get(b["x"].id)
+            and _count_of(b.get("start", N.const(0)), {}) == 0
+        ):
+            # Python's sum of a known list: its additions, from 0, one by one
+            add = registry.by_public("jnp.add")
+            total: Any = N.const(0)
+            chain = []
+            items = lists[b["x"].id]
+            for k, atom in enumerate(items):
+                name = target if k == len(items) - 1 else fresh(f"{target}_")
+                value = gast.BinOp(left=N.clone(total), op=gast.Add(), right=N.name(atom))
+                op_k = Op("prim", prim=add, bound={"x": N.clone(total), "y": N.name(atom)})
+                chain.append(_new_assign(name, value, op_k, s))
+                total = N.name(name)
+            replace[id(s)] = chain
+            forget({target})
+            changed = True
+            continue
+        elif (
+            prim == "ad.getitem"
+            and isinstance(b.get("x"), gast.Name)
+            and b["x"].id in lists
+            and not reads & set(tables)
+        ):
+            ok, k = N._int_constant(b.get("idx"))
+            items = lists[b["x"].id]
+            if ok and type(k) is int and -len(items) <= k < len(items):
+                atom = items[k]
+                edits[id(s)] = (N.name(atom), Op("copy", elts=[N.name(atom)]), "")
+                forget({target})
+                avals[target] = avals.get(atom)
+                changed = True
+                continue
         if op.kind == "copy" and op.elts and isinstance(op.elts[0], gast.Name):
             src = op.elts[0].id
             if src in tables:
@@ -345,7 +546,12 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                 places[target] = part
             avals[target] = getattr(s, "sj_aval", None)
             continue
-        elif prim in ("ad.attr_adjoint", "ad.tree_index_adjoint", "ad.index_adjoint"):
+        elif prim in (
+            "ad.attr_adjoint",
+            "ad.tree_index_adjoint",
+            "ad.index_adjoint",
+            "ad.bgetitem_adjoint",
+        ):
             x = b.get("x")
             ct = b.get("ct", b.get("g"))
             if isinstance(x, gast.Name) and x.id in places:
@@ -467,12 +673,20 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                             "a structure jit knows",
                         )
                         changed = True
+                    known = lists.get(leaves.id)
                     forget({target})
-                    if not _appended_later(body, s, leaves.id):
+                    if known is not None and len(known) == _count(shape):
+                        built[target] = _Built(shape, list(known), None)
+                    elif not _appended_later(body, s, leaves.id):
                         built[target] = _Built(shape, None, leaves.id)
                     continue
         elif prim == "ad.tree_leaves" and set(b) == {"tree"}:
             tree = b.get("tree")
+            if isinstance(tree, gast.Name) and tree.id in built and built[tree.id].leaves:
+                if all(a is not None for a in built[tree.id].leaves):
+                    list_edit(s, target, built[tree.id].leaves, _KNOWN_LEAVES)
+                    changed = True
+                    continue
             if isinstance(tree, gast.Name) and tree.id in places:
                 reads_of = leaf_reads(places[tree.id], tree.id, s)
                 if reads_of is not None:
@@ -551,7 +765,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
         if len(keep) == len(out):
             break
         out = keep
-    fdef.body = out
+    fdef.body = _drop_unread_lists(out)
     return True
 
 
@@ -560,32 +774,6 @@ def _leaf_avals(aval: Any) -> list:
     if kids is None:
         return [aval]
     return [a for _, c in kids for a in _leaf_avals(c)]
-
-
-def _appended_later(body: List[Any], s: Any, name: str) -> bool:
-    """Whether list ``name`` may change after statement ``s`` (an ``append`` to it
-    or a new binding anywhere after)."""
-    after = False
-    for st in body:
-        if st is s:
-            after = True
-            continue
-        if not after:
-            continue
-        for node in gast.walk(st):
-            if (
-                isinstance(node, gast.Name)
-                and node.id == name
-                and not isinstance(node.ctx, gast.Load)
-            ):
-                return True
-            if (
-                isinstance(node, gast.Attribute)
-                and isinstance(node.value, gast.Name)
-                and node.value.id == name
-            ):
-                return True  # (.append, .pop, .extend ...)
-    return False
 
 
 def _materialize(s: Any, target: str, like: Any, atoms: list, dense: bool, fresh) -> list:
