@@ -18,6 +18,13 @@ float64 buffer, an int) goes the full way.
 
 Every table is emptied when an option changes (``jax_enable_x64`` changes what
 a Python float becomes) and by ``srcjax.clear_caches``.
+
+A full path that takes another route for some argument type (say, a weakly
+typed specialization for Python floats) installs that route as the type's
+entry itself, where it computes its result: ``table[float] =
+leaf_entry(float, fn, finish, finish, slow)`` with ``fn`` the code that route
+calls and ``finish`` what it does to ``fn``'s result; installing nothing for
+the type leaves every such call on the full path (correct, slower).
 """
 
 from __future__ import annotations
