@@ -253,7 +253,9 @@ def jvp(
         if (tp is tuple or tp is list) and type(tangents) is tp:
             entry = fast.get((has_aux, len(primals), *map(type, primals), *map(type, tangents)))
             if entry is not None:
-                return entry(primals, tangents)
+                out = entry(primals, tangents)
+                if out is not fastcall.MISS:
+                    return out
     return _jvp_full(fun, primals, tangents, has_aux)
 
 
@@ -322,7 +324,7 @@ def _install_jvp(fun: Any, has_aux: bool, raw: tuple, fn: Callable, bound: tuple
                     break
             else:
                 return _jvp_finish(fn(*bound, *ps, *ts), (*ps, *ts))
-        return _jvp_full(fun, primals, tangents, has_aux)
+        return fastcall.MISS  # (the full path: no reference to fun here, a weak key)
 
     key = (has_aux, n, *map(type, primals), *map(type, tangents))
     try:

@@ -350,3 +350,34 @@ def test_fresh_grads_of_one_function_share_entries_by_options():
         np.testing.assert_allclose(float(r), want, rtol=1e-6)
         r, aux = srcjax.grad(lambda x: (logistic(x), 2.0 * x), has_aux=True)(1.0)
         np.testing.assert_allclose((float(r), float(aux)), (want, 2.0), rtol=1e-6)
+
+
+def test_entries_keep_no_function_alive():
+    """The shared tables are held weakly by the function; an entry that referred
+    to its function (jvp's fallback did) kept every function called twice
+    alive for good."""
+    import gc
+    import weakref
+
+    def make():
+        def f(x):
+            return jnp.sum(jnp.exp(x) * 2.0)
+
+        return f
+
+    refs = []
+    for call in (
+        lambda f: srcjax.grad(f)(1.0),
+        lambda f: srcjax.grad(f)(jnp.ones(2)),
+        lambda f: srcjax.value_and_grad(f)(np.float32(1.0)),
+        lambda f: srcjax.grad(lambda x: (f(x), x), has_aux=True)(1.0),
+        lambda f: srcjax.jvp(f, (np.float32(1.0),), (np.float32(1.0),)),
+        lambda f: srcjax.jvp(f, (jnp.ones(2),), (jnp.ones(2),)),
+    ):
+        f = make()
+        for _ in range(3):
+            call(f)
+        refs.append(weakref.ref(f))
+        del f
+    gc.collect()
+    assert [r() for r in refs] == [None] * len(refs)

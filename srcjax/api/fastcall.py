@@ -22,7 +22,7 @@ a Python float becomes) and by ``srcjax.clear_caches``.
 A full path that takes another route for some argument type (say, a weakly
 typed specialization for Python floats) installs that route as the type's
 entry itself, where it computes its result: ``table[float] =
-leaf_entry(float, fn, finish, finish, slow)`` with ``fn`` the code that route
+leaf_entry(float, fn, finish, finish)`` with ``fn`` the code that route
 calls and ``finish`` what it does to ``fn``'s result; installing nothing for
 the type leaves every such call on the full path (correct, slower).
 """
@@ -44,6 +44,10 @@ _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is 
 #: the default of a transform's single positional parameter (``__call__(self, x=NO, /)``):
 #: no argument was passed
 NO = object()
+#: what an entry returns for an argument it does not take (an Array of another
+#: dtype): the caller takes its full path. (Entries hold no reference to their
+#: transform or function: tables are shared and kept per function, weakly.)
+MISS = object()
 
 _SCALARS32 = frozenset({np.float16, np.float32})
 _SCALARS64 = _SCALARS32 | {np.float64}
@@ -66,15 +70,14 @@ def leaf_entry(
     fn: Callable,
     finish: Callable[[Any], Any],
     finish_weak: Callable[[Any], Any],
-    slow: Callable[[Any], Any],
     scalar_weak: Optional[type] = None,
 ) -> Optional[Callable[[Any], Any]]:
     """The entry for one argument of type ``t`` passed on to the generated ``fn``
     as the full path canonicalizes it, or None when ``t``'s canonical form is not
     decided by the type. ``finish`` makes the result of ``fn`` what the call
     returns; ``finish_weak`` does so for a Python float argument (weakly typed
-    gradients); ``slow`` is the full path, for an Array or ndarray whose dtype
-    the entry does not take. ``scalar_weak``: the Array class ``finish_weak``
+    gradients); an Array or ndarray whose dtype the entry does not take gives
+    :data:`MISS`. ``scalar_weak``: the Array class ``finish_weak``
     gives a float32 scalar result, made here without calling it (W3's case)."""
     x64 = _cfg.x64_enabled
     if t is float:
@@ -104,7 +107,7 @@ def leaf_entry(
             tb = type(b)
             if tb in keep or (tb is np.ndarray and b.dtype in dtypes):
                 return finish(fn(b))
-            return slow(x)
+            return MISS
 
         return array_entry
     if t is np.ndarray:
@@ -112,7 +115,7 @@ def leaf_entry(
         def ndarray_entry(x: Any) -> Any:
             if x.dtype in dtypes:
                 return finish(fn(x))
-            return slow(x)
+            return MISS
 
         return ndarray_entry
     return None

@@ -85,7 +85,8 @@ class _Grad(Transformed):
         #: shared by the grads of one function with the same options
         #: (``srcjax.grad(f)(x)`` written in a loop makes a new one per call)
         self._fast: dict = {}
-        if self._fast1:
+        if self._fast1 and not (has_aux or self.tuple_out):
+            # (shared: their finishers hold no reference to this object, see _finishers)
             options = (self.kind, argnums_t, has_aux, with_value, self.tuple_out)
             self._fast = fastcall.shared(inner, options + (self.allow_int, self.holomorphic))
 
@@ -158,7 +159,9 @@ class _Grad(Transformed):
             # one argument of a type an earlier call installed an entry for
             # (fastcall: the W3 per-call path)
             try:
-                return entry(x)
+                out = entry(x)
+                if out is not fastcall.MISS:
+                    return out
             except ValueError as e:
                 located = generated_numpy_error(e)
                 if located is None:
@@ -268,12 +271,7 @@ class _Grad(Transformed):
         finish, finish_weak = self._finishers()
         simple = not (self.has_aux or self.with_value or self.tuple_out)
         entry = fastcall.leaf_entry(
-            t,
-            fn,
-            finish,
-            finish_weak,
-            lambda x: self._call((x,), {}),
-            scalar_weak=_WeakArray if simple else None,
+            t, fn, finish, finish_weak, scalar_weak=_WeakArray if simple else None
         )
         if entry is not None:
             self._fast[t] = entry
@@ -293,6 +291,7 @@ class _Grad(Transformed):
 
             return finish_vg, finish_vg_weak
         if self.has_aux or self.with_value or self.tuple_out:
+            # (these refer to this object: its table is its own, see __init__)
             return (lambda out: self._finish(out, 1, [])), (lambda out: self._finish(out, 1, _W0))
 
         # grad(f)(x) of a scalar x: _finish's common case inline
