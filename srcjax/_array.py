@@ -457,6 +457,29 @@ def unwrap_args_weak(args: tuple) -> tuple:
     return tuple(out), weak
 
 
+def unwrap_args_seen(args: tuple, trigger: frozenset) -> tuple:
+    """(:func:`unwrap_args` of ``args``, what was seen): 2 when a weak Array is
+    among ``args``, 1 when another value of a type in ``trigger`` is (a Python
+    number), else 0. One pass, for ``Primitive.__call__``'s weak rule."""
+    seen = 0
+    items = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            items.append(a._buf)
+        elif t in _LEAF_TYPES:
+            if t in trigger and not seen:
+                seen = 1
+            items.append(a)
+        else:
+            if t is _WeakArray:
+                seen = 2
+            elif t in trigger and not seen:
+                seen = 1
+            items.append(unwrap_tree(a))
+    return tuple(items), seen
+
+
 def unwrap_kwargs(kwargs: dict) -> dict:
     for v in kwargs.values():
         if type(v) not in _LEAF_TYPES:

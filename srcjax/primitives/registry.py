@@ -63,6 +63,7 @@ from .._array import _WRAP_TYPES as _HOST_SCALARS
 from .._array import Array as _Array
 from .._array import _WeakArray
 from .._array import unwrap_args as _unwrap_args
+from .._array import unwrap_args_seen as _unwrap_args_seen
 from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import wrap as _wrap
 from .._array import wrap_tree as _wrap_tree
@@ -77,7 +78,6 @@ _WEAK_SCALARS = frozenset({int, float, complex})
 #: Primitive.weak_operands' two values
 WEAK_SCALARS_AND_ARRAYS = _WEAK_SCALARS | {_WeakArray}
 WEAK_ARRAYS = frozenset({_WeakArray})
-_NO_WEAK = object()  # (Primitive.__call__: no weakly typed operand)
 
 
 def _options(prim: "Primitive") -> tuple:
@@ -514,33 +514,36 @@ class Primitive:
         given = args
         weak = False
         trigger = self.weak_operands
-        if trigger is WEAK_ARRAYS:  # (keeps_weak: the array moved is the first operand)
-            a = _NO_WEAK if not args or type(args[0]) is not _WeakArray else args[0]
-        elif trigger is not None:
-            a = args[0] if args else None
-            if type(a) is _Array and a._buf.dtype in _ABOVE_WEAK:
-                # a strong float first: the result is strong (jnp.clip(x, 0, 1));
-                # only a weak Array operand needs converting
-                trigger = WEAK_ARRAYS
-            for a in args:  # (the common call has no weak operand: one set test each)
-                if type(a) in trigger:
-                    break
-            else:
-                a = _NO_WEAK
-                for v in kwargs.values():
-                    if type(v) in trigger:
-                        a = v
-                        break
+        if trigger is None:
+            args = _unwrap_args(args)
+            if kwargs:
+                kwargs = _unwrap_kwargs(kwargs)
         else:
-            a = _NO_WEAK
-        if a is not _NO_WEAK:
-            call = _weak_call(self, args, kwargs)
-            if call is not None:
-                weak, args, kwargs = call
-                weak = weak and self.weak_result
-        args = _unwrap_args(args)
-        if kwargs:
-            kwargs = _unwrap_kwargs(kwargs)
+            # one pass: the buffers, and whether a weak operand is there (the
+            # common call has none: it costs what unwrapping costs)
+            args, seen = _unwrap_args_seen(args, trigger)
+            for v in kwargs.values():
+                t = type(v)
+                if t is _WeakArray:
+                    seen = 2
+                elif t in trigger and not seen:
+                    seen = 1
+            if seen == 1:
+                a0 = given[0] if given else None
+                if type(a0) is _Array and a0._buf.dtype in _ABOVE_WEAK:
+                    # a Python number with a strong float first: a strong result
+                    # needing nothing converted (jnp.clip(x, 0, 1), jnp.multiply(x, 2.0))
+                    seen = 0
+            if seen:
+                call = _weak_call(self, given, kwargs)
+                if call is not None:
+                    weak, args, kwargs = call
+                    weak = weak and self.weak_result
+                    args = _unwrap_args(args)
+                else:
+                    args = _unwrap_args(given)
+            if kwargs:
+                kwargs = _unwrap_kwargs(kwargs)
         if DEVICE_TYPES and _on_device(args, kwargs):
             # a GPU array among the arguments: run where it lives (the CUDA
             # backend installs DEVICE_CALL and the array types): an Array
