@@ -4,6 +4,11 @@ against jax.jit in one process, medians of process_time over blocks of calls
 
     OPENBLAS_NUM_THREADS=1 python tools/cpu_compare.py R6 [--calls 200] [--rounds 2]
 
+``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` (set in this environment to force
+OpenBLAS's Haswell kernels) make NumPy's small matrix products 2-3x slower and
+do not touch XLA's: the script runs itself again without them, as
+``tools/bench.py`` does (``--keep-openblas-env`` measures with them).
+
 Which srcjax is measured is whichever ``import srcjax`` finds (PYTHONPATH): run
 it once per tree to compare two trees, as docs/bench-2026-12-06-speedR6.md does.
 """
@@ -16,7 +21,13 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+_FORCED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+if "--keep-openblas-env" not in sys.argv and any(k in os.environ for k in _FORCED):
+    # (before NumPy loads OpenBLAS, which reads them once)
+    env = {k: v for k, v in os.environ.items() if k not in _FORCED}
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_programs"))
 
@@ -38,6 +49,9 @@ def main(argv=None) -> None:
     ap.add_argument("row", help="R1 ... R6")
     ap.add_argument("--calls", type=int, default=200, help="calls per timed block")
     ap.add_argument("--rounds", type=int, default=2, help="srcjax/jax measurement pairs")
+    ap.add_argument(
+        "--keep-openblas-env", action="store_true", help="keep OPENBLAS_CORETYPE/L2_SIZE"
+    )
     args = ap.parse_args(argv)
     import load
 
