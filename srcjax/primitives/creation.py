@@ -304,6 +304,7 @@ def _list_dtype(object):
         return None
     leaves = []
     stack = [object]
+    weak_views = bool(_broadcasts())  # (any batch broadcasts alive: vmap's code)
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
@@ -311,12 +312,52 @@ def _list_dtype(object):
         elif isinstance(v, (bool, int, float, complex)) or isinstance(
             getattr(v, "dtype", None), np.dtype
         ):
-            leaves.append(v)
+            leaves.append(_weak_source(v) if weak_views else v)
         else:
             return None
     if not any(isinstance(getattr(v, "dtype", None), np.dtype) for v in leaves):
         return None
     return result_type(*leaves)
+
+
+#: control._trees' table of batch broadcasts (view id -> (weak ref, value)),
+#: bound on first use (that module imports this one)
+_SOURCES: list = []
+
+
+def _broadcasts() -> dict:
+    if not _SOURCES:
+        from srcjax.primitives.control._trees import _BROADCAST_SOURCES
+
+        _SOURCES.append(_BROADCAST_SOURCES)
+    return _SOURCES[0]
+
+
+def _weak_source(v):
+    """The Python number ``v`` is vmap's batch broadcast of (``ad.batch_broadcast
+    (2.5, n)`` packing ``[x, 2.5]`` for one example each), which is weakly
+    typed as the number was; else ``v``."""
+    if type(v) is np.ndarray:
+        entry = _broadcasts().get(id(v))
+        if entry is not None and entry[0]() is v and type(entry[1]) in (int, float, complex):
+            return entry[1]
+    return v
+
+
+def _weak_views_filled(object, dt):
+    """``object`` with each batch broadcast of a Python number (see
+    :func:`_weak_source`) made anew from the number in ``dt`` (one rounding,
+    as JAX converts the number; not the float32 copy's second), or ``object``
+    itself when it holds none."""
+    if isinstance(object, (list, tuple)):
+        items = [_weak_views_filled(v, dt) for v in object]
+        if all(a is b for a, b in zip(items, object)):
+            return object
+        return type(object)(items) if type(object) in (list, tuple) else list(items)
+    src = _weak_source(object)
+    if src is not object:
+        return np.full(object.shape, src, dt)
+    return object
 
 
 def _array(object, dtype=None, copy=True, order="K", ndmin=0):
@@ -327,6 +368,8 @@ def _array(object, dtype=None, copy=True, order="K", ndmin=0):
     if isinstance(object, PRNGKeyArray) and dtype is None and not ndmin:
         return object.copy()  # (a key array stays one, as in JAX)
     dt = _list_dtype(object) if dtype is None else canonical_dtype(dtype)
+    if dt is not None and dtype is None and _broadcasts():
+        object = _weak_views_filled(object, dt)
     if _saturates(object, dt):
         return np.array(_saturating_cast(object, dt), order=order, ndmin=ndmin)
     out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
@@ -346,6 +389,8 @@ def _asarray(a, dtype=None, order=None, copy=None):
     if isinstance(a, PRNGKeyArray) and dtype is None:
         return a.copy() if copy else a
     dt = _list_dtype(a) if dtype is None else canonical_dtype(dtype)
+    if dt is not None and dtype is None and _broadcasts():
+        a = _weak_views_filled(a, dt)
     if _saturates(a, dt):
         return np.asarray(_saturating_cast(a, dt), order=order)
     out = np.asarray(a, dtype=dt, order=order)
