@@ -16,7 +16,8 @@ from . import debug  # noqa: F401,I001  (jax.debug.print)
 from . import ops  # noqa: F401,I001  (jax.ops.segment_sum)
 from . import random  # noqa: F401,I001  (jax.random: registers the random.* primitives)
 from .api import grad, source, value_and_grad
-from .api_fwd import hessian, jacfwd, jacrev, jvp, linearize, vjp
+from .api_fwd import jvp, linearize, vjp
+from .api_jac import hessian, jacfwd, jacrev
 from .config import config
 from .custom import custom_jvp, custom_vjp
 from .extras import (

@@ -1,15 +1,12 @@
 """Forward mode and the rest of JAX's differentiation API.
 
-``jvp``, ``linearize``, ``vjp``, ``jacfwd``, ``jacrev`` and ``hessian``, with
-JAX's signatures and semantics (https://docs.jax.dev/en/latest/jax.html).
-Every one of them runs generated code that ``srcjax.source`` can print, and
-every generated function is itself valid srcjax input, so they compose:
+``jvp``, ``linearize`` and ``vjp``, with JAX's signatures and semantics
+(https://docs.jax.dev/en/latest/jax.html), and the generated jvp/vjp/primal
+code that :mod:`srcjax.api_jac` builds ``jacfwd``, ``jacrev`` and ``hessian``
+on. Every one of them runs generated code that ``srcjax.source`` can print,
+and every generated function is itself valid srcjax input, so they compose:
 ``jacfwd(jacrev(f))``, ``jvp`` of ``grad``, ``grad`` of ``jvp``, ``vjp`` of a
 ``vjp`` function.
-
-Jacobians are built column by column (``jacfwd``: one jvp per input element) or
-row by row (``jacrev``: one vjp per output element) in a generated Python loop;
-srcjax has no ``vmap`` to batch them yet.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import functools
 import importlib
 import threading
 import weakref
-from typing import Any, Callable, Sequence, Tuple, Union
+from typing import Any, Callable, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -28,11 +25,9 @@ from .api import (
     _TRANSFORM_CACHE,
     Transformed,
     _canon_args,
-    _canon_leaf,
     _kind,
     _map_leaves,
     _missing_defaults,
-    _unsupported_options,
     fastcall,
     fixed_arity,
 )
@@ -42,18 +37,16 @@ from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
 from .frontend import hooks as frontend_hooks
 from .frontend import nodes as N
-from .frontend.normalize import dependencies_valid, param_names
-from .frontend.source import FunctionSource, get_source, unwrap_callable
+from .frontend.normalize import dependencies_valid
+from .frontend.source import FunctionSource, unwrap_callable
 from .jit_api import _unalias
 from .primitives import hooks as _hooks
-from .primitives.registry import Primitive, register
 from .transforms.forward import forward
 from .transforms.reverse import reverse
-from .tree_util import _jax_dict_order
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
-__all__ = ["jvp", "linearize", "vjp", "jacfwd", "jacrev", "hessian"]
+__all__ = ["jvp", "linearize", "vjp"]
 
 _LOCK = threading.Lock()
 
@@ -435,265 +428,6 @@ class _OnArrays(functools.partial):
         return wrap_tree(super().__call__(*unwrap_args(args), **kwargs))
 
 
-# ------------------------------------------------------------------------- jacobians
-
-
-def _jacrev_real_outputs(out: Any) -> Any:
-    """``out`` itself after JAX's check of jacrev's outputs: every leaf must be a
-    real floating array; a complex or integer/boolean leaf raises
-    NonDifferentiableError (a TypeError), as ``jax.jacrev`` raises TypeError
-    (the cotangent basis of a complex output would silently drop its imaginary
-    part)."""
-    from .errors import NonDifferentiableError
-    from .tree_util import tree_leaves
-
-    for leaf in tree_leaves(out):
-        dt = np.result_type(leaf)
-        if dt.kind == "f":
-            continue
-        if dt.kind == "c":
-            how = (
-                "For complex outputs, use jacfwd, or srcjax.vjp with the cotangents you "
-                "need (holomorphic=True is not supported)."
-            )
-        else:
-            how = "For integer or boolean outputs, use srcjax.vjp directly."
-        raise NonDifferentiableError(
-            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {dt.name}. {how}"
-        )
-    return out
-
-
-def _jacrev_real_outputs_batch(c: Any) -> Any:
-    # a dtype check: the output keeps its batch axis (or stays unbatched)
-    return c.rebuild() if c.batched("out") else (c.rebuild(), False)
-
-
-_real_outputs = register(
-    Primitive("ad.jacrev_real_outputs", _jacrev_real_outputs, kind="internal", differentiable=False)
-)
-_real_outputs.def_batch(_jacrev_real_outputs_batch)
-_real_outputs.samples = lambda rng: []
-
-_JAC_TEMPLATE = {
-    "jacfwd": """\
-def {name}({params}):
-    cols = []
-    for tangent in ad.basis({x}):
-        col = {inner}({params_before}{tangents})
-        cols.append(col)
-    return ad.jac_columns(cols, {x}, {fun}({params}))
-""",
-    "jacrev": """\
-def {name}({params}):
-    out = ad.jacrev_real_outputs({fun}({params}))
-    rows = []
-    for cotangent in ad.basis(out):
-        row = {inner}({params}, cotangent)
-        rows.append(row)
-    return ad.jac_rows(rows, {x}, out)
-""",
-}
-
-
-_JAC_BATCHED = {
-    "jacfwd": """\
-def {name}({params}):
-    tangents = ad.basis_stack({x})
-    cols = batched({params}, {tangent_args})
-    return ad.jac_from_columns(cols, {x})
-""",
-    "jacrev": """\
-def {name}({params}):
-    out = ad.jacrev_real_outputs(fun({params}))
-    cotangents = ad.cobasis_stack(out)
-    rows = batched({params}, cotangents)
-    return ad.jac_from_rows(rows[{argnum}], out)
-""",
-}
-
-
-def _batched_axes(mode, n, argnum):
-    return (None,) * n + (0,)  # primals fixed, the stacked basis mapped
-
-
-def _batched_jacobian_text(mode, name, params, argnum):
-    """Generated source of a Jacobian as one vmap over the stacked one-hot basis
-    (one array argument differentiated)."""
-    x = params[argnum]
-    n = len(params)
-    if mode == "jacfwd":
-        axes = ", ".join(["None"] * n + ["0" if i == argnum else "None" for i in range(n)])
-        tangent_args = "tangents"
-        return _JAC_BATCHED["jacfwd"].format(
-            name=name, params=", ".join(params), x=x, axes=axes, tangent_args=tangent_args
-        )
-    axes = ", ".join(["None"] * n + ["0"])
-    return _JAC_BATCHED["jacrev"].format(
-        name=name, params=", ".join(params), axes=axes, argnum=argnum
-    )
-
-
-class _KeywordCalls:
-    """jacfwd/jacrev/hessian objects: called with keyword arguments as JAX allows
-    (bound to positions by the function's signature), and the function whose
-    defaults a jit caller fills in (``_pyfn``)."""
-
-    @property
-    def _pyfn(self):
-        return self.aux_fun if self.aux_fun is not None else self.fun
-
-    def _positional(self, args: tuple, kwargs: dict) -> tuple:
-        return _as_positional(self._pyfn, args, kwargs) if kwargs else args
-
-
-class _Jacobian(_KeywordCalls, Transformed):
-    """``jacfwd``/``jacrev`` of ``fun`` for one argument position (or a tuple)."""
-
-    def __init__(self, fun, argnums, has_aux, mode, batched=True):
-        super().__init__(fun)
-        self.batched = batched
-        self.aux_fun = None
-        if has_aux:
-            # differentiate the first output; the second is returned as it is
-            self.aux_fun = fun
-            fun = self.fun = _first_output(fun)
-        self.argnums = argnums
-        self.mode = mode
-        self.kind = mode
-
-    def _build(self, kinds):
-        target, bound = _target(self.fun, kinds)
-        src = get_source(target)
-        params = param_names(src)  # bound (partial) ones first; as generated code has them
-        nb = len(bound)
-        argnums = self.argnums
-        single = isinstance(argnums, int)
-        nums = (argnums,) if single else tuple(argnums)
-        nums = tuple(nb + a % (len(params) - nb) for a in nums)
-        key = (self.mode, nums, single, kinds, self.batched)
-        per = _TRANSFORM_CACHE.get(target)
-        if per is not None and key in per:
-            return per[key]
-        if self.mode == "jacfwd":
-            inner, _ = _jvp_function(target, kinds, False, True, positions=nums)
-        else:
-            # cotangents of the differentiated arguments only (not of a bound self)
-            inner, _ = _vjp_function(target, kinds, False, argnums=nums)
-        wrt = [params[a] for a in nums]
-        x = wrt[0] if single else "(" + ", ".join(wrt) + ",)"
-        batched = self.batched and single and all(k == "leaf" for k in kinds)
-        if batched:
-            text = _batched_jacobian_text(self.mode, f"{src.name}_{self.mode}", params, nums[0])
-            if self.mode == "jacrev":
-                text = text.replace(f"rows[{nums[0]}]", "rows[0]")
-        elif self.mode == "jacfwd":
-            # one-hot tangents for the differentiated arguments, zeros for the others
-            tangents = ["tangent"] if single else [f"tangent[{k}]" for k in range(len(nums))]
-            text = _JAC_TEMPLATE["jacfwd"].format(
-                name=f"{src.name}_jacfwd",
-                params=", ".join(params),
-                x=x,
-                inner="inner",
-                params_before=", ".join(params) + ", ",
-                tangents=", ".join(tangents),
-                fun="fun",
-            )
-        else:
-            picks = wrt[0] if single else ", ".join(wrt)
-            idx = 0 if single else None
-            text = _JAC_TEMPLATE["jacrev"].format(
-                name=f"{src.name}_jacrev",
-                params=", ".join(params),
-                x=x,
-                inner="inner",
-                fun="fun",
-            )
-            if single:
-                text = text.replace("row = inner(", "row = inner(").replace(
-                    "rows.append(row)", f"rows.append(row[{idx}])"
-                )
-            else:
-                sel = ", ".join(f"row[{k}]" for k in range(len(nums)))
-                text = text.replace("rows.append(row)", f"rows.append(({sel},))")
-            del picks
-        fname = f"{src.name}_{self.mode}"
-        header = (
-            f"# srcjax: {self.mode} of {src.name} "
-            f"({emit.where(src.filename, src.node.lineno)}) with respect to "
-            f"{', '.join(wrt)}\n"
-        )
-        text = header + text
-        from .vmap_api import vmap
-
-        # the output (for the cotangent basis) from generated code, never user code
-        env = {"inner": inner, "fun": _primal_function(self.fun, kinds)[0]}
-        if batched:
-            env["batched"] = vmap(inner, in_axes=_batched_axes(self.mode, len(params), nums[0]))
-        fn = emit.load(text, fname, {}, {}, env, fname)
-        fn.__srcjax_deps__ = ()
-        # the same parameters as `target`: its defaults (a jit caller leaves them out)
-        fn.__defaults__ = getattr(target, "__defaults__", None)
-        with _LOCK:
-            _TRANSFORM_CACHE.setdefault(target, {})[key] = fn
-        return fn
-
-    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
-        args = self._positional(args, kwargs)
-        nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
-        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
-
-    def __call__(self, *args, **kwargs):
-        from .api import _map_leaves
-
-        args = self._positional(unwrap_args(args), unwrap_kwargs(kwargs))
-        nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
-        args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
-        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
-        # parameters left to their defaults are passed explicitly (not differentiated)
-        if all(a >= 0 for a in nums):
-            args = args + self._default_values(len(args))
-        fn = self._generated(_kinds(bound_of(self.fun) + args))
-        jac = wrap_tree(_jax_dict_order(fn(*bound_of(self.fun), *args)))
-        if _cfg.checks_enabled and self.mode == "rev":
-            from . import tree_util
-            from ._cotangent_check import check_jacobian
-
-            check_jacobian(
-                tree_util, jac, [args[a] for a in nums if -len(args) <= a < len(args)], "jacrev"
-            )
-        if self.aux_fun is not None:
-            from .primitives.control import _check_aux
-
-            res = _call_primal(self.aux_fun, args)
-            _check_aux(res)
-            return jac, res[1]
-        return jac
-
-
-def _as_positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
-    """``args`` and ``kwargs`` of a call of ``fun`` as positional arguments only
-    (keyword arguments and the defaults before them placed by ``fun``'s signature),
-    as JAX's jacfwd/jacrev/hessian accept keywords for undifferentiated arguments.
-
-    Raises TypeError as Python does for a call ``fun`` does not accept."""
-    import inspect
-
-    try:
-        sig = inspect.signature(fun)
-    except (TypeError, ValueError):
-        raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    if bound.kwargs:
-        raise TransformTypeError(
-            f"keyword-only arguments {sorted(bound.kwargs)} are not supported by "
-            "jacfwd/jacrev/hessian; make them positional parameters"
-        )
-    return tuple(bound.args)
-
-
 def _first_output(fun: Callable) -> Callable:
     """``lambda *args: fun(*args)[0]`` as a function with source (so it can be
     transformed), with ``fun``'s positional parameters."""
@@ -708,93 +442,6 @@ def _first_output(fun: Callable) -> Callable:
     return value
 
 
-def jacfwd(
-    fun: Callable,
-    argnums: Union[int, Sequence[int]] = 0,
-    has_aux: bool = False,
-    holomorphic: bool = False,
-    allow_int: bool = False,
-):
-    """Jacobian by forward mode (``jax.jacfwd``): one jvp per input element.
-
-    The result has the structure outer = output pytree, inner = input pytree
-    (a tuple over ``argnums`` when it is a tuple); each leaf has shape
-    ``out_leaf.shape + in_leaf.shape``. ``holomorphic``/``allow_int`` are accepted
-    at JAX's defaults (True raises NotImplementedError).
-    """
-    _unsupported_options("jacfwd", holomorphic, allow_int)
-    return _Jacobian(fun, argnums, has_aux, "jacfwd")
-
-
-def jacrev(
-    fun: Callable,
-    argnums: Union[int, Sequence[int]] = 0,
-    has_aux: bool = False,
-    holomorphic: bool = False,
-    allow_int: bool = False,
-):
-    """Jacobian by reverse mode (``jax.jacrev``): one vjp per output element; same
-    result structure as :func:`jacfwd`."""
-    _unsupported_options("jacrev", holomorphic, allow_int)
-    return _Jacobian(fun, argnums, has_aux, "jacrev")
-
-
-def hessian(
-    fun: Callable,
-    argnums: Union[int, Sequence[int]] = 0,
-    has_aux: bool = False,
-    holomorphic: bool = False,
-    allow_int: bool = False,
-):
-    """Hessian of a scalar function, forward-over-reverse (``jax.hessian``):
-    ``jacfwd(jacrev(fun, argnums), argnums)``."""
-    _unsupported_options("hessian", holomorphic, allow_int)
-    return _Hessian(fun, argnums, has_aux)
-
-
-class _Hessian(_KeywordCalls, Transformed):
-    """``jacfwd(grad(f))`` (one vmap of the jvp of the gradient code) for scalar
-    functions, which is what Hessians are used for; ``jacfwd(jacrev(f))`` when
-    ``f``'s output is not a scalar."""
-
-    kind = "hessian"
-
-    def __init__(self, fun, argnums, has_aux):
-        super().__init__(fun)
-        from .api import grad
-
-        self.aux_fun = fun if has_aux else None
-        if has_aux:
-            fun = _first_output(fun)
-        self.argnums = argnums
-        self.scalar = jacfwd(grad(fun, argnums), argnums)
-        self.general = jacfwd(_Jacobian(fun, argnums, False, "jacrev", batched=False), argnums)
-
-    def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
-        self.scalar._check_jit_args(args, kwargs)
-
-    def _build(self, kinds):
-        return self.scalar._generated(kinds)
-
-    def __call__(self, *args, **kwargs):
-        from .errors import NonDifferentiableError
-
-        args = self._positional(args, kwargs)
-        try:
-            h = self.scalar(*args)
-        except NonDifferentiableError as exc:
-            if "scalar-output" not in str(exc):
-                raise
-            h = self.general(*args)
-        if self.aux_fun is not None:
-            from .primitives.control import _check_aux
-
-            res = _call_primal(self.aux_fun, args)
-            _check_aux(res)
-            return h, res[1]
-        return h
-
-
 def _unused(*_):  # keep imports used by type checkers
     return gast, N, FunctionSource
 
@@ -802,8 +449,6 @@ def _unused(*_):  # keep imports used by type checkers
 jvp.__srcjax_jvp__ = True
 vjp.__srcjax_not_inside__ = True
 linearize.__srcjax_not_inside__ = True
-for _f in (jacfwd, jacrev, hessian):
-    _f.__srcjax_factory__ = True
 
 
 class JvpView(Transformed):

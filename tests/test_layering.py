@@ -80,6 +80,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
         (
             "srcjax.api",
             "srcjax.api_fwd",
+            "srcjax.api_jac",
             "srcjax.driver",
             "srcjax.jit_api",
             "srcjax.vmap_api",
