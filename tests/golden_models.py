@@ -32,3 +32,29 @@ def rnn(h, xs, w):
 def params_loss(params, x):
     h = jnp.tanh(x @ params["w"] + params["b"])
     return jnp.sum(h * h)
+
+
+def walrus_branch(x):
+    if (y := x * 2.0) > 1.0:
+        return y
+    return x
+
+
+def loop_else_break(x):
+    for i in range(4):
+        if x > 5.0:
+            break
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return x
+
+
+def match_kind(x, k):
+    match k:
+        case 0:
+            return x * 2.0
+        case 1 | 2:
+            return x * x
+        case _:
+            return -x

@@ -21,6 +21,9 @@ CASES = {
     "grow_grad": (lambda: srcjax.grad(m.grow), ()),
     "branch_grad": (lambda: srcjax.grad(m.branch), ()),
     "rnn_grad": (lambda: srcjax.grad(m.rnn, argnums=2), ()),
+    "walrus_branch_grad": (lambda: srcjax.grad(m.walrus_branch), ()),
+    "loop_else_break_grad": (lambda: srcjax.grad(m.loop_else_break), ()),
+    "match_kind_grad": (lambda: srcjax.grad(m.match_kind), ()),
     "params_loss_value_and_grad": (
         lambda: srcjax.value_and_grad(m.params_loss),
         ({"w": np.ones((2, 2)), "b": np.ones(2)}, np.ones((3, 2))),

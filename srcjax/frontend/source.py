@@ -310,6 +310,9 @@ def _finish_source(
     if not copied:
         node = N.clone(node)  # transforms edit their tree; the cache stays clean
     _positional_only_merged(node)
+    from .normalize.canonical import canonicalize
+
+    canonicalize(node)  # (walrus, loop `else`, `match`: see canonical.py)
     closure: Dict[str, Any] = {}
     if fn.__closure__:
         closure = dict(zip(code.co_freevars, fn.__closure__))

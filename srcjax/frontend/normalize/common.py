@@ -344,3 +344,42 @@ def _function_value_error(norm: Any, fn: Any, name: str, where: str, e: Any) -> 
         norm.loc(e),
         hint,
     )
+
+
+#: what a user calls the syntax of an AST class (for refusals: "`NamedExpr`
+#: expressions" named no syntax a user writes)
+_SYNTAX_NAMES = {
+    "NamedExpr": "assignment expressions (`:=`)",
+    "Match": "`match` statements",
+    "Set": "set displays (`{a, b}`)",
+    "SetComp": "set comprehensions",
+    "Await": "`await` expressions",
+    "Yield": "`yield` expressions",
+    "YieldFrom": "`yield from` expressions",
+    "Starred": "star-expressions (`*xs`) here",
+    "Slice": "a slice (`a:b`) outside a subscript",
+    "TypeAlias": "`type` aliases",
+}
+
+
+def syntax_refusal(node: Any, kind: str, src: Any) -> UnsupportedSyntaxError:
+    """The refusal of ``node``, syntax the normalizer does not handle: named as a
+    user would (``kind``: "expressions" / "statements" for syntax without a
+    name in :data:`_SYNTAX_NAMES`), with the reason canonicalization left it
+    (see canonical.py)."""
+    from .canonical import WHY
+
+    cls = type(node).__name__
+    what = _SYNTAX_NAMES.get(cls) or f"`{cls}` {kind}"
+    why = getattr(node, WHY, None)
+    where = f" {why}" if why else ""
+    hint = "move this code outside the transformed function"
+    if cls == "NamedExpr":
+        hint = "assign the value in a statement of its own before this one"
+    elif cls == "Match":
+        hint = "write these cases as an `if`/`elif` chain"
+    verb = "is" if what.startswith("a ") else "are"
+    at = getattr(node, "sj_refused_at", node)  # (a `match`: the pattern refused)
+    return UnsupportedSyntaxError(
+        f"{what}{where} {verb} not supported in transformed functions", src.location(at), hint
+    )

@@ -24,6 +24,7 @@ from .common import (
     _plain_method,
     _resolution_error,
     _tree_registry,
+    syntax_refusal,
 )
 from .typetree import _constant_type
 
@@ -363,11 +364,7 @@ class ExpressionsMixin:
                 self.loc(e),
                 "define the function with `def` and call it",
             )
-        raise UnsupportedSyntaxError(
-            f"`{type(e).__name__}` expressions are not supported in transformed functions",
-            self.loc(e),
-            "move this code outside the transformed function",
-        )
+        raise syntax_refusal(e, "expressions", self.src)
 
     def dunder_call(self, method: str, receiver: Any, others: list, e: Any) -> Optional[tuple]:
         """``receiver.method(*others)`` inlined when ``receiver`` is a registered

@@ -161,7 +161,7 @@ class _Lowerer:
                 if s.orelse:
                     raise _unsupported(
                         s,
-                        "`else` on loops",
+                        "`else` on a loop",
                         "set a flag before `break` and test it after the loop",
                         src=self.src,
                     )

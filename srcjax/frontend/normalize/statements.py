@@ -17,7 +17,7 @@ from ...primitives import registry
 from .. import nodes as N
 from .analyses import _branch_bound_functions, _surely_bound
 from .anf import Op
-from .common import _FnChoice, _GlobalFn, _is_static_callable, _unsupported
+from .common import _FnChoice, _GlobalFn, _is_static_callable, _unsupported, syntax_refusal
 from .receivers import bind_instance, plain_instance
 
 
@@ -146,11 +146,7 @@ class StatementsMixin:
             for t in s.targets:
                 self.delete(t)
         else:
-            raise UnsupportedSyntaxError(
-                f"`{type(s).__name__}` statements are not supported in transformed functions",
-                self.loc(s),
-                "move this code outside the transformed function",
-            )
+            raise syntax_refusal(s, "statements", self.src)
 
     def _runtime_fn(self, var: str) -> _GlobalFn:
         """An alternative of a choice calling the run-time value of ``var``."""

@@ -1,0 +1,406 @@
+"""Canonicalizing rewrites of a parsed function, before any analysis reads it:
+syntax the normalizer does not handle itself becomes syntax it does.
+
+- assignment expressions ``(y := e)`` in positions evaluated once, in order
+  (an ``if`` or ``while`` test, an assigned or returned value, call arguments)
+  become a statement ``y = e`` before the statement (for a ``while`` test: before
+  the loop, at the end of its body and before each ``continue``);
+- ``else:`` on a ``for``/``while`` loop follows the loop, under ``if not
+  flag:`` where the loop has a ``break`` (which sets the flag first);
+- ``match`` statements become ``if``/``elif`` chains (literal, value, capture,
+  wildcard, or-, sequence, mapping and keyword class patterns, guards).
+
+What is not rewritten stays in the tree, marked with :data:`WHY` (the reason, a
+phrase), for the normalizer's refusal to name. Nothing here raises: the source
+of a function that is never transformed is parsed too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Set, Tuple
+
+import gast
+
+from .. import nodes as N
+
+#: the attribute of a node left as it is: why it was not rewritten
+WHY = "sj_unsupported_why"
+
+_LOOPS = (gast.For, gast.While)
+_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+class _Fresh:
+    def __init__(self, fnode: Any) -> None:
+        self.taken: Set[str] = {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name)}
+
+    def __call__(self, base: str) -> str:
+        i = 0
+        while True:
+            name = f"{base}{i or ''}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+            i += 1
+
+
+def canonicalize(fnode: Any) -> None:
+    """Rewrite ``fnode`` (a gast FunctionDef) and the functions nested in it in place."""
+    if not any(
+        isinstance(n, (gast.NamedExpr, gast.Match)) or (isinstance(n, _LOOPS) and n.orelse)
+        for n in gast.walk(fnode)
+    ):
+        return
+    fresh = _Fresh(fnode)
+    _scope(fnode, fresh)
+
+
+def _scope(fnode: Any, fresh: _Fresh) -> None:
+    fnode.body = _block(fnode.body, fresh)
+
+
+def _block(stmts: List[Any], fresh: _Fresh) -> List[Any]:
+    out: List[Any] = []
+    for s in stmts:
+        out.extend(_stmt(s, fresh))
+    return out
+
+
+def _stmt(s: Any, fresh: _Fresh) -> List[Any]:
+    if isinstance(s, gast.FunctionDef):
+        _scope(s, fresh)
+        return [s]
+    if isinstance(s, gast.Match):
+        lowered = _match(s, fresh)
+        if lowered is None:
+            return [s]
+        return _block(lowered, fresh)
+    pre: List[Any] = []
+    if isinstance(s, gast.While):
+        tail = _hoist_while_test(s)
+    else:
+        _hoist_stmt(s, pre)
+        tail = []
+    for part in ("body", "orelse", "finalbody"):
+        inner = getattr(s, part, None)
+        if isinstance(inner, list):
+            setattr(s, part, _block(inner, fresh))
+    for h in getattr(s, "handlers", ()) or ():
+        h.body = _block(h.body, fresh)
+    if tail:
+        s.body = _before_continues(s.body, tail) + [N.clone(t) for t in tail]
+        pre = [N.clone(t) for t in tail] + pre
+    if isinstance(s, _LOOPS) and s.orelse:
+        return pre + _loop_else(s, fresh)
+    return pre + [s]
+
+
+# -- assignment expressions ----------------------------------------------------------
+
+
+def _hoist_stmt(s: Any, pre: List[Any]) -> None:
+    """Hoist the walruses of the parts of ``s`` evaluated first, once."""
+    seen: Set[str] = set()
+    if isinstance(s, (gast.Expr, gast.Return)) and s.value is not None:
+        s.value = _hoist(s.value, pre, seen)
+    elif isinstance(s, gast.Assign):
+        s.value = _hoist(s.value, pre, seen)
+        for t in s.targets:
+            _mark(t, "in an assignment target")
+    elif isinstance(s, gast.AugAssign):
+        _loads(s.target, seen)
+        s.value = _hoist(s.value, pre, seen)
+    elif isinstance(s, gast.AnnAssign) and s.value is not None:
+        s.value = _hoist(s.value, pre, seen)
+    elif isinstance(s, gast.If):
+        s.test = _hoist(s.test, pre, seen)
+    elif isinstance(s, gast.For):
+        s.iter = _hoist(s.iter, pre, seen)
+    elif isinstance(s, gast.Assert):
+        s.test = _hoist(s.test, pre, seen)
+    else:
+        for field, value in gast.iter_fields(s):
+            if field not in ("body", "orelse", "finalbody", "handlers"):
+                _mark(value, "in this statement")
+
+
+def _hoist_while_test(s: Any) -> List[Any]:
+    """The statements computing the walruses of a ``while`` test (run before the
+    loop and again before each next test), the test rewritten to read them."""
+    tail: List[Any] = []
+    s.test = _hoist(s.test, tail, set())
+    return tail
+
+
+def _before_continues(stmts: List[Any], tail: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for s in stmts:
+        if isinstance(s, gast.Continue):
+            out.extend(N.clone(t) for t in tail)
+        elif isinstance(s, gast.If):
+            s.body = _before_continues(s.body, tail)
+            s.orelse = _before_continues(s.orelse, tail)
+        out.append(s)
+    return out
+
+
+def _loads(node: Any, seen: Set[str]) -> None:
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            seen.add(n.id)
+
+
+def _mark(node: Any, why: str) -> None:
+    for n in gast.walk(node) if isinstance(node, gast.AST) else ():
+        if isinstance(n, gast.NamedExpr) and not hasattr(n, WHY):
+            setattr(n, WHY, why)
+
+
+def _hoist(e: Any, pre: List[Any], seen: Set[str]) -> Any:
+    """``e`` with its walruses evaluated unconditionally, in order, replaced by
+    the names they bind (their assignments appended to ``pre``); ``seen``: the
+    names read so far (a walrus rebinding one of them is left, marked)."""
+    if isinstance(e, gast.NamedExpr):
+        e.value = _hoist(e.value, pre, seen)
+        name = e.target.id
+        if name in seen:
+            setattr(e, WHY, f"after `{name}` is read in the same statement")
+            return e
+        pre.append(N.copy_origin(N.assign(name, e.value), e))
+        seen.add(name)
+        return N.copy_origin(N.name(name), e)
+    if isinstance(e, gast.Name):
+        seen.add(e.id)
+        return e
+    if isinstance(e, gast.BoolOp):
+        e.values[0] = _hoist(e.values[0], pre, seen)
+        for v in e.values[1:]:
+            _mark(v, "in the right operand of `and`/`or`")
+            _loads(v, seen)
+        return e
+    if isinstance(e, gast.IfExp):
+        e.test = _hoist(e.test, pre, seen)
+        for v in (e.body, e.orelse):
+            _mark(v, "in a branch of a conditional expression")
+            _loads(v, seen)
+        return e
+    if isinstance(e, gast.Compare):
+        e.left = _hoist(e.left, pre, seen)
+        e.comparators[0] = _hoist(e.comparators[0], pre, seen)
+        for v in e.comparators[1:]:
+            _mark(v, "in a chained comparison")
+            _loads(v, seen)
+        return e
+    if isinstance(e, _COMPREHENSIONS):
+        _mark(e, "in a comprehension")
+        _loads(e, seen)
+        return e
+    if isinstance(e, gast.Lambda):
+        _mark(e, "in a lambda")
+        _loads(e, seen)
+        return e
+    for field, value in gast.iter_fields(e):
+        if isinstance(value, gast.AST) and isinstance(value, gast.expr):
+            setattr(e, field, _hoist(value, pre, seen))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, gast.expr):
+                    value[i] = _hoist(v, pre, seen)
+                elif isinstance(v, gast.keyword):
+                    v.value = _hoist(v.value, pre, seen)
+    return e
+
+
+# -- else on loops ---------------------------------------------------------------------
+
+
+def _own_breaks(stmts: List[Any]) -> bool:
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, (_LOOPS + _SCOPES)):
+            continue
+        for part in ("body", "orelse", "finalbody"):
+            if _own_breaks(getattr(s, part, None) or []):
+                return True
+        for h in getattr(s, "handlers", ()) or ():
+            if _own_breaks(h.body):
+                return True
+    return False
+
+
+def _flag_breaks(stmts: List[Any], flag: str) -> List[Any]:
+    out: List[Any] = []
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            out.append(N.copy_origin(N.assign(flag, N.const(True)), s))
+        elif not isinstance(s, (_LOOPS + _SCOPES)):
+            for part in ("body", "orelse", "finalbody"):
+                inner = getattr(s, part, None)
+                if isinstance(inner, list):
+                    setattr(s, part, _flag_breaks(inner, flag))
+            for h in getattr(s, "handlers", ()) or ():
+                h.body = _flag_breaks(h.body, flag)
+        out.append(s)
+    return out
+
+
+def _loop_else(s: Any, fresh: _Fresh) -> List[Any]:
+    orelse, s.orelse = s.orelse, []
+    if not _own_breaks(s.body):
+        return [s] + orelse  # the loop always ends by its test: `else` always runs
+    flag = fresh("loop_broke")
+    s.body = _flag_breaks(s.body, flag)
+    init = N.copy_origin(N.assign(flag, N.const(False)), s)
+    test = gast.UnaryOp(op=gast.Not(), operand=N.name(flag))
+    after = N.copy_origin(gast.If(test=test, body=orelse, orelse=[]), orelse[0])
+    return [init, s, after]
+
+
+# -- match ---------------------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    def __init__(self, pattern: Any, why: str) -> None:
+        super().__init__(why)
+        self.pattern = pattern
+        self.why = why
+
+
+def _match(s: Any, fresh: _Fresh) -> Optional[List[Any]]:
+    """``s`` as an ``if``/``elif`` chain; None (``s`` marked) where a pattern is
+    not lowered."""
+    pre: List[Any] = []
+    subject = _hoist(s.subject, pre, set())
+    captured = {
+        n.name
+        for n in gast.walk(s)
+        if isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name is not None
+    } | {n.rest for n in gast.walk(s) if isinstance(n, gast.MatchMapping) and n.rest}
+    if not (isinstance(subject, gast.Name) and subject.id not in captured):
+        tmp = fresh("match_subject")
+        pre.append(N.copy_origin(N.assign(tmp, subject), s.subject))
+        subject = N.copy_origin(N.name(tmp), s.subject)
+    arms: List[Tuple[Any, List[Any]]] = []
+    try:
+        for case in s.cases:
+            binds: List[Tuple[str, Any]] = []
+            tests: List[Any] = []
+            _pattern(case.pattern, subject, tests, binds)
+            if case.guard is not None:
+                tests.append(_substitute(case.guard, dict(binds)))
+            body = [N.copy_origin(N.assign(n, v), case.pattern) for n, v in binds]
+            arms.append((_conj(tests), body + (case.body or [gast.Pass()])))
+    except _Refused as r:
+        setattr(s, WHY, f"with {r.why}")
+        s.sj_refused_at = r.pattern  # (the location of the refusal)
+        return None
+    chain: List[Any] = []
+    for test, body in reversed(arms):
+        if test is None:  # irrefutable: what follows is unreachable
+            chain = body
+        else:
+            chain = [N.copy_origin(gast.If(test=test, body=body, orelse=chain), body[0])]
+    return pre + chain
+
+
+def _conj(tests: List[Any]) -> Any:
+    if not tests:
+        return None
+    if len(tests) == 1:
+        return tests[0]
+    return gast.BoolOp(op=gast.And(), values=tests)
+
+
+def _substitute(e: Any, binds: dict) -> Any:
+    e = N.clone(e)
+    if isinstance(e, gast.Name) and e.id in binds:
+        return N.clone(binds[e.id])
+    for field, value in gast.iter_fields(e):
+        if isinstance(value, gast.expr):
+            setattr(e, field, _substitute(value, binds))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, gast.expr):
+                    value[i] = _substitute(v, binds)
+                elif isinstance(v, gast.keyword):
+                    v.value = _substitute(v.value, binds)
+    return e
+
+
+def _isinstance(subject: Any, types: Any) -> Any:
+    return N.call(N.name("isinstance"), [N.clone(subject), types])
+
+
+def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) -> None:
+    """Append to ``tests`` what ``p`` checks of ``subj`` and to ``binds`` the
+    names it captures (``subj`` an expression without effects)."""
+    if isinstance(p, gast.MatchValue):
+        op = gast.Eq()
+        tests.append(gast.Compare(left=N.clone(subj), ops=[op], comparators=[p.value]))
+    elif isinstance(p, gast.MatchSingleton):
+        tests.append(
+            gast.Compare(left=N.clone(subj), ops=[gast.Is()], comparators=[N.const(p.value)])
+        )
+    elif isinstance(p, gast.MatchAs):
+        if p.pattern is not None:
+            _pattern(p.pattern, subj, tests, binds)
+        if p.name is not None:
+            binds.append((p.name, subj))
+    elif isinstance(p, gast.MatchOr):
+        alts = []
+        for alt in p.patterns:
+            t: List[Any] = []
+            b: List[Tuple[str, Any]] = []
+            _pattern(alt, subj, t, b)
+            if b:
+                raise _Refused(p, "an or-pattern (`|`) that captures names")
+            if not t:
+                return  # an alternative always matches
+            alts.append(_conj(t))
+        tests.append(gast.BoolOp(op=gast.Or(), values=alts))
+    elif isinstance(p, gast.MatchSequence):
+        stars = [i for i, q in enumerate(p.patterns) if isinstance(q, gast.MatchStar)]
+        seq = gast.Tuple(elts=[N.name("list"), N.name("tuple")], ctx=gast.Load())
+        tests.append(_isinstance(subj, seq))
+        length = N.call(N.name("len"), [N.clone(subj)])
+        n = len(p.patterns) - len(stars)
+        tests.append(
+            gast.Compare(
+                left=length, ops=[gast.GtE() if stars else gast.Eq()], comparators=[N.const(n)]
+            )
+        )
+        star = stars[0] if stars else len(p.patterns)
+        for i, q in enumerate(p.patterns):
+            if i < star:
+                idx: Any = N.const(i)
+            elif i == star:
+                if q.name is not None:
+                    stop = N.const(None) if i == len(p.patterns) - 1 else N.const(i - n)
+                    sl = gast.Slice(lower=N.const(i), upper=stop, step=None)
+                    part = gast.Subscript(value=N.clone(subj), slice=sl, ctx=gast.Load())
+                    binds.append((q.name, N.call(N.name("list"), [part])))
+                continue
+            else:
+                idx = N.const(i - len(p.patterns))
+            item = gast.Subscript(value=N.clone(subj), slice=idx, ctx=gast.Load())
+            _pattern(q, item, tests, binds)
+    elif isinstance(p, gast.MatchMapping):
+        if p.rest is not None:
+            raise _Refused(p, "a mapping pattern with `**rest`")
+        tests.append(_isinstance(subj, N.name("dict")))
+        for k, q in zip(p.keys, p.patterns):
+            tests.append(
+                gast.Compare(left=N.clone(k), ops=[gast.In()], comparators=[N.clone(subj)])
+            )
+            item = gast.Subscript(value=N.clone(subj), slice=N.clone(k), ctx=gast.Load())
+            _pattern(q, item, tests, binds)
+    elif isinstance(p, gast.MatchClass):
+        if p.patterns:
+            raise _Refused(p, "a class pattern with positional sub-patterns (`C(a, b)`)")
+        tests.append(_isinstance(subj, p.cls))
+        for a, q in zip(p.kwd_attrs, p.kwd_patterns):
+            _pattern(q, N.attr(N.clone(subj), a), tests, binds)
+    else:
+        raise _Refused(p, f"a `{type(p).__name__}` pattern")
