@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence, Tuple
 import gast
 import numpy as np
 
-from ._array import unwrap_args, unwrap_kwargs, wrap, wrap_tree
+from ._array import _WeakArray, unwrap_args, unwrap_kwargs, wrap, wrap_tree
 from .api import (
     _TRANSFORM_CACHE,
     Transformed,
@@ -32,6 +32,7 @@ from .api import (
     fixed_arity,
 )
 from .api.args import _F32, positional_names
+from .api.transformed import Untypeable
 from .codegen import emit
 from .driver import Generated, transform
 from .errors import TransformTypeError, TransformValueError
@@ -40,6 +41,7 @@ from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid
 from .frontend.source import FunctionSource, unwrap_callable
 from .jit_api import _unalias
+from .jit_api.jitted import weak_typed
 from .primitives import hooks as _hooks
 from .transforms.forward import forward
 from .transforms.reverse import reverse
@@ -272,6 +274,15 @@ def _jvp_full(fun: Callable, primals: Any, tangents: Any, has_aux: bool) -> Any:
     _check_tangents(primals, tangents)
     primals, tangents = primals + extra, tangents + _zero_tangents(extra)
     fn, bound = _jvp_function(fun, _kinds(tuple(bound_of(fun)) + tuple(primals)), has_aux, False)
+    if any(type(p) is float or type(p) is _WeakArray for p in raw[0]):
+        # a Python float (or weakly typed Array) primal: the generated code specialized
+        # on the arguments' abstract signature with JAX's dtypes and weak types, as
+        # jit specializes it (what is computed from weak scalars only is weak)
+        p, t = unwrap_args(tuple(raw[0])), unwrap_args(tuple(raw[1]))
+        try:
+            return weak_typed(fn)(*bound, *p, *extra, *t, *_zero_tangents(extra))
+        except Untypeable:
+            pass  # (code jit cannot transform again: NumPy's types, as below)
     if not extra and not fn.__srcjax_deps__ and fastcall.enabled():
         _install_jvp(fun, has_aux, raw, fn, bound)
     return _jvp_finish(fn(*bound, *primals, *tangents), primals + tangents)

@@ -68,6 +68,9 @@ CASES = [
     ("bool_plus_int", "x + 1", ["True"], None, None),
     ("compare_weak_arr", "x * y > 1.0", ["1.5", _I32], None, (None, 0)),
     ("invert_weak_bool", "~(x > 0.5)", ["1.0"], None, None),
+    # a Python float divided by zero: inf (NumPy's semantics, not ZeroDivisionError)
+    ("div_by_zero", "1.0 / (x - 1.0)", ["1.0"], 0, None),
+    ("div_by_zero_const", "x / 0.0", ["1.0"], 0, None),
 ]
 
 

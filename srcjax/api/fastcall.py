@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .._array import Array, _new
+from .._array import Array, _new, _WeakArray
 from .args import _F32, _F64, _ONE32, _as_f32
 from .transformed import TRANSFORMED
 
@@ -119,6 +119,31 @@ def leaf_entry(
 
         return ndarray_entry
     return None
+
+
+def typed_float_entry(fn: Callable, finish: Callable[[Any], Any]) -> Callable[[float], Any]:
+    """The entry for one Python float argument passed to ``fn``, a specialization
+    with JAX's weak types (``grad``'s ``_typed``: its weak results are weakly
+    typed Arrays already); ``finish`` makes any other result what the call
+    returns."""
+    if _cfg.x64_enabled:
+        return lambda x: _weak_or(fn(_F64(x)), finish)
+
+    def float_entry(x: float) -> Any:
+        return _weak_or(fn(_ONE32 * x), finish)  # (_as_f32 inlined)
+
+    return float_entry
+
+
+def _weak_or(out: Any, finish: Callable[[Any], Any]) -> Any:
+    """``out`` itself when it is a weakly typed Array or a pair of them (value_and_grad
+    of a function of weak scalars), else ``finish(out)``."""
+    t = type(out)
+    if t is _WeakArray:
+        return out
+    if t is tuple and len(out) == 2 and type(out[0]) is _WeakArray and type(out[1]) is _WeakArray:
+        return out
+    return finish(out)
 
 
 #: the tables of entries not kept on a transform object (``jvp``'s, per function)

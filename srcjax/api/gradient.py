@@ -39,10 +39,19 @@ from .args import (
     _writeable,
 )
 from .float0 import _float0_for_ints
-from .transformed import _CACHE_LOCK, _TRANSFORM_CACHE, Transformed, fixed_arity
+from .transformed import (
+    _CACHE_LOCK,
+    _TRANSFORM_CACHE,
+    WEAK_TYPED,
+    Transformed,
+    Untypeable,
+    fixed_arity,
+)
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
+#: the key of the weak-typed specialization (``_typed``) in the ``_fast`` table
+_TYPED = "weak-typed specialization"
 _W0 = [0]  # (the weak argument of a one-argument call)
 
 
@@ -185,6 +194,13 @@ class _Grad(Transformed):
                 return _debug_nans.call_checked(
                     self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
                 )
+            if (
+                float in map(type, args) or (kwargs and float in map(type, kwargs.values()))
+            ) and not self._floats_only(args, kwargs):
+                try:
+                    return self._typed(args, kwargs)
+                except Untypeable:
+                    pass  # (code jit cannot transform again: NumPy's types, as below)
             if self._bound:
                 args = self._bound + args
             if self._bound_kwargs:
@@ -253,6 +269,49 @@ class _Grad(Transformed):
             if located is None:
                 raise
             raise located from None
+
+    def _typed(self, args: tuple, kwargs: dict) -> Any:
+        """A call with a weakly typed Python float argument: the generated code
+        specialized on the call's abstract signature with JAX's dtypes and weak
+        types, as jit specializes it (``_WeakTyped``: a Python float promotes as
+        JAX's weak scalar, so ``x * float16_y`` is float16; the value of a
+        function of weak scalars is weak, and so is the gradient of a Python
+        float). Raises Untypeable where that code cannot be built."""
+        typed = self._fast.get(_TYPED)  # (shared as the entries are: grad(f)(x) in a loop)
+        if typed is None:
+            typed = self._fast[_TYPED] = WEAK_TYPED["make"](self)
+        out = typed(*args, **kwargs)
+        # the gradient of a Python float is weak (JAX: its primal's type) wherever
+        # the abstract values could not tell (a zero gradient, ad.zeros_like(x))
+        full = self._bound + args
+        if not kwargs:
+            full += self._function_defaults(len(args))
+        n = len(full)
+        weak = [i for i in self._wrt_positions(n) if type(full[i]) is float]
+        if weak:
+            out = self._weak_gradients(out, n, weak)
+        if len(args) == 1 and not kwargs and self._fast1 and fastcall.enabled():
+            # later calls with one Python float (value_and_grad(f)(1.0)): an entry
+            fn = typed._specs.get(typed.ONE_FLOAT[_cfg.x64_enabled])
+            if fn is not None and not fn.__srcjax_deps__:
+                finish = self._finishers()[1]  # (as the full path: a weak gradient)
+                self._fast[float] = fastcall.typed_float_entry(fn, finish)
+        return out
+
+    def _floats_only(self, args: tuple, kwargs: dict) -> bool:
+        """Whether the call asks for gradients only (no value, no aux) and every
+        argument is a Python float: then every dtype the code meets is made inside
+        the function, and the transform's own code computes JAX's gradients (weak:
+        :meth:`_weak_gradients`) without a specialization for the call (grad's
+        first call, bench row T1, costs one transformation). Where the function
+        makes a float16 or bfloat16 array that meets the Python float, it computes
+        in float32 and JAX in the narrower dtype (docs/sharp_bits.md)."""
+        if self.has_aux or self.with_value:
+            return False
+        for a in args:
+            if type(a) is not float:
+                return False
+        return not kwargs or all(type(v) is float for v in kwargs.values())
 
     def _finish(self, out: Any, n: int, weak: list) -> Any:
         """The generated code's result ``out`` as the call returns it: Arrays

@@ -178,6 +178,19 @@ def keywords_bound(pyfn: Any, names: Any) -> Any:
     return fn
 
 
+#: ``fn -> callable``: the specialization of ``fn`` (a transform object or generated
+#: function) with JAX's weak types for each call's signature
+#: (:class:`srcjax.jit_api.jitted._WeakTyped`, which sets it: this layer imports no jit)
+WEAK_TYPED: Dict[str, Any] = {}
+
+
+class Untypeable(Exception):
+    """The specialization with JAX's weak types of a call (``grad`` of a Python
+    float, :class:`srcjax.jit_api.jitted._WeakTyped`) could not be built: code
+    jit cannot transform again, or a bad call, which the caller's own path
+    reports. The caller runs its own code instead, with NumPy's types."""
+
+
 #: every transformed function alive (``srcjax.clear_caches`` empties their caches)
 TRANSFORMED: "weakref.WeakSet[Transformed]" = weakref.WeakSet()
 

@@ -21,6 +21,8 @@ from .. import _debug_nans, backends, dtypes, tree_util
 from .._array import _WeakArray, unwrap_args_weak, unwrap_kwargs, wrap, wrap_weak
 from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
+from ..api import transformed as _transformed
+from ..api.transformed import Untypeable
 from ..backends import _devices
 from ..codegen import diskcache, emit
 from ..driver import Generated, header, transform
@@ -51,6 +53,8 @@ _GONE = object()
 
 class _Jit(Transformed):
     kind = "jit"
+    #: only JAX's dtypes and weak types for the signature, no optimization (_WeakTyped)
+    _types_only = False
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, device):
         super().__init__(fun)
@@ -208,7 +212,8 @@ class _Jit(Transformed):
             args = args_in_jax_order(args)
             if kwargs:
                 kwargs = unwrap_kwargs(kwargs)
-            if _cfg.jit_disabled:  # srcjax.disable_jit(): the function as written
+            if _cfg.jit_disabled and not self._types_only:
+                # srcjax.disable_jit(): the function as written
                 return self.fun(*args, **kwargs)
             if _cfg.debug_nonfinite and not _debug_nans.active():
                 label = f"jit({getattr(self.fun, '__name__', 'fun')})"
@@ -488,6 +493,20 @@ class _Jit(Transformed):
                 and p not in statics
                 and arg_keys.get(p) in (_WEAK[float], _WEAK[complex])
             }
+            sig_text = ", ".join(
+                f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
+                for p in params
+                if p in values and (p in statics or params.index(p) >= nb)
+            )
+            user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
+            if self._types_only:
+                # the transform's code as it generated it, with JAX's dtypes and weak
+                # types for this signature (no optimization, no fusion: see _WeakTyped)
+                opt.jax_types(fdef, avals, resolve, norm.namer, boxed)
+                opt.inline_temporaries(fdef, user_names)
+                fdef.name = f"{src.name}_typed"
+                made.update(renamed=renamed, backend=None, device=None)
+                return Generated(fdef, "JAX's types of", f"for {sig_text or 'no arguments'}")
             opt.optimize(fdef, avals, resolve, norm.namer, boxed)
             # results computed from weak Python scalars only come back weakly typed
             opt.mark_weak_returns(fdef, opt.infer_avals(fdef, avals, resolve))
@@ -504,19 +523,12 @@ class _Jit(Transformed):
                     device = _devices.default_device()
             backend = backends.for_device(device)
             backend.lower(fdef, norm.namer, src.filename, donatable)
-            user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
             opt.inline_temporaries(fdef, user_names)
             opt.take_dead_items(fdef)
             opt.release_after_loops(fdef)  # (last: the passes above read single stores)
             opt.release_after_last_read(fdef)
             opt.release_in_loops(fdef)
-            gname = f"{src.name}_jit"
-            fdef.name = gname
-            sig_text = ", ".join(
-                f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
-                for p in params
-                if p in values and (p in statics or params.index(p) >= nb)
-            )
+            fdef.name = f"{src.name}_jit"
             made.update(renamed=renamed, backend=backend, device=device)
             return Generated(fdef, "jit of", f"for {sig_text or 'no arguments'}")
 
@@ -525,7 +537,8 @@ class _Jit(Transformed):
             text = emit.render(fdef, header(src, out.what, out.detail), src.filename)
             bindings = dict(norm.bindings)
             backend, device, renamed = made["backend"], made["device"], made["renamed"]
-            bindings.update(backend.namespaces())
+            if backend is not None:
+                bindings.update(backend.namespaces())
             gname = fdef.name
             fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
             fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
@@ -541,9 +554,11 @@ class _Jit(Transformed):
             deps += made["guards"]
             if bargs or bkw:
                 fn = functools.partial(fn, *bargs, **bkw)
-            fn = backend.entry(fn, device)  # (the CUDA backend moves host arguments to the GPU)
+            if backend is not None:
+                # (the CUDA backend moves host arguments to the GPU)
+                fn = backend.entry(fn, device)
             fn.__srcjax_deps__ = deps
-            fn.__srcjax_backend__ = backend.name
+            fn.__srcjax_backend__ = backend.name if backend is not None else None
             return fn, text
 
         def build():
@@ -552,7 +567,7 @@ class _Jit(Transformed):
         if bargs or bkw:  # (bound values: memory only)
             return build()
         what = (
-            "jit",
+            "jit" if not self._types_only else "jax_types",
             key,
             kinds,
             tuple(sorted(self._static_pos)),
@@ -571,6 +586,63 @@ class _Jit(Transformed):
 
         fn = diskcache.cached(what, target, f"{getattr(target, '__name__', 'fn')}_jit", build_fn)
         return fn, built.get("text") or fn.__srcjax_source__
+
+
+def _untypeable(*args: Any, **kwargs: Any) -> Any:
+    raise Untypeable
+
+
+_untypeable.__srcjax_deps__ = ()
+
+
+class _WeakTyped(_Jit):
+    """How ``grad``, ``value_and_grad`` and ``jvp`` run, without jit, a call
+    with a weakly typed Python float argument: specialized on the call's
+    abstract signature as jit is (the same key, the same build), but the
+    transform's generated code is only given JAX's dtypes and weak types
+    (:func:`srcjax.transforms.optimize.jax_types`: a Python float, held as a
+    float32 NumPy scalar so ``1 / 0.0`` is inf, promotes as a weak scalar, so
+    ``x * float16_y`` is float16, and values computed from weak scalars only
+    come back weakly typed), never optimized or fused. ``disable_jit`` does
+    not apply (it is no jit). A signature whose code cannot be built this way
+    raises :class:`Untypeable` at each call, and the caller runs its own code
+    (with NumPy's types: a Python float as a float32 scalar)."""
+
+    kind = "weak_types"
+    _types_only = True
+    #: the key of a call with one Python float argument (by x64): the lookup of
+    #: grad's fast path (api.gradient), which calls the specialization itself
+    ONE_FLOAT = {x64: ((_WEAK[float],), (), x64, None) for x64 in (False, True)}
+
+    def __init__(self, fun):
+        super().__init__(fun, (), (), (), None)
+
+    def _key(self, *args_kwargs):
+        try:
+            return super()._key(*args_kwargs)
+        except Exception:  # noqa: BLE001 - an argument jit refuses (a str): the
+            raise Untypeable from None  # caller's path takes it, as before
+
+    def _specialize(self, key, args, kwargs):
+        try:
+            return super()._specialize(key, args, kwargs)
+        except Exception:  # noqa: BLE001 - the caller's path runs instead (and raises
+            # the user's error there, if it is one); remembered for this signature
+            with self._build_lock:
+                self._specs[key] = _untypeable
+            raise Untypeable from None
+
+
+_transformed.WEAK_TYPED["make"] = _WeakTyped  # (grad's _typed: the api layer imports no jit)
+
+
+def weak_typed(fn: Callable) -> _WeakTyped:
+    """The :class:`_WeakTyped` of a generated function (a transform's code: jvp's),
+    made once and kept on it."""
+    typed = fn.__dict__.get("_srcjax_weak_typed")
+    if typed is None:
+        typed = fn.__dict__["_srcjax_weak_typed"] = _WeakTyped(fn)
+    return typed
 
 
 def _backend_facts() -> tuple:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcjax import dtypes as _dt
+from srcjax._array import _WeakArray
 from srcjax._array import wrap_weak as _wrap_weak
 from srcjax.primitives.registry import Primitive, register
 
@@ -112,7 +113,9 @@ def _weak_value(x):
     call of the generated function, so no generated code sees the Array."""
     t = type(x)
     if t is _F32T or t is _I32T:
-        return _wrap_weak(x)
+        a = _new(_WeakArray)  # (wrap_weak inlined: every weak jit result, W3's grad)
+        a._buf = x
+        return a
     if t is float or t is int or t is complex:
         return _wrap_weak(_dt.dtype_of(x).type(x))
     d = getattr(x, "dtype", None)
@@ -127,6 +130,7 @@ def _weak_value(x):
 
 
 _F32T, _I32T = np.float32, np.int32
+_new = object.__new__
 
 
 weak_value = _internal("ad.weak_value", _weak_value, differentiable=False)

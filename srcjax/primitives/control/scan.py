@@ -309,7 +309,7 @@ def _broadcast_like(x, like):
 
 
 broadcast_like = register(Primitive("ad.broadcast_like", _broadcast_like, kind="internal"))
-broadcast_like.facts(array_result=True)
+broadcast_like.facts(array_result=True, identity_operand="x")
 
 
 def_broadcasting(broadcast_like)

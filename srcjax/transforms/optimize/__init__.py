@@ -45,7 +45,7 @@ from .cse import cse
 from .dce import dce
 from .inline import inline_temporaries
 from .interp import infer_avals
-from .pipeline import optimize
+from .pipeline import jax_types, optimize
 from .promote import promote
 from .propagate import bind_static, fold_constants, propagate
 from .release import (
@@ -72,6 +72,7 @@ __all__ = [
     "take_dead_items",
     "release_in_loops",
     "optimize",
+    "jax_types",
     "promote",
     "PURE_KINDS",
     "check_branch_avals",

@@ -38,7 +38,7 @@ from .common import (
     _Static,
 )
 from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
-from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY
+from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY, _py_binop
 
 #: Python numbers (weakly typed, but bool) as constants and stand-in results
 _NUMBER_TYPES = _SCALAR_TYPES + (complex,)
@@ -534,9 +534,8 @@ class _Interp:
         the primitive's implementation), so dtypes are what the code computes."""
         e = s.value
         if isinstance(e, gast.BinOp) and type(e.op) in _PY_BINOPS_ALL:
-            return _PY_BINOPS_ALL[type(e.op)](
-                self._stand_in(e.left, env, make), self._stand_in(e.right, env, make)
-            )
+            ab = [self._stand_in(v, env, make) for v in (e.left, e.right)]
+            return _py_binop(_PY_BINOPS_ALL[type(e.op)], *ab)
         if isinstance(e, gast.UnaryOp) and type(e.op) in _PY_UNARY_ALL:
             return _PY_UNARY_ALL[type(e.op)](self._stand_in(e.operand, env, make))
         if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _PY_CMP:
@@ -658,6 +657,10 @@ class _Interp:
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
             return Aval(np.shape(r), r.dtype, wt=self._keeps_weak(op, r, env))
+        if type(r) in (int, float) and not static and op.prim.identity_operand is not None:
+            a = self.aval_of(op.bound.get(op.prim.identity_operand), env)
+            if isinstance(a, Aval) and a.ptype is type(r):
+                return a  # a helper handing its weak operand back (ad.broadcast_like)
         if (
             type(r) is list
             and not static

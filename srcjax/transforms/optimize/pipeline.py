@@ -18,6 +18,7 @@ from .pytrees import known_trees
 from .static_fold import fold_static, lifts_as_subscripts
 from .transposes import transposed_operands
 from .trips import merge_trip_lists
+from .weak_returns import mark_weak_returns
 
 
 # ---------------------------------------------------------------------------- driver
@@ -96,11 +97,44 @@ def optimize(
         infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
-        for _ in range(64):
-            if not promote(fdef, namer, boxed):
-                break
-            infer_avals(fdef, params, resolve)
+        _promote_all(fdef, params, resolve, namer, boxed)
     drop_carry_checks(fdef)
     restore_subscripts(fdef)
     lifts_as_subscripts(fdef)
     return fdef
+
+
+def _promote_all(fdef: Any, params: Dict[str, Any], resolve: Any, namer: Any, boxed: Any) -> bool:
+    """:func:`promote` until nothing changes (each round re-infers the abstract
+    values the casts it made change). Returns whether anything changed."""
+    changed = False
+    for _ in range(64):
+        if not promote(fdef, namer, boxed):
+            break
+        changed = True
+        infer_avals(fdef, params, resolve)
+    return changed
+
+
+def jax_types(
+    fdef: Any,
+    params: Dict[str, Any],
+    resolve: Optional[Callable[[str], Any]],
+    namer: Any,
+    boxed: Dict[str, Any],
+) -> bool:
+    """The passes of :func:`optimize` that give JAX's dtypes and weak types, and
+    nothing else: abstract values from the signature, :func:`promote` (casts
+    where NumPy's promotion differs from JAX's, boxed weak scalars included)
+    and :func:`mark_weak_returns`. The code is otherwise left as it is (no
+    folding, no fusion): what ``grad``/``value_and_grad``/``jvp`` run, without
+    jit, on a call with weakly typed Python scalar arguments (see
+    :mod:`srcjax.jit_api.jitted`, ``_WeakTyped``). Returns whether a dtype
+    changed (a cast was inserted): else the code computes what it computed,
+    only its weak results are marked."""
+    env = infer_avals(fdef, params, resolve)
+    changed = _promote_all(fdef, params, resolve, namer, boxed)
+    if changed:  # (the casts changed abstract values after them)
+        env = infer_avals(fdef, params, resolve)
+    mark_weak_returns(fdef, env)
+    return changed

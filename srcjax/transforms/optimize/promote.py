@@ -62,9 +62,14 @@ def _boxed_closure(body: List[Any], boxed: Dict[str, Any]) -> None:
                 continue
             if s.sj_op.kind not in ("copy", "prim"):
                 continue
-            if s.sj_op.kind == "prim" and s.sj_op.prim.kind != "elementwise":
-                continue
             res = getattr(s, "sj_aval", None)
+            if s.sj_op.kind == "prim" and s.sj_op.prim.kind != "elementwise":
+                ident = s.sj_op.bound.get(s.sj_op.prim.identity_operand or "")
+                if isinstance(ident, gast.Name) and ident.id in boxed and getattr(res, "weak", 0):
+                    # a helper handing a boxed weak operand back (ad.broadcast_like)
+                    boxed[s.targets[0].id] = boxed[ident.id]
+                    changed = True
+                continue
             src = [n for n in N.names_in(s.value) if n in boxed]
             if not src:
                 if isinstance(s.value, gast.Call) and isinstance(res, Aval) and res.weak:

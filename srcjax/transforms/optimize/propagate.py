@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import gast
+import numpy as np
 
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
@@ -199,3 +200,17 @@ def fold_constants(fdef: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------- abstract values
+
+
+def _py_binop(f: Callable, a: Any, b: Any) -> Any:
+    """``f(a, b)``, a Python operator on the stand-ins of :mod:`.interp`; Python numbers (weak scalars) divided by zero (a
+    constant ``x / 0.0``) give NumPy's value as a Python number, as the generated
+    code computes on the NumPy scalars weak arguments are held as (inf, not
+    ZeroDivisionError), so the result stays known, and weak."""
+    try:
+        return f(a, b)
+    except ZeroDivisionError:
+        if type(a) not in (int, float) or type(b) not in (int, float):
+            raise
+        with np.errstate(all="ignore"):
+            return f(*[np.float64(v) if type(v) is float else np.int64(v) for v in (a, b)]).item()

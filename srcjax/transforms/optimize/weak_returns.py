@@ -21,8 +21,9 @@ _COTANGENT_OF = frozenset({"ad.project_real", "ad.unbroadcast"})
 
 def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
     """Wrap each name returned by ``fdef``'s final ``return`` (a name or a tuple
-    of names) whose abstract value in ``env`` (:func:`.infer_avals`'s environment
-    at the end of the body) is weakly typed (a Python float, int or complex, a
+    of names, also nested, through names assigned tuples) whose abstract value in
+    ``env`` (:func:`.infer_avals`'s environment at the end of the body) is weakly
+    typed (a Python float, int or complex, a
     weak array or bool: ``Aval.weak_type``), or which is the cotangent of a weak
     Python float (``ad.project_real(g, x)``), in ``ad.weak_value``, which makes it a
     weakly typed Array. Returns whether anything changed."""
@@ -61,13 +62,24 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
             and weak_name(e.args[1], (float,))
         )
 
-    v = ret.value
-    if isinstance(v, gast.Name) and isinstance(assigned.get(v.id), gast.Tuple):
-        v = assigned[v.id]  # (value_and_grad's `out2 = (out, out1); return out2`)
-    elif weak(v):
-        ret.value = N.call("ad.weak_value", [v])
-        return True
-    if isinstance(v, gast.Tuple) and any(weak(e) for e in v.elts):
-        v.elts = [N.call("ad.weak_value", [e]) if weak(e) else e for e in v.elts]
-        return True
-    return False
+    seen = set()
+
+    def mark(e: Any) -> Any:
+        """``e`` with its weak parts wrapped; a tuple (or a name assigned one, as
+        value_and_grad's ``packed = (g0, g1); out1 = (out, packed)``) in place."""
+        if isinstance(e, gast.Name) and isinstance(assigned.get(e.id), gast.Tuple):
+            if e.id not in seen:  # (a name assigned a tuple holding itself: once)
+                seen.add(e.id)
+                mark(assigned[e.id])
+            return e
+        if isinstance(e, gast.Tuple):
+            e.elts = [mark(x) for x in e.elts]
+            return e
+        if weak(e):
+            changed.append(e)
+            return N.call("ad.weak_value", [e])
+        return e
+
+    changed: list = []
+    ret.value = mark(ret.value)
+    return bool(changed)
