@@ -70,6 +70,30 @@ def walrus_while(x):
     return z
 
 
+def walrus_and(x):
+    if x > 1.0 and (y := x * x) > 4.0:
+        return y
+    return x
+
+
+def walrus_or(x):
+    z = x < 0.5 or (w := x * 3.0) < 5.0
+    if z:
+        return x * 2.0
+    return w
+
+
+def walrus_conditional(x):
+    return (y := x * 2.0) + y if x > 1.0 else (z := x - 1.0) * z
+
+
+def walrus_while_and(x):
+    k = 0.0
+    while k < 100.0 and (z := x * k) < 3.0:
+        k = k + 1.0
+    return z
+
+
 def walrus_rebinds_its_read(x):
     # `x` is read (x * 1.0) before `:=` rebinds it: hoisting would change the
     # value, so this one stays (and is refused)
@@ -193,6 +217,10 @@ PLAIN = [
     (walrus_value_and_args, ()),
     (walrus_return, ()),
     (walrus_while, ()),
+    (walrus_and, ()),
+    (walrus_or, ()),
+    (walrus_conditional, ()),
+    (walrus_while_and, ()),
     (for_else_no_break, ()),
     (for_else_break, ()),
     (for_else_never_breaks, ()),
@@ -232,7 +260,7 @@ def test_no_break_else_just_follows_the_loop():
 @pytest.mark.parametrize("fn,rest", PLAIN, ids=lambda v: getattr(v, "__name__", repr(v)))
 def test_grad_and_jvp_match_finite_differences(fn, rest):
     for x in [0.2, 0.7, 1.3, 2.9, 4.5]:
-        x = x + 10.0 if fn is walrus_while else x
+        x = x + 10.0 if fn in (walrus_while, walrus_while_and) else x  # (smooth there)
         want = fd_grad(lambda v: fn(float(v), *rest), np.float64(x))
         assert_close(srcjax.grad(fn)(x, *rest), want, rtol=1e-5, atol=1e-6)
         primal, tangent = srcjax.jvp(lambda v: fn(v, *rest), (x,), (1.0,))
@@ -270,15 +298,26 @@ def test_still_refused_names_the_syntax_and_the_place(fn, rest, message):
         srcjax.grad(fn)(1.0, *rest)
 
 
-def _walrus_in_or(x):
-    return x > 0 or (y := x * 2.0) > 1.0  # noqa: F841
+def _walrus_in_a_chained_comparison(x):
+    return 0.0 < x < (y := x * 2.0) + 1.0  # noqa: F841
 
 
-def test_walrus_in_a_right_operand_is_refused_with_the_reason():
+def _walrus_in_a_comprehension(x):
+    return sum([(t := x * k) for k in range(3)]) + t
+
+
+@pytest.mark.parametrize(
+    "fn,message",
+    [
+        (_walrus_in_a_chained_comparison, "in a chained comparison"),
+        (_walrus_in_a_comprehension, "in a comprehension"),
+    ],
+)
+def test_walrus_evaluated_conditionally_or_elsewhere_is_refused_with_the_reason(fn, message):
     with pytest.raises(
-        NotImplementedError, match=r":\d+:\d+: assignment expressions \(`:=`\) in the right operand"
+        NotImplementedError, match=r":\d+:\d+: assignment expressions \(`:=`\) " + message
     ):
-        srcjax.jit(_walrus_in_or)(1.0)
+        srcjax.jit(fn)(1.0)
 
 
 def match_on_a_value(x, k):

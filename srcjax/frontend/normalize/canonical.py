@@ -4,7 +4,9 @@ syntax the normalizer does not handle itself becomes syntax it does.
 - assignment expressions ``(y := e)`` in positions evaluated once, in order
   (an ``if`` or ``while`` test, an assigned or returned value, call arguments)
   become a statement ``y = e`` before the statement (for a ``while`` test: before
-  the loop, at the end of its body and before each ``continue``);
+  the loop, at the end of its body and before each ``continue``); in a later
+  operand of ``and``/``or`` or a branch of a conditional expression, the
+  operation becomes an ``if`` statement holding the assignment;
 - ``else:`` on a ``for``/``while`` loop follows the loop, under ``if not
   flag:`` where the loop has a ``break`` (which sets the flag first);
 - ``match`` statements become ``if``/``elif`` chains (literal, value, capture,
@@ -78,9 +80,9 @@ def _stmt(s: Any, fresh: _Fresh) -> List[Any]:
         return _block(lowered, fresh)
     pre: List[Any] = []
     if isinstance(s, gast.While):
-        tail = _hoist_while_test(s)
+        tail = _hoist_while_test(s, fresh)
     else:
-        _hoist_stmt(s, pre)
+        _hoist_stmt(s, pre, fresh)
         tail = []
     for part in ("body", "orelse", "finalbody"):
         inner = getattr(s, part, None)
@@ -99,37 +101,37 @@ def _stmt(s: Any, fresh: _Fresh) -> List[Any]:
 # -- assignment expressions ----------------------------------------------------------
 
 
-def _hoist_stmt(s: Any, pre: List[Any]) -> None:
+def _hoist_stmt(s: Any, pre: List[Any], fresh: _Fresh) -> None:
     """Hoist the walruses of the parts of ``s`` evaluated first, once."""
     seen: Set[str] = set()
     if isinstance(s, (gast.Expr, gast.Return)) and s.value is not None:
-        s.value = _hoist(s.value, pre, seen)
+        s.value = _hoist(s.value, pre, seen, fresh)
     elif isinstance(s, gast.Assign):
-        s.value = _hoist(s.value, pre, seen)
+        s.value = _hoist(s.value, pre, seen, fresh)
         for t in s.targets:
             _mark(t, "in an assignment target")
     elif isinstance(s, gast.AugAssign):
         _loads(s.target, seen)
-        s.value = _hoist(s.value, pre, seen)
+        s.value = _hoist(s.value, pre, seen, fresh)
     elif isinstance(s, gast.AnnAssign) and s.value is not None:
-        s.value = _hoist(s.value, pre, seen)
+        s.value = _hoist(s.value, pre, seen, fresh)
     elif isinstance(s, gast.If):
-        s.test = _hoist(s.test, pre, seen)
+        s.test = _hoist(s.test, pre, seen, fresh)
     elif isinstance(s, gast.For):
-        s.iter = _hoist(s.iter, pre, seen)
+        s.iter = _hoist(s.iter, pre, seen, fresh)
     elif isinstance(s, gast.Assert):
-        s.test = _hoist(s.test, pre, seen)
+        s.test = _hoist(s.test, pre, seen, fresh)
     else:
         for field, value in gast.iter_fields(s):
             if field not in ("body", "orelse", "finalbody", "handlers"):
                 _mark(value, "in this statement")
 
 
-def _hoist_while_test(s: Any) -> List[Any]:
+def _hoist_while_test(s: Any, fresh: _Fresh) -> List[Any]:
     """The statements computing the walruses of a ``while`` test (run before the
     loop and again before each next test), the test rewritten to read them."""
     tail: List[Any] = []
-    s.test = _hoist(s.test, tail, set())
+    s.test = _hoist(s.test, tail, set(), fresh)
     return tail
 
 
@@ -157,12 +159,12 @@ def _mark(node: Any, why: str) -> None:
             setattr(n, WHY, why)
 
 
-def _hoist(e: Any, pre: List[Any], seen: Set[str]) -> Any:
+def _hoist(e: Any, pre: List[Any], seen: Set[str], fresh: _Fresh) -> Any:
     """``e`` with its walruses evaluated unconditionally, in order, replaced by
     the names they bind (their assignments appended to ``pre``); ``seen``: the
     names read so far (a walrus rebinding one of them is left, marked)."""
     if isinstance(e, gast.NamedExpr):
-        e.value = _hoist(e.value, pre, seen)
+        e.value = _hoist(e.value, pre, seen, fresh)
         name = e.target.id
         if name in seen:
             setattr(e, WHY, f"after `{name}` is read in the same statement")
@@ -174,20 +176,22 @@ def _hoist(e: Any, pre: List[Any], seen: Set[str]) -> Any:
         seen.add(e.id)
         return e
     if isinstance(e, gast.BoolOp):
-        e.values[0] = _hoist(e.values[0], pre, seen)
-        for v in e.values[1:]:
-            _mark(v, "in the right operand of `and`/`or`")
-            _loads(v, seen)
+        e.values[0] = _hoist(e.values[0], pre, seen, fresh)
+        if any(_has_walrus(v) for v in e.values[1:]):
+            return _short_circuit(e, pre, seen, fresh)
+        _mark(e, "in a comprehension or a lambda")
+        _loads(e, seen)
         return e
     if isinstance(e, gast.IfExp):
-        e.test = _hoist(e.test, pre, seen)
-        for v in (e.body, e.orelse):
-            _mark(v, "in a branch of a conditional expression")
-            _loads(v, seen)
+        e.test = _hoist(e.test, pre, seen, fresh)
+        if _has_walrus(e.body) or _has_walrus(e.orelse):
+            return _branches(e, pre, seen, fresh)
+        _mark(e, "in a comprehension or a lambda")
+        _loads(e, seen)
         return e
     if isinstance(e, gast.Compare):
-        e.left = _hoist(e.left, pre, seen)
-        e.comparators[0] = _hoist(e.comparators[0], pre, seen)
+        e.left = _hoist(e.left, pre, seen, fresh)
+        e.comparators[0] = _hoist(e.comparators[0], pre, seen, fresh)
         for v in e.comparators[1:]:
             _mark(v, "in a chained comparison")
             _loads(v, seen)
@@ -202,14 +206,53 @@ def _hoist(e: Any, pre: List[Any], seen: Set[str]) -> Any:
         return e
     for field, value in gast.iter_fields(e):
         if isinstance(value, gast.AST) and isinstance(value, gast.expr):
-            setattr(e, field, _hoist(value, pre, seen))
+            setattr(e, field, _hoist(value, pre, seen, fresh))
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 if isinstance(v, gast.expr):
-                    value[i] = _hoist(v, pre, seen)
+                    value[i] = _hoist(v, pre, seen, fresh)
                 elif isinstance(v, gast.keyword):
-                    v.value = _hoist(v.value, pre, seen)
+                    v.value = _hoist(v.value, pre, seen, fresh)
     return e
+
+
+def _has_walrus(e: Any) -> bool:
+    """Whether ``e`` holds a walrus outside comprehensions and lambdas."""
+    if isinstance(e, gast.NamedExpr):
+        return True
+    if isinstance(e, _COMPREHENSIONS + (gast.Lambda,)):
+        return False
+    return any(_has_walrus(c) for c in gast.iter_child_nodes(e))
+
+
+def _short_circuit(e: Any, pre: List[Any], seen: Set[str], fresh: _Fresh) -> Any:
+    """``a and (y := b)`` as ``t = a`` / ``if t: y = b; t = y`` (``if not t``
+    for ``or``): the later operands, and their walruses, run only when Python
+    evaluates them; the value is Python's (the first falsy/truthy operand)."""
+    t = fresh("and_value" if isinstance(e.op, gast.And) else "or_value")
+    pre.append(N.copy_origin(N.assign(t, e.values[0]), e))
+    block = pre
+    for v in e.values[1:]:
+        body: List[Any] = []
+        body.append(N.copy_origin(N.assign(t, _hoist(v, body, seen, fresh)), v))
+        test: Any = N.name(t)
+        if isinstance(e.op, gast.Or):
+            test = gast.UnaryOp(op=gast.Not(), operand=test)
+        block.append(N.copy_origin(gast.If(test=test, body=body, orelse=[]), v))
+        block = body
+    return N.copy_origin(N.name(t), e)
+
+
+def _branches(e: Any, pre: List[Any], seen: Set[str], fresh: _Fresh) -> Any:
+    """``(y := a) if c else b`` as ``if c: y = a; t = y`` / ``else: t = b``."""
+    t = fresh("if_value")
+    arms = []
+    for v in (e.body, e.orelse):
+        arm: List[Any] = []
+        arm.append(N.copy_origin(N.assign(t, _hoist(v, arm, seen, fresh)), v))
+        arms.append(arm)
+    pre.append(N.copy_origin(gast.If(test=e.test, body=arms[0], orelse=arms[1]), e))
+    return N.copy_origin(N.name(t), e)
 
 
 # -- else on loops ---------------------------------------------------------------------
@@ -272,7 +315,7 @@ def _match(s: Any, fresh: _Fresh) -> Optional[List[Any]]:
     """``s`` as an ``if``/``elif`` chain; None (``s`` marked) where a pattern is
     not lowered."""
     pre: List[Any] = []
-    subject = _hoist(s.subject, pre, set())
+    subject = _hoist(s.subject, pre, set(), fresh)
     captured = {
         n.name
         for n in gast.walk(s)

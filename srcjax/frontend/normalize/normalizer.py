@@ -44,7 +44,7 @@ from .typetree import ClassKind
 
 _UNSUPPORTED = {
     gast.Try: "`try` blocks",
-    gast.With: "`with` blocks",
+    gast.With: "`with` blocks (other than `with srcjax.named_scope(...)`)",
     gast.AsyncWith: "`async with`",
     gast.AsyncFor: "`async for`",
     gast.AsyncFunctionDef: "`async def`",
