@@ -80,7 +80,11 @@ def recursive(x):
     "fn, needle, what",
     [
         (uses_try, "try:", "`try`"),
-        (uses_with, "with open", "`with`"),
+        (
+            uses_with,
+            "with open",
+            "`with` blocks (other than `with srcjax.named_scope(...)`) are not",
+        ),
         (uses_yield, "yield x", "yield"),
         (uses_global, "global GLOBAL_STATE", "`global`"),
         (uses_del, "del y", "`del`"),

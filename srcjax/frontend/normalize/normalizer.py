@@ -382,7 +382,7 @@ class Normalizer(
                         hint = "define the helper at module level and call it"
                     elif cls in (gast.Global, gast.Nonlocal):
                         hint = "pass the value in as an argument and return the new value"
-                    verb = "are" if what.endswith("s") else "is"
+                    verb = "are" if what.split(" (")[0].endswith("s") else "is"
                     raise UnsupportedSyntaxError(
                         f"{what} {verb} not supported in transformed functions",
                         self.src.location(n),
