@@ -8,9 +8,11 @@ function) gives the plain function's values. What is still refused names the
 syntax as a user writes it, with file:line:col."""
 
 import ast
+import dataclasses
 import enum
 import inspect
 import textwrap
+import typing
 
 import gast
 import numpy as np
@@ -19,6 +21,7 @@ from helpers import assert_close, fd_grad
 
 import srcjax
 import srcjax.numpy as jnp
+from srcjax import errors
 from srcjax.frontend.normalize.canonical import canonicalize
 
 pytestmark = pytest.mark.usefixtures("x64")
@@ -188,6 +191,27 @@ def match_mapping_and_class(x, cfg):
     return x
 
 
+class Pair(typing.NamedTuple):
+    w: float
+    b: float
+
+
+@dataclasses.dataclass
+class Scale:
+    s: float
+
+
+def match_positional(x, p):
+    match p:
+        case Pair(w, b):
+            return x * w + b
+        case Scale(s):
+            return x * s
+        case str(name):
+            return x * len(name)
+    return x
+
+
 def match_positional_class(x, cfg):
     match cfg:
         case Cfg(k, s):  # noqa: F841
@@ -236,6 +260,10 @@ PLAIN = [
     (match_mapping_and_class, ({"scale": 3.0},)),
     (match_mapping_and_class, (Cfg("sq", 2.0),)),
     (match_mapping_and_class, (Cfg("lin", 2.0),)),
+    (match_positional, (Pair(2.0, 1.0),)),
+    (match_positional, (Scale(3.0),)),
+    (match_positional, ("abc",)),
+    (match_positional, (None,)),
 ]
 
 
@@ -288,7 +316,6 @@ def test_vmap_matches_a_python_loop(fn, rest):
     "fn,rest,message",
     [
         (walrus_rebinds_its_read, (), r"assignment expressions \(`:=`\) after `x` is read"),
-        (match_positional_class, (Cfg("a", 1.0),), r"`match` statements with a class pattern"),
     ],
 )
 def test_still_refused_names_the_syntax_and_the_place(fn, rest, message):
@@ -348,3 +375,33 @@ def test_match_on_a_static_argument_under_jit():
     assert_close(jitted(3.0, "b"), 9.0)
     assert_close(jitted(3.0, "q"), 3.0)
     assert_close(srcjax.grad(match_literal)(3.0, "b"), 6.0)
+
+
+def test_positional_pattern_of_a_class_without_match_args_points_at_the_pattern():
+    """Python raises TypeError ("Cfg() accepts 0 positional sub-patterns"); srcjax
+    cannot read `Cfg.__match_args__` and says so at the pattern."""
+    with pytest.raises(
+        errors.ResolutionError,
+        match=r"test_frontend_canonical.py:\d+:14: cannot resolve `Cfg.__match_args__`",
+    ):
+        srcjax.grad(match_positional_class)(1.0, Cfg("a", 1.0))
+
+
+def test_a_builtin_class_pattern_matches_the_subject_itself():
+    """`case float(v)`: v is the subject (the function closes over the float:
+    srcjax.grad's non-differentiated float argument is not a Python float inside)."""
+
+    def f(x):
+        return match_float(x, 4.0)
+
+    assert match_float(1.5, 4.0) == 6.0
+    assert_close(srcjax.grad(f)(1.5), 4.0)
+    assert_close(srcjax.jit(f)(1.5), 6.0)
+    assert_close(srcjax.vmap(f)(np.array([1.0, 2.0])), [4.0, 8.0])
+
+
+def match_float(x, p):
+    match p:
+        case float(v) if v > 0:
+            return x * v
+    return x

@@ -10,7 +10,7 @@ syntax the normalizer does not handle itself becomes syntax it does.
 - ``else:`` on a ``for``/``while`` loop follows the loop, under ``if not
   flag:`` where the loop has a ``break`` (which sets the flag first);
 - ``match`` statements become ``if``/``elif`` chains (literal, value, capture,
-  wildcard, or-, sequence, mapping and keyword class patterns, guards).
+  wildcard, or-, sequence, mapping and class patterns, guards).
 
 What is not rewritten stays in the tree, marked with :data:`WHY` (the reason, a
 phrase), for the normalizer's refusal to name. Nothing here raises: the source
@@ -372,6 +372,16 @@ def _substitute(e: Any, binds: dict) -> Any:
     return e
 
 
+#: the builtin classes whose one positional sub-pattern matches the subject itself
+_SELF_MATCHING = frozenset(
+    "bool bytearray bytes dict float frozenset int list set str tuple".split()
+)
+
+
+def _self(p: Any) -> bool:
+    return isinstance(p.cls, gast.Name) and p.cls.id in _SELF_MATCHING
+
+
 def _isinstance(subject: Any, types: Any) -> Any:
     return N.call(N.name("isinstance"), [N.clone(subject), types])
 
@@ -440,9 +450,18 @@ def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) 
             item = gast.Subscript(value=N.clone(subj), slice=N.clone(k), ctx=gast.Load())
             _pattern(q, item, tests, binds)
     elif isinstance(p, gast.MatchClass):
-        if p.patterns:
-            raise _Refused(p, "a class pattern with positional sub-patterns (`C(a, b)`)")
-        tests.append(_isinstance(subj, p.cls))
+        tests.append(_isinstance(subj, N.clone(p.cls)))
+        if _self(p) and p.patterns:
+            if len(p.patterns) > 1:
+                raise _Refused(p, f"`{p.cls.id}(...)` with more than one sub-pattern")
+            _pattern(p.patterns[0], subj, tests, binds)  # (`case float(v)`: v is the subject)
+        for i, q in enumerate(() if _self(p) else p.patterns):
+            # the class's `__match_args__` names the attribute (read while transforming)
+            # (a class without it: "cannot resolve `C.__match_args__`" at the pattern)
+            names = gast.Attribute(value=N.clone(p.cls), attr="__match_args__", ctx=gast.Load())
+            key = gast.Subscript(value=N.copy_origin(names, p), slice=N.const(i), ctx=gast.Load())
+            item = N.call(N.name("getattr"), [N.clone(subj), N.copy_origin(key, p)])
+            _pattern(q, N.copy_origin(item, p), tests, binds)
         for a, q in zip(p.kwd_attrs, p.kwd_patterns):
             _pattern(q, N.attr(N.clone(subj), a), tests, binds)
     else:
