@@ -33,7 +33,8 @@ import gast
 
 from ...frontend import nodes as N
 from . import tapes
-from .kernel import Refuse, plan
+from .kernel import Refuse
+from .planner import plan
 
 __all__ = ["lower_loops", "region"]
 
@@ -93,7 +94,7 @@ _SHOWN = 24
 
 
 def _numba_types(nb: Any, spec: Any) -> Any:
-    """The Numba type of an argument type spec of :func:`kernel.plan`."""
+    """The Numba type of an argument type spec of :func:`planner.plan`."""
     if isinstance(spec, tuple) and spec[0] == "tuple":
         return nb.types.Tuple(tuple(_numba_types(nb, c) for c in spec[1]))
     if isinstance(spec, tuple) and spec[0] == "array":

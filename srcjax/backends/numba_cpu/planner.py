@@ -1,0 +1,363 @@
+"""One jitted loop planned as a Numba kernel: the types of the names it reads
+and writes (jit's abstract values, or inferred locally for a tape pair), its
+inputs and outputs, and its source assembled around the statements
+:class:`.kernel._Kernel` translates.
+
+:func:`plan` returns the kernel's source (``kernel``, compiled with Numba, and
+``box``, plain Python that gives strong scalar results their NumPy dtype), its
+inputs with their types, and its outputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Dict, List, Set, Tuple
+
+import gast
+
+from .kernel import Refuse, _append_to, _conv, _el, _Kernel, _leaves, _same, tree
+from .tapes import is_push, relist_source, value_loads
+
+__all__ = ["plan"]
+
+
+def _collect(loop: Any, kernel: _Kernel) -> None:
+    """The types of every name the loop reads or writes, from jit's avals."""
+    skip = {"jnp", "ad"}  # namespaces of the calls the kernel knows
+    if kernel.tape is not None:
+        skip.add(kernel.tape.name)
+    pending: List[Any] = []
+    for n in gast.walk(loop):
+        if isinstance(n, gast.For):
+            if isinstance(n.target, gast.Name):
+                kernel.trees[n.target.id] = ("a", "int64", (), False)
+                kernel.counters.add(n.target.id)
+        avals_in = getattr(n, "sj_avals_in", None)
+        if avals_in:
+            for name, av in avals_in.items():
+                if name in skip:
+                    continue
+                if av is None:
+                    if kernel.tape is not None:
+                        continue  # (typed below, from the loop's own statements)
+                    raise Refuse(f"{name} has no abstract value")
+                kernel.note(name, av)
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            av = getattr(n, "sj_aval", None)
+            if av is None:
+                if kernel.tape is None:
+                    raise Refuse(f"{n.targets[0].id} has no abstract value")
+                pending.append(n)
+                continue
+            kernel.note(n.targets[0].id, av)
+            kernel.avals[n.targets[0].id] = av
+    _infer_local(kernel, pending)
+    for n in gast.walk(loop):
+        # a range bound jit knows no abstract value of (a function's int
+        # argument, ``ad.scan_length``'s count): an int64 argument; anything
+        # else fails the call, and the loop runs in NumPy
+        if isinstance(n, gast.Call) and gast.unparse(n.func).strip() == "range":
+            for a in n.args:
+                if isinstance(a, gast.Name) and a.id not in kernel.trees:
+                    kernel.trees[a.id] = ("a", "int64", (), True)
+                    kernel.bounds.add(a.id)
+
+
+def _infer_local(kernel: _Kernel, pending: List[Any]) -> None:
+    """Types of a tape pair's assignments jit's inference left unknown: in a
+    reverse loop whose trip count is known only at run time (a ``while``'s),
+    values of the forward loop may be None when no trip ran, so everything
+    computed from them is unknown, although the kernel runs only after the
+    forward kernel did. An operation of one float dtype (weak operands aside)
+    and ``ad.unbroadcast`` of equal shapes keep the type; anything else stays
+    unknown and the pair keeps NumPy. The kernel's inputs are typed by jit."""
+    left = list(pending)
+    while left:
+        still = []
+        for s in left:
+            t = kernel.local_tree(s.value)
+            if t is None:
+                still.append(s)
+            else:
+                kernel.note_tree(s.targets[0].id, t)
+        if len(still) == len(left):
+            raise Refuse(f"{still[0].targets[0].id} has no abstract value")
+        left = still
+
+
+def _dead_lists(fdef: Any) -> Set[str]:
+    """Lists the function only builds: bound to ``[]`` and otherwise only the
+    receiver of ``.append(v)`` (scan's per-step outputs when the body returns
+    None for them); appending to them changes nothing anyone reads."""
+    receivers, others = set(), set()
+    for n in gast.walk(fdef):
+        lst = _append_to(n)
+        if lst is not None:
+            receivers.add(id(n.value.func.value))
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.List) and not n.value.elts:
+            for t in n.targets:
+                receivers.add(id(t))
+    out = set()
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name):
+            (out if id(n) in receivers else others).add(n.id)
+    return out - others
+
+
+def _names(stmts: List[Any], ctx: type) -> Set[str]:
+    out = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
+                out.add(n.id)
+    return out
+
+
+def _numba_type(t: Any) -> Any:
+    """The argument type Numba sees for a value of type tree ``t`` (a weak
+    Python scalar arrives as a Python int/float/bool)."""
+    if t[0] == "t":
+        return ("tuple", [_numba_type(c) for c in t[1]])
+    _, dt, shape, weak = t
+    if shape:
+        return ("array", dt, len(shape))
+    if weak:
+        return {"bool": "bool", "int32": "int64", "int64": "int64"}.get(dt, "float64")
+    return dt
+
+
+def _box(outputs: List[str], trees: Dict[str, Any], opaque: bool = False) -> List[str]:
+    """``box(r)``: the kernel's results with strong scalars as NumPy scalars of
+    their dtype (Numba returns Python floats/ints); [] when nothing needs it.
+    ``opaque``: one more result (a tape's stacks) passed as it is."""
+    exprs, need = [], False
+    for k, o in enumerate(outputs):
+
+        def walk(t: Any, acc: str) -> str:
+            nonlocal need
+            if t[0] == "t":
+                items = [walk(c, f"{acc}[{j}]") for j, c in enumerate(t[1])]
+                return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+            if not t[2] and not t[3]:
+                need = True
+                return f"{_conv(t[1])}({acc})"
+            return acc
+
+        exprs.append(walk(trees[o], f"r[{k}]"))
+    if opaque:
+        exprs.append(f"r[{len(outputs)}]")
+    if not need:
+        return []
+    return ["", "", "def box(r):", f"    return ({', '.join(exprs)},)"]
+
+
+def _none_at_entry(before: List[Any]) -> Set[str]:
+    """The names that may be None when a loop after the top-level statements
+    ``before`` starts: bound to None (grad's forward declarations, releases)
+    and not bound again by a later top-level assignment."""
+    state: Dict[str, bool] = {}
+    for st in before:
+        if (
+            isinstance(st, gast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], gast.Name)
+        ):
+            v = st.value
+            state[st.targets[0].id] = isinstance(v, gast.Constant) and v.value is None
+            continue
+        for a in gast.walk(st):
+            if (
+                isinstance(a, gast.Assign)
+                and isinstance(a.value, gast.Constant)
+                and a.value.value is None
+            ):
+                for t in a.targets:
+                    if isinstance(t, gast.Name):
+                        state[t.id] = True
+    return {n for n, none in state.items() if none}
+
+
+def _live_in(loop: Any) -> Set[str]:
+    """The names a trip may read before it sets them (a top-level assignment
+    sets a name for the rest of the trip; the test and the iterable too)."""
+    head = loop.test if isinstance(loop, gast.While) else loop.iter
+    live = value_loads(gast.Expr(value=head))
+    stored: Set[str] = set()
+    if isinstance(loop, gast.For) and isinstance(loop.target, gast.Name):
+        stored.add(loop.target.id)
+    for s in loop.body:
+        live |= value_loads(s) - stored
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            stored.add(s.targets[0].id)
+    if isinstance(loop, gast.While):
+        live |= value_loads(gast.Expr(value=loop.test))
+    return live
+
+
+def _pushed_first(loop: Any, tape: str, names: Set[str]) -> Set[str]:
+    """Those of ``names`` the loop reads before it first sets them (at its top
+    level) only as ``tape.append(name)``: grad's pushes of a forward
+    declaration's ``None`` in the first trip."""
+    ok, bad, stored = set(), set(), set()
+    for s in loop.body:
+        pushed = is_push(s, tape)
+        if pushed is not None:
+            if pushed not in stored:
+                ok.add(pushed)
+            continue
+        bad |= (value_loads(s) & names) - stored
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            stored.add(s.targets[0].id)
+    # (set at the top level every trip: later trips push values, never None)
+    return (ok - bad) & names & stored
+
+
+def plan(
+    fdef: Any,
+    loop: Any,
+    outside: List[Any],
+    x64: bool,
+    after: Any = None,
+    tape: Any = None,
+    role: str = "",
+) -> Tuple[str, list, list]:
+    """``(kernel source, [(input, numba type spec)], outputs)`` of ``loop``;
+    raises :class:`Refuse`. ``after``: the statements after the loop (the
+    outputs are the names it sets that they read; default ``outside``).
+    ``tape``/``role``: the loop is the forward (``"push"``) or the reverse
+    (``"pop"``) loop of a pair sharing ``tape`` (:mod:`.tapes`): the forward
+    kernel returns the tape's stacks last, the reverse one reads them from its
+    last input ``nbtape``."""
+    k = _Kernel(x64, tape, role)
+    k.loop = loop
+    k.dead_lists = _dead_lists(fdef)
+    if tape is not None and after is not None:
+        for st in outside[: len(outside) - len(after)]:
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                av = getattr(st, "sj_aval", None)
+                try:
+                    k.seeds[st.targets[0].id] = tree(av, x64) if av is not None else None
+                except Refuse:
+                    k.seeds[st.targets[0].id] = None
+        k.seeds = {n: t for n, t in k.seeds.items() if t is not None}
+    _collect(loop, k)
+    own = ({tape.name} if tape is not None else set()) | k.dead_lists
+    loaded = _live_in(loop) - own
+    stored = _names([loop], gast.Store) - own
+    defined = {a.id for a in fdef.args.args} | _names(outside, gast.Store)
+    read_outside = _names(outside if after is None else after, gast.Load)
+    outputs = sorted(n for n in stored if n in read_outside)
+    inputs = sorted((loaded & defined) | set(outputs))
+    if any(o not in defined for o in outputs):
+        raise Refuse("a value first set inside the loop is read after it")
+    for n in inputs + outputs:
+        if n not in k.trees:
+            raise Refuse(f"{n} has no known dtype")
+    # every binding of an input outside the loop must have its type
+    # (a forward declaration `x = None` of generated code does not)
+    # (statements after a top-level loop do not bind what it starts from)
+    before = outside if after is None else outside[: len(outside) - len(after)]
+    maybe_none = _none_at_entry(before)
+    for st in before:
+        for a in gast.walk(st):
+            if (
+                isinstance(a, gast.Assign)
+                and len(a.targets) == 1
+                and isinstance(a.targets[0], gast.Name)
+                and a.targets[0].id in k.trees
+            ):
+                name = a.targets[0].id
+                if isinstance(a.value, gast.Constant) and a.value.value is None:
+                    pass  # (a forward declaration or a release: _none_at_entry)
+                elif name in k.bounds:
+                    pass  # (its type is checked by the kernel's call)
+                elif getattr(a, "sj_aval", None) is None:
+                    raise Refuse(f"{name} has no abstract value")
+                elif not _same(tree(getattr(a, "sj_aval", None), x64), k.trees[name]):
+                    raise Refuse(f"{name} changes type")
+            elif isinstance(a, (gast.For, gast.AugAssign)) or (
+                isinstance(a, gast.Assign) and not all(isinstance(t, gast.Name) for t in a.targets)
+            ):
+                bound = _names([a], gast.Store) if not isinstance(a, gast.For) else set()
+                if bound & set(inputs):
+                    raise Refuse("an input bound by unpacking")
+    zeros: Set[str] = set()
+    maybe_none &= set(inputs)
+    if role == "push":
+        # pushed as zeros in the first trip (the NumPy loop pushes None there)
+        zeros = _pushed_first(loop, tape.name, maybe_none)
+        for site in tape.sites:
+            site.maybe_none = site.name in zeros
+            if site.kind == "const" and not site.maybe_none:
+                site.kind = "store"
+            site.aval = k.avals.get(site.name)
+            if site.aval is None or site.name not in k.trees:
+                raise Refuse(f"{site.name} has no abstract value")
+        tape.layout(k.trees, _leaves)
+    elif role == "pop":
+        for site in tape.sites:
+            if site.maybe_none and site.target in outputs:
+                raise Refuse(f"{site.target} may be None after the loop")
+        maybe_none = set()  # (the generated code calls the kernel only without None)
+    if maybe_none - zeros:
+        raise Refuse(f"{sorted(maybe_none - zeros)[0]} may be None")
+    args = [n for n in inputs if n not in zeros]
+    k.block([loop], 1)
+    head = []
+    for n in inputs:
+        for leaf, (_, dt, shape, _), acc in _leaves(n, k.trees[n], n):
+            for i in itertools.product(*map(range, shape)):
+                at = f"{acc}[{', '.join(map(str, i))}]" if i else acc
+                at = f"{_conv(dt)}(0)" if n in zeros else f"{_conv(dt)}({at})"
+                head.append(f"    {_el(leaf, i)} = {at}")
+    if role == "push":
+        head.append("    n__trips = 0")
+        cap = "16"
+        if isinstance(loop, gast.For):
+            it = loop.iter
+            if not (isinstance(it, gast.Call) and gast.unparse(it.func).strip() == "range"):
+                raise Refuse("a tape loop over something else than range")
+            cap = f"max(len(range({', '.join(k.range_arg(a) for a in it.args)})), 1)"
+        for dt in tape.dtypes():
+            head.append(f"    s_{dt} = np.empty({cap} * {tape.widths[dt]}, {_conv(dt)})")
+    elif role == "pop":
+        head.append("    n__trips = nbtape[0]")
+        for j, dt in enumerate(tape.dtypes()):
+            head.append(f"    s_{dt} = nbtape[{j + 1}]")
+    tail, rets = [], []
+    for n in outputs:
+
+        def build(prefix: str, t: Any) -> str:
+            if t[0] == "t":
+                items = [build(f"{prefix}__t{j}", c) for j, c in enumerate(t[1])]
+                return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+            _, dt, shape, _ = t
+            if not shape:
+                return prefix
+            tail.append(f"    {prefix}__o = np.empty({shape!r}, {_conv(dt)})")
+            for i in itertools.product(*map(range, shape)):
+                tail.append(f"    {prefix}__o[{', '.join(map(str, i))}] = {_el(prefix, i)}")
+            return f"{prefix}__o"
+
+        rets.append(build(n, k.trees[n]))
+    extra: List[str] = []
+    if role == "push":
+        rets.append("(n__trips, " + "".join(f"s_{dt}, " for dt in tape.dtypes()) + ")")
+        extra = relist_source(tape, "t")
+    ret = ", ".join(rets) + ("," if len(rets) == 1 else "")
+    params = args + (["nbtape"] if role == "pop" else [])
+    src = "\n".join(
+        ["import numpy as np", "", "", f"def kernel({', '.join(params)}):"]
+        + head
+        + k.lines
+        + tail
+        + [f"    return ({ret})"]
+        + _box(outputs, k.trees, opaque=role == "push")
+        + extra
+        + [""]
+    )
+    types = [(n, _numba_type(k.trees[n])) for n in args]
+    if role == "pop":
+        types.append(("nbtape", ("tuple", ["int64"] + [("array", dt, 1) for dt in tape.dtypes()])))
+    return src, types, outputs
