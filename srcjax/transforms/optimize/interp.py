@@ -39,6 +39,7 @@ from .common import (
 )
 from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
 from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY, _py_binop
+from .stand_ins import _array_tree, _arrays_only, _stand_in_budget, _zeros_stand_in
 
 #: Python numbers (weakly typed, but bool) as constants and stand-in results
 _NUMBER_TYPES = _SCALAR_TYPES + (complex,)
@@ -687,41 +688,6 @@ class _Interp:
         return None
 
 
-def _arrays_only(a: Any) -> bool:
-    """Whether ``a`` is the abstract value of an array, or a tuple or dict of them
-    (no list, no Python number, nothing unknown)."""
-    if isinstance(a, Aval):
-        return not a.weak
-    if type(a) is tuple or (isinstance(a, tuple) and hasattr(a, "_fields")):
-        return bool(a) and all(_arrays_only(x) for x in a)
-    if type(a) is dict:
-        return bool(a) and all(_arrays_only(x) for x in a.values())
-    return False
-
-
-#: kinds whose implementations on stand-ins cost at most a pass over them (a
-#: reshape of a zero-stride stand-in is a view; a reduction or a scan one pass):
-#: run up to the budget of the helpers of generated code, not the general one
-_LINEAR_KINDS = frozenset({"structural", "reduction"})
-
-
-def _stand_in_budget(prim: Any) -> int:
-    """The most operand elements :meth:`_Interp.small` runs ``prim`` on: 4096 for
-    linear algebra, 2**20 for the pure helpers and the structural and reduction
-    kinds (R4's ``reshape(increments, (4096, -1))`` of 262,144 elements left
-    every value after it unknown: nothing released, nothing fused), else 2**16."""
-    if prim.kind == "linalg":
-        return 4096
-    return 1 << 20 if prim.pure or prim.kind in _LINEAR_KINDS else 1 << 16
-
-
-def _zeros_stand_in(a: Aval) -> Any:
-    """A stand-in of ``a`` whose values are never read (only its shape)."""
-    if a.weak:
-        raise ValueError("a Python number: its value matters")
-    return np.broadcast_to(np.zeros((), a.dtype), a.shape)
-
-
 #: result kinds of a weak elementwise result: (Python type, its Aval dtype)
 _WEAK_KINDS = {
     "f": (float, np.dtype(np.float64)),
@@ -740,19 +706,6 @@ def _weak_type(operands: List[Aval]) -> bool:
         )[1]
     except (TypeError, ValueError, KeyError):
         return False
-
-
-def _array_tree(r: Any) -> Any:
-    """The abstract values of a dict or tuple whose leaves are all arrays, else None."""
-    if isinstance(r, (np.ndarray, np.generic)):
-        return Aval(np.shape(r), r.dtype)
-    if type(r) is dict:
-        items = {k: _array_tree(v) for k, v in r.items()}
-        return None if any(v is None for v in items.values()) else items
-    if type(r) is tuple:
-        items = tuple(_array_tree(v) for v in r)
-        return None if any(v is None for v in items) else items
-    return None
 
 
 _PY_BINOPS_ALL = dict(_PY_BINOPS)
