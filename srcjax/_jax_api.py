@@ -28,6 +28,7 @@ __all__ = [
     "linear_transpose",
     "make_jaxpr",
     "named_scope",
+    "default_matmul_precision",
 ]
 
 
@@ -294,5 +295,18 @@ def named_scope(name: str) -> Iterator[None]:
     yield
 
 
-# (the normalizer drops `with named_scope(...):` blocks it finds by this mark)
+@contextlib.contextmanager
+def default_matmul_precision(precision: Any) -> Iterator[None]:
+    """``jax.default_matmul_precision``: the precision of matmuls and
+    convolutions in the block. srcjax computes them in the arrays' own dtype
+    (NumPy, full precision) whatever it says, so the block runs as it is (a
+    config change would drop the fast call paths of every jitted function)."""
+    if precision is not None and not isinstance(precision, str):
+        raise TypeError(f"the precision must be a string or None, not {type(precision).__name__}")
+    yield
+
+
+# (the normalizer runs `with named_scope(...):` and `with default_matmul_precision(
+# ...):` blocks it finds by this mark as their bodies: neither changes a value)
 named_scope.__srcjax_named_scope__ = True  # type: ignore[attr-defined]
+default_matmul_precision.__srcjax_named_scope__ = True  # type: ignore[attr-defined]

@@ -83,7 +83,7 @@ def recursive(x):
         (
             uses_with,
             "with open",
-            "`with` blocks (other than `with srcjax.named_scope(...)`) are not",
+            "`with` blocks (other than `named_scope`, `default_matmul_precision`) are not",
         ),
         (uses_yield, "yield x", "yield"),
         (uses_global, "global GLOBAL_STATE", "`global`"),

@@ -156,6 +156,25 @@ def test_named_scope_inside_transformed_code():
         srcjax.named_scope(3).__enter__()
 
 
+def _precise(w, x):
+    with srcjax.default_matmul_precision("float32"):
+        y = x @ w
+    return jnp.sum(y * y)
+
+
+def test_default_matmul_precision_inside_transformed_code():
+    """Fresh-user report F4-M4: refused as "`with` blocks are not supported".
+    Oracle: d/dw sum((x @ w)**2) = 2 x^T (x @ w)."""
+    w = np.array([[1.0, 2.0], [0.5, -1.0]])
+    x = np.array([[1.0, 3.0], [2.0, 1.0]])
+    assert_close(srcjax.grad(_precise)(w, x), 2 * x.T @ (x @ w))
+    assert_close(srcjax.jit(_precise)(w, x), np.sum((x @ w) ** 2))
+    with srcjax.default_matmul_precision("highest"):
+        assert_close(_precise(w, x), np.sum((x @ w) ** 2))
+    with pytest.raises(TypeError):
+        srcjax.default_matmul_precision(3).__enter__()
+
+
 def test_save_load_savez(tmp_path):
     x = jnp.arange(6.0).reshape(2, 3)
     jnp.save(os.path.join(tmp_path, "x.npy"), x)

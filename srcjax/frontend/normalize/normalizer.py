@@ -44,7 +44,7 @@ from .typetree import ClassKind
 
 _UNSUPPORTED = {
     gast.Try: "`try` blocks",
-    gast.With: "`with` blocks (other than `with srcjax.named_scope(...)`)",
+    gast.With: "`with` blocks (other than `named_scope`, `default_matmul_precision`)",
     gast.AsyncWith: "`async with`",
     gast.AsyncFor: "`async for`",
     gast.AsyncFunctionDef: "`async def`",
