@@ -212,6 +212,26 @@ def match_positional(x, p):
     return x
 
 
+def match_or_captures_and_rest(x, p):
+    match p:
+        case [s] | (s, _):
+            return x * s
+        case {"w": w, **others} if len(others) > 0:
+            return x * w + others["b"]
+        case {"w": w}:
+            return x * w
+    return x
+
+
+def match_nested_or_capture(x, p):
+    match p:
+        case [(1 | 2) as n, m]:
+            return x * n + m
+        case [[a] | (a, _), m]:
+            return x * a * m
+    return x
+
+
 def match_positional_class(x, cfg):
     match cfg:
         case Cfg(k, s):  # noqa: F841
@@ -264,6 +284,11 @@ PLAIN = [
     (match_positional, (Scale(3.0),)),
     (match_positional, ("abc",)),
     (match_positional, (None,)),
+    (match_or_captures_and_rest, ([3.0],)),
+    (match_or_captures_and_rest, ((2.0, 9.0),)),
+    (match_or_captures_and_rest, ({"w": 2.0, "b": 1.5},)),
+    (match_or_captures_and_rest, ({"w": 2.0},)),
+    (match_or_captures_and_rest, (7,)),
 ]
 
 
@@ -375,6 +400,14 @@ def test_match_on_a_static_argument_under_jit():
     assert_close(jitted(3.0, "b"), 9.0)
     assert_close(jitted(3.0, "q"), 3.0)
     assert_close(srcjax.grad(match_literal)(3.0, "b"), 6.0)
+
+
+def test_nested_capturing_or_pattern_is_refused_at_the_pattern():
+    with pytest.raises(
+        NotImplementedError,
+        match=r"test_frontend_canonical.py:\d+:\d+: `match` statements with an or-pattern",
+    ):
+        srcjax.grad(match_nested_or_capture)(1.0, ([4.0], 2.0))
 
 
 def test_positional_pattern_of_a_class_without_match_args_points_at_the_pattern():

@@ -10,7 +10,8 @@ syntax the normalizer does not handle itself becomes syntax it does.
 - ``else:`` on a ``for``/``while`` loop follows the loop, under ``if not
   flag:`` where the loop has a ``break`` (which sets the flag first);
 - ``match`` statements become ``if``/``elif`` chains (literal, value, capture,
-  wildcard, or-, sequence, mapping and class patterns, guards).
+  wildcard, or-, sequence, mapping and class patterns, guards; a case whose
+  or-pattern captures names is one arm per alternative).
 
 What is not rewritten stays in the tree, marked with :data:`WHY` (the reason, a
 phrase), for the normalizer's refusal to name. Nothing here raises: the source
@@ -328,13 +329,18 @@ def _match(s: Any, fresh: _Fresh) -> Optional[List[Any]]:
     arms: List[Tuple[Any, List[Any]]] = []
     try:
         for case in s.cases:
-            binds: List[Tuple[str, Any]] = []
-            tests: List[Any] = []
-            _pattern(case.pattern, subject, tests, binds)
-            if case.guard is not None:
-                tests.append(_substitute(case.guard, dict(binds)))
-            body = [N.copy_origin(N.assign(n, v), case.pattern) for n, v in binds]
-            arms.append((_conj(tests), body + (case.body or [gast.Pass()])))
+            alts = [case.pattern]
+            if isinstance(case.pattern, gast.MatchOr) and _captures(case.pattern):
+                alts = case.pattern.patterns  # (`case [x] | (x, _):` an arm each)
+            for k, alt in enumerate(alts):
+                binds: List[Tuple[str, Any]] = []
+                tests: List[Any] = []
+                _pattern(alt, subject, tests, binds, fresh)
+                if case.guard is not None:
+                    tests.append(_substitute(case.guard, dict(binds)))
+                body = [N.copy_origin(N.assign(n, v), alt) for n, v in binds]
+                body += [N.clone(b) for b in case.body] if k else case.body
+                arms.append((_conj(tests), body or [gast.Pass()]))
     except _Refused as r:
         setattr(s, WHY, f"with {r.why}")
         s.sj_refused_at = r.pattern  # (the location of the refusal)
@@ -348,6 +354,14 @@ def _match(s: Any, fresh: _Fresh) -> Optional[List[Any]]:
     return pre + chain
 
 
+def _captures(p: Any) -> bool:
+    return any(
+        (isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name is not None)
+        or (isinstance(n, gast.MatchMapping) and n.rest is not None)
+        for n in gast.walk(p)
+    )
+
+
 def _conj(tests: List[Any]) -> Any:
     if not tests:
         return None
@@ -357,19 +371,15 @@ def _conj(tests: List[Any]) -> Any:
 
 
 def _substitute(e: Any, binds: dict) -> Any:
-    e = N.clone(e)
-    if isinstance(e, gast.Name) and e.id in binds:
-        return N.clone(binds[e.id])
-    for field, value in gast.iter_fields(e):
-        if isinstance(value, gast.expr):
-            setattr(e, field, _substitute(value, binds))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                if isinstance(v, gast.expr):
-                    value[i] = _substitute(v, binds)
-                elif isinstance(v, gast.keyword):
-                    v.value = _substitute(v.value, binds)
-    return e
+    """A copy of ``e`` with the names in ``binds`` read replaced by their values."""
+
+    class Sub(gast.NodeTransformer):
+        def visit_Name(self, n: Any) -> Any:
+            if isinstance(n.ctx, gast.Load) and n.id in binds:
+                return N.clone(binds[n.id])
+            return n
+
+    return Sub().visit(N.clone(e))
 
 
 #: the builtin classes whose one positional sub-pattern matches the subject itself
@@ -386,7 +396,9 @@ def _isinstance(subject: Any, types: Any) -> Any:
     return N.call(N.name("isinstance"), [N.clone(subject), types])
 
 
-def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) -> None:
+def _pattern(
+    p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]], fresh: _Fresh
+) -> None:
     """Append to ``tests`` what ``p`` checks of ``subj`` and to ``binds`` the
     names it captures (``subj`` an expression without effects)."""
     if isinstance(p, gast.MatchValue):
@@ -398,7 +410,7 @@ def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) 
         )
     elif isinstance(p, gast.MatchAs):
         if p.pattern is not None:
-            _pattern(p.pattern, subj, tests, binds)
+            _pattern(p.pattern, subj, tests, binds, fresh)
         if p.name is not None:
             binds.append((p.name, subj))
     elif isinstance(p, gast.MatchOr):
@@ -406,9 +418,9 @@ def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) 
         for alt in p.patterns:
             t: List[Any] = []
             b: List[Tuple[str, Any]] = []
-            _pattern(alt, subj, t, b)
+            _pattern(alt, subj, t, b, fresh)
             if b:
-                raise _Refused(p, "an or-pattern (`|`) that captures names")
+                raise _Refused(p, "an or-pattern (`|`) capturing names inside another pattern")
             if not t:
                 return  # an alternative always matches
             alts.append(_conj(t))
@@ -438,31 +450,35 @@ def _pattern(p: Any, subj: Any, tests: List[Any], binds: List[Tuple[str, Any]]) 
             else:
                 idx = N.const(i - len(p.patterns))
             item = gast.Subscript(value=N.clone(subj), slice=idx, ctx=gast.Load())
-            _pattern(q, item, tests, binds)
+            _pattern(q, item, tests, binds, fresh)
     elif isinstance(p, gast.MatchMapping):
-        if p.rest is not None:
-            raise _Refused(p, "a mapping pattern with `**rest`")
         tests.append(_isinstance(subj, N.name("dict")))
         for k, q in zip(p.keys, p.patterns):
             tests.append(
                 gast.Compare(left=N.clone(k), ops=[gast.In()], comparators=[N.clone(subj)])
             )
             item = gast.Subscript(value=N.clone(subj), slice=N.clone(k), ctx=gast.Load())
-            _pattern(q, item, tests, binds)
+            _pattern(q, item, tests, binds, fresh)
+        if p.rest is not None:  # {k: subj[k] for k in subj.keys() if k not in (keys)}
+            key = fresh("key")
+            rest = N.parse_expr(f"{{{key}: S[{key}] for {key} in S.keys() if {key} not in ()}}")
+            rest.generators[0].ifs[0].comparators[0].elts = [N.clone(k) for k in p.keys]
+            binds.append((p.rest, N.copy_origin(_substitute(rest, {"S": subj}), p)))
     elif isinstance(p, gast.MatchClass):
         tests.append(_isinstance(subj, N.clone(p.cls)))
         if _self(p) and p.patterns:
             if len(p.patterns) > 1:
                 raise _Refused(p, f"`{p.cls.id}(...)` with more than one sub-pattern")
-            _pattern(p.patterns[0], subj, tests, binds)  # (`case float(v)`: v is the subject)
+            # (`case float(v)`: v is the subject itself)
+            _pattern(p.patterns[0], subj, tests, binds, fresh)
         for i, q in enumerate(() if _self(p) else p.patterns):
             # the class's `__match_args__` names the attribute (read while transforming)
             # (a class without it: "cannot resolve `C.__match_args__`" at the pattern)
             names = gast.Attribute(value=N.clone(p.cls), attr="__match_args__", ctx=gast.Load())
             key = gast.Subscript(value=N.copy_origin(names, p), slice=N.const(i), ctx=gast.Load())
             item = N.call(N.name("getattr"), [N.clone(subj), N.copy_origin(key, p)])
-            _pattern(q, N.copy_origin(item, p), tests, binds)
+            _pattern(q, N.copy_origin(item, p), tests, binds, fresh)
         for a, q in zip(p.kwd_attrs, p.kwd_patterns):
-            _pattern(q, N.attr(N.clone(subj), a), tests, binds)
+            _pattern(q, N.attr(N.clone(subj), a), tests, binds, fresh)
     else:
         raise _Refused(p, f"a `{type(p).__name__}` pattern")
