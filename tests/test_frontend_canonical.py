@@ -97,6 +97,16 @@ def walrus_while_and(x):
     return z
 
 
+def walrus_reads_its_name(x):
+    n = 4.0
+    s = 0.0
+    while (n := n - 1.0) > 0.0:
+        s = s + x * n
+    if (x := x * 2.0) > 1.0:
+        return s + x
+    return s
+
+
 def walrus_rebinds_its_read(x):
     # `x` is read (x * 1.0) before `:=` rebinds it: hoisting would change the
     # value, so this one stays (and is refused)
@@ -265,6 +275,7 @@ PLAIN = [
     (walrus_or, ()),
     (walrus_conditional, ()),
     (walrus_while_and, ()),
+    (walrus_reads_its_name, ()),
     (for_else_no_break, ()),
     (for_else_break, ()),
     (for_else_never_breaks, ()),

@@ -165,9 +165,10 @@ def _hoist(e: Any, pre: List[Any], seen: Set[str], fresh: _Fresh) -> Any:
     the names they bind (their assignments appended to ``pre``); ``seen``: the
     names read so far (a walrus rebinding one of them is left, marked)."""
     if isinstance(e, gast.NamedExpr):
-        e.value = _hoist(e.value, pre, seen, fresh)
         name = e.target.id
-        if name in seen:
+        read_before = name in seen  # (its own value may read it: `(n := n - 1)`)
+        e.value = _hoist(e.value, pre, seen, fresh)
+        if read_before:
             setattr(e, WHY, f"after `{name}` is read in the same statement")
             return e
         pre.append(N.copy_origin(N.assign(name, e.value), e))
