@@ -381,3 +381,58 @@ def test_entries_keep_no_function_alive():
         del f
     gc.collect()
     assert [r() for r in refs] == [None] * len(refs)
+
+
+def _f32_bits(x):
+    return np.asarray(x, np.float32).view(np.uint32).item()
+
+
+def _loop_sin(x):
+    for _ in range(2):
+        x = jnp.sin(x)
+    return x
+
+
+def _mixed(x):
+    return jnp.tanh(x) * 3.0 - jnp.sin(x) / (x + 2.0) + jnp.cos(-x) * x
+
+
+def test_float32_scalar_code_calls_numpy_with_the_same_bits():
+    """grad's float32-scalar code (api/scalar_code.py: np.exp for jnp.exp, the
+    seed 1.0, no ad.project_real) against the generic generated code on the same
+    float32 scalar, bit for bit, at ordinary and extreme arguments (exp overflow,
+    nan, inf, signed zero), for a Python float and a float32 scalar argument."""
+    from srcjax.api import scalar_code
+
+    for f in (logistic, _mixed):
+        g = srcjax.grad(f)
+        g(0.25)
+        generic = g._cache[("leaf",)]
+        special = scalar_code.specialize(generic)
+        assert special is not None
+        text = "".join(__import__("linecache").getlines(special.__code__.co_filename))
+        assert "jnp." not in text and "ad." not in text and "np." in text
+        with np.errstate(all="ignore"):
+            for v in (0.25, -3.0, 0.0, -0.0, 1e-30, 88.0, 100.0, -100.0, np.inf, np.nan):
+                want = generic(np.float32(v))
+                for x in (v, np.float32(v), v):
+                    r = g(x)
+                    assert r.dtype == np.float32 and r.shape == ()
+                    assert _f32_bits(r) == _f32_bits(want), (f.__name__, v)
+                    assert type(r._buf) is np.float32
+    r = srcjax.grad(logistic)(1.0)
+    assert repr(r) == "Array(0.19661194, dtype=float32, weak_type=True)"  # JAX 0.10.2
+
+
+def test_float32_scalar_code_declines_what_it_cannot_type():
+    """A loop, a call it does not know (ad.zeros_like of a constant function) or
+    x64 leave the generic code in place (results checked against float64)."""
+    from srcjax.api import scalar_code
+
+    g = srcjax.grad(_loop_sin)
+    for _ in range(3):
+        np.testing.assert_allclose(float(g(0.5)), np.cos(np.sin(0.5)) * np.cos(0.5), rtol=1e-6)
+    assert scalar_code.specialize(g._cache[("leaf",)]) is None
+    c = srcjax.grad(lambda x: 2.0)
+    for _ in range(3):
+        assert float(c(0.5)) == 0.0

@@ -26,7 +26,7 @@ from ..frontend.source import unwrap_callable
 from ..transforms.optimize.cse import cse, repeats_a_call
 from ..transforms.reverse import reverse
 from ..tree_util import tree_leaves
-from . import fastcall
+from . import fastcall, scalar_code
 from .args import (
     _F32,
     _F64,
@@ -329,6 +329,8 @@ class _Grad(Transformed):
             return  # (a callee may be redefined: the full path checks each call)
         finish, finish_weak = self._finishers()
         simple = not (self.has_aux or self.with_value or self.tuple_out)
+        if simple and t in (float, np.float32) and not _cfg.x64_enabled:
+            fn = scalar_code.specialize(fn) or fn  # (NumPy calls on a float32 scalar)
         entry = fastcall.leaf_entry(
             t, fn, finish, finish_weak, scalar_weak=_WeakArray if simple else None
         )

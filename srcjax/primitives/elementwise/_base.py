@@ -138,6 +138,10 @@ def _checked_unary_impl(ufunc, name: str, doc: str, suspect: set, fix):
         return fix(ufunc, r, x)
 
     impl.__name__ = impl.__qualname__ = name
+    if ufunc.nin == 1 and "f->f" in ufunc.types:
+        # what impl is on a float32 scalar: the ufunc (grad's float32 code calls
+        # it directly: api/scalar_code.py)
+        impl.float32_ufunc = ufunc
     return _doc(impl, doc)
 
 
