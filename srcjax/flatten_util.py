@@ -108,7 +108,7 @@ def _unravel_leaves(spec: _Unravel, flat: Any, lead: int = 0) -> list:
         if spec.from_dtypes is not None:
             if spec.real_first[i]:
                 c = c.real
-            c = _astype(c, spec.from_dtypes[i])
+            c = _astype.impl(c, spec.from_dtypes[i])  # (a buffer, not an Array)
         out.append(c)
     return out
 

@@ -289,7 +289,7 @@ def _gelu(x, approximate=True):
     x = _float_in(x)
     if approximate:
         return _out(0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))))
-    return _out(0.5 * x * (1 + erf(x * 0.7071067811865476)))
+    return _out(0.5 * x * (1 + erf.impl(x * 0.7071067811865476)))  # (a buffer, not an Array)
 
 
 gelu = _nn("nn.gelu", _gelu)

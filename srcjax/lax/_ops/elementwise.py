@@ -246,7 +246,10 @@ def _rsqrt_impl(x):
     d = getattr(x, "dtype", None)
     if d is not None and d.itemsize == 2 and _is_half_float(d):
         return np.reciprocal(np.sqrt(x.astype(np.float32))).astype(d)
-    return _reciprocal(sqrt(x))
+    # (the implementations, not the public functions: those return Arrays, and
+    # generated code calls this on its plain buffers; user 08: under vmap an Array
+    # result sent ``rsqrt(x) @ w`` down the per-example path for user objects)
+    return _reciprocal.impl(sqrt.impl(x))
 
 
 def _rsqrt_x(g, ans, x):

@@ -303,7 +303,7 @@ def _sum_of_products(x, y, axis=None):
         r = _dot_form(x, y, axis)
         if r is not None:
             return r
-    return sum(np.multiply(x, y), axis=axis)
+    return sum.impl(np.multiply(x, y), axis=axis)  # (a buffer, as generated code expects)
 
 
 #: the most terms one BLAS dot of :func:`_dot_form` sums: its accumulators are

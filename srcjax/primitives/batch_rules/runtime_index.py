@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._array import Array
 from ...errors import ShapeError, SrcjaxError, TransformValueError
 from ..ad import _getitem as _ad_getitem
 from ..ad import _index_adjoint as _ad_index_adjoint
@@ -279,14 +280,33 @@ def _stack_objects(rows):
     per-example loop): stacked as ``ad.tree_stack`` does when they are arrays,
     scalars or pytrees of them, else a 1-d object array holding each example's
     object, on which NumPy applies operators element by element (the object's
-    own ``__mul__`` ...) and ``ad.bgetitem`` each one's ``__getitem__``."""
-    simple = (np.ndarray, np.generic, bool, int, float, complex, tuple, list, dict)
-    if rows and all(isinstance(r, simple) or _class_kind(r) is not None for r in rows):
-        return tree_stack.impl(rows)
+    own ``__mul__`` ...) and ``ad.bgetitem`` each one's ``__getitem__``. Only
+    rows that are all such objects make an object array: rows that are arrays
+    (srcjax Arrays too: user 08's ``lax.rsqrt(x) @ w`` was a silent ``(6,)``
+    object array of per-row Arrays) are stacked, and a mix is an error."""
+    arrays = [_is_array_row(r) for r in rows]
+    if rows and all(arrays):
+        return tree_stack.impl([r._buf if isinstance(r, Array) else r for r in rows])
+    if any(arrays):
+        kinds = sorted({type(r).__name__ for r in rows})
+        raise TransformValueError(
+            "vmap's per-example results mix arrays and other objects "
+            f"({', '.join(kinds)}): they cannot be stacked into one batched value",
+            _generated_caller(),
+        )
     out = np.empty(len(rows), dtype=object)
     for i, r in enumerate(rows):
         out[i] = r  # one by one: NumPy would read a sequence-like object's items
     return out
+
+
+#: the per-example values :func:`_stack_objects` stacks as arrays (containers and
+#: registered classes by their leaves)
+_ARRAY_ROWS = (Array, np.ndarray, np.generic, bool, int, float, complex, tuple, list, dict)
+
+
+def _is_array_row(r) -> bool:
+    return isinstance(r, _ARRAY_ROWS) or _class_kind(r) is not None
 
 
 stack_objects = _reg("ad.stack_objects", _stack_objects, differentiable=False)

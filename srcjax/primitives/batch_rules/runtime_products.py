@@ -13,7 +13,6 @@ from ...errors import ShapeError
 from ..ad import _unbroadcast as _ad_unbroadcast
 from ..ad.linear import def_with_adjoint
 from ..ad.sums import broadcast_to
-from ..control._trees import _class_kind
 from ..creation import ndim as ndim_
 from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
@@ -22,7 +21,7 @@ from ..linalg.bilinear import _own_dtype
 from ..linalg.products import bilinear_spec
 from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
-from .runtime_index import _batch_einsum_spec, _is_object_batch, _stack_objects
+from .runtime_index import _batch_einsum_spec, _is_array_row, _is_object_batch, _stack_objects
 from .runtime_select import _generated_caller
 from .runtime_trees import _lift, lift
 
@@ -92,8 +91,7 @@ def _user_object(x) -> bool:
     registered pytree), or a batch of them (:func:`_stack_objects`)."""
     if _is_object_batch(x):
         return True
-    simple = (np.ndarray, np.generic, bool, int, float, complex, list, tuple, dict)
-    return not isinstance(x, simple) and _class_kind(x) is None
+    return not _is_array_row(x)
 
 
 def _example_contraction_error(a, b, ab, bb):

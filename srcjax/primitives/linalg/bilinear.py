@@ -155,7 +155,8 @@ def _dot_cotangent(g, a, b, side):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _sum_to(np.multiply(g, other), np.shape(own))
     operands = (g, b) if side == 0 else (a, g)
-    return einsum(transpose_spec(bilinear_spec("dot", a, b), side), *operands)
+    spec = transpose_spec(bilinear_spec("dot", a, b), side)
+    return einsum.impl(spec, *operands)  # (the buffers generated code expects, no Array)
 
 
 def _dot_left(g, a, b):

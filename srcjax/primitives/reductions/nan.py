@@ -164,9 +164,11 @@ def _nan_deviation(a, axis, ddof):
             "supported yet",
             hint="use jnp.var / jnp.std on the non-NaN entries",
         )
-    ok = logical_not(isnan(a))
-    dev = where(ok, a - nanmean(a, axis=axis, keepdims=True), 0.0)
-    return dev / (sum(ok, axis=axis, dtype=dev.dtype, keepdims=True) - ddof)
+    # (the implementations: generated code calls this on buffers and expects
+    # buffers back, not the Arrays the public functions return)
+    ok = logical_not.impl(isnan.impl(a))
+    dev = where.impl(ok, a - nanmean.impl(a, axis=axis, keepdims=True), 0.0)
+    return dev / (sum.impl(ok, axis=axis, dtype=dev.dtype, keepdims=True) - ddof)
 
 
 nan_deviation = register(
