@@ -1306,3 +1306,92 @@ def test_operators_and_indexing_of_class_instances_call_their_methods(x64):
     assert float(srcjax.grad(g)(1.0)) == 6.0
     assert float(srcjax.jit(g)(1.5)) == 9.0
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g))(np.array([1.0, 2.0])), [6.0, 6.0])
+
+
+# -- flatten returning a list attribute itself as the children (user 05) --------------
+class _ListMLP:
+    def __init__(self, layers):
+        self.layers = layers
+
+
+class _TupleMLP:
+    def __init__(self, layers, scale):
+        self.layers, self.scale = layers, scale
+
+
+def _flatten_list_mlp(m):
+    return m.layers, None  # (JAX takes any iterable of children: the list's items)
+
+
+tu.register_pytree_node(_ListMLP, _flatten_list_mlp, lambda aux, ch: _ListMLP(list(ch)))
+tu.register_pytree_node(
+    _TupleMLP, lambda m: (m.layers, m.scale), lambda aux, ch: _TupleMLP(tuple(ch), aux)
+)
+
+
+def _layers_loss(m, x):
+    for w in m.layers:
+        x = jnp.tanh(x @ w)
+    return jnp.sum(x)
+
+
+def _scaled_layers_loss(m, x):
+    for w in m.layers:
+        x = jnp.tanh(x @ w)
+    return jnp.sum(x) * m.scale
+
+
+def _user05_layers():
+    return [np.ones((2, 3), np.float32) * 0.1, np.ones((3, 1), np.float32) * 0.2]
+
+
+def test_flatten_returning_the_list_attribute_itself():
+    """User 05: register_pytree_node(MLP, lambda m: (m.layers, None), ...) raised a
+    NotImplementedError naming MLP.tree_flatten, which the class has not. The
+    children are the list's items, as in JAX. Values from jax 0.10.2."""
+    m = _ListMLP(_user05_layers())
+    x = np.ones((4, 2), np.float32)
+    for g in (srcjax.grad(_layers_loss)(m, x), srcjax.jit(srcjax.grad(_layers_loss))(m, x)):
+        assert type(g) is _ListMLP and type(g.layers) is list
+        np.testing.assert_allclose(g.layers[0], np.full((2, 3), 0.7581519), rtol=1e-6)
+        np.testing.assert_allclose(g.layers[1], np.full((3, 1), 0.7785315), rtol=1e-6)
+    _, t = srcjax.jvp(lambda m: _layers_loss(m, x), (m,), (m,))
+    np.testing.assert_allclose(t, 0.92201006, rtol=1e-6)  # jax 0.10.2
+    xs = np.stack([x, 2 * x, 3 * x])
+    gv = srcjax.vmap(srcjax.grad(_layers_loss), (None, 0))(m, xs)
+    for k in range(3):
+        gk = srcjax.grad(_layers_loss)(m, xs[k])
+        np.testing.assert_allclose(gv.layers[1][k], gk.layers[1], rtol=1e-6)
+
+
+def test_flatten_returning_a_tuple_attribute_with_aux():
+    m = _TupleMLP(tuple(_user05_layers()), 2.0)
+    x = np.ones((4, 2), np.float32)
+    g = srcjax.grad(_scaled_layers_loss)(m, x)
+    assert type(g.layers) is tuple and g.scale == 2.0
+    np.testing.assert_allclose(g.layers[0], np.full((2, 3), 2 * 0.7581519), rtol=1e-6)
+    np.testing.assert_allclose(g.layers[1], np.full((3, 1), 2 * 0.7785315), rtol=1e-6)
+
+
+class _TransposedFn:
+    def __init__(self, w):
+        self.w = w
+
+
+def _flatten_transposed(m):
+    return (m.w.T,), None
+
+
+tu.register_pytree_node(_TransposedFn, _flatten_transposed, lambda aux, ch: _TransposedFn(ch[0].T))
+
+
+def test_attribute_error_names_the_registered_flatten_function(x64):
+    rng = np.random.default_rng(5)
+    m = _TransposedFn(rng.normal(size=(3, 2)))
+    x = rng.normal(size=(4, 3))
+    with pytest.raises(NotImplementedError, match=r"flatten function _flatten_transposed \(") as e:
+        srcjax.grad(transposed_loss)(m, x)
+    assert "tree_flatten" not in str(e.value) and "test_pytree_classes.py" in str(e.value)
+    # a register_pytree_node_class class is still named by its method
+    with pytest.raises(NotImplementedError, match=r"Transposed\.tree_flatten does not"):
+        srcjax.grad(transposed_loss)(Transposed(m.w), x)

@@ -31,9 +31,12 @@ getattr_ = register(Primitive("ad.getattr", _getattr, kind="structural")).facts(
 def _attr_slot(x, name, kind):
     """``(children, aux, k)``: ``x.name`` is child ``k`` of ``x``'s one-level
     flatten; ``k`` is ``None`` when the attribute is static (aux data, or not a
-    floating value). Raises NotImplementedError when ``x.name`` is a floating
-    value that is no child (a child computed or stored transposed by
-    ``tree_flatten``): its derivative would silently be lost."""
+    floating value), and a tuple of child indices when the attribute is a list
+    or tuple whose items are children (``flatten`` returning ``(m.layers,
+    aux)``: JAX takes any iterable of children, here that list's items). Raises
+    NotImplementedError when ``x.name`` is a floating value that is no child (a
+    child computed or stored transposed by the flatten function): its
+    derivative would silently be lost."""
     children, aux = kind.flatten(x)
     children = list(children)
     value = getattr(x, name)
@@ -46,20 +49,42 @@ def _attr_slot(x, name, kind):
         for i, pr in enumerate(probes):
             if got is pr:
                 return children, aux, i
+        if isinstance(got, (list, tuple)) and len(got) == len(value):
+            at = {id(pr): i for i, pr in enumerate(probes)}
+            if got and all(id(g) in at for g in got):
+                return children, aux, tuple(at[id(g)] for g in got)
     except Exception:  # noqa: BLE001 - __init__ that computes on its children
         pass
     if hits:
         return children, aux, hits[0]
+    if isinstance(value, (list, tuple)) and value:
+        # the items are children (found by identity, each one once)
+        items = [[i for i, c in enumerate(children) if c is v] for v in value]
+        if all(len(h) == 1 for h in items):
+            return children, aux, tuple(h[0] for h in items)
     if _is_static(value, aux):
         return children, aux, None
     cls = type(x).__name__
+    fn = _flatten_name(kind, cls)
     raise NotImplementedError(
         f"differentiating through the attribute .{name} of a {cls} is not supported: "
-        f"{cls}.tree_flatten does not return it as a child (it computes or reorders its "
-        "children, e.g. stores w transposed), so its derivative cannot be placed in a "
-        f"{cls}; return the attribute itself from tree_flatten, or read the child the "
+        f"{fn} does not return it (or its items) as children (it computes or reorders "
+        "its children, e.g. stores w transposed), so its derivative cannot be placed "
+        f"in a {cls}; return the attribute itself from {fn}, or read the child the "
         "gradient should go to"
     )
+
+
+def _flatten_name(kind, cls):
+    """How to name the flatten function the user registered for ``cls`` in a
+    message: ``Cls.tree_flatten`` (register_pytree_node_class), else the
+    function's name and where it is defined."""
+    fn = kind.flatten
+    code = getattr(fn, "__code__", None)
+    if code is not None and "tree_flatten" in code.co_names and fn.__module__ == "srcjax.pytree":
+        return f"{cls}.tree_flatten"
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    return f"the flatten function {getattr(fn, '__qualname__', fn)!s}{where} registered for {cls}"
 
 
 def _static_attr(x, name):
@@ -91,7 +116,11 @@ def _attr_adjoint(ct, x, name):
         if k is None:
             return None
         out = [None] * len(children)
-        out[k] = ct
+        if isinstance(k, tuple):  # a list attribute of children: its items' cotangents
+            for j, i in enumerate(k):
+                out[i] = _part(ct, j)
+        else:
+            out[k] = ct
         return _unflatten_sparse(kind, aux, out, children)
     raise NotImplementedError(
         f"differentiating through the attribute .{name} of a {type(x).__name__} is not "
@@ -120,7 +149,10 @@ def _attr_part(ct, x, name):
 
             return _zeros_like(getattr(x, name))
         if type(ct) is type(x):
-            return list(kind.flatten(ct)[0])[k]
+            flat = list(kind.flatten(ct)[0])
+            if isinstance(k, tuple):  # a list attribute of children
+                return type(getattr(x, name))(flat[i] for i in k)
+            return flat[k]
     return getattr(ct, name)
 
 
