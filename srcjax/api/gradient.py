@@ -329,13 +329,27 @@ class _Grad(Transformed):
             return  # (a callee may be redefined: the full path checks each call)
         finish, finish_weak = self._finishers()
         simple = not (self.has_aux or self.with_value or self.tuple_out)
-        if simple and t in (float, np.float32) and not _cfg.x64_enabled:
-            fn = scalar_code.specialize(fn) or fn  # (NumPy calls on a float32 scalar)
+        fn = self._float32_code(t, fn) or fn
         entry = fastcall.leaf_entry(
             t, fn, finish, finish_weak, scalar_weak=_WeakArray if simple else None
         )
         if entry is not None:
             self._fast[t] = entry
+
+    def _float32_code(self, t: type, fn: Callable) -> Any:
+        """The generated ``fn`` specialized to a float32 scalar argument of type
+        ``t`` (a Python float without x64, ``np.float32``), as the fastcall entry
+        of plain ``grad`` runs it (NumPy calls: :mod:`.scalar_code`), or None."""
+        if (
+            t in (float, np.float32)
+            and not _cfg.x64_enabled
+            and not (self.has_aux or self.with_value or self.tuple_out)
+            and self._fast1
+            and fastcall.enabled()
+            and not fn.__srcjax_deps__
+        ):
+            return scalar_code.specialize(fn)
+        return None
 
     def _finishers(self) -> tuple:
         """``(finish, finish_weak)``: :meth:`_finish` of one argument, strongly

@@ -50,6 +50,7 @@ def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> st
         return per_device(*example_args)
     if not isinstance(fn, Transformed):
         raise TransformTypeError(f"srcjax.source expects a transformed function, got {fn!r}")
+    one_type = type(example_args[0]) if len(example_args) == 1 else None
     example_args = _unwrap_args(example_args)
     specialized = getattr(fn, "_source_for", None)  # jit: specialized on example args
     if specialized is not None:
@@ -68,7 +69,11 @@ def source(fn: Callable, *example_args: Any, target: Optional[str] = None) -> st
             pyfn, bound, _ = unwrap_callable(target)  # (partials, bound methods)
             nparams = len(get_source(pyfn).node.args.args) - len(bound)
             kinds = ("leaf",) * nparams
-    return fn._generated(kinds).__srcjax_source__
+    code = fn._generated(kinds)
+    if one_type is not None and hasattr(fn, "_float32_code"):
+        # grad(f)(1.0)'s later calls run the code specialized to a float32 scalar
+        code = fn._float32_code(one_type, code) or code
+    return code.__srcjax_source__
 
 
 grad.__srcjax_factory__ = True

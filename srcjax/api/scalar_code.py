@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import re
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -28,6 +29,7 @@ from ..codegen.emit import synthetic_module
 
 _F32 = "f32"  # a float32 NumPy scalar
 _WEAK = "w"  # a Python number (a literal, the seed)
+_COMMENT = re.compile(r"( {2,})# ")  # (an origin comment's spaces)
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 #: NumPy 2's promotion (NEP 50): a Python number meeting a float32 scalar is
@@ -95,9 +97,14 @@ def _specialize(fn: Callable, seed: str) -> Optional[Callable]:
     name = f"{fdef.name}_float32"
     edits.append((_DefName(fdef, lines), name))
     new = _apply(lines, edits)
-    new[0 : fdef.lineno - 1] = [f"# srcjax: {fdef.name} for {param}: float32[] (NumPy calls)\n"]
-    ns = synthetic_module("".join(new), name, {})
-    return ns[name]
+    head = [line for line in new[: fdef.lineno - 1] if line.startswith("# srcjax:")]
+    new[: fdef.lineno - 1] = [
+        line.rstrip("\n") + f", specialized to {param}: float32[] (NumPy calls)\n" for line in head
+    ]
+    text = "".join(new)
+    special = synthetic_module(text, name, {})[name]
+    special.__srcjax_source__ = text
+    return special
 
 
 class _DefName:
@@ -174,5 +181,11 @@ def _apply(lines: List[str], edits: List[Tuple[Any, str]]) -> List[str]:
             raise _Untyped
         i = node.lineno - 1
         s = out[i].encode()
-        out[i] = s[: node.col_offset].decode() + text + s[node.end_col_offset :].decode()
+        before, after = s[: node.col_offset].decode(), s[node.end_col_offset :].decode()
+        shift = node.end_col_offset - node.col_offset - len(text.encode())
+        m = _COMMENT.search(after)
+        if m and shift:  # (the origin comment stays in its column)
+            pad = " " * max(2, len(m.group(1)) + shift)
+            after = after[: m.start()] + pad + after[m.end(1) :]
+        out[i] = before + text + after
     return out
