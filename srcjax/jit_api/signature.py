@@ -169,7 +169,8 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
         return opt.Aval.of(x)
     if _devices.is_device_array(x):
         return opt.Aval(tuple(x.shape), x.dtype)
-    if isinstance(x, dict):
+    if type(x) is dict:  # (a defaultdict or OrderedDict is no plain dict: passes that
+        # rebuild a tree from its avals would build a dict; its structure stays unknown)
         return {k: _aval_tree(v) for k, v in x.items()}
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
         return tuple(_aval_tree(v) for v in x)
