@@ -14,6 +14,7 @@ from ..control.cotangents import check_cotangent, cotangent_like
 from ..control.custom_checks import check_bwd
 from ..control.pytrees import construct, construct_ct, construct_tangent
 from ..control.scan import broadcast_like
+from ..creation import array_adjoint
 from ._base import _def, _materialized, _same
 
 
@@ -121,3 +122,16 @@ def _project_real_rule(c):
 
 
 _def([project_real], _project_real_rule)
+
+
+def _array_adjoint_rule(c):
+    """``ad.array_adjoint(g, like)`` of a batched cotangent and a ``like`` the
+    same for every example (the primal list of ``jnp.array([...])`` under
+    jacfwd(jacrev(f))): every leaf's rows at once (``ad.barray_adjoint``); a
+    batched ``like`` falls back to the per-example loop."""
+    if c.batched("like") or not c.batched("g"):
+        return None
+    return N.call("ad.barray_adjoint", [c.arg("g"), c.arg("like")])
+
+
+_def([array_adjoint], _array_adjoint_rule)

@@ -1,5 +1,6 @@
 """Runtime helpers for batched shape operations: ``ad.bbroadcast_like``,
 ``ad.bcotangent_like``, ``ad.bdiag``, ``ad.bjoin`` / ``ad.bsplit``,
+``ad.list_depth`` and ``ad.barray_adjoint`` (``jnp.array``'s of lists),
 ``ad.bkron_shape``, and the folding of two batch axes into one
 (``ad.fold_axes`` / ``ad.unfold_axes``, ``ad.axis_len``)."""
 
@@ -8,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.linear import def_adjoint_pair
+from ..ad.shapes import moveaxis
 from ..ad.sums import unbroadcast
 from ..control._trees import _class_kind
 from ..control.cotangents import cotangent_like
+from ..creation import array
 from ..creation import shape as shape_
 from ._base import _def_rules, _reg
 from .runtime_products import bunbroadcast
@@ -300,3 +303,55 @@ def _axis_len(x, axis):
 
 
 axis_len = _reg("ad.axis_len", _axis_len, differentiable=False)
+
+
+def _list_depth(x):
+    """How many list/tuple levels wrap the arrays of ``x``."""
+    d = 0
+    while isinstance(x, (list, tuple)) and len(x):
+        x = x[0]
+        d += 1
+    return d
+
+
+# (the nesting of the operand's lists, never its values: jit decides it from a
+# list display's abstract value, and the moveaxis after it is then known)
+list_depth = _reg("ad.list_depth", _list_depth, differentiable=False).facts(
+    pure=True, from_shapes=True
+)
+list_depth.samples = lambda rng: [(([[rng.normal(size=2)], [rng.normal(size=2)]],), {})]
+
+
+def _barray_adjoint(g, like):
+    """Batched ``ad.array_adjoint``: the cotangent ``g`` of ``jnp.array(like)``
+    batched along axis 0, ``like`` the same for every example. Each leaf is the
+    rows' adjoints stacked (``g[:, i]`` of the batch at once): what the
+    per-example loop computed (jacfwd(jacrev(f)) of an ``f`` returning
+    ``jnp.array([...])``, a Python loop of three calls per example before)."""
+    if isinstance(like, (list, tuple)):
+        g = np.asarray(g)
+        out = [_barray_adjoint(g[:, i], v) for i, v in enumerate(like)]
+        return out if isinstance(like, list) else tuple(out)
+    g = np.asarray(g)
+    return np.reshape(g, g.shape[:1] + np.shape(like))
+
+
+barray_adjoint = _reg("ad.barray_adjoint", _barray_adjoint)
+barray_adjoint.samples = lambda rng: [
+    ((rng.normal(size=(4, 2, 3)), [rng.normal(size=3), rng.normal(size=3)]), {}),
+    ((rng.normal(size=(4, 2)), (1.5, np.float32(2.0))), {}),
+]
+
+
+def _barray_adjoint_vjp_g(h, ans, g, like):
+    # h: the cotangents of the items (holes filled), stacked behind the list
+    # axes as jnp.array stacks them, the batch axis moved back to the front
+    return moveaxis(array(cotangent_like(h, ans)), list_depth(like), 0)
+
+
+def _barray_adjoint_jvp_g(t, ans, like):
+    return barray_adjoint(t, like)
+
+
+barray_adjoint.def_vjp(g=_barray_adjoint_vjp_g)
+barray_adjoint.def_jvp(g=_barray_adjoint_jvp_g)

@@ -278,16 +278,6 @@ def _array_rule(pname):
     return rule
 
 
-def _list_depth(x):
-    """How many list/tuple levels wrap the arrays of ``x``."""
-    d = 0
-    while isinstance(x, (list, tuple)) and len(x):
-        x = x[0]
-        d += 1
-    return d
-
-
-_reg("ad.list_depth", _list_depth, differentiable=False)
 _def([array], _array_rule("object"))
 _def([asarray], _array_rule("a"))
 

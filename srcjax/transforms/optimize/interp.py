@@ -428,6 +428,19 @@ class _Interp:
             return tuple(self._stand_in(e, env, make) for e in node.elts)
         return ast.literal_eval(N.to_source(node))
 
+    def _appended_operand(self, op: Any, env) -> bool:
+        """Whether an operand is a list some method is called on (``l.append``):
+        its display's abstract value may not hold what it holds at run time."""
+        for v in op.bound.values():
+            for x in v if isinstance(v, list) else [v]:
+                if (
+                    isinstance(x, gast.Name)
+                    and x.id in self.receivers
+                    and isinstance(self.aval_of(x, env), list)
+                ):
+                    return True
+        return False
+
     def _unknown_count(self, node: Any, env) -> bool:
         """Whether ``node`` holds, or is built from, a Python int whose value is not
         part of the specialization (a loop counter, a module global, read live):
@@ -681,7 +694,11 @@ class _Interp:
             return _Static(r)  # shape arithmetic: ndim - 1
         if static and op.prim.static_for_constants and type(r) in (int, bool, tuple):
             return _Static(r)  # axes from ranks: ad.batch_axis(None, 2)
-        if op.prim.from_shapes and type(r) in (int, float, bool, tuple):
+        if (
+            op.prim.from_shapes
+            and type(r) in (int, float, bool, tuple)
+            and not self._appended_operand(op, env)
+        ):
             return _Static(r)  # from shapes and options only: ad.mean_scale's 1 / n
         if static and op.prim.pure and type(r) in (int, float, bool):
             return _Static(r)  # a helper of static values: ad.expand_to_rank(0.005, 1)

@@ -1,0 +1,93 @@
+"""Hessians of functions that build their value with ``jnp.array([...])`` of
+scalars (issue 17, userprogs5 07c): under jacfwd(jacrev(f)) the cotangent of
+the list is batched, ``ad.array_adjoint`` of it is ``ad.barray_adjoint`` (every
+row at once, no per-example loop), and jit knows the list's depth
+(``ad.list_depth`` from the display's abstract value), so the helpers after it
+are decided. Oracle: float64 central differences of the gradient."""
+
+import numpy as np
+import pytest
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax.primitives.batch_rules.runtime_shape import _barray_adjoint
+from srcjax.primitives.creation import _array_adjoint
+
+
+def _f(x):
+    v = jnp.array([x[0] ** 2 * x[1], jnp.sin(x[1]) * x[2], jnp.exp(x[0] * x[2])])
+    return jnp.sum(v**2)
+
+
+def _nested(x):
+    v = jnp.array([[x[0] * x[1], x[1] ** 2], [jnp.cos(x[2]), x[0] * x[2]]])
+    return jnp.sum(v**3)
+
+
+def _fd_hessian(f, x, eps=1e-6):
+    g = srcjax.grad(f)
+    cols = [
+        (np.asarray(g(x + eps * e)) - np.asarray(g(x - eps * e))) / (2 * eps)
+        for e in np.eye(len(x))
+    ]
+    return np.stack(cols, 1)
+
+
+@pytest.fixture
+def x64():
+    srcjax.config.update("jax_enable_x64", True)
+    yield
+    srcjax.config.update("jax_enable_x64", False)
+
+
+@pytest.mark.parametrize("f", [_f, _nested])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: srcjax.jit(srcjax.hessian(f)),
+        lambda f: srcjax.hessian(f),
+        lambda f: srcjax.jit(srcjax.jacrev(srcjax.jacrev(f))),
+        lambda f: srcjax.jit(srcjax.jacfwd(srcjax.jacfwd(f))),
+    ],
+)
+def test_hessian_of_array_display_matches_differences(x64, f, make):
+    x = np.array([0.5, 1.0, -0.3])
+    h = np.asarray(make(f)(x))
+    np.testing.assert_allclose(h, _fd_hessian(f, x), rtol=1e-6, atol=1e-7)
+
+
+def test_jit_hessian_has_no_per_example_loop():
+    x = np.array([0.5, 1.0, -0.3], np.float32)
+    src = srcjax.source(srcjax.jit(srcjax.hessian(_f)), x)
+    assert "ad.barray_adjoint" in src
+    assert "ad.tree_row" not in src and "    for " not in src
+    assert "ad.list_depth" not in src  # (decided: 1)
+
+
+def test_jit_hessian_float32_equals_eager():
+    x = np.array([0.5, 1.0, -0.3], np.float32)
+    a = np.asarray(srcjax.jit(srcjax.hessian(_f))(x))
+    b = np.asarray(srcjax.hessian(_f)(x))
+    assert a.dtype == b.dtype == np.float32
+    np.testing.assert_array_equal(a, b)
+
+
+def test_barray_adjoint_is_the_rows_adjoints_stacked():
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=(4, 2, 2, 3)).astype(np.float32)
+    like = [[rng.normal(size=3), rng.normal(size=3)], [rng.normal(size=3), rng.normal(size=3)]]
+    got = _barray_adjoint(g, like)
+    rows = [_array_adjoint(g[b], like) for b in range(4)]
+    for i in range(2):
+        for j in range(2):
+            want = np.stack([r[i][j] for r in rows])
+            assert got[i][j].dtype == want.dtype
+            np.testing.assert_array_equal(got[i][j], want)
+    scalars = (1.5, np.float32(2.0), True)
+    g2 = rng.normal(size=(4, 3)).astype(np.float32)
+    got2 = _barray_adjoint(g2, scalars)
+    assert type(got2) is tuple
+    for k in range(3):
+        want = np.stack([_array_adjoint(g2[b], scalars)[k] for b in range(4)])
+        assert got2[k].shape == want.shape == (4,)
+        np.testing.assert_array_equal(got2[k], want)
