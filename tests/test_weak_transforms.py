@@ -149,7 +149,6 @@ KNOWN_ELEMENTWISE = {
     ("jnp.power", "B,1"): "JAX's integer-exponent path (a strong result)",
     ("jnp.power", "W,I32"): "JAX's integer-exponent path (a strong result)",
     ("jnp.round", "W,1"): "JAX scales by a strongly typed 10**decimals (decimals=0: weak)",
-    ("lax.rsqrt", "W"): "srcjax's lax.rsqrt is no elementwise primitive (a strong result)",
     ("special.log_ndtr", "W,1"): "special.log_ndtr takes no second operand in srcjax",
     **{
         (n, "W,1j"): "srcjax refuses complex operands here (JAX computes in complex64)"
