@@ -28,6 +28,7 @@ from .elementwise import (  # rules below call these primitives by name
     where,
 )
 from .elementwise.arithmetic import _true_divide_impl as _div  # float16 as XLA divides
+from .elementwise.exponentials import logaddexp_values
 from .registry import Primitive, register
 from .special import erf
 
@@ -100,7 +101,7 @@ defderiv(sigmoid, _sigmoid_x)
 def _log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, elementwise, stable for large ``|x|``."""
     x = _float_in(x)
-    return _out(-np.logaddexp(0, -x))
+    return _out(-logaddexp_values(0, -x))
 
 
 log_sigmoid = _nn(
@@ -118,7 +119,7 @@ defderiv(log_sigmoid, _log_sigmoid_x)
 def _softplus(x):
     """``log(1 + exp(x))`` (``logaddexp(x, 0)``), elementwise, without overflow."""
     x = _float_in(x)
-    return _out(np.logaddexp(x, 0))
+    return _out(logaddexp_values(x, 0))
 
 
 softplus = _nn("nn.softplus", _softplus, c_expr="(fmax({x}, 0) + log1p(exp(-fabs({x}))))")
