@@ -396,6 +396,9 @@ def unwrap_tree(x: Any) -> Any:
         if all(a is b for a, b in zip(items, x)):
             return x
         return t(items)
+    kind = HOOKS["class_kinds"].get(t)
+    if kind is not None:  # a registered class (a model), before the isinstance tests
+        return _unwrap_node(x, kind)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         items = [unwrap_tree(v) for v in x]
         if all(a is b for a, b in zip(items, x)):
@@ -416,12 +419,17 @@ def unwrap_tree(x: Any) -> Any:
             return x
     kind = HOOKS["pytree"]._REGISTRY.get(t)
     if kind is not None and x is not None:  # a registered class: node by node
-        children, aux = kind.flatten(x)
-        new = [unwrap_tree(v) for v in children]
-        if all(a is b for a, b in zip(new, children)):
-            return x
-        return kind.unflatten(aux, tuple(new))
+        return _unwrap_node(x, kind)
     return x
+
+
+def _unwrap_node(x: Any, kind: Any) -> Any:
+    """:func:`unwrap_tree` of an instance of a registered class: node by node."""
+    children, aux = kind.flatten(x)
+    new = [unwrap_tree(v) for v in children]
+    if all(a is b for a, b in zip(new, children)):
+        return x
+    return kind.unflatten(aux, tuple(new))
 
 
 def unwrap_args(args: tuple) -> tuple:

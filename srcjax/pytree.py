@@ -103,6 +103,11 @@ _registry: dict[type, _NodeKind] = {}
 #: The same dict, under the name srcjax internals use: ``type(x) in _REGISTRY``
 #: tells a container from a leaf (namedtuple classes appear once flattened).
 _REGISTRY = _registry
+#: The registered classes that are no list, tuple or dict (subclass): exact type ->
+#: _NodeKind, for the per-call walkers of jit's boundary (unwrap, key, unalias,
+#: wrap), which test it before their isinstance chains (a model class is the
+#: common registered node; a namedtuple or dict subclass keeps its own branch).
+CLASS_KINDS: dict[type, _NodeKind] = {}
 
 
 def _jax_dict_order(x: Any) -> Any:
@@ -261,9 +266,12 @@ def register_pytree_node(
     if nodetype in _registry:
         raise ValueError(f"Duplicate pytree node type registration for {nodetype!r}")
 
-    _registry[nodetype] = _NodeKind(
+    kind = _NodeKind(
         nodetype, flatten_func, unflatten_func, _flat_index_keys, nodetype.__qualname__
     )
+    _registry[nodetype] = kind
+    if not issubclass(nodetype, (tuple, list, dict)):
+        CLASS_KINDS[nodetype] = kind
 
 
 def register_pytree_node_class(cls: type) -> type:

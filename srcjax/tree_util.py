@@ -265,3 +265,4 @@ register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
 _spmd.tree_map = tree_map  # (pmap's collectives combine pytrees: srcjax/_spmd.py)
 
 _array.HOOKS["pytree"] = sys.modules[__name__]  # (Arrays inside registered pytree classes)
+_array.HOOKS["class_kinds"] = sys.modules["srcjax.pytree"].CLASS_KINDS  # (its walkers' test)

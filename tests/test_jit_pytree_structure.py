@@ -309,3 +309,26 @@ def test_a_python_float_global_read_in_a_loop_is_a_guarded_constant():
         np.testing.assert_allclose(f(params)["a"], 0.25)  # the next call sees it
     finally:
         PY_RATE = 0.5
+
+
+def test_the_call_boundary_walks_a_class_model():
+    # jit's boundary (unwrap, key, unalias, wrap) tests registered classes before
+    # its isinstance chains: an input leaf returned inside a class is a copy, a
+    # float64 leaf is keyed and passed as float32, Arrays inside come in as buffers
+    model = make_model((3, 4, 2))
+    f = srcjax.jit(lambda m, s: (m, m.layers[0].weight * s))
+    out, w2 = f(model, 2.0)
+    assert type(out) is MLP and type(out.layers) is list and type(out.layers[1]) is Linear
+    assert out.act == "tanh"
+    assert_trees_close(out, model, rtol=0, atol=0)
+    for leaf, given in zip(tu.tree_leaves(out), tu.tree_leaves(model)):
+        assert type(leaf) is srcjax.Array
+        assert not np.shares_memory(np.asarray(leaf), given)
+    np.testing.assert_array_equal(np.asarray(w2), model.layers[0].weight * 2)
+    wide = tu.tree_map(lambda a: a.astype(np.float64), model)
+    out64, _ = f(wide, 2.0)
+    assert {np.asarray(a).dtype for a in tu.tree_leaves(out64)} == {np.dtype(np.float32)}
+    assert_trees_close(out64, model, rtol=0, atol=0)
+    again, w2b = f(out, 2.0)  # Arrays in: the same specialization's values
+    assert_trees_close(again, model, rtol=0, atol=0)
+    np.testing.assert_array_equal(np.asarray(w2b), np.asarray(w2))

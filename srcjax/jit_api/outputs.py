@@ -18,6 +18,7 @@ from .. import dtypes, tree_util
 from .._array import unwrap_tree, wrap_tree, wrap_weak
 from ..codegen import emit
 from ..frontend.normalize.anf import _GENERATED_NAMES
+from ..pytree import CLASS_KINDS
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -66,6 +67,8 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
             stack.extend(x.values())
         elif t is list or t is tuple:
             stack.extend(x)
+        elif t in CLASS_KINDS:  # a registered class (a model): its children
+            stack.extend(CLASS_KINDS[t].flatten(x)[0])
         elif t in _SCALAR_ARGS or isinstance(x, np.generic):
             pass
         elif isinstance(x, np.ndarray):
@@ -121,6 +124,18 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
             return s if s is x else wrap_weak(s)
         if t is bool:
             return np.bool_(x)
+        kind = CLASS_KINDS.get(t)
+        if kind is None:
+            if t is tuple:
+                items = [fix(v) for v in x]
+                return x if all(a is b for a, b in zip(items, x)) else tuple(items)
+            kind = tree_util._REGISTRY.get(t)  # (a namedtuple or dict subclass: below)
+        else:  # a registered class (a model): its children fixed
+            children, aux = kind.flatten(x)
+            fixed = [fix(v) for v in children]
+            if all(a is b for a, b in zip(fixed, children)):
+                return x
+            return kind.unflatten(aux, tuple(fixed))
         if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
             return dtypes.canonicalize_value(x)
         if isinstance(x, np.ndarray):
@@ -151,7 +166,6 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
                 return t(items)
             except TypeError:
                 return items
-        kind = tree_util._REGISTRY.get(t)
         if kind is not None and x is not None:  # a registered class: its children fixed
             children, aux = kind.flatten(x)
             fixed = [fix(v) for v in children]

@@ -15,6 +15,7 @@ from .._prng_key import PRNGKeyArray
 from ..api import _kind
 from ..backends import _devices
 from ..errors import TransformValueError
+from ..pytree import CLASS_KINDS
 from ..transforms import optimize as opt
 
 _WEAK = {
@@ -61,6 +62,15 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
         if t is int and not x64:
             dtypes.check_int32_range(x)
         return x, _WEAK[t]
+    kind = CLASS_KINDS.get(t)
+    if kind is not None:  # a registered class (a model): before the isinstance tests
+        return _canon_class(x, kind, x64)
+    if t is list or t is tuple:  # (the same key as the general branch below)
+        items = [_canon(v, x64) for v in x]
+        key = ("seq", t, tuple([v[1] for v in items]))
+        if t is tuple and all(v[0] is c for v, c in zip(items, x)):
+            return x, key  # nothing canonicalized: the tuple as it is (a list is copied)
+        return t([v[0] for v in items]), key
     if isinstance(x, np.generic):
         dt = x.dtype
         if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
