@@ -225,8 +225,8 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     ``where`` mask (that of ``sum(..., where=)``), zeros where it is false.
     """
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
-    if type(g) is not np.ndarray:
-        g = np.asarray(g)
+    if type(g) is not np.ndarray and not hasattr(g, "__array_function__"):
+        g = np.asarray(g)  # (a device array stays one: np.broadcast_to dispatches)
     if not keepdims:
         if type(axis) is tuple and len(axis) == 1 and type(axis[0]) is int:
             k = axis[0] % len(shape)  # (the common axis=(k,): no sorting)
