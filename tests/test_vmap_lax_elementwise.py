@@ -98,9 +98,9 @@ def test_stacking_a_mix_of_arrays_and_objects_is_an_error():
 # nn.gelu(approximate=False), ad.nan_deviation, ad.sum_of_products,
 # ad.dot_left/right, ad.unravel_leaves).
 
-#: the one helper whose result is an Array by design: jit's last call, returning a
+#: the helpers whose results are Arrays by design: jit's last call, returning a
 #: weakly typed value to the user (primitives/ad/casts.py)
-_RETURNS_ARRAY = {"ad.weak_value"}
+_RETURNS_ARRAY = {"ad.weak_value", "ad.weak_leaves"}
 
 
 def _holds_array(v, depth=0):

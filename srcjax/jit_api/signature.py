@@ -163,8 +163,27 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     return x, key
 
 
+def _child_keys(key: Any, tag: str, n: int) -> tuple:
+    """The keys :func:`_canon` gave the ``n`` children of a container argument
+    (its key ``key``, of kind ``tag``), or ``None`` each where it has none: a
+    Python float inside a dict is weak as one passed alone (user 06:
+    ``jit(grad(f))({"a": jnp.array(0.0)})``)."""
+    sub = None
+    if isinstance(key, tuple) and key and key[0] == tag:
+        if tag == "dict":
+            sub = tuple(v for _, v in key[-1])
+        elif tag in ("seq", "tuple") and len(key) == 3:
+            sub = key[2]
+        elif tag == "class" and len(key) >= 5:
+            sub = key[4]
+    if sub is None or len(sub) != n:
+        return (None,) * n
+    return tuple(sub)
+
+
 def _aval_tree(x: Any, weak_key: Any = None) -> Any:
-    """Abstract value (or pytree of them) of a canonical argument."""
+    """Abstract value (or pytree of them) of a canonical argument; ``weak_key``:
+    its key from :func:`_canon`, which says which leaves are weakly typed."""
     if weak_key is not None and weak_key[0] == "weak":
         if weak_key[1] == "float":  # a Python float, now a float32 scalar: weak
             return opt.Aval.of(1.0)  # (held boxed: see optimize.promote)
@@ -181,16 +200,20 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
         return opt.Aval(tuple(x.shape), x.dtype)
     if type(x) is dict:  # (a defaultdict or OrderedDict is no plain dict: passes that
         # rebuild a tree from its avals would build a dict; its structure stays unknown)
-        return {k: _aval_tree(v) for k, v in x.items()}
+        subs = _child_keys(weak_key, "dict", len(x))
+        return {k: _aval_tree(v, sk) for (k, v), sk in zip(x.items(), subs)}
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_aval_tree(v) for v in x)
+        subs = _child_keys(weak_key, "seq", len(x))
+        return tuple(_aval_tree(v, sk) for v, sk in zip(x, subs))
     if isinstance(x, tuple):  # a named tuple (optimizer state): its fields by name too
+        subs = _child_keys(weak_key, "tuple", len(x))
         try:
-            return type(x)(*[_aval_tree(v) for v in x])
+            return type(x)(*[_aval_tree(v, sk) for v, sk in zip(x, subs)])
         except TypeError:
             return None
     if isinstance(x, list):
-        return [_aval_tree(v) for v in x]
+        subs = _child_keys(weak_key, "seq", len(x))
+        return [_aval_tree(v, sk) for v, sk in zip(x, subs)]
     kind = tree_util._REGISTRY.get(type(x))
     if kind is not None and x is not None:  # a registered class (see _canon_class)
         children, aux = kind.flatten(x)
@@ -201,7 +224,10 @@ def _aval_tree(x: Any, weak_key: Any = None) -> Any:
                 if c is value:
                     layout[name] = j
                     break
-        return opt.ClassAval(type(x), aux, layout, tuple(_aval_tree(c) for c in children))
+        subs = _child_keys(weak_key, "class", len(children))
+        return opt.ClassAval(
+            type(x), aux, layout, tuple(_aval_tree(c, sk) for c, sk in zip(children, subs))
+        )
     return None
 
 

@@ -137,6 +137,35 @@ weak_value = _internal("ad.weak_value", _weak_value, differentiable=False)
 weak_value.samples = lambda rng: [((np.float32(1.5),), {}), ((np.int32(3),), {})]
 
 
+def _weak_leaves(tree, mask):
+    """``tree`` (a dict, list or tuple jit returns) with the leaves that ``mask``
+    marks ``True`` through :func:`_weak_value`: ``mask`` has ``tree``'s
+    structure (dicts by key, lists and tuples as tuples; ``False`` for a strong
+    leaf or subtree). jit's last call, as ``ad.weak_value`` (user 06:
+    ``jit(grad(f))({"a": jnp.array(0.0)})["a"]`` is weak in JAX)."""
+    if mask is True:
+        return _weak_value(tree)
+    if isinstance(mask, dict) and isinstance(tree, dict):
+        out = tree.copy()
+        for k, m in mask.items():
+            if m is not False and k in out:
+                out[k] = _weak_leaves(out[k], m)
+        return out
+    if isinstance(mask, tuple) and isinstance(tree, (list, tuple)) and len(mask) == len(tree):
+        items = [v if m is False else _weak_leaves(v, m) for v, m in zip(tree, mask)]
+        if isinstance(tree, list):
+            return items
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    return tree
+
+
+weak_leaves = _internal("ad.weak_leaves", _weak_leaves, differentiable=False)
+weak_leaves.samples = lambda rng: [
+    (({"a": np.float32(1.5), "b": np.ones(2, np.float32)}, {"a": True, "b": False}), {}),
+    (((np.float32(1.5), [np.int32(2)]), (False, (True,))), {}),
+]
+
+
 def _all_real(g) -> bool:
     """Whether no leaf of the cotangent container ``g`` is complex (a plain walk of
     dicts, lists and tuples: this runs at the end of every gradient of a pytree)."""

@@ -62,6 +62,51 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
             and weak_name(e.args[1], (float,))
         )
 
+    def weak_mask(a: Any, grad: bool = False) -> Any:
+        """The weak leaves of the abstract value tree ``a`` as ``ad.weak_leaves``
+        reads them (``True`` / ``False``, dicts by key, sequences as tuples);
+        ``grad``: of a gradient of a value of that tree (weak where the primal is
+        a weak float: a gradient has its primal's type)."""
+        if isinstance(a, Aval):
+            if grad:
+                return a.ptype is float or (a.wt and a.dtype is not None and a.dtype.kind == "f")
+            return a.weak_type
+        if isinstance(a, dict):
+            sub = {k: weak_mask(v, grad) for k, v in a.items()}
+            ok = all(isinstance(k, (str, int)) for k in sub)
+            return sub if ok and any(m is not False for m in sub.values()) else False
+        if isinstance(a, (list, tuple)):
+            sub = tuple(weak_mask(v, grad) for v in a)
+            return sub if any(m is not False for m in sub) else False
+        return False
+
+    def mask_node(m: Any) -> Any:
+        if isinstance(m, dict):
+            return gast.Dict(
+                keys=[N.const(k) for k in m], values=[mask_node(v) for v in m.values()]
+            )
+        if isinstance(m, tuple):
+            return gast.Tuple(elts=[mask_node(v) for v in m], ctx=gast.Load())
+        return N.const(m)
+
+    def container_mask(e: Any) -> Any:
+        """The weak leaves of a returned container (a dict or list value, or the
+        gradient ``ad.cotangent_like(ct, p)`` of a container ``p``), else False."""
+        if not isinstance(e, gast.Name):
+            return False
+        a = env.get(e.id)
+        if isinstance(a, (dict, list, tuple)):
+            return weak_mask(a)
+        v = assigned.get(e.id)
+        if (
+            isinstance(v, gast.Call)
+            and N.to_source(v.func).strip() == "ad.cotangent_like"
+            and len(v.args) == 2
+            and isinstance(v.args[1], gast.Name)
+        ):
+            return weak_mask(env.get(v.args[1].id), grad=True)
+        return False
+
     seen = set()
 
     def mark(e: Any) -> Any:
@@ -75,9 +120,19 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
         if isinstance(e, gast.Tuple):
             e.elts = [mark(x) for x in e.elts]
             return e
+        if isinstance(e, gast.Dict):
+            e.values = [mark(x) for x in e.values]
+            return e
+        if isinstance(e, gast.List):
+            e.elts = [mark(x) for x in e.elts]
+            return e
         if weak(e):
             changed.append(e)
             return N.call("ad.weak_value", [e])
+        m = container_mask(e)
+        if m is not False:
+            changed.append(e)
+            return N.call("ad.weak_leaves", [e, mask_node(m)])
         return e
 
     changed: list = []
