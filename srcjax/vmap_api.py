@@ -14,9 +14,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _debug_nans
-from ._array import unwrap_args, unwrap_kwargs, unwrap_tree
+from ._array import unwrap_args_weak, unwrap_kwargs, unwrap_tree, wrap_weak
 from ._dict_order import args_in_jax_order
 from .api import Transformed, _canon_args, _kind, fixed_arity
+from .api.transformed import Untypeable
 from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
 from .errors import TransformValueError
@@ -24,6 +25,7 @@ from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
 from .jit_api import _unalias
+from .jit_api.jitted import weak_typed
 from .transforms.batching import BatchSpec, batch
 from .tree_util import tree_leaves as _tree_leaves
 
@@ -324,7 +326,8 @@ class _Vmap(Transformed):
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         # the boundary: generated code computes on buffers; dicts in JAX's key order
-        args = args_in_jax_order(unwrap_args(args))
+        args, weak = unwrap_args_weak(args)
+        args = args_in_jax_order(args)
         if kwargs:
             kwargs = unwrap_kwargs(kwargs)
         if _cfg.debug_nonfinite and not _debug_nans.active():  # jax_debug_nans
@@ -383,15 +386,22 @@ class _Vmap(Transformed):
         kinds = tuple(_kind(a) for a in args)
         skels = tuple(_skeleton(a) if k == "tree" else "leaf" for a, k in zip(args, kinds))
         fn = self._generated(kinds, axes, skels)
-        # JAX's canonicalization: float64/int64 arrays narrow unless x64 is on
-        from .api import _map_leaves
-
-        # (an unmapped Python float or complex stays a Python number: weakly typed, as
-        # in JAX, where vmap(f, in_axes=(0, None))(float16_x, 2.0) is float16)
-        args = tuple(_map_leaves(_canon_unmapped, a) for a in args)
-        # outputs never share memory with the arguments, as in jit (JAX arrays are
-        # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
-        out = _unalias(fn(*args), args, {}, frozenset())
+        # the batched code specialized on the call's abstract signature with JAX's
+        # dtypes and weak types, as jit specializes it (jit_api.jitted._WeakTyped:
+        # what is computed from weak scalars only is weak, vmap(lambda x: x *
+        # 2.5)(int32_x) too; a weak array argument promotes as a weak value). It
+        # canonicalizes as jit does (float64 narrows unless x64 is on; a Python
+        # float is a float32 scalar, weakly typed) and never aliases an argument.
+        try:
+            if weak:
+                typed = list(args)
+                for i in weak:
+                    typed[i] = wrap_weak(typed[i])
+                out = weak_typed(fn)(*typed)
+            else:
+                out = weak_typed(fn)(*args)
+        except Untypeable:  # (code jit cannot transform again: NumPy's types)
+            out = self._plain(fn, args)
         if _cfg.checks_enabled:
             from . import tree_util
             from ._cotangent_check import check_vmapped_grad
@@ -399,6 +409,20 @@ class _Vmap(Transformed):
             # (the primals as grad sees them: an unmapped Python float is float32)
             check_vmapped_grad(tree_util, self, out, _canon_args(args), axes)
         return out
+
+    @staticmethod
+    def _plain(fn: Callable, args: tuple) -> Any:
+        """The batched code called as generated (NumPy's types: a weak result comes
+        back strong), where its specialization with JAX's types cannot be built."""
+        # JAX's canonicalization: float64/int64 arrays narrow unless x64 is on
+        from .api import _map_leaves
+
+        # (an unmapped Python float or complex stays a Python number, as a weak
+        # value: vmap(f, in_axes=(0, None))(float16_x, 2.0) is float16)
+        args = tuple(_map_leaves(_canon_unmapped, a) for a in args)
+        # outputs never share memory with the arguments, as in jit (JAX arrays are
+        # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
+        return _unalias(fn(*args), args, {}, frozenset())
 
 
 def _canon_unmapped(v: Any) -> Any:

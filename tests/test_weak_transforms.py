@@ -38,27 +38,8 @@ with open(os.path.join(HERE, "data", "weak_elementwise.json")) as _f:
     _RECORDED = json.load(_f)
     RECORDED_ELEMENTWISE, RECORDED_STRUCTURAL = _RECORDED["results"], _RECORDED["structural"]
 BY_NAME = {c[0]: (n, c) for n, c in enumerate(CASES)}
-_VMAP = (
-    "vmap without jit infers no abstract values: the arrays it computes are strong "
-    "(a weak one comes back strong, and a weak array argument promotes as a float32 "
-    "array: times a float16 array it is float32); jit(vmap(f)) follows JAX"
-)
 #: where srcjax still differs from JAX, and why (strict: a fix shows up as XPASS)
-KNOWN = {
-    **{
-        (c, "vmap"): _VMAP
-        for c in (
-            "float_times_i32",
-            "i32_times_float",
-            "weak_arr_times_f16",
-            "weak_arr_plus_i32",
-            "weak_arr_arg",
-            "weak_arr_arg_plus",
-            "complex_times_i32",
-            "compare_weak_arr",
-        )
-    },
-}
+KNOWN: dict = {}
 KEYS = [
     pytest.param(name, mode, marks=pytest.mark.xfail(reason=KNOWN[name, mode], strict=True))
     if (name, mode) in KNOWN
@@ -284,3 +265,37 @@ def test_a_gradient_the_abstract_values_cannot_see_is_still_weak():
     value, g = srcjax.value_and_grad(f)(2.0, h)
     assert repr(g) == "Array(0., dtype=float32, weak_type=True)"
     assert float(value) == 6.25
+
+
+def _scale_or_shift(x, mode):
+    return x * 2.0 if mode == "double" else x + 1.0
+
+
+def test_vmap_without_jit_follows_jaxs_weak_types_call_after_call():
+    """Issue 16: vmap without jit (it computed strong arrays). JAX 0.10.2's reprs,
+    one transformed function called with int32, float16, then int32 again."""
+    i32, h = np.arange(3, dtype=np.int32), np.arange(3, dtype=np.float16)
+    v = srcjax.vmap(lambda x: x * 2.5)
+    want = "Array([0. , 2.5, 5. ], dtype=float32, weak_type=True)"
+    assert repr(v(i32)) == want
+    assert repr(v(h)) == "Array([0. , 2.5, 5. ], dtype=float16)"
+    assert repr(v(i32)) == want
+    w = srcjax.vmap(lambda x, s: x * s, in_axes=(0, None))
+    assert repr(w(i32, 1.5)) == "Array([0. , 1.5, 3. ], dtype=float32, weak_type=True)"
+    assert repr(w(h, 1.5)) == "Array([0. , 1.5, 3. ], dtype=float16)"
+    # the result is a new array, never the argument's memory (as before)
+    x = jnp.ones(3)
+    y = srcjax.vmap(lambda a: a)(x)
+    assert not np.shares_memory(np.asarray(y), np.asarray(x))
+
+
+def test_vmap_of_a_signature_jit_cannot_take_runs_the_batched_code():
+    """A str argument (jit refuses it): vmap runs its batched code as generated
+    (strong float32 here, where JAX's is weak; values as a Python loop)."""
+    i32 = np.arange(3, dtype=np.int32)
+    v = srcjax.vmap(_scale_or_shift, in_axes=(0, None))
+    for mode in ("double", "shift", "double"):
+        got = v(i32, mode)
+        assert got.dtype == np.float32
+        want = [_scale_or_shift(float(a), mode) for a in i32]
+        np.testing.assert_allclose(np.asarray(got), want)
