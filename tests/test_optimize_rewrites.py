@@ -253,6 +253,29 @@ def test_cse_merges_a_chain_of_repeats_in_one_pass():
         np.testing.assert_array_equal(run(fdef, n, f, x, y), f(x, y))
 
 
+def test_cse_key_through_a_merged_name_is_forgotten_when_the_target_rebinds_it():
+    """tools/fuzz.py --eager --seed 16, program 133: `sin(v0)` merged into v1 (the
+    copy `sin = v1`), then `v1 = sin * x` rebinds v1; its key read v1 through the
+    merged name, so the later `v1 * x` was taken for the new v1 (jit returned
+    sum(sin(x) * x), not sum(sin(x) * x * x)). Oracle: NumPy."""
+
+    def f(x):
+        v0 = x
+        v1 = jnp.sin(x)
+        v1 = jnp.sin(v0) * v0
+        return jnp.sum(v1 * v0)
+
+    x = np.linspace(-2.0, 2.0, 5).astype(np.float32) + 0.25
+    want = np.sum(np.sin(x) * x * x, dtype=np.float32)
+    np.testing.assert_allclose(srcjax.jit(f)(x), want, rtol=1e-6)
+    fdef, n = norm(f)
+    opt.infer_avals(fdef, {"x": opt.Aval((5,), F32)})
+    opt.cse(fdef)
+    opt.propagate(fdef)
+    opt.dce(fdef)
+    np.testing.assert_allclose(run(fdef, n, f, x), want, rtol=1e-6)
+
+
 def test_cse_chain_stops_where_a_name_is_rebound():
     def f(x, y):
         a1 = x * y

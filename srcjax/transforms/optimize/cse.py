@@ -100,6 +100,11 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple], alias: Dict[str, str
             merged += _cse_block(s.body, dict(table), dict(alias))
             kill(_assigned(s))
         elif _is_assign(s):
+            # the names the key reads: the statement's own and, before `kill` below
+            # forgets them, those its merged names stand for (`sin = v1` merged, then
+            # `v1 = sin * x`: the key reads v1, which this statement rebinds)
+            used = set(N.names_in(s.value))
+            used |= {alias[n] for n in used if n in alias}
             key = _cse_key(_canonical(s, alias))
             t = s.targets[0].id
             if key is not None and key in table:
@@ -118,8 +123,6 @@ def _cse_block(stmts: List[Any], table: Dict[tuple, tuple], alias: Dict[str, str
                 # `v = l.pop()`, a call that may change its arguments in place
                 kill(set(N.names_in(s.value)))
             if key is not None:
-                used = set(N.names_in(s.value))
-                used |= {alias[n] for n in used if n in alias}
                 if t not in used:
                     table[key] = (t, used)
         else:
