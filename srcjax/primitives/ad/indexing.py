@@ -194,7 +194,9 @@ def _scatter_add_into(out, idx, g):
     return out
 
 
-index_adjoint = _internal("ad.index_adjoint", _index_adjoint)
+# (pure: a new array from its operands; out of bounds clamps or drops, never
+# raises. jit drops an unread one: the primal gradient of jacfwd(jacrev(f)))
+index_adjoint = _internal("ad.index_adjoint", _index_adjoint).facts(pure=True)
 
 
 def _index_take(g, idx, mode=None):

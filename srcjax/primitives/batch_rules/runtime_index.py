@@ -108,6 +108,8 @@ def _batch_index(idx, size):
     ``(batch, *advanced dims, *rest)`` as each example's is ``(*advanced dims,
     *rest)``; every user of the index (reads, ``.at`` updates, adjoints) sees the
     same layout."""
+    if type(idx) is int:  # (the common index: one Python int)
+        return (slice(None), idx)
     parts = idx if isinstance(idx, tuple) else (idx,)
     if any(_is_index_array(p) for p in parts):
         pos = [k for k, p in enumerate(parts) if not _is_separator(p)]

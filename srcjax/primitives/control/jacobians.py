@@ -273,11 +273,11 @@ def _jac_from_columns(v, x, lead=0, xlead=0):
         pre = c.shape[:lead]
         so = c.shape[lead + 1 :]
         k = len(pre)
-        r = np.moveaxis(
-            c.reshape(pre + sx + so),
-            list(range(k, k + nx)),
-            list(range(k + len(so), k + len(so) + nx)),
-        )
+        r = c.reshape(pre + sx + so)
+        if so:  # (x's axes after the output's: one transpose, moveaxis's order)
+            r = r.transpose(
+                tuple(range(k)) + tuple(range(k + nx, k + nx + len(so))) + tuple(range(k, k + nx))
+            )
         return r if r.flags.writeable else r.copy()  # a view of a (broadcast) basis
 
     return _leaves_map(one, v)

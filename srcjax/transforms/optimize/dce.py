@@ -22,8 +22,45 @@ def dce(fdef: Any) -> Any:
                 reads[n.id] = reads.get(n.id, 0) + 1
         removed = [0]
         fdef.body = _filter(fdef.body, functools.partial(_live, reads=reads, removed=removed))
-        if not removed[0]:
+        if not removed[0] and not _dead_stores(fdef):
             return fdef
+
+
+def _dead_stores(fdef: Any) -> bool:
+    """Drop pure assignments of the function's top level whose value no later
+    statement reads: a name assigned again after them (``g_bar = g_bar_new``
+    chains of reverse mode, whose last value jacfwd(jacrev(f)) never reads),
+    which :func:`dce`'s count of reads keeps. Straight-line top-level code has
+    no way back to an earlier statement; names read in nested functions count
+    as read everywhere (a closure reads the name's last value). Returns whether
+    anything was dropped."""
+    closure = set()
+    for n in N.walk(gast.Module(body=fdef.body, type_ignores=[])):
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            for m in N.walk(n):
+                if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
+                    closure.add(m.id)
+    live: set = set()
+    kept: List[Any] = []
+    for s in reversed(fdef.body):
+        if _is_assign(s):
+            t = s.targets[0].id
+            if (
+                _is_pure(s)
+                and not isinstance(s.value, gast.Constant)  # (declarations `x = None` stay)
+                and t not in live
+                and t not in closure
+            ):
+                continue
+            live.discard(t)
+        for n in N.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                live.add(n.id)
+        kept.append(s)
+    if len(kept) == len(fdef.body):
+        return False
+    fdef.body = kept[::-1]
+    return True
 
 
 def _live(s: Any, reads: Dict[str, int], removed: list) -> bool:
