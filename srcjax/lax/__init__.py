@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes
 from .._array import wrap_tree as _wrap_tree
+from .._array import wrap_weak as _wrap_weak
 from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives import collectives as _collectives
 from ..primitives import registry as _registry
@@ -125,13 +126,23 @@ def _canonical_leaf(x: Any) -> Any:
     return dtypes.canonicalize_value(x)
 
 
-def _canonical(tree: Any) -> Any:
+def _canonical(tree: Any, weak: bool = False) -> Any:
     """Initial carries and operands as JAX holds them: Python scalars in their
     default dtypes (``1.0`` is float32, ``0`` int32 unless x64) and 64-bit arrays
-    canonicalized, so an eager loop computes in the dtypes JAX's does."""
+    canonicalized, so an eager loop computes in the dtypes JAX's does. ``weak``:
+    a Python float or complex becomes a weakly typed Array, so what a branch
+    computes from it alone is weak, as JAX's (user 06: ``lax.cond(True, f, g,
+    1.0, 2.0)``); loops keep NumPy scalars (weak Arrays cost 3.4x per step)."""
     from ..tree_util import tree_map
 
-    return tree_map(_canonical_leaf, tree)
+    return tree_map(_weak_leaf if weak else _canonical_leaf, tree)
+
+
+def _weak_leaf(x: Any) -> Any:
+    t = type(x)
+    if t is float or t is complex:
+        return _wrap_weak(dtypes.dtype_of(x).type(x))
+    return _canonical_leaf(x)
 
 
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
@@ -142,9 +153,9 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     """
     if np.shape(pred) != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
-    operands = _canonical(operands)
+    operands = _canonical(operands, weak=True)
     out = _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
-    out = _canonical(out)  # a branch returning 1.0 gives float32, as JAX's cond
+    out = _canonical(out, weak=True)  # a branch returning 1.0: weak float32, as JAX's
     other = _other_branch(false_fun if pred else true_fun, operands)
     if other is not _SKIPPED:
         names = ("true_fun", "false_fun") if pred else ("false_fun", "true_fun")
@@ -161,7 +172,7 @@ def _other_branch(fn: Callable, operands: tuple) -> Any:
     abstractly, would not)."""
     try:
         with np.errstate(all="ignore"):
-            return _canonical(_eager(fn)(*operands))
+            return _canonical(_eager(fn)(*operands), weak=True)
     except Exception:  # noqa: BLE001 - a value-dependent failure of a branch not taken
         return _SKIPPED
 
@@ -175,8 +186,8 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """
     _check_switch_index(index)
     i = int(np.clip(index, 0, len(branches) - 1))
-    operands = _canonical(operands)
-    out = _canonical(_eager(branches[i])(*operands))
+    operands = _canonical(operands, weak=True)
+    out = _canonical(_eager(branches[i])(*operands), weak=True)
     for j, fn in enumerate(branches):
         if j != i:
             other = _other_branch(fn, operands)
