@@ -124,3 +124,19 @@ def test_dead_stores_keep_values_read_later():
         acc = acc + w * np.float32(i)
     got = srcjax.jit(f, static_argnums=1)(x, 3)
     np.testing.assert_allclose(np.asarray(got), acc + z, rtol=1e-6)
+
+
+def test_list_dtype_of_one_typed_dtype():
+    # (the fast path of jnp.array's list dtype: items of one NumPy type and
+    # dtype; JAX's dtypes, 64-bit narrowed without x64)
+    from srcjax.primitives.creation import _list_dtype
+
+    f32 = [np.float32(1.0), np.float32(2.0)]
+    assert _list_dtype(f32) == np.float32
+    assert _list_dtype([np.zeros(2), np.ones(2)]) == np.float32  # float64 -> float32
+    assert _list_dtype([np.zeros(2, np.int32)] * 3) == np.int32
+    assert _list_dtype([np.zeros(2, np.float16), np.zeros(2, np.float32)]) == np.float32
+    assert _list_dtype([np.float16(1.0), 2.5]) == np.float16  # (weak 2.5: general path)
+    a = srcjax.jit(lambda x: jnp.array([x[0] * x[1], x[2]]))(np.arange(3, dtype=np.float32))
+    assert np.asarray(a).dtype == np.float32 and not a.weak_type
+    np.testing.assert_array_equal(np.asarray(a), np.array([0.0, 2.0], np.float32))

@@ -302,9 +302,20 @@ def _list_dtype(object):
     anything else."""
     if not isinstance(object, (list, tuple)):
         return None
+    weak_views = bool(_broadcasts())  # (any batch broadcasts alive: vmap's code)
+    if object and not weak_views:
+        # (generated code's common list: NumPy arrays or float32 scalars of one
+        # dtype, jnp.array([x0 * x1, sin(x1)]): their result type is that one's)
+        t = type(object[0])
+        if t is np.ndarray or t is np.float32:
+            d = object[0].dtype
+            for v in object:
+                if type(v) is not t or v.dtype != d:
+                    break
+            else:
+                return result_type(object[0])
     leaves = []
     stack = [object]
-    weak_views = bool(_broadcasts())  # (any batch broadcasts alive: vmap's code)
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
