@@ -84,7 +84,12 @@ def _calibrate():
     return _probe(held), sys.getrefcount(held)
 
 
-_ONE_HOLDER, _OWN = _calibrate()
+#: (on Python >= 3.14 the interpreter's stack may borrow references, so a count
+#: cannot tell that nothing else holds a value: the helpers below then never
+#: clear a slot or reuse a buffer, as srcjax._array_ops' elision is off there)
+_ONE_HOLDER, _OWN = (
+    _calibrate() if sys.version_info < (3, 14) and hasattr(sys, "getrefcount") else (-1, -1)
+)
 
 
 def _take_item(x, idx, by_item=False):
