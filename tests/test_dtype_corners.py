@@ -264,6 +264,28 @@ def test_integer_floor_divide_by_zero():
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_jit_python_int_division_by_zero():
+    # srcjax.jit(lambda n: n // 0)(3) raised ZeroDivisionError (Python ints);
+    # recorded from jax 0.10.2: jit(n // 0)(3) -2, jit(n % 0)(3) 0, both weak
+    # int32; jit(n // m)(-3, 0) -2; jit(-n % 0)(3) 0
+    def check_weak(r, value):
+        _check(r, value, np.int32)
+        assert r.weak_type
+
+    check_weak(srcjax.jit(lambda n: n // 0)(3), -2)
+    check_weak(srcjax.jit(lambda n: n % 0)(3), 0)
+    check_weak(srcjax.jit(lambda n, m: n // m)(-3, 0), -2)
+    check_weak(srcjax.jit(lambda n: -n % 0)(3), 0)
+    q, r = srcjax.jit(lambda n, m: (n // m, n % m))(-7, 2)  # nonzero: floor semantics
+    check_weak(q, -4)
+    check_weak(r, 1)
+    # eager jnp with an int32 scalar: -2, strongly typed (as jax)
+    r = jnp.floor_divide(jnp.int32(3), 0)
+    _check(r, -2, np.int32)
+    assert not r.weak_type
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_unsigned_division_by_zero():
     a, z = np.array([5], np.uint8), np.array([0], np.uint8)
     # recorded from jax: lax.div [255], lax.rem [5], floor_divide [255], mod [0]

@@ -210,6 +210,18 @@ def _int_result(s: Any) -> bool:
     return isinstance(res, Aval) and res.dtype.kind in "iu"
 
 
+def _weak_int_by_zero(s: Any, op: Any, operands: List[str]) -> bool:
+    """``n // m`` or ``n % m`` on weak ints, one a traced argument (not a static
+    count) and the divisor not a nonzero constant: the divisor may be zero."""
+    if op.prim.op not in ("//", "%") or not _int_result(s):
+        return False
+    y = op.bound.get("y")
+    if isinstance(y, gast.Constant) and y.value:
+        return False
+    given = getattr(s, "sj_avals_in", None) or {}
+    return any(isinstance(given.get(n), Aval) for n in operands)
+
+
 def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
     op = s.sj_op
     if op.kind != "prim":
@@ -255,6 +267,11 @@ def _promote_one(s: Any, namer, boxed: Dict[str, Any]) -> Optional[List[Any]]:
             return [s]
         return None
     if all(avals[n].weak and avals[n].ptype is not bool for n in operands):
+        if operator_form and _weak_int_by_zero(s, op, operands):
+            # Python ints (jit's weak arguments) raise ZeroDivisionError where
+            # JAX's traced int32 divides by zero: call the primitive
+            s.value = N.call(op.prim.public, [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
+            return [s]
         return None  # weakly typed in, weakly typed out: nothing to match yet
     if operator_form and op.prim.op == "**" and _int_power_stmt(s, avals):
         # NumPy's ``**`` refuses integers to negative integer powers; JAX's
