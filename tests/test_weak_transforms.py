@@ -299,3 +299,27 @@ def test_vmap_of_a_signature_jit_cannot_take_runs_the_batched_code():
         assert got.dtype == np.float32
         want = [_scale_or_shift(float(a), mode) for a in i32]
         np.testing.assert_allclose(np.asarray(got), want)
+
+
+def test_vmap_of_grad_of_a_python_float_is_its_default_float_dtype():
+    """vmap(grad(f), in_axes=(None, 0))(2.0, float16_y) was float16: the batched
+    cotangent of a Python float kept the cotangent's dtype. Oracle: JAX 0.10.2's
+    reprs (jit of it too; value_and_grad's value stays float16; bfloat16 y: JAX's
+    is weak, srcjax's strong, the dtype as JAX's)."""
+
+    def f(x, y):
+        return jnp.sum(x * y)
+
+    h = np.array([[0.5, 2.0], [1.0, -3.0], [0.25, 4.0]], np.float16)
+    want = "Array([ 2.5 , -2.  ,  4.25], dtype=float32, weak_type=True)"
+    vg = srcjax.vmap(srcjax.grad(f), in_axes=(None, 0))
+    assert repr(vg(2.0, h)) == want
+    assert repr(srcjax.jit(vg)(2.0, h)) == want
+    value, g = srcjax.vmap(srcjax.value_and_grad(f), in_axes=(None, 0))(2.0, h)
+    assert repr(value) == "Array([ 5. , -4. ,  8.5], dtype=float16)"
+    assert repr(g) == want
+    fc = srcjax.vmap(srcjax.grad(lambda x, y: jnp.real(jnp.sum(x * y))), in_axes=(None, 0))
+    assert repr(fc(2.0, h.astype(np.complex64) * (1 + 2j))) == want
+    got = vg(2.0, jnp.asarray(h, jnp.bfloat16))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), [2.5, -2.0, 4.25])

@@ -72,8 +72,16 @@ def _weak_cotangent(g):
     if t is complex:
         return g.real
     d = getattr(g, "dtype", None)
-    if d is None or np.shape(g) != ():
+    if d is None:
         return g
+    if np.shape(g) != ():
+        # a batch of them (vmap(grad(f), in_axes=(None, 0))(2.0, float16_y)):
+        # the default float dtype too (weak at jit's and vmap's boundaries)
+        if d.kind not in "fc" and not _dt._is_bfloat16(d):
+            return g
+        want = _dt.default_float()
+        g = np.real(g) if d.kind == "c" else g
+        return g if g.dtype == want else g.astype(want)
     if d.kind == "c":
         g = np.real(g)
     if d.itemsize > 4 and not _dt.x64_enabled():
