@@ -323,3 +323,18 @@ def test_vmap_of_grad_of_a_python_float_is_its_default_float_dtype():
     got = vg(2.0, jnp.asarray(h, jnp.bfloat16))
     assert got.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(got), [2.5, -2.0, 4.25])
+
+
+def test_a_python_float_not_differentiated_stays_a_python_float():
+    """grad(f)(1.5, 4.0) gave f a float32 scalar for the 4.0 it does not
+    differentiate; JAX 0.10.2 passes it on as the Python float (its grad closes
+    over the arguments not differentiated): the values below are JAX's."""
+
+    def f(x, p):
+        return x * (2.0 if isinstance(p, float) else 3.0)
+
+    assert repr(srcjax.grad(f)(1.5, 4.0)) == "Array(2., dtype=float32, weak_type=True)"
+    assert repr(srcjax.grad(f, argnums=1)(4.0, 1.5)) == "Array(0., dtype=float32, weak_type=True)"
+    value, g = srcjax.value_and_grad(lambda x, p: p * p + x)(1.5, 4.0)
+    assert repr(value) == "Array(17.5, dtype=float32, weak_type=True)"
+    assert repr(g) == "Array(1., dtype=float32, weak_type=True)"

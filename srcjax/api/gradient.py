@@ -227,7 +227,8 @@ class _Grad(Transformed):
                         _check_float(new_args[i], i, "grad", self.allow_int)  # (int32 unless x64)
                 elif t is float:
                     kinds.append("leaf")
-                    new_args[i] = fastcall.float_arg(x64)(x)
+                    if i in wrt:  # (JAX: an argument not differentiated stays a Python float)
+                        new_args[i] = fastcall.float_arg(x64)(x)
                 elif isinstance(x, np.generic):
                     kinds.append("leaf")
                     dt = x.dtype
