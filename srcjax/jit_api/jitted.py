@@ -592,6 +592,29 @@ def _untypeable(*args: Any, **kwargs: Any) -> Any:
     raise Untypeable
 
 
+def _unbound_globals(fn: Any) -> set:
+    """The global names ``fn``'s code (and the functions defined in it) reads that
+    neither its module nor the builtins define: a built specialization that would
+    raise NameError when it runs."""
+    import builtins
+    import dis
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return set()
+    glob = fn.__globals__
+    missing, stack = set(), [code]
+    while stack:
+        co = stack.pop()
+        for ins in dis.get_instructions(co):
+            if ins.opname == "LOAD_GLOBAL":
+                name = ins.argval
+                if name not in glob and not hasattr(builtins, name):
+                    missing.add(name)
+        stack.extend(c for c in co.co_consts if hasattr(c, "co_code"))
+    return missing
+
+
 _untypeable.__srcjax_deps__ = ()
 
 
@@ -622,6 +645,12 @@ class _WeakTyped(_Jit):
             return super()._key(*args_kwargs)
         except Exception:  # noqa: BLE001 - an argument jit refuses (a str): the
             raise Untypeable from None  # caller's path takes it, as before
+
+    def _build(self, key, args, kwargs):
+        fn, text = super()._build(key, args, kwargs)
+        if _unbound_globals(fn):  # (a name the re-normalized code lost: the caller's
+            raise Untypeable  # own code runs instead; test_ode's odeint under vmap)
+        return fn, text
 
     def _specialize(self, key, args, kwargs):
         try:
