@@ -338,3 +338,21 @@ def test_a_python_float_not_differentiated_stays_a_python_float():
     value, g = srcjax.value_and_grad(lambda x, p: p * p + x)(1.5, 4.0)
     assert repr(value) == "Array(17.5, dtype=float32, weak_type=True)"
     assert repr(g) == "Array(1., dtype=float32, weak_type=True)"
+
+
+def test_eager_grad_of_weak_leaves_in_containers_is_weak():
+    """Eager grad gave strong gradient leaves for weakly typed leaves of a dict,
+    list or tuple argument (jit(grad) gave weak). Oracle: JAX 0.10.2's reprs
+    (jnp.array(0.0) is weak there too; a float32 scalar leaf stays strong)."""
+    weak2 = "Array(2., dtype=float32, weak_type=True)"
+    g = srcjax.grad(lambda d: d["a"] * 2.0)({"a": jnp.array(0.0)})
+    assert repr(g["a"]) == weak2
+    g = srcjax.grad(lambda d: d["a"] * 2.0)({"a": 0.0})
+    assert repr(g["a"]) == weak2
+    g = srcjax.grad(lambda d: d["a"] * 2.0 + jnp.sum(d["b"]))({"a": 0.0, "b": jnp.ones(2)})
+    assert repr(g["a"]) == weak2
+    assert repr(g["b"]) == "Array([1., 1.], dtype=float32)"
+    g = srcjax.grad(lambda t: t[0] * 2.0 + t[1])((0.0, jnp.array(1.0)))
+    assert repr(g) == f"({weak2}, Array(1., dtype=float32, weak_type=True))"
+    g = srcjax.grad(lambda v: v[0] * v[1])([2.0, jnp.float32(3.0)])
+    assert repr(g) == "[Array(3., dtype=float32, weak_type=True), Array(2., dtype=float32)]"

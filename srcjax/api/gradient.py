@@ -216,6 +216,8 @@ class _Grad(Transformed):
             x64 = _cfg.x64_enabled
             new_args = list(args)
             kinds = []
+            trees = None
+            nb = len(self._bound)
             for i, x in enumerate(args):
                 t = type(x)
                 if t is np.ndarray:
@@ -243,6 +245,10 @@ class _Grad(Transformed):
                         # allow_int: Python ints stay weakly typed (a * n is float32)
                         x = _map_leaves(lambda v: _canon_leaf(v, not self.allow_int), x)
                         _check_leaves(x, i, "grad", self.allow_int)
+                        p = orig[i - nb] if nb <= i < nb + len(orig) else None
+                        if k != "leaf" and _any_weak(p):  # (its weak leaves: the primals')
+                            trees = trees or {}
+                            trees[i] = p
                     elif k == "leaf":
                         x = _canon_leaf(x, False)
                     new_args[i] = x
@@ -259,6 +265,8 @@ class _Grad(Transformed):
                 kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
             weak = [i for i in wrt if i < n and type(args[i]) is float]
             out = self._finish(fn(*new_args, **kwargs), n, weak)
+            if trees:  # gradients of weakly typed leaves of containers: weak
+                out = self._weak_gradients(out, n, trees)
             if _cfg.checks_enabled:
                 return self._checked(out, args)
             if n == 1 and key == _LEAF1 and self._fast1 and not kwargs and fastcall.enabled():
@@ -389,7 +397,7 @@ class _Grad(Transformed):
 
         return finish, finish_weak
 
-    def _weak_gradients(self, out: Any, n: int, weak: list) -> Any:
+    def _weak_gradients(self, out: Any, n: int, weak: Any) -> Any:
         """``out`` with the gradient of each Python float argument in ``weak``
         weakly typed: JAX's gradient has its primal's type, and a Python float is
         weak float32 (``grad(lambda x: x * 2.0)(1.0)`` is weak)."""
@@ -403,9 +411,9 @@ class _Grad(Transformed):
             value, grads = None, main
         if self.tuple_out:
             order = [a + len(self._bound) if a >= 0 else n + a for a in self.argnums]
-            grads = tuple(_weak_leaf(g) if i in weak else g for i, g in zip(order, grads))
+            grads = tuple(_weak_of(g, weak, i) if i in weak else g for i, g in zip(order, grads))
         else:
-            grads = _weak_leaf(grads)
+            grads = _weak_of(grads, weak, next(iter(weak)))
         main = (value, grads) if self.with_value else grads
         return (main, aux) if self.has_aux else main
 
@@ -454,6 +462,41 @@ class _Grad(Transformed):
                 )
             out.add(i)
         return frozenset(out)
+
+
+def _weak_of(g: Any, weak: Any, i: int) -> Any:
+    """The gradient ``g`` of argument ``i``: weak (a Python float's) where
+    ``weak`` is a list of positions, else the weak leaves of primal ``weak[i]``."""
+    return _weak_leaf(g) if isinstance(weak, list) else _weak_tree(g, weak[i])
+
+
+def _any_weak(p: Any) -> bool:
+    """Whether container ``p`` holds a weakly typed float leaf (see _weak_tree)."""
+    t = type(p)
+    if t is float:
+        return True
+    if t is dict:
+        p = p.values()
+    elif t is not list and t is not tuple:
+        return t is _WeakArray and p.dtype.kind == "f"
+    for v in p:
+        if _any_weak(v):
+            return True
+    return False
+
+
+def _weak_tree(g: Any, p: Any) -> Any:
+    """Gradient tree ``g`` of primal ``p`` (dicts, lists, tuples) with the leaves
+    whose primal is a weakly typed float (a Python float, a weak Array) weak."""
+    t = type(g)
+    if t is dict and type(p) is dict:
+        return {k: _weak_tree(v, p[k]) if k in p else v for k, v in g.items()}
+    if (t is list or t is tuple) and type(p) is t and len(p) == len(g):
+        return t(_weak_tree(a, b) for a, b in zip(g, p))
+    if type(p) is float or (isinstance(p, _WeakArray) and p.dtype.kind == "f"):
+        if type(g) is _Array and g.dtype.kind == "f":
+            return _wrap_weak(g._buf)
+    return g
 
 
 def _weak_leaf(g: Any) -> Any:
