@@ -60,9 +60,9 @@ def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, local
     return out
 
 
-def trip_count(it: Any, env: Dict[str, Any], locals_: set) -> Optional[int]:
-    """The number of trips of ``for _ in it`` when known now: ``range`` (or
-    ``reversed(range)``) of int constants or names of known int value."""
+def _range_args(it: Any) -> Optional[List[Any]]:
+    """The arguments of ``range(...)`` (1 to 3, no keywords) when ``it`` is
+    that call or ``reversed`` of it, else None."""
     if (
         isinstance(it, gast.Call)
         and isinstance(it.func, gast.Name)
@@ -70,18 +70,25 @@ def trip_count(it: Any, env: Dict[str, Any], locals_: set) -> Optional[int]:
         and len(it.args) == 1
     ):
         it = it.args[0]
-    if not (
+    if (
         isinstance(it, gast.Call)
         and isinstance(it.func, gast.Name)
         and it.func.id == "range"
-        and it.func.id not in env
-        and it.func.id not in locals_
         and 1 <= len(it.args) <= 3
         and not it.keywords
     ):
+        return it.args
+    return None
+
+
+def trip_count(it: Any, env: Dict[str, Any], locals_: set) -> Optional[int]:
+    """The number of trips of ``for _ in it`` when known now: ``range`` (or
+    ``reversed(range)``) of int constants or names of known int value."""
+    args = _range_args(it)
+    if args is None or "range" in env or "range" in locals_:
         return None
     vals = []
-    for a in it.args:
+    for a in args:
         if isinstance(a, gast.Constant) and type(a.value) is int:
             vals.append(a.value)
         elif (
@@ -105,24 +112,11 @@ def _runs(loop: Any, aval_of: Any = None) -> bool:
     ``ad.scan_length(None, 300)``)."""
     if not isinstance(loop, gast.For):
         return False
-    it = loop.iter
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "reversed"
-        and len(it.args) == 1
-    ):
-        it = it.args[0]
-    if not (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "range"
-        and 1 <= len(it.args) <= 3
-        and not it.keywords
-    ):
+    args = _range_args(loop.iter)
+    if args is None:
         return False
     bounds = []
-    for a in it.args:
+    for a in args:
         if isinstance(a, gast.Name) and aval_of is not None:
             v = aval_of(a.id)
             a = gast.Constant(value=v.value, kind=None) if isinstance(v, _Static) else a

@@ -36,11 +36,7 @@ def release_after_loops(fdef: Any) -> Any:
         small = _scalars(s)
         for name in N.assigned_names([s]):
             if name not in later and name not in small and not _released_next(body, k, name):
-                free = N.copy_origin(N.assign(name, N.const(None)), s)
-                free.sj_note = "released: not read after the loop"
-                if getattr(s, "sj_file", None):
-                    free.sj_file = s.sj_file
-                out.append(free)
+                out.append(_release(name, s, "released: not read after the loop"))
     fdef.body = out
     return fdef
 
@@ -130,17 +126,26 @@ def release_after_last_read(fdef: Any) -> int:
         after.setdefault(j, []).append(name)
     if not after:
         return 0
+    fdef.body = _with_releases(body, after, "released: not read after this")
+    return sum(len(v) for v in after.values())
+
+
+def _release(name: str, s: Any, note: str) -> Any:
+    """``name = None``, placed at ``s``'s line, with ``note`` as its comment."""
+    free = N.copy_origin(N.assign(name, N.const(None)), s)
+    free.sj_note = note
+    if getattr(s, "sj_file", None):
+        free.sj_file = s.sj_file
+    return free
+
+
+def _with_releases(body: List[Any], after: Dict[int, List[str]], note: str) -> List[Any]:
+    """``body`` with ``name = None`` after statement ``i`` for each name of ``after[i]``."""
     out: List[Any] = []
     for i, s in enumerate(body):
         out.append(s)
-        for name in sorted(after.get(i, ())):
-            free = N.copy_origin(N.assign(name, N.const(None)), s)
-            free.sj_note = "released: not read after this"
-            if getattr(s, "sj_file", None):
-                free.sj_file = s.sj_file
-            out.append(free)
-    fdef.body = out
-    return sum(len(v) for v in after.values())
+        out.extend(_release(name, s, note) for name in sorted(after.get(i, ())))
+    return out
 
 
 def _rebinds(s: Any, name: str) -> bool:
@@ -335,13 +340,8 @@ def _release_holders(body: List[Any], k: int, taken: List[str], keep: Set[str]) 
             last.setdefault(where[-1], []).append(name)
     added = 0
     for j in sorted(last, reverse=True):
-        frees = []
-        for name in last[j]:
-            free = N.copy_origin(N.assign(name, N.const(None)), body[j])
-            free.sj_note = "released: dead, and may hold what a loop below takes"
-            if getattr(body[j], "sj_file", None):
-                free.sj_file = body[j].sj_file
-            frees.append(free)
+        note = "released: dead, and may hold what a loop below takes"
+        frees = [_release(name, body[j], note) for name in last[j]]
         body[j + 1 : j + 1] = frees
         added += len(frees)
     return added
@@ -442,14 +442,5 @@ def _release_in_body(
         after.setdefault(j, []).append(name)
     if not after:
         return 0
-    out: List[Any] = []
-    for i, s in enumerate(body):
-        out.append(s)
-        for name in sorted(after.get(i, ())):
-            free = N.copy_origin(N.assign(name, N.const(None)), s)
-            free.sj_note = "released: not read after this in the trip"
-            if getattr(s, "sj_file", None):
-                free.sj_file = s.sj_file
-            out.append(free)
-    loop.body = out
+    loop.body = _with_releases(body, after, "released: not read after this in the trip")
     return sum(len(v) for v in after.values())
