@@ -12,6 +12,7 @@ import functools
 import importlib
 import inspect
 import threading
+import warnings
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import gast
@@ -617,6 +618,11 @@ def _unbound_globals(fn: Any) -> set:
 
 _untypeable.__srcjax_deps__ = ()
 
+#: (function name, names) of each weak-typed build refused because its code read
+#: a global name nothing defines (see ``_WeakTyped._build``); stays empty unless a
+#: pass loses a binding (c671516 lost odeint's ``odeint_fwd_func = func``)
+UNBOUND_FALLBACKS: list = []
+
 
 class _WeakTyped(_Jit):
     """How ``grad``, ``value_and_grad`` and ``jvp`` run, without jit, a call
@@ -648,8 +654,21 @@ class _WeakTyped(_Jit):
 
     def _build(self, key, args, kwargs):
         fn, text = super()._build(key, args, kwargs)
-        if _unbound_globals(fn):  # (a name the re-normalized code lost: the caller's
-            raise Untypeable  # own code runs instead; test_ode's odeint under vmap)
+        missing = _unbound_globals(fn)
+        if missing:  # a safety net, never silent: counted and warned (tests check
+            # that none arises: test_ode, test_function_rebinding); the caller's own
+            # code runs instead (strong results)
+            name = getattr(self.fun, "__name__", "?")
+            UNBOUND_FALLBACKS.append((name, tuple(sorted(missing))))
+            warnings.warn(
+                f"srcjax: the weak-typed code built for {name} reads "
+                f"{', '.join(sorted(missing))}, which nothing defines (a name lost in "
+                "srcjax's generated code: please report it, with the function); its "
+                "results are computed without JAX's weak types instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            raise Untypeable
         return fn, text
 
     def _specialize(self, key, args, kwargs):

@@ -208,8 +208,13 @@ class StatementsMixin:
             and value.id in self.locals
             and self.var(value.id) in self.local_fns
         ):
-            # h = g, g a local function: h names the function g names now
-            self.bind_local_fn(self.var(target.id), self.local_fns[self.var(value.id)])
+            # h = g, g a local function: h names the function g names now; where g
+            # also holds it at run time (g = jnp.sin), so does h (it may be passed
+            # on as a value: odeint(h, ...), helper(h, x))
+            bound = self.local_fns[self.var(value.id)]
+            if getattr(bound, "held", False):
+                self.compute_into(self.var(target.id), value)
+            self.bind_local_fn(self.var(target.id), bound)
             return
         if isinstance(target, gast.Name) and isinstance(value, (gast.Name, gast.Attribute)):
             status, obj = self.resolve(value)
