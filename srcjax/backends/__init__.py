@@ -71,11 +71,7 @@ def for_device(device: Any = None) -> Any:
 
 
 def _load_scan_kernel() -> Any:
-    """The compiled float32 scan of ``cumsum`` when Numba is available."""
-    from . import numba_cpu
-
-    if not numba_cpu.available():
-        return None
+    """The compiled float32 scan of ``cumsum`` (Numba is available)."""
     from .numba_cpu import scans
 
     return scans.load()
@@ -83,8 +79,9 @@ def _load_scan_kernel() -> Any:
 
 def _install_scan_loader() -> None:
     from ..primitives.reductions import cumulative
+    from .numba_cpu import when_available
 
-    cumulative.set_scan_loader(_load_scan_kernel)
+    cumulative.SCAN_KERNEL.set_loader(when_available(_load_scan_kernel))
 
 
 _install_scan_loader()

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._prng_key import _KNOWN, KeyDType, PRNGKeyArray, rewrap
+from ..backends import numba_cpu
 from ..config import config as _config
 from . import _threefry as _tf
 
@@ -454,17 +455,13 @@ def _uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
 
 
 def _load_kernels():
-    """The compiled kernels (srcjax.random._numba) when Numba is available."""
-    from ..backends import numba_cpu
-
-    if not numba_cpu.available():
-        return None
+    """The compiled kernels (srcjax.random._numba; Numba is available)."""
     from . import _numba
 
     return _numba.load()
 
 
-_tf.set_kernel_loader(_load_kernels)
+_tf.KERNELS.set_loader(numba_cpu.when_available(_load_kernels))
 
 
 def _normal_from(keys, shape, dtype):

@@ -18,6 +18,8 @@ from typing import Tuple
 
 import numpy as np
 
+from ..primitives.lazy_kernels import LazyKernel
+
 _U32 = np.uint32
 _MASK = 0xFFFFFFFF
 _ROT_A = (13, 15, 26, 6)
@@ -26,43 +28,12 @@ _PARITY = _U32(0x1BD11BDA)
 
 
 # ------------------------------------------------------------------ compiled kernels
-_KERNELS: list = []
-#: a function returning the compiled kernels module or None (set by
-#: srcjax.random, which imports srcjax.random._numba lazily)
-_LOADER: list = []
-#: the loader's result once it ran (use_kernels(True) restores it without loading again)
-_LOADED: list = []
-
-
-def set_kernel_loader(load) -> None:
-    _LOADER[:] = [load]
-    _KERNELS.clear()
-    _LOADED.clear()
-
-
-def kernels():
-    """:mod:`srcjax.random._numba` when Numba is available and its kernels
-    compiled, else None (then everything here is NumPy). A failure to compile
-    is remembered: the NumPy path from then on, without a message."""
-    if not _KERNELS:
-        if not _LOADED:
-            mod = None
-            if _LOADER:
-                try:
-                    mod = _LOADER[0]()
-                except Exception:  # noqa: BLE001 - a Numba that cannot type or compile them
-                    mod = None
-            _LOADED.append(mod)
-        _KERNELS.append(_LOADED[0])
-    return _KERNELS[0]
-
-
-def use_kernels(flag: bool) -> None:
-    """Turn the compiled kernels off (``False``) or back on (tests compare both);
-    turning them back on reuses the kernels already loaded (no second load)."""
-    _KERNELS.clear()
-    if not flag:
-        _KERNELS.append(None)
+#: :mod:`srcjax.random._numba` when Numba is available and its kernels compiled,
+#: else None (then everything here is NumPy); its loader is set by srcjax.random
+#: (``_base``), which imports ``_numba`` lazily
+KERNELS = LazyKernel("threefry and float32 transforms")
+kernels = KERNELS.get
+use_kernels = KERNELS.use  # (tests and the bench compare both paths)
 
 
 # ------------------------------------------------------------------ threefry2x32 (§2)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional
 
-__all__ = ["available", "njit", "fma32", "bitcasts", "numba"]
+__all__ = ["available", "njit", "fma32", "bitcasts", "numba", "when_available"]
 
 _NUMBA: Any = None
 _TRIED = False
@@ -52,6 +52,17 @@ def available() -> bool:
 def numba() -> Any:
     """The ``numba`` module (``None`` when :func:`available` is false)."""
     return _import()
+
+
+def when_available(load: Callable[[], Any]) -> Callable[[], Any]:
+    """The loader of a :class:`srcjax.primitives.lazy_kernels.LazyKernel`:
+    ``load()`` (it imports and compiles the kernels) where Numba is available,
+    else None without importing them."""
+
+    def loader() -> Any:
+        return load() if available() else None
+
+    return loader
 
 
 def _install_locator(numba: Any) -> None:

@@ -19,6 +19,7 @@ from srcjax.primitives.structural import (
     flip,
 )
 
+from ..lazy_kernels import LazyKernel
 from ._common import _reduction
 
 __all__ = ["cumsum", "cumprod"]
@@ -80,30 +81,9 @@ def _cumsum(a, axis=None, dtype=None):
 #: float32 scans of at least this many elements run compiled (Numba), when it is
 #: available: the first one imports Numba and loads the kernel
 COMPILED_SCAN_MIN = 16384
-_SCAN_LOADER: list = []
-_SCAN_KERNEL: list = []
-
-
-def set_scan_loader(load) -> None:
-    """``load()`` returns the compiled row-scan kernel
-    (:func:`srcjax.backends.numba_cpu.scans.rows_f32`) or None; set by
-    :mod:`srcjax.backends` (a higher layer), called at the first large float32 scan."""
-    _SCAN_LOADER[:] = [load]
-    _SCAN_KERNEL.clear()
-
-
-def _scan_kernel():
-    """The compiled kernel, or None (no loader, no Numba, or a failure to compile:
-    remembered, the NumPy path from then on)."""
-    if not _SCAN_KERNEL:
-        k = None
-        if _SCAN_LOADER:
-            try:
-                k = _SCAN_LOADER[0]()
-            except Exception:  # noqa: BLE001 - a Numba that cannot type or compile it
-                k = None
-        _SCAN_KERNEL.append(k)
-    return _SCAN_KERNEL[0]
+#: the compiled row scan (backends/numba_cpu/scans.py ``rows_f32``); its loader
+#: is set by :mod:`srcjax.backends` (a higher layer)
+SCAN_KERNEL = LazyKernel("float32 row scan")
 
 
 def _compiled_rows(a, axis):
@@ -112,7 +92,7 @@ def _compiled_rows(a, axis):
     None where it is not or there is no kernel."""
     if axis is not None and axis not in (-1, a.ndim - 1):
         return None
-    k = _scan_kernel()
+    k = SCAN_KERNEL.get()
     if k is None:
         return None
     flat = np.ascontiguousarray(a).reshape(-1, a.shape[-1] if axis is not None else a.size)
