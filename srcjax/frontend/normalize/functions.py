@@ -263,9 +263,29 @@ class FunctionsMixin:
         return items
 
     # -- lax: structured control flow becomes Python control flow ------------------
+    def factory_made(self, node: Any) -> Any:
+        """A lax function argument made by a factory call (``lax.fori_loop(0, n,
+        make_step(jnp, dt), x)``): the factory inlined now, once (as Python calls
+        it before the loop), and the local function it returns (its free names
+        are the factory's parameters, bound here), which :meth:`call_value`
+        calls; any other node as it is (a factory srcjax cannot inline stays
+        call_value's error at the user's line)."""
+        if not (isinstance(node, gast.Call) and self._inlined_factory(node.func)):
+            return node
+        if self.partial_as_lambda(node) is not None:
+            return node  # (functools.partial and the like: call_value's lambda)
+        saved, self.pending_fn = self.pending_fn, None
+        self.atom(node)
+        fn, self.pending_fn = self.pending_fn, saved
+        return node if fn is None else fn
+
     def call_value(self, fn_node: Any, args: list, e: Any) -> Any:
         """Call a function given as an expression (lambda, local, global, a
-        functools.partial of one); return an atom."""
+        functools.partial of one) or a local function a factory returned (see
+        :meth:`factory_made`); return an atom."""
+        if isinstance(fn_node, _ForeignFn):
+            node, op = self.call_local(fn_node, args, {}, e)
+            return self._call_value_atom(node, op)
         fn_node = self.fn_expr(fn_node)
         if isinstance(fn_node, gast.Lambda):
             from ..source import _lambda_to_def
@@ -288,6 +308,9 @@ class FunctionsMixin:
             fake = gast.Call(func=fn_node, args=list(args), keywords=[])
             N.copy_origin(fake, e)
             node, op = self.call(fake, None)
+        return self._call_value_atom(node, op)
+
+    def _call_value_atom(self, node: Any, op: Any) -> Any:
         if isinstance(node, (gast.Name, gast.Constant)):
             return node
         t = self.temp("r")

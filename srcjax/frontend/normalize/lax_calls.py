@@ -23,12 +23,21 @@ def _int_bound(atom: Any) -> Any:
     return atom
 
 
+#: the positions of the function arguments of lax control flow (a factory call
+#: there makes the function: ``fori_loop(0, n, make_step(dt), x)``)
+_FN_ARGS = {"cond": (1, 2), "fori_loop": (2,), "while_loop": (0, 1), "scan": (0,), "map": (0,)}
+
+
 class LaxCallsMixin:
     """``lax`` control flow calls of :class:`Normalizer`."""
 
     def lax_call(self, kind: str, e: Any, target: Optional[str]) -> tuple:
         a = list(e.args)
         kw = {k.arg: k.value for k in e.keywords}
+        # function arguments made by factory calls: inlined once, here
+        a = [self.factory_made(x) if i in _FN_ARGS.get(kind, ()) else x for i, x in enumerate(a)]
+        if kind == "scan" and "f" in kw:
+            kw["f"] = self.factory_made(kw["f"])
         t = target or self.temp(kind + "_out" if kind != "map" else "mapped")
         if kind == "cond":
             if len(a) < 3:
@@ -50,6 +59,7 @@ class LaxCallsMixin:
             return N.name(t), Op("copy", elts=[N.name(t)])
         if kind == "switch":
             fns = self.switch_branches(a[1]) if len(a) >= 2 else None
+            fns = fns and [self.factory_made(f) for f in fns]
             if not fns:
                 raise _unsupported(
                     e,
