@@ -237,3 +237,60 @@ def test_a_reverse_loop_multiplies_by_the_contiguous_transpose_made_once():
     loop = src[src.index("reversed(range(4))") :]
     assert "ad.transposed(" in src and "ad.transposed(" not in loop, src
     assert "ad.matmul_left_t(" in loop, src
+
+
+def _masked_sum(x, t):
+    m = x > 1.0  # the same every trip
+    acc = jnp.zeros_like(t)
+    for _ in range(STEPS):
+        acc = acc + jnp.where(m, 0, t * acc + t)
+        acc = acc * 0.5 + jnp.where(m, acc, 0)
+    return acc
+
+
+def _masked_sum_np(x, t):
+    m = x > 1.0
+    acc = np.zeros_like(t)
+    for _ in range(STEPS):
+        acc = acc + np.where(m, np.float32(0), t * acc + t)
+        acc = acc * np.float32(0.5) + np.where(m, acc, np.float32(0))
+    return acc
+
+
+def test_a_loop_invariant_mask_is_counted_once_before_the_loop():
+    # optimize/masks.py: where(m, 0, t) / where(m, t, 0) by a mask the loop does
+    # not change is ad.zero_where_counted(m, n, t, ...) with n = ad.mask_count(m)
+    # made before the loop; masks with true elements, none, and all of them
+    rng = _rng()
+    t = rng.standard_normal((3, 5)).astype(np.float32)
+    jitted = srcjax.jit(_masked_sum)
+    for x in (
+        rng.standard_normal((3, 5)).astype(np.float32) * 2,  # some true
+        np.zeros((3, 5), np.float32),  # none
+        np.full((3, 5), 3.0, np.float32),  # all
+    ):
+        got = jitted(x, t)
+        want = _masked_sum_np(x, t)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(got), want)
+    src = srcjax.source(jitted, x, t)
+    loop = src[src.index("for _ in range") :]
+    assert "ad.mask_count(" in src and "ad.mask_count(" not in loop, src
+    assert loop.count("ad.zero_where_counted(") == 2 and "jnp.where(" not in loop, src
+
+
+def test_a_mask_the_loop_changes_is_not_counted():
+    def f(x, t):
+        acc = jnp.zeros_like(t)
+        for _ in range(STEPS):
+            m = acc > 0.5
+            acc = acc + jnp.where(m, 0, t)
+        return acc
+
+    t = np.abs(_rng().standard_normal((4,))).astype(np.float32)
+    jitted = srcjax.jit(f)
+    acc = np.zeros_like(t)
+    for _ in range(STEPS):
+        acc = acc + np.where(acc > 0.5, np.float32(0), t)
+    np.testing.assert_array_equal(np.asarray(jitted(t, t)), acc)
+    assert "ad.zero_where_counted(" not in srcjax.source(jitted, t, t)

@@ -8,6 +8,7 @@ from ... import dtypes as _dt
 from ...dtypes import (
     BINARY_SUSPECT,
 )
+from ..registry import Primitive, register
 from ._base import _binop, _ew, _ndarray, defderiv
 from .logic import isfinite, isnan, isposinf
 
@@ -203,6 +204,30 @@ def _zero_fill(a, condition, zero, where_true):
     return r
 
 
+# jit's form of ``where(m, 0, t)`` / ``where(m, t, 0)`` inside a loop whose mask
+# ``m`` does not change (optimize/masks.py; the derivative rules' masks, such as
+# logaddexp's ``isposinf`` in R6's Newton-CG loop, are nearly always all false):
+# ``n = ad.mask_count(m)`` is counted once, before the loop, and each trip only
+# copies ``t`` (and writes the zeros when ``n`` says some are needed).
+
+
+def _mask_count(condition):
+    """How many elements of the bool mask ``condition`` are true."""
+    return np.count_nonzero(condition)
+
+
+def _zero_where_counted(condition, n, a, where_true):
+    """:func:`_zero_fill` given ``n``, the :func:`_mask_count` of ``condition``."""
+    if type(a) is np.ndarray and a.dtype in _ZERO_FILL and a.shape == condition.shape:
+        r = a.copy()
+        if where_true and n:
+            np.copyto(r, 0, where=condition)
+        elif not where_true and n < condition.size:
+            np.copyto(r, 0, where=~condition)
+        return r
+    return where(condition, 0, a) if where_true else where(condition, a, 0)
+
+
 def _nonzero(condition, size, fill_value):
     idx = np.nonzero(condition)
     dt = _dt.default_int()
@@ -241,6 +266,20 @@ where.samples = lambda rng: [
     ((rng.uniform(-1, 1, (2, 3)) > 0, rng.uniform(-2, 2, (3,)), rng.uniform(-2, 2, (2, 1))), {}),
     ((rng.uniform(-1, 1, (3,)) > 0, rng.uniform(-2, 2, (2, 3)), rng.uniform(-2, 2, ())), {}),
 ]  # fmt: skip
+
+
+mask_count = register(
+    Primitive("ad.mask_count", _mask_count, kind="internal", differentiable=False)
+).facts(pure=True)
+zero_where_counted = register(
+    Primitive("ad.zero_where_counted", _zero_where_counted, kind="internal", differentiable=False)
+).facts(array_result=True, pure=True)
+mask_count.samples = lambda rng: [((rng.uniform(-1, 1, (2, 3)) > 0,), {})]
+zero_where_counted.samples = lambda rng: [
+    ((m, int(m.sum()), rng.normal(size=(2, 3)).astype(np.float32), t), {})
+    for m in [rng.uniform(-1, 1, (2, 3)) > 0]
+    for t in (True, False)
+]
 
 
 def _replace_inf(x):

@@ -11,6 +11,7 @@ from .cse import cse
 from .dce import dce
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
+from .masks import counted_masks
 from .operators import as_operators
 from .promote import promote
 from .propagate import fold_constants, propagate
@@ -88,7 +89,11 @@ def optimize(
         specialized = True
     if transposed_operands(fdef, namer):
         infer_avals(fdef, params, resolve)  # (the new statements, for the motion)
-    if hoist_invariants(fdef, resolve, namer) or specialized:
+    hoisted = hoist_invariants(fdef, resolve, namer)
+    if counted_masks(fdef, namer):  # (masks the motion took out of the loops)
+        infer_avals(fdef, params, resolve)
+        hoisted = hoist_invariants(fdef, resolve, namer) or True
+    if hoisted or specialized:
         for _ in range(8):  # (a merged repeat makes the next one's operands equal)
             if not cse(fdef):
                 break
