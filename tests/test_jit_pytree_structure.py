@@ -332,3 +332,46 @@ def test_the_call_boundary_walks_a_class_model():
     again, w2b = f(out, 2.0)  # Arrays in: the same specialization's values
     assert_trees_close(again, model, rtol=0, atol=0)
     np.testing.assert_array_equal(np.asarray(w2b), np.asarray(w2))
+
+
+@tu.register_pytree_node_class
+class _Tagged:
+    """A class whose aux data is unhashable (a list): keyed by its type tree."""
+
+    def __init__(self, a, tags):
+        self.a = a
+        self.tags = tags
+
+    def tree_flatten(self):
+        return (self.a,), list(self.tags)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+
+def test_one_walk_unwraps_orders_and_keys_the_arguments():
+    # a call's arguments are walked once (_Jit._key with weak=None): Arrays inside
+    # lists of dicts come in as buffers, a dict given out of JAX's key order is
+    # seen in it, a weakly typed Array of one axis promotes as a Python scalar,
+    # and a class with unhashable aux data holding an Array is rebuilt on buffers
+    a = np.arange(3, dtype=np.float32)
+    b = np.full(3, 2.0, np.float32)
+    first = srcjax.jit(lambda ps: [list(p.values())[0] * 3 for p in ps])
+    got = first([{"b": jnp.asarray(b), "a": jnp.asarray(a)}])
+    np.testing.assert_array_equal(np.asarray(got[0]), a * 3)  # "a" first, as in JAX
+    assert type(got[0]) is srcjax.Array
+    got = first([{"b": b, "a": a}])  # the same key with buffers: the same values
+    np.testing.assert_array_equal(np.asarray(got[0]), a * 3)
+    assert first._cache_size() == 1
+    w = 2.5 * jnp.arange(3)  # weakly typed float32
+    assert w.weak_type
+    half = np.ones(3, np.float16)
+    prod = srcjax.jit(lambda u, h: u * h)(w, half)
+    assert np.asarray(prod).dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(prod), (np.arange(3) * 2.5).astype(np.float16))
+    g = srcjax.jit(lambda t: t.a * 2)
+    for leaf in (a, jnp.asarray(a)):
+        out = g(_Tagged(leaf, ["x"]))
+        assert type(out) is srcjax.Array
+        np.testing.assert_array_equal(np.asarray(out), a * 2)

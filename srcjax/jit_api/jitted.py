@@ -19,7 +19,16 @@ import gast
 import numpy as np
 
 from .. import _debug_nans, backends, dtypes, tree_util
-from .._array import _WeakArray, unwrap_args_weak, unwrap_kwargs, wrap, wrap_weak
+from .._array import (
+    _LEAF_TYPES,
+    Array,
+    _WeakArray,
+    unwrap_args_weak,
+    unwrap_kwargs,
+    unwrap_tree,
+    wrap,
+    wrap_weak,
+)
 from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..api import transformed as _transformed
@@ -146,29 +155,53 @@ class _Jit(Transformed):
         return len(self._specs)
 
     # -- calling -------------------------------------------------------------------
-    def _key(self, args: tuple, kwargs: dict, weak: tuple = ()) -> Tuple[tuple, tuple, dict]:
+    def _key(
+        self, args: tuple, kwargs: dict, weak: Optional[tuple] = ()
+    ) -> Tuple[tuple, tuple, dict]:
         """(the signature key, the canonical arguments and keyword arguments);
-        ``weak``: the positions of weakly typed arrays (``unwrap_args_weak``)."""
+        ``weak``: the positions of weakly typed arrays (``unwrap_args_weak``),
+        or None for a call's arguments as given: then the same walk makes
+        their Arrays buffers (the weakly typed ones of one or more axes keyed
+        weak) and orders their dicts as JAX does (``args_in_jax_order``)."""
         x64 = _cfg.x64_enabled
         static = self._static_pos
+        raw = weak is None
         # (a static argument left out takes its default; a missing one without a
         # default fails when the call is bound, with Python's TypeError)
         keys = []
         new_args = None
         for i, x in enumerate(args):
+            t = type(x)
+            if raw:
+                if t is Array:
+                    x = x._buf
+                    new_args = list(args) if new_args is None else new_args
+                    new_args[i] = x
+                    t = type(x)
+                elif t is _WeakArray and x._buf.ndim:
+                    weak = (weak or ()) + (i,)
+                    x = x._buf
+                    new_args = list(args) if new_args is None else new_args
+                    new_args[i] = x
+                    t = type(x)
             if i in static:
+                if raw and t not in _LEAF_TYPES:
+                    y = unwrap_tree(x)
+                    if y is not x:
+                        new_args = list(args) if new_args is None else new_args
+                        new_args[i] = x = y
                 keys.append(_static_key(x))
                 continue
-            if type(x) is np.ndarray and i not in weak:
+            if t is np.ndarray and (not weak or i not in weak):
                 dt = x.dtype
                 if x64 or dt.itemsize != 8 or dt.kind not in "fiu":
                     keys.append((x.shape, dt))
                     continue
             try:
-                y, k = _canon(x, x64)
+                y, k = _canon(x, x64, raw)
             except TypeError as e:  # (a str argument: name the parameter, as JAX does)
                 raise TypeError(self._argument_error(e, i, None)) from None
-            if i in weak:
+            if weak and i in weak:
                 k = k + ("weak",)  # (a weakly typed array: promotes as a Python scalar)
             keys.append(k)
             if y is not x:
@@ -184,6 +217,8 @@ class _Jit(Transformed):
             for k in sorted(kwargs):
                 v = kwargs[k]
                 if k in self._static_names:
+                    if raw:
+                        v = unwrap_tree(v)
                     items.append((k, _static_key(v)))
                     new_kw[k] = v
                 else:
@@ -208,25 +243,32 @@ class _Jit(Transformed):
 
     def __call__(self, *args, **kwargs):
         try:
-            # the boundary: generated code computes on buffers; dicts in JAX's key order
-            args, weak = unwrap_args_weak(args)
-            args = args_in_jax_order(args)
-            if kwargs:
-                kwargs = unwrap_kwargs(kwargs)
-            if _cfg.jit_disabled and not self._types_only:
-                # srcjax.disable_jit(): the function as written
-                return self.fun(*args, **kwargs)
-            if _cfg.debug_nonfinite and not _debug_nans.active():
+            weak = None  # (the arguments as given: _key unwraps and orders them)
+            if (_cfg.jit_disabled and not self._types_only) or (
+                _cfg.debug_nonfinite and not _debug_nans.active()
+            ):
+                # the boundary: generated code computes on buffers; dicts in JAX's order
+                args, weak = unwrap_args_weak(args)
+                args = args_in_jax_order(args)
+                if kwargs:
+                    kwargs = unwrap_kwargs(kwargs)
+                if _cfg.jit_disabled and not self._types_only:
+                    # srcjax.disable_jit(): the function as written
+                    return self.fun(*args, **kwargs)
                 label = f"jit({getattr(self.fun, '__name__', 'fun')})"
                 return _debug_nans.call_checked(
                     self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
                 )
             fn = None
-            if len(args) == 1 and not kwargs and not self._static_pos and not weak:
+            if len(args) == 1 and not kwargs and not self._static_pos:
                 # fast path (W3's per-call cost): one float or float32 array argument
                 # whose specialization exists; the key is the one _key would build
                 x = args[0]
                 t = type(x)
+                if t is Array:
+                    x = x._buf
+                    t = type(x)
+                    args = (x,)
                 x64 = _cfg.x64_enabled
                 if t is float:
                     fn = self._specs.get(((_WEAK[float],), (), x64, self._device))
@@ -267,13 +309,13 @@ class _Jit(Transformed):
             if _cfg.checks_enabled and isinstance(self.fun, Transformed):
                 from .._cotangent_check import check_transform_output
 
-                check_transform_output(self.fun, out, args, kwargs)
+                check_transform_output(self.fun, out, cargs, ckwargs)
             t = type(out)
             if t is np.ndarray:
                 if (
                     out.base is None
                     and (out.dtype.itemsize < 8 or _cfg.x64_enabled)
-                    and not _is_input(out, args, kwargs)
+                    and not _is_input(out, cargs, ckwargs)
                 ):
                     return wrap(out)  # the common case: a fresh array of a 32-bit dtype
             elif t in _NUMPY_SCALARS and (t not in _WIDE_SCALARS or _cfg.x64_enabled):
@@ -283,10 +325,10 @@ class _Jit(Transformed):
             elif t is float:  # a weakly typed result
                 return wrap_weak(_F64(out) if _cfg.x64_enabled else _as_f32(out))
             elif _devices.is_device_array(out):  # one GPU array (the CUDA backend's result)
-                if any(out is a for a in args) or any(out is v for v in kwargs.values()):
+                if any(out is a for a in cargs) or any(out is v for v in ckwargs.values()):
                     out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
                 return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
-            return _unalias(out, args, kwargs, self._donate_pos)
+            return _unalias(out, cargs, ckwargs, self._donate_pos)
         except ValueError as e:
             # NumPy's error from an operator in the generated code: JAX's, located
             located = generated_numpy_error(e)

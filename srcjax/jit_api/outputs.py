@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes, tree_util
 from .._array import unwrap_tree, wrap_tree, wrap_weak
+from .._array import wrap as _wrap
 from ..codegen import emit
 from ..frontend.normalize.anf import _GENERATED_NAMES
 from ..pytree import CLASS_KINDS
@@ -87,11 +88,14 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
 def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
     """A transform's output as it leaves generated code (the boundary of jit,
     vmap, the jvp family and vjp/linearize's primal): :func:`_unalias_buffers`,
-    then every array leaf an ``srcjax.Array``."""
-    return wrap_tree(_unalias_buffers(out, args, kwargs, donate))
+    then every array leaf an ``srcjax.Array``, in the same walk (each registered
+    class of the output flattened and rebuilt once)."""
+    return _unalias_buffers(out, args, kwargs, donate, wrap=True)
 
 
-def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+def _unalias_buffers(
+    out: Any, args: tuple, kwargs: dict, donate: frozenset, wrap: bool = False
+) -> Any:
     """``out`` as jax.jit returns it: every array that is (a view of) a
     non-donated argument copied, as JAX arrays are immutable, so a jitted
     function's outputs never share memory with its inputs (``y = jit(lambda a:
@@ -101,7 +105,8 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
     ``int32``; a Python bool a strong ``bool``);
     64-bit arrays and scalars narrowed to 32 bits unless x64 is on, as JAX never
     returns them then (NumPy's operators promote ``int32 * float32`` to float64:
-    vmap and jvp returned such values as float64, JAX float32)."""
+    vmap and jvp returned such values as float64, JAX float32). ``wrap``: every
+    leaf also made an Array as :func:`srcjax._array.wrap_tree` does."""
     roots: Optional[set] = None
     narrow = not _cfg.x64_enabled
 
@@ -110,20 +115,26 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
         t = type(x)
         if t is np.ndarray:  # the common case first
             if narrow and x.dtype in _WIDE:
-                return dtypes.canonicalize_value(x)  # a new array: it shares nothing
-            if roots is None:
-                roots = _input_roots(args, kwargs, donate)
-            b = x.base
-            return x.copy() if id(x if b is None else b) in roots else x
+                x = dtypes.canonicalize_value(x)  # a new array: it shares nothing
+            else:
+                if roots is None:
+                    roots = _input_roots(args, kwargs, donate)
+                b = x.base
+                if id(x if b is None else b) in roots:
+                    x = x.copy()
+            # (a float0 array, the gradient of an integer input, stays NumPy's)
+            return _wrap(x) if wrap and x.dtype.fields is None else x
         if t in _NUMPY_SCALARS:
-            return dtypes.canonicalize_value(x) if narrow and x.dtype in _WIDE else x
+            if narrow and x.dtype in _WIDE:
+                x = dtypes.canonicalize_value(x)
+            return _wrap(x) if wrap else x
         if t is int or t is float or t is complex:
             # a value computed from weakly typed inputs only: weakly typed, as JAX's
             # (jit(lambda x: x * 2.0)(1.0) is Array(2., dtype=float32, weak_type=True))
             s = _as_array_scalar(x)
             return s if s is x else wrap_weak(s)
         if t is bool:
-            return np.bool_(x)
+            return _wrap(np.bool_(x)) if wrap else np.bool_(x)
         kind = CLASS_KINDS.get(t)
         if kind is None:
             if t is tuple:
@@ -137,11 +148,14 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
                 return x
             return kind.unflatten(aux, tuple(fixed))
         if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
-            return dtypes.canonicalize_value(x)
+            x = dtypes.canonicalize_value(x)
+            return wrap_tree(x) if wrap else x
         if isinstance(x, np.ndarray):
             if roots is None:
                 roots = _input_roots(args, kwargs, donate)
-            return x.copy() if _root(x) in roots else x
+            if _root(x) in roots:
+                x = x.copy()
+            return wrap_tree(x) if wrap else x
         if isinstance(x, tuple):
             items = [fix(v) for v in x]
             if all(a is b for a, b in zip(items, x)):
@@ -172,7 +186,7 @@ def _unalias_buffers(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> 
             if all(a is b for a, b in zip(fixed, children)):
                 return x
             return kind.unflatten(aux, tuple(fixed))
-        return x
+        return wrap_tree(x) if wrap else x  # (another leaf: a device array, np.generic)
 
     return fix(out)
 

@@ -11,6 +11,8 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import dtypes, tree_util
+from .._array import Array, _weak_buffer, _WeakArray
+from .._dict_order import sorted_keys
 from .._prng_key import PRNGKeyArray
 from ..api import _kind
 from ..backends import _devices
@@ -26,6 +28,9 @@ _WEAK = {
 }
 _F32 = np.float32
 _F64 = np.float64
+#: the dicts whose items in_jax_order orders further down (an OrderedDict's own
+#: order stays; other dict subclasses are left as they are)
+_ORDERED_DICTS = frozenset({dict, collections.defaultdict, collections.OrderedDict})
 
 
 def _static_key(x: Any) -> tuple:
@@ -41,11 +46,21 @@ def _static_key(x: Any) -> tuple:
     return ("static", type(x), x)
 
 
-def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
+def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
     """(canonical argument, its key): JAX's argument canonicalization (float64 ->
     float32 without x64; a Python float becomes a float32 scalar that remembers
-    it was weakly typed)."""
+    it was weakly typed). In the same walk, every ``srcjax.Array`` becomes its
+    buffer (:func:`srcjax._array.unwrap_tree`) and, with ``order``, every dict
+    reached through lists, tuples and dicts has its keys in JAX's order
+    (:func:`srcjax._dict_order.in_jax_order`), so a call walks its arguments
+    once."""
     t = type(x)
+    if t is Array:
+        x = x._buf
+        t = type(x)
+    elif t is _WeakArray:
+        x = _weak_buffer(x)  # (a 0-d one: its Python number, weakly typed)
+        t = type(x)
     if t is np.ndarray:
         dt = x.dtype
         if not x64 and dt.itemsize == 8 and dt.kind in "fiu":
@@ -66,7 +81,7 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
     if kind is not None:  # a registered class (a model): before the isinstance tests
         return _canon_class(x, kind, x64)
     if t is list or t is tuple:  # (the same key as the general branch below)
-        items = [_canon(v, x64) for v in x]
+        items = [_canon(v, x64, order) for v in x]
         key = ("seq", t, tuple([v[1] for v in items]))
         if t is tuple and all(v[0] is c for v, c in zip(items, x)):
             return x, key  # nothing canonicalized: the tuple as it is (a list is copied)
@@ -82,13 +97,19 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
             x = x.astype(np.float32 if dt.kind == "f" else np.int32)
         return x, ("gpu", int(x.device.id), tuple(x.shape), np.dtype(x.dtype))
     if isinstance(x, dict):
-        items = [(k, _canon(v, x64)) for k, v in x.items()]
+        names = list(x)
+        if order and (t is dict or t is collections.defaultdict) and len(names) > 1:
+            ordered = list(sorted_keys(x))
+        else:
+            ordered = names
+        sub = order and t in _ORDERED_DICTS
+        items = [(k, _canon(x[k], x64, sub)) for k in ordered]
         keys = tuple((k, v[1]) for k, v in items)
         if isinstance(x, collections.defaultdict):  # (its factory comes first)
             kind = ("dict", type(x), x.default_factory)
         else:
             kind = ("dict", type(x))
-        if all(v[0] is x[k] for k, v in items):
+        if ordered == names and all(v[0] is x[k] for k, v in items):
             return x, kind + (keys,)  # nothing canonicalized: the dict as it is
         pairs = ((k, v[0]) for k, v in items)
         if isinstance(x, collections.defaultdict):
@@ -97,10 +118,10 @@ def _canon(x: Any, x64: bool) -> Tuple[Any, Any]:
             new = type(x)(pairs)
         return new, kind + (keys,)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
-        items = [_canon(v, x64) for v in x]
+        items = [_canon(v, x64, order) for v in x]
         return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
     if isinstance(x, (list, tuple)):
-        items = [_canon(v, x64) for v in x]
+        items = [_canon(v, x64) for v in x]  # (in_jax_order leaves a subclass as it is)
         return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
     if x is None:
         return x, None
@@ -144,6 +165,8 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     try:
         hash(aux)
     except TypeError:  # unhashable aux data: keyed by the type tree, as before
+        if new is not None:
+            x = kind.unflatten(aux, tuple(new))
         return x, ("class", _kind(x, exact=True))
     layout = []
     static = False
@@ -156,10 +179,10 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
             static = True
             break
     key = ("class", type(x), aux, tuple(layout), tuple(keys))
+    if new is not None:  # (leaves canonicalized, or Arrays made buffers)
+        x = kind.unflatten(aux, tuple(new))
     if static:
         key += (_kind(x, exact=True),)
-    if new is not None:
-        x = kind.unflatten(aux, tuple(new))
     return x, key
 
 
