@@ -285,6 +285,38 @@ def test_jit_python_int_division_by_zero():
     assert not r.weak_type
 
 
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x.shape[0] // 0,
+        lambda x: x.shape[0] % 0,
+        lambda x: x.shape[0] / 0,
+        lambda x: x * (x.shape[0] // 0),
+        lambda x: x + divmod(x.shape[0], 0)[0],
+        lambda x: x * (len(x) % (x.ndim - 1)),
+    ],
+)
+def test_static_int_division_by_zero_raises(f):
+    # jax 0.10.2: ZeroDivisionError at trace time (x.shape[0] is a Python int);
+    # srcjax's jit folded x.shape[0] // 0 to 0 (NumPy's value, meant for weak
+    # stand-ins) and returned it
+    x = np.ones(3, np.float32)
+    with pytest.raises(ZeroDivisionError):
+        srcjax.jit(f)(x)
+    with pytest.raises(ZeroDivisionError):
+        srcjax.vmap(f)(np.ones((2, 3), np.float32))
+    with pytest.raises(ZeroDivisionError):
+        f(x)
+
+
+def test_static_argument_division_by_zero_raises():
+    # jax 0.10.2: a static Python int is a Python int: ZeroDivisionError
+    with pytest.raises(ZeroDivisionError):
+        srcjax.jit(lambda n: n // 0, static_argnums=0)(3)
+    with pytest.raises(ZeroDivisionError):
+        srcjax.jit(lambda x, n: x * (n % 0), static_argnums=1)(np.ones(2, np.float32), 3)
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_unsigned_division_by_zero():
     a, z = np.array([5], np.uint8), np.array([0], np.uint8)

@@ -542,14 +542,15 @@ class _Interp:
         )
         return Aval(shape, dt, wt=bool(operands) and weak)
 
-    def _eval_form(self, s: Any, env, make: Callable = Aval.proxy) -> Any:
+    def _eval_form(self, s: Any, env, make: Callable = Aval.proxy, exact: bool = False) -> Any:
         """Evaluate the statement's expression on one-element stand-ins, in the
         form it is written (a Python operator runs NumPy's operator; a call runs
-        the primitive's implementation), so dtypes are what the code computes."""
+        the primitive's implementation), so dtypes are what the code computes.
+        ``exact``: every operand is a static value, no stand-in (see _py_binop)."""
         e = s.value
         if isinstance(e, gast.BinOp) and type(e.op) in _PY_BINOPS_ALL:
             ab = [self._stand_in(v, env, make) for v in (e.left, e.right)]
-            return _py_binop(_PY_BINOPS_ALL[type(e.op)], *ab)
+            return _py_binop(_PY_BINOPS_ALL[type(e.op)], *ab, exact=exact)
         if isinstance(e, gast.UnaryOp) and type(e.op) in _PY_UNARY_ALL:
             return _PY_UNARY_ALL[type(e.op)](self._stand_in(e.operand, env, make))
         if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _PY_CMP:
@@ -661,13 +662,15 @@ class _Interp:
                 return np.broadcast_to(np.full((), fill, a.dtype), a.shape)
 
             if not isinstance(s.value, gast.Call):
-                return self._eval_form(s, env, make)
+                return self._eval_form(s, env, make, exact=static)
             args, kwargs = self._operands(op, env, make)
             return op.prim.impl(*args, **kwargs)
 
         try:
             r = run(1)
         except Exception:  # noqa: BLE001 - try zeros
+            if static:  # (the values themselves raise, x.shape[0] // 0: unknown here,
+                return None  # and the code raises when it runs, as Python does)
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
             return Aval(np.shape(r), r.dtype, wt=self._keeps_weak(op, r, env))

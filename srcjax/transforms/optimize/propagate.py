@@ -202,15 +202,17 @@ def fold_constants(fdef: Any) -> Any:
 # ---------------------------------------------------------------------------- abstract values
 
 
-def _py_binop(f: Callable, a: Any, b: Any) -> Any:
+def _py_binop(f: Callable, a: Any, b: Any, exact: bool = False) -> Any:
     """``f(a, b)``, a Python operator on the stand-ins of :mod:`.interp`; Python numbers (weak scalars) divided by zero (a
     constant ``x / 0.0``) give NumPy's value as a Python number, as the generated
     code computes on the NumPy scalars weak arguments are held as (inf, not
-    ZeroDivisionError), so the result stays known, and weak."""
+    ZeroDivisionError), so the result stays known, and weak. With ``exact``,
+    ``a`` and ``b`` are the values themselves (static: ``x.shape[0] // 0``), no
+    stand-ins: Python's ZeroDivisionError stands, as in JAX's trace."""
     try:
         return f(a, b)
     except ZeroDivisionError:
-        if type(a) not in (int, float) or type(b) not in (int, float):
+        if exact or type(a) not in (int, float) or type(b) not in (int, float):
             raise
         with np.errstate(all="ignore"):
             return f(*[np.float64(v) if type(v) is float else np.int64(v) for v in (a, b)]).item()
