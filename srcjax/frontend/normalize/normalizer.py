@@ -6,6 +6,7 @@ frontend's entry point.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Dict, List, Optional, Set
 
 import gast
@@ -378,6 +379,8 @@ class Normalizer(
             for cls, what in _UNSUPPORTED.items():
                 if isinstance(n, cls):
                     hint = None
+                    if cls is gast.With:
+                        self._refuse_suppress(n)
                     if cls is gast.FunctionDef:
                         hint = "define the helper at module level and call it"
                     elif cls in (gast.Global, gast.Nonlocal):
@@ -411,6 +414,29 @@ class Normalizer(
                     "`**kwargs` in calls is not supported in transformed functions",
                     self.src.location(n),
                     "pass the keyword arguments explicitly",
+                )
+
+    def _refuse_suppress(self, node: Any) -> None:
+        """``with contextlib.suppress(KeyError):``: refused by name, with what to do
+        instead. Generated code has no try/except (``try`` is refused too): a block
+        left half-way by a swallowed exception would need every transform (grad's
+        tape pushes and pops, vmap's examples, jit's dataflow passes) to model
+        that exit."""
+        for item in node.items:
+            e = item.context_expr
+            if not isinstance(e, gast.Call):
+                continue
+            try:
+                status, obj = self.resolve(e.func)
+            except Exception:  # noqa: BLE001 - not resolvable: the generic message
+                continue
+            if status == "found" and obj is contextlib.suppress:
+                raise UnsupportedSyntaxError(
+                    f"`with {N.to_source(e)}` is not supported in transformed functions "
+                    "(srcjax's generated code has no try/except)",
+                    self.src.location(node),
+                    "test the condition instead (`if key in d:`, `if n != 0:`), or "
+                    "move the block outside the transformed function",
                 )
 
     # -- helpers ---------------------------------------------------------------
