@@ -5,6 +5,7 @@ the results stay those of the code as written (Python loops as the oracle)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import srcjax
 import srcjax.numpy as jnp
@@ -294,3 +295,39 @@ def test_a_mask_the_loop_changes_is_not_counted():
         acc = acc + np.where(acc > 0.5, np.float32(0), t)
     np.testing.assert_array_equal(np.asarray(jitted(t, t)), acc)
     assert "ad.zero_where_counted(" not in srcjax.source(jitted, t, t)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_helpers_with_known_operands_are_their_one_call(dt, request):
+    # optimize/direct.py: ad.sum_of_products over the last axis, vmap's per-example
+    # matrix @ vector and its cotangent for the vector are the gufunc calls
+    # (ad.vecdot, ad.matvec, ad.vecmat) their fast paths make, for float32 and
+    # float64; an integer product keeps the general helper
+    def f(w, x):
+        z = jnp.tanh(x @ w)
+        return jnp.sum(w * w) + jnp.sum(z * z)
+
+    def g(w, x):  # per example: d/dw of f, and <w, w> as a sum of products
+        return srcjax.grad(f)(w, x), jnp.sum(w * x[0])
+
+    if dt == np.float64:
+        request.getfixturevalue("x64")
+    rng = _rng()
+    ws = rng.standard_normal((6, 3)).astype(dt)
+    xs = rng.standard_normal((6, 4, 3)).astype(dt)
+    jitted = srcjax.jit(srcjax.vmap(g))
+    gw, s = jitted(ws, xs)
+    for k in range(6):
+        w, x = ws[k].astype(np.float64), xs[k].astype(np.float64)
+        z = np.tanh(x @ w)
+        want = 2 * w + x.T @ (2 * z * (1 - z * z))
+        np.testing.assert_allclose(np.asarray(gw[k]), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(float(s[k]), w @ x[0], rtol=1e-5, atol=1e-6)
+    assert gw.dtype == dt and s.dtype == dt
+    src = srcjax.source(jitted, ws, xs)
+    assert "ad.matvec(" in src and "ad.vecmat(" in src and "ad.vecdot(" in src, src
+    assert "ad.bmatmul(" not in src and "ad.sum_of_products(" not in src, src
+    ints = np.arange(12).reshape(4, 3)
+    h = srcjax.jit(srcjax.vmap(lambda a, b: jnp.sum(a * b)))
+    np.testing.assert_array_equal(np.asarray(h(ints, ints)), (ints * ints).sum(1))
+    assert "ad.vecdot(" not in srcjax.source(h, ints, ints)

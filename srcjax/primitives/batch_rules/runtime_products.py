@@ -320,6 +320,28 @@ bmatmul_left.samples = lambda rng: []
 bmatmul_right.samples = lambda rng: []
 
 
+# jit's forms of ``ad.bmatmul(a, v, True, True)`` and ``ad.bmatmul_right(g, a, v,
+# True, True)`` for float32/float64 operands of one dtype whose shapes fit (per
+# example matrix @ vector and its cotangent, R6's hvp inside the CG loop): the
+# one gufunc call each makes for them, without the dispatch (optimize/direct.py)
+
+
+def _matvec(a, v):
+    """Per example ``a_i @ v_i`` (``a``: a stack of matrices, ``v``: of vectors)."""
+    return _MATVEC(a, v)
+
+
+def _vecmat(g, a):
+    """Per example ``g_i @ a_i`` (real operands: vecmat's conjugation does nothing)."""
+    return _VECMAT(g, a)
+
+
+matvec = _reg("ad.matvec", _matvec, differentiable=False).facts(array_result=True, pure=True)
+vecmat = _reg("ad.vecmat", _vecmat, differentiable=False).facts(array_result=True, pure=True)
+matvec.samples = lambda rng: [((rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 2))), {})]
+vecmat.samples = lambda rng: [((rng.normal(size=(4, 3)), rng.normal(size=(4, 3, 2))), {})]
+
+
 bmatmul.samples = lambda rng: [
     ((rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), True, False), {}),
     ((rng.normal(size=(4, 3)), rng.normal(size=(4, 3, 2)), True, True), {}),

@@ -9,6 +9,7 @@ from .bounds import restore_subscripts
 from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
+from .direct import direct_calls
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
 from .masks import counted_masks
@@ -100,6 +101,7 @@ def optimize(
             propagate(fdef)
         dce(fdef)
         infer_avals(fdef, params, resolve)
+    direct_calls(fdef)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
         _promote_all(fdef, params, resolve, namer, boxed)
