@@ -457,3 +457,38 @@ def test_the_collector_is_back_on_after_a_transformation(cache_dir, monkeypatch)
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+_TREE_SRC = """
+import collections
+
+from srcjax import tree_util as tu
+
+State = collections.namedtuple("State", ["w", "b"])
+
+
+def step(p, s):
+    q = tu.tree_map(lambda a: a * s + 1.0, p)
+    return q, (tu.tree_map(lambda a: a - 1.0, p), s)
+"""
+
+
+def test_a_jit_entry_returning_known_trees_keeps_their_template(cache_dir, tmp_path):
+    # jit returns trees of a known structure as their leaves and its boundary
+    # builds them (optimize/flat_results.py): the template travels in the entry
+    path = tmp_path / "dc_tree.py"
+    w = np.array([1.0, 2.0], np.float32)
+    b = np.array([3.0], np.float32)
+    for run in range(2):
+        mod = _module(path, _TREE_SRC if run == 0 else None)
+        jitted = srcjax.jit(mod.step)
+        q, (r, s) = jitted(mod.State(w, b), np.float32(2.0))
+        assert type(q) is mod.State and type(r) is mod.State
+        assert type(q.w) is srcjax.Array and type(s) is srcjax.Array
+        np.testing.assert_array_equal(np.asarray(q.w), w * 2 + 1)
+        np.testing.assert_array_equal(np.asarray(q.b), b * 2 + 1)
+        np.testing.assert_array_equal(np.asarray(r.w), w - 1)
+        assert float(s) == 2.0
+        text = srcjax.source(jitted, mod.State(w, b), np.float32(2.0))
+        assert "leaves: jit's boundary builds" in text
+    assert _stats()["stores"] == 1 and _stats()["hits"] == 1, diskcache.LAST_REASON

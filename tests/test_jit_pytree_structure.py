@@ -375,3 +375,38 @@ def test_one_walk_unwraps_orders_and_keys_the_arguments():
         out = g(_Tagged(leaf, ["x"]))
         assert type(out) is srcjax.Array
         np.testing.assert_array_equal(np.asarray(out), a * 2)
+
+
+def test_trees_of_a_known_structure_are_returned_as_leaves_and_built_once():
+    # the step's model and optimizer state come back as leaf lists: no treedef
+    # computed per call, no instance built in the code and again at the boundary
+    # (optimize/flat_results.py); the results are as eager, with the aux data
+    jitted = srcjax.jit(adam_step)
+    args = inputs((5, 7, 6, 3))
+    text = srcjax.source(jitted, *args)
+    assert "leaves: jit's boundary builds" in text
+    assert "ad.tree_def" not in text and "ad.unflatten_upto" not in text
+    got = run_steps(jitted, args)
+    with srcjax.disable_jit():
+        want = run_steps(adam_step, args)
+    assert_trees_close(got, want)
+    model, (m, v, t), _ = got
+    for tree in (model, m, v):
+        assert type(tree) is MLP and tree.act == "tanh" and type(tree.layers) is list
+        assert all(type(leaf) is srcjax.Array for leaf in tu.tree_leaves(tree))
+    assert type(t) is srcjax.Array
+    sin = make_model((5, 7, 3), act="sin")  # other aux data: another treedef
+    out = jitted(sin, (tu.tree_map(np.zeros_like, sin),) * 2 + (np.float32(0),), *args[2:])
+    assert out[0].act == "sin" and out[1][0].act == "sin"
+
+
+def test_a_returned_argument_tree_is_still_a_copy():
+    # a leaf list of the argument itself returned (tree_map of the identity):
+    # the boundary copies what aliases the inputs, as before
+    model = make_model((3, 4, 2))
+    f = srcjax.jit(lambda m: (tu.tree_map(lambda a: a, m), m.layers[0].bias.sum()))
+    out, _ = f(model)
+    assert type(out) is MLP
+    for leaf, given in zip(tu.tree_leaves(out), tu.tree_leaves(model)):
+        np.testing.assert_array_equal(np.asarray(leaf), given)
+        assert not np.shares_memory(np.asarray(leaf), given)

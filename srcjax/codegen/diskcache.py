@@ -519,6 +519,7 @@ _ATTRS = (
     "__srcjax_user_names__",
     "__srcjax_user_none__",
     "__srcjax_backend__",
+    "__srcjax_flat_result__",
 )
 _KNOWN = {"__srcjax_source__", "__srcjax_path__", "__srcjax_deps__", *_ATTRS}
 
@@ -638,6 +639,9 @@ def _payload(target: Any, rec: Recorder, fn: Any) -> dict:
         if backend != "cpu":
             raise Uncacheable(f"backend {backend}")
         attrs["__srcjax_backend__"] = backend
+    flat = getattr(fn, "__srcjax_flat_result__", None)
+    if flat is not None:  # (a JSON template: jit's boundary builds the results by it)
+        attrs["__srcjax_flat_result__"] = flat
     text = info["text"]
     # the modules that register what the text calls (vmap's rules in
     # primitives/batch_rules are imported by the transform, which a hit skips)
@@ -766,6 +770,8 @@ def _revive(payload: dict, target: Any) -> Any:
             setattr(fn, a, frozenset(attrs[a]))
     if "__srcjax_backend__" in attrs:
         fn.__srcjax_backend__ = attrs["__srcjax_backend__"]
+    if "__srcjax_flat_result__" in attrs:
+        fn.__srcjax_flat_result__ = attrs["__srcjax_flat_result__"]
     # the warnings its build gave (the key-reuse check runs while normalizing,
     # which a hit skips)
     for item in payload.get("warnings", ()):

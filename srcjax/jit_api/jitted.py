@@ -45,9 +45,11 @@ from .outputs import (
     _NUMPY_SCALARS,
     _WIDE_SCALARS,
     _as_tuple,
+    _built,
     _foldable,
     _globals_to_fold,
     _is_input,
+    _plan_flat,
     _resolver,
     _static_object,
     _unalias,
@@ -306,6 +308,12 @@ class _Jit(Transformed):
                     self._check_donated(len(args))
                     fn = self._specialize(key, cargs, ckwargs)
                 out = fn(*cargs, **ckwargs)
+                plan = fn.__dict__.get("__srcjax_flat_plan__")
+                if plan is not None:  # trees returned as their leaves (flat_results)
+                    if not (_cfg.checks_enabled and isinstance(self.fun, Transformed)):
+                        # one walk wraps the leaves; each tree is built once from them
+                        return _built(plan, _unalias(out, cargs, ckwargs, self._donate_pos))
+                    out = _built(plan, out)
             if _cfg.checks_enabled and isinstance(self.fun, Transformed):
                 from .._cotangent_check import check_transform_output
 
@@ -372,6 +380,7 @@ class _Jit(Transformed):
             fn = self._specs.get(key)
             if fn is None:
                 fn, text = self._build(key, args, kwargs)
+                _plan_flat(fn, args)
                 self._sources[key] = text
                 self._specs[key] = fn
                 self._builds += 1
@@ -565,6 +574,10 @@ class _Jit(Transformed):
                 if device is None:
                     device = _devices.default_device()
             backend = backends.for_device(device)
+            if nb == 0 and backend.name == "cpu":
+                # trees of a known structure returned as their leaves: the boundary
+                # builds them once (optimize/flat_results.py)
+                made["flat"] = opt.flat_results(fdef, params[: len(args)])
             backend.lower(fdef, norm.namer, src.filename, donatable)
             opt.inline_temporaries(fdef, user_names)
             opt.take_dead_items(fdef)
@@ -602,6 +615,8 @@ class _Jit(Transformed):
                 fn = backend.entry(fn, device)
             fn.__srcjax_deps__ = deps
             fn.__srcjax_backend__ = backend.name if backend is not None else None
+            if made.get("flat") is not None:
+                fn.__srcjax_flat_result__ = made["flat"]
             return fn, text
 
         def build():

@@ -20,6 +20,7 @@ from .._array import wrap as _wrap
 from ..codegen import emit
 from ..frontend.normalize.anf import _GENERATED_NAMES
 from ..pytree import CLASS_KINDS
+from ..transforms import optimize as opt
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -139,14 +140,16 @@ def _unalias_buffers(
         if kind is None:
             if t is tuple:
                 items = [fix(v) for v in x]
-                return x if all(a is b for a, b in zip(items, x)) else tuple(items)
+                if wrap or not all(a is b for a, b in zip(items, x)):
+                    return tuple(items)  # (wrapped leaves: new items, no identity test)
+                return x
             kind = tree_util._REGISTRY.get(t)  # (a namedtuple or dict subclass: below)
         else:  # a registered class (a model): its children fixed
             children, aux = kind.flatten(x)
             fixed = [fix(v) for v in children]
-            if all(a is b for a, b in zip(fixed, children)):
-                return x
-            return kind.unflatten(aux, tuple(fixed))
+            if wrap or not all(a is b for a, b in zip(fixed, children)):
+                return kind.unflatten(aux, tuple(fixed))
+            return x
         if narrow and isinstance(x, (np.ndarray, np.generic)) and x.dtype in _WIDE:
             x = dtypes.canonicalize_value(x)
             return wrap_tree(x) if wrap else x
@@ -189,6 +192,23 @@ def _unalias_buffers(
         return wrap_tree(x) if wrap else x  # (another leaf: a device array, np.generic)
 
     return fix(out)
+
+
+def _plan_flat(fn: Any, args: tuple) -> None:
+    """For a specialization returning trees as their leaves (its template
+    ``__srcjax_flat_result__``, see :mod:`srcjax.transforms.optimize.flat_results`):
+    the treedefs of the call that specialized it (the key fixes the structure and
+    the aux data, compared with ``==``), as jax.jit keeps its trace's output tree."""
+    flat = getattr(fn, "__srcjax_flat_result__", None)
+    if flat is not None:
+        defs = {i: tree_util.tree_structure(args[i]) for i in opt.flat_parameters(flat)}
+        fn.__srcjax_flat_plan__ = (flat, defs)
+
+
+def _built(plan: tuple, values: tuple) -> Any:
+    """The result of a specialization planned by :func:`_plan_flat`, from what it
+    returned (``values``: the leaf lists and other items)."""
+    return opt.build_flat(plan[0], values, plan[1])
 
 
 def _static_object(v: Any) -> bool:

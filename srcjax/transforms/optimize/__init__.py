@@ -43,6 +43,9 @@ from .avals import Aval, ClassAval, check_branch_avals
 from .common import PURE_KINDS
 from .cse import cse
 from .dce import dce
+from .flat_results import build as build_flat
+from .flat_results import flat_results
+from .flat_results import parameters as flat_parameters
 from .inline import inline_temporaries
 from .interp import infer_avals
 from .pipeline import jax_types, optimize
@@ -77,4 +80,7 @@ __all__ = [
     "PURE_KINDS",
     "check_branch_avals",
     "mark_weak_returns",
+    "flat_results",
+    "build_flat",
+    "flat_parameters",
 ]
