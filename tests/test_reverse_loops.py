@@ -339,3 +339,35 @@ def test_a_pop_from_a_cotangent_list_is_never_skipped_on_the_last_trip():
     for x in (0.7, -0.4):
         want = (float(d2(x + eps)) - float(d2(x - eps))) / (2 * eps)
         assert_close(d3(x), want, rtol=1e-3)
+
+
+def _make_signed(k, sign):
+    if sign > 0:
+        return lambda i, v: v + k
+    return lambda i, v: v - k
+
+
+def _branchy(k, x, sign, mode):
+    if mode == "factory":
+        body = _make_signed(k, sign)
+    else:
+
+        def body(i, v):
+            return v + k if sign > 0 else v - k
+
+    return jnp.sum(lax.fori_loop(0, 4, body, x) * x)
+
+
+@pytest.mark.parametrize("mode", ["factory", "inline"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_invariant_cotangent_in_a_branch_not_taken_on_every_trip(mode, sign):
+    """The cotangent of k, loop-invariant, is added in one branch of the body: it
+    was deferred to a list pushed in that branch and stacked after the loop
+    whenever the loop ran, so a branch never taken stacked an empty list
+    (ValueError "cannot stack an empty list"; found with a fori_loop body from a
+    factory with an `if`). Oracle: d/dk sum((x +- 4k) * x) = +-4 sum(x)."""
+    x = np.array([0.5, 1.5], np.float32)
+    want = sign * 4.0 * x.sum()
+    f = lambda k, x: _branchy(k, x, sign, mode)  # noqa: E731
+    assert_close(srcjax.grad(f)(np.float32(0.25), x), want, rtol=1e-6)
+    assert_close(srcjax.jit(srcjax.grad(f))(np.float32(0.25), x), want, rtol=1e-6)

@@ -86,8 +86,15 @@ class _ControlFlow:
     def rev_if(self, s, nz, defined, in_loop) -> List[Any]:
         nz_then = set(nz)
         nz_else = set(nz)
-        b_then = self.rev_block(s.body, nz_then, defined, in_loop)
-        b_else = self.rev_block(s.orelse, nz_else, defined, in_loop)
+        # a branch may run on no trip of the loop: its contributions to a loop-
+        # invariant cotangent are added at once, not deferred to lists stacked
+        # after the loop (an empty list: deferred.py's sums assume every trip)
+        defer, self.defer = self.defer, None
+        try:
+            b_then = self.rev_block(s.body, nz_then, defined, in_loop)
+            b_else = self.rev_block(s.orelse, nz_else, defined, in_loop)
+        finally:
+            self.defer = defer
         after = (nz_then | nz_else) & (defined | set(self.params))
         for names, block in ((nz_then, b_then), (nz_else, b_else)):
             for n in sorted(after - names):
