@@ -15,6 +15,7 @@ from srcjax.primitives.structural import (
 )
 
 from ..ad.linear import def_linear, def_transpose_pair
+from ._blas_threads import call_small
 from ._common import _internal, _linalg, _rand
 from .bilinear import cross
 from .einsum import einsum
@@ -214,9 +215,17 @@ def _tri_solve_2d(a, b, trans, lower, unit_diagonal):
     if b.shape[-1 if vector else -2] != m:
         return None
     code = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}[trans]
-    try:
-        x = sl.solve_triangular(
-            a, bm, trans=code, lower=lower, unit_diagonal=unit_diagonal, check_finite=False
+    try:  # (small systems on one BLAS thread: see _blas_threads)
+        x = call_small(
+            "scipy",
+            m * m * (1 if vector else bm.shape[-1]),
+            sl.solve_triangular,
+            a,
+            bm,
+            trans=code,
+            lower=lower,
+            unit_diagonal=unit_diagonal,
+            check_finite=False,
         )
     except np.linalg.LinAlgError:  # an exact zero on the diagonal
         return None
