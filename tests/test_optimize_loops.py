@@ -331,3 +331,95 @@ def test_helpers_with_known_operands_are_their_one_call(dt, request):
     h = srcjax.jit(srcjax.vmap(lambda a, b: jnp.sum(a * b)))
     np.testing.assert_array_equal(np.asarray(h(ints, ints)), (ints * ints).sum(1))
     assert "ad.vecdot(" not in srcjax.source(h, ints, ints)
+
+
+def test_a_loop_adds_a_broadcast_copy_of_an_invariant_bias_made_once():
+    # optimize/broadcasts.py: h + b in a scan cell, b of shape (3,) and h of
+    # (2, 3), adds b_b = ad.broadcast_copy(b, (2, 3)) made before the loop; the
+    # results are the same bit for bit (a Python loop over NumPy is the oracle)
+    from srcjax import lax
+
+    def run(w, b, xs):
+        def cell(h, x):
+            h = jnp.tanh(x @ w + b)
+            return h, h * b
+
+        return lax.scan(cell, jnp.zeros((2, 3), xs.dtype), xs)
+
+    rng = _rng()
+    w = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    xs = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    jitted = srcjax.jit(run)
+    h, ys = jitted(w, b, xs)
+    hw, ysw = np.zeros((2, 3), np.float32), []
+    for x in xs:
+        hw = np.tanh(x @ w + b)
+        ysw.append(hw * b)
+    np.testing.assert_array_equal(np.asarray(h), hw)
+    np.testing.assert_array_equal(np.asarray(ys), np.stack(ysw))
+    src = srcjax.source(jitted, w, b, xs)
+    loop = src[src.index("for k in range(5)") :]
+    assert "ad.broadcast_copy(b, (2, 3))" in src and "ad.broadcast_copy(" not in loop, src
+    assert loop.count("_b") >= 2, src  # both uses read the copy
+
+
+def test_a_bias_of_another_dtype_or_a_large_result_is_not_copied():
+    # a copy must not change a result's type (an int32 bias, float32 h: the
+    # operands keep their dtypes) nor cost a large array
+    from srcjax import lax
+
+    def run(b, xs):
+        def cell(h, x):
+            h = h * 0.5 + x + b
+            return h, None
+
+        return lax.scan(cell, jnp.zeros(xs.shape[1:], xs.dtype), xs)[0]
+
+    xs = np.ones((3, 2, 4), np.float32)
+    bi = np.arange(4, dtype=np.int32)
+    out = srcjax.jit(run)(bi, xs)
+    assert "ad.broadcast_copy(" not in srcjax.source(srcjax.jit(run), bi, xs)
+    big = np.ones((3, 300, 300), np.float32)
+    b32 = np.ones(300, np.float32)
+    assert "ad.broadcast_copy(" not in srcjax.source(srcjax.jit(run), b32, big)
+    h = np.zeros((2, 4), np.float32)
+    for x in xs:
+        h = h * 0.5 + x + bi
+    np.testing.assert_allclose(np.asarray(out), h, rtol=1e-6)
+
+
+def test_a_scans_products_of_its_rows_by_an_invariant_matrix_are_one_stacked_product():
+    # optimize/rowmaps.py: x @ wx of the scanned row x is the row of
+    # jnp.matmul(xs, wx), made once before the loop; the same BLAS products, so
+    # the same bits as a Python loop over NumPy. A row that is a vector (GEMV,
+    # not GEMM) keeps its product in the loop.
+    from srcjax import lax
+
+    def run(wx, wh, xs):
+        def cell(h, x):
+            h = jnp.tanh(x @ wx + h @ wh)
+            return h, h
+
+        return lax.scan(cell, jnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype), xs)
+
+    rng = _rng()
+    wx = rng.standard_normal((4, 3)).astype(np.float32)
+    wh = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    xs = rng.standard_normal((6, 2, 4)).astype(np.float32)
+    jitted = srcjax.jit(run)
+    h, ys = jitted(wx, wh, xs)
+    hw, ysw = np.zeros((2, 3), np.float32), []
+    for x in xs:
+        hw = np.tanh(x @ wx + hw @ wh)
+        ysw.append(hw)
+    np.testing.assert_array_equal(np.asarray(h), hw)
+    np.testing.assert_array_equal(np.asarray(ys), np.stack(ysw))
+    src = srcjax.source(jitted, wx, wh, xs)
+    head, loop = src.split("for k in range(6)")
+    assert "jnp.matmul(xs, wx)" in head and "@ wx" not in loop, src
+    vectors = rng.standard_normal((6, 4)).astype(np.float32)
+    src = srcjax.source(
+        srcjax.jit(lambda wx, xs: run(wx, np.eye(3, dtype=np.float32), xs)), wx, vectors
+    )
+    assert "jnp.matmul(xs, wx)" not in src, src

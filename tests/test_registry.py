@@ -33,6 +33,7 @@ def test_array_result_is_the_old_array_helper_list():
         "ad.vecdot",
         "ad.matvec",
         "ad.vecmat",
+        "ad.broadcast_copy",
         "ad.dot_left",
         "ad.dot_right",
         "ad.seed",

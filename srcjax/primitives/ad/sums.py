@@ -1,7 +1,8 @@
 """``jnp.sum`` (the reduction every adjoint needs) and ``ad.expand_reduced`` (a
 reduction's cotangent broadcast back), ``ad.unbroadcast`` (sum a cotangent down
-to an operand's shape; the same object when the shapes match) and
-``jnp.broadcast_to``; the sample inputs of reductions.
+to an operand's shape; the same object when the shapes match),
+``jnp.broadcast_to`` and ``ad.broadcast_copy`` (its contiguous copy); the sample
+inputs of reductions.
 """
 
 from __future__ import annotations
@@ -209,6 +210,24 @@ def def_broadcasting(p):
 def_broadcasting(broadcast_to)
 broadcast_to.samples = lambda rng: [
     ((rng.normal(size=(3,)), (2, 3)), {}),
+    ((rng.normal(size=(2, 1)), (4, 2, 3)), {}),
+]
+
+
+def _broadcast_copy(x, shape):
+    """``x`` broadcast to ``shape`` as a new contiguous array: jit's form of a
+    loop-invariant operand that an elementwise operation in the loop broadcasts
+    (optimize/broadcasts.py); NumPy's ufuncs are up to 3x slower on a broadcast
+    operand of a small array than on one of the full shape."""
+    out = np.empty(shape, dtype=np.result_type(x))
+    out[...] = x
+    return out
+
+
+broadcast_copy = _internal("ad.broadcast_copy", _broadcast_copy, differentiable=False)
+broadcast_copy.facts(array_result=True, pure=True)
+broadcast_copy.samples = lambda rng: [
+    ((rng.normal(size=(3,)).astype(np.float32), (2, 3)), {}),
     ((rng.normal(size=(2, 1)), (4, 2, 3)), {}),
 ]
 

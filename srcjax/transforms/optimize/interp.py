@@ -363,15 +363,17 @@ class _Interp:
             if (
                 isinstance(a, Aval)
                 and isinstance(b, Aval)
-                and len(a.shape) == 2
+                and len(a.shape) >= 2
                 and len(b.shape) == 2
+                and a.shape[-1] == b.shape[0]
                 and not a.weak
                 and not b.weak
                 and set(op.bound) <= {"a", "b", "x", "y"}  # (preferred_element_type: below)
             ):
-                # a call has JAX's result dtype, the operator ``@`` NumPy's
+                # a call has JAX's result dtype, the operator ``@`` NumPy's; a
+                # stack of matrices by one matrix (matmul and dot agree then)
                 rt = dtypes.result_type if isinstance(s.value, gast.Call) else np.result_type
-                return Aval((a.shape[0], b.shape[1]), rt(a.dtype, b.dtype))
+                return Aval(a.shape[:-1] + (b.shape[1],), rt(a.dtype, b.dtype))
         if getattr(prim, "communicates", False):
             # a collective exchanges values with the other pmap devices: never run on
             # stand-ins while building (the others are not there)

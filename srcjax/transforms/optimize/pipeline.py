@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, Optional
 
 from .algebra import simplify
 from .bounds import restore_subscripts
+from .broadcasts import broadcast_operands
 from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
@@ -17,6 +18,7 @@ from .operators import as_operators
 from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
+from .rowmaps import row_products
 from .static_fold import fold_static, lifts_as_subscripts
 from .transposes import transposed_operands
 from .trips import merge_trip_lists
@@ -88,7 +90,9 @@ def optimize(
     # (after the folds: the lists a reverse loop pushes one value on)
     if merge_trip_lists(fdef):
         specialized = True
-    if transposed_operands(fdef, namer):
+    transposed = transposed_operands(fdef, namer)
+    rows = row_products(fdef, namer)
+    if broadcast_operands(fdef, namer) or transposed or rows:
         infer_avals(fdef, params, resolve)  # (the new statements, for the motion)
     hoisted = hoist_invariants(fdef, resolve, namer)
     if counted_masks(fdef, namer):  # (masks the motion took out of the loops)
