@@ -35,6 +35,14 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _numba_loops_env() -> Any:
+    """``SRCJAX_NUMBA_LOOPS``: 1/true/yes/on, 0/false/no/off, or auto (unset: auto)."""
+    v = os.environ.get("SRCJAX_NUMBA_LOOPS", "").strip().lower()
+    if v in ("0", "false", "no", "off"):
+        return False
+    return v in ("1", "true", "yes", "on") or "auto"
+
+
 #: The current value of ``jax_enable_x64`` as a plain module global (fast to read).
 x64_enabled: bool = _env_flag("JAX_ENABLE_X64")
 #: ``jax_disable_jit`` (``srcjax.disable_jit()``): jitted functions run as written.
@@ -72,8 +80,9 @@ _DEFAULTS: Dict[str, Any] = {
     # srcjax's own options
     "key_reuse_check": "warn",  # "warn" | "error" | "off" (srcjax/frontend/keyreuse.py)
     # compile jitted loops over scalars with Numba when it is installed
-    # (srcjax/backends/numba_cpu/loops.py); applies to new jit specializations
-    "numba_loops": _env_flag("SRCJAX_NUMBA_LOOPS"),
+    # (srcjax/backends/numba_cpu/loops.py); applies to new jit specializations:
+    # "auto" once a loop is hot (tiers.py), True at its first call, False never
+    "numba_loops": _numba_loops_env(),
 }
 
 #: options with a fixed set of values (checked by Config.update)
@@ -117,6 +126,12 @@ class Config:
             else:
                 debug_infs = value
             debug_nonfinite = debug_nans or debug_infs
+        elif name == "numba_loops" and value != "auto":
+            if value not in (True, False, 0, 1):
+                raise ValueError(
+                    f"config option numba_loops must be 'auto', True or False, got {value!r}"
+                )
+            value = bool(value)
         if name in _CHOICES and value not in _CHOICES[name]:
             raise ValueError(f"config option {name} must be one of {_CHOICES[name]}, got {value!r}")
         self._values[name] = value

@@ -23,7 +23,8 @@ Timings are reported, never asserted. The workloads follow
 - W7 ``sum((x - mean(x))**2)``, 1e8 float32
 - L1 jit(grad) through a lax.scan of 10k (and, as L1x8, 80k) float32 steps:
   the cost per step must not grow with the length
-- L2 a scalar lax.fori_loop under jit: 1000 float32 Newton steps
+- L2 a scalar lax.fori_loop under jit: 1000 float32 Newton steps (srcjax.jit: the
+  default numba_loops="auto", tiered; NumPy only; numba loops compiled at once)
 - T1 first transformation of a 30-line function, and the cost of a cached call
 - P1 pmap of an elementwise-heavy function over 2 CPU devices (threads) against
   the same pmap on 1 device (the two rows one after the other, each result
@@ -987,27 +988,35 @@ def _newton_by_hand(x0):
     return x
 
 
-def _numba_loops(make):
-    """``make()``'s call with ``numba_loops`` on while it builds and runs (the
-    option is part of jit's cache key, so it must stay on for every call)."""
+def _numba_loops(make, value=True):
+    """``make()``'s call with the option ``numba_loops`` set to ``value`` (True:
+    compiled at the first call; False: NumPy only) while it builds and first runs
+    (the option decides new jit specializations: the calls' arguments must keep
+    their types and shapes)."""
     need("jit")
     from srcjax.backends import numba_cpu
 
-    if not numba_cpu.available():
+    if value and not numba_cpu.available():
         raise NotAvailable("numba not installed")
     old = srcjax.config.read("numba_loops")
-    srcjax.config.update("numba_loops", True)
+    srcjax.config.update("numba_loops", value)
     try:
         call = make()
     finally:
         srcjax.config.update("numba_loops", old)
 
+    built = []
+
     def run():
-        srcjax.config.update("numba_loops", True)
-        try:
+        if built:  # (specialized: later calls do not read the option; setting it costs ~10 us)
             return call()
+        srcjax.config.update("numba_loops", value)
+        try:
+            out = call()
         finally:
             srcjax.config.update("numba_loops", old)
+        built.append(1)
+        return out
 
     return run
 
@@ -1026,7 +1035,10 @@ def l2(b: Bench, quick):
         f = jax.jit(_newton(jjnp, jax.lax))
         return lambda: f(1.0).block_until_ready()
 
+    # the default (numba_loops="auto" with Numba installed: NumPy until the loop is
+    # hot, then compiled; tiers.py) first, before another row starts Numba
     b.run("L2", "srcjax.jit", srcjax_jit, tol=1e-6)
+    b.run("L2", "srcjax.jit (NumPy only)", lambda: _numba_loops(srcjax_jit, False), tol=1e-6)
     b.run("L2", "srcjax.jit (numba loops)", lambda: _numba_loops(srcjax_jit), tol=1e-6)
     b.run("L2", "jax.jit", jax_jit, tol=1e-6)
     return "scalar lax.fori_loop, 1000 Newton steps, float32"

@@ -272,10 +272,10 @@ class NumpyCpu(Backend):
         ns: Dict[str, Any] = {"_rt": runtime}
         from . import numba_cpu
 
-        if _config().read("numba_loops") and numba_cpu.available():
-            from .numba_cpu import loops
+        if numba_cpu.loop_mode(_config().read("numba_loops")):
+            from .numba_cpu import nbr
 
-            ns["_nbr"] = loops
+            ns["_nbr"] = nbr
         return ns
 
     def can_fuse(self, prim: Any, operands: List[Any], values: List[Any], res: Any) -> bool:
@@ -306,10 +306,26 @@ class NumpyCpu(Backend):
         Numba when it is installed (:mod:`srcjax.backends.numba_cpu.loops`)."""
         from . import numba_cpu
 
-        if _config().read("numba_loops") and numba_cpu.available():
+        mode = numba_cpu.loop_mode(_config().read("numba_loops"))
+        if mode:
             from .numba_cpu import loops
 
-            loops.lower_loops(fdef, filename, bool(_config().x64_enabled))
+            loops.lower_loops(fdef, filename, bool(_config().x64_enabled), mode == "auto")
+
+
+def lowering_facts(numba_loops: Any) -> tuple:
+    """The CPU runtime's thresholds (region sizes, chunk bytes) and how loops use
+    Numba: lowering decisions that are part of a jit disk-cache entry's key."""
+    from . import numba_cpu
+
+    # (Numba is imported only when its loops are compiled at generation: its import
+    # costs latency; "auto" generates the same code for every Numba version)
+    mode = numba_cpu.loop_mode(numba_loops)
+    nb = numba_cpu.numba() if mode == "on" else None
+    facts = (
+        (k, v) for k, v in vars(runtime).items() if k.isupper() and type(v) in (int, float, bool)
+    )
+    return tuple(sorted(facts)) + (("numba", getattr(nb, "__version__", None) or mode),)
 
 
 def _config() -> Any:

@@ -33,7 +33,7 @@ from .._dict_order import args_in_jax_order
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..api import transformed as _transformed
 from ..api.transformed import Untypeable
-from ..backends import _devices
+from ..backends import _devices, numba_cpu, numpy_cpu
 from ..codegen import diskcache, emit
 from ..driver import Generated, header, transform
 from ..errors import TransformValueError, generated_numpy_error
@@ -423,7 +423,7 @@ class _Jit(Transformed):
         (``srcjax.source(jitted, *example_args)``)."""
         if not example_args and not example_kwargs:
             if self._sources:
-                return next(reversed(self._sources.values()))
+                return numba_cpu.tiers_now(next(reversed(self._sources.values())))
             raise TypeError(
                 "jit specializes on the shapes and dtypes of its arguments: pass example "
                 "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
@@ -432,7 +432,7 @@ class _Jit(Transformed):
         example_args, weak = unwrap_args_weak(example_args)
         key, args, kwargs = self._key(example_args, unwrap_kwargs(example_kwargs), weak)
         self._specialize(key, args, kwargs)
-        return self._sources[key]
+        return numba_cpu.tiers_now(self._sources[key])
 
     def _source_for_target(self, target: str, *example_args, **example_kwargs) -> str:
         """``srcjax.source(jitted, *args, target=...)``: the code this function
@@ -634,7 +634,7 @@ class _Jit(Transformed):
             # the device (and so the backend) the code is built for, and the
             # thresholds its lowering reads
             str(self._device_obj if self._device_obj is not None else _devices.default_device()),
-            _backend_facts(),
+            numpy_cpu.lowering_facts(_cfg.config.read("numba_loops")),
         )
         built: Dict[str, str] = {}
 
@@ -748,22 +748,6 @@ def weak_typed(fn: Callable) -> _WeakTyped:
     if typed is None:
         typed = fn.__dict__["_srcjax_weak_typed"] = _WeakTyped(fn)
     return typed
-
-
-def _backend_facts() -> tuple:
-    """The CPU runtime's thresholds (region sizes, chunk bytes): lowering decisions
-    that are part of a jit disk-cache entry's key."""
-    from ..backends import numba_cpu, runtime
-
-    # (Numba is imported only when its loops are on: import costs latency)
-    nb = numba_cpu.numba() if _cfg.config.read("numba_loops") else None
-    return tuple(
-        sorted(
-            (k, v)
-            for k, v in vars(runtime).items()
-            if k.isupper() and type(v) in (int, float, bool)
-        )
-    ) + (("numba", getattr(nb, "__version__", None)),)
 
 
 def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:

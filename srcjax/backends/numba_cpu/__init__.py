@@ -23,7 +23,16 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional
 
-__all__ = ["available", "njit", "fma32", "bitcasts", "numba", "when_available"]
+__all__ = [
+    "available",
+    "njit",
+    "fma32",
+    "bitcasts",
+    "numba",
+    "when_available",
+    "loop_mode",
+    "tiers_now",
+]
 
 _NUMBA: Any = None
 _TRIED = False
@@ -33,7 +42,7 @@ def _import() -> Any:
     global _NUMBA, _TRIED
     if not _TRIED:
         _TRIED = True
-        if os.environ.get("SRCJAX_NUMBA", "1").strip().lower() in ("0", "false", "no", "off"):
+        if _off():
             return None
         try:
             import numba
@@ -42,6 +51,49 @@ def _import() -> Any:
         _install_locator(numba)
         _NUMBA = numba
     return _NUMBA
+
+
+def _off() -> bool:
+    return os.environ.get("SRCJAX_NUMBA", "1").strip().lower() in ("0", "false", "no", "off")
+
+
+_FINDABLE: Optional[bool] = None
+
+
+def findable() -> bool:
+    """Whether Numba looks installed (and not turned off), without importing it
+    (its import costs 0.3-0.5 s: only a hot loop pays it)."""
+    global _FINDABLE
+    if _TRIED:
+        return _NUMBA is not None
+    if _off():
+        return False
+    if _FINDABLE is None:
+        from importlib.util import find_spec
+
+        try:
+            _FINDABLE = find_spec("numba") is not None
+        except (ImportError, ValueError):
+            _FINDABLE = False
+    return _FINDABLE
+
+
+def loop_mode(option: Any) -> str:
+    """How jitted loops use Numba for the ``numba_loops`` option's value: "auto"
+    (tiered, :mod:`.tiers`; Numba not imported here), "on" (compiled at
+    generation) or "" (NumPy only: off, or Numba missing)."""
+    if option == "auto":
+        return "auto" if findable() else ""
+    return "on" if option and available() else ""
+
+
+def tiers_now(text: str) -> str:
+    """Generated code with the tier each Numba-tiered loop is in now (``srcjax.source``)."""
+    if "_nbr.tiered(" not in text:
+        return text
+    from . import tiers
+
+    return tiers.status(text)
 
 
 def available() -> bool:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...frontend.normalize.common import _BINOPS as _PY_OPS
 from .tapes import is_pop, is_push
+from .ufuncs import LOOPED
 
 __all__ = ["Refuse", "MAX_ELEMENTS"]
 
@@ -162,6 +163,8 @@ class _Kernel:
         self.seeds: Dict[str, Any] = {}
         #: range bounds of unknown abstract value (int64 arguments)
         self.bounds: Set[str] = set()
+        #: NumPy loops the kernel calls (name, dtype): their addresses are arguments
+        self.ufuncs: Set[Tuple[str, str]] = set()
 
     def note(self, name: str, aval: Any) -> None:
         t = tree(aval, self.x64)
@@ -451,7 +454,12 @@ class _Kernel:
                 raise Refuse(f"call of {fname}")
             if dt not in ("float32", "float64") and fname not in _INT_CALLS:
                 raise Refuse(f"{fname} of {dt}")
-            return f"{target}({', '.join(self.atom(a, dt, idx) for a in value.args)})"
+            operands = ", ".join(self.atom(a, dt, idx) for a in value.args)
+            if target[3:] in LOOPED and dt in ("float32", "float64"):
+                # NumPy's own loop (the NumPy path's numbers, to the bit: ufuncs.py)
+                self.ufuncs.add((target[3:], dt))
+                return f"ufcall{len(value.args)}(uf__{target[3:]}__{dt}, {operands})"
+            return f"{target}({operands})"
         raise Refuse(f"expression {gast.unparse(value).strip()[:40]}")
 
     def index_adjoint(self, args: List[Any], dt: str, idx: Tuple[int, ...]) -> str:

@@ -19,6 +19,10 @@ float or int dtype, as in JAX), and every result is converted to its own dtype
 float32 stays float32: no operation sees a float64 operand unless its result
 is float64.
 
+With ``numba_loops="auto"`` (the default) a region is *tiered* (:mod:`.tiers`):
+the NumPy loop runs, timed, until the region is hot, and the kernel is compiled
+then; both tiers give the same numbers to the bit (:mod:`.ufuncs`).
+
 The generated code names the kernel (``_nbr.region("nbloop_<digest>")``) and
 shows its source in comments; ``srcjax.source(jitted, *args)`` therefore shows
 which loops were compiled and which kept NumPy (with Numba's reason).
@@ -32,11 +36,12 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ...frontend import nodes as N
-from . import tapes
+from . import numba, tapes, tiers, ufuncs
 from .kernel import Refuse
 from .planner import plan
+from .tiers import clock, tiered
 
-__all__ = ["lower_loops", "region"]
+__all__ = ["lower_loops", "region", "tiered", "clock"]
 
 
 # ---------------------------------------------------------------------------- regions
@@ -54,6 +59,8 @@ class Region:
         self.relist: Any = None
         #: a reverse kernel: an argument None (a forward declaration) runs NumPy
         self.none_check = False
+        #: trailing arguments: the addresses of the NumPy loops it calls (ufuncs.py)
+        self.extra: tuple = ()
 
     def __call__(self, *args: Any) -> Any:
         """The kernel's results, or None: then the generated code runs the loop in
@@ -65,7 +72,7 @@ class Region:
         if self.none_check and any(a is None for a in args):
             return None
         try:
-            r = fn(*args)
+            r = fn(*args, *self.extra)
         except Exception as exc:  # noqa: BLE001 - kernels are pure: NumPy reruns the loop
             r = self._again(exc, args)
             if r is None:
@@ -80,7 +87,7 @@ class Region:
 
             try:
                 self.fn = njit(self.python, cache=False)
-                return self.fn(*args)
+                return self.fn(*args, *self.extra)
             except Exception as again:  # noqa: BLE001
                 exc = again
         self.fn = None
@@ -124,9 +131,10 @@ def _compile(key: str, source: str, sig: Optional[List[Any]]) -> Region:
     try:
         exec(compile(source, path, "exec"), ns)
         nb = numba()
+        extra = tuple(ufuncs.loop_pointer(n, dt) for n, dt in ns.get("UFUNCS", ()))
         types_ = None
         if sig is not None:
-            types_ = tuple(_numba_types(nb, t) for t in sig)
+            types_ = tuple(_numba_types(nb, t) for t in list(sig) + ["intp"] * len(extra))
         try:
             fn = njit(ns["kernel"])
             if types_ is not None:
@@ -138,6 +146,8 @@ def _compile(key: str, source: str, sig: Optional[List[Any]]) -> Region:
             if types_ is not None:
                 fn.compile(types_)
         reg = Region(key, fn, "", source)
+        reg.extra = extra
+        tiers.started()
     except Exception as exc:  # noqa: BLE001 - Numba cannot type or compile it: NumPy
         reason = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:120]}"
         reg = Region(key, None, reason, source)
@@ -157,20 +167,30 @@ def region(key: str) -> Region:
     r = _REGIONS.get(key)
     if r is not None:
         return r
-    import os
-
-    from ...codegen import cache
-
-    digest = key[len("nbloop_") :]
-    path = os.path.join(cache.cache_dir(), f"{key}_{digest}.py")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    if hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] != digest:
-        raise RuntimeError(f"srcjax: the Numba kernel {path} was changed; delete it")
-    return _compile(key, text, None)
+    return _compile(key, tiers.kernel_text(key), None)
 
 
-def _pairs(fdef: Any, x64: bool) -> Dict[int, Any]:
+tiers.COMPILE = _compile
+tiers.NUMBA = numba
+
+
+def _kernel(src: str, inputs: List[Any], tier: bool, partner: str = "", what: str = "") -> str:
+    """The key of kernel ``src``: compiled now (raises :class:`Refuse` when Numba
+    cannot), or with ``tier`` written to the cache directory for :mod:`.tiers`."""
+    key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
+    if tier:
+        from ...codegen import cache
+
+        cache.write_source(src, key)
+        tiers.make(key, src, [t for _, t in inputs], partner)
+        return key
+    reg = _compile(key, src, [t for _, t in inputs])
+    if reg.fn is None:
+        raise Refuse(f"Numba could not compile this {what}: {reg.error}")
+    return key
+
+
+def _pairs(fdef: Any, x64: bool, tier: bool) -> Dict[int, Any]:
     """Forward/reverse loop pairs of grad (:mod:`.tapes`) planned and compiled
     together: statement index -> ``(role, tape, key, inputs, outputs, partner key)``,
     or ``("refused", reason)`` for both loops of a pair that keeps NumPy."""
@@ -191,10 +211,7 @@ def _pairs(fdef: Any, x64: bool) -> Dict[int, Any]:
                     src = src.replace(
                         "import numpy as np\n", "import numpy as np\n\nNONE_CHECK = True\n", 1
                     )
-                key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
-                reg = _compile(key, src, [t for _, t in inputs])
-                if reg.fn is None:
-                    raise Refuse(f"Numba could not compile the {role} loop: {reg.error}")
+                key = _kernel(src, inputs, tier, plans[0][2] if plans else "", f"{role} loop")
                 plans.append((i, role, key, src, inputs, outputs))
         except Refuse as why:
             out[f] = out[r] = ("refused", f"{why}")
@@ -204,17 +221,19 @@ def _pairs(fdef: Any, x64: bool) -> Dict[int, Any]:
             continue
         (fi, _, fkey, *_), (ri, _, rkey, *_) = plans
         for i, role, key, src, inputs, outputs in plans:
-            out[i] = (role, name, key, src, inputs, outputs, fkey)
+            out[i] = (role, name, key, src, inputs, outputs, fkey, rkey)
     return out
 
 
-def lower_loops(fdef: Any, filename: str, x64: bool) -> int:
+def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
     """Replace each top-level loop of ``fdef`` that is a region by a call of its
-    compiled kernel (comments show the kernel, or why the loop kept NumPy).
-    Returns the number of compiled regions."""
+    compiled kernel (comments show the kernel, or why the loop kept NumPy); with
+    ``tier`` (``numba_loops="auto"``) by a call of its :mod:`.tiers` region, which
+    runs the NumPy loop, timed, until the region is hot. Returns the number of
+    regions."""
     count = 0
     body = fdef.body
-    pairs = _pairs(fdef, x64)
+    pairs = _pairs(fdef, x64, tier)
     out: List[Any] = []
     for i, s in enumerate(body):
         if not isinstance(s, (gast.For, gast.While)):
@@ -228,12 +247,13 @@ def lower_loops(fdef: Any, filename: str, x64: bool) -> int:
             out.append(s)
             continue
         if pair is not None:
-            role, tape, key, src, inputs, outputs, fkey = pair
+            role, tape, key, src, inputs, outputs, fkey, rkey = pair
         else:
-            role = ""
+            role, fkey, rkey = "", "", ""
             outside = body[:i] + body[i + 1 :]
             try:
                 src, inputs, outputs = plan(fdef, s, outside, x64, body[i + 1 :])
+                key = _kernel(src, inputs, tier, what="loop")
             except Refuse as why:
                 out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
                 out.append(s)
@@ -241,59 +261,87 @@ def lower_loops(fdef: Any, filename: str, x64: bool) -> int:
             except Exception:  # noqa: BLE001 - something this translation does not know
                 out.append(s)
                 continue
-            key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
-            reg = _compile(key, src, [t for _, t in inputs])
-            if reg.fn is None:
-                out.append(_comment(f"Numba could not compile this loop ({reg.error}): NumPy", s))
-                out.append(s)
-                continue
         count += 1
-        what = {"push": "grad's forward loop", "pop": "grad's reverse loop"}.get(role, "this loop")
-        lines = [f"Numba region {key} (compiled, nogil): {what}, as"]
-        if role:
-            lines[0] = (
-                f"Numba region {key} (compiled, nogil): {what}, its tape {tape} as typed stacks, as"
-            )
-        shown = [ln for ln in src.splitlines()[3:] if ln.strip()]
-        lines += ["  " + ln for ln in shown[:_SHOWN]]
-        if len(shown) > _SHOWN:
-            lines.append(
-                f"  ... ({len(shown) - _SHOWN} more lines in {key}_{key[7:]}.py, srcjax's cache directory)"
-            )
-        out.extend(_comment(ln, s) for ln in lines)
-        stacks = f"_nbt_{fkey[-8:]}" if role else ""
-        args = ", ".join(stacks if n == "nbtape" else n for n, _ in inputs)
-        res = f"_nb_{key[-8:]}"
-        targets = list(outputs)
-        if role == "push":
-            targets.append(stacks)
-            text = (
-                f"{stacks} = None\n{res} = _nbr.region({key!r})({args})\n"
-                f"if {res} is None or not {res}[-1][0]:\n    pass\n"
-            )
-        elif role == "pop":
-            text = (
-                f"{res} = _nbr.region({key!r})({args}) if {stacks} is not None else None\n"
-                f"if {res} is None:\n    if {stacks} is not None:\n"
-                f"        {tape}.extend(_nbr.region({fkey!r}).relist({stacks}))\n"
-            )
-        else:
-            text = f"{res} = _nbr.region({key!r})({args})\nif {res} is None:\n    pass\n"
-        if targets:
-            text += f"else:\n    {', '.join(targets)}{',' if len(targets) == 1 else ''} = {res}\n"
-        stmts = N.parse_stmts(text)
-        test = stmts[-1]
-        if role == "pop":
-            test.body.append(s)
-        else:
-            test.body = [s]  # (the kernel failed on these arguments: NumPy, as without Numba)
-        for node in list(stmts) + list(test.orelse):
-            gast.copy_location(node, s)
-            node.sj_origin = getattr(s, "sj_origin", None)
-            node.sj_file = getattr(s, "sj_file", None)
-        out.extend(stmts)
+        out.extend(_comment(ln, s) for ln in _shown(key, src, role, tape if role else "", tier))
+        out.extend(_call(s, key, inputs, outputs, role, tape if role else "", fkey, rkey, tier))
     fdef.body = out
     return count
+
+
+def _shown(key: str, src: str, role: str, tape: str, tier: bool) -> List[str]:
+    """The comment lines over a region: its tier and its kernel's first lines."""
+    what = {"push": "grad's forward loop", "pop": "grad's reverse loop"}.get(role, "this loop")
+    how = "tiered: NumPy until hot, then compiled, nogil" if tier else "compiled, nogil"
+    if role:
+        what += f", its tape {tape} as typed stacks"
+    lines = [f"Numba region {key} ({how}): {what}, as"]
+    text = src.splitlines()
+    start = next((k for k, ln in enumerate(text) if ln.startswith("def kernel")), 3)
+    shown = [ln for ln in text[start + 1 :] if ln.strip()]
+    lines += ["  " + ln for ln in shown[:_SHOWN]]
+    if len(shown) > _SHOWN:
+        lines.append(
+            f"  ... ({len(shown) - _SHOWN} more lines in {key}_{key[7:]}.py, srcjax's cache directory)"
+        )
+    return lines
+
+
+def _call(
+    s: Any,
+    key: str,
+    inputs: List[Any],
+    outputs: List[str],
+    role: str,
+    tape: str,
+    fkey: str,
+    rkey: str,
+    tier: bool,
+) -> List[Any]:
+    """The statements that call region ``key`` and keep the loop ``s`` for when
+    it returns None (NumPy; with ``tier`` timed for :mod:`.tiers`)."""
+    if tier:
+        partner = {"push": rkey, "pop": fkey}.get(role, "")
+        get = f"_nbr.tiered({key!r}{f', {partner!r}' if partner else ''})"
+        relist = f"_nbr.tiered({fkey!r}).relist"
+    else:
+        get = f"_nbr.region({key!r})"
+        relist = f"_nbr.region({fkey!r}).relist"
+    stacks = f"_nbt_{fkey[-8:]}" if role else ""
+    args = ", ".join(stacks if n == "nbtape" else n for n, _ in inputs)
+    res = f"_nb_{key[-8:]}"
+    targets = list(outputs)
+    if role == "push":
+        targets.append(stacks)
+        text = f"{stacks} = None\n{res} = {get}({args})\nif {res} is None or not {res}[-1][0]:\n    pass\n"
+    elif role == "pop":
+        text = (
+            f"{res} = {get}({args}) if {stacks} is not None else None\n"
+            f"if {res} is None:\n    if {stacks} is not None:\n"
+            f"        {tape}.extend({relist}({stacks}))\n"
+        )
+    else:
+        text = f"{res} = {get}({args})\nif {res} is None:\n    pass\n"
+    if targets:
+        text += f"else:\n    {', '.join(targets)}{',' if len(targets) == 1 else ''} = {res}\n"
+    stmts = N.parse_stmts(text)
+    test = stmts[-1]
+    # (the kernel failed on these arguments, or the region is cold: NumPy, as without Numba)
+    loop = [s]
+    if tier:
+        clk = f"_nbc_{key[-8:]}"
+        loop = N.parse_stmts(f"{clk} = _nbr.clock()") + [s]
+        loop += N.parse_stmts(f"_nbr.tiered({key!r}).spent({clk})")
+    if role == "pop":
+        test.body.extend(loop)
+    else:
+        test.body = loop
+    for node in list(stmts) + list(test.orelse) + loop:
+        if node is s:
+            continue
+        gast.copy_location(node, s)
+        node.sj_origin = getattr(s, "sj_origin", None)
+        node.sj_file = getattr(s, "sj_file", None)
+    return stmts
 
 
 def _comment(text: str, like: Any) -> Any:

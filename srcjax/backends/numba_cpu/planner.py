@@ -347,8 +347,20 @@ def plan(
         extra = relist_source(tape, "t")
     ret = ", ".join(rets) + ("," if len(rets) == 1 else "")
     params = args + (["nbtape"] if role == "pop" else [])
+    looped = sorted(k.ufuncs)
+    params += [f"uf__{n}__{dt}" for n, dt in looped]
+    imports = ["import numpy as np"]
+    if looped:
+        # (their addresses: trailing arguments the Region passes, loops.py)
+        imports += [
+            "from srcjax.backends.numba_cpu.ufuncs import ufcalls",
+            "",
+            "ufcall1, ufcall2 = ufcalls()",
+            f"UFUNCS = {tuple(looped)!r}",
+        ]
     src = "\n".join(
-        ["import numpy as np", "", "", f"def kernel({', '.join(params)}):"]
+        imports
+        + ["", "", f"def kernel({', '.join(params)}):"]
         + head
         + k.lines
         + tail
