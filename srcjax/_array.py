@@ -531,6 +531,77 @@ def wrap_tree(x: Any) -> Any:
     return x
 
 
+def _host_arrays(given: Any, out: list, depth: int = 0) -> list:
+    """The NumPy arrays (not Arrays) among ``given``: arguments, lists, tuples
+    and dict values of them."""
+    t = type(given)
+    if t is np.ndarray:
+        out.append(given)
+    elif depth < 8 and (t is tuple or t is list):
+        for v in given:
+            _host_arrays(v, out, depth + 1)
+    elif depth < 8 and t is dict:
+        for v in given.values():
+            _host_arrays(v, out, depth + 1)
+    return out
+
+
+def _unshared(x: Any, hosts: list) -> Any:
+    """``x`` with every NumPy array leaf that may share memory with one of
+    ``hosts`` copied."""
+    t = type(x)
+    if t is np.ndarray:
+        for h in hosts:
+            if np.may_share_memory(x, h):
+                return x.copy()
+        return x
+    if t is list:
+        return [_unshared(v, hosts) for v in x]
+    if t is tuple:
+        return tuple([_unshared(v, hosts) for v in x])
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[_unshared(v, hosts) for v in x])
+    if isinstance(x, dict):
+        return _dict_like(x, {k: _unshared(v, hosts) for k, v in x.items()})
+    return x
+
+
+def owned(x: Any, given: Any) -> Any:
+    """``x`` (a result, a pytree of NumPy buffers) with every buffer that may
+    share memory with a NumPy array the caller passed in ``given`` copied: an
+    Array must not change when the caller later writes into its array, as JAX
+    copies host arrays to its device (fresh-user round 6: ``jnp.split(a, 2)``,
+    ``lax.cond(True, f, g, a)`` viewed ``a``). Buffers of Arrays are never
+    written, so views of them are kept. Every eager boundary that wraps
+    results calls it (``Primitive.__call__``, eager ``lax``, :func:`wrap_owned`)."""
+    hosts = None
+    for a in given:  # (the arguments: one level inline, containers below)
+        t = type(a)
+        if t is np.ndarray:
+            hosts = [a] if hosts is None else hosts + [a]
+        elif t is tuple or t is list:
+            for v in a:
+                if type(v) is not int:  # (a shape or axes holds no array)
+                    hosts = _host_arrays(a, hosts or [], 1)
+                    break
+        elif t is dict:
+            hosts = _host_arrays(a, hosts or [], 1)
+    if not hosts:
+        return x
+    if type(x) is np.ndarray:
+        for h in hosts:
+            if np.may_share_memory(x, h):
+                return x.copy()
+        return x
+    return _unshared(x, hosts)
+
+
+def wrap_owned(x: Any, given: Any) -> Any:
+    """:func:`wrap_tree` of :func:`owned`: the eager result of a function the
+    caller gave ``given``, as Arrays of its own memory."""
+    return wrap_tree(owned(x, given))
+
+
 def on_buffers(fn: Any) -> Any:
     """``fn`` as generated code calls a user's function (a custom_jvp/custom_vjp
     function's primal, a bwd rule run as it is): its result's Arrays as buffers.

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import dtypes
-from .._array import wrap_tree as _wrap_tree
+from .._array import wrap_owned as _wrap_owned
 from .._array import wrap_weak as _wrap_weak
 from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives import collectives as _collectives
@@ -153,14 +153,14 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     """
     if np.shape(pred) != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {np.shape(pred)}.")
-    operands = _canonical(operands, weak=True)
+    given, operands = operands, _canonical(operands, weak=True)
     out = _eager(true_fun)(*operands) if pred else _eager(false_fun)(*operands)
     out = _canonical(out, weak=True)  # a branch returning 1.0: weak float32, as JAX's
     other = _other_branch(false_fun if pred else true_fun, operands)
     if other is not _SKIPPED:
         names = ("true_fun", "false_fun") if pred else ("false_fun", "true_fun")
         _check_branch_types("cond", names, out, other)
-    return _wrap_tree(out)  # Arrays, as every eager srcjax result
+    return _wrap_owned(out, given)  # Arrays of their own memory, as every eager result
 
 
 _SKIPPED = object()
@@ -186,14 +186,14 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """
     _check_switch_index(index)
     i = int(np.clip(index, 0, len(branches) - 1))
-    operands = _canonical(operands, weak=True)
+    given, operands = operands, _canonical(operands, weak=True)
     out = _canonical(_eager(branches[i])(*operands), weak=True)
     for j, fn in enumerate(branches):
         if j != i:
             other = _other_branch(fn, operands)
             if other is not _SKIPPED:
                 _check_branch_types("switch", (f"branch {i}", f"branch {j}"), out, other)
-    return _wrap_tree(out)
+    return _wrap_owned(out, given)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -270,7 +270,7 @@ def fori_loop(
         else:
             new = _check_carry(None, val, new)
         val = new
-    return _wrap_tree(val)
+    return _wrap_owned(val, init_val)
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -287,7 +287,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         else:
             new = _check_carry(None, val, new)
         val = new
-    return _wrap_tree(val)
+    return _wrap_owned(val, init_val)
 
 
 def _tree_index(xs: Any, i: int) -> Any:
@@ -340,8 +340,8 @@ def scan(
         carry = new
         ys[i] = y
     if n == 0:
-        return _wrap_tree((carry, _empty_ys(f, carry, xs)))
-    return _wrap_tree((carry, _tree_stack(ys)))
+        return _wrap_owned((carry, _empty_ys(f, carry, xs)), (init, xs))
+    return _wrap_owned((carry, _tree_stack(ys)), (init, xs))
 
 
 def _scan_pair(out: Any) -> tuple:
@@ -380,8 +380,8 @@ def map(f: Callable, xs: Any, *, batch_size: Optional[int] = None) -> Any:  # no
     if batch_size is not None and not isinstance(batch_size, (int, np.integer)):
         raise TypeError(f"lax.map: batch_size must be an int, got {batch_size!r}")
     n = _leading_length(xs)
-    xs, f = _canonical(xs), _eager(f)
-    return _wrap_tree(_tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)]))
+    given, xs, f = xs, _canonical(xs), _eager(f)
+    return _wrap_owned(_tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)]), given)
 
 
 for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):

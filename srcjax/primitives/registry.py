@@ -62,6 +62,7 @@ from .. import dtypes as _dt
 from .._array import _WRAP_TYPES as _HOST_SCALARS
 from .._array import Array as _Array
 from .._array import _WeakArray
+from .._array import owned as _owned_tree
 from .._array import unwrap_args as _unwrap_args
 from .._array import unwrap_args_seen as _unwrap_args_seen
 from .._array import unwrap_kwargs as _unwrap_kwargs
@@ -564,8 +565,12 @@ class Primitive:
             check_eager(self.public, r)
         if not self.returns_arrays:
             return r
-        if type(r) is np.ndarray and (r.base is not None or _one_of(r, given)):
-            r = _owned(r, given)
+        t = type(r)
+        if t is np.ndarray:
+            if r.base is not None or _one_of(r, given):
+                r = _owned_tree(r, given)  # (jnp.reshape(a, ...): a view of a)
+        elif t is list or t is tuple:
+            r = _owned_tree(r, given)  # (jnp.split(a, 2): views of a)
         if weak:
             return _weak(r)
         return _wrap_tree(r)
@@ -618,18 +623,6 @@ def _one_of(r: Any, given: tuple) -> bool:
         if r is a:
             return True
     return False
-
-
-def _owned(r: np.ndarray, given: tuple) -> np.ndarray:
-    """``r``, copied when it shares memory with a NumPy array the caller passed
-    (``jnp.asarray(a)``, ``jnp.reshape(a, ...)``): an Array must not change when
-    the caller later writes into ``a``, as JAX copies host arrays to its device.
-    Buffers of Arrays are never written, so sharing them is fine."""
-    root = r if r.base is None else r.base
-    for a in given:
-        if type(a) is np.ndarray and (a is root or a.base is root):
-            return r.copy()
-    return r
 
 
 #: kinds whose implementations get JAX's result dtypes from :func:`_jax_dtypes`

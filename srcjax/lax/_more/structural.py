@@ -11,6 +11,7 @@ from ...primitives.ad import broadcast_to as _broadcast_to
 from ...primitives.ad import expand_dims as _expand_dims
 from ...primitives.ad import reshape as _reshape
 from ...primitives.collectives import psum as _psum
+from ...primitives.creation import asarray as _asarray
 from ...primitives.creation import shape as _shape
 from ...primitives.elementwise import where as _where
 from ...primitives.linalg import matmul as _matmul
@@ -23,6 +24,7 @@ from ...primitives.structural import squeeze as _squeeze
 from ...primitives.structural import stack as _stack
 from ...primitives.structural import take_along_axis as _take_along_axis
 from ...primitives.structural import tile as _tile
+from ...tree_util import tree_map as _tree_map
 from .._ops import iota
 from ._static import _static
 from .precision import PrecisionLike
@@ -220,14 +222,15 @@ def axis_size(axis_name: Any) -> Any:
 
 def optimization_barrier(operand: Any) -> Any:
     """``operand`` itself (jax.lax.optimization_barrier: a barrier for XLA's
-    scheduling; srcjax does not move computations across calls). Any pytree."""
-    return operand
+    scheduling; srcjax does not move computations across calls). Any pytree;
+    its leaves as arrays (eagerly Arrays of their own memory, as JAX's)."""
+    return _tree_map(_asarray, operand)
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``x`` itself (jax.lax.with_sharding_constraint): srcjax runs on one host
-    device, so there is nothing to shard."""
-    return x
+    device, so there is nothing to shard; leaves as arrays, as JAX's)."""
+    return _tree_map(_asarray, x)
 
 
 # ---------------------------------------------------------------------------

@@ -84,15 +84,18 @@ def rev(operand, dimensions):
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
     """``operand[start:limit:stride, ...]`` per axis (jax.lax.slice): one start and
-    one limit (and stride, default 1) per axis of ``operand``."""
-    return operand[_slice_index(len(_shape(operand)), start_indices, limit_indices, strides)]
+    one limit (and stride, default 1) per axis of ``operand``. Eagerly an Array
+    of its own memory (``asarray``: a NumPy ``operand``'s slice is a view)."""
+    return _asarray(
+        operand[_slice_index(len(_shape(operand)), start_indices, limit_indices, strides)]
+    )
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """``operand[start_index:limit_index:stride]`` along ``axis``
     (jax.lax.slice_in_dim; None and negative indices as in Python)."""
     nd = len(_shape(operand))
-    return operand[_slice_index(nd, start_index, limit_index, stride, axis)]
+    return _asarray(operand[_slice_index(nd, start_index, limit_index, stride, axis)])
 
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
@@ -100,7 +103,7 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     counts from the end); the axis is kept with size 1 unless ``keepdims`` is False."""
     nd = len(_shape(operand))
     i = index % _shape(operand)[axis]
-    out = operand[_slice_index(nd, i, i + 1, 1, axis)]
+    out = _asarray(operand[_slice_index(nd, i, i + 1, 1, axis)])
     if not keepdims:
         out = _squeeze(out, axis)
     return out

@@ -122,6 +122,7 @@ def polyval(p, x, unroll=16):
     broadcasting its trailing axes against ``x``). Shape: the broadcast of
     ``p.shape[1:]`` and ``x.shape``; dtype: JAX's promotion of ``p`` and ``x``.
     Differentiable in both (exact at ``x = 0``); ``unroll`` is ignored."""
+    p = asarray(p)  # (p[i] of a NumPy p is NumPy's: an Array, as JAX's)
     y = zeros_like(x)
     for i in range(shape(p)[0]):
         y = y * x + p[i]

@@ -96,7 +96,8 @@ def frexp(x):
     input. Subnormal inputs get their exact decomposition (NumPy's); JAX on
     CPU gives other values there."""
     x = asarray(x)
-    return frexp_mantissa(x), frexp_exponent(x)
+    # (asarray: the ad.* helpers give buffers eagerly; Arrays, as JAX's)
+    return asarray(frexp_mantissa(x)), asarray(frexp_exponent(x))
 
 
 def ldexp(x1, x2):
