@@ -205,3 +205,34 @@ def test_lists_grown_outside_a_known_loop_keep_their_run_time_length():
     want = np.stack([3 * x * 1, 3 * x * 2])
     np.testing.assert_allclose(np.asarray(got), want)
     assert int(n) == 2
+
+
+def test_scalar_global_of_another_module_read_by_its_helper():
+    """Fresh-user round 6, item 15 (repro_15.py): a float global of another
+    module, read by that module's helper, stayed baked in under jit (3,3,3,0,5,5,5
+    where Python gives 3,4,5,0,5,6,7); every call now sees the value Python
+    does, under jit, grad and vmap."""
+    import helpers_scale as m
+
+    f = srcjax.jit(lambda x: m.helper(x) + 1)
+    g = srcjax.grad(lambda x: m.helper(x) * x)
+    v = srcjax.vmap(lambda x: m.padded(x))
+    seen = []
+    try:
+        for scale, flag in [
+            (2.0, True),
+            (3.0, True),
+            (4.0, True),
+            (4.0, False),
+            (5.0, True),
+            (6.0, True),
+        ]:
+            m.SCALE, m.FLAG = scale, flag
+            python = m.helper(1.0) + 1
+            seen.append(float(f(1.0)))
+            assert seen[-1] == python
+            assert float(g(2.0)) == (4.0 * scale if flag else -4.0)
+            np.testing.assert_array_equal(np.asarray(v(np.zeros(2, np.float32))), [scale, scale])
+    finally:
+        m.SCALE, m.FLAG = 2.0, True
+    assert seen == [3.0, 4.0, 5.0, 0.0, 6.0, 7.0]

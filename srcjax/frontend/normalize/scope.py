@@ -34,6 +34,16 @@ def _is_plain_data(x: Any) -> bool:
     return False
 
 
+def _is_scalar_value(v: Any) -> bool:
+    """A Python number, bool, str or None, or a tuple of them: a value inlined
+    code reads as a constant, immutable, so an identity check of the variable
+    holding it is a complete guard."""
+    t = type(v)
+    if t is tuple:
+        return all(_is_scalar_value(x) for x in v)
+    return t in (int, float, bool, complex, str) or v is None
+
+
 class ScopeMixin:
     """Name resolution of :class:`Normalizer` (see the module docstring)."""
 
@@ -158,6 +168,7 @@ class ScopeMixin:
             if status == "found":
                 new = self.namer.fresh(node.id)
                 self.bindings[new] = obj
+                self._guard_scalar(node.id)
                 return N.name(new)
         if not isinstance(node, gast.Name):
             return node
@@ -176,7 +187,32 @@ class ScopeMixin:
                 return node
         new = self.namer.fresh(node.id)
         self.bindings[new] = obj
+        self._guard_scalar(node.id)
         return N.name(new)
+
+    def _guard_scalar(self, name: str) -> None:
+        """For a variable of another module (or a closure cell of an inlined
+        function) whose value, a Python scalar, inlined code reads at
+        transformation time: a dependency on it, so rebinding it transforms
+        again and the next call sees the new value, as a same-module global
+        (fresh-user round 6, item 15: ``cfgmod.SCALE`` read by ``cfgmod.helper``
+        stayed 3.0 under jit). srcjax's own modules' constants are not guarded."""
+        if self._srcjax_source():
+            return
+        cell = self.src.closure.get(name)
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                return
+            dep = ("cell", cell, None, value)
+        elif name in self.src.globals:
+            value = self.src.globals[name]
+            dep = ("dict", self.src.globals, name, value)
+        else:
+            return
+        if _is_scalar_value(value):
+            self.deps.append(dep)
 
     def _srcjax_source(self) -> bool:
         """Whether the function being inlined is srcjax's own."""
@@ -224,6 +260,8 @@ class ScopeMixin:
         # (a variable of another module, or a closure cell of an inlined function,
         # is read at transformation time, as other names of inlined code are)
         self.bindings[new] = UserGlobal(name) if live else obj
+        if not live:
+            self._guard_scalar(name)
         self.namer.user_globals[key] = (new, self.src.globals, self.src.closure)
         return new
 
