@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional
 
 import gast
 
+from ... import dtypes as _dtypes
 from ...errors import (
     UnsupportedSyntaxError,
 )
@@ -55,6 +56,11 @@ def _shift_argnums(argnums: Any, k: int) -> Any:
     if isinstance(argnums, (tuple, list)):
         return tuple(a + k if a >= 0 else a for a in argnums)
     return argnums + k if argnums >= 0 else argnums
+
+
+def _is_number_literal(a: Any) -> bool:
+    """A Python float or complex constant (``0.0`` in ``grad(f)(0.0)``)."""
+    return isinstance(a, gast.Constant) and type(a.value) in (float, complex)
 
 
 class NestedMixin:
@@ -109,6 +115,7 @@ class NestedMixin:
                 gast.Call(func=call.func, args=names + list(call.args), keywords=call.keywords),
                 call,
             )
+        call = self._number_arguments(call)
         # arguments known here to hold registered classes keep their type trees
         # (grad(loss)(model, x) inside a jitted train step inlines model's methods)
         kinds = []
@@ -132,6 +139,23 @@ class NestedMixin:
                 kinds.append("any")
         gen = tobj._generated(tuple(kinds))
         return self.inline(gen, call, target)
+
+    def _number_arguments(self, call: Any) -> Any:
+        """``call`` with each Python float (or complex) literal argument bound as
+        the NumPy scalar the eager transform makes of it (float32 unless x64): the
+        inner transform's argument is a value, not a literal of Python's
+        arithmetic (fresh-user round 6, item 01: ``grad(lambda v: 1 / v)(0.0)``
+        inside jit raised ZeroDivisionError where JAX gives -inf)."""
+        if not any(_is_number_literal(a) for a in call.args):
+            return call
+        args = []
+        for a in call.args:
+            if _is_number_literal(a):
+                nm = self.namer.fresh("point")
+                self.bindings[nm] = _dtypes.dtype_of(a.value).type(a.value)
+                a = N.copy_origin(N.name(nm), a)
+            args.append(a)
+        return N.copy_origin(gast.Call(func=call.func, args=args, keywords=call.keywords), call)
 
     def _lift_transformed(self, node: Any, nargs: int) -> Optional[tuple]:
         """``grad(lambda q: loss(q, x))`` (a srcjax transform of a lambda or nested
