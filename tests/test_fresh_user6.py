@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 import srcjax
+import srcjax.numpy as jnp
 
 
 def _quiet(fn, *args):
@@ -30,3 +31,39 @@ def test_grad_at_a_literal_point_inside_jit_is_ieee():
     # an ordinary point keeps its value and float32 dtype
     r = srcjax.jit(lambda: srcjax.grad(lambda v: v * v)(3.0))()
     assert float(r) == 6.0 and r.dtype == np.float32
+
+
+def _shrink(x):
+    def cond(s):
+        y, n = s
+        return (jnp.max(jnp.abs(y)) > 0.5) & (n < 20)
+
+    y, n = srcjax.lax.while_loop(cond, lambda s: (s[0] * 0.7, s[1] + 1), (x, 0))
+    return jnp.sum(y) + n
+
+
+def test_jvp_of_vmap_of_while_loop_with_tuple_carry():
+    """Item 02 (repro_02.py): jvp(vmap(f)) with a tuple-carry while_loop raised
+    NumPy's 'inhomogeneous shape' (the tangent rule of the per-example select
+    made zeros_like of a tuple and added tuples with +). JAX 0.10.2's values."""
+    x = np.array([[1.0, 2.0], [0.1, 0.2], [3.0, -1.0]], np.float32)
+    out, tan = srcjax.jvp(srcjax.vmap(_shrink), (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(np.asarray(out), [4.7202997, 0.3, 6.235298], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(tan), [0.4802, 2.0, 0.23529798], rtol=1e-5)
+    # jit of it, and the per-example jvp as the oracle for a dict carry
+    out2, tan2 = srcjax.jit(lambda p, t: srcjax.jvp(srcjax.vmap(_shrink), (p,), (t,)))(
+        x, np.ones_like(x)
+    )
+    np.testing.assert_allclose(np.asarray(tan2), np.asarray(tan), rtol=1e-6)
+
+    def halve(x):
+        d = srcjax.lax.while_loop(
+            lambda d: d["v"].sum() > 1.0,
+            lambda d: {"v": d["v"] * 0.5, "k": d["k"] + 1},
+            {"v": x, "k": 0},
+        )
+        return d["v"].sum() * d["k"]
+
+    _, tb = srcjax.jvp(srcjax.vmap(halve), (x,), (np.ones_like(x),))
+    each = [float(srcjax.jvp(halve, (r,), (np.ones(2, np.float32),))[1]) for r in x]
+    np.testing.assert_allclose(np.asarray(tb), each, rtol=1e-6)

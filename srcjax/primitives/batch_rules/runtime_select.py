@@ -12,6 +12,7 @@ from ..._prng_key import PRNGKeyArray, key_base, rewrap
 from ...errors import TransformValueError
 from ..branch_types import check_branch_types
 from ..control._trees import _class_kind, class_map
+from ..control.cotangents import fill_holes
 from ..creation import zeros_like
 from ._base import _def_rules, _reg
 from .runtime_trees import _lift
@@ -90,7 +91,7 @@ def _select(take, a, b):
     return np.where(np.reshape(take, np.shape(take) + (1,) * (nd - k)), a, b)
 
 
-select = _reg("ad.select", _select)
+select = _reg("ad.select", _select).facts(tree_valued=True)
 
 
 def _check_branch_values(take, a, b, a_batched, b_batched, name, none_is_value=True):
@@ -306,11 +307,13 @@ def _select_vjp_b(g, ans, take, b):
 
 
 def _select_jvp_a(t, ans, take, b):
-    return select(take, t, zeros_like(b))
+    # (fill_holes: zeros like b also when b is a container, a while_loop's tuple
+    # carry under jvp(vmap(f)); the two terms add by ad.tree_add, tree_valued)
+    return select(take, t, fill_holes(None, b))
 
 
 def _select_jvp_b(t, ans, take, a):
-    return select(take, zeros_like(a), t)
+    return select(take, fill_holes(None, a), t)
 
 
 def _select_samples(rng):
