@@ -105,6 +105,8 @@ _ident = lambda x: x  # noqa: E731
         lambda a: lax.scan(lambda c, x: (c, x), a, None, length=0)[0],
         lambda a: lax.scan(lambda c, x: (c, x), 0.0, a)[1],
         lambda a: lax.map(_ident, a),
+        lambda a: lax.fori_loop(0, 0, lambda i, c: c, 1.0) + a[0, 0],
+        lambda a: lax.map(_ident, a[0]),
         lambda a: jnp.split(a, 2)[0],
         lambda a: jnp.array_split(a, 2, axis=1),
         lambda a: jnp.hsplit(a, 3)[0],

@@ -270,7 +270,7 @@ def fori_loop(
         else:
             new = _check_carry(None, val, new)
         val = new
-    return _wrap_owned(val, init_val)
+    return _wrap_owned(val, (init_val,))
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -287,7 +287,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         else:
             new = _check_carry(None, val, new)
         val = new
-    return _wrap_owned(val, init_val)
+    return _wrap_owned(val, (init_val,))
 
 
 def _tree_index(xs: Any, i: int) -> Any:
@@ -381,7 +381,7 @@ def map(f: Callable, xs: Any, *, batch_size: Optional[int] = None) -> Any:  # no
         raise TypeError(f"lax.map: batch_size must be an int, got {batch_size!r}")
     n = _leading_length(xs)
     given, xs, f = xs, _canonical(xs), _eager(f)
-    return _wrap_owned(_tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)]), given)
+    return _wrap_owned(_tree_stack([f(_tree_index(xs, i)) for i in range(n or 0)]), (given,))
 
 
 for _name in ("cond", "switch", "fori_loop", "while_loop", "scan", "map"):
