@@ -67,3 +67,24 @@ def test_jvp_of_vmap_of_while_loop_with_tuple_carry():
     _, tb = srcjax.jvp(srcjax.vmap(halve), (x,), (np.ones_like(x),))
     each = [float(srcjax.jvp(halve, (r,), (np.ones(2, np.float32),))[1]) for r in x]
     np.testing.assert_allclose(np.asarray(tb), each, rtol=1e-6)
+
+
+def test_einsum_with_summed_ellipsis():
+    """Item 04 (repro_04.py): an ellipsis the explicit output leaves out is
+    summed (JAX 0.10.2: 4324.0 and [60, 66, 72, 78]); srcjax raised NumPy's
+    ValueError, eagerly and under jit. Gradients vs the NumPy closed form."""
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert float(jnp.einsum("...d,...d->", y, y)) == 4324.0
+    np.testing.assert_array_equal(np.asarray(jnp.einsum("...ij->j", y)), [60, 66, 72, 78])
+    f = srcjax.jit(lambda a: jnp.einsum("...d,...d->", a, a))
+    assert float(f(y)) == 4324.0
+    np.testing.assert_allclose(np.asarray(srcjax.grad(f)(y)), 2 * y)
+    g = srcjax.grad(lambda a: jnp.einsum("...ij->j", a) @ np.arange(4.0, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(g(y)), np.broadcast_to(np.arange(4.0), y.shape))
+    np.testing.assert_allclose(
+        np.asarray(srcjax.vmap(lambda a: jnp.einsum("...d,...d->", a, a))(y)),
+        (y * y).sum(axis=(1, 2)),
+    )
+    # a lower-rank operand's axes align from the right
+    v = np.arange(4, dtype=np.float32)
+    assert float(jnp.einsum("...d,...d->", y, v)) == float((y * v).sum())

@@ -35,6 +35,27 @@ def _split_spec(subscripts, nops):
     return terms, out
 
 
+def _explicit_ellipsis(subscripts, shapes):
+    """``subscripts`` with each ``...`` spelled as labels when the explicit
+    output has none (``"...d,...d->"``, ``"...ij->j"``: JAX sums those axes,
+    NumPy's einsum refuses them): the broadcast axes of each operand, aligned
+    from the right, get fresh labels that the output leaves out."""
+    if "..." not in subscripts or "->" not in subscripts:
+        return subscripts
+    s = subscripts.replace(" ", "")
+    ins, out = s.split("->")
+    if "..." in out:
+        return subscripts
+    terms = ins.split(",")
+    ranks = [len(sh) - (len(t) - 3) if "..." in t else 0 for t, sh in zip(terms, shapes)]
+    k = max(ranks + [0])
+    fresh = [c for c in string.ascii_letters if c not in s][:k]
+    terms = [
+        t.replace("...", "".join(fresh[k - r :])) if "..." in t else t for t, r in zip(terms, ranks)
+    ]
+    return ",".join(terms) + "->" + out
+
+
 def _label_sizes(term, shape):
     sizes = {}
     if "..." in term:
@@ -50,6 +71,7 @@ def _label_sizes(term, shape):
 
 
 def _einsum_vjp_parts(subscripts, argnum, shapes, dtype):
+    subscripts = _explicit_ellipsis(subscripts, shapes)
     terms, out = _split_spec(subscripts, len(shapes))
     k_term = terms[argnum]
     others = terms[:argnum] + terms[argnum + 1 :]
@@ -108,7 +130,8 @@ def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_el
     ``->`` and ``...``; any number of operands."""
 
     def product(*ops):
-        return np.einsum(subscripts, *ops, optimize=len(ops) > 2)
+        spec = _explicit_ellipsis(subscripts, [np.shape(o) for o in ops])
+        return np.einsum(spec, *ops, optimize=len(ops) > 2)
 
     return _pet(product, preferred_element_type, *operands)
 
@@ -133,7 +156,9 @@ def _einsum_with_consts(subscripts, consts, *operands):
     """``einsum(subscripts, *operands, *consts)``: the cotangent einsum, with the
     constant operands (identities, ones) as one tuple, so that the generated code
     names every operand and can be transformed again."""
-    return np.einsum(subscripts, *operands, *consts, optimize=len(operands) + len(consts) > 2)
+    ops = operands + tuple(consts)
+    spec = _explicit_ellipsis(subscripts, [np.shape(o) for o in ops])
+    return np.einsum(spec, *ops, optimize=len(ops) > 2)
 
 
 einsum_with_consts = _linalg("ad.einsum_with_consts", _einsum_with_consts)
@@ -186,6 +211,8 @@ einsum.samples = lambda rng: [
     (("ij->", _rand(rng, 2, 3)), {}),
     (("ij,j", _rand(rng, 2, 3), _rand(rng, 3)), {}),
     (("...ij,...jk->...ik", _rand(rng, 2, 2, 3), _rand(rng, 3, 4)), {}),
+    (("...d,...d->", _rand(rng, 2, 3, 4), _rand(rng, 2, 3, 4)), {}),
+    (("...ij->j", _rand(rng, 2, 3, 4)), {}),
     (("ij,jk,kl->il", _rand(rng, 2, 3), _rand(rng, 3, 2), _rand(rng, 2, 2)), {}),
     (("iij,k->jk", _rand(rng, 2, 2, 3), _rand(rng, 2)), {}),
 ]
