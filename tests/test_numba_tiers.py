@@ -181,8 +181,15 @@ def test_the_second_process_reads_kernels_back_and_tiers_up(monkeypatch):
 def test_kernels_call_numpys_own_loops_to_the_bit():
     from srcjax.backends.numba_cpu import ufuncs
 
-    u1, u2 = ufuncs.ufcalls()
+    u1, u2, m1, m2 = ufuncs.ufcalls()
     nb = numba_cpu.numba()
+
+    @nb.njit
+    def four(p, x, y, o):  # (one call over 4 elements, as NumPy's own on a (4,) array)
+        for i in range(0, x.shape[0] - 3, 4):
+            xs = (x[i], x[i + 1], x[i + 2], x[i + 3])
+            ys = (y[i], y[i + 1], y[i + 2], y[i + 3])
+            o[i], o[i + 1], o[i + 2], o[i + 3] = m1(p, xs) if y is x else m2(p, xs, ys)
 
     @nb.njit
     def one(p, x, o):
@@ -207,6 +214,9 @@ def test_kernels_call_numpys_own_loops_to_the_bit():
             with np.errstate(all="ignore"):
                 want = uf(x) if uf.nin == 1 else uf(x, y)
             assert np.array_equal(o, want, equal_nan=True), (name, dt)
+            o4 = np.empty_like(x)
+            four(p, x, x if uf.nin == 1 else y, o4)
+            assert np.array_equal(o4, want, equal_nan=True), (name, dt, "4 at once")
 
 
 def test_without_numba_auto_is_numpy(monkeypatch):

@@ -589,8 +589,25 @@ class _Kernel:
                     self.emit(f"{pad}{_el(leaf, i)} = {_el(src, i)}")
             return
         _, dt, shape, _ = t
+        if shape and self.mapped(pad, target, value, dt, shape):
+            return
         for i in itertools.product(*map(range, shape)):
             self.emit(f"{pad}{_el(target, i)} = {_conv(dt)}({self.expr(value, dt, i)})")
+
+    def mapped(self, pad: str, target: str, value: Any, dt: str, shape: Tuple[int, ...]) -> bool:
+        """``target = jnp.sin(x)`` (a function of :data:`LOOPED`) of an array: one
+        call of NumPy's loop over all its elements, as NumPy's own call."""
+        if not (isinstance(value, gast.Call) and not value.keywords and 1 <= len(value.args) <= 2):
+            return False
+        name = _CALLS.get(gast.unparse(value.func).strip(), "np.")[3:]
+        if name not in LOOPED or dt not in ("float32", "float64"):
+            return False
+        idxs = list(itertools.product(*map(range, shape)))
+        ops = [f"({', '.join(self.atom(a, dt, i) for i in idxs)},)" for a in value.args]
+        self.ufuncs.add((name, dt))
+        outs = ", ".join(_el(target, i) for i in idxs)
+        self.emit(f"{pad}{outs}, = ufmap{len(ops)}(uf__{name}__{dt}, {', '.join(ops)})")
+        return True
 
     def unstack(self, pad: str, target: str, g: Any, axis: Any) -> None:
         """``target = ad.unstack_like(g, axis, like)`` of a tuple ``like``: the

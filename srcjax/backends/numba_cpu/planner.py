@@ -355,7 +355,7 @@ def plan(
         imports += [
             "from srcjax.backends.numba_cpu.ufuncs import ufcalls",
             "",
-            "ufcall1, ufcall2 = ufcalls()",
+            "ufcall1, ufcall2, ufmap1, ufmap2 = ufcalls()",
             f"UFUNCS = {tuple(looped)!r}",
         ]
     src = "\n".join(

@@ -86,9 +86,10 @@ _UFCALLS = None
 
 
 def ufcalls() -> Any:
-    """The intrinsics ``(ufcall1, ufcall2)``: ``ufcall1(ptr, x)``/``ufcall2(ptr, x,
-    y)`` is NumPy's loop at ``ptr`` applied to one float32 or float64 element
-    (operands of one dtype)."""
+    """The intrinsics ``(ufcall1, ufcall2, ufmap1, ufmap2)``: ``ufcall1(ptr, x)``/
+    ``ufcall2(ptr, x, y)`` is NumPy's loop at ``ptr`` applied to one float32 or
+    float64 element (operands of one dtype); ``ufmap1(ptr, xs)``/``ufmap2(ptr,
+    xs, ys)`` to the elements of equally long tuples, in one call."""
     global _UFCALLS
     if _UFCALLS is None:
         from numba.extending import intrinsic
@@ -101,43 +102,68 @@ def ufcalls() -> Any:
         def ufcall2(typingctx: Any, ptr: Any, x: Any, y: Any) -> Any:
             return _typed(ptr, (x, y))
 
-        _UFCALLS = (ufcall1, ufcall2)
+        @intrinsic
+        def ufmap1(typingctx: Any, ptr: Any, xs: Any) -> Any:
+            return _typed(ptr, (xs,), many=True)
+
+        @intrinsic
+        def ufmap2(typingctx: Any, ptr: Any, xs: Any, ys: Any) -> Any:
+            return _typed(ptr, (xs, ys), many=True)
+
+        _UFCALLS = (ufcall1, ufcall2, ufmap1, ufmap2)
     return _UFCALLS
 
 
-def _typed(ptr: Any, xs: Tuple[Any, ...]) -> Any:
+def _typed(ptr: Any, xs: Tuple[Any, ...], many: bool = False) -> Any:
+    """The signature and code of one call of NumPy's loop at ``ptr``: on scalars
+    ``xs`` (one element), or with ``many`` on tuples of ``n`` elements each (one
+    call over ``n`` elements, as NumPy's own call on the array; a tuple back)."""
     from llvmlite import ir
     from numba.core import cgutils, types
 
     if not isinstance(ptr, types.Integer):
         return None
-    if xs[0] not in (types.float32, types.float64) or any(x != xs[0] for x in xs):
+    n = 1
+    if many:
+        if not all(isinstance(x, types.UniTuple) and x == xs[0] for x in xs):
+            return None
+        n, ty = xs[0].count, xs[0].dtype
+        res = xs[0]
+    else:
+        if any(x != xs[0] for x in xs):
+            return None
+        ty = res = xs[0]
+    if ty not in (types.float32, types.float64):
         return None
-    ty = xs[0]
-    sig = ty(ptr, *xs)
+    sig = res(ptr, *xs)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         ft = context.get_value_type(ty)
         intp = context.get_value_type(types.intp)
         i8p = ir.IntType(8).as_pointer()
-        n = len(xs) + 1
-        argv = cgutils.alloca_once(builder, i8p, size=n)
-        steps = cgutils.alloca_once(builder, intp, size=n)
+        k = len(xs) + 1
+        argv = cgutils.alloca_once(builder, i8p, size=k)
+        steps = cgutils.alloca_once(builder, intp, size=k)
         dims = cgutils.alloca_once(builder, intp)
-        builder.store(ir.Constant(intp, 1), dims)
-        slots = [cgutils.alloca_once(builder, ft) for _ in range(n)]
-        for k, v in enumerate(args[1:]):
-            builder.store(v, slots[k])
+        builder.store(ir.Constant(intp, n), dims)
+        bufs = [cgutils.alloca_once(builder, ft, size=n) for _ in range(k)]
+        for b, v in zip(bufs, args[1:]):
+            for j in range(n):
+                item = builder.extract_value(v, j) if many else v
+                builder.store(item, builder.gep(b, [ir.Constant(ir.IntType(32), j)]))
         size = ir.Constant(intp, 4 if ty == types.float32 else 8)
-        for k in range(n):
-            at = ir.Constant(ir.IntType(32), k)
-            builder.store(builder.bitcast(slots[k], i8p), builder.gep(argv, [at]))
+        for j in range(k):
+            at = ir.Constant(ir.IntType(32), j)
+            builder.store(builder.bitcast(bufs[j], i8p), builder.gep(argv, [at]))
             builder.store(size, builder.gep(steps, [at]))
         fnty = ir.FunctionType(
             ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p]
         )
         fn = builder.inttoptr(args[0], fnty.as_pointer())
         builder.call(fn, [argv, dims, steps, ir.Constant(i8p, None)])
-        return builder.load(slots[-1])
+        out = [
+            builder.load(builder.gep(bufs[-1], [ir.Constant(ir.IntType(32), j)])) for j in range(n)
+        ]
+        return context.make_tuple(builder, res, out) if many else out[0]
 
     return sig, codegen
