@@ -423,3 +423,33 @@ def test_a_scans_products_of_its_rows_by_an_invariant_matrix_are_one_stacked_pro
         srcjax.jit(lambda wx, xs: run(wx, np.eye(3, dtype=np.float32), xs)), wx, vectors
     )
     assert "jnp.matmul(xs, wx)" not in src, src
+
+
+_X_GLOBAL = np.random.default_rng(5).standard_normal((30, 4)).astype(np.float32)
+
+
+def _global_nll(w):
+    z = _X_GLOBAL @ w
+    return jnp.mean(jnp.logaddexp(0.0, z)) + 1e-3 * w @ w
+
+
+def test_a_hessian_inside_jit_computes_the_primal_once():
+    # jacfwd's loop over the basis inside a jitted function: its trip count is the
+    # basis' length (ad.seq_len from shapes) and the primal at w, computed from a
+    # global matrix the function never changes, leaves the loop (licm.py)
+    @srcjax.jit
+    def h(w):
+        return srcjax.hessian(_global_nll)(w)
+
+    w = np.array([0.3, -0.2, 0.5, 0.1], np.float32)
+    got = np.asarray(h(w))
+    x, wd = _X_GLOBAL.astype(np.float64), w.astype(np.float64)
+    s = 1 / (1 + np.exp(-(x @ wd)))
+    want = x.T @ (x * (s * (1 - s))[:, None]) / len(x) + 2e-3 * np.eye(4)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    src = srcjax.source(h, w)
+    start = src.index("    for ")
+    loop = src[start:]
+    assert loop.startswith("    for i in range(4):"), src
+    assert "jnp.logaddexp(" in src[:start], src
+    assert loop.count("jnp.logaddexp(") <= 1, src  # (the gradient after the loop)

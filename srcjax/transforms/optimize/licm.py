@@ -6,7 +6,14 @@ The case that matters is forward-over-reverse (``jvp(grad(f), (w,), (d,))``
 inside a conjugate-gradient loop, R6): each iteration recomputed the primal and
 its gradient at the same ``w``; only the tangent part depends on ``d``. JAX
 traces such a Python loop unrolled and XLA merges the repeats; srcjax keeps the
-loop, so it moves them out instead."""
+loop, so it moves them out instead.
+
+Operands whose abstract values are unknown move too when they are arrays for
+sure: globals the function never changes in place (a closure's ``X @ w``, read
+live at each call, so its shape is not known now) and what moved array
+primitives make of them, in loops without effects. With ``ad.seq_len`` known
+from shapes, this takes the primal out of jacfwd's loop over the basis (a
+``hessian`` inside a jitted function, fresh-user round 5 item 07e)."""
 
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ import numpy as np
 
 from ...frontend import nodes as N
 from .avals import Aval
-from .common import _assigned, _is_assign, _is_pure, _Static, _Subst, _subst_stmt
+from .common import PURE_KINDS, _assigned, _is_assign, _is_pure, _Static, _Subst, _subst_stmt
 
 
 def hoist_invariants(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: Any) -> bool:
@@ -28,8 +35,27 @@ def hoist_invariants(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: 
     the loop may change in place)."""
     local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
     ctx = _Ctx(resolve, local, namer, _read_counts(fdef.body))
+    ctx.fixed_globals = _fixed_globals(fdef, local)
     fdef.body = ctx.block(fdef.body)
     return ctx.moved > 0
+
+
+def _fixed_globals(fdef: Any, local: set) -> set:
+    """The global names the function reads and never changes in place (no
+    method called on them, no item or attribute stored): within one call they
+    hold the same value, whatever it is."""
+    changed: set = set()
+    read: set = set()
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+            if isinstance(n.func.value, gast.Name):
+                changed.add(n.func.value.id)
+        elif isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store):
+            if isinstance(n.value, gast.Name):
+                changed.add(n.value.id)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            read.add(n.id)
+    return read - local - changed
 
 
 class _Ctx:
@@ -39,6 +65,7 @@ class _Ctx:
         self.namer = namer
         self.reads = reads  # reads of each name in the whole function
         self.moved = 0
+        self.fixed_globals: set = set()
 
     def block(self, stmts: List[Any]) -> List[Any]:
         out: List[Any] = []
@@ -117,6 +144,10 @@ class _Ctx:
         read_before: set = set()
         moved: List[Any] = []
         kept: List[Any] = []
+        # arrays whose abstract values are unknown: globals the function never
+        # changes (X in a closure's X @ w) and what moved statements make of them,
+        # while the loop has no effect that could rebind a global
+        arrays = set() if _has_effects(body) else set(self.fixed_globals)
         for s in body:
             t = s.targets[0].id if _is_assign(s) else None
             if (
@@ -125,10 +156,12 @@ class _Ctx:
                 and t not in targets
                 and t not in read_before
                 and (literal or self.reads.get(t, 0) <= inside.get(t, 0))
-                and _movable(s)
+                and (_movable(s) or _movable_array(s, arrays))
                 and not (set(N.names_in(s.value)) & variant)
                 and not (set(_operands(s)) & variant)
             ):
+                if not _movable(s):
+                    arrays.add(t)
                 moved.append(s)
                 variant.discard(t)
                 self.moved += 1
@@ -159,6 +192,32 @@ def _movable(s: Any) -> bool:
         return False
     ins = getattr(s, "sj_avals_in", None) or {}
     return all(isinstance(ins.get(n), (Aval, _Static)) for n in _operands(s))
+
+
+def _movable_array(s: Any, arrays: set) -> bool:
+    """A pure primitive whose result is an array (an array kind, or a helper with
+    an array result) or a number from shapes, computed from operands that are known arrays or scalars,
+    or in ``arrays`` (see :meth:`_Ctx.hoist`)."""
+    op = s.sj_op
+    if op.kind != "prim" or not _is_pure(s):
+        return False
+    if not (op.prim.kind in PURE_KINDS or op.prim.array_result or op.prim.from_shapes):
+        return False  # (an array, or a number from shapes: ad.mean_scale's 1 / n)
+    ins = getattr(s, "sj_avals_in", None) or {}
+    return all(n in arrays or isinstance(ins.get(n), (Aval, _Static)) for n in _operands(s))
+
+
+def _has_effects(stmts: List[Any]) -> bool:
+    """Whether a statement in ``stmts`` (at any depth) has an effect."""
+    for s in N.walk_stmts(stmts):
+        op = getattr(s, "sj_op", None)
+        if op is None:
+            continue
+        if op.kind == "prim" and op.prim.effectful:
+            return True
+        if op.kind not in ("prim", "copy", "pack", "inactive", "append", "pop"):
+            return True
+    return False
 
 
 def _operands(s: Any) -> List[str]:
