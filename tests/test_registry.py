@@ -93,7 +93,16 @@ def test_shape_queries_answer_from_an_abstract_value():
     a = Aval((3, 4), np.dtype(np.float32))
     got = {p.public: p.shape_query(a) for p in REGISTRY.values() if p.shape_query}
     assert got == {"jnp.shape": (3, 4), "jnp.ndim": 2, "jnp.size": 12}
-    assert _with("static_for_constants") == {"ad.axis_or_zero", "ad.batch_axis", "ad.scan_length"}
+    assert _with("static_for_constants") == {
+        "ad.axis_or_zero",
+        "ad.batch_axis",
+        "ad.batch_einsum_spec",
+        "ad.batch_perm",
+        "ad.batch_shape",
+        "ad.floordiv",
+        "ad.inverse_permutation",
+        "ad.scan_length",
+    }
 
 
 def test_static_params_default_to_the_vocabulary_and_can_be_set():

@@ -6,6 +6,7 @@ reads, option tuples)."""
 
 from __future__ import annotations
 
+import builtins
 import collections
 import importlib
 import inspect
@@ -241,7 +242,10 @@ def _resolver(src, bindings):
         cell = src.closure.get(name)
         if cell is not None:
             return unwrap_tree(cell.cell_contents)
-        return unwrap_tree(src.globals[name])
+        if name in src.globals:
+            return unwrap_tree(src.globals[name])
+        # a builtin the module does not shadow (``bool`` in ``jnp.ones(s, bool)``)
+        return getattr(builtins, name)
 
     return resolve
 

@@ -32,7 +32,7 @@ def _inverse_permutation(axes, ndim):
 
 inverse_permutation = _internal(
     "ad.inverse_permutation", _inverse_permutation, differentiable=False
-)
+).facts(pure=True, static_for_constants=True)
 
 
 def _eye_mask(n, dtype=np.float32):

@@ -8,7 +8,7 @@ import gast
 
 from ...frontend import nodes as N
 from ..linalg.bilinear import cross, dot_left, dot_right, matmul_left, matmul_right
-from ..linalg.einsum import einsum
+from ..linalg.einsum import einsum, einsum_vjp_consts, einsum_vjp_spec, einsum_with_consts
 from ..linalg.norm import norm
 from ..linalg.products import dot, inner, matmul, outer, tensordot, vdot
 from ..linalg.solve import solve
@@ -93,6 +93,29 @@ def _einsum(c):
 
 
 _def([einsum], _einsum)
+
+
+def _einsum_with_consts(c):
+    # the constants follow the operands and are never batched: only the operands'
+    # terms get the batch label (``ad.batch_einsum_spec`` leaves the terms past its
+    # flags as they are)
+    if c.batched("subscripts") or c.batched("consts"):
+        return None
+    flags = tuple(c.bp.is_batched(o) for o in c.bound["operands"])
+    new = N.call("ad.batch_einsum_spec", [c.arg("subscripts"), N.const(flags)])
+    return c.rebuild(subscripts=new)
+
+
+def _einsum_vjp_static(c):
+    """``ad.einsum_vjp_spec`` / ``ad.einsum_vjp_consts``: functions of the
+    operands' per-example shapes and dtype, the same for every example."""
+    if c.batched("subscripts") or c.batched("argnum"):
+        return None
+    return c.rebuild(operands=[_example(c, o) for o in c.bound["operands"]]), False
+
+
+_def([einsum_with_consts], _einsum_with_consts)
+_def([einsum_vjp_spec, einsum_vjp_consts], _einsum_vjp_static)
 
 
 def _bilinear(kind):

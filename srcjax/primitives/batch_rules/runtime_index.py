@@ -70,7 +70,10 @@ def _batch_shape(size, shape):
     return (size,) + tuple(shape)
 
 
-batch_shape = _reg("ad.batch_shape", _batch_shape, differentiable=False)
+# (of constants, known now: jit folds the shape of a batched reshape)
+batch_shape = _reg("ad.batch_shape", _batch_shape, differentiable=False).facts(
+    pure=True, static_for_constants=True
+)
 
 
 def _batch_perm(axes, ndim):
@@ -81,7 +84,9 @@ def _batch_perm(axes, ndim):
     return (0,) + tuple(int(a) % n + 1 for a in axes)
 
 
-batch_perm = _reg("ad.batch_perm", _batch_perm, differentiable=False)
+batch_perm = _reg("ad.batch_perm", _batch_perm, differentiable=False).facts(
+    pure=True, static_for_constants=True
+)
 
 
 def _is_separator(p):
@@ -457,7 +462,8 @@ batch_pad_width = _reg("ad.batch_pad_width", _batch_pad_width, differentiable=Fa
 @functools.lru_cache(maxsize=512)
 def _batch_einsum_spec(spec, flags):
     """``spec`` of an einsum over per-example operands, for the operands with
-    ``flags[i]`` carrying a leading batch axis: a fresh label for that axis."""
+    ``flags[i]`` carrying a leading batch axis: a fresh label for that axis.
+    Terms past ``flags`` (``ad.einsum_with_consts``'s constants) are unbatched."""
     spec = spec.replace(" ", "")
     if "->" in spec:
         lhs, out = spec.split("->")
@@ -470,7 +476,7 @@ def _batch_einsum_spec(spec, flags):
     used = set(spec)
     free = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
     ins = lhs.split(",")
-    ins = [free + s if f else s for s, f in zip(ins, flags)]
+    ins = [free + s if i < len(flags) and flags[i] else s for i, s in enumerate(ins)]
     return ",".join(ins) + "->" + free + out
 
 

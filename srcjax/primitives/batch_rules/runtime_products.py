@@ -31,7 +31,9 @@ def _batch_einsum_spec_any(spec, flags):
     return _batch_einsum_spec(spec, tuple(flags))
 
 
-batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False)
+batch_einsum_spec = _reg("ad.batch_einsum_spec", _batch_einsum_spec_any, False).facts(
+    pure=True, static_for_constants=True
+)
 
 
 def _bmatmul(a, b, ab, bb):

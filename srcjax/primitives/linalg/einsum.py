@@ -4,6 +4,7 @@ einsum of the transposed specification (``ad.einsum_vjp_spec``).
 
 from __future__ import annotations
 
+import functools
 import string
 
 import numpy as np
@@ -70,7 +71,11 @@ def _label_sizes(term, shape):
     return sizes
 
 
+@functools.lru_cache(maxsize=256)
 def _einsum_vjp_parts(subscripts, argnum, shapes, dtype):
+    """(spec, constants) of operand ``argnum``'s cotangent einsum for operands
+    of ``shapes`` (a tuple of tuples; cached: generated code asks every call).
+    The constants are read-only (shared by every call)."""
     subscripts = _explicit_ellipsis(subscripts, shapes)
     terms, out = _split_spec(subscripts, len(shapes))
     k_term = terms[argnum]
@@ -103,26 +108,31 @@ def _einsum_vjp_parts(subscripts, argnum, shapes, dtype):
     ins = [out] + others + extra_terms
     if "..." not in k_out and any("..." in t for t in ins):
         k_out = "..." + k_out
+    for c in consts:
+        c.setflags(write=False)
     return ",".join(ins) + "->" + k_out, tuple(consts)
 
 
 def _einsum_vjp_spec(subscripts, argnum, *operands):
     """Static: the einsum spec giving the cotangent of operand ``argnum`` from
     ``(g, *other operands, *ad.einsum_vjp_consts(...))``."""
-    shapes = [np.shape(o) for o in operands]
-    return _einsum_vjp_parts(subscripts, argnum, shapes, np.float32)[0]
+    shapes = tuple(np.shape(o) for o in operands)
+    return _einsum_vjp_parts(subscripts, argnum, shapes, np.dtype(np.float32))[0]
 
 
 def _einsum_vjp_consts(subscripts, argnum, *operands):
     """Static: constant operands (identity matrices for repeated labels, ones for
     labels summed only in operand ``argnum``) of the cotangent einsum."""
-    shapes = [np.shape(o) for o in operands]
+    shapes = tuple(np.shape(o) for o in operands)
     dtype = np.result_type(operands[argnum])
     return _einsum_vjp_parts(subscripts, argnum, shapes, dtype)[1]
 
 
-einsum_vjp_spec = _internal("ad.einsum_vjp_spec", _einsum_vjp_spec)
-einsum_vjp_consts = _internal("ad.einsum_vjp_consts", _einsum_vjp_consts)
+# (from the operands' shapes and dtype: jit decides the spec and the constants' shapes)
+einsum_vjp_spec = _internal("ad.einsum_vjp_spec", _einsum_vjp_spec).facts(
+    pure=True, from_shapes=True
+)
+einsum_vjp_consts = _internal("ad.einsum_vjp_consts", _einsum_vjp_consts).facts(pure=True)
 
 
 def _einsum(subscripts, *operands, optimize="auto", precision=None, preferred_element_type=None):

@@ -210,6 +210,8 @@ class _Interp:
                     return _Static(ast.literal_eval(N.to_source(s.value)))
                 except (ValueError, SyntaxError):
                     return None
+            if isinstance(s.value, gast.Constant) and type(s.value.value) is str:
+                return _Static(s.value.value)  # an einsum spec known now
             return self.aval_of(s.value, env) if N.is_atom(s.value) else None
         if op.kind == "pack":
             if isinstance(s.value, gast.Tuple) and all(
@@ -457,6 +459,13 @@ class _Interp:
                         return True
         return False
 
+    def _names_dtype(self, node: Any, env: Dict[str, Any]) -> bool:
+        """Whether the name ``node`` reads a global naming a dtype or scalar type
+        (``bool``, ``np.float32``), not an array or number."""
+        return self.aval_of(node, env) is None and isinstance(
+            self.static_value(node, env), (type, np.dtype)
+        )
+
     def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
         """The value of a dtype argument known at transformation time (a string
         constant, or a global or attribute naming a dtype or scalar type:
@@ -641,6 +650,8 @@ class _Interp:
                     and self._unknown_count(x, env)
                 ):
                     return None  # (one integer index x[i] keeps its shape whatever i is)
+                if isinstance(x, gast.Name) and self._names_dtype(x, env):
+                    continue  # (jnp.ones(shape, bool): a dtype, known now)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if isinstance(a, _Static):
                         if isinstance(a.value, tuple) and all(type(d) is int for d in a.value):
@@ -697,11 +708,11 @@ class _Interp:
                 return tree
         if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
             return _Static(r)  # shape arithmetic: ndim - 1
-        if static and op.prim.static_for_constants and type(r) in (int, bool, tuple):
+        if static and op.prim.static_for_constants and type(r) in (int, bool, tuple, str):
             return _Static(r)  # axes from ranks: ad.batch_axis(None, 2)
         if (
             op.prim.from_shapes
-            and type(r) in (int, float, bool, tuple)
+            and type(r) in (int, float, bool, tuple, str)
             and not self._appended_operand(op, env)
         ):
             return _Static(r)  # from shapes and options only: ad.mean_scale's 1 / n

@@ -24,8 +24,8 @@ from .common import _assigned, _is_assign, _is_scalar_const, _Static
 
 def _literal(v: Any) -> bool:
     """A value that a constant of generated code spells exactly (ints, bools,
-    None, tuples of them: shapes, ranks, axes)."""
-    if v is None or type(v) in (bool, int, float):
+    None, strings, tuples of them: shapes, ranks, axes, einsum specs)."""
+    if v is None or type(v) in (bool, int, float, str):
         return True
     if type(v) is tuple:
         return all(_literal(x) for x in v)

@@ -1,0 +1,97 @@
+"""Issue 17, the fresh user's round-5 programs (07f-07h): what made them slow.
+
+- vmap of the einsum cotangent helpers (``ad.einsum_vjp_spec``,
+  ``ad.einsum_vjp_consts``, ``ad.einsum_with_consts``) had no batching rule:
+  per-example gradients of attention looped over the examples in Python;
+- jit did not decide shape computations of constants (``D // nh`` as
+  ``ad.floordiv``, ``ad.batch_shape``, ``ad.batch_perm``), a dtype given as a
+  builtin (``jnp.ones(s, bool)``) or the einsum cotangent's spec, so everything
+  after them stayed unknown and kept its run-time rank helpers.
+
+Oracles: float64 NumPy (einsum cotangents written out by hand) and the eager
+(unjitted) function; the generated source for what must be gone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import srcjax
+import srcjax.numpy as jnp
+from srcjax import lax
+
+
+def _rng():
+    return np.random.default_rng(5)
+
+
+def _loss(a, b):
+    return jnp.sum(jnp.einsum("hts,hsd->htd", a, b) ** 2)
+
+
+def test_per_example_grad_of_an_einsum_has_no_loop_and_matches_numpy():
+    rng = _rng()
+    a = rng.normal(size=(3, 2, 4, 5)).astype(np.float32)  # 3 examples
+    b = rng.normal(size=(2, 5, 6)).astype(np.float32)
+    f = srcjax.vmap(srcjax.grad(_loss, argnums=(0, 1)), in_axes=(0, None))
+    ga, gb = f(a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    out = np.einsum("nhts,hsd->nhtd", a64, b64)
+    np.testing.assert_allclose(ga, np.einsum("nhtd,hsd->nhts", 2 * out, b64), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gb, np.einsum("nhtd,nhts->nhsd", 2 * out, a64), rtol=1e-5, atol=1e-5)
+    src = srcjax.source(f, a, b)
+    assert "for " not in src and "tree_row" not in src, src
+
+
+def test_per_example_grad_through_a_repeated_label_uses_the_identity_constant():
+    # 'ii->i' (a diagonal): the cotangent einsum needs an identity constant
+    rng = _rng()
+    m = rng.normal(size=(4, 3, 3)).astype(np.float32)
+    w = rng.normal(size=(4, 3)).astype(np.float32)
+
+    def diag_dot(m, w):
+        return jnp.sum(jnp.einsum("ii->i", m) * w)
+
+    g = srcjax.vmap(srcjax.grad(diag_dot))(m, w)
+    want = np.stack([np.diag(r) for r in w])
+    np.testing.assert_array_equal(g, want)
+    assert "for " not in srcjax.source(srcjax.vmap(srcjax.grad(diag_dot)), m, w)
+
+
+def _heads(x, w):
+    T, D = x.shape
+    nh = 2
+    q = (x @ w).reshape(T, nh, D // nh).transpose(1, 0, 2)
+    mask = jnp.tril(jnp.ones((T, T), bool))
+    s = jnp.where(mask, jnp.einsum("htd,hsd->hts", q, q), -1e9)
+    return jnp.sum(lax.rsqrt(1.0 + s**2))
+
+
+def test_jit_decides_shape_helpers_of_constants_and_the_einsum_spec():
+    rng = _rng()
+    xb = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    w = (0.5 * rng.normal(size=(4, 4))).astype(np.float32)
+    f = srcjax.vmap(srcjax.grad(_heads, argnums=1), in_axes=(0, None))
+    jf = srcjax.jit(f)
+    np.testing.assert_allclose(jf(xb, w), f(xb, w), rtol=1e-6, atol=1e-7)
+    src = srcjax.source(jf, xb, w)
+    code = "\n".join(line.split("#")[0] for line in src.splitlines())
+    for gone in ("ad.floordiv(", "ad.batch_shape(", "ad.einsum_vjp_spec(", "ad.batch_perm("):
+        assert gone not in code, (gone, src)
+    # float64 finite differences of one example's gradient
+    x0 = xb[1].astype(np.float64)
+    w64 = w.astype(np.float64)
+
+    def value(wv):
+        q = (x0 @ wv).reshape(5, 2, 2).transpose(1, 0, 2)
+        s = np.einsum("htd,hsd->hts", q, q)
+        s = np.where(np.tril(np.ones((5, 5), bool)), s, -1e9)
+        return np.sum(1.0 / np.sqrt(1.0 + s**2))
+
+    eps = 1e-6
+    fd = np.zeros_like(w64)
+    for i in range(4):
+        for j in range(4):
+            d = np.zeros_like(w64)
+            d[i, j] = eps
+            fd[i, j] = (value(w64 + d) - value(w64 - d)) / (2 * eps)
+    np.testing.assert_allclose(jf(xb, w)[1], fd, rtol=2e-3, atol=2e-4)
