@@ -13,6 +13,8 @@ Oracles: float64 NumPy (einsum cotangents written out by hand) and the eager
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 import srcjax
@@ -95,3 +97,86 @@ def test_jit_decides_shape_helpers_of_constants_and_the_einsum_spec():
             d[i, j] = eps
             fd[i, j] = (value(w64 + d) - value(w64 - d)) / (2 * eps)
     np.testing.assert_allclose(jf(xb, w)[1], fd, rtol=2e-3, atol=2e-4)
+
+
+# -- p10b: a registered-class MLP and a named-tuple input, jit(grad(argnums=(0, 1)))
+
+
+class _Point(NamedTuple):
+    x: Any
+    y: Any
+
+
+@srcjax.tree_util.register_pytree_node_class
+class _Linear:
+    def __init__(self, w, b, name="lin"):
+        self.w, self.b, self.name = w, b, name
+
+    def __call__(self, x):
+        y = x @ self.w + self.b
+        return -y if self.name == "neg" else y
+
+    def tree_flatten(self):
+        return (self.w, self.b), self.name
+
+    @classmethod
+    def tree_unflatten(cls, aux, ch):
+        return cls(*ch, name=aux)
+
+
+def _pt_loss(layer, pt):
+    return jnp.sum(jnp.tanh(layer(jnp.stack([pt.x, pt.y, pt.x * pt.y], -1))) ** 2)
+
+
+def _pt_loss64(w, b, x, y, sign):
+    z = sign * (np.stack([x, y, x * y], -1) @ w + b)
+    return np.sum(np.tanh(z) ** 2)
+
+
+def test_named_tuple_cotangents_are_decided_by_jit_and_match_finite_differences():
+    rng = _rng()
+    w = rng.normal(size=(3, 2)).astype(np.float32)
+    b = rng.normal(size=2).astype(np.float32)
+    pt = _Point(np.linspace(0, 1, 5, dtype=np.float32), np.linspace(1, 2, 5, dtype=np.float32))
+    f = srcjax.jit(srcjax.grad(_pt_loss, argnums=(0, 1)))
+    g_layer, g_pt = f(_Linear(w, b), pt)
+    assert isinstance(g_pt, _Point) and isinstance(g_layer, _Linear)
+    code = srcjax.source(f, _Linear(w, b), pt)
+    assert "ad.attr_adjoint" not in code and "ad.tree_add" not in code, code
+    args = [
+        w.astype(np.float64),
+        b.astype(np.float64),
+        pt.x.astype(np.float64),
+        pt.y.astype(np.float64),
+    ]
+    got = [g_layer.w, g_layer.b, g_pt.x, g_pt.y]
+    eps = 1e-6
+    for k, (a, g) in enumerate(zip(args, got)):
+        fd = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            up = [v.copy() for v in args]
+            dn = [v.copy() for v in args]
+            up[k][i] += eps
+            dn[k][i] -= eps
+            fd[i] = (_pt_loss64(*up, 1.0) - _pt_loss64(*dn, 1.0)) / (2 * eps)
+        np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-5)
+
+
+def test_a_static_string_attribute_is_part_of_the_jit_key():
+    # the key holds the class's str/int/bool/None attributes by value instead of
+    # its type tree (built every call before): another name specializes again
+    rng = _rng()
+    w = rng.normal(size=(3, 2)).astype(np.float32)
+    b = rng.normal(size=2).astype(np.float32)
+    pt = _Point(np.linspace(0, 1, 4, dtype=np.float32), np.linspace(1, 2, 4, dtype=np.float32))
+
+    def total(layer, pt):  # (odd in the layer's sign)
+        return jnp.sum(layer(jnp.stack([pt.x, pt.y, pt.x * pt.y], -1)))
+
+    f = srcjax.jit(total)
+    x64, y64 = pt.x.astype(np.float64), pt.y.astype(np.float64)
+    w64, b64 = w.astype(np.float64), b.astype(np.float64)
+    for name, sign in (("lin", 1.0), ("neg", -1.0), ("lin", 1.0)):
+        got = f(_Linear(w, b, name), pt)
+        want = sign * np.sum(np.stack([x64, y64, x64 * y64], -1) @ w64 + b64)
+        np.testing.assert_allclose(got, want, rtol=1e-5)

@@ -138,6 +138,11 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
     return x, ("object", type(x))
 
 
+#: static attribute values a registered class's key holds as they are (the type
+#: tree's ``consts``: ``typetree._static_constant``), without building its type tree
+_CONST_TYPES = (str, int, bool)
+
+
 def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     """(canonical instance, key) of an instance of a registered pytree class, as
     ``jax.jit`` keys it: its class, aux data (compared with ``==``, so it must be
@@ -145,8 +150,10 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     values), so a different treedef or leaf shape specializes again. The key
     also holds which attribute is which child (the generated code reads
     ``model.layers`` and inlines methods); a class with attributes that are no
-    child (static fields, functions) adds its type tree (:func:`srcjax.api._kind`),
-    whose static values the generated code depends on. Leaves canonicalized (a
+    child adds their values where all are str/int/bool/None (a layer's name:
+    what its type tree would hold, without building it every call), else its
+    type tree (:func:`srcjax.api._kind`: functions, other objects), whose
+    static values the generated code depends on. Leaves canonicalized (a
     float64 array made float32) give an instance rebuilt by ``tree_unflatten``,
     as the function traced by JAX sees one."""
     children, aux = kind.flatten(x)
@@ -169,13 +176,18 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
             x = kind.unflatten(aux, tuple(new))
         return x, ("class", _kind(x, exact=True))
     layout = []
-    static = False
+    consts = []  # (name, type, value) of the static str/int/bool/None attributes
+    static = False  # another attribute that is no child: keyed by the type tree
     for name, value in (getattr(x, "__dict__", None) or {}).items():
         for j, c in enumerate(children):
             if c is value:
                 layout.append((name, j))
                 break
         else:
+            if value is None or type(value) in _CONST_TYPES:
+                # (what the type tree keys of it; its type too: 1 is not True)
+                consts.append((name, type(value), value))
+                continue
             static = True
             break
     key = ("class", type(x), aux, tuple(layout), tuple(keys))
@@ -183,6 +195,8 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
         x = kind.unflatten(aux, tuple(new))
     if static:
         key += (_kind(x, exact=True),)
+    elif consts:
+        key += (tuple(consts),)
     return x, key
 
 

@@ -11,8 +11,7 @@ abstract value: dicts, lists, tuples and :class:`ClassAval` of registered
 classes, as ``jax.jit`` keys a treedef), so every one of these is decided now:
 
 - names reached from a parameter by constant attribute reads and indexing
-  (``model.layers[:-1][0]``) are *places*: a set of the parameter's leaves, in
-  JAX's flattening order;
+  (``model.layers[:-1][0]``, ``pt.x``) are *places*: sets of its leaves, in JAX's order;
 - the cotangent helpers on places become a table ``leaf -> cotangent`` at
   transformation time (overlapping entries added with ``+``), and the final
   ``ad.cotangent_like`` builds the cotangent from its leaves in one call
@@ -121,6 +120,8 @@ class _Place:
         raise _Abort
 
     def attr(self, name: str) -> "_Place":
+        if name in (getattr(self.aval, "_fields", None) or ()):  # a named tuple's (pt.x)
+            return self.child(self.aval._fields.index(name))
         if not isinstance(self.aval, ClassAval) or name not in self.aval.layout:
             raise _Abort
         return self.child(self.aval.layout[name])
@@ -717,13 +718,13 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                         edits[id(s)] = (
                             gast.List(elts=[N.name(a) for a in got.leaves], ctx=gast.Load()),
                             Op("pack", elts=[N.name(a) for a in got.leaves]),
-                            "the leaves of a tree whose structure jit knows",
+                            _KNOWN_LEAVES,
                         )
                     else:
                         edits[id(s)] = (
                             N.name(got.list_name),
                             Op("copy", elts=[N.name(got.list_name)]),
-                            "the leaves of a tree whose structure jit knows",
+                            _KNOWN_LEAVES,
                         )
                     changed = True
                     forget({target})
