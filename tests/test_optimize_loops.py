@@ -453,3 +453,70 @@ def test_a_hessian_inside_jit_computes_the_primal_once():
     assert loop.startswith("    for i in range(4):"), src
     assert "jnp.logaddexp(" in src[:start], src
     assert loop.count("jnp.logaddexp(") <= 1, src  # (the gradient after the loop)
+
+
+def test_a_reverse_scans_readout_outer_products_are_one_product_before_the_loop():
+    # optimize/rowmaps.py (_popped_outer_products): the cotangent of h in h @ wo
+    # (wo of one column) is ad.matmul_left(y_bar, h, wo), y_bar popped from the
+    # rows of the stacked output cotangent; it is row k of one jnp.dot made before
+    # the reverse loop. The bits equal grad's own (not jitted) per-row products;
+    # float64 central differences check the gradient.
+    from srcjax import lax
+
+    def loss(wh, wo, xs):
+        def cell(h, x):
+            h = jnp.tanh(x + h @ wh)
+            return h, h @ wo
+
+        _, ys = lax.scan(cell, jnp.zeros((2, 3), xs.dtype), xs)
+        return jnp.sum(ys * ys)
+
+    rng = _rng()
+    wh = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    wo = rng.standard_normal((3, 1)).astype(np.float32)
+    xs = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    step = srcjax.jit(srcjax.grad(loss, argnums=(0, 1)))
+    got = [np.asarray(g) for g in step(wh, wo, xs)]
+    eager = [np.asarray(g) for g in srcjax.grad(loss, argnums=(0, 1))(wh, wo, xs)]
+    for g, e in zip(got, eager):
+        np.testing.assert_array_equal(g, e)
+
+    def loss_np(wh, wo):
+        h = np.zeros((2, 3))
+        total = 0.0
+        for x in xs:
+            h = np.tanh(x + h @ wh)
+            total += np.sum((h @ wo) ** 2)
+        return total
+
+    w64 = [wh.astype(np.float64), wo.astype(np.float64)]
+    for which, g in enumerate(got):
+        fd = np.zeros(w64[which].shape)
+        for idx in np.ndindex(fd.shape):
+            plus = [w.copy() for w in w64]
+            minus = [w.copy() for w in w64]
+            plus[which][idx] += 1e-6
+            minus[which][idx] -= 1e-6
+            fd[idx] = (loss_np(*plus) - loss_np(*minus)) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-3, atol=1e-4)
+    src = srcjax.source(step, wh, wo, xs)
+    head, loop = src.split("for k in reversed(range(4))")
+    assert "jnp.dot(jnp.reshape(" in head and "ad.matmul_left(" not in loop, src
+    assert "ad.tree_slice(" in loop, src
+
+
+def test_an_outer_product_by_matmul_is_numpys_product_bit_for_bit():
+    # jnp.matmul of a (..., m, 1) stack by a (1, n) matrix takes np.dot (NumPy's
+    # matmul makes no BLAS call for one contracted term: 25x slower); the values
+    # are NumPy's matmul's exactly, for float32 and float64 and a transposed view
+    rng = _rng()
+    for sa, sb, dt in [((40, 1), (1, 8), np.float32), ((5, 4, 1), (1, 6), np.float32)]:
+        a = rng.standard_normal(sa).astype(dt)
+        b = rng.standard_normal(sb).astype(dt)
+        for bb in (b, np.ascontiguousarray(b.T).T):
+            got = np.asarray(jnp.matmul(a, bb))
+            want = np.matmul(a, bb)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    a = rng.standard_normal((3, 1)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(jnp.matmul)(a, a.T)), np.matmul(a, a.T))

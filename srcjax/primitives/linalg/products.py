@@ -110,6 +110,20 @@ def _dot(a, b, precision=None, preferred_element_type=None):
 def _matmul(a, b, precision=None, preferred_element_type=None):
     """Matrix product, operator ``@`` (jax.numpy.matmul); leading dimensions are
     batch dimensions and broadcast."""
+    if (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and preferred_element_type is None
+        and b.ndim == 2
+        and a.ndim >= 2
+        and a.shape[-1] == 1 == b.shape[0]
+        and a.dtype == b.dtype
+        and a.dtype.char in "fd"
+    ):
+        # an outer product (one contracted term): NumPy's matmul does not call
+        # BLAS for it (1600 x 1 by 1 x 64: 270 us, np.dot 10 us); each element is
+        # one rounded product either way, so the bits are the same
+        return np.dot(a.reshape(-1, 1), b).reshape(a.shape[:-1] + b.shape[1:])
     try:
         return _pet(np.matmul, preferred_element_type, a, b)
     except ValueError:

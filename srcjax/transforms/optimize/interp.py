@@ -175,11 +175,20 @@ class _Interp:
 
     def loop_item(self, s: Any, env: Dict[str, Any]) -> Any:
         """The abstract value of a ``for`` loop's target (a plain name): a weak
-        int over ``range(...)``, a row of an array, or the merge of a list's
+        int over ``range(...)`` (or ``reversed`` of it), a row of an array, or the merge of a list's
         items; None when unknown."""
         if not isinstance(s.target, gast.Name):
             return None
         it = s.iter
+        if (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Name)
+            and it.func.id == "reversed"
+            and it.func.id not in env
+            and it.func.id not in self.locals
+            and len(it.args) == 1
+        ):
+            it = it.args[0]  # (a reverse sweep's reversed(range(n)): the same ints)
         if (
             isinstance(it, gast.Call)
             and isinstance(it.func, gast.Name)
