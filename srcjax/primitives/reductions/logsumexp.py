@@ -131,6 +131,34 @@ logsumexp_weights = register(Primitive("ad.logsumexp_weights", _logsumexp_weight
 logsumexp_weights.facts(pure=True)
 
 
+def _logsumexp_pair(a, axis=None, keepdims=False):
+    """``(logsumexp(a, axis, keepdims=keepdims), logsumexp_weights(a, axis))``
+    from one max, ``exp`` and sum when logsumexp's fast path applies (a float32
+    array with finite maxima), else the two calls: the same values bit for bit.
+    Internal: jit pairs a logsumexp with the weights its derivative reads
+    (``transforms/optimize/lse_pairs.py``), as XLA computes them once."""
+    m = _finite_shift(a, axis, None, False)
+    if m is None:
+        return _logsumexp(a, axis, None, keepdims), _logsumexp_weights(a, axis)
+    e = np.exp(a - m)
+    s = np.add.reduce(e, axis=axis, keepdims=True)
+    out = np.log(s) + m
+    if not keepdims:
+        out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+    return out, e / s
+
+
+logsumexp_pair = register(
+    Primitive("ad.logsumexp_pair", _logsumexp_pair, kind="internal", differentiable=False)
+)
+logsumexp_pair.facts(pure=True)
+logsumexp_pair.samples = lambda rng: [
+    ((rng.normal(size=(2, 3)).astype(np.float32), 1, True), {}),
+    ((rng.normal(size=(4,)).astype(np.float32), None, False), {}),
+    ((np.array([[0.0, -np.inf], [1.0, 2.0]], np.float32), -1, False), {}),
+]
+
+
 # d w / d a = diag(w) - w (b w)^T and d w / d b = -w w^T along the axis, for w the
 # weights (b = 1 without b: softmax's rule)
 def _lse_weights_vjp(h, ans, axis=None, b=None):

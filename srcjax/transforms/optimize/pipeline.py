@@ -13,6 +13,7 @@ from .dce import dce
 from .direct import direct_calls
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
+from .lse_pairs import pair_logsumexps
 from .masks import counted_masks
 from .operators import as_operators
 from .promote import promote
@@ -106,6 +107,8 @@ def optimize(
         dce(fdef)
         infer_avals(fdef, params, resolve)
     direct_calls(fdef)
+    if pair_logsumexps(fdef):  # (a cross-entropy's logsumexp and its weights, once)
+        infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
         _promote_all(fdef, params, resolve, namer, boxed)
