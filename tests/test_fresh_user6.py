@@ -88,3 +88,42 @@ def test_einsum_with_summed_ellipsis():
     # a lower-rank operand's axes align from the right
     v = np.arange(4, dtype=np.float32)
     assert float(jnp.einsum("...d,...d->", y, v)) == float((y * v).sum())
+
+
+def _model(x, scale=1.0, shift=0.0):
+    return x * scale + shift
+
+
+def _apply(x, **kwargs):  # a wrapper forwarding options
+    return jnp.sum(_model(x, **kwargs) ** 2)
+
+
+def _both(*args, **kw):
+    return sum(args) * kw["s"]
+
+
+def _both_sum(*args, **kw):
+    return jnp.sum(args[0] * args[1]) * kw.get("s", 1.0)
+
+
+def test_keywords_through_star_star_kwargs():
+    """Item 12 (repro_12.py): jit of ``f(*args, **kw)`` called with a keyword
+    said "unexpected keyword argument" (JAX 0.10.2: [4, 4, 4]), and grad of a
+    function taking ``**kwargs`` was refused (JAX: [8, 8, 8]). Positional
+    arguments are differentiated, keywords passed through (closed form
+    2 * scale * (x * scale + shift))."""
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_both)(x, x, s=2.0)), [4.0] * 3)
+    np.testing.assert_array_equal(np.asarray(srcjax.grad(_apply)(x, scale=2.0)), [8.0] * 3)
+    for kw in [{}, {"shift": 1.0}, {"scale": 3.0, "shift": -1.0}, {"scale": 2.0}]:
+        s, b = kw.get("scale", 1.0), kw.get("shift", 0.0)
+        want = 2 * s * (x * s + b)
+        np.testing.assert_allclose(np.asarray(srcjax.grad(_apply)(x, **kw)), want)
+        np.testing.assert_allclose(np.asarray(srcjax.jit(srcjax.grad(_apply))(x, **kw)), want)
+        v, g = srcjax.value_and_grad(_apply)(x, **kw)
+        assert float(v) == float(((x * s + b) ** 2).sum())
+        np.testing.assert_allclose(np.asarray(g), want)
+    g = srcjax.grad(_both_sum, argnums=1)
+    np.testing.assert_allclose(np.asarray(g(x, 2 * x, s=3.0)), [3.0] * 3)
+    np.testing.assert_allclose(np.asarray(g(x, 2 * x)), [1.0] * 3)
+

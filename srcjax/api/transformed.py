@@ -83,7 +83,7 @@ def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
     code = getattr(pyfn, "__code__", None)
     if code is None:
         return pyfn
-    prim = None
+    prim = varkw = None
     if code.co_filename.startswith(_PRIM_FILE):
         from ..primitives.registry import REGISTRY
 
@@ -111,6 +111,10 @@ def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
             var = [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
         if not keywords:
             kwonly = []
+        elif code.co_flags & 0x08:
+            # `def f(*args, **kw)`: the wrapper forwards `**kw` too, and
+            # keywords_bound makes the call's keywords its parameters
+            varkw = code.co_varnames[code.co_argcount + code.co_kwonlyargcount + len(var)]
     cache = pyfn.__dict__.setdefault("_srcjax_fixed_arity", {})
     fn = cache.get((nargs, keywords))
     if fn is not None:
@@ -124,6 +128,9 @@ def fixed_arity(pyfn: Any, nargs: int, keywords: bool = True) -> Any:
     target = prim.public if prim is not None else "_srcjax_varargs_target"
     call_args = ", ".join(params + extra + [f"{k}={k}" for k in kwonly])
     header = ", ".join(params + extra + (["*"] + kwonly if kwonly else []))
+    if varkw:
+        call_args += f", **{varkw}" if call_args else f"**{varkw}"
+        header += f", **{varkw}" if header else f"**{varkw}"
     name = code.co_name if code.co_name.isidentifier() else "varargs_fn"
     text = f"def {name}({header}):\n    return {target}({call_args})\n"
     filename = (

@@ -470,10 +470,13 @@ class _Jit(Transformed):
                 # when it is called directly (api._Grad.__call__)
                 kinds = kinds + tuple(_kind(v) for v in self.fun._function_defaults(len(args)))
             bkw = dict(getattr(self.fun, "_bound_kwargs", None) or {})
-            target, bargs = self.fun._generated(kinds), fb
+            fun = self.fun
+            if getattr(fun, "_varkw", False):  # jit(grad(apply))(x, scale=2.0), **kwargs
+                fun = fun._with_keywords(tuple(sorted(kwargs)))
+            target, bargs = fun._generated(kinds), fb
             inner = getattr(target, "__srcjax_deps__", ())
-            if inner and not dependencies_valid(inner) and hasattr(self.fun, "_rebuild"):
-                target = self.fun._rebuild(kinds)
+            if inner and not dependencies_valid(inner) and hasattr(fun, "_rebuild"):
+                target = fun._rebuild(kinds)
         else:
             target, bargs, bkw = unwrap_callable(self.fun)
             kinds = tuple(_kind(a) for a in bargs) + kinds
