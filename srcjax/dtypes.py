@@ -113,7 +113,7 @@ _F16, _F32, _F64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 # bfloat16 and the float8 types are ml_dtypes' (the library JAX uses; the optional
-# extra srcjax[ml_dtypes]). It is not imported with srcjax (importing it costs
+# extra srcjax[ml-dtypes]). It is not imported with srcjax (importing it costs
 # 0.15-0.5 s): a bfloat16 value reaches srcjax only after its user imported
 # ml_dtypes, and the promotion lattice takes bfloat16 in at its first join
 # (_Joins.__missing__) or when jnp.bfloat16 is read (ml_dtype).
@@ -141,14 +141,14 @@ ML_DTYPES = (
 def ml_dtype(name: str, where: str = "srcjax.dtypes") -> Any:
     """The ml_dtypes scalar type ``name`` (one of :data:`ML_DTYPES`), importing
     ml_dtypes on first use. Raises AttributeError (as a missing module attribute)
-    naming the extra ``srcjax[ml_dtypes]`` when ml_dtypes is not installed, or
+    naming the extra ``srcjax[ml-dtypes]`` when ml_dtypes is not installed, or
     when the installed version lacks ``name``."""
     try:
         import ml_dtypes
     except ImportError:
         raise AttributeError(
             f"{where}.{name} needs the ml_dtypes package: pip install "
-            "'srcjax[ml_dtypes]' (or pip install ml_dtypes)"
+            "'srcjax[ml-dtypes]' (or pip install ml_dtypes)"
         ) from None
     value = getattr(ml_dtypes, name, None)
     if value is None:

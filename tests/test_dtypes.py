@@ -401,7 +401,7 @@ def test_bfloat16_imported_after_srcjax_joins_the_lattice():
 
 
 def test_missing_ml_dtypes_names_the_extra():
-    """Without ml_dtypes, jnp.bfloat16 is an AttributeError naming srcjax[ml_dtypes]."""
+    """Without ml_dtypes, jnp.bfloat16 is an AttributeError naming srcjax[ml-dtypes]."""
     code = (
         "import sys\n"
         "sys.modules['ml_dtypes'] = None  # as if not installed\n"
@@ -414,6 +414,6 @@ def test_missing_ml_dtypes_names_the_extra():
         "print(jnp.float32(1.5) + 1.0)"
     )
     lines = _run_python(code).splitlines()
-    assert len(lines) == 3 and all("'srcjax[ml_dtypes]'" in line for line in lines[:2])
+    assert len(lines) == 3 and all("'srcjax[ml-dtypes]'" in line for line in lines[:2])
     assert lines[0].startswith("srcjax.numpy.bfloat16 needs the ml_dtypes package")
     assert lines[2] == "2.5"

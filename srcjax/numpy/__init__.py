@@ -100,7 +100,7 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations"
 def __getattr__(name: str):
     """``jnp.bfloat16``, ``jnp.float8_e4m3fn`` ...: the scalar types of
     ``ml_dtypes`` (as in JAX), imported on first use; an AttributeError naming
-    the extra ``srcjax[ml_dtypes]`` when it is missing."""
+    the extra ``srcjax[ml-dtypes]`` when it is missing."""
     if name in _ML_DTYPES:
         return _ml_dtype(name, "srcjax.numpy")
     raise AttributeError(f"module 'srcjax.numpy' has no attribute {name!r}")

@@ -80,7 +80,9 @@ def _has_out(e: Any) -> bool:
 def _positional_out(e: Any) -> bool:
     """``np.add(x, 1, x)``: a ufunc (named by its NumPy name) given more
     positional operands than it takes inputs (the extra one is ``out``)."""
-    u = getattr(np, _name(e.func) or "", None)
+    # (np's own namespace, not getattr: np.__getattr__ warns for names such as
+    # `str`, called in srcjax.ops.segment_sum: a FutureWarning under jit; fresh-user round 6)
+    u = vars(np).get(_name(e.func) or "")
     return isinstance(u, np.ufunc) and len(e.args) > u.nin
 
 
