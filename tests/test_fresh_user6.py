@@ -135,12 +135,12 @@ def test_readme_extras_are_the_names_pip_publishes():
     names is one of them."""
     import pathlib
     import re
-    import tomllib
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    extras = set(
-        tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    )
+    text = (root / "pyproject.toml").read_text()
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = set(re.findall(r"^([A-Za-z0-9_.-]+)\s*=", section, re.M))  # (no tomllib on 3.10)
+    assert {"ml-dtypes", "numba", "scipy"} <= extras, sorted(extras)
     assert all(re.sub(r"[-_.]+", "-", e).lower() == e for e in extras), sorted(extras)
     readme = (root / "README.md").read_text()
     named = re.findall(r"\.\[([^\]]+)\]", readme)
@@ -157,3 +157,34 @@ def test_segment_sum_under_jit_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(f(x, ids)) == 4.0
+
+
+def test_at_mul_sort_statement_and_dsplit():
+    """Item 05 (repro_05.py): ``.at[i].mul`` under grad was refused (JAX 0.10.2's
+    grad: 1.0); ``x.sort()`` as a statement on an array was refused with a
+    message about sorting a list; ``jnp.dsplit`` was missing (oracle: NumPy)."""
+    import pytest
+
+    f = lambda x: jnp.sum(jnp.ones(3).at[1].mul(x))  # noqa: E731
+    assert float(srcjax.grad(f)(2.0)) == 1.0
+    assert float(srcjax.jit(f)(2.0)) == 4.0
+
+    def sort_stmt(x):
+        x.sort()
+        return jnp.sum(x * x)
+
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
+        srcjax.grad(sort_stmt)(np.array([3.0, 1.0], np.float32))
+    assert "`x.sort()` as a statement" in str(info.value) and "list" not in str(info.value)
+    assert "x = jnp.sort(x)" in str(info.value)
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for spec in (2, [1, 3]):
+        got = jnp.dsplit(y, spec)
+        want = np.dsplit(y, spec)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    g = srcjax.grad(lambda a: jnp.sum(jnp.dsplit(a, 2)[1] ** 2))(y)
+    np.testing.assert_array_equal(np.asarray(g), np.where(np.arange(4) >= 2, 2 * y, 0))
+    with pytest.raises(ValueError, match="3 or more dimensions"):
+        jnp.dsplit(np.ones((2, 2)), 2)

@@ -203,6 +203,16 @@ class ContainersMixin:
             return none
         if name == "sort" and not discard:
             return None  # its value is used: an array's x.sort(), the sorted copy (jnp.sort)
+        if name == "sort" and self.seq_kind(func.value) != "list":
+            # an array's x.sort() as a statement (fresh-user round 6: the message
+            # spoke of a list): JAX computes the sorted copy and drops it
+            raise UnsupportedSyntaxError(
+                f"`{N.to_source(func.value).strip()}.sort()` as a statement: an array is "
+                "not sorted in place (JAX's x.sort() returns a sorted copy, which this "
+                "statement drops)",
+                self.loc(e),
+                "keep the copy: `x = jnp.sort(x)` (or remove the statement)",
+            )
         if name == "sort":
             raise UnsupportedSyntaxError(
                 "`.sort()` (sorting a list in place) is not supported in transformed functions",

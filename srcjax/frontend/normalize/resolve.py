@@ -231,6 +231,8 @@ def _at_update(norm: Any, c: Callee, target: Optional[str]) -> tuple:
 def _at_prim(norm: Any, e: Any, mode: str, x: Any, index: Any) -> tuple:
     """``(node, Op)`` of ``x.at[index].<mode>(v, **keywords)`` (``e``'s argument
     and keywords) as the primitive ``ad.at_<mode>`` (``x`` an atom)."""
+    if mode == "mul":
+        mode = "multiply"  # (JAX's alias, as the eager Array's .at[i].mul)
     try:
         prim = registry.by_public(f"ad.at_{mode}")
     except KeyError:

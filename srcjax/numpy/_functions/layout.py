@@ -84,6 +84,14 @@ def vsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, axis=0)
 
 
+def dsplit(ary, indices_or_sections):
+    """``split`` along axis 2 of an array of at least 3 dimensions
+    (jax.numpy.dsplit). Raises ValueError for fewer dimensions (as JAX)."""
+    if len(shape(ary)) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, axis=2)
+
+
 def fliplr(m):
     """``m`` reversed along axis 1 (jax.numpy.fliplr); at least 2-D, differentiable.
     Raises ValueError for fewer dimensions."""
