@@ -2,7 +2,10 @@
 values JAX 0.10.2 gives (recorded from the repro files), or a NumPy /
 Python-loop oracle."""
 
+import functools
+import operator
 import warnings
+from functools import reduce
 
 import numpy as np
 
@@ -28,9 +31,10 @@ def test_grad_at_a_literal_point_inside_jit_is_ieee():
     np.testing.assert_array_equal(np.asarray(_quiet(h, np.zeros(2, np.float32))), [-np.inf] * 2)
     val, grad = _quiet(srcjax.jit(lambda: srcjax.value_and_grad(lambda v: 1.0 / v)(0.0)))
     assert (float(val), float(grad)) == (np.inf, -np.inf)
-    # an ordinary point keeps its value and float32 dtype
+    # an ordinary point keeps its value, dtype and weak type (JAX 0.10.2:
+    # Array(6., dtype=float32, weak_type=True))
     r = srcjax.jit(lambda: srcjax.grad(lambda v: v * v)(3.0))()
-    assert float(r) == 6.0 and r.dtype == np.float32
+    assert float(r) == 6.0 and r.dtype == np.float32 and r.weak_type
 
 
 def _shrink(x):
@@ -188,3 +192,55 @@ def test_at_mul_sort_statement_and_dsplit():
     np.testing.assert_array_equal(np.asarray(g), np.where(np.arange(4) >= 2, 2 * y, 0))
     with pytest.raises(ValueError, match="3 or more dimensions"):
         jnp.dsplit(np.ones((2, 2)), 2)
+
+
+def test_int32_scalar_times_python_float_under_jit_is_weak():
+    """Item 06 (repro_06.py): jit(f)(np.int32(2), 3.5) with f = x * y + 1 gave a
+    strong float32; JAX 0.10.2: Array(8., dtype=float32, weak_type=True) (the
+    abstract interpreter took NumPy's float64 scalar stand-in for a Python
+    float). A 1-element array was already right."""
+    f = srcjax.jit(lambda x, y: x * y + 1)
+    for x in (np.int32(2), np.array(2, np.int32)):
+        r = f(x, 3.5)
+        assert float(r) == 8.0 and r.dtype == np.float32 and r.weak_type
+    r = srcjax.jit(lambda x: x * 3.5)(np.int32(2))
+    assert float(r) == 7.0 and r.dtype == np.float32 and r.weak_type
+    r = srcjax.jit(lambda x: x * np.float32(3.5))(np.int32(2))
+    assert r.dtype == np.float32 and not r.weak_type
+
+
+def _reduce_product(x):
+    return jnp.sum(functools.reduce(lambda a, b: a * b, [x, x + 1, 2 * x], 1.0))
+
+
+def _reduce_add(x):
+    return functools.reduce(operator.add, [jnp.sum(r) for r in x])
+
+
+def _reduce_max(x):
+    return reduce(jnp.maximum, list(x)).sum()
+
+
+def test_functools_reduce_under_transforms():
+    """Item 05 (repro_05.py): functools.reduce under grad had no derivative rule.
+    Values, gradients and vmap as JAX 0.10.2 gives them (recorded)."""
+    xs = np.arange(6, dtype=np.float32).reshape(3, 2) + 1
+    want = {
+        _reduce_product: (1064.0, [[10, 32], [66, 112], [170, 240]], [28, 232, 804]),
+        _reduce_add: (21.0, [[1, 1], [1, 1], [1, 1]], [3, 7, 11]),
+        _reduce_max: (11.0, [[0, 0], [0, 0], [1, 1]], [3, 7, 11]),
+    }
+    for fn, (value, grad, batched) in want.items():
+        assert float(srcjax.jit(fn)(xs)) == value
+        np.testing.assert_array_equal(np.asarray(srcjax.grad(fn)(xs)), grad)
+        np.testing.assert_array_equal(np.asarray(srcjax.vmap(fn)(xs[:, None, :])), batched)
+    # the repro's list of arrays: JAX's [2, 2] and [6, 6]
+    g = srcjax.grad(lambda ys: jnp.sum(_reduce_add_sq(ys)))(
+        [np.ones(2, np.float32), np.full(2, 3.0, np.float32)]
+    )
+    np.testing.assert_array_equal(np.asarray(g[0]), [2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(g[1]), [6.0, 6.0])
+
+
+def _reduce_add_sq(ys):
+    return functools.reduce(operator.add, [y**2 for y in ys])

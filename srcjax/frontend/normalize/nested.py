@@ -14,10 +14,12 @@ from ... import dtypes as _dtypes
 from ...errors import (
     UnsupportedSyntaxError,
 )
+from ...primitives import registry
 from .. import hooks
 from .. import nodes as N
 from .analyses import _own_locals, _value_kind
-from .common import _FnChoice, _ForeignFn, _unsupported
+from .anf import Op
+from .common import _bind, _FnChoice, _ForeignFn, _unsupported
 from .typetree import ClassKind, _static_callable
 
 _config = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -141,19 +143,25 @@ class NestedMixin:
         return self.inline(gen, call, target)
 
     def _number_arguments(self, call: Any) -> Any:
-        """``call`` with each Python float (or complex) literal argument bound as
-        the NumPy scalar the eager transform makes of it (float32 unless x64): the
-        inner transform's argument is a value, not a literal of Python's
-        arithmetic (fresh-user round 6, item 01: ``grad(lambda v: 1 / v)(0.0)``
-        inside jit raised ZeroDivisionError where JAX gives -inf)."""
+        """``call`` with each Python float (or complex) literal argument converted
+        first (``ad.astype_weak``) to the dtype the eager transform gives it
+        (float32 unless x64), weakly typed under jit as JAX's: the inner
+        transform's argument is a value, not a literal of Python's arithmetic
+        (fresh-user round 6, item 01: ``grad(lambda v: 1 / v)(0.0)`` inside jit
+        raised ZeroDivisionError where JAX gives -inf)."""
         if not any(_is_number_literal(a) for a in call.args):
             return call
+        cast = registry.by_public("ad.astype_weak")  # (jit types it weak, as JAX's)
         args = []
         for a in call.args:
             if _is_number_literal(a):
-                nm = self.namer.fresh("point")
-                self.bindings[nm] = _dtypes.dtype_of(a.value).type(a.value)
-                a = N.copy_origin(N.name(nm), a)
+                t = self.temp("point")
+                bound = [N.const(a.value), N.const(_dtypes.dtype_of(a.value).name)]
+                self.emit(
+                    N.copy_origin(N.assign(t, N.call(cast.public, bound)), a),
+                    Op("prim", prim=cast, bound=_bind(cast, *bound)),
+                )
+                a = N.copy_origin(N.name(t), a)
             args.append(a)
         return N.copy_origin(gast.Call(func=call.func, args=args, keywords=call.keywords), call)
 

@@ -539,7 +539,7 @@ class _Interp:
                     operands.append(Aval.of(x.value))  # (y * 2.5: weak float32)
         shape = np.broadcast_shapes(*[a.shape for a in operands]) if operands else ()
         r = self._eval_form(s, env)
-        if isinstance(r, _NUMBER_TYPES):
+        if type(r) in _NUMBER_TYPES:  # (not np.float64: int32 scalar * 3.5 is weak)
             return Aval.of(r) if not shape else None
         dt = np.asarray(r).dtype
         if (
