@@ -216,3 +216,25 @@ def test_maximum_gradient_splits_ties_in_float32_with_broadcasting():
         np.testing.assert_array_equal(gy, [3.0, 4.5, 0.0, 3.0])
     relu_grad = srcjax.grad(lambda x: jnp.sum(jnp.maximum(0, x)))
     np.testing.assert_array_equal(relu_grad(np.array([-1.0, 0.0, 2.0], np.float32)), [0, 0.5, 1])
+
+
+def test_maximum_minimum_of_a_number_and_a_large_float32_array_same_bits_as_numpy():
+    # a Python number against a float32 array of 1024+ elements is filled into an
+    # array first (NumPy's scalar loop is 3-5x slower): the same bits as NumPy's
+    # scalar path, signed zeros, NaN and infinities included, in either order
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 64)).astype(np.float32)
+    x[0, :6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 0.5]
+    impls = {"maximum": (jnp.maximum, np.maximum), "minimum": (jnp.minimum, np.minimum)}
+    for ours, theirs in impls.values():
+        for c in (0, -0.0, 0.0, 0.5, 3, -(2**30), 1e30):
+            for a, b in (((c, x)), ((x, c))):
+                got = np.asarray(ours(a, b))
+                want = theirs(a, b)
+                assert got.dtype == want.dtype == np.float32
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    # and under jit, the ReLU of the quickstart: values of np.maximum(0, x)
+    relu = srcjax.jit(lambda v: jnp.maximum(0, v))
+    np.testing.assert_array_equal(np.signbit(relu(x)), np.signbit(np.maximum(0, x)))
+    np.testing.assert_array_equal(relu(x), np.maximum(0, x))

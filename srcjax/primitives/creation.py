@@ -486,12 +486,12 @@ asarray.samples = lambda rng: [((rng.normal(size=(2, 3)),), {"dtype": "float64"}
 
 def _shape(a):
     """``a``'s shape as a tuple (jax.numpy.shape)."""
-    return np.shape(a)
+    return a.shape if type(a) is np.ndarray else np.shape(a)  # (np.shape: ~0.5 us more)
 
 
 def _ndim(a):
     """Number of dimensions (jax.numpy.ndim)."""
-    return np.ndim(a)
+    return a.ndim if type(a) is np.ndarray else np.ndim(a)
 
 
 def _size(a, axis=None):

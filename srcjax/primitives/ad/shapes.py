@@ -18,6 +18,8 @@ def _reshape(a, shape, order="C"):
     Raises :class:`srcjax.errors.ShapeError` (TypeError as JAX, and ValueError)
     when the sizes differ."""
     try:
+        if type(a) is np.ndarray:
+            return a.reshape(shape, order=order)  # (what np.reshape calls, ~0.7 us sooner)
         return np.reshape(a, shape, order=order)
     except ValueError:
         from ...errors import ShapeError

@@ -55,11 +55,19 @@ def _jax_keys(x: dict):
     return tuple(x)
 
 
+_PLAIN_SEQ = (list, tuple)
+
+
 def _fill(g, x):
-    if type(g) is np.ndarray and type(x) is np.ndarray:
+    tx = type(x)
+    if type(g) is np.ndarray and tx is np.ndarray:
         # the common leaf first: an array cotangent of an array of its shape and dtype
         if g.shape == x.shape and g.dtype == x.dtype and g.flags.writeable:
             return g
+    elif (tx is list or tx is tuple) and type(g) in _PLAIN_SEQ and len(g) == len(x):
+        # the common container next: a plain list/tuple (of parameters) with every
+        # slot (a tuple's cotangent may be a list: tree_add builds lists)
+        return tx([_fill(gi, v) for gi, v in zip(g, x)])
     if g is None:
         if isinstance(x, dict):
             return dict_like(x, ((k, _fill(None, x[k])) for k in _jax_keys(x)))

@@ -185,9 +185,10 @@ def new_elementwise(
     return p
 
 
-def _binop(public, ufunc, doc, op=None, c_expr=None, *aliases, inexact=False, **kw):
+def _binop(public, ufunc, doc, op=None, c_expr=None, *aliases, inexact=False, maker=None, **kw):
     name = public.rsplit(".", 1)[-1]
-    maker = _binary_inexact_impl if inexact else _binary_impl
+    if maker is None:
+        maker = _binary_inexact_impl if inexact else _binary_impl
     return _ew(
         public, maker(ufunc, name, doc), ufunc, *aliases, op=op, broadcasting=True,
         c_expr=c_expr, **kw,
