@@ -543,6 +543,8 @@ def _host_arrays(given: Any, out: list, depth: int = 0) -> list:
     elif depth < 8 and t is dict:
         for v in given.values():
             _host_arrays(v, out, depth + 1)
+    elif isinstance(given, np.ndarray):  # a subclass: np.memmap, a file's buffer
+        out.append(given)
     return out
 
 
@@ -550,10 +552,10 @@ def _unshared(x: Any, hosts: list) -> Any:
     """``x`` with every NumPy array leaf that may share memory with one of
     ``hosts`` copied."""
     t = type(x)
-    if t is np.ndarray:
+    if t is np.ndarray or isinstance(x, np.ndarray):
         for h in hosts:
             if np.may_share_memory(x, h):
-                return x.copy()
+                return np.array(x)  # (a copy; of a subclass, a plain ndarray)
         return x
     if t is list:
         return [_unshared(v, hosts) for v in x]
@@ -584,7 +586,7 @@ def owned(x: Any, given: Any) -> Any:
                 if type(v) is not int:  # (a shape or axes holds no array)
                     hosts = _host_arrays(a, hosts or [], 1)
                     break
-        elif t is dict:
+        elif t is dict or isinstance(a, np.ndarray):  # (np.memmap)
             hosts = _host_arrays(a, hosts or [], 1)
     if not hosts:
         return x

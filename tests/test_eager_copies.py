@@ -147,3 +147,15 @@ def test_split_values_as_jax():
     np.testing.assert_array_equal(np.asarray(parts[0]), [[0.0, 1.0, 2.0]])
     np.testing.assert_array_equal(np.asarray(s), [[0.0, 1.0, 2.0]])
     assert type(lax.slice(jnp.arange(6.0).reshape(2, 3), (0, 0), (1, 3))) is srcjax.Array
+
+
+def test_memmap_input_is_copied(tmp_path):
+    """An ndarray subclass (np.memmap: a data loader's file-backed buffer) is the
+    caller's memory too: results must not view it."""
+    m = np.memmap(tmp_path / "buf.bin", dtype=np.float32, mode="w+", shape=(4,))
+    m[:] = 1.0
+    results = [jnp.asarray(m), jnp.reshape(m, (2, 2)), jnp.split(m, 2)[0], lax.slice(m, (1,), (3,))]
+    m[:] = 7.0
+    for r in results:
+        assert isinstance(r, srcjax.Array)
+        np.testing.assert_array_equal(np.asarray(r).ravel(), np.ones(np.size(r)))

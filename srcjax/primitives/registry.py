@@ -571,6 +571,8 @@ class Primitive:
                 r = _owned_tree(r, given)  # (jnp.reshape(a, ...): a view of a)
         elif t is list or t is tuple:
             r = _owned_tree(r, given)  # (jnp.split(a, 2): views of a)
+        elif isinstance(r, np.ndarray):  # a subclass (np.reshape of a np.memmap)
+            r = _owned_tree(np.asarray(r), given)
         if weak:
             return _weak(r)
         return _wrap_tree(r)
