@@ -176,38 +176,220 @@ _MATMUL_CORE = re.compile(
     r"^matmul: Input operand (\d) has a mismatch in its core dimension \d, .*"
     r"\(size (\d+) is different from (\d+)\)"
 )
+_BROADCAST = re.compile(
+    r"^operands could not be broadcast together with shapes ((?:\([\d, ]*\) ?)+)"
+)
+#: JAX's name of a binary operator's primitive, for its broadcasting error
+_BINOP_NAMES = {
+    "Add": "add",
+    "Sub": "sub",
+    "Mult": "mul",
+    "Div": "div",
+    "Pow": "pow",
+    "Mod": "rem",
+    "FloorDiv": "floor_divide",
+    "BitAnd": "and",
+    "BitOr": "or",
+    "BitXor": "xor",
+}
+
+
+def _generated_frame(tb: Any) -> Any:
+    """The innermost traceback entry of a generated file (None when none)."""
+    found = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in ORIGINS:
+            found = tb
+        tb = tb.tb_next
+    return found
+
+
+def _positions(tb: Any) -> tuple:
+    """``(line, col, end_col)`` of the instruction a traceback entry stopped at
+    (col None where Python does not record it)."""
+    positions = getattr(tb.tb_frame.f_code, "co_positions", None)  # (Python 3.11+)
+    if positions is not None:
+        line, _, col, end = list(positions())[tb.tb_lasti // 2]
+        if line == tb.tb_lineno and col is not None:
+            return line, col, end
+    return tb.tb_lineno, None, None
+
+
+def _segment(tb: Any) -> Optional[str]:
+    """The generated source text of the expression a traceback entry stopped at."""
+    line, col, end = _positions(tb)
+    text = linecache.getline(tb.tb_frame.f_code.co_filename, line)
+    if col is None or end is None or not text:
+        return None
+    return text[col:end]
+
+
+def _binop_name(segment: Optional[str]) -> Optional[str]:
+    import ast
+
+    try:
+        node = ast.parse(segment or "", mode="eval").body
+    except SyntaxError:
+        return None
+    return _BINOP_NAMES.get(type(node.op).__name__) if isinstance(node, ast.BinOp) else None
 
 
 def generated_numpy_error(err: ValueError) -> Optional[Exception]:
-    """JAX's error for NumPy's ``ValueError`` ``err`` raised by a ``@`` in
-    generated code (jit and grad emit ``x @ w`` as NumPy's operator): the
-    TypeError of ``dot_general`` (a :class:`ShapeError`, also a ValueError as
-    NumPy's) with the shapes of the contracted dimensions, at the generated
-    line (file:line:col and the user's line it comes from), as the eager
-    ``jnp.matmul`` and vmap report it. None for any other error (re-raise it)."""
-    m = _MATMUL_CORE.match(str(err))
-    if m is None:
-        return None
-    operand, size, other = m.groups()
-    ka, kb = (other, size) if operand == "1" else (size, other)
-    loc = None
-    tb = err.__traceback__
-    while tb is not None:  # the innermost frame of a generated file
-        code = tb.tb_frame.f_code
-        if code.co_filename in ORIGINS:
-            loc = Location(code.co_filename, tb.tb_lineno)
-            positions = getattr(code, "co_positions", None)  # (Python 3.11+)
-            if positions is not None:
-                line, _, col, end = list(positions())[tb.tb_lasti // 2]
-                if line == tb.tb_lineno and col is not None:
-                    loc = Location(code.co_filename, line, col, end)
-        tb = tb.tb_next
-    if loc is None:
+    """JAX's error for NumPy's ``ValueError`` ``err`` raised by an operator in
+    generated code (jit and grad emit ``x @ w``, ``a + b`` as NumPy's
+    operators): the TypeError of ``dot_general`` (a :class:`ShapeError`, also a
+    ValueError as NumPy's) with the shapes of the contracted dimensions, or of a
+    broadcasting binary operator (``add got incompatible shapes for
+    broadcasting: (3,), (4,).``), with ``err``'s traceback (so :func:`relocate`
+    names the user's line). None for any other error (re-raise it)."""
+    tb = _generated_frame(err.__traceback__)
+    if tb is None:
         return None  # (not raised in generated code)
-    return ShapeError(
-        format_location(
+    m = _MATMUL_CORE.match(str(err))
+    if m is not None:
+        operand, size, other = m.groups()
+        ka, kb = (other, size) if operand == "1" else (size, other)
+        message = (
             "dot_general requires contracting dimensions to have the same shape, "
-            f"got ({ka},) and ({kb},).",
-            loc,
+            f"got ({ka},) and ({kb},)."
         )
-    )
+    else:
+        m = _BROADCAST.match(str(err))
+        if m is None or tb.tb_next is not None:  # (raised by the operator itself)
+            return None
+        shapes = [  # (as Python writes tuples: NumPy's message writes (2,3))
+            repr(tuple(int(d) for d in re.findall(r"\d+", t)))
+            for t in re.findall(r"\([\d, ]*\)", m.group(1))
+        ]
+        name = _binop_name(_segment(tb))
+        if name is None:
+            return None
+        if len({s.count(",") - s.endswith(",)") for s in shapes}) > 1:  # ranks differ
+            # (jnp's rank promotion raises this before lax sees the operands)
+            message = f"Incompatible shapes for broadcasting: shapes=[{', '.join(shapes)}]"
+        else:
+            message = f"{name} got incompatible shapes for broadcasting: {', '.join(shapes)}."
+    return ShapeError(message).with_traceback(err.__traceback__)
+
+
+# ----------------------------------------------------------- run-time errors in generated code
+def _user_file(short: str, hint: Optional[str]) -> Optional[str]:
+    """The full path of the user's file an origin comment names by its base name
+    (``model.py``): ``hint`` (the transformed function's file) when it is that
+    file, else the one file of that name the transforms read (linecache)."""
+    import os
+
+    if hint and os.path.basename(hint) == short:
+        return hint
+    found = [
+        f
+        for f in list(linecache.cache)
+        if os.path.basename(f) == short and f not in ORIGINS and not f.startswith("<")
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _user_location(tb: Any, hint: Optional[str]) -> Optional[Location]:
+    """The user's ``file:line:col`` a generated line comes from: the file and
+    line its origin comment names; the column where the failing expression's
+    text appears in the user's line (else the line's first character)."""
+    known = ORIGINS.get(tb.tb_frame.f_code.co_filename, {})
+    # (a line srcjax added, as the moveaxis placing vmap's out_axes: the user's def)
+    origin = known.get(tb.tb_lineno)
+    seg = _segment(tb) if origin else None
+    origin = origin or known.get(0)
+    if not origin:
+        return None
+    short, _, line = origin.rpartition(":")
+    filename = _user_file(short, hint)
+    if filename is None:
+        return None
+    lineno = int(line)
+    text = linecache.getline(filename, lineno)
+    if not text:
+        return None
+    col = text.find(seg) if seg else -1
+    if col < 0:
+        return Location(filename, lineno, len(text) - len(text.lstrip()), None, text)
+    return Location(filename, lineno, col, col + len(seg), text)
+
+
+def _user_frame(loc: Location, name: str) -> Any:
+    """A traceback entry at the user's file and line (a frame of a code object
+    compiled under that file name), so tracebacks, debuggers and IDEs show the
+    user's line where generated code raised. The raise spans two lines, so
+    Python draws no caret under a part of the user's line."""
+    src = "\n" * (loc.lineno - 1) + "raise (__sj_error__\n)"
+    code = compile(src, loc.filename, "exec").replace(co_name=name)
+    try:
+        exec(code, {"__sj_error__": RuntimeError()})
+    except RuntimeError as e:
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb
+    return None  # pragma: no cover - the code always raises
+
+
+#: the transformation's suffix of a generated function's name (``f_jit``, ``loss_grad``)
+_TRANSFORM_SUFFIX = re.compile(
+    r"_(?:jit|grad|vmap|value_and_grad|jvp|vjp|jacfwd|jacrev|hessian|linearize)(?:_.*)?$"
+)
+
+
+def relocate(err: BaseException, hint: Optional[str] = None) -> BaseException:
+    """``err`` raised at run time inside generated code (a NumPy broadcasting
+    error, an IndexError, a shape error of a primitive), pointing at the user's
+    code as JAX's tracebacks do: each generated frame of its traceback is
+    preceded by a frame at the user's file and line it comes from (the
+    generated frame stays, with its variables, for debuggers), and a note
+    (printed after the message) names ``file:line:col`` with the line and a
+    caret. ``hint``: the transformed function's file. Errors srcjax located
+    already (:class:`SrcjaxError`) and errors not raised in generated code are
+    returned as they are. Only called on the error path (no cost per call)."""
+    import types
+
+    if isinstance(err, SrcjaxError) or getattr(err, "_sj_relocated", False):
+        return err
+    if _generated_frame(err.__traceback__) is None:
+        return err
+    entries = []
+    tb = err.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    head = None
+    first = None
+    for t in reversed(entries):
+        code = t.tb_frame.f_code
+        loc = _user_location(t, hint) if code.co_filename in ORIGINS else None
+        fake = _user_frame(loc, _TRANSFORM_SUFFIX.sub("", code.co_name)) if loc else None
+        head = types.TracebackType(head, t.tb_frame, t.tb_lasti, t.tb_lineno)
+        if fake is not None:  # (outside the generated frame, which stays for debuggers)
+            first = first or loc
+            head = types.TracebackType(head, fake.tb_frame, fake.tb_lasti, loc.lineno)
+    try:
+        err._sj_relocated = True
+    except AttributeError:  # pragma: no cover - (an exception type without a __dict__)
+        pass
+    if first is None:
+        return err
+    err.add_note(_where(first))
+    return err.with_traceback(head)
+
+
+def _where(loc: Location) -> str:
+    """``at FILE:LINE:COL`` with the source line and a caret under the expression."""
+    text = format_location("", loc).split("\n", 1)
+    head = text[0].rstrip(": ")
+    return "at " + head + ("\n" + text[1] if len(text) > 1 else "")
+
+
+def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
+    """The exception to raise for ``err``, which escaped the generated code of
+    a transformation of ``fun``: JAX's error for NumPy's (see
+    :func:`generated_numpy_error`), pointing at the user's line
+    (:func:`relocate`). ``err`` itself where nothing applies."""
+    located = generated_numpy_error(err) if isinstance(err, ValueError) else None
+    code = getattr(fun, "__code__", None)
+    return relocate(located or err, getattr(code, "co_filename", None))

@@ -20,7 +20,8 @@ from .api import Transformed, _canon_args, _kind, fixed_arity
 from .api.transformed import Untypeable
 from .codegen import diskcache
 from .driver import Generated, transform, user_none_names
-from .errors import TransformValueError
+from .dtypes import canonicalize_dtype
+from .errors import TransformValueError, runtime_error
 from .frontend import nodes as N
 from .frontend.normalize import dependencies_valid
 from .frontend.source import _is_callable_object, get_source, unwrap_callable
@@ -28,6 +29,8 @@ from .jit_api import _unalias
 from .jit_api.jitted import weak_typed
 from .transforms.batching import BatchSpec, batch
 from .tree_util import tree_leaves as _tree_leaves
+
+_AxisError = getattr(np, "exceptions", np).AxisError
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -75,8 +78,12 @@ def _is_leaf(x: Any) -> bool:
 
 
 def _describe(x: Any) -> str:
+    """``float32[3]``: the abstract value JAX's message names (64-bit NumPy
+    inputs canonicalized, as vmap computes on them, unless x64 is on)."""
     dt = getattr(x, "dtype", None)
     shape = np.shape(x)
+    if dt is not None and dt.kind in "biufc":
+        dt = canonicalize_dtype(dt)
     name = dt.name if dt is not None else type(x).__name__
     return f"{name}[{','.join(str(s) for s in shape)}]"
 
@@ -373,6 +380,7 @@ class _Vmap(Transformed):
                 f"  * one axis had size {s}: axis {ax} of {where} of type {_describe(v)}"
                 for where, ax, s, v in sizes
             ]
+            lines = [ln + ";" for ln in lines[:-1]] + lines[-1:]  # (JAX's punctuation)
             if self.axis_size is not None:
                 lines.insert(0, f"  * axis_size was given as {self.axis_size}")
             raise ValueError(
@@ -402,6 +410,11 @@ class _Vmap(Transformed):
                 out = weak_typed(fn)(*args)
         except Untypeable:  # (code jit cannot transform again: NumPy's types)
             out = self._plain(fn, args)
+        except Exception as e:
+            located = self._runtime_error(e)
+            if located is e:
+                raise
+            raise located from None
         if _cfg.checks_enabled:
             from . import tree_util
             from ._cotangent_check import check_vmapped_grad
@@ -409,6 +422,18 @@ class _Vmap(Transformed):
             # (the primals as grad sees them: an unmapped Python float is float32)
             check_vmapped_grad(tree_util, self, out, _canon_args(args), axes)
         return out
+
+    def _runtime_error(self, err: Exception) -> Exception:
+        """The error to raise for ``err`` from the batched code, at the user's
+        line (errors.runtime_error); an out_axes beyond the output's rank
+        (NumPy's AxisError from the moveaxis placing the mapped axis) is JAX's
+        ValueError naming out_axes."""
+        if isinstance(err, _AxisError) and str(err).startswith("destination: "):
+            message = str(err)[len("destination: ") :]
+            err = ValueError(f"vmap out_axes={self.out_axes!r}: {message}").with_traceback(
+                err.__traceback__
+            )
+        return runtime_error(err, self.fun)
 
     @staticmethod
     def _plain(fn: Callable, args: tuple) -> Any:

@@ -22,7 +22,7 @@ from .._array import wrap_weak as _wrap_weak
 from .._dict_order import args_in_jax_order
 from ..codegen import diskcache
 from ..driver import Generated, transform
-from ..errors import TransformTypeError, TransformValueError, generated_numpy_error
+from ..errors import TransformTypeError, TransformValueError, runtime_error
 from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms.optimize.cse import cse, repeats_a_call
@@ -181,9 +181,11 @@ class _Grad(Transformed):
                 out = entry(x)
                 if out is not fastcall.MISS:
                     return out
-            except ValueError as e:
-                located = generated_numpy_error(e)
-                if located is None:
+            except Exception as e:
+                # an error raised in the generated code: JAX's error for NumPy's,
+                # at the user's line (errors.runtime_error)
+                located = runtime_error(e, self.fun)
+                if located is e:
                     raise
                 raise located from None
         return self._call(args if x is fastcall.NO else (x, *args), kwargs)
@@ -285,10 +287,11 @@ class _Grad(Transformed):
             if n == 1 and key == _LEAF1 and self._fast1 and not kwargs and fastcall.enabled():
                 self._install(type(orig[0]), fn)
             return out
-        except ValueError as e:
-            # NumPy's error from an operator in the generated code: JAX's, located
-            located = generated_numpy_error(e)
-            if located is None:
+        except Exception as e:
+            # an error raised in the generated code: JAX's error for NumPy's,
+            # at the user's line (errors.runtime_error)
+            located = runtime_error(e, self.fun)
+            if located is e:
                 raise
             raise located from None
 

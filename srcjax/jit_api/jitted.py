@@ -36,7 +36,7 @@ from ..api.transformed import Untypeable
 from ..backends import _devices, numba_cpu, numpy_cpu
 from ..codegen import diskcache, emit
 from ..driver import Generated, header, transform
-from ..errors import TransformValueError, generated_numpy_error
+from ..errors import TransformValueError, runtime_error
 from ..frontend.normalize import ClassKind, dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
@@ -337,10 +337,11 @@ class _Jit(Transformed):
                     out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
                 return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
             return _unalias(out, cargs, ckwargs, self._donate_pos)
-        except ValueError as e:
-            # NumPy's error from an operator in the generated code: JAX's, located
-            located = generated_numpy_error(e)
-            if located is None:
+        except Exception as e:
+            # an error raised in the generated code: JAX's error for NumPy's,
+            # at the user's line (errors.runtime_error)
+            located = runtime_error(e, self.fun)
+            if located is e:
                 raise
             raise located from None
 

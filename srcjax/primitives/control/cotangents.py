@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._array import _IMMUTABLE
 from ...errors import NonDifferentiableError
 from ..ad.linear import def_identity, def_linear
 from ..registry import Primitive, register
@@ -254,11 +255,9 @@ def _setitem(x, idx, v):
         out = list(x)
         out[idx] = v
         return out
-    raise TypeError(
-        f"'{type(x).__name__}' object does not support item assignment. JAX arrays are "
-        "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another "
-        ".at[] method: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
-    )
+    if isinstance(x, (tuple, str)) or not hasattr(x, "shape"):
+        raise TypeError(f"'{type(x).__name__}' object does not support item assignment")
+    raise TypeError(_IMMUTABLE)  # (an array: JAX's message)
 
 
 setitem = register(Primitive("ad.setitem", _setitem, kind="structural")).facts(tree_valued=True)
