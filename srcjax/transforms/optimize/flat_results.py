@@ -38,6 +38,8 @@ def flat_results(fdef: Any, positional: List[str]) -> Optional[list]:
     body = fdef.body
     if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
         return None
+    if not any(_op_of(s) == "ad.unflatten_upto" for s in body):
+        return None  # (the common case, before any walk of the function)
     if sum(isinstance(n, gast.Return) for n in gast.walk(fdef)) != 1:
         return None
     if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef)):
@@ -141,6 +143,11 @@ def _stored_after(stmts: list, value: Any) -> bool:
             if isinstance(n, gast.Name) and n.id in names and not isinstance(n.ctx, gast.Load):
                 return True
     return False
+
+
+def _op_of(stmt: Any) -> Optional[str]:
+    op = getattr(stmt, "sj_op", None)
+    return op.prim.public if op is not None and op.kind == "prim" else None
 
 
 def _mentions(stmt: Any, name: str) -> bool:
