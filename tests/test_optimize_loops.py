@@ -520,3 +520,39 @@ def test_an_outer_product_by_matmul_is_numpys_product_bit_for_bit():
             np.testing.assert_array_equal(got, want)
     a = rng.standard_normal((3, 1)).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(srcjax.jit(jnp.matmul)(a, a.T)), np.matmul(a, a.T))
+
+
+def test_tape_entries_no_adjoint_reads_are_not_pushed():
+    # optimize/dead_pops.py: grad's forward scan pushes x @ wx, h @ wh and their
+    # sum before overwriting them, and its reverse loop pops them into names it
+    # never reads; jit drops those pushes and pops. The tanh output the adjoint
+    # reads stays on the tape; the gradient equals grad's own (not jitted) bits.
+    from srcjax import lax
+
+    def loss(wx, wh, xs):
+        def cell(h, x):
+            h = jnp.tanh(x @ wx + h @ wh)
+            return h, h
+
+        _, hs = lax.scan(cell, jnp.zeros((2, 3), xs.dtype), xs)
+        return jnp.sum(hs * hs)
+
+    rng = _rng()
+    wx = rng.standard_normal((4, 3)).astype(np.float32)
+    wh = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    xs = rng.standard_normal((5, 2, 4)).astype(np.float32)
+    step = srcjax.jit(srcjax.grad(loss, argnums=(0, 1)))
+    got = step(wx, wh, xs)
+    want = srcjax.grad(loss, argnums=(0, 1))(wx, wh, xs)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    src = srcjax.source(step, wx, wh, xs)
+    plain = srcjax.source(srcjax.grad(loss, argnums=(0, 1)), wx, wh, xs)
+    pushed = [
+        ln.split("tape.append(")[1].split(")")[0] for ln in src.splitlines() if "tape.append(" in ln
+    ]
+    before = [ln for ln in plain.splitlines() if "tape.append(" in ln]
+    assert 0 < len(pushed) < len(before), (src, plain)
+    assert src.count("tape.pop()") == len(pushed), src
+    for name in ("matmul", "matmul1"):
+        assert name not in pushed, src

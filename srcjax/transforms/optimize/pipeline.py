@@ -10,6 +10,7 @@ from .broadcasts import broadcast_operands
 from .carry_checks import drop_carry_checks
 from .cse import cse
 from .dce import dce
+from .dead_pops import drop_unread_tape_entries
 from .direct import direct_calls
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
@@ -109,6 +110,7 @@ def optimize(
     direct_calls(fdef)
     if pair_logsumexps(fdef):  # (a cross-entropy's logsumexp and its weights, once)
         infer_avals(fdef, params, resolve)
+    drop_unread_tape_entries(fdef)  # (jit sees both loops of grad's tape)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
         _promote_all(fdef, params, resolve, namer, boxed)
