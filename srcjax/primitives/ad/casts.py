@@ -177,6 +177,14 @@ weak_leaves.samples = lambda rng: [
 def _all_real(g) -> bool:
     """Whether no leaf of the cotangent container ``g`` is complex (a plain walk of
     dicts, lists and tuples: this runs at the end of every gradient of a pytree)."""
+    t = type(g)
+    if t is np.ndarray:
+        return g.dtype.kind != "c"  # (the common leaf and containers first)
+    if t is list or t is tuple:
+        for v in g:
+            if not _all_real(v):
+                return False
+        return True
     if isinstance(g, dict):
         return all(map(_all_real, g.values()))
     if isinstance(g, (list, tuple)):

@@ -311,6 +311,10 @@ def _tree_add(a, b):
         return b
     if b is None:
         return a
+    if type(a) is list and type(b) is list and len(a) == len(b):
+        # the common container first (a list's cotangents, the parameters of a
+        # layer loop): one comprehension, the holes taken inline
+        return [y if x is None else x if y is None else _tree_add(x, y) for x, y in zip(a, b)]
     if isinstance(a, dict) and isinstance(b, dict):
         out = dict_like(a, a.items())
         for k, v in b.items():
