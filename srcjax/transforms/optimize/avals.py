@@ -219,10 +219,27 @@ def _leaves(a: Any) -> list:
     return [a]
 
 
+class _Hole:
+    """An item of a list that is ``None`` at run time: a sparse list cotangent
+    (``ad.bgetitem_adjoint(ct, parts, 2)`` of ``q, k, v = jnp.split(...)``: the
+    items no cotangent reached), so ``ad.tree_add`` and ``ad.fill_none`` of such
+    lists are known (the reverse pass of a split was unknown from there on)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "hole"
+
+
+HOLE = _Hole()
+
+
 def _container_stand_in(a: Any, make) -> Any:
     """Stand-ins for a list, tuple, named tuple or dict of known values."""
     if isinstance(a, Aval):
         return make(a)
+    if a is HOLE:
+        return None
     if isinstance(a, _Static):
         return a.value
     if isinstance(a, list):

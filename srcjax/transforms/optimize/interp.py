@@ -17,6 +17,7 @@ from ... import dtypes
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .avals import (
+    HOLE,
     Aval,
     ClassAval,
     _container_stand_in,
@@ -662,6 +663,8 @@ class _Interp:
                 if isinstance(x, gast.Name) and self._names_dtype(x, env):
                     continue  # (jnp.ones(shape, bool): a dtype, known now)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
+                    if a is HOLE:
+                        continue
                     if isinstance(a, _Static):
                         if isinstance(a.value, tuple) and all(type(d) is int for d in a.value):
                             total += math.prod(a.value)  # a shape argument
@@ -708,7 +711,7 @@ class _Interp:
         ):
             # a list result no method is ever called on (``ad.unstack_like``: the
             # cotangent of a stacked list, read by ``ad.part``): a fixed list
-            items = [_array_tree(v) for v in r]
+            items = [HOLE if v is None else _array_tree(v) for v in r]
             if r and all(v is not None for v in items):
                 return items
         if op.prim.pure and type(r) in (dict, tuple) and not static:
