@@ -469,13 +469,6 @@ class _Interp:
                         return True
         return False
 
-    def _names_dtype(self, node: Any, env: Dict[str, Any]) -> bool:
-        """Whether the name ``node`` reads a global naming a dtype or scalar type
-        (``bool``, ``np.float32``), not an array or number."""
-        return self.aval_of(node, env) is None and isinstance(
-            self.static_value(node, env), (type, np.dtype)
-        )
-
     def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
         """The value of a dtype argument known at transformation time (a string
         constant, or a global or attribute naming a dtype or scalar type:
@@ -660,8 +653,9 @@ class _Interp:
                     and self._unknown_count(x, env)
                 ):
                     return None  # (one integer index x[i] keeps its shape whatever i is)
-                if isinstance(x, gast.Name) and self._names_dtype(x, env):
-                    continue  # (jnp.ones(shape, bool): a dtype, known now)
+                v = self.static_value(x, env) if isinstance(x, gast.Name) else None
+                if isinstance(v, (type, np.dtype)):
+                    continue  # (jnp.ones(shape, bool): a dtype name, known now)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if a is HOLE:
                         continue
