@@ -653,8 +653,8 @@ class _Interp:
                     and self._unknown_count(x, env)
                 ):
                     return None  # (one integer index x[i] keeps its shape whatever i is)
-                v = self.static_value(x, env) if isinstance(x, gast.Name) else None
-                if isinstance(v, (type, np.dtype)):
+                dt = self.static_value(x, env) if isinstance(x, gast.Name) else None
+                if isinstance(dt, (type, np.dtype)):
                     continue  # (jnp.ones(shape, bool): a dtype name, known now)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if a is HOLE:
