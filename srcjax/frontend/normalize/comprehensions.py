@@ -158,3 +158,33 @@ class ComprehensionsMixin:
             return None
         name = gen.target.id
         return [_substitute_name(N.clone(comp.elt), name, item) for item in items]
+
+    def lambdas_unrolled(self, comp: Any) -> Optional[Any]:
+        """``[lambda v, j=j: v * j for j in range(3)]`` over items known now: the
+        list display of its lambdas, each with its item (a list of local
+        functions, called or iterated as ``[lambda ..., lambda ...]`` is). None
+        when the element is no lambda or the items are not known. A lambda that
+        reads the loop variable without capturing it (``lambda v: v * j``) reads
+        its last value in Python (late binding): refused, with the capture as a
+        hint."""
+        if not isinstance(comp.elt, gast.Lambda):
+            return None
+        gen = comp.generators[0] if len(comp.generators) == 1 else None
+        lam = comp.elt
+        if gen is not None and isinstance(gen.target, gast.Name):
+            name = gen.target.id
+            params = {a.id for a in lam.args.args + lam.args.kwonlyargs}
+            late = name not in params and any(
+                isinstance(n, gast.Name) and n.id == name for n in gast.walk(lam.body)
+            )
+            if late:
+                raise UnsupportedSyntaxError(
+                    f"each lambda built here reads `{name}` when it is called, so all "
+                    f"of them see its last value (Python's late binding)",
+                    self.loc(lam),
+                    f"capture the value as a default: lambda ..., {name}={name}: ...",
+                )
+        elts = self._unrolled_comprehension(comp)
+        if elts is None:
+            return None
+        return gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), comp)

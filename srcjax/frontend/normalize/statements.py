@@ -245,6 +245,9 @@ class StatementsMixin:
                 # g = (lambda t: ...) if c else (lambda t: ...): a choice of functions
                 self._stmt(as_if)
                 return
+        if isinstance(target, gast.Name) and isinstance(value, gast.ListComp):
+            # fs = [lambda v, j=j: v * j for j in range(3)]: the display of its lambdas
+            value = self.lambdas_unrolled(value) or value
         if (
             isinstance(target, gast.Name)
             and isinstance(value, (gast.List, gast.Tuple))
