@@ -174,3 +174,33 @@ def test_results_unchanged():
     np.testing.assert_array_equal(
         np.asarray(srcjax.jit(add)(np.ones(3, np.float32), np.ones(3, np.float32))), 2.0
     )
+
+
+def float_index(x):
+    return x[1.0] * 2.0
+
+
+@pytest.mark.parametrize(
+    "index, dtype",
+    [
+        (1.0, "float64"),
+        (np.float32(1), "float32"),
+        (np.array([1.0]), "float64"),
+        ((0, 1.5), "float64"),
+    ],
+)
+def test_float_index_is_jaxs_type_error(index, dtype):
+    # JAX 0.10.2: TypeError, the indexer's dtype as given (NumPy: an IndexError
+    # 'only integers, slices ... are valid indices')
+    with pytest.raises(TypeError) as info:
+        jnp.ones(3)[index]
+    assert (
+        str(info.value)
+        == f"Indexer must have integer or boolean type, got indexer with type {dtype}"
+    )
+
+
+def test_float_index_under_jit_names_the_users_line():
+    with pytest.raises(TypeError, match="Indexer must have integer or boolean type") as info:
+        srcjax.jit(float_index)(np.ones(3, np.float32))
+    assert (HERE, line_of(float_index)) in _frames(info.value)

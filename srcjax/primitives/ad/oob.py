@@ -161,9 +161,26 @@ def default_fill(dtype):
     return info.min if dt.kind == "i" else info.max
 
 
+def _float_indexer(idx) -> None:
+    """JAX's TypeError for a float (or complex) index (NumPy: an IndexError,
+    'only integers, slices ... are valid indices'), naming its dtype as given."""
+    for i in idx if isinstance(idx, tuple) else (idx,):
+        if isinstance(i, (float, complex)):
+            dt = np.dtype(type(i)).name
+        else:
+            dt = getattr(i, "dtype", None)
+            dt = dt.name if dt is not None and np.dtype(dt).kind in "fc" else None
+        if dt is not None:
+            raise TypeError(
+                f"Indexer must have integer or boolean type, got indexer with type {dt}"
+            )
+
+
 def gather_clamped(x, idx):
     """``x[idx]`` with out-of-bounds integer indices clamped (after NumPy's
-    IndexError; re-raised when ``idx`` has no integer part to blame)."""
+    IndexError; re-raised when ``idx`` has no integer part to blame; a float
+    index is JAX's TypeError)."""
+    _float_indexer(idx)
     x = np.asarray(x)
     if not _has_int_part(x.shape, idx):
         return x[idx]  # (NumPy's own error)
