@@ -12,6 +12,7 @@ from .cse import cse
 from .dce import dce
 from .dead_pops import drop_unread_tape_entries
 from .direct import direct_calls
+from .expands import fold_expands
 from .interp import infer_avals
 from .licm import hoist_invariants, read_globals_once
 from .lse_pairs import pair_logsumexps
@@ -105,6 +106,9 @@ def optimize(
             if not cse(fdef):
                 break
             propagate(fdef)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+    if fold_expands(fdef):  # (a broadcast cotangent read by an elementwise operation)
         dce(fdef)
         infer_avals(fdef, params, resolve)
     direct_calls(fdef)
