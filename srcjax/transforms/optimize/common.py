@@ -180,3 +180,33 @@ def _kill(table: Dict[str, Any], names: set) -> None:
 
 
 # ---------------------------------------------------------------------------- static args
+
+
+def list_receivers(fdef: Any) -> set:
+    """The names in ``fdef`` that some method is called on (``l.append``), and every
+    name bound to the same object by plain ``a = b`` assignments, either way
+    (``items.append(v); cur = items``: ``cur`` holds the appended list too, so its
+    display's abstract value is not what it holds at run time)."""
+    out = {
+        n.func.value.id
+        for n in gast.walk(fdef)
+        if isinstance(n, gast.Call)
+        and isinstance(n.func, gast.Attribute)
+        and isinstance(n.func.value, gast.Name)
+    }
+    pairs = [
+        (s.targets[0].id, s.value.id)
+        for s in gast.walk(fdef)
+        if isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    ]
+    grew = True
+    while grew:
+        grew = False
+        for a, b in pairs:
+            if (a in out) != (b in out):
+                out |= {a, b}
+                grew = True
+    return out

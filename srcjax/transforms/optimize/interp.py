@@ -37,6 +37,7 @@ from .common import (
     _assigned,
     _is_assign,
     _Static,
+    list_receivers,
 )
 from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
 from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY, _py_binop
@@ -776,13 +777,7 @@ def infer_avals(
 
     interp = _Interp(resolve or no_globals, locals_)
     interp.restores, interp.tapes = _tape_restores(fdef, params)
-    interp.receivers = {
-        n.func.value.id
-        for n in gast.walk(fdef)
-        if isinstance(n, gast.Call)
-        and isinstance(n.func, gast.Attribute)
-        and isinstance(n.func.value, gast.Name)
-    }
+    interp.receivers = list_receivers(fdef)
     return interp.block(fdef.body, dict(params))
 
 
