@@ -502,7 +502,7 @@ def test_a_reverse_scans_readout_outer_products_are_one_product_before_the_loop(
     src = srcjax.source(step, wh, wo, xs)
     head, loop = src.split("for k in reversed(range(4))")
     assert "jnp.dot(jnp.reshape(" in head and "ad.matmul_left(" not in loop, src
-    assert "ad.tree_slice(" in loop, src
+    assert "[k]" in loop, src  # (the row of the product: a subscript)
 
 
 def test_an_outer_product_by_matmul_is_numpys_product_bit_for_bit():
@@ -556,3 +556,47 @@ def test_tape_entries_no_adjoint_reads_are_not_pushed():
     assert src.count("tape.pop()") == len(pushed), src
     for name in ("matmul", "matmul1"):
         assert name not in pushed, src
+
+
+def test_a_scans_row_reads_are_subscripts_under_jit():
+    # optimize/bounds.loop_rows_as_subscripts: ad.tree_slice(xs, k) in
+    # for k in range(n) over the n rows of an array is xs[k] (in bounds), in the
+    # forward and the reverse loop; a row of a tuple of arrays keeps the helper.
+    # The values are a Python loop's, the gradient grad's own bits.
+    from srcjax import lax
+
+    def loss(w, xs):
+        def cell(h, x):
+            h = jnp.tanh(h * w + x)
+            return h, h
+
+        _, hs = lax.scan(cell, jnp.zeros(3, xs.dtype), xs)
+        return jnp.sum(hs * hs)
+
+    rng = _rng()
+    w = rng.standard_normal(3).astype(np.float32)
+    xs = rng.standard_normal((5, 3)).astype(np.float32)
+    step = srcjax.jit(srcjax.value_and_grad(loss))
+    val, g = step(w, xs)
+    h, total = np.zeros(3, np.float32), np.float32(0)
+    for x in xs:
+        h = np.tanh(h * w + x)
+        total += np.sum(h * h)
+    np.testing.assert_allclose(float(val), total, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(srcjax.grad(loss)(w, xs)))
+    src = srcjax.source(step, w, xs)
+    assert "xs[k]" in src and "ad.tree_slice(xs, k)" not in src, src
+
+    def pair_loss(w, xs, ys):
+        def cell(h, xy):
+            x, y = xy
+            return h * w + x * y, h
+
+        return jnp.sum(lax.scan(cell, jnp.zeros(3, xs.dtype), (xs, ys))[0])
+
+    src = srcjax.source(srcjax.jit(pair_loss), w, xs, xs)
+    assert "ad.tree_slice(" in src, src
+    h = np.zeros(3, np.float32)
+    for x in xs:
+        h = h * w + x * x
+    np.testing.assert_allclose(float(srcjax.jit(pair_loss)(w, xs, xs)), np.sum(h), rtol=1e-6)

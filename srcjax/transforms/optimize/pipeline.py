@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from .algebra import simplify
-from .bounds import restore_subscripts
+from .bounds import loop_rows_as_subscripts, restore_subscripts
 from .broadcasts import broadcast_operands
 from .carry_checks import drop_carry_checks
 from .cse import cse
@@ -120,6 +120,7 @@ def optimize(
         _promote_all(fdef, params, resolve, namer, boxed)
     drop_carry_checks(fdef)
     restore_subscripts(fdef)
+    loop_rows_as_subscripts(fdef)
     lifts_as_subscripts(fdef)
     return fdef
 

@@ -303,6 +303,8 @@ def _item_read(st: Any, index: str):
     else:
         return None
     if isinstance(c, gast.Name) and isinstance(i, gast.Name) and i.id == index:
+        if isinstance((getattr(st, "sj_avals_in", None) or {}).get(c.id), Aval):
+            return None  # (an array's row, xs[k]: no slot to clear)
         return c.id
     return None
 
