@@ -600,3 +600,35 @@ def test_a_scans_row_reads_are_subscripts_under_jit():
     for x in xs:
         h = h * w + x * x
     np.testing.assert_allclose(float(srcjax.jit(pair_loss)(w, xs, xs)), np.sum(h), rtol=1e-6)
+
+
+def test_newton_with_hessian_and_solve_in_fori_loop_keeps_its_carry_known():
+    # fresh-user round 5, item 07e: fori_loop over w - solve(hessian(f)(w), grad(f)(w)).
+    # The carry's abstract value survives ad.jac_columns, ad.cotangent_like and
+    # jnp.linalg.solve (their result_shape rules), so jacfwd's inner loop has a
+    # known trip count and the primal at w leaves it
+    from srcjax import lax
+
+    @srcjax.jit
+    def newton(w):
+        def body(i, w):
+            g = srcjax.grad(_global_nll)(w)
+            return w - jnp.linalg.solve(srcjax.hessian(_global_nll)(w), g)
+
+        return lax.fori_loop(0, 3, body, w)
+
+    w0 = np.zeros(4, np.float32)
+    got = np.asarray(newton(w0))
+    x = _X_GLOBAL.astype(np.float64)
+    w = w0.astype(np.float64)
+    for _ in range(3):
+        s = 1 / (1 + np.exp(-(x @ w)))
+        g = x.T @ s / len(x) + 2e-3 * w
+        h = x.T @ (x * (s * (1 - s))[:, None]) / len(x) + 2e-3 * np.eye(4)
+        w = w - np.linalg.solve(h, g)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
+    src = srcjax.source(newton, w0)
+    inner = src[src.index("in range(4):") :].split("\n")[1:]  # (jacfwd's loop)
+    loop_lines = [ln for ln in inner if ln.startswith(" " * 12)]
+    assert loop_lines and not any("jnp.logaddexp(" in ln for ln in loop_lines), src

@@ -229,6 +229,18 @@ cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="
 cotangent_like.facts(container_from=("x",))
 
 
+def _cotangent_like_shape(avals):
+    """jit's abstract value of ``ad.cotangent_like(ct, x)`` for a float array ``x``
+    (whatever ``ct``'s is: a gradient read from a global's product): ``x``'s."""
+    x = avals.get("x")
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "weak", True):
+        return None
+    return (tuple(x.shape), x.dtype) if np.dtype(x.dtype).kind == "f" else None
+
+
+cotangent_like.facts(result_shape=_cotangent_like_shape)
+
+
 def _cotangent_like_vjp(g, ans, ct, x):
     return g
 

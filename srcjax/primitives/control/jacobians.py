@@ -154,6 +154,20 @@ jac_columns_t = register(Primitive("ad.jac_columns_t", _jac_columns_t, kind="int
 jac_rows_t = register(Primitive("ad.jac_rows_t", _jac_rows_t, kind="internal"))
 
 
+def _jac_columns_shape(avals):
+    """``ad.jac_columns``' abstract value for jit: for an array ``x`` and an array
+    ``out`` of one float dtype (jacfwd of a function of one array, a ``hessian``),
+    ``out``'s shape then ``x``'s, in that dtype; else None (not known now)."""
+    x, out = avals.get("x"), avals.get("out")
+    for a in (x, out):
+        if not (hasattr(a, "shape") and hasattr(a, "dtype")) or getattr(a, "weak", True):
+            return None
+    if x.dtype != out.dtype or np.dtype(x.dtype).kind != "f":
+        return None
+    return tuple(out.shape) + tuple(x.shape), out.dtype
+
+
+jac_columns.facts(result_shape=_jac_columns_shape)
 def_transpose_pair(jac_columns, jac_columns_t)
 def_transpose_pair(jac_rows, jac_rows_t)
 for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):

@@ -91,6 +91,24 @@ def _solve(a, b):
 solve = _la("solve", _solve, np.linalg.solve)
 
 
+def _solve_shape(avals):
+    """jit's abstract value of ``solve(a, b)`` for one square float matrix and a
+    vector or matrix of its rows, of one dtype: ``b``'s (stand-ins of ones or
+    zeros are singular, so running it cannot tell)."""
+    a, b = avals.get("a"), avals.get("b")
+    for v in (a, b):
+        if not (hasattr(v, "shape") and hasattr(v, "dtype")) or getattr(v, "weak", True):
+            return None
+    if len(a.shape) != 2 or a.shape[0] != a.shape[1] or len(b.shape) not in (1, 2):
+        return None
+    if b.shape[0] != a.shape[0] or a.dtype != b.dtype or np.dtype(a.dtype).kind != "f":
+        return None
+    return tuple(b.shape), b.dtype
+
+
+solve.facts(result_shape=_solve_shape)
+
+
 def _solve_vjp_a(g, ans, a, b):
     return unbroadcast(
         -(solve(matrix_transpose(a), rhs_matrix(g, b)) @ matrix_transpose(rhs_matrix(ans, b))), a

@@ -250,3 +250,13 @@ def _container_stand_in(a: Any, make) -> Any:
     if isinstance(a, dict):
         return {k: _container_stand_in(v, make) for k, v in a.items()}
     raise ValueError("unknown operand")
+
+
+def check_pred(pred: Any) -> None:
+    """JAX's TypeError for a ``lax.cond`` predicate that is no scalar (the
+    generated ``if pred:`` raised NumPy's "truth value ... is ambiguous": bug 37)."""
+    if isinstance(pred, Aval) and pred.shape != ():
+        dims = ",".join(str(d) for d in pred.shape)
+        raise TypeError(
+            f"Pred must be a scalar, got {pred.dtype.name}[{dims}] of shape {pred.shape}."
+        )

@@ -26,6 +26,7 @@ from .avals import (
     _merge,
     _merge_env,
     check_branch_avals,
+    check_pred,
 )
 from .carry_checks import _is_carry_check
 from .common import (
@@ -41,7 +42,7 @@ from .common import (
 )
 from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
 from .propagate import _PY_BINOPS, _PY_CMP, _PY_UNARY, _py_binop
-from .stand_ins import _array_tree, _arrays_only, _stand_in_budget, _zeros_stand_in
+from .stand_ins import _array_tree, _arrays_only, _stand_in_budget, _zeros_stand_in, ruled_aval
 
 #: Python numbers (weakly typed, but bool) as constants and stand-in results
 _NUMBER_TYPES = _SCALAR_TYPES + (complex,)
@@ -90,7 +91,7 @@ class _Interp:
                 what, t, names = lax_branches
                 try:
                     if what == "cond":
-                        _check_pred(self.aval_of(s.test, env))
+                        check_pred(self.aval_of(s.test, env))
                     check_branch_avals(what, names, a.get(t), b.get(t))  # JAX's TypeError
                 except TypeError as e:  # located at the user's lax.cond / switch (user Y)
                     from ...errors import Location, TransformTypeError
@@ -342,6 +343,8 @@ class _Interp:
                 and name.value in base.layout
             ):
                 return base.children[base.layout[name.value]]  # model.layers, layer.weight
+        if prim.result_shape is not None and (r := ruled_aval(op, env, self.aval_of)):
+            return r  # (a rule on abstract values: ad.jac_columns)
         if prim.kind == "elementwise":
             r = self.elementwise(s, env)
             if r is not None or not any(
@@ -779,13 +782,3 @@ def infer_avals(
     interp.restores, interp.tapes = _tape_restores(fdef, params)
     interp.receivers = list_receivers(fdef)
     return interp.block(fdef.body, dict(params))
-
-
-def _check_pred(pred: Any) -> None:
-    """JAX's TypeError for a ``lax.cond`` predicate that is no scalar (the
-    generated ``if pred:`` raised NumPy's "truth value ... is ambiguous": bug 37)."""
-    if isinstance(pred, Aval) and pred.shape != ():
-        dims = ",".join(str(d) for d in pred.shape)
-        raise TypeError(
-            f"Pred must be a scalar, got {pred.dtype.name}[{dims}] of shape {pred.shape}."
-        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
 import numpy as np
 
 from .avals import Aval
@@ -59,3 +60,11 @@ def _array_tree(r: Any) -> Any:
         items = tuple(_array_tree(v) for v in r)
         return None if any(v is None for v in items) else items
     return None
+
+
+def ruled_aval(op: Any, env: Any, aval_of: Any) -> Any:
+    """The abstract value the primitive's ``result_shape`` rule gives from its
+    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``), or None."""
+    ins = {k: aval_of(v, env) for k, v in op.bound.items() if isinstance(v, gast.Name)}
+    r = op.prim.result_shape(ins)
+    return None if r is None else Aval(r[0], r[1])
