@@ -492,3 +492,36 @@ def test_a_jit_entry_returning_known_trees_keeps_their_template(cache_dir, tmp_p
         text = srcjax.source(jitted, mod.State(w, b), np.float32(2.0))
         assert "leaves: jit's boundary builds" in text
     assert _stats()["stores"] == 1 and _stats()["hits"] == 1, diskcache.LAST_REASON
+
+
+_GLOBAL_ARRAY_SRC = """
+import numpy as np
+import srcjax.numpy as jnp
+
+MAT = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def times(x):
+    return jnp.tanh(x @ MAT)
+"""
+
+
+def test_a_jit_entry_typed_by_a_global_array_is_guarded_on_its_shape(cache_dir, tmp_path):
+    # jit knows the shape and dtype of the global array MAT (read live, guarded:
+    # jit_api/global_facts.py); the entry is stored with that guard and serves a
+    # process whose MAT has them, never one whose MAT has another shape
+    path = tmp_path / "dc_mod_mat.py"
+    x = np.array([1.0, -2.0], np.float32)
+    mod = _module(path, _GLOBAL_ARRAY_SRC)
+    np.testing.assert_allclose(srcjax.jit(mod.times)(x), np.tanh(x @ mod.MAT), rtol=1e-6)
+    assert _stats()["stores"] == 1
+    mod = _module(path)  # a second process: a hit, and its values read live
+    mod.MAT = mod.MAT * 0.5
+    np.testing.assert_allclose(srcjax.jit(mod.times)(x), np.tanh(x @ mod.MAT), rtol=1e-6)
+    assert _stats()["hits"] == 1
+    mod = _module(path)  # a third, whose MAT has another shape: not served
+    mod.MAT = np.ones((2, 4), np.float32)
+    out = srcjax.jit(mod.times)(x)
+    assert out.shape == (4,)
+    np.testing.assert_allclose(out, np.tanh(x @ mod.MAT), rtol=1e-6)
+    assert _stats()["hits"] == 1

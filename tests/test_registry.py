@@ -37,6 +37,7 @@ def test_array_result_is_the_old_array_helper_list():
         "ad.dot_left",
         "ad.dot_right",
         "ad.seed",
+        "ad.one",
         "ad.seed_holomorphic",
         "ad.broadcast_like",
         "ad.bunbroadcast",

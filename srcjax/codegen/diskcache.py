@@ -46,6 +46,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional
 
 from ..frontend import keyreuse
+from ..frontend.normalize.normalizer import aval_guard_desc as _array_desc
 from ..frontend.record import MISSING as _MISSING
 from ..frontend.record import Recorder, note_load, note_lookup, recording
 from . import cache
@@ -527,11 +528,12 @@ _KNOWN = {"__srcjax_source__", "__srcjax_path__", "__srcjax_deps__", *_ATTRS}
 def _deps_desc(deps: tuple, target: Any, covered: set) -> list:
     out = []
     for kind, where, key, obj in deps:
-        if kind not in ("dict", "cell", "attr"):
+        if kind not in ("dict", "cell", "attr", "aval"):
             raise Uncacheable(f"dependency kind {kind}")
         if kind == "dict" and not isinstance(key, str):
             raise Uncacheable("a table dependency")
-        out.append([kind, _scope_desc(where, target), key, fingerprint(obj, covered)])
+        fp = _array_desc(obj) if kind == "aval" else fingerprint(obj, covered)
+        out.append([kind, _scope_desc(where, target), key, fp])
     return out
 
 
@@ -542,7 +544,11 @@ def _deps_live(descs: list, target: Any) -> Optional[tuple]:
         if where is _MISSING:
             return None
         cur = _read(where, key, builtin_fallback=False)
-        if cur is _MISSING or not _same(cur, odesc):
+        if kind == "aval" and hasattr(cur, "shape") and hasattr(cur, "dtype"):
+            cur = (type(cur), tuple(cur.shape), cur.dtype)  # the guard, on the array now
+            if _array_desc(cur) != odesc:
+                return None
+        elif cur is _MISSING or not _same(cur, odesc):
             return None
         out.append((kind, where, key, cur))
     return tuple(out)

@@ -40,17 +40,15 @@ from ..errors import TransformValueError, runtime_error
 from ..frontend.normalize import ClassKind, dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
+from .global_facts import _globals_to_fold, _resolver, rebound
 from .outputs import (
     _KEYWORD_KINDS,
     _NUMPY_SCALARS,
     _WIDE_SCALARS,
     _as_tuple,
     _built,
-    _foldable,
-    _globals_to_fold,
     _is_input,
     _plan_flat,
-    _resolver,
     _static_object,
     _unalias,
 )
@@ -58,9 +56,8 @@ from .signature import _F32, _F64, _WEAK, _aval_tree, _canon, _describe, _static
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
-#: how often a global scalar may be rebound before jit stops specializing on it
+#: how often a global (a scalar, an array's shape) may be rebound before jit stops specializing on it
 _MAX_REBINDS = 2
-_GONE = object()
 
 
 class _Jit(Transformed):
@@ -346,23 +343,14 @@ class _Jit(Transformed):
             raise located from None
 
     def _note_rebinds(self, deps: tuple) -> None:
-        """Count the rebinding of each global scalar a specialization was built
-        for (a dependency holding a :func:`_foldable` value that changed); one
-        rebound more than ``_MAX_REBINDS`` times (a step counter) is read live
-        by later specializations instead of specializing every call on it."""
-        for kind, where, key, obj in deps:
-            if kind not in ("dict", "cell") or not _foldable(obj):
+        """Count the rebinding of each global a specialization assumed something
+        about (a folded scalar, a global array's shape: see global_facts); one
+        rebound more than ``_MAX_REBINDS`` times (a step counter) is read live,
+        unknown, by later specializations instead of specializing every call."""
+        for dep in deps:
+            if not rebound(dep):
                 continue
-            if kind == "dict":
-                cur = where.get(key, _GONE) if isinstance(where, dict) else _GONE
-            else:
-                try:
-                    cur = where.cell_contents
-                except ValueError:
-                    cur = _GONE
-            if cur is obj:
-                continue
-            k = (id(where), key)
+            k = (id(dep[1]), dep[2])
             self._rebinds[k] = n = self._rebinds.get(k, 0) + 1
             if n > _MAX_REBINDS:
                 self._volatile.add(k)
@@ -538,10 +526,10 @@ class _Jit(Transformed):
             # module globals holding Python scalars (HIDDEN in zeros((n, HIDDEN))):
             # constants of this specialization, guarded (rebinding one specializes
             # again), as JAX bakes them in at trace time
-            folded, guards = _globals_to_fold(fdef, src, norm.bindings, self._volatile)
+            folded, guards, arrays = _globals_to_fold(fdef, src, norm.bindings, self._volatile)
             opt.bind_static(fdef, folded, note="module global")
             made["guards"] = guards
-            resolve = _resolver(src, norm.bindings)
+            resolve = _resolver(src, norm.bindings, arrays)  # (global arrays' avals)
             boxed = {
                 p: np.asarray(values[p]).dtype
                 for p in params

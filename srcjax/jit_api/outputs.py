@@ -6,7 +6,6 @@ reads, option tuples)."""
 
 from __future__ import annotations
 
-import builtins
 import collections
 import importlib
 import inspect
@@ -16,10 +15,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import dtypes, tree_util
-from .._array import unwrap_tree, wrap_tree, wrap_weak
 from .._array import wrap as _wrap
-from ..codegen import emit
-from ..frontend.normalize.anf import _GENERATED_NAMES
+from .._array import wrap_tree, wrap_weak
 from ..pytree import CLASS_KINDS
 from ..transforms import optimize as opt
 
@@ -230,112 +227,6 @@ def _as_array_scalar(x: Any) -> Any:
         return dtypes.dtype_of(x).type(x)
     except OverflowError:
         return x
-
-
-def _resolver(src, bindings):
-    def resolve(name: str) -> Any:
-        if name in bindings:
-            value = bindings[name]
-            if not isinstance(value, emit.UserGlobal):
-                return value
-            name = value.name  # the user's variable, read live
-        cell = src.closure.get(name)
-        if cell is not None:
-            return unwrap_tree(cell.cell_contents)
-        if name in src.globals:
-            return unwrap_tree(src.globals[name])
-        # a builtin the module does not shadow (``bool`` in ``jnp.ones(s, bool)``)
-        return getattr(builtins, name)
-
-    return resolve
-
-
-def _foldable(v: Any) -> bool:
-    """A value jit specializes on when a module global (or closure cell) holds it:
-    a Python int, float (finite) or bool, or a tuple of those. Immutable, so an
-    identity check of the variable is a complete guard."""
-    t = type(v)
-    if t is int or t is bool:
-        return True
-    if t is float:
-        return v == v and v not in (float("inf"), float("-inf"))
-    if t is tuple:
-        return all(_foldable(x) for x in v)
-    return False
-
-
-def _live_read(globals_: Any, cells: dict, bindings: dict, name: str) -> Optional[tuple]:
-    """Where generated code's read of the free name ``name`` ends (through the
-    globals of generated code transformed again, ``jit(value_and_grad(f))``):
-    ``("fixed", None, None, value)`` for a value bound while transforming,
-    ``("dict", module_globals, name, value)`` or ``("cell", cell, None, value)``
-    for a user's variable read live (the form of a dependency, see
-    :func:`srcjax.frontend.normalize.dependencies_valid`), None when unbound."""
-    while True:
-        if name in bindings:
-            value = bindings[name]
-            if not isinstance(value, emit.UserGlobal):
-                return ("fixed", None, None, value)
-            name = value.name
-        cell = cells.get(name)
-        if cell is not None:
-            try:
-                return ("cell", cell, None, cell.cell_contents)
-            except ValueError:
-                return None
-        if isinstance(globals_, emit.GeneratedGlobals):
-            if dict.__contains__(globals_, name):
-                return ("fixed", None, None, dict.__getitem__(globals_, name))
-            bindings = {}
-            name = globals_.aliases.get(name, name)
-            globals_, cells = globals_.user_globals, globals_.cells
-            continue
-        if not isinstance(globals_, dict) or name not in globals_:
-            return None
-        return ("dict", globals_, name, globals_[name])
-
-
-def _globals_to_fold(fdef: Any, src: Any, bindings: dict, volatile: set) -> tuple:
-    """The module globals (and closure cells) holding :func:`_foldable` values
-    that the normalized ``fdef`` reads: ``(values, guards)``, ``values`` the
-    name -> value to bind as constants (JAX bakes them in at trace time), and
-    ``guards`` the dependencies that re-specialize when one is rebound (see
-    :func:`srcjax.frontend.normalize.dependencies_valid`). Variables in
-    ``volatile`` (``(id(where), key)``: rebound too often) stay read live."""
-    import gast
-
-    local = {a.id for a in fdef.args.args} | {
-        n.id
-        for n in gast.walk(fdef)
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
-    }
-    if fdef.args.vararg is not None:
-        local.add(fdef.args.vararg.id)
-    if fdef.args.kwarg is not None:
-        local.add(fdef.args.kwarg.id)
-    if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
-        return {}, ()
-    free = sorted(
-        {
-            n.id
-            for n in gast.walk(fdef)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local
-        }
-    )
-    values, guards = {}, []
-    for name in free:
-        if name in _GENERATED_NAMES:
-            continue  # a namespace or builtin of generated code (a user's `ad` is `ad_`)
-        slot = _live_read(src.globals, src.closure, bindings, name)
-        if slot is None or not _foldable(slot[3]):
-            continue
-        kind, where, key, value = slot
-        if kind != "fixed":
-            if (id(where), key) in volatile:
-                continue
-            guards.append(slot)
-        values[name] = value
-    return values, tuple(guards)
 
 
 def _as_tuple(x: Any) -> tuple:

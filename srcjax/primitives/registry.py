@@ -303,6 +303,11 @@ class Primitive:
         #: value is that operand's (ad.expand_to_rank's ``x``: no unit axes to insert;
         #: ad.unbroadcast's ``g``: nothing to sum): jit copies it instead
         self.identity_operand: Optional[str] = None
+        #: jit's form of a call whose operands' abstract values decide its path:
+        #: ``direct(avals)`` (parameter -> ``Aval`` or None) gives ``(public name,
+        #: parameters)``, the primitive (an operator's: written as the operator) to
+        #: call on those operands instead, or None (optimize/direct.py)
+        self.direct: Optional[Callable[[dict], Optional[tuple]]] = None
         #: a Python number or tuple result depends on the operands' shapes, dtypes
         #: and options only, never on their values (ad.mean_scale's ``1 / n``):
         #: jit computes it from abstract values
@@ -446,6 +451,7 @@ class Primitive:
             "effectful",
             "pure",
             "identity_operand",
+            "direct",
             "from_shapes",
             "result_shape",
             "static_params",

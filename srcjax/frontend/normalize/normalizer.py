@@ -148,9 +148,40 @@ def _is_user_code(src: FunctionSource) -> bool:
 _MISSING = object()
 
 
+def current_value(where: Any, key: Any) -> Any:
+    """What a module global (``where`` its dict, ``key`` its name) or a closure
+    cell (``where``, ``key`` None) holds now; ``_MISSING`` when unbound."""
+    if isinstance(where, dict):
+        return where.get(key, _MISSING)
+    try:
+        return where.cell_contents
+    except (ValueError, AttributeError):
+        return _MISSING
+
+
+def aval_holds(where: Any, key: Any, obj: tuple) -> bool:
+    """Whether the variable still holds an array of the type, shape and dtype
+    ``obj`` (a jit specialization's guard on a global array it reads live,
+    see :mod:`srcjax.jit_api.global_facts`)."""
+    t, shape, dtype = obj
+    cur = current_value(where, key)
+    return type(cur) is t and cur.shape == shape and cur.dtype == dtype
+
+
+def aval_guard_desc(obj: tuple) -> list:
+    """The JSON form of the guard :func:`aval_holds` checks (the disk cache's)."""
+    t, shape, dtype = obj
+    return [f"{t.__module__}.{t.__qualname__}", list(shape), dtype.str]
+
+
 def dependencies_valid(deps: List[tuple]) -> bool:
-    """True when every inlined callee is still bound where it was found."""
+    """True when every inlined callee is still bound where it was found (and
+    every global array a specialization knows the shape of still has it)."""
     for kind, where, key, obj in deps:
+        if kind == "aval":
+            if not aval_holds(where, key, obj):
+                return False
+            continue
         if kind == "items":  # a list read when transforming (lax.switch's branches)
             if len(where) != len(obj) or any(a is not b for a, b in zip(where, obj)):
                 return False

@@ -15,6 +15,7 @@ import numpy as np
 from ..._array import _IMMUTABLE
 from ...errors import NonDifferentiableError
 from ..ad.linear import def_identity, def_linear
+from ..direct_forms import Literal, strong_arrays
 from ..registry import Primitive, register
 from ..registry import alias as registry_alias
 from ._trees import _class_kind, _fill, _unflatten_sparse, dict_like, dict_without
@@ -73,8 +74,27 @@ def _seed(out):
     return dt.type(1.0)
 
 
+def _seed_direct(avals):
+    """jit's seed of a float32/float64 scalar output: the constant, which reads
+    nothing (grad's forward value is then computed only where it is used)."""
+    out = avals.get("out")
+    if strong_arrays(out) and out.shape == ():
+        return "ad.one", (Literal(out.dtype.name),)
+    return None
+
+
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
-seed.facts(array_result=True, pure=True)
+seed.facts(array_result=True, pure=True, direct=_seed_direct)
+
+
+def _one(dtype):
+    """1 of ``dtype`` (a name), a NumPy scalar: jit's form of ``ad.seed``."""
+    return _SCALAR_ONES[np.dtype(dtype).type]
+
+
+one = register(Primitive("ad.one", _one, kind="internal", differentiable=False))
+one.facts(array_result=True, pure=True)
+one.samples = lambda rng: [(("float32",), {}), (("float64",), {})]
 
 
 def _seed_holomorphic(out):
@@ -226,7 +246,8 @@ def _cotangent_like(ct, x):
 
 
 cotangent_like = register(Primitive("ad.cotangent_like", _cotangent_like, kind="internal"))
-cotangent_like.facts(container_from=("x",))
+# (an array of x's shape and dtype is the result as it is: jit copies it)
+cotangent_like.facts(container_from=("x",), identity_operand="ct")
 
 
 def _cotangent_like_shape(avals):
@@ -348,8 +369,17 @@ def _tree_add(a, b):
     return a + b
 
 
+def _tree_add_direct(avals):
+    """jit's ``a + b`` for two arrays of one shape and float dtype (no zero
+    cotangent, no container: the helper's last line)."""
+    a, b = avals.get("a"), avals.get("b")
+    if strong_arrays(a, b) and a.shape == b.shape:
+        return "jnp.add", ("a", "b")
+    return None
+
+
 tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
-tree_add.facts(container_from=("a",), pure=True)
+tree_add.facts(container_from=("a",), pure=True, direct=_tree_add_direct)
 
 
 def _tree_add_vjp_a(g, ans, a, b):

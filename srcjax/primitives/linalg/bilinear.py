@@ -10,6 +10,7 @@ from srcjax import dtypes as _dt
 from srcjax.primitives.ad import (
     unbroadcast,
 )
+from srcjax.primitives.direct_forms import ranks, strong_arrays
 from srcjax.primitives.makers import def_bilinear
 
 from ._common import _internal, _linalg, _rand
@@ -77,11 +78,49 @@ def _matmul_right(g, a, b):
 
 matmul_left = _internal("ad.matmul_left", _matmul_left, differentiable=True)
 matmul_right = _internal("ad.matmul_right", _matmul_right, differentiable=True)
+
+#: NumPy's matrix-vector gufuncs (NumPy >= 2.2), which ad.matvec/ad.vecmat call
+_MATVEC, _VECMAT = getattr(np, "matvec", None), getattr(np, "vecmat", None)
+
+
+def _matmul_left_direct(avals):
+    """jit's one call for the cotangent of ``a`` where the operands' abstract
+    values decide it: ``g * b`` of vectors (``g`` a scalar), ``b @ g`` for a
+    vector by a matrix (np.matvec)."""
+    g, a, b = avals.get("g"), avals.get("a"), avals.get("b")
+    if not strong_arrays(g, a, b) or a.shape[-1:] != b.shape[:1]:
+        return None
+    if ranks(g, a, b) == (0, 1, 1):
+        return "jnp.multiply", ("g", "b")
+    if ranks(g, a, b) == (1, 1, 2) and g.shape == b.shape[1:] and _MATVEC is not None:
+        return "ad.matvec", ("b", "g")
+    return None
+
+
+def _matmul_right_direct(avals):
+    """The same for the cotangent of ``b``: ``g * a`` of vectors, ``g @ a`` for
+    a matrix by a vector (np.vecmat)."""
+    g, a, b = avals.get("g"), avals.get("a"), avals.get("b")
+    if not strong_arrays(g, a, b) or a.shape[-1:] != b.shape[:1]:
+        return None
+    if ranks(g, a, b) == (0, 1, 1):
+        return "jnp.multiply", ("g", "a")
+    if ranks(g, a, b) == (1, 2, 1) and g.shape == a.shape[:1] and _VECMAT is not None:
+        return "ad.vecmat", ("g", "a")
+    return None
+
+
 matmul_left.facts(
-    array_result=True, pure=True, stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True))
+    array_result=True,
+    pure=True,
+    stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True)),
+    direct=_matmul_left_direct,
 )
 matmul_right.facts(
-    array_result=True, pure=True, stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False))
+    array_result=True,
+    pure=True,
+    stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False)),
+    direct=_matmul_right_direct,
 )
 
 

@@ -28,8 +28,10 @@ from ...frontend.normalize import Op
 from ...primitives import registry
 from ...primitives.ad.sums import _DOT_TERMS, _VECDOT
 from ...primitives.batch_rules.runtime_products import _MATVEC, _VECMAT
+from ...primitives.direct_forms import Literal
 from .avals import Aval
 from .common import _is_assign
+from .operators import _AS_OPERATOR
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -45,8 +47,14 @@ def direct_calls(fdef: Any) -> bool:
         if form is None:
             continue
         name, bound = form
-        s.value = N.call(name, [N.clone(v) for v in bound.values()])
-        s.sj_op = Op("prim", prim=registry.REGISTRY[name], bound=bound)
+        prim = registry.REGISTRY[name]
+        operator = _AS_OPERATOR.get(prim.op) if prim.kind == "elementwise" else None
+        if operator is not None and len(bound) == 2:  # (an operator: `g * b`, `a + b`)
+            left, right = (N.clone(v) for v in bound.values())
+            s.value = N.copy_origin(gast.BinOp(left=left, op=operator(), right=right), s.value)
+        else:
+            s.value = N.call(name, [N.clone(v) for v in bound.values()])
+        s.sj_op = Op("prim", prim=prim, bound=bound)
         s.sj_note = "known operands: the helper's one call"
         changed = True
     return changed
@@ -58,6 +66,8 @@ def _direct_form(s: Any) -> Optional[tuple]:
         return None
     public = op.prim.public
     b = op.bound
+    if op.prim.direct is not None:  # the primitive's own rule (registry: ``direct``)
+        return _rule_form(s, op)
     if public == "ad.sum_of_products" and set(b) == {"x", "y", "axis"} and _VECDOT is not None:
         x, y = _float(s, b["x"]), _float(s, b["y"])
         if x is None or y is None or x.shape != y.shape or x.dtype != y.dtype or not x.shape:
@@ -94,6 +104,22 @@ def _direct_form(s: Any) -> Optional[tuple]:
                 return None
             return "ad.vecmat", {"g": N.clone(b["g"]), "a": N.clone(b["a"])}
     return None
+
+
+def _rule_form(s: Any, op: Any) -> Optional[tuple]:
+    """``(public name, bound)`` from the primitive's ``direct`` rule, given the
+    abstract values of its operands (names; None for anything else)."""
+    ins = getattr(s, "sj_avals_in", None) or {}
+    avals = {k: ins.get(v.id) if isinstance(v, gast.Name) else None for k, v in op.bound.items()}
+    form = op.prim.direct(avals)
+    if form is None:
+        return None
+    name, operands = form
+    params = list(registry.REGISTRY[name].signature.parameters)
+    return name, {
+        p: N.const(k.value) if isinstance(k, Literal) else N.clone(op.bound[k])
+        for p, k in zip(params, operands)
+    }
 
 
 def _float(s: Any, node: Any) -> Optional[Aval]:

@@ -70,7 +70,7 @@ class _Interp:
                 return None
             if isinstance(v, (_NUMBER_TYPES, np.generic)):
                 return Aval.of(v)
-            return None
+            return getattr(self.resolve, "array_avals", {}).get(node.id)  # (global arrays)
         if isinstance(node, gast.Constant):
             return Aval.of(node.value) if isinstance(node.value, _NUMBER_TYPES) else None
         return None

@@ -111,7 +111,16 @@ def optimize(
     if fold_expands(fdef):  # (a broadcast cotangent read by an elementwise operation)
         dce(fdef)
         infer_avals(fdef, params, resolve)
-    direct_calls(fdef)
+    if direct_calls(fdef):
+        # (ad.seed's constant reads nothing: the forward value it read may be dead
+        # now, and the constant leaves the loops)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+        if hoist_invariants(fdef, resolve, namer):
+            cse(fdef)
+            propagate(fdef)
+            dce(fdef)
+            infer_avals(fdef, params, resolve)
     if pair_logsumexps(fdef):  # (a cross-entropy's logsumexp and its weights, once)
         infer_avals(fdef, params, resolve)
     drop_unread_tape_entries(fdef)  # (jit sees both loops of grad's tape)
