@@ -78,3 +78,57 @@ def test_a_fresh_process_gets_no_warnings(tmp_path):
     )
     assert r.stdout.split() == ["inf", "nan", "nan"]
     assert "Warning" not in r.stderr
+
+
+def _guarded_sqrt_sum(x):
+    return jnp.sum(jnp.where(x > 0, jnp.sqrt(x), 0.0))
+
+
+#: the transformations' calls (fresh-user round 6, item 9: repro_13's grad of a
+#: where-guarded sqrt warned 'invalid value encountered in sqrt' under
+#: simplefilter("always")); values are JAX 0.10.2's
+TRANSFORMED = {
+    "grad_where_sqrt": (
+        lambda: srcjax.grad(_guarded_sqrt_sum)(np.array([-1.0, 4.0], np.float32)),
+        [np.nan, 0.25],
+    ),
+    "jit_grad_where_sqrt": (
+        lambda: srcjax.jit(srcjax.grad(_guarded_sqrt_sum))(np.array([-1.0, 4.0], np.float32)),
+        [np.nan, 0.25],
+    ),
+    "value_and_grad_log0": (
+        lambda: srcjax.value_and_grad(lambda x: jnp.sum(jnp.log(x)))(np.zeros(2, np.float32)),
+        (-np.inf, [np.inf, np.inf]),
+    ),
+    "jit_exp_overflow": (lambda: srcjax.jit(jnp.exp)(np.float32(100.0)), np.inf),
+    "jit_reciprocal_0": (lambda: srcjax.jit(lambda v: 1.0 / v)(np.zeros(2, np.float32)), np.inf),
+    "vmap_sqrt": (lambda: srcjax.vmap(jnp.sqrt)(np.array([-1.0, 4.0], np.float32)), [np.nan, 2]),
+}
+
+
+@pytest.mark.parametrize("action", ["always", "error"])
+@pytest.mark.parametrize("case", sorted(TRANSFORMED))
+def test_transformations_are_silent_under_the_users_filters(case, action):
+    # a filter the user adds after import srcjax comes first (warnings.simplefilter,
+    # pytest -W error): the filter of _fp_warnings.install is not consulted, the
+    # transformation's call ignores NumPy's floating-point errors itself
+    thunk, want = TRANSFORMED[case]
+    thunk()  # (built: a first call's transformation is not what is checked)
+    with warnings.catch_warnings(record=True) as log:
+        warnings.simplefilter(action)
+        got = thunk()
+        # the user's own NumPy still warns after the call (errstate restored)
+        with pytest.warns(RuntimeWarning) if action == "always" else pytest.raises(RuntimeWarning):
+            np.float32(1.0) / np.float32(0.0)
+    assert [str(w.message) for w in log if w.category is RuntimeWarning] == []
+    for g, w in zip(*(tuple(v) if isinstance(v, tuple) else (v,) for v in (got, want))):
+        np.testing.assert_equal(np.asarray(g, np.float64), np.asarray(w, np.float64))
+
+
+def test_debug_nans_still_raises_inside_a_quiet_call():
+    srcjax.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError):
+            srcjax.jit(lambda v: jnp.log(v) * 0.0 + jnp.sqrt(v))(np.float32(-1.0))
+    finally:
+        srcjax.config.update("jax_debug_nans", False)

@@ -20,6 +20,10 @@ from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import unwrap_tree as _unwrap_tree
 from .._array import wrap_weak as _wrap_weak
 from .._dict_order import args_in_jax_order
+from .._fp_warnings import CHECKING as _fp_checking
+from .._fp_warnings import IGNORE as _fp_ignore
+from .._fp_warnings import reset as _fp_reset
+from .._fp_warnings import set_ as _fp_set
 from ..codegen import diskcache
 from ..driver import Generated, transform
 from ..errors import TransformTypeError, TransformValueError, runtime_error
@@ -173,22 +177,27 @@ class _Grad(Transformed):
         return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, x=fastcall.NO, /, *args, **kwargs):
-        entry = self._fast.get(type(x))
-        if entry is not None and not args and not kwargs:
-            # one argument of a type an earlier call installed an entry for
-            # (fastcall: the W3 per-call path)
-            try:
+        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
+        quiet = None if _fp_checking[0] else _fp_set(_fp_ignore)
+        try:
+            entry = self._fast.get(type(x))
+            if entry is not None and not args and not kwargs:
+                # one argument of a type an earlier call installed an entry for
+                # (fastcall: the W3 per-call path)
                 out = entry(x)
                 if out is not fastcall.MISS:
                     return out
-            except Exception as e:
-                # an error raised in the generated code: JAX's error for NumPy's,
-                # at the user's line (errors.runtime_error)
-                located = runtime_error(e, self.fun)
-                if located is e:
-                    raise
-                raise located from None
-        return self._call(args if x is fastcall.NO else (x, *args), kwargs)
+            return self._call(args if x is fastcall.NO else (x, *args), kwargs)
+        except Exception as e:
+            # an error raised in the generated code: JAX's error for NumPy's,
+            # at the user's line (errors.runtime_error)
+            located = runtime_error(e, self.fun)
+            if located is e:
+                raise
+            raise located from None
+        finally:
+            if quiet is not None:
+                _fp_reset(quiet)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         """The full call path: canonical arguments, the specialization for their

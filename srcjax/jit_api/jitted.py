@@ -30,6 +30,10 @@ from .._array import (
     wrap_weak,
 )
 from .._dict_order import args_in_jax_order
+from .._fp_warnings import CHECKING as _fp_checking
+from .._fp_warnings import IGNORE as _fp_ignore
+from .._fp_warnings import reset as _fp_reset
+from .._fp_warnings import set_ as _fp_set
 from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
 from ..api import transformed as _transformed
 from ..api.transformed import Untypeable
@@ -241,6 +245,8 @@ class _Jit(Transformed):
         return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
+        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
+        quiet = None if _fp_checking[0] else _fp_set(_fp_ignore)
         try:
             weak = None  # (the arguments as given: _key unwraps and orders them)
             if (_cfg.jit_disabled and not self._types_only) or (
@@ -341,6 +347,9 @@ class _Jit(Transformed):
             if located is e:
                 raise
             raise located from None
+        finally:
+            if quiet is not None:
+                _fp_reset(quiet)
 
     def _note_rebinds(self, deps: tuple) -> None:
         """Count the rebinding of each global a specialization assumed something
