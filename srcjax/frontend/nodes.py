@@ -210,6 +210,17 @@ def assigned_names(stmts: Iterable[Any]) -> List[str]:
     return out
 
 
+def target_names(loop: Any) -> List[str]:
+    """The names a ``for`` loop's target binds (``i``; ``a, b`` of ``for a, b in``)."""
+    return assigned_names([gast.Expr(value=loop.target)])
+
+
+def loop_variant(loop: Any) -> set:
+    """The names a ``for`` loop may change: its target's and every name stored
+    in its body (what is not in it is the same on every trip)."""
+    return set(assigned_names(loop.body)) | set(target_names(loop))
+
+
 def copy_origin(dst: Any, src: Any) -> Any:
     """Copy line/column and srcjax origin annotations from ``src`` to ``dst``."""
     for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
@@ -356,3 +367,24 @@ def item(value: Any, idx: Any) -> Any:
     if all(_never_out_of_bounds(p) for p in parts):
         return gast.Subscript(value=value, slice=idx, ctx=gast.Load())
     return call("ad.getitem", [value, index_value(idx)])
+
+
+def range_args(it: Any) -> Optional[list]:
+    """The arguments of ``range(...)`` (1 to 3, no keywords) when ``it`` is
+    that call or ``reversed`` of it, else None."""
+    if (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "reversed"
+        and len(it.args) == 1
+    ):
+        it = it.args[0]
+    if (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "range"
+        and 1 <= len(it.args) <= 3
+        and not it.keywords
+    ):
+        return it.args
+    return None

@@ -50,22 +50,9 @@ def _user_class(obj: Any) -> bool:
 
 
 def _range_args(it: Any) -> Optional[List[Any]]:
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "reversed"
-        and len(it.args) == 1
-    ):
-        return _range_args(it.args[0])
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "range"
-        and 1 <= len(it.args) <= 2
-        and not it.keywords
-    ):
-        return list(it.args)
-    return None
+    """``range``'s arguments (1 or 2 of them: no step), or None."""
+    args = N.range_args(it)
+    return list(args) if args is not None and len(args) <= 2 else None
 
 
 #: the skeleton of a container whose items' structure is unknown (they are

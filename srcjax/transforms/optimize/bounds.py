@@ -199,21 +199,9 @@ def loop_rows_as_subscripts(fdef: Any) -> None:
 
 def _range_count(it: Any) -> Any:
     """``n`` of ``range(n)`` or ``reversed(range(n))``, ``n`` an int constant."""
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "reversed"
-        and len(it.args) == 1
-    ):
-        it = it.args[0]
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and not it.keywords
-        and isinstance(it.args[0], gast.Constant)
-        and type(it.args[0].value) is int
-    ):
-        return it.args[0].value
+    args = N.range_args(it)
+    if args is not None and len(args) == 1:
+        n = args[0]
+        if isinstance(n, gast.Constant) and type(n.value) is int:
+            return n.value
     return None

@@ -25,7 +25,7 @@ from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .avals import Aval
-from .common import _is_assign, _new_assign
+from .common import _is_assign, _new_assign, each_for_loop
 from .loop_facts import trip_count
 
 #: elementwise binary operations whose broadcast operand is worth materializing
@@ -39,21 +39,15 @@ def broadcast_operands(fdef: Any, namer: Any) -> bool:
     """Rewrite the loops' elementwise operations by broadcast invariant operands
     (see the module); returns whether anything changed (run :func:`infer_avals`
     then, and the loop-invariant code motion)."""
-    if namer is None:
-        return False
-    changed = False
     local = set(N.assigned_names(fdef.body))
-    for s in N.walk_stmts(fdef.body):
-        # (a loop of constant trips, at least 2: the copy moves out and pays off)
-        if isinstance(s, gast.For) and (trip_count(s.iter, {}, local) or 0) >= 2:
-            changed |= _in_loop(s, namer)
-    return changed
+    # (a loop of constant trips, at least 2: the copy moves out and pays off)
+    return each_for_loop(
+        fdef, namer, _in_loop, when=lambda s: (trip_count(s.iter, {}, local) or 0) >= 2
+    )
 
 
 def _in_loop(loop: Any, namer: Any) -> bool:
-    variant = set(N.assigned_names(loop.body)) | set(
-        N.assigned_names([gast.Expr(value=loop.target)])
-    )
+    variant = N.loop_variant(loop)
     out: List[Any] = []
     changed = False
     copies: dict = {}  # (name, shape) -> the copy made earlier in this body

@@ -210,3 +210,16 @@ def list_receivers(fdef: Any) -> set:
                 out |= {a, b}
                 grew = True
     return out
+
+
+def each_for_loop(fdef: Any, namer: Any, in_loop: Any, when: Any = None) -> bool:
+    """Run a loop pass's ``in_loop(loop, namer)`` on every ``for`` loop of ``fdef``
+    (at any depth) that ``when(loop)`` accepts; whether any changed. Nothing
+    without a namer (the pass makes names)."""
+    if namer is None:
+        return False
+    changed = False
+    for s in N.walk_stmts(fdef.body):
+        if isinstance(s, gast.For) and (when is None or when(s)):
+            changed |= in_loop(s, namer)
+    return changed

@@ -139,7 +139,7 @@ class _Ctx:
         for s in N.walk_stmts(body):
             for k in _assigned(s):
                 counts[k] = counts.get(k, 0) + 1
-        targets = set(N.assigned_names([gast.Expr(value=loop.target)]))
+        targets = set(N.target_names(loop))
         variant = set(counts) | targets
         read_before: set = set()
         moved: List[Any] = []
@@ -251,7 +251,7 @@ def _rename_redefinitions(loop: Any, namer: Any) -> None:
             top.setdefault(s.targets[0].id, []).append(i)
         else:
             nested |= _assigned(s)
-    targets = set(N.assigned_names([gast.Expr(value=loop.target)]))
+    targets = set(N.target_names(loop))
     for name, where in top.items():
         if len(where) < 2 or name in nested or name in targets:
             continue

@@ -15,6 +15,8 @@ from ...frontend import nodes as N
 from .avals import Aval, _merge
 from .common import _Static
 
+_range_args = N.range_args
+
 #: the longest list whose growth in a loop jit follows (see grown_lists)
 _MAX_GROWN = 4096
 
@@ -58,27 +60,6 @@ def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, local
         if v is not None:
             out[name] = v
     return out
-
-
-def _range_args(it: Any) -> Optional[List[Any]]:
-    """The arguments of ``range(...)`` (1 to 3, no keywords) when ``it`` is
-    that call or ``reversed`` of it, else None."""
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "reversed"
-        and len(it.args) == 1
-    ):
-        it = it.args[0]
-    if (
-        isinstance(it, gast.Call)
-        and isinstance(it.func, gast.Name)
-        and it.func.id == "range"
-        and 1 <= len(it.args) <= 3
-        and not it.keywords
-    ):
-        return it.args
-    return None
 
 
 def trip_count(it: Any, env: Dict[str, Any], locals_: set) -> Optional[int]:

@@ -20,7 +20,7 @@ from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .avals import Aval
-from .common import _is_assign, _new_assign
+from .common import _is_assign, _new_assign, each_for_loop
 
 #: dtypes of ``t`` the counted form takes (those of minmax's ``_zero_fill``)
 _DTYPES = (np.dtype(np.float16), np.dtype(np.float32))
@@ -30,19 +30,11 @@ def counted_masks(fdef: Any, namer: Any) -> bool:
     """Rewrite the loops' ``where(m, 0, t)`` / ``where(m, t, 0)`` by invariant
     masks (see the module); returns whether anything changed (run
     :func:`infer_avals` then)."""
-    if namer is None:
-        return False
-    changed = False
-    for s in N.walk_stmts(fdef.body):
-        if isinstance(s, gast.For):
-            changed |= _in_loop(s, namer)
-    return changed
+    return each_for_loop(fdef, namer, _in_loop)
 
 
 def _in_loop(loop: Any, namer: Any) -> bool:
-    variant = set(N.assigned_names(loop.body)) | set(
-        N.assigned_names([gast.Expr(value=loop.target)])
-    )
+    variant = N.loop_variant(loop)
     out: List[Any] = []
     changed = False
     counts = {}  # mask name -> its count's name (one count per mask)

@@ -19,25 +19,17 @@ from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
 from .avals import Aval
-from .common import _is_assign, _new_assign
+from .common import _is_assign, _new_assign, each_for_loop
 
 
 def transposed_operands(fdef: Any, namer: Any) -> bool:
     """Rewrite the loops' ``ad.matmul_left`` by invariant matrices (see the
     module); returns whether anything changed (run :func:`infer_avals` then)."""
-    if namer is None:
-        return False
-    changed = False
-    for s in N.walk_stmts(fdef.body):
-        if isinstance(s, gast.For):
-            changed |= _in_loop(s, namer)
-    return changed
+    return each_for_loop(fdef, namer, _in_loop)
 
 
 def _in_loop(loop: Any, namer: Any) -> bool:
-    variant = set(N.assigned_names(loop.body)) | set(
-        N.assigned_names([gast.Expr(value=loop.target)])
-    )
+    variant = N.loop_variant(loop)
     out: List[Any] = []
     changed = False
     for s in loop.body:

@@ -119,7 +119,7 @@ def _assigned_counts(loop: Any) -> dict:
         for n in changed:
             counts[n] = counts.get(n, 0) + 2
     if isinstance(loop, gast.For):
-        for n in N.assigned_names([gast.Expr(value=loop.target)]):
+        for n in N.target_names(loop):
             counts[n] = counts.get(n, 0) + 2  # never movable, never invariant
     return counts
 
