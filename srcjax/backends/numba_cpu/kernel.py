@@ -82,17 +82,23 @@ def _conv(dt: str) -> str:
 
 
 # ---------------------------------------------------------------------------- typing
-def tree(aval: Any, x64: bool) -> Any:
+def tree(aval: Any, x64: bool, rows: bool = False) -> Any:
     """``aval`` as a type tree: ``("t", [children])`` for a tuple, ``("a", dtype,
     shape, weak)`` for a scalar or array (a weak Python scalar: the default
-    float/int dtype, as in JAX)."""
+    float/int dtype, as in JAX). ``rows``: an array the loop reads only by row
+    (``xs[k]``, passed whole and indexed in the kernel): its row's size counts."""
     if isinstance(aval, (tuple, list)):
+        if rows:
+            raise Refuse("rows of a tuple")
         return ("t", tuple(tree(a, x64) for a in aval))
     shape = getattr(aval, "shape", None)
     if shape is None or not hasattr(aval, "ptype"):
         raise Refuse("a value that is no array, scalar or tuple")
     shape = tuple(shape)
-    size = int(np.prod(shape)) if shape else 1
+    if rows and not shape:
+        raise Refuse("rows of a scalar")
+    counted = shape[1:] if rows else shape
+    size = int(np.prod(counted)) if counted else 1
     if size > MAX_ELEMENTS or 0 in shape:
         raise Refuse(f"an array of {size} elements")
     dt = np.dtype(aval.dtype)
@@ -165,9 +171,13 @@ class _Kernel:
         self.bounds: Set[str] = set()
         #: NumPy loops the kernel calls (name, dtype): their addresses are arguments
         self.ufuncs: Set[Tuple[str, str]] = set()
+        #: arrays read only by row (``xs[k]``, :func:`.planner._row_reads`): passed
+        #: whole and indexed in the kernel; their counters (in bounds, proven there)
+        self.rowed: Set[str] = set()
+        self.row_counters: Set[str] = set()
 
     def note(self, name: str, aval: Any) -> None:
-        t = tree(aval, self.x64)
+        t = tree(aval, self.x64, name in self.rowed)
         old = self.trees.setdefault(name, t)
         if name in self.counters and t[0] == "a" and t[1].startswith("int") and t[2] == ():
             return  # a range counter: int64 in the kernel, converted where it is used
@@ -291,7 +301,17 @@ class _Kernel:
             base = self.ref(node.value)
             idx = node.slice
             items = idx.elts if isinstance(idx, gast.Tuple) else [idx]
-            ints = []
+            ints: List[Any] = []
+            if (
+                base[0] == "arr"
+                and base[1] in self.rowed
+                and not base[2]
+                and isinstance(items[0], gast.Name)
+                and items[0].id in self.row_counters
+            ):
+                # a row ``xs[k]`` (``k`` a counter in bounds: the planner proved it)
+                ints.append(items[0].id)
+                items = items[1:]
             for it in items:
                 if isinstance(it, gast.UnaryOp) and isinstance(it.op, gast.USub):
                     if isinstance(it.operand, gast.Constant) and type(it.operand.value) is int:
@@ -315,6 +335,9 @@ class _Kernel:
                     raise Refuse("too many indices")
                 fixed = list(base[2])
                 for k, d in zip(ints, shape):
+                    if isinstance(k, str):
+                        fixed.append(k)
+                        continue
                     k = k + d if k < 0 else k
                     if not 0 <= k < d:
                         raise Refuse("an index out of bounds")
@@ -328,6 +351,14 @@ class _Kernel:
         if r[0] == "tup":
             raise Refuse("a tuple as an operand")
         return self.trees[r[1]][2][len(r[2]) :]
+
+    def element(self, leaf: str, idx: Tuple[Any, ...]) -> str:
+        """Element ``idx`` of ``leaf``: its scalar, or an item of an array read by row."""
+        if leaf in self.rowed:
+            if not idx or not isinstance(idx[0], str) or len(idx) != len(self.trees[leaf][2]):
+                raise Refuse(f"{leaf} used other than by row")
+            return f"{leaf}[{', '.join(map(str, idx))}]"
+        return _el(leaf, idx)
 
     def dtype_of(self, r: Tuple[Any, ...]) -> str:
         return self.trees[r[1]][1]
@@ -348,7 +379,7 @@ class _Kernel:
             raise Refuse("an operand larger than its result")
         tail = idx[len(idx) - len(shape) :]
         full = r[2] + tuple(0 if d == 1 else i for i, d in zip(tail, shape))
-        name = _el(r[1], full)
+        name = self.element(r[1], full)
         return name if self.dtype_of(r) == dt else f"{_conv(dt)}({name})"
 
     def subexpr(self, node: Any, dt: str, idx: Tuple[int, ...]) -> str:
@@ -529,7 +560,7 @@ class _Kernel:
         src = self.dtype_of(r)
         acc = ""
         for i in itertools.product(*map(range, shape)):
-            e = _el(r[1], r[2] + i)
+            e = self.element(r[1], r[2] + i)
             e = e if src == dt else f"{_conv(dt)}({e})"
             acc = e if not acc else f"{_conv(dt)}({_REDUCE[fname].format(acc, e)})"
         return acc

@@ -63,6 +63,66 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
                     kernel.bounds.add(a.id)
 
 
+def _const_range(it: Any) -> Any:
+    """The ``range`` of ``range(...)`` or ``reversed(range(...))`` of constant
+    integers (the values a counter takes), else None."""
+    if (
+        isinstance(it, gast.Call)
+        and gast.unparse(it.func).strip() == "reversed"
+        and len(it.args) == 1
+        and not it.keywords
+    ):
+        it = it.args[0]
+    if not (
+        isinstance(it, gast.Call)
+        and gast.unparse(it.func).strip() == "range"
+        and not it.keywords
+        and 1 <= len(it.args) <= 3
+        and all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args)
+    ):
+        return None
+    return range(*(a.value for a in it.args))
+
+
+def _row_reads(loop: Any, kernel: _Kernel) -> Dict[str, int]:
+    """The names the loop reads only by row, ``xs[k]`` (``k`` the counter of a
+    ``for`` over a constant range from 0 up, never assigned otherwise), and
+    never writes: name -> the largest row index read. Such an array is passed
+    to the kernel whole and indexed there, so its row's size counts, not its
+    own (an array used whole keeps :data:`.kernel.MAX_ELEMENTS`)."""
+    spans: Dict[str, Any] = {}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.For) and isinstance(n.target, gast.Name):
+            r = _const_range(n.iter)
+            old = spans.get(n.target.id, ())
+            spans[n.target.id] = None if r is None or old is None else (*old, r)
+    targets = {id(n.target) for n in gast.walk(loop) if isinstance(n, gast.For)}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
+            spans[n.id] = None  # (a counter assigned in the body)
+    top: Dict[str, int] = {}
+    for c, rs in spans.items():
+        if rs is not None and all(not r or min(r) >= 0 for r in rs):
+            top[c] = max((max(r) for r in rs if r), default=-1)
+    by_row: Dict[str, int] = {}
+    bases = set()
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+            first = n.slice.elts[0] if isinstance(n.slice, gast.Tuple) else n.slice
+            if isinstance(first, gast.Name) and first.id in top:
+                bases.add(id(n.value))
+                name = n.value.id
+                by_row[name] = max(by_row.get(name, -1), top[first.id])
+    whole = set()
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and id(n) not in bases:
+            whole.add(n.id)  # (read whole, or written)
+    rows = {n: hi for n, hi in by_row.items() if n not in whole and n not in top}
+    kernel.row_counters = set(top)
+    kernel.rowed = set(rows)
+    return rows
+
+
 def _infer_local(kernel: _Kernel, pending: List[Any]) -> None:
     """Types of a tape pair's assignments jit's inference left unknown: in a
     reverse loop whose trip count is known only at run time (a ``while``'s),
@@ -241,7 +301,12 @@ def plan(
                 except Refuse:
                     k.seeds[st.targets[0].id] = None
         k.seeds = {n: t for n, t in k.seeds.items() if t is not None}
+    rows = _row_reads(loop, k)
     _collect(loop, k)
+    for name, hi in rows.items():
+        t = k.trees.get(name)
+        if t is None or t[0] != "a" or not hi < t[2][0]:
+            raise Refuse(f"{name}'s rows are read out of bounds")
     own = ({tape.name} if tape is not None else set()) | k.dead_lists
     loaded = _live_in(loop) - own
     stored = _names([loop], gast.Store) - own
@@ -274,7 +339,7 @@ def plan(
                     pass  # (its type is checked by the kernel's call)
                 elif getattr(a, "sj_aval", None) is None:
                     raise Refuse(f"{name} has no abstract value")
-                elif not _same(tree(getattr(a, "sj_aval", None), x64), k.trees[name]):
+                elif not _same(tree(a.sj_aval, x64, name in k.rowed), k.trees[name]):
                     raise Refuse(f"{name} changes type")
             elif isinstance(a, (gast.For, gast.AugAssign)) or (
                 isinstance(a, gast.Assign) and not all(isinstance(t, gast.Name) for t in a.targets)
@@ -306,6 +371,8 @@ def plan(
     k.block([loop], 1)
     head = []
     for n in inputs:
+        if n in k.rowed:
+            continue  # (passed whole, indexed in the kernel)
         for leaf, (_, dt, shape, _), acc in _leaves(n, k.trees[n], n):
             for i in itertools.product(*map(range, shape)):
                 at = f"{acc}[{', '.join(map(str, i))}]" if i else acc

@@ -1,0 +1,66 @@
+"""Loops that read a stacked input by row (a scan's ``xs[k]``) compiled with
+Numba: the array is passed whole and indexed in the kernel, so its row's size
+counts against the kernel's limit (planner._row_reads), not its own.
+
+Oracle: the same jitted function with Numba loops off (the NumPy path), to the
+bit: the kernel does the same float32 operations in the same order.
+"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from test_numba_loops import numba_loops  # noqa: E402, F401 - the option on, per test
+
+import srcjax  # noqa: E402
+import srcjax.numpy as jnp  # noqa: E402
+from srcjax import lax  # noqa: E402
+
+
+def _cell(h, x):
+    return h * 0.5 + x * x - 0.25 * h * x, None
+
+
+def _scan_carry(xs):
+    return lax.scan(_cell, jnp.zeros(8, jnp.float32), xs)[0]
+
+
+def _numpy_path(fn, *args):
+    srcjax.config.update("numba_loops", False)
+    try:
+        return srcjax.jit(fn)(*args)
+    finally:
+        srcjax.config.update("numba_loops", True)
+
+
+XS = np.linspace(-1.5, 2.0, 160).astype(np.float32).reshape(20, 8)
+
+
+def test_a_scan_over_20x8_rows_is_compiled_and_bitwise_numpys():
+    f = srcjax.jit(_scan_carry)
+    got = f(XS)
+    src = srcjax.source(f, XS)
+    assert "Numba region nbloop_" in src and "elements" not in src
+    want = _numpy_path(_scan_carry, XS)
+    assert got.dtype == np.float32 and got.shape == (8,)
+    np.testing.assert_array_equal(got.view(np.int32), np.asarray(want).view(np.int32))
+    # and the plain NumPy loop, as an independent oracle
+    h = np.zeros(8, np.float32)
+    for x in XS:
+        h = h * np.float32(0.5) + x * x - np.float32(0.25) * h * x
+    np.testing.assert_array_equal(got, h)
+
+
+def _whole_too(xs):
+    def body(i, c):
+        return c + xs[i] * jnp.sum(xs)
+
+    return lax.fori_loop(0, 20, body, jnp.zeros(8, jnp.float32))
+
+
+def test_an_array_also_used_whole_keeps_the_limit():
+    f = srcjax.jit(_whole_too)
+    got = f(XS)
+    assert "an array of 160 elements" in srcjax.source(f, XS)
+    np.testing.assert_array_equal(got, _numpy_path(_whole_too, XS))
