@@ -232,6 +232,20 @@ broadcast_copy.samples = lambda rng: [
 ]
 
 
+def _const_array(value, dtype):
+    """A number written in the code as a 0-d array of ``dtype``: jit's form of
+    a constant operand of a float array's arithmetic (optimize/const_operands.py).
+    NumPy's operators convert a Python number operand to the array's dtype on
+    every call (~1 us more than a 0-d array operand of a (128,) array); the
+    conversion is the same, so the results are bit for bit the same."""
+    return np.array(value, dtype)
+
+
+const_array = _internal("ad.const_array", _const_array, differentiable=False)
+const_array.facts(pure=True)
+const_array.samples = lambda rng: [((0.9, "float32"), {}), ((1, "float64"), {})]
+
+
 # ---------------------------------------------------------------------------
 # expand_reduced
 

@@ -35,7 +35,7 @@ operator primitives as operators), :mod:`.promote`, :mod:`.release`
 dead values set to None), :mod:`.loop_facts` (what the inference knows of
 loops), :mod:`.trips` (merge_trip_lists), :mod:`.transposes`
 (transposed_operands), :mod:`.broadcasts` (broadcast_operands), :mod:`.expands`
-(fold_expands), :mod:`.rowmaps` (row_products), :mod:`.dead_pops`
+(fold_expands), :mod:`.const_operands`, :mod:`.rowmaps` (row_products), :mod:`.dead_pops`
 (drop_unread_tape_entries); :mod:`.pipeline` runs
 them in order (optimize); :mod:`.common` holds what they share.
 """

@@ -8,6 +8,7 @@ from .algebra import simplify
 from .bounds import loop_rows_as_subscripts, restore_subscripts
 from .broadcasts import broadcast_operands
 from .carry_checks import drop_carry_checks
+from .const_operands import const_operands
 from .cse import cse
 from .dce import dce
 from .dead_pops import drop_unread_tape_entries
@@ -127,6 +128,8 @@ def optimize(
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
         _promote_all(fdef, params, resolve, namer, boxed)
+        if const_operands(fdef, namer):  # (numbers met twice: 0-d arrays made once)
+            infer_avals(fdef, params, resolve)
     drop_carry_checks(fdef)
     restore_subscripts(fdef)
     loop_rows_as_subscripts(fdef)
