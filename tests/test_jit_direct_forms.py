@@ -111,3 +111,22 @@ def test_mixed_dtypes_keep_the_general_helpers():
 def test_a_non_scalar_output_still_fails_as_jax_does():
     with pytest.raises(TypeError, match="scalar"):
         srcjax.jit(srcjax.grad(lambda x: x * 2.0))(np.ones(3, np.float32))
+
+
+HEADS = 8
+
+
+def test_a_numpy_function_of_constants_is_known_inside_generated_code():
+    # np.sqrt(HEADS) runs now, as JAX's trace runs it: under jit(value_and_grad)
+    # (the generated gradient code, transformed again) its value is static, so
+    # everything after it is typed (the seed is the constant)
+    def f(x):
+        return jnp.sum(jnp.tanh(x) / np.sqrt(HEADS))
+
+    x = np.linspace(-1.0, 1.0, 5).astype(np.float32)
+    g = srcjax.jit(srcjax.value_and_grad(f))
+    value, grad = g(x)
+    np.testing.assert_allclose(float(value), np.sum(np.tanh(x)) / np.sqrt(8), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(grad), (1 - np.tanh(x) ** 2) / np.sqrt(8), rtol=1e-6)
+    assert np.asarray(grad).dtype == np.float32
+    assert "ad.one('float32')" in srcjax.source(g, x)

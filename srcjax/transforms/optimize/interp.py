@@ -5,6 +5,7 @@ for the common kinds and by running primitives on one-element stand-ins."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import operator
 import warnings
@@ -256,6 +257,8 @@ class _Interp:
             return None
         if op.kind == "inactive" and isinstance(s.value, gast.Compare):
             return self.compare(s, env)
+        if op.kind in ("inactive", "unknown") and isinstance(s.value, gast.Call):
+            return self.host_call(s.value, env)  # np.sqrt(8): run now, as JAX's trace does
         if op.kind == "inactive" and isinstance(s.value, gast.Attribute):
             base = self.aval_of(s.value.value, env)
             if isinstance(base, Aval) and not base.weak and s.value.attr in _ARRAY_ATTRS:
@@ -473,7 +476,17 @@ class _Interp:
                         return True
         return False
 
-    def static_value(self, node: Any, env: Dict[str, Any]) -> Any:
+    def host_call(self, call: Any, env: Dict[str, Any]) -> Any:
+        """np.sqrt(8) (a normalizer's ``_HostCall`` of Python numbers): static."""
+        fn = self.static_value(call.func, env, any_value=True)
+        args = [a.value if isinstance(a, gast.Constant) else _UNKNOWN for a in call.args]
+        if type(fn).__name__ == "_HostCall" and not call.keywords:
+            with contextlib.suppress(Exception):  # (else left to run time)
+                r = fn(*args) if all(type(a) in (int, float) for a in args) else None
+                return _Static(r) if type(r) in (int, float, bool) else None
+        return None
+
+    def static_value(self, node: Any, env: Dict[str, Any], any_value: bool = False) -> Any:
         """The value of a dtype argument known at transformation time (a string
         constant, or a global or attribute naming a dtype or scalar type:
         ``np.int32``, ``float``, ``jnp.float16``), else ``_UNKNOWN``."""
@@ -493,8 +506,10 @@ class _Interp:
                 v = getattr(v, attr)
         except Exception:  # noqa: BLE001 - unknown global
             return _UNKNOWN
-        if isinstance(v, np.dtype) or (
-            isinstance(v, type) and issubclass(v, (np.generic, *_SCALAR_TYPES, complex))
+        if (
+            any_value
+            or isinstance(v, np.dtype)
+            or (isinstance(v, type) and issubclass(v, (np.generic, *_SCALAR_TYPES, complex)))
         ):
             return v
         if isinstance(v, type) and isinstance(getattr(v, "dtype", None), np.dtype):
