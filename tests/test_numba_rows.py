@@ -64,3 +64,52 @@ def test_an_array_also_used_whole_keeps_the_limit():
     got = f(XS)
     assert "an array of 160 elements" in srcjax.source(f, XS)
     np.testing.assert_array_equal(got, _numpy_path(_whole_too, XS))
+
+
+def _loss(xs):
+    return jnp.sum(_scan_carry(xs) ** 2)
+
+
+def test_grad_of_a_scan_over_rows_is_compiled_and_bitwise_numpys():
+    # the reverse loop builds the rows' cotangents one row a trip (a list the
+    # kernel fills as an array: planner._row_lists)
+    g = srcjax.jit(srcjax.value_and_grad(_loss))
+    v, d = g(XS)
+    src = srcjax.source(g, XS)
+    assert src.count("Numba region nbloop_") == 2 and "keep NumPy" not in src
+    wv, wd = _numpy_path(srcjax.value_and_grad(_loss), XS)
+    assert v.dtype == d.dtype == np.float32 and d.shape == (20, 8)
+    np.testing.assert_array_equal(np.asarray(v).view(np.int32), np.asarray(wv).view(np.int32))
+    np.testing.assert_array_equal(d.view(np.int32), np.asarray(wd).view(np.int32))
+    # float64 finite differences on two entries (the gradient is the real one)
+    x64 = XS.astype(np.float64)
+
+    def f64(a):
+        h = np.zeros(8)
+        for x in a:
+            h = h * 0.5 + x * x - 0.25 * h * x
+        return np.sum(h * h)
+
+    for i, j in ((0, 0), (19, 7)):
+        e = np.zeros_like(x64)
+        e[i, j] = 1e-6
+        fd = (f64(x64 + e) - f64(x64 - e)) / 2e-6
+        np.testing.assert_allclose(d[i, j], fd, rtol=1e-4, atol=1e-6)
+
+
+def _stacked(xs):
+    def cell(h, x):
+        h = h * 0.5 + x
+        return h, h * x
+
+    return lax.scan(cell, jnp.zeros(8, jnp.float32), xs)
+
+
+def test_a_scans_stacked_outputs_are_built_in_the_kernel():
+    f = srcjax.jit(_stacked)
+    c, ys = f(XS)
+    assert "Numba region nbloop_" in srcjax.source(f, XS)
+    wc, wys = _numpy_path(_stacked, XS)
+    assert ys.dtype == np.float32 and ys.shape == (20, 8)
+    np.testing.assert_array_equal(np.asarray(ys).view(np.int32), np.asarray(wys).view(np.int32))
+    np.testing.assert_array_equal(np.asarray(c).view(np.int32), np.asarray(wc).view(np.int32))

@@ -165,6 +165,8 @@ class _Kernel:
         self.popped = 0
         self.avals: Dict[str, Any] = {}
         self.dead_lists: Set[str] = set()
+        #: lists built one row a trip (:func:`.planner._row_lists`): their items' trees
+        self.row_lists: Dict[str, Any] = {}
         #: type trees of names at the loop's start (their last top-level binding before it)
         self.seeds: Dict[str, Any] = {}
         #: range bounds of unknown abstract value (int64 arguments)
@@ -567,12 +569,8 @@ class _Kernel:
 
     def test(self, node: Any) -> str:
         if isinstance(node, gast.Name):
-            if self.trees.get(node.id) != ("a", "bool", (), False) and self.trees.get(node.id) != (
-                "a",
-                "bool",
-                (),
-                True,
-            ):
+            t = self.trees.get(node.id)
+            if t is None or t[0] != "a" or t[1:3] != ("bool", ()):
                 raise Refuse("a test that is no bool scalar")
             return node.id
         if isinstance(node, gast.Compare):
@@ -677,6 +675,14 @@ class _Kernel:
             for dt in self.tape.dtypes():
                 self.emit(f"{pad}b_{dt} = n__trips * {widths[dt]}")
 
+    def row(self, pad: str, lst: str, value: Any) -> None:
+        """``lst.append(value)``: the trip's row of ``lst``'s array."""
+        t = self.row_lists[lst]
+        for i in itertools.product(*map(range, t[2])):
+            at = ", ".join(map(str, (f"{lst}__n",) + i))
+            self.emit(f"{pad}{lst}__o[{at}] = {self.atom(value, t[1], i)}")
+        self.emit(f"{pad}{lst}__n += 1")
+
     def push(self, pad: str, name: str) -> None:
         site = self.tape.sites[self.popped]
         self.popped += 1
@@ -734,6 +740,8 @@ class _Kernel:
             elif isinstance(s, gast.For) and not s.orelse:
                 self.emit(f"{pad}for {self.for_head(s)}:")
                 self.block(s.body, indent + 1)
+            elif _append_to(s) in self.row_lists:
+                self.row(pad, _append_to(s), s.value.args[0])
             elif _append_to(s) in self.dead_lists:
                 pass  # (a list nothing reads: scan's per-step outputs of None)
             elif isinstance(s, gast.Pass):

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 import gast
 
+from ...frontend import nodes as N
 from .kernel import Refuse, _append_to, _conv, _el, _Kernel, _leaves, _same, tree
 from .tapes import is_push, relist_source, value_loads
 
@@ -66,22 +67,10 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
 def _const_range(it: Any) -> Any:
     """The ``range`` of ``range(...)`` or ``reversed(range(...))`` of constant
     integers (the values a counter takes), else None."""
-    if (
-        isinstance(it, gast.Call)
-        and gast.unparse(it.func).strip() == "reversed"
-        and len(it.args) == 1
-        and not it.keywords
-    ):
-        it = it.args[0]
-    if not (
-        isinstance(it, gast.Call)
-        and gast.unparse(it.func).strip() == "range"
-        and not it.keywords
-        and 1 <= len(it.args) <= 3
-        and all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args)
-    ):
+    args = N.range_args(it)
+    if args is None or not all(isinstance(a, gast.Constant) and type(a.value) is int for a in args):
         return None
-    return range(*(a.value for a in it.args))
+    return range(*(a.value for a in args))
 
 
 def _row_reads(loop: Any, kernel: _Kernel) -> Dict[str, int]:
@@ -121,6 +110,32 @@ def _row_reads(loop: Any, kernel: _Kernel) -> Dict[str, int]:
     kernel.row_counters = set(top)
     kernel.rowed = set(rows)
     return rows
+
+
+def _row_lists(loop: Any, before: List[Any], kernel: _Kernel) -> Dict[str, int]:
+    """Lists the loop builds one row a trip: bound to ``[]`` by the last statement
+    before it that binds them, and in the loop (a ``for`` over a constant
+    range) only ``lst.append(v)`` once at its top level, ``v`` a strong array or
+    scalar the kernel computes. The kernel fills an array of one row a trip,
+    and the caller gets its rows as the list (``box``): name -> trips."""
+    r = _const_range(loop.iter) if isinstance(loop, gast.For) else None
+    if r is None:
+        return {}
+    out = {}
+    for s in loop.body:
+        lst = _append_to(s)
+        v = s.value.args[0] if lst is not None else None
+        t = kernel.trees.get(getattr(v, "id", None))
+        if lst is None or t is None or t[0] != "a" or t[3] or lst in kernel.dead_lists:
+            continue
+        if sum(isinstance(n, gast.Name) and n.id == lst for n in gast.walk(loop)) != 1:
+            continue
+        last = [st for st in before if lst in _names([st], gast.Store)][-1:]
+        if last and isinstance(last[0], gast.Assign) and len(last[0].targets) == 1:
+            if isinstance(last[0].value, gast.List) and not last[0].value.elts:
+                out[lst] = len(r)
+                kernel.row_lists[lst] = t
+    return out
 
 
 def _infer_local(kernel: _Kernel, pending: List[Any]) -> None:
@@ -187,12 +202,18 @@ def _numba_type(t: Any) -> Any:
     return dt
 
 
-def _box(outputs: List[str], trees: Dict[str, Any], opaque: bool = False) -> List[str]:
+def _box(
+    outputs: List[str], trees: Dict[str, Any], opaque: bool = False, lists: Any = ()
+) -> List[str]:
     """``box(r)``: the kernel's results with strong scalars as NumPy scalars of
     their dtype (Numba returns Python floats/ints); [] when nothing needs it.
-    ``opaque``: one more result (a tape's stacks) passed as it is."""
-    exprs, need = [], False
+    ``opaque``: one more result (a tape's stacks) passed as it is; ``lists``:
+    outputs built one row a trip, returned as the list of their rows."""
+    exprs, need = [], bool(lists)
     for k, o in enumerate(outputs):
+        if o in lists:
+            exprs.append(f"list(r[{k}])")
+            continue
 
         def walk(t: Any, acc: str) -> str:
             nonlocal need
@@ -307,13 +328,16 @@ def plan(
         t = k.trees.get(name)
         if t is None or t[0] != "a" or not hi < t[2][0]:
             raise Refuse(f"{name}'s rows are read out of bounds")
-    own = ({tape.name} if tape is not None else set()) | k.dead_lists
+    before = outside if after is None else outside[: len(outside) - len(after)]
+    lists = _row_lists(loop, before, k)
+    own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists)
     loaded = _live_in(loop) - own
     stored = _names([loop], gast.Store) - own
     defined = {a.id for a in fdef.args.args} | _names(outside, gast.Store)
     read_outside = _names(outside if after is None else after, gast.Load)
     outputs = sorted(n for n in stored if n in read_outside)
     inputs = sorted((loaded & defined) | set(outputs))
+    built = sorted(n for n in lists if n in read_outside)
     if any(o not in defined for o in outputs):
         raise Refuse("a value first set inside the loop is read after it")
     for n in inputs + outputs:
@@ -322,7 +346,6 @@ def plan(
     # every binding of an input outside the loop must have its type
     # (a forward declaration `x = None` of generated code does not)
     # (statements after a top-level loop do not bind what it starts from)
-    before = outside if after is None else outside[: len(outside) - len(after)]
     maybe_none = _none_at_entry(before)
     for st in before:
         for a in gast.walk(st):
@@ -378,6 +401,10 @@ def plan(
                 at = f"{acc}[{', '.join(map(str, i))}]" if i else acc
                 at = f"{_conv(dt)}(0)" if n in zeros else f"{_conv(dt)}({at})"
                 head.append(f"    {_el(leaf, i)} = {at}")
+    for n in built:
+        _, dt, shape, _ = k.row_lists[n]
+        head.append(f"    {n}__o = np.empty({(lists[n],) + shape!r}, {_conv(dt)})")
+        head.append(f"    {n}__n = 0")
     if role == "push":
         head.append("    n__trips = 0")
         cap = "16"
@@ -408,6 +435,7 @@ def plan(
             return f"{prefix}__o"
 
         rets.append(build(n, k.trees[n]))
+    rets += [f"{n}__o" for n in built]
     extra: List[str] = []
     if role == "push":
         rets.append("(n__trips, " + "".join(f"s_{dt}, " for dt in tape.dtypes()) + ")")
@@ -432,11 +460,11 @@ def plan(
         + k.lines
         + tail
         + [f"    return ({ret})"]
-        + _box(outputs, k.trees, opaque=role == "push")
+        + _box(outputs + built, k.trees, opaque=role == "push", lists=set(built))
         + extra
         + [""]
     )
     types = [(n, _numba_type(k.trees[n])) for n in args]
     if role == "pop":
         types.append(("nbtape", ("tuple", ["int64"] + [("array", dt, 1) for dt in tape.dtypes()])))
-    return src, types, outputs
+    return src, types, outputs + built
