@@ -113,3 +113,38 @@ def test_a_scans_stacked_outputs_are_built_in_the_kernel():
     assert ys.dtype == np.float32 and ys.shape == (20, 8)
     np.testing.assert_array_equal(np.asarray(ys).view(np.int32), np.asarray(wys).view(np.int32))
     np.testing.assert_array_equal(np.asarray(c).view(np.int32), np.asarray(wc).view(np.int32))
+
+
+def _stacked_loss(xs):
+    def cell(h, x):
+        h = jnp.tanh(h * 0.5 + x)
+        return h, h
+
+    return jnp.sum(lax.scan(cell, jnp.zeros(8, jnp.float32), xs)[1] ** 2)
+
+
+def test_grad_of_a_scan_whose_stacked_outputs_feed_the_loss():
+    # the reverse loop pops the stacked outputs' cotangent rows (ad.pop_like of
+    # ad.tree_unstack): trip k of reversed(range(20)) reads row k in the kernel
+    g = srcjax.jit(srcjax.value_and_grad(_stacked_loss))
+    v, d = g(XS)
+    src = srcjax.source(g, XS)
+    assert src.count("Numba region nbloop_") == 2 and "keep NumPy" not in src
+    wv, wd = _numpy_path(srcjax.value_and_grad(_stacked_loss), XS)
+    assert v.dtype == d.dtype == np.float32 and d.shape == (20, 8)
+    np.testing.assert_array_equal(np.asarray(v).view(np.int32), np.asarray(wv).view(np.int32))
+    np.testing.assert_array_equal(d.view(np.int32), np.asarray(wd).view(np.int32))
+    x64 = XS.astype(np.float64)
+
+    def f64(a):
+        h, s = np.zeros(8), 0.0
+        for x in a:
+            h = np.tanh(h * 0.5 + x)
+            s += np.sum(h * h)
+        return s
+
+    for i, j in ((0, 3), (19, 0)):
+        e = np.zeros_like(x64)
+        e[i, j] = 1e-6
+        fd = (f64(x64 + e) - f64(x64 - e)) / 2e-6
+        np.testing.assert_allclose(d[i, j], fd, rtol=1e-3, atol=1e-5)

@@ -138,6 +138,62 @@ def _row_lists(loop: Any, before: List[Any], kernel: _Kernel) -> Dict[str, int]:
     return out
 
 
+def _popped_rows(loop: Any, before: List[Any], kernel: _Kernel, x64: bool) -> Dict[int, Any]:
+    """``g = ad.pop_like(L, like)`` once a trip at the top level of ``for k in
+    reversed(range(m))``, where ``L = ad.tree_unstack(S, ...)`` is the last
+    binding of ``L`` before the loop (after the last of ``S``, an array of ``m``
+    rows) and ``L`` appears nowhere else in the loop: trip ``k`` pops row
+    ``k``, so the kernel reads ``S[k]`` (``S`` passed whole, as a row read).
+    Statement id -> ``(statement, S[k])``; ``S`` joins the row-read inputs."""
+    r = _const_range(loop.iter) if isinstance(loop, gast.For) else None
+    back = r is not None and gast.unparse(loop.iter.func).strip() == "reversed"
+    if not back or r.start != 0 or r.step != 1 or loop.target.id not in kernel.row_counters:
+        return {}
+    out = {}
+    for st in loop.body:
+        v = st.value if isinstance(st, gast.Assign) and len(st.targets) == 1 else None
+        if not (
+            isinstance(v, gast.Call)
+            and gast.unparse(v.func).strip() == "ad.pop_like"
+            and len(v.args) == 2
+            and isinstance(v.args[0], gast.Name)
+            and isinstance(st.targets[0], gast.Name)
+        ):
+            continue
+        lst = v.args[0].id
+        if sum(isinstance(n, gast.Name) and n.id == lst for n in gast.walk(loop)) != 1:
+            continue
+        at = [i for i, b in enumerate(before) if lst in _names([b], gast.Store)][-1:]
+        u = before[at[0]].value if at and isinstance(before[at[0]], gast.Assign) else None
+        if not (
+            isinstance(u, gast.Call)
+            and gast.unparse(u.func).strip() == "ad.tree_unstack"
+            and len(u.args) == 2
+            and isinstance(u.args[0], gast.Name)
+        ):
+            continue
+        src = u.args[0].id
+        bound = [i for i, b in enumerate(before) if src in _names([b], gast.Store)][-1:]
+        av = getattr(before[bound[0]], "sj_aval", None) if bound and bound[0] < at[0] else None
+        try:
+            t = tree(av, x64, True) if av is not None else None
+        except Refuse:
+            t = None
+        row = kernel.trees.get(st.targets[0].id)
+        if (
+            t is None
+            or t[2][0] != len(r)
+            or row is None
+            or t[3]
+            or not _same(row, ("a",) + t[1:2] + (t[2][1:],))
+        ):
+            continue
+        kernel.trees[src] = t
+        kernel.rowed.add(src)
+        out[id(st)] = (st, lst, src)
+    return out
+
+
 def _infer_local(kernel: _Kernel, pending: List[Any]) -> None:
     """Types of a tape pair's assignments jit's inference left unknown: in a
     reverse loop whose trip count is known only at run time (a ``while``'s),
@@ -330,13 +386,17 @@ def plan(
             raise Refuse(f"{name}'s rows are read out of bounds")
     before = outside if after is None else outside[: len(outside) - len(after)]
     lists = _row_lists(loop, before, k)
-    own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists)
+    pops = _popped_rows(loop, before, k, x64)
+    popped = {lst for _, lst, _ in pops.values()}
+    own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists) | popped
     loaded = _live_in(loop) - own
     stored = _names([loop], gast.Store) - own
     defined = {a.id for a in fdef.args.args} | _names(outside, gast.Store)
     read_outside = _names(outside if after is None else after, gast.Load)
     outputs = sorted(n for n in stored if n in read_outside)
-    inputs = sorted((loaded & defined) | set(outputs))
+    inputs = sorted((loaded & defined) | set(outputs) | {src for _, _, src in pops.values()})
+    if popped & read_outside:
+        raise Refuse("a popped list is read after the loop")
     built = sorted(n for n in lists if n in read_outside)
     if any(o not in defined for o in outputs):
         raise Refuse("a value first set inside the loop is read after it")
@@ -391,7 +451,18 @@ def plan(
     if maybe_none - zeros:
         raise Refuse(f"{sorted(maybe_none - zeros)[0]} may be None")
     args = [n for n in inputs if n not in zeros]
-    k.block([loop], 1)
+    saved = [(st, st.value) for st, _, _ in pops.values()]
+    try:
+        for st, _, src in pops.values():  # (trip k pops row k: a row read while translated)
+            st.value = gast.Subscript(
+                value=gast.Name(src, gast.Load(), None, None),
+                slice=gast.Name(loop.target.id, gast.Load(), None, None),
+                ctx=gast.Load(),
+            )
+        k.block([loop], 1)
+    finally:
+        for st, v in saved:
+            st.value = v
     head = []
     for n in inputs:
         if n in k.rowed:
