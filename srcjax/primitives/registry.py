@@ -32,7 +32,8 @@ carries, in one place:
   :meth:`Primitive.facts`, next to the primitive's definition):
   ``static_params``, ``array_result``, ``tree_valued``, ``returns_tree``,
   ``same_structure``, ``shape_changing``, ``shape_query``, ``static_result``,
-  ``static_for_constants``, ``effectful``, ``calls_back`` (see :class:`Primitive`).
+  ``static_for_constants``, ``effectful``, ``calls_back``, ``shape_only`` (see
+  :class:`Primitive`).
 
 Rules are written as ordinary Python over other primitives (``cos(x)``, not
 ``jnp.cos(x)``: this package never imports :mod:`srcjax.numpy`). Their source
@@ -332,6 +333,11 @@ class Primitive:
         #: ``(array, index)`` parameter names when the result is row ``index`` of
         #: ``array`` (``xs[k]``: ad.getitem, ad.tree_slice), else ``()``
         self.row_operands: tuple = ()
+        #: parameters read only for their shape and dtype, never their values
+        #: (ad.expand_reduced's ``x``, ad.row_stand_in's ``x``): where jit knows
+        #: their abstract value it reads a stand-in of it, and the work that
+        #: computed the operand can go (optimize/shape_only.py)
+        self.shape_only: tuple = ()
         #: the result is a loop's trip count fixed before it runs (the length of
         #: a scanned sequence: ad.scan_length, ad.seq_len)
         self.trip_count = False
@@ -462,6 +468,7 @@ class Primitive:
             "stack",
             "container_from",
             "row_operands",
+            "shape_only",
             "trip_count",
             "prints_per_example",
             "carry_check",

@@ -272,7 +272,29 @@ def _expand_reduced(g, x, axis=None, keepdims=False, where=None):
     return broadcast_view(g, shape)
 
 
-expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(array_result=True, pure=True)
+expand_reduced = _internal("ad.expand_reduced", _expand_reduced).facts(
+    array_result=True, pure=True, shape_only=("x",)
+)
+
+
+#: (shape, dtype name) -> its stand-in, made once (read-only: safe to share)
+_STAND_INS = {}
+
+
+def _shape_stand_in(shape, dtype):
+    """A read-only zero-stride array of ``shape`` and ``dtype`` (a name) whose
+    values are never read: jit's operand of a primitive that reads only its
+    shape and dtype (``Primitive.shape_only``, optimize/shape_only.py)."""
+    key = (tuple(shape), dtype)
+    got = _STAND_INS.get(key)
+    if got is None:
+        got = _STAND_INS[key] = np.broadcast_to(np.zeros((), np.dtype(dtype)), key[0])
+    return got
+
+
+shape_stand_in = _internal("ad.shape_stand_in", _shape_stand_in, differentiable=False)
+shape_stand_in.facts(array_result=True, pure=True)
+shape_stand_in.samples = lambda rng: [(((2, 3), "float32"), {}), (((), "float64"), {})]
 
 
 def _expand_reduced_vjp(h, ans, g, x, axis=None, keepdims=False, where=None):

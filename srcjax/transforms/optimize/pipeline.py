@@ -23,6 +23,7 @@ from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
 from .rowmaps import row_products
+from .shape_only import shape_only_operands
 from .static_fold import fold_static, lifts_as_subscripts
 from .transposes import transposed_operands
 from .trips import merge_trip_lists
@@ -94,6 +95,11 @@ def optimize(
     # (after the folds: the lists a reverse loop pushes one value on)
     if merge_trip_lists(fdef):
         specialized = True
+    for _ in range(8 if namer is not None else 0):
+        if not shape_only_operands(fdef, params, namer):
+            break
+        dce(fdef)  # (the work that computed an operand read for its shape alone,
+        infer_avals(fdef, params, resolve)  # whose operands may be read so too)
     transposed = transposed_operands(fdef, namer)
     rows = row_products(fdef, namer)
     if broadcast_operands(fdef, namer) or transposed or rows:
