@@ -106,6 +106,24 @@ def clear_caches() -> None:
     fastcall.clear()
 
 
+_LOOPS_MODE: list = [None]  # the numba_loops value the cached code was made for
+
+
+def _loops_changed(name: str, value: Any) -> None:
+    """A change of ``numba_loops`` changes the code jit generates for loops (a
+    tiered region, a compiled one, or NumPy's loop): the specializations made
+    before it are forgotten, as :func:`clear_caches` does (the disk cache keys on
+    the option already)."""
+    if name == "numba_loops" and value != _LOOPS_MODE[0]:
+        if _LOOPS_MODE[0] is not None:
+            clear_caches()
+        _LOOPS_MODE[0] = value
+
+
+_loops_changed("numba_loops", _cfg.config.read("numba_loops"))
+_cfg.on_change(_loops_changed)
+
+
 # --- derivatives -------------------------------------------------------------------------
 
 

@@ -197,3 +197,51 @@ def test_a_kernel_whose_numba_cache_entry_does_not_load_is_compiled_afresh():
     (got,) = reg(np.float32(1.5))
     assert got == 3.0
     assert hasattr(reg.fn, "py_func") and not isinstance(reg.fn, _Unloadable)
+
+
+def _dead_before_loop(x):
+    # (fuzz.py --eager, seed 17, program 4) v0 is dead before the loop (set in it,
+    # set again after it before any read): jit's dead-code elimination drops
+    # v0 = -v2, and the region must not take v0 as an input or an output
+    v0 = x
+    v1 = jnp.sin(x)
+    v2 = x * 0.5 + 0.1
+    v0 = -v2
+    n1 = 0
+    while n1 < 2 and jnp.sum(v2 * v2) < 18.75:
+        v0 = v2 + v2
+        n1 = n1 + 1
+    v0 = v2 + v1
+    return jnp.sum(v0 * v1)
+
+
+@pytest.mark.parametrize("how", [True, "auto", False])
+def test_a_name_set_in_the_loop_and_dead_after_it_is_no_region_input(how):
+    srcjax.config.update("numba_loops", how)
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    v2 = x * np.float32(0.5) + np.float32(0.1)
+    want = np.sum((v2 + np.sin(x)) * np.sin(x), dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_allclose(srcjax.jit(_dead_before_loop)(x), want, rtol=1e-6)
+
+
+def _halve_three_times(x):
+    n = 0
+    while n < 3:
+        x = x * 0.5
+        n = n + 1
+    return x
+
+
+def test_changing_the_option_changes_the_code_of_a_function_jitted_before():
+    # (found with the test above: the in-process specializations kept the code made
+    # for the option's old value; the disk cache keyed on it already)
+    x = np.ones(3, np.float32)
+    seen = {}
+    for how in ["auto", False, True]:
+        srcjax.config.update("numba_loops", how)
+        f = srcjax.jit(_halve_three_times)
+        src = srcjax.source(f, x)
+        seen[how] = ("tiered(" in src, "nbloop" in src)
+        np.testing.assert_array_equal(f(x), np.full(3, 0.125, np.float32))
+    assert seen == {"auto": (True, True), False: (False, False), True: (False, True)}

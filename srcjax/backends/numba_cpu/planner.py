@@ -332,6 +332,20 @@ def _live_in(loop: Any) -> Set[str]:
     return live
 
 
+def _live_after(after: List[Any]) -> Set[str]:
+    """The names the top-level statements ``after`` a loop may read before they
+    set them (a name set again first is dead at the loop's end: jit's dead-code
+    elimination may have dropped its value before the loop too)."""
+    live: Set[str] = set()
+    killed: Set[str] = set()
+    for s in after:
+        live |= _names([s], gast.Load) - killed
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            if isinstance(s.targets[0], gast.Name):
+                killed.add(s.targets[0].id)
+    return live
+
+
 def _pushed_first(loop: Any, tape: str, names: Set[str]) -> Set[str]:
     """Those of ``names`` the loop reads before it first sets them (at its top
     level) only as ``tape.append(name)``: grad's pushes of a forward
@@ -391,8 +405,8 @@ def plan(
     own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists) | popped
     loaded = _live_in(loop) - own
     stored = _names([loop], gast.Store) - own
-    defined = {a.id for a in fdef.args.args} | _names(outside, gast.Store)
-    read_outside = _names(outside if after is None else after, gast.Load)
+    defined = {a.id for a in fdef.args.args} | _names(before, gast.Store)
+    read_outside = _names(outside, gast.Load) if after is None else _live_after(after)
     outputs = sorted(n for n in stored if n in read_outside)
     inputs = sorted((loaded & defined) | set(outputs) | {src for _, _, src in pops.values()})
     if popped & read_outside:
