@@ -18,6 +18,7 @@ from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
 from ..linalg._common import extension_product, has_extension_float
 from ..linalg.bilinear import _own_dtype
+from ..linalg.einsum import contract
 from ..linalg.products import bilinear_spec
 from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents
@@ -416,7 +417,7 @@ def _bdot(a, b, ab, bb):
     spec = _batch_einsum_spec(
         _bilinear_impl("dot", np.zeros((1,) * ra), np.zeros((1,) * rb)), (ab, bb)
     )
-    return np.einsum(spec, a, b)
+    return contract(spec, a, b)
 
 
 def _bilinear_impl(kind, a, b):

@@ -56,12 +56,13 @@ def _controllers(package: str) -> list:
     return found
 
 
-def call_small(package: str, work: int, fn, *args, **kwargs):
+def call_small(package: str, work: int, fn, *args, small: int = SMALL_WORK, **kwargs):
     """``fn(*args, **kwargs)``, a LAPACK routine of ``package`` ("numpy" or
     "scipy"), with that package's BLAS limited to one thread for the call when
-    ``work`` is at most :data:`SMALL_WORK`. The previous thread count is restored
-    afterwards, also when ``fn`` raises."""
-    if work > SMALL_WORK:
+    ``work`` is at most ``small`` (:data:`SMALL_WORK`; einsum's paths pass their
+    own). The previous thread count is restored afterwards, also when ``fn``
+    raises."""
+    if work > small:
         return fn(*args, **kwargs)
     limited = []
     for c in _controllers(package):
