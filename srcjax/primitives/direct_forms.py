@@ -16,10 +16,11 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def strong_arrays(*avals: Any) -> bool:
     """Whether every one is a known array value (or NumPy scalar) that is not a
-    Python scalar, of float32 or float64, all of one dtype."""
+    Python scalar nor weakly typed (JAX's weak type: the direct form would
+    lose it), of float32 or float64, all of one dtype."""
     dts = set()
     for a in avals:
-        if type(a).__name__ != "Aval" or a.weak or a.dtype not in _FLOATS:
+        if type(a).__name__ != "Aval" or a.weak_type or a.dtype not in _FLOATS:
             return False
         dts.add(a.dtype)
     return len(dts) == 1

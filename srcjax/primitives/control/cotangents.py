@@ -254,7 +254,7 @@ def _cotangent_like_shape(avals):
     """jit's abstract value of ``ad.cotangent_like(ct, x)`` for a float array ``x``
     (whatever ``ct``'s is: a gradient read from a global's product): ``x``'s."""
     x = avals.get("x")
-    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "weak", True):
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "weak_type", True):
         return None
     return (tuple(x.shape), x.dtype) if np.dtype(x.dtype).kind == "f" else None
 

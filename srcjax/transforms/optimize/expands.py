@@ -61,9 +61,15 @@ def _source(s: Any, prim: Any, defs: Dict[str, Any]) -> Optional[tuple]:
 
 
 def _through_copies(s: Any, defs: Dict[str, Any]) -> Any:
-    """The assignment of the value ``s`` copies (``mul3 = expand_reduced``)."""
+    """The assignment of the value ``s`` copies (``mul3 = expand_reduced``); a
+    name bound more than once has its last binding in ``defs``, so copies may
+    form a cycle (``t = t`` or ``a = b ... b = a``): it stops there."""
+    seen = {id(s)}
     while isinstance(s.value, gast.Name) and s.value.id in defs:
         s = defs[s.value.id]
+        if id(s) in seen:
+            break
+        seen.add(id(s))
     return s
 
 
@@ -103,7 +109,8 @@ def fold_expands(fdef: Any) -> int:
         for k in [k for k, d in defs.items() if k in names or names & _reads(d)]:
             del defs[k]
         if _is_assign(s):
-            defs[s.targets[0].id] = s
+            if s.targets[0].id not in _reads(s):  # (t = t: its value is the old t's)
+                defs[s.targets[0].id] = s
         else:
             defs.clear()
     return done
