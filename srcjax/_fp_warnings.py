@@ -63,17 +63,42 @@ class _RaisedBySrcjax:
 _PATTERN = _RaisedBySrcjax()
 
 
+#: ``[filters, length]``: the warnings filter list (and its length) in which
+#: srcjax's filter decides every RuntimeWarning of generated code (no filter
+#: before it could catch one); while ``warnings.filters`` is that list with that
+#: length, the entry points skip their errstate (``[None, -1]``: never)
+CLEAN: list = [None, -1]
+
+
 def install() -> None:
     """Append the filter (once; again after ``warnings.resetwarnings()``)."""
-    if any(f[3] is _PATTERN for f in warnings.filters):
-        return
-    warnings.filterwarnings(
-        "ignore", message=_MESSAGE, category=RuntimeWarning, module="srcjax-fp", append=True
-    )
-    for i, f in enumerate(warnings.filters):
-        if getattr(f[3], "pattern", None) in ("srcjax-fp", "srcjax-fp\\Z"):
-            warnings.filters[i] = (f[0], f[1], f[2], _PATTERN, f[4])
-            break
+    if not any(f[3] is _PATTERN for f in warnings.filters):
+        warnings.filterwarnings(
+            "ignore", message=_MESSAGE, category=RuntimeWarning, module="srcjax-fp", append=True
+        )
+        for i, f in enumerate(warnings.filters):
+            if getattr(f[3], "pattern", None) in ("srcjax-fp", "srcjax-fp\\Z"):
+                warnings.filters[i] = (f[0], f[1], f[2], _PATTERN, f[4])
+                break
+    _note_clean()
+
+
+def _note_clean() -> None:
+    """Set :data:`CLEAN` for the current filter list."""
+    filters = warnings.filters
+    for action, _message, category, module, _line in filters:
+        if module is _PATTERN:
+            CLEAN[0], CLEAN[1] = filters, len(filters)
+            return
+        if action != "ignore" and issubclass(RuntimeWarning, category):
+            break  # (a filter the user set before importing srcjax: -W error)
+    CLEAN[0], CLEAN[1] = None, -1
+
+
+def filters_clean() -> bool:
+    """Whether srcjax's filter alone decides (see :data:`CLEAN`); the entry
+    points spell this test out inline."""
+    return CLEAN[0] is warnings.filters and len(CLEAN[0]) == CLEAN[1]
 
 
 try:  # NumPy 2: the context variable np.errstate sets
@@ -104,8 +129,8 @@ else:  # pragma: no cover - NumPy 1: np.seterr, whose result np.seterr(**) resto
 
 def quiet():
     """NumPy's floating-point errors ignored from here (a token for :func:`loud`,
-    None while a debug check runs)."""
-    return None if CHECKING[0] else set_(IGNORE)
+    None while a debug check runs or while srcjax's filter alone decides)."""
+    return None if CHECKING[0] or filters_clean() else set_(IGNORE)
 
 
 def loud(token) -> None:

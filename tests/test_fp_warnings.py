@@ -132,3 +132,34 @@ def test_debug_nans_still_raises_inside_a_quiet_call():
             srcjax.jit(lambda v: jnp.log(v) * 0.0 + jnp.sqrt(v))(np.float32(-1.0))
     finally:
         srcjax.config.update("jax_debug_nans", False)
+
+
+def test_filter_alone_decides_until_the_user_adds_one():
+    # srcjax's filter decides while the filter list is the one it was installed in
+    # (no errstate needed); a filter the user inserts after it (same list, one
+    # longer) or a list replaced by catch_warnings turns the errstate back on
+    f = srcjax.jit(lambda a: a / a)
+    with warnings.catch_warnings(record=True) as log:
+        _fp_warnings.install()
+        assert _fp_warnings.filters_clean()
+        np.testing.assert_equal(np.asarray(f(0.0)), np.nan)
+        warnings.simplefilter("error")
+        assert not _fp_warnings.filters_clean()
+        np.testing.assert_equal(np.asarray(f(0.0)), np.nan)  # (no RuntimeWarning raised)
+        np.testing.assert_equal(np.asarray(srcjax.grad(jnp.sqrt)(0.0)), np.inf)
+    assert [w for w in log if w.category is RuntimeWarning] == []
+
+
+def test_a_filter_set_before_import_is_not_clean(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import warnings\n"
+        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "import srcjax\n"
+        "from srcjax import _fp_warnings\n"
+        "assert not _fp_warnings.filters_clean()\n"
+        "print(float(srcjax.jit(lambda a: a / a)(0.0)))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "nan"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import importlib
 import threading
+import warnings as _warnings
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -21,6 +22,7 @@ from .._array import unwrap_tree as _unwrap_tree
 from .._array import wrap_weak as _wrap_weak
 from .._dict_order import args_in_jax_order
 from .._fp_warnings import CHECKING as _fp_checking
+from .._fp_warnings import CLEAN as _fp_clean
 from .._fp_warnings import IGNORE as _fp_ignore
 from .._fp_warnings import reset as _fp_reset
 from .._fp_warnings import set_ as _fp_set
@@ -178,7 +180,13 @@ class _Grad(Transformed):
 
     def __call__(self, x=fastcall.NO, /, *args, **kwargs):
         # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
-        quiet = None if _fp_checking[0] else _fp_set(_fp_ignore)
+        # (not while a debug check runs, nor while srcjax's filter alone decides)
+        quiet = (
+            None
+            if _fp_checking[0]
+            or (_fp_clean[0] is _warnings.filters and len(_fp_clean[0]) == _fp_clean[1])
+            else _fp_set(_fp_ignore)
+        )
         try:
             entry = self._fast.get(type(x))
             if entry is not None and not args and not kwargs:

@@ -31,6 +31,7 @@ from .._array import (
 )
 from .._dict_order import args_in_jax_order
 from .._fp_warnings import CHECKING as _fp_checking
+from .._fp_warnings import CLEAN as _fp_clean
 from .._fp_warnings import IGNORE as _fp_ignore
 from .._fp_warnings import reset as _fp_reset
 from .._fp_warnings import set_ as _fp_set
@@ -246,7 +247,13 @@ class _Jit(Transformed):
 
     def __call__(self, *args, **kwargs):
         # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
-        quiet = None if _fp_checking[0] else _fp_set(_fp_ignore)
+        # (not while a debug check runs, nor while srcjax's filter alone decides)
+        quiet = (
+            None
+            if _fp_checking[0]
+            or (_fp_clean[0] is warnings.filters and len(_fp_clean[0]) == _fp_clean[1])
+            else _fp_set(_fp_ignore)
+        )
         try:
             weak = None  # (the arguments as given: _key unwraps and orders them)
             if (_cfg.jit_disabled and not self._types_only) or (
