@@ -79,8 +79,9 @@ def _balanced_eq(x, z, y):
     splitting ties evenly as JAX. Piecewise constant (zero derivative)."""
     dt = _dt.to_inexact_dtype(_dt.dtype_of(z))
     eqx = np.equal(x, z)
-    # z is max(x, y) or min(x, y) (every caller's), so x == y means x == z == y:
-    # one comparison instead of y == z and a logical_and
+    # z is max(x, y) or min(x, y) (every caller's), so x == y means x == z == y;
+    # the and with x == z below runs only where there is a tie (rare), and keeps
+    # the definition for any z (the C form's, tests/test_c_render.py)
     tie = np.equal(x, y)
     # computed in z's dtype (a where of Python floats computes in float64, and
     # its scalar operands make it ~40x slower than these three passes)
@@ -91,7 +92,7 @@ def _balanced_eq(x, z, y):
         r = np.empty(np.broadcast_shapes(shape, np.shape(tie)), dt)
         np.copyto(r, eqx)
     if tie.any():
-        np.copyto(r, dt.type(0.5), where=tie)
+        np.copyto(r, dt.type(0.5), where=np.logical_and(tie, eqx))
     return r
 
 
