@@ -18,10 +18,11 @@ The filter is consulted after filters the user adds later (``simplefilter(
 "always")``, pytest's ``-W error``), which would still see (or raise) the
 warnings. So the entry points of the transformations (a call of jit, grad,
 value_and_grad, vmap) also run with NumPy's floating-point errors ignored, as
-``np.errstate(all="ignore")`` does: :func:`quiet` / :func:`loud` around the
+``np.errstate(all="ignore")`` does: ``set_``/``reset`` around the
 whole call (once per call, not per operation: about 0.1 us, the context
 variable NumPy 2's errstate sets; ``np.seterr`` on NumPy 1). Not while
-``jax_debug_nans`` / ``jax_debug_infs`` checks a call (their errstate raises).
+``jax_debug_nans`` / ``jax_debug_infs`` checks a call (their errstate raises),
+nor while :func:`filters_clean` (the filter alone decides: no cost).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from . import _debug_nans
 from .errors import ORIGINS
 
-__all__ = ["install", "loud", "quiet"]
+__all__ = ["install", "filters_clean"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -125,15 +126,3 @@ else:  # pragma: no cover - NumPy 1: np.seterr, whose result np.seterr(**) resto
 
     def reset(old) -> None:
         np.seterr(**old)
-
-
-def quiet():
-    """NumPy's floating-point errors ignored from here (a token for :func:`loud`,
-    None while a debug check runs or while srcjax's filter alone decides)."""
-    return None if CHECKING[0] or filters_clean() else set_(IGNORE)
-
-
-def loud(token) -> None:
-    """NumPy's floating-point error handling as before :func:`quiet`."""
-    if token is not None:
-        reset(token)

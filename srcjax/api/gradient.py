@@ -179,7 +179,7 @@ class _Grad(Transformed):
         return transform(target, kinds, reverse_pass, kwonly=True)
 
     def __call__(self, x=fastcall.NO, /, *args, **kwargs):
-        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
+        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.set_/reset, inline
         # (not while a debug check runs, nor while srcjax's filter alone decides)
         quiet = (
             None

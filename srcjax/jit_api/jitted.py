@@ -246,7 +246,7 @@ class _Jit(Transformed):
         return f"{error} (passed to {where} of {fname})"
 
     def __call__(self, *args, **kwargs):
-        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.quiet, inline
+        # NumPy's inf/nan warnings ignored (JAX has none): _fp_warnings.set_/reset, inline
         # (not while a debug check runs, nor while srcjax's filter alone decides)
         quiet = (
             None

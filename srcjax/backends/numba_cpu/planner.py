@@ -17,6 +17,7 @@ import gast
 
 from ...frontend import nodes as N
 from .kernel import Refuse, _append_to, _conv, _el, _Kernel, _leaves, _same, tree
+from .tapes import _top_names as _names
 from .tapes import is_push, relist_source, value_loads
 
 __all__ = ["plan"]
@@ -234,15 +235,6 @@ def _dead_lists(fdef: Any) -> Set[str]:
         if isinstance(n, gast.Name):
             (out if id(n) in receivers else others).add(n.id)
     return out - others
-
-
-def _names(stmts: List[Any], ctx: type) -> Set[str]:
-    out = set()
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
-                out.add(n.id)
-    return out
 
 
 def _numba_type(t: Any) -> Any:

@@ -24,6 +24,7 @@ from ...analysis.liveness import live_in
 from ...analysis.tapes import pure_tape_lists
 from ...frontend import nodes as N
 from .loop_facts import trip_count
+from .trips import _is_empty_list
 
 
 def drop_unread_tape_entries(fdef: Any) -> bool:
@@ -111,14 +112,7 @@ def _tape_loops(body: List[Any], tape: str) -> Optional[List[tuple]]:
             if kinds:
                 out.append((kinds.pop(), s))
             continue
-        if (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and s.targets[0].id == tape
-            and isinstance(s.value, gast.List)
-            and not s.value.elts
-        ):
+        if _is_empty_list(s, tape):
             continue
         if _site(s, tape) is not None:
             return None
