@@ -1,21 +1,18 @@
 """The jitted function object (``_Jit``): its cache of specializations keyed by
 abstract signature (:mod:`.signature`), the call path (a dictionary lookup on
-a hit), and the build of one specialization: transform (:mod:`srcjax.driver`),
-bind static arguments, optimize (:mod:`srcjax.transforms.optimize`), lower
-fused regions on the device's backend (:mod:`srcjax.backends`), render and
-load (:mod:`srcjax.codegen`), cached on disk (:mod:`srcjax.codegen.diskcache`).
-Also ``lower``/``trace``/``eval_shape`` and the printing of its source."""
+a hit), the rebuild when a dependency changed, ``lower``/``trace``/
+``eval_shape`` and the printing of its source; and ``_WeakTyped``, the jit
+that only gives a transform's code JAX's types. The build of one
+specialization is :mod:`.specialize` (``_Jit._build``)."""
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 import threading
 import warnings
 from typing import Any, Callable, Dict, Optional, Tuple
 
-import gast
 import numpy as np
 
 from .. import _debug_nans, backends, dtypes, tree_util
@@ -35,17 +32,14 @@ from .._fp_warnings import CLEAN as _fp_clean
 from .._fp_warnings import IGNORE as _fp_ignore
 from .._fp_warnings import reset as _fp_reset
 from .._fp_warnings import set_ as _fp_set
-from ..api import Transformed, _as_f32, _kind, fixed_arity, keywords_bound
+from ..api import Transformed, _as_f32, fixed_arity
 from ..api import transformed as _transformed
 from ..api.transformed import Untypeable
-from ..backends import _devices, numba_cpu, numpy_cpu
-from ..codegen import diskcache, emit
-from ..driver import Generated, header, transform
+from ..backends import _devices, numba_cpu
 from ..errors import TransformValueError, runtime_error
-from ..frontend.normalize import ClassKind, dependencies_valid
+from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
-from ..transforms import optimize as opt
-from .global_facts import _globals_to_fold, _resolver, rebound
+from .global_facts import rebound
 from .outputs import (
     _KEYWORD_KINDS,
     _NUMPY_SCALARS,
@@ -54,10 +48,10 @@ from .outputs import (
     _built,
     _is_input,
     _plan_flat,
-    _static_object,
     _unalias,
 )
-from .signature import _F32, _F64, _WEAK, _aval_tree, _canon, _describe, _static_key
+from .signature import _F32, _F64, _WEAK, _canon, _static_key
+from .specialize import build as _build_specialization
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
 
@@ -460,198 +454,8 @@ class _Jit(Transformed):
             parts.append(f"\n// ---- CUDA kernel {name} ----\n{src.strip()}\n")
         return "".join(parts)
 
-    # -- building ------------------------------------------------------------------
-    def _build(self, key, args, kwargs):
-        # (exact type trees: the key holds every list's length, so loops over a
-        # list of layers are unrolled)
-        kinds = tuple(_kind(a, exact=True) for a in args)
-        if isinstance(self.fun, Transformed):
-            self.fun._check_jit_args(args, kwargs)  # jit(grad(f)) of ints: TypeError
-            # grad(obj.method): the transform's bound arguments come first
-            fb = tuple(getattr(self.fun, "_bound", ()) or ())
-            kinds = tuple(_kind(a) for a in fb) + kinds
-            if not kwargs and hasattr(self.fun, "_function_defaults"):
-                # a function default (act=jnp.tanh) specializes the transform, as
-                # when it is called directly (api._Grad.__call__)
-                kinds = kinds + tuple(_kind(v) for v in self.fun._function_defaults(len(args)))
-            bkw = dict(getattr(self.fun, "_bound_kwargs", None) or {})
-            fun = self.fun
-            if getattr(fun, "_varkw", False):  # jit(grad(apply))(x, scale=2.0), **kwargs
-                fun = fun._with_keywords(tuple(sorted(kwargs)))
-            target, bargs = fun._generated(kinds), fb
-            inner = getattr(target, "__srcjax_deps__", ())
-            if inner and not dependencies_valid(inner) and hasattr(fun, "_rebuild"):
-                target = fun._rebuild(kinds)
-        else:
-            target, bargs, bkw = unwrap_callable(self.fun)
-            kinds = tuple(_kind(a) for a in bargs) + kinds
-            # jit(jnp.atleast_2d), jit(lambda *xs: ...): a wrapper of the call's arity
-            target = fixed_arity(target, len(kinds))
-            # jit(apply_fun)(params, x, rng=key) of `def apply_fun(params, x, **kwargs)`
-            target = keywords_bound(target, list(bkw) + list(kwargs))
-        # a static argument that is an object (a method's `self` under
-        # @partial(jit, static_argnums=0)): known while transforming, as a function
-        # argument is, so `grad(self.loss)` and `self.lr` resolve (user K r3); its
-        # value is part of the key already
-        kinds = list(kinds)
-        lead = len(kinds) - len(args)
-        for i in self._static_pos:
-            if 0 <= i < len(args) and _static_object(args[i]):
-                kinds[lead + i] = ClassKind(("fn", args[i]))
-        kinds = tuple(kinds)
-        # container arguments (`l * 2` repeats a list, list(l) copies it); arguments
-        # holding registered classes keep their type trees, so their methods are
-        # inlined and a transform inside (grad(loss)(model, x)) sees through them
-        containers = tuple(
-            k if isinstance(k, ClassKind) else ("tree" if k == "tree" else "leaf") for k in kinds
-        )
-        made: Dict[str, Any] = {}  # what the pass hands to the finish step
-
-        def jit_pass(stage):
-            src, norm = stage.src, stage.norm
-            fdef = norm.node
-            all_args = tuple(bargs) + tuple(args)
-            all_kwargs = {**bkw, **kwargs}
-            # the parameters as generated code names them (`ad` -> `ad_`, see normalize)
-            renamed = dict(zip((a.id for a in src.node.args.args), (a.id for a in fdef.args.args)))
-            try:
-                bound = inspect.signature(target).bind(*all_args, **all_kwargs)
-                bound.apply_defaults()
-                values = {renamed.get(k, k): v for k, v in bound.arguments.items()}
-            except TypeError as e:
-                raise TypeError(f"{src.name}() {e}") from None
-            nb = len(bargs)
-            params = [a.id for a in fdef.args.args]
-            static_names = {renamed.get(n, n) for n in self._static_names}
-            static_names |= {params[i + nb] for i in self._static_pos if i + nb < len(params)}
-            arg_keys = dict(zip(params[nb:], key[0]))
-            arg_keys.update((renamed.get(k, k), v) for k, v in key[1])
-            avals: Dict[str, Any] = {}
-            statics: Dict[str, Any] = {}
-            for p in params:
-                if p not in values:
-                    avals[p] = None
-                    continue
-                v = values[p]
-                if p in static_names:
-                    statics[p] = v
-                    avals[p] = opt.Aval.of(v) if isinstance(v, (bool, int, float)) else None
-                else:
-                    avals[p] = _aval_tree(v, arg_keys.get(p))
-            opt.bind_static(fdef, statics)
-            # module globals holding Python scalars (HIDDEN in zeros((n, HIDDEN))):
-            # constants of this specialization, guarded (rebinding one specializes
-            # again), as JAX bakes them in at trace time
-            folded, guards, arrays = _globals_to_fold(fdef, src, norm.bindings, self._volatile)
-            opt.bind_static(fdef, folded, note="module global")
-            made["guards"] = guards
-            resolve = _resolver(src, norm.bindings, arrays)  # (global arrays' avals)
-            boxed = {
-                p: np.asarray(values[p]).dtype
-                for p in params
-                if p in values
-                and p not in statics
-                and arg_keys.get(p) in (_WEAK[float], _WEAK[complex])
-            }
-            sig_text = ", ".join(
-                f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
-                for p in params
-                if p in values and (p in statics or params.index(p) >= nb)
-            )
-            user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
-            if self._types_only:
-                # the transform's code as it generated it, with JAX's dtypes and weak
-                # types for this signature (no optimization, no fusion: see _WeakTyped)
-                opt.jax_types(fdef, avals, resolve, norm.namer, boxed)
-                opt.inline_temporaries(fdef, user_names)
-                fdef.name = f"{src.name}_typed"
-                made.update(renamed=renamed, backend=None, device=None)
-                return Generated(fdef, "JAX's types of", f"for {sig_text or 'no arguments'}")
-            opt.optimize(fdef, avals, resolve, norm.namer, boxed)
-            # results computed from weak Python scalars only come back weakly typed
-            opt.mark_weak_returns(fdef, opt.infer_avals(fdef, avals, resolve))
-            donatable = tuple(
-                params[i + nb]
-                for i in sorted(self._donate_pos)
-                if i + nb < len(params) and params[i + nb] not in static_names
-            )
-            device = self._device_obj
-            if device is None:  # the arguments' GPU, else the default device (JAX's rule)
-                named = list(zip(params[nb:], args)) + list(kwargs.items())
-                device = _devices.check_same_device(named, f"jit of {src.name}")
-                if device is None:
-                    device = _devices.default_device()
-            backend = backends.for_device(device)
-            if nb == 0 and backend.name == "cpu":
-                # trees of a known structure returned as their leaves: the boundary
-                # builds them once (optimize/flat_results.py)
-                made["flat"] = opt.flat_results(fdef, params[: len(args)])
-            backend.lower(fdef, norm.namer, src.filename, donatable)
-            opt.inline_temporaries(fdef, user_names)
-            opt.take_dead_items(fdef)
-            opt.release_after_loops(fdef)  # (last: the passes above read single stores)
-            opt.release_after_last_read(fdef)
-            opt.release_in_loops(fdef)
-            fdef.name = f"{src.name}_jit"
-            made.update(renamed=renamed, backend=backend, device=device)
-            return Generated(fdef, "jit of", f"for {sig_text or 'no arguments'}")
-
-        def jit_finish(src, norm, out, defaults):
-            fdef = out.fdef
-            text = emit.render(fdef, header(src, out.what, out.detail), src.filename)
-            bindings = dict(norm.bindings)
-            backend, device, renamed = made["backend"], made["device"], made["renamed"]
-            if backend is not None:
-                bindings.update(backend.namespaces())
-            gname = fdef.name
-            fn = emit.load(text, gname, src.globals, src.closure, bindings, gname)
-            fn.__defaults__ = target.__defaults__  # the values, as evaluated at definition
-            fn.__kwdefaults__ = target.__kwdefaults__
-            renamed = {k: v for k, v in renamed.items() if k != v}
-            if renamed:
-                if fn.__kwdefaults__:
-                    fn.__kwdefaults__ = {renamed.get(k, k): v for k, v in fn.__kwdefaults__.items()}
-                fn = _keywords_renamed(fn, renamed)
-            # the user functions inlined (here, or into the transform jit wraps): a
-            # redefinition invalidates this specialization
-            deps = tuple(norm.deps) + tuple(getattr(target, "__srcjax_deps__", ()))
-            deps += made["guards"]
-            if bargs or bkw:
-                fn = functools.partial(fn, *bargs, **bkw)
-            if backend is not None:
-                # (the CUDA backend moves host arguments to the GPU)
-                fn = backend.entry(fn, device)
-            fn.__srcjax_deps__ = deps
-            fn.__srcjax_backend__ = backend.name if backend is not None else None
-            if made.get("flat") is not None:
-                fn.__srcjax_flat_result__ = made["flat"]
-            return fn, text
-
-        def build():
-            return transform(target, containers, jit_pass, kwonly=True, finish_with=jit_finish)
-
-        if bargs or bkw:  # (bound values: memory only)
-            return build()
-        what = (
-            "jit" if not self._types_only else "jax_types",
-            key,
-            kinds,
-            tuple(sorted(self._static_pos)),
-            tuple(sorted(self._static_names)),
-            tuple(sorted(self._donate_pos)),
-            # the device (and so the backend) the code is built for, and the
-            # thresholds its lowering reads
-            str(self._device_obj if self._device_obj is not None else _devices.default_device()),
-            numpy_cpu.lowering_facts(_cfg.config.read("numba_loops")),
-        )
-        built: Dict[str, str] = {}
-
-        def build_fn():
-            fn, built["text"] = build()
-            return fn
-
-        fn = diskcache.cached(what, target, f"{getattr(target, '__name__', 'fn')}_jit", build_fn)
-        return fn, built.get("text") or fn.__srcjax_source__
+    # the build of one specialization (a method: jit_api/specialize.py)
+    _build = _build_specialization
 
 
 def _untypeable(*args: Any, **kwargs: Any) -> Any:
@@ -756,20 +560,6 @@ def weak_typed(fn: Callable) -> _WeakTyped:
     if typed is None:
         typed = fn.__dict__["_srcjax_weak_typed"] = _WeakTyped(fn)
     return typed
-
-
-def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:
-    """``fn`` called with keyword arguments by the user's parameter names where
-    generated code names them otherwise (``ad=`` for the parameter ``ad_``)."""
-
-    def call(*args, **kwargs):
-        if kwargs:
-            kwargs = {renamed.get(k, k): v for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
-
-    call.__srcjax_source__ = fn.__srcjax_source__
-    call.__srcjax_path__ = fn.__srcjax_path__
-    return call
 
 
 def _validate_argnames(params: list, argnames: tuple, what: str) -> None:
