@@ -37,15 +37,49 @@ def test_grad_at_a_literal_point_inside_jit_is_ieee():
     assert float(r) == 6.0 and r.dtype == np.float32
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="weak type lost since 2a3d620 (jit's direct forms: the seed and tree_add "
-    "as plain NumPy operations type the gradient strong); values and dtype are JAX's",
-)
-def test_grad_at_a_literal_point_inside_jit_is_weak():
-    # JAX 0.10.2: Array(6., dtype=float32, weak_type=True)
-    r = srcjax.jit(lambda: srcjax.grad(lambda v: v * v)(3.0))()
-    assert r.weak_type
+#: jit of grad at a Python-literal point: (function, JAX 0.10.2's leaves as
+#: (dtype, weak_type, value)). The gradient has its primal's type (a literal: weak
+#: float32), whatever the output's; a weak gradient promotes as a Python float.
+_GRAD_AT_LITERAL = {
+    "v*v": (lambda: srcjax.grad(lambda v: v * v)(3.0), [("float32", True, 6.0)]),
+    "v*v*v, twice": (
+        lambda: srcjax.grad(srcjax.grad(lambda v: v * v * v))(3.0),
+        [("float32", True, 18.0)],
+    ),
+    "constant": (lambda: srcjax.grad(lambda v: 2.0)(3.0), [("float32", True, 0.0)]),
+    "strong output": (
+        lambda: srcjax.grad(lambda v: v * np.float32(2))(3.0),
+        [("float32", True, 2.0)],
+    ),
+    "value_and_grad": (
+        lambda: srcjax.value_and_grad(lambda v: v * v)(3.0),
+        [("float32", True, 9.0), ("float32", True, 6.0)],
+    ),
+    "argnums, one strong": (
+        lambda: srcjax.grad(lambda v, w: v * w, argnums=(0, 1))(3.0, np.float32(2)),
+        [("float32", True, 2.0), ("float32", False, 3.0)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GRAD_AT_LITERAL))
+def test_grad_at_a_literal_point_inside_jit_is_weak(name):
+    """jit(lambda: grad(lambda v: v * v)(3.0))() was a strong float32 since 2a3d620:
+    ad.seed of a weak output and ad.cotangent_like onto a weak primal gave strong
+    abstract values (and the fold made the cotangent_like a copy)."""
+    fn, want = _GRAD_AT_LITERAL[name]
+    got = srcjax.tree_util.tree_leaves(srcjax.jit(fn)())
+    assert [(np.asarray(g).dtype.name, g.weak_type, float(g)) for g in got] == want
+
+
+def test_grad_at_a_literal_point_inside_jit_promotes_weakly():
+    """The weak gradient plus a float16 argument is float16 (JAX 0.10.2:
+    Array(7., dtype=float16)); srcjax gave float32."""
+    f = srcjax.jit(lambda y: srcjax.grad(lambda v: v * v)(3.0) + y)
+    r = f(np.float16(1))
+    assert r.dtype == np.float16 and not r.weak_type and float(r) == 7.0
+    r = srcjax.jit(lambda x: srcjax.grad(lambda v: v * x)(3.0))(np.float32(2))
+    assert r.dtype == np.float32 and r.weak_type and float(r) == 2.0
 
 
 def _shrink(x):

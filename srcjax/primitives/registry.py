@@ -313,9 +313,9 @@ class Primitive:
         #: and options only, never on their values (ad.mean_scale's ``1 / n``):
         #: jit computes it from abstract values
         self.from_shapes = False
-        #: ``rule(avals) -> (shape, dtype)`` or None: the result's abstract value from
-        #: the operands' (a dict by parameter name), where running on stand-ins cannot
-        #: tell (ad.jac_columns of an appended list of columns)
+        #: ``rule(avals) -> (shape, dtype[, weak])`` or None: the result's abstract value
+        #: from the operands' (a dict by parameter name), where running on stand-ins
+        #: cannot tell (ad.jac_columns of an appended list of columns)
         self.result_shape: Optional[Callable] = None
         #: the result is a part of operand ``x`` (what the normalizer's type
         #: tracking and result names follow): ``"attr"`` (``x.name``, a pytree

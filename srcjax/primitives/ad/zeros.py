@@ -50,6 +50,9 @@ def _zeros_like(x):
 
 
 zeros_like = _internal("ad.zeros_like", _zeros_like, differentiable=False).facts(pure=True)
+# weak as its operand (JAX: the gradient of a function that ignores a weak point is
+# a weak zero; jit's abstract values read it)
+zeros_like.facts(keeps_weak=True)
 
 
 def _add_any(a, b):

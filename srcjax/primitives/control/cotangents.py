@@ -83,8 +83,17 @@ def _seed_direct(avals):
     return None
 
 
+def _seed_shape(avals):
+    """jit's abstract value of the seed of a weakly typed float array (grad at a
+    literal point inside jit): weak as ``out`` (JAX's seed is ``ones_like(out)``)."""
+    out = avals.get("out")
+    if getattr(out, "ptype", True) is not None or not getattr(out, "wt", False):
+        return None
+    return (tuple(out.shape), out.dtype, True) if out.dtype.kind == "f" else None
+
+
 seed = register(Primitive("ad.seed", _seed, kind="internal", differentiable=False))
-seed.facts(array_result=True, pure=True, direct=_seed_direct)
+seed.facts(array_result=True, pure=True, direct=_seed_direct, result_shape=_seed_shape)
 
 
 def _one(dtype):
@@ -252,11 +261,15 @@ cotangent_like.facts(container_from=("x",), identity_operand="ct")
 
 def _cotangent_like_shape(avals):
     """jit's abstract value of ``ad.cotangent_like(ct, x)`` for a float array ``x``
-    (whatever ``ct``'s is: a gradient read from a global's product): ``x``'s."""
+    (whatever ``ct``'s is: a gradient read from a global's product): ``x``'s, its
+    weak type too (JAX: a gradient has its primal's type; grad at a literal point
+    inside jit is weak whatever the output's type). None for a Python number."""
     x = avals.get("x")
-    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "weak_type", True):
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "ptype", True):
         return None
-    return (tuple(x.shape), x.dtype) if np.dtype(x.dtype).kind == "f" else None
+    if np.dtype(x.dtype).kind != "f":
+        return None
+    return tuple(x.shape), x.dtype, x.weak_type
 
 
 cotangent_like.facts(result_shape=_cotangent_like_shape)

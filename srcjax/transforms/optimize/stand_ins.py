@@ -64,7 +64,9 @@ def _array_tree(r: Any) -> Any:
 
 def ruled_aval(op: Any, env: Any, aval_of: Any) -> Any:
     """The abstract value the primitive's ``result_shape`` rule gives from its
-    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``), or None."""
+    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``), or None. A rule
+    gives ``(shape, dtype)``, or ``(shape, dtype, weak)`` for a result that may
+    be a weakly typed array (``ad.cotangent_like`` onto a weak primal)."""
     ins = {k: aval_of(v, env) for k, v in op.bound.items() if isinstance(v, gast.Name)}
     r = op.prim.result_shape(ins)
-    return None if r is None else Aval(r[0], r[1])
+    return None if r is None else Aval(r[0], r[1], wt=len(r) > 2 and bool(r[2]))
