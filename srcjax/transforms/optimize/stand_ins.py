@@ -33,7 +33,7 @@ _LINEAR_KINDS = frozenset({"structural", "reduction"})
 
 
 def _stand_in_budget(prim: Any) -> int:
-    """The most operand elements :meth:`.interp._Interp.small` runs ``prim`` on: 4096 for
+    """The most operand elements :meth:`.interp_rules._ResultRules.small` runs ``prim`` on: 4096 for
     linear algebra, 2**20 for the pure helpers and the structural and reduction
     kinds (R4's ``reshape(increments, (4096, -1))`` of 262,144 elements left
     every value after it unknown: nothing released, nothing fused), else 2**16."""
