@@ -271,7 +271,7 @@ def test_dtype_names_exported():
     assert jnp.dtype("float32") == F32
 
 
-# -- non-elementwise primitives (registry._jax_dtypes) --------------------------------
+# -- non-elementwise primitives (call_dtypes._jax_dtypes) ----------------------------
 def test_products_and_joins_promote_like_jax():
     # user report P7; expected dtypes and values from JAX 0.10.2 (x64 off)
     i, f = np.arange(4, dtype=I32), np.ones(4, F32)

@@ -272,7 +272,7 @@ def _tri_substitute(t, bm, lower):
 solve_triangular = _la("solve_triangular", _solve_triangular)
 
 # products and solves promote their operands to one dtype first, as JAX does
-# (jnp.dot(int32, float32) is float32: see registry._fix_dtypes)
+# (jnp.dot(int32, float32) is float32: see primitives/call_dtypes._fix_dtypes)
 for _p in (dot, matmul, inner, tensordot, outer, vdot, kron, einsum, cross, solve):
     _p.promote_operands = True
 solve_triangular.promote_operands = True
