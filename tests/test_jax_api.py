@@ -44,6 +44,54 @@ def test_lower_compile_and_trace():
     assert jitted.eval_shape(x, 2.0).shape == (4,)
 
 
+def _no_arguments():
+    return jnp.arange(3.0) * 2 + 1
+
+
+def _default_only(scale=2.0):
+    return jnp.ones(2) * scale
+
+
+def test_source_and_lower_of_a_function_without_arguments():
+    # (debt of session 14: both asked for example arguments; jax.jit(f).lower()
+    # lowers the call with no arguments). JAX 0.10.2: [1, 3, 5] float32, [2, 2]
+    jitted = srcjax.jit(_no_arguments)
+    text = srcjax.source(jitted)
+    assert "def _no_arguments_jit():" in text and "for no arguments" in text
+    lowered = jitted.lower()
+    assert lowered.as_text() == text
+    out = lowered.compile()()
+    assert out.dtype == np.float32 and np.array_equal(np.asarray(out), [1.0, 3.0, 5.0])
+    assert np.array_equal(np.asarray(jitted()), [1.0, 3.0, 5.0])
+    traced = jitted.trace()
+    assert traced.out_info.shape == (3,) and traced.jaxpr.in_avals == []
+    lam = srcjax.jit(lambda: jnp.zeros(2) + 4.0)
+    assert "def <lambda>" not in srcjax.source(lam) and "_jit():" in srcjax.source(lam)
+    assert np.array_equal(np.asarray(lam.lower().compile()()), [4.0, 4.0])
+    # defaults only: the call with none passed
+    d = srcjax.jit(_default_only)
+    assert np.array_equal(np.asarray(d.lower().compile()()), [2.0, 2.0])
+
+    # a function that needs arguments still says so
+    def needs_x(x):
+        return x + 1.0
+
+    with pytest.raises(TypeError, match="example arguments"):
+        srcjax.source(srcjax.jit(needs_x))
+    with pytest.raises(TypeError, match="missing"):
+        srcjax.jit(needs_x).lower()
+
+
+def test_lower_without_arguments_is_not_the_last_specialization():
+    # jit(f).lower() is the call f(), not the last call's program
+    d = srcjax.jit(_default_only)
+    d(np.float32(3.0))
+    lowered = d.lower()
+    assert "scale: float32[]" in srcjax.source(d, np.float32(3.0))
+    assert "scale: float32[]" not in lowered.as_text()
+    assert np.array_equal(np.asarray(lowered.compile()()), [2.0, 2.0])
+
+
 def _records(x, seen):
     seen.append(type(x).__name__)
     return x * 2

@@ -391,7 +391,7 @@ class _Jit(Transformed):
         generated source, ``.compile()`` the callable stage)."""
         from .._stages import Lowered
 
-        return Lowered(self, self._source_for(*args, **kwargs))
+        return Lowered(self, self._source_of(args, kwargs))
 
     def trace(self, *args, **kwargs):
         """``jit(f).trace(*args)``: a :class:`srcjax.Traced` (``.jaxpr`` is the
@@ -407,7 +407,7 @@ class _Jit(Transformed):
             return out
 
         program = GeneratedProgram(
-            self._source_for(*args, **kwargs), in_avals, lambda: eval_shape(self, *args, **kwargs)
+            self._source_of(args, kwargs), in_avals, lambda: eval_shape(self, *args, **kwargs)
         )
         return Traced(self, program)
 
@@ -419,15 +419,30 @@ class _Jit(Transformed):
 
     def _source_for(self, *example_args, **example_kwargs) -> str:
         """The specialized source for the example arguments' signature
-        (``srcjax.source(jitted, *example_args)``)."""
+        (``srcjax.source(jitted, *example_args)``); with none, the last one
+        built, else (a function callable without arguments) the call's."""
         if not example_args and not example_kwargs:
             if self._sources:
                 return numba_cpu.tiers_now(next(reversed(self._sources.values())))
-            raise TypeError(
-                "jit specializes on the shapes and dtypes of its arguments: pass example "
-                "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
-                "--args 'f32[3]' ...)"
-            )
+            if not self._callable_without_arguments():
+                raise TypeError(
+                    "jit specializes on the shapes and dtypes of its arguments: pass example "
+                    "arguments (srcjax.source(jitted, x, ...), or srcjax show ... --jit "
+                    "--args 'f32[3]' ...)"
+                )
+        return self._source_of(example_args, example_kwargs)
+
+    def _callable_without_arguments(self) -> bool:
+        """Whether ``fun()`` binds (no parameters, or defaults for all of them)."""
+        try:
+            inspect.signature(self.fun).bind()
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    def _source_of(self, example_args: tuple, example_kwargs: dict) -> str:
+        """The specialized source of the call with these arguments (``lower``,
+        ``trace``: no arguments is the call ``f()``, as JAX lowers it)."""
         example_args, weak = unwrap_args_weak(example_args)
         key, args, kwargs = self._key(example_args, unwrap_kwargs(example_kwargs), weak)
         self._specialize(key, args, kwargs)
