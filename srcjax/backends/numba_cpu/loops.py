@@ -38,7 +38,7 @@ import gast
 from ...frontend import nodes as N
 from . import numba, tapes, tiers, ufuncs
 from .kernel import Refuse
-from .planner import plan
+from .planner import _live_after, _live_in, _none_at_entry, plan
 from .tiers import clock, tiered
 
 __all__ = ["lower_loops", "region", "tiered", "clock"]
@@ -257,6 +257,7 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
             except Refuse as why:
                 out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
                 out.append(s)
+                count += _inside(fdef, [(None, body[:i], body[i + 1 :])], s, x64, tier)
                 continue
             except Exception:  # noqa: BLE001 - something this translation does not know
                 out.append(s)
@@ -266,6 +267,93 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
         out.extend(_call(s, key, inputs, outputs, role, tape if role else "", fkey, rkey, tier))
     fdef.body = out
     return count
+
+
+def _inside(fdef: Any, frames: List[Any], outer: Any, x64: bool, tier: bool) -> int:
+    """The loops directly in the body of ``outer``, a loop that keeps NumPy, made
+    regions where they can be (HMC's leapfrog ``fori_loop`` inside a ``scan`` over
+    keys); those that keep NumPy too are looked into in turn. ``frames``: from the
+    function's body in, ``(loop, statements before, statements after)`` around
+    ``outer`` in each body. Returns the number of regions."""
+    if _jumps(outer):
+        return 0  # (a break or return: the paths below are not the only ones)
+    count = 0
+    body = outer.body
+    out: List[Any] = []
+    for j, s in enumerate(body):
+        if not isinstance(s, (gast.For, gast.While)):
+            out.append(s)
+            continue
+        chain = frames + [(outer, body[:j], body[j + 1 :])]
+        try:
+            bindings, live, none = _context(chain, s)
+            src, inputs, outputs = plan(fdef, s, bindings, x64, entry=(live, none))
+            key = _kernel(src, inputs, tier, what="loop")
+        except Refuse as why:
+            out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
+            out.append(s)
+            count += _inside(fdef, chain, s, x64, tier)
+            continue
+        except Exception:  # noqa: BLE001 - something this translation does not know
+            out.append(s)
+            continue
+        count += 1
+        out.extend(_comment(ln, s) for ln in _shown(key, src, "", "", tier))
+        out.extend(_call(s, key, inputs, outputs, "", "", "", "", tier))
+    outer.body = out
+    return count
+
+
+def _jumps(loop: Any) -> bool:
+    """``loop``'s body may leave a trip other than at its end."""
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in gast.walk(loop))
+
+
+def _loads(names: Any) -> Any:
+    """A statement that reads ``names`` (for :func:`.planner._live_after`)."""
+    elts = [gast.Name(n, gast.Load(), None, None) for n in sorted(names)]
+    return gast.Expr(value=gast.Tuple(elts=elts, ctx=gast.Load()))
+
+
+def _context(chain: List[Any], loop: Any) -> tuple:
+    """For ``loop`` inside the loops of ``chain`` (frames as in :func:`_inside`,
+    the function's body first): the statements whose bindings may reach it (the
+    function's before the outermost loop, every enclosing body whole but the
+    loops on the way in), the names live after it, and those maybe None at its
+    entry (in its first trip, or after a trip of any enclosing loop)."""
+    bindings = list(chain[0][1])
+    for _, pre, post in chain[1:]:
+        bindings += list(post) + list(pre)
+    # (the first entry; then each enclosing loop's next trip, from its own body's end)
+    none = _none_at_entry([st for _, pre, _ in chain for st in pre])
+    for lvl in range(1, len(chain)):
+        again = list(chain[lvl][2]) + [st for _, pre, _ in chain[lvl:] for st in pre]
+        none |= _none_at_entry(again)
+    # names read after it, level by level from the function's body in: after the
+    # loop X of a level come the rest of that body, the enclosing loop's test,
+    # then its next trip (the body up to X, X) or what follows the enclosing loop;
+    # X passes on what it does not read (a fixed point, from nothing up)
+    live = _live_after(list(chain[0][2]))
+    for lvl in range(1, len(chain)):
+        enclosing, pre, post = chain[lvl]
+        x = chain[lvl + 1][0] if lvl + 1 < len(chain) else loop
+        reads = _live_in(x) if x is loop else _names_loaded(x)
+        head = _names_loaded(enclosing.test) if isinstance(enclosing, gast.While) else set()
+        after_x: set = set()
+        while True:
+            again = _live_after(list(pre) + [_loads(reads | after_x)])
+            new = _live_after(list(post) + [_loads(head | again | live)])
+            if new == after_x:
+                break
+            after_x = new
+        live = after_x
+    return bindings, live, none
+
+
+def _names_loaded(node: Any) -> set:
+    return {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 def _shown(key: str, src: str, role: str, tape: str, tier: bool) -> List[str]:

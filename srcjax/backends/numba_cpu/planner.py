@@ -364,6 +364,7 @@ def plan(
     after: Any = None,
     tape: Any = None,
     role: str = "",
+    entry: Any = None,
 ) -> Tuple[str, list, list]:
     """``(kernel source, [(input, numba type spec)], outputs)`` of ``loop``;
     raises :class:`Refuse`. ``after``: the statements after the loop (the
@@ -371,7 +372,11 @@ def plan(
     ``tape``/``role``: the loop is the forward (``"push"``) or the reverse
     (``"pop"``) loop of a pair sharing ``tape`` (:mod:`.tapes`): the forward
     kernel returns the tape's stacks last, the reverse one reads them from its
-    last input ``nbtape``."""
+    last input ``nbtape``. ``entry``: a loop inside other loops (:mod:`.loops`),
+    ``(names live after it, names maybe None at its entry)``, with ``outside``
+    every statement whose binding may reach it (the enclosing bodies whole) and
+    ``after`` None (a list it builds one row a trip, or pops, refuses it: the
+    binding before it is not one)."""
     k = _Kernel(x64, tape, role)
     k.loop = loop
     k.dead_lists = _dead_lists(fdef)
@@ -393,12 +398,16 @@ def plan(
     before = outside if after is None else outside[: len(outside) - len(after)]
     lists = _row_lists(loop, before, k)
     pops = _popped_rows(loop, before, k, x64)
+    if entry is not None and (lists or pops):
+        raise Refuse("a list built or popped one row a trip in a loop inside a loop")
     popped = {lst for _, lst, _ in pops.values()}
     own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists) | popped
     loaded = _live_in(loop) - own
     stored = _names([loop], gast.Store) - own
     defined = {a.id for a in fdef.args.args} | _names(before, gast.Store)
     read_outside = _names(outside, gast.Load) if after is None else _live_after(after)
+    if entry is not None:
+        read_outside = entry[0]
     outputs = sorted(n for n in stored if n in read_outside)
     inputs = sorted((loaded & defined) | set(outputs) | {src for _, _, src in pops.values()})
     if popped & read_outside:
@@ -412,7 +421,7 @@ def plan(
     # every binding of an input outside the loop must have its type
     # (a forward declaration `x = None` of generated code does not)
     # (statements after a top-level loop do not bind what it starts from)
-    maybe_none = _none_at_entry(before)
+    maybe_none = _none_at_entry(before) if entry is None else set(entry[1])
     for st in before:
         for a in gast.walk(st):
             if (
