@@ -85,6 +85,11 @@ def _sigmoid(x):
 def _logistic(x):
     # exp of a non-positive number only: no overflow, ~1 ulp accurate everywhere
     e = np.exp(-np.abs(x))
+    if x.dtype.char in "efd":
+        # the numerator where(x >= 0, 1, e) without np.where (3-4 us on 512
+        # elements, most of a small sigmoid): e <= 1, so the larger of e and
+        # the bool (1 where x >= 0, 0 elsewhere) is it, bit for bit; a NaN stays
+        return np.maximum(e, x >= 0) / (1 + e)
     return np.where(x >= 0, 1, e) / (1 + e)
 
 
