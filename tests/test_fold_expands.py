@@ -3,10 +3,13 @@ instead of reading ad.expand_reduced's view of it
 (transforms/optimize/expands.py). Oracle: the same gradient without jit, bit
 for bit, and float64 NumPy."""
 
+import re
+
 import numpy as np
 
 import srcjax
 import srcjax.numpy as jnp
+from srcjax.transforms.optimize import pipeline
 
 
 def xent(w, x, y):
@@ -80,3 +83,50 @@ def test_a_float64_cotangent_of_a_float32_operand_keeps_its_type():
     s = np.float64(0.1)
     f = srcjax.jit(srcjax.grad(mixed))
     _same(f(x, s), srcjax.grad(mixed)(x, s))
+
+
+def _loss_cg(w, x, y):
+    z = x @ w
+    return jnp.mean(jnp.logaddexp(0.0, z) - y * z) + 0.5 * 1e-2 * jnp.sum(w * w)
+
+
+def _cg_steps(w, x, y):
+    # forward-over-reverse in a loop (R6's shape): the mean's and the penalty's
+    # seeds, vmap's broadcasts of an unbatched scalar, are read in the loop
+    d = -srcjax.grad(_loss_cg)(w, x, y)
+    acc = jnp.zeros_like(w)
+    for _ in range(3):
+        hd = srcjax.jvp(srcjax.grad(lambda v: _loss_cg(v, x, y)), (w,), (d,))[1]
+        acc = acc + hd
+        d = hd / jnp.sum(hd * hd)
+    return acc
+
+
+def test_a_vmapped_scalar_seed_read_in_a_loop_is_the_scalar(monkeypatch):
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(5).astype(np.float32)
+    x = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    y = (rng.random((3, 7)) > 0.5).astype(np.float32)
+    f = srcjax.jit(srcjax.vmap(lambda w, x, y: _cg_steps(w, x, y), in_axes=(None, 0, 0)))
+    src = srcjax.source(f, w, x, y)
+    loop = src[re.search(r"for \w+ in range\(3\)", src).start() :]
+    # (the products in the loop read the 0-d seeds, not their expansions)
+    assert "_bar" not in loop, src
+    got = f(w, x, y)
+    # the same jitted code without the fold (another function: another cache entry)
+    monkeypatch.setattr(pipeline, "fold_expands", lambda fdef: 0)
+    g = srcjax.jit(srcjax.vmap(lambda w, x, y: 1 * _cg_steps(w, x, y), in_axes=(None, 0, 0)))
+    assert "_bar * " in srcjax.source(g, w, x, y)
+    _same(got, g(w, x, y))
+    # float64 oracle: the Hessian of the mean logistic loss plus the penalty
+    w64, x64, y64 = (a.astype(np.float64) for a in (w, x, y))
+    want = np.zeros((3, 5))
+    for i in range(3):
+        s = 1 / (1 + np.exp(-(x64[i] @ w64)))
+        h = x64[i].T @ (x64[i] * (s * (1 - s))[:, None]) / 7 + 1e-2 * np.eye(5)
+        d = -(x64[i].T @ (s - y64[i]) / 7 + 1e-2 * w64)
+        for _ in range(3):
+            hd = h @ d
+            want[i] += hd
+            d = hd / (hd @ hd)
+    np.testing.assert_allclose(np.asarray(f(w, x, y)), want, rtol=2e-4, atol=1e-5)

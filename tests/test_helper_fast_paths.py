@@ -1,7 +1,7 @@
 """The fast paths of helpers that R6 (Newton-CG with jvp(grad(f)) under
 jit(vmap)) calls in its inner loop give what their general paths give, bit for
 bit: ``jnp.where`` with a Python zero (the derivative rules' ``where(c, 0, g)``),
-``ad.replace_inf``, ``ad.batch_broadcast`` of NumPy scalars,
+``ad.replace_inf``, ``ad.zero_where_counted``, ``ad.batch_broadcast`` of NumPy scalars,
 ``ad.expand_reduced`` with ``axis=(k,)``, ``jnp.sum``. The oracle is plain NumPy."""
 
 import numpy as np
@@ -51,6 +51,22 @@ def test_where_with_a_python_zero_is_numpys_where(dt, mask, zero):
     _same_bits(where(m[0], 0, a), np.where(m[0], np.asarray(0, dt), a))
     ints = np.arange(a.size, dtype=np.int32).reshape(a.shape)
     _same_bits(where(m, 0, ints), np.where(m, 0, ints))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+@pytest.mark.parametrize("mask", ["some", "none", "all"])
+def test_zero_where_counted_is_numpys_where(dt, mask):
+    # jit's form of where(m, 0, t) / where(m, t, 0) in a loop with the mask's
+    # count made before it; with nothing to zero it hands back t itself
+    a = _with_specials(dt)
+    m = {"some": a > 0.5, "none": np.zeros(a.shape, bool), "all": np.ones(a.shape, bool)}[mask]
+    n = _impl("ad.mask_count")(m)
+    assert n == np.count_nonzero(m)
+    zwc = _impl("ad.zero_where_counted")
+    _same_bits(zwc(m, n, a, True), np.where(m, np.asarray(0, dt), a))
+    _same_bits(zwc(m, n, a, False), np.where(m, a, np.asarray(0, dt)))
+    assert (zwc(m, n, a, True) is a) == (mask == "none")
+    assert (zwc(m, n, a, False) is a) == (mask == "all")
 
 
 @pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
