@@ -375,6 +375,8 @@ def _bits(key, shape=(), dtype=None):
 
 
 def _broadcast_param(v: Any, shape: tuple, dtype: np.dtype, name: str) -> np.ndarray:
+    if type(v) is float:  # (a Python float: a scalar, rounded to dtype once, as astype)
+        return np.asarray(v, dtype)
     a = np.asarray(v)
     if a.dtype.kind == "c":
         raise TypeError(f"{name}: minval/maxval must be real, got {a.dtype}")

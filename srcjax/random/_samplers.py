@@ -5,6 +5,8 @@ key each; ``_<name>_b`` over a batch of keys), bit for bit JAX's."""
 
 from __future__ import annotations
 
+import functools
+import math
 import operator
 from typing import Any
 
@@ -142,7 +144,7 @@ def _gumbel_from(keys, shape, dtype, mode):
     if mode != "low":
         raise NotImplementedError(f"srcjax.random.gumbel: mode={mode!r} is not implemented")
     d = _float_dtype(dtype, "gumbel")
-    u = _uniform_from(keys, shape, d, np.finfo(d).tiny, 1.0, "gumbel")
+    u = _uniform_from(keys, shape, d, _tiny(d), 1.0, "gumbel")
     return -_xla_log(d)(-_xla_log(d)(u))
 
 
@@ -216,11 +218,27 @@ def _to_int(a: np.ndarray) -> np.ndarray:
         return np.clip(t, float(info.min), float(info.max)).astype(d)
 
 
+@functools.lru_cache(maxsize=None)
+def _tiny(d: np.dtype) -> float:
+    """The smallest normal number of float dtype ``d``, as a Python float (exact:
+    a float32 or float64 value; a Python number takes the samplers' scalar path)."""
+    return float(np.finfo(d).tiny)
+
+
+@functools.lru_cache(maxsize=None)
+def _int_range(d: np.dtype) -> tuple:
+    """``(min, max)`` of integer dtype ``d`` as Python ints (np.iinfo once)."""
+    info = np.iinfo(d)
+    return int(info.min), int(info.max)
+
+
 def _clip_convert(a: np.ndarray, d: np.dtype) -> np.ndarray:
     """Integer ``a`` converted to integer ``d``, clipped to ``d``'s range
     instead of wrapping (JAX's ``_convert_and_clip_integer``)."""
-    src, dst = np.iinfo(a.dtype), np.iinfo(d)
-    lo, hi = max(src.min, dst.min), min(src.max, dst.max)
+    (smin, smax), (dmin, dmax) = _int_range(a.dtype), _int_range(d)
+    lo, hi = max(smin, dmin), min(smax, dmax)
+    if a.ndim == 0:  # (a bound given as a scalar: Python ints, np.clip costs 10 us)
+        return np.asarray(min(max(int(a), lo), hi), d)
     return np.clip(a, a.dtype.type(lo), a.dtype.type(hi)).astype(d)
 
 
@@ -253,16 +271,20 @@ def _randint_from(keys, shape, minval, maxval, dtype):
         with np.errstate(over="ignore"):
             lo = _to_int(lo).astype(np.int32).clip(info.min, info.max)
             hi = _to_int(hi).astype(np.int32).clip(info.min, info.max + 1)
-    _check_shape("randint", shape, lo.shape, hi.shape)
+    if lo.ndim or hi.ndim:  # (scalars broadcast to any shape)
+        _check_shape("randint", shape, lo.shape, hi.shape)
     lo, hi = _to_int(lo), _to_int(hi)
-    info = np.iinfo(sd)
-    out_of_range = hi > min(info.max, np.iinfo(hi.dtype).max)
+    out_of_range = hi > min(_int_range(sd)[1], _int_range(hi.dtype)[1])
     lo, hi = _clip_convert(lo, sd), _clip_convert(hi, sd)
     nbits = 8 * sd.itemsize
     ud = np.dtype(f"uint{nbits}")
     ks = _tf.split(keys, (2,), _partitionable())
     higher = _tf.bits(ks[..., 0, :], shape, nbits, _partitionable())
     lower = _tf.bits(ks[..., 1, :], shape, nbits, _partitionable())
+    if lo.ndim == 0 and hi.ndim == 0:
+        out = _scalar_span(higher, lower, lo, hi, bool(out_of_range), sd, ud)
+        if out is not None:
+            return out.reshape(keys.shape[:-1] + shape).astype(d)
     with np.errstate(over="ignore"):
         span = np.atleast_1d(hi - lo).astype(ud)  # wraps, as XLA
         one = ud.type(1)
@@ -273,6 +295,28 @@ def _randint_from(keys, shape, minval, maxval, dtype):
         offset = _urem(_urem(higher, span) * mult + _urem(lower, span), span)
         out = (lo + offset.astype(sd)).astype(sd)
     return out.reshape(keys.shape[:-1] + shape).astype(d)
+
+
+def _scalar_span(higher, lower, lo, hi, out_of_range: bool, sd, ud) -> Any:
+    """:func:`_randint_from`'s result for scalar bounds: the span and its
+    multiplier in Python ints, wrapped as the unsigned arrays wrap (the general
+    path's six ``_urem`` calls on one-element arrays were most of a small draw);
+    None for a span of 0 (the whole range of 64 bits), left to that path."""
+    m = 1 << (8 * ud.itemsize)
+    ilo, ihi = int(lo), int(hi)
+    span = 1 if ihi <= ilo else (ihi - ilo) % m
+    if out_of_range and ihi > ilo:
+        span = (span + 1) % m
+    if span == 0:
+        return None
+    mult = (1 << (4 * ud.itemsize)) % span
+    mult = (mult * mult) % m % span
+    sp, mu = ud.type(span), ud.type(mult)
+    if higher.ndim:  # (arrays wrap without a warning; NumPy scalars warn)
+        return (lo + (((higher % sp) * mu + lower % sp) % sp).astype(sd)).astype(sd)
+    with np.errstate(over="ignore"):
+        offset = ((higher % sp) * mu + lower % sp) % sp
+        return (lo + offset.astype(sd)).astype(sd)
 
 
 def _randint_b(key, shape, minval, maxval, dtype=None):
@@ -350,14 +394,16 @@ def _shuffle_from(keys, x: np.ndarray, axis: int) -> np.ndarray:
     """JAX's ``_shuffle``: rounds of a stable sort of ``x`` along ``axis`` by fresh
     uint32 words; ``keys.shape[:-1] + x.shape``."""
     batch = keys.shape[:-1]
-    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
-    out = np.broadcast_to(x, batch + x.shape)
+    # (never at an integer: 3 log(n) / log(2**32 - 1) is one only for n**3 = (2**32 - 1)**k)
+    rounds = math.ceil(3 * math.log(max(1, x.size)) / math.log(2**32 - 1))
+    out = np.broadcast_to(x, batch + x.shape) if batch else x
     ax = len(batch) + axis
     for _ in range(rounds):
         ks = _tf.split(keys, (2,), _partitionable())
         keys, sub = ks[..., 0, :], ks[..., 1, :]
         words = _tf.bits(sub, x.shape, 32, _partitionable())
-        out = np.take_along_axis(out, np.argsort(words, axis=ax, kind="stable"), axis=ax)
+        order = np.argsort(words, axis=ax, kind="stable")
+        out = out[order] if out.ndim == 1 else np.take_along_axis(out, order, axis=ax)
     return np.array(out)
 
 
@@ -396,6 +442,8 @@ def _permutation_from(keys, x, axis, independent):
     if independent or arr.ndim == 1:
         return _shuffle_from(keys, arr, axis)
     ind = _shuffle_from(keys, np.arange(arr.shape[axis], dtype=_dt.default_int()), 0)
+    if ind.ndim == 1:  # (one key: a permutation of arange, every index in range)
+        return np.take(arr, ind, axis=axis)
     return _take_b(arr, ind, axis, ind.ndim - 1)
 
 
@@ -464,6 +512,10 @@ def _searchsorted_left(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``jnp.searchsorted(a, v)`` (method ``"scan"``): JAX's fixed-length binary
     search, which is what matters when ``a`` is not sorted."""
     n = a.shape[0]
+    if not np.isnan(a).any() and (a[:-1] <= a[1:]).all():
+        # (sorted, a cumulative sum of probabilities: the search's fixed point is
+        # the lower bound, NaNs of v last, as NumPy's; one call for the loop's 3n)
+        return np.searchsorted(a, v, "left").astype(np.int64)
     low = np.zeros(v.shape, np.int64)
     high = np.full(v.shape, n, np.int64)
     for _ in range(int(np.ceil(np.log2(n + 1)))):
@@ -505,7 +557,7 @@ def _choice_from(keys, a, shape, replace, p, axis, mode):
         n_inputs = arr.shape[axis]
     batch = keys.shape[:-1]
     nb = len(batch)
-    n_draws = int(np.prod(shape, dtype=np.int64))
+    n_draws = math.prod(shape)
     if n_draws == 0:
         return np.zeros(batch + shape, arr.dtype)
     if n_inputs <= 0:
@@ -593,7 +645,10 @@ def _categorical_from(keys, logits, axis, shape, replace, mode):
     lg = _asarray(logits, "categorical")
     if mode not in (None, "low"):
         raise NotImplementedError(f"srcjax.random.categorical: mode={mode!r} is not implemented")
-    batch_shape = tuple(int(s) for s in np.delete(lg.shape, axis))
+    if -lg.ndim <= axis < lg.ndim:
+        batch_shape = lg.shape[: axis % lg.ndim] + lg.shape[axis % lg.ndim + 1 :]
+    else:
+        batch_shape = tuple(int(s) for s in np.delete(lg.shape, axis))  # (its IndexError)
     if shape is None:
         shape = batch_shape
     else:
@@ -608,7 +663,7 @@ def _categorical_from(keys, logits, axis, shape, replace, mode):
         g = _gumbel_from(keys, prefix + tuple(lshape), lg.dtype, "low")
         return np.argmax(g + lg, axis=ax).astype(_dt.default_int())
     v = (lg + _gumbel_from(keys, lg.shape, lg.dtype, "low")).astype(lg.dtype)
-    k = int(np.prod(prefix, dtype=np.int64))
+    k = math.prod(prefix)
     if k > lg.shape[axis]:
         raise ValueError(
             f"Number of samples without replacement ({k}) cannot exceed number of "
@@ -684,7 +739,7 @@ _laplace.__doc__ += _FLOAT_SAMPLER_DOC
 
 def _logistic_from(keys, shape, dtype):
     d = _float_dtype(dtype, "logistic")
-    x = _uniform_from(keys, shape, d, np.finfo(d).tiny, 1.0, "logistic")
+    x = _uniform_from(keys, shape, d, _tiny(d), 1.0, "logistic")
     return (_xla_log(d)(x) - _xla_log1p(d)(-x)).astype(d)
 
 
