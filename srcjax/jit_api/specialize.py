@@ -89,10 +89,19 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
         renamed = dict(zip((a.id for a in src.node.args.args), (a.id for a in fdef.args.args)))
         try:
             bound = inspect.signature(target).bind(*all_args, **all_kwargs)
+            passed = set(bound.arguments)
             bound.apply_defaults()
             values = {renamed.get(k, k): v for k, v in bound.arguments.items()}
         except TypeError as e:
             raise TypeError(f"{src.name}() {e}") from None
+        # a literal default the call left out: a constant of this specialization, as
+        # JAX's trace sees a Python constant (weakly typed, static for control flow
+        # and shapes); the disk cache's key holds the defaults (_literal_defaults)
+        defaulted = {
+            renamed.get(k, k)
+            for k, v in bound.arguments.items()
+            if k not in passed and opt.is_literal(v)
+        }
         nb = len(bargs)
         params = [a.id for a in fdef.args.args]
         static_names = {renamed.get(n, n) for n in jit._static_names}
@@ -101,17 +110,19 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
         arg_keys.update((renamed.get(k, k), v) for k, v in key[1])
         avals: Dict[str, Any] = {}
         statics: Dict[str, Any] = {}
-        for p in params:
+        defaults: Dict[str, Any] = {}
+        for p in params + [a.id for a in fdef.args.kwonlyargs if a.id in defaulted]:
             if p not in values:
                 avals[p] = None
                 continue
             v = values[p]
-            if p in static_names:
-                statics[p] = v
+            if p in static_names or p in defaulted:
+                (statics if p in static_names else defaults)[p] = v
                 avals[p] = opt.Aval.of(v) if isinstance(v, (bool, int, float)) else None
             else:
                 avals[p] = _aval_tree(v, arg_keys.get(p))
         opt.bind_static(fdef, statics)
+        opt.bind_static(fdef, defaults, note="default argument")
         # module globals holding Python scalars (HIDDEN in zeros((n, HIDDEN))):
         # constants of this specialization, guarded (rebinding one specializes
         # again), as JAX bakes them in at trace time
@@ -127,9 +138,13 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
             and arg_keys.get(p) in (_WEAK[float], _WEAK[complex])
         }
         sig_text = ", ".join(
-            f"{p}={values[p]!r} (static)" if p in statics else f"{p}: {_describe(values[p])}"
-            for p in params
-            if p in values and (p in statics or params.index(p) >= nb)
+            f"{p}={values[p]!r} (static)"
+            if p in statics
+            else f"{p}={values[p]!r} (default)"
+            if p in defaults
+            else f"{p}: {_describe(values[p])}"
+            for p in list(params) + [p for p in defaults if p not in params]
+            if p in values and (p in statics or p in defaults or params.index(p) >= nb)
         )
         user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
         if jit._types_only:
@@ -216,6 +231,7 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
         # thresholds its lowering reads
         str(jit._device_obj if jit._device_obj is not None else _devices.default_device()),
         numpy_cpu.lowering_facts(_cfg.config.read("numba_loops")),
+        _literal_defaults(target),  # (constants of the code where a call leaves them out)
     )
     built: Dict[str, str] = {}
 
@@ -239,3 +255,17 @@ def _keywords_renamed(fn: Callable, renamed: Dict[str, str]) -> Callable:
     call.__srcjax_source__ = fn.__srcjax_source__
     call.__srcjax_path__ = fn.__srcjax_path__
     return call
+
+
+def _literal_defaults(fn: Any) -> tuple:
+    """The defaults of ``fn`` a specialization may bind as constants (literals;
+    any other default as a marker): part of the disk cache's key, since a
+    default evaluated at definition (``n=N``, ``N`` read from the environment)
+    may differ between processes with the same source text."""
+    pos = getattr(fn, "__defaults__", None) or ()
+    kw = getattr(fn, "__kwdefaults__", None) or {}
+    mark = ("object",)
+    return (
+        tuple(("literal", v) if opt.is_literal(v) else mark for v in pos),
+        tuple((k, ("literal", v) if opt.is_literal(v) else mark) for k, v in sorted(kw.items())),
+    )

@@ -52,7 +52,7 @@ from .inline import inline_temporaries
 from .interp import infer_avals
 from .pipeline import jax_types, optimize
 from .promote import promote
-from .propagate import bind_static, fold_constants, propagate
+from .propagate import bind_static, fold_constants, is_literal, propagate
 from .release import (
     release_after_last_read,
     release_after_loops,
@@ -65,6 +65,7 @@ __all__ = [
     "Aval",
     "ClassAval",
     "bind_static",
+    "is_literal",
     "propagate",
     "fold_constants",
     "infer_avals",

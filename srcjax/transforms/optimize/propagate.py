@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import gast
 import numpy as np
@@ -24,21 +24,23 @@ from .common import (
 )
 
 
+def is_literal(v: Any) -> bool:
+    """Whether :func:`bind_static` writes ``v`` into the code: an int, a finite
+    float, a bool, a string, None, or a tuple of them."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return not (isinstance(v, float) and not math.isfinite(v))
+    if isinstance(v, tuple):
+        return all(is_literal(x) for x in v)
+    return False
+
+
 def bind_static(fdef: Any, values: Dict[str, Any], note: str = "static argument") -> Any:
     """Prepend ``name = value`` for static arguments whose value is a literal
-    (ints, floats, bools, strings, None and tuples of them); jit also binds the
-    module globals it specializes on this way (``note``: what the value is)."""
-
-    def literal(v):
-        if v is None or isinstance(v, (bool, int, float, str)):
-            return not (isinstance(v, float) and not math.isfinite(v))
-        if isinstance(v, tuple):
-            return all(literal(x) for x in v)
-        return False
-
+    (:func:`is_literal`); jit also binds the module globals it specializes on
+    and the defaults a call left out this way (``note``: what the value is)."""
     pre = []
     for name, v in values.items():
-        if literal(v):
+        if is_literal(v):
             node = N.const(v)
             s = N.assign(name, node)
             s.sj_op = Op("copy", elts=[node])
@@ -173,19 +175,25 @@ def fold_constants(fdef: Any) -> Any:
     semantics, which is what the unoptimized code computes; calls such as
     ``jnp.sin(1.0)`` return strongly typed NumPy scalars and are left alone.
     """
+    # (a name the function binds itself is no builtin)
+    own = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | set(N.assigned_names(fdef.body))
     changed = True
     while changed:
         changed = False
         for s in N.walk_stmts(fdef.body):
             if not _is_assign(s):
                 continue
-            if s.sj_op.kind != "prim" and not (
-                isinstance(s.value, gast.Compare)
-                and isinstance(s.value.ops[0], (gast.Is, gast.IsNot))
+            convert = _number_conversion(s, own)
+            if convert is None and (
+                s.sj_op.kind != "prim"
+                and not (
+                    isinstance(s.value, gast.Compare)
+                    and isinstance(s.value.ops[0], (gast.Is, gast.IsNot))
+                )
             ):
                 continue
             try:
-                v = _py_eval(s.value)
+                v = _py_eval(s.value) if convert is None else convert(s.value.args[0].value)
             except (ValueError, ArithmeticError, TypeError):
                 continue
             if not isinstance(v, _SCALAR_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
@@ -197,6 +205,33 @@ def fold_constants(fdef: Any) -> Any:
         if changed:
             propagate(fdef)
     return fdef
+
+
+#: Python's conversions of a number, folded over a constant (``float(n)`` of a
+#: default ``n=4`` is the weak Python float 4.0, as in JAX's trace)
+_CONVERSIONS = {"float": float, "int": int, "bool": bool}
+
+
+def _number_conversion(s: Any, own: set) -> Optional[Callable]:
+    """The builtin ``float``/``int``/``bool`` that ``s`` (``t = float(4)``, a
+    call the normalizer left to run time) applies to one Python number
+    constant, or None (also where the function binds that name itself)."""
+    e = s.value
+    if not (
+        s.sj_op.kind in ("inactive", "unknown")
+        and not getattr(s.sj_op, "effect", False)
+        and isinstance(e, gast.Call)
+        and isinstance(e.func, gast.Name)
+        and e.func.id in _CONVERSIONS
+        and e.func.id not in own
+        and s.sj_op.what == e.func.id
+        and len(e.args) == 1
+        and not e.keywords
+        and isinstance(e.args[0], gast.Constant)
+        and type(e.args[0].value) in (int, float, bool)
+    ):
+        return None
+    return _CONVERSIONS[e.func.id]
 
 
 # ---------------------------------------------------------------------------- abstract values
