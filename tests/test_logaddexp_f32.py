@@ -90,3 +90,22 @@ def test_weak_scalar_operand_and_derivative_unchanged():
     )
     g = srcjax.grad(lambda v: jnp.sum(jnp.logaddexp(0.0, v)))(z)
     np.testing.assert_allclose(np.asarray(g), 1 / (1 + np.exp(-z.astype(np.float64))), rtol=2e-6)
+
+
+def test_a_finite_scalar_operand_is_correctly_rounded_and_warns_nothing():
+    # the scalar form (no fmin, no errstate: a finite scalar meets no equal
+    # infinities), on both sides, with the special values of the other operand
+    x, _ = _pairs(4 * 10**5, seed=1)
+    z = np.concatenate([x, np.asarray([NAN, INF, -INF, 0.0, -0.0, 1e-45, 3.4e38, -3.4e38], F32)])
+    for c in (0.0, 1.0, -2.5, 3e37):
+        with np.errstate(invalid="raise", over="raise", divide="raise"):
+            left, right = np.asarray(jnp.logaddexp(c, z)), np.asarray(jnp.logaddexp(z, c))
+        assert left.dtype == right.dtype == F32
+        np.testing.assert_array_equal(left, right)
+        with np.errstate(invalid="ignore"):  # (NumPy's own loop warns on the NaN)
+            ref = np.logaddexp(np.float64(F32(c)), z.astype(np.float64))
+        finite = np.isfinite(ref)
+        np.testing.assert_array_equal(np.isnan(left), np.isnan(ref))
+        np.testing.assert_array_equal(left[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)])
+        ulps = np.abs(left[finite] - ref[finite]) / np.spacing(np.abs(ref[finite]).astype(F32))
+        assert ulps.max() <= 0.5001, (c, ulps.max())
