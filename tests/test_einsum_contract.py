@@ -1,4 +1,4 @@
-"""``linalg.einsum.contract``, the one evaluator of einsums (issue 17): large
+"""``linalg.contraction.contract``, the one evaluator of einsums (issue 17): large
 float contractions follow a cached greedy path (NumPy's matmul), the rest the
 plain loop. Values against a float64 NumPy oracle (float32 at rtol 1e-5) and
 exact for integers; the plan is made once per (subscripts, shapes, dtypes)."""
@@ -13,7 +13,7 @@ import pytest
 import srcjax
 import srcjax.numpy as jnp
 
-E = importlib.import_module("srcjax.primitives.linalg.einsum")
+E = importlib.import_module("srcjax.primitives.linalg.contraction")
 
 CASES = [
     ("bhtk,bhsk->bhts", [(4, 8, 32, 8), (4, 8, 32, 8)], True),
@@ -102,3 +102,86 @@ def test_blas_thread_count_restored():
     before = [i["num_threads"] for i in threadpoolctl.threadpool_info()]
     E.contract("bhtk,bhsk->bhts", q, k)
     assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
+
+
+def test_np_einsum_is_called_by_contract_only():
+    # (debt of session 14: ad/sums.py, linalg/triangular.py and linalg/solve.py
+    # called np.einsum themselves, missing the path and the BLAS thread policy)
+    import ast
+    import os
+
+    root = os.path.dirname(srcjax.__file__)
+    home = os.path.join(root, "primitives", "linalg", "contraction.py")
+    found = []
+    for d, _, files in os.walk(root):
+        for f in files:
+            path = os.path.join(d, f)
+            if not f.endswith(".py") or path == home:
+                continue
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                fn = node.func if isinstance(node, ast.Call) else None
+                if (
+                    isinstance(fn, ast.Attribute)
+                    and fn.attr == "einsum"
+                    and isinstance(fn.value, ast.Name)
+                    and fn.value.id in ("np", "numpy")
+                ):
+                    found.append(f"{os.path.relpath(path, root)}:{node.lineno}")
+    assert found == []
+
+
+def test_sum_of_products_dot_form_without_vecdot(monkeypatch):
+    # NumPy < 2 has no vecdot: the trailing-axes dot goes through contract
+    sums = importlib.import_module("srcjax.primitives.ad.sums")
+    monkeypatch.setattr(sums, "_VECDOT", None)
+    x, y = _ops([(4, 5, 6), (4, 5, 6)], np.float32, seed=3)
+    got = sums._sum_of_products(x, y, axis=(1, 2))
+    want = np.sum(x.astype(np.float64) * y.astype(np.float64), axis=(1, 2))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    x, y = _ops([(3, 7), (3, 7)], np.float64, seed=4)
+    np.testing.assert_allclose(sums._sum_of_products(x, y, axis=(1,)), np.sum(x * y, 1), rtol=1e-13)
+
+
+def _substitution(t, b, lower):
+    """Row-by-row substitution in float64 Python: the oracle of a singular solve."""
+    m, n = b.shape
+    x = np.zeros((m, n))
+    rows = range(m) if lower else range(m - 1, -1, -1)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            for k in range(n):
+                r = b[i, k] - sum(t[i, j] * x[j, k] for j in range(m))
+                x[i, k] = r / t[i, i]
+    return x
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_singular_triangular_solve_substitutes_through_contract(lower, x64):
+    from srcjax.scipy.linalg import solve_triangular
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 4))
+    a = np.tril(a) if lower else np.triu(a)
+    a[1, 1] = 0.0  # singular: inf/NaN as XLA's triangular solve gives
+    b = rng.standard_normal((4, 2))
+    got = np.asarray(solve_triangular(a, b, lower=lower))
+    want = _substitution(a, b, lower)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_adjugate_derivative_through_contract():
+    # d adj(a) [t] for invertible a: adj = det(a) inv(a), so the derivative is
+    # det(a) (tr(inv(a) t) inv(a) - inv(a) t inv(a)), in float64
+    solve = importlib.import_module("srcjax.primitives.linalg.solve")
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 4, 4))
+    t = rng.standard_normal((2, 4, 4))
+    inv = np.linalg.inv(a)
+    det = np.linalg.det(a)[:, None, None]
+    tr = np.trace(inv @ t, axis1=-2, axis2=-1)[:, None, None]
+    want = det * (tr * inv - inv @ t @ inv)
+    np.testing.assert_allclose(np.asarray(solve._adjugate_d(a, t)), want, rtol=1e-9, atol=1e-12)

@@ -379,7 +379,9 @@ def _dot_form(x, y, axis):
         b = y.reshape(lead + (-1,))
         if _VECDOT is not None:
             return _VECDOT(a, b)
-        return np.einsum("...k,...k->...", a, b)
+        from ..linalg.contraction import contract  # (NumPy < 2)
+
+        return contract("...k,...k->...", a, b)
     if axes == (0,) and x.ndim == y.ndim and nd >= 2:
         for s, a in ((x, y), (y, x)):
             n = a.shape[0]

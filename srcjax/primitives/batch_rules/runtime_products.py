@@ -18,7 +18,7 @@ from ..creation import shape as shape_
 from ..linalg import _matmul_left, _matmul_right
 from ..linalg._common import extension_product, has_extension_float
 from ..linalg.bilinear import _own_dtype
-from ..linalg.einsum import contract
+from ..linalg.contraction import contract
 from ..linalg.products import bilinear_spec
 from ._base import _def_rules, _reg
 from .makers import def_flagged_bilinear, def_flagged_bilinear_cotangents

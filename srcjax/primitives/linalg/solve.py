@@ -20,6 +20,7 @@ from srcjax.primitives.structural import (
 
 from ..ad.linear import def_transpose_pair
 from ._common import _internal, _linalg, _rand
+from .contraction import contract
 
 # ---------------------------------------------------------------------------
 # jnp.linalg: inv / solve / det / slogdet
@@ -187,7 +188,7 @@ def _adjugate_d(a, t):
     p = _products_without(s, 2)
     mid = -p * e
     i = np.arange(np.shape(s)[-1])
-    mid[..., i, i] = np.einsum("...ij,...j->...i", p, np.diagonal(e, axis1=-2, axis2=-1))
+    mid[..., i, i] = contract("...ij,...j->...i", p, np.diagonal(e, axis1=-2, axis2=-1))
     return left @ mid @ right
 
 

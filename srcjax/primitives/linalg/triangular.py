@@ -18,6 +18,7 @@ from ..ad.linear import def_linear, def_transpose_pair
 from ._blas_threads import call_small
 from ._common import _internal, _linalg, _rand
 from .bilinear import cross
+from .contraction import contract
 from .einsum import einsum
 from .products import dot, inner, kron, matmul, outer, tensordot, vdot
 from .solve import _la, _wellcond, solve
@@ -264,7 +265,7 @@ def _tri_substitute(t, bm, lower):
     x = np.zeros(shape, dtype=np.result_type(t, bm))
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(m) if lower else range(m - 1, -1, -1):
-            r = bm[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+            r = bm[..., i, :] - contract("...j,...jk->...k", t[..., i, :], x)
             x[..., i, :] = r / t[..., i, i][..., None]
     return x
 
