@@ -524,3 +524,70 @@ def _bdot_adjoint_samples(rng):
 
 bdot_left.samples = bdot_right.samples = _bdot_adjoint_samples
 def_flagged_bilinear_cotangents(bdot, bdot_left, bdot_right)
+
+
+# -- abstract values for jit: a product's shape from its operands' (running one
+# on stand-ins costs the product's flops, so jit's budget left them unknown
+# above 4096 elements: R1's every layer after its first GEMM)
+def _float_operands(avals, names):
+    """The abstract values of operands ``names``: arrays of one float dtype, not
+    weakly typed; else None."""
+    out = [avals.get(n) for n in names]
+    for v in out:
+        if not (hasattr(v, "shape") and hasattr(v, "dtype")) or getattr(v, "weak_type", True):
+            return None
+    if len({np.dtype(v.dtype) for v in out}) != 1 or np.dtype(out[0].dtype).kind != "f":
+        return None
+    return out
+
+
+def _product_shape(a, b, ab, bb):
+    """The shape of per example ``a @ b`` (``ab``/``bb``: which has a leading
+    batch axis) for per-example operands of rank 1 or 2 whose contracted axes
+    agree; else None."""
+    if type(ab) is not bool or type(bb) is not bool:
+        return None
+    pa = tuple(a.shape[1:] if ab else a.shape)
+    pb = tuple(b.shape[1:] if bb else b.shape)
+    if not (1 <= len(pa) <= 2 and 1 <= len(pb) <= 2) or pa[-1] != pb[0]:
+        return None
+    if ab and bb and a.shape[0] != b.shape[0]:
+        return None
+    batch = tuple(a.shape[:1]) if ab else tuple(b.shape[:1]) if bb else ()
+    return batch + pa[:-1] + pb[1:]
+
+
+def _bmatmul_shape(avals):
+    """jit's abstract value of ``ad.bmatmul``/``ad.bdot(a, b, ab, bb)``."""
+    ops = _float_operands(avals, ("a", "b"))
+    if ops is None:
+        return None
+    shape = _product_shape(*ops, avals.get("ab"), avals.get("bb"))
+    return None if shape is None else (shape, ops[0].dtype)
+
+
+def _cotangent_shape(of):
+    """jit's abstract value of the cotangent of operand ``of`` (``ad.bmatmul_left``:
+    ``a``, ``ad.bmatmul_right``: ``b``) of a product whose batched cotangent ``g``
+    has the product's shape: that operand's (summed over the examples where it
+    has no batch axis)."""
+
+    def rule(avals):
+        ops = _float_operands(avals, ("g", "a", "b"))
+        if ops is None:
+            return None
+        g, a, b = ops
+        ab, bb = avals.get("ab"), avals.get("bb")
+        shape = _product_shape(a, b, ab, bb)
+        if shape is None or not (ab or bb) or tuple(g.shape) != shape:
+            return None
+        x = a if of == "a" else b
+        return tuple(x.shape), x.dtype
+
+    return rule
+
+
+for _p in (bmatmul, bdot):
+    _p.facts(result_shape=_bmatmul_shape)
+bmatmul_left.facts(result_shape=_cotangent_shape("a"))
+bmatmul_right.facts(result_shape=_cotangent_shape("b"))

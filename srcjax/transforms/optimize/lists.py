@@ -97,12 +97,10 @@ def _trip_count(s: Any, lengths: Dict[str, int]) -> Optional[int]:
 
 def _unroll(loop: Any, trips: int, lists: Dict[str, List[str]], fresh) -> Optional[List[Any]]:
     """``for i in range(trips)`` over straight-line statements, written out trip by
-    trip (None where the body is not that, or too long). Each trip's names are
-    new (the items appended to a list stay distinct names), ``i`` is the trip's
-    constant, and ``ad.getitem(lst, i)`` of a list known item by item is that
-    item; after the last trip the loop's names are bound to their last values, as
-    the loop leaves them. A list the loop appends to is then known item by item,
-    and a tree built from it has known leaves (``tree_map`` over known leaves)."""
+    trip (None where the body is not that, or too long; see :func:`write_out`),
+    and ``ad.getitem(lst, i)`` of a list known item by item is that item. A list
+    the loop appends to is then known item by item, and a tree built from it has
+    known leaves (``tree_map`` over known leaves)."""
     from ...primitives import registry
 
     body = loop.body
@@ -122,39 +120,113 @@ def _unroll(loop: Any, trips: int, lists: Dict[str, List[str]], fresh) -> Option
         if app is not None and app[0] in assigned:
             return None
     getitem_p = registry.by_public("ad.getitem")
+
+    def known_item(c: Any, j: int) -> None:
+        op = c.sj_op
+        if op.kind == "prim" and op.prim is getitem_p:
+            x, idx = op.bound.get("x"), op.bound.get("idx")
+            if (
+                isinstance(x, gast.Name)
+                and x.id in lists
+                and x.id not in assigned
+                and isinstance(idx, gast.Name)
+                and idx.id == var
+                and j < len(lists[x.id])
+                and lists[x.id][j] not in assigned
+            ):
+                atom = lists[x.id][j]
+                c.value = N.name(atom)
+                c.sj_op = Op("copy", elts=[N.name(atom)])
+
+    return write_out(loop, range(trips), fresh, known_item)
+
+
+def write_out(loop: Any, values: Any, fresh, item: Any = None) -> Optional[List[Any]]:
+    """The body of ``for var in ...`` written out once for each of ``values`` (the
+    loop variable's values, in order), or None where it cannot be. Each trip's
+    names are new (a value pushed or appended stays a distinct name), ``var`` is
+    the trip's constant, and after the last trip the loop's names are bound to
+    their last values, as the loop leaves them. The body may hold assignments to
+    one name, expression statements (``tape.append(v)``) and ``if`` statements
+    whose test is known on every trip: a comparison of the loop variable with a
+    constant (``cond = i != 0``, reverse mode's first-trip test), whose branch is
+    written out in its place. ``item(stmt, value)`` may rewrite a copied
+    statement before its names are substituted."""
+    var = loop.target.id
     current: Dict[str, str] = {}
     out: List[Any] = []
-    for j in range(trips):
+    for j in values:
         iv = fresh(f"{var}_")
         out.append(_new_assign(iv, N.const(j), Op("copy", elts=[N.const(j)]), loop))
         current[var] = iv
-        for st in body:
-            c = N.clone(st)
-            op = c.sj_op
-            if op.kind == "prim" and op.prim is getitem_p:
-                x, idx = op.bound.get("x"), op.bound.get("idx")
-                if (
-                    isinstance(x, gast.Name)
-                    and x.id in lists
-                    and x.id not in assigned
-                    and isinstance(idx, gast.Name)
-                    and idx.id == var
-                    and j < len(lists[x.id])
-                    and lists[x.id][j] not in assigned
-                ):
-                    atom = lists[x.id][j]
-                    c.value = N.name(atom)
-                    c.sj_op = Op("copy", elts=[N.name(atom)])
-            _subst_stmt(c, {k: N.name(v) for k, v in current.items()})
-            if _is_assign(c):
-                name = c.targets[0].id
-                new = fresh(f"{name}_")
-                c.targets[0].id = new
-                current[name] = new
-            out.append(c)
+        hook = (lambda c, j=j: item(c, j)) if item is not None else (lambda c: None)
+        if not _write_trip(loop.body, {var: j}, current, out, fresh, hook):
+            return None
     for name, new in current.items():
         out.append(_new_assign(name, N.name(new), Op("copy", elts=[N.name(new)]), loop))
     return out
+
+
+def _write_trip(stmts, known, current, out, fresh, item) -> bool:
+    """One trip of :func:`write_out` (``known``: the names of int or bool value
+    known on this trip, by their names in the loop)."""
+    for st in stmts:
+        if isinstance(st, gast.Pass):
+            continue
+        if isinstance(st, gast.If):
+            test = _known_value(st.test, known)
+            if test is None:
+                return False  # (a test on a value: left as a loop)
+            if not _write_trip(st.body if test else st.orelse, known, current, out, fresh, item):
+                return False
+            continue
+        if not (_is_assign(st) or (isinstance(st, gast.Expr) and hasattr(st, "sj_op"))):
+            return False  # (a nested loop, a store into a container)
+        c = N.clone(st)
+        item(c)
+        _subst_stmt(c, {k: N.name(v) for k, v in current.items()})
+        if _is_assign(c):
+            name = c.targets[0].id
+            value = _known_value(st.value, known)
+            known.pop(name, None)
+            if value is not None:
+                known[name] = value
+                if isinstance(st.value, gast.Compare):  # (decided: a constant)
+                    c.value, c.sj_op = N.const(value), Op("copy", elts=[N.const(value)])
+            new = fresh(f"{name}_")
+            c.targets[0].id = new
+            current[name] = new
+        out.append(c)
+    return True
+
+
+_COMPARE = {
+    gast.Eq: lambda a, b: a == b,
+    gast.NotEq: lambda a, b: a != b,
+    gast.Lt: lambda a, b: a < b,
+    gast.LtE: lambda a, b: a <= b,
+    gast.Gt: lambda a, b: a > b,
+    gast.GtE: lambda a, b: a >= b,
+}
+
+
+def _known_value(node: Any, known: Dict[str, Any]) -> Any:
+    """The int or bool value of ``node`` from ``known`` and int constants (a name,
+    a constant, one comparison, ``not``), else None."""
+    if isinstance(node, gast.Name):
+        return known.get(node.id)
+    if isinstance(node, gast.Constant):
+        return node.value if type(node.value) in (int, bool) else None
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        v = _known_value(node.operand, known)
+        return None if v is None else not v
+    if isinstance(node, gast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        a = _known_value(node.left, known)
+        b = _known_value(node.comparators[0], known)
+        if a is None or b is None:
+            return None
+        return _COMPARE[type(node.ops[0])](a, b)
+    return None
 
 
 def _count_of(node: Any, lengths: Dict[str, int]) -> Optional[int]:

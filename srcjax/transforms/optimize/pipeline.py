@@ -25,8 +25,10 @@ from .pytrees import known_trees
 from .rowmaps import row_products
 from .shape_only import shape_only_operands
 from .static_fold import fold_static, lifts_as_subscripts
+from .tape_pairs import pair_tape_entries
 from .transposes import transposed_operands
 from .trips import merge_trip_lists
+from .unroll import unroll_list_loops
 from .weak_returns import mark_weak_returns
 
 
@@ -51,9 +53,17 @@ def optimize(
     propagate(fdef)
     dce(fdef)
     infer_avals(fdef, params, resolve)
+    # loops over lists whose length jit's key holds, written out (as jax.jit
+    # traces them), and the tape of grad's written-out loops paired
+    specialized = namer is not None and unroll_list_loops(fdef, params, namer.fresh)
+    if specialized:
+        pair_tape_entries(fdef, namer.fresh)
+        fold_constants(fdef)
+        propagate(fdef)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
     # what the argument types decide (ranks, axes, helpers with nothing to do),
     # then loop invariants out of loops, then the repeats that made
-    specialized = False
     for _ in range(3):
         folded = False
         for _ in range(8):

@@ -64,9 +64,11 @@ def _array_tree(r: Any) -> Any:
 
 def ruled_aval(op: Any, env: Any, aval_of: Any) -> Any:
     """The abstract value the primitive's ``result_shape`` rule gives from its
-    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``), or None. A rule
-    gives ``(shape, dtype)``, or ``(shape, dtype, weak)`` for a result that may
-    be a weakly typed array (``ad.cotangent_like`` onto a weak primal)."""
+    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``) and its constant
+    operands' values (``ad.bdot``'s batch flags), or None. A rule gives
+    ``(shape, dtype)``, or ``(shape, dtype, weak)`` for a result that may be a
+    weakly typed array (``ad.cotangent_like`` onto a weak primal)."""
     ins = {k: aval_of(v, env) for k, v in op.bound.items() if isinstance(v, gast.Name)}
+    ins.update((k, v.value) for k, v in op.bound.items() if isinstance(v, gast.Constant))
     r = op.prim.result_shape(ins)
     return None if r is None else Aval(r[0], r[1], wt=len(r) > 2 and bool(r[2]))
