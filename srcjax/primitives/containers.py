@@ -146,6 +146,8 @@ def _carry_canon(x):
 
 
 carry_canon = _reg("ad.carry_canon", _carry_canon)
+# (a Python float leaf is JAX's weak float32: weak to jit's abstract values)
+carry_canon.facts(keeps_weak=True)
 carry_canon.def_vjp(lambda g, ans, x: g)
 carry_canon.def_jvp(lambda t, ans, x: t)
 carry_canon.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]

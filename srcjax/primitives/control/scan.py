@@ -145,6 +145,27 @@ def _tree_stack(items):
 tree_stack = register(Primitive("ad.tree_stack", _tree_stack, kind="structural"))
 
 
+def _tree_stack_shape(avals):
+    """jit's abstract value of the stack of a list of arrays of one shape and
+    dtype (a scan's ``ys``): weak where every row is (JAX's ys of a weak carry)."""
+    rows = avals.get("items")
+    if not isinstance(rows, list) or not rows:
+        return None
+    first = rows[0]
+    if getattr(first, "ptype", True) is not None:
+        return None  # (not an array row: Python scalars, containers, unknown)
+    for r in rows:
+        if getattr(r, "ptype", True) is not None or (r.shape, r.dtype) != (
+            first.shape,
+            first.dtype,
+        ):
+            return None
+    return (len(rows),) + tuple(first.shape), first.dtype, all(r.wt for r in rows)
+
+
+tree_stack.facts(result_shape=_tree_stack_shape)
+
+
 def _tree_unstack(ct, items):
     """The cotangents of the items of ``tree_stack(items)``: a list, one per item."""
     n = len(items)

@@ -8,6 +8,7 @@ from typing import Any
 import gast
 import numpy as np
 
+from ...frontend import nodes as N
 from .avals import Aval, _container_stand_in
 from .common import _SCALAR_TYPES
 from .dce import _filter
@@ -19,6 +20,12 @@ def _is_carry_check(s: Any) -> bool:
     return isinstance(s, gast.Expr) and op is not None and op.kind == "prim" and op.prim.carry_check
 
 
+def is_lax_loop(s: Any) -> bool:
+    """Whether loop ``s`` is a lax loop (its body checks its carry, or did before
+    :func:`drop_carry_checks`), whose carries have JAX's types (lax_carries.py)."""
+    return getattr(s, "sj_lax_loop", False) or any(_is_carry_check(t) for t in s.body)
+
+
 def drop_carry_checks(fdef: Any) -> Any:
     """Remove the ``ad.check_carry`` calls (a lax loop body must keep its
     carry's structure, shapes and dtypes: JAX's TypeError) that cannot fail:
@@ -26,6 +33,9 @@ def drop_carry_checks(fdef: Any) -> Any:
     (run :func:`infer_avals` first; inside loops they hold for every pass)
     pass the check itself. A body that does change its carry, or one whose
     carry is not known, keeps the check, which then runs on every pass."""
+    for s in N.walk_stmts(fdef.body):
+        if isinstance(s, (gast.For, gast.While)) and is_lax_loop(s):
+            s.sj_lax_loop = True  # (what a later inference still needs to know)
     fdef.body = _filter(fdef.body, lambda s: not _carry_check_passes(s))
     return fdef
 

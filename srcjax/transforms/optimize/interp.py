@@ -38,6 +38,7 @@ from .common import (
     list_receivers,
 )
 from .interp_rules import _NUMBER_TYPES, _ResultRules
+from .lax_carries import carry_merge
 from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
 from .stand_ins import _arrays_only, _zeros_stand_in, ruled_aval
 
@@ -102,6 +103,7 @@ class _Interp(_ResultRules):
                 if item is not None:
                     cur[s.target.id] = item
             converged = False
+            merge = carry_merge(s, not self.unsure)  # (a lax loop's carries: JAX's rule)
             for _ in range(4):
                 self.trial += 1
                 try:
@@ -110,7 +112,7 @@ class _Interp(_ResultRules):
                     self.trial -= 1
                 new = dict(cur)
                 for k in names:
-                    new[k] = _merge(cur[k], out.get(k)) if k in cur else None
+                    new[k] = merge(k, cur[k], out.get(k)) if k in cur else None
                 if isinstance(s, gast.For):
                     for k in N.assigned_names([gast.Expr(value=s.target)]):
                         new[k] = None

@@ -15,6 +15,7 @@ from .dead_pops import drop_unread_tape_entries
 from .direct import direct_calls
 from .expands import fold_expands
 from .interp import infer_avals
+from .lax_carries import carry_casts
 from .licm import hoist_invariants, read_globals_once
 from .lse_pairs import pair_logsumexps
 from .masks import counted_masks
@@ -46,6 +47,8 @@ def optimize(
     propagate(fdef)
     fold_constants(fdef)
     infer_avals(fdef, params, resolve)
+    if carry_casts(fdef, namer):  # (a weak initial carry the body promotes: JAX converts it)
+        infer_avals(fdef, params, resolve)
     if namer is not None:  # (promote, below, keeps JAX's dtypes of the operators)
         as_operators(fdef)
     simplify(fdef, namer)
@@ -154,11 +157,12 @@ def optimize(
 
 
 def _promote_all(fdef: Any, params: Dict[str, Any], resolve: Any, namer: Any, boxed: Any) -> bool:
-    """:func:`promote` until nothing changes (each round re-infers the abstract
-    values the casts it made change). Returns whether anything changed."""
+    """:func:`promote` (and :func:`carry_casts`) until nothing changes (each round
+    re-infers the abstract values the casts it made change). Returns whether
+    anything changed."""
     changed = False
     for _ in range(64):
-        if not promote(fdef, namer, boxed):
+        if not (carry_casts(fdef, namer) or promote(fdef, namer, boxed)):
             break
         changed = True
         infer_avals(fdef, params, resolve)
