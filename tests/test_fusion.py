@@ -111,7 +111,8 @@ def test_donation_analysis():
     assert reg.donate == {}
 
 
-def test_emitted_code_runs_and_is_readable():
+def test_emitted_code_runs_and_is_readable(numba_loops_off):
+    # (min_size=16: the regions of the NumPy backend alone, without Numba's maps)
     x = np.random.default_rng(0).standard_normal(5000).astype(np.float32)
     fn, text, count = lowered(gelu, opt.Aval(x.shape, F32))
     assert count == 1

@@ -308,9 +308,10 @@ class NumpyCpu(Backend):
 
         mode = numba_cpu.loop_mode(_config().read("numba_loops"))
         if mode:
-            from .numba_cpu import loops
+            from .numba_cpu import loops, maps
 
             loops.lower_loops(fdef, filename, bool(_config().x64_enabled), mode == "auto")
+            maps.lower_maps(fdef, filename, mode == "auto")
 
 
 def lowering_facts(numba_loops: Any) -> tuple:

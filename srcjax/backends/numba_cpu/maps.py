@@ -1,0 +1,392 @@
+"""Chains of elementwise array statements compiled with Numba, inside jit's CPU code.
+
+NumPy runs ``m = b1 * m + c1 * g`` as one call per operator, each a pass over
+the array and a temporary: a hand-written Adam step over a model's small leaves
+(R5) is some 80 such calls. Here the top-level statements ``t = a op b`` of a
+jitted function (``+ - * /``, unary ``-``, ``jnp.sqrt``: IEEE operations NumPy
+and LLVM both round correctly, so the bits are NumPy's) whose result is a
+float32/float64 array, whose array operands have the result's shape and dtype
+and whose other operands are scalars (0-d arrays and NumPy scalars of that
+dtype, Python numbers: converted to it, as NumPy does), are grouped by the
+values they pass each other (``optimize``'s ANF names, each assigned once): a
+group of :data:`MIN_STATEMENTS` or more that is expected to beat NumPy's calls
+(:func:`_worth`) becomes one kernel that computes every element of every
+statement in one pass, allocating only the values read elsewhere. The statements between a group's first and last member that depend
+on its values move after it (straight-line code: what a statement reads and
+writes decides; calls that could write keep their order), so a ``tree_map``'s
+update, written out leaf by leaf between list appends, is one group per leaf.
+Statements of the same form share one kernel (its arguments are numbered), so
+the leaves of a model compile once per rank.
+
+Arrays as large as the CPU backend's chunked regions
+(:data:`..runtime.CHUNK_MIN_ELEMENTS`) keep those (threads). The kernels are
+regions of :mod:`.loops`: tiered with ``numba_loops="auto"`` (NumPy, timed,
+until hot), compiled on their first call with ``True``, and any failure keeps
+the NumPy statements (kept in the generated code, and shown in
+``srcjax.source``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import gast
+
+from ...frontend import nodes as N
+from .. import runtime
+from . import loops, tiers
+
+__all__ = ["lower_maps", "MIN_STATEMENTS"]
+
+#: the fewest statements a group needs to become a kernel
+MIN_STATEMENTS = 3
+#: microseconds (measured on the reference machine, float32): a NumPy operator's
+#: call and per element; a kernel's call, per argument and per element and statement
+_NUMPY_CALL_US, _NUMPY_ELEMENT_US = 0.22, 7e-5
+_KERNEL_CALL_US, _KERNEL_ARG_US, _KERNEL_ELEMENT_US = 0.9, 0.05, 3e-5
+#: how much faster the kernel must be expected to run than NumPy's calls
+_MARGIN = 1.5
+_OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/"}
+_DTYPES = ("float32", "float64")
+#: list methods that change only their list (generated code's ``mapped.append(v)``)
+_GROWS = ("append", "extend")
+
+
+class _Op:
+    """One candidate statement ``target = op(operands)``: ``kind`` is an operator
+    symbol, ``"neg"`` or ``"sqrt"``; each operand ``("a", name)`` (an array of the
+    result's shape), ``("s", name)`` (a scalar) or ``("c", value)`` (a number)."""
+
+    __slots__ = ("stmt", "target", "kind", "operands", "shape", "dtype")
+
+    def __init__(self, stmt, target, kind, operands, shape, dtype):
+        self.stmt = stmt
+        self.target = target
+        self.kind = kind
+        self.operands = operands
+        self.shape = shape
+        self.dtype = dtype
+
+
+def _operand(node: Any, shape: tuple, dtype: Any, avals: Dict[str, Any]) -> Optional[tuple]:
+    if isinstance(node, gast.Constant):
+        v = node.value
+        if type(v) in (int, float):
+            return ("c", v)
+        return None
+    if not isinstance(node, gast.Name):
+        return None
+    av = avals.get(node.id)
+    if av is None or getattr(av, "shape", None) is None or not hasattr(av, "ptype"):
+        return None
+    if av.ptype is not None:  # a Python number: NumPy converts it to the array's dtype
+        return ("s", node.id) if av.ptype in (int, float) and not av.shape else None
+    if av.dtype != dtype:
+        return None
+    if tuple(av.shape) == shape:
+        return ("a", node.id)
+    return ("s", node.id) if not av.shape else None
+
+
+def _candidate(s: Any, once: Set[str]) -> Optional[_Op]:
+    """``s`` as an :class:`_Op`, or None."""
+    if not (
+        isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+    ):
+        return None
+    target = s.targets[0].id
+    res = getattr(s, "sj_aval", None)
+    avals = getattr(s, "sj_avals_in", None) or {}
+    if res is None or not hasattr(res, "ptype") or res.ptype is not None or not res.shape:
+        return None
+    if res.dtype.name not in _DTYPES or target not in once:
+        return None
+    if not 0 < res.size < runtime.CHUNK_MIN_ELEMENTS:
+        return None
+    shape, dtype, v = tuple(res.shape), res.dtype, s.value
+    if isinstance(v, gast.BinOp) and type(v.op) in _OPS:
+        kind, args = _OPS[type(v.op)], [v.left, v.right]
+    elif isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
+        kind, args = "neg", [v.operand]
+    elif (
+        isinstance(v, gast.Call)
+        and len(v.args) == 1
+        and not v.keywords
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr == "sqrt"
+        and isinstance(v.func.value, gast.Name)
+        and v.func.value.id == "jnp"
+    ):
+        kind, args = "sqrt", list(v.args)
+    else:
+        return None
+    ops = [_operand(a, shape, dtype, avals) for a in args]
+    if any(o is None for o in ops) or not any(o[0] == "a" for o in ops):
+        return None
+    if any(o[0] != "c" and o[1] not in once for o in ops):
+        return None
+    return _Op(s, target, kind, ops, shape, dtype)
+
+
+# ---------------------------------------------------------------------------- scheduling
+def _effects(s: Any) -> Tuple[Set[str], Set[str], bool]:
+    """(names ``s`` reads, names it may write, whether it may have an effect):
+    a statement that is no assignment of an expression without calls may write
+    every name it reads (a method call appending to a list, an in-place helper).
+    A kernel's call (made here) reads its arguments and writes its results."""
+    known = getattr(s, "sj_map_effects", None)
+    if known is not None:
+        return known[0], known[1], False
+    if isinstance(s, gast.Pass):
+        return set(), set(), False
+    reads, writes = set(), set()
+    for n in gast.walk(s):
+        if isinstance(n, gast.Name):
+            (reads if isinstance(n.ctx, gast.Load) else writes).add(n.id)
+    pure = isinstance(s, gast.Assign) and not any(
+        isinstance(
+            n, (gast.Call, gast.Lambda, gast.Yield, gast.YieldFrom, gast.Await, gast.NamedExpr)
+        )
+        for n in gast.walk(s.value)
+    )
+    if not pure and not getattr(s, "sj_map_member", False):
+        v = getattr(s, "value", None)
+        if (
+            isinstance(s, gast.Expr)
+            and isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Attribute)
+            and v.func.attr in _GROWS
+            and isinstance(v.func.value, gast.Name)
+        ):
+            return reads, {v.func.value.id}, True  # (a list grown: only it changes)
+        return reads, writes | reads, True
+    return reads, writes, False
+
+
+def _schedule(body: List[Any], members: List[Any]) -> Tuple[Optional[List[Any]], int]:
+    """(``body`` reordered so that ``members`` (in their order) are consecutive, at
+    the place of the last one: the statements between that depend on a member
+    (or on such a statement) move after them; the number of members). When
+    member ``j`` depends on one of those: (None, j)."""
+    index = {id(s): k for k, s in enumerate(body)}
+    first, last = index[id(members[0])], index[id(members[-1])]
+    mset = {id(m) for m in members}
+    d_reads: Set[str] = set()  # what the moved statements read, write
+    d_writes: Set[str] = set()
+    m_reads: Set[str] = set()
+    m_writes: Set[str] = set()
+    d_effect = False
+    before, after = [], []
+    j = 0
+    for s in body[first : last + 1]:
+        reads, writes, effect = _effects(s)
+        if id(s) in mset:
+            if reads & d_writes or writes & (d_reads | d_writes):
+                return None, j
+            j += 1
+            m_reads |= reads
+            m_writes |= writes
+            continue
+        moved = (
+            reads & (m_writes | d_writes)
+            or writes & (m_reads | m_writes | d_reads | d_writes)
+            or (effect and d_effect)
+        )
+        if moved:
+            after.append(s)
+            d_reads |= reads
+            d_writes |= writes
+            d_effect = d_effect or effect
+        else:
+            before.append(s)
+    return body[:first] + before + members + after + body[last + 1 :], j
+
+
+# ---------------------------------------------------------------------------- kernels
+def _kernel_source(group: List[_Op], outputs: List[str]) -> Tuple[str, List[str]]:
+    """(the kernel's source, the names of its arguments in order): arrays first
+    (``a0``...), then scalars (``s0``...), numbered in order of first use."""
+    arrays: Dict[str, str] = {}
+    scalars: Dict[str, str] = {}
+    local: Dict[str, str] = {}
+    dt = f"np.{group[0].dtype.name}"
+    lines = []
+    for k, op in enumerate(group):
+        vals = []
+        for kind, x in op.operands:
+            if kind == "c":
+                vals.append(f"{dt}({x!r})")
+            elif kind == "s":
+                vals.append(scalars.setdefault(x, f"s{len(scalars)}"))
+            elif x in local:
+                vals.append(local[x])
+            else:
+                vals.append(arrays.setdefault(x, f"a{len(arrays)}") + "_[i]")
+        if op.kind == "neg":
+            expr = f"-{vals[0]}"
+        elif op.kind == "sqrt":
+            expr = f"np.sqrt({vals[0]})"
+        else:
+            expr = f"{vals[0]} {op.kind} {vals[1]}"
+        local[op.target] = f"t{k}"
+        lines.append(f"        t{k} = {dt}({expr})")
+    outs = [local[o] for o in outputs]
+    head = ["import numpy as np", "", ""]
+    params = list(arrays.values()) + list(scalars.values())
+    head.append(f"def kernel({', '.join(params)}):")
+    first = next(iter(arrays.values()))
+    head.append(f"    n = {first}.size")
+    for a in arrays.values():
+        head.append(f"    if {a}.size != n:")
+        head.append("        raise ValueError('shapes')")
+        head.append(f"    {a}_ = np.ascontiguousarray({a}).reshape(n)")
+    for sname in scalars.values():
+        head.append(f"    {sname} = {dt}(np.asarray({sname})[()])")
+    for j in range(len(outs)):
+        head.append(f"    o{j} = np.empty(n, {dt})")
+    head.append("    for i in range(n):")
+    body = lines + [f"        o{j}[i] = {t}" for j, t in enumerate(outs)]
+    tail = [f"    return ({''.join(f'o{j}.reshape({first}.shape), ' for j in range(len(outs)))})"]
+    names = list(arrays) + list(scalars)
+    return "\n".join(head + body + tail) + "\n", names
+
+
+def _worth(statements: int, size: int, args: int) -> bool:
+    """Whether a kernel of ``statements`` on ``size`` elements, called with
+    ``args`` arguments, is expected to beat NumPy's one call per statement (on
+    a few small arrays NumPy's calls cost less than one kernel call)."""
+    numpy_us = statements * (_NUMPY_CALL_US + size * _NUMPY_ELEMENT_US)
+    kernel_us = _KERNEL_CALL_US + args * _KERNEL_ARG_US + size * statements * _KERNEL_ELEMENT_US
+    return numpy_us >= _MARGIN * kernel_us
+
+
+def _groups(body: List[Any], once: Set[str]) -> List[List[_Op]]:
+    """The candidate statements of ``body`` joined through the values they read
+    from each other (one shape and dtype per group), in order."""
+    ops = [op for op in (_candidate(s, once) for s in body) if op is not None]
+    by_target = {op.target: op for op in ops}
+    parent = {id(op): id(op) for op in ops}
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for op in ops:
+        for kind, x in op.operands:
+            src = by_target.get(x) if kind == "a" else None
+            if src is not None and src.shape == op.shape and src.dtype == op.dtype:
+                parent[find(id(op))] = find(id(src))
+    groups: Dict[int, List[_Op]] = {}
+    for op in ops:
+        groups.setdefault(find(id(op)), []).append(op)
+    return [g for g in groups.values() if len(g) >= MIN_STATEMENTS]
+
+
+def _assigned_once(fdef: Any) -> Set[str]:
+    counts: Dict[str, int] = {}
+    for a in fdef.args.args:
+        counts[a.id] = counts.get(a.id, 0) + 1
+    for n in gast.walk(fdef):
+        if n is fdef:
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal)):
+            return set()  # (nested scopes: not this pass's straight-line code)
+    return {k for k, v in counts.items() if v == 1}
+
+
+def lower_maps(fdef: Any, filename: str, tier: bool) -> int:
+    """Replace each group of elementwise statements at the top of ``fdef`` by a
+    call of its kernel (the statements kept for when it returns None). Returns
+    the number of groups."""
+    once = _assigned_once(fdef)
+    if not once:
+        return 0
+    count = 0
+    shown: Set[str] = set()  # (a kernel's lines are shown over its first call only)
+    todo = _groups(fdef.body, once)
+    while todo:
+        group = todo.pop(0)
+        members = [op.stmt for op in group]
+        for m in members:
+            m.sj_map_member = True
+        body, j = _schedule(fdef.body, members)
+        if body is None:
+            # member j reads what reads an earlier one: the members before it are
+            # one group, it and those after another
+            todo[:0] = [g for g in (group[:j], group[j:]) if len(g) >= MIN_STATEMENTS]
+            continue
+        mids = {id(m) for m in members}
+        targets = {op.target for op in group}
+        read_elsewhere: Set[str] = set()
+        for s in body:
+            if id(s) not in mids:
+                read_elsewhere |= {
+                    n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in targets
+                }
+        outputs = [op.target for op in group if op.target in read_elsewhere]
+        if not outputs:
+            continue
+        src, args = _kernel_source(group, outputs)
+        if not _worth(len(group), math.prod(group[0].shape), len(args)):
+            continue
+        key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
+        if tier:
+            from ...codegen import cache
+
+            cache.write_source(src, key)
+            tiers.make(key, src, None)
+        else:
+            loops._compile(key, src, None)  # (typed on its first call)
+        at = next(k for k, s in enumerate(body) if s is members[0])
+        call = _call(members, key, args, outputs, tier, src if key not in shown else "")
+        shown.add(key)
+        fdef.body = body[:at] + call + body[at + len(members) :]
+        count += 1
+    return count
+
+
+def _call(
+    members: List[Any], key: str, args: List[str], outputs: List[str], tier: bool, src: str
+) -> List[Any]:
+    """The kernel's call, the statements kept for when it returns None (timed
+    for :mod:`.tiers` with ``tier``), and comments showing the kernel."""
+    get = f"_nbr.tiered({key!r})" if tier else f"_nbr.region({key!r})"
+    res = f"_nb_{key[-8:]}"
+    text = f"{res} = {get}({', '.join(args)})\nif {res} is None:\n    pass\n"
+    text += f"else:\n    {', '.join(outputs)}{',' if len(outputs) == 1 else ''} = {res}\n"
+    stmts = N.parse_stmts(text)
+    test = stmts[-1]
+    kept = list(members)
+    if tier:
+        clk = f"_nbc_{key[-8:]}"
+        kept = N.parse_stmts(f"{clk} = _nbr.clock()") + kept
+        kept += N.parse_stmts(f"_nbr.tiered({key!r}).spent({clk})")
+    test.body = kept
+    names = {m.targets[0].id for m in members} | {res, f"_nbc_{key[-8:]}"}
+    stmts[0].sj_map_effects = (set(args), {res})
+    test.sj_map_effects = (set(args) | {res}, names)
+    like = members[-1]
+    how = "tiered: NumPy until hot, then compiled, nogil" if tier else "compiled, nogil"
+    lines = [ln.strip() for ln in src.splitlines() if ln.startswith("        t")]
+    what = f"these {len(members)} elementwise statements in one pass over the elements"
+    if lines:
+        notes = [f"Numba region {key} ({how}): {what}, as"]
+        notes += ["  " + ln for ln in lines[: loops._SHOWN]]
+        if len(lines) > loops._SHOWN:
+            notes.append(f"  ... ({len(lines) - loops._SHOWN} more lines)")
+    else:
+        notes = [f"Numba region {key} ({how}): {what} (its kernel as above)"]
+    out = [loops._comment(t, like) for t in notes]
+    for node in list(stmts) + list(test.orelse) + kept:
+        if any(node is m for m in members):
+            continue
+        gast.copy_location(node, like)
+        node.sj_origin = getattr(like, "sj_origin", None)
+        node.sj_file = getattr(like, "sj_file", None)
+    return out + stmts

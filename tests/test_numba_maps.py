@@ -1,0 +1,204 @@
+"""Elementwise chains of jitted code compiled with Numba (backends/numba_cpu/maps.py).
+
+Oracles: the same jitted function with Numba off (the NumPy path), compared to
+the bit, dtype and shape included, before and after its regions tier up; the
+statement order a Python reading of the original function gives.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import gast  # noqa: E402
+
+import srcjax  # noqa: E402
+import srcjax.numpy as jnp  # noqa: E402
+from srcjax.backends.numba_cpu import loops, maps, tiers  # noqa: E402
+from srcjax.tree_util import tree_map  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def auto(monkeypatch):
+    monkeypatch.setenv("SRCJAX_DISK_CACHE", "0")
+    old = srcjax.config.read("numba_loops")
+    srcjax.config.update("numba_loops", "auto")
+    yield
+    srcjax.config.update("numba_loops", old)
+
+
+def _numpy_only(fn, *args):
+    srcjax.config.update("numba_loops", False)
+    try:
+        return srcjax.jit(lambda *a: fn(*a))(*args)  # (another jit object than jit(fn))
+    finally:
+        srcjax.config.update("numba_loops", "auto")
+
+
+def _same(a, b):
+    la, lb = srcjax.tree_util.tree_leaves(a), srcjax.tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert np.array_equal(x, y, equal_nan=True), (x, y)
+
+
+def _adam(params, m, v, g, t):
+    t = t + 1
+    m = tree_map(lambda m, g: 0.9 * m + (1 - 0.9) * g, m, g)
+    v = tree_map(lambda v, g: 0.999 * v + (1 - 0.999) * g * g, v, g)
+    ms = 1 / (1 - 0.9**t)
+    vs = 1 / (1 - 0.999**t)
+    params = tree_map(lambda p, m, v: p - 1e-3 * (m * ms) / (jnp.sqrt(v * vs) + 1e-8), params, m, v)
+    return params, m, v, t
+
+
+def _leaves(rng, dtype):
+    shapes = {"w1": (64, 128), "b1": (128,), "w2": (128, 10), "b2": (10,)}
+    return {k: rng.standard_normal(s).astype(dtype) for k, s in shapes.items()}
+
+
+def _hot(monkeypatch, fn, *args):
+    """``fn(*args)`` jitted, called until its regions are compiled (every call's
+    result compared with NumPy's)."""
+    monkeypatch.setattr(tiers, "HOT_FRACTION", 0.0)
+    jf = srcjax.jit(fn)
+    want = _numpy_only(fn, *args)
+    for _ in range(3):
+        _same(jf(*args), want)
+    return jf
+
+
+def _compiled(text):
+    """Whether ``text`` calls kernels of this pass, and every one ran compiled."""
+    keys = set(re.findall(r"Numba region (nbloop_[0-9a-f]+) .*elementwise statements", text))
+    return bool(keys) and all(loops._REGIONS[k].fn is not None for k in keys)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_adam_step_over_a_tree_is_one_kernel_per_leaf_and_numpys_bits(
+    dtype, monkeypatch, request
+):
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(0)
+    p, m, g = (_leaves(rng, dtype) for _ in range(3))
+    v = tree_map(lambda a: np.abs(a) * 0.01, _leaves(rng, dtype))
+    v["b2"][:3] = 0.0  # sqrt(0): a division by eps only
+    args = (p, m, v, g, np.asarray(3.0, dtype))
+    jf = _hot(monkeypatch, _adam, *args)
+    text = srcjax.source(jf, *args)
+    assert _compiled(text)
+    assert text.count("_nbr.tiered(") >= 4  # (a call per leaf)
+    # the state fed back, as a training loop does (outputs are the kernels' arrays)
+    state = args
+    for _ in range(3):
+        new = jf(*state)
+        _same(new, _numpy_only(_adam, *state))
+        state = (*new[:3], g, new[3])
+
+
+def test_weak_numbers_zero_d_arrays_and_special_values(monkeypatch):
+    def f(x, y, s):
+        a = x * 2 - y  # a Python number converted to float32, as NumPy does
+        b = a / y + s  # a 0-d float32 array
+        return -jnp.sqrt(b * a) + a, b
+
+    x = np.array([[1.0, -2.0, 0.0], [3.5, np.inf, np.nan]], np.float32)
+    y = np.array([[0.0, 1.0, -0.0], [2.0, 1.0, 1.0]], np.float32)
+    rng = np.random.default_rng(1)  # (enough elements that a kernel pays)
+    x = np.tile(x, (20, 10)) * rng.uniform(0.5, 2, (40, 30)).astype(np.float32)
+    y = np.tile(y, (20, 10)) * rng.uniform(0.5, 2, (40, 30)).astype(np.float32)
+    args = (x, y, np.asarray(0.25, np.float32))
+    jf = _hot(monkeypatch, f, *args)
+    assert _compiled(srcjax.source(jf, *args))
+    out = jf(*args)
+    assert np.asarray(out[0]).dtype == np.float32
+    _same(out, _numpy_only(f, x, y, np.float32(0.25)))  # (a NumPy scalar for the 0-d array)
+
+
+def test_transposed_views_and_broadcast_operands(monkeypatch):
+    def f(x, row):
+        a = x.T  # a view that is not C-contiguous
+        c = (a * a + a * 3.0 - 1.0) / (a + 2.0) * a
+        return c * row + c  # row broadcasts: not this pass's (keeps NumPy)
+
+    x = np.arange(1200, dtype=np.float32).reshape(30, 40) / 7
+    row = np.linspace(-1, 1, 30, dtype=np.float32)
+    jf = _hot(monkeypatch, f, x, row)
+    _same(jf(x, row), _numpy_only(f, x, row))
+    assert _compiled(srcjax.source(jf, x, row))
+    xt = np.asfortranarray(np.arange(1200, dtype=np.float32).reshape(40, 30) / 3).T
+    _same(jf(xt, row), _numpy_only(f, xt, row))
+
+
+def test_statements_between_move_after_a_group_keeping_their_order():
+    code = (
+        "def f(x, c, s):\n"
+        "    a = x * c\n"
+        "    out = []\n"
+        "    out.append(a)\n"  # reads a: after the group
+        "    log = []\n"
+        "    log.append(s)\n"  # an effect after one that moved: after it too
+        "    b = a + x\n"
+        "    k = s * 2\n"  # independent: stays before
+        "    d = b * k\n"
+        "    return out, log, d\n"
+    )
+    fdef = gast.parse(code).body[0]
+    body = fdef.body
+    members = [body[0], body[5], body[7]]
+    order, taken = maps._schedule(body, members)
+    assert taken == 3
+    text = [gast.unparse(s).strip() for s in order]
+    assert text == [
+        "out = []",
+        "log = []",
+        "k = s * 2",
+        "a = x * c",
+        "b = a + x",
+        "d = b * k",
+        "out.append(a)",
+        "log.append(s)",
+        "return (out, log, d)",
+    ]
+
+
+def test_a_member_reading_a_moved_statement_is_no_group():
+    code = (
+        "def f(x, c):\n"
+        "    a = x * c\n"
+        "    z = g(a)\n"  # a call that reads a member: moves after it
+        "    b = a + z\n"  # reads it: the group cannot be one pass
+        "    d = b * x\n"
+        "    return d\n"
+    )
+    body = gast.parse(code).body[0].body
+    assert maps._schedule(body, [body[0], body[2], body[3]]) == (None, 1)
+
+
+def test_few_statements_on_small_arrays_keep_numpy(monkeypatch):
+    # (three NumPy calls on 12 elements cost less than one kernel call)
+    def f(x):
+        return x * x + x * 3.0 - 1.0
+
+    x = np.arange(12, dtype=np.float32)
+    jf = _hot(monkeypatch, f, x)
+    assert "Numba region" not in srcjax.source(jf, x)
+
+
+def test_an_int_specialization_keeps_numpy(monkeypatch):
+    def f(x):
+        return x * x + x * 2.0 - 1.0
+
+    x = np.arange(6, dtype=np.float32)
+    monkeypatch.setattr(tiers, "HOT_FRACTION", 0.0)
+    jf = srcjax.jit(f)
+    jf(x)
+    # an int array of the same shape: another specialization, NumPy's dtype rules
+    xi = np.arange(6, dtype=np.int32)
+    _same(jf(xi), _numpy_only(f, xi))
+    _same(jf(x), _numpy_only(f, x))
