@@ -49,21 +49,46 @@ def simplify(fdef: Any, namer: Any = None) -> Any:
 _ZEROS = ("ad.zeros_like", "jnp.zeros_like", "jnp.zeros")
 
 
-def _simplify_block(stmts: List[Any], namer, known: Optional[Dict[str, Any]] = None) -> List[Any]:
+def unit_factors(fdef: Any) -> bool:
+    """``x * one`` and ``one * x`` with ``one = ad.one(dtype)`` (the seed of a
+    scalar loss once :func:`.direct.direct_calls` made it a constant, in every
+    gradient evaluation of an HMC or Langevin loop) or its expansion by a sum's
+    cotangent (ones) -> ``x``, where ``x`` has the product's abstract value
+    (float, not weak: no promotion, no broadcast; ``x * 1`` is ``x`` in IEEE
+    arithmetic, NaN and -0 included). Returns whether anything changed."""
+    done: List[Any] = []
+    fdef.body = _simplify_block(fdef.body, None, None, done)
+    return bool(done)
+
+
+def _simplify_block(
+    stmts: List[Any], namer, known: Optional[Dict[str, Any]] = None, ones: Any = None
+) -> List[Any]:
     """``known`` maps a name to what the block knows it holds: ``"zeros"`` (an
-    array of zeros) or the node ``b`` of ``name = -b``; forgotten when the name,
-    or ``b``, is assigned again (and around loops and branches)."""
+    array of zeros), ``"one"`` (``ad.one``'s scalar) or the node ``b`` of ``name
+    = -b``; forgotten when the name, or ``b``, is assigned again (and around loops
+    and branches). ``ones`` (a list): only the unit factors are removed
+    (:func:`unit_factors`), each appended to it."""
     known = {} if known is None else known
     out: List[Any] = []
     for s in stmts:
         if isinstance(s, gast.If):
-            s.body = _simplify_block(s.body, namer, dict(known)) or [gast.Pass()]
-            s.orelse = _simplify_block(s.orelse, namer, dict(known))
+            s.body = _simplify_block(s.body, namer, dict(known), ones) or [gast.Pass()]
+            s.orelse = _simplify_block(s.orelse, namer, dict(known), ones)
             _forget(known, _assigned(s))
         elif isinstance(s, (gast.While, gast.For)):
             _forget(known, _assigned(s))
-            s.body = _simplify_block(s.body, namer, dict(known)) or [gast.Pass()]
+            s.body = _simplify_block(s.body, namer, dict(known), ones) or [gast.Pass()]
             _forget(known, _assigned(s))
+        elif _is_assign(s) and s.sj_op.kind == "prim" and ones is not None:
+            new = _unit_factor(s, known)
+            if new is not None:
+                ones.append(s)
+                out.extend(new)
+                _forget(known, _assigned(s))
+                continue
+            _forget(known, _assigned(s))
+            _note(s, known)
         elif _is_assign(s) and s.sj_op.kind == "prim":
             new = _simplify_one(s, namer) or _simplify_known(s, known)
             if new is not None:
@@ -94,6 +119,8 @@ def _note(s: Any, known: Dict[str, Any]) -> None:
     op = s.sj_op
     if op.prim.public in _ZEROS:
         known[t] = "zeros"
+    elif not res.weak and res.dtype.kind == "f" and _all_ones(op, res, known):
+        known[t] = "one"
     elif (
         op.prim.public == "jnp.negative"
         and isinstance(s.value, gast.UnaryOp)
@@ -143,6 +170,45 @@ def _simplify_known(s: Any, known: Dict[str, Any]) -> Optional[List[Any]]:
             new = _binop(t, N.clone(a), gast.Sub, N.clone(b), "jnp.subtract", s)
             new.sj_note = "a + (-b) -> a - b"
             return [_annot(new, res)]
+    return None
+
+
+def _all_ones(op: Any, res: Aval, known: Dict[str, Any]) -> bool:
+    """``ad.one(dtype)``, or a sum's cotangent ``ad.expand_reduced(g, x, ...)``
+    of such a ``g`` without a ``where`` mask: every element is 1."""
+    if op.prim.public == "ad.one":
+        return res.shape == ()
+    if op.prim.public != "ad.expand_reduced":
+        return False
+    g, where = op.bound.get("g"), op.bound.get("where")
+    return (
+        isinstance(g, gast.Name)
+        and known.get(g.id) == "one"
+        and (where is None or (isinstance(where, gast.Constant) and where.value is None))
+    )
+
+
+def _unit_factor(s: Any, known: Dict[str, Any]) -> Optional[List[Any]]:
+    """``t = x * one`` or ``t = one * x`` (:func:`unit_factors`) as ``t = x``."""
+    res = getattr(s, "sj_aval", None)
+    e = s.value
+    if not (
+        known
+        and isinstance(res, Aval)
+        and s.sj_op.prim.op == "*"
+        and isinstance(e, gast.BinOp)
+        and isinstance(e.op, gast.Mult)
+    ):
+        return None
+    for x, one in ((e.left, e.right), (e.right, e.left)):
+        if (
+            isinstance(one, gast.Name)
+            and known.get(one.id) == "one"
+            and same_float(_float_aval(x, s), res)
+        ):
+            new = _annot(_copy(s.targets[0].id, x, s), res)
+            new.sj_note = "x * ad.one -> x"
+            return [new]
     return None
 
 

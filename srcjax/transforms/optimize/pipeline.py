@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional
 
-from .algebra import simplify
+from .algebra import simplify, unit_factors
 from .bounds import loop_rows_as_subscripts, restore_subscripts
 from .broadcasts import broadcast_operands
 from .carry_checks import drop_carry_checks
@@ -133,7 +133,9 @@ def optimize(
         infer_avals(fdef, params, resolve)
     if direct_calls(fdef):
         # (ad.seed's constant reads nothing: the forward value it read may be dead
-        # now, and the constant leaves the loops)
+        # now, and the constant leaves the loops; a product by it is its operand)
+        if unit_factors(fdef):
+            propagate(fdef)
         dce(fdef)
         infer_avals(fdef, params, resolve)
         if hoist_invariants(fdef, resolve, namer):
