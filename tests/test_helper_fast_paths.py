@@ -1,7 +1,7 @@
 """The fast paths of helpers that R6 (Newton-CG with jvp(grad(f)) under
 jit(vmap)) calls in its inner loop give what their general paths give, bit for
 bit: ``jnp.where`` with a Python zero (the derivative rules' ``where(c, 0, g)``),
-``ad.replace_inf``, ``ad.zero_where_counted``, ``ad.batch_broadcast`` of NumPy scalars,
+``ad.replace_inf``, ``ad.zero_where_counted``, ``jnp.isposinf``/``isneginf``, ``ad.batch_broadcast`` of NumPy scalars,
 ``ad.expand_reduced`` with ``axis=(k,)``, ``jnp.sum``. The oracle is plain NumPy."""
 
 import numpy as np
@@ -51,6 +51,18 @@ def test_where_with_a_python_zero_is_numpys_where(dt, mask, zero):
     _same_bits(where(m[0], 0, a), np.where(m[0], np.asarray(0, dt), a))
     ints = np.arange(a.size, dtype=np.int32).reshape(a.shape)
     _same_bits(where(m, 0, ints), np.where(m, 0, ints))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_isposinf_isneginf_of_floats_are_numpys(dt):
+    # one comparison with +-inf for float arrays (False at NaN, as NumPy's)
+    a = _with_specials(dt)
+    for name, ref in (("jnp.isposinf", np.isposinf), ("jnp.isneginf", np.isneginf)):
+        _same_bits(_impl(name)(a), ref(a))
+        _same_bits(_impl(name)(a[0, 0]), ref(a[0, 0]))  # (a NumPy scalar: NumPy's function)
+        _same_bits(_impl(name)(np.arange(3)), ref(np.arange(3)))
+        with pytest.raises(TypeError):
+            _impl(name)(np.array([1 + 1j]))
 
 
 @pytest.mark.parametrize("dt", [np.float16, np.float32])

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from ._base import _binop, _ew, _predicate_impl, _unop
+from ._base import _binop, _doc, _ew, _predicate_impl, _unop
 
 __all__ = [
     "less",
@@ -131,11 +131,28 @@ isfinite = _pred1(
     "jnp.isfinite", np.isfinite, "Elementwise test for finite values.", "isfinite({x})",
     math.isfinite,
 )  # fmt: skip
-isposinf = _pred1(
-    "jnp.isposinf", np.isposinf, "Elementwise test for +inf.", "(isinf({x}) && {x} > 0)"
+
+
+def _inf_test(test, inf, public, doc, c_expr):
+    """``np.isposinf`` / ``np.isneginf`` (Python functions: ``isinf``,
+    ``signbit`` and ``logical_and``, ~2 us on 16 x 200) as one comparison for
+    float arrays, ``x == inf`` (False at NaN too: the same mask); other operands
+    (complex's TypeError, ints, bfloat16) take NumPy's function."""
+
+    def impl(x):
+        if type(x) is np.ndarray and x.dtype.kind == "f":
+            return np.equal(x, inf)
+        return test(x)
+
+    impl.__name__ = impl.__qualname__ = public.rsplit(".", 1)[-1]
+    return _ew(public, _doc(impl, doc), test, differentiable=False, c_expr=c_expr)
+
+
+isposinf = _inf_test(
+    np.isposinf, np.inf, "jnp.isposinf", "Elementwise test for +inf.", "(isinf({x}) && {x} > 0)"
 )
-isneginf = _pred1(
-    "jnp.isneginf", np.isneginf, "Elementwise test for -inf.", "(isinf({x}) && {x} < 0)"
+isneginf = _inf_test(
+    np.isneginf, -np.inf, "jnp.isneginf", "Elementwise test for -inf.", "(isinf({x}) && {x} < 0)"
 )
 signbit = _pred1("jnp.signbit", np.signbit, "Elementwise sign bit (True for -0.0).", "signbit({x})")
 
