@@ -159,3 +159,22 @@ def test_a_conversion_of_a_constant_is_a_weak_python_number():
     out = srcjax.jit(_shadowed_float)(np.ones(2, np.int32))
     assert out.dtype == np.float16
     np.testing.assert_array_equal(np.asarray(out), [5.0, 5.0])
+
+
+def _vmap_of_defaulted_lambda(x):
+    return srcjax.vmap(lambda r, k=3: r * k)(x)
+
+
+def _grad_of_defaulted_lambda(x):
+    return srcjax.grad(lambda y, m=3: jnp.sum(y**m))(x)
+
+
+def test_a_transformed_lambda_with_a_literal_default_inside_jit():
+    # the lifted lambda had no __defaults__: vmap's code asked for k
+    # ("lifted_vmap() missing a required positional argument: 'k'").
+    # JAX 0.10.2: jit(vmap(lambda r, k=3: r * k))(arange(3.)) == [0, 3, 6];
+    # jit(grad(lambda y, m=3: sum(y ** m)))(2 * ones(2)) == [12, 12]
+    x = np.arange(3.0, dtype=F32)
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_vmap_of_defaulted_lambda)(x)), [0, 3, 6])
+    y = np.full(2, 2.0, F32)
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_grad_of_defaulted_lambda)(y)), [12, 12])

@@ -355,9 +355,24 @@ class NestedMixin:
             scope = dict(scope)
             scope.update(cells)
             scope.update(known)
-        fobj = _types.FunctionType(fcode, scope, fdef.name)
+        fobj = _types.FunctionType(fcode, scope, fdef.name, self._lifted_defaults(fdef))
         del ns
         return fobj, free
+
+    def _lifted_defaults(self, fdef: Any) -> Optional[tuple]:
+        """The values of the lifted function's parameter defaults (``lambda r, k=3:``
+        under vmap inside jit: the transform calls it without ``k``), when each is
+        known while transforming (a literal, a module-level constant); None where
+        there is none or one reads a local variable (left as before)."""
+        values = []
+        for d in fdef.args.defaults:
+            if any(n in self.locals for n in N.names_in(d)):
+                return None
+            try:
+                values.append(self._static_value(d))
+            except UnsupportedSyntaxError:
+                return None
+        return tuple(values) or None
 
     def jvp_call(self, e: Any, target: Optional[str]) -> tuple:
         """``srcjax.jvp(f, (x,), (v,))`` inside transformed code."""
