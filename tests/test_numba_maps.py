@@ -79,9 +79,7 @@ def _compiled(text):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_an_adam_step_over_a_tree_is_one_kernel_per_leaf_and_numpys_bits(
-    dtype, monkeypatch, request
-):
+def test_an_adam_step_over_a_tree_is_one_kernel_call_and_numpys_bits(dtype, monkeypatch, request):
     if dtype == "float64":
         request.getfixturevalue("x64")
     rng = np.random.default_rng(0)
@@ -92,7 +90,8 @@ def test_an_adam_step_over_a_tree_is_one_kernel_per_leaf_and_numpys_bits(
     jf = _hot(monkeypatch, _adam, *args)
     text = srcjax.source(jf, *args)
     assert _compiled(text)
-    assert text.count("_nbr.tiered(") >= 4  # (a call per leaf)
+    # every leaf's 14 statements, the leaves of two ranks, in one kernel's call
+    assert text.count("= _nbr.tiered(") == 1 and "these 56 elementwise statements" in text
     # the state fed back, as a training loop does (outputs are the kernels' arrays)
     state = args
     for _ in range(3):
@@ -202,3 +201,18 @@ def test_an_int_specialization_keeps_numpy(monkeypatch):
     xi = np.arange(6, dtype=np.int32)
     _same(jf(xi), _numpy_only(f, xi))
     _same(jf(x), _numpy_only(f, x))
+
+
+def test_groups_that_cannot_be_made_consecutive_together_keep_two_kernels(monkeypatch):
+    def f(x, y):
+        a = (x * 2.0 + x * x - 1.0) / (x + 3.0) * x
+        s = jnp.sum(a)  # reads the first group; the second reads it
+        b = (y * s + y * y - s) / (y + 2.0) * y
+        return a, b
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    y = rng.standard_normal(5000).astype(np.float32)
+    jf = _hot(monkeypatch, f, x, y)
+    text = srcjax.source(jf, x, y)
+    assert _compiled(text) and text.count("= _nbr.tiered(") == 2

@@ -14,9 +14,9 @@ group of :data:`MIN_STATEMENTS` or more that is expected to beat NumPy's calls
 statement in one pass, allocating only the values read elsewhere. The statements between a group's first and last member that depend
 on its values move after it (straight-line code: what a statement reads and
 writes decides; calls that could write keep their order), so a ``tree_map``'s
-update, written out leaf by leaf between list appends, is one group per leaf.
-Statements of the same form share one kernel (its arguments are numbered), so
-the leaves of a model compile once per rank.
+update, written out leaf by leaf between list appends, is one group per leaf;
+independent groups of one dtype that can be made consecutive together share one
+kernel (one call for all of a model's leaves: a loop per group).
 
 Arrays as large as the CPU backend's chunked regions
 (:data:`..runtime.CHUNK_MIN_ELEMENTS`) keep those (threads). The kernels are
@@ -205,52 +205,61 @@ def _schedule(body: List[Any], members: List[Any]) -> Tuple[Optional[List[Any]],
 
 
 # ---------------------------------------------------------------------------- kernels
-def _kernel_source(group: List[_Op], outputs: List[str]) -> Tuple[str, List[str]]:
+def _kernel_source(groups: List[List[_Op]], outputs: List[str]) -> Tuple[str, List[str]]:
     """(the kernel's source, the names of its arguments in order): arrays first
-    (``a0``...), then scalars (``s0``...), numbered in order of first use."""
+    (``a0``...), then scalars (``s0``...), numbered in order of first use; one
+    loop over the elements of each group (independent groups, one dtype)."""
     arrays: Dict[str, str] = {}
     scalars: Dict[str, str] = {}
-    local: Dict[str, str] = {}
-    dt = f"np.{group[0].dtype.name}"
-    lines = []
-    for k, op in enumerate(group):
-        vals = []
-        for kind, x in op.operands:
-            if kind == "c":
-                vals.append(f"{dt}({x!r})")
-            elif kind == "s":
-                vals.append(scalars.setdefault(x, f"s{len(scalars)}"))
-            elif x in local:
-                vals.append(local[x])
+    dt = f"np.{groups[0][0].dtype.name}"
+    wanted = set(outputs)
+    flat, loops_, results = [], [], []
+    for g, group in enumerate(groups):
+        local: Dict[str, str] = {}
+        mine: List[str] = []  # (this group's arrays)
+        lines = []
+        for k, op in enumerate(group):
+            vals = []
+            for kind, x in op.operands:
+                if kind == "c":
+                    vals.append(f"{dt}({x!r})")
+                elif kind == "s":
+                    vals.append(scalars.setdefault(x, f"s{len(scalars)}"))
+                elif x in local:
+                    vals.append(local[x])
+                else:
+                    if x not in arrays:
+                        arrays[x] = f"a{len(arrays)}"
+                        mine.append(arrays[x])
+                    vals.append(arrays[x] + "_[i]")
+            if op.kind == "neg":
+                expr = f"-{vals[0]}"
+            elif op.kind == "sqrt":
+                expr = f"np.sqrt({vals[0]})"
             else:
-                vals.append(arrays.setdefault(x, f"a{len(arrays)}") + "_[i]")
-        if op.kind == "neg":
-            expr = f"-{vals[0]}"
-        elif op.kind == "sqrt":
-            expr = f"np.sqrt({vals[0]})"
-        else:
-            expr = f"{vals[0]} {op.kind} {vals[1]}"
-        local[op.target] = f"t{k}"
-        lines.append(f"        t{k} = {dt}({expr})")
-    outs = [local[o] for o in outputs]
-    head = ["import numpy as np", "", ""]
+                expr = f"{vals[0]} {op.kind} {vals[1]}"
+            local[op.target] = f"t{g}_{k}"
+            lines.append(f"        t{g}_{k} = {dt}({expr})")
+        first = next((arrays[x] for kind, x in group[0].operands if kind == "a" and x in arrays))
+        n = f"n{g}"
+        flat.append(f"    {n} = {first}.size")
+        for a in mine:
+            flat.append(f"    if {a}.size != {n}:")
+            flat.append("        raise ValueError('shapes')")
+            flat.append(f"    {a}_ = np.ascontiguousarray({a}).reshape({n})")
+        outs = [
+            (f"o{len(results) + j}", local[op.target])
+            for j, op in enumerate([op for op in group if op.target in wanted])
+        ]
+        loops_ += [f"    {o} = np.empty({n}, {dt})" for o, _ in outs]
+        loops_.append(f"    for i in range({n}):")
+        loops_ += lines + [f"        {o}[i] = {t}" for o, t in outs]
+        results += [f"{o}.reshape({first}.shape)" for o, _ in outs]
     params = list(arrays.values()) + list(scalars.values())
-    head.append(f"def kernel({', '.join(params)}):")
-    first = next(iter(arrays.values()))
-    head.append(f"    n = {first}.size")
-    for a in arrays.values():
-        head.append(f"    if {a}.size != n:")
-        head.append("        raise ValueError('shapes')")
-        head.append(f"    {a}_ = np.ascontiguousarray({a}).reshape(n)")
-    for sname in scalars.values():
-        head.append(f"    {sname} = {dt}(np.asarray({sname})[()])")
-    for j in range(len(outs)):
-        head.append(f"    o{j} = np.empty(n, {dt})")
-    head.append("    for i in range(n):")
-    body = lines + [f"        o{j}[i] = {t}" for j, t in enumerate(outs)]
-    tail = [f"    return ({''.join(f'o{j}.reshape({first}.shape), ' for j in range(len(outs)))})"]
-    names = list(arrays) + list(scalars)
-    return "\n".join(head + body + tail) + "\n", names
+    head = ["import numpy as np", "", "", f"def kernel({', '.join(params)}):"]
+    head += flat + [f"    {v} = {dt}(np.asarray({v})[()])" for v in scalars.values()]
+    tail = [f"    return ({''.join(r + ', ' for r in results)})"]
+    return "\n".join(head + loops_ + tail) + "\n", list(arrays) + list(scalars)
 
 
 def _worth(statements: int, size: int, args: int) -> bool:
@@ -300,55 +309,84 @@ def _assigned_once(fdef: Any) -> Set[str]:
     return {k for k, v in counts.items() if v == 1}
 
 
+def _outputs(body: List[Any], groups: List[List[_Op]]) -> List[str]:
+    """The groups' values that a statement of ``body`` other than theirs reads."""
+    mids = {id(op.stmt) for g in groups for op in g}
+    targets = {op.target for g in groups for op in g}
+    read: Set[str] = set()
+    for s in body:
+        if id(s) not in mids:
+            read |= {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in targets}
+    return [op.target for g in groups for op in g if op.target in read]
+
+
+def _members(body: List[Any], groups: List[List[_Op]]) -> List[Any]:
+    """The groups' statements in the order of ``body``."""
+    index = {id(s): k for k, s in enumerate(body)}
+    return sorted((op.stmt for g in groups for op in g), key=lambda m: index[id(m)])
+
+
 def lower_maps(fdef: Any, filename: str, tier: bool) -> int:
-    """Replace each group of elementwise statements at the top of ``fdef`` by a
-    call of its kernel (the statements kept for when it returns None). Returns
-    the number of groups."""
+    """Replace the groups of elementwise statements at the top of ``fdef`` by
+    calls of their kernels (the statements kept for when one returns None):
+    groups that pay alone, and independent ones of one dtype that can be made
+    consecutive together share one kernel (one call: an Adam step's leaves).
+    Returns the number of kernel calls."""
     once = _assigned_once(fdef)
     if not once:
         return 0
-    count = 0
-    shown: Set[str] = set()  # (a kernel's lines are shown over its first call only)
+    ready = []
     todo = _groups(fdef.body, once)
     while todo:
         group = todo.pop(0)
-        members = [op.stmt for op in group]
-        for m in members:
-            m.sj_map_member = True
-        body, j = _schedule(fdef.body, members)
+        for op in group:
+            op.stmt.sj_map_member = True
+        body, j = _schedule(fdef.body, [op.stmt for op in group])
         if body is None:
             # member j reads what reads an earlier one: the members before it are
             # one group, it and those after another
             todo[:0] = [g for g in (group[:j], group[j:]) if len(g) >= MIN_STATEMENTS]
             continue
-        mids = {id(m) for m in members}
-        targets = {op.target for op in group}
-        read_elsewhere: Set[str] = set()
-        for s in body:
-            if id(s) not in mids:
-                read_elsewhere |= {
-                    n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in targets
-                }
-        outputs = [op.target for op in group if op.target in read_elsewhere]
-        if not outputs:
-            continue
-        src, args = _kernel_source(group, outputs)
-        if not _worth(len(group), math.prod(group[0].shape), len(args)):
-            continue
-        key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
-        if tier:
-            from ...codegen import cache
-
-            cache.write_source(src, key)
-            tiers.make(key, src, None)
-        else:
-            loops._compile(key, src, None)  # (typed on its first call)
-        at = next(k for k, s in enumerate(body) if s is members[0])
-        call = _call(members, key, args, outputs, tier, src if key not in shown else "")
-        shown.add(key)
-        fdef.body = body[:at] + call + body[at + len(members) :]
-        count += 1
+        outputs = _outputs(body, [group])
+        if outputs:
+            args = _kernel_source([group], outputs)[1]
+            if _worth(len(group), math.prod(group[0].shape), len(args)):
+                ready.append(group)
+    count = 0
+    shown: Set[str] = set()  # (a kernel's lines are shown over its first call only)
+    bundle: List[List[_Op]] = []
+    for group in ready + [None]:
+        if group is not None and bundle and group[0].dtype == bundle[0][0].dtype:
+            if _schedule(fdef.body, _members(fdef.body, bundle + [group]))[0] is not None:
+                bundle.append(group)
+                continue
+        if bundle:
+            count += _emit(fdef, bundle, tier, shown)
+        bundle = [group]
     return count
+
+
+def _emit(fdef: Any, groups: List[List[_Op]], tier: bool, shown: Set[str]) -> int:
+    """``groups`` made consecutive in ``fdef`` and replaced by their kernel's call."""
+    members = _members(fdef.body, groups)
+    body = _schedule(fdef.body, members)[0]
+    if body is None:  # (not expected: checked before)
+        return 0
+    outputs = _outputs(body, groups)
+    src, args = _kernel_source(groups, outputs)
+    key = "nbloop_" + hashlib.sha256(src.encode()).hexdigest()[:16]
+    if tier:
+        from ...codegen import cache
+
+        cache.write_source(src, key)
+        tiers.make(key, src, None)
+    else:
+        loops._compile(key, src, None)  # (typed on its first call)
+    at = next(k for k, s in enumerate(body) if s is members[0])
+    call = _call(members, key, args, outputs, tier, src if key not in shown else "")
+    shown.add(key)
+    fdef.body = body[:at] + call + body[at + len(members) :]
+    return 1
 
 
 def _call(
@@ -373,7 +411,7 @@ def _call(
     test.sj_map_effects = (set(args) | {res}, names)
     like = members[-1]
     how = "tiered: NumPy until hot, then compiled, nogil" if tier else "compiled, nogil"
-    lines = [ln.strip() for ln in src.splitlines() if ln.startswith("        t")]
+    lines = [ln[4:] for ln in src.splitlines() if ln.startswith(("    for", "        t"))]
     what = f"these {len(members)} elementwise statements in one pass over the elements"
     if lines:
         notes = [f"Numba region {key} ({how}): {what}, as"]
