@@ -34,7 +34,7 @@ import gast
 
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
-from .avals import Aval, ClassAval
+from .avals import Aval
 from .common import _assigned, _is_assign, _new_assign
 from .lists import (
     _appended_later,
@@ -56,6 +56,8 @@ from .tree_places import (
     _const_index,
     _count,
     _leaf_avals,
+    _leaf_reads,
+    _materialize,
     _Place,
     _shape_key,
     _Table,
@@ -167,44 +169,6 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                 treedefs[key] = name
                 return name
         return None
-
-    def leaf_reads(place: _Place, root: str, at: Any) -> Optional[tuple]:
-        """Statements reading every leaf of ``place`` (held by ``root``) by
-        attribute and index, and the names they bind, in flattening order; None
-        where a child is not an attribute (a class computing its children)."""
-        getattr_p = registry.by_public("ad.getattr")
-        getitem_p = registry.by_public("ad.getitem")
-        stmts: List[Any] = []
-        atoms: List[str] = []
-
-        def walk(aval: Any, holder: str) -> bool:
-            kids = _children(aval)
-            if kids is None:
-                atoms.append(holder)
-                return True
-            names = {j: a for a, j in aval.layout.items()} if isinstance(aval, ClassAval) else None
-            for k, c in kids:
-                name = fresh("leaf" if _children(c) is None else "part")
-                if names is not None:
-                    if k not in names:
-                        return False
-                    value = N.attr(N.name(holder), names[k])
-                    op = Op(
-                        "prim",
-                        prim=getattr_p,
-                        bound={"x": N.name(holder), "name": N.const(names[k])},
-                    )
-                else:
-                    value = N.call(getitem_p.public, [N.name(holder), N.const(k)])
-                    op = Op("prim", prim=getitem_p, bound={"x": N.name(holder), "idx": N.const(k)})
-                st = N.copy_origin(N.assign(name, value), at)
-                st.sj_op = op
-                stmts.append(st)
-                if not walk(c, name):
-                    return False
-            return True
-
-        return (stmts, atoms) if walk(place.aval, root) else None
 
     def count_edit(s: Any, target: str, n: int) -> None:
         """``target = n``: a count known now (its statement then dead once the
@@ -575,7 +539,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                     changed = True
                     continue
             if isinstance(tree, gast.Name) and tree.id in places:
-                reads_of = leaf_reads(places[tree.id], tree.id, s)
+                reads_of = _leaf_reads(places[tree.id], tree.id, s, fresh)
                 if reads_of is not None:
                     stmts, atoms = reads_of
                     edits[id(s)] = (
@@ -654,26 +618,3 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
         out = keep
     fdef.body = _drop_unread_lists(out)
     return True
-
-
-def _materialize(s: Any, target: str, like: Any, atoms: list, dense: bool, fresh) -> list:
-    """Statements that build ``target``, the cotangent of ``like`` whose leaves are
-    ``atoms`` (None: zero): the leaf list and one ``ad.tree_unflatten_like``; where
-    a leaf is missing or needs a broadcast or cast, ``ad.cotangent_like`` after it."""
-    from ...primitives import registry
-
-    lst = fresh("ct_leaves")
-    elts = [N.const(None) if a is None else N.name(a) for a in atoms]
-    pack = N.copy_origin(N.assign(lst, gast.List(elts=elts, ctx=gast.Load())), s)
-    pack.sj_op = Op("pack", elts=[N.clone(e) for e in elts])
-    unflat = registry.by_public("ad.tree_unflatten_like")
-    tmp = target if dense else fresh("ct_tree")
-    build = N.copy_origin(N.assign(tmp, N.call(unflat.public, [N.clone(like), N.name(lst)])), s)
-    build.sj_op = Op("prim", prim=unflat, bound={"tree": N.clone(like), "leaves": N.name(lst)})
-    out = [pack, build]
-    if not dense:
-        fill = registry.by_public("ad.cotangent_like")
-        last = N.copy_origin(N.assign(target, N.call(fill.public, [N.name(tmp), N.clone(like)])), s)
-        last.sj_op = Op("prim", prim=fill, bound={"ct": N.name(tmp), "x": N.clone(like)})
-        out.append(last)
-    return out

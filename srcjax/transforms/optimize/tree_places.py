@@ -6,17 +6,20 @@ classes) with the numbers of its leaves in JAX's flattening order; attribute
 reads and constant indexing (``model.layers[:-1][0]``, ``pt.x``) give its
 children. A cotangent known leaf by leaf is a :class:`_Table`, a tree of known
 structure built from known leaves a :class:`_Built`. Anything this model cannot
-follow raises :class:`_Abort` (the pass then changes nothing).
+follow raises :class:`_Abort` (the pass then changes nothing). The statements
+the pass writes from this model: a place's leaves read by attribute and index
+(:func:`_leaf_reads`), a cotangent built from its leaves (:func:`_materialize`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import gast
 
 from ..._dict_order import sorted_keys
 from ...frontend import nodes as N
+from ...frontend.normalize import Op
 from .avals import Aval, ClassAval
 
 
@@ -151,3 +154,68 @@ def _leaf_avals(aval: Any) -> list:
     if kids is None:
         return [aval]
     return [a for _, c in kids for a in _leaf_avals(c)]
+
+
+def _leaf_reads(place: _Place, root: str, at: Any, fresh: Callable[[str], str]) -> Optional[tuple]:
+    """Statements reading every leaf of ``place`` (held by ``root``) by
+    attribute and index, and the names they bind (``fresh`` names them), in
+    flattening order; None where a child is not an attribute (a class computing
+    its children)."""
+    from ...primitives import registry
+
+    getattr_p = registry.by_public("ad.getattr")
+    getitem_p = registry.by_public("ad.getitem")
+    stmts: List[Any] = []
+    atoms: List[str] = []
+
+    def walk(aval: Any, holder: str) -> bool:
+        kids = _children(aval)
+        if kids is None:
+            atoms.append(holder)
+            return True
+        names = {j: a for a, j in aval.layout.items()} if isinstance(aval, ClassAval) else None
+        for k, c in kids:
+            name = fresh("leaf" if _children(c) is None else "part")
+            if names is not None:
+                if k not in names:
+                    return False
+                value = N.attr(N.name(holder), names[k])
+                op = Op(
+                    "prim",
+                    prim=getattr_p,
+                    bound={"x": N.name(holder), "name": N.const(names[k])},
+                )
+            else:
+                value = N.call(getitem_p.public, [N.name(holder), N.const(k)])
+                op = Op("prim", prim=getitem_p, bound={"x": N.name(holder), "idx": N.const(k)})
+            st = N.copy_origin(N.assign(name, value), at)
+            st.sj_op = op
+            stmts.append(st)
+            if not walk(c, name):
+                return False
+        return True
+
+    return (stmts, atoms) if walk(place.aval, root) else None
+
+
+def _materialize(s: Any, target: str, like: Any, atoms: list, dense: bool, fresh) -> list:
+    """Statements that build ``target``, the cotangent of ``like`` whose leaves are
+    ``atoms`` (None: zero): the leaf list and one ``ad.tree_unflatten_like``; where
+    a leaf is missing or needs a broadcast or cast, ``ad.cotangent_like`` after it."""
+    from ...primitives import registry
+
+    lst = fresh("ct_leaves")
+    elts = [N.const(None) if a is None else N.name(a) for a in atoms]
+    pack = N.copy_origin(N.assign(lst, gast.List(elts=elts, ctx=gast.Load())), s)
+    pack.sj_op = Op("pack", elts=[N.clone(e) for e in elts])
+    unflat = registry.by_public("ad.tree_unflatten_like")
+    tmp = target if dense else fresh("ct_tree")
+    build = N.copy_origin(N.assign(tmp, N.call(unflat.public, [N.clone(like), N.name(lst)])), s)
+    build.sj_op = Op("prim", prim=unflat, bound={"tree": N.clone(like), "leaves": N.name(lst)})
+    out = [pack, build]
+    if not dense:
+        fill = registry.by_public("ad.cotangent_like")
+        last = N.copy_origin(N.assign(target, N.call(fill.public, [N.name(tmp), N.clone(like)])), s)
+        last.sj_op = Op("prim", prim=fill, bound={"ct": N.name(tmp), "x": N.clone(like)})
+        out.append(last)
+    return out
