@@ -331,6 +331,12 @@ def _live_after(after: List[Any]) -> Set[str]:
     live: Set[str] = set()
     killed: Set[str] = set()
     for s in after:
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+            # (the loop sets its counter before its body reads it: a reverse
+            # loop's row reads S[k] do not read the forward loop's k)
+            body = _names(s.body, gast.Load) - {s.target.id}
+            live |= (_names([gast.Expr(value=s.iter)], gast.Load) | body) - killed
+            continue
         live |= _names([s], gast.Load) - killed
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             if isinstance(s.targets[0], gast.Name):

@@ -23,6 +23,7 @@ from .operators import as_operators
 from .promote import promote
 from .propagate import fold_constants, propagate
 from .pytrees import known_trees
+from .readouts import popped_rows_as_reads, stacked_readouts
 from .rowmaps import row_products
 from .shape_only import shape_only_operands
 from .static_fold import fold_static, lifts_as_subscripts
@@ -145,7 +146,13 @@ def optimize(
             infer_avals(fdef, params, resolve)
     if pair_logsumexps(fdef):  # (a cross-entropy's logsumexp and its weights, once)
         infer_avals(fdef, params, resolve)
+    popped = popped_rows_as_reads(fdef)  # (the pops' `like` operands are read no more)
     drop_unread_tape_entries(fdef)  # (jit sees both loops of grad's tape)
+    if popped:  # (the tape's entries that only pop_like read: their values too)
+        dce(fdef)
+    if stacked_readouts(fdef, namer):  # (a scan's readout, once for all trips)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
         _promote_all(fdef, params, resolve, namer, boxed)
