@@ -397,6 +397,17 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
                 places[target] = part
             avals[target] = getattr(s, "sj_aval", None)
             continue
+        elif (
+            prim == "ad.zeros_like"
+            and isinstance(b.get("x"), gast.Name)
+            and b["x"].id in places
+            and _children(places[b["x"].id].aval) is not None
+        ):
+            # (a container's zero cotangent, the start of a written-out layer loop's
+            # sum: a table with no entries)
+            tables[target] = _Table(places[b["x"].id], {})
+            drop.add(id(s))
+            handled = True
         elif prim in (
             "ad.attr_adjoint",
             "ad.tree_index_adjoint",
