@@ -632,3 +632,46 @@ def test_newton_with_hessian_and_solve_in_fori_loop_keeps_its_carry_known():
     inner = src[src.index("in range(4):") :].split("\n")[1:]  # (jacfwd's loop)
     loop_lines = [ln for ln in inner if ln.startswith(" " * 12)]
     assert loop_lines and not any("jnp.logaddexp(" in ln for ln in loop_lines), src
+
+
+def _softplus_hvp_sum(w, x, d):
+    # grad of a softplus loss and its jvp (forward-over-reverse): logaddexp's
+    # derivative masks replace_inf(z), and its tangent's where(isposinf(z), 0, .)
+    def loss(v):
+        return jnp.sum(jnp.logaddexp(0.0, x @ v))
+
+    acc = jnp.zeros_like(w)
+    for _ in range(STEPS):
+        acc = acc + srcjax.jvp(srcjax.grad(loss), (w,), (d,))[1]
+        d = d * 0.5
+    return acc + srcjax.grad(loss)(w)
+
+
+def test_replace_inf_reads_the_counted_mask_of_the_same_value(monkeypatch):
+    # optimize/masks.counted_replace_infs: ad.replace_inf(z) in a block that also
+    # computes isposinf(z) (and its count) reads them; the same bits as the code
+    # without the rewrite, with and without infinite z
+    from srcjax.transforms.optimize import pipeline
+
+    rng = _rng()
+    w = rng.standard_normal(4).astype(np.float32)
+    w[0] = abs(w[0]) + 0.5  # (the rows [inf, 0, 0, 0] below: z = +inf)
+    d = rng.standard_normal(4).astype(np.float32)
+    finite = rng.standard_normal((6, 4)).astype(np.float32)
+    jitted = srcjax.jit(_softplus_hvp_sum)
+    src = srcjax.source(jitted, w, finite, d)
+    assert "ad.replace_inf(" not in src and "ad.zero_where_counted(isposinf," in src, src
+    monkeypatch.setattr(pipeline, "counted_replace_infs", lambda fdef, namer: False)
+    plain = srcjax.jit(lambda w, x, d: 1 * _softplus_hvp_sum(w, x, d))
+    assert "ad.replace_inf(" in srcjax.source(plain, w, finite, d)
+    for x in (finite, np.array([[np.inf, 0, 0, 0], [1, 2, 3, 4]] * 3, np.float32)):
+        got, want = np.asarray(jitted(w, x, d)), np.asarray(plain(w, x, d))
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_array_equal(got, want)  # (the second: z = +inf zeroed)
+        assert np.isinf(x @ w).any() == (x is not finite)
+    # float64 oracle: H d = x^T diag(s (1 - s)) x d, the gradient x^T s
+    x64, w64, d64 = (a.astype(np.float64) for a in (finite, w, d))
+    s = 1 / (1 + np.exp(-(x64 @ w64)))
+    h = x64.T @ (x64 * (s * (1 - s))[:, None])
+    want = x64.T @ s + sum(h @ (d64 * 0.5**k) for k in range(STEPS))
+    np.testing.assert_allclose(np.asarray(jitted(w, finite, d)), want, rtol=1e-5, atol=1e-5)

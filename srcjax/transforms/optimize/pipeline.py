@@ -18,7 +18,7 @@ from .interp import infer_avals
 from .lax_carries import carry_casts
 from .licm import hoist_invariants, read_globals_once
 from .lse_pairs import pair_logsumexps
-from .masks import counted_masks
+from .masks import counted_masks, counted_replace_infs
 from .operators import as_operators
 from .promote import promote
 from .propagate import fold_constants, propagate
@@ -128,6 +128,9 @@ def optimize(
                 break
             propagate(fdef)
         dce(fdef)
+        infer_avals(fdef, params, resolve)
+    # (after CSE: the gradient's replace_inf and its repeat in a jvp are one)
+    if counted_replace_infs(fdef, namer):  # (a replace_inf that the mask's count decides)
         infer_avals(fdef, params, resolve)
     if fold_expands(fdef):  # (a broadcast cotangent read by an elementwise operation)
         dce(fdef)
