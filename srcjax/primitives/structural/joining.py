@@ -295,6 +295,16 @@ unstack.samples = lambda rng: [((_rand(rng, 3, 2),), {}), ((_rand(rng, 3, 2),), 
 def _split(ary, indices_or_sections, axis=0):
     """Split into equal sections or at indices along ``axis`` (jax.numpy.split);
     returns a list."""
+    if type(ary) is np.ndarray and type(indices_or_sections) is int and type(axis) is int:
+        # equal sections of an array: the views np.split returns, by basic
+        # slicing (np.split's Python path costs 16-20 us for 4 sections of a
+        # 16 x 128 array, the slices under 1 us: an LSTM's gates every trip)
+        nd, n = ary.ndim, indices_or_sections
+        ax = axis + nd if axis < 0 else axis
+        if 0 <= ax < nd and n > 0 and ary.shape[ax] % n == 0:
+            step = ary.shape[ax] // n
+            lead = (slice(None),) * ax
+            return [ary[lead + (slice(i * step, (i + 1) * step),)] for i in range(n)]
     return np.split(ary, indices_or_sections, axis=axis)
 
 
