@@ -26,6 +26,7 @@ from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
 from .global_facts import _globals_to_fold, _resolver
 from .outputs import _static_object
+from .scalar_params import fold_attributes
 from .signature import _WEAK, _aval_tree, _describe
 
 _cfg = importlib.import_module("srcjax.config")  # the module (srcjax.config is the object)
@@ -123,6 +124,15 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
                 avals[p] = _aval_tree(v, arg_keys.get(p))
         opt.bind_static(fdef, statics)
         opt.bind_static(fdef, defaults, note="default argument")
+        # x.size / x.shape / x.dtype of a Python int or bool argument (JAX: a weak 0-d array)
+        fold_attributes(
+            fdef,
+            {
+                p: "bool" if k == _WEAK[bool] else ("int64" if key[2] else "int32")
+                for p, k in arg_keys.items()
+                if k in (_WEAK[int], _WEAK[bool]) and p not in statics
+            },
+        )
         # module globals holding Python scalars (HIDDEN in zeros((n, HIDDEN))):
         # constants of this specialization, guarded (rebinding one specializes
         # again), as JAX bakes them in at trace time
