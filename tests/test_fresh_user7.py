@@ -2,7 +2,6 @@
 each failing input with the values JAX 0.10.2 gives (recorded from the repro
 files), or a NumPy / Python-loop oracle."""
 
-
 import srcjax
 import srcjax.numpy as jnp
 
