@@ -8,7 +8,9 @@ from typing import Any, Dict, List
 import gast
 
 from ...frontend import nodes as N
+from .avals import Aval
 from .common import _assigned, _is_assign, _is_pure, _Subst, read_counts
+from .release import RELEASE_MIN_SIZE
 
 
 # ---------------------------------------------------------------------------- re-nesting
@@ -41,6 +43,7 @@ def _inline_block(stmts: List[Any], reads, stores, keep) -> None:
             _inline_block(s.orelse, reads, stores, keep)
         elif isinstance(s, (gast.While, gast.For)):
             _inline_block(s.body, reads, stores, keep)
+    big = _large_values(stmts)
     i = 0
     while i < len(stmts):
         s = stmts[i]
@@ -73,7 +76,7 @@ def _inline_block(stmts: List[Any], reads, stores, keep) -> None:
             if _assigned(u) & (deps | {t}):
                 break
             j += 1
-        if target is None:
+        if target is None or (j > i + 1 and _holds_longer(s, deps, target, stmts[j:], big)):
             i += 1
             continue
         new_value = _Subst({t: s.value}).visit(N.clone(target.value))
@@ -86,3 +89,33 @@ def _inline_block(stmts: List[Any], reads, stores, keep) -> None:
         del stmts[i]
         # the statement that read it may itself be foldable now: stay at i - 1
         i = max(0, i - 1)
+
+
+def _large_values(stmts: List[Any]) -> set:
+    """Names the block binds once, at its top, to a large array of its own (of at
+    least ``RELEASE_MIN_SIZE`` elements, not a part of another value): what the
+    release passes free after its last read."""
+    seen: Dict[str, int] = {}
+    out = set()
+    for s in stmts:
+        for t in _assigned(s):
+            seen[t] = seen.get(t, 0) + 1
+        if not _is_assign(s):
+            continue
+        a, op = getattr(s, "sj_aval", None), s.sj_op
+        made = op.kind == "copy" or (op.kind == "prim" and op.prim.part is None)
+        if made and isinstance(a, Aval) and a.size >= RELEASE_MIN_SIZE:
+            out.add(s.targets[0].id)
+    return {t for t in out if seen[t] == 1}
+
+
+def _holds_longer(s: Any, deps: set, target: Any, rest: List[Any], big: set) -> bool:
+    """Whether folding ``s`` into a display ``target`` further down would keep a
+    large array it reads alive past its last read (R1's gradient leaves gathered
+    into ``[(dw1, db1), ...]``: every layer's activations held until the last
+    leaf)."""
+    op = getattr(target, "sj_op", None)
+    if op is None or op.kind != "pack":
+        return False
+    later = {n.id for u in rest for n in N.walk(u) if isinstance(n, gast.Name)}
+    return any(d in big and d not in later for d in deps)

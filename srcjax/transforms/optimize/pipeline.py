@@ -13,6 +13,7 @@ from .cse import cse
 from .dce import dce
 from .dead_pops import drop_unread_tape_entries
 from .direct import direct_calls
+from .displays import structure_displays
 from .expands import fold_expands
 from .interp import infer_avals
 from .lax_carries import carry_casts
@@ -109,6 +110,9 @@ def optimize(
     # (after the folds: the lists a reverse loop pushes one value on)
     if merge_trip_lists(fdef):
         specialized = True
+    if namer is not None and structure_displays(fdef, params, namer.fresh):
+        dce(fdef)  # (the leaf lists the displays took apart)
+        infer_avals(fdef, params, resolve)
     for _ in range(8 if namer is not None else 0):
         if not shape_only_operands(fdef, params, namer):
             break

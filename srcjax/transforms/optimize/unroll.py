@@ -55,9 +55,12 @@ def changed_lists(fdef: Any) -> Optional[Set[str]]:
     local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
     changed: Set[str] = set()  # names of the lists something changes
     parents: Dict[int, Any] = {}
+    names: Dict[str, List[Any]] = {}  # every Name node, by its id
     for node in N.walk(fdef):
         for child in gast.iter_child_nodes(node):
             parents[id(child)] = node
+        if isinstance(node, gast.Name):
+            names.setdefault(node.id, []).append(node)
         if isinstance(node, (gast.Delete, gast.AugAssign, gast.Global, gast.Nonlocal)):
             return None
         if isinstance(node, gast.Subscript) and not isinstance(node.ctx, gast.Load):
@@ -106,7 +109,7 @@ def changed_lists(fdef: Any) -> Optional[Set[str]]:
         if isinstance(node, gast.Name) and node.id in changed:
             parent = parents.get(id(node))
             if isinstance(node.ctx, gast.Load):
-                if not _list_use(node, parent, parents, changed, REGISTRY):
+                if not _list_use(node, parent, parents, names, REGISTRY):
                     return None
             elif not (isinstance(parent, gast.Assign) and _new_list(parent.value, changed)):
                 return None  # (a loop target, a binding to anything but a new list)
@@ -136,17 +139,19 @@ def _helper_of(node: Any) -> Optional[str]:
     return None
 
 
-def _list_use(node: Any, parent: Any, parents: Dict[int, Any], changed, registry) -> bool:
+def _list_use(node: Any, parent: Any, parents: Dict[int, Any], names, registry) -> bool:
     """Whether the read ``node`` of a changed list keeps it where only a changed
     list's name can reach it: what its methods are called on, a stack helper's
     list, the value of a plain copy (to another changed name), a reader's
     operand (``ad.seq_len``, ``ad.getitem``: a count, an item, a new list), or
-    what the function returns."""
+    what the function returns (in a display, too)."""
     if isinstance(parent, gast.Attribute) and parent.value is node:
         call = parents.get(id(parent))
         return isinstance(call, gast.Call) and call.func is parent
-    if isinstance(parent, (gast.Assign, gast.Return)) and parent.value is node:
+    if isinstance(parent, gast.Assign) and parent.value is node:
         return True
+    if _returned(node, parents, names):
+        return True  # (the caller's, once nothing here runs any more)
     if isinstance(parent, gast.Call) and node in parent.args:
         f = parent.func
         if isinstance(f, gast.Name):
@@ -157,6 +162,29 @@ def _list_use(node: Any, parent: Any, parents: Dict[int, Any], changed, registry
             return parent.args[0] is node
         return name in _READERS
     return False
+
+
+def _returned(node: Any, parents: Dict[int, Any], names: Dict[str, list], depth: int = 0) -> bool:
+    """Whether ``node`` is returned, in displays maybe (``return (items, g)``, or
+    ``t = (items, g)`` with ``t`` bound once and read only so)."""
+    parent = parents.get(id(node))
+    while isinstance(parent, (gast.Tuple, gast.List, gast.Dict)):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, gast.Return):
+        return True
+    if not (
+        depth < 4
+        and isinstance(parent, gast.Assign)
+        and parent.value is node
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], gast.Name)
+    ):
+        return False
+    name = parent.targets[0].id
+    uses = [n for n in names.get(name, ()) if n is not parent.targets[0]]
+    return bool(uses) and all(
+        isinstance(n.ctx, gast.Load) and _returned(n, parents, names, depth + 1) for n in uses
+    )
 
 
 def unroll_list_loops(fdef: Any, params: Dict[str, Any], fresh) -> bool:
