@@ -430,6 +430,12 @@ class _Interp(_ResultRules):
         """np.sqrt(8) (a normalizer's ``_HostCall`` of Python numbers): static."""
         fn = self.static_value(call.func, env, any_value=True)
         args = [a.value if isinstance(a, gast.Constant) else _UNKNOWN for a in call.args]
+        if fn is slice and not call.keywords and 1 <= len(args) <= 3:
+            # slice(None, None, -1) of x[::-1]'s adjoint and batched reads: an index
+            # known now, so the helpers it feeds run on stand-ins (jacfwd of a grad)
+            if all(a is None or type(a) is int for a in args):
+                return _Static(slice(*args))
+            return None
         if type(fn).__name__ == "_HostCall" and not call.keywords:
             with contextlib.suppress(Exception):  # (else left to run time)
                 r = fn(*args) if all(type(a) in (int, float) for a in args) else None
