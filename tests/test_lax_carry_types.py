@@ -55,6 +55,14 @@ def _scan_f16(x):
     return lax.scan(lambda c, v: (c * 1.1 + v, c), 0.0, x)
 
 
+def _scan_int(x):
+    return lax.scan(lambda c, v: (c * 1.1 + v, c * 2), 1, x)
+
+
+def _scan_pair(x):
+    return lax.scan(lambda c, v: ((c[0] + v, c[1] * 2.0), c[0]), (0.0, 1), x)
+
+
 def _fori_plus(x):
     return lax.fori_loop(0, 3, lambda i, c: c + x, 0.0)
 
@@ -111,11 +119,32 @@ CASES = {
         (np.float32(0.3),),
         [("float32", False, [0.9000000357627869])],
     ),
+    # a weak int carry made float32: ys (c * 2) float32 in every trip (eager: the
+    # first trip's int32 row made them float64)
+    "scan int carry": (
+        _scan_int,
+        (_F32,),
+        [
+            ("float32", False, [4.640999794006348]),
+            ("float32", False, [2.0, 4.199999809265137, 6.619999885559082]),
+        ],
+    ),
     # a tuple carry: its weak int item the body makes float is converted
     "while (0, int)": (
         _while_pair,
         (1,),
         [("int32", True, [5]), ("float32", False, [1.6105101108551025])],
+    ),
+}
+
+
+#: cases srcjax's jit does not type as JAX yet (eager does): a tuple carry made
+#: by ad.carry_canon has strong items to jit's abstract values
+EAGER_ONLY = {
+    "scan (0.0, int)": (
+        _scan_pair,
+        (_F32,),
+        [("float32", False, [3.0]), ("float32", False, [8.0]), ("float32", True, [0.0, 1.0, 2.0])],
     ),
 }
 
@@ -138,6 +167,28 @@ def test_jit_loop_carry_types(name):
         warnings.simplefilter("error")
         got = _leaves(srcjax.jit(fn)(*args))
     assert got == want
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(EAGER_ONLY))
+def test_eager_loop_carry_types(name):
+    """The same loops without jit: the first trip runs with JAX's types (a Python
+    scalar carry leaf as a weak Array; converted where the body promotes it)."""
+    fn, args, want = {**CASES, **EAGER_ONLY}[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _leaves(fn(*args))
+    assert got == want
+
+
+def test_eager_promotion_runs_the_first_trip_again():
+    """As JAX traces the body again with the converted carry: a value the body
+    computes from its carry has the converted type (c + 1.5 of a float16 carry
+    is float16; of the weak int 1 it would be float32). Recorded with JAX 0.10.2."""
+    x16 = np.float16(0.5)
+    body = lambda c, v: (c * x16, c + 1.5)  # noqa: E731
+    carry, ys = lax.scan(body, 1, None, length=2)
+    assert _leaves(carry) == [("float16", False, [0.25])]
+    assert _leaves(ys) == [("float16", False, [2.5, 2.0])]
 
 
 @pytest.mark.xfail(

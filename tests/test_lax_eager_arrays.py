@@ -25,7 +25,8 @@ def test_eager_control_flow_and_histogram_return_arrays():
     np.testing.assert_array_equal(np.asarray(hist.at[1].set(5.0)), [0.0, 5.0, 1.0])
     with pytest.raises(TypeError, match="immutable"):
         hist[0] = 99.0
-    assert (hist * jnp.float16(1)).dtype == np.float32
+    # (JAX 0.10.2: ys of a 0.0 carry are weak, so hist * float16 is float16)
+    assert hist.weak_type and (hist * jnp.float16(1)).dtype == np.float16
     assert isinstance(lax.fori_loop(0, 3, lambda i, c: c + 1.0, 0.0), srcjax.Array)
     assert isinstance(lax.while_loop(lambda c: c < 3, lambda c: c + 1, 0), srcjax.Array)
     assert isinstance(lax.cond(True, lambda: 1.0, lambda: 2.0), srcjax.Array)

@@ -131,13 +131,8 @@ EAGER = [
 ]
 
 
-#: eager loops still compute on NumPy scalars (weak Arrays would cost 3.4x per step):
-#: strict xfails, to be removed when they keep JAX's weak type
-_LOOPS_STRONG = pytest.mark.xfail(strict=True, reason="eager loops on Python floats are strong")
-EAGER = [
-    pytest.param(*c, marks=_LOOPS_STRONG) if c[0] in ("fori_loop", "while_loop", "scan") else c
-    for c in EAGER
-]
+# (eager loops run their first trip with JAX's types and give their results the
+# types it gave: srcjax/lax/_carry_types.py; the later trips on NumPy scalars)
 
 
 @pytest.mark.parametrize("name, run, want", EAGER, ids=lambda c: c if isinstance(c, str) else "")

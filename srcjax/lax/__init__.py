@@ -45,6 +45,7 @@ from ..primitives.structural import flip as jnp_flip
 from ..primitives.structural import moveaxis as jnp_moveaxis
 from ..primitives.structural import reshape as jnp_reshape
 from ..primitives.structural import stack as jnp_stack
+from . import _carry_types
 from . import _more as _lax_more  # noqa: E402
 from ._more import *  # noqa: F403,E402  (Precision, reduce_*, select_n, custom_root ...)
 from ._ops import *  # noqa: F403,E402  (add, exp, pad, dot_general ...: jax.lax's basic operations)
@@ -261,24 +262,38 @@ def fori_loop(
             "lower and upper arguments to fori_loop must have equal types, "
             f"got {lo_t.name} and {hi_t.name}"
         )
-    val = _canonical(init_val)
     body_fun = _eager(body_fun)
-    for i in range(int(lower), int(upper)):
-        new = body_fun(i, val)
-        if i == int(lower):
+    lo, hi = int(lower), int(upper)
+    # (JAX's carry types: a weak initial leaf the body promotes is converted)
+    start, typed = _carry_types.first_trip(
+        init_val, lambda c: (body_fun(lo, c), None) if lo < hi else None, _canonical_leaf
+    )
+    val = _canonical(start)
+    for i in range(lo, hi):
+        new = typed[0] if typed is not None and i == lo else body_fun(i, val)
+        if i == lo:
             new = _check_carry("scan body", init_val, new)
         else:
             new = _check_carry(None, val, new)
         val = new
+    if typed is not None:
+        val = _carry_types.retype(val, typed[2])
     return _wrap_owned(val, (init_val,))
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)`` (``jax.lax.while_loop``).
     Raises TypeError (as JAX) when the body changes the carry's structure or shapes."""
-    val = _canonical(init_val)
     cond_fun, body_fun = _eager(cond_fun), _eager(body_fun)
+    # (JAX's carry types: a weak initial leaf the body promotes is converted)
+    start, typed = _carry_types.first_trip(
+        init_val, lambda c: (body_fun(c), None) if cond_fun(c) else None, _canonical_leaf
+    )
+    val = _canonical(start)
     first = True
+    if typed is not None:  # the first trip, run with JAX's types
+        val = _check_carry("while_loop body", init_val, typed[0])
+        first = False
     while cond_fun(val):
         new = body_fun(val)
         if first:
@@ -287,6 +302,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         else:
             new = _check_carry(None, val, new)
         val = new
+    if typed is not None:
+        val = _carry_types.retype(val, typed[2])
     return _wrap_owned(val, (init_val,))
 
 
@@ -326,13 +343,26 @@ def scan(
         n = int(length)
     elif length is not None and int(length) != n:
         raise ValueError(f"scan got length={length} but xs have leading size {n}")
-    carry, xs = _canonical(init), _canonical(xs)
+    xs = _canonical(xs)
     f = _eager(f)
     ys = [None] * n
     order = range(n - 1, -1, -1) if reverse else range(n)
+    # (JAX's carry types: a weak initial leaf the body promotes is converted; the
+    # first trip's types are the results')
+    start, typed = _carry_types.first_trip(
+        init,
+        lambda c: (
+            _scan_pair(f(c, None if xs is None else _tree_index(xs, order[0]))) if n else None
+        ),
+        _canonical_leaf,
+    )
+    carry = _canonical(start)
     for k, i in enumerate(order):
-        x = None if xs is None else _tree_index(xs, i)
-        new, y = _scan_pair(f(carry, x))
+        if k == 0 and typed is not None:
+            new, y = typed[0], typed[1]
+        else:
+            x = None if xs is None else _tree_index(xs, i)
+            new, y = _scan_pair(f(carry, x))
         if k == 0:
             new = _check_carry("scan body", init, new)
         else:
@@ -341,7 +371,11 @@ def scan(
         ys[i] = y
     if n == 0:
         return _wrap_owned((carry, _empty_ys(f, carry, xs)), (init, xs))
-    return _wrap_owned((carry, _tree_stack(ys)), (init, xs))
+    stacked = _tree_stack(ys)
+    if typed is not None:
+        carry = _carry_types.retype(carry, typed[2])
+        stacked = _carry_types.retype(stacked, typed[3])
+    return _wrap_owned((carry, stacked), (init, xs))
 
 
 def _scan_pair(out: Any) -> tuple:
