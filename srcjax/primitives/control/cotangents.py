@@ -357,6 +357,14 @@ def _tree_add(a, b):
         return b
     if b is None:
         return a
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return a + b  # (the common leaf: what the general path ends in)
+    if type(a) is dict and type(b) is dict:  # (a parameter dict's cotangent, per trip)
+        out = dict(a)
+        for k, v in b.items():
+            x = out.get(k)
+            out[k] = v if x is None else _tree_add(x, v)
+        return out
     if type(a) is list and type(b) is list and len(a) == len(b):
         # the common container first (a list's cotangents, the parameters of a
         # layer loop): one comprehension, the holes taken inline
