@@ -118,7 +118,7 @@ def _sweep(stmts: List[Any], act: Activity, src: Any, loop_passes: int) -> None:
                 containers.add(t)
                 if _any_in(operands, active):
                     active.add(t)
-            elif op.kind == "unknown":
+            elif op.kind == "unknown" or op.keeps:
                 maybe.add(t)
                 if _any_in(operands, active):
                     active.add(t)

@@ -25,6 +25,7 @@ from ..frontend import nodes as N
 from ..frontend.normalize import Normalized, Op
 from .aux import split_aux
 from .rules import (
+    ITERATOR_HINT,
     active_operands,
     inline_rule,
     no_rule_checks,
@@ -126,6 +127,8 @@ class Forward:
     def assign(self, s: Any, op: Optional[Op], t: str) -> List[Any]:
         tdot = self.dot(t)
         zero = self._at(N.assign(tdot, N.call("ad.zeros_like", [N.name(t)])), s)
+        if op is not None and op.keeps and any(n in self.active for n in op.operand_names()):
+            raise self._no_rule(s, op.what or N.to_source(s.value), ITERATOR_HINT)
         if op is None or op.kind == "inactive":
             return [s, zero]
         if op.kind == "copy":

@@ -27,6 +27,14 @@ __all__ = ["call_rule", "inline_rule", "takes_operands"]
 
 _PARSED: Dict[Any, Any] = {}
 
+#: the hint of AD's error for an iterator object (``iter(xs)``, ``zip(a, b)``,
+#: ``enumerate(xs)`` kept as a value) holding a differentiated value
+ITERATOR_HINT = (
+    "AD cannot follow values through an iterator object: consume it where it is made "
+    "(sum(xs), list(zip(a, b)), a for loop or a comprehension over it), index the "
+    "sequence (next(iter(xs)) is xs[0]), or wrap the value in srcjax.lax.stop_gradient"
+)
+
 
 def _rule_ast(rule) -> Any:
     node = _PARSED.get(rule)

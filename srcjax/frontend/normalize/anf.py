@@ -102,6 +102,11 @@ class Op:
     #: (``State(x, v)``); a differentiated or batched argument is an error even where
     #: the result is not used (see :func:`srcjax.transforms.rules.object_method_error`)
     effect: Any = False
+    #: an ``inactive`` call whose result holds its arguments (``iter(xs)``,
+    #: ``zip(a, b)``, ``enumerate(xs)`` kept as Python objects): a differentiated
+    #: argument makes the result active, and AD refuses it (no rule) rather than
+    #: give it a zero derivative (fresh-user round 7, item 09)
+    keeps: bool = False
 
     def __post_init__(self) -> None:
         if self.kind == "prim":
@@ -136,7 +141,7 @@ class Op:
                     continue
                 for item in v if isinstance(v, list) else [v]:
                     add(item)
-        elif self.kind in ("copy", "pack", "append", "unknown"):
+        elif self.kind in ("copy", "pack", "append", "unknown") or self.keeps:
             for e in self.elts:
                 add(e)
         return out

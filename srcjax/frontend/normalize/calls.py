@@ -6,6 +6,8 @@ arrays and of user values, and host calls on static values.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 from typing import Any, Dict, Optional
 
 import gast
@@ -63,8 +65,70 @@ def _methods() -> Dict[str, Any]:
     return METHODS
 
 
+#: functions that iterate an argument once: ``iter(xs)`` there is ``xs``
+_ITERATING = {
+    id(f)
+    for f in (sum, list, tuple, sorted, min, max, any, all, zip, enumerate, map, dict, set)
+    + (frozenset, itertools.starmap, functools.reduce, math.fsum, math.prod)
+}
+
+
 class CallsMixin:
     """Call handlers of :class:`Normalizer` (primitives, builtins, methods)."""
+
+    def _starmap(self, e: Any) -> Optional[tuple]:
+        """``itertools.starmap(f, pairs)`` as the list ``[f(a, b) for a, b in pairs]``
+        (as ``map``): the calls are seen by transforms, where the iterator object
+        hid them (fresh-user round 7, item 09: a zero derivative). The arity is
+        that of ``zip(...)``'s arguments, 2 for ``enumerate``, or the tuples' of a
+        display; else None (the call stays)."""
+        fn, it = e.args
+        arity = None
+        if isinstance(it, gast.Call) and not it.keywords:
+            status, obj = self.resolve(it.func)
+            if status == "found" and obj is zip and it.args:
+                if not any(isinstance(a, gast.Starred) for a in it.args):
+                    arity = len(it.args)
+            elif status == "found" and obj is enumerate and len(it.args) == 1:
+                arity = 2
+        elif isinstance(it, (gast.List, gast.Tuple)) and it.elts:
+            sizes = {len(t.elts) if isinstance(t, gast.Tuple) else None for t in it.elts}
+            arity = sizes.pop() if len(sizes) == 1 else None
+        if arity is None:
+            return None  # (an iterator object: AD refuses a differentiated item)
+        items = [self.namer.fresh("star_item") for _ in range(arity)]
+        target = gast.Tuple(elts=[N.name(n, store=True) for n in items], ctx=gast.Store())
+        elt = gast.Call(func=fn, args=[N.name(n) for n in items], keywords=[])
+        comp = gast.ListComp(
+            elt=elt,
+            generators=[gast.comprehension(target=target, iter=it, ifs=[], is_async=0)],
+        )
+        for node in (elt, comp):
+            gast.copy_location(node, e)
+        gast.fix_missing_locations(comp)
+        return self.comprehension(comp)
+
+    def _pairs_comprehension(self, it: Any) -> Any:
+        """``zip(a, b)`` / ``enumerate(xs)`` (to be listed) as ``[(x, y) for x, y in
+        zip(a, b)]``, which transforms follow (the loop over zip/enumerate is
+        desugared); other nodes are returned as they are."""
+        if not (isinstance(it, gast.Call) and it.args and not it.keywords):
+            return it
+        if any(isinstance(a, gast.Starred) for a in it.args):
+            return it
+        status, obj = self.resolve(it.func)
+        if status != "found" or not (obj is zip or (obj is enumerate and len(it.args) == 1)):
+            return it
+        items = [self.namer.fresh("pair") for _ in range(2 if obj is enumerate else len(it.args))]
+        target = gast.Tuple(elts=[N.name(n, store=True) for n in items], ctx=gast.Store())
+        elt = gast.Tuple(elts=[N.name(n) for n in items], ctx=gast.Load())
+        comp = gast.ListComp(
+            elt=elt, generators=[gast.comprehension(target=target, iter=it, ifs=[], is_async=0)]
+        )
+        for node in (elt, comp):
+            gast.copy_location(node, it)
+        gast.fix_missing_locations(comp)
+        return comp
 
     def _reduce_loop(self, e: Any) -> tuple:
         """``functools.reduce(f, xs[, init])`` as the loop it stands for (``acc =
@@ -105,6 +169,39 @@ class CallsMixin:
             self.stmt(st)
         return N.name(acc), Op("copy", elts=[N.name(acc)])
 
+    def _is_iter_call(self, node: Any) -> bool:
+        """Whether ``node`` is ``iter(x)`` (the builtin, one argument)."""
+        return (
+            isinstance(node, gast.Call)
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], gast.Starred)
+            and self.resolve(node.func) == ("found", iter)
+        )
+
+    def strip_iter(self, e: Any) -> Any:
+        """``iter(xs)`` passed to a call that iterates it once is ``xs``
+        (``sum(iter(xs))``, ``list(iter(d.values()))``, ``zip(iter(a), b)``), and
+        ``next(iter(xs))`` is ``list(xs)[0]`` (the first value of a dict's
+        values, the first key of a dict): what transforms follow, where an
+        iterator object is opaque to them (fresh-user round 7, item 09: its
+        derivative was zero). Other calls are returned as they are."""
+        if not any(self._is_iter_call(a) for a in e.args):
+            return e
+        status, obj = self.resolve(e.func)
+        if status != "found":
+            return e
+        if obj is next and len(e.args) == 1 and not e.keywords:
+            listed = gast.Call(func=N.name("list"), args=[e.args[0].args[0]], keywords=[])
+            first = gast.Subscript(value=listed, slice=N.const(0), ctx=gast.Load())
+            for node in (listed, first):
+                gast.copy_location(node, e)
+            return N.copy_origin(first, e)
+        if id(obj) not in _ITERATING:
+            return e
+        args = [a.args[0] if self._is_iter_call(a) else a for a in e.args]
+        return N.copy_origin(gast.Call(func=e.func, args=args, keywords=e.keywords), e)
+
     def builtin_call(self, obj: Any, e: Any, target: Optional[str]) -> Optional[tuple]:
         """Builtins with derivatives: ``max``/``min`` (a choice), ``list``/``tuple``
         (copies), ``dict(k=v)`` (a display), numpy scalar casts; else None."""
@@ -144,6 +241,8 @@ class CallsMixin:
                 gast.copy_location(node, e)
             gast.fix_missing_locations(comp)
             return self.comprehension(comp)
+        if obj is itertools.starmap and not e.keywords and nargs == 2:
+            return self._starmap(e)
         if obj is functools.reduce and not e.keywords and nargs in (2, 3):
             return self._reduce_loop(e)
         if obj in (max, min) and not e.keywords and nargs >= 1:
@@ -166,6 +265,7 @@ class CallsMixin:
             return N.name(t), Op("copy", elts=[N.name(t)])
         if obj in (list, tuple) and nargs == 1 and not e.keywords:
             arg = e.args[0]
+            arg = self._pairs_comprehension(arg)
             if isinstance(arg, (gast.ListComp, gast.GeneratorExp)):
                 made = self.comprehension(arg)
                 if obj is list:

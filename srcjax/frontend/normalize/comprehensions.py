@@ -58,6 +58,8 @@ class ComprehensionsMixin:
         if len(e.generators) != 1 or e.generators[0].is_async:
             raise _unsupported(e, "comprehensions with several `for`", src=self.src)
         gen = e.generators[0]
+        if self._is_iter_call(gen.iter):  # [f(v) for v in iter(xs)]: over xs
+            gen.iter = gen.iter.args[0]
         # a fresh result name: `xs = [2 * x for x in xs]` must read the old xs
         t = self.temp("items")
         self.namer.comprehension_results.add(t)

@@ -60,6 +60,8 @@ class LoopsMixin:
         self.emit(gast.While(test=test, body=body + again, orelse=[]))
 
     def for_loop(self, s: Any) -> None:
+        if self._is_iter_call(s.iter):  # for v in iter(xs): for v in xs
+            s.iter = s.iter.args[0]
         it = s.iter
         target = s.target
         if self._unroll_over_functions(s):

@@ -464,6 +464,7 @@ def _inactive(norm: Any, c: Callee, target: Optional[str]) -> tuple:
         what=N.to_source(func),
         effect="construct" if user_class else False,
         hint=_REGISTER_HINT.format(name=obj.__name__) if user_class else None,
+        keeps=obj in (iter, zip, enumerate),
     )
 
 
@@ -581,6 +582,9 @@ class ResolveMixin:
         e = built_receiver(self, e)  # MLP(2).apply(w, x), Lin(w).loss(x)
         if any(k.arg is None for k in e.keywords):
             e = self._expand_kwargs(e)
+        e = self.strip_iter(e)  # sum(iter(xs)) is sum(xs); next(iter(d)) is list(d)[0]
+        if not isinstance(e, gast.Call):
+            return self.simple(e, target)
         e, made = self._call_of_factory(e)
         if made is not None:
             return made

@@ -11,6 +11,7 @@ import gast
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ..rules import (
+    ITERATOR_HINT,
     active_operands,
     inline_rule,
     no_rule_checks,
@@ -308,9 +309,10 @@ class _AdjointSweep:
                     if v.id not in self.containers:
                         args.append(N.name(v.id))
                     contribs.append((v.id, N.call("ad.part", args)))
-        elif kind == "unknown":
+        elif kind == "unknown" or op.keeps:
             if any(n in self.active for n in op.operand_names()):
-                raise self._no_rule(s, op, op.what or N.to_source(s.value), op.hint)
+                hint = ITERATOR_HINT if op.keeps else op.hint
+                raise self._no_rule(s, op, op.what or N.to_source(s.value), hint)
         elif kind == "prim":
             prim = op.prim
             if not prim.differentiable:
