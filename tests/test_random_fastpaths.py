@@ -125,3 +125,23 @@ def test_uniform_python_float_bounds_are_the_array_bounds_numbers(scheme, dtype)
         b = random.uniform(k, (5,), dtype, np.full(5, lo), np.full(5, hi))
         assert a.dtype == b.dtype == np.dtype(dtype)
         assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True), (lo, hi)
+
+
+# jax.random.fold_in(jax.random.PRNGKey(123), d) for d = 0, 7, 2**32 - 1 (both
+# schemes), and fold_in(fold_in(k, 5), uint32(9))
+JAX_FOLD = [[969380169, 3408994049], [4195957486, 134989543], [2301478522, 2278974641]]
+JAX_FOLD2 = [3107901485, 2830696789]
+
+
+def test_fold_in_of_one_key_recorded_and_as_a_batch(scheme):
+    k = random.PRNGKey(123)
+    assert [random.fold_in(k, d).tolist() for d in (0, 7, 2**32 - 1)] == JAX_FOLD
+    assert random.fold_in(random.fold_in(k, 5), np.uint32(9)).tolist() == JAX_FOLD2
+    # (one key and one number take their own path: the batched path's words)
+    from srcjax.random import _threefry
+
+    keys = np.asarray(random.split(k, 5))
+    data = np.arange(5, dtype=np.uint32) * np.uint32(977)
+    batched = _threefry.fold_in(keys, data)
+    for i in range(5):
+        assert _threefry.fold_in(keys[i], data[i]).tolist() == batched[i].tolist()

@@ -287,6 +287,14 @@ def split_keys(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarra
 def fold_in_keys(keys: np.ndarray, data: np.ndarray) -> np.ndarray:
     """``fold_in`` of keys ``(..., 2)`` and uint32 ``data`` broadcasting against
     ``keys.shape[:-1]``."""
+    if keys.shape == (2,) and np.shape(data) == ():  # (one key, one number: no broadcasting)
+        out = np.empty((1, 2), np.uint32)
+        fold_in_words(
+            np.ascontiguousarray(keys.reshape(1, 2), np.uint32),
+            np.asarray(data, np.uint32).reshape(1),
+            out,
+        )
+        return out.reshape(2)
     batch = np.broadcast_shapes(keys.shape[:-1], np.shape(data))
     flat = np.ascontiguousarray(np.broadcast_to(keys, batch + (2,)).reshape(-1, 2))
     d = np.ascontiguousarray(np.broadcast_to(data, batch).reshape(-1), np.uint32)
