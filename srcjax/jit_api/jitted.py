@@ -154,13 +154,16 @@ class _Jit(Transformed):
 
     # -- calling -------------------------------------------------------------------
     def _key(
-        self, args: tuple, kwargs: dict, weak: Optional[tuple] = ()
+        self, args: tuple, kwargs: dict, weak: Optional[tuple] = (), roots: Any = None
     ) -> Tuple[tuple, tuple, dict]:
         """(the signature key, the canonical arguments and keyword arguments);
         ``weak``: the positions of weakly typed arrays (``unwrap_args_weak``),
         or None for a call's arguments as given: then the same walk makes
         their Arrays buffers (the weakly typed ones of one or more axes keyed
-        weak) and orders their dicts as JAX does (``args_in_jax_order``)."""
+        weak) and orders their dicts as JAX does (``args_in_jax_order``).
+        ``roots``: a list that gets the memory owners of the non-donated
+        arguments' arrays (see ``signature._canon``)."""
+        donate = self._donate_pos
         x64 = _cfg.x64_enabled
         static = self._static_pos
         raw = weak is None
@@ -190,13 +193,17 @@ class _Jit(Transformed):
                         new_args[i] = x = y
                 keys.append(_static_key(x))
                 continue
+            mine = roots if i not in donate else None
             if t is np.ndarray and (not weak or i not in weak):
                 dt = x.dtype
                 if x64 or dt.itemsize != 8 or dt.kind not in "fiu":
                     keys.append((x.shape, dt))
+                    if mine is not None:
+                        b = x.base
+                        mine.append(id(x if b is None else b))
                     continue
             try:
-                y, k = _canon(x, x64, raw)
+                y, k = _canon(x, x64, raw, mine)
             except TypeError as e:  # (a str argument: name the parameter, as JAX does)
                 raise TypeError(self._argument_error(e, i, None)) from None
             if weak and i in weak:
@@ -221,7 +228,7 @@ class _Jit(Transformed):
                     new_kw[k] = v
                 else:
                     try:
-                        y, kk = _canon(v, x64)
+                        y, kk = _canon(v, x64, False, roots)
                     except TypeError as e:
                         raise TypeError(self._argument_error(e, None, k)) from None
                     items.append((k, kk))
@@ -265,7 +272,7 @@ class _Jit(Transformed):
                 return _debug_nans.call_checked(
                     self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
                 )
-            fn = None
+            fn = roots = None
             if len(args) == 1 and not kwargs and not self._static_pos:
                 # fast path (W3's per-call cost): one float or float32 array argument
                 # whose specialization exists; the key is the one _key would build
@@ -293,7 +300,9 @@ class _Jit(Transformed):
                         out = fn(*cargs)
                         ckwargs = kwargs
             if fn is None:
-                key, cargs, ckwargs = self._key(args, kwargs, weak)
+                roots = []  # (the arguments' memory owners, for the output boundary)
+                key, cargs, ckwargs = self._key(args, kwargs, weak, roots)
+                roots = None if None in roots else set(roots)
                 fn = self._specs.get(key)
                 if (
                     fn is not None
@@ -316,7 +325,8 @@ class _Jit(Transformed):
                 if plan is not None:  # trees returned as their leaves (flat_results)
                     if not (_cfg.checks_enabled and isinstance(self.fun, Transformed)):
                         # one walk wraps the leaves; each tree is built once from them
-                        return _built(plan, _unalias(out, cargs, ckwargs, self._donate_pos))
+                        out = _unalias(out, cargs, ckwargs, self._donate_pos, roots)
+                        return _built(plan, out)
                     out = _built(plan, out)
             if _cfg.checks_enabled and isinstance(self.fun, Transformed):
                 from .._cotangent_check import check_transform_output
@@ -340,7 +350,7 @@ class _Jit(Transformed):
                 if any(out is a for a in cargs) or any(out is v for v in ckwargs.values()):
                     out = out.copy()  # (jit(lambda a: a): a new array, as JAX's outputs)
                 return wrap(out)  # an Array holding the GPU buffer (.device: its GPU)
-            return _unalias(out, cargs, ckwargs, self._donate_pos)
+            return _unalias(out, cargs, ckwargs, self._donate_pos, roots)
         except Exception as e:
             # an error raised in the generated code: JAX's error for NumPy's,
             # at the user's line (errors.runtime_error)

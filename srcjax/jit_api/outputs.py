@@ -84,16 +84,24 @@ def _input_roots(args: tuple, kwargs: dict, donate: frozenset) -> set:
     return roots
 
 
-def _unalias(out: Any, args: tuple, kwargs: dict, donate: frozenset) -> Any:
+def _unalias(
+    out: Any, args: tuple, kwargs: dict, donate: frozenset, roots: Optional[set] = None
+) -> Any:
     """A transform's output as it leaves generated code (the boundary of jit,
     vmap, the jvp family and vjp/linearize's primal): :func:`_unalias_buffers`,
     then every array leaf an ``srcjax.Array``, in the same walk (each registered
-    class of the output flattened and rebuilt once)."""
-    return _unalias_buffers(out, args, kwargs, donate, wrap=True)
+    class of the output flattened and rebuilt once). ``roots``: the arguments'
+    :func:`_input_roots` when the caller has them (jit's key walk collects them)."""
+    return _unalias_buffers(out, args, kwargs, donate, wrap=True, roots=roots)
 
 
 def _unalias_buffers(
-    out: Any, args: tuple, kwargs: dict, donate: frozenset, wrap: bool = False
+    out: Any,
+    args: tuple,
+    kwargs: dict,
+    donate: frozenset,
+    wrap: bool = False,
+    roots: Optional[set] = None,
 ) -> Any:
     """``out`` as jax.jit returns it: every array that is (a view of) a
     non-donated argument copied, as JAX arrays are immutable, so a jitted
@@ -106,7 +114,6 @@ def _unalias_buffers(
     returns them then (NumPy's operators promote ``int32 * float32`` to float64:
     vmap and jvp returned such values as float64, JAX float32). ``wrap``: every
     leaf also made an Array as :func:`srcjax._array.wrap_tree` does."""
-    roots: Optional[set] = None
     narrow = not _cfg.x64_enabled
 
     def fix(x: Any) -> Any:

@@ -46,14 +46,16 @@ def _static_key(x: Any) -> tuple:
     return ("static", type(x), x)
 
 
-def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
+def _canon(x: Any, x64: bool, order: bool = False, roots: Any = None) -> Tuple[Any, Any]:
     """(canonical argument, its key): JAX's argument canonicalization (float64 ->
     float32 without x64; a Python float becomes a float32 scalar that remembers
     it was weakly typed). In the same walk, every ``srcjax.Array`` becomes its
     buffer (:func:`srcjax._array.unwrap_tree`) and, with ``order``, every dict
     reached through lists, tuples and dicts has its keys in JAX's order
     (:func:`srcjax._dict_order.in_jax_order`), so a call walks its arguments
-    once."""
+    once. ``roots``: a list that gets the memory owner's id of every array leaf
+    of the canonical argument, for the output boundary (``outputs._input_roots``
+    without a second walk), or None where a leaf's owner is not read here."""
     t = type(x)
     if t is Array:
         x = x._buf
@@ -68,6 +70,9 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
                 dtypes.check_int32_range(x)
             x = x.astype(np.float32 if dt.kind == "f" else np.int32)
             dt = x.dtype
+        if roots is not None:
+            b = x.base
+            roots.append(id(x if b is None else b))
         return x, (x.shape, dt)
     if t is float:
         return (np.float64(x) if x64 else np.float32(x)), _WEAK[float]
@@ -79,9 +84,9 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
         return x, _WEAK[t]
     kind = CLASS_KINDS.get(t)
     if kind is not None:  # a registered class (a model): before the isinstance tests
-        return _canon_class(x, kind, x64)
+        return _canon_class(x, kind, x64, roots)
     if t is list or t is tuple:  # (the same key as the general branch below)
-        items = [_canon(v, x64, order) for v in x]
+        items = [_canon(v, x64, order, roots) for v in x]
         key = ("seq", t, tuple([v[1] for v in items]))
         if t is tuple and all(v[0] is c for v, c in zip(items, x)):
             return x, key  # nothing canonicalized: the tuple as it is (a list is copied)
@@ -103,7 +108,7 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
         else:
             ordered = names
         sub = order and t in _ORDERED_DICTS
-        items = [(k, _canon(x[k], x64, sub)) for k in ordered]
+        items = [(k, _canon(x[k], x64, sub, roots)) for k in ordered]
         keys = tuple((k, v[1]) for k, v in items)
         if isinstance(x, collections.defaultdict):  # (its factory comes first)
             kind = ("dict", type(x), x.default_factory)
@@ -118,16 +123,18 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
             new = type(x)(pairs)
         return new, kind + (keys,)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
-        items = [_canon(v, x64, order) for v in x]
+        items = [_canon(v, x64, order, roots) for v in x]
         return type(x)(*[v[0] for v in items]), ("tuple", type(x), tuple(v[1] for v in items))
     if isinstance(x, (list, tuple)):
-        items = [_canon(v, x64) for v in x]  # (in_jax_order leaves a subclass as it is)
+        items = [_canon(v, x64, False, roots) for v in x]  # (in_jax_order: a subclass as it is)
         return type(x)(v[0] for v in items), ("seq", type(x), tuple(v[1] for v in items))
     if x is None:
         return x, None
+    if roots is not None and (isinstance(x, np.ndarray) or isinstance(x, PRNGKeyArray)):
+        roots.append(None)  # (an array subclass, a key's data: the boundary walks)
     kind = tree_util._REGISTRY.get(type(x))
     if kind is not None:
-        return _canon_class(x, kind, x64)
+        return _canon_class(x, kind, x64, roots)
     if isinstance(x, PRNGKeyArray):  # a typed key: its shape, as an array's
         return x, ("key", x.shape, x._impl)
     if isinstance(x, (str, bytes)):
@@ -143,7 +150,7 @@ def _canon(x: Any, x64: bool, order: bool = False) -> Tuple[Any, Any]:
 _CONST_TYPES = (str, int, bool)
 
 
-def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
+def _canon_class(x: Any, kind: Any, x64: bool, roots: Any = None) -> Tuple[Any, Any]:
     """(canonical instance, key) of an instance of a registered pytree class, as
     ``jax.jit`` keys it: its class, aux data (compared with ``==``, so it must be
     hashable, as in JAX), and its children's keys (their structure and abstract
@@ -163,8 +170,11 @@ def _canon_class(x: Any, kind: Any, x64: bool) -> Tuple[Any, Any]:
     for j, c in enumerate(children):
         if type(c) is np.ndarray and (x64 or c.dtype.itemsize != 8):
             keys.append((c.shape, c.dtype))  # (the common leaf, as _Jit._key's fast path)
+            if roots is not None:
+                b = c.base
+                roots.append(id(c if b is None else b))
             continue
-        v, k = _canon(c, x64)
+        v, k = _canon(c, x64, False, roots)
         keys.append(k)
         if v is not c:
             new = list(children) if new is None else new

@@ -232,13 +232,26 @@ broadcast_copy.samples = lambda rng: [
 ]
 
 
+#: (type, value, dtype) -> the read-only 0-d array :func:`_const_array` gives
+_CONSTS: dict = {}
+
+
 def _const_array(value, dtype):
     """A number written in the code as a 0-d array of ``dtype``: jit's form of
     a constant operand of a float array's arithmetic (optimize/const_operands.py).
     NumPy's operators convert a Python number operand to the array's dtype on
     every call (~1 us more than a 0-d array operand of a (128,) array); the
-    conversion is the same, so the results are bit for bit the same."""
-    return np.array(value, dtype)
+    conversion is the same, so the results are bit for bit the same. Made once
+    per number and dtype (read-only: only ever an operand), not at every call."""
+    if not value or value != value:  # (0.0 == -0.0 and NaN != NaN as keys: made each call)
+        return np.array(value, dtype)
+    key = (type(value), value, dtype)
+    c = _CONSTS.get(key)
+    if c is None:
+        c = np.array(value, dtype)
+        c.flags.writeable = False
+        _CONSTS[key] = c
+    return c
 
 
 const_array = _internal("ad.const_array", _const_array, differentiable=False)
