@@ -338,3 +338,22 @@ _METHODS = (
 ).split()
 for _name in _METHODS:
     setattr(Array, _name, _method(_name))
+
+
+def _compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
+    """``srcjax.numpy.compress(condition, self, ...)``, as ``jax.Array.compress``
+    (the array is the second argument of the function)."""
+    return _numpy().compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+
+
+def _round(self, ndigits=None):
+    """Python's ``round(x)``, as ``jax.Array.__round__``: rounded half to even, an
+    integer array without ``ndigits``, else ``srcjax.numpy.round(x, ndigits)``."""
+    jnp = _numpy()
+    if ndigits is None:
+        return jnp.round(self).astype(int)
+    return jnp.round(self, ndigits)
+
+
+Array.compress = _compress
+Array.__round__ = _round

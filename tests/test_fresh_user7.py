@@ -2,6 +2,9 @@
 each failing input with the values JAX 0.10.2 gives (recorded from the repro
 files), or a NumPy / Python-loop oracle."""
 
+import numpy as np
+import pytest
+
 import srcjax
 import srcjax.numpy as jnp
 
@@ -34,3 +37,94 @@ def test_python_int_and_bool_arguments_have_array_attributes():
         return x.size
 
     assert int(srcjax.jit(rebound)(3)) == 5
+
+
+#: dir(jax.Array) of JAX 0.10.2 (public names), recorded
+_JAX_ARRAY_NAMES = (
+    "T addressable_data addressable_shards all any argmax argmin argpartition argsort astype"
+    " at byteswap choose clip committed compress conj conjugate copy copy_to_host_async"
+    " cumprod cumsum device diagonal dot dtype flat flatten global_shards imag"
+    " is_fully_addressable is_fully_replicated item itemsize mT max mean min nbytes ndim"
+    " nonzero prod ptp ravel real repeat reshape round searchsorted shape sharding size sort"
+    " squeeze std sum swapaxes take to_device trace transpose var view"
+).split()
+
+#: data attributes read from the NumPy value at run time (the same meaning;
+#: ``.at`` is rewritten by the frontend); ``item``/``view``/``byteswap``: NumPy's
+#: method of the same signature and meaning
+_RUNTIME = set("dtype shape size ndim itemsize nbytes real imag flat at item view byteswap".split())
+#: known gaps: device placement attributes (no device inside a jit specialization)
+_GAPS = {"device", "sharding", "committed"}
+
+
+def test_every_jax_array_method_is_mapped_or_refused_under_jit():
+    """Item 6 (repro_01.py, repro_12.py): methods of jax.Array that had no entry
+    ran NumPy's method on the generated code's ndarray (``mask.nonzero(size=3)``:
+    'takes no keyword arguments'; ``x.ptp()``: no attribute). The audit: each
+    public name of jax.Array is a primitive, a srcjax.numpy function, an
+    attribute, a located error, or NumPy's method with the same meaning."""
+    from srcjax.primitives import methods as M
+
+    handled = (
+        set(M.METHODS)
+        | set(M.FUNCTION_METHODS)
+        | set(M.ATTRIBUTES)
+        | set(M.NOT_UNDER_TRANSFORMS)
+        | _RUNTIME
+        | _GAPS
+    )
+    assert sorted(set(_JAX_ARRAY_NAMES) - handled) == []
+    aliases = {"max": "jnp.max", "min": "jnp.min", "conjugate": "jnp.conj", "flatten": "jnp.ravel"}
+    for name in set(_JAX_ARRAY_NAMES) & set(M.METHODS):
+        public = M.METHODS[name].public
+        assert public.split(".")[-1] in (name, "amax", "amin") or public == aliases.get(name), (
+            name,
+            public,
+        )
+    for name in M.FUNCTION_METHODS:
+        assert callable(getattr(jnp, name))
+
+
+def test_array_methods_under_jit_take_jax_signatures():
+    """JAX 0.10.2 values (repro_01.py, repro_12.py)."""
+    x = np.array([[0.3, 1.7, 1.2], [2.5, -0.4, 0.9]], np.float32)
+    m = np.array([True, False, True])
+    nz = srcjax.jit(lambda a: a.nonzero(size=3, fill_value=0)[0])(m)
+    assert np.asarray(nz).tolist() == [0, 2, 0]
+    assert np.isclose(float(srcjax.jit(lambda a: a.ptp())(x)), 2.9000000953674316)
+    ptp0 = srcjax.jit(lambda a: a.ptp(axis=0))(x)
+    np.testing.assert_allclose(np.asarray(ptp0), np.ptp(x, axis=0), rtol=1e-6)
+    # a.compress(c, axis=1) is jnp.compress(c, a, axis=1)
+    c = np.array([True, False, True])
+    comp = srcjax.jit(lambda a: a.compress(c, axis=1))(x)
+    np.testing.assert_array_equal(np.asarray(comp), x[:, [0, 2]])
+    ch = srcjax.jit(lambda a: jnp.array([0, 1]).choose([a[0, :2], a[1, :2]]))(x)
+    np.testing.assert_array_equal(np.asarray(ch), np.array([0.3, -0.4], np.float32))
+    part = np.asarray(srcjax.jit(lambda a: a.argpartition(1, axis=1))(x))
+    np.testing.assert_array_equal(np.sort(part, axis=1), [[0, 1, 2]] * 2)
+    np.testing.assert_array_equal(np.take_along_axis(x, part, 1)[:, 1], np.sort(x, 1)[:, 1])
+    srt = np.sort(x[0])
+    assert int(srcjax.jit(lambda a: a.searchsorted(1.0))(srt)) == 1
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(lambda a: a.conjugate())(x)), x)
+    # grad of ptp: +1 at the max, -1 at the min (float64 oracle: max - min)
+    g = np.asarray(srcjax.grad(lambda a: a.ptp())(x))
+    np.testing.assert_array_equal(g, [[0, 0, 0], [1, -1, 0]])
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="to_device") as info:
+        srcjax.jit(lambda a: a.to_device(None))(x)
+    assert "test_fresh_user7.py" in str(info.value)
+
+
+def test_eager_compress_and_round():
+    """Item 10 (repro_12.py): ``a.compress(c, axis=1)`` passed the array as the
+    condition; ``round(array)`` had no ``__round__``. JAX 0.10.2: [[0.3, 1.2],
+    [2.5, 0.9]]; round(a.sum()) = Array(6, int32); round(a, 1) keeps float32."""
+    a = jnp.asarray(np.array([[0.3, 1.7, 1.2], [2.5, -0.4, 0.9]], np.float32))
+    comp = a.compress(jnp.array([True, False, True]), axis=1)
+    np.testing.assert_array_equal(np.asarray(comp), np.array([[0.3, 1.2], [2.5, 0.9]], np.float32))
+    r = round(a.sum())
+    assert int(r) == 6 and r.dtype == np.int32
+    assert int(round(a[0, 1])) == 2 and round(jnp.asarray(2.5)).dtype == np.int32
+    assert int(round(jnp.asarray(2.5))) == 2  # half to even
+    r1 = round(a, 1)
+    assert r1.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(r1), np.round(np.asarray(a), 1))

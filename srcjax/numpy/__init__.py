@@ -50,6 +50,7 @@ from ..dtypes import ml_dtype as _ml_dtype
 from ..primitives.creation import *  # noqa: F403
 from ..primitives.elementwise import *  # noqa: F403
 from ..primitives.linalg import *  # noqa: F403
+from ..primitives.methods import register_function_methods as _register_function_methods
 from ..primitives.reductions import *  # noqa: F403
 from ..primitives.setops import *  # noqa: F403
 from ..primitives.structural import *  # noqa: F403
@@ -107,3 +108,4 @@ def __getattr__(name: str):
 
 
 _register_namespace("jnp", _sys.modules[__name__])  # generated code's `jnp`
+_register_function_methods(_sys.modules[__name__])  # x.ptp() under transforms

@@ -54,6 +54,12 @@ _CAST_TYPES = (
 )
 
 
+def _array_methods() -> Any:
+    from ...primitives import methods
+
+    return methods
+
+
 def _methods() -> Dict[str, Any]:
     try:
         from ...primitives.methods import METHODS  # type: ignore
@@ -428,6 +434,24 @@ class CallsMixin:
             node = N.call(N.attr(recv, "pop"), [])
             return node, Op("pop", elts=[recv], target=recv.id)
         prim = methods.get(mname)
+        if prim is None and mname in _array_methods().METHOD_FUNCTIONS:
+            # x.ptp(axis=0): srcjax.numpy.ptp(x, axis=0), inlined as that call is
+            fn = _array_methods().METHOD_FUNCTIONS[mname]
+            ref = self.namer.fresh(f"jnp_{mname}")
+            self.static_params[ref] = fn
+            at = _array_methods().FUNCTION_METHODS[mname]
+            args = list(e.args[:at]) + [recv] + list(e.args[at:])
+            call = gast.Call(func=N.name(ref), args=args, keywords=e.keywords)
+            gast.copy_location(call, e)
+            N.copy_origin(call, e)
+            return self.simple(call, target)
+        if prim is None and mname in _array_methods().NOT_UNDER_TRANSFORMS:
+            raise UnsupportedSyntaxError(
+                f"`.{mname}()` of a value inside a transformed function is not supported"
+                " (JAX: a traced array has no device buffer)",
+                self.loc(e),
+                f"call `.{mname}()` on the result, outside the transformed function",
+            )
         if prim is None:
             args = [self.atom(a) for a in e.args]
             kws = {k.arg: self.atom(k.value) for k in e.keywords}
