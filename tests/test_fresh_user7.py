@@ -128,3 +128,43 @@ def test_eager_compress_and_round():
     r1 = round(a, 1)
     assert r1.dtype == np.float32
     np.testing.assert_allclose(np.asarray(r1), np.round(np.asarray(a), 1))
+
+
+def test_strict_zip_list_of_starmap_and_iter_under_transforms():
+    """Item 9 (repro_11.py, repro_16.py). JAX 0.10.2: jit(f)(x) = 0.19999999;
+    grad(g)(x) = [1, 0.5, 0]; sum(w for w in iter(ws)) = [4, 1];
+    list(iter(ws))[0] * 3 = [3, 6]. A strict zip of unequal lengths raises
+    Python's ValueError (as JAX's trace does)."""
+    import itertools
+
+    x = np.array([0.5, 1.0, -0.3], np.float32)
+
+    def f(x):
+        pairs = [(x[0], x[1]), (x[1], x[2])]
+        return jnp.sum(jnp.stack(list(itertools.starmap(jnp.multiply, pairs))))
+
+    assert np.isclose(float(srcjax.jit(f)(x)), 0.19999999)
+
+    def g(x):
+        return sum(a * b for a, b in zip([x[0]], [x[1]], strict=True))
+
+    np.testing.assert_array_equal(np.asarray(srcjax.grad(g)(x)), [1.0, 0.5, 0.0])
+    assert float(srcjax.jit(g)(x)) == 0.5
+
+    def k(xs, ys):
+        return sum(a * b for a, b in zip(xs, ys, strict=True))
+
+    gk = srcjax.grad(k)([x[0], x[1]], [x[2], x[0]])
+    assert [float(v) for v in gk] == [float(x[2]), float(x[0])]
+    with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
+        srcjax.jit(k)([x[0], x[1]], [x[2]])
+    with pytest.raises(ValueError, match="argument 2 is longer"):
+        srcjax.jit(k)([x[0]], [x[2], x[1]])
+    loose = srcjax.jit(lambda xs, ys: sum(a * b for a, b in zip(xs, ys, strict=False)))
+    assert np.isclose(float(loose([x[0], x[1]], [x[2]])), 0.5 * -0.3)
+
+    ws = [np.array([1.0, 2.0], np.float32), np.array([3.0, -1.0], np.float32)]
+    out = srcjax.jit(lambda ws: sum(w for w in iter(ws)))(ws)
+    np.testing.assert_array_equal(np.asarray(out), [4.0, 1.0])
+    out = srcjax.jit(lambda ws: list(iter(ws))[0] * 3)(ws)
+    np.testing.assert_array_equal(np.asarray(out), [3.0, 6.0])

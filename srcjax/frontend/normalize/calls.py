@@ -291,6 +291,12 @@ class CallsMixin:
                 d = self.atom(arg.func.value, base="d")
                 prim = registry.by_public("ad.keys")
                 return N.call("ad.keys", [d]), Op("prim", prim=prim, bound=_bind(prim, d))
+            if self._iterator_call(arg):
+                # list(itertools.starmap(f, pairs)) of pairs not known while
+                # transforming: the iterator is listed at run time (user 7, item 9)
+                a = self.atom(arg)
+                node = N.call(N.name(obj.__name__), [a])
+                return node, Op("unknown", elts=[a], what=obj.__name__)
             kind = self.seq_kind(arg)
             if isinstance(arg, gast.Attribute) and arg.attr == "shape":
                 kind = "tuple"
@@ -315,6 +321,18 @@ class CallsMixin:
             node = N.call(prim.public, [x, N.name(dname)])
             return node, Op("prim", prim=prim, bound=_bind(prim, x, N.name(dname)))
         return None
+
+    def _iterator_call(self, e: Any) -> bool:
+        """Whether ``e`` calls a function that returns an iterator (``map``,
+        ``filter``, ``zip``, ``iter``, ``itertools``'s), not a sequence."""
+        if not isinstance(e, gast.Call):
+            return False
+        status, obj = self.resolve(e.func)
+        if status != "found":
+            return False
+        return any(obj is f for f in (map, filter, zip, iter, enumerate)) or (
+            isinstance(obj, type) and obj.__module__ == "itertools"
+        )
 
     def _array_isinstance(self, e: Any) -> None:
         """``isinstance(x, jnp.ndarray)`` (or ``srcjax.Array``, or a tuple holding

@@ -245,6 +245,13 @@ class LoopsMixin:
                 # enumerate(xs, start=1): the index plus start
                 start = self.atom(kws["start"], base="start")
                 return ("enumerate_from", (self._iter_spec(it.args[0]), start))
+        if isinstance(it, gast.Call) and it.args and [k.arg for k in it.keywords] == ["strict"]:
+            status, obj = self.resolve(it.func)
+            known, strict = self.static_key(it.keywords[0].value)
+            if status == "found" and obj is zip and known:
+                # zip(a, b, strict=True): zip, its lengths checked where the loop starts
+                specs = [self._iter_spec(a) for a in it.args]
+                return ("zip_strict" if strict else "zip", specs)
         if isinstance(it, gast.Call) and not it.keywords:
             status, obj = self.resolve(it.func)
             if status == "found" and obj is enumerate and len(it.args) == 1:
@@ -298,8 +305,24 @@ class LoopsMixin:
             self.emit(N.assign(n, length), Op("inactive", what="len"))
         else:  # zip
             parts = [N.name(self._emit_len(v)) for v in val]
+            if kind == "zip_strict":
+                self._emit_strict_checks([p.id for p in parts])
             self.emit(N.assign(n, N.call(N.name("min"), parts)), Op("inactive", what="len"))
         return n
+
+    def _emit_strict_checks(self, lengths) -> None:
+        """``zip(..., strict=True)``: Python's ValueError when an argument's length
+        differs from the first's (lengths known while transforming fold the tests)."""
+        for k, m in enumerate(lengths[1:], start=2):
+            for cmp, word in ((gast.Lt(), "shorter"), (gast.Gt(), "longer")):
+                c = self.temp("cond")
+                test = gast.Compare(left=N.name(m), ops=[cmp], comparators=[N.name(lengths[0])])
+                self.emit(N.assign(c, test), Op("inactive", what="comparison"))
+                msg = N.const(f"zip() argument {k} is {word} than argument 1")
+                exc = N.call(N.name("ValueError"), [msg])
+                stop = gast.Raise(exc=exc, cause=None)
+                stop.sj_op = Op("inactive", what="assert")
+                self.emit(gast.If(test=N.name(c), body=[stop], orelse=[]))
 
     def _spec_item(self, spec, idx: str) -> Any:
         kind, val = spec
