@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import types
 import warnings
 from typing import Any, Callable, Dict, List, Optional
 
@@ -259,7 +260,9 @@ class _Interp(_ResultRules):
             if isinstance(base, Aval) and not base.weak and s.value.attr in _ARRAY_ATTRS:
                 return _Static(_ARRAY_ATTRS[s.value.attr](base))  # t = x.shape
             v = self.static_value(s.value, env)  # t = np.int32
-            return None if v is _UNKNOWN else _Static(v)
+            if v is not _UNKNOWN:
+                return _Static(v)
+            return self.module_float(s.value, env)
         if op.kind != "prim":
             return None
         prim = op.prim
@@ -441,6 +444,16 @@ class _Interp(_ResultRules):
                 r = fn(*args) if all(type(a) in (int, float) for a in args) else None
                 return _Static(r) if type(r) in (int, float, bool) else None
         return None
+
+    def module_float(self, node: Any, env: Dict[str, Any]) -> Optional[Aval]:
+        """``jnp.inf``, ``np.pi``, ``math.e``: a module's float constant is a
+        weakly typed float scalar, as JAX's trace takes it (None otherwise; an
+        object's attribute may be rebound, a module's constant is not)."""
+        base = self.static_value(node.value, env, any_value=True)
+        if not isinstance(base, types.ModuleType):
+            return None
+        v = getattr(base, node.attr, None)
+        return Aval.of(v) if type(v) is float else None
 
     def static_value(self, node: Any, env: Dict[str, Any], any_value: bool = False) -> Any:
         """The value of a dtype argument known at transformation time (a string
