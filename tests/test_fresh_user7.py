@@ -168,3 +168,18 @@ def test_strict_zip_list_of_starmap_and_iter_under_transforms():
     np.testing.assert_array_equal(np.asarray(out), [4.0, 1.0])
     out = srcjax.jit(lambda ws: list(iter(ws))[0] * 3)(ws)
     np.testing.assert_array_equal(np.asarray(out), [3.0, 6.0])
+
+
+def test_einsum_label_size_mismatch_is_jax_s_error():
+    """Item 12: NumPy's 'operands could not be broadcast together with remapped
+    shapes'; JAX 0.10.2: "Size of label 'j' for operand 1 (3) does not match
+    previous terms (4)." (srcjax compares in operand order: operand 1 has 4)."""
+    a, b = np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)
+    msg = "Size of label 'j' for operand 1 \\(4\\) does not match previous terms \\(3\\)"
+    with pytest.raises(ValueError, match=msg):
+        jnp.einsum("ij,jk->ik", jnp.asarray(a), jnp.asarray(b))
+    with pytest.raises(ValueError, match=msg):
+        srcjax.jit(lambda a, b: jnp.einsum("ij,jk->ik", a, b))(a, b)
+    # a size of 1 still broadcasts (NumPy's einsum; the check is once per shapes)
+    out = jnp.einsum("ij,ij->ij", jnp.ones((2, 3)), jnp.full((1, 3), 2.0))
+    np.testing.assert_array_equal(np.asarray(out), np.full((2, 3), 2.0))

@@ -73,6 +73,7 @@ def _plan(subscripts, ops):
     BLAS threads: the path's optimized FLOP count, or for two operands the
     product of every label's size)."""
     spec = _explicit_ellipsis(subscripts, [o.shape for o in ops])
+    _check_label_sizes(spec, ops)
     if len(ops) > 2:
         return (spec, *_greedy_path(spec, ops))
     if len(ops) < 2 or np.result_type(*ops).char not in "fdFD":
@@ -158,3 +159,26 @@ def _label_sizes(term, shape):
         for c, n in zip(term, shape):
             sizes[c] = n
     return sizes
+
+
+def _check_label_sizes(spec, ops):
+    """JAX's error for a label whose sizes differ between operands (NumPy's says
+    "operands could not be broadcast together with remapped shapes"); a size of
+    1 broadcasts, as in NumPy. Once per plan (shapes), not per call."""
+    terms = _split_spec(spec, len(ops))[0]
+    seen = {}
+    for k, (term, o) in enumerate(zip(terms, ops)):
+        if len(term.replace("...", "")) > o.ndim:
+            raise ValueError(
+                f"einsum: operand {k} has {o.ndim} dimensions, subscripts '{term}' name"
+                f" {len(term.replace('...', ''))}"
+            )
+        for c, n in _label_sizes(term, o.shape).items():
+            prev = seen.get(c)
+            if prev is not None and n != prev and 1 not in (n, prev):
+                raise ValueError(
+                    f"Size of label '{c}' for operand {k} ({n}) does not match previous"
+                    f" terms ({prev})."
+                )
+            if prev is None or prev == 1:
+                seen[c] = n
