@@ -183,3 +183,30 @@ def test_einsum_label_size_mismatch_is_jax_s_error():
     # a size of 1 still broadcasts (NumPy's einsum; the check is once per shapes)
     out = jnp.einsum("ij,ij->ij", jnp.ones((2, 3)), jnp.full((1, 3), 2.0))
     np.testing.assert_array_equal(np.asarray(out), np.full((2, 3), 2.0))
+
+
+def _beta_after_normal(key):
+    a = srcjax.random.normal(key, (2,))
+    b = srcjax.random.beta(key, 2.0, 3.0, (2,))  # reuse of `key` (the line warned at)
+    return a, b
+
+
+def test_key_reuse_warning_names_the_users_call():
+    """Item 12 (repro_15.py): the KeyReuseWarning of a key reused by random.beta
+    was located at srcjax/random/_compose.py:134 and named the internal
+    random.split; now it is at the user's line, naming random.beta."""
+    import inspect
+    import warnings
+
+    from srcjax.frontend.keyreuse import _REPORTED, KeyReuseWarning
+
+    _REPORTED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        srcjax.jit(_beta_after_normal)(srcjax.random.PRNGKey(0))
+    found = [w for w in caught if issubclass(w.category, KeyReuseWarning)]
+    assert len(found) == 1
+    lines, start = inspect.getsourcelines(_beta_after_normal)
+    assert found[0].filename == __file__
+    assert found[0].lineno == start + 2
+    assert "random.beta consumes the key that random.normal" in str(found[0].message)

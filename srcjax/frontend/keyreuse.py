@@ -222,7 +222,13 @@ class _Walker:
             else:
                 dv = self._value(st, data)
                 fold = ("value", dv if dv is not None else _fresh())
-        self._consume(st, stmt, vid, _Use(Location.of(stmt), what, fold, stmt))
+        loc = Location.of(stmt)
+        site = getattr(stmt, "sj_user_call", None)
+        if site is not None:  # inside srcjax's random.beta: the user's call of it
+            loc = site[0]
+            if site[1] is not None and site[1].startswith("random."):
+                what = site[1].split(".", 1)[1]
+        self._consume(st, stmt, vid, _Use(loc, what, fold, stmt))
         return None
 
     def _item(self, st: _State, base: Any, idx: Any) -> Any:

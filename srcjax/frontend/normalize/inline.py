@@ -82,6 +82,11 @@ class InlineMixin:
             self.bindings[tmp] = v
             kws.setdefault(k, N.name(tmp))
         sub = self._callee_normalizer(src, pyfn.__name__)
+        sub.user_call = self.user_call
+        if sub.user_call is None and _internal(pyfn, src) and not _internal(None, self.src):
+            # srcjax's own code (random.beta) inlined at the user's call: lints
+            # (key reuse) name that call, not a line of srcjax's files
+            sub.user_call = (self.loc(e), _public_name(pyfn))
         try:
             return self._inline_into(sub, src.node, pyfn.__name__, args, kws, e)
         except SrcjaxError as err:
@@ -384,3 +389,24 @@ def _at_users_call(err: Any, name: str, call: Any) -> Any:
     if err.hint:
         hint += f"; or: {err.hint}"
     return type(err)(f"inside srcjax's `{name}` ({where}): {err.bare_message}", call, hint)
+
+
+#: srcjax's package directory (its files are not the user's)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def _internal(fn: Any, src: Any) -> bool:
+    """Whether ``src`` (of function ``fn``) is srcjax's: a file of the package or
+    generated code (a module holding ``__srcjax_deps__``)."""
+    if os.path.abspath(src.filename or "").startswith(_PACKAGE):
+        return True
+    return fn is not None and "__srcjax_deps__" in (getattr(fn, "__globals__", None) or {})
+
+
+def _public_name(fn: Any) -> Optional[str]:
+    """``random.beta`` for ``srcjax.random._compose.beta``; None for generated code."""
+    module = getattr(fn, "__module__", None) or ""
+    if not module.startswith("srcjax."):
+        return None
+    parts = [p for p in module.split(".")[1:] if not p.startswith("_")]
+    return ".".join(parts[:1] + [fn.__name__])

@@ -285,6 +285,9 @@ class Normalizer(
         self.store_counts: Dict[str, int] = _store_counts(node.body)
         #: inlined into another function: its call binds keyword-only parameters
         self.inlined = False
+        #: (user's Location, public name or None) of the call that inlined srcjax's
+        #: own code here (inline.py), else None
+        self.user_call = None
         #: the `**kwargs` parameter of this inlined function -> the keywords it holds
         self.kwarg_keys: Dict[str, List[str]] = {}
         #: parameters (source names) an inlining call binds to known functions
@@ -479,6 +482,8 @@ class Normalizer(
             N.copy_origin(stmt, self.origin)
             stmt.sj_origin = getattr(self.origin, "lineno", None)
             stmt.sj_file = self.src.filename
+        if self.user_call is not None:
+            stmt.sj_user_call = self.user_call  # (see inline.py: srcjax code inlined)
         if op is not None:
             stmt.sj_op = op
         if (
