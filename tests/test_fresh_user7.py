@@ -210,3 +210,16 @@ def test_key_reuse_warning_names_the_users_call():
     assert found[0].filename == __file__
     assert found[0].lineno == start + 2
     assert "random.beta consumes the key that random.normal" in str(found[0].message)
+
+
+def test_subnormals_are_kept_as_sharp_bits_md_says():
+    """Item 4 (repro_04.py): XLA:CPU flushes float32 subnormals (JAX 0.10.2:
+    exp(-90.) > 0 is False; log(exp([-80, -90, -100])) = [-80, -inf, -inf]
+    eagerly); srcjax keeps them, as NumPy does, and docs/sharp_bits.md says so.
+    This pins the documented values (NumPy float32 is the oracle)."""
+    x = np.array([-80.0, -90.0, -100.0], np.float32)
+    want = np.log(np.exp(x))
+    for f in (lambda v: jnp.log(jnp.exp(v)), srcjax.jit(lambda v: jnp.log(jnp.exp(v)))):
+        np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), want)
+    assert bool(jnp.exp(-90.0) > 0) and bool(srcjax.jit(lambda v: jnp.exp(v) > 0)(-90.0))
+    assert np.isclose(want[2], -99.98309, atol=1e-4)
