@@ -223,3 +223,26 @@ def test_subnormals_are_kept_as_sharp_bits_md_says():
         np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), want)
     assert bool(jnp.exp(-90.0) > 0) and bool(srcjax.jit(lambda v: jnp.exp(v) > 0)(-90.0))
     assert np.isclose(want[2], -99.98309, atol=1e-4)
+
+
+def test_fill_diagonal_with_jax_signature():
+    """Item 11 (repro_12.py): jnp.fill_diagonal was missing. JAX 0.10.2 values;
+    inplace=True and wrap=True are JAX's NotImplementedError."""
+    out = jnp.fill_diagonal(jnp.zeros((3, 4)), 5.0, inplace=False)
+    np.testing.assert_array_equal(np.asarray(out), np.eye(3, 4) * 5)
+    out = jnp.fill_diagonal(jnp.zeros((2, 2, 2)), 3, inplace=False)
+    np.testing.assert_array_equal(np.asarray(out).ravel(), [3, 0, 0, 0, 0, 0, 0, 3])
+    out = jnp.fill_diagonal(jnp.zeros((3, 3), jnp.int32), jnp.array([1.5, 2.5, 3.5]), inplace=False)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(out), np.diag([1, 2, 3]))
+    out = jnp.fill_diagonal(jnp.zeros((4, 3)), jnp.array([1.0, 2.0]), inplace=False)
+    np.testing.assert_array_equal(np.asarray(out), [[1, 0, 0], [0, 2, 0], [0, 0, 1], [0, 0, 0]])
+    with pytest.raises(ValueError, match="All dimensions of input must be of equal length"):
+        jnp.fill_diagonal(jnp.zeros((2, 3, 2)), 5.0, inplace=False)
+    with pytest.raises(NotImplementedError, match="must use inplace=False"):
+        jnp.fill_diagonal(jnp.zeros((3, 3)), 5.0)
+    g = srcjax.grad(lambda a: jnp.fill_diagonal(a, 2 * a[0, 1], inplace=False).sum())
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones((2, 2)))), [[0, 5], [1, 0]])
+    x = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    out = srcjax.jit(lambda a: jnp.fill_diagonal(a, a[0], inplace=False))(x)
+    np.testing.assert_array_equal(np.asarray(out), [[0, 1, 2], [3, 1, 5], [6, 7, 2]])

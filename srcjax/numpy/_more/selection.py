@@ -163,6 +163,33 @@ def place(arr, mask, vals, inplace=True):
     return reshape(_at_set(ext, idx, vt)[:n], shape(data))
 
 
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """A copy of ``a`` with its main diagonal set to ``val`` (flattened and
+    repeated as needed, cast to ``a``'s dtype) (jax.numpy.fill_diagonal with
+    ``inplace=False``). ``a``: 2-d, or n-d with all dimensions equal.
+    Differentiable in ``a`` and ``val``. Raises NotImplementedError with
+    ``inplace=True`` (JAX arrays are immutable) or ``wrap=True``, as JAX."""
+    if inplace:
+        raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+    if wrap:
+        raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+    arr = asarray(a)
+    dims = shape(arr)
+    if len(dims) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(dims) > 2 and len(set(dims)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    n = _builtins.min(dims)
+    step = 0  # the flat distance between (i, i, ...) and (i + 1, i + 1, ...)
+    for k in range(len(dims)):
+        step = step * dims[k] + 1
+    vv = ravel(asarray(val))
+    if n == 0 or size(vv) == 0:
+        return arr
+    vt = take(asarray(vv, dtype=arr.dtype), remainder(arange(n), size(vv)))
+    return reshape(_at_set(ravel(arr), arange(n) * step, vt), dims)
+
+
 def put(a, ind, v, mode=None, inplace=True):
     """A copy of ``a`` with the flat positions ``ind`` set to ``v`` (repeated as
     needed) (jax.numpy.put with ``inplace=False``). ``mode``: None (indices
