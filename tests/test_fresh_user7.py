@@ -246,3 +246,17 @@ def test_fill_diagonal_with_jax_signature():
     x = np.arange(9.0, dtype=np.float32).reshape(3, 3)
     out = srcjax.jit(lambda a: jnp.fill_diagonal(a, a[0], inplace=False))(x)
     np.testing.assert_array_equal(np.asarray(out), [[0, 1, 2], [3, 1, 5], [6, 7, 2]])
+
+
+def test_any_all_take_where():
+    """Item 11 (repro_12.py): jnp.any/all(where=) were a TransformTypeError.
+    JAX 0.10.2: True, True, [True, False], [True, False, True]."""
+    x = np.array([[0.3, 1.7, 1.2], [2.5, -0.4, 0.9]], np.float32)
+    assert bool(srcjax.jit(lambda a: (a > 1).any(where=a < 2))(x))
+    assert bool(srcjax.jit(lambda a: (a > 1).all(where=a > 1.5))(x))
+    r = jnp.any(jnp.asarray(x) > 1, axis=1, where=jnp.asarray(x) < 2)
+    np.testing.assert_array_equal(np.asarray(r), [True, False])
+    r = jnp.all(jnp.asarray(x) > 0, axis=0, where=jnp.asarray(x) < 2)
+    np.testing.assert_array_equal(np.asarray(r), [True, False, True])
+    r = srcjax.vmap(lambda a: jnp.any(a > 1, where=a < 2))(x)
+    np.testing.assert_array_equal(np.asarray(r), [True, False])

@@ -16,14 +16,20 @@ __all__ = ["all", "any", "count_nonzero"]
 # all / any / count_nonzero (not differentiable)
 
 
-def _all(a, axis=None, keepdims=False):
-    """True where all elements along ``axis`` are nonzero (jax.numpy.all)."""
-    return np.all(a, axis=axis, keepdims=keepdims)
+def _all(a, axis=None, keepdims=False, where=None):
+    """True where all elements along ``axis`` are nonzero (jax.numpy.all);
+    ``where``: a mask broadcastable to ``a``, only its true elements count."""
+    if where is None:
+        return np.all(a, axis=axis, keepdims=keepdims)
+    return np.all(a, axis=axis, keepdims=keepdims, where=where)
 
 
-def _any(a, axis=None, keepdims=False):
-    """True where any element along ``axis`` is nonzero (jax.numpy.any)."""
-    return np.any(a, axis=axis, keepdims=keepdims)
+def _any(a, axis=None, keepdims=False, where=None):
+    """True where any element along ``axis`` is nonzero (jax.numpy.any);
+    ``where``: a mask broadcastable to ``a``, only its true elements count."""
+    if where is None:
+        return np.any(a, axis=axis, keepdims=keepdims)
+    return np.any(a, axis=axis, keepdims=keepdims, where=where)
 
 
 def _count_nonzero(a, axis=None, keepdims=False):
