@@ -260,3 +260,26 @@ def test_any_all_take_where():
     np.testing.assert_array_equal(np.asarray(r), [True, False, True])
     r = srcjax.vmap(lambda a: jnp.any(a > 1, where=a < 2))(x)
     np.testing.assert_array_equal(np.asarray(r), [True, False])
+
+
+def test_dict_get_is_differentiable():
+    """Item 11 (repro_12.py): grad through d.get('w') was a NoDerivativeRuleError.
+    JAX 0.10.2: grad(sum(p.get('w') ** 2)) = 2 w; a missing key's default."""
+    x = np.array([[0.3, 1.7, 1.2], [2.5, -0.4, 0.9]], np.float32)
+    g = srcjax.grad(lambda p: jnp.sum(p.get("w") ** 2))({"w": x})["w"]
+    np.testing.assert_allclose(np.asarray(g), 2 * x, rtol=1e-6)
+
+    def f(p):
+        return jnp.sum(p["w"] * 2 + p.get("b", 0.0))
+
+    assert sorted(srcjax.grad(f)({"w": x})) == ["w"]
+    gb = srcjax.grad(f)({"w": x, "b": 1.0})
+    assert float(gb["b"]) == 6.0
+    assert np.isclose(float(srcjax.jit(f)({"w": x})), 2 * x.sum())
+    assert np.isclose(float(srcjax.jit(f)({"w": x, "b": 1.0})), 2 * x.sum() + 6)
+
+    def h(v):
+        d = {"a": v}
+        return d.get("a") * 3 + (d.get("z") is None)
+
+    assert float(srcjax.grad(h)(2.0)) == 3.0

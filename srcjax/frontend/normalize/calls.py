@@ -447,6 +447,24 @@ class CallsMixin:
             )
             N.copy_origin(comp, e)
             return self.simple(comp, target=None)
+        if (
+            mname == "get"
+            and 1 <= len(e.args) <= 2
+            and not e.keywords
+            and self.seq_kind(func.value) in ("dict", "seq")
+            and self.expr_type(func.value) is None
+        ):
+            # d.get(k, v) as `d[k] if k in d else v`: the item read is differentiable
+            # (user 7, item 11); the key test is static where the dict's keys are
+            d, k = self.atom(func.value), self.atom(e.args[0])
+            default = e.args[1] if len(e.args) == 2 else N.const(None)
+            test = gast.Compare(left=N.clone(k), ops=[gast.In()], comparators=[N.clone(d)])
+            item = gast.Subscript(value=N.clone(d), slice=N.clone(k), ctx=gast.Load())
+            pick = gast.IfExp(test=test, body=item, orelse=default)
+            for node in (test, item, pick):
+                gast.copy_location(node, e)
+            N.copy_origin(pick, e)
+            return self.simple(pick, target)
         recv = self.atom(func.value)
         if mname == "pop" and not e.args and not e.keywords and isinstance(recv, gast.Name):
             node = N.call(N.attr(recv, "pop"), [])
