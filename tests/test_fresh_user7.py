@@ -283,3 +283,18 @@ def test_dict_get_is_differentiable():
         return d.get("a") * 3 + (d.get("z") is None)
 
     assert float(srcjax.grad(h)(2.0)) == 3.0
+
+
+def test_ragged_array_items_give_a_shape_error_at_the_users_line():
+    """Item 12: jnp.array([x, [1.]]) gave NumPy's "inhomogeneous shape"
+    ValueError; JAX 0.10.2 raises a TypeError about the items' shapes
+    ("Cannot concatenate arrays with different numbers of dimensions: got (1,),
+    (1, 1)."). srcjax: a TypeError naming the items' shapes, at the user's line."""
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(TypeError, match=r"different shapes.*got \(3,\), \(1,\)"):
+        jnp.array([jnp.asarray(x[0]), jnp.ones(1)])
+    with pytest.raises(TypeError, match=r"different shapes.*got \(\), \(1,\)") as info:
+        srcjax.jit(lambda a: jnp.array([a[0, 0], [1.0]]))(x)
+    assert any("test_fresh_user7.py" in n for n in getattr(info.value, "__notes__", []))
+    # a well-formed list is unchanged
+    np.testing.assert_array_equal(np.asarray(jnp.array([[1.0], [2.0]])), [[1.0], [2.0]])

@@ -383,8 +383,28 @@ def _array(object, dtype=None, copy=True, order="K", ndmin=0):
         object = _weak_views_filled(object, dt)
     if _saturates(object, dt):
         return np.array(_saturating_cast(object, dt), order=order, ndmin=ndmin)
-    out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
+    try:
+        out = np.array(object, dtype=dt, copy=True, order=order, ndmin=ndmin)
+    except ValueError as e:
+        raise _ragged(object, e) from None
     return _canon_array(out, dtype)
+
+
+def _ragged(items, err):
+    """JAX's kind of error for a list whose items have different shapes (NumPy's
+    ValueError says "inhomogeneous shape"); other errors as they are."""
+    if "inhomogeneous" not in str(err) or not isinstance(items, (list, tuple)):
+        return err
+    shapes = []
+    for v in items:
+        try:
+            shapes.append(np.shape(v))
+        except ValueError:
+            shapes.append("a ragged list")
+    listed = ", ".join(str(sh) for sh in shapes)
+    return TypeError(
+        "jnp.array: cannot stack items of different shapes into one array: got " + listed
+    )
 
 
 def _saturates(a, dt):
@@ -404,7 +424,10 @@ def _asarray(a, dtype=None, order=None, copy=None):
         a = _weak_views_filled(a, dt)
     if _saturates(a, dt):
         return np.asarray(_saturating_cast(a, dt), order=order)
-    out = np.asarray(a, dtype=dt, order=order)
+    try:
+        out = np.asarray(a, dtype=dt, order=order)
+    except ValueError as e:
+        raise _ragged(a, e) from None
     if copy:
         out = out.copy()
     return _canon_array(out, dtype)
