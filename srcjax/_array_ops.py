@@ -332,7 +332,7 @@ def _method(name: str):
 
 #: methods that are the jnp function of the same name with the array first
 _METHODS = (
-    "all any argmax argmin argpartition argsort astype choose clip compress conj "
+    "all any argmax argmin argpartition argsort choose clip conj "
     "conjugate cumprod cumsum diagonal dot max mean min nonzero prod ptp ravel repeat "
     "round searchsorted squeeze std sum swapaxes take trace var"
 ).split()
@@ -355,5 +355,13 @@ def _round(self, ndigits=None):
     return jnp.round(self, ndigits)
 
 
+def _astype(self, dtype, copy=False, device=None):
+    """``srcjax.numpy.astype(self, dtype)``, as ``jax.Array.astype`` (``copy``:
+    the result is a new array either way; one device here)."""
+    return _numpy().astype(self, dtype)
+
+
+_astype.__srcjax_method_of__ = lambda: _numpy().astype  # (jit(x.astype): see _method)
 Array.compress = _compress
+Array.astype = _astype
 Array.__round__ = _round

@@ -298,3 +298,16 @@ def test_ragged_array_items_give_a_shape_error_at_the_users_line():
     assert any("test_fresh_user7.py" in n for n in getattr(info.value, "__notes__", []))
     # a well-formed list is unchanged
     np.testing.assert_array_equal(np.asarray(jnp.array([[1.0], [2.0]])), [[1.0], [2.0]])
+
+
+def test_astype_takes_copy():
+    """Item 11 (repro_12.py): a.astype(f16, copy=False) was a TransformTypeError
+    under jit. JAX 0.10.2: [0.300048828125, 1.7001953125, 1.2001953125] float16."""
+    x = np.array([[0.3, 1.7, 1.2], [2.5, -0.4, 0.9]], np.float32)
+    out = srcjax.jit(lambda a: a.astype(jnp.float16, copy=False))(x)
+    assert out.dtype == np.float16
+    assert np.asarray(out).ravel()[:3].tolist() == [0.300048828125, 1.7001953125, 1.2001953125]
+    eager = jnp.asarray(x).astype(jnp.float16, copy=True)
+    assert eager.dtype == np.float16 and np.asarray(eager).tolist() == np.asarray(out).tolist()
+    g = srcjax.grad(lambda a: a.astype(jnp.float32, copy=False).sum())(x)
+    np.testing.assert_array_equal(np.asarray(g), np.ones_like(x))

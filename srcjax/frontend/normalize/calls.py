@@ -504,7 +504,12 @@ class CallsMixin:
         if mname in ("reshape", "transpose") and len(args) > 1:
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
         del params
-        return self.prim_call(prim, [recv] + args, e.keywords, e, pre_atomized=1)
+        keywords = e.keywords
+        if mname == "astype":
+            # x.astype(t, copy=False): the result is a new array either way (arrays
+            # are immutable; JAX's copy= only saves a buffer), one device here
+            keywords = [k for k in keywords if k.arg not in ("copy", "device")]
+        return self.prim_call(prim, [recv] + args, keywords, e, pre_atomized=1)
 
     def _local_fn_arg(self, a: Any, prim: Any, e: Any) -> Any:
         """The argument ``a`` of a call of ``prim``; a local function there (a nested
