@@ -63,6 +63,10 @@ def _scan_pair(x):
     return lax.scan(lambda c, v: ((c[0] + v, c[1] * 2.0), c[0]), (0.0, 1), x)
 
 
+def _fori_pair(x):
+    return lax.fori_loop(0, 30, lambda i, c: (c[0] * 1.1, c[1] + x), (1, 0.0))
+
+
 def _fori_plus(x):
     return lax.fori_loop(0, 3, lambda i, c: c + x, 0.0)
 
@@ -135,16 +139,17 @@ CASES = {
         (1,),
         [("int32", True, [5]), ("float32", False, [1.6105101108551025])],
     ),
-}
-
-
-#: cases srcjax's jit does not type as JAX yet (eager does): a tuple carry made
-#: by ad.carry_canon has strong items to jit's abstract values
-EAGER_ONLY = {
+    # a tuple display of Python numbers: its float item weak, its int item made
+    # float32 (the int item computed in Python floats under jit)
     "scan (0.0, int)": (
         _scan_pair,
         (_F32,),
         [("float32", False, [3.0]), ("float32", False, [8.0]), ("float32", True, [0.0, 1.0, 2.0])],
+    ),
+    "fori (int, 0.0) * 1.1": (
+        _fori_pair,
+        (np.float32(0.25),),
+        [("float32", False, [17.44940948486328]), ("float32", False, [7.5])],
     ),
 }
 
@@ -169,11 +174,11 @@ def test_jit_loop_carry_types(name):
     assert got == want
 
 
-@pytest.mark.parametrize("name", sorted(CASES) + sorted(EAGER_ONLY))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_eager_loop_carry_types(name):
     """The same loops without jit: the first trip runs with JAX's types (a Python
     scalar carry leaf as a weak Array; converted where the body promotes it)."""
-    fn, args, want = {**CASES, **EAGER_ONLY}[name]
+    fn, args, want = CASES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = _leaves(fn(*args))

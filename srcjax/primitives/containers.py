@@ -148,6 +148,34 @@ def _carry_canon(x):
 carry_canon = _reg("ad.carry_canon", _carry_canon)
 # (a Python float leaf is JAX's weak float32: weak to jit's abstract values)
 carry_canon.facts(keeps_weak=True)
+
+
+def _carry_canon_avals(avals):
+    """jit's abstract value of ``ad.carry_canon(x)`` for a tuple or list ``x``
+    (an initial carry ``(0.0, 1)``): ``x``'s, each Python float or complex item
+    a weakly typed float32 or complex64 scalar, as JAX computes with it; None
+    where there is none (or with x64 on: the carry stays as it is)."""
+    from .. import config
+
+    x = avals.get("x")
+    if type(x) not in (tuple, list) or config.x64_enabled:
+        return None
+    found = []
+
+    def leaf(a):
+        if type(a) in (tuple, list):
+            return type(a)(leaf(v) for v in a)
+        p = getattr(a, "ptype", None)
+        if p is float or p is complex:
+            found.append(a)
+            return (), np.dtype(np.float32 if p is float else np.complex64), True
+        return a
+
+    t = leaf(x)
+    return {"tree": t} if found else None
+
+
+carry_canon.facts(result_shape=_carry_canon_avals)
 carry_canon.def_vjp(lambda g, ans, x: g)
 carry_canon.def_jvp(lambda t, ans, x: t)
 carry_canon.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]

@@ -64,11 +64,36 @@ def _array_tree(r: Any) -> Any:
 
 def ruled_aval(op: Any, env: Any, aval_of: Any) -> Any:
     """The abstract value the primitive's ``result_shape`` rule gives from its
-    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``) and its constant
-    operands' values (``ad.bdot``'s batch flags), or None. A rule gives
-    ``(shape, dtype)``, or ``(shape, dtype, weak)`` for a result that may be a
-    weakly typed array (``ad.cotangent_like`` onto a weak primal)."""
-    ins = {k: aval_of(v, env) for k, v in op.bound.items() if isinstance(v, gast.Name)}
+    named operands' (``ad.jac_columns``, ``jnp.linalg.solve``; a tuple or list
+    display as the tuple or list of its items') and its constant operands'
+    values (``ad.bdot``'s batch flags), or None. A rule gives ``(shape, dtype)``,
+    ``(shape, dtype, weak)`` for a result that may be a weakly typed array
+    (``ad.cotangent_like`` onto a weak primal), or ``{"tree": t}``: a tree of
+    such triples and of its operands' abstract values (``ad.carry_canon``)."""
+
+    def operand(v: Any) -> Any:
+        if isinstance(v, (gast.Tuple, gast.List)):
+            items = [operand(e) for e in v.elts]
+            return tuple(items) if isinstance(v, gast.Tuple) else items
+        return aval_of(v, env)
+
+    ins = {
+        k: operand(v)
+        for k, v in op.bound.items()
+        if isinstance(v, (gast.Name, gast.Tuple, gast.List))
+    }
     ins.update((k, v.value) for k, v in op.bound.items() if isinstance(v, gast.Constant))
     r = op.prim.result_shape(ins)
+    if type(r) is dict:
+        return _tree(r.get("tree"))
     return None if r is None else Aval(r[0], r[1], wt=len(r) > 2 and bool(r[2]))
+
+
+def _tree(t: Any) -> Any:
+    if type(t) is tuple and len(t) == 3 and type(t[0]) is tuple and isinstance(t[1], np.dtype):
+        return Aval(t[0], t[1], wt=bool(t[2]))
+    if type(t) in (tuple, list):
+        return type(t)(_tree(v) for v in t)
+    if type(t) is dict:
+        return {k: _tree(v) for k, v in t.items()}
+    return t
