@@ -185,6 +185,46 @@ class _HostCall:
         return r
 
 
+def _is_traced(x: Any) -> bool:
+    """Whether the run-time value ``x`` of a non-host expression of transformed
+    code stands for a JAX tracer: an array buffer (NumPy array or scalar) or an
+    Array. (Host values are decided while transforming, see
+    ``CallsMixin._type_check``.)"""
+    from ..._array import Array
+
+    return isinstance(x, (np.ndarray, np.generic, Array))
+
+
+def traced_isinstance(x: Any, classes: Any) -> bool:
+    """``isinstance(x, classes)`` inside transformed code, where array values are
+    NumPy buffers standing for JAX's tracers: for those, the answer of a tracer
+    (an instance of ``jax.Array``/``jnp.ndarray``/``srcjax.Array`` and ``object``;
+    not of ``np.ndarray``, ``np.generic`` or ``numbers.Number``), as eagerly on an
+    Array (fresh-user round 7, item 08: ``isinstance(x, np.ndarray)`` was True
+    under jit); other values as Python answers."""
+    if _is_traced(x):
+        from ..._array import Array
+
+        classes = classes if isinstance(classes, tuple) else (classes,)
+        return any(isinstance(c, type) and issubclass(Array, c) for c in classes)
+    return isinstance(x, classes)
+
+
+def traced_hasattr(x: Any, name: str) -> bool:
+    """``hasattr(x, name)`` inside transformed code: an Array's attributes for an
+    array value (``x.at``, ``x.T``: a tracer has them, a NumPy buffer not all)."""
+    if _is_traced(x):
+        from ..._array import Array
+
+        return hasattr(Array, name)
+    return hasattr(x, name)
+
+
+# (run as they are where generated code is transformed again, never inlined)
+traced_isinstance.__srcjax_inactive__ = True
+traced_hasattr.__srcjax_inactive__ = True
+
+
 def _tree_registry() -> Dict[Any, Any]:
     from ... import tree_util
 

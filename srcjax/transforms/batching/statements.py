@@ -305,7 +305,9 @@ class _Statements:
                     s.value = N.call("ad.example_len", [N.clone(a)])
                 self._set(t, False)
                 return [s]
-            if fname in ("isinstance", "type", "hasattr", "callable", "id", "repr", "str"):
+            if fname in ("isinstance", "type", "hasattr", "callable", "id", "repr", "str") or (
+                op.what in ("isinstance", "hasattr")  # (the frontend's traced_isinstance)
+            ):
                 self._set(t, False)
                 return [s]
         if (
