@@ -172,6 +172,14 @@ svd_embed.samples = _svd_helper_samples
 svd_select.samples = _svd_select_samples
 
 
+def _safe_inverse(s):
+    """``1 / s`` with 0 where ``s`` is 0 (JAX's ``s_inv`` in its svd rule): a zero
+    singular value's terms drop out instead of making 0 / 0 (round 7, item 10:
+    the gradient of ``svd(A, compute_uv=False)`` at a rank-deficient ``A`` was
+    all NaN; JAX: ``U @ V^T``)."""
+    return where(s == 0.0, 0.0, 1.0 / where(s == 0.0, 1.0, s))
+
+
 def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     usv = svd(a, svd_ad_full(a, full_matrices, compute_uv), True, hermitian)
     u, s, vh = real_only(usv[0], "jnp.linalg.svd"), usv[1], usv[2]
@@ -181,10 +189,11 @@ def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     f = where(gap == 0.0, 0.0, 1.0 / where(gap == 0.0, 1.0, gap))
     s_row = expand_dims(s, -2)
     s_col = expand_dims(s, -1)
+    inv_row = expand_dims(_safe_inverse(s), -2)
     du = u @ (f * (p * s_row + s_col * matrix_transpose(p)))
-    du = du + (t @ v - u @ (matrix_transpose(u) @ t @ v)) / s_row
+    du = du + (t @ v - u @ (matrix_transpose(u) @ t @ v)) * inv_row
     dv = v @ (f * (s_col * p + matrix_transpose(p) * s_row))
-    dv = dv + (matrix_transpose(t) @ u - v @ (vh @ matrix_transpose(t) @ u)) / s_row
+    dv = dv + (matrix_transpose(t) @ u - v @ (vh @ matrix_transpose(t) @ u)) * inv_row
     return svd_select((du, diagonal(p, 0, -2, -1), matrix_transpose(dv)), usv, compute_uv)
 
 
@@ -202,8 +211,10 @@ def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     jv = f * (vh @ g_v - matrix_transpose(g_v) @ v)
     core = ju * s_row + expand_dims(gt[1], -1) * eye_mask(np.shape(s)[-1]) + s_col * jv
     out = u @ core @ vh
-    out = out + ((g_u - u @ (matrix_transpose(u) @ g_u)) / s_row) @ vh
-    return out + u @ ((matrix_transpose(g_v) - (matrix_transpose(g_v) @ v) @ vh) / s_col)
+    s_inv = _safe_inverse(s)
+    out = out + ((g_u - u @ (matrix_transpose(u) @ g_u)) * expand_dims(s_inv, -2)) @ vh
+    proj = matrix_transpose(g_v) - (matrix_transpose(g_v) @ v) @ vh
+    return out + u @ (proj * expand_dims(s_inv, -1))
 
 
 svd.def_vjp(_svd_vjp)
