@@ -60,6 +60,10 @@ def next_dict(x):
     return next(iter(d.values())) * 3.0
 
 
+def listed_map(x):
+    return sum(list(map(jnp.sin, [x[0], x[1]])))
+
+
 # JAX 0.10.2: jax.grad(f)(X)
 CASES = [
     (dot_zip, [1.0, 0.19999999, 1.0]),
@@ -69,6 +73,7 @@ CASES = [
     (loop_iter, [1.0, 0.0, -0.6]),
     (listed_zip, [0.0, -0.3, 1.0]),
     (next_dict, [0.0, 3.0, 0.0]),
+    (listed_map, [0.87758255, 0.5403023, 0.0]),
 ]
 
 
