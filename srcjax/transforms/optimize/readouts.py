@@ -36,7 +36,7 @@ from ...primitives import registry
 from .avals import Aval
 from .common import _is_assign, _new_assign, read_counts
 from .rowmaps import _reversed_trips, _trips
-from .trips import _appended, _is_empty_list
+from .trips import _appended, _is_empty_list, statement_blocks
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -49,7 +49,7 @@ def popped_rows_as_reads(fdef: Any) -> bool:
         return False
     loads = read_counts(fdef.body)
     changed = False
-    for block in _blocks(fdef.body):
+    for block in statement_blocks(fdef.body):
         stacks: Dict[str, tuple] = {}  # L -> (S, S's aval) of L = ad.tree_unstack(S, _)
         for s in block:
             for t in N.assigned_names([s]):
@@ -70,17 +70,6 @@ def popped_rows_as_reads(fdef: Any) -> bool:
                     block.remove(stacks.pop(lst)[2])  # (its one reader is gone)
                     changed = True
     return changed
-
-
-def _blocks(stmts: List[Any]):
-    """The statement lists of the function (bodies of ifs and loops too)."""
-    yield stmts
-    for s in stmts:
-        if isinstance(s, gast.If):
-            yield from _blocks(s.body)
-            yield from _blocks(s.orelse)
-        elif isinstance(s, (gast.For, gast.While)):
-            yield from _blocks(s.body)
 
 
 def _pops_in_loop(loop: Any, stacks: Dict[str, tuple], loads: Dict[str, int]) -> List[str]:
@@ -129,7 +118,7 @@ def stacked_readouts(fdef: Any, namer: Any) -> bool:
     for name in N.assigned_names(fdef.body):
         assigned[name] = assigned.get(name, 0) + 1
     changed = False
-    for block in list(_blocks(fdef.body)):
+    for block in list(statement_blocks(fdef.body)):
         for s in list(block):
             if isinstance(s, gast.For) and _trips(s) is not None:
                 loads = read_counts(fdef.body)

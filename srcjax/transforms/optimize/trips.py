@@ -24,20 +24,21 @@ def merge_trip_lists(fdef: Any) -> bool:
     whether anything changed."""
     changed = False
     for _ in range(32):
-        if not any(_merge_in_block(b) for b in list(_blocks(fdef.body))):
+        if not any(_merge_in_block(b) for b in list(statement_blocks(fdef.body))):
             break
         changed = True
     return changed
 
 
-def _blocks(stmts: List[Any]):
+def statement_blocks(stmts: List[Any]):
+    """The statement lists of a body: it, and the bodies of its ifs and loops, nested."""
     yield stmts
     for s in stmts:
         if isinstance(s, gast.If):
-            yield from _blocks(s.body)
-            yield from _blocks(s.orelse)
+            yield from statement_blocks(s.body)
+            yield from statement_blocks(s.orelse)
         elif isinstance(s, (gast.For, gast.While)):
-            yield from _blocks(s.body)
+            yield from statement_blocks(s.body)
 
 
 def _appended(s: Any) -> Optional[tuple]:
