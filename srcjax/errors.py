@@ -385,11 +385,92 @@ def _where(loc: Location) -> str:
     return "at " + head + ("\n" + text[1] if len(text) > 1 else "")
 
 
+#: Python's spelling of an operator, for its TypeError on a string operand
+_OP_SYMBOLS = {
+    "Add": "+",
+    "Sub": "-",
+    "Mult": "*",
+    "Div": "/",
+    "FloorDiv": "//",
+    "Mod": "%",
+    "Pow": "** or pow()",
+    "MatMult": "@",
+    "BitAnd": "&",
+    "BitOr": "|",
+    "BitXor": "^",
+    "LShift": "<<",
+    "RShift": ">>",
+    "Lt": "<",
+    "LtE": "<=",
+    "Gt": ">",
+    "GtE": ">=",
+}
+
+
+def _operand_type(node: Any, frame: Any) -> Optional[str]:
+    """``'str'`` / ``'bytes'`` for a string operand of a generated operator (a
+    literal or a local bound to one), ``'Array'`` for anything else; None when
+    the operand is not a literal or a local name."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        value = node.value
+    elif isinstance(node, ast.Name) and node.id in frame.f_locals:
+        value = frame.f_locals[node.id]
+    else:
+        return None
+    return type(value).__name__ if isinstance(value, (str, bytes)) else "Array"
+
+
+def generated_string_operand_error(err: TypeError) -> Optional[Exception]:
+    """JAX's TypeError for NumPy's ufunc TypeError raised by an operator of
+    generated code with a string operand (``x * "a"``: NumPy's "ufunc 'multiply'
+    did not contain a loop ..."): what JAX's Array gives (``*``: "Only integer
+    scalar arrays can be converted to a scalar index.", as str's repetition asks
+    the array for an index; others Python's "unsupported operand type(s) for +:
+    'Array' and 'str'"), with ``err``'s traceback. None for any other error."""
+    import ast
+
+    tb = _generated_frame(err.__traceback__)
+    if tb is None or tb.tb_next is not None or not str(err).startswith("ufunc "):
+        return None
+    try:
+        node = ast.parse(_segment(tb) or "", mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.BinOp):
+        op, left, right = node.op, node.left, node.right
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+    else:
+        return None
+    sym = _OP_SYMBOLS.get(type(op).__name__)
+    types = [_operand_type(left, tb.tb_frame), _operand_type(right, tb.tb_frame)]
+    if sym is None or None in types or types.count("Array") != 1:
+        return None
+    ltype, rtype = types
+    if sym == "*":
+        message = "Only integer scalar arrays can be converted to a scalar index."
+    elif sym == "+" and ltype != "Array":
+        message = f'can only concatenate {ltype} (not "Array") to {ltype}'
+    elif isinstance(node, ast.Compare):
+        message = f"'{sym}' not supported between instances of '{ltype}' and '{rtype}'"
+    else:
+        message = f"unsupported operand type(s) for {sym}: '{ltype}' and '{rtype}'"
+    return TypeError(message).with_traceback(err.__traceback__)
+
+
 def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
     """The exception to raise for ``err``, which escaped the generated code of
     a transformation of ``fun``: JAX's error for NumPy's (see
-    :func:`generated_numpy_error`), pointing at the user's line
-    (:func:`relocate`). ``err`` itself where nothing applies."""
-    located = generated_numpy_error(err) if isinstance(err, ValueError) else None
+    :func:`generated_numpy_error`, :func:`generated_string_operand_error`),
+    pointing at the user's line (:func:`relocate`). ``err`` itself where
+    nothing applies."""
+    if isinstance(err, ValueError):
+        located = generated_numpy_error(err)
+    elif isinstance(err, TypeError):
+        located = generated_string_operand_error(err)
+    else:
+        located = None
     code = getattr(fun, "__code__", None)
     return relocate(located or err, getattr(code, "co_filename", None))
