@@ -107,6 +107,11 @@ class CallsMixin:
             return None  # (an iterator object: AD refuses a differentiated item)
         items = [self.namer.fresh("star_item") for _ in range(arity)]
         target = gast.Tuple(elts=[N.name(n, store=True) for n in items], ctx=gast.Store())
+        return self._calls_list(e, fn, items, target, it)
+
+    def _calls_list(self, e: Any, fn: Any, items: list, target: Any, it: Any) -> Any:
+        """The list ``[fn(*items) for target in it]`` at ``e``'s location,
+        normalized (map's and starmap's calls, seen by transforms)."""
         elt = gast.Call(func=fn, args=[N.name(n) for n in items], keywords=[])
         comp = gast.ListComp(
             elt=elt,
@@ -240,15 +245,7 @@ class CallsMixin:
                 )
                 it = gast.Call(func=N.name("zip"), args=list(e.args[1:]), keywords=[])
                 gast.copy_location(it, e)
-            elt = gast.Call(func=e.args[0], args=[N.name(n) for n in items], keywords=[])
-            comp = gast.ListComp(
-                elt=elt,
-                generators=[gast.comprehension(target=target_node, iter=it, ifs=[], is_async=0)],
-            )
-            for node in (elt, comp):
-                gast.copy_location(node, e)
-            gast.fix_missing_locations(comp)
-            return self.comprehension(comp)
+            return self._calls_list(e, e.args[0], items, target_node, it)
         if obj is itertools.starmap and not e.keywords and nargs == 2:
             return self._starmap(e)
         if obj is functools.reduce and not e.keywords and nargs in (2, 3):
