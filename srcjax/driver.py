@@ -113,6 +113,14 @@ def _is_half(node: Any) -> bool:
     return isinstance(node.op, gast.Pow) and isinstance(r, gast.Constant) and r.value == 0.5
 
 
+def _constant_exponent(node: Any) -> bool:
+    """A constant exponent NumPy's ``**`` takes as JAX does: a float or a
+    non-negative int (``x ** 2``)."""
+    if not isinstance(node, gast.Constant) or isinstance(node.value, bool):
+        return False
+    return isinstance(node.value, float) or (isinstance(node.value, int) and node.value >= 0)
+
+
 def _floordiv_as_calls(fdef: Any) -> None:
     """Operators whose NumPy meaning differs from JAX's, as calls in generated code.
 
@@ -123,13 +131,20 @@ def _floordiv_as_calls(fdef: Any) -> None:
     the two agree there.
 
     ``a ** 0.5`` -> ``ad.pow_half(a)``: IEEE ``pow`` (+0 at -0, +inf at -inf, as
-    JAX), where NumPy's ``**`` takes ``sqrt`` (-0 and NaN)."""
+    JAX), where NumPy's ``**`` takes ``sqrt`` (-0 and NaN).
+
+    ``a ** b`` -> ``ad.pow(a, b)`` for an exponent that is not a constant: JAX's
+    0 for integers to negative integer array powers, where NumPy's operator
+    raises (``2 ** jnp.array([-1, 2])`` under grad; jit's promote calls
+    ``jnp.power``). A constant exponent (``x ** 2``) keeps the operator."""
 
     class _Calls(gast.NodeTransformer):
         def visit_BinOp(self, node):
             self.generic_visit(node)
             if _is_half(node):
                 return gast.copy_location(N.call("ad.pow_half", [node.left]), node)
+            if isinstance(node.op, gast.Pow) and not _constant_exponent(node.right):
+                return gast.copy_location(N.call("ad.pow", [node.left, node.right]), node)
             if not isinstance(node.op, gast.FloorDiv):
                 return node
             r = node.right

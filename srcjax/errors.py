@@ -432,12 +432,16 @@ def generated_string_operand_error(err: TypeError) -> Optional[Exception]:
     import ast
 
     tb = _generated_frame(err.__traceback__)
-    if tb is None or tb.tb_next is not None or not str(err).startswith("ufunc "):
+    if tb is None or not str(err).startswith("ufunc "):
         return None
     try:
         node = ast.parse(_segment(tb) or "", mode="eval").body
     except SyntaxError:
         return None
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "ad.pow" and len(node.args) == 2:
+        node = ast.BinOp(left=node.args[0], op=ast.Pow(), right=node.args[1])  # (driver.finish)
+    elif tb.tb_next is not None:
+        return None  # (raised below the operator: not its operands' types)
     if isinstance(node, ast.BinOp):
         op, left, right = node.op, node.left, node.right
     elif isinstance(node, ast.Compare) and len(node.ops) == 1:

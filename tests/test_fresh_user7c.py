@@ -70,3 +70,62 @@ def test_string_operand_is_jaxs_type_error_at_the_users_line(fn, message, transf
 def test_string_operand_eager_message_unchanged():
     with pytest.raises(TypeError, match="unsupported operand type"):
         plus_a(jnp.ones(3))
+
+
+# -- item 8 leftover: integers to negative integer array powers under grad -------------
+# JAX 0.10.2 (docs/sharp_bits.md: an integer to a negative integer power is 0):
+# grad(lambda x: sum(x * 2 ** jnp.array([-1, 2])))([1.5, 2.]) = [0, 4];
+# grad(lambda x, e: sum(x * e ** e))(x, [-1, 2]) = [-1, 4];
+# grad(lambda x, e: sum(x ** e * 2 ** e))(x, [-1, 2]) = [-0, 16] and its
+# hessian diag [0, 8] (a float base with an int exponent array differentiates).
+X = np.array([1.5, 2.0], np.float32)
+
+
+def const_exponent(x):
+    return jnp.sum(x * 2 ** jnp.array([-1, 2]))
+
+
+def self_power(x, e):
+    return jnp.sum(x * e**e)
+
+
+def float_base(x, e):
+    return jnp.sum(x**e * 2**e)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit(grad)", "vmap(grad)"])
+def test_integer_negative_power_under_grad_is_jaxs_zero(transform):
+    e = jnp.array([-1, 2])
+    cases = [
+        (lambda x, e: const_exponent(x), [0.0, 4.0]),
+        (self_power, [-1.0, 4.0]),
+        (float_base, [0.0, 16.0]),
+    ]
+    for fn, want in cases:
+        g = srcjax.grad(fn)
+        if transform == "jit(grad)":
+            g = srcjax.jit(g)
+        if transform == "vmap(grad)":
+            got = srcjax.vmap(g, (0, None))(jnp.asarray(np.stack([X, X])), e)
+            np.testing.assert_allclose(np.asarray(got), [want, want], rtol=1e-6)
+        else:
+            np.testing.assert_allclose(np.asarray(g(jnp.asarray(X), e)), want, rtol=1e-6)
+
+
+def test_integer_negative_power_second_derivative():
+    e = jnp.array([-1, 2])
+    h = srcjax.hessian(float_base)(jnp.asarray(X), e)
+    np.testing.assert_allclose(np.asarray(h), [[0.0, 0.0], [0.0, 8.0]], atol=1e-6)
+    # a float exponent array: both derivatives as JAX (x: y x^(y-1), y: log(x) x^y)
+    y = jnp.array([0.7, 3.0])
+    gx, gy = srcjax.grad(lambda x, y: jnp.sum(x**y), (0, 1))(jnp.asarray(X), y)
+    np.testing.assert_allclose(np.asarray(gx), [0.61983, 12.0], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(gy), [0.53854, 5.54518], rtol=1e-5)
+
+
+def test_python_number_powers_stay_python():
+    def f(x, n):
+        k = n ** (n - 3)  # a Python int to a negative power: Python's 0.5
+        return jnp.sum(x) * k
+
+    np.testing.assert_array_equal(np.asarray(srcjax.grad(f)(jnp.asarray(X), 2)), [0.5, 0.5])

@@ -227,6 +227,25 @@ pow_half = _ew(
     test_domain=(0.2, 3.0),
 )  # fmt: skip
 
+
+def _pow_op(x, y):
+    """``x ** y`` as grad/jvp/vjp/linearize code spells the user's operator with
+    an exponent that is not a constant (``driver.finish``): NumPy's operator,
+    and where NumPy refuses integers to negative integer powers (an integer
+    array exponent: ``2 ** jnp.array([-1, 2])``), ``jnp.power``'s JAX result
+    (0, as docs/sharp_bits.md; jit's promote calls ``jnp.power`` already).
+    Python numbers as Python computes them. No cost but the call where NumPy
+    succeeds (the check runs on its error only)."""
+    try:
+        return x**y
+    except ValueError:
+        if isinstance(x, (np.ndarray, np.generic)) or isinstance(y, (np.ndarray, np.generic)):
+            return _power(x, y)
+        raise
+
+
+pow_op = _ew("ad.pow", _pow_op, broadcasting=True, test_domain=(0.5, 2.0))
+
 negative = _unop(
     "jnp.negative", np.negative, "Elementwise ``-x``.", {"fiubc": "(-{x})"}, operator.neg,
     inexact=False, op="unary -",
@@ -306,6 +325,7 @@ defderiv(true_divide, _div_x, _div_y)
 defderiv(mod, _add_x, _mod_y)
 defderiv(fmod, _add_x, _fmod_y)
 defderiv(power, _pow_x, _pow_y)
+defderiv(pow_op, _pow_x, _pow_y)
 defderiv(negative, _neg_x)
 defderiv(positive, _pos_x)
 power.test_domain = (0.5, 2.0)
