@@ -129,3 +129,60 @@ def test_python_number_powers_stay_python():
         return jnp.sum(x) * k
 
     np.testing.assert_array_equal(np.asarray(srcjax.grad(f)(jnp.asarray(X), 2)), [0.5, 0.5])
+
+
+# -- item 10 leftover: Python's round() of an array inside transforms ------------------
+# JAX 0.10.2 (Array.__round__): round(f32[0.3, 1.7, 2.5]) = int32 [0, 2, 2];
+# round(x, 1) keeps float32; round(int32 [1, -3, 7] * 2) = int32 [2, -6, 14];
+# jit(round)(2.5) = int32 2; grad of sum(x * round(x) + round(x, 1) * x) at
+# [0.3, 1.7, 2.5] = [0.3, 3.7, 4.5] (round has no tangent); a static count
+# round(n * 0.5) stays Python's (range of it, n = 5: b below gives 2.22).
+XF = np.array([0.3, 1.7, 2.5], np.float32)
+
+
+def rounds(x):
+    return round(x), round(x, 1), round(x * 2)
+
+
+def static_count(x):
+    n = x.shape[0]
+    s = 0.0
+    for i in range(round(n * 0.5)):
+        s = s + x[i] * round(n * 0.37, 2)
+    return s
+
+
+def rounded_products(x):
+    return jnp.sum(x * round(x) + round(x, 1) * x)
+
+
+@pytest.mark.parametrize("transform", ["jit", "vmap", "jit(vmap)"])
+def test_round_of_an_array_is_jaxs_under_transforms(transform):
+    t = {
+        "jit": srcjax.jit,
+        "vmap": srcjax.vmap,
+        "jit(vmap)": lambda f: srcjax.jit(srcjax.vmap(f)),
+    }[transform]
+    r0, r1, r2 = t(rounds)(jnp.asarray(XF))
+    assert r0.dtype == np.int32 and np.asarray(r0).tolist() == [0, 2, 2]
+    assert r1.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(r1), [0.3, 1.7, 2.5], rtol=1e-6)
+    assert r2.dtype == np.int32 and np.asarray(r2).tolist() == [1, 3, 5]
+    i0, _, i2 = t(rounds)(jnp.array([1, -3, 7], jnp.int32))
+    assert i0.dtype == np.int32 and np.asarray(i0).tolist() == [1, -3, 7]
+    assert np.asarray(i2).tolist() == [2, -6, 14]
+
+
+def test_round_of_a_traced_python_float_and_static_counts():
+    r = srcjax.jit(lambda x: round(x))(2.5)
+    assert r.dtype == np.int32 and int(r) == 2  # (half to even, an array as JAX's)
+    np.testing.assert_allclose(float(srcjax.jit(static_count)(jnp.asarray(XF))), 2.22, rtol=1e-6)
+    np.testing.assert_allclose(float(static_count(jnp.asarray(XF))), 2.22, rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit(grad)"])
+def test_round_has_no_tangent(transform):
+    g = srcjax.grad(rounded_products)
+    if transform == "jit(grad)":
+        g = srcjax.jit(g)
+    np.testing.assert_allclose(np.asarray(g(jnp.asarray(XF))), [0.3, 3.7, 4.5], rtol=1e-6)

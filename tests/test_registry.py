@@ -103,6 +103,7 @@ def test_shape_queries_answer_from_an_abstract_value():
         "ad.batch_shape",
         "ad.floordiv",
         "ad.inverse_permutation",
+        "ad.round",
         "ad.scan_length",
     }
 

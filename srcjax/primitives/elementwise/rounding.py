@@ -100,6 +100,25 @@ round = _ew(  # noqa: A001
 around = round
 
 
+def _round_builtin(x, ndigits=None):
+    """Python's ``round(x[, ndigits])`` in transformed code, where arrays are
+    NumPy's (which has no ``__round__``): for an array or NumPy scalar,
+    ``jax.Array.__round__`` (half to even; the default integer dtype without
+    ``ndigits``, ``jnp.round(x, ndigits)`` with it); Python's ``round`` for
+    anything else (a static count, ``round(n * 0.5)``). Eager calls reach
+    ``Array.__round__`` itself."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        if ndigits is None:
+            return _round(x).astype(_dt.default_int())
+        return _round(x, ndigits)
+    return builtins.round(x) if ndigits is None else builtins.round(x, ndigits)
+
+
+round_builtin = _ew("ad.round", _round_builtin, builtins.round, differentiable=False)
+# (Python numbers known now: a count, ``range(round(n * 0.5))``, that jit folds)
+round_builtin.facts(static_for_constants=True)
+
+
 def _abs_x(g, ans, x):
     return where(x >= 0, g, -g)
 
