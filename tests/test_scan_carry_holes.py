@@ -141,3 +141,26 @@ def test_fill_holes_inexact_keeps_integer_holes():
     assert got[0].dtype == np.float16 and got[0].shape == (3,) and got[1] is None
     full = fill_holes((None, None), (np.ones(3, np.float16), np.int32(1)))
     assert full[1] is not None
+
+
+State = __import__("collections").namedtuple("State", "leaves tag")
+
+
+def _steps(w):
+    # a namedtuple state whose field is tuple(a list the inner loop appends to),
+    # carried by an outer Python loop (example_libraries.optimizers' shape): the
+    # filled carry cotangent holds a tuple where the inner loop's reverse pops a list
+    s = State((w, w * 0.0), 0)
+    for _ in range(3):
+        new = []
+        for leaf in s.leaves:
+            new.append(jnp.sin(leaf) + 0.5 * leaf)
+        s = State(tuple(new), s.tag)
+    return jnp.sum(s.leaves[0] ** 2) + jnp.sum(s.leaves[1])
+
+
+def test_filled_tuple_cotangent_of_a_list_is_popped_as_a_list(x64):
+    # regression: b47f94c's fill gave ad.seq_cotangent a tuple, and ad.pop failed
+    w0 = np.array([0.3, -1.2])
+    np.testing.assert_allclose(srcjax.grad(_steps)(w0), fd_grad(_steps, w0), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.jit(srcjax.grad(_steps))(w0), fd_grad(_steps, w0), rtol=1e-6)

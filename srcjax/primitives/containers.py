@@ -183,9 +183,13 @@ carry_canon.samples = lambda rng: [((rng.normal(size=(2, 3)),), {})]
 
 def _seq_cotangent(g, x):
     """The cotangent of ``x`` from that of ``list(x)`` / ``tuple(x)``: ``g`` itself
-    (a list and a tuple cotangent mean the same), none for a dict (its keys)."""
+    (a list and a tuple cotangent mean the same), none for a dict (its keys). A
+    list's is a list: the reverse of its appends pops it (a tuple comes from
+    ``ad.fill_holes`` of a carry that holds ``tuple(x)``)."""
     if isinstance(x, dict):
         return None
+    if type(g) is tuple and type(x) is list:
+        return list(g)
     return g
 
 
