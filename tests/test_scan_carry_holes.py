@@ -1,9 +1,10 @@
-"""Gradients of ``lax.scan`` whose loss reads only part of the carry: the carry's
-cotangent leaves the loss as ``(h_bar, None)`` and is filled with zeros before
-the reverse loop (``ad.fill_holes(..., inexact=True)``, as JAX instantiates the
-zero cotangents of a scan's carry), so jit types every trip; integer leaves keep
-their holes. Oracles: gradients recorded from jax 0.10.2 (``SRCJAX_RECORD_JAX=1``
-re-records them) and float64 central differences."""
+"""Gradients of ``lax.scan`` whose loss reads only part of the carry (the carry's
+cotangent leaves the loss as ``(h_bar, None)``), and of loops carrying a
+namedtuple state. Oracles: gradients recorded from jax 0.10.2
+(``SRCJAX_RECORD_JAX=1`` re-records them) and float64 central differences.
+(b47f94c filled such carry cotangents with zeros before the reverse loop; it was
+reverted: it made a third derivative through loops wrong, see
+test_regressions::test_third_derivative_through_loops_branches_and_tapes.)"""
 
 import os
 import types
@@ -16,7 +17,6 @@ import srcjax
 import srcjax as jax
 import srcjax.numpy as jnp
 from srcjax import lax
-from srcjax.primitives.control import fill_holes
 
 RECORDED = os.path.join(os.path.dirname(__file__), "data", "scan_carry_holes_jax.npz")
 T, B, NIN, H = 5, 3, 4, 6
@@ -114,33 +114,6 @@ def test_partial_carry_grads_match_finite_differences(name, x64):
             return float(LOSSES[name]({**params, k: w}, xs))
 
         np.testing.assert_allclose(np.asarray(g[k]), fd_grad(f, params[k]), rtol=1e-6, atol=1e-8)
-
-
-def test_reverse_loop_sees_a_dense_carry_cotangent():
-    """Before the fill, the reverse loop's ``c`` cotangent was ``None`` on the
-    first trip and an array after: jit left ``ad.tree_add`` and every adjoint
-    helper in the loop. Filled, the sum is a plain ``+``."""
-    params, xs = _inputs()
-    text = srcjax.jit(srcjax.grad(lstm_loss)).lower(params, xs).as_text()
-    assert "ad.fill_holes(" in text
-    loop = text[text.index("for k in reversed(") :]
-    assert "ad.tree_add(lstm_cell_c_bar" not in loop
-    assert "lstm_cell_c_bar1 + " in loop
-
-
-def test_fill_holes_inexact_keeps_integer_holes():
-    like = (np.ones((2, 3), np.float32), np.int32(4), {"a": np.ones(2), "n": True})
-    h = np.full((2, 3), 2.0, np.float32)
-    got = fill_holes([h, None, None], like, inexact=True)
-    assert type(got) is list and got[0] is h and got[1] is None
-    assert got[2]["n"] is None
-    assert got[2]["a"].dtype == np.float64 and not got[2]["a"].any()
-    # a float hole: zeros of the leaf's shape and dtype; without inexact, an
-    # integer leaf's hole is filled too (custom_vjp's bwd)
-    got = fill_holes((None, None), (np.ones(3, np.float16), np.int32(1)), inexact=True)
-    assert got[0].dtype == np.float16 and got[0].shape == (3,) and got[1] is None
-    full = fill_holes((None, None), (np.ones(3, np.float16), np.int32(1)))
-    assert full[1] is not None
 
 
 State = __import__("collections").namedtuple("State", "leaves tag")

@@ -604,38 +604,11 @@ def_linear(densify)
 densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
-def _fill_holes(ct, like, inexact=False):
+def _fill_holes(ct, like):
     """``ct`` with every hole (``None``, also inside containers) filled with zeros
     of the shape and dtype of the matching part of ``like``: the cotangent a
-    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output).
-    ``inexact=True`` (a loop's carried cotangent, see reverse/control_flow.py)
-    leaves the holes of integer and bool leaves of a tuple, list or dict."""
-    if inexact and type(like) in _PLAIN_CONTAINERS:
-        return _fill_inexact(ct, like)
+    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output)."""
     return _fill(ct, like)
-
-
-_PLAIN_CONTAINERS = (tuple, list, dict)
-
-
-def _fill_inexact(ct, like):
-    t = type(like)
-    if t is dict and (ct is None or type(ct) is dict):
-        g = ct or {}
-        return {k: _fill_inexact(g.get(k), v) for k, v in like.items()}
-    if (t is tuple or t is list) and (ct is None or len(ct) == len(like)):
-        # (a list, as ad.tree_index_adjoint and ad.tree_add build a tuple's: the
-        # cotangent a trip leaves has the structure of the one it starts from)
-        g = ct or [None] * len(like)
-        return [_fill_inexact(a, b) for a, b in zip(g, like)]
-    if ct is None and _integral(like):
-        return None  # an integer or bool leaf: no cotangent flows into it
-    return _fill(ct, like)
-
-
-def _integral(x) -> bool:
-    dt = getattr(x, "dtype", None)
-    return isinstance(x, (int, bool)) if dt is None else dt.kind not in "fc"
 
 
 fill_holes = register(Primitive("ad.fill_holes", _fill_holes, kind="internal"))

@@ -109,26 +109,6 @@ class _ControlFlow:
         node = gast.If(test=cond, body=b_then, orelse=b_else)
         return [node]
 
-    def fill_carried_holes(self, s, carried, must) -> List[Any]:
-        """``x_bar = ad.fill_holes(x_bar, x)`` before the reverse loop for each
-        cotangent that enters it nonzero, is carried by it (the loop assigns
-        ``x``) and holds a container (so it may have holes): the carry ``(h, c)`` of a scan whose result
-        reaches the output through ``h`` only has the cotangent ``(h_bar, None)``
-        after the loop and ``(h_bar, c_bar)`` after a trip; filled, every trip
-        sees one structure and jit types the loop (JAX instantiates the zero
-        cotangents of a scan's carry: ``ad.instantiate_zeros``). At the loop's
-        exit ``x`` holds the value ``x_bar`` is the cotangent of; holes of
-        integer and bool leaves stay (their cotangents stay holes in the loop)."""
-        out = []
-        for n in sorted(carried):
-            if n in must and n in self.containers:
-                fill = N.call(
-                    "ad.fill_holes", [N.name(self.bar(n)), N.name(n)], {"inexact": N.const(True)}
-                )
-                out.append(self._at(N.assign(self.bar(n), fill), s))
-                self._collect_reads([N.name(n)])
-        return out
-
     def rev_loop(self, s, nz, defined) -> List[Any]:
         depth = getattr(self, "_rev_depth", 0)
         self._rev_depth = depth + 1
@@ -165,7 +145,6 @@ class _ControlFlow:
             for n in sorted(state - nz):
                 out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
                 self.materialized.add(n)
-            out.extend(self.fill_carried_holes(s, nz & body_defs, must))
             body_nz = set(state)
             if defer is not None:
                 defer.sites = []
