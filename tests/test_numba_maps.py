@@ -44,6 +44,9 @@ def _same(a, b):
         x, y = np.asarray(x), np.asarray(y)
         assert x.dtype == y.dtype and x.shape == y.shape
         assert np.array_equal(x, y, equal_nan=True), (x, y)
+        if x.dtype.kind == "f":  # the bits: NaN's sign and payload, -0.0
+            u = np.dtype(f"u{x.dtype.itemsize}")
+            assert np.array_equal(x.view(u), y.view(u)), (x, y)
 
 
 def _adam(params, m, v, g, t):
@@ -70,6 +73,22 @@ def _hot(monkeypatch, fn, *args):
     for _ in range(3):
         _same(jf(*args), want)
     return jf
+
+
+def _kernel_runs(monkeypatch, text):
+    """A list that gets, per call of a kernel of ``text``, whether it gave its
+    results (False: a NaN among them, NumPy's statements ran)."""
+    runs = []
+    for key in re.findall(r"Numba region (nbloop_[0-9a-f]+) .*elementwise statements", text):
+        fn = loops._REGIONS[key].fn
+
+        def counted(*args, fn=fn):
+            r = fn(*args)
+            runs.append(r is not None)
+            return r
+
+        monkeypatch.setattr(loops._REGIONS[key], "fn", counted)
+    return runs
 
 
 def _compiled(text):
@@ -188,6 +207,15 @@ def test_few_statements_on_small_arrays_keep_numpy(monkeypatch):
     jf = _hot(monkeypatch, f, x)
     assert "Numba region" not in srcjax.source(jf, x)
 
+    def g(x):  # (nor do comparisons, where, maximum on a few hundred elements)
+        return jnp.where(x > 0.5, x, 0.1 * x) + jnp.maximum(x, 0.0)
+
+    x = np.linspace(-1, 1, 300, dtype=np.float32)
+    jg = _hot(monkeypatch, g, x)
+    assert "Numba region" not in srcjax.source(jg, x)
+    x = np.linspace(-1, 1, 30000, dtype=np.float32)  # (and on 30000 they pay)
+    assert _compiled(srcjax.source(_hot(monkeypatch, g, x), x))
+
 
 def test_an_int_specialization_keeps_numpy(monkeypatch):
     def f(x):
@@ -216,3 +244,101 @@ def test_groups_that_cannot_be_made_consecutive_together_keep_two_kernels(monkey
     jf = _hot(monkeypatch, f, x, y)
     text = srcjax.source(jf, x, y)
     assert _compiled(text) and text.count("= _nbr.tiered(") == 2
+
+
+def _specials(dtype, shape, seed, nan=True):
+    """Random normals of ``shape`` with every pair of special values (with
+    ``nan``: NaN of both signs and a payload, +-inf; +-0.0, +-1, subnormals,
+    +-1e18) among them."""
+    dt = np.dtype(dtype)
+    u = np.dtype(f"u{dt.itemsize}")
+    payload = np.array(0x7FC12345 if dt.itemsize == 4 else 0x7FF8000012345678, u).view(dt)
+    tiny = np.finfo(dt).smallest_subnormal
+    sp = [0.0, -0.0, 1.0, -1.0, tiny, -tiny, 1e18, -1e18, 2 * tiny]
+    sp = np.array(sp + ([np.nan, -np.nan, payload, np.inf, -np.inf] if nan else []), dt)
+    rng = np.random.default_rng(seed)
+    x, y = (rng.standard_normal(shape).astype(dt) for _ in range(2))
+    n = sp.size * sp.size
+    x.reshape(-1)[:n] = np.repeat(sp, sp.size)
+    y.reshape(-1)[:n] = np.tile(sp, sp.size)
+    y.reshape(-1)[n : n + 50] = x.reshape(-1)[n : n + 50]  # (ties)
+    return x, y
+
+
+def _repro(x, y):  # (fresh user round 7, repro 07)
+    return jnp.where(x > y, x * y, x - y) + jnp.maximum(x, 0.3) * jnp.minimum(y, -0.2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_where_maximum_minimum_and_a_comparison_are_one_kernel_with_numpys_bits(
+    dtype, monkeypatch, request
+):
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    x, y = _specials(dtype, (60, 70), 3)
+    jf = _hot(monkeypatch, _repro, x, y)
+    text = srcjax.source(jf, x, y)
+    assert _compiled(text) and "these 8 elementwise statements" in text
+    # the NumPy statements the kernel replaces, the literals in the array's dtype
+    dt = np.dtype(dtype).type
+    want = np.where(x > y, x * y, x - y) + np.maximum(x, dt(0.3)) * np.minimum(y, dt(-0.2))
+    runs = _kernel_runs(monkeypatch, text)
+    _same(jf(x, y), want)  # (NaN results: NumPy's statements)
+    _same(jf(y, x), _numpy_only(_repro, y, x))
+    x, y = _specials(dtype, (60, 70), 5, nan=False)
+    for a, b in ((x, y), (y, x), (-x, y)):
+        _same(jf(a, b), _numpy_only(_repro, a, b))
+    assert runs == [False, False, True, True, True]
+
+
+def _every_kind(x, y, s, m):
+    a = jnp.maximum(x, y)
+    b = jnp.minimum(y, x)
+    c = jnp.maximum(0.1, x) - jnp.minimum(s, y)  # a scalar first; a 0-d array
+    d = jnp.where(m, a, -0.0) * jnp.where(x <= b, 2, c)  # a mask argument; Python numbers
+    e = jnp.abs(d - a) + jnp.sqrt(jnp.absolute(c)) / jnp.where(y != 0.1, y, s)
+    return a, b, c, d, e, x > y, x >= s, x < 1e-40, x <= b, x == y, a != b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_kind_with_special_values_scalars_and_bool_outputs(dtype, monkeypatch, request):
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    x, y = _specials(dtype, (50, 40), 4)
+    args = (x, y, np.asarray(-0.0, dtype), x > 0.5)
+    jf = _hot(monkeypatch, _every_kind, *args)
+    text = srcjax.source(jf, *args)
+    assert _compiled(text) and text.count("= _nbr.tiered(") == 1
+    assert "jnp.where" not in text.split("_nbr.tiered(")[1].split("if _nb_")[0]
+    runs = _kernel_runs(monkeypatch, text)
+    out = jf(*args)
+    assert [np.asarray(o).dtype for o in out[-6:]] == [np.dtype(bool)] * 6
+    assert np.asarray(out[0]).dtype == np.dtype(dtype)
+    _same(out, _numpy_only(_every_kind, *args))
+    # NumPy's maximum and minimum: the first NaN, the second of a 0.0/-0.0 tie
+    xt, yt = np.full((50, 40), 0.0, dtype), np.full((50, 40), -0.0, dtype)
+    xt[0, 1], yt[0, 1], xt[0, 2], yt[0, 2] = -0.0, 0.0, np.nan, -np.nan
+    a, b = (np.asarray(o)[0, :3] for o in jf(xt, yt, *args[2:])[:2])
+    assert np.signbit(a).tolist() == [True, False, False] and np.isnan(a[2])
+    assert np.signbit(b).tolist() == [False, True, True] and np.isnan(b[2])
+    # no NaN: the kernel's results (y without zeros: c / y stays a number)
+    x, y = _specials(dtype, (50, 40), 6, nan=False)
+    y[y == 0] = 0.5
+    for a, b in ((x, y), (-y, -x)):
+        args = (a, b, np.asarray(-0.0, dtype), a > 0.5)
+        _same(jf(*args), _numpy_only(_every_kind, *args))
+    assert runs == [False, False, True, True]
+
+
+def test_two_nans_meeting_keep_numpys_first_one(monkeypatch):
+    # LLVM put the argument x second in x + t (t = y * 2 * 3) and returned t's NaN
+    # where NumPy's x + t returns x's (its sign here): a NaN result runs NumPy's
+    def f(x, y):
+        return x + (y * 2.0) * 3.0 - 1.0, -(x * 2.0) * 3.0 + y
+
+    x = np.full((100, 100), -np.nan, np.float32)
+    y = np.full((100, 100), np.nan, np.float32)
+    jf = _hot(monkeypatch, f, x, y)
+    assert _compiled(srcjax.source(jf, x, y))
+    runs = _kernel_runs(monkeypatch, srcjax.source(jf, x, y))
+    assert np.signbit(np.asarray(jf(x, y)[0])).all() and runs == [False]

@@ -4,10 +4,12 @@ NumPy runs ``m = b1 * m + c1 * g`` as one call per operator, each a pass over
 the array and a temporary: a hand-written Adam step over a model's small leaves
 (R5) is some 80 such calls. Here the top-level statements ``t = a op b`` of a
 jitted function (``+ - * /``, unary ``-``, ``jnp.sqrt``: IEEE operations NumPy
-and LLVM both round correctly, so the bits are NumPy's) whose result is a
-float32/float64 array, whose array operands have the result's shape and dtype
-and whose other operands are scalars (0-d arrays and NumPy scalars of that
-dtype, Python numbers: converted to it, as NumPy does), are grouped by the
+and LLVM both round correctly; comparisons giving bool; ``jnp.where`` with a
+bool mask of the shape; ``jnp.maximum``/``minimum`` as NumPy's (:data:`_EXPRS`);
+``jnp.abs``) computing in float32/float64, whose array operands have the
+result's shape and that dtype (a where's mask: bool) and whose other operands
+are scalars (0-d arrays and NumPy scalars of that dtype, Python numbers:
+converted to it, as NumPy does; never float64 for float32), are grouped by the
 values they pass each other (``optimize``'s ANF names, each assigned once): a
 group of :data:`MIN_STATEMENTS` or more that is expected to beat NumPy's calls
 (:func:`_worth`) becomes one kernel that computes every element of every
@@ -17,6 +19,12 @@ writes decides; calls that could write keep their order), so a ``tree_map``'s
 update, written out leaf by leaf between list appends, is one group per leaf;
 independent groups of one dtype that can be made consecutive together share one
 kernel (one call for all of a model's leaves: a loop per group).
+
+The results are NumPy's bits where they are numbers. LLVM takes a NaN's sign
+and payload as unspecified (it swaps the operands of ``+``, ``*``: ``x + t`` gave
+``t``'s NaN where NumPy gives ``x``'s, and folds negations into their users), so
+a kernel that finds a NaN among its float outputs returns None and NumPy's
+statements run instead (a NaN result costs one kernel pass more).
 
 Arrays as large as the CPU backend's chunked regions
 (:data:`..runtime.CHUNK_MIN_ELEMENTS`) keep those (threads). The kernels are
@@ -33,6 +41,7 @@ import math
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import gast
+import numpy as np
 
 from ...frontend import nodes as N
 from .. import runtime
@@ -49,45 +58,116 @@ _KERNEL_CALL_US, _KERNEL_ARG_US, _KERNEL_ELEMENT_US = 0.9, 0.05, 3e-5
 #: how much faster the kernel must be expected to run than NumPy's calls
 _MARGIN = 1.5
 _OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/"}
+#: comparisons: a bool result of two operands of the statement's float dtype
+_CMPS = {
+    gast.Gt: ">",
+    gast.GtE: ">=",
+    gast.Lt: "<",
+    gast.LtE: "<=",
+    gast.Eq: "==",
+    gast.NotEq: "!=",
+}
+#: ``jnp.<name>(...)`` calls taken: (kind, number of arguments)
+_CALLS = {
+    "sqrt": ("sqrt", 1),
+    "abs": ("abs", 1),
+    "absolute": ("abs", 1),
+    "maximum": ("max", 2),
+    "minimum": ("min", 2),
+    "where": ("where", 3),
+}
+#: each kind's element expression in the kernel. NumPy's ``maximum(x, y)`` is
+#: ``x`` where ``x > y`` or ``x`` is NaN, else ``y`` (so a NaN propagates, the
+#: first one of two, and a tie of 0.0 and -0.0 gives ``y``), at every length,
+#: stride and scalar operand (tests/test_numba_maps.py checks the bits)
+_EXPRS = {
+    "neg": "-{0}",
+    "sqrt": "np.sqrt({0})",
+    "abs": "abs({0})",
+    "max": "({0} if {0} > {1} or {0} != {0} else {1})",
+    "min": "({0} if {0} < {1} or {0} != {0} else {1})",
+    "where": "({1} if {0} else {2})",
+}
 _DTYPES = ("float32", "float64")
+_BOOL = np.dtype(bool)
+#: the largest Python int taken as a constant (larger ones keep NumPy's rules)
+_INT_MAX = 2**53
 #: list methods that change only their list (generated code's ``mapped.append(v)``)
 _GROWS = ("append", "extend")
 
 
 class _Op:
     """One candidate statement ``target = op(operands)``: ``kind`` is an operator
-    symbol, ``"neg"`` or ``"sqrt"``; each operand ``("a", name)`` (an array of the
-    result's shape), ``("s", name)`` (a scalar) or ``("c", value)`` (a number)."""
+    symbol (``+ - * /``, a comparison) or a key of :data:`_EXPRS`; each operand
+    ``("a", name)`` (an array of the result's shape), ``("s", name)`` (a scalar)
+    or ``("c", value)`` (a number). ``dtype`` is the float dtype the statement
+    computes in, ``result`` its result's (bool for a comparison)."""
 
-    __slots__ = ("stmt", "target", "kind", "operands", "shape", "dtype")
+    __slots__ = ("stmt", "target", "kind", "operands", "shape", "dtype", "result")
 
-    def __init__(self, stmt, target, kind, operands, shape, dtype):
+    def __init__(self, stmt, target, kind, operands, shape, dtype, result):
         self.stmt = stmt
         self.target = target
         self.kind = kind
         self.operands = operands
         self.shape = shape
         self.dtype = dtype
+        self.result = result
 
 
 def _operand(node: Any, shape: tuple, dtype: Any, avals: Dict[str, Any]) -> Optional[tuple]:
+    """``node`` as an operand of ``dtype`` (bool: only an array of ``shape``)."""
     if isinstance(node, gast.Constant):
         v = node.value
-        if type(v) in (int, float):
-            return ("c", v)
-        return None
+        if dtype == _BOOL or type(v) not in (int, float) or type(v) is int and abs(v) > _INT_MAX:
+            return None
+        # (one that overflows the dtype: NumPy's warning, kept)
+        return ("c", v) if abs(v) <= np.finfo(dtype).max else None
     if not isinstance(node, gast.Name):
         return None
     av = avals.get(node.id)
     if av is None or getattr(av, "shape", None) is None or not hasattr(av, "ptype"):
         return None
     if av.ptype is not None:  # a Python number: NumPy converts it to the array's dtype
-        return ("s", node.id) if av.ptype in (int, float) and not av.shape else None
+        ok = av.ptype in (int, float) and not av.shape and dtype != _BOOL
+        return ("s", node.id) if ok else None
     if av.dtype != dtype:
         return None
     if tuple(av.shape) == shape:
         return ("a", node.id)
-    return ("s", node.id) if not av.shape else None
+    return ("s", node.id) if not av.shape and dtype != _BOOL else None
+
+
+def _parse(v: Any) -> Optional[Tuple[str, List[Any]]]:
+    """(kind, argument nodes) of an expression this pass takes, or None."""
+    if isinstance(v, gast.BinOp) and type(v.op) in _OPS:
+        return _OPS[type(v.op)], [v.left, v.right]
+    if isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
+        return "neg", [v.operand]
+    if isinstance(v, gast.Compare) and len(v.ops) == 1 and type(v.ops[0]) in _CMPS:
+        return _CMPS[type(v.ops[0])], [v.left, v.comparators[0]]
+    if (
+        isinstance(v, gast.Call)
+        and not v.keywords
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr in _CALLS
+        and isinstance(v.func.value, gast.Name)
+        and v.func.value.id == "jnp"
+        and len(v.args) == _CALLS[v.func.attr][1]
+        and not any(isinstance(a, gast.Starred) for a in v.args)
+    ):
+        return _CALLS[v.func.attr][0], list(v.args)
+    return None
+
+
+def _float_dtype(args: List[Any], shape: tuple, avals: Dict[str, Any]) -> Optional[Any]:
+    """The dtype of the first float array of ``shape`` among ``args``."""
+    for a in args:
+        av = avals.get(a.id) if isinstance(a, gast.Name) else None
+        if getattr(av, "ptype", 0) is None and tuple(getattr(av, "shape", ()) or ()) == shape:
+            if av.dtype.name in _DTYPES:
+                return av.dtype
+    return None
 
 
 def _candidate(s: Any, once: Set[str]) -> Optional[_Op]:
@@ -101,33 +181,30 @@ def _candidate(s: Any, once: Set[str]) -> Optional[_Op]:
     avals = getattr(s, "sj_avals_in", None) or {}
     if res is None or not hasattr(res, "ptype") or res.ptype is not None or not res.shape:
         return None
-    if res.dtype.name not in _DTYPES or target not in once:
+    if target not in once or not 0 < res.size < runtime.CHUNK_MIN_ELEMENTS:
         return None
-    if not 0 < res.size < runtime.CHUNK_MIN_ELEMENTS:
+    parsed = _parse(s.value)
+    if parsed is None:
         return None
-    shape, dtype, v = tuple(res.shape), res.dtype, s.value
-    if isinstance(v, gast.BinOp) and type(v.op) in _OPS:
-        kind, args = _OPS[type(v.op)], [v.left, v.right]
-    elif isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
-        kind, args = "neg", [v.operand]
-    elif (
-        isinstance(v, gast.Call)
-        and len(v.args) == 1
-        and not v.keywords
-        and isinstance(v.func, gast.Attribute)
-        and v.func.attr == "sqrt"
-        and isinstance(v.func.value, gast.Name)
-        and v.func.value.id == "jnp"
-    ):
-        kind, args = "sqrt", list(v.args)
+    kind, args = parsed
+    shape = tuple(res.shape)
+    if kind in _CMPS.values():  # (computes in its float operands' dtype)
+        dtype = _float_dtype(args, shape, avals) if res.dtype == _BOOL else None
     else:
+        dtype = res.dtype if res.dtype.name in _DTYPES else None
+    if dtype is None:
         return None
-    ops = [_operand(a, shape, dtype, avals) for a in args]
-    if any(o is None for o in ops) or not any(o[0] == "a" for o in ops):
+    wants = [_BOOL, dtype, dtype] if kind == "where" else [dtype] * len(args)
+    ops = [_operand(a, shape, w, avals) for a, w in zip(args, wants)]
+    if any(o is None for o in ops):
+        return None
+    # an array of the float dtype among the values computed on (not a where's mask
+    # alone: NumPy's rules for two Python numbers differ from JAX's)
+    if not any(o[0] == "a" for o in (ops[1:] if kind == "where" else ops)):
         return None
     if any(o[0] != "c" and o[1] not in once for o in ops):
         return None
-    return _Op(s, target, kind, ops, shape, dtype)
+    return _Op(s, target, kind, ops, shape, dtype, res.dtype)
 
 
 # ---------------------------------------------------------------------------- scheduling
@@ -232,14 +309,15 @@ def _kernel_source(groups: List[List[_Op]], outputs: List[str]) -> Tuple[str, Li
                         arrays[x] = f"a{len(arrays)}"
                         mine.append(arrays[x])
                     vals.append(arrays[x] + "_[i]")
-            if op.kind == "neg":
-                expr = f"-{vals[0]}"
-            elif op.kind == "sqrt":
-                expr = f"np.sqrt({vals[0]})"
+            t = f"t{g}_{k}"
+            if op.kind in _EXPRS:
+                expr = _EXPRS[op.kind].format(*vals)
             else:
                 expr = f"{vals[0]} {op.kind} {vals[1]}"
-            local[op.target] = f"t{g}_{k}"
-            lines.append(f"        t{g}_{k} = {dt}({expr})")
+            local[op.target] = t
+            if op.result != _BOOL:  # (the statement's dtype, as NumPy's result)
+                expr = f"{dt}({expr})"
+            lines.append(f"        {t} = {expr}")
         first = next((arrays[x] for kind, x in group[0].operands if kind == "a" and x in arrays))
         n = f"n{g}"
         flat.append(f"    {n} = {first}.size")
@@ -248,17 +326,21 @@ def _kernel_source(groups: List[List[_Op]], outputs: List[str]) -> Tuple[str, Li
             flat.append("        raise ValueError('shapes')")
             flat.append(f"    {a}_ = np.ascontiguousarray({a}).reshape({n})")
         outs = [
-            (f"o{len(results) + j}", local[op.target])
+            (f"o{len(results) + j}", local[op.target], f"np.{op.result.name}")
             for j, op in enumerate([op for op in group if op.target in wanted])
         ]
-        loops_ += [f"    {o} = np.empty({n}, {dt})" for o, _ in outs]
+        loops_ += [f"    {o} = np.empty({n}, {d.replace('bool', 'bool_')})" for o, _, d in outs]
         loops_.append(f"    for i in range({n}):")
-        loops_ += lines + [f"        {o}[i] = {t}" for o, t in outs]
-        results += [f"{o}.reshape({first}.shape)" for o, _ in outs]
+        loops_ += lines + [f"        {o}[i] = {t}" for o, t, _ in outs]
+        # (a NaN output: NumPy's statements run instead, see the module docstring)
+        loops_ += [f"        nan = nan | ({t} != {t})" for _, t, d in outs if d != "np.bool"]
+        results += [f"{o}.reshape({first}.shape)" for o, _, _ in outs]
     params = list(arrays.values()) + list(scalars.values())
     head = ["import numpy as np", "", "", f"def kernel({', '.join(params)}):"]
     head += flat + [f"    {v} = {dt}(np.asarray({v})[()])" for v in scalars.values()]
-    tail = [f"    return ({''.join(r + ', ' for r in results)})"]
+    head.append("    nan = False")
+    tail = ["    if nan:", "        return None"]
+    tail += [f"    return ({''.join(r + ', ' for r in results)})"]
     return "\n".join(head + loops_ + tail) + "\n", list(arrays) + list(scalars)
 
 
