@@ -14,6 +14,7 @@ from ...errors import (
     RecursionUnsupportedError,
     SrcjaxError,
     TransformTypeError,
+    UnsupportedSyntaxError,
 )
 from .. import nodes as N
 from ..source import POSONLY, FunctionSource, get_source
@@ -347,6 +348,7 @@ class InlineMixin:
         # mutates the caller's: the caller's name takes the callee's final value,
         # so the derivative passes see the change (and functional setitem lands)
         mutated = _mutated_params(fnode)
+        self._refuse_item_arguments(fnode, fname, mutated, e)
         for p in sorted(mutated):
             arg = values.get(p)
             if isinstance(arg, gast.Name) and (
@@ -359,6 +361,32 @@ class InlineMixin:
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
+
+    def _refuse_item_arguments(self, fnode: Any, fname: str, mutated: Any, e: Any) -> None:
+        """A callee that changes a list/dict parameter in place, passed an item or
+        attribute of a container (``append_to(p[0], v)``): the caller's container
+        would keep the old value (srcjax treats lists and dicts as values, and only
+        a name can take the callee's final value back)."""
+        if not mutated or not isinstance(e, gast.Call):
+            return
+        if any(isinstance(a, gast.Starred) for a in e.args):
+            return
+        params = [a.id for a in fnode.args.args]
+        for p in sorted(mutated):
+            src = None
+            if p in params and params.index(p) < len(e.args):
+                src = e.args[params.index(p)]
+            else:
+                src = next((k.value for k in e.keywords if k.arg == p), None)
+            if isinstance(src, (gast.Subscript, gast.Attribute)):
+                r = gast.unparse(src).strip()
+                raise UnsupportedSyntaxError(
+                    f"`{fname}` changes its parameter `{p}` in place, passed `{r}`: "
+                    "srcjax treats lists and dicts as values, so the change would not "
+                    f"reach `{r}`",
+                    self.loc(e),
+                    f"give it a name and store it back: `h = {r}`, `{fname}(h, ...)`, `{r} = h`",
+                )
 
     def _source_alias(self, normalized: Optional[str], base: str) -> str:
         """A fresh source-level name standing for ``normalized`` (or for a fresh

@@ -17,6 +17,7 @@ from ...errors import (
 from .. import nodes as N
 from ..source import FunctionSource
 from .analyses import (
+    _MUTATORS,
     _container_kinds,
     _function_names,
     _own_locals,
@@ -35,6 +36,7 @@ from .lax_calls import LaxCallsMixin
 from .loops import LoopsMixin
 from .lower import _Lowerer
 from .nested import NestedMixin
+from .reached import item_mutation
 from .resolve import ResolveMixin
 from .scope import ScopeMixin
 from .starargs import star_arg_nodes
@@ -404,7 +406,7 @@ class Normalizer(
             fnode.body = rewrite(fnode.body)
 
     def _check(self, fnode: Any) -> None:
-        bad = _shared_mutation(fnode)
+        bad = _shared_mutation(fnode) or item_mutation(fnode, _MUTATORS)
         if bad is not None:
             node, message, hint = bad
             raise UnsupportedSyntaxError(message, self.src.location(node), hint)

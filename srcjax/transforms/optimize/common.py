@@ -182,11 +182,24 @@ def _kill(table: Dict[str, Any], names: set) -> None:
 # ---------------------------------------------------------------------------- static args
 
 
+#: methods that change the length of the list they are called on
+_LENGTH_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "popitem", "update", "setdefault"}
+)
+#: builtins that read a list without keeping it (a count)
+_KEEPS_NOTHING = frozenset({"len"})
+
+
 def list_receivers(fdef: Any) -> set:
     """The names in ``fdef`` that some method is called on (``l.append``), and every
     name bound to the same object by plain ``a = b`` assignments, either way
     (``items.append(v); cur = items``: ``cur`` holds the appended list too, so its
-    display's abstract value is not what it holds at run time)."""
+    display's abstract value is not what it holds at run time).
+
+    Every name of the function where a list whose length changes may be reached
+    by another way (:func:`_reached_otherwise`: ``h = p[0]; h.append(x)``, then
+    ``p[0]`` read; a list stored in a display, passed to a call, a parameter
+    stored elsewhere): no list display's length is then sure."""
     out = {
         n.func.value.id
         for n in gast.walk(fdef)
@@ -194,14 +207,9 @@ def list_receivers(fdef: Any) -> set:
         and isinstance(n.func, gast.Attribute)
         and isinstance(n.func.value, gast.Name)
     }
-    pairs = [
-        (s.targets[0].id, s.value.id)
-        for s in gast.walk(fdef)
-        if isinstance(s, gast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], gast.Name)
-        and isinstance(s.value, gast.Name)
-    ]
+    changed = _length_changes(fdef)
+    out |= changed
+    pairs = _copies(fdef)
     grew = True
     while grew:
         grew = False
@@ -209,7 +217,99 @@ def list_receivers(fdef: Any) -> set:
             if (a in out) != (b in out):
                 out |= {a, b}
                 grew = True
+            if (a in changed) != (b in changed):
+                changed |= {a, b}
+                grew = True
+    if _reached_otherwise(fdef, changed):
+        out |= {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
     return out
+
+
+def _copies(fdef: Any) -> List[tuple]:
+    return [
+        (s.targets[0].id, s.value.id)
+        for s in gast.walk(fdef)
+        if isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    ]
+
+
+def _length_changes(fdef: Any) -> set:
+    """The names whose list ``fdef`` may change the length of: the receivers of
+    ``append``, ``pop``, ..., ``l += ...``, ``del l[i]`` and ``l[a:b] = ...``."""
+    out = set()
+    for n in gast.walk(fdef):
+        if (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and isinstance(n.func.value, gast.Name)
+            and n.func.attr in _LENGTH_MUTATORS
+        ):
+            out.add(n.func.value.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+            if isinstance(n.ctx, gast.Del) or (
+                isinstance(n.ctx, gast.Store) and isinstance(n.slice, gast.Slice)
+            ):
+                out.add(n.value.id)
+    return out
+
+
+def _reached_otherwise(fdef: Any, changed: set) -> bool:
+    """Whether a list held by a name in ``changed`` (closed under copies) may be
+    held by something else too: a name in it bound to anything but a new list
+    (or ``None``, a number, another such name), or read other than as a method's
+    receiver, a copy's value, an item read, an operand of ``len`` or of a
+    primitive (not a value a stack helper keeps), or a returned value."""
+    if not changed:
+        return False
+    parents: Dict[int, Any] = {}
+    for node in gast.walk(fdef):
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in gast.walk(fdef):
+        if not (isinstance(node, gast.Name) and node.id in changed):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(node.ctx, gast.Param):
+            return True  # (the caller's list: other arguments may hold it too)
+        if isinstance(node.ctx, gast.Load):
+            if not _keeps_nothing(node, parent, parents):
+                return True
+        elif isinstance(node.ctx, gast.Store) and not isinstance(parent, gast.AugAssign):
+            if not (isinstance(parent, gast.Assign) and _new_value(parent.value)):
+                return True  # (a loop target, an item read, a call's result)
+    return False
+
+
+def _keeps_nothing(node: Any, parent: Any, parents: Dict[int, Any]) -> bool:
+    if isinstance(parent, gast.Attribute):
+        return parent.value is node  # (a method's receiver)
+    if isinstance(parent, (gast.Assign, gast.AugAssign, gast.Return)):
+        return parent.value is node  # (a copy, the list grown, the result)
+    if isinstance(parent, gast.Subscript):
+        return parent.value is node  # (an item read, stored or deleted)
+    if isinstance(parent, gast.Call) and node in parent.args:
+        f = parent.func
+        if isinstance(f, gast.Name):
+            return f.id in _KEEPS_NOTHING
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+            from ...primitives.registry import REGISTRY
+
+            # a primitive's operand (``ad.jac_columns(cols, ...)``): its result's
+            # abstract value is never computed from a changed list (_appended_operand);
+            # a stack helper's pushed value would be kept on its tape
+            prim = REGISTRY.get(f"{f.value.id}.{f.attr}")
+            return prim is not None and not (prim.stack and parent.args[0] is not node)
+    return False
+
+
+def _new_value(value: Any) -> bool:
+    """A new list, ``None``, a constant, or a name (a copy: in the class too)."""
+    return isinstance(value, (gast.List, gast.ListComp, gast.Constant, gast.Name))
 
 
 def each_for_loop(fdef: Any, namer: Any, in_loop: Any, when: Any = None) -> bool:
