@@ -271,6 +271,75 @@ def _mutated_params(fnode: Any) -> Set[str]:
     return (mutated & params) - rebound
 
 
+def changed_in_place(fnode: Any) -> Set[str]:
+    """Names ``fnode``'s body changes in place (``l.append(v)``, ``l += [v]``,
+    ``l[k] = v``, ``del l[k]``), rebound or not; nested functions not looked into."""
+    out: Set[str] = set()
+    for node in _walk_own(fnode.body):
+        if (
+            isinstance(node, gast.AugAssign)
+            and isinstance(node.target, gast.Name)
+            and isinstance(node.value, (gast.List, gast.ListComp))
+        ):
+            out.add(node.target.id)
+        elif (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, gast.Name)
+        ):
+            out.add(node.func.value.id)
+        elif (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.ctx, (gast.Store, gast.Del))
+            and isinstance(node.value, gast.Name)
+        ):
+            out.add(node.value.id)
+    return out
+
+
+def only_read_in_place(fnode: Any, p: str) -> bool:
+    """Whether ``fnode`` uses its parameter ``p`` only where the value cannot
+    outlive the call: iterated by a ``for`` (also through ``zip``/``enumerate``),
+    indexed (``p[i]``), or measured (``len(p)``); never rebound."""
+    parents: Dict[int, Any] = {}
+    for node in _walk_own(fnode.body):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            if any(isinstance(n, gast.Name) and n.id == p for n in gast.walk(node)):
+                return False  # (a closure over p may outlive the call)
+            continue
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in _walk_own(fnode.body):
+        if not (isinstance(node, gast.Name) and node.id == p):
+            continue
+        if not isinstance(node.ctx, gast.Load):
+            return False
+        up = parents.get(id(node))
+        if isinstance(up, gast.For) and up.iter is node:
+            continue
+        if isinstance(up, gast.Subscript) and up.value is node and isinstance(up.ctx, gast.Load):
+            continue
+        if isinstance(up, gast.Call) and node in up.args and isinstance(up.func, gast.Name):
+            if up.func.id == "len" and len(up.args) == 1:
+                continue
+            if up.func.id in ("zip", "enumerate") and isinstance(parents.get(id(up)), gast.For):
+                if parents[id(up)].iter is up:
+                    continue
+        return False
+    return True
+
+
+def _walk_own(stmts: List[Any]):
+    """Every node of ``stmts``, not looking into nested functions and lambdas."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+
+
 def _shared_mutation(fnode: Any) -> Optional[tuple]:
     """A mutation srcjax would not see through: a list/dict changed in place
     through a second name (``b = acc; b.append(v)`` and ``acc`` read later) or

@@ -18,7 +18,7 @@ from ...errors import (
 )
 from .. import nodes as N
 from ..source import POSONLY, FunctionSource, get_source
-from .analyses import _mutated_params, _own_locals
+from .analyses import _mutated_params, _own_locals, changed_in_place, only_read_in_place
 from .anf import Op
 from .common import _FnChoice, _ForeignFn, _GlobalFn, runtime_call
 from .typetree import _constant_type
@@ -329,10 +329,14 @@ class InlineMixin:
                 sub.local_fns[sub.var(p)] = self.lent_fns[v.id]
                 passed_fns.add(p)
         saved_origin = self.origin
+        snapshots = self._snapshot_params(fnode, params, values)
         for p in params:
             if p in passed_fns:
                 continue  # (not a value at run time)
             self.origin = e
+            if p in snapshots:
+                self._prim_into(sub.var(p), "ad.shallow_copy", values[p])
+                continue
             self.emit(N.assign(sub.var(p), values[p]), Op("copy", elts=[values[p]]))
         self.origin = saved_origin
         sub_fdef = sub.run()
@@ -361,6 +365,32 @@ class InlineMixin:
         if ret is None:
             return N.const(None), Op("copy", elts=[N.const(None)])
         return ret, Op("copy", elts=[ret])
+
+    def _snapshot_params(self, fnode: Any, params: List[str], values: Dict[str, Any]) -> set:
+        """Parameters bound to a copy of their argument, not the same list: the
+        argument is a name our function changes in place (``items.append(x)``
+        after the call, in a loop) and the callee only reads the parameter, so
+        the copy is the value the call saw. Reverse mode reads a parameter's
+        value after the call (a list's length, for the adjoint of its items): the
+        shared list had grown by then (grad gave 6 for Python's 7)."""
+        changed = {self.var(n) for n in self._changed_in_place()}
+        if not changed:
+            return set()
+        mutated = _mutated_params(fnode)
+        return {
+            p
+            for p in params
+            if isinstance(values.get(p), gast.Name)
+            and values[p].id in changed
+            and p not in mutated
+            and only_read_in_place(fnode, p)
+        }
+
+    def _changed_in_place(self) -> set:
+        got = getattr(self, "_changed_names", None)
+        if got is None:
+            got = self._changed_names = changed_in_place(self.src.node)
+        return got
 
     def _refuse_item_arguments(self, fnode: Any, fname: str, mutated: Any, e: Any) -> None:
         """A callee that changes a list/dict parameter in place, passed an item or
