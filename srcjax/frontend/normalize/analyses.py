@@ -237,38 +237,19 @@ def _mutated_params(fnode: Any) -> Set[str]:
     """Parameters of ``fnode`` it mutates in place (``p.append(v)``, ``p[k] = v``)
     and never rebinds (``p = ...``); nested functions are not looked into."""
     params = {a.id for a in fnode.args.args}
-    mutated: Set[str] = set()
-    rebound: Set[str] = set()
-
-    def visit(node):
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            return
-        if (
-            isinstance(node, gast.AugAssign)
-            and isinstance(node.target, gast.Name)
-            and isinstance(node.value, (gast.List, gast.ListComp))
-        ):
-            mutated.add(node.target.id)  # p += [v] extends p in place
-            visit(node.value)
-            return
-        if (
-            isinstance(node, gast.Call)
-            and isinstance(node.func, gast.Attribute)
-            and node.func.attr in _MUTATORS
-            and isinstance(node.func.value, gast.Name)
-        ):
-            mutated.add(node.func.value.id)
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            if isinstance(node.value, gast.Name):
-                mutated.add(node.value.id)
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            rebound.add(node.id)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    for st in fnode.body:
-        visit(st)
-    return (mutated & params) - rebound
+    extended = {  # (p += [v] extends p in place: not a rebinding)
+        id(n.target)
+        for n in _walk_own(fnode.body)
+        if isinstance(n, gast.AugAssign)
+        and isinstance(n.target, gast.Name)
+        and isinstance(n.value, (gast.List, gast.ListComp))
+    }
+    rebound = {
+        n.id
+        for n in _walk_own(fnode.body)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in extended
+    }
+    return (changed_in_place(fnode) & params) - rebound
 
 
 def changed_in_place(fnode: Any) -> Set[str]:

@@ -209,31 +209,37 @@ def list_receivers(fdef: Any) -> set:
     }
     changed = _length_changes(fdef)
     out |= changed
-    pairs = _copies(fdef)
-    grew = True
-    while grew:
-        grew = False
-        for a, b in pairs:
-            if (a in out) != (b in out):
-                out |= {a, b}
-                grew = True
-            if (a in changed) != (b in changed):
-                changed |= {a, b}
-                grew = True
+    pairs = copy_pairs(gast.walk(fdef))
+    out = close_over_copies(out, pairs)
+    changed = close_over_copies(changed, pairs)
     if _reached_otherwise(fdef, changed):
         out |= {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
     return out
 
 
-def _copies(fdef: Any) -> List[tuple]:
+def copy_pairs(nodes: Any) -> List[tuple]:
+    """``(a, b)`` for each plain copy ``a = b`` among ``nodes``."""
     return [
         (s.targets[0].id, s.value.id)
-        for s in gast.walk(fdef)
+        for s in nodes
         if isinstance(s, gast.Assign)
         and len(s.targets) == 1
         and isinstance(s.targets[0], gast.Name)
         and isinstance(s.value, gast.Name)
     ]
+
+
+def close_over_copies(names: set, pairs: List[tuple]) -> set:
+    """``names`` and every name a chain of the copies ``pairs`` (either way)
+    links to one of them: the names that may hold the same object."""
+    grew = True
+    while grew:
+        grew = False
+        for a, b in pairs:
+            if (a in names) != (b in names):
+                names |= {a, b}
+                grew = True
+    return names
 
 
 def _length_changes(fdef: Any) -> set:

@@ -29,7 +29,7 @@ import gast
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from .avals import ClassAval
-from .common import _is_assign
+from .common import _is_assign, close_over_copies, copy_pairs
 from .lists import _LIST_READERS, _UNROLL_STATEMENTS, _UNROLL_TRIPS, write_out
 
 #: methods that may change the length of the list they are called on
@@ -88,21 +88,7 @@ def changed_lists(fdef: Any) -> Optional[Set[str]]:
         else:
             return None
     # every name a changed list is copied to holds it too
-    copies = [
-        (s.targets[0].id, s.value.id)
-        for s in N.walk_stmts(fdef.body)
-        if isinstance(s, gast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], gast.Name)
-        and isinstance(s.value, gast.Name)
-    ]
-    grew = True
-    while grew:
-        grew = False
-        for a, b in copies:
-            if (a in changed) != (b in changed):
-                changed |= {a, b}
-                grew = True
+    changed = close_over_copies(changed, copy_pairs(N.walk_stmts(fdef.body)))
     if changed & {a.id for a in fdef.args.args}:
         return None
     for node in N.walk(fdef):
