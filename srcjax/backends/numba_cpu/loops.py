@@ -5,7 +5,7 @@ A jitted ``for``/``while`` loop (``lax.fori_loop``, ``lax.while_loop`` and
 (shape ``()``, float32/float64/int32/int64/bool, abstract values from jit's
 inference) and whose every statement is an arithmetic operator, a comparison,
 an ``if`` or a loop of the same kind, or a call of an elementwise function in
-:data:`_CALLS`, becomes a *region*: a kernel function, written to the cache
+:data:`.exprs._CALLS`, becomes a *region*: a kernel function, written to the cache
 directory and compiled with :func:`srcjax.backends.numba_cpu.njit` for the
 argument types the abstract values give, replaces the loop in the generated
 code. Anything else (arrays, BLAS/LAPACK/FFT calls, containers, helpers of the
@@ -37,9 +37,9 @@ import gast
 
 from ...frontend import nodes as N
 from . import numba, tapes, tiers, ufuncs
-from .kernel import Refuse
 from .planner import _live_after, _live_in, _none_at_entry, plan
 from .tiers import clock, tiered
+from .trees import Refuse
 
 __all__ = ["lower_loops", "region", "tiered", "clock"]
 

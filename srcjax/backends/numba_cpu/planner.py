@@ -16,9 +16,10 @@ from typing import Any, Dict, List, Set, Tuple
 import gast
 
 from ...frontend import nodes as N
-from .kernel import Refuse, _append_to, _conv, _el, _Kernel, _leaves, _same, tree
+from .kernel import _append_to, _Kernel
 from .tapes import _top_names as _names
 from .tapes import is_push, relist_source, value_loads
+from .trees import Refuse, _conv, _el, _leaves, _same, tree
 
 __all__ = ["plan"]
 
@@ -79,7 +80,7 @@ def _row_reads(loop: Any, kernel: _Kernel) -> Dict[str, int]:
     ``for`` over a constant range from 0 up, never assigned otherwise), and
     never writes: name -> the largest row index read. Such an array is passed
     to the kernel whole and indexed there, so its row's size counts, not its
-    own (an array used whole keeps :data:`.kernel.MAX_ELEMENTS`)."""
+    own (an array used whole keeps :data:`.trees.MAX_ELEMENTS`)."""
     spans: Dict[str, Any] = {}
     for n in gast.walk(loop):
         if isinstance(n, gast.For) and isinstance(n.target, gast.Name):
