@@ -211,9 +211,9 @@ def _none_in_branches(src, norm) -> frozenset:
     if inner is not None:
         return frozenset()
     out = set()
-    for node in gast.walk(norm.node):
+    for node in N.walk(norm.node):
         if isinstance(node, gast.If):
-            for st in gast.walk(gast.Module(body=node.body + node.orelse, type_ignores=[])):
+            for st in N.walk(gast.Module(body=node.body + node.orelse, type_ignores=[])):
                 if (
                     isinstance(st, gast.Assign)
                     and isinstance(st.targets[0], gast.Name)
@@ -232,7 +232,7 @@ def user_none_names(src, names: frozenset) -> frozenset:
         return frozenset(n for n in names if n in inner)
     return frozenset(
         t.id
-        for st in gast.walk(src.node)
+        for st in N.walk(src.node)
         if isinstance(st, gast.Assign)
         and isinstance(st.value, gast.Constant)
         and st.value.value is None

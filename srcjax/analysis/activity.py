@@ -173,7 +173,7 @@ def single_packs(stmts: List[Any]) -> Dict[str, List[Any]]:
     stores: Dict[str, int] = {}
     packs: Dict[str, List[Any]] = {}
     appended: set = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         op = getattr(node, "sj_op", None)

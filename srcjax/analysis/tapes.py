@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Set
 
 import gast
 
+from ..frontend import nodes as N
 from .static_names import is_none_init
 
 __all__ = ["IN_PLACE", "appended_lists", "pure_tape_lists", "stack_lists", "tape_lists"]
@@ -27,7 +28,7 @@ __all__ = ["IN_PLACE", "appended_lists", "pure_tape_lists", "stack_lists", "tape
 def tape_lists(stmts: List[Any]) -> Set[str]:
     """Names of the lists anything in ``stmts`` pushes to or pops from."""
     out: Set[str] = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         op = getattr(node, "sj_op", None)
         if op is not None and op.kind in ("append", "pop") and op.target:
             out.add(op.target)
@@ -42,7 +43,7 @@ def pure_tape_lists(stmts: List[Any]) -> Set[str]:
     """Lists that are read nowhere but as the list an append/pop works on."""
     loads: Dict[str, int] = {}
     tape_uses: Dict[str, int] = {}
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             loads[node.id] = loads.get(node.id, 0) + 1
         if (
@@ -57,7 +58,7 @@ def pure_tape_lists(stmts: List[Any]) -> Set[str]:
                 m = node.value.id
                 tape_uses[m] = tape_uses.get(m, 0) + 1
                 continue
-            uses = [s for s in gast.walk(node.value) if isinstance(s, gast.Name) and s.id == n]
+            uses = [s for s in N.walk(node.value) if isinstance(s, gast.Name) and s.id == n]
             if uses:
                 tape_uses[n] = tape_uses.get(n, 0) + len(uses)
                 continue
@@ -68,7 +69,7 @@ def pure_tape_lists(stmts: List[Any]) -> Set[str]:
             and op.target
             and isinstance(node, (gast.Expr, gast.Assign))
         ):
-            for sub in gast.walk(node.value):
+            for sub in N.walk(node.value):
                 if isinstance(sub, gast.Name) and sub.id == op.target:
                     tape_uses[op.target] = tape_uses.get(op.target, 0) + 1
     return {n for n, k in tape_uses.items() if loads.get(n, 0) == k}
@@ -81,7 +82,7 @@ def stack_lists(stmts: List[Any], tapes: Optional[Set[str]] = None) -> Set[str]:
     stack."""
     pushed: Dict[str, int] = {}
     stores: Dict[str, int] = {}
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         op = getattr(node, "sj_op", None)
@@ -103,7 +104,7 @@ def stack_lists(stmts: List[Any], tapes: Optional[Set[str]] = None) -> Set[str]:
 def appended_lists(stmts: List[Any]) -> Set[str]:
     """Names of the lists ``stmts`` append to (``lst.append(v)``)."""
     out: Set[str] = set()
-    for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         op = getattr(node, "sj_op", None)
         if op is not None and op.kind == "append" and op.target:
             out.add(op.target)

@@ -364,7 +364,7 @@ def _render_function(fdef: Any, indent: int, fname: str, out: List[str]) -> None
 def render(fdef: Any, header: str, user_file: str) -> str:
     """Source text of ``fdef`` with a header comment and origin comments."""
     out: List[str] = [f"# {line}" for line in header.splitlines()]
-    for n in gast.walk(fdef):
+    for n in N.walk(fdef):
         if "lineno" in getattr(n, "_attributes", ()) and not hasattr(n, "lineno"):
             n.lineno = 1
             n.col_offset = 0

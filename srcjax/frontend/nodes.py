@@ -7,7 +7,7 @@ import copy
 import math
 import re
 from collections import deque
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import gast
 
@@ -179,13 +179,37 @@ def walk(node: Any):
         yield n
 
 
+def walk_with_parents(node: Any) -> Tuple[List[Any], Dict[int, Any]]:
+    """``(every node under node in walk's order, {id(child): parent})``: one walk
+    where a pass needs both (a node reached twice keeps its last parent, as a map
+    built from ``ast.iter_child_nodes`` over ``ast.walk`` does)."""
+    nodes: List[Any] = []
+    parents: Dict[int, Any] = {}
+    todo = deque((node,))
+    pop, push = todo.popleft, todo.append
+    while todo:
+        n = pop()
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, _AST):
+                push(v)
+                parents[id(v)] = n
+            elif isinstance(v, list):
+                for item in v:
+                    if isinstance(item, _AST):
+                        push(item)
+                        parents[id(item)] = n
+        nodes.append(n)
+    return nodes, parents
+
+
 def names_in(node: Any) -> List[str]:
     """Names read (Load context) anywhere inside ``node``, in order, with repeats removed."""
-    out: List[str] = []
+    out: Dict[str, None] = {}  # (a dict keeps the order; a list's `in` was quadratic)
     for n in walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in out:
-            out.append(n.id)
-    return out
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            out[n.id] = None
+    return list(out)
 
 
 def walk_stmts(stmts: Iterable[Any]):
@@ -202,12 +226,12 @@ def walk_stmts(stmts: Iterable[Any]):
 
 def assigned_names(stmts: Iterable[Any]) -> List[str]:
     """Names stored anywhere in ``stmts`` (including nested blocks), in order."""
-    out: List[str] = []
+    out: Dict[str, None] = {}  # (ordered, as names_in's)
     for s in stmts:
         for n in walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in out:
-                out.append(n.id)
-    return out
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out[n.id] = None
+    return list(out)
 
 
 def target_names(loop: Any) -> List[str]:

@@ -82,7 +82,7 @@ def _definitions(tree: Any) -> Tuple[Dict[str, list], Dict[int, list]]:
     if index is None or index[0] is not tree:
         defs: Dict[str, list] = {}
         lambdas: Dict[int, list] = {}
-        for node in gast.walk(tree):
+        for node in N.walk(tree):
             if isinstance(node, gast.FunctionDef):
                 defs.setdefault(node.name, []).append(node)
             elif isinstance(node, gast.Lambda):
@@ -235,7 +235,7 @@ def _parse_def(filename: str, code: types.CodeType) -> Any:
         node = body[0]
         shift = first - 2 if indented else first - 1
         if shift:
-            for n in gast.walk(node):
+            for n in N.walk(node):
                 if getattr(n, "lineno", None) is not None:
                     n.lineno += shift
                 if getattr(n, "end_lineno", None) is not None:
@@ -337,7 +337,7 @@ def _positional_only_merged(node: Any) -> None:
     keyword is Python's TypeError). The transforms read ``args.args`` only; the
     inliner ignored ``posonlyargs`` (``h(x, 3.0)`` was "`h` takes 1 arguments, 2
     given") and the entry refused them."""
-    for n in gast.walk(node):
+    for n in N.walk(node):
         if isinstance(n, (gast.FunctionDef, gast.Lambda)) and n.args.posonlyargs:
             a = n.args
             setattr(a, POSONLY, [p.id for p in a.posonlyargs])

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._array import Array, unwrap_tree
 from ..codegen import emit
+from ..frontend import nodes as N
 from ..frontend.normalize.anf import _GENERATED_NAMES
 from ..frontend.normalize.normalizer import aval_holds, current_value
 from ..transforms import optimize as opt
@@ -113,20 +114,18 @@ def _globals_to_fold(fdef: Any, src: Any, bindings: dict, volatile: set) -> tupl
     import gast
 
     local = {a.id for a in fdef.args.args} | {
-        n.id
-        for n in gast.walk(fdef)
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+        n.id for n in N.walk(fdef) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
     }
     if fdef.args.vararg is not None:
         local.add(fdef.args.vararg.id)
     if fdef.args.kwarg is not None:
         local.add(fdef.args.kwarg.id)
-    if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
+    if any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in N.walk(fdef)):
         return {}, ()
     free = sorted(
         {
             n.id
-            for n in gast.walk(fdef)
+            for n in N.walk(fdef)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local
         }
     )

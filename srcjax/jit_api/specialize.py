@@ -21,6 +21,7 @@ from ..api import Transformed, _kind, fixed_arity, keywords_bound
 from ..backends import _devices, numpy_cpu
 from ..codegen import diskcache, emit
 from ..driver import Generated, header, transform
+from ..frontend import nodes as N
 from ..frontend.normalize import ClassKind, dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
@@ -156,7 +157,7 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
             for p in list(params) + [p for p in defaults if p not in params]
             if p in values and (p in statics or p in defaults or params.index(p) >= nb)
         )
-        user_names = {n.id for n in gast.walk(src.node) if isinstance(n, gast.Name)}
+        user_names = {n.id for n in N.walk(src.node) if isinstance(n, gast.Name)}
         if jit._types_only:
             # the transform's code as it generated it, with JAX's dtypes and weak
             # types for this signature (no optimization, no fusion: see _WeakTyped)

@@ -219,14 +219,14 @@ def _effects(s: Any) -> Tuple[Set[str], Set[str], bool]:
     if isinstance(s, gast.Pass):
         return set(), set(), False
     reads, writes = set(), set()
-    for n in gast.walk(s):
+    for n in N.walk(s):
         if isinstance(n, gast.Name):
             (reads if isinstance(n.ctx, gast.Load) else writes).add(n.id)
     pure = isinstance(s, gast.Assign) and not any(
         isinstance(
             n, (gast.Call, gast.Lambda, gast.Yield, gast.YieldFrom, gast.Await, gast.NamedExpr)
         )
-        for n in gast.walk(s.value)
+        for n in N.walk(s.value)
     )
     if not pure and not getattr(s, "sj_map_member", False):
         v = getattr(s, "value", None)
@@ -381,7 +381,7 @@ def _assigned_once(fdef: Any) -> Set[str]:
     counts: Dict[str, int] = {}
     for a in fdef.args.args:
         counts[a.id] = counts.get(a.id, 0) + 1
-    for n in gast.walk(fdef):
+    for n in N.walk(fdef):
         if n is fdef:
             continue
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
@@ -398,7 +398,7 @@ def _outputs(body: List[Any], groups: List[List[_Op]]) -> List[str]:
     read: Set[str] = set()
     for s in body:
         if id(s) not in mids:
-            read |= {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in targets}
+            read |= {n.id for n in N.walk(s) if isinstance(n, gast.Name) and n.id in targets}
     return [op.target for g in groups for op in g if op.target in read]
 
 

@@ -11,6 +11,8 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 import gast
 
+from .. import nodes as N
+
 
 def _function_names(stmts: List[Any]) -> Set[str]:
     """Names a function body binds with a nested ``def`` or to a lambda (not
@@ -132,7 +134,7 @@ def _surely_bound(stmts: List[Any]) -> Set[str]:
             for t in targets:
                 bound.update(
                     m.id
-                    for m in gast.walk(t)
+                    for m in N.walk(t)
                     if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store)
                 )
         elif isinstance(n, gast.If):
@@ -286,7 +288,7 @@ def only_read_in_place(fnode: Any, p: str) -> bool:
     parents: Dict[int, Any] = {}
     for node in _walk_own(fnode.body):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            if any(isinstance(n, gast.Name) and n.id == p for n in gast.walk(node)):
+            if any(isinstance(n, gast.Name) and n.id == p for n in N.walk(node)):
                 return False  # (a closure over p may outlive the call)
             continue
         for child in gast.iter_child_nodes(node):

@@ -36,7 +36,7 @@ _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp
 
 class _Fresh:
     def __init__(self, fnode: Any) -> None:
-        self.taken: Set[str] = {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name)}
+        self.taken: Set[str] = {n.id for n in N.walk(fnode) if isinstance(n, gast.Name)}
 
     def __call__(self, base: str) -> str:
         i = 0
@@ -52,7 +52,7 @@ def canonicalize(fnode: Any) -> None:
     """Rewrite ``fnode`` (a gast FunctionDef) and the functions nested in it in place."""
     if not any(
         isinstance(n, (gast.NamedExpr, gast.Match)) or (isinstance(n, _LOOPS) and n.orelse)
-        for n in gast.walk(fnode)
+        for n in N.walk(fnode)
     ):
         return
     fresh = _Fresh(fnode)
@@ -149,13 +149,13 @@ def _before_continues(stmts: List[Any], tail: List[Any]) -> List[Any]:
 
 
 def _loads(node: Any, seen: Set[str]) -> None:
-    for n in gast.walk(node):
+    for n in N.walk(node):
         if isinstance(n, gast.Name):
             seen.add(n.id)
 
 
 def _mark(node: Any, why: str) -> None:
-    for n in gast.walk(node) if isinstance(node, gast.AST) else ():
+    for n in N.walk(node) if isinstance(node, gast.AST) else ():
         if isinstance(n, gast.NamedExpr) and not hasattr(n, WHY):
             setattr(n, WHY, why)
 
@@ -320,9 +320,9 @@ def _match(s: Any, fresh: _Fresh) -> Optional[List[Any]]:
     subject = _hoist(s.subject, pre, set(), fresh)
     captured = {
         n.name
-        for n in gast.walk(s)
+        for n in N.walk(s)
         if isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name is not None
-    } | {n.rest for n in gast.walk(s) if isinstance(n, gast.MatchMapping) and n.rest}
+    } | {n.rest for n in N.walk(s) if isinstance(n, gast.MatchMapping) and n.rest}
     if not (isinstance(subject, gast.Name) and subject.id not in captured):
         tmp = fresh("match_subject")
         pre.append(N.copy_origin(N.assign(tmp, subject), s.subject))
@@ -359,7 +359,7 @@ def _captures(p: Any) -> bool:
     return any(
         (isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name is not None)
         or (isinstance(n, gast.MatchMapping) and n.rest is not None)
-        for n in gast.walk(p)
+        for n in N.walk(p)
     )
 
 

@@ -82,7 +82,7 @@ class _Lowerer:
         body = self.restructure(body)
         loop_returns = any(
             isinstance(s, (gast.While, gast.For)) and self._has(s.body, gast.Return, True)
-            for s in gast.walk(gast.Module(body=body, type_ignores=[]))
+            for s in N.walk(gast.Module(body=body, type_ignores=[]))
         )
         tail_if_returns = not (body and isinstance(body[-1], gast.Return)) or any(
             isinstance(s, gast.If) and self._has([s], gast.Return, False) for s in body
@@ -215,7 +215,7 @@ class _Lowerer:
 
     def _flags_set(self, stmts, loop) -> List[str]:
         flags = []
-        for n in gast.walk(gast.Module(body=stmts, type_ignores=[])):
+        for n in N.walk(gast.Module(body=stmts, type_ignores=[])):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 t = n.targets[0].id
                 if loop is not None and t in (loop["brk"], loop["cont"]) and t not in flags:

@@ -71,7 +71,7 @@ def _forwards_kwargs(fnode: Any, value: Any) -> bool:
         return False
     if kwarg.id in set(N.assigned_names(fnode.body)):
         return False
-    for n in gast.walk(gast.Module(body=fnode.body, type_ignores=[])):
+    for n in N.walk(gast.Module(body=fnode.body, type_ignores=[])):
         if (
             isinstance(n, gast.Attribute)
             and isinstance(n.value, gast.Name)
@@ -402,7 +402,7 @@ class Normalizer(
                 out.append(stmt)
             return out
 
-        if any(isinstance(n, gast.With) for n in gast.walk(fnode)):
+        if any(isinstance(n, gast.With) for n in N.walk(fnode)):
             fnode.body = rewrite(fnode.body)
 
     def _check(self, fnode: Any) -> None:
@@ -411,7 +411,7 @@ class Normalizer(
             node, message, hint = bad
             raise UnsupportedSyntaxError(message, self.src.location(node), hint)
         call_stars = star_arg_nodes(gast.Module(body=fnode.body, type_ignores=[]))
-        for n in gast.walk(gast.Module(body=fnode.body, type_ignores=[])):
+        for n in N.walk(gast.Module(body=fnode.body, type_ignores=[])):
             for cls, what in _UNSUPPORTED.items():
                 if isinstance(n, cls):
                     hint = None
@@ -523,13 +523,13 @@ class Normalizer(
     def forget_flags(self, stmts: List[Any]) -> None:
         """Forget the known values of the lowering's flags that ``stmts`` (a loop
         body, a branch decided at run time) may set."""
-        for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
             # (a length known before a loop or a branch decided at run time may
             # not hold inside it or after it)
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.seq_lens.pop(self.var(node.id), None)
         if not self.known_flags:
             return
-        for node in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+        for node in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
                 self.known_flags.pop(node.targets[0].id, None)

@@ -34,7 +34,7 @@ def star_arg_nodes(body: Any) -> set:
     (expanded by :func:`expand_star_args`; other star expressions are refused)."""
     return {
         id(a)
-        for n in gast.walk(body)
+        for n in N.walk(body)
         if isinstance(n, gast.Call)
         for a in n.args
         if isinstance(a, gast.Starred)

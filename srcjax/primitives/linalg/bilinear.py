@@ -110,17 +110,55 @@ def _matmul_right_direct(avals):
     return None
 
 
+#: the most operand elements jit ran these adjoints on as stand-ins before they
+#: had shape rules (optimize/stand_ins.py's budget of pure helpers): beyond it
+#: their results stay unknown, as they were (the code for larger operands unchanged)
+_RULED_ELEMENTS = 1 << 20
+
+
+def _matrices(avals):
+    """``(g, a, b)`` when all three are matrices of one float dtype (strong) within
+    :data:`_RULED_ELEMENTS`, else None."""
+    g, a, b = avals.get("g"), avals.get("a"), avals.get("b")
+    if not strong_arrays(g, a, b) or ranks(g, a, b) != (2, 2, 2):
+        return None
+    return (g, a, b) if g.size + a.size + b.size <= _RULED_ELEMENTS else None
+
+
+def _matmul_left_shape(avals):
+    """jit's abstract value of ``matmul_left(g, a, b)`` of matrices: ``g @ b.T``'s
+    shape and dtype, without running the product on stand-ins (a GEMM of the
+    operands' full shapes there: 25 ms of W4's first jit call, in each of jit's
+    abstract interpretations). Mismatched shapes: None (stand-ins, as before)."""
+    m = _matrices(avals)
+    if m is None or m[0].shape[1] != m[2].shape[1]:
+        return None
+    g, _, b = m
+    return (g.shape[0], b.shape[0]), g.dtype
+
+
+def _matmul_right_shape(avals):
+    """The same for ``matmul_right(g, a, b)``: ``a.T @ g``."""
+    m = _matrices(avals)
+    if m is None or m[1].shape[0] != m[0].shape[0]:
+        return None
+    g, a, _ = m
+    return (a.shape[1], g.shape[1]), g.dtype
+
+
 matmul_left.facts(
     array_result=True,
     pure=True,
     stack_sum=(("g", "b"), "ad.bmatmul_left", (False, True)),
     direct=_matmul_left_direct,
+    result_shape=_matmul_left_shape,
 )
 matmul_right.facts(
     array_result=True,
     pure=True,
     stack_sum=(("g", "a"), "ad.bmatmul_right", (True, False)),
     direct=_matmul_right_direct,
+    result_shape=_matmul_right_shape,
 )
 
 

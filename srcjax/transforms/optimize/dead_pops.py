@@ -82,7 +82,7 @@ def _site(s: Any, tape: str) -> Optional[str]:
             and isinstance(s.targets[0], gast.Name)
         ):
             return "pop"
-    for n in gast.walk(s):
+    for n in N.walk(s):
         if isinstance(n, gast.Name) and n.id == tape:
             return "other"
     return None
@@ -104,7 +104,7 @@ def _tape_loops(body: List[Any], tape: str) -> Optional[List[tuple]]:
                 n
                 for t in s.body
                 if _site(t, tape) is None
-                for n in gast.walk(t)
+                for n in N.walk(t)
                 if isinstance(n, gast.Name) and n.id == tape
             ]
             if nested or len(kinds) > 1 or "other" in kinds:
@@ -146,7 +146,7 @@ def _pair(body: List[Any], fwd: Any, rev: Any, tape: str, local: set) -> Set[int
 
 
 def _remove(fdef: Any, drop: Set[int]) -> None:
-    for node in gast.walk(fdef):
+    for node in N.walk(fdef):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(id(s) in drop for s in block):

@@ -149,7 +149,7 @@ def fold_expands(fdef: Any) -> int:
 
 
 def _reads(s: Any) -> set:
-    return {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+    return {n.id for n in N.walk(s.value) if isinstance(n, gast.Name)}
 
 
 def _fold(s: Any, prim: Any, defs: Dict[str, Any]) -> int:

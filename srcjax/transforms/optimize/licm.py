@@ -46,7 +46,7 @@ def _fixed_globals(fdef: Any, local: set) -> set:
     hold the same value, whatever it is."""
     changed: set = set()
     read: set = set()
-    for n in gast.walk(fdef):
+    for n in N.walk(fdef):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
             if isinstance(n.func.value, gast.Name):
                 changed.add(n.func.value.id)
@@ -358,6 +358,6 @@ def read_globals_once(fdef: Any, resolve: Optional[Callable[[str], Any]], namer:
 
 
 def _count(node: Any, into: Dict[str, int]) -> None:
-    for n in gast.walk(node):
+    for n in N.walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             into[n.id] = into.get(n.id, 0) + 1

@@ -250,7 +250,7 @@ def _drop_unread_lists(body: List[Any]) -> List[Any]:
                 other_reads.update(
                     n.id
                     for e in app[1:]
-                    for n in gast.walk(e)
+                    for n in N.walk(e)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                 )
                 continue
@@ -259,7 +259,7 @@ def _drop_unread_lists(body: List[Any]) -> List[Any]:
                 continue
             other_reads.update(
                 n.id
-                for n in gast.walk(st)
+                for n in N.walk(st)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             )
             other_reads.update(_assigned(st))  # (bound otherwise too: left alone)
@@ -307,7 +307,7 @@ def _appended_later(body: List[Any], s: Any, name: str) -> bool:
             continue
         if not after:
             continue
-        for node in gast.walk(st):
+        for node in N.walk(st):
             if (
                 isinstance(node, gast.Name)
                 and node.id == name

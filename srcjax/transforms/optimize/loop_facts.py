@@ -33,7 +33,7 @@ def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, local
         return out
     found: Dict[str, Any] = {}
     loads: Dict[str, int] = {}
-    for node in gast.walk(gast.Module(body=s.body, type_ignores=[])):
+    for node in N.walk(gast.Module(body=s.body, type_ignores=[])):
         if isinstance(node, gast.Name):
             loads[node.id] = loads.get(node.id, 0) + 1
     for i, st in enumerate(s.body):
@@ -140,8 +140,9 @@ def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
     this every value computed from a restore was unknown, so jit could not fold
     the reverse loops' ``ad.unbroadcast``/``ad.lift`` helpers (R3's scan RNN,
     L3's RK4 gradient). Returns ``({x: aval}, the tapes' names)``."""
+    nodes = list(N.walk(fdef))  # (one walk: this runs in each of jit's inferences)
     lists: Dict[str, bool] = {}
-    for s in gast.walk(fdef):
+    for s in nodes:
         if (
             isinstance(s, gast.Assign)
             and len(s.targets) == 1
@@ -155,7 +156,7 @@ def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
     # every other use of a list name disqualifies it
     allowed = set()
     popped: Dict[str, List[str]] = {}
-    for s in gast.walk(fdef):
+    for s in nodes:
         if isinstance(s, gast.Expr):
             name = _tape_list(s.value, "append", 1)
             if name in lists:
@@ -167,7 +168,7 @@ def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
                 popped.setdefault(name, []).append(s.targets[0].id)
             elif isinstance(s.value, gast.List) and not s.value.elts:
                 allowed.add(id(s.targets[0]))
-    for n in gast.walk(fdef):
+    for n in nodes:
         if isinstance(n, gast.Name) and n.id in lists and id(n) not in allowed:
             lists[n.id] = False
     tapes = {name for name, ok in lists.items() if ok}
@@ -177,7 +178,7 @@ def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
     seen: Dict[str, List[Any]] = {t: [] for t in targets}
     for t in targets & set(params):
         seen[t].append(params[t])
-    for s in gast.walk(fdef):
+    for s in nodes:
         if not (
             isinstance(s, gast.Assign)
             and len(s.targets) == 1

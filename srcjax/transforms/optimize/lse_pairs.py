@@ -58,7 +58,7 @@ def _operands(s: Any, prim: Any) -> Optional[tuple]:
 
 def _stores(stmts: list, name: str) -> bool:
     for s in stmts:
-        for n in gast.walk(s):
+        for n in N.walk(s):
             if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
                 return True
     return False
@@ -83,7 +83,7 @@ def pair_logsumexps(fdef: Any) -> int:
     pair_p = registry.by_public("ad.logsumexp_pair")
     getitem = registry.by_public("ad.getitem")
     body = fdef.body
-    taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+    taken = {n.id for n in N.walk(fdef) if isinstance(n, gast.Name)}
     done = 0
     i = 0
     while i < len(body):

@@ -99,7 +99,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
     edits: Dict[int, tuple] = {}  # id of a statement -> (value, op, note), made at the end
     replace: Dict[int, List[Any]] = {}  # id of a statement -> what replaces it
     body = fdef.body
-    namer_taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+    namer_taken = {n.id for n in N.walk(fdef) if isinstance(n, gast.Name)}
 
     def fresh(base: str) -> str:
         i = 1
@@ -191,7 +191,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
 
     changed = False
     for s in body:
-        reads = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        reads = {n.id for n in N.walk(s) if isinstance(n, gast.Name)}
         op = getattr(s, "sj_op", None)
         appended = _appended_to(s)
         if appended is not None:  # `lst.append(v)`: a known list grows by v
@@ -616,7 +616,7 @@ def _rewrite(fdef: Any, places: Dict[str, _Place]) -> bool:
     while True:  # a cotangent built but only read through its leaves: not built
         reads = {
             n.id
-            for n in gast.walk(gast.Module(body=out, type_ignores=[]))
+            for n in N.walk(gast.Module(body=out, type_ignores=[]))
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
         }
         keep = [

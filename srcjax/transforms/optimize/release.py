@@ -101,11 +101,11 @@ def release_after_last_read(fdef: Any) -> int:
     last: Dict[str, int] = {}  # name -> index of the top-level statement reading it last
     unsafe: set = set()
     for i, s in enumerate(body):
-        for n in gast.walk(s):
+        for n in N.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 last[n.id] = i
         if isinstance(s, gast.Return):
-            unsafe |= {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+            unsafe |= {n.id for n in N.walk(s) if isinstance(n, gast.Name)}
         if _is_assign(s):
             a = getattr(s, "sj_aval", None)
             t = s.targets[0].id
@@ -151,7 +151,7 @@ def _with_releases(body: List[Any], after: Dict[int, List[str]], note: str) -> L
 def _rebinds(s: Any, name: str) -> bool:
     return any(
         isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-        for n in gast.walk(s)
+        for n in N.walk(s)
     )
 
 
@@ -217,7 +217,7 @@ def _items_only(loop: Any, g: str, binding: Any) -> bool:
             return False
     seen: Set[int] = set()
     subs = set()
-    for n in gast.walk(loop):
+    for n in N.walk(loop):
         if (
             isinstance(n, gast.Subscript)
             and isinstance(n.value, gast.Name)
@@ -229,7 +229,7 @@ def _items_only(loop: Any, g: str, binding: Any) -> bool:
                 return False
             seen.add(n.slice.value)
             subs.add(id(n.value))
-    for n in gast.walk(loop):
+    for n in N.walk(loop):
         if isinstance(n, gast.Name) and n.id == g and id(n) not in subs:
             if n is not binding.targets[0]:
                 return False
@@ -278,7 +278,7 @@ def _over_range(loop: Any) -> bool:
 
 def _name_counts(node: Any) -> Dict[str, int]:
     counts: Dict[str, int] = {}
-    for n in gast.walk(node):
+    for n in N.walk(node):
         if isinstance(n, gast.Name):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -385,7 +385,7 @@ def release_in_loops(fdef: Any) -> int:
     :func:`release_after_loops`; returns how many releases it adds."""
     reads: Dict[str, int] = {}
     stores: Dict[str, int] = {}
-    for n in gast.walk(fdef):
+    for n in N.walk(fdef):
         if isinstance(n, gast.Name):
             table = reads if isinstance(n.ctx, gast.Load) else stores
             table[n.id] = table.get(n.id, 0) + 1
@@ -415,7 +415,7 @@ def _release_in_body(
     first_read: Dict[str, int] = {}
     last_read: Dict[str, int] = {}
     for i, s in enumerate(body):
-        for n in gast.walk(s):
+        for n in N.walk(s):
             if not isinstance(n, gast.Name):
                 continue
             if isinstance(n.ctx, gast.Load):

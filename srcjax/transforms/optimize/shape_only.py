@@ -45,7 +45,7 @@ def shape_only_operands(fdef: Any, params: Dict[str, Any], namer: Any) -> bool:
         if _is_assign(s) and s.sj_op.kind == "prim" and s.sj_op.prim.public == "ad.shape_stand_in":
             made_before.add(s.targets[0].id)
     sites = [x for x in _sites(fdef, params, assigned) if x[2].id not in made_before]
-    loads = Counter(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name) and _loads(n))
+    loads = Counter(n.id for n in N.walk(fdef) if isinstance(n, gast.Name) and _loads(n))
     shape_reads = Counter(v.id for _, _, v in sites)
     made: List[Any] = []
     changed = False

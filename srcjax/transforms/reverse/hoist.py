@@ -128,7 +128,7 @@ def _stores(stmts: List[Any]) -> List[str]:
     """Every name stored in ``stmts`` (with repeats: one per store)."""
     out: List[str] = []
     for s in stmts:
-        for n in gast.walk(s):
+        for n in N.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.append(n.id)
     return out
@@ -165,7 +165,7 @@ def _own_names(s: Any) -> List[str]:
         nodes = [s.test]
     else:
         nodes = [s]
-    return [n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)]
+    return [n.id for node in nodes for n in N.walk(node) if isinstance(n, gast.Name)]
 
 
 def forward_tuple_items(body: List[Any]) -> None:

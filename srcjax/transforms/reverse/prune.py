@@ -8,6 +8,8 @@ from typing import Any, List, Set
 
 import gast
 
+from ...frontend import nodes as N
+
 
 class _Restore:
     """Placeholder in the adjoint sweep: restore `name` if its old value was saved."""
@@ -30,7 +32,7 @@ def _one(classes: Any) -> Any:
 
 def _pops(stmts: List[Any], tape: str) -> bool:
     """Whether ``stmts`` pop from the tape list ``tape``."""
-    for n in gast.walk(gast.Module(body=list(stmts), type_ignores=[])):
+    for n in N.walk(gast.Module(body=list(stmts), type_ignores=[])):
         if (
             isinstance(n, gast.Call)
             and isinstance(n.func, gast.Attribute)
@@ -50,9 +52,7 @@ def _list_restore(st: Any, *reads: str) -> Any:
 
 
 def _uses(node: Any) -> Set[str]:
-    return {
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
+    return {n.id for n in N.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _prune_block(stmts: List[Any], live: Set[str]) -> Set[str]:
