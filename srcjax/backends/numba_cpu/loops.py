@@ -26,6 +26,13 @@ then; both tiers give the same numbers to the bit (:mod:`.ufuncs`).
 The generated code names the kernel (``_nbr.region("nbloop_<digest>")``) and
 shows its source in comments; ``srcjax.source(jitted, *args)`` therefore shows
 which loops were compiled and which kept NumPy (with Numba's reason).
+
+The kernel translator (:mod:`.planner`, :mod:`.kernel`, :mod:`.exprs`,
+:mod:`.tapes`) is imported by the functions that plan a loop, when a function
+has one: generated code without loops (its Numba maps, :mod:`.maps`, and their
+calls through ``_nbr``) reads this module's regions only, and a first ``jit``
+of it does not pay for importing (or, without ``.pyc`` files, compiling) the
+translator (~40 ms of W4's first call where Python writes no bytecode).
 """
 
 from __future__ import annotations
@@ -36,8 +43,7 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ...frontend import nodes as N
-from . import numba, tapes, tiers, ufuncs
-from .planner import _live_after, _live_in, _none_at_entry, plan
+from . import numba, tiers, ufuncs
 from .tiers import clock, tiered
 from .trees import Refuse
 
@@ -194,6 +200,9 @@ def _pairs(fdef: Any, x64: bool, tier: bool) -> Dict[int, Any]:
     """Forward/reverse loop pairs of grad (:mod:`.tapes`) planned and compiled
     together: statement index -> ``(role, tape, key, inputs, outputs, partner key)``,
     or ``("refused", reason)`` for both loops of a pair that keeps NumPy."""
+    from . import tapes
+    from .planner import plan
+
     body = fdef.body
     out: Dict[int, Any] = {}
     for f, r, name in tapes.find_pairs(body):
@@ -231,6 +240,10 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
     ``tier`` (``numba_loops="auto"``) by a call of its :mod:`.tiers` region, which
     runs the NumPy loop, timed, until the region is hot. Returns the number of
     regions."""
+    if not any(isinstance(s, (gast.For, gast.While)) for s in fdef.body):
+        return 0  # (nothing to plan: the translator is not imported)
+    from .planner import plan
+
     count = 0
     body = fdef.body
     pairs = _pairs(fdef, x64, tier)
@@ -277,6 +290,8 @@ def _inside(fdef: Any, frames: List[Any], outer: Any, x64: bool, tier: bool) -> 
     ``outer`` in each body. Returns the number of regions."""
     if _jumps(outer):
         return 0  # (a break or return: the paths below are not the only ones)
+    from .planner import plan
+
     count = 0
     body = outer.body
     out: List[Any] = []
@@ -321,6 +336,8 @@ def _context(chain: List[Any], loop: Any) -> tuple:
     function's before the outermost loop, every enclosing body whole but the
     loops on the way in), the names live after it, and those maybe None at its
     entry (in its first trip, or after a trip of any enclosing loop)."""
+    from .planner import _live_after, _live_in, _none_at_entry
+
     bindings = list(chain[0][1])
     for _, pre, post in chain[1:]:
         bindings += list(post) + list(pre)
