@@ -103,6 +103,9 @@ def clear_caches() -> None:
             cache = getattr(t, name, None)
             if isinstance(cache, dict):
                 cache.clear()
+        fast = getattr(t, "_fast", None)  # (jit's guard of its last specialization)
+        if isinstance(fast, list):
+            fast.clear()
     fastcall.clear()
 
 

@@ -39,6 +39,7 @@ from ..backends import _devices, numba_cpu
 from ..errors import TransformValueError, runtime_error
 from ..frontend.normalize import dependencies_valid
 from ..frontend.source import unwrap_callable
+from . import fastpath as _fastpath
 from .global_facts import rebound
 from .outputs import (
     _KEYWORD_KINDS,
@@ -46,6 +47,7 @@ from .outputs import (
     _WIDE_SCALARS,
     _as_tuple,
     _built,
+    _input_roots,
     _is_input,
     _plan_flat,
     _unalias,
@@ -71,6 +73,9 @@ class _Jit(Transformed):
         self._sources: Dict[tuple, str] = {}
         self._build_lock = threading.Lock()
         self._builds = 0
+        #: [(guard, specialization)] of the last call that took the generic key walk
+        #: (fastpath.make_guard), or empty; cleared with _specs (clear_caches)
+        self._fast: list = []
         # module globals this function specializes on, and how often each was
         # rebound ((id(scope), name) -> count); past _MAX_REBINDS it is read live
         self._rebinds: Dict[tuple, int] = {}
@@ -273,6 +278,7 @@ class _Jit(Transformed):
                     self.__call__, args, kwargs, label, tree_util.tree_leaves, op_by_op=False
                 )
             fn = roots = None
+            ran = False
             if len(args) == 1 and not kwargs and not self._static_pos:
                 # fast path (W3's per-call cost): one float or float32 array argument
                 # whose specialization exists; the key is the one _key would build
@@ -299,6 +305,19 @@ class _Jit(Transformed):
                     else:
                         out = fn(*cargs)
                         ckwargs = kwargs
+                        ran = True
+            if fn is None and not kwargs:
+                # the last specialization's own check of the arguments' structure,
+                # straight-line (fastpath): its canonical arguments, or None
+                for guard, fn in self._fast:  # (one at most; a loop: a clear is no race)
+                    got = guard(args)
+                    if got is None or (
+                        fn.__srcjax_deps__ and not dependencies_valid(fn.__srcjax_deps__)
+                    ):
+                        fn = None
+                    else:
+                        cargs, roots = got
+                        ckwargs = kwargs
             if fn is None:
                 roots = []  # (the arguments' memory owners, for the output boundary)
                 key, cargs, ckwargs = self._key(args, kwargs, weak, roots)
@@ -320,10 +339,22 @@ class _Jit(Transformed):
                 if fn is None:
                     self._check_donated(len(args))
                     fn = self._specialize(key, cargs, ckwargs)
+                self._fast[:] = self._guard(fn, key, cargs)
+            if not ran:
                 out = fn(*cargs, **ckwargs)
                 plan = fn.__dict__.get("__srcjax_flat_plan__")
                 if plan is not None:  # trees returned as their leaves (flat_results)
                     if not (_cfg.checks_enabled and isinstance(self.fun, Transformed)):
+                        # each leaf fixed and each tree built by the plan's straight-line code
+                        finish = fn.__dict__.get("__srcjax_finish__")
+                        if finish is None:
+                            finish = fn.__srcjax_finish__ = _fastpath.make_finish(plan) or False
+                        if finish:
+                            if roots is None:
+                                roots = _input_roots(cargs, ckwargs, self._donate_pos)
+                            built = finish(out, roots)
+                            if built is not _fastpath.SLOW:
+                                return built
                         # one walk wraps the leaves; each tree is built once from them
                         out = _unalias(out, cargs, ckwargs, self._donate_pos, roots)
                         return _built(plan, out)
@@ -361,6 +392,18 @@ class _Jit(Transformed):
         finally:
             if quiet is not None:
                 _fp_reset(quiet)
+
+    def _guard(self, fn: Callable, key: tuple, cargs: tuple) -> list:
+        """``[(guard, fn)]``: the straight-line check of a later call's arguments
+        against ``fn``'s key (:func:`fastpath.make_guard`, written once per
+        specialization), or ``[]`` where the call's signature has keyword
+        arguments, static or donated ones, or a structure it does not write."""
+        if self._static_pos or self._donate_pos or key[1]:
+            return []
+        guard = fn.__dict__.get("__srcjax_guard__")
+        if guard is None:
+            guard = fn.__srcjax_guard__ = _fastpath.make_guard(key, cargs) or False
+        return [(guard, fn)] if guard else []
 
     def _note_rebinds(self, deps: tuple) -> None:
         """Count the rebinding of each global a specialization assumed something
