@@ -93,10 +93,13 @@ def _binary(public: str, fast: Any = None, swap: bool = False, in_place: Any = N
     elide = _ELIDE is not None and in_place is not None
     temp_rc, buf_rc = _ELIDE if elide else (0, 0)
     rc = sys.getrefcount
+    int_power = public == "jnp.power"
 
     def method(self: Array, other: Any) -> Any:
         nonlocal impl
         t = type(other)
+        if t is int and not -2147483648 <= other <= 2147483647 and not int_power:
+            dtypes.check_int32_range(other)  # (JAX's OverflowError, x64 off)
         a = self._buf
         if t is Array:
             b = other._buf

@@ -441,6 +441,17 @@ class Primitive:
         return self
 
     # -- calling -----------------------------------------------------------
+    def _check_weak_ints(self, args: tuple, kwargs: dict) -> None:
+        """JAX's OverflowError for a Python int operand beyond int32 (x64 off) of an
+        eager elementwise call (``jnp.add(x, 2**31)``; not a power's exponent)."""
+        from ..dtypes import check_int32_range
+
+        bound = self.signature.bind_partial(*args, **kwargs).arguments
+        for k, v in bound.items():
+            if type(v) is int and k not in self.static_params:
+                if not (self.op == "**" and k == "y"):
+                    check_int32_range(v)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # the boundary of eager code: Arrays in, Arrays out (srcjax/_array.py);
         # generated code calls the implementation on plain buffers
@@ -477,6 +488,8 @@ class Primitive:
                 elif t in trigger and not seen:
                     seen = 1
             if seen == 1:
+                if self.kind == "elementwise":
+                    self._check_weak_ints(given, kwargs)
                 a0 = given[0] if given else None
                 if type(a0) is _Array and a0._buf.dtype in _ABOVE_WEAK:
                     # a Python number with a strong float first: a strong result

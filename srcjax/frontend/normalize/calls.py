@@ -619,6 +619,15 @@ class CallsMixin:
         for pname, val in ba.arguments.items():
             p = sig.parameters[pname]
             bound[pname] = list(val) if p.kind == p.VAR_POSITIONAL else val
+        if prim.kind == "elementwise":
+            self.check_weak_ints(
+                [
+                    v
+                    for k, v in bound.items()
+                    if k not in prim.static_params and not (prim.op == "**" and k == "y")
+                ],
+                True,
+            )
         if isinstance(e, gast.Call) and prim.op and prim.op != "unary not":
             # jnp.divide(a, b) as written, not `a / b`: the function follows JAX's
             # promotion everywhere (the operator follows NumPy's outside jit)

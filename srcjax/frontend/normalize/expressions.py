@@ -89,6 +89,35 @@ def _base_name(op: Optional[Op], e: Any) -> str:
     return "t"
 
 
+_INT32 = range(-(2**31), 2**31)
+_BIG_INT_OPS = {
+    gast.Add: lambda a, b: a + b,
+    gast.Sub: lambda a, b: a - b,
+    gast.Mult: lambda a, b: a * b,
+    gast.Pow: lambda a, b: a**b if 0 <= b <= 128 and abs(a) < 2**64 else None,
+    gast.LShift: lambda a, b: a << b if 0 <= b <= 128 else None,
+    gast.USub: lambda a: -a,
+    gast.UAdd: lambda a: a,
+}
+
+
+def _big_int_arith(op: Any, *operands: Any) -> Any:
+    """``2**31``, ``-2**31 - 1``: the Python int constant, where the operands are
+    int constants and the operands or the result lie beyond int32 (a constant JAX
+    refuses to meet an array while x64 is off; see ``check_weak_ints``); None
+    otherwise (other constant arithmetic stays as it is)."""
+    fn = _BIG_INT_OPS.get(type(op))
+    if fn is None or not all(
+        isinstance(a, gast.Constant) and type(a.value) is int for a in operands
+    ):
+        return None
+    vals = [a.value for a in operands]
+    v = fn(*vals)
+    if v is None or all(x in _INT32 for x in vals + [v]):
+        return None
+    return N.const(v)
+
+
 class ExpressionsMixin:
     """Expression converters of :class:`Normalizer`: an expression to an atom."""
 
@@ -271,13 +300,21 @@ class ExpressionsMixin:
                 )
                 if done is not None:
                     return done
+            big = _big_int_arith(e.op, left, right)
+            if big is not None:
+                return big, Op("copy", elts=[big])
             prim = self.ops[sym]
+            if sym != "**":  # (JAX's x ** 2**40 is an integer power)
+                self.check_weak_ints([left, right], False)
             names = list(prim.signature.parameters)
             node = gast.BinOp(left=left, op=e.op, right=right)
             return node, Op("prim", prim=prim, bound={names[0]: left, names[1]: right})
         if isinstance(e, gast.UnaryOp):
             sym = _UNARY[type(e.op)]
             operand = self.atom(e.operand)
+            big = _big_int_arith(e.op, operand)
+            if big is not None:
+                return big, Op("copy", elts=[big])
             prim = self.ops.get(sym)
             node = gast.UnaryOp(op=e.op, operand=operand)
             if prim is None:
@@ -288,6 +325,8 @@ class ExpressionsMixin:
             if len(e.ops) == 1:
                 left = self.atom(e.left)
                 right = self.atom(e.comparators[0])
+                if not isinstance(e.ops[0], (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
+                    self.check_weak_ints([left, right], False)
                 node = gast.Compare(left=left, ops=e.ops, comparators=[right])
                 return node, Op("inactive", what="comparison")
             parts = []
@@ -365,6 +404,29 @@ class ExpressionsMixin:
                 "define the function with `def` and call it",
             )
         raise syntax_refusal(e, "expressions", self.src)
+
+    def check_weak_ints(self, operands: List[Any], always: bool) -> None:
+        """Before an operator or elementwise ``jnp`` call on ``operands`` (atoms): for
+        each Python int constant beyond int32 among them, ``ad.check_weak_int``,
+        JAX's OverflowError at run time when it meets an array (``always``: a ``jnp``
+        function's argument) while x64 is off (NumPy computes ``x + 2**31`` in
+        float32). Nothing is emitted for other constants (the common case)."""
+        for i, a in enumerate(operands):
+            if not (isinstance(a, gast.Constant) and type(a.value) is int):
+                continue
+            if -(2**31) <= a.value < 2**31:
+                continue
+            others = [o for j, o in enumerate(operands) if j != i]
+            if always or not others:
+                args = [N.clone(a)]
+            elif isinstance(others[0], gast.Constant):
+                continue  # (Python's arithmetic on two numbers)
+            else:
+                args = [N.clone(a), N.clone(others[0])]
+            chk = registry.by_public("ad.check_weak_int")
+            self.emit(
+                N.expr_stmt(N.call(chk.public, args)), Op("prim", prim=chk, bound=_bind(chk, *args))
+            )
 
     def dunder_call(self, method: str, receiver: Any, others: list, e: Any) -> Optional[tuple]:
         """``receiver.method(*others)`` inlined when ``receiver`` is a registered

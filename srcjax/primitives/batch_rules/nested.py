@@ -10,7 +10,7 @@ import numpy as np
 
 from ...frontend import nodes as N
 from ..ad.casts import require_constant
-from ..control.custom_checks import check_star_len, check_switch_index
+from ..control.custom_checks import check_star_len, check_switch_index, check_weak_int
 from ._base import _def, _helper_materialized, _shifted_static_rule
 from .runtime_index import batched_pred
 from .runtime_products import bmatmul, bmatmul_left, bmatmul_right, bunbroadcast
@@ -24,7 +24,7 @@ _def([check_branch_values], lambda c: (N.const(None), False))
 _def([check_cond_types], lambda c: (N.const(None), False))
 # the dtype check reads the whole batch at once
 _def(
-    [require_constant, check_switch_index, check_star_len],
+    [require_constant, check_switch_index, check_star_len, check_weak_int],
     lambda c: (c.rebuild(), False),
 )
 _def([branch_input], _helper_materialized("take", "x"))

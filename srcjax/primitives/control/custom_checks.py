@@ -198,3 +198,24 @@ check_star_len = register(
     Primitive("ad.check_star_len", _check_star_len, kind="internal", differentiable=False)
 )
 check_star_len.facts(effectful=True)
+
+
+_PY_NUMBERS = (int, float, bool, complex)
+
+
+def _check_weak_int(v, other=None):
+    """A Python int constant ``v`` beyond int32 (``x + 2**31``) where JAX converts
+    it to its weakly typed int32 (x64 off): JAX's OverflowError when it meets an
+    array ``other``, or always (``other`` None: an argument of a ``jnp`` function),
+    where NumPy would compute in float32 or wrap around. Emitted by the normalizer
+    only for such constants (the common call has no check)."""
+    if other is None or type(other) not in _PY_NUMBERS:
+        from ...dtypes import check_int32_range
+
+        check_int32_range(v)
+
+
+check_weak_int = register(
+    Primitive("ad.check_weak_int", _check_weak_int, kind="internal", differentiable=False)
+)
+check_weak_int.facts(effectful=True)
