@@ -32,7 +32,7 @@ def test_each_fact_holds_for_the_names_the_transforms_tested():
         "ad.cotangent_like": ("x",),
     }
     assert _values("row_operands") == {"ad.getitem": ("x", "idx"), "ad.tree_slice": ("xs", "i")}
-    assert _with("trip_count") == {"ad.scan_length", "ad.seq_len"}
+    assert _with("trip_count") == {"ad.scan_length", "ad.seq_len", "ad.bscan_length"}
     # (read by jit's optimize/shape_only.py)
     assert _values("shape_only") == {"ad.expand_reduced": ("x",), "ad.row_stand_in": ("x",)}
     assert _with("prints_per_example") == {"ad.print_examples"}

@@ -107,6 +107,49 @@ batch_unbroadcast.samples = lambda rng: [
 def_transpose_pair(batch_broadcast, batch_unbroadcast)
 
 
+def _tree_avals(x, leaf):
+    """``x`` (an abstract value: a leaf, or a tuple or list of them) with ``leaf``
+    applied to each leaf, as the ``result_shape`` rules give it (``{"tree": t}``),
+    or None where a leaf is not known."""
+
+    def walk(a):
+        if type(a) in (tuple, list):
+            items = [walk(v) for v in a]
+            return None if any(v is None for v in items) else type(a)(items)
+        return leaf(a) if hasattr(a, "ptype") else None
+
+    t = walk(x)
+    return None if t is None else {"tree": t}
+
+
+def _static_int(v):
+    v = getattr(v, "value", v)  # (a name's value known to jit)
+    return v if type(v) is int else None
+
+
+def _batch_broadcast_avals(avals):
+    """jit's abstract value of ``ad.batch_broadcast(x, size)``: each leaf of ``x``
+    with the new axis, its weak type kept (vmap's broadcast of an unbatched weak
+    carry ``0.0`` is weak in JAX: a scan's ys from it are too); a Python int or
+    float leaf the default dtype's array."""
+    size, axis = _static_int(avals.get("size")), _static_int(avals.get("axis", 0))
+    if size is None or axis is None:
+        return None
+
+    def leaf(a):
+        if a.ptype is not None:
+            if a.ptype not in (int, float):
+                return None
+            dt = _canon_scalar(a.ptype(0)).dtype
+            return (size,), dt, True
+        if not 0 <= axis <= len(a.shape):
+            return None
+        return a.shape[:axis] + (size,) + a.shape[axis:], a.dtype, a.wt
+
+    return _tree_avals(avals.get("x"), leaf)
+
+
+batch_broadcast.facts(result_shape=_batch_broadcast_avals)
 batch_broadcast.samples = lambda rng: [
     ((rng.normal(size=(3,)), 2), {}),
     ((rng.normal(size=(2, 3)), 4, 1), {}),
@@ -449,6 +492,45 @@ def _btree_unstack(ct, items):
     return [_tree_map(lambda a, k=k: np.asarray(a)[:, k], ct) for k in range(n)]
 
 
+def _btree_slice_avals(avals):
+    """jit's abstract value of ``ad.btree_slice(xs, i)``: each leaf without its
+    second axis (the scanned one after the batch axis)."""
+
+    def leaf(a):
+        if a.ptype is not None or len(a.shape) < 2:
+            return None
+        return a.shape[:1] + a.shape[2:], a.dtype, a.wt
+
+    return _tree_avals(avals.get("xs"), leaf)
+
+
+def _btree_stack_avals(avals):
+    """jit's abstract value of ``ad.btree_stack(items)`` (a batched scan's ys):
+    the rows' leaves stacked after the batch axis, weak where every row's leaf is
+    (the ys of a weak carry), when the rows agree in shape and dtype."""
+    rows = avals.get("items")
+    if type(rows) is not list or not rows:
+        return None
+
+    def stack(*leaves):
+        first = leaves[0]
+        if type(first) in (tuple, list):
+            if any(type(v) is not type(first) or len(v) != len(first) for v in leaves):
+                return None
+            parts = [stack(*vs) for vs in zip(*leaves)]
+            return None if any(p is None for p in parts) else type(first)(parts)
+        for a in leaves:
+            if getattr(a, "ptype", True) is not None or not a.shape:
+                return None
+            if (a.shape, a.dtype) != (first.shape, first.dtype):
+                return None
+        shape = first.shape[:1] + (len(leaves),) + first.shape[1:]
+        return shape, first.dtype, all(a.wt for a in leaves)
+
+    t = stack(*rows)
+    return None if t is None else {"tree": t}
+
+
 # the four are two transpose pairs, as ad.tree_slice/tree_stack and their adjoints
 btree_slice = _reg("ad.btree_slice", _btree_slice)
 btree_slice_adjoint = _reg("ad.btree_slice_adjoint", _btree_slice_adjoint)
@@ -456,6 +538,8 @@ btree_stack = _reg("ad.btree_stack", _btree_stack)
 btree_unstack = _reg("ad.btree_unstack", _btree_unstack)
 for _p in (btree_slice, btree_slice_adjoint, btree_stack, btree_unstack):
     _p.samples = lambda rng: []
+btree_slice.facts(result_shape=_btree_slice_avals)
+btree_stack.facts(result_shape=_btree_stack_avals)
 
 
 def_adjoint_pair(btree_slice, btree_slice_adjoint)
@@ -473,6 +557,7 @@ def _bscan_length(xs, length=None):
 
 
 _bsl = _reg("ad.bscan_length", _bscan_length, differentiable=False)
+_bsl.facts(trip_count=True)  # (known to jit from the shapes of xs, as ad.scan_length)
 
 
 def _tree_axis_sum(x, size, batched, scale=1.0, axis=0):

@@ -9,6 +9,7 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
+from ...frontend.normalize import Op
 from .avals import Aval, _container_stand_in
 from .common import _SCALAR_TYPES
 from .dce import _filter
@@ -16,8 +17,16 @@ from .dce import _filter
 
 # ---------------------------------------------------------------------------- carry checks
 def _is_carry_check(s: Any) -> bool:
+    """``ad.check_carry(...)`` as a statement (vmap's batched loop assigns its
+    result: ``unused = ad.check_carry(...)``)."""
     op = getattr(s, "sj_op", None)
-    return isinstance(s, gast.Expr) and op is not None and op.kind == "prim" and op.prim.carry_check
+    if op is None or op.kind != "prim" or not op.prim.carry_check:
+        return False
+    return isinstance(s, gast.Expr) or (
+        isinstance(s, gast.Assign)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.targets[0], gast.Name)
+    )
 
 
 def is_lax_loop(s: Any) -> bool:
@@ -36,6 +45,11 @@ def drop_carry_checks(fdef: Any) -> Any:
     for s in N.walk_stmts(fdef.body):
         if isinstance(s, (gast.For, gast.While)) and is_lax_loop(s):
             s.sj_lax_loop = True  # (what a later inference still needs to know)
+    for s in N.walk_stmts(fdef.body):
+        if isinstance(s, gast.Assign) and _carry_check_passes(s):
+            # `unused = ad.check_carry(...)` (vmap's): the check returns None
+            s.value = N.const(None)
+            s.sj_op = Op("copy", elts=[N.const(None)])
     fdef.body = _filter(fdef.body, lambda s: not _carry_check_passes(s))
     return fdef
 

@@ -143,6 +143,9 @@ class _Interp(_ResultRules):
             # the carries it compares, for drop_carry_checks
             s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
             s.sj_avals_sure = not self.unsure
+            if isinstance(s, gast.Assign):  # (vmap's `unused = ad.check_carry(...)`)
+                env = dict(env)
+                env[s.targets[0].id] = None
             return env
         if isinstance(s, gast.Assign):
             env = dict(env)
@@ -344,7 +347,7 @@ class _Interp(_ResultRules):
                 and name.value in base.layout
             ):
                 return base.children[base.layout[name.value]]  # model.layers, layer.weight
-        if prim.result_shape is not None and (r := ruled_aval(op, env, self.aval_of)):
+        if prim.result_shape is not None and (r := ruled_aval(op, env, self.aval_of)) is not None:
             return r  # (a rule on abstract values: ad.jac_columns)
         if prim.kind == "elementwise":
             r = self.elementwise(s, env)

@@ -130,6 +130,8 @@ def _computed_dtypes(s: Any, avals: Dict[str, Any], boxed: Dict[str, Any]) -> Op
     """(JAX's result dtype, the set of dtypes the statement computes as written)
     on one-element stand-ins, or None when unknown or not an array result."""
     op = s.sj_op
+    if op.prim.shape_query is not None:
+        return None  # (jnp.ndim(x) is a Python int whatever x's dtype: nothing to match)
     interp = _Interp(_no_global, set())
     env = dict(avals)
     try:
