@@ -178,3 +178,37 @@ def test_a_transformed_lambda_with_a_literal_default_inside_jit():
     np.testing.assert_array_equal(np.asarray(srcjax.jit(_vmap_of_defaulted_lambda)(x)), [0, 3, 6])
     y = np.full(2, 2.0, F32)
     np.testing.assert_array_equal(np.asarray(srcjax.jit(_grad_of_defaulted_lambda)(y)), [12, 12])
+
+
+def test_a_transformed_lambda_with_a_default_read_from_a_local_inside_jit():
+    """Session 15's debt: ``vmap(lambda r, k=n: ...)`` inside jit with ``n`` a local
+    raised "lifted_vmap() missing a required positional argument: 'k'". The
+    default is evaluated where the lambda is written (a loop's index each trip,
+    a traced sum). Expected: JAX 0.10.2, ``jax.jit(f)(x)``, recorded."""
+    x = np.arange(1, 4, dtype=F32)
+
+    def per_trip(x):
+        outs = []
+        for i in range(3):
+            outs.append(srcjax.vmap(lambda r, k=i: r * k)(x))
+        return jnp.stack(outs)
+
+    def traced(x):
+        n = x.shape[0]
+        s = jnp.sum(x)
+        return srcjax.vmap(lambda r, k=n, m=s: r * k + m)(x)
+
+    def nested(x):
+        s = jnp.sum(x)
+        return srcjax.grad(lambda r, k=s: jnp.sum(srcjax.vmap(lambda q, j=k: q * j)(r)) ** 2)(x)
+
+    cases = [
+        (per_trip, [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]),
+        (traced, [9.0, 12.0, 15.0]),
+        (nested, [432.0, 432.0, 432.0]),
+    ]
+    for f, want in cases:
+        for g in (srcjax.jit(f), f):
+            got = np.asarray(g(x))
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(got, np.array(want, F32), rtol=1e-6)

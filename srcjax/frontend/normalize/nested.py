@@ -193,6 +193,7 @@ class NestedMixin:
         if isinstance(fn_node, gast.Lambda):
             fdef = _lambda_to_def(N.clone(fn_node))
             fdef.name = "lifted"
+            self._local_defaults_to_body(fdef)
         elif (
             isinstance(fn_node, gast.Name)
             and fn_node.id in self.locals
@@ -216,6 +217,22 @@ class NestedMixin:
         else:
             return None
         return self._lift_fdef(fdef, fn_node)
+
+    def _local_defaults_to_body(self, fdef: Any) -> None:
+        """``lambda r, k=n: ...`` where a default reads a local (``n``, a value of the
+        transformed function, perhaps traced): the defaulted parameters become the
+        body's first assignments (``k = n``), so the lifted function reads ``n`` as a
+        free variable, passed in as the others are. The lambda is lifted where it is
+        written, so its defaults are evaluated where Python evaluates them; the
+        callee then takes only the other parameters (as the transformation calls
+        it: ``vmap(lambda r, k=n: r * k)(x)`` inside jit)."""
+        a = fdef.args
+        if not a.defaults or not any(n in self.locals for d in a.defaults for n in N.names_in(d)):
+            return
+        first = len(a.args) - len(a.defaults)
+        assigns = [N.copy_origin(N.assign(p.id, d), d) for p, d in zip(a.args[first:], a.defaults)]
+        a.args, a.defaults = a.args[:first], []
+        fdef.body = assigns + fdef.body
 
     def _lift_foreign(self, foreign: Any, fn_node: Any) -> tuple:
         owner, fdef = foreign.owner, N.clone(foreign.fdef)
