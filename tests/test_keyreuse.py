@@ -235,3 +235,34 @@ def test_option_values():
     assert srcjax.config.read("key_reuse_check") == "warn"  # the default
     with pytest.raises(ValueError, match="key_reuse_check"):
         srcjax.config.update("key_reuse_check", "loud")
+
+
+def test_reuse_inside_a_grad_nested_in_jit_names_the_users_lines(mode):
+    """Session 15's debt (round 7 item 12): the reuse inside ``grad(loss)`` under
+    jit was reported a second time at a line of grad's generated file in the
+    cache (and, with random.beta, an internal random.split); a reuse spanning the
+    jitted code and the grad now names the user's grad call."""
+    mode("warn")
+
+    def loss(w, key):
+        a = random.beta(key, 2.0, 3.0, (3,))
+        b = random.beta(key, 2.0, 3.0, (3,))
+        return jnp.sum(w * a * b)
+
+    def loss1(w, key):
+        return jnp.sum(w * random.normal(key, (3,)))
+
+    def outer(w, key):
+        a = random.normal(key, (3,))
+        return srcjax.grad(loss1)(w, key) * a
+
+    w = jnp.ones(3)
+    for fn, line in [
+        (lambda w, k: srcjax.grad(loss)(w, k), loss.__code__.co_firstlineno + 2),
+        (outer, outer.__code__.co_firstlineno + 2),
+    ]:
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            srcjax.jit(fn)(w, K)
+        got = [(r.filename, r.lineno) for r in rec if issubclass(r.category, KeyReuseWarning)]
+        assert got == [(__file__, line)]

@@ -77,6 +77,7 @@ class _Use:
     what: str  # "normal", "split", ...
     fold: Any = None  # the data identity of a fold_in, else None
     stmt: Any = None  # (to tell one use seen in two passes of a loop)
+    site: Any = None  # the user's call of srcjax code this use is inlined from
 
 
 class _State:
@@ -150,6 +151,10 @@ class _Walker:
             if p.fold is not None and use.fold is not None and p.fold != use.fold:
                 continue  # fold_in with other data: another key
             key = (id(p.stmt), id(stmt))
+            if p.site is not None and p.site is use.site:
+                # both inside one inlined piece of srcjax code (a grad's generated
+                # code inside jit): checked where its source was written
+                break
             if key not in self._seen:
                 self._seen.add(key)
                 self.findings.append(Finding(p, use, loop=p.stmt is stmt))
@@ -228,7 +233,7 @@ class _Walker:
             loc = site[0]
             if site[1] is not None and site[1].startswith("random."):
                 what = site[1].split(".", 1)[1]
-        self._consume(st, stmt, vid, _Use(loc, what, fold, stmt))
+        self._consume(st, stmt, vid, _Use(loc, what, fold, stmt, site))
         return None
 
     def _item(self, st: _State, base: Any, idx: Any) -> Any:

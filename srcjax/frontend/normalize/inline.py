@@ -458,7 +458,12 @@ def _internal(fn: Any, src: Any) -> bool:
     generated code (a module holding ``__srcjax_deps__``)."""
     if os.path.abspath(src.filename or "").startswith(_PACKAGE):
         return True
-    return fn is not None and "__srcjax_deps__" in (getattr(fn, "__globals__", None) or {})
+    if fn is None:
+        return False
+    # (a transform's generated function carries its dependencies; jit's module too)
+    return hasattr(fn, "__srcjax_deps__") or "__srcjax_deps__" in (
+        getattr(fn, "__globals__", None) or {}
+    )
 
 
 def _public_name(fn: Any) -> Optional[str]:
