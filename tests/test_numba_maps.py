@@ -342,3 +342,55 @@ def test_two_nans_meeting_keep_numpys_first_one(monkeypatch):
     assert _compiled(srcjax.source(jf, x, y))
     runs = _kernel_runs(monkeypatch, srcjax.source(jf, x, y))
     assert np.signbit(np.asarray(jf(x, y)[0])).all() and runs == [False]
+
+
+_FRESH_PROCESS = r"""
+import sys
+import numpy as np
+import srcjax, srcjax.numpy as jnp
+from srcjax.backends.numba_cpu import tiers
+
+srcjax.config.update("numba_loops", "auto")
+
+def f(x, y):
+    a = x * y + 1.0
+    b = a * a - y
+    return jnp.tanh(b) * x + a
+
+rng = np.random.default_rng(0)
+x, y = (rng.standard_normal((256, 128)).astype(np.float32) for _ in range(2))
+jf = srcjax.jit(f)
+first = jf(x, y)
+translator = [m for m in ("loops", "planner", "kernel", "exprs", "tapes")
+              if "srcjax.backends.numba_cpu." + m in sys.modules]
+print("imported after the first call:", translator)
+tiers.HOT_FRACTION = 0.0  # (hot now: the tier compiles on the next call)
+outs = [jf(x, y) for _ in range(3)]
+print("loops imported when hot:", "srcjax.backends.numba_cpu.loops" in sys.modules)
+print(srcjax.source(jf, x, y).count("tier: Numba, compiled"), "compiled")
+srcjax.config.update("numba_loops", False)
+want = srcjax.jit(lambda x, y: f(x, y))(x, y)
+u = lambda a: np.asarray(a).view(np.uint32)
+print("same bits:", all(np.array_equal(u(o), u(want)) for o in [first] + outs))
+"""
+
+
+def test_code_with_maps_only_imports_no_loop_translator_and_still_tiers_up(tmp_path):
+    # A function with Numba maps and no loop neither imported .loops nor its
+    # translator (planner, kernel, exprs, tapes) on its first call (they were
+    # ~50 ms of W4's first jit call without .pyc files); in a fresh process, its
+    # tier compiles through _nbr when hot, importing .loops then, with NumPy's bits.
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "maps_only.py"
+    script.write_text(_FRESH_PROCESS)
+    env = dict(os.environ, SRCJAX_CACHE_DIR=str(tmp_path), SRCJAX_DISK_CACHE="0")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "imported after the first call: []" in out, out
+    assert "loops imported when hot: True" in out, out
+    assert "1 compiled" in out, out
+    assert "same bits: True" in out, out

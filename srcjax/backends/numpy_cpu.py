@@ -308,9 +308,13 @@ class NumpyCpu(Backend):
 
         mode = numba_cpu.loop_mode(_config().read("numba_loops"))
         if mode:
-            from .numba_cpu import loops, maps
+            from .numba_cpu import maps
 
-            loops.lower_loops(fdef, filename, bool(_config().x64_enabled), mode == "auto")
+            if any(isinstance(s, (gast.For, gast.While)) for s in fdef.body):
+                # (a function without loops does not import the loops' translator)
+                from .numba_cpu import loops
+
+                loops.lower_loops(fdef, filename, bool(_config().x64_enabled), mode == "auto")
             maps.lower_maps(fdef, filename, mode == "auto")
 
 

@@ -27,12 +27,13 @@ The generated code names the kernel (``_nbr.region("nbloop_<digest>")``) and
 shows its source in comments; ``srcjax.source(jitted, *args)`` therefore shows
 which loops were compiled and which kept NumPy (with Numba's reason).
 
-The kernel translator (:mod:`.planner`, :mod:`.kernel`, :mod:`.exprs`,
-:mod:`.tapes`) is imported by the functions that plan a loop, when a function
-has one: generated code without loops (its Numba maps, :mod:`.maps`, and their
-calls through ``_nbr``) reads this module's regions only, and a first ``jit``
-of it does not pay for importing (or, without ``.pyc`` files, compiling) the
-translator (~40 ms of W4's first call where Python writes no bytecode).
+This module is imported for a function with a loop (numpy_cpu's ``prepare``)
+or by generated code reading a compiled region (``_nbr.region``); the kernel
+translator (:mod:`.planner`, :mod:`.kernel`, :mod:`.exprs`, :mod:`.tapes`) by
+the functions that plan a loop. Generated code with Numba maps only
+(:mod:`.maps`, tiered: ``_nbr.tiered``) imports neither, so its first ``jit``
+call does not pay for importing them (~50 ms of W4's first call where Python
+writes no ``.pyc``; :mod:`.nbr` imports this module when a tier compiles).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ import gast
 
 from ...frontend import nodes as N
 from . import numba, tiers, ufuncs
+from .notes import SHOWN as _SHOWN
+from .notes import comment as _comment
 from .tiers import clock, tiered
 from .trees import Refuse
 
@@ -102,8 +105,6 @@ class Region:
 
 
 _REGIONS: Dict[str, Region] = {}
-#: kernel lines shown in the comments of generated code
-_SHOWN = 24
 
 
 def _numba_types(nb: Any, spec: Any) -> Any:
@@ -240,8 +241,6 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
     ``tier`` (``numba_loops="auto"``) by a call of its :mod:`.tiers` region, which
     runs the NumPy loop, timed, until the region is hot. Returns the number of
     regions."""
-    if not any(isinstance(s, (gast.For, gast.While)) for s in fdef.body):
-        return 0  # (nothing to plan: the translator is not imported)
     from .planner import plan
 
     count = 0
@@ -447,10 +446,3 @@ def _call(
         node.sj_origin = getattr(s, "sj_origin", None)
         node.sj_file = getattr(s, "sj_file", None)
     return stmts
-
-
-def _comment(text: str, like: Any) -> Any:
-    node = gast.Pass()
-    gast.copy_location(node, like)
-    node.sj_comment = text
-    return node

@@ -45,7 +45,8 @@ import numpy as np
 
 from ...frontend import nodes as N
 from .. import runtime
-from . import loops, tiers
+from . import tiers
+from .notes import SHOWN, comment
 
 __all__ = ["lower_maps", "MIN_STATEMENTS"]
 
@@ -463,6 +464,8 @@ def _emit(fdef: Any, groups: List[List[_Op]], tier: bool, shown: Set[str]) -> in
         cache.write_source(src, key)
         tiers.make(key, src, None)
     else:
+        from . import loops  # (numba_loops=True: compiled now; tiered maps never need it)
+
         loops._compile(key, src, None)  # (typed on its first call)
     at = next(k for k, s in enumerate(body) if s is members[0])
     call = _call(members, key, args, outputs, tier, src if key not in shown else "")
@@ -497,12 +500,12 @@ def _call(
     what = f"these {len(members)} elementwise statements in one pass over the elements"
     if lines:
         notes = [f"Numba region {key} ({how}): {what}, as"]
-        notes += ["  " + ln for ln in lines[: loops._SHOWN]]
-        if len(lines) > loops._SHOWN:
-            notes.append(f"  ... ({len(lines) - loops._SHOWN} more lines)")
+        notes += ["  " + ln for ln in lines[:SHOWN]]
+        if len(lines) > SHOWN:
+            notes.append(f"  ... ({len(lines) - SHOWN} more lines)")
     else:
         notes = [f"Numba region {key} ({how}): {what} (its kernel as above)"]
-    out = [loops._comment(t, like) for t in notes]
+    out = [comment(t, like) for t in notes]
     for node in list(stmts) + list(test.orelse) + kept:
         if any(node is m for m in members):
             continue
