@@ -80,6 +80,9 @@ def _as_subscript(node: Any) -> Any:
 class _Exprs:
     """The type trees of one loop's names and the translation of its expressions."""
 
+    #: the most elements an array value may have (0: :data:`.trees.MAX_ELEMENTS`)
+    limit = 0
+
     def __init__(self, x64: bool) -> None:
         self.x64 = x64
         self.trees: Dict[str, Any] = {}
@@ -96,7 +99,7 @@ class _Exprs:
         self.row_counters: Set[str] = set()
 
     def note(self, name: str, aval: Any) -> None:
-        t = tree(aval, self.x64, name in self.rowed)
+        t = tree(aval, self.x64, name in self.rowed, self.limit)
         old = self.trees.setdefault(name, t)
         if name in self.counters and t[0] == "a" and t[1].startswith("int") and t[2] == ():
             return  # a range counter: int64 in the kernel, converted where it is used

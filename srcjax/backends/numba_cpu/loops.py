@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional
 import gast
 
 from ...frontend import nodes as N
-from . import numba, tiers, ufuncs
+from . import gufuncs, numba, tiers, ufuncs
 from .notes import SHOWN as _SHOWN
 from .notes import comment as _comment
 from .tiers import clock, tiered
@@ -139,6 +139,7 @@ def _compile(key: str, source: str, sig: Optional[List[Any]]) -> Region:
         exec(compile(source, path, "exec"), ns)
         nb = numba()
         extra = tuple(ufuncs.loop_pointer(n, dt) for n, dt in ns.get("UFUNCS", ()))
+        extra += tuple(gufuncs.loop_pointer(n, dt) for n, dt in ns.get("GUFUNCS", ()))
         types_ = None
         if sig is not None:
             types_ = tuple(_numba_types(nb, t) for t in list(sig) + ["intp"] * len(extra))
@@ -241,7 +242,6 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
     ``tier`` (``numba_loops="auto"``) by a call of its :mod:`.tiers` region, which
     runs the NumPy loop, timed, until the region is hot. Returns the number of
     regions."""
-    from .planner import plan
 
     count = 0
     body = fdef.body
@@ -264,10 +264,10 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
             role, fkey, rkey = "", "", ""
             outside = body[:i] + body[i + 1 :]
             try:
-                src, inputs, outputs = plan(fdef, s, outside, x64, body[i + 1 :])
+                src, inputs, outputs = _plan_either(fdef, s, outside, x64, body[i + 1 :])
                 key = _kernel(src, inputs, tier, what="loop")
             except Refuse as why:
-                out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
+                out.append(_comment(_kept(why), s))
                 out.append(s)
                 count += _inside(fdef, [(None, body[:i], body[i + 1 :])], s, x64, tier)
                 continue
@@ -281,6 +281,30 @@ def lower_loops(fdef: Any, filename: str, x64: bool, tier: bool = False) -> int:
     return count
 
 
+def _plan_either(
+    fdef: Any, loop: Any, outside: List[Any], x64: bool, after: Any = None, entry: Any = None
+) -> tuple:
+    """:func:`.planner.plan` of a scalarized kernel, else :func:`.arrays.plan_arrays`
+    of a kernel over whole arrays; :class:`Refuse` with both reasons."""
+    from .arrays import plan_arrays
+    from .planner import plan
+
+    try:
+        return plan(fdef, loop, outside, x64, after, entry=entry)
+    except Refuse as why:
+        try:
+            return plan_arrays(fdef, loop, outside, x64, after, entry=entry)
+        except Refuse as also:
+            why.arrays = f"{also}"
+            raise why from None
+
+
+def _kept(why: Refuse) -> str:
+    """The comment over a loop that keeps NumPy: why (and why not in array mode)."""
+    also = getattr(why, "arrays", "")
+    return f"Numba: this loop keeps NumPy ({why})" + (f" (array mode: {also})" if also else "")
+
+
 def _inside(fdef: Any, frames: List[Any], outer: Any, x64: bool, tier: bool) -> int:
     """The loops directly in the body of ``outer``, a loop that keeps NumPy, made
     regions where they can be (HMC's leapfrog ``fori_loop`` inside a ``scan`` over
@@ -289,7 +313,6 @@ def _inside(fdef: Any, frames: List[Any], outer: Any, x64: bool, tier: bool) -> 
     ``outer`` in each body. Returns the number of regions."""
     if _jumps(outer):
         return 0  # (a break or return: the paths below are not the only ones)
-    from .planner import plan
 
     count = 0
     body = outer.body
@@ -301,10 +324,10 @@ def _inside(fdef: Any, frames: List[Any], outer: Any, x64: bool, tier: bool) -> 
         chain = frames + [(outer, body[:j], body[j + 1 :])]
         try:
             bindings, live, none = _context(chain, s)
-            src, inputs, outputs = plan(fdef, s, bindings, x64, entry=(live, none))
+            src, inputs, outputs = _plan_either(fdef, s, bindings, x64, entry=(live, none))
             key = _kernel(src, inputs, tier, what="loop")
         except Refuse as why:
-            out.append(_comment(f"Numba: this loop keeps NumPy ({why})", s))
+            out.append(_comment(_kept(why), s))
             out.append(s)
             count += _inside(fdef, chain, s, x64, tier)
             continue
@@ -378,6 +401,8 @@ def _shown(key: str, src: str, role: str, tape: str, tier: bool) -> List[str]:
     how = "tiered: NumPy until hot, then compiled, nogil" if tier else "compiled, nogil"
     if role:
         what += f", its tape {tape} as typed stacks"
+    if "\nARRAY_MODE = True\n" in src:
+        what += " over whole arrays (array mode)"
     lines = [f"Numba region {key} ({how}): {what}, as"]
     text = src.splitlines()
     start = next((k for k, ln in enumerate(text) if ln.startswith("def kernel")), 3)

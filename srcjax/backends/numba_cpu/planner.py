@@ -362,6 +362,80 @@ def _pushed_first(loop: Any, tape: str, names: Set[str]) -> Set[str]:
     return (ok - bad) & names & stored
 
 
+def boundary(
+    fdef: Any,
+    loop: Any,
+    k: Any,
+    outside: List[Any],
+    before: List[Any],
+    after: Any,
+    entry: Any,
+    own: Set[str],
+    rowsrc: Set[str] = frozenset(),
+) -> Tuple[List[str], List[str], Set[str], Set[str]]:
+    """``(inputs, outputs, names read outside, inputs maybe None at entry)`` of
+    ``loop`` (arguments as :func:`plan`'s; ``own``: names the kernel keeps to
+    itself, ``rowsrc``: arrays it reads by row); raises :class:`Refuse` where an
+    input or output has no type, or a binding of one before the loop another."""
+    x64 = k.x64
+    loaded = _live_in(loop) - own
+    stored = _names([loop], gast.Store) - own
+    defined = {a.id for a in fdef.args.args} | _names(before, gast.Store)
+    read_outside = _names(outside, gast.Load) if after is None else _live_after(after)
+    if entry is not None:
+        read_outside = entry[0]
+    outputs = sorted(n for n in stored if n in read_outside)
+    inputs = sorted((loaded & defined) | set(outputs) | set(rowsrc))
+    if any(o not in defined for o in outputs):
+        raise Refuse("a value first set inside the loop is read after it")
+    for n in inputs + outputs:
+        if n not in k.trees:
+            raise Refuse(f"{n} has no known dtype")
+    # every binding of an input outside the loop must have its type
+    # (a forward declaration `x = None` of generated code does not)
+    # (statements after a top-level loop do not bind what it starts from)
+    maybe_none = _none_at_entry(before) if entry is None else set(entry[1])
+    for st in before:
+        for a in gast.walk(st):
+            if (
+                isinstance(a, gast.Assign)
+                and len(a.targets) == 1
+                and isinstance(a.targets[0], gast.Name)
+                and a.targets[0].id in k.trees
+            ):
+                name = a.targets[0].id
+                if isinstance(a.value, gast.Constant) and a.value.value is None:
+                    pass  # (a forward declaration or a release: _none_at_entry)
+                elif name in k.bounds:
+                    pass  # (its type is checked by the kernel's call)
+                elif getattr(a, "sj_aval", None) is None:
+                    raise Refuse(f"{name} has no abstract value")
+                elif not _same(tree(a.sj_aval, x64, name in k.rowed, k.limit), k.trees[name]):
+                    raise Refuse(f"{name} changes type")
+            elif isinstance(a, (gast.For, gast.AugAssign)) or (
+                isinstance(a, gast.Assign) and not all(isinstance(t, gast.Name) for t in a.targets)
+            ):
+                bound = _names([a], gast.Store) if not isinstance(a, gast.For) else set()
+                if bound & set(inputs):
+                    raise Refuse("an input bound by unpacking")
+    return inputs, outputs, read_outside, maybe_none & set(inputs)
+
+
+def imports(looped: List[Any]) -> List[str]:
+    """A kernel file's first lines: NumPy, and the intrinsics calling NumPy's
+    loops ``looped`` (``(name, dtype)``; their addresses are trailing arguments
+    the :class:`.loops.Region` passes)."""
+    out = ["import numpy as np"]
+    if looped:
+        out += [
+            "from srcjax.backends.numba_cpu.ufuncs import ufcalls",
+            "",
+            "ufcall1, ufcall2, ufmap1, ufmap2 = ufcalls()",
+            f"UFUNCS = {tuple(looped)!r}",
+        ]
+    return out
+
+
 def plan(
     fdef: Any,
     loop: Any,
@@ -408,51 +482,14 @@ def plan(
         raise Refuse("a list built or popped one row a trip in a loop inside a loop")
     popped = {lst for _, lst, _ in pops.values()}
     own = ({tape.name} if tape is not None else set()) | k.dead_lists | set(lists) | popped
-    loaded = _live_in(loop) - own
-    stored = _names([loop], gast.Store) - own
-    defined = {a.id for a in fdef.args.args} | _names(before, gast.Store)
-    read_outside = _names(outside, gast.Load) if after is None else _live_after(after)
-    if entry is not None:
-        read_outside = entry[0]
-    outputs = sorted(n for n in stored if n in read_outside)
-    inputs = sorted((loaded & defined) | set(outputs) | {src for _, _, src in pops.values()})
+    rowsrc = {src for _, _, src in pops.values()}
+    inputs, outputs, read_outside, maybe_none = boundary(
+        fdef, loop, k, outside, before, after, entry, own, rowsrc
+    )
     if popped & read_outside:
         raise Refuse("a popped list is read after the loop")
     built = sorted(n for n in lists if n in read_outside)
-    if any(o not in defined for o in outputs):
-        raise Refuse("a value first set inside the loop is read after it")
-    for n in inputs + outputs:
-        if n not in k.trees:
-            raise Refuse(f"{n} has no known dtype")
-    # every binding of an input outside the loop must have its type
-    # (a forward declaration `x = None` of generated code does not)
-    # (statements after a top-level loop do not bind what it starts from)
-    maybe_none = _none_at_entry(before) if entry is None else set(entry[1])
-    for st in before:
-        for a in gast.walk(st):
-            if (
-                isinstance(a, gast.Assign)
-                and len(a.targets) == 1
-                and isinstance(a.targets[0], gast.Name)
-                and a.targets[0].id in k.trees
-            ):
-                name = a.targets[0].id
-                if isinstance(a.value, gast.Constant) and a.value.value is None:
-                    pass  # (a forward declaration or a release: _none_at_entry)
-                elif name in k.bounds:
-                    pass  # (its type is checked by the kernel's call)
-                elif getattr(a, "sj_aval", None) is None:
-                    raise Refuse(f"{name} has no abstract value")
-                elif not _same(tree(a.sj_aval, x64, name in k.rowed), k.trees[name]):
-                    raise Refuse(f"{name} changes type")
-            elif isinstance(a, (gast.For, gast.AugAssign)) or (
-                isinstance(a, gast.Assign) and not all(isinstance(t, gast.Name) for t in a.targets)
-            ):
-                bound = _names([a], gast.Store) if not isinstance(a, gast.For) else set()
-                if bound & set(inputs):
-                    raise Refuse("an input bound by unpacking")
     zeros: Set[str] = set()
-    maybe_none &= set(inputs)
     if role == "push":
         # pushed as zeros in the first trip (the NumPy loop pushes None there)
         zeros = _pushed_first(loop, tape.name, maybe_none)
@@ -536,17 +573,8 @@ def plan(
     params = args + (["nbtape"] if role == "pop" else [])
     looped = sorted(k.ufuncs)
     params += [f"uf__{n}__{dt}" for n, dt in looped]
-    imports = ["import numpy as np"]
-    if looped:
-        # (their addresses: trailing arguments the Region passes, loops.py)
-        imports += [
-            "from srcjax.backends.numba_cpu.ufuncs import ufcalls",
-            "",
-            "ufcall1, ufcall2, ufmap1, ufmap2 = ufcalls()",
-            f"UFUNCS = {tuple(looped)!r}",
-        ]
     src = "\n".join(
-        imports
+        imports(looped)
         + ["", "", f"def kernel({', '.join(params)}):"]
         + head
         + k.lines

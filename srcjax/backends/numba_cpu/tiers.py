@@ -47,6 +47,8 @@ HOT_FRACTION = 0.01
 STARTUP_S = 0.8
 #: seconds: compiling one kernel (measured 0.3-1 s for the loops of the bench)
 COMPILE_S = 0.5
+#: seconds: compiling one array-mode kernel (:mod:`.arrays`; R6's CG loop: 1.5 s CPU)
+ARRAY_COMPILE_S = 1.5
 #: seconds: one kernel loaded from Numba's on-disk cache, Numba started
 DISK_S = 0.015
 
@@ -83,7 +85,8 @@ class _Group:
     def threshold(self) -> float:
         if self.on_disk is None:
             self.on_disk = all(_on_disk(t.key) for t in self.tiers)
-        return HOT_FRACTION * expected_cost(len(self.tiers), self.on_disk)
+        fresh = sum(t.cost for t in self.tiers)
+        return HOT_FRACTION * expected_cost(len(self.tiers), self.on_disk, fresh)
 
     def tier_up(self) -> None:
         with _LOCK:
@@ -114,12 +117,14 @@ class Tier:
     that read the generated module from the disk cache: typed at the first
     compiled call), its group, and the compiled :class:`.loops.Region`."""
 
-    __slots__ = ("key", "source", "sig", "group", "region")
+    __slots__ = ("key", "source", "sig", "group", "region", "cost")
 
     def __init__(self, key: str, source: str, sig: Optional[List[Any]]) -> None:
         self.key = key
         self.source = source
         self.sig = sig
+        #: seconds a fresh compile of its kernel is expected to take
+        self.cost = ARRAY_COMPILE_S if "\nARRAY_MODE = True\n" in source else COMPILE_S
         self.region: Any = None
         self.group = _Group()
         self.group.tiers.append(self)
@@ -179,10 +184,11 @@ class Tier:
         return f"tier: NumPy until hot, {runs} of the {g.threshold() * 1e3:.2f} that make it hot"
 
 
-def expected_cost(kernels: int, on_disk: bool) -> float:
-    """Seconds compiling ``kernels`` kernels is expected to cost now."""
-    per = DISK_S if on_disk else COMPILE_S
-    return (0.0 if _STARTED else STARTUP_S) + kernels * per
+def expected_cost(kernels: int, on_disk: bool, fresh: float = 0.0) -> float:
+    """Seconds compiling ``kernels`` kernels is expected to cost now (``fresh``:
+    their compiles from nothing, default :data:`COMPILE_S` each)."""
+    cost = kernels * DISK_S if on_disk else (fresh or kernels * COMPILE_S)
+    return (0.0 if _STARTED else STARTUP_S) + cost
 
 
 def make(key: str, source: str, sig: List[Any], partner: str = "") -> Tier:

@@ -30,15 +30,16 @@ def _conv(dt: str) -> str:
     return "np.bool_" if dt == "bool" else f"np.{dt}"
 
 
-def tree(aval: Any, x64: bool, rows: bool = False) -> Any:
+def tree(aval: Any, x64: bool, rows: bool = False, limit: int = 0) -> Any:
     """``aval`` as a type tree: ``("t", [children])`` for a tuple, ``("a", dtype,
     shape, weak)`` for a scalar or array (a weak Python scalar: the default
     float/int dtype, as in JAX). ``rows``: an array the loop reads only by row
-    (``xs[k]``, passed whole and indexed in the kernel): its row's size counts."""
+    (``xs[k]``, passed whole and indexed in the kernel): its row's size counts.
+    ``limit``: the most elements an array may have (default :data:`MAX_ELEMENTS`)."""
     if isinstance(aval, (tuple, list)):
         if rows:
             raise Refuse("rows of a tuple")
-        return ("t", tuple(tree(a, x64) for a in aval))
+        return ("t", tuple(tree(a, x64, limit=limit) for a in aval))
     shape = getattr(aval, "shape", None)
     if shape is None or not hasattr(aval, "ptype"):
         raise Refuse("a value that is no array, scalar or tuple")
@@ -47,7 +48,7 @@ def tree(aval: Any, x64: bool, rows: bool = False) -> Any:
         raise Refuse("rows of a scalar")
     counted = shape[1:] if rows else shape
     size = int(np.prod(counted)) if counted else 1
-    if size > MAX_ELEMENTS or 0 in shape:
+    if size > (limit or MAX_ELEMENTS) or 0 in shape:
         raise Refuse(f"an array of {size} elements")
     dt = np.dtype(aval.dtype)
     if aval.ptype is not None:

@@ -21,7 +21,7 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-__all__ = ["loop_pointer", "ufcalls", "LOOPED"]
+__all__ = ["loop_pointer", "table_pointer", "ufcalls", "LOOPED"]
 
 #: functions whose NumPy loops differ from the C library's (IEEE-exact ones and hypot,
 #: sqrt/abs/floor/ceil/maximum/minimum/square/negative, stay Numba's own)
@@ -39,13 +39,23 @@ def loop_pointer(name: str, dtype: str) -> int:
     got = _POINTERS.get((name, dtype))
     if got is not None:
         return got
+    uf = getattr(np, name)
+    ptr = table_pointer(uf, _CODES[dtype])
+    _check(uf, ptr, np.dtype(dtype))
+    _POINTERS[(name, dtype)] = ptr
+    return ptr
+
+
+def table_pointer(uf: Any, c: str) -> int:
+    """The address of ``uf``'s inner loop for operands and result of type code
+    ``c``, read from ``PyUFuncObject.functions`` (the caller checks what it
+    computes; raises ``RuntimeError`` when the table is not laid out as read here)."""
     import ctypes
 
-    uf = getattr(np, name)
-    c = _CODES[dtype]
     sig = c * uf.nin + "->" + c
     if sig not in uf.types:
-        raise RuntimeError(f"np.{name} has no {sig} loop")
+        raise RuntimeError(f"np.{uf.__name__} has no {sig} loop")
+    name = uf.__name__
     i = uf.types.index(sig)
     word = ctypes.sizeof(ctypes.c_void_p)
     base = id(uf) + object.__basicsize__ + 4 * ctypes.sizeof(ctypes.c_int)
@@ -56,10 +66,7 @@ def loop_pointer(name: str, dtype: str) -> int:
         raise RuntimeError(f"np.{name}: an unknown ufunc layout")
     if data and ctypes.c_void_p.from_address(data + i * word).value:
         raise RuntimeError(f"np.{name}: its {sig} loop takes data")
-    ptr = ctypes.c_void_p.from_address(functions + i * word).value
-    _check(uf, ptr, np.dtype(dtype))
-    _POINTERS[(name, dtype)] = ptr
-    return ptr
+    return ctypes.c_void_p.from_address(functions + i * word).value
 
 
 def _check(uf: Any, ptr: int, dt: np.dtype) -> None:
