@@ -277,8 +277,14 @@ def register_pytree_node(
 def register_pytree_node_class(cls: type) -> type:
     """Class decorator: register ``cls`` using its ``tree_flatten`` method and
     its ``tree_unflatten(aux_data, children)`` classmethod. Returns ``cls``."""
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    register_pytree_node(cls, method_flatten, cls.tree_unflatten)
     return cls
+
+
+def method_flatten(x: Any) -> Any:
+    """The flatten function of a class registered by
+    :func:`register_pytree_node_class` (jit's guard calls the method itself)."""
+    return x.tree_flatten()
 
 
 def register_dataclass(

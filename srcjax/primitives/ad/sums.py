@@ -123,7 +123,7 @@ def _unbroadcast(g, x):
                 lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
             )
             if axes:
-                out = g.sum(axis=axes)
+                out = np.add.reduce(g, axis=axes)  # (ndarray.sum without its wrapper)
                 if out.shape != shape:
                     out = out.reshape(shape)
                 return out if out.dtype == x.dtype else _to_float_dtype(out, x.dtype)
