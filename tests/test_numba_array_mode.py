@@ -198,3 +198,57 @@ def test_a_power_keeps_numpy_in_array_mode():
     got = f(v0, e)
     assert "(array mode: ** in array mode)" in srcjax.source(f, v0, e)
     _bits(got, _numpy_only(_powered, v0, e))
+
+
+def _hmc(prec_np):
+    # fresh-user repro_07 (HMC: a fori_loop leapfrog with grad inside a scan over
+    # keys): its inner loop kept NumPy for `x @ prec` and its tuple carry
+    prec = jnp.asarray(prec_np)
+
+    def logp(x):
+        return -0.5 * x @ prec @ x
+
+    def step(x, key):
+        k1, k2 = srcjax.random.split(key)
+        p = srcjax.random.normal(k1, x.shape)
+
+        def body(i, s):
+            x, p = s
+            p = p + 0.05 * grad(logp)(x)
+            x = x + 0.1 * p
+            p = p + 0.05 * grad(logp)(x)
+            return (x, p)
+
+        x1, p1 = lax.fori_loop(0, 10, body, (x, p))
+        acc = srcjax.random.uniform(k2) < jnp.exp(logp(x1) - logp(x) - 0.5 * p1 @ p1 + 0.5 * p @ p)
+        x = jnp.where(acc, x1, x)
+        return x, x
+
+    def sample(key, x0):
+        return lax.scan(step, x0, srcjax.random.split(key, 20))[1]
+
+    return sample
+
+
+@pytest.mark.parametrize("n", [1, 5, 7])
+def test_hmc_leapfrog_with_matmul_and_a_tuple_carry_bit_for_bit(n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    prec = (a @ a.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+    sample = _hmc(prec)
+    key, x0 = srcjax.random.PRNGKey(n), np.zeros(n, np.float32)
+    f = srcjax.jit(sample)
+    got = f(key, x0)
+    src = srcjax.source(f, key, x0)
+    line = next(ln for ln in src.splitlines() if "over whole arrays (array mode)" in ln)
+    key_ = line.split("Numba region ")[1].split()[0]
+    assert loops._REGIONS[key_].fn is not None
+    _bits(got, _numpy_only(sample, key, x0))
+
+
+@pytest.mark.parametrize("name", sorted(gufuncs.CORES))
+def test_every_gufunc_loop_read_here_is_numpys(name):
+    # (checked on stacks small and BLAS-sized, without a loop dimension, with
+    # core dimensions of size 1: NumPy passes stride 0 for those)
+    for dt in ("float32", "float64"):
+        assert gufuncs.loop_pointer(name, dt)

@@ -32,17 +32,17 @@ from typing import Any, Dict, List, Set, Tuple
 
 import gast
 
-from .gufuncs import CORES
+from .gufuncs import CORES, present
 from .kernel import _Kernel
-from .planner import _box, _collect, _dead_lists, _numba_type, boundary, imports
-from .trees import Refuse, _conv, _same
+from .planner import _box, _collect, _dead_lists, _live_in, _names, _numba_type, boundary, imports
+from .trees import Refuse, _conv, _leaves, _same
 
 __all__ = ["plan_arrays", "LIMIT"]
 
 #: the most elements one array of an array-mode kernel may have
 LIMIT = 1 << 18
 #: generated code's gufunc calls -> the gufunc (:data:`.gufuncs.CORES`)
-_GUFUNCS = {f"ad.{n}": n for n in CORES}
+_GUFUNCS = {f"ad.{n}": n for n in ("matvec", "vecmat", "vecdot")}
 
 
 class _ArrayKernel(_Kernel):
@@ -56,8 +56,9 @@ class _ArrayKernel(_Kernel):
         self.gufuncs: Set[Tuple[str, str]] = set()
         #: the scalar of each element computed so far in the loop nest being written
         self.local: Dict[str, str] = {}
-        #: the kernel's outputs (read after the loop)
+        #: the kernel's outputs (read after the loop), and names always stored as arrays
         self.outputs: Set[str] = set()
+        self.stored: Set[str] = set()
 
     def element(self, leaf: str, idx: Tuple[Any, ...]) -> str:
         if leaf in self.local:
@@ -65,6 +66,17 @@ class _ArrayKernel(_Kernel):
         if not idx:
             return leaf
         return f"{leaf}[{', '.join(map(str, idx))}]"
+
+    def strong(self, node: Any) -> bool:
+        if isinstance(node, gast.Subscript):  # (an item of a tuple: its leaf's type)
+            try:
+                r = self.ref(node)
+            except Refuse:
+                r = ("",)
+            if r[0] == "arr":
+                t = self.trees.get(r[1])
+                return t is not None and t[0] == "a" and not t[3]
+        return super().strong(node)
 
     def reduce(self, fname: str, arg: Any, dt: str) -> str:
         raise Refuse(f"{fname} in array mode")
@@ -98,11 +110,13 @@ class _ArrayKernel(_Kernel):
         """How statement ``target = value`` is written: "alias", "gufunc", "view",
         "scalar" or "map" (a loop nest over ``target``'s elements)."""
         t = self.trees.get(target)
-        if t is None or t[0] != "a":
-            raise Refuse("a tuple in array mode")
+        if t is None:
+            raise Refuse(f"{target}: a tuple inside a tuple")
+        if t[0] == "t":
+            return "tuple"
         if isinstance(value, gast.Name):
             return "alias"
-        if isinstance(value, gast.Call) and gast.unparse(value.func).strip() in _GUFUNCS:
+        if self.product(value) is not None:
             return "gufunc"
         if isinstance(value, gast.Subscript) and self.view_of(value, t) is not None:
             return "view"
@@ -155,6 +169,9 @@ class _ArrayKernel(_Kernel):
     def assign(self, pad: str, target: str, value: Any) -> None:
         t = self.trees[target]
         kind = self.kind(target, value)
+        if kind == "tuple":
+            self.tuple_assign(pad, target, value)
+            return
         _, dt, shape, _ = t
         if kind == "alias":
             src = self.trees.get(value.id)
@@ -162,7 +179,7 @@ class _ArrayKernel(_Kernel):
                 raise Refuse(f"{target} = {value.id} of another type")
             self.emit(f"{pad}{target} = {value.id if shape else f'{_conv(dt)}({value.id})'}")
         elif kind == "gufunc":
-            self.gufunc(pad, target, _GUFUNCS[gast.unparse(value.func).strip()], value, t)
+            self.gufunc(pad, target, *self.product(value), t)
         elif kind == "view":
             self.emit(f"{pad}{target} = {self.view_of(value, t)}.reshape({shape!r})")
         elif kind == "map":
@@ -188,6 +205,10 @@ class _ArrayKernel(_Kernel):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 out.add(n.id)
             todo.extend(gast.iter_child_nodes(n))
+        for name in list(out):  # (a tuple's leaves)
+            t = self.trees.get(name)
+            if t is not None and t[0] == "t":
+                out.update(leaf for leaf, _, _ in _leaves(name, t, ""))
         return out
 
     def fused(self, pad: str, run: List[Tuple[str, Any]]) -> None:
@@ -209,7 +230,7 @@ class _ArrayKernel(_Kernel):
                 self.weak_only(target, value)
                 dt = self.trees[target][1]
                 before |= {n.id for n in gast.walk(value) if isinstance(n, gast.Name)} - made
-                if target in elsewhere or target in before:
+                if target in elsewhere or target in before or target in self.stored:
                     keep.append(target)
                 e = f"{target}__e"
                 inner.append(f"{e} = {_conv(dt)}({self.expr(value, dt, idx)})")
@@ -228,33 +249,73 @@ class _ArrayKernel(_Kernel):
         for target in keep:
             self.emit(f"{pad}{target} = {target}__n")
 
-    def gufunc(self, pad: str, target: str, name: str, call: Any, t: Any) -> None:
-        """``target = ad.matvec(a, b)`` (``vecmat``, ``vecdot``): NumPy's loop."""
-        if call.keywords or len(call.args) != 2:
-            raise Refuse(f"ad.{name} with options")
+    def product(self, value: Any) -> Any:
+        """``(gufunc, operands)`` of ``ad.matvec(a, b)`` (``vecmat``, ``vecdot``),
+        ``a @ b`` or ``jnp.matmul(a, b)`` (by the operands' ranks), else None."""
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
+            name, args = "matmul", [value.left, value.right]
+        elif isinstance(value, gast.Call) and not value.keywords and len(value.args) == 2:
+            f = gast.unparse(value.func).strip()
+            name, args = _GUFUNCS.get(f, "matmul" if f == "jnp.matmul" else ""), value.args
+            if not name:
+                return None
+        else:
+            return None
+        if name == "matmul":
+            trees = [self.trees.get(getattr(a, "id", None)) for a in args]
+            ranks = tuple(len(t[2]) if t is not None and t[0] == "a" else 0 for t in trees)
+            name = {(1, 1): "matmul_vv", (1, 2): "matmul_vm", (2, 1): "matmul_mv"}.get(ranks, name)
+        return name, args
+
+    def tuple_assign(self, pad: str, target: str, value: Any) -> None:
+        """``target = (a, b)`` or ``target = c`` of a tuple: its leaves (every item
+        computed before any is rebound, as Python evaluates a display)."""
+        t = self.trees[target]
+        if isinstance(value, gast.Name):
+            src = self.trees.get(value.id)
+            if src is None or not _same(src, t):
+                raise Refuse(f"{target} = {value.id} of another type")
+            for (leaf, _, _), (old, _, _) in zip(_leaves(target, t, ""), _leaves(value.id, t, "")):
+                self.emit(f"{pad}{leaf} = {old}")
+            return
+        if not (
+            isinstance(value, (gast.Tuple, gast.List))
+            and len(value.elts) == len(t[1])
+            and all(kid[0] == "a" for kid in t[1])
+        ):
+            raise Refuse(f"{target}: a tuple other than a display of arrays")
+        for k, (e, kid) in enumerate(zip(value.elts, t[1])):
+            self.trees[f"{target}__t{k}__v"] = kid
+            self.stored.add(f"{target}__t{k}__v")
+            self.assign(pad, f"{target}__t{k}__v", e)
+        for k in range(len(t[1])):
+            self.emit(f"{pad}{target}__t{k} = {target}__t{k}__v")
+
+    def gufunc(self, pad: str, target: str, name: str, args: List[Any], t: Any) -> None:
+        """``target = a @ b`` (``ad.matvec(a, b)``...): NumPy's gufunc loop."""
         ops = []
-        for a in call.args:
+        for a in args:
             o = self.trees.get(a.id) if isinstance(a, gast.Name) else None
             if o is None or o[0] != "a" or o[1] != t[1] or o[3]:
-                raise Refuse(f"ad.{name} of operands of other dtypes")
+                raise Refuse(f"{name} of operands of other dtypes")
             ops.append(o)
         dt = t[1]
         if dt not in ("float32", "float64"):
-            raise Refuse(f"ad.{name} of {dt}")
-        core = CORES[name]
+            raise Refuse(f"{name} of {dt}")
+        core = [present(c) for c in CORES[name]]
         shapes = [o[2] for o in ops] + [t[2]]
         outer = len(shapes[0]) - len(core[0])
         if outer not in (0, 1) or any(len(s) - len(c) != outer for s, c in zip(shapes, core)):
-            raise Refuse(f"ad.{name} over more than one loop dimension")
-        if outer and len({s[0] for s in shapes}) != 1:
-            raise Refuse(f"ad.{name} that broadcasts")
+            raise Refuse(f"{name} over more than one loop dimension")
+        if outer and (len({s[0] for s in shapes}) != 1 or name.startswith("matmul_")):
+            raise Refuse(f"{name} that broadcasts")
         sizes: dict = {}
         for s, c in zip(shapes, core):
             for q, letter in enumerate(c):
                 if sizes.setdefault(letter, s[outer + q]) != s[outer + q]:
-                    raise Refuse(f"ad.{name} of mismatched shapes")
+                    raise Refuse(f"{name} of mismatched shapes")
         self.gufuncs.add((name, dt))
-        a, b = (x.id for x in call.args)
+        a, b = (x.id for x in args)
         self.emit(f"{pad}{target}__n = np.empty({t[2]!r}, {_conv(dt)})")
         self.emit(f"{pad}gu_{name}(gu__{name}__{dt}, {a}, {b}, {target}__n)")
         self.emit(f"{pad}{target} = {target}__n")
@@ -311,18 +372,30 @@ def plan_arrays(
     )
     if maybe_none:
         raise Refuse(f"{sorted(maybe_none)[0]} may be None")
+    # names bound outside the function (jit's constants, e.g. a closed-over array):
+    # arguments too, read where the generated code calls the kernel
+    free = _live_in(lp) - set(inputs) - _names([lp], gast.Store) - k.dead_lists
+    free -= {"jnp", "ad"} | {
+        c.func.id
+        for c in gast.walk(lp)
+        if isinstance(c, gast.Call) and isinstance(c.func, gast.Name)
+    }
+    for n in sorted(free):
+        if n not in k.trees or n in k.counters:
+            raise Refuse(f"{n} has no known dtype")
+    inputs = sorted(set(inputs) | free)
     if released & set(outputs):
         raise Refuse("a value released in the loop is read after it")
-    for n in inputs:
-        if k.trees[n][0] != "a":
-            raise Refuse("a tuple in array mode")
     k.outputs = set(outputs)
     k.block([lp], 1)
     head = []
     for n in inputs:
-        _, dt, shape, _ = k.trees[n]
-        if not shape:
-            head.append(f"    {n} = {_conv(dt)}({n})")
+        tuple_ = k.trees[n][0] == "t"
+        for leaf, (_, dt, shape, _), acc in _leaves(n, k.trees[n], n):
+            if not shape:
+                head.append(f"    {leaf} = {_conv(dt)}({acc})")
+            elif tuple_:
+                head.append(f"    {leaf} = {acc}")
     looped, gu = sorted(k.ufuncs), sorted(k.gufuncs)
     lines = imports(looped)
     if gu:
@@ -335,7 +408,15 @@ def plan_arrays(
         ]
     params = inputs + [f"uf__{n}__{dt}" for n, dt in looped]
     params += [f"gu__{n}__{dt}" for n, dt in gu]
-    ret = ", ".join(outputs) + ("," if len(outputs) == 1 else "")
+
+    def build(prefix: str, t: Any) -> str:
+        if t[0] == "a":
+            return prefix
+        items = [build(f"{prefix}__t{j}", c) for j, c in enumerate(t[1])]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    rets = [build(n, k.trees[n]) for n in outputs]
+    ret = ", ".join(rets) + ("," if len(rets) == 1 else "")
     src = "\n".join(
         lines
         + ["ARRAY_MODE = True", "", "", f"def kernel({', '.join(params)}):"]

@@ -1,4 +1,4 @@
-"""NumPy's own generalized-ufunc loops (``matvec``, ``vecmat``, ``vecdot``) called
+"""NumPy's own generalized-ufunc loops (``matvec``, ``vecmat``, ``vecdot``, ``matmul``) called
 from Numba kernels on whole arrays.
 
 An array-mode kernel (:mod:`.arrays`) computes R6's ``ad.matvec(x, d)`` as
@@ -24,12 +24,20 @@ from .ufuncs import table_pointer
 
 __all__ = ["CORES", "loop_pointer", "gucalls"]
 
-#: the gufuncs kernels call: each operand's core dimensions (letters), result last
+#: the gufuncs kernels call: each operand's core dimensions (letters), result last;
+#: np.matmul by operand ranks, an upper-case letter a dimension the operand lacks
+#: (matmul's optional ``n?``/``m?``: size 1, stride 0, as NumPy passes them)
 CORES: Dict[str, Tuple[str, str, str]] = {
     "matvec": ("mn", "n", "m"),
     "vecmat": ("n", "nm", "m"),
     "vecdot": ("n", "n", ""),
+    "matmul": ("nk", "km", "nm"),
+    "matmul_vm": ("Nk", "km", "Nm"),
+    "matmul_mv": ("nk", "kM", "nM"),
+    "matmul_vv": ("Nk", "kM", "NM"),
 }
+#: the NumPy gufunc of each entry of :data:`CORES` (default: its own name)
+_GUFUNC = {"matmul_vm": "matmul", "matmul_mv": "matmul", "matmul_vv": "matmul"}
 _CODES = {"float32": "f", "float64": "d"}
 _POINTERS: Dict[Tuple[str, str], int] = {}
 
@@ -40,7 +48,7 @@ def loop_pointer(name: str, dtype: str) -> int:
     got = _POINTERS.get((name, dtype))
     if got is not None:
         return got
-    uf = getattr(np, name, None)
+    uf = getattr(np, _GUFUNC.get(name, name), None)
     if uf is None or uf.signature is None or name not in CORES:
         raise RuntimeError(f"np.{name} is no gufunc this NumPy has")
     ptr = table_pointer(uf, _CODES[dtype])
@@ -49,26 +57,45 @@ def loop_pointer(name: str, dtype: str) -> int:
     return ptr
 
 
-def layout(core: Tuple[str, ...], shapes: list, strides: list) -> Tuple[list, list]:
+def present(c: str) -> str:
+    """The core dimensions an operand has (:data:`CORES`' lower-case letters)."""
+    return "".join(x for x in c if x.islower())
+
+
+def _stride(shape: Any, stride: Any) -> Any:
+    return 0 if shape == 1 else stride
+
+
+def layout(
+    core: Tuple[str, ...], shapes: list, strides: list, pick: Any = _stride
+) -> Tuple[list, list]:
     """``(dimensions, steps)`` of one call of a gufunc's loop over operands of
-    ``shapes``/``strides`` (at most one loop dimension, leading, the same for all)."""
-    outer = len(shapes[0]) - len(core[0])
+    ``shapes``/``strides`` (at most one loop dimension, leading, the same for all),
+    as NumPy's gufunc call passes them: a core dimension of size 1, or one the
+    operand lacks, has stride 0 (``pick(size, stride)``: the stride passed)."""
+    outer = len(shapes[0]) - len(present(core[0]))
     dims = [shapes[0][0] if outer else 1]
+    steps = [st[0] if outer else 0 for st in strides]
     seen = ""
     for c, shape in zip(core, shapes):
-        for q, letter in enumerate(c):
-            if letter not in seen:
-                seen += letter
-                dims.append(shape[outer + q])
-    steps = [st[0] if outer else 0 for st in strides]
-    for c, st in zip(core, strides):
-        steps.extend(st[outer + q] for q in range(len(c)))
+        q = outer
+        for letter in c:
+            if letter.lower() not in seen:
+                seen += letter.lower()
+                dims.append(shape[q] if letter.islower() else 1)
+            q += letter.islower()
+    for c, shape, st in zip(core, shapes, strides):
+        q = outer
+        for letter in c:
+            steps.append(pick(shape[q], st[q]) if letter.islower() else 0)
+            q += letter.islower()
     return dims, steps
 
 
 def _check(uf: Any, name: str, ptr: int, dt: np.dtype) -> None:
-    """Call the loop at ``ptr`` as :func:`gucalls` does on a few stacks (one small,
-    one large enough for BLAS, one without a loop dimension) and compare with ``uf``."""
+    """Call the loop at ``ptr`` as :func:`gucalls` does on a few stacks (small, large
+    enough for BLAS, without a loop dimension, with core dimensions of size 1) and
+    compare with ``uf``."""
     import ctypes
 
     loop = ctypes.CFUNCTYPE(
@@ -76,9 +103,12 @@ def _check(uf: Any, name: str, ptr: int, dt: np.dtype) -> None:
     )(ptr)
     rng = np.random.default_rng(7)
     core = CORES[name]
-    for outer, size in (((3,), 5), ((2,), 67), ((), 9)):
-        sizes = {"m": size + 2, "n": size}
-        ops = [rng.standard_normal(outer + tuple(sizes[x] for x in c)).astype(dt) for c in core[:2]]
+    for outer, size in (((3,), 5), ((2,), 67), ((), 9), ((), 70), ((2,), 1), ((), 1)):
+        if outer and name in _GUFUNC:
+            continue  # (a stack of vectors is no matmul operand)
+        sizes = {"m": size + 2, "n": size, "k": size + 1}
+        shapes = [outer + tuple(sizes[x] for x in present(c)) for c in core[:2]]
+        ops = [rng.standard_normal(shape).astype(dt) for shape in shapes]
         with np.errstate(all="ignore"):
             want = uf(*ops)
         out = np.full(want.shape, np.nan, dt)
@@ -123,8 +153,8 @@ def _typed(core: Tuple[str, ...], ptr: Any, arrs: Tuple[Any, ...]) -> Any:
     dt = arrs[0].dtype
     if dt not in (types.float32, types.float64) or any(a.dtype != dt for a in arrs):
         return None
-    outer = arrs[0].ndim - len(core[0])
-    if outer not in (0, 1) or any(a.ndim - len(c) != outer for a, c in zip(arrs, core)):
+    outer = arrs[0].ndim - len(present(core[0]))
+    if outer not in (0, 1) or any(a.ndim - len(present(c)) != outer for a, c in zip(arrs, core)):
         return None
     sig = types.none(ptr, *arrs)
 
@@ -137,7 +167,12 @@ def _typed(core: Tuple[str, ...], ptr: Any, arrs: Tuple[Any, ...]) -> Any:
             shapes.append(cgutils.unpack_tuple(builder, s.shape, t.ndim))
             strides.append(cgutils.unpack_tuple(builder, s.strides, t.ndim))
             data.append(builder.bitcast(s.data, i8p))
-        dims, steps = layout(core, shapes, strides)
+        one, zero = ir.Constant(intp, 1), ir.Constant(intp, 0)
+
+        def pick(size: Any, stride: Any) -> Any:
+            return builder.select(builder.icmp_signed("==", size, one), zero, stride)
+
+        dims, steps = layout(core, shapes, strides, pick)
         dims = [d if isinstance(d, ir.Value) else ir.Constant(intp, d) for d in dims]
         steps = [s if isinstance(s, ir.Value) else ir.Constant(intp, s) for s in steps]
 
