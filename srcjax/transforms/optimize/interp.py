@@ -150,8 +150,14 @@ class _Interp(_ResultRules):
         if isinstance(s, gast.Assign):
             env = dict(env)
             val = None
+            assigned = None
             if _is_assign(s):
-                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
+                # (one walk of the value: its reads, and what it stores, which after
+                # the plain target is what the statement stores: _assigned(s))
+                loads, stores = N.loads_and_stores(s.value)
+                if getattr(s.targets[0], "annotation", None) is None:
+                    assigned = set([s.targets[0].id] + stores)
+                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in loads}
                 try:
                     t = s.targets[0].id
                     if t in self.restores and _tape_list(s.value, "pop", 0) in self.tapes:
@@ -166,7 +172,7 @@ class _Interp(_ResultRules):
                     val = None
                 s.sj_aval = val
                 s.sj_sure = not self.unsure  # (a loop whose facts converged)
-            for k in _assigned(s):
+            for k in _assigned(s) if assigned is None else assigned:
                 env[k] = None
             if _is_assign(s):
                 env[s.targets[0].id] = val
@@ -502,6 +508,7 @@ def infer_avals(
         raise KeyError(name)
 
     interp = _Interp(resolve or no_globals, locals_)
-    interp.restores, interp.tapes = _tape_restores(fdef, params)
-    interp.receivers = list_receivers(fdef)
+    walked = N.walk_with_parents(fdef)  # (one walk for both)
+    interp.restores, interp.tapes = _tape_restores(fdef, params, walked[0])
+    interp.receivers = list_receivers(fdef, walked)
     return interp.block(fdef.body, dict(params))
