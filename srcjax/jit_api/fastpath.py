@@ -240,8 +240,8 @@ def _class(w: _Writer, x: str, key: Any, value: Any) -> tuple:
     w.emit("    return None")
     if aux is None:
         w.emit(f"if {ax} is not None:")
-    else:  # (equal and hashable, as the key's dict lookup needs it)
-        w.emit(f"if not ({ax} == {w.const(aux, 'A')}) or hash({ax}) is None:")
+    else:
+        w.emit(f"if not ({ax} == {w.const(aux, 'A')}):")
     w.emit("    return None")
     # the attributes: each child attribute is the first child it is (the walk's
     # layout), each other one a constant of the same type and value

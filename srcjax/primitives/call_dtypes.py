@@ -30,12 +30,14 @@ _WEAK_SCALARS = frozenset({int, float, complex})
 
 def _options(prim: Any) -> tuple:
     """(positions, names, position of ``dtype``) of ``prim``'s parameters that
-    hold options, not operands (its ``static_params``), for :func:`_weak_call`;
-    cached."""
+    hold options, not operands (its ``static_params``; with ``weak_from``, every
+    parameter but that one), for :func:`_weak_call`; cached."""
     opts = prim._weak_options
     if opts is None:
-        names = prim.static_params
         params = prim._param_names()
+        names = prim.static_params
+        if prim.weak_from is not None:
+            names = frozenset(params) - {prim.weak_from}
         pos = frozenset(i for i, n in enumerate(params) if n in names)
         opts = prim._weak_options = (pos, names, params.index("dtype") if "dtype" in params else -1)
     return opts

@@ -114,7 +114,8 @@ full.def_vjp(fill_value=_full_vjp_fill_value)
 
 
 def _full_jvp_fill_value(t, ans, shape):
-    return full(shape, t, np.result_type(ans))
+    # (the tangent has the result's type, weak as it is: JAX converts both alike)
+    return full_like(ans, t)
 
 
 full.def_jvp(fill_value=_full_jvp_fill_value)
@@ -167,7 +168,7 @@ full_like.def_vjp(fill_value=_full_like_vjp_fill_value)
 
 
 def _full_like_jvp_fill_value(t, ans, shape=None):
-    return full_like(ans, t, np.result_type(ans), shape)
+    return full_like(ans, t)
 
 
 full_like.def_jvp(fill_value=_full_like_jvp_fill_value)
@@ -688,6 +689,9 @@ meshgrid.samples = lambda rng: [
 ]
 
 
-# JAX keeps a weak array's type through functions that move or copy its elements
-for _p in (zeros_like, ones_like, full_like):
-    _p.facts(keeps_weak=True)
+# JAX keeps a weak array's type through functions that move or copy its elements;
+# a filled array is weak as its fill value, a ``_like`` one as its model (lax.full,
+# lax.full_like: ``jnp.full(3, 2.0)`` and ``jnp.zeros_like(3.0)`` are weak float32)
+for _p, _name in ((zeros_like, "a"), (ones_like, "a"), (empty_like, "a"), (full_like, "a")):
+    _p.facts(keeps_weak=True, weak_from=_name)
+full.facts(keeps_weak=True, weak_from="fill_value")

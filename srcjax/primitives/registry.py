@@ -86,9 +86,10 @@ __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_call
 #: the backend name of the NumPy implementations (``Primitive.impls[CPU]``)
 CPU = "cpu"
 
-#: Primitive.weak_operands' two values
+#: Primitive.weak_operands' values (KEPT_WEAK: equal to WEAK_SCALARS_AND_ARRAYS,
+#: told apart by identity: the keeps_weak primitives)
 WEAK_SCALARS_AND_ARRAYS = _WEAK_SCALARS | {_WeakArray}
-WEAK_ARRAYS = frozenset({_WeakArray})
+KEPT_WEAK = frozenset(WEAK_SCALARS_AND_ARRAYS)
 
 
 #: parameter names that hold options, dtypes, shapes, axes or indices, never a
@@ -314,12 +315,19 @@ class Primitive:
         #: (``_weak_call``), or None: ``WEAK_SCALARS_AND_ARRAYS`` (elementwise: a
         #: Python number or a weak Array; weak Arrays are converted to the promoted
         #: dtype, ``(2.5 * int32_array) * float16_array`` is float16, also where
-        #: ``weak_result`` is False), ``WEAK_ARRAYS`` (functions that move or copy
-        #: elements, ``jnp.reshape``, ``jnp.zeros_like``: a weak Array operand
-        #: gives a weak result, as in JAX; set with ``.facts(keeps_weak=True)``)
+        #: ``weak_result`` is False), ``KEPT_WEAK`` (functions that move or copy
+        #: elements, ``jnp.reshape``, ``jnp.zeros_like``: a weak operand, Array or
+        #: Python number, gives a weak result, as in JAX; set with
+        #: ``.facts(keeps_weak=True)``)
         self.weak_operands: Optional[frozenset] = (
             WEAK_SCALARS_AND_ARRAYS if kind == "elementwise" else None
         )
+        #: the one parameter whose weak type the result takes (unless a ``dtype``
+        #: is given), where the others are no operands of the rule: ``jnp.full``'s
+        #: ``fill_value``, ``jnp.zeros_like``/``full_like``'s ``a`` (JAX's
+        #: ``lax.full``/``full_like``: ``full_like(float16_x, 0.5)`` is strong,
+        #: ``full_like(3, 1.5)`` weak int32); None: every non-static operand
+        self.weak_from: Optional[str] = None
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -405,6 +413,7 @@ class Primitive:
             "cast_weak",
             "weak_result",
             "keeps_weak",
+            "weak_from",
             "matrix_product",
             "value_shaped",
             "fused_reduction",
@@ -415,13 +424,14 @@ class Primitive:
     @property
     def keeps_weak(self) -> bool:
         """A weak Array operand gives a weak result (JAX's functions that move or
-        copy elements: ``jnp.reshape(w, ...)``, ``w[1:]``, ``jnp.zeros_like(w)``);
-        jit's abstract values read it too (optimize/interp.py)."""
-        return self.weak_operands is WEAK_ARRAYS
+        copy elements: ``jnp.reshape(w, ...)``, ``w[1:]``, ``jnp.zeros_like(w)``,
+        ``jnp.broadcast_to(2.0, (3,))``); jit's abstract values read it too
+        (optimize/interp.py)."""
+        return self.weak_operands is KEPT_WEAK
 
     @keeps_weak.setter
     def keeps_weak(self, on: bool) -> None:
-        self.weak_operands = WEAK_ARRAYS if on else None
+        self.weak_operands = KEPT_WEAK if on else None
         self.weak_result = bool(on)
 
     def facts(self, **facts: Any) -> "Primitive":

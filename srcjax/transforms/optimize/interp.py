@@ -150,14 +150,8 @@ class _Interp(_ResultRules):
         if isinstance(s, gast.Assign):
             env = dict(env)
             val = None
-            assigned = None
             if _is_assign(s):
-                # (one walk of the value: its reads, and what it stores, which after
-                # the plain target is what the statement stores: _assigned(s))
-                loads, stores = N.loads_and_stores(s.value)
-                if getattr(s.targets[0], "annotation", None) is None:
-                    assigned = set([s.targets[0].id] + stores)
-                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in loads}
+                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
                 try:
                     t = s.targets[0].id
                     if t in self.restores and _tape_list(s.value, "pop", 0) in self.tapes:
@@ -172,7 +166,7 @@ class _Interp(_ResultRules):
                     val = None
                 s.sj_aval = val
                 s.sj_sure = not self.unsure  # (a loop whose facts converged)
-            for k in _assigned(s) if assigned is None else assigned:
+            for k in _assigned(s):
                 env[k] = None
             if _is_assign(s):
                 env[s.targets[0].id] = val
@@ -379,9 +373,9 @@ class _Interp(_ResultRules):
             if isinstance(x, Aval) and set(op.bound) <= {"a", "x", "fill_value"}:
                 fill = op.bound.get("fill_value")
                 if fill is None or not x.weak:
-                    # (weak as x and the fill value are: jnp.zeros_like(w), as JAX's)
-                    f = self.aval_of(fill, env) if fill is not None else x
-                    wt = prim.keeps_weak and x.weak_type and isinstance(f, Aval) and f.weak_type
+                    # (weak as x is, whatever the fill value: jnp.zeros_like(w),
+                    # jnp.full_like(w, float32_v), as JAX's lax.full_like)
+                    wt = prim.keeps_weak and x.weak_type
                     return Aval(x.shape, x.dtype, wt=wt)
         if prim.matrix_product:  # jnp.matmul, jnp.dot
             a = self.aval_of(op.bound.get("a", op.bound.get("x")), env)
@@ -508,7 +502,6 @@ def infer_avals(
         raise KeyError(name)
 
     interp = _Interp(resolve or no_globals, locals_)
-    walked = N.walk_with_parents(fdef)  # (one walk for both)
-    interp.restores, interp.tapes = _tape_restores(fdef, params, walked[0])
-    interp.receivers = list_receivers(fdef, walked)
+    interp.restores, interp.tapes = _tape_restores(fdef, params)
+    interp.receivers = list_receivers(fdef)
     return interp.block(fdef.body, dict(params))

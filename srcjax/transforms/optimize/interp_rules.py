@@ -231,7 +231,12 @@ class _ResultRules:
         ``x[idx]`` and a helper that returns its ``identity_operand`` rearranged
         (ad.expand_to_rank's ``x``) as that operand."""
         prim = op.prim
-        if prim.keeps_weak:
+        if prim.weak_from is not None:  # (jnp.full's fill_value; a dtype makes it strong)
+            dt = op.bound.get("dtype")
+            if dt is not None and not (isinstance(dt, gast.Constant) and dt.value is None):
+                return False
+            names = [op.bound.get(prim.weak_from)]
+        elif prim.keeps_weak:
             static = prim.static_params
             names = [x for p, x in op.bound.items() if p not in static]
         elif prim.part == "item":
@@ -241,6 +246,8 @@ class _ResultRules:
         else:
             return False
         avals = [self.aval_of(x, env) if isinstance(x, gast.AST) else None for x in names]
+        if prim.weak_from is not None and isinstance(avals[0], _Static):
+            avals = [Aval.of(avals[0].value)]  # (a Python number known now: weak)
         if not avals or not all(isinstance(a, Aval) for a in avals):
             return False
         if not prim.keeps_weak:  # (the operand itself, its dtype unchanged)
@@ -258,8 +265,10 @@ class _ResultRules:
         static = True
         for pname, v in op.bound.items():
             for x in v if isinstance(v, list) else [v]:
-                index = (op.prim.part == "item" and pname == "idx") or (
-                    op.prim.row_operands and pname == op.prim.row_operands[1]
+                index = (
+                    (op.prim.part == "item" and pname == "idx")
+                    or (op.prim.row_operands and pname == op.prim.row_operands[1])
+                    or pname == op.prim.weak_from  # (jnp.full(3, n): n's value is no shape)
                 )
                 if (
                     isinstance(x, gast.AST)
