@@ -349,3 +349,22 @@ def _grown_inline(x):
 )
 def test_grad_of_a_loop_over_an_alias_of_a_list_grown_in_a_loop():
     _close(srcjax.grad(_grown_inline)(2.0), _slope(_grown_inline, 2.0))
+
+
+def _copy_sliced(x):
+    items = [x, 2.0 * x]
+    s = 0.0
+    for _ in range(2):
+        b = items[:]
+        items.append(x)
+        for v in b:
+            s = s + v
+    return s
+
+
+def test_jit_of_a_sliced_copy_of_a_list_appended_to():
+    # regression: the optimizer took the length of `items[:]` from the display
+    # `items = [x, 2.0 * x]` although items grew in an earlier trip (jit gave 12
+    # for Python's 14; transforms/optimize/interp.py's static slices)
+    _close(srcjax.jit(_copy_sliced)(2.0), _copy_sliced(2.0))
+    _close(srcjax.grad(_copy_sliced)(2.0), _slope(_copy_sliced, 2.0))

@@ -327,8 +327,10 @@ class _Interp(_ResultRules):
                 except (KeyError, IndexError, TypeError):
                     return None
             sl = N.static_slice(idx) if isinstance(base, (list, tuple)) else None
-            if sl is not None:
-                return base[sl]  # (params[:-1] of a list of layers)
+            if sl is not None and not self._appended_operand(op, env):
+                # (params[:-1] of a list of layers; not items[:] of a list appended
+                # to: its length at run time is not its display's)
+                return base[sl]
             if isinstance(base, (dict, list, tuple)) and not isinstance(idx, gast.Constant):
                 return None  # an item not known now (a stand-in index would pick one)
         if prim.part == "attr":  # a field of a named-tuple argument (state.t)
