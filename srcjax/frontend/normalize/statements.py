@@ -55,6 +55,9 @@ class StatementsMixin:
             if self.function_list_binding(s.targets[0], s.value):
                 return  # lax.switch's branch list, resolved where the switch is
             t = s.targets[0]
+            if getattr(s, "sj_snapshot", False):  # b = items, items changed later
+                self._prim_into(self.var(t.id), "ad.shallow_copy", self.atom(s.value))
+                return
             if isinstance(t, gast.Name) and t.id in self.flag_names:
                 if isinstance(s.value, gast.Constant) and isinstance(s.value.value, bool):
                     self.known_flags[t.id] = s.value.value
