@@ -235,7 +235,8 @@ def _class(w: _Writer, x: str, key: Any, value: Any) -> tuple:
         w.emit(f"{ch}, {ax} = {x}.tree_flatten()")
     else:
         w.emit(f"{ch}, {ax} = {w.const(kind.flatten, 'F')}({x})")
-    w.emit(f"{ch} = tuple({ch})")
+    w.emit(f"if type({ch}) is not tuple:")
+    w.emit(f"    {ch} = tuple({ch})")
     w.emit(f"if len({ch}) != {len(subs)}:")
     w.emit("    return None")
     if aux is None:
@@ -420,7 +421,9 @@ def make_finish(plan: tuple) -> Optional[Any]:
             return _leaf(w, f"values[{node[1]}]")
         td = treedefs[node[2]]
         sizes[node[1]] = td.num_leaves
-        return _tree(w, td, f"values[{node[1]}]", [0])
+        leaves = w.name("L")
+        w.emit(f"{leaves} = values[{node[1]}]")
+        return _tree(w, td, leaves, [0])
 
     try:
         body = expr(template)
