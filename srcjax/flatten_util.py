@@ -371,4 +371,5 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     spec = unravel_spec(pytree)
     if no_leaves(spec):
         return _zeros((0,), "float32"), functools.partial(unravel_pytree, spec)
-    return ravel_tree(spec, pytree), functools.partial(unravel_pytree, spec)
+    # (asarray: an Array eagerly also for NumPy leaves, as JAX's result)
+    return _asarray(ravel_tree(spec, pytree)), functools.partial(unravel_pytree, spec)

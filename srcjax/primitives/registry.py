@@ -304,8 +304,10 @@ class Primitive:
         self.calls_back = False
         self._static_params: Optional[frozenset] = None
         self._weak_options: Optional[tuple] = None  # (see _options)
-        #: eager calls return Arrays (the public namespaces; ``ad.*`` helpers,
-        #: called eagerly by compositions, return their buffers as they are)
+        #: eager calls return Arrays (the public namespaces); ``ad.*`` helpers
+        #: return Arrays when an argument is one (a composition called eagerly:
+        #: ``ops.segment_sum``, ``jnp.bincount`` end in ``ad.take_adjoint``) and
+        #: their buffers as they are when given buffers (see _internal_result)
         self.returns_arrays = not public.startswith("ad.")
         #: eager calls give a weakly typed result where JAX's rule says so
         #: (:func:`srcjax.dtypes.weak_promotion`: ``2.5 * int32_array``,
@@ -479,7 +481,7 @@ class Primitive:
                         return _wrap(r)  # (a view of b is fine: Array buffers are never written)
                     if t in _HOST_SCALARS and self.returns_arrays:
                         return _wrap(r)
-                    return _wrap_tree(r) if self.returns_arrays else r
+                    return _wrap_tree(r)  # (an ad.* helper given an Array too)
         given = args
         weak = False
         trigger = self.weak_operands
@@ -520,7 +522,7 @@ class Primitive:
             # backend installs DEVICE_CALL and the array types): an Array
             # holding the device buffer, as a host call's result
             r = DEVICE_CALL[0](self, args, kwargs)
-            return _wrap_tree(r) if self.returns_arrays else r
+            return _wrap_tree(r) if self.returns_arrays else _internal_result(r, given, kwargs)
         try:
             r = self.impls[CPU](*args, **kwargs)
         except TypeError as e:
@@ -534,7 +536,7 @@ class Primitive:
         if _cfg.debug_nonfinite:  # jax_debug_nans / jax_debug_infs
             check_eager(self.public, r)
         if not self.returns_arrays:
-            return r
+            return _internal_result(r, given, kwargs)
         t = type(r)
         if t is np.ndarray:
             if r.base is not None or _one_of(r, given):
@@ -587,6 +589,34 @@ class Primitive:
     def diff_params(self) -> list:
         """Names of the parameters that have an adjoint rule."""
         return [n for n in self.signature.parameters if n in self.vjps]
+
+
+def _internal_result(r: Any, given: tuple, kwargs: dict) -> Any:
+    """An ``ad.*`` helper's eager result: Arrays when an argument is an Array (a
+    composition such as ``ops.segment_sum`` called by the user ends in one, and
+    must not hand out a NumPy array: no ``.at``, ``+=`` writing in place), else
+    the buffers as they are (internal callers on buffers)."""
+    if _holds_array(given) or (kwargs and _holds_array(kwargs.values())):
+        return _wrap_tree(_owned_tree(r, given))
+    return r
+
+
+def _holds_array(args: Any) -> bool:
+    """Whether an Array is among ``args`` or in a list, tuple or dict among
+    them (``ad.ravel_tree(spec, {"a": x})``)."""
+    for a in args:
+        if isinstance(a, _Array):
+            return True
+        t = type(a)
+        if t is list or t is tuple:
+            for v in a:
+                if isinstance(v, _Array):
+                    return True
+        elif t is dict:
+            for v in a.values():
+                if isinstance(v, _Array):
+                    return True
+    return False
 
 
 def _one_of(r: Any, given: tuple) -> bool:
