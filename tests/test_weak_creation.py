@@ -140,7 +140,6 @@ KNOWN = {
         "the gradient of a weak value through pow is weak (JAX: strong)",
     ),
     **dict.fromkeys(["l_jvp_scan", "l_jvp_scan_ys"], "jvp through scan: weak types differ"),
-    **dict.fromkeys(["l_vmap_while", "l_vmap_while_plus_i8"], "vmap of while_loop: counter strong"),
     **dict.fromkeys(
         ["t_jit_dict_sum", "t_jit_instance", "t_jit_instance_plus_f16", "t_jit_list_sum"],
         "jit: a weak result given as strong",

@@ -214,6 +214,11 @@ class Primitive:
         #: names of operands whose container structure the result has when that
         #: operand is a container (vmap's ad.batch_broadcast(params, n))
         self.same_structure: tuple = ()
+        #: names of operands whose leaves' weak types the result's leaves take
+        #: (weak where the leaf is weak in every one of them): vmap's
+        #: ad.batch_broadcast(0, n) of a weak Python int, ad.select of two weak
+        #: values (JAX's select_n is weak when all its cases are)
+        self.weak_leaves_from: tuple = ()
         #: an elementwise-kind primitive whose output shape is not its operands'
         self.shape_changing = False
         #: ``shape_query(aval)``: the static result from the first operand's
@@ -389,6 +394,7 @@ class Primitive:
             "tree_valued",
             "returns_tree",
             "same_structure",
+            "weak_leaves_from",
             "shape_changing",
             "shape_query",
             "static_result",

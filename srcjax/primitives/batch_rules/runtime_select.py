@@ -91,7 +91,7 @@ def _select(take, a, b):
     return np.where(np.reshape(take, np.shape(take) + (1,) * (nd - k)), a, b)
 
 
-select = _reg("ad.select", _select).facts(tree_valued=True)
+select = _reg("ad.select", _select).facts(tree_valued=True, weak_leaves_from=("a", "b"))
 
 
 def _check_branch_values(take, a, b, a_batched, b_batched, name, none_is_value=True):

@@ -76,7 +76,7 @@ def _broadcast_new_axis(a, size, axis):
 
 
 batch_broadcast = _reg("ad.batch_broadcast", _batch_broadcast).facts(
-    same_structure=("x",), pure=True
+    same_structure=("x",), pure=True, weak_leaves_from=("x",)
 )
 
 

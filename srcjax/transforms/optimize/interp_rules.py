@@ -254,6 +254,34 @@ class _ResultRules:
             return avals[0].weak_type and avals[0].dtype == r.dtype
         return dtypes.can_be_weak(dtypes.canonicalize_dtype(r.dtype)) and _weak_type(avals)
 
+    def _weak_leaves(self, op: Op, tree: Any, env) -> Any:
+        """``tree`` (abstract values of a result) with the leaves weak that are
+        weak in every operand ``op.prim.weak_leaves_from`` names (vmap's
+        ``ad.batch_broadcast(0, n)``: a weak int32 array, as JAX batches the
+        weak constant; ``ad.select`` of two weak values)."""
+        ins = [op.bound.get(n) for n in op.prim.weak_leaves_from]
+        ins = [self.aval_of(x, env) if isinstance(x, gast.AST) else None for x in ins]
+
+        def mark(out: Any, ins: list) -> Any:
+            if isinstance(out, Aval):
+                weak = all(isinstance(a, Aval) and a.weak_type for a in ins)
+                if weak and dtypes.can_be_weak(dtypes.canonicalize_dtype(out.dtype)):
+                    return Aval(out.shape, out.dtype, wt=True)
+                return out
+            if isinstance(out, dict):
+                subs = {k: [a.get(k) if isinstance(a, dict) else None for a in ins] for k in out}
+                return {k: mark(v, subs[k]) for k, v in out.items()}
+            if type(out) is tuple:
+                n = len(out)
+                subs = [
+                    [a[i] if isinstance(a, tuple) and len(a) == n else None for a in ins]
+                    for i in range(n)
+                ]
+                return tuple(mark(v, sub) for v, sub in zip(out, subs))
+            return out
+
+        return mark(tree, ins)
+
     def small(self, s: Any, env) -> Any:
         """Any pure primitive on small operands: run it on zero-stride stand-ins
         (ones; zeros where ones fail, e.g. an index into an axis of length 1).
@@ -315,7 +343,10 @@ class _ResultRules:
                 return None  # and the code raises when it runs, as Python does)
             r = run(0)
         if isinstance(r, (np.ndarray, np.generic)):
-            return Aval(np.shape(r), r.dtype, wt=self._keeps_weak(op, r, env))
+            wt = self._keeps_weak(op, r, env)
+            if op.prim.weak_leaves_from and not wt:
+                return self._weak_leaves(op, Aval(np.shape(r), r.dtype), env)
+            return Aval(np.shape(r), r.dtype, wt=wt)
         if type(r) in (int, float) and not static and op.prim.identity_operand is not None:
             a = self.aval_of(op.bound.get(op.prim.identity_operand), env)
             if isinstance(a, Aval) and a.ptype is type(r):
@@ -331,10 +362,10 @@ class _ResultRules:
             items = [HOLE if v is None else _array_tree(v) for v in r]
             if r and all(v is not None for v in items):
                 return items
-        if op.prim.pure and type(r) in (dict, tuple) and not static:
+        if (op.prim.pure or op.prim.weak_leaves_from) and type(r) in (dict, tuple) and not static:
             tree = _array_tree(r)  # a helper's dict or tuple of arrays (never a list:
             if tree is not None:  # generated code appends to lists)
-                return tree
+                return self._weak_leaves(op, tree, env) if op.prim.weak_leaves_from else tree
         if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
             return _Static(r)  # shape arithmetic: ndim - 1
         if static and op.prim.static_for_constants and type(r) in (int, bool, tuple, str):
