@@ -8,6 +8,7 @@ NumPy's own loops for the products), and plain NumPy float32 loops.
 """
 
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -252,3 +253,52 @@ def test_every_gufunc_loop_read_here_is_numpys(name):
     # core dimensions of size 1: NumPy passes stride 0 for those)
     for dt in ("float32", "float64"):
         assert gufuncs.loop_pointer(name, dt)
+
+
+_SECOND = """
+import sys
+import numpy as np
+import srcjax
+import srcjax.numpy as jnp
+from srcjax import lax
+
+def f(v, w):
+    def body(i, v):
+        return jnp.where(v > 0.5, v * 0.75, v + w) - 0.125 * w
+    return lax.fori_loop(0, 30, body, v)
+
+srcjax.config.update("numba_loops", sys.argv[1] == "on")
+rng = np.random.default_rng(3)
+v = rng.standard_normal((30, 40)).astype(np.float32)
+w = rng.standard_normal(40).astype(np.float32)
+g = srcjax.jit(f)
+out = np.asarray(g(v, w))
+src = srcjax.source(g, v, w)
+if sys.argv[1] == "on":
+    from srcjax.backends.numba_cpu import loops
+    assert "over whole arrays (array mode)" in src, src
+    assert loops._REGIONS and all(r.fn is not None for r in loops._REGIONS.values())
+sys.stdout.write(out.tobytes().hex())
+"""
+
+
+def test_a_second_process_reads_the_array_kernel_back_with_the_same_bits(tmp_path):
+    prog = tmp_path / "second.py"
+    prog.write_text(_SECOND)
+    # (users' runs: without the internal checks, jit writes `t = v > 0.5` on its own,
+    # which array mode once refused as an operation on weak values)
+    env = {**os.environ, "SRCJAX_CACHE_DIR": str(tmp_path / "cache"), "JAX_ENABLE_CHECKS": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+
+    def run(mode):
+        r = subprocess.run(
+            [sys.executable, str(prog), mode], env=env, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout
+
+    want = run("off")
+    assert np.isfinite(np.frombuffer(bytes.fromhex(want), np.float32)).all()
+    assert run("on") == want  # (compiled, written to Numba's disk cache)
+    assert run("on") == want  # (read back)
+    assert any(n.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for n in fs)

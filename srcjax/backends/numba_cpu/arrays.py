@@ -68,6 +68,8 @@ class _ArrayKernel(_Kernel):
         return f"{leaf}[{', '.join(map(str, idx))}]"
 
     def strong(self, node: Any) -> bool:
+        if isinstance(node, gast.Compare):  # (NumPy compares a strong operand's elements)
+            return any(self.strong(x) for x in [node.left, *node.comparators])
         if isinstance(node, gast.Subscript):  # (an item of a tuple: its leaf's type)
             try:
                 r = self.ref(node)
