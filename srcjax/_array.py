@@ -182,7 +182,12 @@ class Array:
         return complex(self._buf)
 
     def __index__(self) -> int:
-        return operator.index(self._buf)
+        try:
+            return operator.index(self._buf)
+        except TypeError:  # (JAX's message: "a" * x asks x for an index)
+            raise TypeError(
+                "Only integer scalar arrays can be converted to a scalar index."
+            ) from None
 
     def __len__(self) -> int:
         if self._buf.ndim == 0:

@@ -422,7 +422,61 @@ def _operand_type(node: Any, frame: Any) -> Optional[str]:
     return type(value).__name__ if isinstance(value, (str, bytes)) else "Array"
 
 
-def generated_string_operand_error(err: TypeError) -> Optional[Exception]:
+#: the ``jnp`` function of each operator, as vmap writes a batched operator
+_OPERATOR_OF = {
+    "jnp.add": "Add",
+    "jnp.subtract": "Sub",
+    "jnp.multiply": "Mult",
+    "jnp.true_divide": "Div",
+    "jnp.divide": "Div",
+    "jnp.floor_divide": "FloorDiv",
+    "jnp.mod": "Mod",
+    "jnp.remainder": "Mod",
+    "jnp.power": "Pow",
+    "jnp.matmul": "MatMult",
+    "jnp.bitwise_and": "BitAnd",
+    "jnp.bitwise_or": "BitOr",
+    "jnp.bitwise_xor": "BitXor",
+    "jnp.left_shift": "LShift",
+    "jnp.right_shift": "RShift",
+}
+
+
+def _batched_operator(node: Any, tb: Any, hint: Optional[str]) -> bool:
+    """Whether generated call ``node`` (``jnp.multiply(x, 'a')``) stands for an
+    operator the user wrote: a two-operand call of an operator's function whose
+    text is not in the user's line (a call the user wrote is, as written)."""
+    import ast
+
+    if not (
+        isinstance(node, ast.Call)
+        and len(node.args) == 2
+        and not node.keywords
+        and ast.unparse(node.func) in _OPERATOR_OF
+    ):
+        return False
+    origin = ORIGINS.get(tb.tb_frame.f_code.co_filename, {}).get(tb.tb_lineno)
+    if not origin:
+        return False
+    short, _, line = origin.rpartition(":")
+    filename = _user_file(short, hint)
+    text = linecache.getline(filename, int(line)) if filename else ""
+    return bool(text) and _segment(tb) not in text
+
+
+def string_argument_message(public: str, path: str) -> str:
+    """JAX's TypeError for a string given to a ``jnp`` function as an array
+    operand (``jnp.add(x, "a")``: JAX's functions are jitted, the string is no
+    array); ``path`` names the parameter."""
+    return (
+        f"Error interpreting argument to {public} as an abstract array. The problematic "
+        f"value is of type <class 'str'> and was passed to the function at path {path}."
+    )
+
+
+def generated_string_operand_error(
+    err: TypeError, hint: Optional[str] = None
+) -> Optional[Exception]:
     """JAX's TypeError for NumPy's ufunc TypeError raised by an operator of
     generated code with a string operand (``x * "a"``: NumPy's "ufunc 'multiply'
     did not contain a loop ..."): what JAX's Array gives (``*``: "Only integer
@@ -440,6 +494,10 @@ def generated_string_operand_error(err: TypeError) -> Optional[Exception]:
         return None
     if isinstance(node, ast.Call) and ast.unparse(node.func) == "ad.pow" and len(node.args) == 2:
         node = ast.BinOp(left=node.args[0], op=ast.Pow(), right=node.args[1])  # (driver.finish)
+    elif _batched_operator(node, tb, hint):
+        # vmap's call of the primitive for the user's operator (x * "a" batched)
+        op = getattr(ast, _OPERATOR_OF[ast.unparse(node.func)])()
+        node = ast.BinOp(left=node.args[0], op=op, right=node.args[1])
     elif tb.tb_next is not None:
         return None  # (raised below the operator: not its operands' types)
     if isinstance(node, ast.BinOp):
@@ -470,11 +528,11 @@ def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
     :func:`generated_numpy_error`, :func:`generated_string_operand_error`),
     pointing at the user's line (:func:`relocate`). ``err`` itself where
     nothing applies."""
+    code = getattr(fun, "__code__", None)
     if isinstance(err, ValueError):
         located = generated_numpy_error(err)
     elif isinstance(err, TypeError):
-        located = generated_string_operand_error(err)
+        located = generated_string_operand_error(err, getattr(code, "co_filename", None))
     else:
         located = None
-    code = getattr(fun, "__code__", None)
     return relocate(located or err, getattr(code, "co_filename", None))

@@ -401,15 +401,16 @@ class _Vmap(Transformed):
         # canonicalizes as jit does (float64 narrows unless x64 is on; a Python
         # float is a float32 scalar, weakly typed) and never aliases an argument.
         try:
-            if weak:
-                typed = list(args)
-                for i in weak:
-                    typed[i] = wrap_weak(typed[i])
-                out = weak_typed(fn)(*typed)
-            else:
-                out = weak_typed(fn)(*args)
-        except Untypeable:  # (code jit cannot transform again: NumPy's types)
-            out = self._plain(fn, args)
+            try:
+                if weak:
+                    typed = list(args)
+                    for i in weak:
+                        typed[i] = wrap_weak(typed[i])
+                    out = weak_typed(fn)(*typed)
+                else:
+                    out = weak_typed(fn)(*args)
+            except Untypeable:  # (code jit cannot transform again: NumPy's types)
+                out = self._plain(fn, args)
         except Exception as e:
             located = self._runtime_error(e)
             if located is e:

@@ -72,6 +72,7 @@ from .._array import unwrap_kwargs as _unwrap_kwargs
 from .._array import wrap as _wrap
 from .._array import wrap_tree as _wrap_tree
 from .._debug_nans import _cfg, check_eager
+from ..errors import string_argument_message
 from .call_dtypes import (
     _ABOVE_WEAK,
     _DTYPE_CHECKED_KINDS,
@@ -459,6 +460,19 @@ class Primitive:
         return self
 
     # -- calling -----------------------------------------------------------
+    def _string_operand(self, args: tuple, kwargs: dict) -> Optional[str]:
+        """The parameter of an elementwise call given a string operand, or None."""
+        if self.kind != "elementwise":
+            return None
+        try:
+            bound = self.signature.bind(*args, **kwargs).arguments
+        except TypeError:
+            return None
+        for k, v in bound.items():
+            if type(v) is str and k not in self.static_params:
+                return k
+        return None
+
     def _check_weak_ints(self, args: tuple, kwargs: dict) -> None:
         """JAX's OverflowError for a Python int operand beyond int32 (x64 off) of an
         eager elementwise call (``jnp.add(x, 2**31)``; not a power's exponent)."""
@@ -536,6 +550,9 @@ class Primitive:
             head = f"{getattr(self.impl, '__name__', '')}() "
             text = str(e)
             if not text.startswith(head) or "argument" not in text:
+                path = self._string_operand(args, kwargs)
+                if path is not None:  # (jnp.add(x, "a"): JAX's message, not NumPy's)
+                    raise TypeError(string_argument_message(self.public, path)) from None
                 raise
             more = " (not supported by srcjax yet)" if "unexpected keyword" in text else ""
             raise TypeError(f"{self.public}() {text[len(head) :]}{more}") from None

@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import (
     TransformTypeError,
     UnsupportedSyntaxError,
+    string_argument_message,
 )
 from ...primitives import registry
 from .. import nodes as N
@@ -619,6 +620,13 @@ class CallsMixin:
         for pname, val in ba.arguments.items():
             p = sig.parameters[pname]
             bound[pname] = list(val) if p.kind == p.VAR_POSITIONAL else val
+        if prim.kind == "elementwise" and not prim.public.startswith("ad."):
+            for k, v in bound.items():
+                if isinstance(v, gast.Constant) and type(v.value) is str:
+                    if k not in prim.static_params:
+                        raise TransformTypeError(
+                            string_argument_message(prim.public, k), self.loc(e)
+                        )
         if prim.kind == "elementwise":
             self.check_weak_ints(
                 [
