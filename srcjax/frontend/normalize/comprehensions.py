@@ -55,20 +55,21 @@ class ComprehensionsMixin:
     """The comprehension converter of :class:`Normalizer`."""
 
     def comprehension(self, e):
-        if len(e.generators) != 1 or e.generators[0].is_async:
-            raise _unsupported(e, "comprehensions with several `for`", src=self.src)
-        gen = e.generators[0]
-        if self._is_iter_call(gen.iter):  # [f(v) for v in iter(xs)]: over xs
-            gen.iter = gen.iter.args[0]
+        if any(g.is_async for g in e.generators):
+            raise _unsupported(e, "async comprehensions", src=self.src)
+        first = e.generators[0]
+        if self._is_iter_call(first.iter):  # [f(v) for v in iter(xs)]: over xs
+            first.iter = first.iter.args[0]
         # a fresh result name: `xs = [2 * x for x in xs]` must read the old xs
         t = self.temp("items")
         self.namer.comprehension_results.add(t)
         # the loop variables are the comprehension's own (Python 3 scoping):
         # fresh names, so `[x * 2 for x in xs]` leaves an outer `x` alone
         fresh = {}
-        for node in gast.walk(gen.target):
-            if isinstance(node, gast.Name):
-                fresh[node.id] = self.temp(node.id)
+        for gen in e.generators:
+            for node in gast.walk(gen.target):
+                if isinstance(node, gast.Name):
+                    fresh[node.id] = self.temp(node.id)
 
         def own(node):
             node = N.clone(node)
@@ -78,19 +79,21 @@ class ComprehensionsMixin:
             return node
 
         e = N.clone(e)
+        # (the first iterable is read in the enclosing scope; each later one, as
+        # the conditions, may read the earlier loop variables: `for b in a`)
         e.generators = [
             gast.comprehension(
                 target=own(gen.target),
-                iter=gen.iter,
+                iter=gen.iter if k == 0 else own(gen.iter),
                 ifs=[own(c) for c in gen.ifs],
                 is_async=gen.is_async,
             )
+            for k, gen in enumerate(e.generators)
         ]
         if isinstance(e, gast.DictComp):
             e.key, e.value = own(e.key), own(e.value)
         else:
             e.elt = own(e.elt)
-        gen = e.generators[0]
         if isinstance(e, gast.DictComp):
             # {k: v for ...} is a loop of d[k] = v into an empty dict
             self.emit(N.assign(t, gast.Dict(keys=[], values=[])), Op("pack", elts=[]))
@@ -101,10 +104,16 @@ class ComprehensionsMixin:
             app = N.expr_stmt(N.call(N.attr(N.name(t), "append"), [e.elt]))
         N.copy_origin(app, e)
         body = [app]
-        for cond in reversed(gen.ifs):
-            body = [gast.If(test=cond, body=body, orelse=[])]
-        loop = gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)
-        N.copy_origin(loop, e)
+        # `[e for a in A if c for b in B]`: loops nested in order, each one's
+        # conditions around the loops inside it
+        for gen in reversed(e.generators):
+            for cond in reversed(gen.ifs):
+                body = [gast.If(test=cond, body=body, orelse=[])]
+            loop = gast.For(
+                target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None
+            )
+            N.copy_origin(loop, e)
+            body = [loop]
         for n in N.assigned_names([loop]):
             self.locals.add(n)
         self.locals.add(t)
