@@ -516,11 +516,56 @@ class Calls:
         builtin that only reads (``len``, ``sum``, a ``for`` over ``enumerate``),
         a NumPy/JAX function or a primitive (functional), or a user function whose parameter is only read
         in place (iterated, indexed, measured)."""
+        items = self._listed_functions(call.func)
+        if items is not None:  # acts[i](x): each function the list holds
+            return all(self._pure_item(f, i) for f in items)
+        return self._pure_obj(self._callee(call), i)
+
+    def _listed_functions(self, func: Any) -> Optional[List[Any]]:
+        """The items of ``acts`` in a call ``acts[i](...)`` where ``acts`` is bound
+        once, to a list or tuple display (of functions: see
+        ``FunctionsMixin.call_list_item``), else None."""
+        if not (isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name)):
+            return None
+        name = func.value.id
+        found = [
+            n.value
+            for n in _walk_own(self.norm.src.node.body)
+            if isinstance(n, gast.Assign)
+            and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)
+        ]
+        if len(found) != 1 or not isinstance(found[0], (gast.List, gast.Tuple)):
+            return None
+        return list(found[0].elts)
+
+    def _pure_item(self, f: Any, i: int) -> bool:
+        """Whether the function ``f`` (an item of a display) only reads its
+        ``i``-th argument: a lambda's parameter, a known function's."""
+        from .analyses import _mutated_params, only_read_in_place
+
+        if isinstance(f, gast.Lambda):
+            params = f.args.args
+            if f.args.vararg is not None or not 0 <= i < len(params):
+                return False
+            from .. import nodes as N
+            from ..source import _lambda_to_def
+
+            fdef = _lambda_to_def(N.clone(f))
+            p = params[i].id
+            return p not in _mutated_params(fdef) and only_read_in_place(fdef, p)
+        if not isinstance(f, (gast.Name, gast.Attribute)):
+            return False
+        try:
+            status, obj = self.norm.resolve(f)
+        except Exception:  # noqa: BLE001 - not resolvable: not followed
+            return False
+        return status == "found" and self._pure_obj(obj, i)
+
+    def _pure_obj(self, obj: Any, i: int) -> bool:
         import builtins
 
         from .analyses import _mutated_params, only_read_in_place
 
-        obj = self._callee(call)
         if obj is None:
             return False
         name = getattr(obj, "__name__", None) or ""

@@ -17,7 +17,15 @@ from ...errors import (
     UnsupportedSyntaxError,
 )
 from .. import nodes as N
-from .common import _ForeignFn, _GlobalFn, _is_static_callable, _plain_method, _tree_registry
+from .common import (
+    _FnChoice,
+    _fold_constant,
+    _ForeignFn,
+    _GlobalFn,
+    _is_static_callable,
+    _plain_method,
+    _tree_registry,
+)
 
 
 def _lambda_of(params: List[str], call: Any, origin: Any) -> Any:
@@ -228,6 +236,28 @@ class FunctionsMixin:
             else:
                 return None
         return fns
+
+    def call_list_item(self, fns: List[Any], idx: Any, args: list, kws: dict, e: Any) -> tuple:
+        """``acts[i](x)`` for a local list of functions ``acts`` (see
+        :meth:`_function_list`): the function itself where ``i`` is a constant,
+        else an ``if`` chain on ``i % len(acts)`` (a Python int at run time, as in
+        JAX, where a list index is never traced), each function inlined in its
+        branch (a choice of functions: differentiated and batched as a branch)."""
+        folded = _fold_constant(idx)
+        if isinstance(folded, gast.Constant) and type(folded.value) is int:
+            k = folded.value
+            if not -len(fns) <= k < len(fns):
+                raise UnsupportedSyntaxError(
+                    f"index {k} of a list of {len(fns)} functions is out of range",
+                    self.loc(idx),
+                    "index within the list",
+                )
+            return self.call_local(fns[k], args, kws, e)
+        choice = _FnChoice(self._source_alias(None, "which"))
+        choice.fdefs = list(fns)
+        which = gast.BinOp(left=N.clone(idx), op=gast.Mod(), right=N.const(len(fns)))
+        self._stmt(N.copy_origin(N.assign(choice.tag, N.copy_origin(which, idx)), e))
+        return self.call_local(choice, args, kws, e)
 
     def _static_objects(self, e: Any) -> Optional[List[Any]]:
         """The items of a module-level or closed-over tuple/list (or one an object

@@ -450,11 +450,20 @@ class LoopsMixin:
             self._receivers = got
         return got
 
-    def _only_iterated(self, name: str) -> bool:
+    def _only_iterated(self, name: str, called: bool = False) -> bool:
         """Whether every read of the source name ``name`` in this function is the
-        iterable of a ``for`` loop."""
+        iterable of a ``for`` loop (``called``: or the list of an item called,
+        ``name[i](x)``)."""
         loads = iters = 0
         for n in gast.walk(self.src.node):
+            if (
+                called
+                and isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Subscript)
+                and isinstance(n.func.value, gast.Name)
+                and n.func.value.id == name
+            ):
+                iters += 1
             if isinstance(n, (gast.For, gast.comprehension)):
                 its = [n.iter]
                 if isinstance(n.iter, gast.Call):  # enumerate(fs), zip(fs, ws)

@@ -164,6 +164,23 @@ def _local_function(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     return norm.call_local(norm.local_fns[norm.var(c.func.id)], args, kws, c.e)
 
 
+def _is_function_list_item(norm: Any, c: Callee) -> bool:
+    func = c.func
+    return (
+        isinstance(func, gast.Subscript)
+        and isinstance(func.value, gast.Name)
+        and func.value.id in norm.locals
+        and norm.var(func.value.id) in norm.fn_lists
+    )
+
+
+def _function_list_item(norm: Any, c: Callee, target: Optional[str]) -> tuple:
+    # acts[i](x) with acts = [jnp.tanh, lambda z: z * 2]
+    fns = norm.fn_lists[norm.var(c.func.value.id)]
+    args, kws = _args(norm, c.e)
+    return norm.call_list_item(fns, c.func.slice, args, kws, c.e)
+
+
 def _lambda(norm: Any, c: Callee, target: Optional[str]) -> tuple:
     # (lambda y: ...)(x)
     from ..source import _lambda_to_def
@@ -536,6 +553,7 @@ def _unknown(norm: Any, c: Callee, target: Optional[str]) -> tuple:
 CALL_RULES: Tuple[CallRule, ...] = (
     CallRule("at_update", _is_at_update, _at_update),  # x.at[idx].set(v)
     CallRule("local_function", _is_local_function, _local_function),
+    CallRule("function_list_item", _is_function_list_item, _function_list_item),  # acts[i](x)
     CallRule("lambda", lambda norm, c: isinstance(c.func, gast.Lambda), _lambda),
     CallRule("jit_of", _is_jit_of, _jit_of),  # jit(f)(x)
     CallRule("transform_factory", _is_transform_factory, _transform_factory),  # grad(f)(x)

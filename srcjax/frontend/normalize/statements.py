@@ -254,10 +254,10 @@ class StatementsMixin:
         if (
             isinstance(target, gast.Name)
             and isinstance(value, (gast.List, gast.Tuple))
-            and self._only_iterated(target.id)
+            and self._only_iterated(target.id, called=True)
         ):
             fns = self._function_list(value)
-            if fns is not None:  # acts = [jnp.tanh, lambda t: t * 2]; for a in acts:
+            if fns is not None:  # acts = [jnp.tanh, lambda t: t * 2]; for a in acts: / acts[i](x)
                 self.fn_lists[self.var(target.id)] = fns
                 return
         if isinstance(target, gast.Name):
