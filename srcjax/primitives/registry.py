@@ -110,7 +110,7 @@ STATIC_PARAM_NAMES = frozenset(
     select_max window_strides padding lhs_dilation rhs_dilation dimension_numbers
     feature_group_count batch_group_count window_dimensions base_dilation
     window_dilation axis_name axis_index_groups subscripts name bins range density
-    stable descending unique_indices indices_are_sorted sorter right""".split()
+    stable descending unique_indices indices_are_sorted sorter right promote_integers""".split()
 )
 
 #: public name -> Primitive, in registration order (deterministic test order).

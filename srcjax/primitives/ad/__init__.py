@@ -50,6 +50,7 @@ from .sums import (
     def_broadcasting,
     expand_reduced,
     masked_reduction_samples,
+    own_or_accumulator,
     reduction_samples,
     sum,
     unbroadcast,

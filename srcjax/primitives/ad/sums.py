@@ -35,19 +35,21 @@ _FAST_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64
 _add_reduce = np.add.reduce
 
 
-def _sum(x, axis=None, dtype=None, keepdims=False, where=None):
+def _sum(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True):
     """Sum of ``x`` over ``axis`` (jax.numpy.sum).
 
     ``axis``: None (all), int (negative allowed) or tuple. Bool/int inputs
-    accumulate in the default int (int32 unless x64), as in JAX. ``where``: an
-    optional boolean mask broadcastable to ``x``; only the elements where it is
-    true are summed (the others get a zero gradient).
+    accumulate in the default int (int32 unless x64), as in JAX; with
+    ``promote_integers=False`` an integer input keeps its dtype (int8 wraps
+    around), bool still sums in the default int. ``where``: an optional boolean
+    mask broadcastable to ``x``; only the elements where it is true are summed
+    (the others get a zero gradient).
     """
     if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
         # (the common case, without the checks; ndarray.sum's own wrapper skipped)
         return _add_reduce(x, axis, None, None, keepdims)
     if dtype is None:
-        dtype = int_accumulator(operand_dtype(x, "sum"))
+        dtype = own_or_accumulator(operand_dtype(x, "sum"), promote_integers)
     if where is None:
         return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims)
     return accumulate(np.sum, x, dtype, axis=axis, keepdims=keepdims, where=where)
@@ -67,6 +69,15 @@ def _sum_jvp(t, ans, x, axis=None, dtype=None, keepdims=False, where=None):
 
 sum.def_vjp(_sum_vjp)
 sum.def_jvp(_sum_jvp)
+
+
+def own_or_accumulator(dt, promote_integers=True):
+    """The accumulation dtype of ``sum``/``prod`` for an operand of dtype ``dt``:
+    :func:`int_accumulator`'s, or with ``promote_integers=False`` an integer's
+    own dtype (JAX's option; bool is still counted in the default int)."""
+    if not promote_integers and dt.kind in "iu":
+        return dt
+    return int_accumulator(dt)
 
 
 def reduction_samples(rng, shape=(2, 3, 4)):

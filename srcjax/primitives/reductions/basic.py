@@ -15,10 +15,10 @@ from srcjax.primitives.ad import (
     default_float,
     default_int,
     expand_reduced,
-    int_accumulator,
     masked_reduction_samples,
     norm_axes,
     operand_dtype,
+    own_or_accumulator,
     prod_others,
     reduction_samples,
     sum,
@@ -97,13 +97,13 @@ mean.samples = masked_reduction_samples
 # prod
 
 
-def _prod(x, axis=None, dtype=None, keepdims=False, where=None):
+def _prod(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True):
     """Product over ``axis`` (jax.numpy.prod); ``where``: an optional boolean mask
     broadcastable to ``x``, the product of the selected elements (1 where none
-    is). The gradient is exact when the input contains zeros
-    (``d prod([4, 0]) = [0, 4]``)."""
+    is); ``promote_integers``: as ``sum``'s. The gradient is exact when the input
+    contains zeros (``d prod([4, 0]) = [0, 4]``)."""
     if dtype is None:
-        dtype = int_accumulator(operand_dtype(x, "prod"))
+        dtype = own_or_accumulator(operand_dtype(x, "prod"), promote_integers)
     if where is None:
         return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims)
     return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims, where=where)
