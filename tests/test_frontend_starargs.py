@@ -139,3 +139,23 @@ def test_a_star_whose_length_the_callee_fixes_is_checked_when_called():
     for f in (srcjax.grad(_star_params_loss), srcjax.jit(_star_params_loss)):
         with pytest.raises(TypeError, match="3 items where the call needs 2"):
             f((w, b, b), x)
+
+
+def _star_of_an_array(x):
+    def f(a, b, c):
+        return a * b + c
+
+    return f(*x)
+
+
+def test_star_of_a_batched_array_under_vmap():
+    """Round 7 item 11 (``f(*array)``): under vmap the length check read the batch
+    axis ("gives 2 items where the call needs 3"); the items follow it. JAX 0.10.2:
+    vmap gives [5, 26], vmap(vmap) [[5, 26], [14, 92]], jit(vmap(grad))
+    [[2, 1, 1], [5, 4, 1]]."""
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(srcjax.vmap(_star_of_an_array)(x)), [5.0, 26.0])
+    both = srcjax.vmap(srcjax.vmap(_star_of_an_array))(np.stack([x, 2 * x]))
+    np.testing.assert_array_equal(np.asarray(both), [[5.0, 26.0], [14.0, 92.0]])
+    g = srcjax.jit(srcjax.vmap(srcjax.grad(_star_of_an_array)))(x)
+    np.testing.assert_array_equal(np.asarray(g), [[2.0, 1.0, 1.0], [5.0, 4.0, 1.0]])

@@ -24,9 +24,20 @@ _def([check_branch_values], lambda c: (N.const(None), False))
 _def([check_cond_types], lambda c: (N.const(None), False))
 # the dtype check reads the whole batch at once
 _def(
-    [require_constant, check_switch_index, check_star_len, check_weak_int],
+    [require_constant, check_switch_index, check_weak_int],
     lambda c: (c.rebuild(), False),
 )
+
+
+def _star_len_rule(c):
+    # f(*xs) of a batched array xs: its items follow the batch axis
+    ok, lead = c.static("lead")
+    if not ok or not c.batched("xs"):
+        return c.rebuild(), False
+    return c.rebuild(lead=N.const(int(lead or 0) + 1)), False
+
+
+_def([check_star_len], _star_len_rule)
 _def([branch_input], _helper_materialized("take", "x"))
 
 

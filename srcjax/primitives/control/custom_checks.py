@@ -182,14 +182,16 @@ check_jvp_out = register(
 check_jvp_out.facts(effectful=True)
 
 
-def _check_star_len(xs, n):
+def _check_star_len(xs, n, lead=0):
     """``f(*xs)`` expanded into ``n`` items, where ``n`` is the number of
     parameters the callee leaves to the star (``model(*params, x)`` with ``def
     model(w, b, x)``): Python's TypeError when ``xs`` has another length, instead
-    of silently using its first ``n`` items."""
-    if len(xs) != n:
+    of silently using its first ``n`` items. ``lead``: the batch axes vmap put
+    before an array ``xs``'s items (its length is the axis after them)."""
+    size = np.shape(xs)[lead] if lead and isinstance(xs, (np.ndarray, np.generic)) else len(xs)
+    if size != n:
         raise TypeError(
-            f"a star-argument (*args) gives {len(xs)} items where the call needs {n} "
+            f"a star-argument (*args) gives {size} items where the call needs {n} "
             "(the callee's positional parameters)"
         )
 
