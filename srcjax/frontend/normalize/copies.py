@@ -53,6 +53,7 @@ class _Flow:
         self.kinds = kinds  # source name -> "list" / "dict" / "seq" (container kinds)
         self.pure_arg = pure_arg
         self.changed: Set[int] = set()
+        self.appended: Dict[int, Any] = {}  # site -> an append (in place at run time)
         self.seen: Dict[int, Any] = {}  # site index -> the node of a read that sees
         self.measured: Dict[int, Any] = {}  # site -> a len() of the new side that sees
         self.used2: Set[int] = set()  # sites whose new side is used beyond len()
@@ -82,11 +83,15 @@ class _Flow:
                 if e2:
                     self.seen.setdefault(s, node)
                 self.changed.add(s)
+                if level == 1:
+                    self.appended.setdefault(s, node)
                 f = (s, g1, g2, max(c1, level), c2, e1, e2)
             elif n in g2:
                 if e1:
                     self.seen.setdefault(s, node)
                 self.changed.add(s)
+                if level == 1:
+                    self.appended.setdefault(s, node)
                 f = (s, g1, g2, c1, max(c2, level), e1, e2)
             out.add(f)
         return out
@@ -421,10 +426,24 @@ def plain_copies(
     # (a copy only measured after appends through the other name keeps Python's
     # alias: generated code appends in place, and reverse mode reads no list
     # through it, only the lengths it taped)
-    # (a parameter not known to be a list or dict is never copied: a number's
-    # copy would be an array; such a copy is only refused where it is seen)
+    # (a parameter not known to be a list or dict is never copied, a number's
+    # copy would be an array: such a copy is refused where a list it holds is
+    # appended to, which generated code does in place too)
     keep = set(flow.measured)
-    keep |= {i for i, (_, old) in enumerate(copies) if kinds.get(old) not in _CONTAINERS}
+    for i, (n, old) in enumerate(copies):
+        if kinds.get(old) in _CONTAINERS:
+            continue
+        keep.add(i)
+        if i in flow.appended and i not in flow.measured:
+            new = n.targets[0].id
+            return [], (
+                flow.appended[i],
+                f"the list `{old}` is changed in place after its copy `{new} = "
+                f"{gast.unparse(n.value).strip()}` (line {n.lineno}), and srcjax cannot tell "
+                f"that `{old}` is a list there; srcjax treats lists as values, so reverse "
+                f"mode would read `{new}` after the change",
+                f"use one name for the list, or copy it: `{new} = list({old})`",
+            )
     return [n for i, (n, _) in enumerate(copies) if i in flow.changed and i not in keep], None
 
 
