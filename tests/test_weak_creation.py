@@ -117,6 +117,9 @@ EXPECTED = {  # noqa: E501
     "t_jit_instance": "float32w",
     "t_jit_instance_plus_f16": "float16",
     "t_jit_list_sum": "float32w",
+    "t_jit_list_sum_f16": "float16",
+    "t_jit_list_sum_int": "int32w",
+    "t_jit_tuple_sum_f32": "float32",
     "v_out_none_float": "float",
     "v_out_none_int": "int",
     "v_out_none_tuple": "float32 float",
@@ -141,9 +144,10 @@ KNOWN = {
     ),
     **dict.fromkeys(["l_jvp_scan", "l_jvp_scan_ys"], "jvp through scan: weak types differ"),
     **dict.fromkeys(
-        ["t_jit_dict_sum", "t_jit_instance", "t_jit_instance_plus_f16", "t_jit_list_sum"],
+        ["t_jit_dict_sum", "t_jit_instance", "t_jit_instance_plus_f16"],
         "jit: a weak result given as strong",
     ),
+    "t_jit_list_sum_f16": "jit: a Python float in a list is summed as float32",
     **dict.fromkeys(
         ["v_out_none_float", "v_out_none_int", "v_out_none_tuple"],
         "vmap(out_axes=None) of a Python number gives an Array",

@@ -383,6 +383,18 @@ def t_jit_list_sum():
     return jax.jit(lambda xs: sum(xs))([1.0, 2.0])
 
 
+def t_jit_list_sum_f16():
+    return jax.jit(lambda xs: sum(xs))([jnp.asarray(F16), 1.0])
+
+
+def t_jit_list_sum_int():
+    return jax.jit(lambda xs: sum(xs))((1, 2))
+
+
+def t_jit_tuple_sum_f32():
+    return jax.jit(lambda xs: sum(xs))((jnp.asarray(F32), 2.0))
+
+
 # loops
 def _wl(x):
     return lax.while_loop(lambda s: s[0] < 10.0, lambda s: (s[0] * 2.0, s[1] + 1), (x, 0))

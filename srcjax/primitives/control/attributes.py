@@ -190,6 +190,32 @@ def _pysum(x, start=0):
 pysum = register(Primitive("ad.pysum", _pysum, kind="reduction"), sum)
 
 
+def _pysum_shape(avals):
+    """jit's abstract value of ``sum`` of a list or tuple of weakly typed values:
+    Python's ``0 + a + b ...``, weak as JAX computes it (``sum([1.0, 2.0])`` is a
+    weak float32). Not for a strong item: the run time adds a Python float as the
+    float32 scalar jit holds it (``sum([f16_x, 1.0])``: NumPy's float32, JAX's
+    float16), which this value must not hide."""
+    from ... import dtypes
+
+    x = avals.get("x")
+    if type(x) not in (list, tuple) or not x or "start" in avals:
+        return None
+    if not all(getattr(a, "weak_type", False) and hasattr(a, "ptype") for a in x):
+        return None
+    try:
+        dt, weak = dtypes.weak_promotion(
+            [(int, True)] + [(a.ptype or a.dtype, a.weak_type) for a in x]
+        )
+        shape = np.broadcast_shapes(*(a.shape for a in x))
+    except (TypeError, ValueError, KeyError):
+        return None
+    return (tuple(shape), np.dtype(dt), weak)
+
+
+pysum.facts(result_shape=_pysum_shape)
+
+
 def _pysum_adjoint(ct, x):
     """Cotangent of ``x`` in ``sum(x)``: ``ct`` for every item (summed to its shape)."""
     from ..ad import unbroadcast
