@@ -24,6 +24,7 @@ import gast
 from ..errors import Location, SourceUnavailableError
 from . import hooks
 from . import nodes as N
+from .source_check import check_current
 
 __all__ = ["FunctionSource", "get_source", "unwrap_callable"]
 
@@ -243,7 +244,40 @@ def _parse_def(filename: str, code: types.CodeType) -> Any:
         _SEGMENT_CACHE[key] = node
     if node.name != code.co_name:
         return None
+    if _on_disk(filename):
+        check_current(code, text, first)
     return node
+
+
+def _on_disk(filename: str) -> bool:
+    """Whether linecache read ``filename`` from a file (which can change after
+    the import); notebook cells and generated functions are registered text."""
+    entry = linecache.cache.get(filename)
+    return entry is not None and len(entry) == 4 and entry[1] is not None
+
+
+def _check_found(code: types.CodeType, filename: str, node: Any, is_lambda: bool) -> None:
+    """:func:`check_current` for a function found in the whole-file parse."""
+    import inspect
+
+    if not _on_disk(filename):
+        return
+    lines = linecache.getlines(filename)
+    if is_lambda:
+        seg = [ln.encode() for ln in lines[node.lineno - 1 : node.end_lineno]]
+        if len(seg) == 1:
+            seg[0] = seg[0][node.col_offset : node.end_col_offset]
+        else:
+            seg[0] = seg[0][node.col_offset :]
+            seg[-1] = seg[-1][: node.end_col_offset]
+        check_current(code, b"".join(seg).decode(), node.lineno, lambda_=True)
+        return
+    first = code.co_firstlineno
+    try:
+        block = inspect.getblock(lines[first - 1 :])
+    except Exception:  # noqa: BLE001 - a file the tokenizer cannot read alone
+        return
+    check_current(code, "".join(block), first)
 
 
 def get_source(fn: types.FunctionType) -> FunctionSource:
@@ -299,6 +333,7 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
             hint="the file changed since the function was defined? re-run its definition",
         )
     node = candidates[0]
+    _check_found(code, filename, node, is_lambda)
     if is_lambda:
         node = _lambda_to_def(N.clone(node))
     return _finish_source(fn, code, filename, node, copied=is_lambda)
