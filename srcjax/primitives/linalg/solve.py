@@ -40,8 +40,44 @@ def _wellcond(rng, n, batch=()):
 
 
 def _inv(a):
-    """Matrix inverse over the last two axes (jax.numpy.linalg.inv)."""
-    return np.linalg.inv(a)
+    """Matrix inverse over the last two axes (jax.numpy.linalg.inv). A singular
+    matrix gives JAX's infinities and NaNs (:func:`_lu_solve`), not an error."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        a = np.asarray(a)
+        return _lu_solve(a, np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
+
+
+def _lu_solve(a, b):
+    """``a^-1 @ b`` (``b``: ``(..., n, k)``) by LU with partial pivoting and
+    plain substitution, going on past a zero pivot as JAX does (LAPACK's getrf,
+    then triangular solves that divide by it): a singular ``a`` gives inf where
+    a nonzero is divided by the zero pivot and NaN for 0/0 (fresh user 8,
+    r_misc1.py: ``solve([[1, 2], [2, 4]], [1, 1])`` is ``[-inf, inf]`` in JAX
+    0.10.2, NumPy raises LinAlgError). Only the singular case comes here."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    dt = np.result_type(a.dtype, b.dtype)
+    lu = np.array(np.broadcast_to(a, batch + a.shape[-2:]), dtype=dt)
+    x = np.array(np.broadcast_to(b, batch + b.shape[-2:]), dtype=dt)
+    n = lu.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for idx in np.ndindex(*batch):
+            m, y = lu[idx], x[idx]
+            for j in range(n):
+                p = j + int(np.argmax(np.abs(m[j:, j])))
+                if p != j:
+                    m[[j, p]] = m[[p, j]]
+                    y[[j, p]] = y[[p, j]]
+                if m[j, j] != 0:
+                    m[j + 1 :, j] /= m[j, j]
+                m[j + 1 :, j + 1 :] -= np.outer(m[j + 1 :, j], m[j, j + 1 :])
+            for j in range(n):  # unit lower L
+                y[j + 1 :] -= np.outer(m[j + 1 :, j], y[j])
+            for j in range(n - 1, -1, -1):  # U, dividing by a zero pivot too
+                y[j] = y[j] / m[j, j]
+                y[:j] -= np.outer(m[:j, j], y[j])
+    return x
 
 
 inv = _la("inv", _inv, np.linalg.inv)
@@ -85,8 +121,15 @@ rhs_unmatrix.samples = lambda rng: [((_rand(rng, 2, 3, 1), _rand(rng, 3)), {})]
 
 def _solve(a, b):
     """Solve ``a @ x = b`` (jax.numpy.linalg.solve); ``b`` is a vector when 1-D,
-    else a (batch of) matrices; batch dimensions broadcast."""
-    return np.linalg.solve(a, b)
+    else a (batch of) matrices; batch dimensions broadcast. A singular ``a``
+    gives JAX's infinities and NaNs (:func:`_lu_solve`), not an error."""
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        a, b = np.asarray(a), np.asarray(b)
+        if b.ndim == 1:
+            return _lu_solve(a, b[:, None])[..., 0]
+        return _lu_solve(a, b)
 
 
 solve = _la("solve", _solve, np.linalg.solve)
