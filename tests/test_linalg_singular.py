@@ -12,11 +12,13 @@ import pytest
 
 import srcjax
 import srcjax.numpy as jnp
+import srcjax.scipy.linalg as sl
 
 inf, nan = np.inf, np.nan
 _A = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
 _b = np.array([1.0, 1.0], np.float32)
 _Z = np.zeros((2, 2), np.float32)
+_NONPD = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
 
 _CASES = {
     "solve": (lambda: jnp.linalg.solve(_A, _b), [-inf, inf]),
@@ -37,6 +39,20 @@ _CASES = {
         lambda: srcjax.grad(lambda a: jnp.linalg.inv(a).sum())(_A),
         [[nan, nan], [nan, nan]],
     ),
+    "cholesky": (lambda: jnp.linalg.cholesky(_NONPD), [[nan, 0.0], [nan, nan]]),
+    "cholesky_jit": (lambda: srcjax.jit(jnp.linalg.cholesky)(_NONPD), [[nan, 0.0], [nan, nan]]),
+    "cholesky_3x3": (
+        lambda: jnp.linalg.cholesky(
+            np.array([[4.0, 2.0, 0.0], [2.0, -3.0, 1.0], [0.0, 1.0, 2.0]], np.float32)
+        ),
+        [[nan, 0.0, 0.0], [nan, nan, 0.0], [nan, nan, nan]],
+    ),
+    "cholesky_batch": (
+        lambda: jnp.linalg.cholesky(np.stack([np.eye(2, dtype=np.float32), _NONPD])),
+        [[[1.0, 0.0], [0.0, 1.0]], [[nan, 0.0], [nan, nan]]],
+    ),
+    "scipy_cholesky_upper": (lambda: sl.cholesky(_NONPD, lower=False), [[nan, nan], [0.0, nan]]),
+    "cho_factor": (lambda: sl.cho_factor(_NONPD)[0], [[nan, nan], [0.0, nan]]),
 }
 
 

@@ -35,8 +35,9 @@ def _cholesky(a, *, upper=False, symmetrize_input=True):
     ``jax.lax.linalg.cholesky``; the derivative is still JAX's, which takes the
     perturbation of ``a`` as a whole matrix, not the finite difference of the
     lower triangle alone). A
-    matrix that is not positive definite gives a factor of NaNs (JAX's result;
-    NumPy raises), each matrix of a stack on its own."""
+    matrix that is not positive definite gives a factor of NaNs in its lower
+    triangle and zeros above (JAX's result; NumPy raises), each matrix of a
+    stack on its own."""
     a = np.asarray(a)
     if symmetrize_input:  # Hermitian part: (a + a^H) / 2 (a^H = a.T for real a)
         a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
@@ -54,7 +55,9 @@ def _cholesky_or_nan(a):
         try:
             out[i] = np.linalg.cholesky(m)
         except np.linalg.LinAlgError:
-            out[i] = np.nan
+            # JAX's: NaN on and below the diagonal, the upper triangle zeros
+            # (fresh user 8: [[nan, 0], [nan, nan]]; srcjax gave all NaN)
+            out[i] = np.tril(np.full(m.shape, np.nan))
     return out.reshape(a.shape)
 
 
