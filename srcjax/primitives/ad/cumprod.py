@@ -85,8 +85,8 @@ def _cumprod_jvp(t, x, axis):
     return np.moveaxis(s, 0, axis)
 
 
-cumprod_vjp = _internal("ad.cumprod_vjp", _cumprod_vjp)
-cumprod_jvp = _internal("ad.cumprod_jvp", _cumprod_jvp)
+cumprod_vjp = _internal("ad.cumprod_vjp", _cumprod_vjp).facts(pure=True)
+cumprod_jvp = _internal("ad.cumprod_jvp", _cumprod_jvp).facts(pure=True)
 
 
 def _cumprod_vjp_vjp_x(h, ans, g, x, axis):
@@ -158,7 +158,7 @@ def _prod_others(x, axis):
     return _ungroup_last(_cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
 
 
-prod_others = _internal("ad.prod_others", _prod_others)
+prod_others = _internal("ad.prod_others", _prod_others).facts(pure=True)
 
 
 def _prod_others_vjp(h, ans, x, axis):

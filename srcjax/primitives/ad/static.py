@@ -40,7 +40,7 @@ def _eye_mask(n, dtype=np.float32):
     return np.eye(n, dtype=dtype)
 
 
-eye_mask = _internal("ad.eye_mask", _eye_mask, differentiable=False)
+eye_mask = _internal("ad.eye_mask", _eye_mask, differentiable=False).facts(pure=True)
 
 
 def _last_onehot(y):
@@ -50,7 +50,7 @@ def _last_onehot(y):
     return out
 
 
-last_onehot = _internal("ad.last_onehot", _last_onehot, differentiable=False)
+last_onehot = _internal("ad.last_onehot", _last_onehot, differentiable=False).facts(pure=True)
 
 
 def _flatten_if_none(x, axis):
@@ -94,8 +94,8 @@ def _ungroup_last(y, x, axis):
     return np.moveaxis(y, tuple(range(ndim - k, ndim)), axes)
 
 
-group_last = _internal("ad.group_last", _group_last)
-ungroup_last = _internal("ad.ungroup_last", _ungroup_last)
+group_last = _internal("ad.group_last", _group_last).facts(pure=True)
+ungroup_last = _internal("ad.ungroup_last", _ungroup_last).facts(pure=True)
 
 
 def_adjoint_pair(group_last, ungroup_last)

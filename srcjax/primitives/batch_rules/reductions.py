@@ -8,7 +8,8 @@ import gast
 import numpy as np
 
 from ...frontend import nodes as N
-from ..ad.cumprod import prod_others
+from ..ad.cumprod import cumprod_jvp, cumprod_vjp, prod_others
+from ..ad.static import group_last, last_onehot, ungroup_last
 from ..ad.sums import expand_reduced
 from ..ad.sums import sum as sum_p
 from ..nn import log_softmax, mask_zero, softmax
@@ -39,7 +40,7 @@ from ..reductions.order import (
     top_k,
 )
 from ..structural.sorting import argsort, sort
-from ._base import _axis_rule, _def, _flat_rows, _static_operand
+from ._base import _axis_rule, _def, _flat_rows, _same, _static_operand
 
 for _p in (sum_p, mean, prod, std, var, all_p, any_p, count_nonzero, median):
     _def([_p], _axis_rule(list(_p.signature.parameters)[0]))
@@ -47,6 +48,39 @@ _def([amax, amin], _axis_rule("x"))
 
 # d prod / dx (jnp.prod's derivatives): the product of the others in each group
 _def([prod_others], _axis_rule("x"))
+# ... and its own derivatives (hessian of jnp.prod, jnp.median's rules): the
+# grouping of the reduced axes last, and the division-free adjoints of cumprod,
+# on the whole batch (each was a loop over the examples: p14's
+# vmap(hessian(... + jnp.prod(x))) ran 13 of them, nested under jacfwd's basis)
+_def([group_last], _axis_rule("x"))
+_def([last_onehot], _same)
+
+
+def _ungroup_last_rule(c):
+    x = c.materialize(c.arg("x"))
+    return c.rebuild(y=c.materialize(c.arg("y")), x=x, axis=c.shift_axis("axis", x))
+
+
+_def([ungroup_last], _ungroup_last_rule)
+
+
+def _cumprod_adjoint_rule(vname):
+    """``ad.cumprod_jvp(t, x, axis)`` / ``ad.cumprod_vjp(g, x, axis)``: both
+    operands batched (``vname`` lifted to ``x``'s per-example rank), the axis
+    shifted past the batch axis."""
+
+    def rule(c):
+        x = c.materialize(c.arg("x"))
+        v = c.materialize(c.arg(vname))
+        if c.batched(vname):
+            v = c.lift(v, c.arg("x"))
+        return c.rebuild(**{vname: v, "x": x, "axis": c.shift_axis("axis", x)})
+
+    return rule
+
+
+_def([cumprod_jvp], _cumprod_adjoint_rule("t"))
+_def([cumprod_vjp], _cumprod_adjoint_rule("g"))
 
 
 def _logsumexp(c):

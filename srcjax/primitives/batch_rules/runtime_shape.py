@@ -265,8 +265,8 @@ def _unfold_axes(x, n, lead=0):
     return x.reshape(s[:lead] + (int(n), s[lead] // int(n)) + s[lead + 1 :])
 
 
-fold_axes = _reg("ad.fold_axes", _fold_axes)
-unfold_axes = _reg("ad.unfold_axes", _unfold_axes)
+fold_axes = _reg("ad.fold_axes", _fold_axes).facts(pure=True)
+unfold_axes = _reg("ad.unfold_axes", _unfold_axes).facts(pure=True)
 
 
 def _fold_axes_vjp(g, ans, x, lead=0):

@@ -122,7 +122,9 @@ def _fill_unselected(x, where=None, fill=1.0):
     return np.where(np.broadcast_to(where, x.shape), x, np.asarray(fill, x.dtype))
 
 
-fill_unselected = register(Primitive("ad.fill_unselected", _fill_unselected, kind="internal"))
+fill_unselected = register(
+    Primitive("ad.fill_unselected", _fill_unselected, kind="internal")
+).facts(pure=True)
 
 
 def _fill_unselected_vjp(g, ans, where=None):

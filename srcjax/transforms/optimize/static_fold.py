@@ -159,14 +159,18 @@ def _evaluate(s: Any) -> Any:
         return _FAILED
 
 
-def _forward_items(stmts: List[Any], table: Dict[str, list]) -> bool:
+def _forward_items(stmts: List[Any], table: Dict[str, tuple]) -> bool:
     """``u = t[i]`` after ``t = (a, b)`` (names or constants) in the same block,
-    neither reassigned in between, becomes ``u = a``."""
+    neither reassigned in between, becomes ``u = a``; and ``u = ad.unfold_axes(t,
+    n, lead)`` after ``t = ad.fold_axes(x, lead)`` becomes ``u = x`` when ``u``
+    has ``x``'s abstract value (the round trip of a folded helper that jit
+    decided was an identity: ``ad.bbroadcast_like`` of same-shaped operands under
+    vmap(hessian(f)), two reshapes per tangent)."""
     changed = False
 
     def kill(names: set) -> None:
         for k in list(table):
-            if k in names or any(isinstance(e, gast.Name) and e.id in names for e in table[k]):
+            if k in names or any(isinstance(e, gast.Name) and e.id in names for e in table[k][0]):
                 del table[k]
 
     for s in stmts:
@@ -184,26 +188,56 @@ def _forward_items(stmts: List[Any], table: Dict[str, list]) -> bool:
             op = s.sj_op
             if op.kind == "prim" and op.prim.part == "item":
                 base, idx = op.bound.get("x"), op.bound.get("idx")
+                elts = table.get(getattr(base, "id", None), (None, None))[0]
                 if (
                     isinstance(base, gast.Name)
                     and base.id in table
+                    and table[base.id][1] is None
                     and isinstance(idx, gast.Constant)
                     and type(idx.value) is int
-                    and -len(table[base.id]) <= idx.value < len(table[base.id])
+                    and -len(elts) <= idx.value < len(elts)
                 ):
-                    _to_copy(s, N.clone(table[base.id][idx.value]), "an item of a tuple display")
+                    _to_copy(s, N.clone(elts[idx.value]), "an item of a tuple display")
                     changed = True
+            elif op.kind == "prim" and op.prim.public == "ad.unfold_axes":
+                changed |= _unfolded_fold(s, table)
             kill(_assigned(s))
+            t = s.targets[0].id
             if (
                 op.kind == "pack"
                 and isinstance(s.value, gast.Tuple)
                 and all(N.is_atom(e) for e in s.value.elts)
-                and s.targets[0].id not in N.names_in(s.value)
+                and t not in N.names_in(s.value)
             ):
-                table[s.targets[0].id] = list(s.value.elts)
+                table[t] = (list(s.value.elts), None)
+            elif (
+                op.kind == "prim" and op.prim.public == "ad.fold_axes" and getattr(s, "sj_sure", 0)
+            ):
+                x, lead = op.bound.get("x"), op.bound.get("lead", N.const(0))
+                a = (getattr(s, "sj_avals_in", None) or {}).get(getattr(x, "id", None))
+                if isinstance(x, gast.Name) and x.id != t and isinstance(lead, gast.Constant):
+                    table[t] = ([x], (lead.value, a))
             continue
         kill(_assigned(s))
     return changed
+
+
+def _unfolded_fold(s: Any, table: Dict[str, tuple]) -> bool:
+    """``u = ad.unfold_axes(t, n, lead)`` of ``t = ad.fold_axes(x, lead)`` (in
+    ``table``) whose result has ``x``'s abstract value: ``u = x``."""
+    op = s.sj_op
+    t, lead = op.bound.get("x"), op.bound.get("lead", N.const(0))
+    entry = table.get(getattr(t, "id", None))
+    if entry is None or entry[1] is None or not getattr(s, "sj_sure", False):
+        return False
+    (x,), (fold_lead, a) = entry
+    res = getattr(s, "sj_aval", None)
+    if not (isinstance(lead, gast.Constant) and lead.value == fold_lead):
+        return False
+    if not isinstance(res, Aval) or res.weak or a != res or _unknown_numbers(s):
+        return False
+    _to_copy(s, N.clone(x), "ad.unfold_axes of ad.fold_axes: nothing to change")
+    return True
 
 
 def lifts_as_subscripts(fdef: Any) -> int:
