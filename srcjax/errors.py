@@ -522,6 +522,25 @@ def generated_string_operand_error(
     return TypeError(message).with_traceback(err.__traceback__)
 
 
+#: Python's messages for a call that does not bind its arguments
+_BINDING = ("missing ", "got an unexpected keyword argument", "got multiple values for argument")
+
+
+def _binding_error(err: TypeError, fun: Any) -> Any:
+    """``err`` naming ``fun`` where it names the generated function of a
+    transformation of ``fun`` in a call that does not bind (``f_grad() missing
+    1 required positional argument: 'y'`` -> ``f() ...``, JAX's message;
+    fresh user 8), else None."""
+    name = getattr(fun, "__name__", None)
+    text = str(err)
+    if not name or not text.startswith(name + "_") or len(err.args) != 1:
+        return None
+    head, sep, rest = text.partition("() ")
+    if not sep or not head.isidentifier() or not rest.startswith(_BINDING):
+        return None
+    return TypeError(f"{name}() {rest}")
+
+
 def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
     """The exception to raise for ``err``, which escaped the generated code of
     a transformation of ``fun``: JAX's error for NumPy's (see
@@ -533,6 +552,7 @@ def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
         located = generated_numpy_error(err)
     elif isinstance(err, TypeError):
         located = generated_string_operand_error(err, getattr(code, "co_filename", None))
+        located = located or _binding_error(err, fun)
     else:
         located = None
     return relocate(located or err, getattr(code, "co_filename", None))
