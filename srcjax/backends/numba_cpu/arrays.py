@@ -48,6 +48,8 @@ _GUFUNCS = {f"ad.{n}": n for n in ("matvec", "vecmat", "vecdot")}
 class _ArrayKernel(_Kernel):
     """Translates one loop into a kernel over whole arrays."""
 
+    slices = False  # (a fused run reads its elements at its own index)
+
     limit = LIMIT
 
     def __init__(self, x64: bool) -> None:

@@ -57,6 +57,45 @@ _CMPOPS = {
 }
 
 
+#: ``ad.at_<name>`` updates: the element's new value from the old and the update's
+_AT = {
+    "set": "{1}",
+    "add": "{0} + {1}",
+    "multiply": "{0} * {1}",
+    "min": "np.minimum({0}, {1})",
+    "max": "np.maximum({0}, {1})",
+}
+
+
+def _int_keywords(call: Any, defaults: Dict[str, int]) -> Dict[str, int]:
+    """A call's constant integer keywords (only those of ``defaults``)."""
+    out = dict(defaults)
+    for kw in call.keywords:
+        v, sign = kw.value, 1
+        if isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
+            v, sign = v.operand, -1
+        if kw.arg not in defaults or not (isinstance(v, gast.Constant) and type(v.value) is int):
+            raise Refuse(f"keyword {kw.arg}")
+        out[kw.arg] = sign * v.value
+    return out
+
+
+def _as_slices(node: Any) -> Any:
+    """An ``.at`` update's index as a subscript writes it: ``slice(1, None,
+    None)`` calls as ``1:`` (in a tuple too)."""
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[_as_slices(e) for e in node.elts], ctx=gast.Load())
+    if (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Name)
+        and node.func.id == "slice"
+        and len(node.args) == 3
+        and not node.keywords
+    ):
+        return gast.Slice(*node.args)
+    return node
+
+
 def _as_subscript(node: Any) -> Any:
     """``ad.getitem(x, i)`` (an item whose index jit could not prove in bounds)
     as the subscript ``x[i]``: the kernel takes constant in-bounds indices only
@@ -82,6 +121,8 @@ class _Exprs:
 
     #: the most elements an array value may have (0: :data:`.trees.MAX_ELEMENTS`)
     limit = 0
+    #: constant slices ``x[1:]`` read as views (element by element)
+    slices = True
 
     def __init__(self, x64: bool) -> None:
         self.x64 = x64
@@ -216,6 +257,8 @@ class _Exprs:
             return ("tup", node.id) if t[0] == "t" else ("arr", node.id, ())
         if isinstance(node, gast.Subscript):
             base = self.ref(node.value)
+            if len(base) == 4:
+                raise Refuse("an index of a slice")
             idx = node.slice
             items = idx.elts if isinstance(idx, gast.Tuple) else [idx]
             ints: List[Any] = []
@@ -229,7 +272,13 @@ class _Exprs:
                 # a row ``xs[k]`` (``k`` a counter in bounds: the planner proved it)
                 ints.append(items[0].id)
                 items = items[1:]
+            view: List[Any] = []
             for it in items:
+                if isinstance(it, gast.Slice) and base[0] == "arr" and len(base) == 3:
+                    view.append(it)
+                    continue
+                if view:
+                    raise Refuse("an index after a slice")
                 if isinstance(it, gast.UnaryOp) and isinstance(it.op, gast.USub):
                     if isinstance(it.operand, gast.Constant) and type(it.operand.value) is int:
                         ints.append(-it.operand.value)
@@ -259,15 +308,53 @@ class _Exprs:
                     if not 0 <= k < d:
                         raise Refuse("an index out of bounds")
                     fixed.append(k)
+                if view:
+                    return ("arr", base[1], tuple(fixed), self.view(view, shape[len(ints) :]))
                 return ("arr", base[1], tuple(fixed))
         raise Refuse(f"operand {gast.unparse(node).strip()[:40]}")
+
+    def view(self, items: List[Any], shape: Tuple[int, ...]) -> Tuple[Any, ...]:
+        """Constant slices ``x[1:]``, ``x[:-1, ::2]`` as ``(start, step, length)``
+        per sliced axis (Python's own slice rules on the fixed shape)."""
+        if not self.slices or len(items) > len(shape):
+            raise Refuse("an index that is no constant integer")
+        out = []
+        for it, d in zip(items, shape):
+            parts = []
+            for b in (it.lower, it.upper, it.step):
+                sign = 1
+                if isinstance(b, gast.UnaryOp) and isinstance(b.op, gast.USub):
+                    b, sign = b.operand, -1
+                v = b.value if isinstance(b, gast.Constant) else None if b is None else "?"
+                if not (v is None or type(v) is int):
+                    raise Refuse("a slice of no constant bounds")
+                parts.append(None if v is None else sign * v)
+            if parts[2] == 0:
+                raise Refuse("a slice step of zero")
+            start, stop, step = slice(*parts).indices(d)
+            n = len(range(start, stop, step))
+            if n == 0:
+                raise Refuse("an empty slice")
+            out.append((start, step, n))
+        return tuple(out)
 
     def shape(self, r: Tuple[Any, ...]) -> Tuple[int, ...]:
         if r[0] == "const":
             return ()
         if r[0] == "tup":
             raise Refuse("a tuple as an operand")
-        return self.trees[r[1]][2][len(r[2]) :]
+        rest = self.trees[r[1]][2][len(r[2]) :]
+        if len(r) == 4:
+            return tuple(v[2] for v in r[3]) + rest[len(r[3]) :]
+        return rest
+
+    def position(self, r: Tuple[Any, ...], i: Tuple[Any, ...]) -> Tuple[Any, ...]:
+        """The leaf's index of element ``i`` of reference ``r`` (a view's steps)."""
+        if len(r) == 4:
+            if any(not isinstance(k, int) for k in i):
+                raise Refuse("a slice indexed at run time")
+            i = tuple(a + s * k for (a, s, _), k in zip(r[3], i)) + tuple(i[len(r[3]) :])
+        return tuple(r[2]) + tuple(i)
 
     def element(self, leaf: str, idx: Tuple[Any, ...]) -> str:
         """Element ``idx`` of ``leaf``: its scalar, or an item of an array read by row."""
@@ -295,7 +382,7 @@ class _Exprs:
         if len(shape) > len(idx):
             raise Refuse("an operand larger than its result")
         tail = idx[len(idx) - len(shape) :]
-        full = r[2] + tuple(0 if d == 1 else i for i, d in zip(tail, shape))
+        full = self.position(r, tuple(0 if d == 1 else i for i, d in zip(tail, shape)))
         name = self.element(r[1], full)
         return name if self.dtype_of(r) == dt else f"{_conv(dt)}({name})"
 
@@ -375,6 +462,10 @@ class _Exprs:
             fname = gast.unparse(value.func).strip()
             if fname == "jnp.stack":
                 return self.stack(value, dt, idx)
+            if fname == "jnp.concatenate":
+                return self.concatenate(value, dt, idx)
+            if fname.startswith("ad.at_") and fname[6:] in _AT:
+                return self.at_update(value, _AT[fname[6:]], dt, idx)
         if isinstance(value, gast.Call) and not value.keywords:
             fname = gast.unparse(value.func).strip()
             if fname == "jnp.where" and len(value.args) == 3:
@@ -395,6 +486,9 @@ class _Exprs:
                 if not (isinstance(value.args[1], gast.Constant) and value.args[1].value == 0):
                     raise Refuse("ad.unstack_like along another axis")
                 return self.atom(value.args[0], dt, idx)
+            if fname in ("jnp.zeros_like", "jnp.ones_like") and len(value.args) == 1:
+                self.ref(value.args[0])  # (a value the kernel holds: its shape is the result's)
+                return f"{_conv(dt)}({int(fname == 'jnp.ones_like')})"
             if fname in _REDUCE and len(value.args) == 1 and idx == ():
                 return self.reduce(fname, value.args[0], dt)
             target = _CALLS.get(fname)
@@ -466,6 +560,83 @@ class _Exprs:
         name = _el(f"{r[1]}__t{k}", rest)
         return name if kid[1] == dt else f"{_conv(dt)}({name})"
 
+    def concatenate(self, call: Any, dt: str, idx: Tuple[Any, ...]) -> str:
+        """Element ``idx`` of ``jnp.concatenate([a, b, ...], axis=k)``: the
+        element of the item whose stretch along ``k`` holds ``idx[k]``."""
+        axis = _int_keywords(call, {"axis": 0})["axis"]
+        if len(call.args) != 1:
+            raise Refuse("jnp.concatenate of several operands")
+        items = call.args[0]
+        if isinstance(items, gast.Name) and self.ref(items)[0] == "tup":
+            n = len(self.trees[items.id][1])
+            items = [
+                gast.Subscript(value=call.args[0], slice=gast.Constant(j, None), ctx=gast.Load())
+                for j in range(n)
+            ]
+        elif isinstance(items, (gast.List, gast.Tuple)):
+            items = items.elts
+        else:
+            raise Refuse("jnp.concatenate of no tuple")
+        ax = axis + len(idx) if axis < 0 else axis
+        if not 0 <= ax < len(idx) or not all(isinstance(k, int) for k in idx):
+            raise Refuse("jnp.concatenate's shape")
+        k = idx[ax]
+        for item in items:
+            shape = self.shape(self.ref(item))
+            if len(shape) != len(idx):
+                raise Refuse("jnp.concatenate of items of other ranks")
+            if k < shape[ax]:
+                return self.atom(item, dt, idx[:ax] + (k,) + idx[ax + 1 :])
+            k -= shape[ax]
+        raise Refuse("jnp.concatenate's shape")
+
+    def at_update(self, call: Any, op: str, dt: str, idx: Tuple[Any, ...]) -> str:
+        """Element ``idx`` of ``ad.at_<op>(x, i, v)``: ``x``'s element, or
+        ``op`` of it and ``v``'s where ``i`` (a constant integer or slice, or a
+        loop counter) points. Out of bounds as the NumPy backend (JAX): a
+        constant index is refused, a counter's update dropped (``mode="drop"``)."""
+        if len(call.args) != 3 or _int_keywords(call, {}) or not idx:
+            raise Refuse("an .at update of this form")
+        if not all(isinstance(k, int) for k in idx):
+            raise Refuse("an .at update indexed at run time")
+        x, where, v = call.args
+        r = self.ref(x)
+        if r[0] != "arr" or self.shape(r) != tuple(self.trees[r[1]][2][len(r[2]) :]):
+            raise Refuse("an .at update of no array")
+        if (
+            dt not in ("float32", "float64")
+            or self.dtype_of(r) != dt
+            or (self.strong(v) and self.dtype_of(self.ref(v)) != dt)
+        ):
+            raise Refuse("an .at update that converts")  # (NumPy's casting="unsafe")
+        keep = self.atom(x, dt, idx)
+        wt = self.trees.get(where.id) if isinstance(where, gast.Name) else None
+        if wt is not None and wt[0] == "a" and wt[1].startswith("int") and wt[2] == ():
+            # an integer known at run time: negative from the end, out of bounds dropped
+            if len(idx) != 1:
+                raise Refuse("an .at update of a row")
+            n, w = self.shape(r)[0], self.element(where.id, ())
+            k = f"({w} + {n} if {w} < 0 else {w})"
+            new = op.format(keep, self.atom(v, dt, ()))
+            return f"({_conv(dt)}({new}) if {k} == {idx[0]} else {keep})"
+        probe = gast.Subscript(value=x, slice=_as_slices(where), ctx=gast.Load())
+        sel = self.ref(probe)
+        if len(sel) == 3:
+            sel = sel + ((),)
+        # the indices ``x[where]`` covers, and the position of ``idx`` in it
+        lead, view = sel[2][len(r[2]) :], sel[3]
+        if tuple(idx[: len(lead)]) != tuple(lead):
+            return keep
+        rest = idx[len(lead) :]
+        pos = []
+        for (a, s, n), k in zip(view, rest):
+            q, m = divmod(k - a, s)
+            if m or not 0 <= q < n:
+                return keep
+            pos.append(q)
+        at = tuple(pos) + tuple(rest[len(view) :])
+        return f"{_conv(dt)}({op.format(keep, self.atom(v, dt, at))})"
+
     def reduce(self, fname: str, arg: Any, dt: str) -> str:
         """A reduction over all elements, in C order, each step rounded to ``dt``."""
         if dt not in ("float32", "float64") and fname in ("jnp.sum", "jnp.prod"):
@@ -477,7 +648,7 @@ class _Exprs:
         src = self.dtype_of(r)
         acc = ""
         for i in itertools.product(*map(range, shape)):
-            e = self.element(r[1], r[2] + i)
+            e = self.element(r[1], self.position(r, i))
             e = e if src == dt else f"{_conv(dt)}({e})"
             acc = e if not acc else f"{_conv(dt)}({_REDUCE[fname].format(acc, e)})"
         return acc

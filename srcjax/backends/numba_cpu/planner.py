@@ -40,6 +40,8 @@ def _collect(loop: Any, kernel: _Kernel) -> None:
             for name, av in avals_in.items():
                 if name in skip:
                     continue
+                if av is None and name == "slice":
+                    continue  # (the builtin: an ``.at`` update's ``slice(1, None, None)``)
                 if av is None:
                     if kernel.tape is not None:
                         continue  # (typed below, from the loop's own statements)

@@ -121,8 +121,24 @@ at_add = _internal("ad.at_add", _at_add)
 at_multiply = _internal("ad.at_multiply", _at_multiply)
 at_min = _internal("ad.at_min", _at_min)
 at_max = _internal("ad.at_max", _at_max)
+
+
+def _at_result_shape(avals):
+    """An update's result is a copy of ``x`` (its shape and dtype: ``casting=
+    "unsafe"``) whatever the index, also one jit knows only at run time (a loop
+    counter, ``i - 2``). Arrays only: a Python number's weak type is left to
+    the stand-ins."""
+    x = avals.get("x")
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")) or getattr(x, "ptype", True):
+        return None
+    if getattr(x, "weak_type", True):
+        return None
+    return tuple(x.shape), x.dtype
+
+
 for _p in (at_set, at_add, at_multiply, at_min, at_max):
     _p.kind = "structural"
+    _p.facts(result_shape=_at_result_shape)
 
 
 def _at_get(x, idx, mode=None, fill_value=None):

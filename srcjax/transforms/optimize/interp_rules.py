@@ -109,6 +109,12 @@ class _ResultRules:
             return slice(*[None if p is None else self._stand_in(p, env, make) for p in parts])
         if isinstance(node, gast.Tuple):  # x[:, None], x[i, 0]
             return tuple(self._stand_in(e, env, make) for e in node.elts)
+        if (
+            isinstance(node, gast.Call)
+            and not node.keywords
+            and self.static_value(node.func, env, any_value=True) is slice
+        ):  # (the index of ``x.at[1:].add(v)``: ``ad.at_add(x, slice(1, None, None), v)``)
+            return slice(*[self._stand_in(a, env, make) for a in node.args])
         return ast.literal_eval(N.to_source(node))
 
     def compare(self, s: Any, env) -> Any:
