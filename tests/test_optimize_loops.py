@@ -479,7 +479,9 @@ def test_a_reverse_scans_readout_outer_products_are_one_product_before_the_loop(
     got = [np.asarray(g) for g in step(wh, wo, xs)]
     eager = [np.asarray(g) for g in srcjax.grad(loss, argnums=(0, 1))(wh, wo, xs)]
     for g, e in zip(got, eager):
-        np.testing.assert_array_equal(g, e)
+        # (within rounding: since optimize/trip_order.py jit sums wh's and wo's
+        # trips in the forward order, grad in the reverse one)
+        np.testing.assert_allclose(g, e, rtol=5e-7, atol=1e-7)
 
     def loss_np(wh, wo):
         h = np.zeros((2, 3))
@@ -545,14 +547,17 @@ def test_tape_entries_no_adjoint_reads_are_not_pushed():
     got = step(wx, wh, xs)
     want = srcjax.grad(loss, argnums=(0, 1))(wx, wh, xs)
     for g, w in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+        # (within rounding: jit sums the trips in the forward order, trip_order.py)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-7)
     src = srcjax.source(step, wx, wh, xs)
     plain = srcjax.source(srcjax.grad(loss, argnums=(0, 1)), wx, wh, xs)
     pushed = [
         ln.split("tape.append(")[1].split(")")[0] for ln in src.splitlines() if "tape.append(" in ln
     ]
     before = [ln for ln in plain.splitlines() if "tape.append(" in ln]
-    assert 0 < len(pushed) < len(before), (src, plain)
+    # (the tanh output, restored from the tape before optimize/tape_rows.py, is
+    # now read as a row of the stacked hs: no entry is left)
+    assert len(pushed) < len(before), (src, plain)
     assert src.count("tape.pop()") == len(pushed), src
     for name in ("matmul", "matmul1"):
         assert name not in pushed, src

@@ -90,6 +90,29 @@ tree_slice = register(Primitive("ad.tree_slice", _tree_slice, kind="structural")
 tree_slice.facts(row_operands=("xs", "i"))
 
 
+def _row_before(xs, i, first):
+    """Row ``i - 1`` of ``xs``, ``first`` for ``i == 0``: what forward trip ``i``
+    began with, of a name whose value at the end of each trip is that trip's row
+    of ``xs`` (reverse mode's restore of it: optimize/tape_rows.py)."""
+    return first if i == 0 else _tree_slice(xs, i - 1)
+
+
+def _row_before_shape(avals):
+    """jit's abstract value of :func:`_row_before`: a row of ``xs``, the one of
+    ``first`` too (else unknown)."""
+    xs, first = avals.get("xs"), avals.get("first")
+    if getattr(xs, "ptype", True) is not None or getattr(first, "ptype", True) is not None:
+        return None
+    if not xs.shape or (xs.shape[1:], xs.dtype) != (first.shape, first.dtype):
+        return None
+    return tuple(xs.shape[1:]), xs.dtype, xs.wt and first.wt
+
+
+row_before = register(Primitive("ad.row_before", _row_before, kind="internal"))
+row_before.facts(result_shape=_row_before_shape)
+row_before.samples = lambda rng: [((rng.normal(size=(4, 3)), 2, rng.normal(size=(3,))), {})]
+
+
 def _tree_slice_adjoint(ct, xs, i):
     """Cotangent of ``xs`` from that of ``xs[i]``: zeros with ``ct`` at row ``i``."""
 
@@ -164,6 +187,17 @@ def _tree_stack_shape(avals):
 
 
 tree_stack.facts(result_shape=_tree_stack_shape)
+
+
+def _tree_stack_rev(items):
+    """:func:`_tree_stack` of ``items`` last first: the per-trip list of a
+    reverse loop stacked in the forward loop's trip order (optimize/trip_order.py)."""
+    return _tree_stack(items[::-1])
+
+
+tree_stack_rev = register(Primitive("ad.tree_stack_rev", _tree_stack_rev, kind="internal"))
+tree_stack_rev.facts(result_shape=_tree_stack_shape)
+tree_stack_rev.samples = lambda rng: [(([rng.normal(size=(2, 3)), rng.normal(size=(2, 3))],), {})]
 
 
 def _tree_unstack(ct, items):

@@ -26,10 +26,13 @@ from .propagate import fold_constants, propagate
 from .pytrees import known_trees
 from .readouts import popped_rows_as_reads, stacked_readouts
 from .rowmaps import row_products
+from .rowwise import rowwise_for_all_rows
 from .shape_only import shape_only_operands
 from .static_fold import fold_static, lifts_as_subscripts
 from .tape_pairs import pair_tape_entries
+from .tape_rows import drop_dead_loop_copies, restored_values_as_rows
 from .transposes import transposed_operands
+from .trip_order import stacks_in_trip_order
 from .trips import merge_trip_lists
 from .unroll import unroll_list_loops
 from .weak_returns import mark_weak_returns
@@ -158,6 +161,19 @@ def optimize(
     if popped:  # (the tape's entries that only pop_like read: their values too)
         dce(fdef)
     if stacked_readouts(fdef, namer):  # (a scan's readout, once for all trips)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+    # (after the readouts: the stacked hidden states the reverse loop restores)
+    if restored_values_as_rows(fdef, namer):
+        drop_unread_tape_entries(fdef)
+        restored_values_as_rows(fdef, namer, starts=True)  # (the restores still read)
+        drop_dead_loop_copies(fdef.body)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
+    if rowwise_for_all_rows(fdef, namer):  # (`1 - h * h` of those rows, once)
+        dce(fdef)  # (the rows the trips read no more)
+        infer_avals(fdef, params, resolve)
+    if namer is not None and stacks_in_trip_order(fdef):  # (lists of rows: the arrays)
         dce(fdef)
         infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)

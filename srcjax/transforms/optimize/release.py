@@ -90,8 +90,8 @@ def release_after_last_read(fdef: Any) -> int:
     """``a = None`` after the top-level statement that reads array ``a`` for the
     last time (arrays of at least ``RELEASE_MIN_SIZE`` elements by their
     abstract value, computed by a primitive in a top-level assignment before (not
-    an attribute or item of another value), never read by the
-    return): in straight-line code every temporary otherwise stays alive until the
+    an attribute or item of another value), and lists made empty at the top
+    level, never read by the return): in straight-line code every temporary otherwise stays alive until the
     function returns (an unrolled backward pass keeps every layer's cotangents),
     where a loop reassigning it freed the last one (the straight-line
     counterpart of :func:`release_after_loops`). Run after
@@ -113,6 +113,8 @@ def release_after_last_read(fdef: Any) -> int:
             made = op.kind == "copy" or (op.kind == "prim" and op.prim.part is None)  # (no part)
             if made and isinstance(a, Aval) and a.size >= RELEASE_MIN_SIZE and t not in big:
                 big[t] = i
+            elif isinstance(s.value, gast.List) and not s.value.elts and t not in big:
+                big[t] = i  # (a list loops append to: a scan's ys holds every trip's row)
         elif not isinstance(s, gast.Assign):
             unsafe |= _assigned(s)  # (bound in a branch or loop: maybe unbound later)
     params = {a.id for a in fdef.args.args}

@@ -1,0 +1,279 @@
+"""A reverse loop's per-trip lists stacked in the forward trips' order, and the
+stacks of a loop's rows read as the arrays they are rows of
+(:func:`stacks_in_trip_order`).
+
+Reverse mode sums a loop-invariant operand's cotangent over the trips in one
+call after the reverse loop (:mod:`srcjax.transforms.reverse.deferred`): each
+trip appends its operands to lists, and ``ad.bmatmul_right(ad.tree_stack(G),
+ad.tree_stack(A), w, True, False)`` contracts the stacks over the trip axis.
+The reverse loop appends in reverse trip order, so where a list receives a row
+of an array the program holds (R3: the hidden state ``ys1_rows[k]``, the input
+``xs[k]``, the output cotangent ``sub_bar[k]``), its stack is that array
+reversed, a copy of it.
+
+1. The result of such a call (the primitive named by a ``stack_sum`` fact, see
+   :mod:`srcjax.primitives.registry`) is the sum over the leading axis of its
+   stacked operands of per-trip results: permuting that axis in all of them
+   alike changes only the order of the sum. Where every read of the stacks of a
+   reverse loop's lists is a stacked operand of such a call, each call's
+   stacked operands all come from those lists, and the call sums the trip axis
+   (the batched products' flags, as reverse mode writes them, say which operand
+   is unbatched: its cotangent is summed; ``ad.unbroadcast``'s result has fewer
+   axes than its operand), every stack is made last first
+   (``ad.tree_stack_rev``): the forward trips' order. (The sum's rounding
+   order changes; its value does not.)
+2. A stack in the forward trips' order (``ad.tree_stack`` of a list a ``for k
+   in range(n)`` loop appends to, ``ad.tree_stack_rev`` of one a ``for k in
+   reversed(range(n))`` loop appends to) of a list that receives, on every
+   trip, ``r = ad.tree_slice(X, k)`` (``X`` an array of ``n`` rows the loop does
+   not bind, ``r`` not rebound before the append) is ``X`` itself: the stack is
+   ``X``, the list and its appends go (dead-code elimination).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set
+
+import gast
+
+from ...frontend import nodes as N
+from ...frontend.normalize import Op
+from ...primitives import registry
+from .avals import Aval
+from .common import _is_assign, _new_assign
+from .rowmaps import _reversed_trips, _trips
+from .tape_rows import _ROW_READS
+from .trips import _appended, _is_empty_list
+
+
+def _summed_forms() -> Dict[str, tuple]:
+    """target -> (positions of its stacked operands, operand count, flags) of the
+    ``stack_sum`` facts."""
+    out = {}
+    for prim in set(registry.REGISTRY.values()):
+        form = getattr(prim, "stack_sum", ())
+        if not form:
+            continue
+        stacked, target, flags = form
+        params = list(prim.signature.parameters)
+        out[target] = (tuple(params.index(p) for p in stacked), len(params), tuple(flags))
+    return out
+
+
+def stacks_in_trip_order(fdef: Any) -> bool:
+    """Steps 1 and 2 of the module on the top-level loops of ``fdef``; returns
+    whether anything changed (run dead-code elimination and :func:`infer_avals`)."""
+    if {"range", "reversed"} & set(N.assigned_names(fdef.body)):
+        return False
+    counts: Dict[str, int] = {}
+    for node in N.walk(fdef):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    forms = _summed_forms()
+    changed = False
+    body = fdef.body
+    for loop in [s for s in body if isinstance(s, gast.For)]:
+        rev = _reversed_trips(loop)
+        n = rev if rev is not None else _trips(loop)
+        if n is None or n < 1 or loop.orelse:
+            continue
+        stacks = _loop_stacks(body, loop, counts)
+        if rev is not None:
+            flipped = _flippable(body, loop, stacks, forms)
+            for lst in flipped:
+                _flip(stacks[lst][1])
+                changed = True
+            ordered = {lst: stacks[lst] for lst in flipped}
+        else:
+            ordered = stacks
+        for lst, (value, site) in ordered.items():
+            rows = _row_source(loop, lst, value, n)
+            if rows is not None and counts.get(rows, 0) <= 1:
+                _as_copy(site, rows)
+                # (the list is read no more: it and its appends go)
+                loop.body = [t for t in loop.body if (_appended(t) or ("",))[0] != lst]
+                body[:] = [t for t in body if not _is_empty_list(t, lst)]
+                changed = True
+                _drop_overwritten_rows(loop)
+    return changed
+
+
+def _drop_overwritten_rows(loop: Any) -> None:
+    """Drop the row reads ``v = ad.tree_slice(X, k)`` of ``loop``'s body that
+    the trip binds again, at the top level, before reading (the appends that
+    read them are gone)."""
+    keep = []
+    for i, s in enumerate(loop.body):
+        if _is_assign(s) and s.sj_op.kind == "prim" and s.sj_op.prim.public == "ad.tree_slice":
+            v = s.targets[0].id
+            for t in loop.body[i + 1 :]:
+                if _mentions(t, v):
+                    bound = _is_assign(t) and t.targets[0].id == v
+                    if bound and v not in N.names_in(t.value):
+                        s = None  # (overwritten unread)
+                    break
+        if s is not None:
+            keep.append(s)
+    loop.body = keep
+
+
+def _loop_stacks(body: List[Any], loop: Any, counts: Dict[str, int]) -> Dict[str, tuple]:
+    """list -> (appended name, the statement ``S = ad.tree_stack(L)``) of the
+    lists made empty before ``loop``, appended once a trip at the top level of its
+    body (no other use in it) and read after it only by that statement (``S``
+    bound once)."""
+    i = body.index(loop)
+    before, after = body[:i], body[i + 1 :]
+    uses: Dict[str, int] = {}
+    for node in N.walk(loop):
+        if isinstance(node, gast.Name):
+            uses[node.id] = uses.get(node.id, 0) + 1
+    out = {}
+    for s in loop.body:
+        got = _appended(s)
+        if got is None or uses.get(got[0]) != 1:
+            continue
+        lst, v = got
+        if not any(_is_empty_list(b, lst) for b in before):
+            continue
+        if any(_mentions(b, lst) for b in before if not _is_empty_list(b, lst)):
+            continue
+        sites = [t for t in _simple(after) if _mentions(t, lst)]
+        if len(sites) != 1 or not _is_stack_of(sites[0], lst, "ad.tree_stack"):
+            continue
+        if counts.get(sites[0].targets[0].id) != 1:
+            continue
+        out[lst] = (v, sites[0])
+    return out
+
+
+def _flippable(body: List[Any], loop: Any, stacks: Dict[str, tuple], forms) -> List[str]:
+    """The lists of ``stacks`` whose stacks may all be made last first (step 1)."""
+    after = body[body.index(loop) + 1 :]
+    names = {site.targets[0].id: lst for lst, (_, site) in stacks.items()}
+    ok: Set[str] = set(names)
+    for _ in range(len(names) + 1):
+        bad = set()
+        for stmt in _simple(after):
+            for node in N.walk(stmt):
+                if isinstance(node, gast.Name) and node.id in ok:
+                    if not _summed_read(stmt, node, ok, forms):
+                        bad.add(node.id)
+        if not bad:
+            break
+        ok -= bad
+    return [names[s] for s in sorted(ok)]
+
+
+def _summed_read(stmt: Any, node: Any, ok: Set[str], forms) -> bool:
+    """Whether ``node`` (a read of a stack in ``ok``) is the target of its stack
+    statement, or a stacked operand of a summing call whose stacked operands
+    all are stacks in ``ok``."""
+    if isinstance(node.ctx, gast.Store):
+        return _is_assign(stmt) and stmt.targets[0] is node
+    if not _is_assign(stmt) or not isinstance(stmt.value, gast.Call):
+        return False
+    call = stmt.value
+    form = forms.get(N.to_source(call.func).strip())
+    if form is None or call.keywords or stmt.sj_op.kind != "prim":
+        return False
+    positions, count, flags = form
+    if len(call.args) != count + len(flags):
+        return False
+    for a, f in zip(call.args[count:], flags):
+        if not (isinstance(a, gast.Constant) and a.value is f):
+            return False
+    out = getattr(stmt, "sj_aval", None)
+    ins = getattr(stmt, "sj_avals_in", None) or {}
+    for j, a in enumerate(call.args[:count]):
+        stacked = isinstance(a, gast.Name) and a.id in ok
+        if stacked != (j in positions):
+            return False
+        if stacked and not flags:
+            # (the batched helpers' flags say which operand is unbatched: its
+            # cotangent, the result, is summed over the trips; ad.unbroadcast
+            # sums the trip axis where its result has fewer axes)
+            aval = ins.get(a.id)
+            if not (isinstance(out, Aval) and isinstance(aval, Aval)):
+                return False
+            if len(out.shape) >= len(aval.shape):
+                return False
+    return any(a is node for a in call.args[:count])
+
+
+def _flip(site: Any) -> None:
+    prim = registry.REGISTRY["ad.tree_stack_rev"]
+    arg = site.value.args[0]
+    site.value = N.call("ad.tree_stack_rev", [N.clone(arg)])
+    site.sj_op = Op("prim", prim=prim, bound={"items": N.clone(arg)})
+
+
+def _row_source(loop: Any, lst: str, value: str, n: int) -> Optional[str]:
+    """``X`` where the loop appends ``value``, row ``k`` of ``X``, to ``lst`` on
+    every trip (step 2), else None."""
+    k = loop.target.id
+    variant = set(N.assigned_names(loop.body)) | {k}
+    if k in N.assigned_names(loop.body):
+        return None
+    rows: Dict[str, str] = {}
+    for s in loop.body:
+        got = _appended(s)
+        if got is not None and got[0] == lst:
+            return rows.get(value)
+        found = _row_of(s, k, n, variant)
+        for t in N.assigned_names([s]):
+            rows.pop(t, None)
+        if found is not None:
+            rows[s.targets[0].id] = found
+    return None
+
+
+def _row_of(s: Any, k: str, n: int, variant: Set[str]) -> Optional[str]:
+    if not _is_assign(s) or s.sj_op.kind != "prim" or s.sj_op.prim.public not in _ROW_READS:
+        return None
+    a, b = _ROW_READS[s.sj_op.prim.public]
+    xs, i = s.sj_op.bound.get(a), s.sj_op.bound.get(b)
+    if not (isinstance(xs, gast.Name) and isinstance(i, gast.Name) and i.id == k):
+        return None
+    aval = (getattr(s, "sj_avals_in", None) or {}).get(xs.id)
+    if xs.id in variant or not isinstance(aval, Aval) or aval.ptype is not None:
+        return None
+    return xs.id if len(aval.shape) >= 2 and aval.shape[0] == n else None
+
+
+def _as_copy(site: Any, rows: str) -> None:
+    """``S = ad.tree_stack(L)`` (or ``_rev``) becomes ``S = rows``."""
+    new = _new_assign(site.targets[0].id, N.name(rows), Op("copy"), site)
+    site.value = new.value
+    site.sj_op = new.sj_op
+
+
+def _is_stack_of(s: Any, lst: str, public: str) -> bool:
+    return (
+        _is_assign(s)
+        and s.sj_op.kind == "prim"
+        and s.sj_op.prim.public == public
+        and isinstance(s.value, gast.Call)
+        and len(s.value.args) == 1
+        and not s.value.keywords
+        and isinstance(s.value.args[0], gast.Name)
+        and s.value.args[0].id == lst
+    )
+
+
+def _simple(stmts: List[Any]) -> List[Any]:
+    """The statements of ``stmts`` and of their nested blocks, each compound
+    statement as its header alone (an ``if``'s test, a loop's target and iter)."""
+    out = []
+    for s in N.walk_stmts(stmts):
+        if isinstance(s, gast.If) or isinstance(s, gast.While):
+            out.append(gast.Expr(value=s.test))
+        elif isinstance(s, gast.For):
+            out.append(gast.Expr(value=gast.Tuple(elts=[s.target, s.iter], ctx=gast.Load())))
+        else:
+            out.append(s)
+    return out
+
+
+def _mentions(s: Any, name: str) -> bool:
+    return any(isinstance(x, gast.Name) and x.id == name for x in N.walk(s))
