@@ -207,6 +207,7 @@ def _static(public: str, impl: Callable) -> Primitive:
 
 _conv_plan = _static("ad.conv_plan", _conv_plan_impl)
 _conv_dtype = _static("ad.conv_dtype", _conv_dtype_impl)
+_conv_dtype.facts(from_shapes=True)  # (reads the operands' dtypes only)
 _conv_transpose_plan = _static("ad.conv_transpose_plan", _conv_transpose_plan_impl)
 _lhs_adjoint_plan = _static("ad.conv_lhs_adjoint_plan", _lhs_adjoint_plan_impl)
 _rhs_adjoint_plan = _static("ad.conv_rhs_adjoint_plan", _rhs_adjoint_plan_impl)

@@ -89,13 +89,21 @@ class _ResultRules:
                 args.append(vals[0])
         return args, kwargs
 
+    def _global_function(self, node: Any, env) -> Any:
+        """The function a global name holds (``lax.max`` given to a window plan), else None."""
+        if not isinstance(node, gast.Name):
+            return None
+        f = self.static_value(node, env, any_value=True)
+        return f if callable(f) and not isinstance(f, type) else None
+
     def _stand_in(self, node: Any, env, make) -> Any:
         if isinstance(node, gast.Name):
             a = self.aval_of(node, env)
             if not isinstance(a, Aval):
                 v = self.static_value(node, env)
                 if v is _UNKNOWN:
-                    return _container_stand_in(a, make)
+                    f = self._global_function(node, env)
+                    return _container_stand_in(a, make) if f is None else f
                 return v
             return make(a)
         if isinstance(node, gast.Constant):
@@ -313,6 +321,8 @@ class _ResultRules:
                 dt = self.static_value(x, env) if isinstance(x, gast.Name) else None
                 if isinstance(dt, (type, np.dtype)):
                     continue  # (jnp.ones(shape, bool): a dtype name, known now)
+                if op.prim.static_result and self._global_function(x, env) is not None:
+                    continue  # (ad.window_kind(lax.max): the function, passed as it is)
                 for a in _leaves(self.aval_of(x, env)) if isinstance(x, gast.Name) else ():
                     if a is HOLE:
                         continue
@@ -378,10 +388,17 @@ class _ResultRules:
             return _Static(r)  # axes from ranks: ad.batch_axis(None, 2)
         if (
             op.prim.from_shapes
-            and type(r) in (int, float, bool, tuple, str)
+            and (type(r) in (int, float, bool, tuple, str) or r is None)
             and not self._appended_operand(op, env)
         ):
-            return _Static(r)  # from shapes and options only: ad.mean_scale's 1 / n
+            # from shapes, dtypes and options only: ad.mean_scale's 1 / n,
+            # ad.conv_dtype's None (keep the operands' dtypes; p03's CNN step ran
+            # every conv plan on each call behind its unknown branch)
+            return _Static(r)
         if static and op.prim.pure and type(r) in (int, float, bool):
             return _Static(r)  # a helper of static values: ad.expand_to_rank(0.005, 1)
+        if static and op.prim.static_result and (r is None or type(r) in (int, bool, tuple, str)):
+            # options only (ad.window_kind(lax.max): its function operand is
+            # passed as it is), decided now: the branches on it fold
+            return _Static(r)
         return None

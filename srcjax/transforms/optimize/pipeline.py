@@ -78,8 +78,9 @@ def optimize(
             if not fold_static(fdef):
                 break
             specialized = folded = True
-            fold_constants(fdef)
+            # (propagate first: `cond = cast is None` after `cast = None` folds now)
             propagate(fdef)
+            fold_constants(fdef)
         if not folded:
             break
         dce(fdef)

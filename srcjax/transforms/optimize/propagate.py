@@ -95,6 +95,8 @@ def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
                     (isinstance(s.value, gast.Name) and s.value.id != s.targets[0].id)
                     or _is_scalar_const(s.value)
                     or (isinstance(s.value, gast.Constant) and s.value.value is None)
+                    # (a window kind, 'max': the branches comparing it fold)
+                    or (isinstance(s.value, gast.Constant) and type(s.value.value) is str)
                     or _is_int_tuple(s.value)
                 )
             ):
@@ -161,6 +163,17 @@ def _py_eval(expr: Any) -> Any:
     ):
         same = expr.left.value is None and expr.comparators[0].value is None
         return same if isinstance(expr.ops[0], gast.Is) else not same
+    if (
+        isinstance(expr, gast.Compare)
+        and len(expr.ops) == 1
+        and isinstance(expr.ops[0], (gast.Eq, gast.NotEq))
+        and all(
+            isinstance(e, gast.Constant) and type(e.value) is str
+            for e in (expr.left, expr.comparators[0])
+        )
+    ):  # ('max' == 'add': a window kind known now)
+        same = expr.left.value == expr.comparators[0].value
+        return same if isinstance(expr.ops[0], gast.Eq) else not same
     raise ValueError("not foldable")
 
 
@@ -188,7 +201,7 @@ def fold_constants(fdef: Any) -> Any:
                 s.sj_op.kind != "prim"
                 and not (
                     isinstance(s.value, gast.Compare)
-                    and isinstance(s.value.ops[0], (gast.Is, gast.IsNot))
+                    and isinstance(s.value.ops[0], (gast.Is, gast.IsNot, gast.Eq, gast.NotEq))
                 )
             ):
                 continue
