@@ -1,4 +1,4 @@
-"""The real-program benchmark rows (tools/real_programs, R1-R6) run under srcjax
+"""The real-program benchmark rows (tools/real_programs, R1-R8) run under srcjax
 by changing only their imports, and give JAX's numbers: each step's outputs
 against values recorded from jax 0.10.2 (``SRCJAX_RECORD_JAX=1`` re-records
 them; see helpers.jax_recorded). Timings are in tools/bench.py, never here."""

@@ -1045,7 +1045,7 @@ def l2(b: Bench, quick):
 
 
 # ---------------------------------------------------------------------------
-# R1-R6: real programs (tools/real_programs), run unchanged after changing imports
+# R1-R8: real programs (tools/real_programs), run unchanged after changing imports
 # ---------------------------------------------------------------------------
 
 
@@ -1682,7 +1682,7 @@ WORKLOADS = {
     "L1": l1,
     "L2": l2,
     "T1": t1,
-    **{f"R{i}": real_row(f"R{i}") for i in range(1, 7)},
+    **{f"R{i}": real_row(f"R{i}") for i in range(1, 9)},
     "P1": p1,
     "P2": p2,
     "P3": p3,

@@ -16,6 +16,8 @@ FILES = {
     "R4": "r4_monte_carlo.py",
     "R5": "r5_pytree_adam.py",
     "R6": "r6_newton_cg.py",
+    "R7": "r7_vmap_hessian.py",
+    "R8": "r8_cnn.py",
 }
 
 
