@@ -619,6 +619,7 @@ def on_buffers(fn: Any) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         return unwrap_tree(fn(*args, **kwargs))
 
+    call.__srcjax_buffers_of__ = fn  # (what it does to its arguments: fn's)
     return call
 
 

@@ -766,3 +766,60 @@ def _conditional_copy(x):
 @pytest.mark.parametrize("f", [_tuple_copy, _conditional_copy], ids=lambda f: f.__name__)
 def test_grad_of_other_copies_of_a_list_grown_in_a_loop(f):
     _close(srcjax.grad(f)(2.0), _slope(f, 2.0))
+
+
+def _double(z):
+    return z * 2
+
+
+def _copy_then_helper_loop(x):  # (an array's copy fed through a helper: not a list)
+    out = x
+    for _ in range(2):
+        out = _double(out)
+    return out.sum()
+
+
+def _copy_then_lambda_loop(x):
+    out = x
+    for _ in range(2):
+        out = (lambda z: z * 2)(out)
+    return out.sum()
+
+
+@pytest.mark.parametrize(
+    "f", [_copy_then_helper_loop, _copy_then_lambda_loop], ids=lambda f: f.__name__
+)
+def test_a_copy_of_an_array_fed_through_an_arithmetic_helper(f):
+    # (refused as a list changed in place: `z * 2` counted as a change of z)
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(srcjax.jit(f)(x), f(x), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(f)(x), np.full(3, 4.0), rtol=1e-6)
+    np.testing.assert_allclose(srcjax.grad(f)(x), jax.grad(f)(x), rtol=1e-6)
+
+
+def _appends_one(z):
+    z.append(1.0)
+    return 0.0
+
+
+def _arithmetic_on_an_appending_call(z):  # (z itself only in a call: followed)
+    return _appends_one(z) * 2
+
+
+def _copy_seen_through_a_nested_helper(x):
+    items = [x, x]
+    b = items
+    t = 0.0
+    for _ in range(2):
+        _arithmetic_on_an_appending_call(items)
+        for v in b:
+            t = t + v
+    return t
+
+
+@pytest.mark.parametrize("transform", [srcjax.jit, srcjax.grad], ids=["jit", "grad"])
+def test_a_helper_passing_its_parameter_to_an_appending_helper_is_followed(transform):
+    assert _copy_seen_through_a_nested_helper(2.0) == 11.0  # (Python: b sees the appends)
+    with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="name the same list") as e:
+        transform(_copy_seen_through_a_nested_helper)(2.0)
+    assert "test_list_aliases.py" in str(e.value)

@@ -533,8 +533,11 @@ class Calls:
     def pure_arg(self, call: Any, i: int) -> bool:
         """Whether ``call`` only reads its ``i``-th argument (-1: a keyword): a
         builtin that only reads (``len``, ``sum``, a ``for`` over ``enumerate``),
-        a NumPy/JAX function or a primitive (functional), or a user function whose parameter is only read
-        in place (iterated, indexed, measured)."""
+        a NumPy/JAX function or a primitive (functional), a custom_jvp/vjp's
+        function, or a user function or lambda whose parameter is only read
+        (see :meth:`_only_read`: ``z * 2`` reads ``z``)."""
+        if isinstance(call.func, gast.Lambda):  # (lambda z: z * 2)(x)
+            return self._pure_item(call.func, i)
         items = self._listed_functions(call.func)
         if items is not None:  # acts[i](x): each function the list holds
             return all(self._pure_item(f, i) for f in items)
@@ -557,11 +560,17 @@ class Calls:
             return None
         return list(found[0].elts)
 
-    def _pure_item(self, f: Any, i: int) -> bool:
-        """Whether the function ``f`` (an item of a display) only reads its
-        ``i``-th argument: a lambda's parameter, a known function's."""
-        from .analyses import _mutated_params, only_read_in_place
+    def _resolve_here(self, f: Any) -> Any:
+        try:
+            status, obj = self.norm.resolve(f)
+        except Exception:  # noqa: BLE001 - not resolvable: not followed
+            return None
+        return obj if status == "found" else None
 
+    def _pure_item(self, f: Any, i: int, depth: int = 0) -> bool:
+        """Whether the function ``f`` (an item of a display, a lambda called
+        where it is written) only reads its ``i``-th argument: a lambda's
+        parameter, a known function's."""
         if isinstance(f, gast.Lambda):
             params = f.args.args
             if f.args.vararg is not None or not 0 <= i < len(params):
@@ -570,22 +579,18 @@ class Calls:
             from ..source import _lambda_to_def
 
             fdef = _lambda_to_def(N.clone(f))
-            p = params[i].id
-            return p not in _mutated_params(fdef) and only_read_in_place(fdef, p)
+            return self._only_read(fdef, params[i].id, self._resolve_here, depth)
         if not isinstance(f, (gast.Name, gast.Attribute)):
             return False
-        try:
-            status, obj = self.norm.resolve(f)
-        except Exception:  # noqa: BLE001 - not resolvable: not followed
-            return False
-        return status == "found" and self._pure_obj(obj, i)
+        return self._pure_obj(self._resolve_here(f), i, depth)
 
-    def _pure_obj(self, obj: Any, i: int) -> bool:
+    def _pure_obj(self, obj: Any, i: int, depth: int = 0) -> bool:
         import builtins
 
-        from .analyses import _mutated_params, only_read_in_place
-
-        if obj is None:
+        if type(obj).__module__ == "srcjax.custom" and hasattr(obj, "fun"):
+            obj = obj.fun  # (custom_jvp/vjp: its function; its rules are pure, as in JAX)
+        obj = getattr(obj, "__srcjax_buffers_of__", obj)  # (_array.on_buffers: fn's)
+        if obj is None or depth > 4:
             return False
         name = getattr(obj, "__name__", None) or ""
         if getattr(builtins, name, None) is obj:
@@ -596,8 +601,75 @@ class Calls:
         fdef = self._source(obj) if i >= 0 else None
         if fdef is None or fdef.args.vararg is not None or i >= len(fdef.args.args):
             return False
-        p = fdef.args.args[i].id
-        return p not in _mutated_params(fdef) and only_read_in_place(fdef, p)
+        scope = dict(getattr(obj, "__globals__", {}))
+        for n in gast.walk(fdef.args):  # (its own names hide the globals)
+            if isinstance(n, gast.Name):
+                scope[n.id] = None
+        for n in _walk_own(fdef.body):
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                scope[n.id] = None
+        return self._only_read(fdef, fdef.args.args[i].id, lambda f: _lookup(f, scope), depth)
+
+    def _only_read(self, fdef: Any, p: str, resolve: Callable[[Any], Any], depth: int) -> bool:
+        """Whether ``fdef`` only reads its parameter ``p`` and keeps no reference
+        to it past the call: every use iterated, indexed, measured, an operand
+        of arithmetic or a comparison (``z * 2``: a new value), an attribute read
+        or a method call that does not change a list or dict (``z.sum()``), or an
+        argument a function ``resolve`` finds only reads (NumPy's, a pure
+        builtin's, a user function's, followed). Never stored, returned,
+        closed over, changed in place (``p += ...``, ``p[i] = v``)."""
+        from .analyses import only_read_in_place
+
+        if only_read_in_place(fdef, p):
+            return True
+        parents: Dict[int, Any] = {}
+        for node in _walk_own(fdef.body):
+            if isinstance(node, (gast.Yield, gast.YieldFrom)):
+                return False  # (a generator reads p after the call)
+            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+                if any(isinstance(n, gast.Name) and n.id == p for n in gast.walk(node)):
+                    return False  # (a closure over p may outlive the call)
+                continue
+            for child in gast.iter_child_nodes(node):
+                parents[id(child)] = node
+        for node in _walk_own(fdef.body):
+            if not (isinstance(node, gast.Name) and node.id == p):
+                continue
+            up = parents.get(id(node))
+            if isinstance(node.ctx, gast.Store) and not isinstance(up, gast.AugAssign):
+                continue  # (p rebound: its later uses are checked the same way)
+            if not isinstance(node.ctx, gast.Load) or not self._read_use(
+                node, up, parents, resolve, depth
+            ):
+                return False
+        return True
+
+    def _read_use(
+        self, node: Any, up: Any, parents: Dict[int, Any], resolve: Any, depth: int
+    ) -> bool:
+        """Whether the use ``node`` (a parameter's name; ``up``: its parent) only
+        reads the value and keeps no reference to it (see :meth:`_only_read`)."""
+        if isinstance(up, gast.For) and up.iter is node:
+            return True
+        if isinstance(up, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            return True
+        if isinstance(up, (gast.Subscript, gast.Attribute)) and up.value is node:
+            if not isinstance(up.ctx, gast.Load):
+                return False
+            if isinstance(up, gast.Subscript):
+                return True
+            return up.attr not in _MUTATORS and up.attr not in ("keys", "values", "items")
+        if isinstance(up, gast.keyword):
+            up, i = parents.get(id(up)), -1
+        elif isinstance(up, gast.Call) and node in up.args:
+            i = up.args.index(node)
+        else:
+            return False
+        if not isinstance(up, gast.Call) or up.func is node:
+            return False
+        if isinstance(up.func, gast.Lambda):
+            return self._pure_item(up.func, i, depth + 1)
+        return self._pure_obj(resolve(up.func), i, depth + 1)
 
     def returned_arg(self, call: Any) -> Optional[int]:
         """The position of the parameter a user function's ``return p``
@@ -611,3 +683,18 @@ class Calls:
                 if n.value.id in params:
                     return params.index(n.value.id)
         return None
+
+
+def _lookup(f: Any, scope: Dict[str, Any]) -> Any:
+    """The object a name/attribute chain ``f`` names in a function's globals
+    ``scope`` (or the builtins), else None."""
+    import builtins
+    import inspect
+
+    if isinstance(f, gast.Name):
+        return scope.get(f.id, getattr(builtins, f.id, None))
+    if isinstance(f, gast.Attribute):
+        base = _lookup(f.value, scope)
+        if inspect.ismodule(base) or inspect.isclass(base):
+            return getattr(base, f.attr, None)
+    return None
