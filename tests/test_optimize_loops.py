@@ -680,3 +680,44 @@ def test_replace_inf_reads_the_counted_mask_of_the_same_value(monkeypatch):
     h = x64.T @ (x64 * (s * (1 - s))[:, None])
     want = x64.T @ s + sum(h @ (d64 * 0.5**k) for k in range(STEPS))
     np.testing.assert_allclose(np.asarray(jitted(w, finite, d)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_constant_list_display_leaves_the_loop_with_its_array():
+    # jnp.array([1.0, 4.0]) in a scan's body (a Metropolis-Hastings target,
+    # tools/real_programs/u4_mh_scan.py) was built on every trip
+    from srcjax import lax
+
+    def f(x):
+        def body(c, _):
+            c = c * 0.9 + jnp.sum(c / jnp.array([1.0, 4.0]))
+            return c, c
+
+        return lax.scan(body, x, None, length=STEPS)[1]
+
+    x = np.array([0.5, -1.5], np.float32)
+    got = np.asarray(srcjax.jit(f)(x))
+    c, want = x.copy(), []
+    for _ in range(STEPS):
+        c = c * np.float32(0.9) + np.sum(c / np.array([1.0, 4.0], np.float32))
+        want.append(c)
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-6)
+    text = srcjax.source(srcjax.jit(f), x)
+    made = "jnp.array([1.0, 4.0])"
+    assert text.count(made) == 1 and text.index(made) < text.index("for k in range(")
+
+
+def test_a_list_display_the_loop_appends_to_stays_in_it():
+    def f(x):
+        total = x
+        for _ in range(STEPS):
+            items = [1.0, 2.0]
+            items.append(total[0])
+            total = total + jnp.array(items)
+        return total
+
+    x = np.array([0.5, -1.5, 2.0], np.float32)
+    got = np.asarray(srcjax.jit(f)(x))
+    total = x.copy()
+    for _ in range(STEPS):
+        total = total + np.array([1.0, 2.0, total[0]], np.float32)
+    np.testing.assert_allclose(got, total, rtol=1e-6)

@@ -1182,7 +1182,8 @@ def real_row(key):
             r.pop("result", None)
             b.rows.append(Row(**r))
             b._log(b.rows[-1])
-        path = os.path.join(ROOT, "tools", "real_programs", _real_programs().FILES[key])
+        files = {**_real_programs().FILES, **_real_programs().USER_FILES}
+        path = os.path.join(ROOT, "tools", "real_programs", files[key])
         with open(path) as fh:
             doc = ast.get_docstring(ast.parse(fh.read())) or key
         return doc.split("\n\n")[0].replace("\n", " ")
@@ -1770,6 +1771,10 @@ def a4(b: Bench, quick):
 
 WORKLOADS.update({"A1": a1, "A2": a2, "A3": a3, "A4": a4})
 
+#: U1-U4: fresh users' scan-heavy programs (tools/real_programs/u*.py), run as
+#: the R rows are; only with --users or --only (not in a plain or --quick run)
+USER_WORKLOADS = {f"U{i}": real_row(f"U{i}") for i in range(1, 5)}
+
 
 # ---------------------------------------------------------------------------
 # Report
@@ -1853,6 +1858,11 @@ def main(argv=None):
         action="store_true",
         help="R rows: run in this process, not one child process per row",
     )
+    parser.add_argument(
+        "--users",
+        action="store_true",
+        help="the fresh users' scan programs U1-U4 (LSTM, GRU, Adam in scan, MH over keys)",
+    )
     parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)
     if args.gpu:
@@ -1866,6 +1876,10 @@ def main(argv=None):
             args.only = ",".join(bench_gpu.GPU_WORKLOADS)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
+    if args.users or args.only:
+        WORKLOADS.update(USER_WORKLOADS)
+        if not args.only:
+            args.only = ",".join(USER_WORKLOADS)
     wanted = list(WORKLOADS) if not args.only else [w.strip() for w in args.only.split(",")]
     unknown = [w for w in wanted if w not in WORKLOADS]
     if unknown:
@@ -1879,7 +1893,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="srcjax-bench-src-") as tmpdir:
         for key in wanted:
             print(f"{key} ...", file=sys.stderr, flush=True)
-            if key in ("T1", "T3") or key.startswith("R"):
+            if key in ("T1", "T3") or key.startswith(("R", "U")):
                 titles.append((key, WORKLOADS[key](b, args.quick, tmpdir)))
             else:
                 titles.append((key, WORKLOADS[key](b, args.quick)))

@@ -19,6 +19,14 @@ FILES = {
     "R7": "r7_vmap_hessian.py",
     "R8": "r8_cnn.py",
 }
+#: fresh users' scan-heavy programs (tools/bench.py --users; not in --quick's
+#: default rows, nor in tests/test_real_programs.py)
+USER_FILES = {
+    "U1": "u1_lstm.py",
+    "U2": "u2_gru.py",
+    "U3": "u3_adam_scan.py",
+    "U4": "u4_mh_scan.py",
+}
 
 
 def to_srcjax_imports(text: str) -> str:
@@ -40,7 +48,7 @@ def load(key: str, lib: str, tmpdir: str):
     """The module of row ``key`` ("R1"...) imported under ``lib`` ("jax" or
     "srcjax"); the srcjax copy is written to ``tmpdir`` (srcjax reads the source
     of the functions it transforms, so the copy must be a file)."""
-    path = os.path.join(HERE, FILES[key])
+    path = os.path.join(HERE, {**FILES, **USER_FILES}[key])
     name = f"real_{key.lower()}_{lib}"
     if lib == "srcjax":
         with open(path) as fh:

@@ -604,11 +604,41 @@ def_linear(densify)
 densify.samples = lambda rng: [((rng.normal(size=(3,)), rng.normal(size=(3,))), {})]
 
 
-def _fill_holes(ct, like):
+def _fill_holes(ct, like, inexact=False):
     """``ct`` with every hole (``None``, also inside containers) filled with zeros
     of the shape and dtype of the matching part of ``like``: the cotangent a
-    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output)."""
+    custom_vjp's ``bwd`` receives (JAX passes zeros for an unused output).
+    ``inexact=True`` (a lax loop's carried cotangent, see
+    reverse/control_flow.py) fills only float and complex leaves of arrays,
+    numbers, tuples, lists and dicts: the holes of integer and bool leaves stay
+    (no cotangent flows into them), and so does a hole of any other container
+    (a namedtuple or registered class: left as it is)."""
+    if inexact:
+        return _fill_inexact(ct, like)
     return _fill(ct, like)
+
+
+def _fill_inexact(ct, like):
+    t = type(like)
+    if t is dict and (ct is None or type(ct) is dict):
+        g = ct or {}
+        return {k: _fill_inexact(g.get(k), v) for k, v in like.items()}
+    if (t is tuple or t is list) and (ct is None or len(ct) == len(like)):
+        # (a list, as ad.tree_index_adjoint and ad.tree_add build a tuple's: the
+        # cotangent a trip leaves has the structure of the one it starts from)
+        g = ct or [None] * len(like)
+        return [_fill_inexact(a, b) for a, b in zip(g, like)]
+    if ct is not None or not _inexact_leaf(like):
+        return ct
+    return _fill(None, like)
+
+
+def _inexact_leaf(x) -> bool:
+    """Whether ``x`` is a float or complex array or number."""
+    if isinstance(x, (float, complex)):
+        return True
+    dt = getattr(x, "dtype", None)
+    return hasattr(x, "shape") and getattr(dt, "kind", None) in ("f", "c")
 
 
 fill_holes = register(Primitive("ad.fill_holes", _fill_holes, kind="internal"))

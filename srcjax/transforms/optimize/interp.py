@@ -503,7 +503,24 @@ def infer_avals(
     def no_globals(name):
         raise KeyError(name)
 
-    interp = _Interp(resolve or no_globals, locals_)
-    interp.restores, interp.tapes = _tape_restores(fdef, params)
-    interp.receivers = list_receivers(fdef)
-    return interp.block(fdef.body, dict(params))
+    receivers = list_receivers(fdef)
+    restores, tapes = _tape_restores(fdef, params)
+    for _ in range(_RESTORE_ROUNDS):
+        interp = _Interp(resolve or no_globals, locals_)
+        interp.restores, interp.tapes, interp.receivers = restores, tapes, receivers
+        env = interp.block(fdef.body, dict(params))
+        if not tapes:
+            break
+        # (a restore's value is read from this inference's annotations: when they
+        # know more than the last ones did, the reverse loop's values do too)
+        again, tapes = _tape_restores(fdef, params)
+        if again == restores:
+            break
+        restores = again
+    return env
+
+
+#: inferences at most in one infer_avals while the tape restores' abstract values
+#: change (a scan's reverse loop: its restores are known after one inference, the
+#: values computed from them after the next)
+_RESTORE_ROUNDS = 3

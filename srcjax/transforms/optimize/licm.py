@@ -35,17 +35,17 @@ def hoist_invariants(fdef: Any, resolve: Optional[Callable[[str], Any]], namer: 
     the loop may change in place)."""
     local = set(N.assigned_names(fdef.body)) | {a.id for a in fdef.args.args}
     ctx = _Ctx(resolve, local, namer, _read_counts(fdef.body))
-    ctx.fixed_globals = _fixed_globals(fdef, local)
+    changed = _changed_in_place(fdef)
+    ctx.fixed_globals = _fixed_globals(fdef, local, changed)
+    ctx.changed = changed
     fdef.body = ctx.block(fdef.body)
     return ctx.moved > 0
 
 
-def _fixed_globals(fdef: Any, local: set) -> set:
-    """The global names the function reads and never changes in place (no
-    method called on them, no item or attribute stored): within one call they
-    hold the same value, whatever it is."""
+def _changed_in_place(fdef: Any) -> set:
+    """The names some method is called on or an item or attribute of which is
+    stored: the values they hold may change in place."""
     changed: set = set()
-    read: set = set()
     for n in N.walk(fdef):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
             if isinstance(n.func.value, gast.Name):
@@ -53,8 +53,14 @@ def _fixed_globals(fdef: Any, local: set) -> set:
         elif isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store):
             if isinstance(n.value, gast.Name):
                 changed.add(n.value.id)
-        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            read.add(n.id)
+    return changed
+
+
+def _fixed_globals(fdef: Any, local: set, changed: set) -> set:
+    """The global names the function reads and never changes in place (not in
+    ``changed``, :func:`_changed_in_place`): within one call they hold the same
+    value, whatever it is."""
+    read = {n.id for n in N.walk(fdef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     return read - local - changed
 
 
@@ -66,6 +72,7 @@ class _Ctx:
         self.reads = reads  # reads of each name in the whole function
         self.moved = 0
         self.fixed_globals: set = set()
+        self.changed: set = set()  # (see _changed_in_place)
 
     def block(self, stmts: List[Any]) -> List[Any]:
         out: List[Any] = []
@@ -156,7 +163,7 @@ class _Ctx:
                 and t not in targets
                 and t not in read_before
                 and (literal or self.reads.get(t, 0) <= inside.get(t, 0))
-                and (_movable(s) or _movable_array(s, arrays))
+                and (_movable(s) or _movable_array(s, arrays) or _constant_display(s, self.changed))
                 and not (set(N.names_in(s.value)) & variant)
                 and not (set(_operands(s)) & variant)
             ):
@@ -192,6 +199,19 @@ def _movable(s: Any) -> bool:
         return False
     ins = getattr(s, "sj_avals_in", None) or {}
     return all(isinstance(ins.get(n), (Aval, _Static)) for n in _operands(s))
+
+
+def _constant_display(s: Any, changed: set) -> bool:
+    """A list or tuple display of number constants (``jnp.array([1.0, 4.0])``'s
+    operand) whose name nothing changes in place: the same value every trip."""
+    if s.sj_op.kind != "pack" or not isinstance(s.value, (gast.List, gast.Tuple)):
+        return False
+    if s.targets[0].id in changed:
+        return False
+    return all(
+        isinstance(e, gast.Constant) and type(e.value) in (int, float, complex, bool)
+        for e in s.value.elts
+    )
 
 
 def _movable_array(s: Any, arrays: set) -> bool:
@@ -242,7 +262,9 @@ def _rename_redefinitions(loop: Any, namer: Any) -> None:
     times in the body a fresh name (reads up to the next assignment renamed),
     so a value computed once per iteration and then updated (``z_bar = z_bar +
     t``) can move. Names read before their first assignment in the body (carried
-    from one iteration to the next) or assigned inside nested blocks keep theirs."""
+    from one iteration to the next) or assigned inside nested blocks keep theirs,
+    and so does a tape restore ``x = tape.pop()``: jit knows what it gives from
+    the other assignments of ``x`` (loop_facts._tape_restores), not of a new name."""
     body = loop.body
     top: Dict[str, List[int]] = {}
     nested: set = set()
@@ -260,6 +282,8 @@ def _rename_redefinitions(loop: Any, namer: Any) -> None:
         if name in N.names_in(body[where[0]].value):
             continue
         for k, i in enumerate(where[:-1]):
+            if getattr(body[i], "sj_op", None) is not None and body[i].sj_op.kind == "pop":
+                continue  # (a tape restore keeps its name: loop_facts._tape_restores)
             fresh = namer.fresh(name)
             body[i].targets[0] = N.name(fresh, store=True)
             table = {name: N.name(fresh)}

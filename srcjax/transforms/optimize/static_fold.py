@@ -64,7 +64,8 @@ def fold_static(fdef: Any) -> bool:
     - a helper with an ``identity_operand`` whose result has that operand's
       abstract value (``ad.expand_to_rank(x, 1)`` of an ``x`` of rank 2) becomes a copy
       of the operand: the helper would return it as it is;
-    - ``t[i]`` of a tuple display ``t = (a, b)`` becomes ``a`` or ``b``.
+    - ``t[i]`` of a tuple display ``t = (a, b)`` becomes ``a`` or ``b``;
+    - a helper of a list just bound to ``[]`` that gives ``[]`` becomes that display.
 
     Only assignments whose abstract values are sure (not inside a loop whose
     values did not converge) are changed.
@@ -112,7 +113,68 @@ def fold_static(fdef: Any) -> bool:
                 changed = True
     if _forward_items(fdef.body, {}):
         changed = True
+    if _empty_list_helpers(fdef.body):
+        changed = True
     return changed
+
+
+def _empty_list_helpers(stmts: List[Any]) -> bool:
+    """``L = ad.batch_broadcast(L, 4)`` where ``L = []`` is the binding before it in
+    the same block and nothing mentions ``L`` in between (vmap's broadcast of a
+    scan's ``ys = []`` before the loop appends to it) becomes ``L = []`` when the
+    helper gives an empty list for an empty list and its constant operands: a
+    list bound to a call's result may be reached another way, and jit then knew
+    no list's length (the vmapped scan's loops stayed untyped). Returns whether
+    anything changed."""
+    changed = False
+    empty: Dict[str, bool] = {}  # names bound to `[]` and not mentioned since
+    for s in stmts:
+        for block in _blocks(s):
+            changed |= _empty_list_helpers(block)
+        if _is_assign(s) and isinstance(s.value, gast.List) and not s.value.elts:
+            empty[s.targets[0].id] = True
+            continue
+        if _is_assign(s) and empty.get(s.targets[0].id) and _empty_result(s):
+            s.value = gast.List(elts=[], ctx=gast.Load())
+            s.sj_op = Op("pack", elts=[])
+            s.sj_note = "an empty list"
+            changed = True
+            continue
+        for n in N.names_in(s):
+            empty.pop(n, None)
+    return changed
+
+
+def _blocks(s: Any) -> List[List[Any]]:
+    if isinstance(s, gast.If):
+        return [s.body, s.orelse]
+    if isinstance(s, (gast.For, gast.While)):
+        return [s.body]
+    return []
+
+
+def _empty_result(s: Any) -> bool:
+    """Whether ``L = P(L, constants...)`` (a primitive without effects) gives an
+    empty list for an empty ``L``."""
+    op = s.sj_op
+    if op.kind != "prim" or op.prim.effectful or not isinstance(s.value, gast.Call):
+        return False
+    t = s.targets[0].id
+    args: Dict[str, Any] = {}
+    for k, v in op.bound.items():
+        if isinstance(v, gast.Name) and v.id == t:
+            args[k] = []
+        elif isinstance(v, gast.Constant):
+            args[k] = v.value
+        else:
+            return False
+    if not any(type(v) is list for v in args.values()):
+        return False
+    try:
+        r = op.prim.impl(**args)
+    except Exception:  # noqa: BLE001 - not decided now
+        return False
+    return type(r) is list and not r
 
 
 _FAILED = object()

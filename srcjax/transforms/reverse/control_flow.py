@@ -109,6 +109,35 @@ class _ControlFlow:
         node = gast.If(test=cond, body=b_then, orelse=b_else)
         return [node]
 
+    def fill_carried_holes(self, s, state, must) -> List[Any]:
+        """``c_bar = ad.fill_holes(c_bar, c, inexact=True)`` before the reverse of
+        a lax loop (a scan, fori_loop or while_loop body, which checks its carry
+        ``c``: ``ad.check_carry``) whose carry holds a container and has a
+        cotangent that may be nonzero in the loop (``state``). A loss reading only ``h`` of a scan's carry
+        ``(h, c)`` leaves ``(h_bar, None)`` after the loop, a trip leaves
+        ``(h_bar, c_bar)``; filled, every trip starts from one structure and jit
+        types the loop (JAX instantiates the zero cotangents of a scan's carry
+        with the carry's abstract value). Only a checked carry: its structure,
+        shapes and dtypes are the same after every trip, so ``c`` at the loop's
+        exit gives the zeros every trip's cotangent has. The other names a loop
+        carries may change structure from trip to trip (a tape grad pushed on,
+        a list that grows: b47f94c filled those too, and a third derivative
+        through tapes came out wrong). Integer and bool leaves keep their holes."""
+        out = []
+        for n in sorted(_checked_carries(s)):
+            if n in state and n in must and n in self.containers:
+                fill = N.call(
+                    "ad.fill_holes", [N.name(self.bar(n)), N.name(n)], {"inexact": N.const(True)}
+                )
+                out.append(self._at(N.assign(self.bar(n), fill), s))
+                inside = {id(t) for t in N.walk_stmts(s.body)}
+                outside = [t for t in self.assign_sites.get(n, []) if id(t) not in inside]
+                if getattr(s, "sj_in_loop", False) or len(outside) > 1:
+                    # (else ``c`` holds the loop's exit value here without a restore:
+                    # bound once before the loop and in it, the loop in no other)
+                    self._collect_reads([N.name(n)])
+        return out
+
     def rev_loop(self, s, nz, defined) -> List[Any]:
         depth = getattr(self, "_rev_depth", 0)
         self._rev_depth = depth + 1
@@ -145,6 +174,7 @@ class _ControlFlow:
             for n in sorted(state - nz):
                 out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
                 self.materialized.add(n)
+            out.extend(self.fill_carried_holes(s, state, must))
             body_nz = set(state)
             if defer is not None:
                 defer.sites = []
@@ -214,3 +244,22 @@ class _ControlFlow:
                 out.append(self._at(gast.If(test=ran, body=[kill], orelse=[]), s))
                 self._collect_reads([rng, N.name(t)])
         return out
+
+
+def _checked_carries(loop: Any) -> Set[str]:
+    """The carries a lax loop's body checks (``ad.check_carry(what, init, c)`` at
+    its top level, see frontend/normalize/lax_calls.py): names whose structure,
+    shapes and dtypes every trip keeps (JAX's TypeError otherwise)."""
+    out = set()
+    for t in loop.body:
+        op = getattr(t, "sj_op", None)
+        if (
+            isinstance(t, (gast.Expr, gast.Assign))  # (`unused = ad.check_carry(...)`: vmap's)
+            and op is not None
+            and op.kind == "prim"
+            and op.prim.carry_check
+        ):
+            after = op.bound.get("after")
+            if isinstance(after, gast.Name):
+                out.add(after.id)
+    return out

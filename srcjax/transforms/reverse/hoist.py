@@ -24,7 +24,8 @@ def hoist_invariant_reads(body: List[Any], containers: Set[str]) -> None:
     ``body`` (:func:`is_lax_loop`; innermost loops first, repeated so a chain ``p = params["l"]; w =
     p["w"]`` moves whole). A statement moves when it is at the top level of a
     ``for``/``while`` body, reads a part (``x[c]`` with a constant ``c`` of a
-    name in ``containers``, or ``x.name``) of a name the loop does not assign,
+    name in ``containers``, or ``x.name``) of a name the loop does not assign
+    or copies such a name in ``containers`` (``cell_params = params``),
     and its target is assigned nowhere else in the loop, read in the loop only
     after it, and named nowhere outside the loop (so a loop that runs no trip
     leaves nothing observable bound)."""
@@ -82,17 +83,24 @@ def _hoist_loop(loop: Any, containers: Set[str], named_outside: Set[str]) -> Lis
 
 def _movable(s, containers, assigned, seen, named_outside) -> bool:
     op = getattr(s, "sj_op", None)
-    if not isinstance(s, gast.Assign) or op is None or op.kind != "prim":
+    if not isinstance(s, gast.Assign) or op is None:
         return False
-    part = op.prim.part
-    base = op.bound.get("x")
-    if not isinstance(base, gast.Name) or base.id in assigned:
-        return False
-    if part == "item":
-        idx = op.bound.get("idx")
-        if base.id not in containers or not isinstance(idx, gast.Constant):
+    if op.kind == "copy" and isinstance(s.value, gast.Name):
+        # a container copied in every trip (an inlined cell's parameter,
+        # `cell_params = params`): moved, its part reads can move too
+        if s.value.id not in containers:
             return False
-    elif part not in ("attr", "static_attr"):
+    elif op.kind != "prim":
+        return False
+    elif op.prim.part == "item":
+        base, idx = op.bound.get("x"), op.bound.get("idx")
+        if not isinstance(base, gast.Name) or base.id not in containers:
+            return False
+        if not isinstance(idx, gast.Constant):
+            return False
+    elif op.prim.part not in ("attr", "static_attr") or not isinstance(
+        op.bound.get("x"), gast.Name
+    ):
         return False
     t = s.targets[0].id
     if assigned.get(t) != 1 or t in seen or t in named_outside:
@@ -158,7 +166,17 @@ def _names_outside_loops(body: List[Any]) -> dict:
 
 
 def _own_names(s: Any) -> List[str]:
-    """The names a statement mentions itself (a loop or if: its header only)."""
+    """The names a statement mentions itself (a loop or if: its header only;
+    none for a declaration ``x = None``, which reads nothing and binds nothing a
+    moved statement could be confused with: a read of ``x`` elsewhere counts)."""
+    if (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Constant)
+        and s.value.value is None
+    ):
+        return []
     if isinstance(s, gast.For):
         nodes = [s.target, s.iter]
     elif isinstance(s, (gast.While, gast.If)):
