@@ -823,3 +823,22 @@ def test_a_helper_passing_its_parameter_to_an_appending_helper_is_followed(trans
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="name the same list") as e:
         transform(_copy_seen_through_a_nested_helper)(2.0)
     assert "test_list_aliases.py" in str(e.value)
+
+
+def _reduce_with(function, init, xs):
+    acc = init
+    for x in xs:
+        acc = function(acc, x)
+    return acc
+
+
+def _reduces(x):
+    return _reduce_with(lambda a, b: a + b * x, 0.5, [x, 2.0 * x])
+
+
+def test_a_copy_handed_to_a_function_parameter_is_not_refused():
+    """CI on 2c64ccd: tree_reduce's `acc = initializer; acc = function(acc, x)`
+    was refused (a call of an unknown function counted as a change of a name not
+    known to hold a list). Oracle: 0.5 + 3 x^2, slope 6 x."""
+    _close(srcjax.jit(_reduces)(2.0), _reduces(2.0))
+    _close(srcjax.grad(_reduces)(2.0), 12.0)

@@ -1479,8 +1479,11 @@ def test_cholesky_of_a_matrix_that_is_not_positive_definite_is_nan():
     out = jnp.linalg.cholesky(np.stack([good, bad, good]))
     assert_close(out[0], np.linalg.cholesky(good))
     assert_close(out[2], np.linalg.cholesky(good))
-    assert np.all(np.isnan(out[1]))
-    assert np.all(np.isnan(jnp.linalg.cholesky(bad)))
+    # JAX 0.10.2: NaN on and below the diagonal, zeros above (59cd5c2)
+    low = np.tril(np.ones((2, 2), bool))
+    for f in (out[1], jnp.linalg.cholesky(bad)):
+        assert np.all(np.isnan(np.asarray(f)[low]))
+        assert np.all(np.asarray(f)[~low] == 0.0)
 
     def logdet_with_jitter(k):
         low = jnp.linalg.cholesky(k)

@@ -105,6 +105,15 @@ def outer(k):
     return inner
 
 
+def passes_through(k):
+    # g only hands k on to its lambda: k is a free variable of g's code, but of
+    # the lambda's alone when g is compiled by itself (test_api_breadth's tree_reduce)
+    def g(x):
+        return (lambda z: z * k)(x) * 2.0
+
+    return g
+
+
 @deco
 def decorated(x):
     return x * 4.0
@@ -135,6 +144,7 @@ def test_unedited_constructs_transform_as_python(tmp_path):
         (mod.Model.stat, 2 * x + 1.0),
         (mod.outer(2.0), 2 * (2.0 * 2.0) + 2 * (x * 2.0) * 2.0),
         (mod.decorated, 4.0),
+        (mod.passes_through(3.0), 6.0),
         (mod.pair[0], 6.0),
         (mod.pair[1], 7.0),
     ]

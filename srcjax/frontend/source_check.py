@@ -13,8 +13,8 @@ comprehensions:
 - the name and parameter counts of each code object;
 - the constants (numbers, strings, docstrings: ``2.0`` -> ``300.0``);
 - every name used (locals, globals, attributes, free and cell variables, as
-  one set, so a closure compiled alone, whose free variables become globals,
-  still matches);
+  one set over the code and the code nested in it, so a closure compiled
+  alone, whose free variables become globals, still matches);
 - the set of line numbers with code (a statement added, moved or removed).
 
 Not the bytecode: modules loaded through an import hook that rewrites their
@@ -52,9 +52,21 @@ for _name in __future__.all_feature_names:
 _VERDICTS: Dict[Tuple[types.CodeType, str], bool] = {}
 
 
-def _fingerprint(code: types.CodeType) -> tuple:
+def _names(code: types.CodeType) -> set:
+    """Every name ``code`` and the code nested in it use. One set for the whole
+    subtree: a free variable a function only hands on to a nested lambda is in
+    its ``co_freevars`` when compiled in place, and only in the lambda's names
+    when compiled alone."""
     names = set(code.co_names) | set(code.co_varnames)
     names |= set(code.co_freevars) | set(code.co_cellvars)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    names = _names(code)
     consts = []
     nested = []
     for c in code.co_consts:

@@ -165,6 +165,16 @@ class _Flow:
                 state = self.expr(state, k, pure=True)
         return state
 
+    def _known(self, n: str) -> bool:
+        """Whether ``n`` is known to hold a list or dict (its kind, or one of a
+        copy's names whose source's kind is known)."""
+        if self.kinds.get(n) in _CONTAINERS:
+            return True
+        return any(
+            n in (t, src) and self.kinds.get(src) in _CONTAINERS
+            for _, t, src, _ in self.sites.values()
+        )
+
     def call(self, state: Set[_Fact], e: Any, pure: bool = False) -> Set[_Fact]:
         f = e.func
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
@@ -191,7 +201,10 @@ class _Flow:
             if not isinstance(arg, gast.Name):
                 state = self.expr(state, a)
                 continue
-            if self.pure_arg(e, i if i < len(e.args) else -1):
+            if self.pure_arg(e, i if i < len(e.args) else -1) or not self._known(arg.id):
+                # (a name not known to hold a list or dict - a helper's parameter,
+                # mostly an array - is changed only by the syntax `change` counts:
+                # a call of a function given it is a read)
                 measure = isinstance(f, gast.Name) and f.id == "len" and len(args) == 1
                 self.read(state, arg.id, arg, only_len=measure)
             else:  # (a helper may change it in place or keep it)
@@ -483,10 +496,16 @@ def _may_change(fnode: Any, names: Set[str], kinds: Dict[str, str], calls: Any) 
                     continue  # (its arguments are stored or read, not changed)
             args = list(n.args) + [k.value for k in n.keywords]
             for i, a in enumerate(args):
-                if isinstance(a, gast.Name) and a.id in names:
+                if isinstance(a, gast.Name) and a.id in names and _known(a.id, kinds, names):
                     if not calls.pure_arg(n, i if i < len(n.args) else -1):
                         return True
     return False
+
+
+def _known(n: str, kinds: Dict[str, str], names: Set[str]) -> bool:
+    """Whether ``n`` (one of the copies' ``names``) may be known to hold a list or
+    dict: its kind or that of a name linked to it by copies is a container's."""
+    return kinds.get(n) in _CONTAINERS or any(kinds.get(m) in _CONTAINERS for m in names)
 
 
 def _builds_new(v: Any) -> bool:
