@@ -10,11 +10,16 @@ Python's values. Oracles: the same function run as plain Python, jax.jit and
 jax.grad of it (JAX runs the Python while tracing), central differences of the
 Python function (every function is linear in x: exact)."""
 
-import jax
 import numpy as np
 import pytest
 
 import srcjax
+from srcjax.errors import UnsupportedSyntaxError
+
+try:  # (JAX is not a test dependency: its cross-checks run where it is installed)
+    import jax
+except ImportError:
+    jax = None
 
 
 def _sum_loop(items):
@@ -171,7 +176,8 @@ REFUSED = [
 @pytest.mark.parametrize("f", REFUSED, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("transform", [srcjax.jit, srcjax.grad], ids=["jit", "grad"])
 def test_change_through_an_item_is_refused(f, transform):
-    _close(jax.jit(f)(2.0), f(2.0))  # (what JAX gives: Python's value)
+    if jax is not None:
+        _close(jax.jit(f)(2.0), f(2.0))  # (what JAX gives: Python's value)
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
         transform(f)(2.0)
     assert "test_list_aliases.py:" in str(info.value)  # (the user's line)
@@ -192,7 +198,8 @@ def test_argument_changed_through_an_item_is_refused(f):
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="test_list_aliases.py:"):
         srcjax.jit(f)(*args)
     g = _item_of_list_param_of if f is item_of_list_param else _tuple_argument_of
-    _close(jax.grad(g)(2.0), _slope(g, 2.0))
+    if jax is not None:
+        _close(jax.grad(g)(2.0), _slope(g, 2.0))
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError, match="test_list_aliases.py:"):
         srcjax.grad(g)(2.0)
 
@@ -206,7 +213,8 @@ def test_followed_changes_give_pythons_values(f):
     _close(srcjax.jit(f)(2.0), f(2.0))
     _close(srcjax.grad(f)(2.0), _slope(f, 2.0))
     _close(srcjax.jit(srcjax.grad(f))(2.0), _slope(f, 2.0))
-    _close(jax.grad(f)(2.0), _slope(f, 2.0))
+    if jax is not None:
+        _close(jax.grad(f)(2.0), _slope(f, 2.0))
 
 
 def test_helper_appending_to_a_named_list_under_jit():
@@ -216,7 +224,8 @@ def test_helper_appending_to_a_named_list_under_jit():
 def test_argument_list_appended_under_jit():
     want = param_appended([1.5, 3.0], 2.0)
     _close(srcjax.jit(param_appended)([1.5, 3.0], 2.0), want)
-    _close(jax.jit(param_appended)([1.5, 3.0], 2.0), want)
+    if jax is not None:
+        _close(jax.jit(param_appended)([1.5, 3.0], 2.0), want)
 
 
 def _receivers(src):
@@ -293,7 +302,8 @@ def stored_back_in_loop(x):
 @pytest.mark.parametrize("f", [stored_back, stored_back_in_loop], ids=lambda f: f.__name__)
 def test_a_change_stored_back_gives_pythons_values(f):
     _close(srcjax.jit(f)(2.0), f(2.0))
-    _close(jax.grad(f)(2.0), _slope(f, 2.0))
+    if jax is not None:
+        _close(jax.grad(f)(2.0), _slope(f, 2.0))
     if f is stored_back:
         _close(srcjax.grad(f)(2.0), _slope(f, 2.0))
 
@@ -312,7 +322,8 @@ def test_grad_of_a_helper_loop_over_a_list_grown_in_a_loop():
     # grew after the call; the reverse loop read its length then (grad gave 6)
     _close(srcjax.grad(_grown_in_loop)(2.0), _slope(_grown_in_loop, 2.0))
     _close(srcjax.jit(srcjax.grad(_grown_in_loop))(2.0), _slope(_grown_in_loop, 2.0))
-    _close(jax.grad(_grown_in_loop)(2.0), _slope(_grown_in_loop, 2.0))
+    if jax is not None:
+        _close(jax.grad(_grown_in_loop)(2.0), _slope(_grown_in_loop, 2.0))
 
 
 def _returned(xs):
@@ -546,7 +557,8 @@ SNAPSHOTS = [
 @pytest.mark.parametrize("f", SNAPSHOTS, ids=lambda f: f.__name__)
 def test_a_copy_changed_later_gives_pythons_values(f):
     x = 2.0
-    _close(jax.grad(f)(x), _slope(f, x))  # (the oracle agrees with JAX)
+    if jax is not None:
+        _close(jax.grad(f)(x), _slope(f, x))  # (the oracle agrees with JAX)
     _close(srcjax.jit(f)(x), f(x))
     _close(srcjax.grad(f)(x), _slope(f, x))
     _close(srcjax.jvp(f, (x,), (1.0,))[1], _slope(f, x))
@@ -691,7 +703,8 @@ REFUSED_COPIES = [
 def test_a_copy_that_sees_a_change_is_refused_at_the_read(f, transform):
     import inspect
 
-    _close(jax.jit(f)(2.0), f(2.0))  # (JAX runs the Python: Python's value)
+    if jax is not None:
+        _close(jax.jit(f)(2.0), f(2.0))  # (JAX runs the Python: Python's value)
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
         transform(f)(2.0)
     g = _copy_of_a_parameter_changed if f is _copy_of_a_parameter_changed_of else f
@@ -721,7 +734,8 @@ def test_a_helpers_copy_of_its_parameter_appended_to_is_refused(transform):
     import inspect
 
     f = _loop_over_a_copy_of_a_parameter
-    _close(jax.grad(f)(2.0), _slope(f, 2.0))
+    if jax is not None:
+        _close(jax.grad(f)(2.0), _slope(f, 2.0))
     with pytest.raises(srcjax.errors.UnsupportedSyntaxError) as info:
         transform(f)(2.0)
     lines, first = inspect.getsourcelines(_loop_over_a_copy_of)
@@ -758,14 +772,24 @@ def _conditional_copy(x):
     return s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: copies that are not a plain `b = items` (a tuple assignment, a "
-    "conditional expression) are not decided by frontend/normalize/copies.py; grad 6, Python 7",
-)
 @pytest.mark.parametrize("f", [_tuple_copy, _conditional_copy], ids=lambda f: f.__name__)
-def test_grad_of_other_copies_of_a_list_grown_in_a_loop(f):
-    _close(srcjax.grad(f)(2.0), _slope(f, 2.0))
+def test_other_copies_of_a_list_grown_in_a_loop_are_refused(f):
+    """Were the strict xfail of 5a7cff1 (grad 6 for Python's 7, silent): copies
+    that are not a plain `b = items` are refused at the user's line (copies.other_copies)."""
+    for transform in (srcjax.grad, srcjax.jit):
+        with pytest.raises(UnsupportedSyntaxError, match="changed in place later") as info:
+            transform(f)(2.0)
+        assert "test_list_aliases.py" in str(info.value)
+
+
+def _tuple_copy_not_changed(x):
+    items = [x, 2.0 * x]
+    b, k = items, 1.0
+    return sum(b) * k
+
+
+def test_a_tuple_copy_of_a_list_never_changed_is_not_refused():
+    _close(srcjax.grad(_tuple_copy_not_changed)(2.0), 3.0)
 
 
 def _double(z):

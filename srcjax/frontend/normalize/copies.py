@@ -460,6 +460,37 @@ def plain_copies(
     return [n for i, (n, _) in enumerate(copies) if i in flow.changed and i not in keep], None
 
 
+def other_copies(fnode: Any, kinds: Dict[str, str], calls: Any) -> Optional[tuple]:
+    """``(node, message, hint)`` for the first copy of a list or dict that is not
+    a plain ``b = items`` - a tuple assignment ``b, k = items, 0`` or a
+    conditional expression ``b = items if t else other`` - of a list changed in
+    place in ``fnode`` (which :func:`plain_copies` does not decide: grad read
+    such a ``b`` after the list grew, 6 for Python's 7), else None."""
+    for n in _walk_own(fnode.body):
+        if not isinstance(n, gast.Assign):
+            continue
+        pairs = []
+        for t in n.targets:
+            v = n.value
+            if isinstance(t, (gast.Tuple, gast.List)) and isinstance(v, (gast.Tuple, gast.List)):
+                pairs += list(zip(t.elts, v.elts)) if len(t.elts) == len(v.elts) else []
+            elif isinstance(t, gast.Name) and isinstance(v, gast.IfExp):
+                pairs += [(t, v.body), (t, v.orelse)]
+        for t, v in pairs:
+            if not (isinstance(t, gast.Name) and isinstance(v, gast.Name)):
+                continue
+            if kinds.get(v.id) in _CONTAINERS and _may_change(fnode, {t.id, v.id}, kinds, calls):
+                return (
+                    n,
+                    f"`{t.id}` is given the list/dict `{v.id}` here, which is changed in "
+                    "place later; srcjax treats lists and dicts as values and decides such "
+                    "a shared list only for a plain copy on its own line",
+                    f"copy it where it is taken: `{t.id} = list({v.id})`, or write "
+                    f"`{t.id} = {v.id}` as its own statement",
+                )
+    return None
+
+
 def _copied(v: Any, calls: Any, wanted: Callable[[str], bool]) -> Optional[str]:
     """The name (one ``wanted``) whose list ``v`` may be: ``items`` in ``items``
     or ``ident(items)`` (a helper returning its parameter); else None."""

@@ -29,7 +29,7 @@ from .calls import CallsMixin
 from .common import _FnChoice, _ops_table, _unsupported
 from .comprehensions import ComprehensionsMixin
 from .containers import ContainersMixin
-from .copies import Calls, plain_copies
+from .copies import Calls, other_copies, plain_copies
 from .expressions import ExpressionsMixin
 from .functions import FunctionsMixin
 from .inline import InlineMixin
@@ -409,9 +409,12 @@ class Normalizer(
     def _check(self, fnode: Any) -> None:
         bad = _shared_mutation(fnode) or item_mutation(fnode, _MUTATORS)
         if bad is None:
-            snapshots, bad = plain_copies(fnode, self.ckinds, Calls(self))
-            for node in snapshots:
-                node.sj_snapshot = True  # (statements.py binds a copy: Python's value)
+            calls = Calls(self)
+            bad = other_copies(fnode, self.ckinds, calls)
+            if bad is None:
+                snapshots, bad = plain_copies(fnode, self.ckinds, calls)
+                for node in snapshots:
+                    node.sj_snapshot = True  # (statements.py binds a copy: Python's value)
         if bad is not None:
             node, message, hint = bad
             raise UnsupportedSyntaxError(message, self.src.location(node), hint)
