@@ -108,7 +108,12 @@ def _row_before_shape(avals):
     return tuple(xs.shape[1:]), xs.dtype, xs.wt and first.wt
 
 
-row_before = register(Primitive("ad.row_before", _row_before, kind="internal"))
+# (row_before and tree_stack_rev appear only in jit's optimized reverse loops,
+# code no transform differentiates again: no derivative rules; a grad meeting
+# one raises NoDerivativeRuleError)
+row_before = register(
+    Primitive("ad.row_before", _row_before, kind="internal", differentiable=False)
+)
 row_before.facts(result_shape=_row_before_shape)
 row_before.samples = lambda rng: [((rng.normal(size=(4, 3)), 2, rng.normal(size=(3,))), {})]
 
@@ -195,7 +200,9 @@ def _tree_stack_rev(items):
     return _tree_stack(items[::-1])
 
 
-tree_stack_rev = register(Primitive("ad.tree_stack_rev", _tree_stack_rev, kind="internal"))
+tree_stack_rev = register(
+    Primitive("ad.tree_stack_rev", _tree_stack_rev, kind="internal", differentiable=False)
+)
 tree_stack_rev.facts(result_shape=_tree_stack_shape)
 tree_stack_rev.samples = lambda rng: [(([rng.normal(size=(2, 3)), rng.normal(size=(2, 3))],), {})]
 
