@@ -189,3 +189,22 @@ def test_log_and_log1p_kernels_bit_for_bit(numpy_path):
         )
     for g, w in zip(got, want):
         _same_bits(g, w)
+
+
+def test_a_large_batch_of_keys_is_shared_among_threads_bit_for_bit(monkeypatch, numpy_path):
+    # normal/split over many keys run their rows on the runtime's threads (R4:
+    # 4096 keys x 64 normals); the values are the one-thread kernel's and the
+    # NumPy path's, whatever the split of the rows
+    from srcjax.backends import runtime
+    from srcjax.random import _numba as kn
+
+    keys = kn.split_keys(np.array([0, 7], np.uint32), (1001,), True)
+    monkeypatch.setattr(runtime, "NUM_THREADS", 3)
+    threaded = kn.normal_keys(keys, (70,)), kn.split_keys(keys, (67,), True)
+    monkeypatch.setattr(kn, "PARALLEL_MIN", 1 << 62)
+    alone = kn.normal_keys(keys, (70,)), kn.split_keys(keys, (67,), True)
+    with numpy_path():
+        want = srcjax.vmap(lambda k: srcjax.random.normal(k, (70,)))(keys)
+    for a, b in zip(threaded, alone):
+        _same_bits(a, b)
+    _same_bits(threaded[0], want)

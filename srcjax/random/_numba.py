@@ -249,13 +249,43 @@ def uniform_words(words, lo, span, out):
         out[i] = max(lo, _fma(_unit(words[i]), span, lo))
 
 
+#: values below which a kernel over a batch of keys runs on the calling thread
+#: alone (handing rows to the pool costs ~20-50 us; 2**16 normals take ~150 us)
+PARALLEL_MIN = 1 << 16
+
+
+def _by_rows(kernel, flat: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``kernel(flat, n, out)``, its rows (keys) shared among the runtime's worker
+    threads when there are many values (the kernels are nogil; each key's values
+    depend on that key alone, so the bits are the same), as XLA:CPU spreads
+    a large ``normal`` over its threads."""
+    rows = flat.shape[0]
+    threads = 1
+    if rows > 1 and rows * n >= PARALLEL_MIN:
+        from .. import _spmd
+        from ..backends import runtime
+
+        threads = min(_spmd.threads(runtime.NUM_THREADS), rows)
+    if threads <= 1:
+        kernel(flat, n, out)
+        return
+    bounds = [rows * i // threads for i in range(threads + 1)]
+    pool = runtime._pool_executor()
+    futures = [
+        pool.submit(kernel, flat[lo:hi], n, out[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])
+    ]
+    kernel(flat[: bounds[1]], n, out[: bounds[1]])
+    for f in futures:
+        f.result()
+
+
 def normal_keys(keys: np.ndarray, shape: tuple) -> np.ndarray:
     """float32 ``normal`` of ``shape`` for each key of ``keys (..., 2)``
     (partitionable counters), in one compiled pass."""
     n = _tf._size(shape)
     flat = np.ascontiguousarray(keys.reshape(-1, 2))
     out = np.empty((flat.shape[0], n), np.float32)
-    normal_partitionable(flat, n, out)
+    _by_rows(normal_partitionable, flat, n, out)
     return out.reshape(keys.shape[:-1] + tuple(shape))
 
 
@@ -277,7 +307,7 @@ def split_keys(keys: np.ndarray, shape: tuple, partitionable: bool) -> np.ndarra
     flat = np.ascontiguousarray(keys.reshape(-1, 2))
     if partitionable:
         out = np.empty((flat.shape[0], n, 2), np.uint32)
-        split_partitionable(flat, n, out)
+        _by_rows(split_partitionable, flat, n, out)
     else:
         out = np.empty((flat.shape[0], 2 * n), np.uint32)
         bits32_legacy(flat, 2 * n, out)
