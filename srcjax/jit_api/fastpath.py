@@ -153,6 +153,21 @@ def _node(w: _Writer, x: str, key: Any, value: Any, order: bool) -> tuple:
     raise _Unsupported
 
 
+def _items(w: _Writer, x: str, subs: Any, values: Any, order: bool) -> tuple:
+    """Guard lines for each item ``x[i]`` of a sequence (keys ``subs``, this
+    call's ``values``): the items' output expressions and their change flags."""
+    outs = []
+    changed = []
+    for i, (k, v) in enumerate(zip(subs, values)):
+        c = w.name("c")
+        w.emit(f"{c} = {x}[{i}]")
+        o, ch = _node(w, c, k, v, order)
+        outs.append(o)
+        if ch != "False":
+            changed.append(ch)
+    return outs, changed
+
+
 def _sequence(w: _Writer, x: str, key: Any, value: Any, order: bool) -> tuple:
     t = type(value)
     subs = key[2]
@@ -160,15 +175,7 @@ def _sequence(w: _Writer, x: str, key: Any, value: Any, order: bool) -> tuple:
         raise _Unsupported
     w.emit(f"if type({x}) is not {w.const(t, 'T')} or len({x}) != {len(subs)}:")
     w.emit("    return None")
-    outs = []
-    changed = []
-    for i, (k, v) in enumerate(zip(subs, value)):
-        c = w.name("c")
-        w.emit(f"{c} = {x}[{i}]")
-        o, ch = _node(w, c, k, v, order)
-        outs.append(o)
-        if ch != "False":
-            changed.append(ch)
+    outs, changed = _items(w, x, subs, value, order)
     items = ", ".join(outs) + ("," if len(outs) == 1 else "")
     v = w.name("v")
     if t is list:  # (the walk copies every list)
@@ -275,15 +282,7 @@ def _class(w: _Writer, x: str, key: Any, value: Any) -> tuple:
             w.emit(f"for _c in {ch}:")  # (a child it is makes it part of the layout)
             w.emit(f"    if _c is {a}:")
             w.emit("        return None")
-    outs = []
-    changed = []
-    for j, (k, c) in enumerate(zip(subs, children)):
-        cv = w.name("c")
-        w.emit(f"{cv} = {ch}[{j}]")
-        o, chg = _node(w, cv, k, c, False)
-        outs.append(o)
-        if chg != "False":
-            changed.append(chg)
+    outs, changed = _items(w, ch, subs, children, False)
     if not changed:
         return x, "False"
     v = w.name("v")

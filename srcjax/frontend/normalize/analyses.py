@@ -281,18 +281,30 @@ def changed_in_place(fnode: Any) -> Set[str]:
     return out
 
 
+def parents_unless_captured(fnode: Any, p: str) -> Optional[Dict[int, Any]]:
+    """The parent of each node of ``fnode``'s own body (by ``id``), or None when
+    a nested function, lambda or generator there refers to ``p`` (a closure or a
+    suspended frame may read ``p`` after the call)."""
+    parents: Dict[int, Any] = {}
+    for node in _walk_own(fnode.body):
+        if isinstance(node, (gast.Yield, gast.YieldFrom)):
+            return None
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            if any(isinstance(n, gast.Name) and n.id == p for n in N.walk(node)):
+                return None
+            continue
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
+
+
 def only_read_in_place(fnode: Any, p: str) -> bool:
     """Whether ``fnode`` uses its parameter ``p`` only where the value cannot
     outlive the call: iterated by a ``for`` (also through ``zip``/``enumerate``),
     indexed (``p[i]``), or measured (``len(p)``); never rebound."""
-    parents: Dict[int, Any] = {}
-    for node in _walk_own(fnode.body):
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            if any(isinstance(n, gast.Name) and n.id == p for n in N.walk(node)):
-                return False  # (a closure over p may outlive the call)
-            continue
-        for child in gast.iter_child_nodes(node):
-            parents[id(child)] = node
+    parents = parents_unless_captured(fnode, p)
+    if parents is None:
+        return False
     for node in _walk_own(fnode.body):
         if not (isinstance(node, gast.Name) and node.id == p):
             continue

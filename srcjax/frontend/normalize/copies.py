@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 
-from .analyses import _MUTATORS, _walk_own
+from .analyses import _MUTATORS, _walk_own, parents_unless_captured
 
 #: methods of a list/dict that only read it
 _READERS = frozenset({"copy", "index", "count", "get"})
@@ -672,16 +672,9 @@ class Calls:
 
         if only_read_in_place(fdef, p):
             return True
-        parents: Dict[int, Any] = {}
-        for node in _walk_own(fdef.body):
-            if isinstance(node, (gast.Yield, gast.YieldFrom)):
-                return False  # (a generator reads p after the call)
-            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-                if any(isinstance(n, gast.Name) and n.id == p for n in gast.walk(node)):
-                    return False  # (a closure over p may outlive the call)
-                continue
-            for child in gast.iter_child_nodes(node):
-                parents[id(child)] = node
+        parents = parents_unless_captured(fdef, p)
+        if parents is None:
+            return False
         for node in _walk_own(fdef.body):
             if not (isinstance(node, gast.Name) and node.id == p):
                 continue
