@@ -236,3 +236,32 @@ def test_scalar_global_of_another_module_read_by_its_helper():
     finally:
         m.SCALE, m.FLAG = 2.0, True
     assert seen == [3.0, 4.0, 5.0, 0.0, 6.0, 7.0]
+
+
+class _Scaled:
+    """A callable model whose scale is an instance attribute (jit(_Scaled(2.0)))."""
+
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, x):
+        return jnp.sin(x) * self.s
+
+
+def test_a_jitted_instances_scalar_attribute_is_a_guarded_constant():
+    # JAX bakes self.s in at trace time: a Python float, weakly typed (the result
+    # too: 0.5 * 2.0 is a weak float32); rebinding it specializes again here
+    m = _Scaled(2.0)
+    f = srcjax.jit(m)
+    y = f(0.5)
+    assert y.weak_type and y.dtype == np.float32
+    np.testing.assert_allclose(float(y), np.sin(np.float32(0.5)) * 2.0, rtol=1e-6)
+    m.s = 3.0
+    np.testing.assert_allclose(float(f(0.5)), np.sin(np.float32(0.5)) * 3.0, rtol=1e-6)
+    m.s = np.ones(2, np.float32)  # no longer a scalar: read live
+    np.testing.assert_allclose(np.asarray(f(0.5)), np.full(2, np.sin(np.float32(0.5))), rtol=1e-6)
+    x = np.float32([0.5, 1.0])
+    for step in range(8):  # rebound on every call: read live after a few builds
+        m.s = float(step)
+        np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * step, rtol=1e-6)
+    assert f._builds <= jit_module._MAX_REBINDS + 4

@@ -143,10 +143,7 @@ KNOWN = {
         "the gradient of a weak value through pow is weak (JAX: strong)",
     ),
     **dict.fromkeys(["l_jvp_scan", "l_jvp_scan_ys"], "jvp through scan: weak types differ"),
-    **dict.fromkeys(
-        ["t_jit_dict_sum", "t_jit_instance", "t_jit_instance_plus_f16"],
-        "jit: a weak result given as strong",
-    ),
+    "t_jit_dict_sum": "jit: a weak result given as strong",
     "t_jit_list_sum_f16": "jit: a Python float in a list is summed as float32",
     **dict.fromkeys(
         ["v_out_none_float", "v_out_none_int", "v_out_none_tuple"],

@@ -27,7 +27,7 @@ import numpy as np
 from .._array import Array, unwrap_tree
 from ..codegen import emit
 from ..frontend import nodes as N
-from ..frontend.normalize.anf import _GENERATED_NAMES
+from ..frontend.normalize.anf import _GENERATED_NAMES, Op
 from ..frontend.normalize.normalizer import aval_holds, current_value
 from ..transforms import optimize as opt
 
@@ -169,6 +169,58 @@ def rebound(dep: tuple) -> bool:
     kind, where, key, obj = dep
     if kind == "aval":
         return not aval_holds(where, key, obj)
+    if kind == "attr":  # (an object's attribute: fold_object_attributes)
+        return getattr(where, "__dict__", {}).get(key, _ABSENT) is not obj
     if kind not in ("dict", "cell") or not _foldable(obj):
         return False
     return current_value(where, None if kind == "cell" else key) is not obj
+
+
+def fold_object_attributes(fdef: Any, objects: Dict[str, Any], volatile: set) -> tuple:
+    """Replace each read ``p.name`` of a parameter ``p`` in ``objects`` (a static
+    object: the instance of ``jit(Net(2.0))``, a method's ``self`` under
+    ``static_argnums``), never assigned in ``fdef``, by the value its instance
+    attribute holds when that value is :func:`_foldable`, as JAX bakes ``self.s``
+    in at trace time (a Python float: weakly typed, so ``jnp.sin(x) * self.s`` is
+    weak). Returns the guards (``("attr", obj, name, value)`` dependencies) that
+    specialize again when an attribute is rebound; attributes in ``volatile``
+    (rebound too often) stay live reads."""
+    import gast
+
+    stored = {
+        n.id
+        for n in gast.walk(fdef)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
+    }
+    objects = {p: o for p, o in objects.items() if p not in stored}
+    guards: Dict[tuple, tuple] = {}
+    if not objects:
+        return ()
+
+    class Fold(gast.NodeTransformer):
+        def visit_Assign(self, node: Any) -> Any:
+            was = node.value
+            self.generic_visit(node)
+            if node.value is not was and isinstance(node.value, gast.Constant):
+                node.sj_op = Op("copy", elts=[node.value])  # (t = self.s: a constant now)
+            return node
+
+        def visit_Attribute(self, node: Any) -> Any:
+            self.generic_visit(node)
+            v = node.value
+            if not (
+                isinstance(v, gast.Name) and v.id in objects and isinstance(node.ctx, gast.Load)
+            ):
+                return node
+            obj = objects[v.id]
+            value = getattr(obj, "__dict__", {}).get(node.attr, _ABSENT)  # (no properties)
+            if value is _ABSENT or not _foldable(value) or (id(obj), node.attr) in volatile:
+                return node
+            guards[(id(obj), node.attr)] = ("attr", obj, node.attr, value)
+            return gast.copy_location(N.const(value), node)
+
+    Fold().visit(fdef)
+    return tuple(guards.values())
+
+
+_ABSENT = object()

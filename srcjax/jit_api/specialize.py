@@ -25,7 +25,7 @@ from ..frontend import nodes as N
 from ..frontend.normalize import ClassKind, dependencies_valid
 from ..frontend.source import unwrap_callable
 from ..transforms import optimize as opt
-from .global_facts import _globals_to_fold, _resolver
+from .global_facts import _globals_to_fold, _resolver, fold_object_attributes
 from .outputs import _static_object
 from .scalar_params import fold_attributes
 from .signature import _WEAK, _aval_tree, _describe
@@ -139,6 +139,14 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
         # again), as JAX bakes them in at trace time
         folded, guards, arrays = _globals_to_fold(fdef, src, norm.bindings, jit._volatile)
         opt.bind_static(fdef, folded, note="module global")
+        # a static object's instance attributes holding Python scalars (jit(Net(2.0))'s
+        # self.s): constants too, guarded, as JAX bakes them in at trace time
+        objects = {
+            p: k.types[1]
+            for p, k in zip(params, kinds)
+            if isinstance(k, ClassKind) and isinstance(k.types, tuple) and k.types[:1] == ("fn",)
+        }
+        guards += fold_object_attributes(fdef, objects, jit._volatile)
         made["guards"] = guards
         resolve = _resolver(src, norm.bindings, arrays)  # (global arrays' avals)
         boxed = {
