@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
-scipy_linalg = pytest.importorskip("scipy.linalg")
+pytest.importorskip("scipy.linalg")
 
 import srcjax  # noqa: E402
 import srcjax.numpy as jnp  # noqa: E402
 import srcjax.scipy.linalg as jsl  # noqa: E402
-from srcjax.primitives.linalg import _blas_threads  # noqa: E402
+from srcjax.primitives.linalg import _blas_threads, triangular  # noqa: E402
 
 
 def _blas_of(package):
@@ -56,18 +56,50 @@ def _spy(monkeypatch, module, name, package):
     return seen
 
 
+def _spy_trsm(monkeypatch):
+    """Record the thread counts of SciPy's BLAS at each ``trsm`` call of
+    solve_triangular (triangular._tri_solve_2d)."""
+    seen = []
+    real = triangular._trsm
+
+    def trsm_of(dtype):
+        fn = real(dtype)
+
+        def spy(*args, **kwargs):
+            seen.append(max(c.get_num_threads() for c in _blas_of("scipy")))
+            return fn(*args, **kwargs)
+
+        return spy
+
+    monkeypatch.setattr(triangular, "_trsm", trsm_of)
+    return seen
+
+
 def _lower(rng, n):
     return (np.tril(rng.normal(size=(n, n))) + n * np.eye(n)).astype(np.float32)
 
 
 def test_small_triangular_solve_runs_on_one_thread(monkeypatch, two_threads):
     rng = np.random.default_rng(0)
-    a, b = _lower(rng, 30), rng.normal(size=(30, 30)).astype(np.float32)
-    seen = _spy(monkeypatch, scipy_linalg, "solve_triangular", "scipy")
+    # 40 x 40 columns: over trsm's own one-thread guard, under SMALL_WORK
+    assert 40 * 40 >= triangular.TRSM_OWN_GUARD and 40**3 <= _blas_threads.SMALL_WORK
+    a, b = _lower(rng, 40), rng.normal(size=(40, 40)).astype(np.float32)
+    seen = _spy_trsm(monkeypatch)
     x = np.asarray(jsl.solve_triangular(a, b, lower=True))
     assert seen == [1]
     assert max(c.get_num_threads() for c in _blas_of("scipy")) == 2  # restored
     np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), rtol=1e-4, atol=1e-5)
+
+
+def test_tiny_triangular_solve_calls_trsm_directly(monkeypatch, two_threads):
+    """Under trsm's own guard (rows * columns < 1024) OpenBLAS keeps the solve on
+    the calling thread itself: no limit is set (it would cost more than the solve)."""
+    rng = np.random.default_rng(5)
+    a, b = _lower(rng, 12), rng.normal(size=(12,)).astype(np.float32)
+    seen = _spy_trsm(monkeypatch)
+    x = np.asarray(jsl.solve_triangular(a, b, lower=True))
+    assert seen == [2]
+    np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), rtol=1e-5, atol=1e-6)
 
 
 def test_large_triangular_solve_keeps_its_threads(monkeypatch, two_threads):
@@ -75,7 +107,7 @@ def test_large_triangular_solve_keeps_its_threads(monkeypatch, two_threads):
     n = 96  # 96**3 is over SMALL_WORK: the threads may help, they stay
     assert n**3 > _blas_threads.SMALL_WORK
     a, b = _lower(rng, n), rng.normal(size=(n, n)).astype(np.float32)
-    seen = _spy(monkeypatch, scipy_linalg, "solve_triangular", "scipy")
+    seen = _spy_trsm(monkeypatch)
     x = np.asarray(jsl.solve_triangular(a, b, lower=True))
     assert seen == [2]
     np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), rtol=1e-4, atol=1e-5)
@@ -93,21 +125,22 @@ def test_small_eigh_runs_on_one_thread(monkeypatch, two_threads):
 
 
 def test_grad_of_cholesky_under_jit_solves_on_one_thread(monkeypatch, two_threads):
-    """Item 04's program: every triangular solve of the gradient runs on one
-    thread, and the gradient is float64 finite differences'."""
+    """Item 04's program (30x30 there: under trsm's own guard now; 40x40 here):
+    every triangular solve of the gradient runs on one thread, and the gradient
+    is float64 finite differences'."""
     rng = np.random.default_rng(3)
-    x = rng.uniform(-3, 3, (30, 1))
-    k = np.exp(-0.5 * (x - x.T) ** 2) + 0.1 * np.eye(30)
+    x = rng.uniform(-3, 3, (40, 1))
+    k = np.exp(-0.5 * (x - x.T) ** 2) + 0.1 * np.eye(40)
 
     def f(k):
         return jnp.sum(jnp.log(jnp.diag(jnp.linalg.cholesky(k))))
 
-    seen = _spy(monkeypatch, scipy_linalg, "solve_triangular", "scipy")
+    seen = _spy_trsm(monkeypatch)
     g = np.asarray(srcjax.jit(srcjax.grad(f))(k.astype(np.float32)))
     assert seen and set(seen) == {1}
 
     # sum(log(diag(chol(K)))) = log det(K) / 2: its derivative along a symmetric E
-    e = np.zeros((30, 30))
+    e = np.zeros((40, 40))
     e[3, 7] = e[7, 3] = 1.0
     h = 1e-6
     fd = (np.linalg.slogdet(k + h * e)[1] - np.linalg.slogdet(k - h * e)[1]) / (4 * h)
@@ -141,7 +174,7 @@ def test_without_threadpoolctl_calls_run_as_they_are(monkeypatch):
     monkeypatch.setattr(_blas_threads, "_FOUND", {})
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
     rng = np.random.default_rng(4)
-    a, b = _lower(rng, 5), rng.normal(size=(5,)).astype(np.float32)
+    a, b = _lower(rng, 40), rng.normal(size=(40, 40)).astype(np.float32)
     x = np.asarray(jsl.solve_triangular(a, b, lower=True))
-    np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), rtol=1e-4, atol=1e-5)
     assert _blas_threads._FOUND["scipy"] == []

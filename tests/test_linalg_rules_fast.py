@@ -198,3 +198,82 @@ def test_vmap_over_right_hand_sides_with_one_factor():
     np.testing.assert_allclose(
         x, np.linalg.solve(np.tril(L).T.astype(np.float64), Ys.T).T, rtol=1e-4
     )
+
+
+# -- solve_triangular through BLAS trsm: operand layouts, dtypes, sizes -------------
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_solve_triangular_layouts_complex_and_real(trans, lower, layout):
+    """trsm reads column-major: a C-ordered ``a`` is passed as its transpose (the
+    other triangle, the other ``trans``), except for the conjugate transpose of a
+    complex ``a``. Oracle: float64/complex128 NumPy solves of the masked matrix."""
+    rng = np.random.default_rng(7)
+    for dt in (np.float32, np.complex64):
+        a = rng.normal(size=(5, 5)) + 5 * np.eye(5)
+        if dt is np.complex64:
+            a = a + 1j * rng.normal(size=(5, 5))
+        a = a.astype(dt)
+        if layout == "F":
+            a = np.asfortranarray(a)
+        elif layout == "strided":
+            a = np.repeat(np.repeat(a, 2, 0), 2, 1)[::2, ::2]
+        for b in (rng.normal(size=5), rng.normal(size=(5, 2))):
+            b = b.astype(dt)
+            got = np.asarray(sla.solve_triangular(a, b, trans=trans, lower=lower))
+            want = np.linalg.solve(_op(a.astype(np.complex128), trans, lower, False), b)
+            assert got.dtype == dt
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_solve_triangular_half_precision_solves_in_float32():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(8)
+    a64 = np.tril(rng.normal(size=(4, 4))) + 4 * np.eye(4)
+    b64 = rng.normal(size=(4, 2))
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        a, b = a64.astype(dt), b64.astype(dt)
+        got = sla.solve_triangular(a, b, lower=True)
+        assert got.dtype == dt
+        want = np.linalg.solve(np.tril(a.astype(np.float64)), b.astype(np.float64))
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=2e-2, atol=2e-2)
+
+
+def test_solve_triangular_singular_upper_and_unit_diagonal():
+    """A zero pivot gives the substitution's inf/NaN (XLA's solve is trsm too);
+    with ``unit_diagonal`` the zero diagonal is never read. Oracle: substitution
+    in a Python loop (IEEE division, float64)."""
+    a = np.array([[2.0, 1.0, -1.0], [0.0, 0.0, 3.0], [0.0, 0.0, 4.0]])
+    b = np.array([1.0, 2.0, 8.0])
+
+    def back(t, b):
+        x = np.zeros(3)
+        with np.errstate(all="ignore"):
+            for i in (2, 1, 0):
+                x[i] = (b[i] - t[i, i + 1 :] @ x[i + 1 :]) / t[i, i]
+        return x
+
+    got = np.asarray(sla.solve_triangular(a.astype(np.float32), b.astype(np.float32)))
+    np.testing.assert_array_equal(got, back(a, b).astype(np.float32))
+    np.testing.assert_array_equal(got, [np.inf, -np.inf, 2.0])
+    unit = a.copy()
+    np.fill_diagonal(unit, 1.0)
+    got = np.asarray(sla.solve_triangular(a.astype(np.float32), b, unit_diagonal=True))
+    np.testing.assert_allclose(got, back(unit, b), rtol=1e-6)
+
+
+def test_solve_triangular_over_trsm_guard_and_shared_batch():
+    """A right-hand side over trsm's own one-thread guard (40 x 40), and one matrix
+    broadcast along a batch (vmap over right-hand sides)."""
+    rng = np.random.default_rng(9)
+    a = (np.triu(rng.normal(size=(40, 40))) + 8 * np.eye(40)).astype(np.float32)
+    b = rng.normal(size=(40, 40)).astype(np.float32)
+    want = np.linalg.solve(np.triu(a.astype(np.float64)).T, b)
+    np.testing.assert_allclose(sla.solve_triangular(a, b, trans=1), want, rtol=1e-4, atol=1e-5)
+    ab = np.broadcast_to(a[:6, :6], (3, 6, 6))
+    bb = rng.normal(size=(3, 6)).astype(np.float32)
+    got = np.asarray(sla.solve_triangular(ab, bb))
+    want = [np.linalg.solve(np.triu(a[:6, :6].astype(np.float64)), r) for r in bb]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -196,41 +196,74 @@ def _scipy_linalg():
     return _SCIPY_LINALG[0]
 
 
+#: right-hand-side size (rows * columns) below which OpenBLAS's ``trsm`` keeps the
+#: solve on the calling thread itself (measured on SciPy 1.17's OpenBLAS 0.3.30:
+#: 32x31 on one thread, 32x32 and 16x64 on the workers); from it on, :func:`call_small`
+#: decides. The LAPACK driver ``trtrs`` has no such guard (a 12x12 system with 12
+#: columns went to the workers), nor SciPy's ``solve_triangular`` around it.
+TRSM_OWN_GUARD = 1024
+
+_TRSM: dict = {}  # dtype -> SciPy's BLAS ?trsm for it
+
+
+def _trsm(dtype):
+    """SciPy's BLAS ``?trsm`` (``s``, ``d``, ``c`` or ``z``) for ``dtype``; ``None``
+    without SciPy."""
+    fn = _TRSM.get(dtype)
+    if fn is None:
+        sl = _scipy_linalg()
+        if sl is None:
+            return None
+        from scipy.linalg import blas
+
+        (fn,) = blas.get_blas_funcs(("trsm",), dtype=dtype)
+        _TRSM[dtype] = fn
+    return fn
+
+
 def _tri_solve_2d(a, b, trans, lower, unit_diagonal):
-    """A triangular solve (LAPACK ``trtrs`` through SciPy, O(m^2) per column) for
-    one matrix ``a`` ``(m, m)``; ``b`` ``(m,)`` or ``(..., m, n)``, its batch axes
-    folded into columns. ``None`` when SciPy is missing or ``a`` is singular (the
-    caller's general path then gives JAX's inf/NaN), or for shapes that do not fit."""
-    sl = _scipy_linalg()
-    if sl is None or b.ndim == 0:
-        return None
+    """A triangular solve for one matrix ``a`` ``(m, m)`` by BLAS ``trsm`` (SciPy's
+    wrapper, without ``scipy.linalg.solve_triangular``'s argument checks, which
+    cost five times the solve of a 12x12 system); ``b`` ``(m,)`` or ``(..., m,
+    n)``, its batch axes folded into columns. An exact zero on the diagonal gives
+    the substitution's inf/NaN, as XLA's solve (also ``trsm``) does. ``None`` when
+    SciPy is missing, or for dtypes and shapes that do not fit (the caller's
+    general path then runs)."""
     m = a.shape[-1]
+    if b.ndim == 0 or m == 0:
+        return None
+    if a.dtype.char not in "fdFD":  # float16, bfloat16: solved in float32
+        if a.dtype.kind not in "fV" or a.dtype.itemsize > 2:
+            return None
+        a, b = a.astype(np.float32), b.astype(np.float32)
     vector = b.ndim == 1
     if vector:
-        bm = b
+        bm = b[:, None]
     else:
         if b.shape[-2] != m:
             return None
         batch = b.shape[:-2]
         bm = np.moveaxis(b, -2, 0).reshape(m, -1) if batch else b
-    if b.shape[-1 if vector else -2] != m:
+    if bm.shape[0] != m or bm.shape[1] == 0:
+        return None
+    trsm = _trsm(a.dtype)
+    if trsm is None:
         return None
     code = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}[trans]
-    try:  # (small systems on one BLAS thread: see _blas_threads)
-        x = call_small(
-            "scipy",
-            m * m * (1 if vector else bm.shape[-1]),
-            sl.solve_triangular,
-            a,
-            bm,
-            trans=code,
-            lower=lower,
-            unit_diagonal=unit_diagonal,
-            check_finite=False,
-        )
-    except np.linalg.LinAlgError:  # an exact zero on the diagonal
-        return None
-    if not vector and batch:
+    if a.flags.c_contiguous and (code != 2 or a.dtype.kind == "f"):
+        # BLAS reads column-major: a C-ordered a is the F-ordered a.T, whose other
+        # triangle is a's (no copy); conj-transposing needs a's own layout
+        a, lower, code = a.T, not lower, 1 - min(code, 1)
+    args = (1.0, a, bm)
+    kw = {"lower": int(lower), "trans_a": code, "diag": int(unit_diagonal)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if m * bm.shape[1] < TRSM_OWN_GUARD:
+            x = trsm(*args, **kw)
+        else:  # (larger small systems on one BLAS thread: see _blas_threads)
+            x = call_small("scipy", m * m * bm.shape[1], trsm, *args, **kw)
+    if vector:
+        return x[:, 0]
+    if batch:
         x = np.moveaxis(x.reshape((m,) + batch + (b.shape[-1],)), 0, -2)
     return x
 
