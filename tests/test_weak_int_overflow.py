@@ -14,6 +14,8 @@ import pytest
 import srcjax
 import srcjax.numpy as jnp
 
+_BIG = 2**31  # a module-level constant (read as a global, no constant at normalize)
+
 # (name, operand dtype, function): OverflowError in JAX 0.10.2 eager, jit, vmap
 # (and grad where the operand is float32)
 RAISES = [
@@ -31,6 +33,18 @@ RAISES = [
     ("maximum", "float32", lambda x: jnp.maximum(x, 2**31)),
     ("where", "float32", lambda x: jnp.where(x > 0, x, 2**31)),
     ("clip", "float32", lambda x: jnp.clip(x, 0, 2**31)),
+    ("global", "float32", lambda x: x + _BIG),
+    ("global_i32", "int32", lambda x: x * _BIG),
+    ("global_jnp", "float32", lambda x: jnp.maximum(x, _BIG)),
+    # .at updates convert a Python int to int32 first, whatever x's dtype
+    ("at_set", "float32", lambda x: x.at[0].set(2**31)),
+    ("at_set_i32", "int32", lambda x: x.at[0].set(2**31)),
+    ("at_set_below", "int32", lambda x: x.at[0].set(-(2**31) - 1)),
+    ("at_set_i16", "int16", lambda x: x.at[0].set(2**31)),
+    ("at_set_u32_2_32", "uint32", lambda x: x.at[0].set(2**32)),
+    ("at_add", "float32", lambda x: x.at[0].add(2**31)),
+    ("at_mul_slice", "int32", lambda x: x.at[:2].multiply(2**40)),
+    ("at_min_global", "int32", lambda x: x.at[0].min(_BIG)),
 ]
 
 # (name, dtype, function, JAX 0.10.2's value at ones(3) of dtype, its dtype)
@@ -56,8 +70,8 @@ def _run(mode, f, x):
         return f(x)
     if mode == "jit":
         return srcjax.jit(f)(x)
-    if mode == "vmap":
-        return srcjax.vmap(f)(x)
+    if mode == "vmap":  # (a batch of two rows: .at[0] needs a row per example)
+        return srcjax.vmap(f)(jnp.stack([x, x]))[1]
     return srcjax.grad(lambda x: jnp.sum(f(x)).astype(jnp.float32))(x)
 
 
@@ -75,6 +89,60 @@ def test_ints_jax_accepts(name, dtype, f, want, wdt):
         r = _run(mode, f, jnp.ones(3, dtype))
         assert np.asarray(r).dtype == np.dtype(wdt), mode
         np.testing.assert_array_equal(np.asarray(r), np.full(3, want, wdt))
+
+
+# (name, function, JAX 0.10.2's value at ones(3) of dtype, dtype): .at updates
+# with ints JAX converts (uint32 takes [-2**31, 2**32); others wrap to x's dtype),
+# and jnp.full/full_like, which wrap a Python int into the dtype (NumPy's astype:
+# np.asarray(v) is int64/uint64, beyond those an OverflowError)
+WRAPS = [
+    ("at_set_u32", "uint32", lambda x: x.at[0].set(2**31), [2147483648, 1, 1], "uint32"),
+    ("at_set_u32_neg", "uint32", lambda x: x.at[0].set(-(2**31)), [2147483648, 1, 1], "uint32"),
+    ("at_set_i8", "int8", lambda x: x.at[0].set(300), [44, 1, 1], "int8"),
+    ("at_add_i8", "int8", lambda x: x.at[0].add(300), [45, 1, 1], "int8"),
+    ("at_set_i16", "int16", lambda x: x.at[1].set(70000), [1, 4464, 1], "int16"),
+    ("at_set_u8_neg", "uint8", lambda x: x.at[0].set(-1), [255, 1, 1], "uint8"),
+    ("at_set_lowest", "float32", lambda x: x.at[2].set(-(2**31)), [1, 1, -(2.0**31)], "float32"),
+    (
+        "full",
+        "float32",
+        lambda x: jnp.full(3, 2**31) + x.astype(jnp.int32),
+        [-(2**31) + 1] * 3,
+        "int32",
+    ),
+    ("full_global", "int32", lambda x: jnp.full(3, _BIG) * x, [-(2**31)] * 3, "int32"),
+    ("full_2_32_5", "int32", lambda x: jnp.full(3, 2**32 + 5) + 0 * x, [5] * 3, "int32"),
+    ("full_below", "int32", lambda x: jnp.full(3, -(2**31) - 1) + 0 * x, [2**31 - 1] * 3, "int32"),
+    ("full_2_64_1", "int32", lambda x: jnp.full(3, 2**64 - 1) + 0 * x, [-1] * 3, "int32"),
+    ("full_i8", "int8", lambda x: jnp.full(3, 300, dtype=jnp.int8) + 0 * x, [44] * 3, "int8"),
+    ("full_u8", "uint8", lambda x: jnp.full(3, -1, dtype=jnp.uint8) + 0 * x, [255] * 3, "uint8"),
+    ("full_like_i8", "int8", lambda x: jnp.full_like(x, 300), [44] * 3, "int8"),
+    ("full_like_u32", "uint32", lambda x: jnp.full_like(x, -1), [2**32 - 1] * 3, "uint32"),
+    ("full_like_f", "float32", lambda x: jnp.full_like(x, 2**64), [2.0**64] * 3, "float32"),
+    (
+        "lax_full",
+        "int32",
+        lambda x: srcjax.lax.full((3,), 2**31, jnp.int32) + 0 * x,
+        [-(2**31)] * 3,
+        "int32",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,dtype,f,want,wdt", WRAPS, ids=[c[0] for c in WRAPS])
+def test_ints_jax_wraps(name, dtype, f, want, wdt):
+    for mode in ("eager", "jit", "vmap"):
+        r = _run(mode, f, jnp.ones(3, dtype))
+        assert np.asarray(r).dtype == np.dtype(wdt), mode
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(want, wdt), err_msg=mode)
+
+
+@pytest.mark.parametrize("v", [2**64, -(2**63) - 1])
+def test_full_beyond_64_bits_raises_as_jax(v):
+    # JAX 0.10.2: OverflowError "Python int too large to convert to C long"
+    for g in (lambda: jnp.full(3, v), srcjax.jit(lambda: jnp.full(3, v))):
+        with pytest.raises(OverflowError, match="too large to convert"):
+            g()
 
 
 def test_error_names_the_users_line():

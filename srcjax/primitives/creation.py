@@ -100,7 +100,17 @@ def _full(shape, fill_value, dtype=None):
     ``fill_value`` (Python float -> float32, int -> int32). Differentiable in
     ``fill_value``."""
     dt = _dtype_or(dtype, _value_dtype(fill_value))
-    return np.full(shape, fill_value, dtype=dt)
+    return np.full(shape, _fill(fill_value, dt), dtype=dt)
+
+
+def _fill(v, dt):
+    """A fill value as JAX converts it: a Python int wraps into an integer dtype
+    (``full(3, 2**31)`` is ``-2**31``; NumPy's int64/uint64 first, so beyond 64
+    bits an OverflowError), where NumPy would raise."""
+    if type(v) is not int or dt.kind not in "iub":
+        return v
+    with np.errstate(over="ignore"):
+        return np.asarray(v).astype(dt)
 
 
 full = _creation("jnp.full", _full, np.full, differentiable=True)
@@ -154,7 +164,8 @@ empty_like = _creation("jnp.empty_like", _empty_like, np.empty_like)
 def _full_like(a, fill_value, dtype=None, shape=None):
     """Array like ``a`` filled with ``fill_value`` (jax.numpy.full_like);
     differentiable in ``fill_value``."""
-    return np.full(np.shape(a) if shape is None else shape, fill_value, _like_dtype(a, dtype))
+    dt = _like_dtype(a, dtype)
+    return np.full(np.shape(a) if shape is None else shape, _fill(fill_value, dt), dt)
 
 
 full_like = _creation("jnp.full_like", _full_like, np.full_like, differentiable=True)

@@ -130,9 +130,12 @@ class ExpressionsMixin:
             if e.id in self.locals:
                 return N.name(self.var(e.id))
             ref = self.global_ref(N.name(e.id))
-            ty = _constant_type(*self.lookup_global(e.id)) if isinstance(ref, gast.Name) else None
+            found = self.lookup_global(e.id) if isinstance(ref, gast.Name) else ("missing", None)
+            ty = _constant_type(*found)
             if ty is not None:
                 self.types[ref.id] = ty
+            if type(found[1]) is int and found[1] not in _INT32:
+                ref.big_int = found[1]  # (a module's N = 2**31: see check_weak_ints)
             return ref
         folded = _fold_constant(e)
         if folded is not None and not force_name:
@@ -407,14 +410,14 @@ class ExpressionsMixin:
 
     def check_weak_ints(self, operands: List[Any], always: bool) -> None:
         """Before an operator or elementwise ``jnp`` call on ``operands`` (atoms): for
-        each Python int constant beyond int32 among them, ``ad.check_weak_int``,
+        each Python int constant beyond int32 among them (or global name holding one
+        when transformed, read at run time), ``ad.check_weak_int``,
         JAX's OverflowError at run time when it meets an array (``always``: a ``jnp``
         function's argument) while x64 is off (NumPy computes ``x + 2**31`` in
         float32). Nothing is emitted for other constants (the common case)."""
         for i, a in enumerate(operands):
-            if not (isinstance(a, gast.Constant) and type(a.value) is int):
-                continue
-            if -(2**31) <= a.value < 2**31:
+            big = a.value if isinstance(a, gast.Constant) else getattr(a, "big_int", None)
+            if type(big) is not int or big in _INT32:
                 continue
             others = [o for j, o in enumerate(operands) if j != i]
             if always or not others:

@@ -53,7 +53,21 @@ def _at_prepare(x, v):
     # layout of ``x``: a broadcast base under vmap, a transposed one, would get
     # its updates written into a temporary copy and lost)
     out = np.array(x, copy=True, order="C")
+    if type(v) is int:
+        return out, _int_update(v, out.dtype)
     return out, np.asarray(v)
+
+
+def _int_update(v, dtype):
+    """A Python int update as JAX converts it: an int32 first while x64 is off
+    (uint32 ``x``: a uint32; beyond either, JAX's OverflowError, also for a float
+    ``x``), then ``x``'s dtype, wrapping (int8 ``x.at[0].set(300)`` writes 44)."""
+    if not _dt.x64_enabled():
+        top = 2**32 if dtype == np.uint32 else 2**31
+        if not -(2**31) <= v < top:
+            raise OverflowError(f"Python int {v} too large to convert to int32")
+    with np.errstate(over="ignore"):
+        return np.asarray(v).astype(dtype)
 
 
 def _set_raw(x, idx, v):
