@@ -371,3 +371,60 @@ def test_an_invariant_cotangent_in_a_branch_not_taken_on_every_trip(mode, sign):
     f = lambda k, x: _branchy(k, x, sign, mode)  # noqa: E731
     assert_close(srcjax.grad(f)(np.float32(0.25), x), want, rtol=1e-6)
     assert_close(srcjax.jit(srcjax.grad(f))(np.float32(0.25), x), want, rtol=1e-6)
+
+
+def _scan_per_length(w):
+    # session 16's debt: the scan body closes over this trip's slice by a default
+    # (``v=v``); its cotangent's zeros before the reverse scan were made like the
+    # last trip's slice (shape (3,) on the trip of shape (2,): ShapeError)
+    total = 0.0
+    for n in (2, 3):
+        v = w[:n]
+
+        def cell(c, x, v=v):
+            return c * jnp.sum(v) + x, c
+
+        c, _ = lax.scan(cell, 1.0, jnp.arange(3.0))
+        total = total + c
+    return total
+
+
+def _fori_per_length(w):
+    total = 0.0
+    for n in (1, 3, 2):
+        v = w[:n] * 2.0
+        total = total + lax.fori_loop(0, 2, lambda i, c, v=v: c * jnp.sum(v) + i, 1.0)
+    return total
+
+
+def _python_oracle(w, lengths, scale, xs):
+    """The same programs as Python loops over float64 numbers."""
+    total = 0.0
+    for n in lengths:
+        s, c = scale * sum(w[:n]), 1.0
+        for x in xs:
+            c = c * s + x
+        total += c
+    return total
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, srcjax.jit], ids=["eager", "jit"])
+def test_loop_closing_over_a_slice_of_each_outer_trip(wrap):
+    w = np.array([0.5, 0.25, 0.125], np.float32)
+    # jax.grad in JAX 0.10.2 (float32)
+    np.testing.assert_allclose(
+        np.asarray(wrap(srcjax.grad(_scan_per_length))(w)), [5.984375, 5.984375, 3.296875]
+    )
+    # central differences of the Python loops in float64
+    for f, args in (
+        (_scan_per_length, ((2, 3), 1.0, (0, 1, 2))),
+        (_fori_per_length, ((1, 3, 2), 2.0, (0, 1))),
+    ):
+        w64 = w.astype(np.float64)
+        fd = []
+        for i in range(3):
+            e = np.zeros(3)
+            e[i] = 1e-6
+            fd.append((_python_oracle(w64 + e, *args) - _python_oracle(w64 - e, *args)) / 2e-6)
+        np.testing.assert_allclose(float(f(w)), _python_oracle(w64, *args), rtol=1e-6)
+        assert_close(np.asarray(wrap(srcjax.grad(f))(w)), np.array(fd), rtol=1e-5, atol=1e-5)

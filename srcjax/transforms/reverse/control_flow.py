@@ -130,13 +130,19 @@ class _ControlFlow:
                     "ad.fill_holes", [N.name(self.bar(n)), N.name(n)], {"inexact": N.const(True)}
                 )
                 out.append(self._at(N.assign(self.bar(n), fill), s))
-                inside = {id(t) for t in N.walk_stmts(s.body)}
-                outside = [t for t in self.assign_sites.get(n, []) if id(t) not in inside]
-                if getattr(s, "sj_in_loop", False) or len(outside) > 1:
-                    # (else ``c`` holds the loop's exit value here without a restore:
-                    # bound once before the loop and in it, the loop in no other)
-                    self._collect_reads([N.name(n)])
+                self.read_at_exit(s, n)
         return out
+
+    def read_at_exit(self, s, n: str) -> None:
+        """The reverse of loop ``s`` reads ``n``'s value at the loop's exit (the
+        zeros of its cotangent, its holes filled): restored from the tape where
+        ``s`` is in a loop (each trip's value: a slice of that trip's length) or
+        ``n`` is bound more than once outside it; else ``n`` holds that value
+        there already (bound once before the loop and in it, the loop in no other)."""
+        inside = {id(t) for t in N.walk_stmts(s.body)}
+        outside = [t for t in self.assign_sites.get(n, []) if id(t) not in inside]
+        if getattr(s, "sj_in_loop", False) or len(outside) > 1:
+            self._collect_reads([N.name(n)])
 
     def rev_loop(self, s, nz, defined) -> List[Any]:
         depth = getattr(self, "_rev_depth", 0)
@@ -172,7 +178,10 @@ class _ControlFlow:
             out: List[Any] = []
             must = self.must_at.get(id(s), set(self.params))
             for n in sorted(state - nz):
-                out.append(N.assign(self.bar(n), self.zero_for(n, n in must)))
+                zero = self.zero_for(n, n in must)
+                out.append(N.assign(self.bar(n), zero))
+                if n in N.names_in(zero):
+                    self.read_at_exit(s, n)
                 self.materialized.add(n)
             out.extend(self.fill_carried_holes(s, state, must))
             body_nz = set(state)
