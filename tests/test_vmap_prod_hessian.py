@@ -128,3 +128,48 @@ def test_prod_rule_helpers_batch_like_a_loop(f, args, in_axes):
     )
     text = srcjax.source(srcjax.vmap(f, in_axes=axes), *args)
     assert "loop over the examples" not in text, text
+
+
+def _third64(x):
+    """d^3 prod(x) / dx_i dx_j dx_k in float64: the product of the other
+    entries for distinct i, j, k, else 0."""
+    x = np.asarray(x, np.float64)
+    n = len(x)
+    t = np.zeros((n, n, n))
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                if len({i, j, k}) == 3:
+                    t[i, j, k] = np.prod(np.delete(x, [i, j, k]))
+    return t
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: srcjax.vmap(srcjax.jacfwd(srcjax.hessian(jnp.prod))),
+        lambda: srcjax.jit(srcjax.vmap(srcjax.jacrev(srcjax.jacrev(srcjax.grad(jnp.prod))))),
+        lambda: srcjax.vmap(srcjax.jacrev(srcjax.jacfwd(srcjax.grad(jnp.prod)))),
+    ],
+)
+def test_third_derivatives_of_prod_match_the_closed_form(make):
+    # prod_others' rules use prod_others again (of x with one entry set to 1):
+    # every order stays division free and exact with zeros (rows 1 and 2)
+    got = make()(XS)
+    assert got.shape == (5, 4, 4, 4) and got.dtype == np.float32
+    want = np.stack([_third64(x) for x in XS])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
+@pytest.mark.parametrize("shape,axis", [((64, 6, 6, 6), -1), ((64, 6, 6, 6), 1), ((3, 4), 1)])
+def test_short_axis_scan_is_numpys_bit_for_bit(dtype, shape, axis):
+    from srcjax.primitives.ad.cumprod import _scan
+
+    a = np.random.default_rng(3).normal(size=shape).astype(dtype)
+    for op, ref in ((np.multiply, np.cumprod), (np.add, np.cumsum)):
+        got, want = _scan(op, a, axis), ref(a, axis=axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    b = np.broadcast_to(a[:, :1], a.shape)  # a broadcast view (a batch_broadcast)
+    np.testing.assert_array_equal(_scan(np.multiply, b, axis), np.cumprod(b, axis=axis))

@@ -17,7 +17,6 @@ from .static import (
     _ungroup_last,
     eye_mask,
     group_last,
-    last_onehot,
     ungroup_last,
 )
 from .sums import sum
@@ -33,6 +32,34 @@ from .sums import sum
 # recurrence. The rules w.r.t. x use the O(n^2) matrix form (M is the upper
 # triangle of cumprods of "x with x_i replaced by 1"), so every order of
 # derivative stays exact.
+
+
+#: a float scan along an axis of at most this length runs as one ufunc call per
+#: position (:func:`_scan`) when the other axes hold at least
+#: ``_SHORT_REST`` elements per position
+_SHORT_AXIS = 64
+_SHORT_REST = 32
+
+
+def _scan(op, a, axis):
+    """``op.accumulate(a, axis)`` (``np.multiply`` / ``np.add``), the same
+    sequential results bit for bit. NumPy's accumulate walks a short axis
+    innermost, one tiny inner loop per row: a (64, 6, 6, 6) float32 cumprod
+    along its last 6 took ~130 us, the 5 vectorized products below ~20 us
+    (R7's second derivatives of ``prod``)."""
+    n = a.shape[axis]
+    if a.dtype.kind not in "fc" or n > _SHORT_AXIS or a.size < _SHORT_REST * n:
+        return op.accumulate(a, axis=axis)
+    out = np.array(a)  # (a fresh C-ordered copy; broadcast views materialized)
+    index = [slice(None)] * a.ndim
+    prev = None
+    for j in range(n):
+        index[axis] = j
+        cur = out[tuple(index)]
+        if prev is not None:
+            op(prev, cur, out=cur)
+        prev = cur
+    return out
 
 
 def _excl_cumprod(xm):
@@ -52,8 +79,8 @@ def _cumprod_vjp(g, x, axis):
     if x.size == 0:
         return np.zeros(x.shape, dtype)
     if np.all(x != 0):
-        y = np.cumprod(x, axis=axis)
-        r = np.flip(np.cumsum(np.flip(g * y, axis), axis=axis), axis)
+        y = _scan(np.multiply, x, axis)
+        r = np.flip(_scan(np.add, np.flip(g * y, axis), axis), axis)
         return (r / x).astype(dtype, copy=False)
     xm = np.moveaxis(x, axis, 0).astype(dtype)
     gm = np.moveaxis(np.broadcast_to(g, x.shape), axis, 0).astype(dtype)
@@ -73,8 +100,8 @@ def _cumprod_jvp(t, x, axis):
     if x.size == 0:
         return np.zeros(x.shape, dtype)
     if np.all(x != 0):
-        y = np.cumprod(x, axis=axis)
-        return (y * np.cumsum(t / x, axis=axis)).astype(dtype, copy=False)
+        y = _scan(np.multiply, x, axis)
+        return (y * _scan(np.add, t / x, axis)).astype(dtype, copy=False)
     xm = np.moveaxis(x, axis, 0).astype(dtype)
     tm = np.moveaxis(np.broadcast_to(t, x.shape), axis, 0).astype(dtype)
     p = _excl_cumprod(xm)
@@ -161,20 +188,30 @@ def _prod_others(x, axis):
 prod_others = _internal("ad.prod_others", _prod_others).facts(pure=True)
 
 
-def _prod_others_vjp(h, ans, x, axis):
+def _others_of_others(x, axis):
+    """For the rules of ``prod_others``, with ``xr = group_last(x, axis)`` of
+    shape ``(..., n)``: ``po[..., i, k] = prod_{j != i, k} xr_j`` for ``k != i``
+    and 0 on the diagonal (``prod_others`` of row ``i`` of ``xr`` with ``xr_i``
+    set to 1, masked). Division free; built from ``x`` alone, so a batch of
+    tangents or cotangents (jacfwd, hessian) shares it: the rules were
+    ``cumprod_jvp``/``cumprod_vjp`` of the tangent times that masked stack,
+    computed once per basis column (R7, 1.6x its step)."""
     xr = group_last(x, axis)
     off = 1.0 - eye_mask(np.shape(xr)[-1])
     big_x = expand_dims(xr, -2) * off + (1.0 - off)
-    c_bar = triu(expand_dims(group_last(h, axis), -1) * expand_dims(last_onehot(xr), -2))
-    return ungroup_last(sum(cumprod_vjp(c_bar, big_x, -1) * off, axis=-2), x, axis)
+    return prod_others(big_x, -1) * off
+
+
+def _prod_others_vjp(h, ans, x, axis):
+    # x_bar_k = sum_{i != k} h_i prod_{j != i, k} x_j
+    po = _others_of_others(x, axis)
+    return ungroup_last(sum(expand_dims(group_last(h, axis), -1) * po, axis=-2), x, axis)
 
 
 def _prod_others_jvp(t, ans, x, axis):
-    xr = group_last(x, axis)
-    off = 1.0 - eye_mask(np.shape(xr)[-1])
-    big_x = expand_dims(xr, -2) * off + (1.0 - off)
-    d_c = triu(cumprod_jvp(expand_dims(group_last(t, axis), -2) * off, big_x, -1))
-    return ungroup_last(sum(d_c * expand_dims(last_onehot(xr), -2), axis=-1), x, axis)
+    # dot_i = sum_{k != i} t_k prod_{j != i, k} x_j
+    po = _others_of_others(x, axis)
+    return ungroup_last(sum(po * expand_dims(group_last(t, axis), -2), axis=-1), x, axis)
 
 
 prod_others.def_vjp(_prod_others_vjp)
