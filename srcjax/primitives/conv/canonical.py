@@ -20,6 +20,7 @@ from ..registry import Primitive, register
 from ..structural import flip as _flip
 from ..structural import swapaxes as _swapaxes
 from ..structural import transpose as _transpose
+from .gather import conv_by_gather, gather_plan
 from .plans import (
     _batch_out_shape_impl,
     _batch_plan_impl,
@@ -148,6 +149,23 @@ def _conv_impl(
     """
     lhs = _dt.canonicalize_value(np.asarray(lhs))
     rhs = _dt.canonicalize_value(np.asarray(rhs))
+    try:
+        plan = gather_plan(
+            lhs.shape,
+            rhs.shape,
+            lhs.dtype,
+            rhs.dtype,
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            feature_group_count,
+            batch_group_count,
+        )
+    except TypeError:  # (options given as lists: the general path below)
+        plan = None
+    if plan is not None:
+        return conv_by_gather(lhs, rhs, plan)
     dt = np.result_type(lhs.dtype, rhs.dtype)
     fgc, bgc = int(feature_group_count), int(batch_group_count)
     n, c = lhs.shape[:2]
