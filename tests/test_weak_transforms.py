@@ -183,9 +183,6 @@ def test_known_elementwise_differences_are_recorded():
 
 #: where srcjax's eager structural result still differs from JAX's (strict)
 KNOWN_STRUCTURAL = {
-    "jnp.concatenate([W, W])": "weak Arrays inside a list operand are not looked at",
-    "jnp.stack([W, WI])": "weak Arrays inside a list operand are not looked at",
-    "jnp.concatenate([W, F16])": "weak Arrays inside a list operand promote as float32 arrays",
     "W @ W": "matmul keeps no weak type",
     "W.at[0].set(1.0)": ".at[] updates keep no weak type",
 }

@@ -228,6 +228,75 @@ def c_jit_full_like_weak_strong_fill():
     return jax.jit(lambda x: jnp.full_like(x, np.float32(1.0)))(2.0)
 
 
+# joining: the weak rule over the items (jnp.stack([1.0, 2.0]) is weak)
+def c_stack_floats():
+    return jnp.stack([1.0, 2.0])
+
+
+def c_stack_ints():
+    return jnp.stack([1, 2])
+
+
+def c_stack_int_float():
+    return jnp.stack([1, 2.0])
+
+
+def c_stack_bools():
+    return jnp.stack([True, False])
+
+
+def c_stack_weakarr():
+    return jnp.stack([weak_arr(), weak_arr()])
+
+
+def c_stack_weak_strong():
+    return jnp.stack([weak_arr(), jnp.asarray(F32)])
+
+
+def c_stack_weak_f16():
+    return jnp.stack([weak_arr(), jnp.asarray(F16)])
+
+
+def c_stack_dtype():
+    return jnp.stack([1.0, 2.0], dtype=jnp.float32)
+
+
+def c_stack_plus_f16():
+    return jnp.stack([1.0, 2.0, 3.0]) + jnp.asarray(F16)
+
+
+def c_concatenate_weakarr():
+    return jnp.concatenate([weak_arr(), weak_arr()])
+
+
+def c_concatenate_weak_strong():
+    return jnp.concatenate([weak_arr(), jnp.asarray(F32)])
+
+
+def c_hstack_floats():
+    return jnp.hstack([1.0, 2.0])
+
+
+def c_vstack_weakarr():
+    return jnp.vstack([weak_arr(), weak_arr()])
+
+
+def c_jit_stack_args():
+    return jax.jit(lambda a, b: jnp.stack([a, b]))(1.0, 2.0)
+
+
+def c_jit_stack_const():
+    return jax.jit(lambda x: jnp.stack([1.0, 2.0, 3.0]) + x)(jnp.asarray(F16))
+
+
+def c_jit_concatenate_weakarr():
+    return jax.jit(lambda a: jnp.concatenate([a, a]))(weak_arr())
+
+
+def c_jit_stack_weak_strong():
+    return jax.jit(lambda a, b: jnp.stack([a, b]))(weak_arr(), jnp.asarray(F32))
+
+
 # creation under transforms
 def c_jit_full_const():
     return jax.jit(lambda: jnp.full(3, 2.0))()
@@ -369,6 +438,10 @@ def t_jit_instance():
 
 def t_jit_instance_plus_f16():
     return jax.jit(Net(2.0))(0.5) + jnp.asarray(F16)
+
+
+def t_jit_instance_strong_attr():
+    return jax.jit(Net(np.float32(2.0)))(0.5)
 
 
 def t_jit_dict_sum():

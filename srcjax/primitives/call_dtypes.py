@@ -101,6 +101,58 @@ def _weak_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     return weak, args, kwargs
 
 
+def _weak_items_call(prim: Any, args: tuple, kwargs: dict) -> Any:
+    """:func:`_weak_call` for a primitive whose operands are the items of its
+    sequence parameter ``prim.weak_items`` (``jnp.stack([1.0, 2.0])`` is weak
+    float32, ``jnp.stack([weak_x, float16_y])`` float16, a ``dtype`` strong):
+    ``(weak, args, kwargs)`` with the items given as :func:`_weak_call` gives
+    operands, or None (no sequence, or no weak item)."""
+    params = prim._param_names()
+    name = prim.weak_items
+    i = params.index(name)
+    in_args = i < len(args)
+    seq = args[i] if in_args else kwargs.get(name)
+    if type(seq) is not list and type(seq) is not tuple or not seq:
+        return None
+    items = []
+    every = True
+    for a in seq:
+        t = type(a)
+        if t is _WeakArray:
+            items.append((a._buf.dtype, True))
+        elif t in _WEAK_SCALARS:
+            items.append((t, True))
+        else:
+            every = False
+            items.append((a._buf if t is _Array else a, False))
+    if len(items) == sum(1 for _, w in items if not w):
+        return None
+    try:
+        dt, weak = _dt.weak_promotion(items)
+    except (TypeError, ValueError, KeyError):
+        return None
+    d = params.index("dtype") if "dtype" in params else -1
+    if kwargs.get("dtype") is not None or 0 <= d < len(args) and args[d] is not None:
+        weak = False
+
+    def give(a: Any) -> Any:
+        if type(a) is not _WeakArray:
+            return a
+        b = a._buf
+        if every:
+            return b
+        if b.ndim == 0:
+            return b.item()
+        return b if b.dtype == dt else b.astype(dt)
+
+    seq = type(seq)(give(a) for a in seq)
+    if in_args:
+        args = args[:i] + (seq,) + args[i + 1 :]
+    else:
+        kwargs = {**kwargs, name: seq}
+    return weak, args, kwargs
+
+
 def _weak(r: Any) -> Any:
     """The weakly typed Array of a result of the default dtype of its kind (JAX's
     weak types are int32/float32/complex64, 64-bit with x64) or bool; any other

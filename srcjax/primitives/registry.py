@@ -80,6 +80,7 @@ from .call_dtypes import (
     _jax_dtypes,
     _weak,
     _weak_call,
+    _weak_items_call,
 )
 
 __all__ = ["Primitive", "REGISTRY", "CPU", "by_public", "register", "lookup_callable"]
@@ -336,6 +337,10 @@ class Primitive:
         #: ``lax.full``/``full_like``: ``full_like(float16_x, 0.5)`` is strong,
         #: ``full_like(3, 1.5)`` weak int32); None: every non-static operand
         self.weak_from: Optional[str] = None
+        #: the sequence parameter whose items take the weak rule together, as
+        #: elementwise operands do (``jnp.stack``/``concatenate``'s ``arrays``:
+        #: ``jnp.stack([1.0, 2.0])`` is weak float32, with a float16 item float16)
+        self.weak_items: Optional[str] = None
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -423,6 +428,7 @@ class Primitive:
             "weak_result",
             "keeps_weak",
             "weak_from",
+            "weak_items",
             "matrix_product",
             "value_shaped",
             "fused_reduction",
@@ -506,6 +512,10 @@ class Primitive:
         weak = False
         trigger = self.weak_operands
         if trigger is None:
+            if self.weak_items is not None:  # (jnp.stack([1.0, 2.0]): weak)
+                call = _weak_items_call(self, args, kwargs)
+                if call is not None:
+                    weak, args, kwargs = call
             args = _unwrap_args(args)
             if kwargs:
                 kwargs = _unwrap_kwargs(kwargs)

@@ -193,6 +193,8 @@ stack = _structural("jnp.stack", _stack, np.stack)
 unstack = _structural("jnp.unstack", _unstack)
 for _joined in (concatenate, hstack, vstack, stack):
     _joined.promote_operands = True  # JAX promotes the arrays to one dtype first
+for _joined, _seq in ((concatenate, "arrays"), (hstack, "tup"), (vstack, "tup"), (stack, "arrays")):
+    _joined.facts(weak_items=_seq)  # (the weak rule over the items: stack([1.0, 2.0]))
 
 
 def _fill_none(pieces, like):

@@ -250,6 +250,18 @@ class _ResultRules:
             if dt is not None and not (isinstance(dt, gast.Constant) and dt.value is None):
                 return False
             names = [op.bound.get(prim.weak_from)]
+        elif prim.weak_items is not None:  # (jnp.stack([a, b]): the items' rule)
+            dt = op.bound.get("dtype")
+            if dt is not None and not (isinstance(dt, gast.Constant) and dt.value is None):
+                return False
+            seq = op.bound.get(prim.weak_items)
+            seq = self.aval_of(seq, env) if isinstance(seq, gast.AST) else None
+            if not isinstance(seq, (list, tuple)) or not seq:
+                return False
+            avals = list(seq)
+            if not all(isinstance(a, Aval) for a in avals):
+                return False
+            return dtypes.can_be_weak(dtypes.canonicalize_dtype(r.dtype)) and _weak_type(avals)
         elif prim.keeps_weak:
             static = prim.static_params
             names = [x for p, x in op.bound.items() if p not in static]
