@@ -29,6 +29,7 @@ def test_array_result_is_the_old_array_helper_list():
         "ad.matmul_right",
         "ad.transposed",
         "ad.matmul_left_t",
+        "ad.matrix_dot",
         "ad.zero_where_counted",
         "ad.vecdot",
         "ad.matvec",

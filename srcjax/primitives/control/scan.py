@@ -118,6 +118,34 @@ row_before.facts(result_shape=_row_before_shape)
 row_before.samples = lambda rng: [((rng.normal(size=(4, 3)), 2, rng.normal(size=(3,))), {})]
 
 
+def _rows_before(xs, first):
+    """The rows :func:`_row_before` reads on trips ``0 .. n - 1`` stacked in
+    that order: ``first``, then rows ``0 .. n - 2`` of ``xs`` (the stack of a
+    reverse loop's list of them, in the forward trips' order:
+    optimize/trip_order.py)."""
+    if type(xs) is np.ndarray and type(first) is np.ndarray:
+        return np.concatenate((first[None], xs[:-1]))
+    return _leaves_map(lambda a, f: np.concatenate((np.asarray(f)[None], a[:-1])), xs, first)
+
+
+def _rows_before_shape(avals):
+    """jit's abstract value of :func:`_rows_before`: ``xs``'s, where ``first`` is
+    one of its rows (else unknown)."""
+    xs, first = avals.get("xs"), avals.get("first")
+    if getattr(xs, "ptype", True) is not None or getattr(first, "ptype", True) is not None:
+        return None
+    if not xs.shape or (xs.shape[1:], xs.dtype) != (first.shape, first.dtype):
+        return None
+    return tuple(xs.shape), xs.dtype, xs.wt and first.wt
+
+
+rows_before = register(
+    Primitive("ad.rows_before", _rows_before, kind="internal", differentiable=False)
+)
+rows_before.facts(result_shape=_rows_before_shape)
+rows_before.samples = lambda rng: [((rng.normal(size=(4, 3)), rng.normal(size=(3,))), {})]
+
+
 def _tree_slice_adjoint(ct, xs, i):
     """Cotangent of ``xs`` from that of ``xs[i]``: zeros with ``ct`` at row ``i``."""
 

@@ -211,8 +211,38 @@ def _matmul_left_t(g, a, bt):
     return _matmul_left(g, a, np.swapaxes(bt, -1, -2))
 
 
+def _matrix_dot(g, bt):
+    """``g @ bt`` of two matrices of one float dtype (BLAS's one GEMM)."""
+    return np.dot(g, bt)
+
+
+def _matmul_left_t_direct(avals):
+    """``ad.matrix_dot(g, bt)`` where ``g``, ``a`` and ``bt`` are matrices of one
+    float dtype whose shapes fit: the path :func:`_matmul_left_t` takes, which
+    reads ``a`` for nothing else (a reverse loop then restores no ``a``)."""
+    g, a, bt = avals.get("g"), avals.get("a"), avals.get("bt")
+    if not strong_arrays(g, a, bt) or ranks(g, a, bt) != (2, 2, 2):
+        return None
+    if g.shape[1] != bt.shape[0] or a.shape != (g.shape[0], bt.shape[1]):
+        return None
+    return "ad.matrix_dot", ("g", "bt")
+
+
+def _matrix_dot_shape(avals):
+    g, bt = avals.get("g"), avals.get("bt")
+    if not strong_arrays(g, bt) or ranks(g, bt) != (2, 2) or g.shape[1] != bt.shape[0]:
+        return None
+    return (g.shape[0], bt.shape[1]), g.dtype
+
+
 transposed = _internal("ad.transposed", _transposed).facts(array_result=True, pure=True)
-matmul_left_t = _internal("ad.matmul_left_t", _matmul_left_t).facts(array_result=True, pure=True)
+matmul_left_t = _internal("ad.matmul_left_t", _matmul_left_t).facts(
+    array_result=True, pure=True, direct=_matmul_left_t_direct
+)
+matrix_dot = _internal("ad.matrix_dot", _matrix_dot).facts(
+    array_result=True, pure=True, result_shape=_matrix_dot_shape
+)
+matrix_dot.samples = lambda rng: [((rng.normal(size=(2, 4)), rng.normal(size=(4, 3))), {})]
 transposed.samples = lambda rng: [((rng.normal(size=(3, 4)),), {})]
 matmul_left_t.samples = lambda rng: [
     ((rng.normal(size=(2, 4)), rng.normal(size=(2, 3)), rng.normal(size=(4, 3))), {})

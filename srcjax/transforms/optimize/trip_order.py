@@ -28,6 +28,13 @@ reversed, a copy of it.
    trip, ``r = ad.tree_slice(X, k)`` (``X`` an array of ``n`` rows the loop does
    not bind, ``r`` not rebound before the append) is ``X`` itself: the stack is
    ``X``, the list and its appends go (dead-code elimination).
+3. Such a stack of a list that receives ``r = ad.row_before(X, k, x0)`` on every
+   trip (the states the forward trips began with: ``x0``, then rows ``0 .. n - 2``
+   of ``X``; ``x0`` bound once, outside the loop, a row of ``X``'s shape and
+   dtype) is ``ad.rows_before(X, x0)``, one copy made after the loop; the list,
+   its appends and the row reads nothing else reads go. (R3: ``wh``'s gradient.
+   Where the reverse trip reads the row for nothing else, as ``ad.matrix_dot``,
+   ``ad.matmul_left_t``'s direct form, does not, the trip reads no state.)
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import Any, Dict, List, Optional, Set
 
 import gast
 
+from ...analysis.liveness import live_in
 from ...frontend import nodes as N
 from ...frontend.normalize import Op
 from ...primitives import registry
@@ -61,7 +69,7 @@ def _summed_forms() -> Dict[str, tuple]:
 
 
 def stacks_in_trip_order(fdef: Any) -> bool:
-    """Steps 1 and 2 of the module on the top-level loops of ``fdef``; returns
+    """Steps 1 to 3 of the module on the top-level loops of ``fdef``; returns
     whether anything changed (run dead-code elimination and :func:`infer_avals`)."""
     if {"range", "reversed"} & set(N.assigned_names(fdef.body)):
         return False
@@ -88,14 +96,39 @@ def stacks_in_trip_order(fdef: Any) -> bool:
             ordered = stacks
         for lst, (value, site) in ordered.items():
             rows = _row_source(loop, lst, value, n)
-            if rows is not None and counts.get(rows, 0) <= 1:
-                _as_copy(site, rows)
-                # (the list is read no more: it and its appends go)
-                loop.body = [t for t in loop.body if (_appended(t) or ("",))[0] != lst]
-                body[:] = [t for t in body if not _is_empty_list(t, lst)]
-                changed = True
-                _drop_overwritten_rows(loop)
+            if rows is None or any(counts.get(x, 0) > 1 for x in rows if x is not None):
+                continue
+            xs, first = rows
+            if first is None:
+                _as_copy(site, xs)
+            else:
+                _as_rows_before(site, xs, first)
+            # (the list is read no more: it and its appends go)
+            loop.body = [t for t in loop.body if (_appended(t) or ("",))[0] != lst]
+            body[:] = [t for t in body if not _is_empty_list(t, lst)]
+            changed = True
+            _drop_overwritten_rows(loop)
+            _drop_unread_rows(body, loop)
     return changed
+
+
+def _drop_unread_rows(body: List[Any], loop: Any) -> None:
+    """Drop the row reads (``ad.tree_slice``, ``ad.row_before``) of ``loop``'s
+    body whose value nothing reads: not the rest of the trip, the next trip, nor
+    the code after the loop (the appends that read them are gone; the name may
+    be read elsewhere, where dead-code elimination's count sees it)."""
+    after = live_in(body[body.index(loop) + 1 :]) | live_in(loop.body)
+    keep = []
+    for j, s in enumerate(loop.body):
+        if (
+            _is_assign(s)
+            and s.sj_op.kind == "prim"
+            and s.sj_op.prim.public in ("ad.tree_slice", "ad.row_before")
+            and s.targets[0].id not in after | live_in(loop.body[j + 1 :])
+        ):
+            continue
+        keep.append(s)
+    loop.body = keep
 
 
 def _drop_overwritten_rows(loop: Any) -> None:
@@ -208,14 +241,15 @@ def _flip(site: Any) -> None:
     site.sj_op = Op("prim", prim=prim, bound={"items": N.clone(arg)})
 
 
-def _row_source(loop: Any, lst: str, value: str, n: int) -> Optional[str]:
-    """``X`` where the loop appends ``value``, row ``k`` of ``X``, to ``lst`` on
-    every trip (step 2), else None."""
+def _row_source(loop: Any, lst: str, value: str, n: int) -> Optional[tuple]:
+    """``(X, None)`` where the loop appends ``value``, row ``k`` of ``X``, to
+    ``lst`` on every trip (step 2), ``(X, x0)`` where it appends ``value =
+    ad.row_before(X, k, x0)`` (step 3), else None."""
     k = loop.target.id
     variant = set(N.assigned_names(loop.body)) | {k}
     if k in N.assigned_names(loop.body):
         return None
-    rows: Dict[str, str] = {}
+    rows: Dict[str, tuple] = {}
     for s in loop.body:
         got = _appended(s)
         if got is not None and got[0] == lst:
@@ -228,22 +262,46 @@ def _row_source(loop: Any, lst: str, value: str, n: int) -> Optional[str]:
     return None
 
 
-def _row_of(s: Any, k: str, n: int, variant: Set[str]) -> Optional[str]:
-    if not _is_assign(s) or s.sj_op.kind != "prim" or s.sj_op.prim.public not in _ROW_READS:
+def _row_of(s: Any, k: str, n: int, variant: Set[str]) -> Optional[tuple]:
+    if not _is_assign(s) or s.sj_op.kind != "prim":
         return None
-    a, b = _ROW_READS[s.sj_op.prim.public]
+    public = s.sj_op.prim.public
+    if public not in _ROW_READS and public != "ad.row_before":
+        return None
+    a, b = _ROW_READS.get(public, ("xs", "i"))
     xs, i = s.sj_op.bound.get(a), s.sj_op.bound.get(b)
     if not (isinstance(xs, gast.Name) and isinstance(i, gast.Name) and i.id == k):
         return None
-    aval = (getattr(s, "sj_avals_in", None) or {}).get(xs.id)
+    ins = getattr(s, "sj_avals_in", None) or {}
+    aval = ins.get(xs.id)
     if xs.id in variant or not isinstance(aval, Aval) or aval.ptype is not None:
         return None
-    return xs.id if len(aval.shape) >= 2 and aval.shape[0] == n else None
+    if len(aval.shape) < 2 or aval.shape[0] != n:
+        return None
+    if public != "ad.row_before":
+        return xs.id, None
+    # (the row before row 0 is ``first``: one of X's rows, bound outside the loop)
+    first = s.sj_op.bound.get("first")
+    f = ins.get(first.id) if isinstance(first, gast.Name) else None
+    if first is None or not isinstance(f, Aval) or f.ptype is not None or first.id in variant:
+        return None
+    return (xs.id, first.id) if (f.shape, f.dtype) == (aval.shape[1:], aval.dtype) else None
 
 
 def _as_copy(site: Any, rows: str) -> None:
     """``S = ad.tree_stack(L)`` (or ``_rev``) becomes ``S = rows``."""
     new = _new_assign(site.targets[0].id, N.name(rows), Op("copy"), site)
+    site.value = new.value
+    site.sj_op = new.sj_op
+
+
+def _as_rows_before(site: Any, rows: str, first: str) -> None:
+    """``S = ad.tree_stack(L)`` (or ``_rev``) becomes ``S = ad.rows_before(rows,
+    first)``: the rows ``ad.row_before(rows, k, first)`` read on trips 0 .. n - 1."""
+    prim = registry.REGISTRY["ad.rows_before"]
+    bound = {"xs": N.name(rows), "first": N.name(first)}
+    value = N.call(prim.public, [N.clone(a) for a in bound.values()])
+    new = _new_assign(site.targets[0].id, value, Op("prim", prim=prim, bound=bound), site)
     site.value = new.value
     site.sj_op = new.sj_op
 
