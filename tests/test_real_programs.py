@@ -1,5 +1,5 @@
 """The real-program benchmark rows (tools/real_programs, R1-R8) run under srcjax
-by changing only their imports, and give JAX's numbers: each step's outputs
+by changing only their imports (and the users' rows U1-U4), and give JAX's numbers: each step's outputs
 against values recorded from jax 0.10.2 (``SRCJAX_RECORD_JAX=1`` re-records
 them; see helpers.jax_recorded). Timings are in tools/bench.py, never here."""
 
@@ -18,6 +18,9 @@ sys.path.pop(0)
 
 RECORDED = os.path.join(os.path.dirname(__file__), "data", "real_programs_jax.npz")
 ROWS = sorted(load.FILES)
+#: the fresh users' scan programs (tools/bench.py --users), recorded apart
+USERS_RECORDED = os.path.join(os.path.dirname(__file__), "data", "user_programs_jax.npz")
+USER_ROWS = sorted(load.USER_FILES)
 
 
 def _leaves(tree):
@@ -52,11 +55,11 @@ def _run(key, lib, tmpdir):
     return mod.step(*args)
 
 
-def _record(tmpdir):
+def _record(tmpdir, rows=ROWS):
     import jax
 
     d = {}
-    for key in ROWS:
+    for key in rows:
         d.update(_summary(key, jax.device_get(_run(key, "jax", tmpdir))))
     return d
 
@@ -64,6 +67,11 @@ def _record(tmpdir):
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     return jax_recorded(RECORDED, lambda: _record(tmp_path_factory.mktemp("jax")))
+
+
+@pytest.fixture(scope="module")
+def users_recorded(tmp_path_factory):
+    return jax_recorded(USERS_RECORDED, lambda: _record(tmp_path_factory.mktemp("jax"), USER_ROWS))
 
 
 def test_only_the_import_lines_change():
@@ -79,8 +87,7 @@ def test_only_the_import_lines_change():
     ]
 
 
-@pytest.mark.parametrize("key", ROWS)
-def test_real_program_matches_jax(key, recorded, tmp_path):
+def _check(key, recorded, tmp_path):
     ours = _summary(key, _run(key, "srcjax", tmp_path))
     want = {k: v for k, v in recorded.items() if k.startswith(key + "/")}
     assert sorted(ours) == sorted(want)
@@ -90,6 +97,18 @@ def test_real_program_matches_jax(key, recorded, tmp_path):
             np.testing.assert_allclose(ours[k], v, rtol=2e-4, atol=1e-6, err_msg=k)
         else:
             np.testing.assert_array_equal(ours[k], v, err_msg=k)
+
+
+@pytest.mark.parametrize("key", ROWS)
+def test_real_program_matches_jax(key, recorded, tmp_path):
+    _check(key, recorded, tmp_path)
+
+
+@pytest.mark.parametrize("key", USER_ROWS)
+def test_user_program_matches_jax(key, users_recorded, tmp_path):
+    # (U2's reverse scan reads its outputs as ys[::-1], typed since session 17;
+    # U3's carry is a pytree of a dict holding a list of layer dicts)
+    _check(key, users_recorded, tmp_path)
 
 
 #: XLA's buffers for R1's jitted SGD step (temporaries 267,264 + outputs 1,077,336

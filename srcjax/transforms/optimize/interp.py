@@ -40,7 +40,7 @@ from .common import (
 )
 from .interp_rules import _NUMBER_TYPES, _ResultRules
 from .lax_carries import carry_merge
-from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists
+from .loop_facts import _runs, _tape_list, _tape_restores, grown_lists, sole_growths
 from .stand_ins import _arrays_only, _zeros_stand_in, ruled_aval
 
 
@@ -51,6 +51,8 @@ class _Interp(_ResultRules):
         self.receivers: set = set()  # names some method is called on (l.append)
         self.restores: Dict[str, Any] = {}  # x = tape.pop(): see _tape_restores
         self.tapes: set = set()
+        self.sole: Dict[int, Any] = {}  # loop id -> lists grown only there (sole_growths)
+        self.grown: Dict[str, Any] = {}  # a list's name -> what grown_lists gave it
         self.unsure = 0  # > 0 inside a loop whose abstract values did not converge
         self.trial = 0  # > 0 in a loop's passes before its abstract values settle
 
@@ -137,7 +139,11 @@ class _Interp(_ResultRules):
                     after[k] = last.get(k)
                 cur = after
             if converged and not self.unsure and isinstance(s, gast.For):
-                cur = grown_lists(s, env, last, cur, self.locals)
+                grown = grown_lists(s, env, last, cur, self.locals, self.sole)
+                for k in self.sole.get(id(s), ()):
+                    if grown.get(k) is not cur.get(k):  # (exact: see _appended_operand)
+                        self.grown[k] = grown[k]
+                cur = grown
             return cur
         if _is_carry_check(s):
             # the carries it compares, for drop_carry_checks
@@ -409,14 +415,16 @@ class _Interp(_ResultRules):
 
     def _appended_operand(self, op: Any, env) -> bool:
         """Whether an operand is a list some method is called on (``l.append``):
-        its display's abstract value may not hold what it holds at run time."""
+        its display's abstract value may not hold what it holds at run time
+        (unless that value is what :func:`.loop_facts.grown_lists` gave the
+        list after the one loop that changes it: ``ys[::-1]`` of a reverse
+        scan's outputs)."""
         for v in op.bound.values():
             for x in v if isinstance(v, list) else [v]:
-                if (
-                    isinstance(x, gast.Name)
-                    and x.id in self.receivers
-                    and isinstance(self.aval_of(x, env), list)
-                ):
+                if not (isinstance(x, gast.Name) and x.id in self.receivers):
+                    continue
+                a = self.aval_of(x, env)
+                if isinstance(a, list) and a is not self.grown.get(x.id):
                     return True
         return False
 
@@ -504,10 +512,12 @@ def infer_avals(
         raise KeyError(name)
 
     receivers = list_receivers(fdef)
+    sole = sole_growths(fdef)
     restores, tapes = _tape_restores(fdef, params)
     for _ in range(_RESTORE_ROUNDS):
         interp = _Interp(resolve or no_globals, locals_)
         interp.restores, interp.tapes, interp.receivers = restores, tapes, receivers
+        interp.sole = sole
         env = interp.block(fdef.body, dict(params))
         if not tapes:
             break

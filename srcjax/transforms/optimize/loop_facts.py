@@ -21,13 +21,21 @@ _range_args = N.range_args
 _MAX_GROWN = 4096
 
 
-def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, locals_: set) -> Any:
+def grown_lists(
+    s: Any, before: Dict[str, Any], last: Dict[str, Any], out, locals_: set, sole: Any
+) -> Any:
     """After a ``for`` loop of a trip count known now whose facts converged:
     each list the body appends one value to on every trip (``ys.append(y)``
     at the top of the body, the list read nowhere else in it) holds the
     items it held before and one more per trip, each of the appended value's
     abstract value (a scan's stacked outputs: ``ad.tree_stack(ys)`` then has
-    a shape). ``out`` updated; unchanged when nothing applies."""
+    a shape). Only for the lists :func:`sole_growths` gives for this loop
+    (``sole``: loop id -> names): no other change of the list anywhere, so its
+    display is what it holds when the loop starts and this is what it holds
+    after it. ``out`` updated; unchanged when nothing applies."""
+    allowed = sole.get(id(s), ())
+    if not allowed:
+        return out
     n = trip_count(s.iter, before, locals_)
     if n is None or n > _MAX_GROWN:
         return out
@@ -42,6 +50,8 @@ def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, local
         name = _tape_list(st.value, "append", 1)
         item = st.value.args[0] if name is not None else None
         if name is None or not isinstance(item, gast.Name):
+            continue
+        if name not in allowed:
             continue
         if name in found or loads.get(name) != 1 or name in N.assigned_names(s.body):
             found[name] = None  # (appended twice, or read in the loop)
@@ -60,6 +70,142 @@ def grown_lists(s: Any, before: Dict[str, Any], last: Dict[str, Any], out, local
         if v is not None:
             out[name] = v
     return out
+
+
+#: helpers that read a list operand and keep no reference to it (an item, a
+#: count, a new list or array): a list read only by them is changed by nothing else
+_KEEP_NOTHING = frozenset(
+    {
+        "ad.getitem",
+        "ad.seq_len",
+        "ad.pysum",
+        "ad.tree_stack",
+        "ad.btree_stack",
+        "ad.tree_unstack",
+        "ad.btree_unstack",
+        "ad.tree_index_adjoint",
+        "ad.tree_leaves",
+        "ad.leaves_upto",
+    }
+)
+
+
+def sole_growths(fdef: Any) -> Dict[int, frozenset]:
+    """The lists whose length :func:`grown_lists` may follow through a loop, by
+    the loop's id: a list ``L`` bound once in ``fdef``, to a display in the
+    same statement list as the ``for`` loop and before it (then maybe vmap's
+    ``L = ad.batch_broadcast(L, batch)``, a new list as long), appended to by a
+    statement at the top of the loop's body (no ``break``, ``continue`` or
+    ``return`` in it), and read nowhere else but by helpers that keep no
+    reference to it (``ad.tree_stack(L)``, ``L[::-1]``, ``len(L)``). Then
+    nothing else changes the list: each time the loop starts, ``L`` holds its
+    display's items (the display ran just before, in the same statement list),
+    and after the loop what the loop left, for every read of it. Anything else
+    (a list bound outside an enclosing loop and grown in each of its trips, an
+    append before or after the loop, a copy, a call) is refused."""
+    nodes, parents = N.walk_with_parents(fdef)
+    stores: Dict[str, int] = {}
+    loads: Dict[str, List[Any]] = {}
+    for node in nodes:
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Load):
+                loads.setdefault(node.id, []).append(node)
+            else:
+                stores[node.id] = stores.get(node.id, 0) + 1
+    found: Dict[int, set] = {}
+    appends: Dict[str, List[Any]] = {}
+    kept: set = set()  # reads of L in L = ad.batch_broadcast(L, batch)
+    for node in nodes:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                _sole_in(stmts, stores, found, appends, kept)
+    out: Dict[int, frozenset] = {}
+    for loop_id, names in found.items():
+        ok = {L for L in names if _only_read(L, loads[L], appends[L], parents, kept)}
+        if ok:
+            out[loop_id] = frozenset(ok)
+    return out
+
+
+def _sole_in(stmts: List[Any], stores, found: Dict[int, set], appends, kept: set) -> None:
+    """Candidates of :func:`sole_growths` in one statement list: a display
+    bound to a name, then maybe vmap's ``L = ad.batch_broadcast(L, batch)`` (a
+    new list of the same length; its read of ``L`` goes into ``kept``), then
+    the loop."""
+    displays: Dict[str, int] = {}  # a name -> its bindings in this list so far
+    for st in stmts:
+        t = _bound_name(st)
+        if t is not None:
+            if isinstance(st.value, gast.List):
+                displays[t] = 1
+            elif t in displays and _rebroadcast(st.value, t):
+                displays[t] += 1
+                kept.add(id(st.value.args[0]))
+            else:
+                displays.pop(t, None)
+            continue
+        if not (isinstance(st, gast.For) and displays) or st.orelse:
+            continue
+        body = gast.Module(body=st.body, type_ignores=[])
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in N.walk(body)):
+            continue
+        for b in st.body:
+            name = _tape_list(b.value, "append", 1) if isinstance(b, gast.Expr) else None
+            if name is not None and displays.get(name) == stores.get(name):
+                found.setdefault(id(st), set()).add(name)
+                appends.setdefault(name, []).append(b.value.func.value)
+
+
+def _bound_name(st: Any) -> Optional[str]:
+    if (
+        isinstance(st, gast.Assign)
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], gast.Name)
+    ):
+        return st.targets[0].id
+    return None
+
+
+def _rebroadcast(value: Any, name: str) -> bool:
+    """Whether ``value`` is ``ad.batch_broadcast(name, ...)``."""
+    return (
+        isinstance(value, gast.Call)
+        and N.to_source(value.func).strip() == "ad.batch_broadcast"
+        and bool(value.args)
+        and isinstance(value.args[0], gast.Name)
+        and value.args[0].id == name
+    )
+
+
+def _only_read(name: str, loads: List[Any], appends: List[Any], parents, kept: set) -> bool:
+    """Whether every read of ``name`` is its one append or an operand of a helper
+    that keeps no reference to it (see :func:`sole_growths`)."""
+    if len(appends) != 1:
+        return False
+    from ...primitives.registry import REGISTRY
+
+    for n in loads:
+        if n is appends[0] or id(n) in kept:
+            continue
+        call = parents.get(id(n))
+        if isinstance(call, gast.Subscript) and call.value is n:
+            if not isinstance(parents.get(id(call)), gast.Assign):
+                return False
+            continue  # (``t = L[::-1]``, ``t = L[0]``: a new list, an item)
+        if not (isinstance(call, gast.Call) and n in call.args):
+            return False
+        f = call.func
+        if isinstance(f, gast.Name):
+            if f.id != "len":
+                return False
+            continue
+        if not (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name)):
+            return False
+        prim = REGISTRY.get(f"{f.value.id}.{f.attr}")
+        if prim is None or prim.public not in _KEEP_NOTHING:
+            return False
+    return True
 
 
 def trip_count(it: Any, env: Dict[str, Any], locals_: set) -> Optional[int]:
