@@ -525,3 +525,193 @@ def test_a_jit_entry_typed_by_a_global_array_is_guarded_on_its_shape(cache_dir, 
     assert out.shape == (4,)
     np.testing.assert_allclose(out, np.tanh(x @ mod.MAT), rtol=1e-6)
     assert _stats()["hits"] == 1
+
+
+def _loads(monkeypatch):
+    """Record emit.load's calls: (the code it was handed, the function it made)."""
+    from srcjax.codegen import emit
+
+    calls = []
+    real = emit.load
+
+    def load(*args, **kwargs):
+        fn = real(*args, **kwargs)
+        code = args[7] if len(args) > 7 else kwargs.get("code")
+        calls.append((code, fn))
+        return fn
+
+    monkeypatch.setattr(emit, "load", load)
+    return calls
+
+
+def _same_code(a, b):
+    return (a.co_code, a.co_consts, a.co_names, a.co_filename) == (
+        b.co_code,
+        b.co_consts,
+        b.co_names,
+        b.co_filename,
+    )
+
+
+def test_a_hit_runs_the_stored_code_of_its_text(cache_dir, tmp_path, monkeypatch):
+    """The entry keeps the module code compiled from its text (a hit does not
+    compile again). Oracle: compile() of the text in the file the hit wrote."""
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    mod = _module(tmp_path / "dc_code1.py", _SRC.format(scale=2.0))
+    srcjax.grad(mod.f)(x, y)
+    calls = _loads(monkeypatch)
+    mod = _module(tmp_path / "dc_code1.py")
+    got = srcjax.grad(mod.f)(x, y)
+    np.testing.assert_allclose(got, np.cos(x) * 2.0 * y + 2 * x, rtol=1e-6)
+    assert _stats()["hits"] == 1 and len(calls) == 1
+    code, fn = calls[0]
+    assert code is not None  # (the stored code was handed over)
+    path = fn.__code__.co_filename
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    want = [c for c in compile(text, path, "exec").co_consts if hasattr(c, "co_code")]
+    assert len(want) == 1 and _same_code(fn.__code__, want[0])
+
+
+def test_stored_code_changed_without_the_hash_is_rejected(cache_dir, tmp_path):
+    """Code that is not what the text compiles to (the text's hash fixed up, not
+    the payload's) is never run: the entry is rejected and built again."""
+    import base64
+    import marshal
+
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    want = np.cos(x) * y + 2 * x
+    mod = _module(tmp_path / "dc_code2.py", _SRC.format(scale=1.0))
+    srcjax.grad(mod.f)(x, y)
+    (entry,) = cache_dir.glob("*.entry.json")
+    data = json.loads(entry.read_text())
+    payload = data["payload"]
+    path = os.path.join(str(cache_dir), "elsewhere.py")
+    other = compile(payload["text"].replace("return ", "return 0 * ", 1), path, "exec")
+    payload["code"] = base64.b64encode(marshal.dumps(other)).decode()
+    entry.write_text(json.dumps(data))
+    mod = _module(tmp_path / "dc_code2.py")
+    np.testing.assert_allclose(srcjax.grad(mod.f)(x, y), want, rtol=1e-6)
+    assert _stats()["rejected"] == 1 and _stats()["hits"] == 0
+
+
+def test_entries_in_a_moved_cache_directory_compile_for_the_new_files(
+    cache_dir, tmp_path, monkeypatch
+):
+    """Stored code names the file it was compiled for; entries copied to another
+    cache directory serve, compiled again for the files written there (tracebacks
+    and inspect read those), not run as code of a file in the old directory."""
+    import shutil
+
+    x = np.array([0.3, 0.7], np.float32)
+    y = np.array([2.0, 1.0], np.float32)
+    mod = _module(tmp_path / "dc_code3.py", _SRC.format(scale=2.0))
+    srcjax.grad(mod.f)(x, y)
+    moved = tmp_path / "moved"
+    moved.mkdir(mode=0o700)
+    for e in cache_dir.glob("*.entry.json"):
+        shutil.copy(e, moved / e.name)
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(moved))
+    calls = _loads(monkeypatch)
+    mod = _module(tmp_path / "dc_code3.py")
+    got = srcjax.grad(mod.f)(x, y)
+    np.testing.assert_allclose(got, np.cos(x) * 2.0 * y + 2 * x, rtol=1e-6)
+    assert _stats()["hits"] == 1
+    (code, fn) = calls[0]
+    path = fn.__code__.co_filename
+    assert os.path.dirname(path) == str(moved) and code.co_filename != path
+    with open(path, encoding="utf-8") as fh:
+        want = [c for c in compile(fh.read(), path, "exec").co_consts if hasattr(c, "co_code")]
+    assert _same_code(fn.__code__, want[0])
+
+
+_LEAF_SRC = """
+import srcjax.numpy as jnp
+from srcjax import tree_util as tu
+
+
+def is_pair(n):
+    return isinstance(n, tuple)
+
+
+def f(tr):
+    out = tu.tree_map(lambda p: jnp.sin(p[0]) * p[1], tr, is_leaf=is_pair)
+    return sum(jnp.sum(v) for v in tu.tree_leaves(out))
+
+
+def g(x):
+    return jnp.sum(jnp.sin(x) * x)
+"""
+
+
+def test_a_hit_imports_the_registering_modules_its_code_needs(cache_dir, tmp_path):
+    """A hit imports the modules that register primitives (its build had them)
+    when its code first names one not found, not before: grad(g)'s entry lists
+    srcjax.primitives.tree_is_leaf (loaded by the build of grad(f) in the same
+    process) and a process calling only grad(g) does not import it; grad(f)'s
+    code calls ad.leaves_upto, which a process that has not imported it yet
+    finds. Oracles: d/dx by hand, in three real processes."""
+    path = tmp_path / "dc_leaf.py"
+    path.write_text(_LEAF_SRC)
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        import numpy as np
+        import srcjax
+        from srcjax.codegen import diskcache
+        spec = importlib.util.spec_from_file_location("dc_leaf", {str(path)!r})
+        mod = sys.modules["dc_leaf"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        leaf = "srcjax.primitives.tree_is_leaf"
+        print(leaf in sys.modules)
+        x = np.array([0.5, -1.0], np.float32)
+        if "f" in sys.argv[1]:
+            out = srcjax.grad(mod.f)({{"a": (x, 2 * x), "b": [(x, x)]}})
+            print(*np.concatenate([np.ravel(v) for v in srcjax.tree_util.tree_leaves(out)]))
+        if "g" in sys.argv[1]:
+            print(*srcjax.grad(mod.g)(x).tolist())
+        print(leaf in sys.modules, diskcache.STATS["hits"])
+        """
+    )
+    env = dict(os.environ, SRCJAX_CACHE_DIR=str(cache_dir))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    outs = {}
+    for which in ("fg", "g", "f"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, which],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        outs[which] = done.stdout.split("\n")
+    x = np.array([0.5, -1.0], np.float32)
+    dg = np.cos(x) * x + np.sin(x)
+    c, s = np.cos(x), np.sin(x)
+    df = np.concatenate([c * 2 * x, s, c * x, s])  # d/d(p0), d/d(p1) of sin(p0) * p1
+    assert outs["fg"][0] == "False" and outs["fg"][-2] == "True 0"
+    np.testing.assert_allclose([float(v) for v in outs["fg"][2].split()], dg, rtol=1e-6)
+    assert outs["g"][0] == "False" and outs["g"][-2] == "False 1"  # listed, not needed
+    np.testing.assert_allclose([float(v) for v in outs["g"][1].split()], dg, rtol=1e-6)
+    assert outs["f"][0] == "False" and outs["f"][-2] == "True 1"  # needed: imported
+    np.testing.assert_allclose([float(v) for v in outs["f"][1].split()], df, rtol=1e-6)
+
+
+def test_the_file_text_hash_follows_each_edit(tmp_path):
+    """The hash of a file's text in keys and fingerprints is kept while linecache
+    holds the same lines; an edit of the same size (a constant changed) gives
+    the new text's hash. Oracle: hashlib over the file's text."""
+    from srcjax.codegen.descriptions import _file_text_sha
+
+    path = tmp_path / "dc_sha.py"
+    for i, text in enumerate(("x = 1\n", "x = 2\n", "x = 2\ny = 3\n")):
+        path.write_text(text)
+        stamp = 10**18 + (i + 1) * 10**9  # (a new mtime for linecache's check)
+        os.utime(path, ns=(stamp, stamp))
+        want = hashlib.sha256(text.encode()).hexdigest()
+        assert _file_text_sha(str(path)) == want
+        assert _file_text_sha(str(path)) == want  # (the kept hash)

@@ -44,20 +44,27 @@ _FILE_SHA: Dict[str, tuple] = {}
 
 
 def _file_text_sha(filename: str) -> str:
-    """SHA-256 of the file's text as the transforms read it (linecache)."""
+    """SHA-256 of the file's text as the transforms read it (linecache). The
+    digest is kept with linecache's list of lines it was computed from: while
+    linecache holds that same list (``checkcache`` replaces it when the file's
+    size or time changes), the text is the same, and is not joined and hashed
+    again (0.1-0.3 ms for a 70 KB file, several times per disk-cache hit)."""
     import linecache
 
     linecache.checkcache(filename)
     lines = linecache.getlines(filename)
     if not lines:
         raise Uncacheable(f"no source text for {filename}")
+    known = _FILE_SHA.get(filename)
+    if known is not None and known[2] is lines and known[3] == len(lines):
+        return known[1]
     text = "".join(lines)
     key = (len(text), hash(text))
-    known = _FILE_SHA.get(filename)
     if known is not None and known[0] == key:
-        return known[1]
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    _FILE_SHA[filename] = (key, digest)
+        digest = known[1]
+    else:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _FILE_SHA[filename] = (key, digest, lines, len(lines))
     return digest
 
 

@@ -31,13 +31,19 @@ memory only).
 
 An entry file is JSON (never pickle) holding the SHA-256 of its payload and of
 the generated text; a file whose hashes do not match is rejected and rewritten.
+The payload also holds the module code compiled from the text (``marshal``, as
+Python's own ``.pyc`` files hold it: code objects and constants, no calls made
+when read; read only after the hashes matched; the key holds Python's version),
+so a hit does not compile the text again.
 ``SRCJAX_DISK_CACHE=0`` turns the disk cache off.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import marshal
 import os
 import sys
 import tempfile
@@ -77,7 +83,7 @@ __all__ = [
 ]
 
 #: bump when the entry layout or its meaning changes
-FORMAT = 2
+FORMAT = 3
 
 #: counters for tests and ``srcjax.source`` users: hits, misses, stores, rejected
 #: (bad hash or unreadable), stale (a recorded fact differs), uncacheable
@@ -339,6 +345,9 @@ def _payload(target: Any, rec: Recorder, fn: Any) -> dict:
     )
     return {
         "modules": modules,
+        # the module code compiled from the text (marshal, as a .pyc holds it; the
+        # key holds Python's version), so a hit does not compile the text again
+        "code": base64.b64encode(marshal.dumps(info["code"])).decode("ascii"),
         "tag": info["tag"],
         "fn_name": info["fn_name"],
         "text": text,
@@ -384,7 +393,7 @@ def load(key: Optional[str], target: Any, tag: str) -> Any:
         return None
     try:
         fn = _revive(payload, target)
-    except (KeyError, TypeError, ValueError, IndexError, SyntaxError, ImportError):
+    except (KeyError, TypeError, ValueError, IndexError, SyntaxError, ImportError, EOFError):
         STATS["rejected"] += 1
         return None
     if fn is None:
@@ -408,12 +417,12 @@ _HEAVY = {"srcjax.random._numba"}  # (loaded when used: it compiles kernels)
 
 
 def _revive(payload: dict, target: Any) -> Any:
-    import importlib
-
     emit = _emit()
-    for m in payload["modules"]:
-        if m not in sys.modules and m.startswith(_REGISTERING):
-            importlib.import_module(m)
+    # the registering modules its build had loaded and this process has not:
+    # imported at the first name a namespace or a binding does not find
+    emit.defer_imports(
+        [m for m in payload["modules"] if m not in sys.modules and m.startswith(_REGISTERING)]
+    )
 
     for sdesc, name, fp in payload["lookups"]:
         scope = _scope(sdesc, target)
@@ -431,12 +440,17 @@ def _revive(payload: dict, target: Any) -> Any:
     bindings = {}
     for k, d in payload["bindings"].items():
         v = resolve(d)
+        if v is _MISSING and emit.import_pending():
+            v = resolve(d)
         if v is _MISSING:
             return None
         bindings[k] = v
     cells = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
     defaults = target.__defaults__ if payload["defaults"] == "target" else None
     kwdefaults = target.__kwdefaults__ if payload["kwdefaults"] == "target" else None
+    code = marshal.loads(base64.b64decode(payload["code"], validate=True))
+    if not isinstance(code, types.CodeType):
+        raise ValueError("the stored code is not a code object")
     with recording(active=False):
         fn = emit.load(
             payload["text"],
@@ -446,6 +460,7 @@ def _revive(payload: dict, target: Any) -> Any:
             bindings,
             payload["tag"],
             defaults,
+            code,
         )
     fn.__kwdefaults__ = kwdefaults
     fn.__srcjax_deps__ = deps
