@@ -89,6 +89,13 @@ def _propagate_block(stmts: List[Any], table: Dict[str, Any]) -> None:
             op = getattr(s, "sj_op", None)
             if (
                 op is not None
+                and op.kind == "pack"
+                and _is_assign(s)
+                and _is_literal_tuple(s.value)
+            ):
+                table[s.targets[0].id] = N.clone(s.value)
+            elif (
+                op is not None
                 and op.kind == "copy"
                 and _is_assign(s)
                 and (
@@ -113,6 +120,21 @@ def _is_int_tuple(node: Any) -> bool:
     axis=batch_axis)`` and ``axis=batch_axis7`` were two sums)."""
     return isinstance(node, gast.Tuple) and all(
         isinstance(e, gast.Constant) and type(e.value) is int for e in node.elts
+    )
+
+
+def _is_literal_tuple(node: Any) -> bool:
+    """A tuple display of constants (ints, bools, strings, None) and such tuples:
+    a convolution's strides ``(2, 2)``, padding ``((1, 1), (1, 1))`` or dimension
+    numbers ``("NHWC", "HWIO", "NHWC")`` packed by a call. Propagated, so that
+    the static helpers reading them are evaluated at specialization (R8's second
+    convolution planned its layout on every step)."""
+    if not isinstance(node, gast.Tuple):
+        return False
+    return all(
+        _is_literal_tuple(e)
+        or (isinstance(e, gast.Constant) and (e.value is None or type(e.value) in (int, bool, str)))
+        for e in node.elts
     )
 
 
