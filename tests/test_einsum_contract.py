@@ -145,6 +145,30 @@ def test_sum_of_products_dot_form_without_vecdot(monkeypatch):
     np.testing.assert_allclose(sums._sum_of_products(x, y, axis=(1,)), np.sum(x * y, 1), rtol=1e-13)
 
 
+@pytest.mark.parametrize(
+    "xs,ys,matmul",
+    [
+        ((64, 1, 6, 6), (64, 6, 1, 6), True),  # R7: prod's second derivatives under vmap
+        ((64, 6, 1, 6), (64, 1, 6, 6), True),
+        ((3, 1, 4, 5), (3, 2, 1, 5), True),
+        ((1, 1, 5), (2, 3, 5), True),
+        ((2, 3, 5), (1, 1, 5), True),
+        ((2, 1, 5), (1, 3, 5), True),
+        ((4, 1, 2, 1, 5), (4, 3, 1, 2, 5), False),  # x's, y's, x's axes interleaved
+        ((0, 1, 5), (0, 2, 5), False),
+    ],
+)
+def test_sum_of_products_over_the_last_axis_of_an_outer_product(xs, ys, matmul):
+    sums = importlib.import_module("srcjax.primitives.ad.sums")
+    x, y = _ops([xs, ys], np.float32, seed=5)
+    assert (sums._outer_form(x, y) is not None) == matmul
+    for axis in (-1, (len(xs) - 1,)):
+        got = sums._sum_of_products(x, y, axis=axis)
+        want = np.sum(x.astype(np.float64) * y.astype(np.float64), axis=-1)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def _substitution(t, b, lower):
     """Row-by-row substitution in float64 Python: the oracle of a singular solve."""
     m, n = b.shape
