@@ -34,7 +34,13 @@ def test_each_fact_holds_for_the_names_the_transforms_tested():
     assert _values("row_operands") == {"ad.getitem": ("x", "idx"), "ad.tree_slice": ("xs", "i")}
     assert _with("trip_count") == {"ad.scan_length", "ad.seq_len", "ad.bscan_length"}
     # (read by jit's optimize/shape_only.py)
-    assert _values("shape_only") == {"ad.expand_reduced": ("x",), "ad.row_stand_in": ("x",)}
+    assert _values("shape_only") == {
+        "ad.expand_reduced": ("x",),
+        "ad.row_stand_in": ("x",),
+        # (and, for their from_shapes results, the operands that are no option)
+        "ad.mean_scale": ("ans", "x"),
+        "ad.dof_scale": ("x", "ans"),
+    }
     assert _with("prints_per_example") == {"ad.print_examples"}
     assert _with("carry_check") == {"ad.check_carry"}
     assert _values("cast_dtype_param") == {"ad.astype": "dtype", "ad.astype_weak": "dtype"}

@@ -77,7 +77,7 @@ def _mean_scale(ans, x, axis=None, keepdims=False, where=None):
 
 mean_scale = register(
     Primitive("ad.mean_scale", _mean_scale, kind="internal", differentiable=False)
-).facts(pure=True, from_shapes=True)  # (without `where`: a count from shapes)
+).facts(pure=True, from_shapes=True, shape_only=("ans", "x"))  # (without `where`: a count)
 
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False, where=None):

@@ -106,7 +106,9 @@ def _dof_scale(num, x, ans, ddof, axis=None, keepdims=False, where=None):
     return num / d if d else math.nan
 
 
-dof_scale = register(Primitive("ad.dof_scale", _dof_scale, kind="internal", differentiable=False))
+dof_scale = register(
+    Primitive("ad.dof_scale", _dof_scale, kind="internal", differentiable=False)
+).facts(pure=True, from_shapes=True, shape_only=("x", "ans"))  # (without `where`: a number)
 
 
 # complex x: var = mean |x - m|^2, so d var = 2 re(conj(x - m) dx) / (n - ddof) and the

@@ -240,7 +240,9 @@ class _Interp(_ResultRules):
                 return _Static(tuple(e.value for e in s.value.elts))
             if isinstance(s.value, (gast.Tuple, gast.List)):
                 items = [self.aval_of(e, env) for e in s.value.elts]
-                return tuple(items) if isinstance(s.value, gast.Tuple) else list(items)
+                if isinstance(s.value, gast.List):
+                    return list(items)
+                return _static_ints(s.value.elts, items) or tuple(items)
             if isinstance(s.value, gast.Dict) and all(
                 isinstance(k, gast.Constant) for k in s.value.keys
             ):
@@ -534,3 +536,20 @@ def infer_avals(
 #: change (a scan's reverse loop: its restores are known after one inference, the
 #: values computed from them after the next)
 _RESTORE_ROUNDS = 3
+
+
+def _static_ints(elts: List[Any], items: List[Any]) -> Optional[tuple]:
+    """A tuple display of known ints, names bound to them and int constants (``(T,
+    4, D // 4)``, the shape of a reshape under vmap, where ``4`` is a literal of
+    the user's code): each item static, as a display of constants only is (an int
+    constant's own abstract value is a weak int, which left ``ad.batch_shape``
+    and everything after that reshape unknown: user8 p01). None otherwise."""
+    out = []
+    for e, a in zip(elts, items):
+        if isinstance(e, gast.Constant) and type(e.value) is int:
+            out.append(_Static(e.value))
+        elif isinstance(a, _Static) and type(a.value) is int:
+            out.append(a)
+        else:
+            return None
+    return tuple(out)

@@ -308,6 +308,21 @@ class _ResultRules:
 
         return mark(tree, ins)
 
+    def _unknown_number_operand(self, op: Any, env) -> bool:
+        """Whether, for a primitive that names the operands it reads for their
+        shapes (``shape_only``), another operand (an option) is not known now: an
+        array or a Python number passed in, whose stand-in's value is no option
+        of the call (ad.dof_scale's ``ddof`` given as an argument)."""
+        if not op.prim.shape_only:
+            return False
+        for pname, v in op.bound.items():
+            if pname in op.prim.shape_only:
+                continue
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, gast.Name) and isinstance(self.aval_of(x, env), Aval):
+                    return True
+        return False
+
     def small(self, s: Any, env) -> Any:
         """Any pure primitive on small operands: run it on zero-stride stand-ins
         (ones; zeros where ones fail, e.g. an index into an axis of length 1).
@@ -345,8 +360,8 @@ class _ResultRules:
                     if not isinstance(a, Aval):
                         return None
                     static = False
-                    if a.dtype == np.bool_ and op.prim.part == "item":
-                        return None  # x[mask]
+                    if a.dtype == np.bool_ and op.prim.part == "item" and pname == "idx":
+                        return None  # x[mask] (a mask's own items, mask[None], are known)
                     total += a.size
         if total > _stand_in_budget(op.prim):
             return None  # (the helpers of generated code: products, sums; cheap on stand-ins)
@@ -402,6 +417,7 @@ class _ResultRules:
             op.prim.from_shapes
             and (type(r) in (int, float, bool, tuple, str) or r is None)
             and not self._appended_operand(op, env)
+            and not self._unknown_number_operand(op, env)
         ):
             # from shapes, dtypes and options only: ad.mean_scale's 1 / n,
             # ad.conv_dtype's None (keep the operands' dtypes; p03's CNN step ran
