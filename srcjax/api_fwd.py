@@ -251,7 +251,31 @@ def jvp(
                 out = entry(primals, tangents)
                 if out is not fastcall.MISS:
                     return out
-    return _jvp_full(fun, primals, tangents, has_aux)
+    try:
+        return _jvp_full(fun, primals, tangents, has_aux)
+    except Exception as e:
+        located = _call_error(e, fun, primals, True)
+        if located is e:
+            raise
+        raise located from None
+
+
+def _call_error(err: Exception, fun: Any, primals: Any, tangents: bool = False) -> Exception:
+    """The error to raise for ``err``, which escaped the generated code of a
+    transformation of ``fun`` called at ``primals``: at the user's line
+    (errors.runtime_error), a call that does not bind naming ``fun``; with
+    ``tangents`` (f_jvp, which takes the tangents too) the parameters of
+    ``fun`` that were not bound, as JAX's call of it."""
+    from .errors import _binding_error, runtime_error
+
+    if tangents and isinstance(err, TypeError) and _binding_error(err, fun) is not None:
+        import inspect
+
+        try:
+            inspect.signature(fun).bind(*primals)
+        except (TypeError, ValueError) as bind:
+            return TypeError(f"{getattr(fun, '__name__', 'function')}() {bind}")
+    return runtime_error(err, fun)
 
 
 def _jvp_full(fun: Callable, primals: Any, tangents: Any, has_aux: bool) -> Any:
@@ -410,7 +434,13 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     extra = _defaults_args(fun, len(primals))
     nums = tuple(range(len(primals))) if extra else None
     primals = primals + extra
-    res = _call_primal(fun, primals)
+    try:
+        res = _call_primal(fun, primals)
+    except Exception as e:
+        located = _call_error(e, fun, primals)
+        if located is e:
+            raise
+        raise located from None
     fn, bound = _vjp_function(fun, _kinds(tuple(bound_of(fun)) + primals), has_aux, nums)
     kept = _snapshot(primals)
     if _cfg.checks_enabled:  # the pullback checks its cotangents' shapes and dtypes

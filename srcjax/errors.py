@@ -523,7 +523,12 @@ def generated_string_operand_error(
 
 
 #: Python's messages for a call that does not bind its arguments
-_BINDING = ("missing ", "got an unexpected keyword argument", "got multiple values for argument")
+_BINDING = (
+    "missing ",
+    "got an unexpected keyword argument",
+    "got multiple values for argument",
+    "takes ",
+)
 
 
 def _binding_error(err: TypeError, fun: Any) -> Any:
@@ -541,6 +546,25 @@ def _binding_error(err: TypeError, fun: Any) -> Any:
     return TypeError(f"{name}() {rest}")
 
 
+_OBJECT_LOOP = re.compile(
+    r"^loop of ufunc does not support argument \d+ of type (\S+) which has no callable"
+)
+
+
+def _object_operand_error(err: TypeError) -> Optional[TypeError]:
+    """JAX's TypeError for NumPy's when an object that is no array, number or
+    pytree of them reached a ``jnp`` function (``jit(f)(object())``: "loop of
+    ufunc does not support argument 0 of type object ..."), else None."""
+    m = _OBJECT_LOOP.match(str(err))
+    if m is None:
+        return None
+    return TypeError(
+        f"Argument of type {m.group(1)} is not a valid JAX type: srcjax.numpy functions "
+        "take arrays, Python numbers and pytrees of them (an argument of jit that is "
+        "none of these must be static: static_argnums / static_argnames)"
+    ).with_traceback(err.__traceback__)
+
+
 def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
     """The exception to raise for ``err``, which escaped the generated code of
     a transformation of ``fun``: JAX's error for NumPy's (see
@@ -552,7 +576,7 @@ def runtime_error(err: BaseException, fun: Any = None) -> BaseException:
         located = generated_numpy_error(err)
     elif isinstance(err, TypeError):
         located = generated_string_operand_error(err, getattr(code, "co_filename", None))
-        located = located or _binding_error(err, fun)
+        located = located or _binding_error(err, fun) or _object_operand_error(err)
     else:
         located = None
     return relocate(located or err, getattr(code, "co_filename", None))

@@ -133,6 +133,8 @@ def _check_axes(arg: Any, spec: Any, where: str, sizes: List[Tuple[str, int, int
         for i, v in enumerate(tree_util.tree_leaves(arg)):
             _check_axes(v, ax, f"{where} leaf {i}", sizes)
         return
+    if not (hasattr(arg, "shape") or hasattr(arg, "__array__") or type(arg) in _NUMBERS):
+        raise TypeError(f"Argument '{arg!r:.60}' of type '{type(arg)}' is not a valid JAX type")
     nd = np.ndim(arg)
     if not -nd <= ax < nd:
         raise ValueError(
@@ -141,6 +143,51 @@ def _check_axes(arg: Any, spec: Any, where: str, sizes: List[Tuple[str, int, int
             f"({where} of type {_describe(arg)})"
         )
     sizes.append((where, ax, np.shape(arg)[ax], arg))
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
+def _per_example_reshape(err: Exception) -> Exception:
+    """A reshape's ShapeError raised by the batched code's reshape of a batched
+    operand, ``jnp.reshape(x, (batch, 4, 2))`` (``batch``: the mapped size, the
+    first name the batched function binds), with the shapes of one example, as
+    JAX's (``(6,)`` into ``(4, 2)``, not ``(5, 6)`` into ``(5, 4, 2)``); ``err``
+    itself otherwise."""
+    import ast
+    import linecache
+
+    from .errors import ShapeError, _generated_frame
+
+    shapes = getattr(err, "sj_reshape", None)
+    tb = _generated_frame(err.__traceback__)
+    if shapes is None or tb is None:
+        return err
+    code = tb.tb_frame.f_code
+    line = linecache.getline(code.co_filename, tb.tb_lineno).split("#")[0].strip()
+    first = linecache.getline(code.co_filename, code.co_firstlineno + 1).strip()
+    try:
+        call = ast.parse(line).body[0].value
+    except (SyntaxError, IndexError, AttributeError):
+        return err
+    if not (
+        isinstance(call, ast.Call)
+        and ast.unparse(call.func) == "jnp.reshape"
+        and len(call.args) == 2
+        and isinstance(call.args[1], ast.Tuple)
+        and call.args[1].elts
+        and isinstance(call.args[1].elts[0], ast.Name)
+        and first.startswith(call.args[1].elts[0].id + " = ")
+    ):
+        return err
+    sa, shape = shapes
+    if not (len(sa) and len(shape) and sa[0] == shape[0]):
+        return err
+    sa, shape = tuple(sa[1:]), tuple(shape[1:])
+    out = ShapeError(
+        f"cannot reshape array of shape {sa} (size {int(np.prod(sa))}) into shape {shape}"
+    )
+    return out.with_traceback(err.__traceback__)
 
 
 def _canon_axes(spec: Any) -> Any:
@@ -434,7 +481,7 @@ class _Vmap(Transformed):
             err = ValueError(f"vmap out_axes={self.out_axes!r}: {message}").with_traceback(
                 err.__traceback__
             )
-        return runtime_error(err, self.fun)
+        return runtime_error(_per_example_reshape(err), self.fun)
 
     @staticmethod
     def _plain(fn: Callable, args: tuple) -> Any:

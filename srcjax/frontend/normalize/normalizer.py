@@ -7,6 +7,7 @@ frontend's entry point.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Dict, List, Optional, Set
 
 import gast
@@ -32,7 +33,7 @@ from .containers import ContainersMixin
 from .copies import Calls, other_copies, plain_copies
 from .expressions import ExpressionsMixin
 from .functions import FunctionsMixin
-from .inline import InlineMixin
+from .inline import _PACKAGE, InlineMixin
 from .lax_calls import LaxCallsMixin
 from .loops import LoopsMixin
 from .lower import _Lowerer
@@ -61,6 +62,23 @@ _UNSUPPORTED = {
 
 
 _DICT_MUTATORS = frozenset({"pop", "popitem", "update", "setdefault", "clear"})
+
+
+def _in_package(filename: Any) -> bool:
+    """Whether ``filename`` is one of srcjax's files (not generated code, whose
+    lines keep the user's lines they come from)."""
+    return bool(filename) and os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def _at_location(stmt: Any, loc: Any) -> None:
+    """``stmt`` of srcjax's own code (a file of the package) inlined at the
+    user's call ``loc``: placed at that call (its origin comment, and so an
+    error it raises at run time, names the user's line: ``lax.add(f32, i32)``
+    inside ``jit``, not srcjax's ``lax/_ops/elementwise.py``)."""
+    stmt.lineno = stmt.end_lineno = stmt.sj_origin = loc.lineno
+    stmt.col_offset = loc.col
+    stmt.end_col_offset = loc.end_col
+    stmt.sj_file = loc.filename
 
 
 def _forwards_kwargs(fnode: Any, value: Any) -> bool:
@@ -494,6 +512,8 @@ class Normalizer(
             stmt.sj_file = self.src.filename
         if self.user_call is not None:
             stmt.sj_user_call = self.user_call  # (see inline.py: srcjax code inlined)
+            if self.origin is not None and _in_package(self.src.filename):
+                _at_location(stmt, self.user_call[0])  # (its errors: the user's call)
         if op is not None:
             stmt.sj_op = op
         if (

@@ -164,9 +164,10 @@ def _bid_shape_impl(operand_shape, shape, broadcast_dimensions):
     return tuple(out)
 
 
-def _dot_general_spec_impl(lhs_ndim, rhs_ndim, dimension_numbers):
+def _dot_general_spec_impl(lhs_shape, rhs_shape, dimension_numbers):
     """Static: the ``einsum`` subscripts of ``dot_general`` (output: batch axes,
-    then ``lhs``'s free axes, then ``rhs``'s, as JAX orders them)."""
+    then ``lhs``'s free axes, then ``rhs``'s, as JAX orders them); JAX's
+    TypeError where the batch or contracting sizes differ."""
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = (tuple(int(a) for a in v) for v in (lc, rc, lb, rb))
     if len(lc) != len(rc) or len(lb) != len(rb):
@@ -174,6 +175,14 @@ def _dot_general_spec_impl(lhs_ndim, rhs_ndim, dimension_numbers):
             "dot_general requires equal numbers of lhs and rhs contracting and batch"
             f" dimensions, got {dimension_numbers}"
         )
+    lhs_ndim, rhs_ndim = len(lhs_shape), len(rhs_shape)
+    for what, la, ra in (("lhs batch dimensions and rhs batch", lb, rb), ("contracting", lc, rc)):
+        ls = tuple(int(lhs_shape[a]) for a in la)
+        rs = tuple(int(rhs_shape[a]) for a in ra)
+        if ls != rs:
+            raise TypeError(
+                f"dot_general requires {what} dimensions to have the same shape, got {ls} and {rs}."
+            )
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     ls = [None] * lhs_ndim
     rs = [None] * rhs_ndim
@@ -312,7 +321,7 @@ _value_dtype.samples = lambda rng: [((np.ones(2),), {})]
 _bid_shape = _static("ad.lax_bid_shape", _bid_shape_impl)
 _bid_shape.samples = lambda rng: [(((3,), (2, 3), (1,)), {})]
 _dot_general_spec = _static("ad.lax_dot_general_spec", _dot_general_spec_impl)
-_dot_general_spec.samples = lambda rng: [((3, 3, (((2,), (1,)), ((0,), (0,)))), {})]
+_dot_general_spec.samples = lambda rng: [(((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))), {})]
 _slice_index = _static("ad.lax_slice_index", _slice_index_impl)
 _slice_index.samples = lambda rng: [((2, (0, 1), (2, 3)), {})]
 _pad_plan = _static("ad.lax_pad_plan", _pad_plan_impl)

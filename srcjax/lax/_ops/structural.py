@@ -150,7 +150,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     """General contraction (jax.lax.dot_general): ``dimension_numbers`` is
     ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; result axes:
     batch, then ``lhs``'s free axes, then ``rhs``'s (an ``einsum``)."""
-    spec = _dot_general_spec(len(_shape(lhs)), len(_shape(rhs)), dimension_numbers)
+    spec = _dot_general_spec(_shape(lhs), _shape(rhs), dimension_numbers)
     if preferred_element_type is None:
         return _einsum(spec, lhs, rhs)
     return _einsum(spec, lhs, rhs, preferred_element_type=_canonical_dtype(preferred_element_type))

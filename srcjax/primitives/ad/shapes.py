@@ -25,9 +25,11 @@ def _reshape(a, shape, order="C"):
         from ...errors import ShapeError
 
         sa = np.shape(a)
-        raise ShapeError(
+        err = ShapeError(
             f"cannot reshape array of shape {sa} (size {np.size(a)}) into shape {shape}"
-        ) from None
+        )
+        err.sj_reshape = (sa, shape)  # (vmap's error: the shapes of one example)
+        raise err from None
 
 
 reshape = _structural("jnp.reshape", _reshape, np.reshape)
