@@ -29,7 +29,7 @@ from .api_fwd import (
     bound_of,
 )
 from .codegen import emit
-from .errors import TransformTypeError
+from .errors import TransformTypeError, runtime_error
 from .frontend.normalize import param_names
 from .frontend.source import get_source
 from .primitives.registry import Primitive, register
@@ -54,10 +54,7 @@ def _jacrev_real_outputs(out: Any) -> Any:
         if dt.kind == "f":
             continue
         if dt.kind == "c":
-            how = (
-                "For complex outputs, use jacfwd, or srcjax.vjp with the cotangents you "
-                "need (holomorphic=True is not supported)."
-            )
+            how = "For holomorphic differentiation, pass holomorphic=True."
         else:
             how = "For integer or boolean outputs, use srcjax.vjp directly."
         raise NonDifferentiableError(
@@ -77,6 +74,37 @@ _real_outputs = register(
 )
 _real_outputs.def_batch(_jacrev_real_outputs_batch)
 _real_outputs.samples = lambda rng: []
+
+
+def _complex_leaves(tree: Any, mode: str, what: str) -> None:
+    """JAX's TypeError of ``holomorphic=True`` unless every leaf of ``tree`` (the
+    differentiated inputs, or the outputs) is complex."""
+    from .tree_util import tree_leaves
+
+    for leaf in tree_leaves(tree):
+        dt = np.result_type(leaf)
+        if dt.kind != "c":
+            raise TypeError(
+                f"{mode} with holomorphic=True requires {what} with complex dtype, but got "
+                f"{dt.name}."
+            )
+
+
+def _jacrev_complex_outputs(out: Any) -> Any:
+    """``out`` itself after JAX's check of ``jacrev(holomorphic=True)``'s outputs
+    (complex leaves only); their one-hot cotangents are complex, and the
+    pullback of each a row of the complex Jacobian (JAX's vjp: no conjugate)."""
+    _complex_leaves(out, "jacrev", "outputs")
+    return out
+
+
+_complex_outputs = register(
+    Primitive(
+        "ad.jacrev_complex_outputs", _jacrev_complex_outputs, kind="internal", differentiable=False
+    )
+)
+_complex_outputs.def_batch(_jacrev_real_outputs_batch)
+_complex_outputs.samples = lambda rng: []
 
 _JAC_TEMPLATE = {
     "jacfwd": """\
@@ -153,9 +181,10 @@ class _KeywordCalls:
 class _Jacobian(_KeywordCalls, Transformed):
     """``jacfwd``/``jacrev`` of ``fun`` for one argument position (or a tuple)."""
 
-    def __init__(self, fun, argnums, has_aux, mode, batched=True):
+    def __init__(self, fun, argnums, has_aux, mode, batched=True, holomorphic=False):
         super().__init__(fun)
         self.batched = batched
+        self.holomorphic = holomorphic
         self.aux_fun = None
         if has_aux:
             # differentiate the first output; the second is returned as it is
@@ -174,7 +203,7 @@ class _Jacobian(_KeywordCalls, Transformed):
         single = isinstance(argnums, int)
         nums = (argnums,) if single else tuple(argnums)
         nums = tuple(nb + a % (len(params) - nb) for a in nums)
-        key = (self.mode, nums, single, kinds, self.batched)
+        key = (self.mode, nums, single, kinds, self.batched, self.holomorphic)
         per = _TRANSFORM_CACHE.get(target)
         if per is not None and key in per:
             return per[key]
@@ -227,6 +256,8 @@ class _Jacobian(_KeywordCalls, Transformed):
             f"{', '.join(wrt)}\n"
         )
         text = header + text
+        if self.holomorphic:  # (complex outputs: their complex one-hot cotangents)
+            text = text.replace("ad.jacrev_real_outputs(", "ad.jacrev_complex_outputs(")
         from .vmap_api import vmap
 
         # the output (for the cotangent basis) from generated code, never user code
@@ -244,20 +275,40 @@ class _Jacobian(_KeywordCalls, Transformed):
     def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
         args = self._positional(args, kwargs)
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
-        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
+        self._check_inputs([args[a] for a in nums if -len(args) <= a < len(args)])
+
+    def _check_inputs(self, wrt: list) -> None:
+        """JAX's checks of the differentiated arguments (complex ones only with
+        ``holomorphic``)."""
+        if self.holomorphic:
+            _complex_leaves(wrt, self.mode, "inputs")
+        _check_inexact(wrt, self.mode)
 
     def __call__(self, *args, **kwargs):
+        try:
+            return self._call(args, kwargs)
+        except Exception as e:
+            # an error of the generated code at the user's line, a call that does
+            # not bind naming the user's function (errors.runtime_error)
+            located = runtime_error(e, self._pyfn)
+            if located is e:
+                raise
+            raise located from None
+
+    def _call(self, args, kwargs):
         from .api import _map_leaves
 
         args = self._positional(unwrap_args(args), unwrap_kwargs(kwargs))
         nums = (self.argnums,) if isinstance(self.argnums, int) else tuple(self.argnums)
         args = tuple(_map_leaves(lambda v: _canon_leaf(v, False), a) for a in args)
-        _check_inexact([args[a] for a in nums if -len(args) <= a < len(args)], self.mode)
+        self._check_inputs([args[a] for a in nums if -len(args) <= a < len(args)])
         # parameters left to their defaults are passed explicitly (not differentiated)
         if all(a >= 0 for a in nums):
             args = args + self._default_values(len(args))
         fn = self._generated(_kinds(bound_of(self.fun) + args))
         jac = wrap_tree(_jax_dict_order(fn(*bound_of(self.fun), *args)))
+        if self.holomorphic and self.mode == "jacfwd":  # (its columns: the outputs' dtypes)
+            _complex_leaves(jac, "jacfwd", "outputs")
         if _cfg.checks_enabled and self.mode == "rev":
             from . import tree_util
             from ._cotangent_check import check_jacobian
@@ -286,7 +337,10 @@ def _as_positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
         sig = inspect.signature(fun)
     except (TypeError, ValueError):
         raise TransformTypeError(f"cannot read the parameters of {fun!r}") from None
-    bound = sig.bind(*args, **kwargs)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:  # (naming the function, as Python's call would)
+        raise TypeError(f"{getattr(fun, '__name__', 'function')}() {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise TransformTypeError(
@@ -307,11 +361,13 @@ def jacfwd(
 
     The result has the structure outer = output pytree, inner = input pytree
     (a tuple over ``argnums`` when it is a tuple); each leaf has shape
-    ``out_leaf.shape + in_leaf.shape``. ``holomorphic``/``allow_int`` are accepted
-    at JAX's defaults (True raises NotImplementedError).
+    ``out_leaf.shape + in_leaf.shape``. ``holomorphic=True``: complex inputs
+    and outputs (TypeError otherwise, as JAX), the complex Jacobian of a
+    holomorphic ``fun`` (complex one-hot tangents). ``allow_int`` is accepted at
+    JAX's default (True raises NotImplementedError).
     """
-    _unsupported_options("jacfwd", holomorphic, allow_int)
-    return _Jacobian(fun, argnums, has_aux, "jacfwd")
+    _unsupported_options("jacfwd", False, allow_int)
+    return _Jacobian(fun, argnums, has_aux, "jacfwd", holomorphic=holomorphic)
 
 
 def jacrev(
@@ -322,9 +378,10 @@ def jacrev(
     allow_int: bool = False,
 ):
     """Jacobian by reverse mode (``jax.jacrev``): one vjp per output element; same
-    result structure as :func:`jacfwd`."""
-    _unsupported_options("jacrev", holomorphic, allow_int)
-    return _Jacobian(fun, argnums, has_aux, "jacrev")
+    result structure as :func:`jacfwd`; ``holomorphic=True`` as there (complex
+    one-hot cotangents: JAX's vjp takes no conjugate)."""
+    _unsupported_options("jacrev", False, allow_int)
+    return _Jacobian(fun, argnums, has_aux, "jacrev", holomorphic=holomorphic)
 
 
 def hessian(
@@ -335,9 +392,9 @@ def hessian(
     allow_int: bool = False,
 ):
     """Hessian of a scalar function, forward-over-reverse (``jax.hessian``):
-    ``jacfwd(jacrev(fun, argnums), argnums)``."""
-    _unsupported_options("hessian", holomorphic, allow_int)
-    return _Hessian(fun, argnums, has_aux)
+    ``jacfwd(jacrev(fun, argnums), argnums)`` (``holomorphic``: of both)."""
+    _unsupported_options("hessian", False, allow_int)
+    return _Hessian(fun, argnums, has_aux, holomorphic)
 
 
 class _Hessian(_KeywordCalls, Transformed):
@@ -347,7 +404,7 @@ class _Hessian(_KeywordCalls, Transformed):
 
     kind = "hessian"
 
-    def __init__(self, fun, argnums, has_aux):
+    def __init__(self, fun, argnums, has_aux, holomorphic=False):
         super().__init__(fun)
         from .api import grad
 
@@ -355,8 +412,10 @@ class _Hessian(_KeywordCalls, Transformed):
         if has_aux:
             fun = _first_output(fun)
         self.argnums = argnums
-        self.scalar = jacfwd(grad(fun, argnums), argnums)
-        self.general = jacfwd(_Jacobian(fun, argnums, False, "jacrev", batched=False), argnums)
+        h = holomorphic
+        self.scalar = jacfwd(grad(fun, argnums, holomorphic=h), argnums, holomorphic=h)
+        rev = _Jacobian(fun, argnums, False, "jacrev", batched=False, holomorphic=h)
+        self.general = jacfwd(rev, argnums, holomorphic=h)
 
     def _check_jit_args(self, args: tuple, kwargs: dict) -> None:
         self.scalar._check_jit_args(args, kwargs)

@@ -304,6 +304,10 @@ class Primitive:
         #: ("g",)): reverse mode adds a loop-invariant operand's cotangents of a
         #: lax loop in one call after the reverse loop
         self.stack_sum: tuple = ()
+        #: a reduction's ``initial=`` (jnp.sum: "add", jnp.prod: "multiply"), which
+        #: transformed code applies after the reduction without it
+        #: (``ad.plus_initial``/``ad.times_initial``), or None
+        self.initial_op: Optional[str] = None
         #: a host callback: its first parameter is a function called with the
         #: call's ``*args`` (jax.pure_callback, jax.debug.callback), so a lambda
         #: written there that reads locals of the transformed function is lifted
@@ -433,6 +437,7 @@ class Primitive:
             "value_shaped",
             "fused_reduction",
             "stack_sum",
+            "initial_op",
         }
     )
 

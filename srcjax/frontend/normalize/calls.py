@@ -616,6 +616,11 @@ class CallsMixin:
             raise TransformTypeError(
                 f"bad arguments for `{prim.public}`: {exc}", self.loc(e), "check the signature"
             ) from None
+        initial = ba.arguments.get("initial")
+        if prim.initial_op and not (
+            initial is None or (isinstance(initial, gast.Constant) and initial.value is None)
+        ):
+            return self._with_initial(prim, atoms, kws, e)
         bound = {}
         for pname, val in ba.arguments.items():
             p = sig.parameters[pname]
@@ -648,6 +653,24 @@ class CallsMixin:
         if prim.stack == "pop" and isinstance(bound.get("lst"), gast.Name):
             return node, Op("pop", elts=[bound["lst"]], target=bound["lst"].id)
         return node, Op("prim", prim=prim, bound=bound)
+
+    def _with_initial(self, prim, atoms, kws, e) -> tuple:
+        """``jnp.sum(x, initial=c)``: ``t = jnp.sum(x)`` then ``ad.plus_initial(t, c)``
+        (``prod``: ``ad.times_initial``), so the reduction's rules stay those of
+        the reduction (``prod``'s adjoint scaled by ``c`` through the second)."""
+        if "initial" not in kws:
+            raise TransformTypeError(
+                f"`{prim.public}`: pass `initial` by keyword", self.loc(e), "write initial=..."
+            )
+        rest = [gast.keyword(arg=k, value=v) for k, v in kws.items() if k != "initial"]
+        node, op = self.prim_call(prim, atoms, rest, e, pre_atomized=len(atoms))
+        t = self.temp("reduced")
+        self.emit(N.assign(t, node), op)
+        after = registry.by_public(
+            "ad.plus_initial" if prim.initial_op == "add" else "ad.times_initial"
+        )
+        args = [N.name(t), kws["initial"]]
+        return N.call(after.public, args), Op("prim", prim=after, bound=_bind(after, *args))
 
     def _is_host(self, e: Any) -> bool:
         """Whether expression ``e`` is a host value in JAX's sense (never traced): a

@@ -31,6 +31,8 @@ from ...scipy.special import gammaincc as igammac
 
 __all__ = [
     "DotAlgorithmPreset",
+    "approx_max_k",
+    "approx_min_k",
     "Precision",
     "PrecisionLike",
     "acosh",
@@ -108,6 +110,8 @@ from .precision import (  # noqa: F401
     canonicalize_precision,
 )
 from .reductions import (  # noqa: F401
+    approx_max_k,
+    approx_min_k,
     reduce,
     reduce_and,
     reduce_max,

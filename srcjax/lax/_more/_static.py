@@ -110,6 +110,26 @@ _fold_plan = _static("ad.lax_fold_plan", _fold_plan_impl)
 _fold_plan.samples = lambda rng: [((((2, 3),), 1, (0,)), {})]
 
 
+def _approx_k_plan_impl(x, shape, k, reduction_dimension, aggregate_to_topk):
+    """Static: ``(axis, k)`` of ``approx_max_k``/``approx_min_k`` on the CPU, where
+    JAX computes the exact top k (all of the axis, sorted, without
+    ``aggregate_to_topk``); JAX's errors for a non-float operand and a ``k``
+    beyond the axis."""
+    if _dt.dtype_of(x).kind != "f":
+        raise ValueError("operand must be a floating type")
+    nd = len(shape)
+    axis = reduction_dimension + nd if reduction_dimension < 0 else reduction_dimension
+    if not 0 <= axis < nd:
+        raise ValueError(f"reduction_dimension {reduction_dimension} out of range for rank {nd}")
+    if k > shape[axis]:
+        raise ValueError(f"k must be smaller than the size of reduction_dim {shape[axis]}, got {k}")
+    return axis, (int(k) if aggregate_to_topk else int(shape[axis]))
+
+
+_approx_k_plan = _static("ad.lax_approx_k_plan", _approx_k_plan_impl)
+_approx_k_plan.samples = lambda rng: [((np.ones((2, 3), np.float32), (2, 3), 2, -1, True), {})]
+
+
 def _leaves(kind, x):
     """The arrays of ``x`` (structured as ``kind`` says) as a list."""
     if kind == "array":

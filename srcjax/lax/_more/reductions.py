@@ -20,9 +20,11 @@ from ...primitives.reductions import max as _rmax
 from ...primitives.reductions import min as _rmin
 from ...primitives.reductions import prod as _rprod
 from ...primitives.reductions import sum as _rsum
+from ...primitives.reductions import top_k as _top_k
 from ...primitives.structural import concatenate as _concatenate
+from ...primitives.structural import moveaxis as _moveaxis
 from ...primitives.structural import transpose as _transpose
-from ._static import _fold_plan, _leaves, _pack, _reduce_check, _static, _tree_kind
+from ._static import _approx_k_plan, _fold_plan, _leaves, _pack, _reduce_check, _static, _tree_kind
 
 # ---------------------------------------------------------------------------
 # reductions
@@ -168,3 +170,43 @@ def _dt_of_impl(x):
 
 _dt_of = _static("ad.lax_more_dtype_of", _dt_of_impl)
 _dt_of.samples = lambda rng: [((np.ones(2),), {})]
+
+
+# ---------------------------------------------------------------------------
+# approximate top k (the exact top k, as JAX computes it on the CPU)
+
+
+def approx_max_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> Any:
+    """The ``k`` largest values of a float ``operand`` along ``reduction_dimension``
+    and their indices (jax.lax.approx_max_k). On the CPU JAX computes them
+    exactly (``recall_target`` and ``reduction_input_size_override`` have no
+    effect there): :func:`srcjax.lax.top_k` along that axis, in descending order,
+    ties in index order; without ``aggregate_to_topk`` the whole axis, sorted.
+    Returns ``(values, indices)`` (int32 indices; JAX returns the pair as a list).
+    Raises ValueError for a non-float operand or ``k`` beyond the axis."""
+    axis, kk = _approx_k_plan(operand, _shape(operand), k, reduction_dimension, aggregate_to_topk)
+    values, indices = _top_k(_moveaxis(operand, axis, -1), kk)
+    return _moveaxis(values, -1, axis), _moveaxis(indices, -1, axis)
+
+
+def approx_min_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> Any:
+    """The ``k`` smallest values and their indices (jax.lax.approx_min_k), in
+    ascending order; as :func:`approx_max_k` (the top k of ``-operand``). NaNs:
+    JAX's CPU order differs (not matched)."""
+    axis, kk = _approx_k_plan(operand, _shape(operand), k, reduction_dimension, aggregate_to_topk)
+    values, indices = _top_k(-_moveaxis(operand, axis, -1), kk)
+    return _moveaxis(-values, -1, axis), _moveaxis(indices, -1, axis)

@@ -41,6 +41,7 @@ from ._common import (
     int_accumulator,
     norm_axes,
     operand_dtype,
+    with_initial,
 )  # noqa: F401
 from .sums import (
     _FAST_SUM,

@@ -39,6 +39,15 @@ def accumulate(reduce, x, dtype=None, **kwargs):
         return r.astype(dt)
 
 
+def with_initial(op, r, initial):
+    """A reduction's result ``r`` combined with its ``initial`` value (``sum``'s
+    ``initial + sum``, ``prod``'s ``initial * prod``), ``initial`` first
+    converted to ``r``'s dtype, as JAX's reductions do."""
+    r = np.asarray(r)
+    with np.errstate(over="ignore"):
+        return op(r, np.asarray(initial).astype(r.dtype))
+
+
 def is_half_float(dt) -> bool:
     """Whether dtype ``dt`` is float16 or ml_dtypes' bfloat16: the 16-bit floats
     JAX computes in float32 and rounds once."""

@@ -22,6 +22,7 @@ from ._common import (
     int_accumulator,
     norm_axes,
     operand_dtype,
+    with_initial,
 )
 from .linear import def_linear_map
 
@@ -35,7 +36,7 @@ _FAST_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64
 _add_reduce = np.add.reduce
 
 
-def _sum(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True):
+def _sum(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True, initial=None):
     """Sum of ``x`` over ``axis`` (jax.numpy.sum).
 
     ``axis``: None (all), int (negative allowed) or tuple. Bool/int inputs
@@ -43,11 +44,17 @@ def _sum(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=
     ``promote_integers=False`` an integer input keeps its dtype (int8 wraps
     around), bool still sums in the default int. ``where``: an optional boolean
     mask broadcastable to ``x``; only the elements where it is true are summed
-    (the others get a zero gradient).
+    (the others get a zero gradient). ``initial``: a scalar added to each sum
+    (converted to its dtype; not differentiated).
     """
     if dtype is None and where is None and type(x) is np.ndarray and x.dtype in _FAST_SUM:
-        # (the common case, without the checks; ndarray.sum's own wrapper skipped)
-        return _add_reduce(x, axis, None, None, keepdims)
+        if initial is None:
+            # (the common case, without the checks; ndarray.sum's own wrapper skipped)
+            return _add_reduce(x, axis, None, None, keepdims)
+    if initial is not None:
+        return with_initial(
+            np.add, _sum(x, axis, dtype, keepdims, where, promote_integers), initial
+        )
     if dtype is None:
         dtype = own_or_accumulator(operand_dtype(x, "sum"), promote_integers)
     if where is None:

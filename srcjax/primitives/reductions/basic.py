@@ -22,6 +22,7 @@ from srcjax.primitives.ad import (
     prod_others,
     reduction_samples,
     sum,
+    with_initial,
 )
 from srcjax.primitives.registry import Primitive, register
 
@@ -97,11 +98,18 @@ mean.samples = masked_reduction_samples
 # prod
 
 
-def _prod(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True):
+def _prod(
+    x, axis=None, dtype=None, keepdims=False, where=None, promote_integers=True, initial=None
+):
     """Product over ``axis`` (jax.numpy.prod); ``where``: an optional boolean mask
     broadcastable to ``x``, the product of the selected elements (1 where none
-    is); ``promote_integers``: as ``sum``'s. The gradient is exact when the input
-    contains zeros (``d prod([4, 0]) = [0, 4]``)."""
+    is); ``promote_integers``: as ``sum``'s; ``initial``: a scalar each product is
+    multiplied by (transformed code: :data:`times_initial` after the product).
+    The gradient is exact when the input contains zeros (``d prod([4, 0]) = [0, 4]``)."""
+    if initial is not None:
+        return with_initial(
+            np.multiply, _prod(x, axis, dtype, keepdims, where, promote_integers), initial
+        )
     if dtype is None:
         dtype = own_or_accumulator(operand_dtype(x, "prod"), promote_integers)
     if where is None:
@@ -109,7 +117,49 @@ def _prod(x, axis=None, dtype=None, keepdims=False, where=None, promote_integers
     return accumulate(np.prod, x, dtype, axis=axis, keepdims=keepdims, where=where)
 
 
-prod = _reduction("jnp.prod", _prod, np.prod)
+prod = _reduction("jnp.prod", _prod, np.prod).facts(initial_op="multiply")
+sum.facts(initial_op="add")
+
+
+def _plus_initial(r, initial):
+    """A reduction's result plus its ``initial`` (``jnp.sum(x, initial=c)`` in
+    transformed code: ``ad.plus_initial(jnp.sum(x), c)``), ``initial`` converted
+    to the result's dtype as JAX does."""
+    return with_initial(np.add, r, initial)
+
+
+def _times_initial(r, initial):
+    """A product times its ``initial`` (``jnp.prod(x, initial=c)``), as above."""
+    return with_initial(np.multiply, r, initial)
+
+
+plus_initial = register(Primitive("ad.plus_initial", _plus_initial, kind="internal"))
+times_initial = register(Primitive("ad.times_initial", _times_initial, kind="internal"))
+for _p in (plus_initial, times_initial):
+    _p.facts(pure=True, static_params=frozenset({"initial"}))
+    _p.samples = lambda rng: [((rng.normal(size=(2, 3)), 1.5), {}), ((rng.normal(), -2.0), {})]
+
+
+def _plus_initial_vjp(g, ans, r):
+    return g
+
+
+def _plus_initial_jvp(t, ans, r):
+    return t
+
+
+def _times_initial_vjp(g, ans, r, initial):
+    return times_initial(g, initial)
+
+
+def _times_initial_jvp(t, ans, r, initial):
+    return times_initial(t, initial)
+
+
+plus_initial.def_vjp(_plus_initial_vjp)
+plus_initial.def_jvp(_plus_initial_jvp)
+times_initial.def_vjp(_times_initial_vjp)
+times_initial.def_jvp(_times_initial_jvp)
 
 
 def _fill_unselected(x, where=None, fill=1.0):

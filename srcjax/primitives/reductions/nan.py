@@ -15,6 +15,7 @@ from srcjax.primitives.ad import (
     expand_reduced,
     int_accumulator,
     sum,
+    with_initial,
 )
 from srcjax.primitives.registry import REGISTRY, Primitive, register
 
@@ -38,15 +39,17 @@ def _no_out(out, name):
         raise NotImplementedError(f"jnp.{name}: the out argument is not supported (JAX)")
 
 
-def _nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """Sum over ``axis`` treating NaN as zero (jax.numpy.nansum).
 
     ``axis``: None (all), int or tuple. Shape: ``a``'s without the reduced axes
     (kept as 1 with ``keepdims``). Dtype: as :func:`sum` (bool/int accumulate in
     the default int). An all-NaN slice sums to 0. Gradient: that of ``sum`` on
-    the non-NaN entries, zero on the NaN ones. ``out=`` raises
-    ``NotImplementedError``."""
+    the non-NaN entries, zero on the NaN ones. ``initial``: added to each sum.
+    ``out=`` raises ``NotImplementedError``."""
     _no_out(out, "nansum")
+    if initial is not None:
+        return with_initial(np.add, _nansum(a, axis, dtype, None, keepdims), initial)
     if dtype is None:
         dtype = int_accumulator(np.result_type(a))
     return np.asarray(accumulate(np.nansum, a, dtype, axis=axis, keepdims=keepdims))[()]
@@ -118,7 +121,7 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return _nan_moment(np.nanstd, a, axis, dtype, ddof, keepdims)
 
 
-nansum = _reduction("jnp.nansum", _nansum, np.nansum)
+nansum = _reduction("jnp.nansum", _nansum, np.nansum).facts(initial_op="add")
 nanmean = _reduction("jnp.nanmean", _nanmean, np.nanmean)
 nanmax = _reduction("jnp.nanmax", _nanmax, np.nanmax)
 nanmin = _reduction("jnp.nanmin", _nanmin, np.nanmin)
