@@ -85,8 +85,9 @@ def test_effectful_is_what_the_old_substring_match_found():
         if any(w in p.public for w in ("print", "callback", "check_"))
     }
     # and the two helpers that empty a dead list's slots as jit's update loop reads
-    # them (transforms/optimize/release.take_dead_items)
-    assert _with("effectful") == old | {"ad.take_item", "ad.scaled_item"}
+    # them (transforms/optimize/release.take_dead_items), and the ufunc call that
+    # writes a trip's row into its stack (transforms/optimize/stack_rows.py)
+    assert _with("effectful") == old | {"ad.take_item", "ad.scaled_item", "ad.ufunc_into"}
     assert "ad.check_carry" in old and "ad.debug_callback" in old
 
 

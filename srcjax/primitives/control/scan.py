@@ -146,6 +146,42 @@ rows_before.facts(result_shape=_rows_before_shape)
 rows_before.samples = lambda rng: [((rng.normal(size=(4, 3)), rng.normal(size=(3,))), {})]
 
 
+# A loop's per-trip list of rows written into its stack as the trips make them
+# (optimize/stack_rows.py): the stack made empty before the loop, and the one
+# ufunc call that makes a trip's row, writing it into its place.
+
+
+def _empty_rows(shape, dtype):
+    """An uninitialized stack of rows, each written once by :func:`_ufunc_into`."""
+    return np.empty(shape, dtype)
+
+
+def _ufunc_into(out, i, name, *args):
+    """``np.<name>(*args)`` written into row ``i`` of ``out``: that row (a view)."""
+    return getattr(np, name)(*args, out=out[i])
+
+
+def _ufunc_into_shape(avals):
+    """jit's abstract value of :func:`_ufunc_into`: a row of ``out``."""
+    out = avals.get("out")
+    if getattr(out, "ptype", True) is not None or not out.shape:
+        return None
+    return tuple(out.shape[1:]), out.dtype
+
+
+empty_rows = register(
+    Primitive("ad.empty_rows", _empty_rows, kind="internal", differentiable=False)
+)
+ufunc_into = register(
+    Primitive("ad.ufunc_into", _ufunc_into, kind="internal", differentiable=False)
+)
+ufunc_into.facts(effectful=True, result_shape=_ufunc_into_shape)
+empty_rows.samples = lambda rng: [(((3, 2), "float32"), {})]
+ufunc_into.samples = lambda rng: [
+    ((np.zeros((3, 2)), 1, "multiply", rng.normal(size=(2,)), rng.normal(size=(2,))), {})
+]
+
+
 def _tree_slice_adjoint(ct, xs, i):
     """Cotangent of ``xs`` from that of ``xs[i]``: zeros with ``ct`` at row ``i``."""
 

@@ -28,6 +28,7 @@ from .readouts import popped_rows_as_reads, stacked_readouts
 from .rowmaps import row_products
 from .rowwise import rowwise_for_all_rows
 from .shape_only import shape_only_operands
+from .stack_rows import rows_into_stacks
 from .static_fold import fold_static, lifts_as_subscripts
 from .tape_pairs import pair_tape_entries
 from .tape_rows import drop_dead_loop_copies, restored_values_as_rows
@@ -176,6 +177,8 @@ def optimize(
         infer_avals(fdef, params, resolve)
     if namer is not None and stacks_in_trip_order(fdef):  # (lists of rows: the arrays)
         dce(fdef)
+        infer_avals(fdef, params, resolve)
+    if rows_into_stacks(fdef, namer):  # (the rows the trips make: into their stacks)
         infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:

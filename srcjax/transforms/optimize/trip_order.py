@@ -150,11 +150,13 @@ def _drop_overwritten_rows(loop: Any) -> None:
     loop.body = keep
 
 
-def _loop_stacks(body: List[Any], loop: Any, counts: Dict[str, int]) -> Dict[str, tuple]:
+def _loop_stacks(
+    body: List[Any], loop: Any, counts: Dict[str, int], public: str = "ad.tree_stack"
+) -> Dict[str, tuple]:
     """list -> (appended name, the statement ``S = ad.tree_stack(L)``) of the
     lists made empty before ``loop``, appended once a trip at the top level of its
     body (no other use in it) and read after it only by that statement (``S``
-    bound once)."""
+    bound once; ``public``: the stacking helper)."""
     i = body.index(loop)
     before, after = body[:i], body[i + 1 :]
     uses: Dict[str, int] = {}
@@ -172,7 +174,7 @@ def _loop_stacks(body: List[Any], loop: Any, counts: Dict[str, int]) -> Dict[str
         if any(_mentions(b, lst) for b in before if not _is_empty_list(b, lst)):
             continue
         sites = [t for t in _simple(after) if _mentions(t, lst)]
-        if len(sites) != 1 or not _is_stack_of(sites[0], lst, "ad.tree_stack"):
+        if len(sites) != 1 or not _is_stack_of(sites[0], lst, public):
             continue
         if counts.get(sites[0].targets[0].id) != 1:
             continue
