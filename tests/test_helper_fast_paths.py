@@ -177,3 +177,29 @@ def test_batched_matvec_of_unfit_shapes_is_jax_error():
     a = np.ones((6, 5, 4), np.float32)
     with pytest.raises(ShapeError):
         _impl("ad.bmatmul")(a, np.ones((6, 3), np.float32), True, True)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_expand_dims_of_one_axis_is_numpys(shape):
+    # (R7: prod's rules call it three times a step; the fast path skips NumPy's
+    # axis normalization)
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    f = _impl("jnp.expand_dims")
+    for axis in range(-a.ndim - 1, a.ndim + 1):
+        got, want = f(a, axis), np.expand_dims(a, axis)
+        _same_bits(got, want)
+        assert np.shares_memory(got, a) or a.size <= 1
+    for bad in (a.ndim + 1, -a.ndim - 2):
+        with pytest.raises(np.exceptions.AxisError):
+            f(a, bad)
+
+
+@pytest.mark.parametrize("axis", [2, -1, (1, 2), (0, 2), 0, None, (0, 1, 2)])
+def test_group_last_and_back_are_moveaxis_and_reshape(axis):
+    x = np.random.default_rng(4).normal(size=(2, 3, 4)).astype(np.float32)
+    axes = tuple(range(3)) if axis is None else tuple(sorted(np.atleast_1d(axis) % 3))
+    rest = tuple(i for i in range(3) if i not in axes)
+    want = np.transpose(x, rest + axes).reshape(tuple(x.shape[i] for i in rest) + (-1,))
+    got = _impl("ad.group_last")(x, axis)
+    _same_bits(got, want)
+    _same_bits(_impl("ad.ungroup_last")(got, x, axis), x)

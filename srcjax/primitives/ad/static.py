@@ -78,7 +78,8 @@ def _group_last(x, axis):
     x = np.asarray(x)
     axes = norm_axes(axis, x.ndim)
     k = len(axes)
-    moved = np.moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
+    last = tuple(range(x.ndim - k, x.ndim))
+    moved = x if axes == last else np.moveaxis(x, axes, last)  # (moveaxis: ~4 us)
     return moved.reshape(moved.shape[: x.ndim - k] + (-1,))
 
 
@@ -91,7 +92,8 @@ def _ungroup_last(y, x, axis):
     kept = tuple(n for i, n in enumerate(x_shape) if i not in axes)
     red = tuple(x_shape[i] for i in axes)
     y = np.reshape(y, kept + red)
-    return np.moveaxis(y, tuple(range(ndim - k, ndim)), axes)
+    last = tuple(range(ndim - k, ndim))
+    return y if axes == last else np.moveaxis(y, last, axes)
 
 
 group_last = _internal("ad.group_last", _group_last).facts(pure=True)
