@@ -17,7 +17,7 @@ from srcjax.primitives.ad import (
     ungroup_last,
 )
 from srcjax.primitives.linalg import dense_tree, tensordot
-from srcjax.primitives.registry import Primitive, register
+from srcjax.primitives.registry import REGISTRY, Primitive, register
 from srcjax.primitives.setops import with_first
 from srcjax.primitives.structural import (
     argsort,
@@ -27,9 +27,20 @@ from srcjax.primitives.structural import (
     take_along_axis_adjoint,
 )
 
-from ._common import _reduction
+from ._common import _reduction, where
+from .logical import any as _any
 
 __all__ = ["median", "quantile", "percentile"]
+
+_isnan = REGISTRY["jnp.isnan"]
+
+
+def _nan_slices(ar):
+    """True (shape ``ar.shape[:-1] + (1,)``) where a slice along the last axis
+    of ``ar`` holds a NaN: JAX's median/quantile of such a slice is the constant
+    NaN, so its derivative is zero there."""
+    return _any(_isnan(ar), axis=-1, keepdims=True)
+
 
 # ---------------------------------------------------------------------------
 # median
@@ -41,7 +52,7 @@ def _median(a, axis=None, keepdims=False):
     a = np.asarray(a)
     if a.dtype.kind in "biu":
         a = a.astype(to_inexact_dtype(a.dtype))
-    return np.median(a, axis=axis, keepdims=keepdims)
+    return np.median(a, axis=axis, keepdims=keepdims)  # NaN for a slice holding one, as JAX
 
 
 median = _reduction("jnp.median", _median, np.median)
@@ -68,12 +79,13 @@ median_weights = register(
 def _median_vjp(g, ans, a, axis=None):
     ar = group_last(a, axis)
     g_sorted = expand_dims(reshape(g, np.shape(ar)[:-1]), -1) * median_weights(ar)
+    g_sorted = where(_nan_slices(ar), 0, g_sorted)
     return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
 
 
 def _median_jvp(t, ans, a, axis=None):
     ar = group_last(a, axis)
-    t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
+    t_sorted = where(_nan_slices(ar), 0, take_along_axis(group_last(t, axis), argsort(ar, -1), -1))
     return reshape(sum(t_sorted * median_weights(ar), axis=-1), np.shape(ans))
 
 
@@ -160,6 +172,9 @@ def _quantile_impl(a, q, axis, method, keepdims, scale, name):
     if a.size == 0:
         raise ValueError(f"jnp.{name}: cannot take the {name} of an empty array")
     ar = np.sort(group_last(a.astype(dt, copy=False), axis), axis=-1)
+    # a slice holding a NaN has the quantile NaN for every q and method (JAX);
+    # NumPy's sort puts NaNs last, where low/high would skip them
+    ar = np.where(np.isnan(ar).any(axis=-1, keepdims=True), np.asarray(np.nan, dt), ar)
     low, high, hw = _quantile_positions(qa, ar.shape[-1], method)
     lo_v = np.moveaxis(ar[..., low], -1, 0) if qa.ndim else ar[..., low]
     hi_v = np.moveaxis(ar[..., high], -1, 0) if qa.ndim else ar[..., high]
@@ -223,6 +238,13 @@ quantile = _reduction("jnp.quantile", _quantile, np.quantile)
 percentile = _reduction("jnp.percentile", _percentile, np.percentile)
 
 
+def _sorted_for_q(ar, method):
+    """The values sorted along the last axis for the ``q`` derivative: a slice
+    holding a NaN is all NaN for ``"linear"`` (JAX: NaN) and all 0 for the other
+    methods, whose weights do not depend on ``q`` (JAX: 0)."""
+    return where(_nan_slices(ar), np.nan if method == "linear" else 0, sort(ar, axis=-1))
+
+
 def _def_quantile_rules(prim, scale):
     """The rules of ``quantile`` (``scale`` 1.0) and ``percentile`` (100.0, ``q``
     in percent): weighted sums of the sorted values, with weights (and their
@@ -233,18 +255,20 @@ def _def_quantile_rules(prim, scale):
         w = quantile_weights(q, ar, interpolation or method, scale)
         g_flat = reshape(g, (-1,) + np.shape(ar)[:-1])
         g_sorted = tensordot(g_flat, reshape(w, (-1, np.shape(ar)[-1])), ((0,), (0,)))
+        g_sorted = where(_nan_slices(ar), 0, g_sorted)
         return ungroup_last(take_along_axis(g_sorted, argsort(argsort(ar, -1), -1), -1), a, axis)
 
     def jvp_a(t, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         t_sorted = take_along_axis(group_last(t, axis), argsort(ar, -1), -1)
+        t_sorted = where(_nan_slices(ar), 0, t_sorted)
         w = quantile_weights(q, ar, interpolation or method, scale)
         return reshape(tensordot(w, t_sorted, ((-1,), (-1,))), np.shape(ans))
 
     def vjp_q(g, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         dw = quantile_dweights(q, ar, interpolation or method, scale)
-        d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+        d = tensordot(dw, _sorted_for_q(ar, interpolation or method), ((-1,), (-1,)))
         return reshape(
             sum(reshape(g * reshape(d, np.shape(g)), np.shape(q) + (-1,)), axis=-1), np.shape(q)
         )
@@ -252,7 +276,7 @@ def _def_quantile_rules(prim, scale):
     def jvp_q(t, ans, a, q, axis=None, method="linear", *, interpolation=None):  # fmt: skip
         ar = group_last(a, axis)
         dw = quantile_dweights(q, ar, interpolation or method, scale)
-        d = tensordot(dw, sort(ar, axis=-1), ((-1,), (-1,)))
+        d = tensordot(dw, _sorted_for_q(ar, interpolation or method), ((-1,), (-1,)))
         return reshape(reshape(t, np.shape(q) + (1,) * (np.ndim(ar) - 1)) * d, np.shape(ans))
 
     prim.def_vjp(vjp_a, vjp_q)
