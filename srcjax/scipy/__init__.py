@@ -1,6 +1,6 @@
 """``srcjax.scipy``: the parts of ``jax.scipy`` srcjax provides (``special``,
-``linalg``, ``stats``, ``optimize``)."""
+``linalg``, ``stats``, ``optimize``, ``signal``)."""
 
-from . import linalg, optimize, special, stats
+from . import linalg, optimize, signal, special, stats
 
-__all__ = ["linalg", "optimize", "special", "stats"]
+__all__ = ["linalg", "optimize", "signal", "special", "stats"]
