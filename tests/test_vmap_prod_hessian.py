@@ -173,3 +173,21 @@ def test_short_axis_scan_is_numpys_bit_for_bit(dtype, shape, axis):
         np.testing.assert_array_equal(got, want)
     b = np.broadcast_to(a[:, :1], a.shape)  # a broadcast view (a batch_broadcast)
     np.testing.assert_array_equal(_scan(np.multiply, b, axis), np.cumprod(b, axis=axis))
+
+
+@pytest.mark.parametrize("shape,axis", [((64, 6, 6), -1), ((3, 4), None), ((2, 3, 2), (0, 2))])
+def test_prod_others_without_zeros_is_the_division_formula(shape, axis):
+    # the product of the group over each element: the float64 products of the
+    # others, and bit for bit the value cumprod_vjp's division formula gave
+    from srcjax.primitives.ad import cumprod as C
+    from srcjax.primitives.ad.static import _group_last, _last_onehot, _ungroup_last
+
+    x = np.random.default_rng(9).normal(size=shape).astype(np.float32)
+    got = REGISTRY["ad.prod_others"](x, axis)
+    xr = _group_last(x, axis)
+    formula = _ungroup_last(C._cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
+    np.testing.assert_array_equal(got, formula)
+    x64 = _group_last(x.astype(np.float64), axis)
+    others = [np.prod(np.delete(x64, i, axis=-1), axis=-1) for i in range(x64.shape[-1])]
+    want = _ungroup_last(np.stack(others, -1), x, axis)
+    np.testing.assert_allclose(got, want, rtol=1e-6)

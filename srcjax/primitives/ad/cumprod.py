@@ -182,6 +182,15 @@ def _prod_others(x, axis):
     if not np.size(x):  # an empty x has an empty derivative (no groups to scan)
         return np.zeros(np.shape(x), np.result_type(x, np.float32))
     xr = _group_last(x, axis)
+    n = xr.shape[-1]
+    if xr.dtype.kind in "fc" and n <= _SHORT_AXIS and np.all(xr != 0):
+        # no zeros: the group's product over each element, the value of
+        # _cumprod_vjp's division formula without its scans and flips (R7's
+        # prod_others of the (64, 6, 6) masked stack: ~32 us -> ~10 us)
+        total = xr[..., 0]
+        for j in range(1, n):
+            total = total * xr[..., j]
+        return _ungroup_last(total[..., None] / xr, x, axis)
     return _ungroup_last(_cumprod_vjp(_last_onehot(xr), xr, -1), x, axis)
 
 
