@@ -209,3 +209,35 @@ def test_adjugate_derivative_through_contract():
     tr = np.trace(inv @ t, axis1=-2, axis2=-1)[:, None, None]
     want = det * (tr * inv - inv @ t @ inv)
     np.testing.assert_allclose(np.asarray(solve._adjugate_d(a, t)), want, rtol=1e-9, atol=1e-12)
+
+
+# -- small contractions that are matrix products: one np.matmul (_AsMatmul) ----------
+
+MATMUL_CASES = [
+    ("zhtd,zhsd->zhts", [(4, 4, 8, 4), (4, 4, 8, 4)], True),  # user8 p01's attention
+    ("zhts,zhsd->zhtd", [(4, 4, 8, 8), (4, 4, 8, 4)], True),
+    ("zhts,zhtd->zhsd", [(4, 4, 8, 8), (4, 4, 8, 4)], True),
+    ("abc,cdb->dab", [(4, 5, 6), (6, 7, 5)], True),  # labels in any order
+    ("ij,jk->ki", [(12, 9), (9, 10)], True),  # transposed output
+    ("ij,j->i", [(40, 30), (30,)], True),
+    ("ij,ij->i", [(30, 20), (30, 20)], True),  # a row-wise dot
+    ("ij,jk->ik", [(3, 3), (3, 3)], False),  # tiny: the plain loop
+    ("ij,kj->", [(20, 20), (20, 20)], False),  # j summed, i and k summed alone
+    ("ii,ij->j", [(20, 20), (20, 20)], False),  # a diagonal
+    ("bij,bjk->bik", [(1, 8, 8), (5, 8, 8)], False),  # b broadcasts from 1
+]
+
+
+@pytest.mark.parametrize("spec,shapes,as_matmul", MATMUL_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_small_matrix_products_as_one_matmul(spec, shapes, as_matmul, dtype):
+    ops = _ops(shapes, np.float64, seed=5)
+    if dtype is np.complex128:
+        ops = [o + 1j * p for o, p in zip(ops, _ops(shapes, np.float64, seed=6))]
+    ops = [o.astype(dtype) for o in ops]
+    got = E.contract(spec, *ops)
+    want = np.einsum(spec, *[o.astype(np.complex128) for o in ops])
+    assert got.dtype == np.einsum(spec, *ops).dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    key = (spec, *[x for o in ops for x in (o.shape, o.dtype.num)])
+    assert (type(E._PLANS[key][1]) is E._AsMatmul) == as_matmul
