@@ -14,6 +14,7 @@ from . import tree  # noqa: F401,I001  (jax.tree.map)
 from . import flatten_util  # noqa: F401,I001  (jax.flatten_util.ravel_pytree)
 from . import debug  # noqa: F401,I001  (jax.debug.print)
 from . import ops  # noqa: F401,I001  (jax.ops.segment_sum)
+from . import image  # noqa: F401,I001  (jax.image.resize)
 from . import random  # noqa: F401,I001  (jax.random: registers the random.* primitives)
 from .api import grad, source, value_and_grad
 from .api_fwd import jvp, linearize, vjp

@@ -106,6 +106,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
             "srcjax.random",
             "srcjax.scipy",
             "srcjax.ops",
+            "srcjax.image",
             "srcjax.example_libraries",
             "srcjax.experimental",
             "srcjax.sharding",
