@@ -438,6 +438,42 @@ def test_float32_scalar_code_declines_what_it_cannot_type():
         assert float(c(0.5)) == 0.0
 
 
+def _branchy(x):
+    y = jnp.sin(x) * 2.0
+    if x.ndim == 0:
+        y = y + jnp.cos(x)
+    return jnp.maximum(y, 0.0) if True else y
+
+
+def test_code_that_jumps_is_declined_without_parsing_and_nothing_else_is():
+    """scalar_code skips parsing grad's text when the code jumps (a loop, an if,
+    a conditional expression): it declines such code either way. Oracle: its
+    decision on the parsed text, both seeds, for code that jumps and code that
+    does not."""
+    import ast
+    import linecache
+
+    from srcjax.api import scalar_code
+
+    for f, accepted in ((logistic, True), (_mixed, True), (_loop_sin, False), (_branchy, False)):
+        g = srcjax.grad(f)
+        g(0.25)
+        generic = g._cache[("leaf",)]
+        lines = linecache.getlines(generic.__code__.co_filename)
+        tree = ast.parse("".join(lines))
+        full = None
+        for seed in ("1.0", "np.float32(1.0)"):
+            try:
+                full = scalar_code._specialize(generic, seed, lines, tree)
+                break
+            except scalar_code._Untyped:
+                continue
+        assert (full is not None) is accepted, f.__name__
+        assert scalar_code._branches(generic.__code__) is (not accepted), f.__name__
+        scalar_code._DONE.pop(generic, None)
+        assert (scalar_code.specialize(generic) is not None) is accepted, f.__name__
+
+
 def test_source_shows_the_float32_scalar_code():
     """srcjax.source(g, 1.0) is the code the later calls run: NumPy's exp, the
     seed 1.0, the cotangent returned; for an Array or without an example the

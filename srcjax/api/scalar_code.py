@@ -18,6 +18,7 @@ unknown type) leaves the generic code in place.
 from __future__ import annotations
 
 import ast
+import dis
 import linecache
 import re
 import weakref
@@ -52,9 +53,16 @@ def specialize(fn: Callable) -> Optional[Callable]:
     if fn in _DONE:
         return _DONE[fn]
     out = None
+    lines = [] if _branches(fn.__code__) else linecache.getlines(fn.__code__.co_filename)
+    try:
+        tree = ast.parse("".join(lines)) if lines else None  # (once for both seeds)
+    except (SyntaxError, ValueError):
+        tree = None
     for seed in ("1.0", "np.float32(1.0)"):  # (a Python 1.0 where it meets float32s only)
+        if tree is None:
+            break
         try:
-            out = _specialize(fn, seed)
+            out = _specialize(fn, seed, lines, tree)
             break
         except _Untyped:
             continue
@@ -64,12 +72,20 @@ def specialize(fn: Callable) -> Optional[Callable]:
     return out
 
 
-def _specialize(fn: Callable, seed: str) -> Optional[Callable]:
-    lines = linecache.getlines(fn.__code__.co_filename)
-    if not lines:
-        return None
-    text = "".join(lines)
-    tree = ast.parse(text)
+#: the opcodes that jump: straight-line code (all :func:`_specialize` types) has none
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _branches(code: Any) -> bool:
+    """Whether ``code`` jumps (a loop, an ``if``, ``and``/``or``, a conditional
+    expression, a comparison chain): no such code is specialized, so it is not
+    parsed (two parses of grad's text were 2.7 ms of the T1 function's first
+    call from the disk cache)."""
+    co = code.co_code
+    return any(co[i] in _JUMPS for i in range(0, len(co), 2))
+
+
+def _specialize(fn: Callable, seed: str, lines: List[str], tree: ast.Module) -> Optional[Callable]:
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if len(defs) != 1 or len(tree.body) != 1:
         return None
