@@ -7,6 +7,7 @@ inputs of reductions.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -430,11 +431,24 @@ def _outer_form(x, y):
     then one operand's, then the other's. jit(vmap(hessian)) of ``prod`` (R7):
     a (64, 1, 6, 6) by (64, 6, 1, 6) sum of products was a (64, 6, 6, 6) product
     summed along its 6 (~45 us); one (64, 6, 6) x (64, 6, 6) matmul (~10 us)."""
-    k = x.shape[-1]
-    if y.shape[-1] != k or not 0 < k <= _DOT_TERMS:
+    plan = _outer_plan(x.shape, y.shape)
+    if plan is None:
+        return None
+    swap, lshape, rshape, out_shape = plan
+    left, right = (y, x) if swap else (x, y)
+    out = np.matmul(left.reshape(lshape), np.swapaxes(right.reshape(rshape), -1, -2))
+    return out.reshape(out_shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _outer_plan(xs, ys):
+    """:func:`_outer_form`'s shapes for operand shapes ``xs``, ``ys``, kept:
+    ``(swap, left shape, right shape, result shape)`` or None."""
+    k = xs[-1]
+    if ys[-1] != k or not 0 < k <= _DOT_TERMS:
         return None
     kinds = []
-    for a, b in zip(x.shape[:-1], y.shape[:-1]):
+    for a, b in zip(xs[:-1], ys[:-1]):
         if a == b:
             kinds.append("b" if a != 1 else "")
         elif b == 1:
@@ -447,16 +461,15 @@ def _outer_form(x, y):
     first = own[:1]
     if "b" in own or own.lstrip(first).strip("xy".replace(first, "") if first else "") != "":
         return None
-    left, lk, right, rk = (y, "y", x, "x") if first == "y" else (x, "x", y, "y")
-    batch = tuple(n for n, c in zip(x.shape, kinds) if c == "b")
-    lm = math.prod(n for n, c in zip(left.shape, kinds) if c == lk)
-    rm = math.prod(n for n, c in zip(right.shape, kinds) if c == rk)
+    swap = first == "y"
+    (ls, lk), (rs, rk) = ((ys, "y"), (xs, "x")) if swap else ((xs, "x"), (ys, "y"))
+    batch = tuple(n for n, c in zip(xs, kinds) if c == "b")
+    lm = math.prod(n for n, c in zip(ls, kinds) if c == lk)
+    rm = math.prod(n for n, c in zip(rs, kinds) if c == rk)
     if 0 in batch or 0 in (lm, rm):
         return None
-    out = np.matmul(
-        left.reshape(batch + (lm, k)), np.swapaxes(right.reshape(batch + (rm, k)), -1, -2)
-    )
-    return out.reshape(tuple(max(a, b) for a, b in zip(x.shape[:-1], y.shape[:-1])))
+    out_shape = tuple(max(a, b) for a, b in zip(xs[:-1], ys[:-1]))
+    return swap, batch + (lm, k), batch + (rm, k), out_shape
 
 
 sum_of_products = register(Primitive("ad.sum_of_products", _sum_of_products, kind="reduction"))
