@@ -16,6 +16,7 @@ from .direct import direct_calls
 from .displays import structure_displays
 from .expands import fold_expands
 from .interp import infer_avals
+from .item_cotangents import item_cotangents
 from .lax_carries import carry_casts
 from .licm import hoist_invariants, read_globals_once
 from .lse_pairs import pair_logsumexps
@@ -115,6 +116,9 @@ def optimize(
     # (after the folds: the lists a reverse loop pushes one value on)
     if merge_trip_lists(fdef):
         specialized = True
+    if item_cotangents(fdef):  # (a list's cotangent from all its items' at once)
+        dce(fdef)
+        infer_avals(fdef, params, resolve)
     if namer is not None and structure_displays(fdef, params, namer.fresh):
         dce(fdef)  # (the leaf lists the displays took apart)
         infer_avals(fdef, params, resolve)
