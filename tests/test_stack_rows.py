@@ -150,3 +150,28 @@ def test_the_final_carry_and_the_rows_are_the_values_made(monkeypatch, tmp_path)
     keep = np.asarray(hT).copy()
     f({k: v * 2 for k, v in p.items()}, xs)
     np.testing.assert_array_equal(np.asarray(hT), keep)
+
+
+def test_the_gpu_backend_keeps_its_lists(monkeypatch, tmp_path):
+    # (regression: a stack jit allocates is a NumPy array; on the CUDA backend
+    # the device rows written "into" it went to a copy on the device, and the
+    # gradients read uninitialized memory: NaN on the CuPy test double)
+    from srcjax.backends import cupy_cuda
+    from srcjax.backends.cupy_cuda import offline as off
+    from srcjax.testing import fake_cupy
+
+    cp = off.cupy_or_none()
+    if cp is None or cp.__version__ != off.CUPY_VERSION or off.gxx_available() is not None:
+        pytest.skip("the CuPy test double needs CuPy's pinned version and g++")
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path))
+    p, xs = _inputs(5)
+    _, want = srcjax.jit(srcjax.value_and_grad(loss_tanh))(p, xs)
+    with cupy_cuda.use_cupy(fake_cupy.use_fake(ndevices=1)):
+        g = srcjax.devices("gpu")[0]
+        pd, xd = srcjax.device_put(p, g), srcjax.device_put(xs, g)
+        f = srcjax.jit(srcjax.value_and_grad(loss_tanh))
+        _, got = f(pd, xd)
+        assert "ad.ufunc_into(" not in srcjax.source(f, pd, xd)
+        got = srcjax.device_get(got)
+    for k in p:
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=2e-5, atol=2e-5)

@@ -174,14 +174,6 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
             fdef.name = f"{src.name}_typed"
             made.update(renamed=renamed, backend=None, device=None)
             return Generated(fdef, "JAX's types of", f"for {sig_text or 'no arguments'}")
-        opt.optimize(fdef, avals, resolve, norm.namer, boxed)
-        # results computed from weak Python scalars only come back weakly typed
-        opt.mark_weak_returns(fdef, opt.infer_avals(fdef, avals, resolve))
-        donatable = tuple(
-            params[i + nb]
-            for i in sorted(jit._donate_pos)
-            if i + nb < len(params) and params[i + nb] not in static_names
-        )
         device = jit._device_obj
         if device is None:  # the arguments' GPU, else the default device (JAX's rule)
             named = list(zip(params[nb:], args)) + list(kwargs.items())
@@ -189,6 +181,15 @@ def build(jit, key, args, kwargs) -> Tuple[Callable, str]:
             if device is None:
                 device = _devices.default_device()
         backend = backends.for_device(device)
+        # (rows written into stacks jit allocates: NumPy arrays, the CPU backend's)
+        opt.optimize(fdef, avals, resolve, norm.namer, boxed, cpu=backend.name == "cpu")
+        # results computed from weak Python scalars only come back weakly typed
+        opt.mark_weak_returns(fdef, opt.infer_avals(fdef, avals, resolve))
+        donatable = tuple(
+            params[i + nb]
+            for i in sorted(jit._donate_pos)
+            if i + nb < len(params) and params[i + nb] not in static_names
+        )
         if nb == 0 and backend.name == "cpu":
             # trees of a known structure returned as their leaves: the boundary
             # builds them once (optimize/flat_results.py)

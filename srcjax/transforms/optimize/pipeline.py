@@ -47,10 +47,13 @@ def optimize(
     resolve: Optional[Callable[[str], Any]] = None,
     namer: Any = None,
     boxed: Dict[str, Any] = None,
+    cpu: bool = True,
 ) -> Any:
     """The jit pipeline's passes, in order; avals are left annotated for fusion.
     ``boxed`` names the parameters that are weakly typed in JAX's sense but held
-    as NumPy scalars at run time (Python float arguments, see :func:`promote`)."""
+    as NumPy scalars at run time (Python float arguments, see :func:`promote`);
+    ``cpu``: the code runs on the CPU backend (NumPy arrays), where jit writes
+    rows into stacks it allocates (:func:`rows_into_stacks`)."""
     propagate(fdef)
     fold_constants(fdef)
     infer_avals(fdef, params, resolve)
@@ -182,7 +185,7 @@ def optimize(
     if namer is not None and stacks_in_trip_order(fdef):  # (lists of rows: the arrays)
         dce(fdef)
         infer_avals(fdef, params, resolve)
-    if rows_into_stacks(fdef, namer):  # (the rows the trips make: into their stacks)
+    if cpu and rows_into_stacks(fdef, namer):  # (the rows the trips make: into their stacks)
         infer_avals(fdef, params, resolve)
     read_globals_once(fdef, resolve, namer)
     if namer is not None:
