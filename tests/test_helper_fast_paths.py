@@ -203,3 +203,43 @@ def test_group_last_and_back_are_moveaxis_and_reshape(axis):
     got = _impl("ad.group_last")(x, axis)
     _same_bits(got, want)
     _same_bits(_impl("ad.ungroup_last")(got, x, axis), x)
+
+
+def _scatter_add_loop(g, arr, idx, axis):
+    """The adjoint of take_along_axis (in-bounds indices) by a Python loop of
+    additions into zeros: every output position adds its cotangent."""
+    out = np.zeros(arr.shape, np.result_type(g))
+    g = np.broadcast_to(g, np.broadcast_shapes(g.shape, idx.shape))
+    idx = np.broadcast_to(idx, g.shape)
+    for pos in np.ndindex(*g.shape):
+        target = list(pos)
+        target[axis] = idx[pos]
+        out[tuple(target)] += g[pos]
+    return out
+
+
+@pytest.mark.parametrize(
+    "arr_shape,idx_shape,axis",
+    [
+        ((8, 10), (8, 1), 1),
+        ((8, 10), (1, 1), 1),
+        ((3, 4, 5), (3, 1, 5), 1),
+        ((3, 4, 5), (3, 2, 5), 1),
+    ],
+)
+def test_take_along_axis_adjoint_is_a_scatter_add(arr_shape, idx_shape, axis):
+    # one index per row (a cross-entropy's y[:, None], R8) takes a write, not
+    # np.add.at; several per row (the last case) still add up; -0.0 becomes 0.0
+    rng = np.random.default_rng(11)
+    arr = rng.normal(size=arr_shape).astype(np.float32)
+    idx = rng.integers(0, arr_shape[axis], idx_shape)
+    out_shape = tuple(
+        idx_shape[i] if i == axis else max(arr_shape[i], idx_shape[i])
+        for i in range(len(arr_shape))
+    )
+    g = rng.normal(size=out_shape).astype(np.float32)
+    g.flat[0] = -0.0
+    got = _impl("ad.take_along_axis_adjoint")(g, arr, idx, axis)
+    want = _scatter_add_loop(g, arr, idx, axis)
+    _same_bits(got, want)
+    assert not np.signbit(got).any() or np.signbit(want).any()
