@@ -11,7 +11,11 @@ import pytest
 import srcjax
 import srcjax.numpy as jnp
 from srcjax import lax
-from srcjax.primitives.conv.chooser import _disjoint_windows, _window_scatter_impl
+from srcjax.primitives.conv.chooser import (
+    _disjoint_windows,
+    _reduce_window_chooser_impl,
+    _window_scatter_impl,
+)
 
 
 def scatter_loop(g, x, select_max, window, strides, wd):
@@ -77,3 +81,27 @@ def test_r8_max_pool_gradient_under_jit_matches_a_loop():
     got = srcjax.jit(srcjax.grad(f))(x)
     want = scatter_loop(g, x, True, (1, 2, 2, 1), (1, 2, 2, 1), (1, 1, 1, 1))
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("select_max", [True, False])
+def test_disjoint_windows_extremes_match_a_loop(case, select_max):
+    # (the forward's kept slices: the same folds as the general path)
+    shape, window, strides, wd = case
+    pads, bd = ((0, 0),) * len(shape), (1,) * len(shape)
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=shape).astype(np.float32)
+    x.flat[5] = np.nan
+    got = _reduce_window_chooser_impl(x, select_max, window, strides, pads, bd, wd)
+    out_sp = tuple(
+        (n - ((k - 1) * r + 1)) // s + 1 for n, k, r, s in zip(shape, window, wd, strides)
+    )
+    want = np.empty(out_sp, np.float32)
+    for o in itertools.product(*[range(n) for n in out_sp]):
+        vals = [
+            x[tuple(oo * s + kk * r for oo, s, kk, r in zip(o, strides, k, wd))]
+            for k in itertools.product(*[range(n) for n in window])
+        ]
+        want[o] = np.max(vals) if select_max else np.min(vals)  # (NaN propagates)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)

@@ -91,6 +91,17 @@ def _reduce_window_chooser_impl(
         ``lead + out_spatial``, operand's dtype (NaN propagates).
     """
     x = _dt.canonicalize_value(np.asarray(operand))
+    if _disjoint_windows(
+        window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ):
+        geo = _blocks(x.shape, window_dimensions, window_strides, window_dilation)
+        if not geo.empty:  # (the same folds as below, their slices kept)
+            fold = np.maximum if select_max else np.minimum
+            big = x.reshape((geo.rows,) + geo.sp)
+            out = big[geo.slices[0]].copy()
+            for idx in geo.slices[1:]:
+                fold(out, big[idx], out=out)
+            return out.reshape(geo.lead + geo.out_sp)
     big, out_sp, lead_shape, rows = _select_positions(
         x,
         select_max,
@@ -284,6 +295,7 @@ class _Blocks:
         self.kk = math.prod(window)
         self.back = tuple(int(i) for i in np.argsort(self.last))
         self.offsets = np.arange(self.kk)
+        self.slices = tuple(_window_slices(window, strides, wd, self.out_sp))
 
     def stack(self, x):
         """``(rows, *out, K)``: each window's elements, in window order."""
