@@ -423,6 +423,54 @@ def g_pow_plus_f16():
     return jax.grad(lambda x: x**2.0)(3.0) + jnp.asarray(F16)
 
 
+def g_sin_pow():
+    return jax.grad(lambda x: jnp.sin(x) ** 2.0)(3.0)
+
+
+def g_power_fn():
+    return jax.grad(lambda x: jnp.power(x, 3.0))(3.0)
+
+
+def g_pow_half():
+    return jax.grad(lambda x: x**0.5)(3.0)
+
+
+def g_grad_grad_pow():
+    return jax.grad(jax.grad(lambda x: x**2.0))(3.0)
+
+
+def g_strong_base_pow():
+    return jax.grad(lambda x: (x * jnp.ones(())) ** 2.0)(3.0)
+
+
+def g_pow_strong_exponent():
+    return jax.grad(lambda x: x ** jnp.float32(2.0))(3.0)
+
+
+def g_pow_times_strong():
+    return jax.grad(lambda x: x**2.0 * jnp.ones(()))(3.0)
+
+
+def g_pow_int_and_float():
+    return jax.grad(lambda x: x**2 + x**2.0)(3.0)
+
+
+def g_jit_vag_pow():
+    return jax.jit(jax.value_and_grad(lambda x: x**2.0))(3.0)
+
+
+def g_vmap_grad_pow():
+    return jax.vmap(jax.grad(lambda x: x**2.0))(jnp.full(3, 2.0))
+
+
+def g_float_power():
+    return jax.grad(lambda x: jnp.float_power(x, 2.0))(3.0)
+
+
+def g_hessian_pow():
+    return jax.hessian(lambda x: x**2.0)(3.0)
+
+
 # jit of a callable instance, dict sums
 class Net:
     def __init__(self, s):

@@ -226,13 +226,13 @@ class _Grad(Transformed):
                 return _debug_nans.call_checked(
                     self.__call__, args, kwargs, label, tree_leaves, op_by_op=True
                 )
-            if (
-                float in map(type, args) or (kwargs and float in map(type, kwargs.values()))
-            ) and not self._floats_only(args, kwargs):
+            floats = float in map(type, args) or (kwargs and float in map(type, kwargs.values()))
+            if floats and not self._floats_only(args, kwargs):
                 try:
                     return self._typed(args, kwargs)
                 except Untypeable:
-                    pass  # (code jit cannot transform again: NumPy's types, as below)
+                    floats = False  # (code jit cannot transform again: NumPy's types, as below)
+            typed_args = args
             if self._bound:
                 args = self._bound + args
             if self._bound_kwargs:
@@ -296,6 +296,14 @@ class _Grad(Transformed):
             if kwargs and fn.__srcjax_renamed__:
                 kwargs = {fn.__srcjax_renamed__.get(k, k): v for k, v in kwargs.items()}
             weak = [i for i in wrt if i < n and type(args[i]) is float]
+            if weak and floats and _strong_casts(fn):
+                # Python floats only, and code that casts to a strong dtype as JAX's
+                # pow derivative does: the weak-typed specialization's abstract values
+                # say which gradients are weak
+                try:
+                    return self._typed(typed_args, kwargs)
+                except Untypeable:
+                    pass
             out = self._finish(fn(*new_args, **kwargs), n, weak)
             if trees:  # gradients of weakly typed leaves of containers: weak
                 out = self._weak_gradients(out, n, trees)
@@ -346,13 +354,17 @@ class _Grad(Transformed):
             full += self._function_defaults(len(args))
         n = len(full)
         weak = [i for i in self._wrt_positions(n) if type(full[i]) is float]
-        if weak:
+        # (where the code casts to a strong dtype as JAX's pow derivative does, the
+        # abstract values decide: grad(lambda x: x ** 2.0)(3.0) is strong)
+        strong = bool(weak) and _strong_casts(self._generated(tuple(map(_kind, full))))
+        if weak and not strong:
             out = self._weak_gradients(out, n, weak)
         if len(args) == 1 and not kwargs and self._fast1 and fastcall.enabled():
             # later calls with one Python float (value_and_grad(f)(1.0)): an entry
             fn = typed._specs.get(typed.ONE_FLOAT[_cfg.x64_enabled])
             if fn is not None and not fn.__srcjax_deps__:
-                finish = self._finishers()[1]  # (as the full path: a weak gradient)
+                # (as the full path: a weak gradient, unless the types decided)
+                finish = self._finishers()[0 if strong else 1]
                 self._fast[float] = fastcall.typed_float_entry(fn, finish)
         return out
 
@@ -511,6 +523,25 @@ class _Grad(Transformed):
                 )
             out.add(i)
         return frozenset(out)
+
+
+def _strong_casts(fn: Callable) -> bool:
+    """Whether the generated ``fn`` calls a primitive with the fact
+    ``strong_cast`` (``ad.pow_base``: pow's derivative of a float exponent
+    converts a weak base to a strong dtype, as JAX's lax.pow JVP does), so the
+    gradient of a Python float may be strong; once per function."""
+    d = getattr(fn, "__dict__", None)
+    if d is None:
+        return False
+    v = d.get("_srcjax_strong_casts")
+    if v is None:
+        from ..primitives.registry import REGISTRY
+
+        text = getattr(fn, "__srcjax_source__", None) or ""
+        v = d["_srcjax_strong_casts"] = any(
+            p.strong_cast and f"{p.public}(" in text for p in REGISTRY.values()
+        )
+    return v
 
 
 def _weak_of(g: Any, weak: Any, i: int) -> Any:

@@ -345,6 +345,13 @@ class Primitive:
         #: elementwise operands do (``jnp.stack``/``concatenate``'s ``arrays``:
         #: ``jnp.stack([1.0, 2.0])`` is weak float32, with a float16 item float16)
         self.weak_items: Optional[str] = None
+        #: JAX converts the operand to a strong dtype here (lax.pow's JVP:
+        #: ``ad.pow_base``), so a cotangent computed from the result is strong even
+        #: where its primal is weak (see optimize/weak_returns.py)
+        self.strong_cast = False
+        #: its result has its operand's weak type again (JAX's transpose of that
+        #: conversion: ``ad.cast_back``, in pow_base's own derivative)
+        self.strong_reset = False
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -433,6 +440,8 @@ class Primitive:
             "keeps_weak",
             "weak_from",
             "weak_items",
+            "strong_cast",
+            "strong_reset",
             "matrix_product",
             "value_shaped",
             "fused_reduction",

@@ -359,6 +359,12 @@ class _Fold(gast.NodeTransformer):
         n.args = args
         return n
 
+    def visit_IfExp(self, n):
+        self.generic_visit(n)
+        if isinstance(n.test, gast.Constant) and type(n.test.value) in (bool, int):
+            return n.body if n.test.value else n.orelse  # (power's rule, a literal exponent)
+        return n
+
     def visit_BinOp(self, n):
         self.generic_visit(n)
         f = _FOLDABLE.get(type(n.op))

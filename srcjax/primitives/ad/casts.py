@@ -205,7 +205,9 @@ def _all_real(g) -> bool:
     return True
 
 
-project_real = _internal("ad.project_real", _project_real).facts(pure=True, identity_operand="g")
+project_real = _internal("ad.project_real", _project_real).facts(
+    pure=True, identity_operand="g", strong_reset=True
+)
 project_real.facts(same_structure=("g", "x"))
 
 

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from ... import dtypes as _dt
+from ..ad.casts import project_real
 from ..registry import Primitive, register
 from ._base import (
     BINARY_INEXACT_SUSPECT,
@@ -300,10 +301,58 @@ int_exponent.def_batch(lambda c: (c.rebuild(), False))  # a dtype only: unbatche
 int_exponent.samples = lambda rng: [((np.ones(2),), {}), ((2,), {})]
 
 
+def _pow_base(x, y):
+    """``x ** y`` as pow's derivative computes it for an exponent that is not an
+    integer (see :func:`_pow_x`): the values of ``x ** y`` in generated code."""
+    return _pow_op(x, y)
+
+
+def _pow_base_aval(avals):
+    """JAX's abstract value of ``_pow_base``: lax.pow's JVP converts ``x`` to the
+    promoted dtype, strongly typed, before ``x ** (y - 1)``, so the derivative of a
+    weak ``x ** 2.0`` is strong (``grad(lambda x: x ** 2.0)(3.0)`` is float32);
+    None (the elementwise rule) for an integer exponent or an unknown operand."""
+    from ... import dtypes
+
+    ops = []
+    for name in ("x", "y"):
+        a = avals.get(name)
+        if type(a) in (int, float, complex):
+            ops.append(((type(a), True), ()))
+        elif hasattr(a, "weak_type") and hasattr(a, "shape"):
+            ops.append(((a.ptype or a.dtype, a.weak_type), a.shape))
+        else:
+            return None
+    if _dt.dtype_of(ops[1][0][0]).kind in "biu":
+        return None
+    try:
+        dt, _ = dtypes.weak_promotion([o for o, _ in ops])
+        shape = np.broadcast_shapes(*(s for _, s in ops))
+    except (TypeError, ValueError, KeyError):
+        return None
+    return (tuple(shape), np.dtype(dt))
+
+
+pow_base = _ew(
+    "ad.pow_base", _pow_base, broadcasting=True, c_expr={"fc": "pow({x}, {y})"},
+    test_domain=(0.5, 2.0),
+)  # fmt: skip
+pow_base.facts(result_shape=_pow_base_aval, strong_cast=True)
+
+
 def _pow_x(g, ans, x, y):
     # JAX: an integer exponent 0 has derivative 0 (the exponent moved to 1 there);
-    # a floating one is y * x**(y - 1), NaN at x == 0 (0 * inf)
-    return g * y * x ** (y - 1 + (y == 0) * int_exponent(y))
+    # a floating one is y * x**(y - 1), NaN at x == 0 (0 * inf), with x converted
+    # to a strong dtype first (lax.pow's JVP: pow_base), an integer one keeps
+    # x's weak type (jnp.power of a Python int is integer_pow)
+    return g * y * (x ** (y - 1 + (y == 0)) if int_exponent(y) else pow_base(x, y - 1))
+
+
+def _pow_base_x(g, ans, x, y):
+    # pow_base's own adjoint (a gradient of a gradient): through JAX's conversion of
+    # x, whose transpose converts the cotangent back to x's type (project_real
+    # stands for it: fact strong_reset), so grad(grad(lambda x: x ** 2.0))(3.0) is weak
+    return project_real(g * y * pow_base(x, y - 1), x)
 
 
 def _pow_y(g, ans, x):
@@ -326,6 +375,8 @@ defderiv(mod, _add_x, _mod_y)
 defderiv(fmod, _add_x, _fmod_y)
 defderiv(power, _pow_x, _pow_y)
 defderiv(pow_op, _pow_x, _pow_y)
+pow_base.def_jvp(_pow_x, _pow_y)  # (JAX: the conversion's tangent is strong)
+pow_base.def_vjp(_pow_base_x, _pow_y)
 defderiv(negative, _neg_x)
 defderiv(positive, _pos_x)
 power.test_domain = (0.5, 2.0)

@@ -60,7 +60,24 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
             and N.to_source(e.func).strip() in _COTANGENT_OF
             and len(e.args) == 2
             and weak_name(e.args[1], (float,))
+            and not strong_by_cast(e.args[0])
         )
+
+    cast: list = []  # (the names computed from a strong_cast primitive's result, once)
+
+    def strong_by_cast(g: Any) -> bool:
+        """Whether the cotangent ``g`` is strong as JAX computes it: its abstract
+        value is strong and it is computed from a ``strong_cast`` primitive's
+        result (pow's derivative converts a weak base to a strong dtype, so
+        ``grad(lambda x: x ** 2.0)(3.0)`` is strong float32 in JAX)."""
+        if not isinstance(g, gast.Name):
+            return False
+        a = env.get(g.id)
+        if isinstance(a, Aval) and a.weak_type:
+            return False
+        if not cast:
+            cast.append(_cast_names(fdef, env))
+        return g.id in cast[0]
 
     def weak_mask(a: Any, grad: bool = False) -> Any:
         """The weak leaves of the abstract value tree ``a`` as ``ad.weak_leaves``
@@ -138,3 +155,64 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
     changed: list = []
     ret.value = mark(ret.value)
     return bool(changed)
+
+
+def _cast_names(fdef: Any, env: Dict[str, Any]) -> set:
+    """The names ``fdef`` assigns a ``strong_cast`` primitive's result whose
+    abstract value in ``env`` is strong (``pow_base = ad.pow_base(x, 1.0)``; an
+    integer exponent's is weak), and the names computed from those, anywhere in
+    its body (a fixpoint over every assignment, loops included)."""
+    from ...primitives import registry
+
+    flows = []
+    sources = set()
+    for st in N.walk(fdef):
+        if not isinstance(st, (gast.Assign, gast.AugAssign)):
+            continue
+        targets = st.targets if isinstance(st, gast.Assign) else [st.target]
+        outs = {n.id for t in targets for n in N.walk(t) if isinstance(n, gast.Name)}
+        v = st.value
+        if isinstance(v, gast.Call) and len(outs) == 1:
+            p = registry.REGISTRY.get(N.to_source(v.func).strip())
+            a = env.get(next(iter(outs)))
+            if (
+                p is not None
+                and p.strong_cast
+                and isinstance(a, Aval)
+                and not a.weak_type
+                and _weak_operands(v, env)
+            ):
+                sources |= outs
+        if isinstance(v, gast.Call) and len(outs) == 1:
+            p = registry.REGISTRY.get(N.to_source(v.func).strip())
+            if p is not None and p.strong_reset:
+                continue  # (JAX's convert back to the operand's type: weak again)
+        reads = {n.id for n in N.walk(v) if isinstance(n, gast.Name)}
+        flows.append((reads, outs))
+    changed = bool(sources)
+    while changed:
+        changed = False
+        for reads, outs in flows:
+            if reads & sources and not outs <= sources:
+                sources |= outs
+                changed = True
+    return sources
+
+
+def _weak_operands(call: Any, env: Dict[str, Any]) -> bool:
+    """Whether the operands of ``call`` (names with abstract values in ``env``,
+    number literals) are weakly typed together (JAX's weak rule): a strong cast
+    inside a call of weak operands is what makes its result strong (where an
+    operand is strong, JAX's promotion converts the weak one, and the cotangent
+    is converted back: weak)."""
+    from .interp_rules import _weak_type
+
+    avals = []
+    for x in call.args:
+        if isinstance(x, gast.Constant) and type(x.value) in (int, float, complex):
+            avals.append(Aval.of(x.value))
+        elif isinstance(x, gast.Name) and isinstance(env.get(x.id), Aval):
+            avals.append(env[x.id])
+        else:
+            return False
+    return bool(avals) and _weak_type(avals)
