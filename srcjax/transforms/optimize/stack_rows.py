@@ -21,7 +21,8 @@ ufunc, the ufunc can write it into its row of the stack at once:
   then change nothing: NumPy's result is its result), the result a strong
   array of at least :data:`MIN_ROW` elements.
 
-Then ``L = []`` becomes ``B = ad.empty_rows(n, shape, dtype)``, the binding
+Then ``L = []`` goes, ``B = ad.empty_rows((n, *shape), dtype)`` is made just
+before the loop, the binding
 ``v = ad.ufunc_into(B, k, "tanh", x)`` (``np.tanh(x, out=B[k])``; ``v`` is that
 row, a view), the append goes and the stacking is ``S = B``. Each trip writes
 its own row once, and nothing writes an array a name holds after it is made,
@@ -93,7 +94,9 @@ def rows_into_stacks(fdef: Any, namer: Any) -> bool:
                 site,
             )
             new.sj_aval = Aval(shape, aval.dtype)
-            body[:] = [new if _is_empty_list(t, lst) else t for t in body]
+            # (made just before the loop: not alive while the work before it runs)
+            body[:] = [t for t in body if not _is_empty_list(t, lst)]
+            body.insert(body.index(loop), new)
             into = registry.REGISTRY["ad.ufunc_into"]
             bound = {"out": N.name(buf), "i": N.name(k), "name": N.const(ufunc), "args": args}
             call = N.call(
