@@ -565,13 +565,30 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of ``tree``, in flattening order."""
+    leaves: list[Any] = []
     if is_leaf is None:
         cls = type(tree)
         if cls not in _registry and not isinstance(tree, tuple):
             return [tree]
-    leaves: list[Any] = []
+        _leaves_into(tree, leaves)  # (no treedef built: called on every step)
+        return leaves
     _flatten(tree, leaves, is_leaf)
     return leaves
+
+
+def _leaves_into(tree, leaves: list) -> None:
+    """:func:`_flatten` without ``is_leaf`` and without building the treedef."""
+    kind = _registry.get(type(tree))
+    if kind is None:
+        if isinstance(tree, tuple):
+            kind = _namedtuple_kind(type(tree))
+        if kind is None:
+            leaves.append(tree)
+            return
+    if kind is _NONE:
+        return
+    for c in kind.flatten(tree)[0]:
+        _leaves_into(c, leaves)
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:

@@ -162,6 +162,8 @@ def _index_adjoint(g, x, idx, mode=None):
     result is then zeros (NumPy would store ``None`` as NaN).
     """
     if isinstance(x, dict):
+        if type(x) is dict and idx in x:  # (no zeros built for the item g replaces)
+            return {k: g if k == idx else _zeros_like(v) for k, v in x.items()}
         out = {k: _zeros_like(v) for k, v in x.items()}
         out[idx] = g
         return out
