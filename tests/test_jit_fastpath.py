@@ -122,6 +122,31 @@ def test_a_training_loop_on_a_class_model_takes_the_guard():
         np.testing.assert_allclose(np.asarray(u), np.asarray(w), rtol=2e-5, atol=1e-6)
 
 
+def test_an_equal_dtype_that_is_another_object_takes_the_guard():
+    # (found by test order: arrays made by a Numba region carry a float32 dtype
+    # equal to NumPy's but another object; the guard compared dtypes by identity,
+    # so every call after the region compiled took the generic walk)
+    import pickle
+
+    other = pickle.loads(pickle.dumps(np.dtype(np.float32)))
+    assert other == np.float32 and other is not np.dtype(np.float32)
+
+    def step(w, b, x):
+        return w * x + b, b - 1.0
+
+    jitted = fresh(step)
+    walks = counting(jitted)
+    w, b = np.ones(3, np.float32), np.zeros(3, np.float32)
+    x = np.arange(3, dtype=np.float32)
+    for i in range(4):  # (the first call with NumPy's own dtype object)
+        b = np.asarray(b).astype(other) if i else b
+        got = jitted(w, b, x)
+        same(got, fresh(step)(w, b, x))
+        _, b = got
+    assert walks[0] == 1
+    np.testing.assert_array_equal(np.asarray(b), np.full(3, -4.0, np.float32))
+
+
 def test_changed_aux_data_specializes_again():
     w = np.arange(4, dtype=np.float32)
     f = lambda s: s.w * s.scale  # noqa: E731
