@@ -36,3 +36,14 @@ class Literal(NamedTuple):
     not one of the call's own operands (named by their parameters)."""
 
     value: Any
+
+
+#: a direct form's name that makes the call a copy of its one named operand (a
+#: helper with nothing to do for these operands: ad.maybe_mT(x, False))
+COPY = "copy"
+
+
+def flag(a: Any) -> Any:
+    """The value of a constant operand (a :class:`Literal` that jit passes for
+    one), else None."""
+    return a.value if isinstance(a, Literal) else None

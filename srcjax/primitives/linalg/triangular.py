@@ -15,6 +15,8 @@ from srcjax.primitives.structural import (
 )
 
 from ..ad.linear import def_linear, def_transpose_pair
+from ..direct_forms import COPY, Literal
+from ..direct_forms import flag as literal_value
 from ._blas_threads import call_small
 from ._common import _internal, _linalg, _rand
 from .bilinear import cross
@@ -60,9 +62,23 @@ def _tri_conj(trans):
     return trans in (2, "C", 3)
 
 
-tri_flag = _internal("ad.tri_flag", _tri_flag)
-tri_flip = _internal("ad.tri_flip", _tri_flip)
-tri_conj = _internal("ad.tri_conj", _tri_conj)
+# static flags of static codes: jit evaluates them when it builds (pure, constant operands)
+tri_flag = _internal("ad.tri_flag", _tri_flag).facts(pure=True)
+tri_flip = _internal("ad.tri_flip", _tri_flip).facts(pure=True)
+tri_conj = _internal("ad.tri_conj", _tri_conj).facts(pure=True)
+
+
+def _flag_direct(name):
+    """The direct rule of a helper that applies ``name`` when its static ``flag``
+    is true: with the flag known, a copy of an array ``x`` or that call."""
+
+    def direct(avals):
+        x, f = avals.get("x"), literal_value(avals.get("flag"))
+        if type(x).__name__ != "Aval" or type(f) is not bool:
+            return None
+        return (name, ("x",)) if f else (COPY, ("x",))
+
+    return direct
 
 
 def _maybe_conj(x, flag):
@@ -73,6 +89,7 @@ def _maybe_conj(x, flag):
 maybe_conj = _internal("ad.maybe_conj", _maybe_conj, differentiable=True)
 
 
+maybe_conj.facts(pure=True, direct=_flag_direct("jnp.conj"))
 def_linear(maybe_conj)  # its own transpose, selected by a static flag
 maybe_conj.samples = lambda rng: [((_rand(rng, 2, 3), True), {}), ((_rand(rng, 2, 3), False), {})]
 
@@ -88,6 +105,7 @@ def _tri_mask(x, lower, strict=False):
 tri_mask = _internal("ad.tri_mask", _tri_mask, differentiable=True)
 
 
+tri_mask.facts(pure=True)
 def_linear(tri_mask)  # a mask: its own transpose
 tri_mask.samples = lambda rng: [
     ((_rand(rng, 3, 3), True), {}),
@@ -110,10 +128,23 @@ def _tri_unrhs(y, a, b):
     return np.asarray(y)[..., 0] if _tri_is_vector(a, b) else np.asarray(y)
 
 
+def _rhs_direct(avals):
+    """``ad.tri_rhs`` with ranks known: ``y[..., None]`` for a vector right-hand
+    side, else a copy of ``y``."""
+    y, a, b = avals.get("y"), avals.get("a"), avals.get("b")
+    if not all(type(v).__name__ == "Aval" for v in (y, a, b)):
+        return None
+    if len(a.shape) == len(b.shape) + 1:
+        return "jnp.expand_dims", ("y", Literal(-1))
+    return COPY, ("y",)
+
+
 tri_rhs = _internal("ad.tri_rhs", _tri_rhs, differentiable=True)
 tri_unrhs = _internal("ad.tri_unrhs", _tri_unrhs, differentiable=True)
 
 
+tri_rhs.facts(pure=True, direct=_rhs_direct)
+tri_unrhs.facts(pure=True)
 def_transpose_pair(tri_rhs, tri_unrhs)
 tri_rhs.samples = lambda rng: [
     ((_rand(rng, 3), _rand(rng, 3, 3), _rand(rng, 3)), {}),
@@ -424,6 +455,7 @@ def _maybe_mT(x, flag):
 maybe_mT = _internal("ad.maybe_mT", _maybe_mT, differentiable=True)
 
 
+maybe_mT.facts(pure=True, direct=_flag_direct("jnp.matrix_transpose"))
 def_linear(maybe_mT)  # its own transpose, selected by a static flag
 
 

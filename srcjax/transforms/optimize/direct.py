@@ -28,7 +28,7 @@ from ...frontend.normalize import Op
 from ...primitives import registry
 from ...primitives.ad.sums import _DOT_TERMS, _VECDOT
 from ...primitives.batch_rules.runtime_products import _MATVEC, _VECMAT
-from ...primitives.direct_forms import Literal
+from ...primitives.direct_forms import COPY, Literal
 from .avals import Aval
 from .common import _is_assign
 from .operators import _AS_OPERATOR
@@ -47,6 +47,14 @@ def direct_calls(fdef: Any) -> bool:
         if form is None:
             continue
         name, bound = form
+        if name == COPY:  # (the helper would hand its operand back)
+            (node,) = bound.values()
+            public = s.sj_op.prim.public
+            s.value = N.clone(node)
+            s.sj_op = Op("copy", elts=[node])
+            s.sj_note = f"{public}: nothing to do"
+            changed = True
+            continue
         prim = registry.REGISTRY[name]
         operator = _AS_OPERATOR.get(prim.op) if prim.kind == "elementwise" else None
         if operator is not None and len(bound) == 2:  # (an operator: `g * b`, `a + b`)
@@ -110,16 +118,28 @@ def _rule_form(s: Any, op: Any) -> Optional[tuple]:
     """``(public name, bound)`` from the primitive's ``direct`` rule, given the
     abstract values of its operands (names; None for anything else)."""
     ins = getattr(s, "sj_avals_in", None) or {}
-    avals = {k: ins.get(v.id) if isinstance(v, gast.Name) else None for k, v in op.bound.items()}
+    avals = {k: _operand(ins, v) for k, v in op.bound.items()}
     form = op.prim.direct(avals)
     if form is None:
         return None
     name, operands = form
+    if name == COPY:
+        return name, {operands[0]: N.clone(op.bound[operands[0]])}
     params = list(registry.REGISTRY[name].signature.parameters)
     return name, {
         p: N.const(k.value) if isinstance(k, Literal) else N.clone(op.bound[k])
         for p, k in zip(params, operands)
     }
+
+
+def _operand(ins: dict, node: Any) -> Any:
+    """What a direct rule sees of an operand: a name's abstract value, a constant's
+    value as a ``Literal`` (``ad.maybe_mT(x, False)``), else None."""
+    if isinstance(node, gast.Name):
+        return ins.get(node.id)
+    if isinstance(node, gast.Constant):
+        return Literal(node.value)
+    return None
 
 
 def _float(s: Any, node: Any) -> Optional[Aval]:

@@ -150,15 +150,23 @@ class _ResultRules:
     def elementwise(self, s: Any, env) -> Any:
         op = s.sj_op
         operands = []
+        known = unknown = 0  # operands that are Python numbers known now / not
         for v in op.bound.values():
             for x in v if isinstance(v, list) else [v]:
                 if isinstance(x, gast.Name):
                     a = self.aval_of(x, env)
-                    if not isinstance(a, Aval):
+                    if isinstance(a, _Static) and type(a.value) in _NUMBER_TYPES:
+                        a = Aval.of(a.value)  # (a known number by an array: n * log(x))
+                        known += 1
+                    elif isinstance(a, Aval):
+                        unknown += 1
+                    else:
                         return None
                     operands.append(a)
                 elif isinstance(x, gast.Constant) and type(x.value) in _NUMBER_TYPES:
                     operands.append(Aval.of(x.value))  # (y * 2.5: weak float32)
+        if known and not unknown:
+            return None  # (numbers known now only: static, see small)
         shape = np.broadcast_shapes(*[a.shape for a in operands]) if operands else ()
         r = self._eval_form(s, env)
         if type(r) in _NUMBER_TYPES:  # (not np.float64: int32 scalar * 3.5 is weak)
@@ -409,8 +417,10 @@ class _ResultRules:
             tree = _array_tree(r)  # a helper's dict or tuple of arrays (never a list:
             if tree is not None:  # generated code appends to lists)
                 return self._weak_leaves(op, tree, env) if op.prim.weak_leaves_from else tree
-        if static and type(r) in (int, bool, tuple) and isinstance(s.value, gast.BinOp):
-            return _Static(r)  # shape arithmetic: ndim - 1
+        if static and type(r) in (int, float, bool, tuple) and isinstance(s.value, gast.BinOp):
+            # shape arithmetic: ndim - 1, and Python's own on it: 0.5 * n (user8 p04's
+            # 0.5 * x.shape[0] * log(2 pi) left its loss, hence its seed, unknown)
+            return _Static(r)
         if static and op.prim.static_for_constants and type(r) in (int, bool, tuple, str):
             return _Static(r)  # axes from ranks: ad.batch_axis(None, 2)
         if (
