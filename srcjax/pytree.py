@@ -576,6 +576,37 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
     return leaves
 
 
+def unflatten_like(tree: Any, leaves: Iterable[Any]) -> Any:
+    """``tree_structure(tree).unflatten(leaves)`` in one walk of ``tree`` (no
+    treedef built: ``tree_map``'s result inside transformed code, every step);
+    the same error where the count of leaves differs."""
+    leaves = list(leaves)
+    it = iter(leaves)
+    try:
+        out = _rebuild(tree, it)
+    except StopIteration:
+        out = it = None
+    if it is None or next(it, _END) is not _END:
+        return tree_structure(tree).unflatten(leaves)  # (its ValueError: too few/many)
+    return out
+
+
+_END = object()
+
+
+def _rebuild(tree, it):
+    kind = _registry.get(type(tree))
+    if kind is None:
+        if isinstance(tree, tuple):
+            kind = _namedtuple_kind(type(tree))
+        if kind is None:
+            return next(it)
+    if kind is _NONE:
+        return None
+    children, aux = kind.flatten(tree)
+    return kind.unflatten(aux, tuple([_rebuild(c, it) for c in children]))
+
+
 def _leaves_into(tree, leaves: list) -> None:
     """:func:`_flatten` without ``is_leaf`` and without building the treedef."""
     kind = _registry.get(type(tree))

@@ -55,3 +55,26 @@ def test_index_adjoint_of_a_dict_puts_the_cotangent_in_place():
     assert out["w"].dtype == np.float32 and out["s"] == 0.0
     new = _index_adjoint(1.0, x, "new")  # (a key x lacks: added last)
     assert list(new) == ["w", "b", "s", "new"] and new["new"] == 1.0
+
+
+def test_unflatten_like_is_unflatten_of_the_structure():
+    import pytest
+
+    point = collections.namedtuple("Point", "x y")
+    tree = {"b": [1, (2, None)], "a": collections.OrderedDict(z=3, y=4), "c": point(5, [6])}
+    leaves = [30, 40, 10, 20, 50, 60]
+    got = pytree.unflatten_like(tree, leaves)
+    assert got == pytree.tree_structure(tree).unflatten(leaves)
+    assert got == {
+        "b": [10, (20, None)],
+        "a": collections.OrderedDict(z=30, y=40),
+        "c": point(50, [60]),
+    }
+    assert type(got["a"]) is collections.OrderedDict and type(got["c"]) is point
+    assert pytree.unflatten_like(7, iter([8])) == 8
+    for bad in (leaves[:-1], leaves + [70]):
+        with pytest.raises(ValueError) as want:
+            pytree.tree_structure(tree).unflatten(bad)
+        with pytest.raises(ValueError, match="leaves for") as e:
+            pytree.unflatten_like(tree, bad)
+        assert str(e.value) == str(want.value)

@@ -257,9 +257,9 @@ construct_ct.samples = lambda rng: []
 def _tree_unflatten_like(tree, leaves):
     """A pytree of ``tree``'s structure with ``leaves`` (a list, flattening
     order): the result of ``tree_map`` inside transformed code."""
-    from ...tree_util import tree_structure
+    from ...pytree import unflatten_like
 
-    return tree_structure(tree).unflatten(list(leaves))
+    return unflatten_like(tree, leaves)
 
 
 tree_unflatten_like = register(
