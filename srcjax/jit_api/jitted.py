@@ -402,9 +402,7 @@ class _Jit(Transformed):
             return []
         guard = fn.__dict__.get("__srcjax_guard__")
         if guard is None:
-            # (compiled at the next call, the first that uses it: fastpath.LazyGuard)
-            guard = _fastpath.lazy_guard(key, cargs, fn, self._fast) or False
-            fn.__srcjax_guard__ = guard
+            guard = fn.__srcjax_guard__ = _fastpath.make_guard(key, cargs) or False
         return [(guard, fn)] if guard else []
 
     def _note_rebinds(self, deps: tuple) -> None:
