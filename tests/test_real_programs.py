@@ -1,5 +1,5 @@
 """The real-program benchmark rows (tools/real_programs, R1-R8) run under srcjax
-by changing only their imports (and the users' rows U1-U4), and give JAX's numbers: each step's outputs
+by changing only their imports (and the users' rows U1-U5), and give JAX's numbers: each step's outputs
 against values recorded from jax 0.10.2 (``SRCJAX_RECORD_JAX=1`` re-records
 them; see helpers.jax_recorded). Timings are in tools/bench.py, never here."""
 

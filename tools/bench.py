@@ -1771,9 +1771,9 @@ def a4(b: Bench, quick):
 
 WORKLOADS.update({"A1": a1, "A2": a2, "A3": a3, "A4": a4})
 
-#: U1-U4: fresh users' scan-heavy programs (tools/real_programs/u*.py), run as
+#: U1-U5: fresh users' loop-heavy programs (tools/real_programs/u*.py), run as
 #: the R rows are; only with --users or --only (not in a plain or --quick run)
-USER_WORKLOADS = {f"U{i}": real_row(f"U{i}") for i in range(1, 5)}
+USER_WORKLOADS = {f"U{i}": real_row(f"U{i}") for i in range(1, 6)}
 
 
 # ---------------------------------------------------------------------------
@@ -1861,7 +1861,7 @@ def main(argv=None):
     parser.add_argument(
         "--users",
         action="store_true",
-        help="the fresh users' scan programs U1-U4 (LSTM, GRU, Adam in scan, MH over keys)",
+        help="the fresh users' loop programs U1-U5 (LSTM, GRU, Adam in scan, MH over keys, vmapped Newton)",
     )
     parser.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # (W4u's child)
     args = parser.parse_args(argv)

@@ -26,6 +26,7 @@ USER_FILES = {
     "U2": "u2_gru.py",
     "U3": "u3_adam_scan.py",
     "U4": "u4_mh_scan.py",
+    "U5": "u5_newton_vmap.py",
 }
 
 

@@ -25,19 +25,17 @@ def _flat(tree):
     return [np.asarray(v) for v in leaves], treedef
 
 
-def _basis(x):
-    """One-hot pytrees like ``x``, one per element of its leaves, in flattened order."""
+def _basis(x, lead=0):
+    """One-hot pytrees like ``x``, one per element of its leaves, in flattened order.
+    ``x``'s leaves' first ``lead`` axes are vmap batch axes (jacfwd inside a
+    vmapped function): the basis is that of one example, the same for all."""
     leaves, treedef = _flat(x)
+    shapes = [v.shape[lead:] for v in leaves]
+    kinds = [v.dtype if v.dtype.kind in "fc" else np.dtype(np.float32) for v in leaves]
     out = []
-    for i, leaf in enumerate(leaves):
-        dt = leaf.dtype if leaf.dtype.kind in "fc" else np.float32
-        for k in range(leaf.size):
-            parts = [
-                np.zeros(
-                    v.shape, dt if j == i else (v.dtype if v.dtype.kind in "fc" else np.float32)
-                )
-                for j, v in enumerate(leaves)
-            ]
+    for i, shape in enumerate(shapes):
+        for k in range(_prod(shape)):
+            parts = [np.zeros(sh, dt) for sh, dt in zip(shapes, kinds)]
             parts[i].reshape(-1)[k] = 1
             out.append(treedef.unflatten(parts))
     return out
@@ -46,42 +44,63 @@ def _basis(x):
 basis = register(Primitive("ad.basis", _basis, kind="internal", differentiable=False))
 
 
-def _blocks(items, outer, inner, items_index_outer):
-    """Assemble a Jacobian with structure outer-tree of inner-tree of blocks."""
+def _blocks(items, outer, inner, items_index_outer, lead=0, olead=0, ilead=0):
+    """Assemble a Jacobian with structure outer-tree of inner-tree of blocks.
+    Under vmap the first ``lead`` axes of the items' leaves, ``olead`` of
+    ``outer``'s and ``ilead`` of ``inner``'s are batch axes: the blocks keep the
+    items' batch axes first (one stack for all examples, no loop over them)."""
     o_leaves, o_def = _flat(outer)
     i_leaves, i_def = _flat(inner)
+    o_shapes = [o.shape[olead:] for o in o_leaves]
+    i_shapes = [v.shape[ilead:] for v in i_leaves]
     flat_items = [_flat(it)[0] for it in items]
+    pre = flat_items[0][0].shape[:lead] if lead and flat_items and flat_items[0] else ()
     result = []
     if items_index_outer:  # rows: items[k] is an inner-tree, k runs over outer elements
         off = 0
-        for o in o_leaves:
+        for os_ in o_shapes:
             row_blocks = []
-            for j, leaf in enumerate(i_leaves):
-                stack = [flat_items[k][j] for k in range(off, off + o.size)]
-                block = np.stack(stack) if stack else np.zeros((0,) + leaf.shape, leaf.dtype)
-                row_blocks.append(block.reshape(o.shape + leaf.shape))
+            size = _prod(os_)
+            for j, (leaf, ls) in enumerate(zip(i_leaves, i_shapes)):
+                stack = [flat_items[k][j] for k in range(off, off + size)]
+                block = (
+                    np.stack(stack, axis=lead) if stack else np.zeros(pre + (0,) + ls, leaf.dtype)
+                )
+                row_blocks.append(block.reshape(pre + os_ + ls))
             result.append(i_def.unflatten(row_blocks))
-            off += o.size
+            off += size
     else:  # columns: items[k] is an outer-tree, k runs over inner elements
-        for jo, o in enumerate(o_leaves):
+        for jo, (o, os_) in enumerate(zip(o_leaves, o_shapes)):
             row_blocks = []
             off = 0
-            for leaf in i_leaves:
-                stack = [flat_items[k][jo] for k in range(off, off + leaf.size)]
-                block = np.stack(stack) if stack else np.zeros((0,) + o.shape, o.dtype)
-                block = block.reshape(leaf.shape + o.shape)
-                nd_in = leaf.ndim
-                block = np.moveaxis(block, list(range(nd_in)), list(range(o.ndim, o.ndim + nd_in)))
+            for ls in i_shapes:
+                size = _prod(ls)
+                stack = [flat_items[k][jo] for k in range(off, off + size)]
+                block = np.stack(stack, axis=lead) if stack else np.zeros(pre + (0,) + os_, o.dtype)
+                block = block.reshape(pre + ls + os_)
+                nd_in = len(ls)
+                block = np.moveaxis(
+                    block,
+                    list(range(lead, lead + nd_in)),
+                    list(range(lead + len(os_), lead + len(os_) + nd_in)),
+                )
                 row_blocks.append(block)
-                off += leaf.size
+                off += size
             result.append(i_def.unflatten(row_blocks))
     return o_def.unflatten(result)
 
 
-def _unblocks(ct, outer, inner, items_index_outer):
-    """The transpose of :func:`_blocks`: the list of item cotangents."""
+def _unblocks(ct, outer, inner, items_index_outer, lead=0, olead=0, ilead=0):
+    """The transpose of :func:`_blocks`: the list of item cotangents (batch axes
+    as there: the first ``lead`` of ``ct``'s leaves and the items')."""
+    from ...tree_util import tree_leaves
+
     o_leaves, o_def = _flat(outer)
     i_leaves, i_def = _flat(inner)
+    o_shapes = [o.shape[olead:] for o in o_leaves]
+    i_shapes = [v.shape[ilead:] for v in i_leaves]
+    present = [np.shape(v) for v in tree_leaves(ct)]
+    pre = present[0][:lead] if lead and present else ()
     # the cotangent of a Jacobian of pytrees may be sparse (holes ``None``, dicts
     # with some keys, lists where the Jacobian has tuples): filled against the
     # Jacobian's own structure first (zeros of each block's shape)
@@ -90,62 +109,63 @@ def _unblocks(ct, outer, inner, items_index_outer):
             i_def.unflatten(
                 [
                     np.broadcast_to(
-                        np.zeros((), (leaf if items_index_outer else o).dtype),
-                        o.shape + leaf.shape,
+                        np.zeros((), (leaf if items_index_outer else o).dtype), pre + os_ + ls
                     )
-                    for leaf in i_leaves
+                    for leaf, ls in zip(i_leaves, i_shapes)
                 ]
             )
-            for o in o_leaves
+            for o, os_ in zip(o_leaves, o_shapes)
         ]
     )
     ct = _fill(ct, like)
     ct_outer = o_def.flatten_up_to(ct) if hasattr(o_def, "flatten_up_to") else None
     if ct_outer is None:
-        from ...tree_util import tree_leaves
-
         flat = tree_leaves(ct)
         ct_outer = [flat[j * len(i_leaves) : (j + 1) * len(i_leaves)] for j in range(len(o_leaves))]
     else:
         ct_outer = [_flat(c)[0] for c in ct_outer]
+    head = (slice(None),) * lead
     items = []
     if items_index_outer:
-        for jo, o in enumerate(o_leaves):
-            for k in range(o.size):
-                parts = []
-                for j, leaf in enumerate(i_leaves):
-                    block = np.asarray(ct_outer[jo][j]).reshape((o.size,) + leaf.shape)
-                    parts.append(block[k])
-                items.append(i_def.unflatten(parts))
+        for jo, os_ in enumerate(o_shapes):
+            size = _prod(os_)
+            blocks = [
+                np.asarray(ct_outer[jo][j]).reshape(pre + (size,) + ls)
+                for j, ls in enumerate(i_shapes)
+            ]
+            for k in range(size):
+                items.append(i_def.unflatten([block[head + (k,)] for block in blocks]))
     else:
-        for j, leaf in enumerate(i_leaves):
-            for k in range(leaf.size):
-                parts = []
-                for jo, o in enumerate(o_leaves):
-                    block = np.asarray(ct_outer[jo][j]).reshape(o.shape + (leaf.size,))
-                    parts.append(block[..., k])
-                items.append(o_def.unflatten(parts))
+        for j, ls in enumerate(i_shapes):
+            size = _prod(ls)
+            blocks = [
+                np.asarray(ct_outer[jo][j]).reshape(pre + os_ + (size,))
+                for jo, os_ in enumerate(o_shapes)
+            ]
+            for k in range(size):
+                items.append(o_def.unflatten([block[..., k] for block in blocks]))
     return items
 
 
-def _jac_columns(cols, x, out):
-    """Jacobian from jvp columns: outer = ``out``'s tree, inner = ``x``'s tree."""
-    return _blocks(cols, out, x, False)
+def _jac_columns(cols, x, out, lead=0, xlead=0, olead=0):
+    """Jacobian from jvp columns: outer = ``out``'s tree, inner = ``x``'s tree
+    (``lead``, ``xlead``, ``olead``: vmap batch axes, see :func:`_blocks`)."""
+    return _blocks(cols, out, x, False, lead, olead, xlead)
 
 
-def _jac_rows(rows, x, out):
+def _jac_rows(rows, x, out, lead=0, xlead=0, olead=0):
     """Jacobian from vjp rows: outer = ``out``'s tree, inner = ``x``'s tree."""
-    return _blocks(rows, out, x, True)
+    return _blocks(rows, out, x, True, lead, olead, xlead)
 
 
-def _jac_columns_t(ct, x, out):
+def _jac_columns_t(ct, x, out, lead=0, xlead=0, olead=0):
     """Transpose of ``jac_columns`` in its columns."""
-    return _unblocks(ct, out, x, False)
+    return _unblocks(ct, out, x, False, lead, olead, xlead)
 
 
-def _jac_rows_t(ct, x, out):
+def _jac_rows_t(ct, x, out, lead=0, xlead=0, olead=0):
     """Transpose of ``jac_rows`` in its rows."""
-    return _unblocks(ct, out, x, True)
+    return _unblocks(ct, out, x, True, lead, olead, xlead)
 
 
 jac_columns = register(Primitive("ad.jac_columns", _jac_columns, kind="internal"))
@@ -164,10 +184,45 @@ def _jac_columns_shape(avals):
             return None
     if x.dtype != out.dtype or np.dtype(x.dtype).kind != "f":
         return None
-    return tuple(out.shape) + tuple(x.shape), out.dtype
+    lead, xlead, olead = (avals.get(k, 0) for k in ("lead", "xlead", "olead"))
+    if not all(type(n) is int for n in (lead, xlead, olead)) or lead != olead:
+        return None  # (batched columns of an unbatched output: their shapes unknown)
+    return tuple(out.shape) + tuple(x.shape)[xlead:], out.dtype
 
 
 jac_columns.facts(result_shape=_jac_columns_shape)
+
+
+def _blocks_rule(items, outer_inner):
+    """Batching rule of ``ad.jac_columns``/``jac_rows``/``ad.basis`` and the
+    transposes: batched operands (every leaf with its batch axis first, as
+    vmap's per-example loop reads them with ``ad.tree_row``) get one more lead
+    axis each; the items' batch axis is kept first in the result. Unbatched
+    items give the same result for every example (it reads only the other
+    operands' per-example shapes): one, unbatched."""
+
+    def rule(c):
+        from ...frontend import nodes as N
+
+        changes = {}
+        for name, lead in ((items, "lead"),) + outer_inner:
+            if c.batched(name):
+                ok, val = c.static(lead)
+                if not ok:
+                    return None
+                changes[lead] = N.const(int(val or 0) + 1)
+        expr = c.rebuild(**changes)
+        return expr if c.batched(items) else (expr, False)
+
+    return rule
+
+
+for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):
+    _p.def_batch(
+        _blocks_rule(next(iter(_p.signature.parameters)), (("x", "xlead"), ("out", "olead")))
+    )
+# (the basis reads only its operand's per-example shapes and dtypes)
+basis.def_batch(_blocks_rule("", (("x", "lead"),)))
 def_transpose_pair(jac_columns, jac_columns_t)
 def_transpose_pair(jac_rows, jac_rows_t)
 for _p in (jac_columns, jac_rows, jac_columns_t, jac_rows_t):

@@ -339,6 +339,9 @@ class _Interp(_ResultRules):
                 # (params[:-1] of a list of layers; not items[:] of a list appended
                 # to: its length at run time is not its display's)
                 return base[sl]
+            if isinstance(base, (list, tuple)) and _same_items(base):
+                if not self._appended_operand(op, env) and _int_index(self.aval_of(idx, env)):
+                    return base[0]  # (any item: jacfwd's one-hot basis ``seq[i]``)
             if isinstance(base, (dict, list, tuple)) and not isinstance(idx, gast.Constant):
                 return None  # an item not known now (a stand-in index would pick one)
         if prim.part == "attr":  # a field of a named-tuple argument (state.t)
@@ -536,6 +539,17 @@ def infer_avals(
 #: change (a scan's reverse loop: its restores are known after one inference, the
 #: values computed from them after the next)
 _RESTORE_ROUNDS = 3
+
+
+def _same_items(items: Any) -> bool:
+    """Whether a list's or tuple's items are arrays of one abstract value (its
+    item at an index not known now has it too)."""
+    return bool(items) and all(isinstance(a, Aval) and a == items[0] for a in items)
+
+
+def _int_index(a: Any) -> bool:
+    """An integer scalar index (a loop's counter), not a slice or an array."""
+    return isinstance(a, Aval) and a.shape == () and np.dtype(a.dtype).kind in "iu"
 
 
 def _static_ints(elts: List[Any], items: List[Any]) -> Optional[tuple]:
