@@ -264,3 +264,38 @@ def test_nodes_walk_is_ast_walk():
         assert all(a is b for a, b in zip(got, want))
     lam = gast.parse("f = lambda x, *a, k=[y for y in z if y], **kw: (x := k)").body[0]
     assert [type(n) for n in N.walk(lam)] == [type(n) for n in ast.walk(lam)]
+
+
+# ------------------------------------------------- identity against literals (user9)
+def _hist_of(a):
+    return jnp.histogram(a, bins=4, range=(0, 1), weights=a)[0]
+
+
+def test_generated_code_never_compares_a_literal_by_identity():
+    import warnings
+
+    f = srcjax.jit(_hist_of)
+    # JAX 0.10.2's values
+    np.testing.assert_allclose(
+        f(jnp.linspace(0, 1, 10)), [0.33333334, 0.7777778, 1.2222223, 2.6666667], rtol=1e-6
+    )
+    text = srcjax.source(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a SyntaxWarning would raise here
+        compile(text, "<generated>", "exec")
+    assert "(0, 1) is" not in text
+
+
+def test_literal_identity_rewrite():
+    import warnings
+
+    src = (
+        "def f(x):\n    return ((0, 1) is None, None is not (1,), 2 is 2, (0, 1) is 'a', x is None)"
+    )
+    tree = gast.parse(src)
+    emit._NoLiteralIdentity().visit(tree)
+    text = N.to_source(tree)
+    assert "(False, True, True, False, x is None)" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compile(text, "<t>", "exec")

@@ -46,6 +46,11 @@ from ..transforms import fusion
 from . import runtime
 from .base import Backend
 
+#: ufuncs whose float results differ from JAX's (the primitives' impls follow
+#: JAX): the sign of a zero (``signed_zero`` in primitives/elementwise/_base.py),
+#: log10 (JAX: ``log(x) * (1 / log(10))``)
+_FLOAT_DIFFERS = frozenset((np.sign, np.floor_divide, np.mod, np.log10))
+
 __all__ = ["BACKEND", "NumpyCpu", "emit_region"]
 
 
@@ -286,6 +291,8 @@ class NumpyCpu(Backend):
             return False  # np.power refuses negative integer exponents; jnp.power follows JAX
         if uf is np.floor_divide and res.dtype.kind in "iu":
             return False  # NumPy's integer x // 0 is 0; jnp.floor_divide gives JAX's -1/-2
+        if uf in _FLOAT_DIFFERS and res.dtype.kind == "f":
+            return False  # np.sign(-0.0) is +0.0, np.log10(float32(1000)) 3.0000002
         if len(operands) != uf.nin:
             return False
         try:

@@ -373,7 +373,7 @@ template <typename T, typename U> SJ_FN T sj_min(T a, U u) {
   T b = (T)u;
   return (a < b || a != a) ? a : b;
 }
-template <typename T> SJ_FN T sj_sign(T a) { return a != a ? a : (T)((a > 0) - (a < 0)); }
+template <typename T> SJ_FN T sj_sign(T a) { return a != a || a == 0 ? a : (T)((a > 0) - (a < 0)); }
 template <typename T> SJ_FN T sj_shl(T a, T b) {
   // XLA: a shift by a negative amount or by the width or more gives 0
   return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)(a << b);
@@ -396,19 +396,19 @@ template <typename T> SJ_FN T sj_remainder(T a, T b) {
   return r;
 }
 template <typename T> SJ_FN T sj_fdivmod_q(T a, T b) {
-  // NumPy's and JAX's float floor division (npy_divmod)
+  // JAX's float floor division (NumPy's npy_divmod but for a zero's sign: b's)
   T m = fmod(a, b);
   if (b == 0) return a / b;
   T d = (a - m) / b;
   if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
   if (d != 0) { T f = floor(d); if (d - f > (T)0.5) f += 1; return f; }
-  return copysign((T)0, a / b);
+  return copysign((T)0, b);
 }
 template <typename T> SJ_FN T sj_fmod_py(T a, T b) {
-  // Python's float remainder (sign of b), as jnp.remainder
+  // Python's float remainder (sign of b), as jnp.remainder; a zero keeps a's sign (JAX)
   T m = fmod(a, b);
   if (b == 0) return m;
-  if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else m = copysign((T)0, b);
+  if (m != 0 && ((b < 0) != (m < 0))) m += b;
   return m;
 }
 template <typename T> SJ_FN T sj_logaddexp(T a, T b) {

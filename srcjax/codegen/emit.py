@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import ast as _ast
 import builtins
 import importlib
 import itertools
@@ -375,9 +376,49 @@ def _render_function(fdef: Any, indent: int, fname: str, out: List[str]) -> None
     _render_block(fdef.body, indent + 1, fname, out)
 
 
+_SINGLETONS = (None, True, False, Ellipsis)
+
+
+def _is_literal(node: Any) -> bool:
+    """A literal Python gives a fresh or interned object (a number, string,
+    bytes or tuple of those): ``x is <literal>`` is a SyntaxWarning."""
+    if isinstance(node, gast.Constant):
+        return not any(node.value is v for v in _SINGLETONS)
+    if isinstance(node, gast.Tuple):
+        return all(isinstance(e, gast.Constant) or _is_literal(e) for e in node.elts)
+    return False
+
+
+def _literal_value(node: Any) -> Any:
+    return _ast.literal_eval(N.to_source(node))
+
+
+class _NoLiteralIdentity(gast.NodeTransformer):
+    """Decides each ``a is b`` / ``a is not b`` between two constants where one
+    is a literal: constant propagation writes ``(0, 1) is None`` where the user
+    wrote ``range is None``, which Python warns about. A literal is never
+    ``None``/``True``/``False``/``...``; two literals are the same object when
+    equal and of one type (CPython shares a code object's equal constants)."""
+
+    def visit_Compare(self, node: Any) -> Any:
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            return node
+        a, b = node.left, node.comparators[0]
+        consts = all(isinstance(v, gast.Constant) or _is_literal(v) for v in (a, b))
+        if not consts or not (_is_literal(a) or _is_literal(b)):
+            return node
+        same = False
+        if _is_literal(a) and _is_literal(b):
+            va, vb = _literal_value(a), _literal_value(b)
+            same = type(va) is type(vb) and va == vb
+        return gast.copy_location(N.const(same != isinstance(node.ops[0], gast.IsNot)), node)
+
+
 def render(fdef: Any, header: str, user_file: str) -> str:
     """Source text of ``fdef`` with a header comment and origin comments."""
     out: List[str] = [f"# {line}" for line in header.splitlines()]
+    _NoLiteralIdentity().visit(fdef)
     for n in N.walk(fdef):
         if "lineno" in getattr(n, "_attributes", ()) and not hasattr(n, "lineno"):
             n.lineno = 1

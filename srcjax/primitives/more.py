@@ -1,6 +1,7 @@
 """Elementwise primitives behind ``srcjax/numpy/_more.py`` (jax.numpy breadth):
-``nextafter``, ``bitwise_count``, ``i0`` (with ``ad.i1`` for its derivative)
-and the two halves of ``frexp``.
+``nextafter``, ``bitwise_count``, ``i0`` (with ``ad.i1`` for its derivative,
+also jax.scipy.special.i1), ``i0e``/``i1e`` (jax.scipy.special's) and the two
+halves of ``frexp``.
 
 They compute what no existing ``jnp`` primitive does (the ``lax`` versions of
 ``nextafter`` and ``population_count`` live in ``srcjax/lax/_more.py``, which
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from .elementwise import defderiv, new_elementwise, where
+from .elementwise import defderiv, new_elementwise, sign, where
 
 __all__ = ["nextafter", "bitwise_count", "i0"]
 
@@ -80,6 +81,19 @@ def _i1(x):
     return _scipy("i1", x)
 
 
+def _i0e(x):
+    """``exp(-|x|) i0(x)``, elementwise (jax.scipy.special.i0e): SciPy's in
+    float64, rounded to ``x``'s inexact dtype. Derivative ``i1e(x) - sign(x)
+    i0e(x)``."""
+    return _scipy("i0e", x)
+
+
+def _i1e(x):
+    """``exp(-|x|) i1(x)``, elementwise (jax.scipy.special.i1e). Derivative
+    ``i0e(x) - i1e(x) (sign(x) + 1 / x)``, 1/2 at 0."""
+    return _scipy("i1e", x)
+
+
 def _frexp_mantissa(x):
     """The mantissa ``m`` of ``x = m * 2**e``, ``0.5 <= |m| < 1`` (``x`` itself for
     0, inf and NaN): jax.numpy.frexp's first result, in ``x``'s inexact dtype.
@@ -119,6 +133,8 @@ bitwise_count = _elementwise("jnp.bitwise_count", _bitwise_count, differentiable
 bitwise_count.samples = lambda rng: [((np.array([0, 1, -1, 7, -(2**20), 255], np.int32),), {})]
 i0 = _elementwise("jnp.i0", _i0)
 i1 = _elementwise("ad.i1", _i1)
+i0e = _elementwise("special.i0e", _i0e)
+i1e = _elementwise("special.i1e", _i1e)
 frexp_mantissa = _elementwise("ad.frexp_mantissa", _frexp_mantissa, domain=(0.3, 3.0))
 frexp_exponent = _elementwise("ad.frexp_exponent", _frexp_exponent, differentiable=False)
 frexp_scale = _elementwise("ad.frexp_scale", _frexp_scale, differentiable=False)
@@ -142,6 +158,18 @@ def _frexp_mantissa_x(g, ans, x):
     return g * frexp_scale(x)
 
 
+def _i0e_x(g, ans, x):
+    return g * (i1e(x) - sign(x) * ans)
+
+
+def _i1e_x(g, ans, x):
+    nz = x != 0
+    safe = where(nz, x, 1.0)
+    return g * where(nz, i0e(x) - ans * (sign(x) + 1 / safe), 0.5)
+
+
 defderiv(i0, _i0_x)
 defderiv(i1, _i1_x)
+defderiv(i0e, _i0e_x)
+defderiv(i1e, _i1e_x)
 defderiv(frexp_mantissa, _frexp_mantissa_x)

@@ -24,6 +24,7 @@ from ..codegen.emit import register_namespace as _register_namespace
 from ..primitives.elementwise import defderiv as _defderiv
 from ..primitives.elementwise import exp as _exp
 from ..primitives.elementwise import log as _log
+from ..primitives.more import i0, i0e, i1, i1e
 from ..primitives.nn import log_softmax, softmax
 from ..primitives.nn import sigmoid as expit
 from ..primitives.reductions import logsumexp as _logsumexp
@@ -58,6 +59,10 @@ __all__ = [
     "gamma",
     "gammainc",
     "gammaincc",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "gammaln",
     "kl_div",
     "log_ndtr",

@@ -184,6 +184,32 @@ class CallsMixin:
             self.stmt(st)
         return N.name(acc), Op("copy", elts=[N.name(acc)])
 
+    def _extremum_loop(self, e: Any, is_max: bool) -> tuple:
+        """``max(xs)`` / ``min(xs)`` of one iterable (an array's rows, a list) as
+        the loop Python runs: ``acc = xs[0]``, then ``acc = x`` for each later
+        ``x > acc`` (``<`` for min; the first of equal items stays), which every
+        transform follows (user 9, item 8: grad had no rule for the call)."""
+        seq, acc, item = self.temp("extremum_seq"), self.temp("extremum"), self.temp("item")
+        first = gast.Subscript(value=N.name(seq), slice=N.const(0), ctx=gast.Load())
+        whole = gast.Slice(lower=N.const(1), upper=None, step=None)
+        rest = gast.Subscript(value=N.name(seq), slice=whole, ctx=gast.Load())
+        test = gast.Compare(
+            left=N.name(item), ops=[gast.Gt() if is_max else gast.Lt()], comparators=[N.name(acc)]
+        )
+        take = gast.If(test=test, body=[N.assign(acc, N.name(item))], orelse=[])
+        loop = gast.For(
+            target=N.name(item, store=True), iter=rest, body=[take], orelse=[], type_comment=None
+        )
+        stmts = [N.assign(seq, e.args[0]), N.assign(acc, first), loop]
+        for st in stmts:
+            for node in gast.walk(st):
+                gast.copy_location(node, e)
+            N.copy_origin(st, e)
+        self.locals.update((seq, acc, item))
+        for st in stmts:
+            self.stmt(st)
+        return N.name(acc), Op("copy", elts=[N.name(acc)])
+
     def _is_iter_call(self, node: Any) -> bool:
         """Whether ``node`` is ``iter(x)`` (the builtin, one argument)."""
         return (
@@ -255,7 +281,7 @@ class CallsMixin:
             items = e.args
             if nargs == 1:
                 if not isinstance(e.args[0], (gast.List, gast.Tuple)):
-                    return None
+                    return self._extremum_loop(e, obj is max)
                 items = e.args[0].elts
             atoms = [self.atom(a) for a in items]
             t = target or self.temp("max_" if obj is max else "min_")

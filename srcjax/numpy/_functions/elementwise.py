@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ...primitives.ad import moveaxis, sum, zeros_like
-from ...primitives.creation import asarray, ones_like, shape
+from ...primitives.creation import asarray, iscomplexobj, ones_like, shape
 from ...primitives.elementwise import abs as _abs
 from ...primitives.elementwise import (
     arctan2,
@@ -67,12 +67,6 @@ def angle(z, deg=False):
     if deg:
         return a * (180.0 / 3.141592653589793)
     return a
-
-
-def iscomplexobj(x):
-    """Whether ``x`` has a complex dtype (jax.numpy.iscomplexobj); a Python
-    bool, static under every transform."""
-    return _np.iscomplexobj(x)
 
 
 def isscalar(element):

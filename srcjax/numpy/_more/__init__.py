@@ -66,6 +66,7 @@ __all__ = [
     "bartlett",
     "blackman",
     "choose",
+    "sort_complex",
     "compress",
     "cumulative_prod",
     "diag_indices_from",
@@ -187,6 +188,7 @@ from .selection import (  # noqa: F401
     place,
     put,
     put_along_axis,
+    sort_complex,
     unpackbits,
     vecmat,
 )

@@ -29,13 +29,23 @@ from ...primitives.more import i0
 from ...primitives.reductions import cumprod as _cumprod
 from ...primitives.setops import flatnonzero as _flatnonzero
 from ...primitives.structural import at_set as _at_set
-from ...primitives.structural import concatenate, flip, ravel, stack, take, take_along_axis
+from ...primitives.structural import concatenate, flip, ravel, sort, stack, take, take_along_axis
 from .._functions import iscomplexobj
 from ._static import _checker, _static, broadcast_shapes_of, dtype_kind, norm_axis, shapes_broadcast
 from .indexing import unravel_index
 
 # ---------------------------------------------------------------------------
 # choose / compress / extract / place / put / put_along_axis
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis (real parts first, then imaginary ones)
+    as a complex array (jax.numpy.sort_complex): complex64 for float32 and
+    smaller or integer input, complex128 for float64 (x64). Differentiable as
+    ``jnp.sort``."""
+    kind = dtype_kind(a)
+    wide = kind in "fc" and _np.dtype(_dt.dtype_of(a)).itemsize >= (8 if kind == "f" else 16)
+    return asarray(sort(a, axis=-1), dtype=_np.complex128 if wide else _np.complex64)
 
 
 def choose(a, choices, out=None, mode="raise"):

@@ -17,7 +17,13 @@ from ...primitives.ad import (
     reshape,
     sum,
 )
-from ...primitives.creation import asarray, shape, size, zeros
+from ...primitives.creation import (
+    asarray,
+    isrealobj,  # noqa: F401  (jnp.isrealobj)
+    shape,
+    size,
+    zeros,
+)
 from ...primitives.elementwise import (
     ceil,
     clip,
@@ -88,12 +94,6 @@ def iscomplex(x):
     """Elementwise ``imag(x) != 0`` (jax.numpy.iscomplex): a bool array of
     ``x``'s shape (all False for real dtypes)."""
     return imag(x) != 0
-
-
-def isrealobj(x):
-    """Whether ``x`` does not have a complex dtype (jax.numpy.isrealobj); a
-    Python bool, static under every transform."""
-    return not iscomplexobj(x)
 
 
 # ---------------------------------------------------------------------------

@@ -276,8 +276,12 @@ _def([svd_select], _helper_materialized("h", "usv"))
 
 def _solve_triangular_rule(c):
     # a vector right-hand side is told apart by ndim(a) == ndim(b) + 1: batch both
-    # so that the relation holds for the batched operands too
-    return c.rebuild(a=c.materialize(c.arg("a")), b=c.materialize(c.arg("b")))
+    # so that the relation holds for the batched operands too; a factor with
+    # fewer batch axes than a matrix right-hand side (shared by a batch of
+    # them: vmap of multivariate_normal.logpdf) gets unit axes after the vmapped
+    # one, so that the batch axes broadcast as they do per example
+    b = c.arg("b")
+    return c.rebuild(a=c.lift(c.materialize(c.arg("a")), b), b=c.materialize(b))
 
 
 _def([solve_triangular], _solve_triangular_rule)

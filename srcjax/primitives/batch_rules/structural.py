@@ -1,4 +1,4 @@
-"""Batching rules of structural primitives: shape queries, reshape, ravel,
+"""Batching rules of structural primitives: shape and dtype queries, reshape, ravel,
 transpose, split, squeeze, concatenate, stack, roll, repeat, pad,
 broadcast_to, flip, one_hot, diag, hstack/vstack, tile, kron, diff, meshgrid."""
 
@@ -10,7 +10,17 @@ import numpy as np
 from ...frontend import nodes as N
 from ..ad.shapes import expand_dims, moveaxis, reshape
 from ..ad.sums import broadcast_to
-from ..creation import array, asarray, mesh_tangent, meshgrid, ndim, shape, size
+from ..creation import (
+    array,
+    asarray,
+    iscomplexobj,
+    isrealobj,
+    mesh_tangent,
+    meshgrid,
+    ndim,
+    shape,
+    size,
+)
 from ..linalg.products import kron, trace
 from ..nn import one_hot
 from ..structural.diff import diff, diff_adjoint, diff_embed
@@ -45,6 +55,13 @@ def _shape_query(c):
 
 
 _def([shape, ndim, size], _shape_query)
+
+
+def _dtype_query(c):
+    return c.rebuild(), False  # the batched operand has each example's dtype
+
+
+_def([iscomplexobj, isrealobj], _dtype_query)
 
 
 def _one_hot(c):

@@ -162,6 +162,16 @@ def _as_inexact(x):
     return np.asarray(x, dtype=_dt.to_inexact_dtype(_dt.dtype_of(x)))
 
 
+def signed_zero(r, like):
+    """The float array ``r`` with its zeros signed as ``like`` (broadcast against
+    it): JAX's ``sign``, ``//`` and ``%`` give ``-0.0`` where NumPy's ufunc gives
+    ``+0.0`` or the other way round. ``r`` itself when it holds no zero."""
+    zero = r == 0
+    if not zero.any():
+        return r
+    return np.where(zero, np.copysign(r.dtype.type(0), np.asarray(like, r.dtype)), r)
+
+
 def _ew(public: str, impl, *aliases, **kw) -> Primitive:
     kw.setdefault("kind", "elementwise")
     return register(Primitive(public, impl, **kw), *[a for a in aliases if a is not None])

@@ -25,6 +25,7 @@ from ._base import (
     defderiv,
     fix_binary_inexact,
     half_mixed,
+    signed_zero,
 )
 from .exponentials import log
 from .minmax import where
@@ -116,6 +117,10 @@ def _bools_as_ints(ufunc, r, x, y):
 def _floor_divide_impl(x, y):
     with np.errstate(divide="ignore"):
         r = _bools_as_ints(np.floor_divide, _floor_divide_numpy(x, y), x, y)
+    if r.dtype.kind == "f":
+        # JAX rounds (x - rem(x, y)) / y: a zero quotient is +0 / y, with y's
+        # sign (NumPy's has x / y's: -0.0 // -0.7 is +0.0 there, -0.0 in JAX)
+        return signed_zero(r, y)
     if r.dtype.kind not in "iu":
         return r
     zero = np.asarray(y) == 0
@@ -136,10 +141,23 @@ floor_divide = _ew(
     operator.floordiv, op="//", broadcasting=True, differentiable=False,
     c_expr={"iu": "sj_floor_divide({x}, {y})", "f": "sj_fdivmod_q({x}, {y})"},
 )  # fmt: skip
-mod = _binop(
-    "jnp.mod", np.mod,
-    "Elementwise ``x % y`` with the sign of ``y`` (Python / ``jnp.remainder`` semantics).",
-    "%", {"iu": "sj_remainder({x}, {y})", "f": "sj_fmod_py({x}, {y})"}, operator.mod,
+_MOD_DOC = (
+    "Elementwise ``x % y`` with the sign of ``y`` (Python / ``jnp.remainder`` semantics);"
+    " a zero remainder keeps ``x``'s sign, as JAX's (``-1.4 % 0.7`` is ``-0.0``)."
+)
+_mod_numpy = _binary_impl(np.mod, "mod", _MOD_DOC)
+
+
+def _mod_impl(x, y):
+    r = _mod_numpy(x, y)
+    # JAX's remainder is rem(x, y) (x's sign), plus y where the signs differ
+    return signed_zero(r, x) if r.dtype.kind == "f" else r
+
+
+_mod_impl.__name__ = _mod_impl.__qualname__ = "mod"
+mod = _ew(
+    "jnp.mod", _doc(_mod_impl, _MOD_DOC), np.mod, operator.mod, op="%", broadcasting=True,
+    c_expr={"iu": "sj_remainder({x}, {y})", "f": "sj_fmod_py({x}, {y})"},
 )  # fmt: skip
 remainder = mod
 fmod = _binop(

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._base import _binary_inexact_impl, _binop, _ew, _unop, defderiv
+from ._base import _binary_inexact_impl, _binop, _doc, _ew, _inexact_impl, _unop, defderiv
 from .minmax import replace_inf
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "logaddexp", "logaddexp2"]
@@ -22,7 +22,21 @@ log = _unop(
     "jnp.log", np.log, "Elementwise natural logarithm.", {"fiubc": "log({x})"}
 )  # not math.log: 2 args
 log2 = _unop("jnp.log2", np.log2, "Elementwise base-2 logarithm.", "log2({x})", math.log2)
-log10 = _unop("jnp.log10", np.log10, "Elementwise base-10 logarithm.", "log10({x})", math.log10)
+_LOG10_DOC = (
+    "Elementwise base-10 logarithm, as JAX computes it: ``log(x) * (1 / log(10))``"
+    " (``log10(1000.0)`` is exactly 3 in float32; NumPy's float32 loop gives 3.0000002)."
+)
+_log = _inexact_impl(np.log, "log", "")
+
+
+def _log10_impl(x):
+    r = _log(x)
+    with np.errstate(invalid="ignore"):
+        return r * np.finfo(r.dtype).dtype.type(0.4342944819032518)
+
+
+_log10_impl.__name__ = _log10_impl.__qualname__ = "log10"
+log10 = _ew("jnp.log10", _doc(_log10_impl, _LOG10_DOC), np.log10, math.log10, c_expr="log10({x})")
 log1p = _unop(
     "jnp.log1p", np.log1p, "Elementwise ``log(1 + x)``, accurate near 0.", "log1p({x})", math.log1p
 )

@@ -15,7 +15,7 @@ from ...dtypes import (
     INEXACT_SUSPECT,
     UNARY_SUSPECT,
 )
-from ._base import _ew, _unop, defderiv
+from ._base import _doc, _ew, _unary_impl, _unop, defderiv, signed_zero
 from .complex_parts import conj, real
 from .minmax import where
 
@@ -49,9 +49,22 @@ fabs = _unop(
     "jnp.fabs", np.fabs, "Elementwise absolute value of real input, as a float array.",
     "fabs({x})", math.fabs,
 )  # fmt: skip
-sign = _unop(
-    "jnp.sign", np.sign, "Elementwise sign (-1, 0 or 1). Not differentiable (zero derivative).",
-    {"fiu": "sj_sign({x})"}, inexact=False, differentiable=False,
+_SIGN_DOC = (
+    "Elementwise sign (-1, 0 or 1; a float zero keeps its sign, as JAX's:"
+    " ``sign(-0.0)`` is ``-0.0``). Not differentiable (zero derivative)."
+)
+_sign_numpy = _unary_impl(np.sign, "sign", _SIGN_DOC)
+
+
+def _sign_impl(x):
+    r = _sign_numpy(x)
+    return signed_zero(r, x) if r.dtype.kind == "f" else r
+
+
+_sign_impl.__name__ = _sign_impl.__qualname__ = "sign"
+sign = _ew(
+    "jnp.sign", _doc(_sign_impl, _SIGN_DOC), np.sign, c_expr={"fiu": "sj_sign({x})"},
+    differentiable=False,
 )  # fmt: skip
 floor = _unop(
     "jnp.floor", np.floor, "Elementwise floor; integers pass through. Zero derivative.",

@@ -212,6 +212,13 @@ def _int_result(s: Any) -> bool:
     return isinstance(res, Aval) and res.dtype.kind in "iu"
 
 
+def _int_or_float_result(s: Any, op: str) -> bool:
+    """Whether the result of ``//`` (an integer or float array) or ``%`` (a
+    float array) is one NumPy's operator computes otherwise than JAX."""
+    res = getattr(s, "sj_aval", None)
+    return isinstance(res, Aval) and res.dtype.kind in ("iuf" if op == "//" else "f")
+
+
 def _weak_int_by_zero(s: Any, op: Any, operands: List[str]) -> bool:
     """``n // m`` or ``n % m`` on weak ints, one a traced argument (not a static
     count) and the divisor not a nonzero constant: the divisor may be zero."""
@@ -300,10 +307,11 @@ def _promote_one(
         # power gives 0 (1 and -1 for bases 1 and -1): call the primitive
         s.value = N.call("jnp.power", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
-    if operator_form and op.prim.op == "//" and _int_result(s):
+    if operator_form and op.prim.op in ("//", "%") and _int_or_float_result(s, op.prim.op):
         # NumPy's integer ``//`` by zero gives 0; JAX's floor_divide -1/-2 (or
-        # the unsigned maximum): call the primitive
-        s.value = N.call("jnp.floor_divide", [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
+        # the unsigned maximum); NumPy's float ``//`` and ``%`` sign a zero
+        # result otherwise than JAX (-0.0 // -0.7): call the primitive
+        s.value = N.call(op.prim.public, [N.clone(op.bound["x"]), N.clone(op.bound["y"])])
         return [s]
     if operator_form and op.prim.op == "/" and _half_broadcast_divide(s, avals):
         # XLA divides float16 by a broadcast divisor as x * (1 / y): the
