@@ -114,6 +114,7 @@ EXPECTED = {  # noqa: E501
     "g_pow_half": "float32",
     "g_pow_int": "float32w",
     "g_pow_int_and_float": "float32",
+    "g_pow_int_var": "float32w",
     "g_pow_kw": "float32",
     "g_pow_plus_f16": "float32",
     "g_pow_strong_exponent": "float32w",
@@ -128,6 +129,7 @@ EXPECTED = {  # noqa: E501
     "g_sin_pow": "float32",
     "g_strong_base_pow": "float32w",
     "g_vag_pow": "float32w float32",
+    "g_vag_pow_kw": "float32w float32",
     "g_vmap_grad_pow": "float32",
     "l_fori": "float32w",
     "l_jit_scan": "float32 float32w",
@@ -157,15 +159,6 @@ EXPECTED = {  # noqa: E501
 
 # cases srcjax does not yet give as JAX does (each a known difference)
 KNOWN = {
-    **dict.fromkeys(
-        [
-            "g_lax_pow",
-            "g_pow_kw",
-            "g_pow_x_x",
-        ],
-        "pow of an exponent that is a name (not a literal): the derivative's choice "
-        "between integer and float exponents is made at run time, the types see both",
-    ),
     "g_float_power": "float_power's derivative keeps the weak type (JAX: strong)",
     "g_hessian_pow": "jacfwd of pow_base's tangent is strong (JAX: weak, through its conversion)",
     **dict.fromkeys(["l_jvp_scan", "l_jvp_scan_ys"], "jvp through scan: weak types differ"),

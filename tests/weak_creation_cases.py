@@ -463,6 +463,14 @@ def g_vmap_grad_pow():
     return jax.vmap(jax.grad(lambda x: x**2.0))(jnp.full(3, 2.0))
 
 
+def g_pow_int_var():
+    return jax.grad(lambda x, y: x**y)(3.0, 2)
+
+
+def g_vag_pow_kw():
+    return jax.value_and_grad(lambda x, p=2.0: x**p)(2.0, 3.0)
+
+
 def g_float_power():
     return jax.grad(lambda x: jnp.float_power(x, 2.0))(3.0)
 

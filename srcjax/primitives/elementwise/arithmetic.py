@@ -319,6 +319,21 @@ int_exponent.def_batch(lambda c: (c.rebuild(), False))  # a dtype only: unbatche
 int_exponent.samples = lambda rng: [((np.ones(2),), {}), ((2,), {})]
 
 
+def _int_exponent_aval(avals):
+    """The abstract value of ``int_exponent(y)``: a value known now when ``y``'s
+    dtype is (so the rule's branch is known: a float exponent's strong pow_base)."""
+    y = avals.get("y")
+    if type(y) in (bool, int, float, complex):
+        return {"static": _int_exponent(y)}
+    dt = getattr(y, "ptype", None) or getattr(y, "dtype", None)
+    if dt is None:
+        return None
+    return {"static": 1 if _dt.dtype_of(dt).kind in "biu" else 0}
+
+
+int_exponent.facts(result_shape=_int_exponent_aval)
+
+
 def _pow_base(x, y):
     """``x ** y`` as pow's derivative computes it for an exponent that is not an
     integer (see :func:`_pow_x`): the values of ``x ** y`` in generated code."""

@@ -80,6 +80,10 @@ class _Interp(_ResultRules):
 
     def stmt(self, s: Any, env: Dict[str, Any]) -> Dict[str, Any]:
         if isinstance(s, gast.If):
+            t = self.aval_of(s.test, env) if isinstance(s.test, gast.Name) else None
+            if isinstance(t, _Static) and type(t.value) in (bool, int):
+                if not getattr(s, "sj_lax_branches", None):  # (power's rule: a known dtype)
+                    return self.block(s.body if t.value else s.orelse, dict(env))
             a = self.block(s.body, dict(env))
             b = self.block(s.orelse, dict(env))
             if isinstance(s.test, gast.Constant) and not getattr(s, "sj_lax_branches", None):

@@ -85,6 +85,10 @@ def ruled_aval(op: Any, env: Any, aval_of: Any) -> Any:
     ins.update((k, v.value) for k, v in op.bound.items() if isinstance(v, gast.Constant))
     r = op.prim.result_shape(ins)
     if type(r) is dict:
+        if "static" in r:  # (a value known now: ad.int_exponent of a known dtype)
+            from .common import _Static
+
+            return _Static(r["static"])
         return _tree(r.get("tree"))
     return None if r is None else Aval(r[0], r[1], wt=len(r) > 2 and bool(r[2]))
 
