@@ -309,9 +309,66 @@ def _user_location(tb: Any, hint: Optional[str]) -> Optional[Location]:
     if not text:
         return None
     col = text.find(seg) if seg else -1
-    if col < 0:
-        return Location(filename, lineno, len(text) - len(text.lstrip()), None, text)
-    return Location(filename, lineno, col, col + len(seg), text)
+    if col >= 0:
+        return Location(filename, lineno, col, col + len(seg), text)
+    span = _spelled_otherwise(seg, text) if seg else None
+    if span is not None:
+        return Location(filename, lineno, span[0], span[1], text)
+    return Location(filename, lineno, len(text) - len(text.lstrip()), None, text)
+
+
+def _code_part(text: str) -> str:
+    """The user's line without its comment (blanked, so columns stay)."""
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                return text[: tok.start[1]] + " " * (len(text) - tok.start[1])
+    except (tokenize.TokenError, SyntaxError):  # (a line of a longer statement)
+        pass
+    return text
+
+
+def _spelled_otherwise(seg: str, text: str) -> Optional[tuple]:
+    """``(col, end_col)`` in the user's line ``text`` of the operation the
+    generated expression ``seg`` computes, where the user spelled it otherwise
+    (``jnp.reshape(x, (4, 4))`` for ``x.reshape(4, 4)``, ``carry @ x`` for ``h
+    @ w``, ``ad.getitem(x, i)`` for ``x[i]``): the one place in ``text`` that
+    shows its call name, operator or subscript, else None (none or several)."""
+    import ast
+    import re as _re
+
+    try:
+        node = ast.parse(seg.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.BinOp):
+        op = _OP_SYMBOLS.get(type(node.op).__name__)
+        found = (
+            [m.start() for m in _re.finditer(f"(?<![*/<>=!]){_re.escape(op)}(?![*/=])", text)]
+            if op
+            else []
+        )
+        return (found[0], found[0] + len(op)) if len(found) == 1 else None
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name in ("getitem", "at_set", "at_add", "at_get"):
+        pattern = r"\.at\[" if name.startswith("at_") else r"\["
+    elif name:
+        pattern = rf"\b{_re.escape(name)}\s*\("
+    else:
+        return None
+    found = [(m.start(), m.end()) for m in _re.finditer(pattern, _code_part(text))]
+    if len(found) != 1:
+        return None
+    start = found[0][0]
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1  # the receiver of a method (x.reshape), the module of a call
+    return start, found[0][1]
 
 
 def _user_frame(loc: Location, name: str) -> Any:

@@ -78,8 +78,9 @@ def test_broadcast_error_is_jaxs_at_the_users_line(transform):
         # path:line:col of `a + b` (column 12, 1-based), the line and a caret under it
         want = f"at {HERE}:{line}:12\n    return a + b  # broadcast\n           ^^^^^"
         assert _notes(info.value) == want
-    else:  # (grad's code spells the sum otherwise: the line's first column)
-        assert _notes(info.value).startswith(f"at {HERE}:{line}:5\n    return a + b")
+    else:  # (grad's code spells the sum otherwise: the caret under its operator)
+        want = f"at {HERE}:{line}:14\n    return a + b  # broadcast\n             ^"
+        assert _notes(info.value) == want
 
 
 def test_broadcast_of_different_ranks_is_jaxs_value_error():
