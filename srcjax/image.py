@@ -144,6 +144,8 @@ _is_nearest.samples = lambda rng: [(("linear",), {})]
 
 
 def _inexact_impl(x):
+    """Static: the inexact dtype ``x`` is resized in (its own if floating or
+    complex, else the default float: JAX's ``resize`` of an integer image)."""
     return _dt.to_inexact_dtype(_dt.dtype_of(x))
 
 

@@ -212,6 +212,19 @@ def names_in(node: Any) -> List[str]:
     return list(out)
 
 
+def loads_and_stores(node: Any) -> Tuple[List[str], List[str]]:
+    """``(names_in(node), assigned_names([node]))`` from one walk."""
+    loads: Dict[str, None] = {}
+    stores: Dict[str, None] = {}
+    for n in walk(node):
+        if isinstance(n, gast.Name):
+            if isinstance(n.ctx, gast.Load):
+                loads[n.id] = None
+            elif isinstance(n.ctx, gast.Store):
+                stores[n.id] = None
+    return list(loads), list(stores)
+
+
 def walk_stmts(stmts: Iterable[Any]):
     """Every statement of ``stmts`` and of the ``if``/``for``/``while`` blocks in
     them, in order (normalized code: no nested functions)."""

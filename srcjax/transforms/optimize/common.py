@@ -190,7 +190,7 @@ _LENGTH_MUTATORS = frozenset(
 _KEEPS_NOTHING = frozenset({"len"})
 
 
-def list_receivers(fdef: Any) -> set:
+def list_receivers(fdef: Any, walked: Any = None) -> set:
     """The names in ``fdef`` that some method is called on (``l.append``), and every
     name bound to the same object by plain ``a = b`` assignments, either way
     (``items.append(v); cur = items``: ``cur`` holds the appended list too, so its
@@ -203,8 +203,8 @@ def list_receivers(fdef: Any) -> set:
 
     One walk of ``fdef`` gathers what the parts read (jit's abstract
     interpretation calls this once per inference: a walk per part was a tenth
-    of W4's first ``jit(value_and_grad)``)."""
-    nodes, parents = N.walk_with_parents(fdef)
+    of W4's first ``jit(value_and_grad)``; ``walked``: that walk, made already)."""
+    nodes, parents = walked if walked is not None else N.walk_with_parents(fdef)
     out = {
         n.func.value.id
         for n in nodes

@@ -35,14 +35,20 @@ def _dead_stores(fdef: Any) -> bool:
     as read everywhere (a closure reads the name's last value). Returns whether
     anything was dropped."""
     closure = set()
-    for n in N.walk(gast.Module(body=fdef.body, type_ignores=[])):
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            for m in N.walk(n):
-                if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
-                    closure.add(m.id)
+    reads = []  # (each statement's reads, from the one walk of it)
+    for s in fdef.body:
+        got = set()
+        for n in N.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                got.add(n.id)
+            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+                for m in N.walk(n):
+                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
+                        closure.add(m.id)
+        reads.append(got)
     live: set = set()
     kept: List[Any] = []
-    for s in reversed(fdef.body):
+    for s, got in zip(reversed(fdef.body), reversed(reads)):
         if _is_assign(s):
             t = s.targets[0].id
             if (
@@ -53,9 +59,7 @@ def _dead_stores(fdef: Any) -> bool:
             ):
                 continue
             live.discard(t)
-        for n in N.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                live.add(n.id)
+        live |= got
         kept.append(s)
     if len(kept) == len(fdef.body):
         return False

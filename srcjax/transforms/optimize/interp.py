@@ -160,8 +160,14 @@ class _Interp(_ResultRules):
         if isinstance(s, gast.Assign):
             env = dict(env)
             val = None
+            assigned = None
             if _is_assign(s):
-                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in N.names_in(s.value)}
+                # (one walk of the value: its reads, and what it stores, which after
+                # the plain target is what the statement stores: _assigned(s))
+                loads, stores = N.loads_and_stores(s.value)
+                if getattr(s.targets[0], "annotation", None) is None:
+                    assigned = set([s.targets[0].id] + stores)
+                s.sj_avals_in = {n: self.aval_of(N.name(n), env) for n in loads}
                 try:
                     t = s.targets[0].id
                     if t in self.restores and _tape_list(s.value, "pop", 0) in self.tapes:
@@ -176,7 +182,7 @@ class _Interp(_ResultRules):
                     val = None
                 s.sj_aval = val
                 s.sj_sure = not self.unsure  # (a loop whose facts converged)
-            for k in _assigned(s):
+            for k in _assigned(s) if assigned is None else assigned:
                 env[k] = None
             if _is_assign(s):
                 env[s.targets[0].id] = val
@@ -520,9 +526,10 @@ def infer_avals(
     def no_globals(name):
         raise KeyError(name)
 
-    receivers = list_receivers(fdef)
+    walked = N.walk_with_parents(fdef)  # (one walk for the receivers and the tapes)
+    receivers = list_receivers(fdef, walked)
     sole = sole_growths(fdef)
-    restores, tapes = _tape_restores(fdef, params)
+    restores, tapes = _tape_restores(fdef, params, walked[0])
     for _ in range(_RESTORE_ROUNDS):
         interp = _Interp(resolve or no_globals, locals_)
         interp.restores, interp.tapes, interp.receivers = restores, tapes, receivers
@@ -532,7 +539,7 @@ def infer_avals(
             break
         # (a restore's value is read from this inference's annotations: when they
         # know more than the last ones did, the reverse loop's values do too)
-        again, tapes = _tape_restores(fdef, params)
+        again, tapes = _tape_restores(fdef, params, walked[0])
         if again == restores:
             break
         restores = again

@@ -270,7 +270,7 @@ def _tape_list(node: Any, attr: str, nargs: int) -> Optional[str]:
     return None
 
 
-def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
+def _tape_restores(fdef: Any, params: Dict[str, Any], nodes: Optional[List[Any]] = None) -> tuple:
     """The abstract values of reverse mode's restores ``x = tape.pop()``.
 
     A tape is a local list (``tape = []``) used only by ``tape.append(v)``
@@ -286,7 +286,8 @@ def _tape_restores(fdef: Any, params: Dict[str, Any]) -> tuple:
     this every value computed from a restore was unknown, so jit could not fold
     the reverse loops' ``ad.unbroadcast``/``ad.lift`` helpers (R3's scan RNN,
     L3's RK4 gradient). Returns ``({x: aval}, the tapes' names)``."""
-    nodes = list(N.walk(fdef))  # (one walk: this runs in each of jit's inferences)
+    if nodes is None:  # (every node of fdef in walk order; one walk, in each inference)
+        nodes = list(N.walk(fdef))
     lists: Dict[str, bool] = {}
     for s in nodes:
         if (
