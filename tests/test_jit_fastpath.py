@@ -267,6 +267,24 @@ def test_clear_caches_forgets_the_guard():
     np.testing.assert_array_equal(np.asarray(f((x, x))), x * 2)
 
 
+def test_the_guard_is_compiled_at_its_first_use():
+    """The guard is written at the first call and compiled at the next (the
+    first use): then it replaces the written one in the jit's table; the second
+    call takes it (no generic walk). Oracle: NumPy."""
+    jitted = fresh(lambda t: t[0] * 2.0 + t[1])
+    walks = counting(jitted)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(jitted((x, x))), x * 3)
+    ((lazy, fn),) = jitted._fast
+    assert isinstance(lazy, fastpath.LazyGuard) and fn.__srcjax_guard__ is lazy
+    np.testing.assert_array_equal(np.asarray(jitted((x, x + 1))), x * 3 + 1)
+    ((guard, fn2),) = jitted._fast
+    assert fn2 is fn and fn.__srcjax_guard__ is guard
+    assert not isinstance(guard, fastpath.LazyGuard) and guard.__srcjax_text__ == lazy.text
+    np.testing.assert_array_equal(np.asarray(jitted((x + 2, x))), x * 3 + 4)
+    assert walks[0] == 1
+
+
 def test_unsupported_structures_keep_the_generic_walk():
     # (a defaultdict, an OrderedDict: no guard written; the calls are as before)
     d = collections.OrderedDict(b=np.ones(2, np.float32), a=np.zeros(2, np.float32))

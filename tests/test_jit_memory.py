@@ -16,6 +16,10 @@ RATE = 0.01
 
 
 def _peak(call):
+    """``(call(), its tracemalloc peak)`` for a jitted function called before:
+    called once more untraced first, so the peak is a steady call's (the second
+    call of a specialization compiles its guard: fastpath.LazyGuard)."""
+    call()
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()

@@ -302,6 +302,48 @@ def make_guard(key: tuple, cargs: tuple) -> Optional[Any]:
     with positional arguments only), written from the canonical arguments
     ``cargs`` of a call that had that key; None where a structure is not
     supported. ``guard(args)`` is ``(canonical args, roots)`` or None."""
+    written = write_guard(key, cargs)
+    return None if written is None else _compiled_guard(*written)
+
+
+class LazyGuard:
+    """A guard written (from the call that had the key: the structure of its
+    arguments) and compiled at its first use, the specialization's next call.
+    The first call does not use it: compiling it was 0.5 ms of W4's first call
+    from the disk cache. Once compiled, the guard replaces this object where
+    ``table`` (the jit object's ``_fast`` list) holds it, and as
+    ``fn.__srcjax_guard__``."""
+
+    __slots__ = ("text", "namespace", "fn", "table")
+
+    def __init__(self, text: str, namespace: dict, fn: Any, table: list) -> None:
+        self.text, self.namespace, self.fn, self.table = text, namespace, fn, table
+
+    def __call__(self, args: tuple) -> Any:
+        guard = _compiled_guard(self.text, self.namespace)
+        self.fn.__srcjax_guard__ = guard
+        for i, (g, f) in enumerate(list(self.table)):
+            if g is self:
+                self.table[i] = (guard, f)
+        return guard(args)
+
+
+def lazy_guard(key: tuple, cargs: tuple, fn: Any, table: list) -> Optional[LazyGuard]:
+    """:func:`make_guard`'s guard, compiled at its first use (:class:`LazyGuard`)."""
+    written = write_guard(key, cargs)
+    return None if written is None else LazyGuard(*written, fn, table)
+
+
+def _compiled_guard(text: str, namespace: dict) -> Any:
+    namespace = dict(namespace)
+    exec(compile(text, "<srcjax jit guard>", "exec"), namespace)
+    guard = namespace["guard"]
+    guard.__srcjax_text__ = text
+    return guard
+
+
+def write_guard(key: tuple, cargs: tuple) -> Optional[tuple]:
+    """``(text, namespace)`` of :func:`make_guard`'s guard, or None."""
     keys, kw_key, x64, _device = key
     if kw_key or x64 != _cfg.x64_enabled or len(keys) != len(cargs):
         return None
@@ -325,10 +367,7 @@ def make_guard(key: tuple, cargs: tuple) -> Optional[Any]:
     text += "\n    except Exception:\n        return None\n"
     namespace = dict(w.consts)
     namespace.update(_Array=Array, _ND=_ND, _F32=np.float32, _int32_range=_int32_range, _cfg=_cfg)
-    exec(compile(text, "<srcjax jit guard>", "exec"), namespace)
-    guard = namespace["guard"]
-    guard.__srcjax_text__ = text
-    return guard
+    return text, namespace
 
 
 # -- results ---------------------------------------------------------------------------

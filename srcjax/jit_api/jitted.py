@@ -402,7 +402,9 @@ class _Jit(Transformed):
             return []
         guard = fn.__dict__.get("__srcjax_guard__")
         if guard is None:
-            guard = fn.__srcjax_guard__ = _fastpath.make_guard(key, cargs) or False
+            # (compiled at the next call, the first that uses it: fastpath.LazyGuard)
+            guard = _fastpath.lazy_guard(key, cargs, fn, self._fast) or False
+            fn.__srcjax_guard__ = guard
         return [(guard, fn)] if guard else []
 
     def _note_rebinds(self, deps: tuple) -> None:
