@@ -107,6 +107,13 @@ EXPECTED = {  # noqa: E501
     "g_grad_grad_pow": "float32w",
     "g_hessian_pow": "float32w",
     "g_jit_pow": "float32",
+    "g_jit_step_arr": "float32w",
+    "g_jit_step_f16": "float16",
+    "g_jit_step_float": "float32w",
+    "g_jit_step_pow_float": "float32",
+    "g_jit_step_sin": "float32w",
+    "g_jit_step_tree": "float32w float32",
+    "g_jit_step_vag": "float32w",
     "g_jit_vag_pow": "float32w float32",
     "g_jvp_pow": "float32w float32",
     "g_lax_pow": "float32",
@@ -162,6 +169,8 @@ KNOWN = {
     "g_float_power": "float_power's derivative keeps the weak type (JAX: strong)",
     "g_hessian_pow": "jacfwd of pow_base's tangent is strong (JAX: weak, through its conversion)",
     **dict.fromkeys(["l_jvp_scan", "l_jvp_scan_ys"], "jvp through scan: weak types differ"),
+    "g_jit_step_tree": "jit: the cotangent of a weak leaf promoted with a strong one is strong"
+    " (JAX: converted back, weak)",
     "t_jit_dict_sum": "jit: a weak result given as strong",
     "t_jit_list_sum_f16": "jit: a Python float in a list is summed as float32",
     **dict.fromkeys(

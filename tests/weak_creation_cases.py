@@ -411,6 +411,46 @@ def g_jit_pow():
     return jax.jit(jax.grad(lambda x: x**2.0))(3.0)
 
 
+# a gradient step inside jit at a weak point (user 9's r_weak_type_min.py):
+# weak as JAX's, the pow of a float exponent strong
+def _step(g):
+    return lambda p: p - 0.1 * jax.grad(g)(p)
+
+
+def g_jit_step_arr():
+    return jax.jit(_step(lambda a: a**2))(jnp.array(0.5))
+
+
+def g_jit_step_float():
+    return jax.jit(_step(lambda a: a**2))(0.5)
+
+
+def g_jit_step_sin():
+    return jax.jit(_step(jnp.sin))(jnp.array(0.5))
+
+
+def g_jit_step_f16():
+    h = jnp.ones(2, jnp.float16)
+    return jax.jit(lambda p: _step(lambda a: a**2)(p) * h)(jnp.array(0.5))
+
+
+def g_jit_step_pow_float():
+    return jax.jit(_step(lambda a: a**2.0))(jnp.array(0.5))
+
+
+def g_jit_step_vag():
+    return jax.jit(lambda p: p - jax.value_and_grad(lambda a: a * a)(p)[1])(jnp.array(0.5))
+
+
+def g_jit_step_tree():
+    t = {"amp": jnp.array(0.5), "ls": jnp.ones(2)}
+
+    def f(t):
+        return t["amp"] ** 2 + jnp.sum(t["ls"] ** 2)
+
+    return jax.jit(lambda t: jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, t, jax.grad(f)(t)))(t)
+
+
 def g_vag_pow():
     return jax.value_and_grad(lambda x: x**2.0)(3.0)
 

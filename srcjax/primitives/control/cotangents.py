@@ -85,8 +85,12 @@ def _seed_direct(avals):
 
 def _seed_shape(avals):
     """jit's abstract value of the seed of a weakly typed float array (grad at a
-    literal point inside jit): weak as ``out`` (JAX's seed is ``ones_like(out)``)."""
+    literal point inside jit): weak as ``out`` (JAX's seed is ``ones_like(out)``);
+    of a weak Python float (or a weak scalar Array jit holds as one), ``out``'s
+    own abstract value: ``jit(lambda p: p - 0.1 * grad(f)(p))`` stays weak."""
     out = avals.get("out")
+    if getattr(out, "ptype", None) is float and out.shape == ():
+        return {"tree": out}
     if getattr(out, "ptype", True) is not None or not getattr(out, "wt", False):
         return None
     return (tuple(out.shape), out.dtype, True) if out.dtype.kind == "f" else None
@@ -400,7 +404,21 @@ def _tree_add_direct(avals):
 
 
 tree_add = register(Primitive("ad.tree_add", _tree_add, kind="internal")).facts(tree_valued=True)
+
+
+def _tree_add_shape(avals):
+    """jit's abstract value of the sum of two cotangents of a weak Python float
+    (or of a weak scalar Array jit holds as one): weak as they are, as JAX's
+    ``add`` of weak operands (``value_and_grad(lambda a: a * a)`` at a weak point)."""
+    a, b = avals.get("a"), avals.get("b")
+    if getattr(a, "ptype", None) is float and getattr(b, "ptype", None) is float:
+        if a.shape == () and b.shape == () and a.dtype == b.dtype:
+            return {"tree": a}
+    return None
+
+
 tree_add.facts(container_from=("a",), pure=True, direct=_tree_add_direct)
+tree_add.facts(result_shape=_tree_add_shape)
 
 
 def _tree_add_vjp_a(g, ans, a, b):

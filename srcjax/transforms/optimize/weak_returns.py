@@ -122,6 +122,27 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
             and isinstance(v.args[1], gast.Name)
         ):
             return weak_mask(env.get(v.args[1].id), grad=True)
+        if (
+            isinstance(v, gast.Call)
+            and N.to_source(v.func).strip() == "ad.unflatten_upto"
+            and len(v.args) == 3
+            and all(isinstance(x, gast.Name) for x in v.args[:2])
+        ):
+            # a gradient whose leaves' abstract values are known, built from them
+            # (optimize/pytrees.py's dense cotangent_like): the leaves' weak types
+            td = assigned.get(v.args[0].id)
+            leaves = env.get(v.args[1].id)
+            if (
+                isinstance(td, gast.Call)
+                and N.to_source(td.func).strip() == "ad.tree_def"
+                and td.args
+                and isinstance(td.args[0], gast.Name)
+                and isinstance(leaves, list)
+                and all(isinstance(a, Aval) for a in leaves)
+            ):
+                flags = iter([a.weak_type for a in leaves])
+                m = weak_mask(_filled(env.get(td.args[0].id), flags))
+                return m if next(flags, None) is None else False
         return False
 
     seen = set()
@@ -155,6 +176,18 @@ def mark_weak_returns(fdef: Any, env: Dict[str, Any]) -> bool:
     changed: list = []
     ret.value = mark(ret.value)
     return bool(changed)
+
+
+def _filled(a: Any, flags: Any) -> Any:
+    """The abstract value tree ``a`` with each leaf replaced, in order, by a
+    scalar abstract value of the next weak flag's type (for :func:`weak_mask`)."""
+    if isinstance(a, dict):
+        return {k: _filled(v, flags) for k, v in a.items()}
+    if isinstance(a, (list, tuple)):
+        return type(a)(_filled(v, flags) for v in a) if type(a) in (list, tuple) else a
+    if isinstance(a, Aval):
+        return Aval(a.shape, a.dtype, wt=bool(next(flags, False)))
+    return a
 
 
 def _cast_names(fdef: Any, env: Dict[str, Any]) -> set:
