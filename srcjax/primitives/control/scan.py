@@ -86,8 +86,33 @@ def _tree_slice(xs, i):
     return _leaves_map(lambda a: a[i], xs)
 
 
+def _tree_slice_shape(avals):
+    """jit's abstract value of :func:`_tree_slice` of a tuple or dict of arrays
+    (a scan's ``xs = (ts[:-1], ts[1:])``) at an integer scalar index: the tuple
+    or dict of their rows. None otherwise (an array ``xs`` is run on stand-ins;
+    a named tuple, a list, a nested or unknown leaf, a leaf without rows: unknown)."""
+    xs, i = avals.get("xs"), avals.get("i")
+    index = getattr(i, "value", i)  # (a _Static index holds its int in .value)
+    if type(index) is not int and not (
+        getattr(i, "shape", None) == () and np.dtype(getattr(i, "dtype", "f")).kind in "iu"
+    ):
+        return None
+    if type(xs) is tuple:
+        leaves = list(xs)
+    elif type(xs) is dict:
+        leaves = list(xs.values())
+    else:
+        return None
+    rows = []
+    for a in leaves:
+        if getattr(a, "ptype", True) is not None or not a.shape:
+            return None  # (not an array with rows)
+        rows.append((tuple(a.shape[1:]), a.dtype, a.wt))
+    return {"tree": tuple(rows) if type(xs) is tuple else dict(zip(xs, rows))}
+
+
 tree_slice = register(Primitive("ad.tree_slice", _tree_slice, kind="structural"))
-tree_slice.facts(row_operands=("xs", "i"))
+tree_slice.facts(row_operands=("xs", "i"), result_shape=_tree_slice_shape)
 
 
 def _row_before(xs, i, first):
