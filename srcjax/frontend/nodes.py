@@ -203,6 +203,11 @@ def walk_with_parents(node: Any) -> Tuple[List[Any], Dict[int, Any]]:
     return nodes, parents
 
 
+def mentions(node: Any, name: str) -> bool:
+    """Whether a :class:`gast.Name` ``name`` (read or bound) occurs anywhere in ``node``."""
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))
+
+
 def names_in(node: Any) -> List[str]:
     """Names read (Load context) anywhere inside ``node``, in order, with repeats removed."""
     out: Dict[str, None] = {}  # (a dict keeps the order; a list's `in` was quadratic)

@@ -49,6 +49,20 @@ def _options(prim: Any) -> tuple:
 _ABOVE_WEAK = frozenset(np.dtype(c) for c in "efdgFDG")
 
 
+def _given(a: Any, dt: Any, every: bool) -> Any:
+    """What the implementation gets for operand ``a`` of a weak call promoted to
+    ``dt``: ``a`` itself unless a weak Array; else its buffer where ``every``
+    operand is weak, its Python number where 0-d, its buffer in ``dt`` else."""
+    if type(a) is not _WeakArray:
+        return a
+    b = a._buf
+    if every:
+        return b
+    if b.ndim == 0:
+        return b.item()
+    return b if b.dtype == dt else b.astype(dt)
+
+
 def _weak_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     """The weak type of an eager elementwise call (JAX's rule,
     :func:`srcjax.dtypes.weak_promotion`) and the operands the implementation
@@ -86,18 +100,8 @@ def _weak_call(prim: Any, args: tuple, kwargs: dict) -> Any:
         return None  # (an operand that is no number: the implementation says what)
     weak = weak and not strong
 
-    def give(a: Any) -> Any:
-        if type(a) is not _WeakArray:
-            return a
-        b = a._buf
-        if every:
-            return b
-        if b.ndim == 0:
-            return b.item()
-        return b if b.dtype == dt else b.astype(dt)
-
-    args = tuple(give(a) for a in args)
-    kwargs = {k: give(v) for k, v in kwargs.items()}
+    args = tuple(_given(a, dt, every) for a in args)
+    kwargs = {k: _given(v, dt, every) for k, v in kwargs.items()}
     return weak, args, kwargs
 
 
@@ -135,17 +139,7 @@ def _weak_items_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     if kwargs.get("dtype") is not None or 0 <= d < len(args) and args[d] is not None:
         weak = False
 
-    def give(a: Any) -> Any:
-        if type(a) is not _WeakArray:
-            return a
-        b = a._buf
-        if every:
-            return b
-        if b.ndim == 0:
-            return b.item()
-        return b if b.dtype == dt else b.astype(dt)
-
-    seq = type(seq)(give(a) for a in seq)
+    seq = type(seq)(_given(a, dt, every) for a in seq)
     if in_args:
         args = args[:i] + (seq,) + args[i + 1 :]
     else:

@@ -83,7 +83,7 @@ def flat_results(fdef: Any, positional: List[str]) -> Optional[list]:
         if not (isinstance(is_leaf, gast.Constant) and is_leaf.value is None):
             return None
         # (the list returned as it is: nothing after the unflatten may touch it)
-        if any(_mentions(s, leaves.id) for s in body[got[0] + 1 : -1]):
+        if any(N.mentions(s, leaves.id) for s in body[got[0] + 1 : -1]):
             return None
         td = where.get(like.id)
         if td is None or td[1].kind != "prim" or td[1].prim.public != "ad.tree_def":
@@ -148,10 +148,6 @@ def _stored_after(stmts: list, value: Any) -> bool:
 def _op_of(stmt: Any) -> Optional[str]:
     op = getattr(stmt, "sj_op", None)
     return op.prim.public if op is not None and op.kind == "prim" else None
-
-
-def _mentions(stmt: Any, name: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt))
 
 
 def _stored_before(body: list, index: int, name: str) -> bool:

@@ -65,7 +65,7 @@ from .avals import Aval
 from .common import _is_assign, _new_assign
 from .dead_pops import _site, _tape_loops
 from .rowmaps import _reversed_trips, _trips
-from .trips import _appended, _is_empty_list
+from .trips import _appended, _fresh_before
 
 
 def restored_values_as_rows(fdef: Any, namer: Any, starts: bool = False) -> bool:
@@ -274,11 +274,9 @@ def _stacks(
     row it is (step 2 of the module)."""
     out: Dict[Any, tuple] = {}
     for lst, value in appended.items():
-        if value is None or not any(_is_empty_list(b, lst) for b in before):
+        if value is None or not _fresh_before(before, lst):
             continue
-        if any(_mentions(b, lst) for b in before if not _is_empty_list(b, lst)):
-            continue
-        sites = [s for s in between if _mentions(s, lst)]
+        sites = [s for s in between if N.mentions(s, lst)]
         if len(sites) != 1:
             continue
         s = sites[0]
@@ -314,10 +312,6 @@ def _row_like(item: Any, stacked: Aval) -> bool:
         and item.shape == stacked.shape[1:]
         and item.dtype == stacked.dtype
     )
-
-
-def _mentions(s: Any, name: str) -> bool:
-    return any(isinstance(x, gast.Name) and x.id == name for x in N.walk(s))
 
 
 def _row_form(value: Any, stacks: Dict[Any, tuple]) -> Optional[tuple]:

@@ -51,7 +51,7 @@ from .avals import Aval
 from .common import _is_assign, _new_assign
 from .rowmaps import _reversed_trips, _trips
 from .tape_rows import _ROW_READS
-from .trips import _appended, _is_empty_list
+from .trips import _appended, _fresh_before, _is_empty_list
 
 
 def _summed_forms() -> Dict[str, tuple]:
@@ -140,7 +140,7 @@ def _drop_overwritten_rows(loop: Any) -> None:
         if _is_assign(s) and s.sj_op.kind == "prim" and s.sj_op.prim.public == "ad.tree_slice":
             v = s.targets[0].id
             for t in loop.body[i + 1 :]:
-                if _mentions(t, v):
+                if N.mentions(t, v):
                     bound = _is_assign(t) and t.targets[0].id == v
                     if bound and v not in N.names_in(t.value):
                         s = None  # (overwritten unread)
@@ -169,11 +169,9 @@ def _loop_stacks(
         if got is None or uses.get(got[0]) != 1:
             continue
         lst, v = got
-        if not any(_is_empty_list(b, lst) for b in before):
+        if not _fresh_before(before, lst):
             continue
-        if any(_mentions(b, lst) for b in before if not _is_empty_list(b, lst)):
-            continue
-        sites = [t for t in _simple(after) if _mentions(t, lst)]
+        sites = [t for t in _simple(after) if N.mentions(t, lst)]
         if len(sites) != 1 or not _is_stack_of(sites[0], lst, public):
             continue
         if counts.get(sites[0].targets[0].id) != 1:
@@ -333,7 +331,3 @@ def _simple(stmts: List[Any]) -> List[Any]:
         else:
             out.append(s)
     return out
-
-
-def _mentions(s: Any, name: str) -> bool:
-    return any(isinstance(x, gast.Name) and x.id == name for x in N.walk(s))

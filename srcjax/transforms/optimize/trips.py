@@ -70,6 +70,15 @@ def _is_empty_list(s: Any, name: str) -> bool:
     )
 
 
+def _fresh_before(before: List[Any], lst: str) -> bool:
+    """Whether ``lst = []`` is among the statements ``before`` and no other of
+    them mentions ``lst`` (the list a loop after them appends to starts empty
+    there)."""
+    return any(_is_empty_list(b, lst) for b in before) and not any(
+        N.mentions(b, lst) for b in before if not _is_empty_list(b, lst)
+    )
+
+
 def _only_stacked(stmts: List[Any], names: set) -> bool:
     """Whether every read of ``names`` in ``stmts`` is the operand of
     ``ad.tree_stack(L)`` (no method call, no other use, no assignment)."""
