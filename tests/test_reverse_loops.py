@@ -185,6 +185,55 @@ def test_second_derivative_through_the_deferred_sum_matches_finite_differences()
     assert_close(srcjax.grad(directional)(w, h0, v), want, rtol=2e-2, atol=2e-3)
 
 
+def _vmapped_fori(w, hs):
+    # the loop under vmap: its weight's cotangent is vmap's batched form,
+    # ad.bmatmul_right(g, a, w, True, False), summed over the examples
+    return jnp.sum(srcjax.vmap(_fori_mm, in_axes=(None, 0))(w, hs))
+
+
+# (w's shape, one example's h shape): a vector or matrix per example times a
+# 2-d weight, and a stack of weights (the product's broadcast batch axis)
+VMAPPED = [((3, 3), (3,)), ((3, 3), (2, 3)), ((2, 3, 3), (2, 4, 3))]
+
+
+@pytest.mark.parametrize("w_shape,h_shape", VMAPPED)
+@pytest.mark.parametrize("wrap", [lambda f: f, srcjax.jit], ids=["eager", "jit"])
+def test_vmapped_loop_weight_cotangent_is_one_call_after_the_loop(wrap, w_shape, h_shape):
+    # the trips' rows of g and a joined along the examples' axis: one
+    # bmatmul_right after the reverse loop (its sum's order differs from the
+    # per-trip adds: float64 central differences, with tolerance)
+    w = (RNG.standard_normal(w_shape) * 0.6).astype(np.float32)
+    hs = RNG.standard_normal((5, *h_shape)).astype(np.float32)
+
+    def numpy_loss(v):
+        return sum(_fori_numpy(v, h, np.matmul) for h in hs)
+
+    want = _central_differences(numpy_loss, w)
+    grad = srcjax.grad(_vmapped_fori)
+    assert_close(wrap(grad)(w, hs), want, rtol=2e-3, atol=1e-4)
+    text = srcjax.source(grad, w, hs)
+    rev = text.split("reversed(range(")[1].split("\n    if ")[0]
+    assert "bmatmul_right" not in rev
+    assert "ad.bmatmul_right(jnp.concatenate(" in text
+
+
+def test_second_derivative_through_the_vmapped_deferred_sum():
+    # grad of (grad . v) through the concatenated operands' bmatmul_right
+    w = (RNG.standard_normal((3, 3)) * 0.6).astype(np.float32)
+    hs = RNG.standard_normal((3, 2, 3)).astype(np.float32)
+    v = RNG.standard_normal((3, 3)).astype(np.float32)
+
+    def directional(w, hs, v):
+        return jnp.sum(srcjax.grad(_vmapped_fori)(w, hs) * v)
+
+    def directional_numpy(wf):
+        f = lambda u: sum(_fori_numpy(u, h, np.matmul) for h in hs)  # noqa: E731
+        return np.sum(_central_differences(f, wf, eps=1e-5) * v)
+
+    want = _central_differences(directional_numpy, w, eps=1e-3)
+    assert_close(srcjax.grad(directional)(w, hs, v), want, rtol=2e-2, atol=2e-3)
+
+
 def test_a_read_of_a_list_the_loop_appends_to_is_not_moved():
     # hist[-1] changes on every trip: it stays in the loop (values by hand)
     def f(x):
@@ -206,6 +255,7 @@ def _stack_sum_primitives():
 
 def test_stack_sum_facts_are_the_reverse_rules_of_products_and_broadcasts():
     assert _stack_sum_primitives() == [
+        "ad.bmatmul_right",
         "ad.dot_left",
         "ad.dot_right",
         "ad.matmul_left",
@@ -216,28 +266,37 @@ def test_stack_sum_facts_are_the_reverse_rules_of_products_and_broadcasts():
 
 @pytest.mark.parametrize("public", _stack_sum_primitives())
 def test_stack_sum_fact_holds_on_the_primitives_samples(public):
-    # the batched form on operands stacked over 3 trips is the sum of the
-    # per-trip calls (float64, for every sample of the primitive)
-    from srcjax.primitives.registry import by_public
+    # the batched form on operands stacked (or, for vmap's batched forms,
+    # concatenated along the examples' axis) over 3 trips is the sum of the
+    # per-trip calls (float64, for every sample of the primitive the fact's
+    # given constants admit)
+    from srcjax.primitives.registry import by_public, stack_sum_form
 
     prim = by_public(public)
-    stacked, target, flags = prim.stack_sum
+    stacked, target, flags, given, join = stack_sum_form(prim)
     params = list(prim.signature.parameters)
     rng = np.random.default_rng(11)
+    checked = 0
     for args, kwargs in prim.samples(rng):
         assert not kwargs
+        bound = dict(zip(params, args))
+        if any(bound.get(p) is not v for p, v in given):
+            continue
+        checked += 1
         trips = [
             [rng.normal(size=np.shape(a)) if p in stacked else a for p, a in zip(params, args)]
             for _ in range(3)
         ]
         want = sum(prim.impl(*t) for t in trips)
+        joined = np.stack if join == "stack" else np.concatenate
         batched = [
-            np.stack([t[i] for t in trips]) if p in stacked else args[i]
+            joined([t[i] for t in trips]) if p in stacked else args[i]
             for i, p in enumerate(params[: len(args)])
         ]
         got = by_public(target).impl(*batched, *flags)
         assert np.shape(got) == np.shape(want)
         assert_close(got, want, rtol=1e-12, atol=1e-12)
+    assert checked
 
 
 # -- the last reverse trip of a loop over layers (lasttrip.py) --------------------------

@@ -302,7 +302,11 @@ class Primitive:
         #: K), the others unchanged, with the result then the sum over that axis
         #: of the per-trip results (ad.matmul_right: ("g", "a"), ad.unbroadcast:
         #: ("g",)): reverse mode adds a loop-invariant operand's cotangents of a
-        #: lax loop in one call after the reverse loop
+        #: lax loop in one call after the reverse loop. Optionally two more
+        #: items: (parameter, constant) pairs the call must pass, and how the
+        #: trips' operands are joined, "stack" (default) or "concatenate" (along
+        #: the examples' axis: ad.bmatmul_right(g, a, w, True, False)); see
+        #: stack_sum_form
         self.stack_sum: tuple = ()
         #: a reduction's ``initial=`` (jnp.sum: "add", jnp.prod: "multiply"), which
         #: transformed code applies after the reduction without it
@@ -719,3 +723,13 @@ def lookup_callable(obj: Any) -> Optional[Primitive]:
     if isinstance(obj, Primitive):
         return obj
     return _ALIASES.get(id(obj))
+
+
+def stack_sum_form(prim: Any) -> Optional[tuple]:
+    """``(stacked, target, flags, given, join)`` of ``prim``'s ``stack_sum``
+    fact (``given``: ``(parameter, constant)`` pairs the call must pass;
+    ``join``: ``"stack"`` or ``"concatenate"``), or None without one."""
+    form = tuple(getattr(prim, "stack_sum", ()))
+    if not form:
+        return None
+    return (form + ((), "stack"))[:5]

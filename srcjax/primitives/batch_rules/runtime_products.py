@@ -318,7 +318,13 @@ def _bmatmul_right(g, a, b, ab, bb):
 
 
 bmatmul_left = _reg("ad.bmatmul_left", _bmatmul_left).facts(array_result=True, pure=True)
-bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(array_result=True, pure=True)
+bmatmul_right = _reg("ad.bmatmul_right", _bmatmul_right).facts(
+    array_result=True,
+    pure=True,
+    # (the cotangent of an unbatched b, summed over the examples: the trips'
+    # rows of g and a joined are more examples of the same call)
+    stack_sum=(("g", "a"), "ad.bmatmul_right", (), (("ab", True), ("bb", False)), "concatenate"),
+)
 bmatmul_left.samples = lambda rng: []
 bmatmul_right.samples = lambda rng: []
 

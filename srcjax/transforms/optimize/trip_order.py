@@ -59,10 +59,10 @@ def _summed_forms() -> Dict[str, tuple]:
     ``stack_sum`` facts."""
     out = {}
     for prim in set(registry.REGISTRY.values()):
-        form = getattr(prim, "stack_sum", ())
-        if not form:
-            continue
-        stacked, target, flags = form
+        form = registry.stack_sum_form(prim)
+        if form is None or form[4] != "stack":
+            continue  # (a concatenating form leaves no trip-list stacks)
+        stacked, target, flags, _, _ = form
         params = list(prim.signature.parameters)
         out[target] = (tuple(params.index(p) for p in stacked), len(params), tuple(flags))
     return out

@@ -5,7 +5,15 @@ and one addition per reverse trip, the reverse loop pushes each trip's operands
 on lists, and one call after it contracts the stacked operands over the trip
 axis (``ad.bmatmul_right(G, H, W_h, True, False)``: one GEMM over all trips and
 rows). Which rule calls can be summed this way is the fact ``stack_sum`` of
-their primitive (see :mod:`srcjax.primitives.registry`)."""
+their primitive (see :mod:`srcjax.primitives.registry`, :func:`stack_sum_form`).
+
+vmap's batched form of such a rule, ``ad.bmatmul_right(g, a, w, True, False)``
+(a GRU under ``vmap``, U2), already sums over the examples: its fact names the
+parameters the call must pass as these constants (``ab=True, bb=False``: ``g``
+and ``a`` hold one row per example, ``w`` none) and joins the trips' operands by
+``jnp.concatenate`` (trips times examples rows, every one an example of the
+same call): one GEMM over all trips' and examples' rows, exact in structure
+for any per-example ranks; the sum's rounding order changes."""
 
 from __future__ import annotations
 
@@ -14,7 +22,7 @@ from typing import Any, Dict, List, Optional, Set
 import gast
 
 from ...frontend import nodes as N
-from ...primitives.registry import by_public
+from ...primitives.registry import by_public, stack_sum_form
 from .hoist import is_lax_loop
 from .prune import _is_reversed
 
@@ -55,14 +63,18 @@ class _DeferredSums:
         if call is None:
             return False
         prim, args = call
-        form = prim.stack_sum
-        if not form:
+        form = stack_sum_form(prim)
+        if form is None:
             return False
-        stacked, target, flags = form
+        stacked, target, flags, given, join = form
         params = list(prim.signature.parameters)
         if len(args) > len(params):
             return False
         bound = dict(zip(params, args))
+        for pname, value in given:
+            arg = bound.get(pname)
+            if not (isinstance(arg, gast.Constant) and arg.value is value):
+                return False
         bars = set(self.bars.values())
         for pname, arg in bound.items():
             per_trip = isinstance(arg, gast.Name) and (arg.id in bars or arg.id not in d.invariant)
@@ -82,7 +94,7 @@ class _DeferredSums:
         ]
         self._collect_reads(pushes)
         out.extend(pushes)
-        d.sites.append((name, (target, flags, params, bound, lists), s))
+        d.sites.append((name, (target, flags, params, bound, lists, join), s))
         return True
 
     def deferred_sums(self, d: _Deferred, loop: Any, out: List[Any], nz: Set[str], must) -> None:
@@ -97,7 +109,7 @@ class _DeferredSums:
 
         at = out.index(loop)
         made: List[str] = []
-        for _, (_t, _f, _p, _b, lists), s in d.sites:
+        for _, (_t, _f, _p, _b, lists, _j), s in d.sites:
             for lst in lists.values():
                 if lst not in made:
                     made.append(lst)
@@ -105,11 +117,11 @@ class _DeferredSums:
                     at += 1
         ran_body: List[Any] = []
         fresh: List[str] = []
-        for name, (target, flags, params, bound, lists), s in d.sites:
+        for name, (target, flags, params, bound, lists, join), s in d.sites:
             args = []
             for p in params:
                 if p in lists:  # (nested: each stack is freed after its product)
-                    args.append(N.call("ad.tree_stack", [N.name(lists[p])]))
+                    args.append(N.call(_JOINS[join], [N.name(lists[p])]))
                 elif p in bound:
                     args.append(N.clone(bound[p]))
             expr = N.call(target, args + [N.const(f) for f in flags])
@@ -132,6 +144,11 @@ class _DeferredSums:
             self.materialized.add(name)
         self._collect_reads(zeros)
         out.append(self._at(gast.If(test=ran, body=ran_body, orelse=zeros), loop))
+
+
+#: how a ``stack_sum`` form joins the trips' operands: a new leading axis, or
+#: the examples' leading axis made longer (see the module)
+_JOINS = {"stack": "ad.tree_stack", "concatenate": "jnp.concatenate"}
 
 
 def _primitive_call(expr: Any):
