@@ -463,6 +463,8 @@ class _Vmap(Transformed):
             if located is e:
                 raise
             raise located from None
+        if self.out_axes is None or isinstance(self.out_axes, tuple):
+            out = _python_numbers(fn, self.out_axes, out)
         if _cfg.checks_enabled:
             from . import tree_util
             from ._cotangent_check import check_vmapped_grad
@@ -496,6 +498,66 @@ class _Vmap(Transformed):
         # outputs never share memory with the arguments, as in jit (JAX arrays are
         # immutable: `y = vmap(lambda a: a)(x); y += 1` must leave x alone)
         return _unalias(fn(*args), args, {}, frozenset())
+
+
+def _python_numbers(fn: Callable, out_axes: Any, out: Any) -> Any:
+    """``out`` with the unmapped outputs (``out_axes`` None) that the batched
+    code ``fn`` returns as Python number literals given back as those numbers,
+    as JAX's vmap does (``vmap(lambda x: 2.0, out_axes=None)(xs)`` is ``2.0``;
+    jit's typed boundary made them weak Arrays). Where ``fn``'s final return is a
+    literal or a flat tuple display; the literals read once per function."""
+    d = getattr(fn, "__dict__", None)
+    if d is None:
+        return out
+    lits = d.get("_srcjax_literal_outs")
+    if lits is None:
+        lits = d["_srcjax_literal_outs"] = _literal_returns(getattr(fn, "__srcjax_source__", ""))
+    if not lits:
+        return out
+    if out_axes is None:
+        return lits.get(None, out)
+    if type(out) is tuple and len(out) == len(out_axes):
+        return tuple(
+            lits[i] if ax is None and i in lits else v
+            for i, (ax, v) in enumerate(zip(out_axes, out))
+        )
+    return out
+
+
+def _literal_returns(source: Optional[str]) -> dict:
+    """{None: value} where the last function of ``source`` ends in ``return``
+    of a literal (a number, a bool, a tuple of them), {i: value} for the literal
+    items of a returned tuple display; else {}."""
+    import ast
+
+    try:
+        fdefs = [n for n in ast.parse(source or "").body if isinstance(n, ast.FunctionDef)]
+    except SyntaxError:
+        return {}
+    if not fdefs or not fdefs[-1].body or not isinstance(fdefs[-1].body[-1], ast.Return):
+        return {}
+    v = fdefs[-1].body[-1].value
+
+    def literal(e: Any) -> Any:
+        try:
+            x = ast.literal_eval(e)  # (-2.0: a unary minus of a constant)
+        except ValueError:
+            return _NOT
+        ok = type(x) in (bool, int, float, complex) or (
+            type(x) is tuple and all(literal(i) is not _NOT for i in e.elts)
+        )
+        return x if ok else _NOT
+
+    whole = literal(v)
+    if whole is not _NOT:
+        return {None: whole}
+    if isinstance(v, ast.Tuple):
+        items = {i: literal(e) for i, e in enumerate(v.elts)}
+        return {i: x for i, x in items.items() if x is not _NOT}
+    return {}
+
+
+_NOT = object()  # (not a literal)
 
 
 def _canon_unmapped(v: Any) -> Any:

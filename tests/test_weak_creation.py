@@ -159,8 +159,12 @@ EXPECTED = {  # noqa: E501
     "t_jit_list_sum_f16": "float16",
     "t_jit_list_sum_int": "int32w",
     "t_jit_tuple_sum_f32": "float32",
+    "v_out_none_bool": "bool",
     "v_out_none_float": "float",
     "v_out_none_int": "int",
+    "v_out_none_mapped_float": "float32",
+    "v_out_none_neg": "float",
+    "v_out_none_pair": "float int",
     "v_out_none_tuple": "float32 float",
 }
 
@@ -173,10 +177,6 @@ KNOWN = {
     " (JAX: converted back, weak)",
     "t_jit_dict_sum": "jit: a weak result given as strong",
     "t_jit_list_sum_f16": "jit: a Python float in a list is summed as float32",
-    **dict.fromkeys(
-        ["v_out_none_float", "v_out_none_int", "v_out_none_tuple"],
-        "vmap(out_axes=None) of a Python number gives an Array",
-    ),
 }
 
 

@@ -632,3 +632,20 @@ def v_out_none_int():
 
 def v_out_none_tuple():
     return jax.vmap(lambda x: (x, 1.5), out_axes=(0, None))(jnp.asarray(F32))
+
+
+def v_out_none_bool():
+    return jax.vmap(lambda x: True, out_axes=None)(jnp.asarray(F32))
+
+
+def v_out_none_neg():
+    return jax.vmap(lambda x: -2.0, out_axes=None)(jnp.asarray(F32))
+
+
+def v_out_none_pair():
+    return jax.vmap(lambda x: (1.5, 2), out_axes=None)(jnp.asarray(F32))
+
+
+def v_out_none_mapped_float():
+    # (computed from the mapped argument: an Array, as JAX's)
+    return jax.vmap(lambda x: x * 0.0 + 2.0, out_axes=0)(jnp.asarray(F32))
