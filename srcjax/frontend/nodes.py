@@ -208,6 +208,16 @@ def mentions(node: Any, name: str) -> bool:
     return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))
 
 
+def store_counts(node: Any) -> Dict[str, int]:
+    """name -> how many times a :class:`gast.Name` binds it (Store context)
+    anywhere in ``node``, nested functions included."""
+    counts: Dict[str, int] = {}
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
 def names_in(node: Any) -> List[str]:
     """Names read (Load context) anywhere inside ``node``, in order, with repeats removed."""
     out: Dict[str, None] = {}  # (a dict keeps the order; a list's `in` was quadratic)

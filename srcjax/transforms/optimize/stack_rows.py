@@ -31,7 +31,7 @@ ufunc's either way."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 import gast
 import numpy as np
@@ -59,10 +59,7 @@ def rows_into_stacks(fdef: Any, namer: Any) -> bool:
     returns whether anything changed (then re-infer the abstract values)."""
     if namer is None or {"range", "reversed", "np"} & set(N.assigned_names(fdef.body)):
         return False
-    counts: Dict[str, int] = {}
-    for node in N.walk(fdef):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            counts[node.id] = counts.get(node.id, 0) + 1
+    counts = N.store_counts(fdef)
     changed = False
     body = fdef.body
     for loop in [s for s in body if isinstance(s, gast.For)]:

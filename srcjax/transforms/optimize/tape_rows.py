@@ -74,10 +74,7 @@ def restored_values_as_rows(fdef: Any, namer: Any, starts: bool = False) -> bool
     tape entries and re-infer the abstract values)."""
     if namer is None or {"range", "reversed"} & set(N.assigned_names(fdef.body)):
         return False
-    counts: Dict[str, int] = {}  # name -> how many times the function binds it
-    for node in N.walk(fdef):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            counts[node.id] = counts.get(node.id, 0) + 1
+    counts = N.store_counts(fdef)  # name -> how many times the function binds it
     changed = False
     for tape in sorted(pure_tape_lists(fdef.body)):
         loops = _tape_loops(fdef.body, tape)

@@ -73,10 +73,7 @@ def stacks_in_trip_order(fdef: Any) -> bool:
     whether anything changed (run dead-code elimination and :func:`infer_avals`)."""
     if {"range", "reversed"} & set(N.assigned_names(fdef.body)):
         return False
-    counts: Dict[str, int] = {}
-    for node in N.walk(fdef):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            counts[node.id] = counts.get(node.id, 0) + 1
+    counts = N.store_counts(fdef)
     forms = _summed_forms()
     changed = False
     body = fdef.body
