@@ -122,14 +122,25 @@ def _row_before(xs, i, first):
     return first if i == 0 else _tree_slice(xs, i - 1)
 
 
-def _row_before_shape(avals):
-    """jit's abstract value of :func:`_row_before`: a row of ``xs``, the one of
-    ``first`` too (else unknown)."""
+def _array_and_row(avals):
+    """``(xs, first)``'s abstract values where both are arrays and ``first`` has
+    the shape and dtype of a row of ``xs`` (else None): the operands of
+    :func:`_row_before` and :func:`_rows_before`."""
     xs, first = avals.get("xs"), avals.get("first")
     if getattr(xs, "ptype", True) is not None or getattr(first, "ptype", True) is not None:
         return None
     if not xs.shape or (xs.shape[1:], xs.dtype) != (first.shape, first.dtype):
         return None
+    return xs, first
+
+
+def _row_before_shape(avals):
+    """jit's abstract value of :func:`_row_before`: a row of ``xs``, the one of
+    ``first`` too (else unknown)."""
+    got = _array_and_row(avals)
+    if got is None:
+        return None
+    xs, first = got
     return tuple(xs.shape[1:]), xs.dtype, xs.wt and first.wt
 
 
@@ -156,11 +167,10 @@ def _rows_before(xs, first):
 def _rows_before_shape(avals):
     """jit's abstract value of :func:`_rows_before`: ``xs``'s, where ``first`` is
     one of its rows (else unknown)."""
-    xs, first = avals.get("xs"), avals.get("first")
-    if getattr(xs, "ptype", True) is not None or getattr(first, "ptype", True) is not None:
+    got = _array_and_row(avals)
+    if got is None:
         return None
-    if not xs.shape or (xs.shape[1:], xs.dtype) != (first.shape, first.dtype):
-        return None
+    xs, first = got
     return tuple(xs.shape), xs.dtype, xs.wt and first.wt
 
 
