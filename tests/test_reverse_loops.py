@@ -217,6 +217,41 @@ def test_vmapped_loop_weight_cotangent_is_one_call_after_the_loop(wrap, w_shape,
     assert "ad.bmatmul_right(jnp.concatenate(" in text
 
 
+def _two_weights(w, u, h0):
+    def body(i, h):
+        return jnp.tanh(h @ w + h @ u) * 0.9
+
+    return jnp.sum(lax.fori_loop(0, 4, body, h0) ** 2)
+
+
+def _vmapped_two_weights(w, u, hs):
+    return jnp.sum(srcjax.vmap(_two_weights, in_axes=(None, None, 0))(w, u, hs))
+
+
+def test_vmapped_loop_lists_of_one_value_are_joined_once():
+    # w's and u's cotangents read the same g and h each trip: jit keeps one
+    # list of each (merge_trip_lists) and concatenates it once
+    w, u = (RNG.standard_normal((2, 3, 3)) * 0.4).astype(np.float32)
+    hs = RNG.standard_normal((5, 3)).astype(np.float32)
+
+    def numpy_loss(wu):
+        def one(h):
+            for _ in range(4):
+                h = np.tanh(h @ wu[0] + h @ wu[1]) * 0.9
+            return np.sum(h**2)
+
+        return sum(one(h.astype(np.float64)) for h in hs)
+
+    want = _central_differences(numpy_loss, np.stack([w, u]))
+    grad = srcjax.jit(srcjax.grad(_vmapped_two_weights, argnums=(0, 1)))
+    got = grad(w, u, hs)
+    assert_close(got[0], want[0], rtol=2e-3, atol=1e-4)
+    assert_close(got[1], want[1], rtol=2e-3, atol=1e-4)
+    text = srcjax.source(grad, w, u, hs)
+    assert text.count("jnp.concatenate(") == 2
+    assert text.count("_trips.append(") == 2
+
+
 def test_second_derivative_through_the_vmapped_deferred_sum():
     # grad of (grad . v) through the concatenated operands' bmatmul_right
     w = (RNG.standard_normal((3, 3)) * 0.6).astype(np.float32)

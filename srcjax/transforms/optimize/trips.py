@@ -7,7 +7,9 @@ Once jit has folded the helpers that had nothing to do (``matmul1_bar =
 ad.unbroadcast(add_bar, matmul1)`` is ``add1_bar``), several lists receive the
 same value on every trip (R3's scan RNN: the bias's, ``wh``'s and ``wx``'s
 factors are all ``add1_bar``): one list is kept, and the stacks of the others
-read it (CSE then stacks it once)."""
+read it (CSE then stacks it once). The lists of vmap's batched forms, joined by
+``jnp.concatenate`` (U2's GRU: ``x`` is the factor of three weights'
+cotangents), merge alike."""
 
 from __future__ import annotations
 
@@ -79,14 +81,20 @@ def _fresh_before(before: List[Any], lst: str) -> bool:
     )
 
 
+#: the calls that join a trip list's values (reverse mode's deferred sums:
+#: ``ad.tree_stack``, or ``jnp.concatenate`` for vmap's batched forms)
+_JOINS = ("ad.tree_stack", "jnp.concatenate")
+
+
 def _only_stacked(stmts: List[Any], names: set) -> bool:
     """Whether every read of ``names`` in ``stmts`` is the operand of
-    ``ad.tree_stack(L)`` (no method call, no other use, no assignment)."""
+    ``ad.tree_stack(L)`` or ``jnp.concatenate(L)`` (no method call, no other
+    use, no assignment)."""
     ok = set()
     for n in N.walk(gast.Module(body=stmts, type_ignores=[])):
         if (
             isinstance(n, gast.Call)
-            and N.to_source(n.func).strip() == "ad.tree_stack"
+            and N.to_source(n.func).strip() in _JOINS
             and len(n.args) == 1
             and not n.keywords
             and isinstance(n.args[0], gast.Name)
