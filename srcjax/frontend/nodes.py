@@ -7,7 +7,7 @@ import copy
 import math
 import re
 from collections import deque
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 import gast
 
@@ -216,6 +216,16 @@ def store_counts(node: Any) -> Dict[str, int]:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
+
+
+def rebound_names(node: Any) -> Set[str]:
+    """The names stored or deleted anywhere in ``node`` (a :class:`gast.Name` in
+    Store or Del context), nested functions included."""
+    return {
+        n.id
+        for n in walk(node)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
+    }
 
 
 def names_in(node: Any) -> List[str]:

@@ -187,11 +187,7 @@ def fold_object_attributes(fdef: Any, objects: Dict[str, Any], volatile: set) ->
     (rebound too often) stay live reads."""
     import gast
 
-    stored = {
-        n.id
-        for n in gast.walk(fdef)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
-    }
+    stored = N.rebound_names(fdef)
     objects = {p: o for p, o in objects.items() if p not in stored}
     guards: Dict[tuple, tuple] = {}
     if not objects:

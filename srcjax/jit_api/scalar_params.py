@@ -33,11 +33,7 @@ def fold_attributes(fdef: Any, dtypes: Dict[str, str]) -> None:
     in ``fdef`` (then it may hold an array by the time it is read)."""
     if not dtypes:
         return
-    stored = {
-        n.id
-        for n in gast.walk(fdef)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
-    }
+    stored = N.rebound_names(fdef)
     names = {p: dt for p, dt in dtypes.items() if p not in stored}
     if names:
         _Fold(names).visit(fdef)
