@@ -111,6 +111,7 @@ def test_names_dtypes_grad_vmap_as_jax():
     r = srcjax.image.resize(X1, (8,), srcjax.image.ResizeMethod.CUBIC)
     np.testing.assert_allclose(np.asarray(r), JAX[("cubic", 8, True)], rtol=1e-6)
     g = srcjax.grad(lambda x: jnp.sum(srcjax.image.resize(x, (8,), "linear") ** 2))(X1)
+    # (jax.grad of the same function, JAX 0.10.2)
     np.testing.assert_allclose(np.asarray(g), [4.6015625, 10.9296875, 5.453125, 0.234375, 7.40625])
     v = srcjax.vmap(lambda r: srcjax.image.resize(r, (8,), "linear"))(np.stack([X1, 2 * X1]))
     np.testing.assert_allclose(np.asarray(v)[1], 2 * np.asarray(JAX[("linear", 8, True)]))
