@@ -63,6 +63,25 @@ def _given(a: Any, dt: Any, every: bool) -> Any:
     return b if b.dtype == dt else b.astype(dt)
 
 
+def _operands(values: Any, skip_none: bool) -> tuple:
+    """``(operands, every)`` for :func:`srcjax.dtypes.weak_promotion`: each value
+    as ``(dtype or Python type, weak)`` (a weak Array by its buffer's dtype, a
+    Python number by its type, an Array by its buffer), None skipped where
+    ``skip_none``; ``every``: whether all of them are weak."""
+    out = []
+    every = True
+    for a in values:
+        t = type(a)
+        if t is _WeakArray:
+            out.append((a._buf.dtype, True))
+        elif t in _WEAK_SCALARS:
+            out.append((t, True))
+        elif a is not None or not skip_none:
+            every = False
+            out.append((a._buf if t is _Array else a, False))
+    return out, every
+
+
 def _weak_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     """The weak type of an eager elementwise call (JAX's rule,
     :func:`srcjax.dtypes.weak_promotion`) and the operands the implementation
@@ -81,17 +100,7 @@ def _weak_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     )
     given = [a for i, a in enumerate(args) if i not in skip_pos]
     given += [v for k, v in kwargs.items() if k not in skip_names]
-    operands = []
-    every = True
-    for a in given:
-        t = type(a)
-        if t is _WeakArray:
-            operands.append((a._buf.dtype, True))
-        elif t in _WEAK_SCALARS:
-            operands.append((t, True))
-        elif a is not None:
-            every = False
-            operands.append((a._buf if t is _Array else a, False))
+    operands, every = _operands(given, skip_none=True)
     if not operands:
         return None
     try:
@@ -118,17 +127,7 @@ def _weak_items_call(prim: Any, args: tuple, kwargs: dict) -> Any:
     seq = args[i] if in_args else kwargs.get(name)
     if type(seq) is not list and type(seq) is not tuple or not seq:
         return None
-    items = []
-    every = True
-    for a in seq:
-        t = type(a)
-        if t is _WeakArray:
-            items.append((a._buf.dtype, True))
-        elif t in _WEAK_SCALARS:
-            items.append((t, True))
-        else:
-            every = False
-            items.append((a._buf if t is _Array else a, False))
+    items, every = _operands(seq, skip_none=False)
     if len(items) == sum(1 for _, w in items if not w):
         return None
     try:
