@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import dtypes as _dt
+from .numpy._more._static import inexact_of as _inexact
 from .primitives.creation import asarray
 from .primitives.creation import shape as _shape_of
 from .primitives.linalg import tensordot
@@ -141,19 +141,6 @@ _is_nearest = register(
 )
 _is_nearest.def_batch(lambda c: (c.rebuild(), False))
 _is_nearest.samples = lambda rng: [(("linear",), {})]
-
-
-def _inexact_impl(x):
-    """Static: the inexact dtype ``x`` is resized in (its own if floating or
-    complex, else the default float: JAX's ``resize`` of an integer image)."""
-    return _dt.to_inexact_dtype(_dt.dtype_of(x))
-
-
-_inexact = register(
-    Primitive("ad.image_inexact_dtype", _inexact_impl, kind="internal", differentiable=False)
-)
-_inexact.def_batch(lambda c: (c.rebuild(), False))
-_inexact.samples = lambda rng: [((np.ones(2, np.int32),), {})]
 
 
 def resize(
